@@ -1,0 +1,53 @@
+// What the nodes of a cluster really run, as observed through the Talos and Kubernetes APIs
+// (or, for the offline `plan` command, read from an observed-state YAML file).
+//
+// Values only; thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/version.h"
+
+namespace tr::core {
+
+// MachineStatus stage, numbered as the Talos API's MachineStatusEvent.MachineStage.
+enum class MachineStage {
+  kUnknown = 0,
+  kBooting = 1,
+  kInstalling = 2,
+  kMaintenance = 3,
+  kRunning = 4,
+  kRebooting = 5,
+  kShuttingDown = 6,
+  kResetting = 7,
+  kUpgrading = 8,
+};
+
+struct NodeObservation {
+  std::string name;
+  bool reachable = true;
+  std::optional<Version> talos;    // Version.tag; unset when unreachable
+  std::optional<Version> kubelet;  // Node status.nodeInfo.kubeletVersion
+  std::string boot_id;             // /proc/sys/kernel/random/boot_id; empty when unknown
+  MachineStage stage = MachineStage::kRunning;
+  bool ready = true;         // MachineStatus ready and Kubernetes node Ready
+  bool schedulable = true;   // Kubernetes node not cordoned
+  bool etcd_member = false;  // control planes: listed as a voting (non-learner) member
+  bool etcd_healthy = true;  // control planes: EtcdStatus without errors
+  bool etcd_leader = false;
+  // How long this node's last Talos upgrade took, from call to healthy, when known.
+  std::optional<std::chrono::seconds> last_upgrade_duration;
+};
+
+struct ObservedCluster {
+  std::string name;
+  std::vector<NodeObservation> nodes;
+  std::string self_node;  // the node the reconciler runs on; empty when none of these
+
+  const NodeObservation* FindNode(std::string_view node_name) const;
+};
+
+}  // namespace tr::core

@@ -1,0 +1,28 @@
+#include "core/profile.h"
+
+namespace tr::core {
+
+const char* NodeRoleName(NodeRole role) {
+  return role == NodeRole::kControlPlane ? "controlplane" : "worker";
+}
+
+Policy MergePolicy(const Policy& base, const PolicyOverrides& o) {
+  Policy p = base;
+  if (o.max_parallel_workers) p.max_parallel_workers = *o.max_parallel_workers;
+  if (o.node_timeout) p.node_timeout = *o.node_timeout;
+  if (o.settle) p.settle = *o.settle;
+  if (o.windows) p.windows = *o.windows;
+  if (o.health_checks) p.health_checks = *o.health_checks;
+  if (o.etcd_snapshot) p.etcd_snapshot = *o.etcd_snapshot;
+  if (o.on_failure) p.on_failure = *o.on_failure;
+  if (o.paused) p.paused = *o.paused;
+  if (o.allow_downgrade) p.allow_downgrade = *o.allow_downgrade;
+  if (o.upgrade_order) p.upgrade_order = *o.upgrade_order;
+  return p;
+}
+
+std::string ClusterProfile::InstallerImage() const {
+  return talos_image + ":" + talos_version.Tag();
+}
+
+}  // namespace tr::core

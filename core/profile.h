@@ -1,0 +1,105 @@
+// ClusterProfile: the desired state of one cluster, as written in `clusters/<name>.yaml`
+// (shared/DESIGN.md §3), and the repository-wide defaults of `reconciler.yaml`.
+//
+// These are plain values. Decoding from YAML text lives in profile_decode.h; merging the
+// defaults under a profile is `ApplyDefaults`. Thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/support_matrix.h"
+#include "core/version.h"
+
+namespace tr::core {
+
+enum class NodeRole { kControlPlane, kWorker };
+const char* NodeRoleName(NodeRole role);  // "controlplane" | "worker"
+
+struct NodeSpec {
+  std::string name;
+  std::string address;
+  NodeRole role = NodeRole::kWorker;
+};
+
+// A recurring maintenance window: new nodes start only inside one.
+struct MaintenanceWindow {
+  std::vector<int> days;             // 0 = Sunday ... 6 = Saturday; sorted, unique
+  std::chrono::minutes start{0};     // local time of day, from midnight
+  std::chrono::minutes duration{0};  // > 0 and at most 7 days
+  std::string timezone = "UTC";      // IANA name
+};
+
+// An extra gate checked between nodes.
+struct HealthCheck {
+  enum class Kind { kHttp, kPrometheus };
+  std::string name;
+  Kind kind = Kind::kHttp;
+  std::string url;
+  int expect_status = 200;          // http: the status code that counts as healthy
+  std::string query;                // prometheus: an instant query
+  std::optional<double> max_value;  // prometheus: healthy while result <= max_value
+  std::chrono::seconds timeout{10};
+};
+
+enum class FailureAction { kHalt, kRollback };
+// Which upgrade goes first when the support matrix allows both orders.
+enum class UpgradeOrder { kTalosFirst, kKubernetesFirst };
+
+struct Policy {
+  int max_parallel_workers = 1;
+  std::chrono::seconds node_timeout{30 * 60};
+  std::chrono::seconds settle{30};
+  std::vector<MaintenanceWindow> windows;
+  std::vector<HealthCheck> health_checks;
+  bool etcd_snapshot = true;
+  FailureAction on_failure = FailureAction::kHalt;
+  bool paused = false;
+  bool allow_downgrade = false;
+  UpgradeOrder upgrade_order = UpgradeOrder::kTalosFirst;
+};
+
+// The policy keys a file actually set, so that defaults merge under a profile key by key.
+struct PolicyOverrides {
+  std::optional<int> max_parallel_workers;
+  std::optional<std::chrono::seconds> node_timeout;
+  std::optional<std::chrono::seconds> settle;
+  std::optional<std::vector<MaintenanceWindow>> windows;
+  std::optional<std::vector<HealthCheck>> health_checks;
+  std::optional<bool> etcd_snapshot;
+  std::optional<FailureAction> on_failure;
+  std::optional<bool> paused;
+  std::optional<bool> allow_downgrade;
+  std::optional<UpgradeOrder> upgrade_order;
+};
+
+// `base` with every key that `overrides` sets replaced.
+Policy MergePolicy(const Policy& base, const PolicyOverrides& overrides);
+
+struct ClusterProfile {
+  std::string file;                    // repository-relative path it was read from
+  std::string name;                    // metadata.name, a DNS-1123 label
+  std::vector<std::string> endpoints;  // control-plane apid endpoints, host or host:port
+  std::string credentials;             // names a talosconfig; never the secret itself
+  Version talos_version;
+  std::string talos_image;  // installer repository, no tag: the tag is v<version>
+  Version kubernetes_version;
+  std::vector<NodeSpec> nodes;
+  PolicyOverrides policy_overrides;  // as written in the file
+  Policy policy;                     // effective: defaults, then the file's overrides
+
+  // The installer image reference for the desired version: "<talos_image>:v<version>".
+  std::string InstallerImage() const;
+};
+
+// `reconciler.yaml`: repository-wide defaults and additions to the built-in catalogs.
+struct RepositoryDefaults {
+  PolicyOverrides policy;                          // merged under every profile's policy
+  std::vector<SupportMatrixEntry> support_matrix;  // added to (or replacing) built-in rows
+  std::vector<Version> talos_releases;             // added to the release catalog
+  std::vector<Version> kubernetes_releases;        // added to the release catalog
+};
+
+}  // namespace tr::core

@@ -1,0 +1,51 @@
+// Decoding a whole repository of profiles at once: `reconciler.yaml` first, then every
+// `clusters/*.yaml` with those defaults merged under it. A broken profile never stops the
+// others; a broken `reconciler.yaml` makes every profile invalid, since acting on them
+// without their defaults (maintenance windows, pause) would be unsafe.
+//
+// Pure; thread-compatible.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/profile.h"
+#include "core/support_matrix.h"
+
+namespace tr::core {
+
+struct SourceFile {
+  std::string path;        // repository-relative, e.g. "clusters/prod-eu-1.yaml"
+  std::string content;     // raw bytes as stored
+  bool oversized = false;  // the reader refused to read it past its size cap
+};
+
+struct ValidationOptions {
+  // Tells whether an IANA time-zone name exists. Unset: only the name's syntax is checked.
+  std::function<bool(std::string_view)> is_known_timezone;
+};
+
+// A profile file that did not decode or validate.
+struct InvalidProfile {
+  std::string file;
+  std::string cluster;  // from the file name ("clusters/prod.yaml" -> "prod")
+  Diagnostics diagnostics;
+};
+
+struct ProfileSet {
+  RepositoryDefaults defaults;
+  SupportMatrix support_matrix;          // built in, plus reconciler.yaml's rows
+  ReleaseCatalog release_catalog;        // built in, plus reconciler.yaml's releases
+  std::vector<ClusterProfile> profiles;  // valid ones, sorted by name
+  std::vector<InvalidProfile> invalid;   // sorted by file
+  Diagnostics defaults_diagnostics;      // errors in reconciler.yaml
+};
+
+// Decodes every file. Files other than `reconciler.yaml` and `clusters/*.yaml` are ignored.
+ProfileSet DecodeProfileSet(const std::vector<SourceFile>& files,
+                            const ValidationOptions& options = {});
+
+}  // namespace tr::core
