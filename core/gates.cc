@@ -1,0 +1,117 @@
+#include "core/gates.h"
+
+#include <algorithm>
+
+#include "fmt/format.h"
+
+namespace tr::core {
+namespace {
+
+constexpr const char* kDayNames[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+
+std::string FormatWindow(const MaintenanceWindow& w) {
+  std::string days;
+  for (int d : w.days) days += (days.empty() ? "" : ",") + std::string(kDayNames[d % 7]);
+  return fmt::format("{} {:02}:{:02} for {} ({})", days, w.start.count() / 60,
+                     w.start.count() % 60, FormatDuration(w.duration), w.timezone);
+}
+
+bool TouchesControlPlane(const ClusterProfile& profile, const PlanStep& step) {
+  for (const std::string& name : step.Nodes()) {
+    for (const NodeSpec& node : profile.nodes) {
+      if (node.name == name && node.role == NodeRole::kControlPlane) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string FormatDuration(std::chrono::seconds duration) {
+  long long s = duration.count();
+  if (s == 0) return "0s";
+  std::string out;
+  if (s >= 3600) out += fmt::format("{}h", s / 3600), s %= 3600;
+  if (s >= 60) out += fmt::format("{}m", s / 60), s %= 60;
+  if (s > 0) out += fmt::format("{}s", s);
+  return out;
+}
+
+std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterPlan& plan) {
+  const Policy& policy = profile.policy;
+  bool talos = false, control_plane = false, kubernetes = false;
+  for (const PlanStep& step : plan.steps) {
+    if (step.type == StepType::kKubernetes) {
+      kubernetes = true;
+      continue;
+    }
+    talos = true;
+    control_plane = control_plane || TouchesControlPlane(profile, step);
+  }
+  std::vector<std::string> gates;
+  if (policy.paused) gates.push_back("paused: nothing starts until policy.paused is false");
+  for (const MaintenanceWindow& w : policy.windows) {
+    gates.push_back("maintenance window: " + FormatWindow(w) + "; nodes start only inside it");
+  }
+  gates.push_back("pre-flight: every node reachable and Ready");
+  if (talos || kubernetes) {
+    gates.push_back("pre-flight: etcd has every member started and healthy, and at least 3 "
+                    "members (or a single control plane)");
+  }
+  if (talos) {
+    gates.push_back("pre-flight: installer image pulled on every node before the first is "
+                    "touched");
+  }
+  if (control_plane && policy.etcd_snapshot) {
+    gates.push_back("etcd snapshot saved before the first control plane");
+  }
+  if (talos) {
+    gates.push_back(fmt::format(
+        "after each node, within {}: new boot id, Talos version is the target, machine "
+        "RUNNING and ready, Kubernetes node Ready and schedulable; control planes: etcd "
+        "member healthy and not a learner",
+        FormatDuration(policy.node_timeout)));
+  }
+  if (kubernetes) {
+    gates.push_back("Kubernetes: one minor per step; control-plane components node by node, "
+                    "then kubelets (control planes, then workers)");
+  }
+  for (const HealthCheck& check : policy.health_checks) {
+    gates.push_back(fmt::format("health check {} ({}) between nodes", check.name,
+                                check.kind == HealthCheck::Kind::kHttp ? "http" : "prometheus"));
+  }
+  gates.push_back(fmt::format("settle {} after each node", FormatDuration(policy.settle)));
+  gates.push_back(policy.on_failure == FailureAction::kRollback
+                      ? "on failure: roll the node back, then halt; no further node is touched"
+                      : "on failure: halt; no further node is touched");
+  return gates;
+}
+
+std::chrono::seconds EstimateDuration(const ClusterProfile& profile,
+                                      const ObservedCluster& observed, const ClusterPlan& plan) {
+  std::chrono::seconds total{0};
+  for (const PlanStep& step : plan.steps) {
+    for (const auto& batch : step.batches) {
+      std::chrono::seconds slowest{0};
+      for (const std::string& name : batch) {
+        std::chrono::seconds node_time = kDefaultKubeletDuration;
+        const NodeObservation* seen = observed.FindNode(name);
+        const bool cp = std::any_of(profile.nodes.begin(), profile.nodes.end(), [&](auto& n) {
+          return n.name == name && n.role == NodeRole::kControlPlane;
+        });
+        if (step.type == StepType::kTalos) {
+          node_time = seen && seen->last_upgrade_duration ? *seen->last_upgrade_duration
+                                                          : kDefaultTalosNodeDuration;
+        } else if (cp) {
+          node_time += kDefaultControlPlaneComponentsDuration;
+        }
+        slowest = std::max(slowest, node_time);
+      }
+      total += slowest;
+      if (step.type == StepType::kTalos) total += profile.policy.settle;
+    }
+  }
+  return total;
+}
+
+}  // namespace tr::core

@@ -1,0 +1,29 @@
+// What holds a planned rollout, and how long it is expected to take: the parts of a plan that
+// follow from the profile's policy and the steps (shared/DESIGN.md §5, §7).
+//
+// Pure; thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/observed.h"
+#include "core/planner.h"
+#include "core/profile.h"
+
+namespace tr::core {
+
+// The gates of a plan, in the order they apply, as lines a person reads.
+std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterPlan& plan);
+
+// Expected wall time: per Talos batch the slowest node (its recorded duration, else
+// kDefaultTalosNodeDuration) plus the settle time; per Kubernetes step the control-plane
+// components of each control plane and every kubelet.
+std::chrono::seconds EstimateDuration(const ClusterProfile& profile,
+                                      const ObservedCluster& observed, const ClusterPlan& plan);
+
+// "30m", "1h30m", "45s": the form durations are written in profiles.
+std::string FormatDuration(std::chrono::seconds duration);
+
+}  // namespace tr::core

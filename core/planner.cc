@@ -1,0 +1,270 @@
+#include "core/planner.h"
+
+#include <algorithm>
+
+#include "core/gates.h"
+#include "core/upgrade_path.h"
+#include "fmt/format.h"
+
+namespace tr::core {
+namespace {
+
+ClusterPlan Blocked(ClusterPlan plan, std::string message) {
+  plan.status = PlanStatus::kBlocked;
+  plan.message = std::move(message);
+  plan.steps.clear();
+  return plan;
+}
+
+// Every profile node must be observed with a Talos and a kubelet version.
+std::string ObservationProblem(const ClusterProfile& profile, const ObservedCluster& observed) {
+  for (const NodeSpec& node : profile.nodes) {
+    const NodeObservation* seen = observed.FindNode(node.name);
+    if (seen == nullptr) return fmt::format("node {} was not observed", node.name);
+    if (!seen->reachable || !seen->talos) {
+      return fmt::format("node {} is unreachable; every node must be reachable to plan",
+                         node.name);
+    }
+    if (!seen->kubelet) return fmt::format("node {} has no observed kubelet version", node.name);
+  }
+  return "";
+}
+
+template <typename Get>
+std::pair<Version, Version> Range(const ClusterProfile& profile, const ObservedCluster& observed,
+                                  Get get) {
+  std::optional<Version> low, high;
+  for (const NodeSpec& node : profile.nodes) {
+    const Version& v = get(*observed.FindNode(node.name));
+    if (!low || v < *low) low = v;
+    if (!high || *high < v) high = v;
+  }
+  return {*low, *high};
+}
+
+std::string UnsupportedTargetMessage(const ClusterProfile& profile,
+                                     const SupportMatrix& matrix) {
+  const Version& t = profile.talos_version;
+  const Version& k = profile.kubernetes_version;
+  std::optional<SupportMatrixEntry> row = matrix.Find(t.Minor());
+  if (!row) {
+    return fmt::format(
+        "Talos {} is not in the support matrix; add a row for {} under supportMatrix in "
+        "reconciler.yaml",
+        t.ToString(), t.Minor().ToString());
+  }
+  std::string advice = k.Minor() > row->kubernetes_max
+                           ? "Raise talos.version to a release that supports it."
+                           : "Raise kubernetes.version, or keep an older Talos.";
+  return fmt::format("Talos {} does not support Kubernetes {} (it runs {} to {}). {}",
+                     t.ToString(), k.ToString(), row->kubernetes_min.ToString(),
+                     row->kubernetes_max.ToString(), advice);
+}
+
+// Downgrades: Talos only with allowDowngrade; Kubernetes never across a minor.
+std::string DowngradeProblem(const ClusterProfile& profile, const Version& talos_low,
+                             const Version& talos_high, const Version& kube_high) {
+  const bool allowed = profile.policy.allow_downgrade;
+  if (profile.talos_version < talos_high) {
+    if (!allowed) {
+      return fmt::format(
+          "a node runs Talos {}, newer than the desired {}; set policy.allowDowngrade to go back",
+          talos_high.ToString(), profile.talos_version.ToString());
+    }
+    if (talos_low < profile.talos_version) {
+      return fmt::format("nodes run Talos {} to {}, both sides of the desired {}; bring them to "
+                         "one version first",
+                         talos_low.ToString(), talos_high.ToString(),
+                         profile.talos_version.ToString());
+    }
+  }
+  if (profile.kubernetes_version < kube_high) {
+    if (profile.kubernetes_version.Minor() != kube_high.Minor()) {
+      return fmt::format("Kubernetes cannot be downgraded from {} to {}: only patch "
+                         "downgrades within a minor are possible",
+                         kube_high.ToString(), profile.kubernetes_version.ToString());
+    }
+    if (!allowed) {
+      return fmt::format("a node runs Kubernetes {}, newer than the desired {}; set "
+                         "policy.allowDowngrade to go back",
+                         kube_high.ToString(), profile.kubernetes_version.ToString());
+    }
+  }
+  return "";
+}
+
+bool NeedsHop(const Version& current, const VersionHop& hop) {
+  return hop.from < hop.to ? current < hop.to : hop.to < current;
+}
+
+// Talos order: workers (own node last) in batches, then control planes one at a time with
+// the etcd leader last and the own node last among the rest.
+std::vector<std::vector<std::string>> TalosBatches(const ClusterProfile& profile,
+                                                   const ObservedCluster& observed,
+                                                   const VersionHop& hop) {
+  std::vector<std::string> workers, control_planes;
+  std::string own_worker, own_control_plane, leader;
+  for (const NodeSpec& node : profile.nodes) {
+    const NodeObservation& seen = *observed.FindNode(node.name);
+    if (!NeedsHop(*seen.talos, hop)) continue;
+    const bool own = node.name == observed.self_node;
+    if (node.role == NodeRole::kWorker) {
+      if (own) {
+        own_worker = node.name;
+      } else {
+        workers.push_back(node.name);
+      }
+    } else if (seen.etcd_leader) {
+      leader = node.name;
+    } else if (own) {
+      own_control_plane = node.name;
+    } else {
+      control_planes.push_back(node.name);
+    }
+  }
+  if (!own_worker.empty()) workers.push_back(own_worker);
+  if (!own_control_plane.empty()) control_planes.push_back(own_control_plane);
+  if (!leader.empty()) control_planes.push_back(leader);
+
+  std::vector<std::vector<std::string>> batches;
+  const size_t width = static_cast<size_t>(std::max(1, profile.policy.max_parallel_workers));
+  for (size_t i = 0; i < workers.size(); i += width) {
+    batches.emplace_back(workers.begin() + static_cast<std::ptrdiff_t>(i),
+                         workers.begin() + static_cast<std::ptrdiff_t>(std::min(i + width,
+                                                                                workers.size())));
+  }
+  for (const std::string& cp : control_planes) batches.push_back({cp});
+  return batches;
+}
+
+// Kubernetes order (upgrade-k8s): control planes, then workers, one node at a time.
+std::vector<std::vector<std::string>> KubernetesBatches(const ClusterProfile& profile,
+                                                        const ObservedCluster& observed,
+                                                        const VersionHop& hop) {
+  std::vector<std::vector<std::string>> batches;
+  for (NodeRole role : {NodeRole::kControlPlane, NodeRole::kWorker}) {
+    for (const NodeSpec& node : profile.nodes) {
+      if (node.role != role) continue;
+      if (NeedsHop(*observed.FindNode(node.name)->kubelet, hop)) batches.push_back({node.name});
+    }
+  }
+  return batches;
+}
+
+std::vector<PlanStep> BuildSteps(const ClusterProfile& profile, const ObservedCluster& observed,
+                                 const std::vector<VersionHop>& hops) {
+  std::vector<PlanStep> steps;
+  for (const VersionHop& hop : hops) {
+    PlanStep step{.type = hop.talos ? StepType::kTalos : StepType::kKubernetes,
+                  .from = hop.from,
+                  .to = hop.to,
+                  .batches = {},
+                  .installer_image = {}};
+    if (hop.talos) {
+      step.batches = TalosBatches(profile, observed, hop);
+      step.installer_image = profile.talos_image + ":" + hop.to.Tag();
+    } else {
+      step.batches = KubernetesBatches(profile, observed, hop);
+    }
+    if (!step.batches.empty()) steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+std::string Summary(const ClusterPlan& plan) {
+  std::string s;
+  for (const PlanStep& step : plan.steps) {
+    if (!s.empty()) s += ", then ";
+    s += fmt::format("{} {} → {} on {} node{}", step.type == StepType::kTalos ? "Talos"
+                                                                              : "Kubernetes",
+                     step.from.ToString(), step.to.ToString(), step.Nodes().size(),
+                     step.Nodes().size() == 1 ? "" : "s");
+  }
+  return s;
+}
+
+}  // namespace
+
+const char* PlanStatusName(PlanStatus status) {
+  switch (status) {
+    case PlanStatus::kUpToDate:
+      return "up-to-date";
+    case PlanStatus::kPlanned:
+      return "planned";
+    case PlanStatus::kBlocked:
+      return "blocked";
+  }
+  return "unknown";
+}
+
+const char* StepTypeName(StepType type) {
+  return type == StepType::kTalos ? "talos" : "kubernetes";
+}
+
+std::vector<std::string> PlanStep::Nodes() const {
+  std::vector<std::string> nodes;
+  for (const auto& batch : batches) nodes.insert(nodes.end(), batch.begin(), batch.end());
+  return nodes;
+}
+
+bool UsesLifecycleApi(const Version& version) {
+  static const Version kFirst = *ParseTalosVersion("1.13.0-alpha.2");
+  return kFirst < version && version.major < 2;
+}
+
+ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& observed,
+                        const SupportMatrix& matrix, const ReleaseCatalog& catalog) {
+  ClusterPlan plan{.cluster = profile.name,
+                   .status = PlanStatus::kUpToDate,
+                   .message = {},
+                   .paused = profile.policy.paused,
+                   .talos_current = std::nullopt,
+                   .kubernetes_current = std::nullopt,
+                   .talos_target = profile.talos_version,
+                   .kubernetes_target = profile.kubernetes_version,
+                   .steps = {},
+                   .gates = {},
+                   .estimate = std::chrono::seconds{0}};
+  if (std::string problem = ObservationProblem(profile, observed); !problem.empty()) {
+    return Blocked(std::move(plan), problem);
+  }
+  auto [talos_low, talos_high] =
+      Range(profile, observed, [](const NodeObservation& n) -> const Version& { return *n.talos; });
+  auto [kube_low, kube_high] = Range(
+      profile, observed, [](const NodeObservation& n) -> const Version& { return *n.kubelet; });
+  plan.talos_current = talos_low;
+  plan.kubernetes_current = kube_low;
+
+  if (!matrix.Supports(profile.talos_version.Minor(), profile.kubernetes_version.Minor())) {
+    return Blocked(std::move(plan), UnsupportedTargetMessage(profile, matrix));
+  }
+  if (std::string problem = DowngradeProblem(profile, talos_low, talos_high, kube_high);
+      !problem.empty()) {
+    return Blocked(std::move(plan), problem);
+  }
+  const Version& talos_start = profile.talos_version < talos_high ? talos_high : talos_low;
+  auto talos_stops = VersionStops(talos_start, profile.talos_version, "Talos",
+                                  [&](MinorVersion m) { return catalog.LatestTalos(m); });
+  auto kube_stops = VersionStops(kube_low, profile.kubernetes_version, "Kubernetes",
+                                 [&](MinorVersion m) { return catalog.LatestKubernetes(m); });
+  if (!talos_stops.ok()) return Blocked(std::move(plan), std::string(talos_stops.status().message()));
+  if (!kube_stops.ok()) return Blocked(std::move(plan), std::string(kube_stops.status().message()));
+  auto hops = FindUpgradePath(*talos_stops, *kube_stops, profile.policy.upgrade_order, matrix);
+  if (!hops.ok()) return Blocked(std::move(plan), std::string(hops.status().message()));
+
+  plan.steps = BuildSteps(profile, observed, *hops);
+  if (plan.steps.empty()) {
+    plan.message = fmt::format("Talos {} and Kubernetes {} on every node",
+                               profile.talos_version.ToString(),
+                               profile.kubernetes_version.ToString());
+    return plan;
+  }
+  plan.status = PlanStatus::kPlanned;
+  plan.message = Summary(plan);
+  if (plan.paused) plan.message = "paused by policy; would run: " + plan.message;
+  plan.gates = PlanGates(profile, plan);
+  plan.estimate = EstimateDuration(profile, observed, plan);
+  return plan;
+}
+
+}  // namespace tr::core

@@ -1,0 +1,220 @@
+#include "core/planner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fleet_fixtures.h"
+
+namespace tr::core {
+namespace {
+
+using namespace testing_fixtures;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+
+ClusterPlan Plan(const ClusterProfile& p, const ObservedCluster& o) {
+  return PlanCluster(p, o, SupportMatrix::BuiltIn(), ReleaseCatalog::BuiltIn());
+}
+
+// One row: from (talos, k8s) to (talos, k8s), the expected hops as "talos:1.12.0" strings.
+struct PathCase {
+  std::string name;
+  std::string talos_from, kube_from, talos_to, kube_to;
+  UpgradeOrder order;
+  std::vector<std::string> hops;  // empty with blocked_substring set: blocked
+  std::string blocked_substring;
+};
+
+class PlannerPathTest : public testing::TestWithParam<PathCase> {};
+
+TEST_P(PlannerPathTest, ChoosesTheExpectedHops) {
+  const PathCase& c = GetParam();
+  auto nodes = FiveNodes(c.talos_from, c.kube_from);
+  ClusterProfile profile = MakeProfile(nodes, c.talos_to, c.kube_to);
+  profile.policy.upgrade_order = c.order;
+  ClusterPlan plan = Plan(profile, MakeObserved(nodes));
+  if (!c.blocked_substring.empty()) {
+    EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+    EXPECT_THAT(plan.message, HasSubstr(c.blocked_substring));
+    EXPECT_TRUE(plan.steps.empty());
+    return;
+  }
+  std::vector<std::string> hops;
+  for (const PlanStep& s : plan.steps) {
+    hops.push_back(std::string(StepTypeName(s.type)) + ":" + s.to.ToString());
+  }
+  EXPECT_EQ(hops, c.hops) << plan.message;
+  EXPECT_EQ(plan.status, c.hops.empty() ? PlanStatus::kUpToDate : PlanStatus::kPlanned);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Paths, PlannerPathTest,
+    testing::Values(
+        PathCase{"UpToDate", "1.12.0", "1.35.0", "1.12.0", "1.35.0", UpgradeOrder::kTalosFirst,
+                 {}, ""},
+        PathCase{"TalosPatch", "1.11.5", "1.34.1", "1.11.6", "1.34.1",
+                 UpgradeOrder::kTalosFirst, {"talos:1.11.6"}, ""},
+        PathCase{"TalosMinorThroughLatestPatches", "1.9.2", "1.32.0", "1.12.0", "1.32.0",
+                 UpgradeOrder::kTalosFirst, {"talos:1.10.8", "talos:1.11.6", "talos:1.12.0"},
+                 ""},
+        // The desired Kubernetes needs a newer Talos: Talos goes first.
+        PathCase{"TalosFirstWhenKubernetesNeedsIt", "1.11.6", "1.34.1", "1.12.0", "1.35.0",
+                 UpgradeOrder::kKubernetesFirst, {"talos:1.12.0", "kubernetes:1.35.0"}, ""},
+        // The target Talos drops the running Kubernetes: Kubernetes goes first.
+        PathCase{"KubernetesFirstWhenTalosDropsIt", "1.12.0", "1.30.2", "1.13.9", "1.31.4",
+                 UpgradeOrder::kTalosFirst, {"kubernetes:1.31.4", "talos:1.13.9"}, ""},
+        PathCase{"BothSafeTalosFirst", "1.11.6", "1.33.0", "1.12.0", "1.34.1",
+                 UpgradeOrder::kTalosFirst, {"talos:1.12.0", "kubernetes:1.34.1"}, ""},
+        PathCase{"BothSafeKubernetesFirstByPolicy", "1.11.6", "1.33.0", "1.12.0", "1.34.1",
+                 UpgradeOrder::kKubernetesFirst, {"kubernetes:1.34.1", "talos:1.12.0"}, ""},
+        PathCase{"KubernetesOneMinorAtATime", "1.12.0", "1.32.0", "1.12.0", "1.35.0",
+                 UpgradeOrder::kTalosFirst,
+                 {"kubernetes:1.33.6", "kubernetes:1.34.1", "kubernetes:1.35.0"}, ""},
+        PathCase{"Interleaved", "1.9.6", "1.27.16", "1.12.0", "1.35.0",
+                 UpgradeOrder::kTalosFirst,
+                 // Talos 1.10 drops Kubernetes 1.27, so Kubernetes moves first.
+                 {"kubernetes:1.28.15", "talos:1.10.8", "kubernetes:1.29.7", "talos:1.11.6",
+                  "kubernetes:1.30.5", "talos:1.12.0", "kubernetes:1.31.4", "kubernetes:1.32.4",
+                  "kubernetes:1.33.6", "kubernetes:1.34.1", "kubernetes:1.35.0"},
+                 ""},
+        PathCase{"UnsupportedDesiredPair", "1.11.6", "1.34.1", "1.11.6", "1.35.0",
+                 UpgradeOrder::kTalosFirst, {}, "Talos 1.11.6 does not support Kubernetes 1.35.0"},
+        PathCase{"UnknownTalosMinor", "1.12.0", "1.35.0", "1.16.0", "1.35.0",
+                 UpgradeOrder::kTalosFirst, {}, "not in the support matrix"},
+        PathCase{"TalosDowngradeNotAllowed", "1.12.1", "1.35.0", "1.12.0", "1.35.0",
+                 UpgradeOrder::kTalosFirst, {}, "allowDowngrade"},
+        PathCase{"KubernetesMinorDowngrade", "1.12.0", "1.35.0", "1.12.0", "1.34.1",
+                 UpgradeOrder::kTalosFirst, {}, "cannot be downgraded"},
+        PathCase{"MissingIntermediateRelease", "1.15.0", "1.36.3", "1.15.0", "1.38.0",
+                 UpgradeOrder::kTalosFirst, {}, "no known release of Kubernetes 1.37"}),
+    [](const auto& row) { return row.param.name; });
+
+TEST(PlannerTest, NoSafePathIsBlockedWithTheStuckPair) {
+  // Talos 1.6 with Kubernetes 1.24 -> Talos 1.7 needs 1.25, and Kubernetes 1.25 needs ... the
+  // matrix allows it; make the path impossible with a custom matrix instead.
+  auto nodes = FiveNodes("1.8.4", "1.26.15");
+  ClusterProfile profile = MakeProfile(nodes, "1.9.6", "1.27.16");
+  SupportMatrix matrix = SupportMatrix::BuiltIn();
+  matrix.Set({{1, 9}, {1, 27}, {1, 32}, *ParseTalosVersion("1.8.0")});  // 1.9 drops 1.26
+  matrix.Set({{1, 8}, {1, 26}, {1, 26}, *ParseTalosVersion("1.5.0")});  // 1.8 lacks 1.27
+  ClusterPlan plan = PlanCluster(profile, MakeObserved(nodes), matrix, ReleaseCatalog::BuiltIn());
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_THAT(plan.message, HasSubstr("No safe upgrade path"));
+  EXPECT_THAT(plan.message, HasSubstr("Talos 1.9.6 does not support Kubernetes 1.26.15"));
+  EXPECT_THAT(plan.message, HasSubstr("Talos 1.8.4 does not support Kubernetes 1.27.16"));
+}
+
+TEST(PlannerTest, TalosHopBelowMinimumSourceIsBlocked) {
+  auto nodes = FiveNodes("1.9.6", "1.30.5");
+  ClusterProfile profile = MakeProfile(nodes, "1.10.8", "1.30.5");
+  SupportMatrix matrix = SupportMatrix::BuiltIn();
+  matrix.Set({{1, 10}, {1, 28}, {1, 33}, *ParseTalosVersion("1.9.7")});
+  ClusterPlan plan = PlanCluster(profile, MakeObserved(nodes), matrix, ReleaseCatalog::BuiltIn());
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_THAT(plan.message, HasSubstr("cannot be upgraded from 1.9.6 (needs 1.9.7 or newer)"));
+}
+
+TEST(PlannerTest, OrdersWorkersThenControlPlanesWithLeaderLast) {
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  ClusterPlan plan = Plan(MakeProfile(nodes, "1.12.0", "1.34.1"), MakeObserved(nodes));
+  ASSERT_EQ(plan.steps.size(), 1u);
+  EXPECT_EQ(plan.steps[0].installer_image, "factory.talos.dev/metal-installer/abc:v1.12.0");
+  EXPECT_THAT(plan.steps[0].Nodes(), ElementsAre("w-0", "w-1", "cp-0", "cp-2", "cp-1"));
+  EXPECT_EQ(plan.steps[0].batches.size(), 5u);
+}
+
+TEST(PlannerTest, OwnNodeGoesLastInItsGroup) {
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.34.1");
+  ClusterPlan worker_self = Plan(profile, MakeObserved(nodes, "w-0"));
+  EXPECT_THAT(worker_self.steps[0].Nodes(), ElementsAre("w-1", "w-0", "cp-0", "cp-2", "cp-1"));
+  ClusterPlan cp_self = Plan(profile, MakeObserved(nodes, "cp-0"));
+  EXPECT_THAT(cp_self.steps[0].Nodes(), ElementsAre("w-0", "w-1", "cp-2", "cp-0", "cp-1"));
+}
+
+TEST(PlannerTest, BatchesWorkersByPolicy) {
+  std::vector<NodeDef> nodes = {{"cp-0", NodeRole::kControlPlane, "1.11.6", "1.34.1", true}};
+  for (int i = 0; i < 5; ++i) {
+    nodes.push_back({"w-" + std::to_string(i), NodeRole::kWorker, "1.11.6", "1.34.1"});
+  }
+  ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.34.1");
+  profile.policy.max_parallel_workers = 2;
+  ClusterPlan plan = Plan(profile, MakeObserved(nodes));
+  ASSERT_EQ(plan.steps.size(), 1u);
+  std::vector<std::vector<std::string>> expected = {
+      {"w-0", "w-1"}, {"w-2", "w-3"}, {"w-4"}, {"cp-0"}};
+  EXPECT_EQ(plan.steps[0].batches, expected);
+}
+
+TEST(PlannerTest, SkipsNodesAlreadyOnTheTarget) {
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  nodes[3].talos = "1.12.0";  // w-0 done
+  nodes[0].talos = "1.12.0";  // cp-0 done
+  ClusterPlan plan = Plan(MakeProfile(nodes, "1.12.0", "1.34.1"), MakeObserved(nodes));
+  ASSERT_EQ(plan.steps.size(), 1u);
+  EXPECT_THAT(plan.steps[0].Nodes(), ElementsAre("w-1", "cp-2", "cp-1"));
+  EXPECT_EQ(plan.steps[0].from.ToString(), "1.11.6");
+}
+
+TEST(PlannerTest, KubernetesStepOrdersControlPlanesThenWorkers) {
+  auto nodes = FiveNodes("1.12.0", "1.34.1");
+  ClusterPlan plan = Plan(MakeProfile(nodes, "1.12.0", "1.35.0"), MakeObserved(nodes));
+  ASSERT_EQ(plan.steps.size(), 1u);
+  EXPECT_EQ(plan.steps[0].type, StepType::kKubernetes);
+  EXPECT_THAT(plan.steps[0].Nodes(), ElementsAre("cp-0", "cp-1", "cp-2", "w-0", "w-1"));
+}
+
+TEST(PlannerTest, UnreachableNodeBlocks) {
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  ObservedCluster observed = MakeObserved(nodes);
+  observed.nodes[4].reachable = false;
+  ClusterPlan plan = Plan(MakeProfile(nodes, "1.12.0", "1.34.1"), observed);
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_THAT(plan.message, HasSubstr("node w-1 is unreachable"));
+}
+
+TEST(PlannerTest, AllowedDowngradeGoesDownOneMinorAtATime) {
+  auto nodes = FiveNodes("1.12.0", "1.33.0");
+  ClusterProfile profile = MakeProfile(nodes, "1.10.8", "1.33.0");
+  profile.policy.allow_downgrade = true;
+  ClusterPlan plan = Plan(profile, MakeObserved(nodes));
+  ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
+  ASSERT_EQ(plan.steps.size(), 2u);
+  EXPECT_EQ(plan.steps[0].to.ToString(), "1.11.6");
+  EXPECT_EQ(plan.steps[1].to.ToString(), "1.10.8");
+}
+
+TEST(PlannerTest, PausedStillPlansButSaysSo) {
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.34.1");
+  profile.policy.paused = true;
+  ClusterPlan plan = Plan(profile, MakeObserved(nodes));
+  EXPECT_EQ(plan.status, PlanStatus::kPlanned);
+  EXPECT_TRUE(plan.paused);
+  EXPECT_THAT(plan.message, HasSubstr("paused"));
+}
+
+TEST(PlannerTest, EstimateUsesRecordedDurationsAndSettle) {
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.34.1");
+  profile.policy.settle = std::chrono::seconds(30);
+  ObservedCluster observed = MakeObserved(nodes);
+  observed.nodes[0].last_upgrade_duration = std::chrono::seconds(100);
+  ClusterPlan plan = Plan(profile, observed);
+  // 4 nodes at the default, cp-0 at 100 s, plus 5 settles.
+  EXPECT_EQ(plan.estimate, 4 * kDefaultTalosNodeDuration + std::chrono::seconds(100) +
+                               5 * std::chrono::seconds(30));
+}
+
+TEST(PlannerTest, LifecycleApiRule) {
+  EXPECT_FALSE(UsesLifecycleApi(V("1.12.4")));
+  EXPECT_FALSE(UsesLifecycleApi(V("1.13.0-alpha.2")));
+  EXPECT_TRUE(UsesLifecycleApi(V("1.13.0-alpha.3")));
+  EXPECT_TRUE(UsesLifecycleApi(V("1.13.0")));
+  EXPECT_TRUE(UsesLifecycleApi(V("1.15.1")));
+  EXPECT_FALSE(UsesLifecycleApi(V("2.0.0")));
+}
+
+}  // namespace
+}  // namespace tr::core
