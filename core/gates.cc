@@ -12,8 +12,8 @@ constexpr const char* kDayNames[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "
 std::string FormatWindow(const MaintenanceWindow& w) {
   std::string days;
   for (int d : w.days) days += (days.empty() ? "" : ",") + std::string(kDayNames[d % 7]);
-  return fmt::format("{} {:02}:{:02} for {} ({})", days, w.start.count() / 60,
-                     w.start.count() % 60, FormatDuration(w.duration), w.timezone);
+  return fmt::format("{} {:02}:{:02} for {} ({})", days, w.start.count() / 60, w.start.count() % 60,
+                     FormatDuration(w.duration), w.timezone);
 }
 
 bool TouchesControlPlane(const ClusterProfile& profile, const PlanStep& step) {
@@ -55,12 +55,14 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
   }
   gates.push_back("pre-flight: every node reachable and Ready");
   if (talos || kubernetes) {
-    gates.push_back("pre-flight: etcd has every member started and healthy, and at least 3 "
-                    "members (or a single control plane)");
+    gates.push_back(
+        "pre-flight: etcd has every member started and healthy, and at least 3 "
+        "members (or a single control plane)");
   }
   if (talos) {
-    gates.push_back("pre-flight: installer image pulled on every node before the first is "
-                    "touched");
+    gates.push_back(
+        "pre-flight: installer image pulled on every node before the first is "
+        "touched");
   }
   if (control_plane && policy.etcd_snapshot) {
     gates.push_back("etcd snapshot saved before the first control plane");
@@ -73,8 +75,9 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
         FormatDuration(policy.node_timeout)));
   }
   if (kubernetes) {
-    gates.push_back("Kubernetes: one minor per step; control-plane components node by node, "
-                    "then kubelets (control planes, then workers)");
+    gates.push_back(
+        "Kubernetes: one minor per step; control-plane components node by node, "
+        "then kubelets (control planes, then workers)");
   }
   for (const HealthCheck& check : policy.health_checks) {
     gates.push_back(fmt::format("health check {} ({}) between nodes", check.name,

@@ -22,8 +22,7 @@ std::string ObservationProblem(const ClusterProfile& profile, const ObservedClus
     const NodeObservation* seen = observed.FindNode(node.name);
     if (seen == nullptr) return fmt::format("node {} was not observed", node.name);
     if (!seen->reachable || !seen->talos) {
-      return fmt::format("node {} is unreachable; every node must be reachable to plan",
-                         node.name);
+      return fmt::format("node {} is unreachable; every node must be reachable to plan", node.name);
     }
     if (!seen->kubelet) return fmt::format("node {} has no observed kubelet version", node.name);
   }
@@ -42,8 +41,7 @@ std::pair<Version, Version> Range(const ClusterProfile& profile, const ObservedC
   return {*low, *high};
 }
 
-std::string UnsupportedTargetMessage(const ClusterProfile& profile,
-                                     const SupportMatrix& matrix) {
+std::string UnsupportedTargetMessage(const ClusterProfile& profile, const SupportMatrix& matrix) {
   const Version& t = profile.talos_version;
   const Version& k = profile.kubernetes_version;
   std::optional<SupportMatrixEntry> row = matrix.Find(t.Minor());
@@ -56,9 +54,9 @@ std::string UnsupportedTargetMessage(const ClusterProfile& profile,
   std::string advice = k.Minor() > row->kubernetes_max
                            ? "Raise talos.version to a release that supports it."
                            : "Raise kubernetes.version, or keep an older Talos.";
-  return fmt::format("Talos {} does not support Kubernetes {} (it runs {} to {}). {}",
-                     t.ToString(), k.ToString(), row->kubernetes_min.ToString(),
-                     row->kubernetes_max.ToString(), advice);
+  return fmt::format("Talos {} does not support Kubernetes {} (it runs {} to {}). {}", t.ToString(),
+                     k.ToString(), row->kubernetes_min.ToString(), row->kubernetes_max.ToString(),
+                     advice);
 }
 
 // Downgrades: Talos only with allowDowngrade; Kubernetes never across a minor.
@@ -72,22 +70,24 @@ std::string DowngradeProblem(const ClusterProfile& profile, const Version& talos
           talos_high.ToString(), profile.talos_version.ToString());
     }
     if (talos_low < profile.talos_version) {
-      return fmt::format("nodes run Talos {} to {}, both sides of the desired {}; bring them to "
-                         "one version first",
-                         talos_low.ToString(), talos_high.ToString(),
-                         profile.talos_version.ToString());
+      return fmt::format(
+          "nodes run Talos {} to {}, both sides of the desired {}; bring them to "
+          "one version first",
+          talos_low.ToString(), talos_high.ToString(), profile.talos_version.ToString());
     }
   }
   if (profile.kubernetes_version < kube_high) {
     if (profile.kubernetes_version.Minor() != kube_high.Minor()) {
-      return fmt::format("Kubernetes cannot be downgraded from {} to {}: only patch "
-                         "downgrades within a minor are possible",
-                         kube_high.ToString(), profile.kubernetes_version.ToString());
+      return fmt::format(
+          "Kubernetes cannot be downgraded from {} to {}: only patch "
+          "downgrades within a minor are possible",
+          kube_high.ToString(), profile.kubernetes_version.ToString());
     }
     if (!allowed) {
-      return fmt::format("a node runs Kubernetes {}, newer than the desired {}; set "
-                         "policy.allowDowngrade to go back",
-                         kube_high.ToString(), profile.kubernetes_version.ToString());
+      return fmt::format(
+          "a node runs Kubernetes {}, newer than the desired {}; set "
+          "policy.allowDowngrade to go back",
+          kube_high.ToString(), profile.kubernetes_version.ToString());
     }
   }
   return "";
@@ -129,9 +129,9 @@ std::vector<std::vector<std::string>> TalosBatches(const ClusterProfile& profile
   std::vector<std::vector<std::string>> batches;
   const size_t width = static_cast<size_t>(std::max(1, profile.policy.max_parallel_workers));
   for (size_t i = 0; i < workers.size(); i += width) {
-    batches.emplace_back(workers.begin() + static_cast<std::ptrdiff_t>(i),
-                         workers.begin() + static_cast<std::ptrdiff_t>(std::min(i + width,
-                                                                                workers.size())));
+    batches.emplace_back(
+        workers.begin() + static_cast<std::ptrdiff_t>(i),
+        workers.begin() + static_cast<std::ptrdiff_t>(std::min(i + width, workers.size())));
   }
   for (const std::string& cp : control_planes) batches.push_back({cp});
   return batches;
@@ -175,10 +175,9 @@ std::string Summary(const ClusterPlan& plan) {
   std::string s;
   for (const PlanStep& step : plan.steps) {
     if (!s.empty()) s += ", then ";
-    s += fmt::format("{} {} → {} on {} node{}", step.type == StepType::kTalos ? "Talos"
-                                                                              : "Kubernetes",
-                     step.from.ToString(), step.to.ToString(), step.Nodes().size(),
-                     step.Nodes().size() == 1 ? "" : "s");
+    s += fmt::format("{} {} → {} on {} node{}",
+                     step.type == StepType::kTalos ? "Talos" : "Kubernetes", step.from.ToString(),
+                     step.to.ToString(), step.Nodes().size(), step.Nodes().size() == 1 ? "" : "s");
   }
   return s;
 }
@@ -247,16 +246,17 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
                                   [&](MinorVersion m) { return catalog.LatestTalos(m); });
   auto kube_stops = VersionStops(kube_low, profile.kubernetes_version, "Kubernetes",
                                  [&](MinorVersion m) { return catalog.LatestKubernetes(m); });
-  if (!talos_stops.ok()) return Blocked(std::move(plan), std::string(talos_stops.status().message()));
+  if (!talos_stops.ok())
+    return Blocked(std::move(plan), std::string(talos_stops.status().message()));
   if (!kube_stops.ok()) return Blocked(std::move(plan), std::string(kube_stops.status().message()));
   auto hops = FindUpgradePath(*talos_stops, *kube_stops, profile.policy.upgrade_order, matrix);
   if (!hops.ok()) return Blocked(std::move(plan), std::string(hops.status().message()));
 
   plan.steps = BuildSteps(profile, observed, *hops);
   if (plan.steps.empty()) {
-    plan.message = fmt::format("Talos {} and Kubernetes {} on every node",
-                               profile.talos_version.ToString(),
-                               profile.kubernetes_version.ToString());
+    plan.message =
+        fmt::format("Talos {} and Kubernetes {} on every node", profile.talos_version.ToString(),
+                    profile.kubernetes_version.ToString());
     return plan;
   }
   plan.status = PlanStatus::kPlanned;

@@ -47,9 +47,9 @@ struct PlanStep {
 struct ClusterPlan {
   std::string cluster;
   PlanStatus status = PlanStatus::kUpToDate;
-  std::string message;  // the blocked reason, or a one-line summary
-  bool paused = false;  // policy.paused: planned, but nothing will be acted on
-  std::optional<Version> talos_current;       // lowest Talos version observed
+  std::string message;                   // the blocked reason, or a one-line summary
+  bool paused = false;                   // policy.paused: planned, but nothing will be acted on
+  std::optional<Version> talos_current;  // lowest Talos version observed
   std::optional<Version> kubernetes_current;  // lowest kubelet version observed
   Version talos_target;
   Version kubernetes_target;

@@ -36,17 +36,18 @@ class PathGrid {
     const Version& from = talos_[i];
     const Version& to = talos_[i + 1];
     if (!matrix_.Find(to.Minor())) {
-      return fmt::format("Talos {} is not in the support matrix (add it under supportMatrix "
-                         "in reconciler.yaml)",
-                         to.Minor().ToString());
+      return fmt::format(
+          "Talos {} is not in the support matrix (add it under supportMatrix "
+          "in reconciler.yaml)",
+          to.Minor().ToString());
     }
     if (!matrix_.Supports(to.Minor(), kubernetes_[j].Minor())) {
       return fmt::format("Talos {} does not support Kubernetes {}", to.ToString(),
                          kubernetes_[j].ToString());
     }
     if (from < to && !matrix_.AllowsUpgrade(from, to.Minor())) {
-      return fmt::format("Talos {} cannot be upgraded from {} (needs {} or newer)",
-                         to.ToString(), from.ToString(),
+      return fmt::format("Talos {} cannot be upgraded from {} (needs {} or newer)", to.ToString(),
+                         from.ToString(),
                          matrix_.Find(to.Minor())->minimum_upgrade_from.ToString());
     }
     return "";
@@ -61,9 +62,7 @@ class PathGrid {
   }
 
   VersionHop TalosHop(size_t i) const { return {true, talos_[i], talos_[i + 1]}; }
-  VersionHop KubernetesHop(size_t j) const {
-    return {false, kubernetes_[j], kubernetes_[j + 1]};
-  }
+  VersionHop KubernetesHop(size_t j) const { return {false, kubernetes_[j], kubernetes_[j + 1]}; }
 
  private:
   const std::vector<Version>& talos_;
@@ -102,8 +101,7 @@ std::string ExplainNoPath(const PathGrid& grid, const std::vector<Version>& talo
       "stuck at Talos {} with Kubernetes {}: {}. Upgrade in smaller steps, or extend the "
       "support matrix if a newer one allows it.",
       talos.front().ToString(), kubernetes.front().ToString(), talos.back().ToString(),
-      kubernetes.back().ToString(), talos[best_i].ToString(), kubernetes[best_j].ToString(),
-      why);
+      kubernetes.back().ToString(), talos[best_i].ToString(), kubernetes[best_j].ToString(), why);
 }
 
 }  // namespace
@@ -112,9 +110,9 @@ absl::StatusOr<std::vector<Version>> VersionStops(
     const Version& from, const Version& to, std::string_view component,
     const std::function<std::optional<Version>(MinorVersion)>& latest) {
   if (from.major != to.major) {
-    return absl::InvalidArgumentError(fmt::format(
-        "{} {} to {} crosses a major version; plan that upgrade by hand", component,
-        from.ToString(), to.ToString()));
+    return absl::InvalidArgumentError(
+        fmt::format("{} {} to {} crosses a major version; plan that upgrade by hand", component,
+                    from.ToString(), to.ToString()));
   }
   std::vector<Version> stops{from};
   if (from == to) return stops;
@@ -124,10 +122,10 @@ absl::StatusOr<std::vector<Version>> VersionStops(
     if (m == to.Minor()) break;
     std::optional<Version> release = latest(m);
     if (!release) {
-      return absl::FailedPreconditionError(fmt::format(
-          "no known release of {} {} to pass through; add one under releases in "
-          "reconciler.yaml",
-          component, m.ToString()));
+      return absl::FailedPreconditionError(
+          fmt::format("no known release of {} {} to pass through; add one under releases in "
+                      "reconciler.yaml",
+                      component, m.ToString()));
     }
     stops.push_back(*release);
   }
@@ -149,8 +147,8 @@ absl::StatusOr<std::vector<VersionHop>> FindUpgradePath(const std::vector<Versio
   while (i + 1 < talos.size() || j + 1 < kubernetes.size()) {
     const bool talos_ok =
         i + 1 < talos.size() && grid.TalosMoveAllowed(i, j) && grid.Feasible(i + 1, j);
-    const bool kubernetes_ok = j + 1 < kubernetes.size() && grid.KubernetesMoveAllowed(i, j) &&
-                               grid.Feasible(i, j + 1);
+    const bool kubernetes_ok =
+        j + 1 < kubernetes.size() && grid.KubernetesMoveAllowed(i, j) && grid.Feasible(i, j + 1);
     if (talos_ok && (talos_first || !kubernetes_ok)) {
       hops.push_back(grid.TalosHop(i++));
     } else {

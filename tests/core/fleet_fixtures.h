@@ -36,8 +36,7 @@ inline ClusterProfile MakeProfile(const std::vector<NodeDef>& nodes, std::string
   return p;
 }
 
-inline ObservedCluster MakeObserved(const std::vector<NodeDef>& nodes,
-                                    std::string self_node = "") {
+inline ObservedCluster MakeObserved(const std::vector<NodeDef>& nodes, std::string self_node = "") {
   ObservedCluster o;
   o.name = "prod";
   o.self_node = std::move(self_node);

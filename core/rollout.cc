@@ -1,0 +1,211 @@
+#include "core/rollout.h"
+
+#include <algorithm>
+
+#include "core/gates.h"
+#include "core/rollout_checks.h"
+#include "fmt/format.h"
+
+namespace tr::core {
+namespace {
+
+RolloutDecision Decision(ActionKind kind, ClusterPhase phase, std::string message,
+                         Progress progress) {
+  RolloutDecision d;
+  d.kind = kind;
+  d.phase = phase;
+  d.message = std::move(message);
+  d.progress = progress;
+  return d;
+}
+
+RolloutDecision Wait(ClusterPhase phase, std::string message, TimePoint until, Progress progress) {
+  RolloutDecision d = Decision(ActionKind::kNone, phase, std::move(message), progress);
+  d.wait_until = until;
+  return d;
+}
+
+// Look again at the nodes in flight after the poll interval, or at the first deadline.
+RolloutDecision WaitForInFlight(const RolloutInput& in, Progress progress) {
+  TimePoint until = in.now + in.poll_interval;
+  std::string nodes;
+  for (const OperationInFlight& op : in.memory.in_flight) {
+    until = std::min(until, op.deadline);
+    nodes += (nodes.empty() ? "" : ", ") + op.node;
+  }
+  return Wait(ClusterPhase::kUpgradingTalos,
+              fmt::format("waiting for {} ({})", nodes, progress.ToString()), until, progress);
+}
+
+RolloutDecision Failure(const RolloutInput& in, const OperationInFlight& op, std::string why,
+                        Progress progress) {
+  const NodeObservation* seen = in.observed.FindNode(op.node);
+  // A rollback needs a node that answers and runs the new version but is not healthy.
+  const bool can_roll_back = in.profile.policy.on_failure == FailureAction::kRollback && seen &&
+                             seen->reachable && seen->talos && *seen->talos == op.target;
+  RolloutDecision d = Decision(can_roll_back ? ActionKind::kRollbackNode : ActionKind::kFailNode,
+                               ClusterPhase::kUpgradeFailed, why, progress);
+  d.node = op.node;
+  d.failure = RolloutFailure{op.node, op.target, std::move(why), in.now};
+  return d;
+}
+
+// The next step for a node whose operation is recorded; nullopt while it is still working.
+std::optional<RolloutDecision> AdvanceOperation(const RolloutInput& in, const OperationInFlight& op,
+                                                Progress progress) {
+  const NodeObservation* seen = in.observed.FindNode(op.node);
+  const std::string label = fmt::format("{} ({})", op.node, progress.ToString());
+  if (seen && NodeVerified(in.profile, *seen, op)) {
+    RolloutDecision d =
+        Decision(ActionKind::kCompleteNode, ClusterPhase::kUpgradingTalos,
+                 fmt::format("{} healthy on Talos {}", label, op.target.ToString()), progress);
+    d.node = op.node;
+    return d;
+  }
+  if (seen) {
+    if (std::string problem = NodeCameBackWrong(*seen, op); !problem.empty()) {
+      return Failure(in, op, problem, progress);
+    }
+  }
+  if (in.now >= op.deadline) {
+    return Failure(in, op,
+                   fmt::format("node {} did not become healthy on Talos {} within {}", op.node,
+                               op.target.ToString(),
+                               FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(
+                                   op.deadline - op.started))),
+                   progress);
+  }
+  ActionKind next = ActionKind::kNone;
+  switch (op.phase) {
+    case OperationPhase::kRecorded:
+      // Ask only a node that is plainly still on its old boot; one that is already upgrading
+      // or rebooting got the call before a restart.
+      if (seen && NodeUntouched(*seen, op)) {
+        next = op.lifecycle ? ActionKind::kInstallImage : ActionKind::kCallUpgrade;
+      }
+      break;
+    case OperationPhase::kInstalled:
+      if (seen && NodeUntouched(*seen, op)) next = ActionKind::kDrainNode;
+      break;
+    case OperationPhase::kDrained:
+      // After a restart the reboot may have been sent already: reboot only the old boot.
+      if (seen && NodeUntouched(*seen, op)) next = ActionKind::kRebootNode;
+      break;
+    case OperationPhase::kUpgradeCalled:
+    case OperationPhase::kRebootCalled:
+      break;
+  }
+  if (next == ActionKind::kNone) return std::nullopt;
+  RolloutDecision d =
+      Decision(next, ClusterPhase::kUpgradingTalos,
+               fmt::format("upgrading {}: {}", label, ActionKindName(next)), progress);
+  d.node = op.node;
+  d.image = op.image;
+  return d;
+}
+
+RolloutDecision StartNode(const RolloutInput& in, const PlanStep& step, const std::string& node,
+                          Progress progress) {
+  const NodeObservation& seen = *in.observed.FindNode(node);
+  OperationInFlight op;
+  op.node = node;
+  op.target = step.to;
+  op.image = step.installer_image;
+  op.lifecycle = UsesLifecycleApi(*seen.talos);
+  op.boot_id_before = seen.boot_id;
+  op.started = in.now;
+  op.deadline = in.now + in.profile.policy.node_timeout;
+  RolloutDecision d = Decision(ActionKind::kStartNode, ClusterPhase::kUpgradingTalos,
+                               fmt::format("upgrading {} ({}/{}) to Talos {}", node,
+                                           progress.done + 1, progress.total, step.to.ToString()),
+                               progress);
+  d.node = node;
+  d.image = step.installer_image;
+  d.operation = std::move(op);
+  return d;
+}
+
+// No node is in flight, or a batch of workers may take one more: what starts next.
+RolloutDecision NextNodeOrWait(const RolloutInput& in, const PlanStep& step, Progress progress) {
+  const RolloutMemory& mem = in.memory;
+  const TimePoint later = in.now + in.poll_interval;
+  const ClusterPhase gate_phase = progress.done == 0 && mem.in_flight.empty()
+                                      ? ClusterPhase::kBlocked
+                                      : ClusterPhase::kUpgradingTalos;
+  if (std::string problem = PreflightProblem(in.profile, in.observed, mem); !problem.empty()) {
+    return Wait(gate_phase, "waiting: " + problem, later, progress);
+  }
+  if (!in.extra_gates.passed) {
+    return Wait(gate_phase, "waiting: health check: " + in.extra_gates.message, later, progress);
+  }
+  if (mem.prepulled_image != step.installer_image) {
+    RolloutDecision d = Decision(ActionKind::kPrePullImage, ClusterPhase::kUpgradingTalos,
+                                 "pre-pulling " + step.installer_image, progress);
+    d.image = step.installer_image;
+    d.nodes = step.Nodes();
+    return d;
+  }
+  std::optional<std::string> next = NextStartableNode(in.profile, step, mem);
+  if (!next) return WaitForInFlight(in, progress);
+  if (in.profile.policy.etcd_snapshot && IsControlPlane(in.profile, *next) &&
+      mem.etcd_snapshot_image != step.installer_image) {
+    RolloutDecision d =
+        Decision(ActionKind::kSnapshotEtcd, ClusterPhase::kUpgradingTalos,
+                 "saving an etcd snapshot before the first control plane", progress);
+    d.image = step.installer_image;
+    return d;
+  }
+  return StartNode(in, step, *next, progress);
+}
+
+}  // namespace
+
+RolloutDecision DecideNextAction(const RolloutInput& in) {
+  const ClusterPlan& plan = in.plan;
+  const RolloutMemory& mem = in.memory;
+  const Progress progress = TalosProgress(in.profile, plan, in.observed);
+  if (mem.failure && mem.failure->talos_target == in.profile.talos_version) {
+    return Decision(ActionKind::kNone, ClusterPhase::kUpgradeFailed,
+                    "halted: " + mem.failure->message, progress);
+  }
+  // A node in flight is always seen through, even when paused or outside a window.
+  for (const OperationInFlight& op : mem.in_flight) {
+    if (std::optional<RolloutDecision> d = AdvanceOperation(in, op, progress)) return *d;
+  }
+  if (!mem.in_flight.empty() && plan.status == PlanStatus::kBlocked) {
+    return WaitForInFlight(in, progress);
+  }
+  if (plan.status == PlanStatus::kBlocked) {
+    return Decision(ActionKind::kNone, ClusterPhase::kBlocked, plan.message, progress);
+  }
+  if (plan.status == PlanStatus::kUpToDate && mem.in_flight.empty()) {
+    return Decision(ActionKind::kNone, ClusterPhase::kReady, plan.message, progress);
+  }
+  if (mem.settle_until && in.now < *mem.settle_until) {
+    return Wait(ClusterPhase::kUpgradingTalos, "settling", *mem.settle_until, progress);
+  }
+  if (plan.steps.empty()) return WaitForInFlight(in, progress);
+  const PlanStep& step = plan.steps.front();
+  if (in.profile.policy.paused) {
+    return Decision(ActionKind::kNone, ClusterPhase::kPaused, "paused by policy", progress);
+  }
+  if (step.type == StepType::kKubernetes) {
+    if (!mem.in_flight.empty()) return WaitForInFlight(in, progress);
+    RolloutDecision d = Decision(
+        ActionKind::kStartKubernetesUpgrade, ClusterPhase::kUpgradingKubernetes,
+        fmt::format("upgrading Kubernetes {} → {}", step.from.ToString(), step.to.ToString()),
+        progress);
+    d.nodes = step.Nodes();
+    return d;
+  }
+  if (!in.window.open && mem.in_flight.empty()) {
+    RolloutDecision d = Decision(ActionKind::kNone, ClusterPhase::kWaitingForWindow,
+                                 "waiting for the next maintenance window", progress);
+    d.wait_until = in.window.next_open;
+    return d;
+  }
+  if (!in.window.open) return WaitForInFlight(in, progress);
+  return NextNodeOrWait(in, step, progress);
+}
+
+}  // namespace tr::core

@@ -1,0 +1,135 @@
+// The rollout state machine: given the plan, what the nodes look like now, and what the
+// reconciler remembers (the operation in flight, recorded on the status branch before any
+// call), decide the one next thing to do (shared/DESIGN.md §6, §7).
+//
+// The daemon calls DecideNextAction on every reconcile, performs the action, records the
+// result in RolloutMemory, and calls it again until the decision is to wait. Because the
+// decision rests on observation plus the recorded memory, a restarted process resumes where
+// the last one stopped, and a node that already runs the target is never upgraded again.
+//
+// Pure: time is passed in. Thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/observed.h"
+#include "core/planner.h"
+#include "core/profile.h"
+
+namespace tr::core {
+
+using TimePoint = std::chrono::system_clock::time_point;
+
+// Where one node's upgrade is; each phase is recorded before the daemon moves past it.
+enum class OperationPhase {
+  kRecorded,       // written down; the node has not been asked yet
+  kUpgradeCalled,  // legacy: MachineService/Upgrade acknowledged; the node drains and reboots
+  kInstalled,      // lifecycle: the image is written to the inactive slot
+  kDrained,        // lifecycle: cordoned and drained through the Kubernetes API
+  kRebootCalled,   // lifecycle: Reboot acknowledged
+};
+const char* OperationPhaseName(OperationPhase phase);
+
+struct OperationInFlight {
+  std::string node;
+  Version target;
+  std::string image;
+  bool lifecycle = false;      // LifecycleService path (1.13+) rather than legacy Upgrade
+  std::string boot_id_before;  // read just before the operation was recorded
+  std::string actor_id;        // from the Upgrade or Reboot reply, when known
+  OperationPhase phase = OperationPhase::kRecorded;
+  TimePoint started;
+  TimePoint deadline;
+};
+
+struct RolloutFailure {
+  std::string node;
+  Version talos_target;
+  std::string message;
+  TimePoint at;
+};
+
+// What the reconciler remembers about a cluster's rollout between reconciles.
+struct RolloutMemory {
+  std::vector<OperationInFlight> in_flight;  // one node, or up to maxParallelWorkers workers
+  std::string prepulled_image;               // installer image already pulled on the step's nodes
+  std::string etcd_snapshot_image;           // the etcd snapshot was taken for this target image
+  std::optional<TimePoint> settle_until;
+  std::optional<RolloutFailure> failure;  // halts the cluster until the desired Talos changes
+};
+
+// Maintenance windows, evaluated by the caller (time zones need the tz database).
+struct WindowState {
+  bool open = true;
+  std::optional<TimePoint> next_open;
+};
+
+// Extra health checks of the policy, run by the caller between nodes.
+struct ExtraGateResult {
+  bool passed = true;
+  std::string message;  // why not, when not passed
+};
+
+enum class ClusterPhase {
+  kReady,
+  kUpgradingTalos,
+  kUpgradingKubernetes,
+  kUpgradeFailed,
+  kBlocked,
+  kPaused,
+  kWaitingForWindow,
+};
+const char* ClusterPhaseName(ClusterPhase phase);  // "Ready", "UpgradingTalos", ...
+
+enum class ActionKind {
+  kNone,          // nothing to do now; requeue at wait_until if set
+  kPrePullImage,  // pull `image` on `nodes`
+  kSnapshotEtcd,  // save an etcd snapshot before the first control plane
+  kStartNode,     // record `operation` (phase kRecorded) on the status branch
+  kCallUpgrade,   // legacy MachineService/Upgrade on `node`
+  kInstallImage,  // LifecycleService/Upgrade on `node`
+  kDrainNode,     // cordon and drain `node`
+  kRebootNode,    // Reboot `node`
+  kCompleteNode,  // `node` verified: uncordon if cordoned, clear it, start the settle time
+  kRollbackNode,  // roll `node` back to its other slot, then record `failure`
+  kFailNode,      // record `failure`; no further node is touched
+  kStartKubernetesUpgrade,  // hand the Kubernetes step to the upgrade-k8s job
+};
+const char* ActionKindName(ActionKind kind);
+
+struct Progress {
+  int done = 0;
+  int total = 0;
+  std::string ToString() const;  // "2/5"
+};
+
+struct RolloutDecision {
+  ActionKind kind = ActionKind::kNone;
+  ClusterPhase phase = ClusterPhase::kReady;
+  std::string message;  // one line for logs and status: "upgrading w-1 (2/5)"
+  std::string node;
+  std::vector<std::string> nodes;
+  std::string image;
+  std::optional<OperationInFlight> operation;  // kStartNode
+  std::optional<RolloutFailure> failure;       // kFailNode, kRollbackNode
+  std::optional<TimePoint> wait_until;
+  Progress progress;
+};
+
+struct RolloutInput {
+  const ClusterProfile& profile;
+  const ClusterPlan& plan;
+  const ObservedCluster& observed;
+  const RolloutMemory& memory;
+  WindowState window;
+  ExtraGateResult extra_gates;
+  TimePoint now;
+  std::chrono::seconds poll_interval{10};  // how soon to look again at a node in flight
+};
+
+RolloutDecision DecideNextAction(const RolloutInput& input);
+
+}  // namespace tr::core

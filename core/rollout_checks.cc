@@ -1,0 +1,124 @@
+#include "core/rollout_checks.h"
+
+#include <algorithm>
+
+#include "fmt/format.h"
+
+namespace tr::core {
+namespace {
+
+bool InFlight(const RolloutMemory& memory, const std::string& node) {
+  return std::any_of(memory.in_flight.begin(), memory.in_flight.end(),
+                     [&](const OperationInFlight& op) { return op.node == node; });
+}
+
+bool NewBoot(const NodeObservation& seen, const OperationInFlight& op) {
+  return op.boot_id_before.empty() || (!seen.boot_id.empty() && seen.boot_id != op.boot_id_before);
+}
+
+std::string EtcdProblem(const ClusterProfile& profile, const ObservedCluster& observed,
+                        const RolloutMemory& memory) {
+  int control_planes = 0, members = 0;
+  for (const NodeSpec& node : profile.nodes) {
+    if (node.role != NodeRole::kControlPlane) continue;
+    ++control_planes;
+    const NodeObservation* seen = observed.FindNode(node.name);
+    if (seen && seen->etcd_member) ++members;
+    if (InFlight(memory, node.name)) continue;
+    if (!seen || !seen->etcd_member) {
+      return fmt::format("etcd member on {} is not started", node.name);
+    }
+    if (!seen->etcd_healthy) return fmt::format("etcd member on {} is not healthy", node.name);
+  }
+  if (control_planes > 1 && members < 3) {
+    return fmt::format(
+        "etcd has {} members; upgrading one would lose quorum (at least 3 are "
+        "needed, or a single control plane)",
+        members);
+  }
+  return "";
+}
+
+}  // namespace
+
+bool IsControlPlane(const ClusterProfile& profile, const std::string& node) {
+  return std::any_of(profile.nodes.begin(), profile.nodes.end(), [&](const NodeSpec& n) {
+    return n.name == node && n.role == NodeRole::kControlPlane;
+  });
+}
+
+bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
+                  const OperationInFlight& op) {
+  if (!seen.reachable || !seen.talos || *seen.talos != op.target) return false;
+  if (!NewBoot(seen, op) || seen.stage != MachineStage::kRunning || !seen.ready) return false;
+  // Talos uncordons by itself after a legacy upgrade; after a lifecycle one we uncordon.
+  if (!op.lifecycle && !seen.schedulable) return false;
+  if (IsControlPlane(profile, op.node) && (!seen.etcd_member || !seen.etcd_healthy)) return false;
+  return true;
+}
+
+std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlight& op) {
+  const bool asked =
+      op.phase == OperationPhase::kUpgradeCalled || op.phase == OperationPhase::kRebootCalled;
+  if (!asked || !seen.reachable || !seen.talos || *seen.talos == op.target) return "";
+  if (op.boot_id_before.empty() || !NewBoot(seen, op) || seen.stage != MachineStage::kRunning) {
+    return "";
+  }
+  return fmt::format(
+      "node {} came back on Talos {} instead of {}: the new version did not boot and the node "
+      "fell back to its previous slot",
+      op.node, seen.talos->ToString(), op.target.ToString());
+}
+
+bool NodeUntouched(const NodeObservation& seen, const OperationInFlight& op) {
+  return seen.reachable && seen.talos && *seen.talos != op.target &&
+         (op.boot_id_before.empty() || seen.boot_id == op.boot_id_before) &&
+         seen.stage == MachineStage::kRunning;
+}
+
+std::string PreflightProblem(const ClusterProfile& profile, const ObservedCluster& observed,
+                             const RolloutMemory& memory) {
+  for (const NodeSpec& node : profile.nodes) {
+    if (InFlight(memory, node.name)) continue;
+    const NodeObservation* seen = observed.FindNode(node.name);
+    if (!seen || !seen->reachable) return fmt::format("node {} is unreachable", node.name);
+    if (seen->stage != MachineStage::kRunning || !seen->ready) {
+      return fmt::format("node {} is not Ready", node.name);
+    }
+  }
+  return EtcdProblem(profile, observed, memory);
+}
+
+std::optional<std::string> NextStartableNode(const ClusterProfile& profile, const PlanStep& step,
+                                             const RolloutMemory& memory) {
+  std::optional<std::string> next;
+  for (const std::string& node : step.Nodes()) {
+    if (!InFlight(memory, node)) {
+      next = node;
+      break;
+    }
+  }
+  if (!next || memory.in_flight.empty()) return next;
+  const bool only_workers =
+      std::none_of(memory.in_flight.begin(), memory.in_flight.end(),
+                   [&](const OperationInFlight& op) { return IsControlPlane(profile, op.node); });
+  const bool room = static_cast<int>(memory.in_flight.size()) < profile.policy.max_parallel_workers;
+  if (only_workers && room && !IsControlPlane(profile, *next)) return next;
+  return std::nullopt;
+}
+
+Progress TalosProgress(const ClusterProfile& profile, const ClusterPlan& plan,
+                       const ObservedCluster& observed) {
+  Version target = profile.talos_version;
+  if (!plan.steps.empty() && plan.steps.front().type == StepType::kTalos) {
+    target = plan.steps.front().to;
+  }
+  Progress p{0, static_cast<int>(profile.nodes.size())};
+  for (const NodeSpec& node : profile.nodes) {
+    const NodeObservation* seen = observed.FindNode(node.name);
+    if (seen && seen->talos && *seen->talos == target) ++p.done;
+  }
+  return p;
+}
+
+}  // namespace tr::core

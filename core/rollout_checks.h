@@ -1,0 +1,46 @@
+// The checks behind the rollout state machine (rollout.h): is a node done, did it come back
+// wrong, may the next node start. Split out so each rule is small and tested on its own.
+//
+// Pure; thread-compatible.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/observed.h"
+#include "core/planner.h"
+#include "core/profile.h"
+#include "core/rollout.h"
+
+namespace tr::core {
+
+bool IsControlPlane(const ClusterProfile& profile, const std::string& node);
+
+// The node runs the target after a new boot, RUNNING and ready; legacy upgrades also wait
+// for Talos to uncordon it; control planes need a healthy, voting etcd member.
+bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
+                  const OperationInFlight& op);
+
+// After the node was asked to upgrade: a new boot on a version other than the target (the
+// A/B fallback after a failed boot). Returns the failure message, or "" when not so.
+std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlight& op);
+
+// The node still runs its old boot, untouched: safe to (re)issue the first call.
+bool NodeUntouched(const NodeObservation& seen, const OperationInFlight& op);
+
+// Why no new node may start now ("" when it may): unreachable or unready nodes (other than
+// those in flight), unhealthy etcd, or too few etcd members to lose one.
+std::string PreflightProblem(const ClusterProfile& profile, const ObservedCluster& observed,
+                             const RolloutMemory& memory);
+
+// The next node of `step` to start, if one may start beside those in flight: any node when
+// none is in flight, else another worker while only workers are in flight and fewer than
+// maxParallelWorkers.
+std::optional<std::string> NextStartableNode(const ClusterProfile& profile, const PlanStep& step,
+                                             const RolloutMemory& memory);
+
+// Nodes at the current Talos step's target (or the desired version) out of all nodes.
+Progress TalosProgress(const ClusterProfile& profile, const ClusterPlan& plan,
+                       const ObservedCluster& observed);
+
+}  // namespace tr::core

@@ -1,0 +1,277 @@
+#include "core/rollout.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/planner.h"
+#include "rollout_world.h"
+
+namespace tr::core {
+namespace {
+
+using namespace testing_fixtures;
+using ::testing::HasSubstr;
+
+struct RunResult {
+  RolloutDecision last;
+  int decisions = 0;
+};
+
+// Drives decide -> act -> record until the rollout rests or `max_steps` decisions. With a
+// crash probability, a recorded change is sometimes lost, as when the process dies between
+// acting and writing the status branch (kStartNode is written before anything is called).
+RunResult RunRollout(RolloutWorld& world, RolloutMemory& mem, double crash_probability = 0,
+                     unsigned seed = 1, int max_steps = 2000) {
+  std::mt19937 rng(seed);
+  std::bernoulli_distribution crash(crash_probability);
+  RunResult result;
+  for (; result.decisions < max_steps; ++result.decisions) {
+    ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                   ReleaseCatalog::BuiltIn());
+    RolloutInput in{world.profile(), plan, world.observed(), mem, {}, {}, world.now()};
+    RolloutDecision d = DecideNextAction(in);
+    result.last = d;
+    if (d.kind == ActionKind::kNone) {
+      const bool rests = d.phase == ClusterPhase::kReady || d.phase == ClusterPhase::kBlocked ||
+                         d.phase == ClusterPhase::kUpgradeFailed ||
+                         d.phase == ClusterPhase::kPaused;
+      if (rests || !d.wait_until) return result;
+      world.AdvanceTo(*d.wait_until);
+      continue;
+    }
+    world.Apply(d);
+    if (d.kind != ActionKind::kStartNode && crash(rng)) continue;  // lost the record
+    Record(d, mem, world.profile().policy, world.now());
+  }
+  ADD_FAILURE() << "rollout did not rest after " << max_steps << " decisions";
+  return result;
+}
+
+RolloutWorld FiveNodeWorld(std::string from, std::string to) {
+  auto nodes = FiveNodes(from, "1.34.1");
+  RolloutWorld world(MakeProfile(nodes, to, "1.34.1"), MakeObserved(nodes));
+  world.profile().policy.settle = std::chrono::seconds(30);
+  return world;
+}
+
+TEST(RolloutTest, LegacyRolloutUpgradesEveryNodeOnceInPlanOrder) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  RolloutMemory mem;
+  RunResult r = RunRollout(world, mem);
+  EXPECT_EQ(r.last.phase, ClusterPhase::kReady) << r.last.message;
+  EXPECT_EQ(world.log(), (std::vector<std::string>{"upgrade w-0", "upgrade w-1", "upgrade cp-0",
+                                                   "upgrade cp-2", "upgrade cp-1"}));
+  for (const auto& [node, count] : world.reboots_into_upgrade()) EXPECT_EQ(count, 1) << node;
+  EXPECT_EQ(mem.prepulled_image, "factory.talos.dev/metal-installer/abc:v1.12.0");
+  EXPECT_EQ(mem.etcd_snapshot_image, mem.prepulled_image);
+}
+
+TEST(RolloutTest, LifecycleRolloutDrainsAndReboots) {
+  RolloutWorld world = FiveNodeWorld("1.13.9", "1.14.2");
+  world.profile().kubernetes_version = V("1.34.1");
+  RolloutMemory mem;
+  RunResult r = RunRollout(world, mem);
+  EXPECT_EQ(r.last.phase, ClusterPhase::kReady) << r.last.message;
+  EXPECT_EQ(world.log().size(), 5u);
+  EXPECT_EQ(world.log().front(), "reboot w-0");
+  for (const NodeObservation& n : world.observed().nodes) {
+    EXPECT_EQ(*n.talos, V("1.14.2"));
+    EXPECT_TRUE(n.schedulable) << n.name << " left cordoned";
+  }
+}
+
+TEST(RolloutTest, LostRecordsNeverUpgradeANodeTwice) {
+  for (unsigned seed = 1; seed <= 60; ++seed) {
+    for (const char* from : {"1.11.6", "1.13.9"}) {
+      RolloutWorld world = FiveNodeWorld(from, std::string(from) == "1.11.6" ? "1.12.0" : "1.14.2");
+      RolloutMemory mem;
+      RunResult r = RunRollout(world, mem, 0.3, seed);
+      ASSERT_EQ(r.last.phase, ClusterPhase::kReady) << "seed " << seed << ": " << r.last.message;
+      for (const auto& [node, count] : world.reboots_into_upgrade()) {
+        ASSERT_EQ(count, 1) << node << " upgraded " << count << " times, seed " << seed;
+      }
+      ASSERT_EQ(world.reboots_into_upgrade().size(), 5u);
+    }
+  }
+}
+
+TEST(RolloutTest, NodeThatNeverReturnsFailsAtItsDeadlineAndHalts) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  world.never_return["w-1"] = true;
+  RolloutMemory mem;
+  RunResult r = RunRollout(world, mem);
+  EXPECT_EQ(r.last.phase, ClusterPhase::kUpgradeFailed);
+  EXPECT_THAT(r.last.message,
+              HasSubstr("node w-1 did not become healthy on Talos 1.12.0 within 30m"));
+  EXPECT_EQ(world.log(), (std::vector<std::string>{"upgrade w-0", "upgrade w-1"}));
+}
+
+TEST(RolloutTest, BootFailureIsDetectedAsTheOldVersion) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  world.fail_boot["w-0"] = true;
+  RolloutMemory mem;
+  RunResult r = RunRollout(world, mem);
+  EXPECT_EQ(r.last.phase, ClusterPhase::kUpgradeFailed);
+  EXPECT_THAT(r.last.message, HasSubstr("came back on Talos 1.11.6 instead of 1.12.0"));
+  EXPECT_EQ(world.log(), (std::vector<std::string>{"upgrade w-0"}));
+}
+
+TEST(RolloutTest, RollbackPolicyRollsBackAHealthyLookingFailure) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  world.profile().policy.on_failure = FailureAction::kRollback;
+  // cp-0 comes back on the target, but its etcd member never becomes healthy.
+  RolloutMemory mem;
+  ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  OperationInFlight op{"cp-0",
+                       V("1.12.0"),
+                       "img:v1.12.0",
+                       false,
+                       "boot-cp-0",
+                       "",
+                       OperationPhase::kUpgradeCalled,
+                       world.now(),
+                       world.now() + std::chrono::minutes(30)};
+  mem.in_flight.push_back(op);
+  world.observed().nodes[0].talos = V("1.12.0");
+  world.observed().nodes[0].boot_id = "new";
+  world.observed().nodes[0].etcd_healthy = false;
+  RolloutInput in{
+      world.profile(), plan, world.observed(), mem, {}, {}, world.now() + std::chrono::minutes(31)};
+  RolloutDecision d = DecideNextAction(in);
+  EXPECT_EQ(d.kind, ActionKind::kRollbackNode);
+  EXPECT_EQ(d.node, "cp-0");
+  ASSERT_TRUE(d.failure.has_value());
+}
+
+TEST(RolloutTest, UnhealthyEtcdMakesNoCallAtAll) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  world.observed().nodes[2].etcd_healthy = false;
+  RolloutMemory mem;
+  ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  RolloutDecision d =
+      DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+  EXPECT_EQ(d.kind, ActionKind::kNone);
+  EXPECT_EQ(d.phase, ClusterPhase::kBlocked);
+  EXPECT_THAT(d.message, HasSubstr("etcd member on cp-2 is not healthy"));
+  EXPECT_TRUE(d.wait_until.has_value());
+}
+
+TEST(RolloutTest, TwoControlPlanesCannotLoseOne) {
+  std::vector<NodeDef> nodes = {{"cp-0", NodeRole::kControlPlane, "1.11.6", "1.34.1", true},
+                                {"cp-1", NodeRole::kControlPlane, "1.11.6", "1.34.1"}};
+  RolloutWorld world(MakeProfile(nodes, "1.12.0", "1.34.1"), MakeObserved(nodes));
+  RolloutMemory mem;
+  RunResult r = RunRollout(world, mem);
+  EXPECT_EQ(r.last.phase, ClusterPhase::kBlocked);
+  EXPECT_THAT(r.last.message, HasSubstr("etcd has 2 members"));
+  EXPECT_TRUE(world.log().empty());
+}
+
+TEST(RolloutTest, SingleNodeClusterUpgrades) {
+  std::vector<NodeDef> nodes = {{"solo", NodeRole::kControlPlane, "1.11.6", "1.34.1", true}};
+  RolloutWorld world(MakeProfile(nodes, "1.12.0", "1.34.1"), MakeObserved(nodes));
+  RolloutMemory mem;
+  RunResult r = RunRollout(world, mem);
+  EXPECT_EQ(r.last.phase, ClusterPhase::kReady) << r.last.message;
+  EXPECT_EQ(world.log(), (std::vector<std::string>{"upgrade solo"}));
+}
+
+TEST(RolloutTest, ClosedWindowWaitsUntilItOpens) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  RolloutMemory mem;
+  ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  const TimePoint opens = world.now() + std::chrono::hours(5);
+  RolloutDecision d = DecideNextAction(
+      {world.profile(), plan, world.observed(), mem, {false, opens}, {}, world.now()});
+  EXPECT_EQ(d.phase, ClusterPhase::kWaitingForWindow);
+  EXPECT_EQ(d.wait_until, opens);
+}
+
+TEST(RolloutTest, PausedStartsNothingButFinishesANodeInFlight) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  world.profile().policy.paused = true;
+  RolloutMemory mem;
+  ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  RolloutDecision idle =
+      DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+  EXPECT_EQ(idle.phase, ClusterPhase::kPaused);
+  EXPECT_EQ(idle.kind, ActionKind::kNone);
+  mem.in_flight.push_back({"w-0", V("1.12.0"), "img:v1.12.0", false, "boot-w-0", "",
+                           OperationPhase::kRecorded, world.now(),
+                           world.now() + std::chrono::minutes(30)});
+  RolloutDecision busy =
+      DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+  EXPECT_EQ(busy.kind, ActionKind::kCallUpgrade);
+  EXPECT_EQ(busy.node, "w-0");
+}
+
+TEST(RolloutTest, ParallelWorkersUpToPolicy) {
+  std::vector<NodeDef> nodes = {{"cp-0", NodeRole::kControlPlane, "1.11.6", "1.34.1", true}};
+  for (int i = 0; i < 4; ++i) {
+    nodes.push_back({"w-" + std::to_string(i), NodeRole::kWorker, "1.11.6", "1.34.1"});
+  }
+  RolloutWorld world(MakeProfile(nodes, "1.12.0", "1.34.1"), MakeObserved(nodes));
+  world.profile().policy.max_parallel_workers = 2;
+  world.profile().policy.settle = std::chrono::seconds(0);
+  RolloutMemory mem;
+  int max_in_flight = 0;
+  for (int i = 0; i < 500; ++i) {
+    ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                   ReleaseCatalog::BuiltIn());
+    RolloutDecision d =
+        DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+    if (d.kind == ActionKind::kNone && !d.wait_until) break;
+    if (d.kind == ActionKind::kNone) {
+      world.AdvanceTo(*d.wait_until);
+      continue;
+    }
+    world.Apply(d);
+    Record(d, mem, world.profile().policy, world.now());
+    max_in_flight = std::max(max_in_flight, static_cast<int>(mem.in_flight.size()));
+    for (const OperationInFlight& op : mem.in_flight) {
+      if (op.node == "cp-0") {
+        EXPECT_EQ(mem.in_flight.size(), 1u) << "control plane beside a worker";
+      }
+    }
+  }
+  EXPECT_EQ(max_in_flight, 2);
+  for (const NodeObservation& n : world.observed().nodes) EXPECT_EQ(*n.talos, V("1.12.0"));
+}
+
+TEST(RolloutTest, RecordedFailureHaltsUntilTheTargetChanges) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  RolloutMemory mem;
+  mem.failure = RolloutFailure{"w-0", V("1.12.0"), "boom", world.now()};
+  ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  RolloutDecision halted =
+      DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+  EXPECT_EQ(halted.phase, ClusterPhase::kUpgradeFailed);
+  EXPECT_EQ(halted.kind, ActionKind::kNone);
+  world.profile().talos_version = V("1.12.0");
+  mem.failure->talos_target = V("1.11.7");  // an older attempt
+  RolloutDecision moving =
+      DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+  EXPECT_NE(moving.phase, ClusterPhase::kUpgradeFailed);
+}
+
+TEST(RolloutTest, KubernetesStepIsHandedToTheJob) {
+  auto nodes = FiveNodes("1.12.0", "1.34.1");
+  RolloutWorld world(MakeProfile(nodes, "1.12.0", "1.35.0"), MakeObserved(nodes));
+  RolloutMemory mem;
+  ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  RolloutDecision d =
+      DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+  EXPECT_EQ(d.kind, ActionKind::kStartKubernetesUpgrade);
+  EXPECT_EQ(d.phase, ClusterPhase::kUpgradingKubernetes);
+}
+
+}  // namespace
+}  // namespace tr::core
