@@ -1,0 +1,77 @@
+#include "core/plan_render.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fleet_fixtures.h"
+#include "nlohmann/json.hpp"
+
+namespace tr::core {
+namespace {
+
+using namespace testing_fixtures;
+using ::testing::HasSubstr;
+
+std::vector<PlanReportEntry> SampleReport() {
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.35.0");
+  ClusterPlan planned = PlanCluster(profile, MakeObserved(nodes), SupportMatrix::BuiltIn(),
+                                    ReleaseCatalog::BuiltIn());
+  ClusterProfile unsupported = MakeProfile(nodes, "1.11.6", "1.35.0");
+  unsupported.name = "edge";
+  ClusterPlan blocked = PlanCluster(unsupported, MakeObserved(nodes), SupportMatrix::BuiltIn(),
+                                    ReleaseCatalog::BuiltIn());
+  Diagnostic bad{"clusters/broken.yaml", 4, 7, "spec.nodes[0].role",
+                 "must be controlplane or worker"};
+  return {{"prod", planned, {}}, {"edge", blocked, {}}, {"broken", std::nullopt, {bad}}};
+}
+
+TEST(PlanRenderTest, JsonFollowsTheContract) {
+  nlohmann::json j = nlohmann::json::parse(RenderPlanJson(SampleReport()));
+  ASSERT_EQ(j["clusters"].size(), 3u);
+  const auto& prod = j["clusters"][0];
+  EXPECT_EQ(prod["name"], "prod");
+  EXPECT_EQ(prod["status"], "planned");
+  ASSERT_EQ(prod["steps"].size(), 2u);
+  EXPECT_EQ(prod["steps"][0]["type"], "talos");
+  EXPECT_EQ(prod["steps"][0]["from"], "1.11.6");
+  EXPECT_EQ(prod["steps"][0]["to"], "1.12.0");
+  EXPECT_EQ(prod["steps"][0]["nodes"],
+            nlohmann::json::array({"w-0", "w-1", "cp-0", "cp-2", "cp-1"}));
+  EXPECT_EQ(prod["steps"][0]["image"], "factory.talos.dev/metal-installer/abc:v1.12.0");
+  EXPECT_EQ(prod["steps"][1]["type"], "kubernetes");
+  EXPECT_GT(prod["estimateSeconds"].get<long>(), 0);
+  EXPECT_EQ(prod["current"]["talos"], "1.11.6");
+  const auto& edge = j["clusters"][1];
+  EXPECT_EQ(edge["status"], "blocked");
+  EXPECT_THAT(edge["message"].get<std::string>(),
+              HasSubstr("Talos 1.11.6 does not support Kubernetes 1.35.0"));
+  EXPECT_TRUE(edge["steps"].empty());
+  const auto& broken = j["clusters"][2];
+  EXPECT_EQ(broken["status"], "invalid");
+  EXPECT_EQ(broken["message"],
+            "clusters/broken.yaml:4:7: spec.nodes[0].role: must be controlplane or worker");
+}
+
+TEST(PlanRenderTest, TextShowsOrderImageGatesAndEstimate) {
+  std::string text = RenderPlanText(SampleReport());
+  EXPECT_THAT(text, HasSubstr("prod: planned"));
+  EXPECT_THAT(text, HasSubstr("1. Talos 1.11.6 → 1.12.0"));
+  EXPECT_THAT(text, HasSubstr("nodes: w-0 → w-1 → cp-0 → cp-2 → cp-1"));
+  EXPECT_THAT(text, HasSubstr("image: factory.talos.dev/metal-installer/abc:v1.12.0"));
+  EXPECT_THAT(text, HasSubstr("etcd snapshot saved before the first control plane"));
+  EXPECT_THAT(text, HasSubstr("estimate: "));
+  EXPECT_THAT(text, HasSubstr("edge: blocked"));
+  EXPECT_THAT(text, HasSubstr("broken: invalid\n  clusters/broken.yaml:4:7:"));
+}
+
+TEST(PlanRenderTest, MarkdownHasATableAndTheBlockedReason) {
+  std::string md = RenderPlanMarkdown(SampleReport());
+  EXPECT_THAT(md, HasSubstr("### `prod`: planned"));
+  EXPECT_THAT(md, HasSubstr("| 1 | Talos 1.11.6 → 1.12.0 | w-0 → w-1 → cp-0 → cp-2 → cp-1 |"));
+  EXPECT_THAT(md, HasSubstr("> **Blocked:** Talos 1.11.6 does not support Kubernetes 1.35.0"));
+  EXPECT_THAT(md, HasSubstr("- `clusters/broken.yaml:4:7: spec.nodes[0].role:"));
+}
+
+}  // namespace
+}  // namespace tr::core
