@@ -1,0 +1,258 @@
+#include "core/policy_decode.h"
+
+#include <algorithm>
+#include <map>
+
+#include "core/duration.h"
+#include "core/names.h"
+#include "fmt/format.h"
+
+namespace tr::core {
+namespace {
+
+constexpr std::chrono::minutes kMaxWindow{7 * 24 * 60};
+
+std::optional<std::vector<int>> DecodeDays(const Field& field) {
+  std::vector<Field> items = ReadList(field);
+  if (!field.present() || !field.node->IsSequence()) return std::nullopt;
+  if (items.empty()) {
+    field.Error("must list at least one day");
+    return std::nullopt;
+  }
+  std::vector<int> days;
+  bool ok = true;
+  for (const Field& item : items) {
+    std::optional<std::string> text = ReadString(item);
+    if (!text) {
+      ok = false;
+      continue;
+    }
+    absl::StatusOr<int> day = ParseWeekday(*text);
+    if (!day.ok()) {
+      item.Error(std::string(day.status().message()));
+      ok = false;
+    } else if (std::find(days.begin(), days.end(), *day) != days.end()) {
+      item.Error(fmt::format("{} is listed twice", WeekdayName(*day)));
+      ok = false;
+    } else {
+      days.push_back(*day);
+    }
+  }
+  if (!ok) return std::nullopt;
+  std::sort(days.begin(), days.end());
+  return days;
+}
+
+std::optional<std::string> DecodeTimezone(const Field& field, const ValidationOptions& options) {
+  std::optional<std::string> name = ReadString(field);
+  if (!name) return std::nullopt;
+  if (absl::Status s = CheckTimezoneName(*name); !s.ok()) {
+    field.Error(std::string(s.message()));
+    return std::nullopt;
+  }
+  if (options.is_known_timezone && !options.is_known_timezone(*name)) {
+    field.Error(fmt::format("unknown time zone \"{}\"", *name));
+    return std::nullopt;
+  }
+  return name;
+}
+
+std::optional<std::chrono::minutes> DecodeWindowLength(const Field& field) {
+  std::optional<std::chrono::seconds> d = ReadDuration(field, /*allow_zero=*/false);
+  if (!d) return std::nullopt;
+  if (d->count() % 60 != 0) {
+    field.Error("must be whole minutes");
+    return std::nullopt;
+  }
+  const auto minutes = std::chrono::duration_cast<std::chrono::minutes>(*d);
+  if (minutes > kMaxWindow) {
+    field.Error("must be at most 7 days (168h)");
+    return std::nullopt;
+  }
+  return minutes;
+}
+
+std::optional<MaintenanceWindow> DecodeWindow(const Field& field,
+                                              const ValidationOptions& options) {
+  MappingReader m(field, {"days", "start", "duration", "timezone"});
+  if (!m.ok()) return std::nullopt;
+  std::optional<std::vector<int>> days = DecodeDays(m.Required("days"));
+  std::optional<std::chrono::minutes> start;
+  const Field start_field = m.Required("start");
+  if (std::optional<std::string> text = ReadString(start_field)) {
+    absl::StatusOr<std::chrono::minutes> t = ParseTimeOfDay(*text);
+    if (t.ok()) {
+      start = *t;
+    } else {
+      start_field.Error(std::string(t.status().message()));
+    }
+  }
+  std::optional<std::chrono::minutes> duration = DecodeWindowLength(m.Required("duration"));
+  std::optional<std::string> timezone = DecodeTimezone(m.Required("timezone"), options);
+  if (!days || !start || !duration || !timezone) return std::nullopt;
+  return MaintenanceWindow{
+      .days = *days, .start = *start, .duration = *duration, .timezone = *timezone};
+}
+
+std::optional<std::string> DecodeCheckName(const Field& field) {
+  std::optional<std::string> name = ReadString(field);
+  if (!name) return std::nullopt;
+  bool ok = !name->empty() && name->size() <= 63;
+  for (char c : *name) {
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '.' || c == '_' || c == '-');
+  }
+  if (!ok) field.Error("must be 1-63 letters, digits, '.', '_' or '-'");
+  return ok ? name : std::nullopt;
+}
+
+std::optional<std::string> DecodeUrl(const Field& field) {
+  std::optional<std::string> url = ReadString(field);
+  if (!url) return std::nullopt;
+  std::string_view rest = *url;
+  bool ok = rest.size() <= 2048;
+  if (rest.starts_with("http://")) {
+    rest.remove_prefix(7);
+  } else if (rest.starts_with("https://")) {
+    rest.remove_prefix(8);
+  } else {
+    ok = false;
+  }
+  ok = ok && !rest.empty() && rest.front() != '/';
+  for (char c : rest) ok = ok && static_cast<unsigned char>(c) > 0x20 && c != 0x7F;
+  if (!ok) field.Error("must be an http:// or https:// URL with a host and no spaces");
+  return ok ? url : std::nullopt;
+}
+
+// The keys only one type may set: reported when set for the other type.
+void RefuseForeignKeys(const MappingReader& m, HealthCheck::Kind kind) {
+  const bool http = kind == HealthCheck::Kind::kHttp;
+  for (std::string_view key : http ? std::vector<std::string_view>{"query", "max"}
+                                   : std::vector<std::string_view>{"expectStatus"}) {
+    const Field f = m.Optional(key);
+    if (f.present())
+      f.Error(http ? "only applies to type prometheus" : "only applies to type http");
+  }
+}
+
+std::optional<HealthCheck> DecodeHealthCheck(const Field& field) {
+  MappingReader m(field, {"name", "type", "url", "expectStatus", "query", "max", "timeout"});
+  if (!m.ok()) return std::nullopt;
+  HealthCheck check;
+  bool ok = true;
+  const auto take = [&ok](auto value, auto& out) {
+    if (value) {
+      out = *value;
+    } else {
+      ok = false;
+    }
+  };
+  take(DecodeCheckName(m.Required("name")), check.name);
+  take(ReadEnum<HealthCheck::Kind>(
+           m.Required("type"),
+           {{"http", HealthCheck::Kind::kHttp}, {"prometheus", HealthCheck::Kind::kPrometheus}}),
+       check.kind);
+  take(DecodeUrl(m.Required("url")), check.url);
+  if (const Field f = m.Optional("timeout"); f.present()) {
+    take(ReadDuration(f, /*allow_zero=*/false), check.timeout);
+  }
+  if (!ok) return std::nullopt;
+  RefuseForeignKeys(m, check.kind);
+  if (check.kind == HealthCheck::Kind::kHttp) {
+    if (const Field f = m.Optional("expectStatus"); f.present()) {
+      std::optional<int64_t> status = ReadInteger(f, 100, 599);
+      if (!status) return std::nullopt;
+      check.expect_status = static_cast<int>(*status);
+    }
+    return check;
+  }
+  std::optional<std::string> query = ReadString(m.Required("query"));
+  if (query && query->empty()) m.Optional("query").Error("must not be empty");
+  if (!query || query->empty()) return std::nullopt;
+  check.query = *query;
+  if (const Field f = m.Optional("max"); f.present()) {
+    check.max_value = ReadNumber(f);
+    if (!check.max_value) return std::nullopt;
+  }
+  return check;
+}
+
+template <typename T, typename DecodeItem>
+std::optional<std::vector<T>> DecodeEach(const Field& field, DecodeItem decode_item) {
+  std::vector<Field> items = ReadList(field);
+  if (!field.node->IsSequence()) return std::nullopt;
+  std::vector<T> out;
+  bool ok = true;
+  for (const Field& item : items) {
+    std::optional<T> value = decode_item(item);
+    if (value) {
+      out.push_back(*std::move(value));
+    } else {
+      ok = false;
+    }
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<std::vector<HealthCheck>> DecodeHealthChecks(const Field& field) {
+  std::vector<Field> items = ReadList(field);
+  if (!field.node->IsSequence()) return std::nullopt;
+  std::vector<HealthCheck> checks;
+  std::map<std::string, size_t> seen;
+  bool ok = true;
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::optional<HealthCheck> check = DecodeHealthCheck(items[i]);
+    if (!check) {
+      ok = false;
+      continue;
+    }
+    auto [it, inserted] = seen.emplace(check->name, i);
+    if (!inserted) {
+      const Field name{.ctx = items[i].ctx,
+                       .node = items[i].node->Find("name"),
+                       .path = JoinPath(items[i].path, "name"),
+                       .mark = items[i].node->mark};
+      name.Error(fmt::format("health check \"{}\" is already defined at {}", it->first,
+                             JoinPath(field.path, it->second)));
+      ok = false;
+      continue;
+    }
+    checks.push_back(*std::move(check));
+  }
+  if (!ok) return std::nullopt;
+  return checks;
+}
+
+}  // namespace
+
+PolicyOverrides DecodePolicy(const Field& field, const ValidationOptions& options) {
+  PolicyOverrides p;
+  MappingReader m(field, {"maxParallelWorkers", "nodeTimeout", "settle", "windows", "healthChecks",
+                          "etcdSnapshot", "onFailure", "paused", "allowDowngrade", "upgradeOrder"});
+  if (!m.ok()) return p;
+  if (std::optional<int64_t> n = ReadInteger(m.Optional("maxParallelWorkers"), 1, 1000)) {
+    p.max_parallel_workers = static_cast<int>(*n);
+  }
+  p.node_timeout = ReadDuration(m.Optional("nodeTimeout"), /*allow_zero=*/false);
+  p.settle = ReadDuration(m.Optional("settle"), /*allow_zero=*/true);
+  if (const Field f = m.Optional("windows"); f.present()) {
+    p.windows = DecodeEach<MaintenanceWindow>(
+        f, [&options](const Field& item) { return DecodeWindow(item, options); });
+  }
+  if (const Field f = m.Optional("healthChecks"); f.present()) {
+    p.health_checks = DecodeHealthChecks(f);
+  }
+  p.etcd_snapshot = ReadBool(m.Optional("etcdSnapshot"));
+  p.on_failure = ReadEnum<FailureAction>(
+      m.Optional("onFailure"),
+      {{"halt", FailureAction::kHalt}, {"rollback", FailureAction::kRollback}});
+  p.paused = ReadBool(m.Optional("paused"));
+  p.allow_downgrade = ReadBool(m.Optional("allowDowngrade"));
+  p.upgrade_order = ReadEnum<UpgradeOrder>(m.Optional("upgradeOrder"),
+                                           {{"talos-first", UpgradeOrder::kTalosFirst},
+                                            {"kubernetes-first", UpgradeOrder::kKubernetesFirst}});
+  return p;
+}
+
+}  // namespace tr::core

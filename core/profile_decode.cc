@@ -1,0 +1,220 @@
+#include "core/profile_decode.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/names.h"
+#include "core/policy_decode.h"
+#include "core/strict_yaml.h"
+#include "core/yaml_decode.h"
+#include "fmt/format.h"
+
+namespace tr::core {
+namespace {
+
+// A node as decoded, with the fields it was read from for later cross-checks.
+struct DecodedNodes {
+  std::vector<NodeSpec> nodes;
+  std::vector<Field> fields;  // one per entry of `nodes`
+  bool complete = false;      // every node decoded: cross-checks are meaningful
+};
+
+std::optional<std::string> ReadChecked(const Field& field,
+                                       absl::Status (*check)(std::string_view)) {
+  std::optional<std::string> text = ReadString(field);
+  if (!text) return std::nullopt;
+  if (absl::Status s = check(*text); !s.ok()) {
+    field.Error(std::string(s.message()));
+    return std::nullopt;
+  }
+  return text;
+}
+
+Field Sub(const Field& parent, std::string_view key) {
+  return Field{.ctx = parent.ctx,
+               .node = parent.node != nullptr ? parent.node->Find(key) : nullptr,
+               .path = JoinPath(parent.path, key),
+               .mark = parent.node != nullptr ? parent.node->mark : parent.mark};
+}
+
+std::optional<NodeSpec> DecodeNode(const Field& field) {
+  MappingReader m(field, {"name", "address", "role"});
+  if (!m.ok()) return std::nullopt;
+  std::optional<std::string> name = ReadChecked(m.Required("name"), CheckDns1123Subdomain);
+  std::optional<std::string> address = ReadChecked(m.Required("address"), CheckNodeAddress);
+  std::optional<NodeRole> role = ReadEnum<NodeRole>(
+      m.Required("role"),
+      {{"controlplane", NodeRole::kControlPlane}, {"worker", NodeRole::kWorker}});
+  if (!name || !address || !role) return std::nullopt;
+  return NodeSpec{.name = *name, .address = *address, .role = *role};
+}
+
+// Reports the second use of a node's `key` value; returns false if any was found.
+bool CheckUnique(const DecodedNodes& decoded, std::string_view key,
+                 std::string (*value)(const NodeSpec&)) {
+  std::map<std::string, size_t> seen;
+  bool ok = true;
+  for (size_t i = 0; i < decoded.nodes.size(); ++i) {
+    auto [it, inserted] = seen.emplace(value(decoded.nodes[i]), i);
+    if (inserted) continue;
+    Sub(decoded.fields[i], key)
+        .Error(fmt::format("\"{}\" is already used by {}", it->first,
+                           decoded.fields[it->second].path));
+    ok = false;
+  }
+  return ok;
+}
+
+DecodedNodes DecodeNodes(const Field& field) {
+  DecodedNodes decoded;
+  std::vector<Field> items = ReadList(field);
+  if (!field.present() || !field.node->IsSequence()) return decoded;
+  if (items.empty()) {
+    field.Error("must list at least one node");
+    return decoded;
+  }
+  decoded.complete = true;
+  for (const Field& item : items) {
+    if (std::optional<NodeSpec> node = DecodeNode(item)) {
+      decoded.nodes.push_back(*std::move(node));
+      decoded.fields.push_back(item);
+    } else {
+      decoded.complete = false;
+    }
+  }
+  const bool names = CheckUnique(decoded, "name", [](const NodeSpec& n) { return n.name; });
+  const bool addresses =
+      CheckUnique(decoded, "address", [](const NodeSpec& n) { return n.address; });
+  decoded.complete = decoded.complete && names && addresses;
+  if (decoded.complete &&
+      std::none_of(decoded.nodes.begin(), decoded.nodes.end(),
+                   [](const NodeSpec& n) { return n.role == NodeRole::kControlPlane; })) {
+    field.Error("must include at least one controlplane node");
+    decoded.complete = false;
+  }
+  return decoded;
+}
+
+// An endpoint must be the address of a control-plane node listed in spec.nodes.
+void CheckEndpointHost(const Field& field, const Endpoint& endpoint, const DecodedNodes& nodes) {
+  for (const NodeSpec& node : nodes.nodes) {
+    if (node.address != endpoint.host) continue;
+    if (node.role == NodeRole::kControlPlane) return;
+    field.Error(
+        fmt::format("{} is the address of worker \"{}\"; endpoints must be controlplane "
+                    "nodes",
+                    endpoint.host, node.name));
+    return;
+  }
+  field.Error(
+      fmt::format("{} is not the address of a controlplane node in spec.nodes", endpoint.host));
+}
+
+std::optional<std::vector<std::string>> DecodeEndpoints(const Field& field,
+                                                        const DecodedNodes& nodes) {
+  std::vector<Field> items = ReadList(field);
+  if (!field.present() || !field.node->IsSequence()) return std::nullopt;
+  if (items.empty()) {
+    field.Error("must list at least one control-plane endpoint");
+    return std::nullopt;
+  }
+  std::vector<std::string> endpoints;
+  std::map<std::string, size_t> seen;
+  bool ok = true;
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::optional<std::string> text = ReadString(items[i]);
+    absl::StatusOr<Endpoint> endpoint =
+        text ? ParseEndpoint(*text) : absl::InvalidArgumentError("");
+    if (text && !endpoint.ok()) items[i].Error(std::string(endpoint.status().message()));
+    if (!endpoint.ok()) {
+      ok = false;
+      continue;
+    }
+    if (auto [it, inserted] = seen.emplace(*text, i); !inserted) {
+      items[i].Error(
+          fmt::format("\"{}\" is already listed at {}", *text, JoinPath(field.path, it->second)));
+      ok = false;
+      continue;
+    }
+    if (nodes.complete) CheckEndpointHost(items[i], *endpoint, nodes);
+    endpoints.push_back(*text);
+  }
+  if (!ok) return std::nullopt;
+  return endpoints;
+}
+
+void DecodeMetadata(const Field& field, std::string_view path, ClusterProfile& profile) {
+  MappingReader m(field, {"name"});
+  const Field name_field = m.Required("name");
+  std::optional<std::string> name = ReadChecked(name_field, CheckDns1123Label);
+  if (!name) return;
+  const std::string expected = ClusterNameFromPath(path);
+  if (*name != expected) {
+    name_field.Error(fmt::format("must match the file name: \"{}\" ({})", expected, path));
+    return;
+  }
+  profile.name = *name;
+}
+
+void DecodeSpec(const Field& field, const ValidationOptions& options, ClusterProfile& profile) {
+  MappingReader spec(field, {"endpoints", "credentials", "talos", "kubernetes", "nodes", "policy"});
+  if (!spec.ok()) return;
+  DecodedNodes nodes = DecodeNodes(spec.Required("nodes"));
+  profile.nodes = nodes.nodes;
+  profile.endpoints =
+      DecodeEndpoints(spec.Required("endpoints"), nodes).value_or(std::vector<std::string>{});
+  profile.credentials =
+      ReadChecked(spec.Required("credentials"), CheckCredentialsName).value_or("");
+  MappingReader talos(spec.Required("talos"), {"version", "image"});
+  if (auto v = ReadTalosVersion(talos.Required("version"))) profile.talos_version = *v;
+  profile.talos_image = ReadChecked(talos.Required("image"), CheckImageRepository).value_or("");
+  MappingReader kubernetes(spec.Required("kubernetes"), {"version"});
+  if (auto v = ReadKubernetesVersion(kubernetes.Required("version"))) {
+    profile.kubernetes_version = *v;
+  }
+  profile.policy_overrides = DecodePolicy(spec.Optional("policy"), options);
+}
+
+}  // namespace
+
+std::string ClusterNameFromPath(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  if (base.ends_with(".yaml")) {
+    base.remove_suffix(5);
+  } else if (base.ends_with(".yml")) {
+    base.remove_suffix(4);
+  }
+  return std::string(base);
+}
+
+Decoded<ClusterProfile> DecodeClusterProfile(std::string_view path, std::string_view content,
+                                             const PolicyOverrides& defaults,
+                                             const ValidationOptions& options) {
+  Decoded<ClusterProfile> result;
+  ParsedYaml parsed = ParseStrictYaml(path, content);
+  if (!parsed.root) {
+    result.diagnostics = std::move(parsed.diagnostics);
+    return result;
+  }
+  DecodeContext ctx{std::string(path)};
+  const Field root = RootField(ctx, *parsed.root);
+  MappingReader top(root, {"apiVersion", "kind", "metadata", "spec"});
+  ClusterProfile profile;
+  profile.file = std::string(path);
+  if (top.ok()) {
+    CheckHeader(top, kApiVersion, "ClusterProfile");
+    DecodeMetadata(top.Required("metadata"), path, profile);
+    DecodeSpec(top.Required("spec"), options, profile);
+  }
+  if (ctx.has_errors()) {
+    result.diagnostics = ctx.TakeDiagnostics();
+    return result;
+  }
+  profile.policy = MergePolicy(MergePolicy(Policy{}, defaults), profile.policy_overrides);
+  result.value = std::move(profile);
+  return result;
+}
+
+}  // namespace tr::core

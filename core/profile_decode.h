@@ -1,0 +1,35 @@
+// Decoding and validation of the two kinds of file in a profile repository (shared/DESIGN.md
+// §3): `clusters/<name>.yaml` (kind ClusterProfile) and `reconciler.yaml` (kind
+// RepositoryDefaults). Both are read with the strict YAML reader (strict_yaml.h), and every
+// independent problem is reported as a Diagnostic (`file:line:column: field.path: message`),
+// up to kMaxDiagnosticsPerFile per file. README.md "Profile format" lists every rule.
+//
+// Pure; thread-compatible.
+#pragma once
+
+#include <string_view>
+
+#include "core/decoded.h"
+#include "core/profile.h"
+#include "core/profile_set.h"
+
+namespace tr::core {
+
+inline constexpr std::string_view kApiVersion = "talos-reconciler.dev/v1alpha1";
+
+// The cluster name a profile path implies: "clusters/prod-eu-1.yaml" -> "prod-eu-1"
+// (the base name without ".yaml" or ".yml").
+std::string ClusterNameFromPath(std::string_view path);
+
+// Decodes `content`, the bytes of the profile at `path`. On success the profile's `policy` is
+// Policy{} merged with `defaults` and then with the file's own policy keys.
+Decoded<ClusterProfile> DecodeClusterProfile(std::string_view path, std::string_view content,
+                                             const PolicyOverrides& defaults,
+                                             const ValidationOptions& options = {});
+
+// Decodes `content`, the bytes of `reconciler.yaml` at `path`.
+Decoded<RepositoryDefaults> DecodeRepositoryDefaults(std::string_view path,
+                                                     std::string_view content,
+                                                     const ValidationOptions& options = {});
+
+}  // namespace tr::core

@@ -1,0 +1,121 @@
+// Building blocks for core's decoders, which turn a strict YAML tree (strict_yaml.h) into
+// typed values and report every problem they meet instead of stopping at the first.
+//
+// A decoder walks the tree with `Field`s (a node plus its field path). Each Read* function
+// returns the value, or nullopt after recording why in the DecodeContext; a Field whose node
+// is absent (an optional key that was not written) reads as nullopt without an error.
+// Scalars are typed strictly: a string field refuses null and YAML 1.1 booleans (`yes`,
+// `off`) unless quoted; bool and number fields refuse quoted text.
+//
+// Not thread-safe: one DecodeContext per file being decoded.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/strict_yaml.h"
+#include "core/version.h"
+
+namespace tr::core {
+
+// Collects the diagnostics of one file, at most kMaxDiagnosticsPerFile of them.
+class DecodeContext {
+ public:
+  explicit DecodeContext(std::string file) : file_(std::move(file)) {}
+
+  void Error(YamlMark mark, std::string path, std::string message);
+  const std::string& file() const { return file_; }
+  bool has_errors() const { return errors_ > 0; }
+  // Moves the diagnostics out.
+  Diagnostics TakeDiagnostics() { return std::move(diagnostics_); }
+
+ private:
+  std::string file_;
+  Diagnostics diagnostics_;
+  size_t errors_ = 0;
+};
+
+struct Field {
+  DecodeContext* ctx = nullptr;
+  const YamlNode* node = nullptr;  // nullptr: the key was not written
+  std::string path;
+  YamlMark mark;  // where to point when `node` is absent: the enclosing mapping
+
+  bool present() const { return node != nullptr; }
+  void Error(std::string message) const;  // at the node, or at `mark` when absent
+};
+
+// The whole document as a Field with an empty path.
+Field RootField(DecodeContext& ctx, const YamlNode& root);
+
+// A mapping whose keys must all be in `known`; every other key is reported as unknown (with a
+// suggestion when one is close). Reports when the node is not a mapping.
+class MappingReader {
+ public:
+  MappingReader(const Field& field, std::initializer_list<std::string_view> known);
+
+  bool ok() const { return map_ != nullptr; }  // the node is a mapping
+  Field Optional(std::string_view key) const;
+  // As Optional, and reports "is required" (at the mapping) when the key is missing.
+  Field Required(std::string_view key) const;
+
+ private:
+  Field field_;
+  const YamlNode* map_ = nullptr;
+};
+
+struct FieldEntry {
+  std::string key;
+  YamlMark key_mark;
+  Field value;
+
+  void KeyError(std::string message) const;  // at the key
+};
+// The `apiVersion` and `kind` keys of a document's top mapping: both required, both exact.
+void CheckHeader(const MappingReader& top, std::string_view api_version, std::string_view kind);
+
+// Every entry of a mapping, in file order, whatever the keys; reports when not a mapping.
+std::vector<FieldEntry> ReadMapEntries(const Field& field);
+// The items of a list; reports when the node is not a list. Empty when absent.
+std::vector<Field> ReadList(const Field& field);
+
+std::optional<std::string> ReadString(const Field& field);
+std::optional<bool> ReadBool(const Field& field);
+std::optional<int64_t> ReadInteger(const Field& field, int64_t min, int64_t max);
+std::optional<double> ReadNumber(const Field& field);
+// Refuses zero unless `allow_zero`.
+std::optional<std::chrono::seconds> ReadDuration(const Field& field, bool allow_zero);
+std::optional<Version> ReadTalosVersion(const Field& field);
+std::optional<Version> ReadKubernetesVersion(const Field& field);
+std::optional<MinorVersion> ReadMinorVersion(const Field& field);
+
+// One of `choices` by its spelling; reports "must be a, b or c" otherwise.
+template <typename E>
+std::optional<E> ReadEnum(const Field& field,
+                          std::initializer_list<std::pair<std::string_view, E>> choices);
+
+// "a or b", "a, b or c".
+std::string ListChoices(const std::vector<std::string_view>& words);
+
+template <typename E>
+std::optional<E> ReadEnum(const Field& field,
+                          std::initializer_list<std::pair<std::string_view, E>> choices) {
+  std::optional<std::string> text = ReadString(field);
+  if (!text) return std::nullopt;
+  std::vector<std::string_view> words;
+  for (const auto& [word, value] : choices) {
+    if (*text == word) return value;
+    words.push_back(word);
+  }
+  field.Error("must be " + ListChoices(words));
+  return std::nullopt;
+}
+
+}  // namespace tr::core
