@@ -2,16 +2,15 @@
 
 #include <algorithm>
 
+#include "core/duration.h"
 #include "fmt/format.h"
 
 namespace tr::core {
 namespace {
 
-constexpr const char* kDayNames[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-
 std::string FormatWindow(const MaintenanceWindow& w) {
   std::string days;
-  for (int d : w.days) days += (days.empty() ? "" : ",") + std::string(kDayNames[d % 7]);
+  for (int d : w.days) days += (days.empty() ? "" : ",") + std::string(WeekdayName(d));
   return fmt::format("{} {:02}:{:02} for {} ({})", days, w.start.count() / 60, w.start.count() % 60,
                      FormatDuration(w.duration), w.timezone);
 }
@@ -26,16 +25,6 @@ bool TouchesControlPlane(const ClusterProfile& profile, const PlanStep& step) {
 }
 
 }  // namespace
-
-std::string FormatDuration(std::chrono::seconds duration) {
-  long long s = duration.count();
-  if (s == 0) return "0s";
-  std::string out;
-  if (s >= 3600) out += fmt::format("{}h", s / 3600), s %= 3600;
-  if (s >= 60) out += fmt::format("{}m", s / 60), s %= 60;
-  if (s > 0) out += fmt::format("{}s", s);
-  return out;
-}
 
 std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterPlan& plan) {
   const Policy& policy = profile.policy;
@@ -83,7 +72,9 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
     gates.push_back(fmt::format("health check {} ({}) between nodes", check.name,
                                 check.kind == HealthCheck::Kind::kHttp ? "http" : "prometheus"));
   }
-  gates.push_back(fmt::format("settle {} after each node", FormatDuration(policy.settle)));
+  if (talos) {
+    gates.push_back(fmt::format("settle {} after each node", FormatDuration(policy.settle)));
+  }
   gates.push_back(policy.on_failure == FailureAction::kRollback
                       ? "on failure: roll the node back, then halt; no further node is touched"
                       : "on failure: halt; no further node is touched");

@@ -23,7 +23,4 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
 std::chrono::seconds EstimateDuration(const ClusterProfile& profile,
                                       const ObservedCluster& observed, const ClusterPlan& plan);
 
-// "30m", "1h30m", "45s": the form durations are written in profiles.
-std::string FormatDuration(std::chrono::seconds duration);
-
 }  // namespace tr::core

@@ -1,5 +1,6 @@
 #include "core/plan_render.h"
 
+#include "core/duration.h"
 #include "core/gates.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/duration.h"
 #include "core/gates.h"
 #include "core/rollout_checks.h"
 #include "fmt/format.h"

@@ -1,18 +1,55 @@
 #include "reconciler/cli.h"
 
+#include <iostream>
+#include <map>
+
 #include "CLI/CLI.hpp"
+#include "reconciler/offline_commands.h"
 
 namespace tr::reconciler {
+namespace {
+
+void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& run) {
+  CLI::App* cmd =
+      app.add_subcommand("validate", "Check every profile in a checkout of a profile repository");
+  cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
+  const std::map<std::string, ValidateFormat> formats{{"text", ValidateFormat::kText},
+                                                      {"github", ValidateFormat::kGithub}};
+  cmd->add_option("--format", options.format, "text, or github for Actions annotations")
+      ->transform(CLI::CheckedTransformer(formats));
+  cmd->callback([&] { run = [&] { return RunValidate(options, std::cout, std::cerr); }; });
+}
+
+void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand("plan", "Print the upgrade plan of every cluster");
+  cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
+  cmd->add_option("--observed", options.observed_file,
+                  "YAML file with what the nodes run (see README)")
+      ->required();
+  const std::map<std::string, PlanFormat> formats{{"text", PlanFormat::kText},
+                                                  {"markdown", PlanFormat::kMarkdown},
+                                                  {"json", PlanFormat::kJson}};
+  cmd->add_option("--format", options.format, "text, markdown or json")
+      ->transform(CLI::CheckedTransformer(formats));
+  cmd->callback([&] { run = [&] { return RunPlan(options, std::cout, std::cerr); }; });
+}
+
+}  // namespace
 
 int RunCli(int argc, char** argv) {
   CLI::App app{"talos-reconciler: keeps Talos clusters at the versions written in Git"};
   app.require_subcommand(1);
+  ValidateOptions validate;
+  PlanOptions plan;
+  std::function<int()> run;
+  AddValidate(app, validate, run);
+  AddPlan(app, plan, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  return 0;
+  return run ? run() : kExitInvalid;
 }
 
 }  // namespace tr::reconciler

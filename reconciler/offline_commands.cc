@@ -1,0 +1,155 @@
+#include "reconciler/offline_commands.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/observed_decode.h"
+#include "core/plan_render.h"
+#include "core/planner.h"
+#include "core/profile_set.h"
+#include "fmt/format.h"
+#include "gitsource/snapshot.h"
+#include "reconciler/timezones.h"
+
+namespace tr::reconciler {
+namespace {
+
+// Reads and decodes the repository at `dir`; nullopt (after printing why) when unreadable.
+std::optional<core::ProfileSet> LoadProfiles(const std::filesystem::path& dir, std::ostream& err) {
+  absl::StatusOr<gitsource::ProfileSnapshot> snapshot = gitsource::ReadDirectorySnapshot(dir);
+  if (!snapshot.ok()) {
+    err << "error: " << snapshot.status().message() << "\n";
+    return std::nullopt;
+  }
+  core::ValidationOptions options;
+  options.is_known_timezone = IsKnownTimezone;
+  return core::DecodeProfileSet(snapshot->files, options);
+}
+
+core::Diagnostics AllDiagnostics(const core::ProfileSet& set) {
+  core::Diagnostics all = set.defaults_diagnostics;
+  for (const core::InvalidProfile& invalid : set.invalid) {
+    all.insert(all.end(), invalid.diagnostics.begin(), invalid.diagnostics.end());
+  }
+  return all;
+}
+
+void PrintGithubAnnotation(const core::Diagnostic& d, std::ostream& out) {
+  out << "::error file=" << EscapeGithubProperty(d.file);
+  if (d.line > 0) out << ",line=" << d.line << ",col=" << d.column;
+  if (!d.path.empty()) out << ",title=" << EscapeGithubProperty(d.path);
+  out << "::" << EscapeGithubData(d.message) << "\n";
+}
+
+std::optional<core::ObservedFleet> LoadObserved(const std::filesystem::path& path,
+                                                std::ostream& err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    err << "error: cannot read the observed-state file " << path.string() << "\n";
+    return std::nullopt;
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  core::Decoded<core::ObservedFleet> fleet =
+      core::DecodeObservedFleet(path.string(), content.str());
+  for (const core::Diagnostic& d : fleet.diagnostics) err << d.ToString() << "\n";
+  return fleet.value;
+}
+
+std::vector<core::PlanReportEntry> PlanAll(const core::ProfileSet& set,
+                                           const core::ObservedFleet& fleet) {
+  std::vector<core::PlanReportEntry> entries;
+  for (const core::ClusterProfile& profile : set.profiles) {
+    core::PlanReportEntry entry{profile.name, std::nullopt, {}};
+    const core::ObservedCluster* observed = fleet.FindCluster(profile.name);
+    core::ObservedCluster empty{profile.name, {}, ""};
+    entry.plan = core::PlanCluster(profile, observed ? *observed : empty, set.support_matrix,
+                                   set.release_catalog);
+    if (!observed) {
+      entry.plan->status = core::PlanStatus::kBlocked;
+      entry.plan->message = "cluster " + profile.name + " is not in the observed-state file";
+    }
+    entries.push_back(std::move(entry));
+  }
+  for (const core::InvalidProfile& invalid : set.invalid) {
+    entries.push_back({invalid.cluster, std::nullopt, invalid.diagnostics});
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.cluster < b.cluster; });
+  return entries;
+}
+
+}  // namespace
+
+std::string EscapeGithubData(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '%')
+      out += "%25";
+    else if (c == '\r')
+      out += "%0D";
+    else if (c == '\n')
+      out += "%0A";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string EscapeGithubProperty(std::string_view text) {
+  std::string out;
+  for (char c : EscapeGithubData(text)) {
+    if (c == ':')
+      out += "%3A";
+    else if (c == ',')
+      out += "%2C";
+    else
+      out += c;
+  }
+  return out;
+}
+
+int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream& err) {
+  std::optional<core::ProfileSet> set = LoadProfiles(options.dir, err);
+  if (!set) return kExitInvalid;
+  const core::Diagnostics problems = AllDiagnostics(*set);
+  for (const core::Diagnostic& d : problems) {
+    if (options.format == ValidateFormat::kGithub) {
+      PrintGithubAnnotation(d, out);
+    } else {
+      out << d.ToString() << "\n";
+    }
+  }
+  const size_t total = set->profiles.size() + set->invalid.size();
+  err << fmt::format("{} of {} profile{} valid", set->profiles.size(), total,
+                     total == 1 ? "" : "s");
+  if (!set->defaults_diagnostics.empty()) err << "; reconciler.yaml is invalid";
+  err << "\n";
+  return problems.empty() ? kExitOk : kExitInvalid;
+}
+
+int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
+  std::optional<core::ProfileSet> set = LoadProfiles(options.dir, err);
+  if (!set) return kExitInvalid;
+  std::optional<core::ObservedFleet> fleet = LoadObserved(options.observed_file, err);
+  if (!fleet) return kExitInvalid;
+  const std::vector<core::PlanReportEntry> entries = PlanAll(*set, *fleet);
+  switch (options.format) {
+    case PlanFormat::kText:
+      out << core::RenderPlanText(entries);
+      break;
+    case PlanFormat::kMarkdown:
+      out << core::RenderPlanMarkdown(entries);
+      break;
+    case PlanFormat::kJson:
+      out << core::RenderPlanJson(entries);
+      break;
+  }
+  if (!set->invalid.empty() || !set->defaults_diagnostics.empty()) return kExitInvalid;
+  for (const core::PlanReportEntry& e : entries) {
+    if (e.plan && e.plan->status == core::PlanStatus::kBlocked) return kExitBlocked;
+  }
+  return kExitOk;
+}
+
+}  // namespace tr::reconciler

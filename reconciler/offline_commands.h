@@ -1,0 +1,45 @@
+// `validate` and `plan` on a checkout of a profile repository, without a fleet: the commands
+// people run locally and in CI before merging.
+//
+// Both read the directory once and write only to the given streams. Thread-compatible.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+
+namespace tr::reconciler {
+
+// Exit codes shared by the offline commands.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInvalid = 1;  // an invalid profile, or unreadable input
+inline constexpr int kExitBlocked = 2;  // `plan`: every profile is valid, but a plan is blocked
+
+enum class ValidateFormat { kText, kGithub };
+
+struct ValidateOptions {
+  std::filesystem::path dir = ".";
+  ValidateFormat format = ValidateFormat::kText;
+};
+
+// Prints every problem as `file:line:column: field.path: message` (or as GitHub Actions
+// `::error` annotations) and a summary. kExitOk when every profile is valid, else kExitInvalid.
+int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream& err);
+
+enum class PlanFormat { kText, kMarkdown, kJson };
+
+struct PlanOptions {
+  std::filesystem::path dir = ".";
+  std::filesystem::path observed_file;  // the observed-state YAML file
+  PlanFormat format = PlanFormat::kText;
+};
+
+// Prints the plan of every cluster. kExitOk when every cluster is planned or up to date,
+// kExitBlocked when a plan is blocked, kExitInvalid when a profile or the input is invalid.
+int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
+
+// A GitHub Actions workflow command's data or property, escaped as the runner expects.
+std::string EscapeGithubData(std::string_view text);
+std::string EscapeGithubProperty(std::string_view text);
+
+}  // namespace tr::reconciler

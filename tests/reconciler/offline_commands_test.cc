@@ -1,0 +1,145 @@
+#include "reconciler/offline_commands.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "nlohmann/json.hpp"
+
+namespace tr::reconciler {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const fs::path kExamples = fs::path(TR_SOURCE_DIR) / "examples";
+
+class TempRepo {
+ public:
+  TempRepo() {
+    dir_ = fs::temp_directory_path() /
+           ("tr-offline-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    fs::create_directories(dir_ / "clusters");
+  }
+  ~TempRepo() { fs::remove_all(dir_); }
+  void Write(const std::string& path, const std::string& content) {
+    std::ofstream(dir_ / path) << content;
+  }
+  const fs::path& dir() const { return dir_; }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path dir_;
+};
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(ValidateTest, ExampleRepositoryIsValid) {
+  std::ostringstream out, err;
+  EXPECT_EQ(RunValidate({kExamples / "repo", ValidateFormat::kText}, out, err), kExitOk)
+      << out.str() << err.str();
+  EXPECT_EQ(out.str(), "");
+  EXPECT_THAT(err.str(), HasSubstr("3 of 3 profiles valid"));
+}
+
+TEST(ValidateTest, BrokenProfileIsReportedWithItsPosition) {
+  TempRepo repo;
+  std::string profile = ReadFile(kExamples / "repo/clusters/edge-lab.yaml");
+  repo.Write("clusters/edge-lab.yaml", profile);
+  const std::string bad_role = "role: controlplane}";
+  profile.replace(profile.find(bad_role), bad_role.size(), "role: boss}");
+  repo.Write("clusters/other.yaml", profile);
+  std::ostringstream out, err;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText}, out, err), kExitInvalid);
+  EXPECT_THAT(out.str(), HasSubstr("clusters/other.yaml:"));
+  EXPECT_THAT(out.str(), HasSubstr("spec.nodes[0].role: "));
+  EXPECT_THAT(err.str(), HasSubstr("1 of 2 profiles valid"));
+}
+
+TEST(ValidateTest, GithubFormatPrintsAnnotations) {
+  TempRepo repo;
+  repo.Write("clusters/x.yaml", "apiVersion: nope\n");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kGithub}, out, err), kExitInvalid);
+  EXPECT_THAT(out.str(), HasSubstr("::error file=clusters/x.yaml,line="));
+}
+
+TEST(ValidateTest, MissingDirectoryIsAnError) {
+  std::ostringstream out, err;
+  EXPECT_EQ(RunValidate({"/nonexistent/tr-dir", ValidateFormat::kText}, out, err), kExitInvalid);
+  EXPECT_THAT(err.str(), HasSubstr("no such directory"));
+}
+
+TEST(GithubEscapeTest, EscapesAsTheRunnerExpects) {
+  EXPECT_EQ(EscapeGithubData("50%\nnext"), "50%25%0Anext");
+  EXPECT_EQ(EscapeGithubProperty("a:b,c"), "a%3Ab%2Cc");
+}
+
+TEST(PlanCommandTest, ExamplePlansAsJson) {
+  std::ostringstream out, err;
+  int code =
+      RunPlan({kExamples / "repo", kExamples / "observed.yaml", PlanFormat::kJson}, out, err);
+  EXPECT_EQ(code, kExitOk) << err.str();
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  ASSERT_EQ(j["clusters"].size(), 3u);
+  EXPECT_EQ(j["clusters"][0]["name"], "edge-lab");
+  EXPECT_EQ(j["clusters"][0]["status"], "up-to-date");
+  EXPECT_EQ(j["clusters"][1]["name"], "prod-eu-1");
+  EXPECT_EQ(j["clusters"][1]["status"], "planned");
+  EXPECT_EQ(j["clusters"][1]["steps"][0]["nodes"],
+            nlohmann::json::array({"w-0", "w-1", "cp-0", "cp-2", "cp-1"}));
+  EXPECT_EQ(j["clusters"][1]["steps"][1]["type"], "kubernetes");
+  EXPECT_EQ(j["clusters"][2]["name"], "staging");
+  EXPECT_EQ(j["clusters"][2]["steps"][0]["type"], "kubernetes");
+}
+
+TEST(PlanCommandTest, ClusterMissingFromObservedFileIsBlocked) {
+  TempRepo repo;
+  repo.Write("clusters/edge-lab.yaml", ReadFile(kExamples / "repo/clusters/edge-lab.yaml"));
+  repo.Write("observed.yaml", "clusters: {}\n");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunPlan({repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText}, out, err),
+            kExitBlocked);
+  EXPECT_THAT(out.str(), HasSubstr("not in the observed-state file"));
+}
+
+// The real binary, as CI runs it.
+int RunBinary(const std::string& args, std::string& output) {
+  const std::string command =
+      std::string(TR_BINARY_DIR) + "/reconciler/talos-reconciler " + args + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0)
+    output.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(BinaryTest, ValidateAndPlanExitCodes) {
+  std::string output;
+  EXPECT_EQ(RunBinary("validate " + (kExamples / "repo").string(), output), 0) << output;
+  output.clear();
+  EXPECT_EQ(RunBinary("plan " + (kExamples / "repo").string() + " --observed " +
+                          (kExamples / "observed.yaml").string(),
+                      output),
+            0)
+      << output;
+  EXPECT_THAT(output, HasSubstr("prod-eu-1: planned"));
+  output.clear();
+  EXPECT_NE(RunBinary("plan --format yaml --observed x", output), 0);
+  EXPECT_THAT(output, HasSubstr("--format"));
+}
+
+}  // namespace
+}  // namespace tr::reconciler
