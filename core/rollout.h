@@ -18,10 +18,9 @@
 #include "core/observed.h"
 #include "core/planner.h"
 #include "core/profile.h"
+#include "core/timestamp.h"
 
 namespace tr::core {
-
-using TimePoint = std::chrono::system_clock::time_point;
 
 // Where one node's upgrade is; each phase is recorded before the daemon moves past it.
 enum class OperationPhase {

@@ -1,0 +1,189 @@
+#include "core/status.h"
+
+#include <algorithm>
+
+#include "core/duration.h"
+#include "fmt/format.h"
+
+namespace tr::core {
+namespace {
+
+std::string OptionalVersion(const std::optional<Version>& v) { return v ? v->ToString() : ""; }
+
+bool WasActive(const ClusterStatus* previous, ComponentStatus ClusterStatus::*component) {
+  if (previous == nullptr) return false;
+  const ComponentState s = (previous->*component).state;
+  return s == ComponentState::kInProgress || s == ComponentState::kCompleted;
+}
+
+// One component's state from the phase that names its own upgrade.
+ComponentStatus Component(const StatusInput& in, bool talos, ClusterPhase upgrading) {
+  ComponentStatus c;
+  const ClusterPlan* plan = in.plan;
+  if (plan) {
+    c.current = OptionalVersion(talos ? plan->talos_current : plan->kubernetes_current);
+    c.target = (talos ? plan->talos_target : plan->kubernetes_target).ToString();
+  }
+  if (in.catalog) {
+    c.available =
+        OptionalVersion(talos ? in.catalog->NewestTalos() : in.catalog->NewestKubernetes());
+  }
+  const RolloutDecision* d = in.decision;
+  const ClusterPhase phase = d ? d->phase : ClusterPhase::kBlocked;
+  const bool behind = c.current != c.target;
+  if (talos && d) c.progress = d->progress.ToString();
+  if (phase == upgrading) {
+    c.state = ComponentState::kInProgress;
+    c.message = d->message;
+  } else if (phase == ClusterPhase::kUpgradeFailed && talos) {
+    c.state = ComponentState::kFailed;
+    c.message = d->message;
+  } else if (phase == ClusterPhase::kBlocked && behind) {
+    c.state = ComponentState::kBlocked;
+    c.message = d ? d->message : "";
+  } else if (!behind &&
+             WasActive(in.previous, talos ? &ClusterStatus::talos : &ClusterStatus::kubernetes)) {
+    c.state = ComponentState::kCompleted;
+    c.message = fmt::format("every node runs {}", c.target);
+  } else {
+    c.state = ComponentState::kIdle;
+    if (behind && d) c.message = d->message;
+  }
+  return c;
+}
+
+std::string ReasonFor(ComponentState s) {
+  switch (s) {
+    case ComponentState::kIdle:
+      return "Idle";
+    case ComponentState::kInProgress:
+      return "InProgress";
+    case ComponentState::kCompleted:
+      return "Succeeded";
+    case ComponentState::kFailed:
+      return "Failed";
+    case ComponentState::kBlocked:
+      return "Blocked";
+  }
+  return "Unknown";
+}
+
+Condition MakeCondition(const StatusInput& in, std::string type, bool status, std::string reason,
+                        std::string message) {
+  Condition c{std::move(type), status, std::move(reason), std::move(message), in.now};
+  if (in.previous) {
+    for (const Condition& old : in.previous->conditions) {
+      if (old.type == c.type && old.status == c.status) c.last_transition = old.last_transition;
+    }
+  }
+  return c;
+}
+
+const NodeStatus* PreviousNode(const ClusterStatus* previous, const std::string& name) {
+  if (!previous) return nullptr;
+  for (const NodeStatus& n : previous->nodes) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+// A node that left the in-flight list on its target finished an upgrade now.
+void RecordFinishedUpgrades(const StatusInput& in, NodeStatus& node, const NodeObservation& seen) {
+  if (!in.previous) return;
+  for (const OperationInFlight& op : in.previous->rollout.in_flight) {
+    const bool still = std::any_of(in.memory.in_flight.begin(), in.memory.in_flight.end(),
+                                   [&](const OperationInFlight& o) { return o.node == op.node; });
+    if (op.node != node.name || still || !seen.talos || *seen.talos != op.target) continue;
+    const auto took = std::chrono::duration_cast<std::chrono::seconds>(in.now - op.started);
+    node.last_upgrade_duration = took;
+    node.last_operation = fmt::format("upgraded to Talos {} in {} ({})", op.target.ToString(),
+                                      FormatDuration(took), FormatTimestamp(in.now));
+  }
+}
+
+std::vector<NodeStatus> Nodes(const StatusInput& in) {
+  std::vector<NodeStatus> nodes;
+  if (!in.profile || !in.observed) return in.previous ? in.previous->nodes : nodes;
+  for (const NodeSpec& spec : in.profile->nodes) {
+    NodeStatus node{spec.name, NodeRoleName(spec.role), "", "", false, "", std::nullopt};
+    if (const NodeStatus* old = PreviousNode(in.previous, spec.name)) {
+      node.last_operation = old->last_operation;
+      node.last_upgrade_duration = old->last_upgrade_duration;
+    }
+    if (const NodeObservation* seen = in.observed->FindNode(spec.name)) {
+      node.talos = OptionalVersion(seen->talos);
+      node.kubelet = OptionalVersion(seen->kubelet);
+      node.ready = seen->reachable && seen->ready;
+      RecordFinishedUpgrades(in, node, *seen);
+    }
+    nodes.push_back(std::move(node));
+  }
+  return nodes;
+}
+
+void AppendHistory(const StatusInput& in, ClusterStatus& status) {
+  if (in.previous) status.history = in.previous->history;
+  if (!in.previous || in.previous->phase != status.phase) {
+    status.history.push_back(
+        {in.now, fmt::format("{}: {}", ClusterPhaseName(status.phase), status.message)});
+  }
+  for (const std::string& event : in.events) status.history.push_back({in.now, event});
+  if (status.history.size() > kMaxHistory) {
+    status.history.erase(status.history.begin(),
+                         status.history.end() - static_cast<std::ptrdiff_t>(kMaxHistory));
+  }
+}
+
+}  // namespace
+
+const char* ComponentStateName(ComponentState state) {
+  switch (state) {
+    case ComponentState::kIdle:
+      return "idle";
+    case ComponentState::kInProgress:
+      return "in-progress";
+    case ComponentState::kCompleted:
+      return "completed";
+    case ComponentState::kFailed:
+      return "failed";
+    case ComponentState::kBlocked:
+      return "blocked";
+  }
+  return "unknown";
+}
+
+ClusterStatus BuildClusterStatus(const StatusInput& in) {
+  ClusterStatus s;
+  s.cluster = in.cluster;
+  s.updated = in.now;
+  s.rollout = in.memory;
+  s.desired_commit_attempted = in.desired_commit;
+  s.desired_commit_applied = in.previous ? in.previous->desired_commit_applied : "";
+  if (in.invalid && !in.invalid->empty()) {
+    s.phase = ClusterPhase::kBlocked;
+    s.message = "invalid profile: " + in.invalid->front().ToString();
+    if (in.previous) s.rollout = in.previous->rollout;
+    s.talos = in.previous ? in.previous->talos : ComponentStatus{};
+    s.kubernetes = in.previous ? in.previous->kubernetes : ComponentStatus{};
+    s.talos.state = s.kubernetes.state = ComponentState::kBlocked;
+    s.talos.message = s.kubernetes.message = s.message;
+  } else {
+    s.phase = in.decision ? in.decision->phase : ClusterPhase::kBlocked;
+    s.message = in.decision ? in.decision->message : "";
+    s.talos = Component(in, true, ClusterPhase::kUpgradingTalos);
+    s.kubernetes = Component(in, false, ClusterPhase::kUpgradingKubernetes);
+  }
+  if (s.phase == ClusterPhase::kReady) s.desired_commit_applied = in.desired_commit;
+  s.conditions = {
+      MakeCondition(in, "TalosUpgrade", s.talos.state == ComponentState::kInProgress,
+                    ReasonFor(s.talos.state), s.talos.message),
+      MakeCondition(in, "KubernetesUpgrade", s.kubernetes.state == ComponentState::kInProgress,
+                    ReasonFor(s.kubernetes.state), s.kubernetes.message),
+      MakeCondition(in, "Ready", s.phase == ClusterPhase::kReady, ClusterPhaseName(s.phase),
+                    s.message)};
+  s.nodes = Nodes(in);
+  AppendHistory(in, s);
+  return s;
+}
+
+}  // namespace tr::core

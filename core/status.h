@@ -1,0 +1,94 @@
+// The status of a cluster as users see it (shared/DESIGN.md §8): the phase, for Talos and for
+// Kubernetes the current / target / available versions with a status, message and progress,
+// conditions, per-node versions and last operations, the rollout memory (operation in flight,
+// pre-pull, snapshot, settle, failure), the desired commit last attempted and last applied,
+// and a short history. One ClusterStatus is written as `status/<cluster>.yaml` on the status
+// branch (status_yaml.h), and read back after a restart to resume.
+//
+// Pure: time is passed in. Thread-compatible.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "core/observed.h"
+#include "core/planner.h"
+#include "core/rollout.h"
+#include "core/support_matrix.h"
+
+namespace tr::core {
+
+enum class ComponentState { kIdle, kInProgress, kCompleted, kFailed, kBlocked };
+const char* ComponentStateName(ComponentState state);  // "idle", "in-progress", ...
+
+struct ComponentStatus {
+  std::string current;    // lowest version the nodes run; empty when unknown
+  std::string target;     // desired version
+  std::string available;  // newest release in the catalog
+  ComponentState state = ComponentState::kIdle;
+  std::string message;
+  std::string progress;  // "2/5"
+};
+
+struct Condition {
+  std::string type;  // TalosUpgrade | KubernetesUpgrade | Ready
+  bool status = false;
+  std::string reason;  // CamelCase: InProgress, Succeeded, Failed, Blocked, Idle, ...
+  std::string message;
+  TimePoint last_transition;
+};
+
+struct NodeStatus {
+  std::string name;
+  std::string role;
+  std::string talos;    // empty when unknown
+  std::string kubelet;  // empty when unknown
+  bool ready = false;
+  std::string last_operation;  // "upgraded to Talos 1.12.0 in 6m12s"
+  std::optional<std::chrono::seconds> last_upgrade_duration;
+};
+
+struct HistoryEntry {
+  TimePoint at;
+  std::string event;
+};
+
+inline constexpr size_t kMaxHistory = 20;
+
+struct ClusterStatus {
+  std::string cluster;
+  ClusterPhase phase = ClusterPhase::kReady;
+  std::string message;
+  TimePoint updated;
+  std::string desired_commit_attempted;
+  std::string desired_commit_applied;
+  ComponentStatus talos;
+  ComponentStatus kubernetes;
+  std::vector<Condition> conditions;
+  std::vector<NodeStatus> nodes;
+  RolloutMemory rollout;
+  std::vector<HistoryEntry> history;  // newest last, at most kMaxHistory
+};
+
+// Everything a reconcile knows when it records status.
+struct StatusInput {
+  std::string cluster;
+  const ClusterStatus* previous = nullptr;  // the last recorded status, if any
+  const ClusterProfile* profile = nullptr;  // null when the profile is invalid
+  const Diagnostics* invalid = nullptr;     // the invalid profile's problems
+  const ClusterPlan* plan = nullptr;
+  const ObservedCluster* observed = nullptr;
+  const RolloutDecision* decision = nullptr;
+  RolloutMemory memory;  // after the reconcile's actions
+  const ReleaseCatalog* catalog = nullptr;
+  std::string desired_commit;
+  std::vector<std::string> events;  // what happened in this reconcile, for history
+  TimePoint now;
+};
+
+// The new status; conditions keep their transition time while their status holds.
+ClusterStatus BuildClusterStatus(const StatusInput& input);
+
+}  // namespace tr::core

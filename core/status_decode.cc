@@ -1,0 +1,173 @@
+// DecodeClusterStatus (status_yaml.h): reads a status file back with the strict decoders.
+#include "core/profile_decode.h"
+#include "core/status_yaml.h"
+#include "core/strict_yaml.h"
+#include "core/yaml_decode.h"
+
+namespace tr::core {
+namespace {
+
+std::string Str(const Field& f) { return ReadString(f).value_or(""); }
+
+std::optional<TimePoint> Time(const Field& f) {
+  std::optional<std::string> text = ReadString(f);
+  if (!text) return std::nullopt;
+  absl::StatusOr<TimePoint> t = ParseTimestamp(*text);
+  if (!t.ok()) {
+    f.Error(std::string(t.status().message()));
+    return std::nullopt;
+  }
+  return *t;
+}
+
+template <typename E>
+E Named(const Field& f, E fallback, std::initializer_list<E> all, const char* (*name)(E)) {
+  std::optional<std::string> text = ReadString(f);
+  if (!text) return fallback;
+  for (E e : all) {
+    if (*text == name(e)) return e;
+  }
+  f.Error("unknown value \"" + *text + "\"");
+  return fallback;
+}
+
+ComponentStatus ReadComponent(const Field& f) {
+  MappingReader m(f, {"current", "target", "available", "status", "message", "progress"});
+  ComponentStatus c;
+  c.current = Str(m.Optional("current"));
+  c.target = Str(m.Optional("target"));
+  c.available = Str(m.Optional("available"));
+  c.state = Named(m.Required("status"), ComponentState::kIdle,
+                  {ComponentState::kIdle, ComponentState::kInProgress, ComponentState::kCompleted,
+                   ComponentState::kFailed, ComponentState::kBlocked},
+                  ComponentStateName);
+  c.message = Str(m.Optional("message"));
+  c.progress = Str(m.Optional("progress"));
+  return c;
+}
+
+std::vector<Condition> ReadConditions(const Field& f) {
+  std::vector<Condition> out;
+  for (const Field& item : ReadList(f)) {
+    MappingReader m(item, {"type", "status", "reason", "message", "lastTransitionTime"});
+    Condition c;
+    c.type = Str(m.Required("type"));
+    c.status = Str(m.Required("status")) == "True";
+    c.reason = Str(m.Optional("reason"));
+    c.message = Str(m.Optional("message"));
+    c.last_transition = Time(m.Required("lastTransitionTime")).value_or(TimePoint{});
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<NodeStatus> ReadNodes(const Field& f) {
+  std::vector<NodeStatus> out;
+  for (const Field& item : ReadList(f)) {
+    MappingReader m(
+        item, {"name", "role", "talos", "kubelet", "ready", "lastOperation", "lastUpgradeSeconds"});
+    NodeStatus n;
+    n.name = Str(m.Required("name"));
+    n.role = Str(m.Optional("role"));
+    n.talos = Str(m.Optional("talos"));
+    n.kubelet = Str(m.Optional("kubelet"));
+    n.ready = ReadBool(m.Optional("ready")).value_or(false);
+    n.last_operation = Str(m.Optional("lastOperation"));
+    if (auto s = ReadInteger(m.Optional("lastUpgradeSeconds"), 0, INT32_MAX)) {
+      n.last_upgrade_duration = std::chrono::seconds(*s);
+    }
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+std::vector<OperationInFlight> ReadInFlight(const Field& f) {
+  std::vector<OperationInFlight> out;
+  for (const Field& item : ReadList(f)) {
+    MappingReader m(item, {"node", "target", "image", "path", "bootIdBefore", "actorId", "phase",
+                           "started", "deadline"});
+    OperationInFlight op;
+    op.node = Str(m.Required("node"));
+    op.target = ReadTalosVersion(m.Required("target")).value_or(Version{});
+    op.image = Str(m.Required("image"));
+    op.lifecycle = Str(m.Required("path")) == "lifecycle";
+    op.boot_id_before = Str(m.Optional("bootIdBefore"));
+    op.actor_id = Str(m.Optional("actorId"));
+    op.phase =
+        Named(m.Required("phase"), OperationPhase::kRecorded,
+              {OperationPhase::kRecorded, OperationPhase::kUpgradeCalled,
+               OperationPhase::kInstalled, OperationPhase::kDrained, OperationPhase::kRebootCalled},
+              OperationPhaseName);
+    op.started = Time(m.Required("started")).value_or(TimePoint{});
+    op.deadline = Time(m.Required("deadline")).value_or(TimePoint{});
+    out.push_back(std::move(op));
+  }
+  return out;
+}
+
+void ReadRollout(const Field& f, RolloutMemory& memory) {
+  MappingReader m(f, {"prepulledImage", "etcdSnapshotImage", "settleUntil", "failure"});
+  memory.prepulled_image = Str(m.Optional("prepulledImage"));
+  memory.etcd_snapshot_image = Str(m.Optional("etcdSnapshotImage"));
+  if (Field settle = m.Optional("settleUntil"); settle.present())
+    memory.settle_until = Time(settle);
+  if (Field failure = m.Optional("failure"); failure.present()) {
+    MappingReader fm(failure, {"node", "talosTarget", "message", "at"});
+    memory.failure = RolloutFailure{
+        Str(fm.Required("node")), ReadTalosVersion(fm.Required("talosTarget")).value_or(Version{}),
+        Str(fm.Required("message")), Time(fm.Required("at")).value_or(TimePoint{})};
+  }
+}
+
+std::vector<HistoryEntry> ReadHistory(const Field& f) {
+  std::vector<HistoryEntry> out;
+  for (const Field& item : ReadList(f)) {
+    MappingReader m(item, {"at", "event"});
+    out.push_back({Time(m.Required("at")).value_or(TimePoint{}), Str(m.Required("event"))});
+  }
+  return out;
+}
+
+}  // namespace
+
+Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_view content) {
+  Decoded<ClusterStatus> result;
+  ParsedYaml parsed = ParseStrictYaml(path, content);
+  if (!parsed.root) {
+    result.diagnostics = std::move(parsed.diagnostics);
+    return result;
+  }
+  DecodeContext ctx{std::string(path)};
+  MappingReader top(
+      RootField(ctx, *parsed.root),
+      {"apiVersion", "kind", "cluster", "phase", "message", "updated", "desiredCommit", "talos",
+       "kubernetes", "conditions", "history", "nodes", "inFlight", "rollout"});
+  CheckHeader(top, kApiVersion, "ClusterStatus");
+  ClusterStatus s;
+  s.cluster = Str(top.Required("cluster"));
+  s.phase = Named(top.Required("phase"), ClusterPhase::kBlocked,
+                  {ClusterPhase::kReady, ClusterPhase::kUpgradingTalos,
+                   ClusterPhase::kUpgradingKubernetes, ClusterPhase::kUpgradeFailed,
+                   ClusterPhase::kBlocked, ClusterPhase::kPaused, ClusterPhase::kWaitingForWindow},
+                  ClusterPhaseName);
+  s.message = Str(top.Optional("message"));
+  s.updated = Time(top.Required("updated")).value_or(TimePoint{});
+  MappingReader commit(top.Required("desiredCommit"), {"attempted", "applied"});
+  s.desired_commit_attempted = Str(commit.Optional("attempted"));
+  s.desired_commit_applied = Str(commit.Optional("applied"));
+  s.talos = ReadComponent(top.Required("talos"));
+  s.kubernetes = ReadComponent(top.Required("kubernetes"));
+  s.conditions = ReadConditions(top.Optional("conditions"));
+  s.history = ReadHistory(top.Optional("history"));
+  s.nodes = ReadNodes(top.Optional("nodes"));
+  s.rollout.in_flight = ReadInFlight(top.Optional("inFlight"));
+  ReadRollout(top.Required("rollout"), s.rollout);
+  if (ctx.has_errors()) {
+    result.diagnostics = ctx.TakeDiagnostics();
+  } else {
+    result.value = std::move(s);
+  }
+  return result;
+}
+
+}  // namespace tr::core

@@ -1,0 +1,131 @@
+#include "core/status_yaml.h"
+
+#include "core/profile_decode.h"
+#include "core/strict_yaml.h"
+#include "core/yaml_decode.h"
+#include "yaml-cpp/yaml.h"
+
+namespace tr::core {
+namespace {
+
+void EmitComponent(YAML::Emitter& out, const char* key, const ComponentStatus& c) {
+  out << YAML::Key << key << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "current" << YAML::Value << YAML::DoubleQuoted << c.current;
+  out << YAML::Key << "target" << YAML::Value << YAML::DoubleQuoted << c.target;
+  out << YAML::Key << "available" << YAML::Value << YAML::DoubleQuoted << c.available;
+  out << YAML::Key << "status" << YAML::Value << ComponentStateName(c.state);
+  out << YAML::Key << "message" << YAML::Value << YAML::DoubleQuoted << c.message;
+  out << YAML::Key << "progress" << YAML::Value << YAML::DoubleQuoted << c.progress;
+  out << YAML::EndMap;
+}
+
+void EmitString(YAML::Emitter& out, const char* key, const std::string& value) {
+  out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+}
+
+void EmitInFlight(YAML::Emitter& out, const std::vector<OperationInFlight>& ops) {
+  out << YAML::Key << "inFlight" << YAML::Value << YAML::BeginSeq;
+  for (const OperationInFlight& op : ops) {
+    out << YAML::BeginMap;
+    EmitString(out, "node", op.node);
+    EmitString(out, "target", op.target.ToString());
+    EmitString(out, "image", op.image);
+    out << YAML::Key << "path" << YAML::Value << (op.lifecycle ? "lifecycle" : "legacy");
+    EmitString(out, "bootIdBefore", op.boot_id_before);
+    EmitString(out, "actorId", op.actor_id);
+    out << YAML::Key << "phase" << YAML::Value << OperationPhaseName(op.phase);
+    EmitString(out, "started", FormatTimestamp(op.started));
+    EmitString(out, "deadline", FormatTimestamp(op.deadline));
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+void EmitRollout(YAML::Emitter& out, const RolloutMemory& m) {
+  out << YAML::Key << "rollout" << YAML::Value << YAML::BeginMap;
+  EmitString(out, "prepulledImage", m.prepulled_image);
+  EmitString(out, "etcdSnapshotImage", m.etcd_snapshot_image);
+  if (m.settle_until) EmitString(out, "settleUntil", FormatTimestamp(*m.settle_until));
+  if (m.failure) {
+    out << YAML::Key << "failure" << YAML::Value << YAML::BeginMap;
+    EmitString(out, "node", m.failure->node);
+    EmitString(out, "talosTarget", m.failure->talos_target.ToString());
+    EmitString(out, "message", m.failure->message);
+    EmitString(out, "at", FormatTimestamp(m.failure->at));
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
+void EmitNodes(YAML::Emitter& out, const std::vector<NodeStatus>& nodes) {
+  out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
+  for (const NodeStatus& n : nodes) {
+    out << YAML::BeginMap;
+    EmitString(out, "name", n.name);
+    out << YAML::Key << "role" << YAML::Value << n.role;
+    EmitString(out, "talos", n.talos);
+    EmitString(out, "kubelet", n.kubelet);
+    out << YAML::Key << "ready" << YAML::Value << n.ready;
+    EmitString(out, "lastOperation", n.last_operation);
+    if (n.last_upgrade_duration) {
+      out << YAML::Key << "lastUpgradeSeconds" << YAML::Value << n.last_upgrade_duration->count();
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+void EmitConditionsAndHistory(YAML::Emitter& out, const ClusterStatus& s) {
+  out << YAML::Key << "conditions" << YAML::Value << YAML::BeginSeq;
+  for (const Condition& c : s.conditions) {
+    out << YAML::BeginMap;
+    out << YAML::Key << "type" << YAML::Value << c.type;
+    EmitString(out, "status", c.status ? "True" : "False");
+    out << YAML::Key << "reason" << YAML::Value << c.reason;
+    EmitString(out, "message", c.message);
+    EmitString(out, "lastTransitionTime", FormatTimestamp(c.last_transition));
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+  out << YAML::Key << "history" << YAML::Value << YAML::BeginSeq;
+  for (const HistoryEntry& h : s.history) {
+    out << YAML::Flow << YAML::BeginMap;
+    EmitString(out, "at", FormatTimestamp(h.at));
+    EmitString(out, "event", h.event);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq;
+}
+
+}  // namespace
+
+std::string RenderStatusYaml(const ClusterStatus& s) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  out << YAML::Key << "apiVersion" << YAML::Value << std::string(kApiVersion);
+  out << YAML::Key << "kind" << YAML::Value << "ClusterStatus";
+  EmitString(out, "cluster", s.cluster);
+  out << YAML::Key << "phase" << YAML::Value << ClusterPhaseName(s.phase);
+  EmitString(out, "message", s.message);
+  EmitString(out, "updated", FormatTimestamp(s.updated));
+  out << YAML::Key << "desiredCommit" << YAML::Value << YAML::BeginMap;
+  EmitString(out, "attempted", s.desired_commit_attempted);
+  EmitString(out, "applied", s.desired_commit_applied);
+  out << YAML::EndMap;
+  EmitComponent(out, "talos", s.talos);
+  EmitComponent(out, "kubernetes", s.kubernetes);
+  EmitConditionsAndHistory(out, s);
+  EmitNodes(out, s.nodes);
+  EmitInFlight(out, s.rollout.in_flight);
+  EmitRollout(out, s.rollout);
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+bool StatusChanged(const ClusterStatus& a, const ClusterStatus& b) {
+  ClusterStatus x = a, y = b;
+  x.updated = y.updated = TimePoint{};
+  return RenderStatusYaml(x) != RenderStatusYaml(y);
+}
+
+}  // namespace tr::core

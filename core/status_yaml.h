@@ -1,0 +1,40 @@
+// `status/<cluster>.yaml` on the status branch: ClusterStatus written as YAML for people to
+// read, and read back by the reconciler to resume after a restart.
+//
+//   apiVersion: talos-reconciler.dev/v1alpha1
+//   kind: ClusterStatus
+//   cluster: prod-eu-1
+//   phase: UpgradingTalos
+//   message: upgrading w-1 (2/5) to Talos 1.12.0
+//   updated: "2026-11-22T03:00:00Z"
+//   desiredCommit: {attempted: <sha>, applied: <sha>}
+//   talos: {current, target, available, status, message, progress}
+//   kubernetes: {...}
+//   conditions: [{type, status: "True"|"False", reason, message, lastTransitionTime}]
+//   nodes: [{name, role, talos, kubelet, ready, lastOperation, lastUpgradeSeconds}]
+//   inFlight: [{node, target, image, path: legacy|lifecycle, bootIdBefore, actorId, phase,
+//               started, deadline}]
+//   rollout: {prepulledImage, etcdSnapshotImage, settleUntil, failure: {node, talosTarget,
+//             message, at}}
+//   history: [{at, event}]
+//
+// Pure; thread-compatible.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/decoded.h"
+#include "core/status.h"
+
+namespace tr::core {
+
+std::string RenderStatusYaml(const ClusterStatus& status);
+
+// Reads what RenderStatusYaml writes. Unknown keys are errors: the status branch is ours.
+Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_view content);
+
+// True when the two differ in anything but `updated` (unchanged status is not committed).
+bool StatusChanged(const ClusterStatus& a, const ClusterStatus& b);
+
+}  // namespace tr::core

@@ -1,0 +1,164 @@
+#include "core/status.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "core/status_yaml.h"
+#include "fleet_fixtures.h"
+
+namespace tr::core {
+namespace {
+
+using namespace testing_fixtures;
+using ::testing::HasSubstr;
+
+const TimePoint kT0 = *ParseTimestamp("2026-11-22T02:00:00Z");
+
+struct Scene {
+  std::vector<NodeDef> nodes = FiveNodes("1.11.6", "1.34.1");
+  ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.34.1");
+  ObservedCluster observed = MakeObserved(nodes);
+  ReleaseCatalog catalog = ReleaseCatalog::BuiltIn();
+
+  ClusterStatus Build(const ClusterStatus* previous, const RolloutMemory& memory, TimePoint now,
+                      std::vector<std::string> events = {}) {
+    ClusterPlan plan = PlanCluster(profile, observed, SupportMatrix::BuiltIn(), catalog);
+    RolloutDecision decision = DecideNextAction({profile, plan, observed, memory, {}, {}, now});
+    StatusInput in;
+    in.cluster = "prod";
+    in.previous = previous;
+    in.profile = &profile;
+    in.plan = &plan;
+    in.observed = &observed;
+    in.decision = &decision;
+    in.memory = memory;
+    in.catalog = &catalog;
+    in.desired_commit = "c0ffee";
+    in.events = std::move(events);
+    in.now = now;
+    return BuildClusterStatus(in);
+  }
+};
+
+TEST(TimestampTest, RoundTripsAndRejectsJunk) {
+  EXPECT_EQ(FormatTimestamp(kT0), "2026-11-22T02:00:00Z");
+  EXPECT_EQ(*ParseTimestamp("2026-11-22T03:00:00+01:00"), kT0);
+  EXPECT_EQ(*ParseTimestamp("2026-11-22T02:00:00.123Z"), kT0);
+  for (const char* bad : {"", "2026-11-22", "2026-13-01T00:00:00Z", "2026-02-30T00:00:00Z",
+                          "2026-11-22T02:00:00", "2026-11-22T25:00:00Z"}) {
+    EXPECT_EQ(ParseTimestamp(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(StatusTest, InProgressRolloutReadsLikeTheVocabulary) {
+  Scene scene;
+  ClusterStatus s = scene.Build(nullptr, {}, kT0);
+  EXPECT_EQ(s.phase, ClusterPhase::kUpgradingTalos);
+  EXPECT_EQ(s.talos.current, "1.11.6");
+  EXPECT_EQ(s.talos.target, "1.12.0");
+  EXPECT_EQ(s.talos.available, "1.13.9");
+  EXPECT_EQ(s.talos.state, ComponentState::kInProgress);
+  EXPECT_EQ(s.talos.progress, "0/5");
+  EXPECT_EQ(s.kubernetes.state, ComponentState::kIdle);
+  ASSERT_EQ(s.conditions.size(), 3u);
+  EXPECT_EQ(s.conditions[0].type, "TalosUpgrade");
+  EXPECT_TRUE(s.conditions[0].status);
+  EXPECT_EQ(s.conditions[0].reason, "InProgress");
+  EXPECT_FALSE(s.conditions[2].status);
+  EXPECT_EQ(s.nodes.size(), 5u);
+  EXPECT_EQ(s.desired_commit_attempted, "c0ffee");
+  EXPECT_EQ(s.desired_commit_applied, "");
+}
+
+TEST(StatusTest, FinishedNodeAndCompletionAreRecorded) {
+  Scene scene;
+  RolloutMemory busy;
+  busy.in_flight.push_back({"w-0", V("1.12.0"), "img:v1.12.0", false, "boot-w-0", "a",
+                            OperationPhase::kUpgradeCalled, kT0, kT0 + std::chrono::minutes(30)});
+  ClusterStatus first = scene.Build(nullptr, busy, kT0);
+  const TimePoint later = kT0 + std::chrono::seconds(372);
+  scene.observed.nodes[3].talos = V("1.12.0");
+  scene.observed.nodes[3].boot_id = "new";
+  ClusterStatus second = scene.Build(&first, {}, later);
+  EXPECT_EQ(second.nodes[3].last_upgrade_duration, std::chrono::seconds(372));
+  EXPECT_THAT(second.nodes[3].last_operation, HasSubstr("upgraded to Talos 1.12.0 in 6m12s"));
+  // The TalosUpgrade condition held True: its transition time stays.
+  EXPECT_EQ(second.conditions[0].last_transition, kT0);
+
+  for (NodeObservation& n : scene.observed.nodes) n.talos = V("1.12.0");
+  ClusterStatus done = scene.Build(&second, {}, later + std::chrono::minutes(1));
+  EXPECT_EQ(done.phase, ClusterPhase::kReady);
+  EXPECT_EQ(done.talos.state, ComponentState::kCompleted);
+  EXPECT_EQ(done.conditions[0].reason, "Succeeded");
+  EXPECT_FALSE(done.conditions[0].status);
+  EXPECT_EQ(done.conditions[0].last_transition, later + std::chrono::minutes(1));
+  EXPECT_TRUE(done.conditions[2].status);
+  EXPECT_EQ(done.desired_commit_applied, "c0ffee");
+  EXPECT_EQ(done.nodes[3].last_upgrade_duration, std::chrono::seconds(372));
+}
+
+TEST(StatusTest, InvalidProfileKeepsTheRolloutMemory) {
+  Scene scene;
+  RolloutMemory busy;
+  busy.prepulled_image = "img:v1.12.0";
+  ClusterStatus before = scene.Build(nullptr, busy, kT0);
+  Diagnostics problems = {{"clusters/prod.yaml", 3, 5, "spec.talos", "broken"}};
+  StatusInput in;
+  in.cluster = "prod";
+  in.previous = &before;
+  in.invalid = &problems;
+  in.now = kT0;
+  ClusterStatus s = BuildClusterStatus(in);
+  EXPECT_EQ(s.phase, ClusterPhase::kBlocked);
+  EXPECT_EQ(s.message, "invalid profile: clusters/prod.yaml:3:5: spec.talos: broken");
+  EXPECT_EQ(s.rollout.prepulled_image, "img:v1.12.0");
+  EXPECT_EQ(s.talos.state, ComponentState::kBlocked);
+}
+
+TEST(StatusTest, HistoryIsCapped) {
+  Scene scene;
+  ClusterStatus s = scene.Build(nullptr, {}, kT0);
+  for (int i = 0; i < 30; ++i) {
+    s = scene.Build(&s, {}, kT0 + std::chrono::seconds(i), {"event " + std::to_string(i)});
+  }
+  EXPECT_EQ(s.history.size(), kMaxHistory);
+  EXPECT_EQ(s.history.back().event, "event 29");
+}
+
+TEST(StatusYamlTest, RoundTripsEveryField) {
+  Scene scene;
+  RolloutMemory memory;
+  memory.in_flight.push_back({"cp-0", V("1.12.0"), "img:v1.12.0", true, "b1", "actor",
+                              OperationPhase::kDrained, kT0, kT0 + std::chrono::minutes(30)});
+  memory.prepulled_image = "img:v1.12.0";
+  memory.etcd_snapshot_image = "img:v1.12.0";
+  memory.settle_until = kT0 + std::chrono::seconds(30);
+  memory.failure = RolloutFailure{"w-0", V("1.12.0"), "it: \"broke\"\nbadly", kT0};
+  ClusterStatus s = scene.Build(nullptr, memory, kT0, {"something: happened"});
+  std::string yaml = RenderStatusYaml(s);
+  Decoded<ClusterStatus> back = DecodeClusterStatus("status/prod.yaml", yaml);
+  ASSERT_TRUE(back.ok()) << (back.diagnostics.empty() ? "" : back.diagnostics[0].ToString()) << "\n"
+                         << yaml;
+  EXPECT_FALSE(StatusChanged(s, *back.value)) << yaml << "\n---\n" << RenderStatusYaml(*back.value);
+  EXPECT_EQ(back.value->rollout.failure->message, "it: \"broke\"\nbadly");
+  EXPECT_EQ(back.value->rollout.in_flight[0].phase, OperationPhase::kDrained);
+  EXPECT_TRUE(back.value->rollout.in_flight[0].lifecycle);
+}
+
+TEST(StatusYamlTest, ChangeDetectionIgnoresOnlyTheUpdateTime) {
+  Scene scene;
+  ClusterStatus a = scene.Build(nullptr, {}, kT0);
+  ClusterStatus b = a;
+  b.updated = kT0 + std::chrono::hours(1);
+  EXPECT_FALSE(StatusChanged(a, b));
+  b.message = "other";
+  EXPECT_TRUE(StatusChanged(a, b));
+}
+
+TEST(StatusYamlTest, RejectsForeignFiles) {
+  EXPECT_FALSE(DecodeClusterStatus("status/x.yaml", "kind: Nope\n").ok());
+  EXPECT_FALSE(DecodeClusterStatus("status/x.yaml", "").ok());
+}
+
+}  // namespace
+}  // namespace tr::core
