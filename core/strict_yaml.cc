@@ -45,11 +45,11 @@ bool IsPlainNullKey(const YamlNode& node) {
 
 Diagnostic At(std::string_view file, YamlMark mark, std::string_view path,
               std::string_view message) {
-  return {.file = std::string(file),
+  return {.file = MessageSafe(file, 400),
           .line = mark.line,
           .column = mark.column,
-          .path = ShortenForMessage(path, 400),
-          .message = ShortenForMessage(message, 400)};
+          .path = MessageSafe(path, 400),
+          .message = MessageSafe(message, 400)};
 }
 
 // Builds a YamlNode tree from yaml-cpp's parse events, enforcing the reader's rules as the
