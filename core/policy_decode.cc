@@ -135,6 +135,29 @@ void RefuseForeignKeys(const MappingReader& m, HealthCheck::Kind kind) {
   }
 }
 
+// expectStatus of an http check; false after reporting a problem.
+bool DecodeHttpKeys(const MappingReader& m, HealthCheck& check) {
+  const Field f = m.Optional("expectStatus");
+  if (!f.present()) return true;
+  std::optional<int64_t> status = ReadInteger(f, 100, 599);
+  if (status) check.expect_status = static_cast<int>(*status);
+  return status.has_value();
+}
+
+// query and max of a prometheus check; false after reporting a problem.
+bool DecodePrometheusKeys(const MappingReader& m, HealthCheck& check) {
+  const Field query = m.Required("query");
+  std::optional<std::string> text = ReadString(query);
+  if (text && text->empty()) query.Error("must not be empty");
+  if (!text || text->empty()) return false;
+  check.query = *text;
+  if (const Field f = m.Optional("max"); f.present()) {
+    check.max_value = ReadNumber(f);
+    return check.max_value.has_value();
+  }
+  return true;
+}
+
 std::optional<HealthCheck> DecodeHealthCheck(const Field& field) {
   MappingReader m(field, {"name", "type", "url", "expectStatus", "query", "max", "timeout"});
   if (!m.ok()) return std::nullopt;
@@ -158,22 +181,9 @@ std::optional<HealthCheck> DecodeHealthCheck(const Field& field) {
   }
   if (!ok) return std::nullopt;
   RefuseForeignKeys(m, check.kind);
-  if (check.kind == HealthCheck::Kind::kHttp) {
-    if (const Field f = m.Optional("expectStatus"); f.present()) {
-      std::optional<int64_t> status = ReadInteger(f, 100, 599);
-      if (!status) return std::nullopt;
-      check.expect_status = static_cast<int>(*status);
-    }
-    return check;
-  }
-  std::optional<std::string> query = ReadString(m.Required("query"));
-  if (query && query->empty()) m.Optional("query").Error("must not be empty");
-  if (!query || query->empty()) return std::nullopt;
-  check.query = *query;
-  if (const Field f = m.Optional("max"); f.present()) {
-    check.max_value = ReadNumber(f);
-    if (!check.max_value) return std::nullopt;
-  }
+  const bool typed = check.kind == HealthCheck::Kind::kHttp ? DecodeHttpKeys(m, check)
+                                                            : DecodePrometheusKeys(m, check);
+  if (!typed) return std::nullopt;
   return check;
 }
 

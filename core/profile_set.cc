@@ -4,6 +4,7 @@
 
 #include "core/profile_decode.h"
 #include "core/strict_yaml.h"
+#include "core/yaml_text.h"
 
 namespace tr::core {
 namespace {
@@ -24,7 +25,7 @@ FileRole RoleOf(std::string_view path) {
 
 Diagnostic FileDiagnostic(std::string_view path, std::string message) {
   return {
-      .file = std::string(path), .line = 0, .column = 0, .path = "", .message = std::move(message)};
+      .file = MessageSafe(path), .line = 0, .column = 0, .path = "", .message = std::move(message)};
 }
 
 void DecodeDefaults(const SourceFile& file, const ValidationOptions& options, ProfileSet& set) {

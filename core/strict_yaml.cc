@@ -45,19 +45,19 @@ bool IsPlainNullKey(const YamlNode& node) {
 
 Diagnostic At(std::string_view file, YamlMark mark, std::string_view path,
               std::string_view message) {
-  return {.file = std::string(file),
+  return {.file = MessageSafe(file, 400),
           .line = mark.line,
           .column = mark.column,
-          .path = ShortenForMessage(path, 400),
-          .message = ShortenForMessage(message, 400)};
+          .path = MessageSafe(path, 400),
+          .message = MessageSafe(message, 400)};
 }
 
 // Builds a YamlNode tree from yaml-cpp's parse events, enforcing the reader's rules as the
 // events arrive, so that nothing is built or recursed into past a refusal.
 class TreeBuilder : public YAML::EventHandler {
  public:
-  explicit TreeBuilder(Diagnostics& duplicates, std::string_view file)
-      : duplicates_(duplicates), file_(file) {}
+  explicit TreeBuilder(Diagnostics& diagnostics, std::string_view file)
+      : diagnostics_(diagnostics), file_(file) {}
 
   std::optional<YamlNode>& root() { return root_; }
   int documents() const { return documents_; }
@@ -184,9 +184,9 @@ class TreeBuilder : public YAML::EventHandler {
       if (node.kind == YamlNode::Kind::kNull) node.mark = top.key_mark;
       auto [it, inserted] = top.seen_keys.emplace(top.key, top.key_mark);
       if (!inserted) {
-        if (duplicates_.size() + 1 >= kMaxDiagnosticsPerFile)
+        if (diagnostics_.size() + 1 >= kMaxDiagnosticsPerFile)
           Stop("", "too many errors; stopping here");
-        duplicates_.push_back(
+        diagnostics_.push_back(
             At(file_, top.key_mark, JoinPath(PathOf(frames_.size()), top.key),
                fmt::format("duplicate key \"{}\" (first at line {})", top.key, it->second.line)));
         return;
@@ -215,7 +215,7 @@ class TreeBuilder : public YAML::EventHandler {
     return top.has_key ? JoinPath(parent, top.key) : parent;
   }
 
-  Diagnostics& duplicates_;
+  Diagnostics& diagnostics_;  // duplicate keys, which do not stop the parse
   std::string_view file_;
   std::vector<Frame> frames_;
   std::optional<YamlNode> root_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <tuple>
 
 #include "core/duration.h"
 #include "core/text.h"
@@ -97,11 +98,20 @@ void DecodeContext::Error(YamlMark mark, std::string path, std::string message) 
     path.clear();
     message = "too many errors; not reporting the rest";
   }
-  diagnostics_.push_back({.file = file_,
+  diagnostics_.push_back({.file = MessageSafe(file_, kMaxMessageBytes),
                           .line = mark.line,
                           .column = mark.column,
-                          .path = ShortenForMessage(path, kMaxMessageBytes),
-                          .message = ShortenForMessage(message, kMaxMessageBytes)});
+                          .path = MessageSafe(path, kMaxMessageBytes),
+                          .message = MessageSafe(message, kMaxMessageBytes)});
+}
+
+Diagnostics DecodeContext::TakeDiagnostics() {
+  const size_t sorted = std::min(diagnostics_.size(), kMaxDiagnosticsPerFile);
+  std::stable_sort(diagnostics_.begin(), diagnostics_.begin() + static_cast<ptrdiff_t>(sorted),
+                   [](const Diagnostic& a, const Diagnostic& b) {
+                     return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+                   });
+  return std::move(diagnostics_);
 }
 
 void Field::Error(std::string message) const {

@@ -33,8 +33,9 @@ class DecodeContext {
   void Error(YamlMark mark, std::string path, std::string message);
   const std::string& file() const { return file_; }
   bool has_errors() const { return errors_ > 0; }
-  // Moves the diagnostics out.
-  Diagnostics TakeDiagnostics() { return std::move(diagnostics_); }
+  // Moves the diagnostics out, in file order (line, then column); a final "too many errors"
+  // note stays last.
+  Diagnostics TakeDiagnostics();
 
  private:
   std::string file_;

@@ -81,11 +81,30 @@ std::optional<YamlTextError> CheckYamlText(std::string_view text) {
   return std::nullopt;
 }
 
-std::string ShortenForMessage(std::string_view text, size_t max_bytes) {
-  if (text.size() <= max_bytes) return std::string(text);
-  size_t cut = max_bytes;
-  while (cut > 0 && IsContinuation(static_cast<unsigned char>(text[cut]))) --cut;
-  return std::string(text.substr(0, cut)) + "...";
+std::string MessageSafe(std::string_view text, size_t max_bytes) {
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (out.size() >= max_bytes) return out + "...";
+    const Decoded d = DecodeAt(text, i);
+    if (d.error != nullptr) {
+      out += fmt::format("\\x{:02X}", static_cast<unsigned char>(text[i]));
+      ++i;
+      continue;
+    }
+    const uint32_t cp = d.code_point;
+    if (cp < 0x20 || cp == 0x7F) {
+      out += fmt::format("\\x{:02X}", cp);
+    } else if ((cp >= 0x80 && cp <= 0x9F) || cp == 0x2028 || cp == 0x2029 ||
+               (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0x200E ||
+               cp == 0x200F || cp == 0x061C) {
+      out += fmt::format("\\u{{{:04X}}}", cp);
+    } else {
+      out.append(text.substr(i, d.length));
+    }
+    i += d.length;
+  }
+  return out;
 }
 
 }  // namespace tr::core

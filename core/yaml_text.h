@@ -26,8 +26,10 @@ struct YamlTextError {
 // nullopt when every byte is acceptable; otherwise the first problem.
 std::optional<YamlTextError> CheckYamlText(std::string_view text);
 
-// Diagnostics quote what a file says; a hostile file may say a megabyte. At most `max_bytes`
-// of `text`, cut before a UTF-8 sequence starts, with "..." appended when anything was cut.
-std::string ShortenForMessage(std::string_view text, size_t max_bytes = 200);
+// Diagnostics quote what a file says, and they end up in terminals and CI logs (where a
+// newline could forge an annotation). Returns `text` with control characters, invalid UTF-8,
+// line/paragraph separators and bidirectional controls escaped (\x1B, \u{202E}), cut to about
+// `max_bytes` with "..." appended when anything was cut.
+std::string MessageSafe(std::string_view text, size_t max_bytes = 400);
 
 }  // namespace tr::core

@@ -193,11 +193,11 @@ TEST(MappingReaderTest, ReportsUnknownKeysWithSuggestionsAndMissingRequiredKeys)
   EXPECT_THAT(DiagnosticStrings(ctx.TakeDiagnostics()),
               ElementsAre("f.yaml:2:3: top.nodeTimout: unknown key \"nodeTimout\" (did you mean "
                           "\"nodeTimeout\"?)",
+                          "f.yaml:2:3: top.windows: is required",
                           "f.yaml:4:3: top.completelyDifferent: unknown key "
                           "\"completelyDifferent\"",
                           "f.yaml:5:3: top.Settle: unknown key \"Settle\" (did you mean "
-                          "\"settle\"?)",
-                          "f.yaml:2:3: top.windows: is required"));
+                          "\"settle\"?)"));
 }
 
 TEST(MappingReaderTest, RefusesANonMapping) {

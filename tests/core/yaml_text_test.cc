@@ -86,5 +86,19 @@ INSTANTIATE_TEST_SUITE_P(
                  false, 6, 1, 4, "control character U+0001 is not allowed"}),
     [](const testing::TestParamInfo<TextCase>& param_info) { return param_info.param.name; });
 
+TEST(MessageSafeTest, EscapesWhatCouldForgeOrHideLogLines) {
+  EXPECT_EQ(MessageSafe("plain \xC3\xA9 text"), "plain \xC3\xA9 text");
+  EXPECT_EQ(MessageSafe("a\nb\rc\td"), "a\\x0Ab\\x0Dc\\x09d");
+  EXPECT_EQ(MessageSafe("\x1B[2Jcleared"), "\\x1B[2Jcleared");
+  EXPECT_EQ(MessageSafe("abc\xE2\x80\xAE"
+                        "evil"),
+            "abc\\u{202E}evil");
+  EXPECT_EQ(MessageSafe("\xC2\x9B"), "\\u{009B}");
+  EXPECT_EQ(MessageSafe("bad\xFF\xED\xA0\x80"), "bad\\xFF\\xED\\xA0\\x80");
+  EXPECT_EQ(MessageSafe(std::string(1000, 'x'), 10), std::string(10, 'x') + "...");
+  // Never cuts inside a UTF-8 sequence.
+  EXPECT_EQ(MessageSafe("\xC3\xA9\xC3\xA9\xC3\xA9", 3), "\xC3\xA9\xC3\xA9...");
+}
+
 }  // namespace
 }  // namespace tr::core
