@@ -47,11 +47,11 @@ INSTANTIATE_TEST_SUITE_P(
                    "2026-11-21T02:30:00Z", true, "2026-11-22T01:00:00Z"},
         WindowCase{"BeforeOpening", Window({0, 6}, 2, 0, k4h, "Europe/Oslo"),
                    "2026-11-20T12:00:00Z", false, "2026-11-21T01:00:00Z"},
-        WindowCase{"JustClosed", Window({0, 6}, 2, 0, k4h, "Europe/Oslo"),
-                   "2026-11-22T05:00:00Z", false, "2026-11-28T01:00:00Z"},
+        WindowCase{"JustClosed", Window({0, 6}, 2, 0, k4h, "Europe/Oslo"), "2026-11-22T05:00:00Z",
+                   false, "2026-11-28T01:00:00Z"},
         // In July Oslo is UTC+2.
-        WindowCase{"SummerTime", Window({6}, 2, 0, k4h, "Europe/Oslo"),
-                   "2026-07-17T12:00:00Z", false, "2026-07-18T00:00:00Z"},
+        WindowCase{"SummerTime", Window({6}, 2, 0, k4h, "Europe/Oslo"), "2026-07-17T12:00:00Z",
+                   false, "2026-07-18T00:00:00Z"},
         // Crossing midnight: Friday 22:00 for 4h is still open at Saturday 01:00.
         WindowCase{"PastMidnight", Window({5}, 22, 0, k4h, "UTC"), "2026-11-21T01:00:00Z", true,
                    "2026-11-27T22:00:00Z"},
@@ -68,9 +68,8 @@ TEST(WindowsTest, NoWindowsMeansAlwaysOpen) {
 }
 
 TEST(WindowsTest, AnyOfSeveralWindows) {
-  core::WindowState s =
-      EvaluateWindows({Window({1}, 9, 0, k4h, "UTC"), Window({6}, 0, 0, k4h, "UTC")},
-                      At("2026-11-21T02:00:00Z"));
+  core::WindowState s = EvaluateWindows(
+      {Window({1}, 9, 0, k4h, "UTC"), Window({6}, 0, 0, k4h, "UTC")}, At("2026-11-21T02:00:00Z"));
   EXPECT_TRUE(s.open);
   EXPECT_EQ(core::FormatTimestamp(*s.next_open), "2026-11-23T09:00:00Z");
 }

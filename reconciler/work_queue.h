@@ -1,0 +1,53 @@
+// The controller's work queue: cluster names, each due at a time, handed out one at a time
+// per key. Level-triggered like a Kubernetes controller's queue: adding a key that is already
+// queued only moves its due time earlier, so a burst of webhooks and timers becomes one
+// reconcile; a key added while it is being processed is handed out again after Done, so two
+// reconciles of one cluster never run at once and no trigger is lost.
+//
+// Thread-safe. Time is passed in; Take blocks on the system clock.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <stop_token>
+#include <string>
+
+namespace tr::reconciler {
+
+class WorkQueue {
+ public:
+  using TimePoint = std::chrono::system_clock::time_point;
+
+  // Queues `key` due at `when`, or moves it earlier if already queued.
+  void AddAt(const std::string& key, TimePoint when);
+
+  // The key due earliest at or before `now`, now marked in process; nullopt when none is due.
+  std::optional<std::string> TryTake(TimePoint now);
+
+  // Waits until a key is due by the system clock and takes it; nullopt once `stop` fires.
+  std::optional<std::string> Take(std::stop_token stop);
+
+  // Ends processing of `key`; a trigger that came meanwhile is queued again.
+  void Done(const std::string& key);
+
+  // The earliest due time of a key not in process; nullopt when there is none.
+  std::optional<TimePoint> NextDue() const;
+
+ private:
+  std::optional<std::string> TakeLocked(TimePoint now);
+  std::optional<TimePoint> NextDueLocked() const;
+
+  mutable std::mutex mu_;
+  std::condition_variable_any changed_;
+  std::map<std::string, TimePoint> due_;             // queued keys and when they are due
+  std::set<std::string> processing_;                 // keys handed out, not yet Done
+  std::map<std::string, TimePoint> due_after_done_;  // triggers that came while processing
+  uint64_t generation_ = 0;                          // bumped on every change, wakes Take
+};
+
+}  // namespace tr::reconciler
