@@ -22,7 +22,8 @@ absl::StatusOr<std::unique_ptr<LibGitSource>> LibGitSource::Open(GitSourceConfig
   EnsureLibgit2();
   int valid = 0;
   const std::string ref = fmt::format("refs/heads/{}", config.branch);
-  if (config.branch.empty() || git_reference_name_is_valid(&valid, ref.c_str()) != 0 || !valid) {
+  if (config.branch.empty() || config.branch.front() == '-' ||
+      git_reference_name_is_valid(&valid, ref.c_str()) != 0 || !valid) {
     return absl::InvalidArgumentError(
         fmt::format("'{}' is not a valid branch name", config.branch));
   }

@@ -13,8 +13,8 @@ bool ThreadSleeper::SleepFor(std::chrono::milliseconds duration, std::stop_token
   std::mutex mu;
   std::condition_variable_any cv;
   std::unique_lock lock(mu);
-  // wait_for returns the predicate: true only when a stop was requested.
-  return !cv.wait_for(lock, stop, duration, [] { return false; });
+  cv.wait_for(lock, stop, duration, [] { return false; });
+  return !stop.stop_requested();
 }
 
 SeededRandomSource::SeededRandomSource() : engine_(std::random_device{}()) {}

@@ -12,7 +12,8 @@ bool IsValidBranch(std::string_view branch) {
   EnsureLibgit2();
   int valid = 0;
   const std::string ref = fmt::format("refs/heads/{}", branch);
-  return !branch.empty() && git_reference_name_is_valid(&valid, ref.c_str()) == 0 && valid == 1;
+  return !branch.empty() && branch.front() != '-' &&
+         git_reference_name_is_valid(&valid, ref.c_str()) == 0 && valid == 1;
 }
 
 // True when one branch is the other or lives in its namespace ("a" and "a/b").

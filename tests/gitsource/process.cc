@@ -76,7 +76,7 @@ bool Pump(int in, int out, int err, const std::string& input, ProcessResult& res
 
 }  // namespace
 
-ProcessResult Run(const std::vector<std::string>& argv, const RunOptions& options) {
+ProcessResult RunCommand(const std::vector<std::string>& argv, const RunOptions& options) {
   ProcessResult result;
   int in[2], out[2], err[2];
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) {
@@ -112,7 +112,7 @@ ProcessResult Run(const std::vector<std::string>& argv, const RunOptions& option
 }
 
 std::string MustRun(const std::vector<std::string>& argv, const RunOptions& options) {
-  ProcessResult result = Run(argv, options);
+  ProcessResult result = RunCommand(argv, options);
   if (result.exit_code != 0) {
     std::string command;
     for (const std::string& a : argv) command += a + " ";

@@ -24,7 +24,7 @@ struct RunOptions {
 };
 
 // Runs `argv` to completion, capturing its output. Kills it at the timeout.
-ProcessResult Run(const std::vector<std::string>& argv, const RunOptions& options = {});
+ProcessResult RunCommand(const std::vector<std::string>& argv, const RunOptions& options = {});
 
 // Like Run, but records a test failure when the command does not exit 0. Returns stdout
 // without its trailing newline.

@@ -34,9 +34,9 @@ std::string UpstreamRepo::GitBare(const std::vector<std::string>& args) const {
 std::string UpstreamRepo::Commit(const std::map<std::string, std::string>& files,
                                  const std::string& message, const std::string& branch,
                                  const std::vector<std::string>& commit_args) {
-  const std::string current = Run(GitArgs(work_, {"symbolic-ref", "--short", "HEAD"})).out;
+  const std::string current = RunCommand(GitArgs(work_, {"symbolic-ref", "--short", "HEAD"})).out;
   if (current.substr(0, current.find('\n')) != branch) {
-    if (Run(GitArgs(work_, {"rev-parse", "--verify", "--quiet", branch})).exit_code == 0) {
+    if (RunCommand(GitArgs(work_, {"rev-parse", "--verify", "--quiet", branch})).exit_code == 0) {
       Git({"checkout", "--quiet", branch});
     } else {
       Git({"checkout", "--quiet", "-b", branch});
@@ -53,7 +53,7 @@ std::string UpstreamRepo::Commit(const std::map<std::string, std::string>& files
 
 std::string UpstreamRepo::Tip(const std::string& branch) const {
   ProcessResult r =
-      Run(GitArgs(bare_, {"rev-parse", "--verify", "--quiet", "refs/heads/" + branch}));
+      RunCommand(GitArgs(bare_, {"rev-parse", "--verify", "--quiet", "refs/heads/" + branch}));
   while (!r.out.empty() && r.out.back() == '\n') r.out.pop_back();
   return r.exit_code == 0 ? r.out : "";
 }

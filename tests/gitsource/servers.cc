@@ -221,7 +221,7 @@ void SmartHttpServer::Handle(const httplib::Request& request, httplib::Response&
   if (request.has_header("Git-Protocol")) {
     cgi.extra_env.push_back("GIT_PROTOCOL=" + request.get_header_value("Git-Protocol"));
   }
-  const ProcessResult result = Run({"git", "http-backend"}, cgi);
+  const ProcessResult result = RunCommand({"git", "http-backend"}, cgi);
   std::size_t header_end = result.out.find("\r\n\r\n");
   std::size_t body_start = header_end + 4;
   if (header_end == std::string::npos) {

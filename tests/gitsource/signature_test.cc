@@ -45,7 +45,7 @@ class SignatureTest : public UpstreamTest {
     EXPECT_TRUE(head.ok()) << head.status();
     absl::StatusOr<ProfileSnapshot> snapshot = source->Snapshot(commit);
     const bool git_accepts =
-        testing::Run({"git", "-C", upstream_.work().string(), "verify-commit", commit}).exit_code ==
+        RunCommand({"git", "-C", upstream_.work().string(), "verify-commit", commit}).exit_code ==
         0;
     EXPECT_EQ(snapshot.ok(), git_accepts) << snapshot.status();
     if (snapshot.ok()) signer_ = snapshot->origin.signer;
