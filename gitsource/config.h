@@ -68,6 +68,9 @@ struct GitSourceConfig {
   std::filesystem::path state_dir;  // the mirror lives in <state_dir>/mirror.git
   SnapshotLimits snapshot_limits;
   std::optional<SignatureVerification> verify_signatures;
+  // libgit2 cannot gc: each fetch adds a pack. Past this many, the mirror is repacked into
+  // one pack of what its refs reach.
+  std::size_t max_mirror_packs = 24;
 };
 
 // Process-wide libgit2 settings, sized for a small sidecar. libgit2 keeps them globally.

@@ -85,7 +85,7 @@ absl::StatusOr<RemoteHead> LibGitSource::PollOnce(std::stop_token stop) {
   }
   if (sync->fetched) {
     // Best effort: a mirror with many packs still works, only slower.
-    (void)mirror_->CompactIfNeeded();
+    (void)mirror_->CompactIfNeeded(config_.max_mirror_packs);
   }
   return RemoteHead{OidHex(*sync->remote_tip), sync->fetched, sync->received_bytes};
 }

@@ -189,6 +189,20 @@ bool RefHolds(git_repository* repo, const std::string& ref, const git_oid& oid) 
          git_oid_equal(&current, &oid);
 }
 
+// An unnamed remote for `url`. The repository's url.*.insteadOf settings are not applied:
+// the configured URL is the one used.
+absl::StatusOr<RemotePtr> AnonymousRemote(git_repository* repo, const std::string& url,
+                                          const std::string& display) {
+  git_remote_create_options options = GIT_REMOTE_CREATE_OPTIONS_INIT;
+  options.repository = repo;
+  options.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF | GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+  git_remote* raw = nullptr;
+  if (int rc = git_remote_create_with_opts(&raw, url.c_str(), &options); rc < 0) {
+    return GitError(rc, fmt::format("use remote {}", display));
+  }
+  return RemotePtr(raw);
+}
+
 }  // namespace
 
 absl::StatusOr<RemoteClient> RemoteClient::Create(RemoteConfig config) {
@@ -214,18 +228,15 @@ absl::StatusOr<SyncResult> RemoteClient::Sync(git_repository* repo, const std::s
   NetworkOperation op(config_.limits.operation_timeout, std::move(stop));
   CallbackContext ctx;
   InitContext(ctx, config_, url_, op);
-  git_remote* raw = nullptr;
-  if (int rc = git_remote_create_anonymous(&raw, repo, config_.url.c_str()); rc < 0) {
-    return GitError(rc, fmt::format("use remote {}", display_url()));
-  }
-  RemotePtr remote(raw);
+  absl::StatusOr<RemotePtr> remote = AnonymousRemote(repo, config_.url, display_url());
+  if (!remote.ok()) return remote.status();
   git_remote_connect_options connect = GIT_REMOTE_CONNECT_OPTIONS_INIT;
   connect.callbacks = Callbacks(ctx);
-  if (int rc = git_remote_connect_ext(remote.get(), GIT_DIRECTION_FETCH, &connect); rc < 0) {
+  if (int rc = git_remote_connect_ext(remote->get(), GIT_DIRECTION_FETCH, &connect); rc < 0) {
     return GitError(rc, fmt::format("connect to {}", display_url()));
   }
   SyncResult result;
-  result.remote_tip = FindAdvertised(remote.get(), remote_ref);
+  result.remote_tip = FindAdvertised(remote->get(), remote_ref);
   if (!result.remote_tip.has_value()) return result;
   git_odb* odb = nullptr;
   if (int rc = git_repository_odb(&odb, repo); rc < 0) return GitError(rc, "open object database");
@@ -240,13 +251,13 @@ absl::StatusOr<SyncResult> RemoteClient::Sync(git_repository* repo, const std::s
     std::string refspec = fmt::format("+{}:{}", remote_ref, tracking_ref);
     char* specs[] = {refspec.data()};
     const git_strarray refspecs = {specs, 1};
-    if (int rc = git_remote_download(remote.get(), &refspecs, &fetch); rc < 0) {
+    if (int rc = git_remote_download(remote->get(), &refspecs, &fetch); rc < 0) {
       return GitError(rc, fmt::format("fetch {} from {}", remote_ref, display_url()));
     }
     result.fetched = true;
-    result.received_bytes = git_remote_stats(remote.get())->received_bytes;
+    result.received_bytes = git_remote_stats(remote->get())->received_bytes;
   }
-  git_remote_disconnect(remote.get());
+  git_remote_disconnect(remote->get());
   if (!RefHolds(repo, tracking_ref, *result.remote_tip)) {
     if (absl::Status s = SetRef(repo, tracking_ref, *result.remote_tip); !s.ok()) return s;
   }
@@ -265,11 +276,8 @@ absl::StatusOr<PushOutcome> RemoteClient::Push(git_repository* repo, const PushR
   InitContext(ctx, config_, url_, op);
   ctx.repo = repo;
   ctx.push = &request;
-  git_remote* raw = nullptr;
-  if (int rc = git_remote_create_anonymous(&raw, repo, config_.url.c_str()); rc < 0) {
-    return GitError(rc, fmt::format("use remote {}", display_url()));
-  }
-  RemotePtr remote(raw);
+  absl::StatusOr<RemotePtr> remote = AnonymousRemote(repo, config_.url, display_url());
+  if (!remote.ok()) return remote.status();
   git_push_options options = GIT_PUSH_OPTIONS_INIT;
   options.callbacks = Callbacks(ctx);
   options.callbacks.push_negotiation = GuardPush;
@@ -277,7 +285,7 @@ absl::StatusOr<PushOutcome> RemoteClient::Push(git_repository* repo, const PushR
   std::string refspec = request.refspec;
   char* specs[] = {refspec.data()};
   const git_strarray refspecs = {specs, 1};
-  const int rc = git_remote_push(remote.get(), &refspecs, &options);
+  const int rc = git_remote_push(remote->get(), &refspecs, &options);
   if (!ctx.push_rejection.empty() && op.failure() == NetworkFailure::kNone) {
     return PushOutcome{false, ctx.push_rejection};
   }

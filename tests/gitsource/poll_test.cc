@@ -154,5 +154,31 @@ TEST_F(PollTest, MirrorPersistsAcrossRestarts) {
   EXPECT_TRUE(restarted->Snapshot(head->commit).ok());
 }
 
+TEST_F(PollTest, ManyFetchesAreCompactedIntoOnePack) {
+  GitDaemon daemon(served_);
+  GitSourceConfig config = Config(daemon.Url("profiles"));
+  config.max_mirror_packs = 3;
+  auto source = OpenSource(config);
+  ASSERT_NE(source, nullptr);
+  std::vector<std::string> commits = {desired_tip_};
+  for (int i = 0; i < 6; ++i) {
+    if (i > 0) commits.push_back(CommitDesired({{"clusters/prod.yaml", std::to_string(i)}}, "x"));
+    absl::StatusOr<RemoteHead> head = source->Poll();
+    ASSERT_TRUE(head.ok()) << head.status();
+    ASSERT_TRUE(head->fetched);
+    int packs = 0;
+    for (const auto& entry :
+         std::filesystem::directory_iterator(config.state_dir / "mirror.git/objects/pack")) {
+      packs += entry.path().extension() == ".pack" ? 1 : 0;
+    }
+    EXPECT_LE(packs, 3);
+  }
+  for (const std::string& commit : commits) {
+    absl::StatusOr<ProfileSnapshot> snapshot = source->Snapshot(commit);
+    ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  }
+  EXPECT_EQ(source->Snapshot(commits.back())->files[0].content, "5");
+}
+
 }  // namespace
 }  // namespace tr::gitsource::testing
