@@ -183,6 +183,30 @@ absl::Status SetRef(git_repository* repo, const std::string& ref, const git_oid&
   return absl::OkStatus();
 }
 
+bool HasObject(git_repository* repo, const git_oid& id) {
+  git_odb* odb = nullptr;
+  if (git_repository_odb(&odb, repo) != 0) return false;
+  const bool exists = git_odb_exists(odb, &id) == 1;
+  git_odb_free(odb);
+  return exists;
+}
+
+// Downloads what `refspec` names over the connected `remote` (no tags, no FETCH_HEAD).
+absl::Status Download(git_remote* remote, std::string refspec, CallbackContext& ctx) {
+  git_fetch_options fetch = GIT_FETCH_OPTIONS_INIT;
+  fetch.callbacks = Callbacks(ctx);
+  fetch.update_fetchhead = 0;
+  fetch.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
+  fetch.prune = GIT_FETCH_NO_PRUNE;
+  char* specs[] = {refspec.data()};
+  const git_strarray refspecs = {specs, 1};
+  if (int rc = git_remote_download(remote, &refspecs, &fetch); rc < 0) {
+    return GitError(rc, fmt::format("fetch {} from {}", refspec.substr(1, refspec.find(':') - 1),
+                                    UrlForDisplay(git_remote_url(remote))));
+  }
+  return absl::OkStatus();
+}
+
 bool RefHolds(git_repository* repo, const std::string& ref, const git_oid& oid) {
   git_oid current;
   return git_reference_name_to_id(&current, repo, ref.c_str()) == 0 &&
@@ -215,6 +239,11 @@ absl::StatusOr<RemoteClient> RemoteClient::Create(RemoteConfig config) {
   if (url->transport == Transport::kSsh && auth.known_hosts_file.empty()) {
     return absl::InvalidArgumentError("an ssh remote needs a known_hosts file");
   }
+  for (const std::filesystem::path& file : {auth.ssh_key_file, auth.known_hosts_file}) {
+    if (file.string().find_first_of("\"\n\r") != std::string::npos) {
+      return absl::InvalidArgumentError("ssh file paths cannot contain quotes or newlines");
+    }
+  }
   if (config.limits.operation_timeout <= std::chrono::milliseconds(0)) {
     return absl::InvalidArgumentError("the network operation timeout must be positive");
   }
@@ -238,22 +267,9 @@ absl::StatusOr<SyncResult> RemoteClient::Sync(git_repository* repo, const std::s
   SyncResult result;
   result.remote_tip = FindAdvertised(remote->get(), remote_ref);
   if (!result.remote_tip.has_value()) return result;
-  git_odb* odb = nullptr;
-  if (int rc = git_repository_odb(&odb, repo); rc < 0) return GitError(rc, "open object database");
-  const bool have = git_odb_exists(odb, &*result.remote_tip) == 1;
-  git_odb_free(odb);
-  if (!have) {
-    git_fetch_options fetch = GIT_FETCH_OPTIONS_INIT;
-    fetch.callbacks = Callbacks(ctx);
-    fetch.update_fetchhead = 0;
-    fetch.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_NONE;
-    fetch.prune = GIT_FETCH_NO_PRUNE;
-    std::string refspec = fmt::format("+{}:{}", remote_ref, tracking_ref);
-    char* specs[] = {refspec.data()};
-    const git_strarray refspecs = {specs, 1};
-    if (int rc = git_remote_download(remote->get(), &refspecs, &fetch); rc < 0) {
-      return GitError(rc, fmt::format("fetch {} from {}", remote_ref, display_url()));
-    }
+  if (!HasObject(repo, *result.remote_tip)) {
+    const std::string refspec = fmt::format("+{}:{}", remote_ref, tracking_ref);
+    if (absl::Status s = Download(remote->get(), refspec, ctx); !s.ok()) return s;
     result.fetched = true;
     result.received_bytes = git_remote_stats(remote->get())->received_bytes;
   }

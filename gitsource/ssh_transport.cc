@@ -185,41 +185,24 @@ std::vector<std::string> SshArguments(const SshSettings& settings, const RemoteU
                                       const std::string& command, NetworkOperation& op) {
   const auto seconds =
       std::max<long long>(1, std::chrono::ceil<std::chrono::seconds>(op.Remaining()).count());
-  std::vector<std::string> argv = {settings.ssh_command,
-                                   "-F",
-                                   "/dev/null",
-                                   "-T",
-                                   "-x",
-                                   "-a",
-                                   "-o",
-                                   "BatchMode=yes",
-                                   "-o",
-                                   "StrictHostKeyChecking=yes",
-                                   "-o",
-                                   "UserKnownHostsFile=" + settings.known_hosts_file.string(),
-                                   "-o",
-                                   "GlobalKnownHostsFile=/dev/null",
-                                   "-o",
-                                   "UpdateHostKeys=no",
-                                   "-o",
-                                   "CheckHostIP=no",
-                                   "-o",
-                                   "IdentitiesOnly=yes",
-                                   "-o",
-                                   "IdentityAgent=none",
-                                   "-o",
-                                   "PasswordAuthentication=no",
-                                   "-o",
-                                   "KbdInteractiveAuthentication=no",
-                                   "-o",
-                                   "LogLevel=ERROR",
-                                   "-o",
-                                   fmt::format("ConnectTimeout={}", seconds)};
-  if (!settings.key_file.empty()) {
-    argv.insert(argv.end(), {"-o", "IdentityFile=" + settings.key_file.string()});
-  } else {
-    argv.insert(argv.end(), {"-o", "IdentityFile=none"});
-  }
+  const std::vector<std::string> options = {
+      "BatchMode=yes",
+      "StrictHostKeyChecking=yes",
+      fmt::format("UserKnownHostsFile=\"{}\"", settings.known_hosts_file.string()),
+      "GlobalKnownHostsFile=/dev/null",
+      "UpdateHostKeys=no",
+      "CheckHostIP=no",
+      "IdentitiesOnly=yes",
+      "IdentityAgent=none",
+      settings.key_file.empty() ? std::string("IdentityFile=none")
+                                : fmt::format("IdentityFile=\"{}\"", settings.key_file.string()),
+      "PasswordAuthentication=no",
+      "KbdInteractiveAuthentication=no",
+      "LogLevel=ERROR",
+      fmt::format("ConnectTimeout={}", seconds),
+  };
+  std::vector<std::string> argv = {settings.ssh_command, "-F", "/dev/null", "-T", "-x", "-a"};
+  for (const std::string& option : options) argv.insert(argv.end(), {"-o", option});
   if (!url.port.empty()) argv.insert(argv.end(), {"-p", url.port});
   argv.insert(argv.end(), {"-l", url.user.empty() ? settings.default_user : url.user, "--",
                            url.host, fmt::format("{} {}", command, ShellQuote(url.path))});

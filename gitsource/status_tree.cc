@@ -89,25 +89,11 @@ int CollectFile(const char* root, const git_tree_entry* entry, void* payload) {
   return 0;
 }
 
-}  // namespace
-
-absl::Status ValidateStatusPath(const std::string& path) {
-  const std::vector<std::string_view> parts = core::Split(path, '/');
-  bool ordinary = parts.size() >= 2 && parts.front() == "status";
-  for (std::size_t i = 1; ordinary && i < parts.size(); ++i) ordinary = IsOrdinaryName(parts[i]);
-  if (!ordinary) {
-    return absl::InvalidArgumentError(
-        fmt::format("'{}' is not a file path under status/", path.substr(0, 200)));
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
-                                                          const StatusCommitSpec& spec) {
-  absl::StatusOr<TreePtr> base = BaseTree(repo, spec.parent);
-  if (!base.ok()) return base.status();
+// The id of `base` with `files` written (or removed) into it.
+absl::StatusOr<git_oid> ApplyFiles(git_repository* repo, git_tree* base,
+                                   const std::map<std::string, std::optional<std::string>>& files) {
   std::vector<git_tree_update> updates;
-  for (const auto& [path, content] : spec.files) {
+  for (const auto& [path, content] : files) {
     git_tree_update update{};
     update.path = path.c_str();
     if (content.has_value()) {
@@ -117,7 +103,7 @@ absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
       }
       update.action = GIT_TREE_UPDATE_UPSERT;
       update.filemode = GIT_FILEMODE_BLOB;
-    } else if (HasPath(base->get(), path)) {
+    } else if (HasPath(base, path)) {
       update.action = GIT_TREE_UPDATE_REMOVE;
     } else {
       continue;
@@ -125,11 +111,15 @@ absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
     updates.push_back(update);
   }
   git_oid tree_id;
-  if (int rc = git_tree_create_updated(&tree_id, repo, base->get(), updates.size(), updates.data());
+  if (int rc = git_tree_create_updated(&tree_id, repo, base, updates.size(), updates.data());
       rc < 0) {
     return GitError(rc, "build the status tree");
   }
-  if (git_oid_equal(&tree_id, git_tree_id(base->get()))) return std::optional<git_oid>();
+  return tree_id;
+}
+
+absl::StatusOr<git_oid> WriteCommit(git_repository* repo, const StatusCommitSpec& spec,
+                                    const git_oid& tree_id) {
   git_tree* raw_tree = nullptr;
   if (int rc = git_tree_lookup(&raw_tree, repo, &tree_id); rc < 0) {
     return GitError(rc, "read the status tree");
@@ -160,7 +150,32 @@ absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
       rc < 0) {
     return GitError(rc, "write the status commit");
   }
-  return std::optional<git_oid>(commit_id);
+  return commit_id;
+}
+
+}  // namespace
+
+absl::Status ValidateStatusPath(const std::string& path) {
+  const std::vector<std::string_view> parts = core::Split(path, '/');
+  bool ordinary = parts.size() >= 2 && parts.front() == "status";
+  for (std::size_t i = 1; ordinary && i < parts.size(); ++i) ordinary = IsOrdinaryName(parts[i]);
+  if (!ordinary) {
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' is not a file path under status/", path.substr(0, 200)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
+                                                          const StatusCommitSpec& spec) {
+  absl::StatusOr<TreePtr> base = BaseTree(repo, spec.parent);
+  if (!base.ok()) return base.status();
+  absl::StatusOr<git_oid> tree_id = ApplyFiles(repo, base->get(), spec.files);
+  if (!tree_id.ok()) return tree_id.status();
+  if (git_oid_equal(&*tree_id, git_tree_id(base->get()))) return std::optional<git_oid>();
+  absl::StatusOr<git_oid> commit = WriteCommit(repo, spec, *tree_id);
+  if (!commit.ok()) return commit.status();
+  return std::optional<git_oid>(*commit);
 }
 
 absl::StatusOr<std::map<std::string, std::string>> ReadStatusFiles(git_repository* repo,

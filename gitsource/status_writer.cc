@@ -22,6 +22,15 @@ std::string CommitMessage(const std::vector<std::string>& messages,
   return message;
 }
 
+absl::Status SetReference(git_repository* repo, const std::string& name, const git_oid& id) {
+  git_reference* ref = nullptr;
+  if (int rc = git_reference_create(&ref, repo, name.c_str(), &id, 1, "status"); rc < 0) {
+    return GitError(rc, fmt::format("set {}", name));
+  }
+  git_reference_free(ref);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 GitStatusWriter::GitStatusWriter(std::shared_ptr<Mirror> mirror, std::string desired_branch,
@@ -91,51 +100,48 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
 }
 
 absl::StatusOr<StatusCommit> GitStatusWriter::Flush(const Batch& batch, std::stop_token stop) {
-  const std::string remote_ref = fmt::format("refs/heads/{}", config_.branch);
-  const std::string tracking_ref = Mirror::TrackingRef(config_.branch);
   std::string last_rejection;
   for (int attempt = 1; attempt <= config_.backoff.max_attempts; ++attempt) {
     if (attempt > 1 && !deps_.sleeper.SleepFor(
                            JitteredBackoff(config_.backoff, attempt - 1, deps_.random), stop)) {
       return absl::CancelledError("cancelled while backing off before a status push");
     }
-    std::shared_lock shared(mirror_->lock());
-    absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
-    if (!repo.ok()) return repo.status();
-    absl::StatusOr<SyncResult> tip =
-        mirror_->remote().Sync(repo->get(), remote_ref, tracking_ref, stop);
-    if (!tip.ok()) return tip.status();
-    StatusCommitSpec spec{tip->remote_tip,     batch.files,
-                          config_.author_name, config_.author_email,
-                          deps_.clock.Now(),   CommitMessage(batch.messages, batch.files)};
-    absl::StatusOr<std::optional<git_oid>> commit = CreateStatusCommit(repo->get(), spec);
-    if (!commit.ok()) return commit.status();
-    if (!commit->has_value()) {  // the tip already says exactly this
-      return StatusCommit{tip->remote_tip ? OidHex(*tip->remote_tip) : "", false};
-    }
-    git_reference* outgoing = nullptr;
-    if (int rc =
-            git_reference_create(&outgoing, repo->get(), std::string(kStatusOutgoingRef).c_str(),
-                                 &**commit, 1, "status commit");
-        rc < 0) {
-      return GitError(rc, "hold the status commit");
-    }
-    git_reference_free(outgoing);
-    PushRequest push{config_.branch, desired_branch_, refspec_, tip->remote_tip, **commit};
-    absl::StatusOr<PushOutcome> outcome = mirror_->remote().Push(repo->get(), push, stop);
-    if (!outcome.ok()) return outcome.status();
-    if (outcome->accepted) {
-      git_reference* tracking = nullptr;
-      if (git_reference_create(&tracking, repo->get(), tracking_ref.c_str(), &**commit, 1,
-                               "pushed status") == 0) {
-        git_reference_free(tracking);
-      }
-      return StatusCommit{OidHex(**commit), true};
-    }
-    last_rejection = outcome->rejection;
+    absl::StatusOr<Attempt> result = TryOnce(batch, stop);
+    if (!result.ok()) return result.status();
+    if (result->written.has_value()) return *result->written;
+    last_rejection = result->rejection;
   }
   return absl::AbortedError(fmt::format("the status push was rejected {} times; last: {}",
                                         config_.backoff.max_attempts, last_rejection));
+}
+
+absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& batch,
+                                                                  std::stop_token stop) {
+  const std::string tracking_ref = Mirror::TrackingRef(config_.branch);
+  std::shared_lock shared(mirror_->lock());
+  absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
+  if (!repo.ok()) return repo.status();
+  absl::StatusOr<SyncResult> tip = mirror_->remote().Sync(
+      repo->get(), fmt::format("refs/heads/{}", config_.branch), tracking_ref, stop);
+  if (!tip.ok()) return tip.status();
+  const StatusCommitSpec spec{tip->remote_tip,     batch.files,
+                              config_.author_name, config_.author_email,
+                              deps_.clock.Now(),   CommitMessage(batch.messages, batch.files)};
+  absl::StatusOr<std::optional<git_oid>> commit = CreateStatusCommit(repo->get(), spec);
+  if (!commit.ok()) return commit.status();
+  if (!commit->has_value()) {  // the tip already says exactly this
+    return Attempt{StatusCommit{tip->remote_tip ? OidHex(*tip->remote_tip) : "", false}, {}};
+  }
+  if (absl::Status s = SetReference(repo->get(), std::string(kStatusOutgoingRef), **commit);
+      !s.ok()) {
+    return s;
+  }
+  const PushRequest push{config_.branch, desired_branch_, refspec_, tip->remote_tip, **commit};
+  absl::StatusOr<PushOutcome> outcome = mirror_->remote().Push(repo->get(), push, stop);
+  if (!outcome.ok()) return outcome.status();
+  if (!outcome->accepted) return Attempt{std::nullopt, outcome->rejection};
+  (void)SetReference(repo->get(), tracking_ref, **commit);  // refreshed by the next fetch anyway
+  return Attempt{StatusCommit{OidHex(**commit), true}, {}};
 }
 
 absl::StatusOr<std::map<std::string, std::string>> GitStatusWriter::ReadLatest(

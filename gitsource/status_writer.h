@@ -96,9 +96,16 @@ class GitStatusWriter final : public StatusWriter {
     RandomSource& random;
   };
 
+  // One fetch-build-push round: the commit, or the reason the push was rejected.
+  struct Attempt {
+    std::optional<StatusCommit> written;
+    std::string rejection;
+  };
+
   GitStatusWriter(std::shared_ptr<Mirror> mirror, std::string desired_branch,
                   StatusWriterConfig config, std::string refspec, Deps deps);
   absl::StatusOr<StatusCommit> Flush(const Batch& batch, std::stop_token stop);
+  absl::StatusOr<Attempt> TryOnce(const Batch& batch, std::stop_token stop);
 
   const std::shared_ptr<Mirror> mirror_;
   const std::string desired_branch_;
