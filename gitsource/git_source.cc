@@ -74,9 +74,7 @@ absl::StatusOr<RemoteHead> LibGitSource::PollOnce(std::stop_token stop) {
     std::shared_lock shared(mirror_->lock());
     absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
     if (!repo.ok()) return repo.status();
-    const std::string remote_ref = fmt::format("refs/heads/{}", config_.branch);
-    sync = mirror_->remote().Sync(repo->get(), remote_ref, Mirror::TrackingRef(config_.branch),
-                                  std::move(stop));
+    sync = mirror_->SyncBranch(repo->get(), config_.branch, std::move(stop));
   }
   if (!sync.ok()) return sync.status();
   if (!sync->remote_tip.has_value()) {

@@ -84,6 +84,30 @@ absl::StatusOr<std::shared_ptr<Mirror>> Mirror::Open(const fs::path& state_dir,
   return std::shared_ptr<Mirror>(new Mirror(path, *std::move(client)));
 }
 
+absl::StatusOr<SyncResult> Mirror::SyncBranch(git_repository* repo, const std::string& branch,
+                                              std::stop_token stop) const {
+  absl::StatusOr<SyncResult> result =
+      remote_.Sync(repo, fmt::format("refs/heads/{}", branch), std::move(stop));
+  if (!result.ok() || !result->remote_tip.has_value()) return result;
+  if (absl::Status s = SetRef(repo, TrackingRef(branch), *result->remote_tip); !s.ok()) return s;
+  return result;
+}
+
+absl::Status Mirror::SetRef(git_repository* repo, const std::string& ref, const git_oid& id) const {
+  std::lock_guard lock(ref_mu_);
+  git_oid current;
+  if (git_reference_name_to_id(&current, repo, ref.c_str()) == 0 && git_oid_equal(&current, &id)) {
+    return absl::OkStatus();
+  }
+  git_reference* created = nullptr;
+  if (int rc = git_reference_create(&created, repo, ref.c_str(), &id, 1, "talos-reconciler");
+      rc < 0) {
+    return GitError(rc, fmt::format("update {}", ref));
+  }
+  git_reference_free(created);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RepositoryPtr> Mirror::Repository() const {
   git_repository* raw = nullptr;
   if (int rc = git_repository_open_bare(&raw, path_.c_str()); rc < 0) {

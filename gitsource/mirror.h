@@ -12,7 +12,9 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
+#include <stop_token>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -34,6 +36,15 @@ class Mirror {
   absl::StatusOr<RepositoryPtr> Repository() const;
 
   const RemoteClient& remote() const { return remote_; }
+
+  // Brings the remote's `branch` into the mirror (RemoteClient::Sync) and points its
+  // tracking ref at it.
+  absl::StatusOr<SyncResult> SyncBranch(git_repository* repo, const std::string& branch,
+                                        std::stop_token stop) const;
+
+  // Points `ref` at `id` (creating or moving it). Ref updates of all operations are
+  // serialised here, so concurrent ones never trip over each other's lock files.
+  absl::Status SetRef(git_repository* repo, const std::string& ref, const git_oid& id) const;
   const std::filesystem::path& path() const { return path_; }
 
   // Held shared by every operation on the repository, exclusively by compaction.
@@ -53,6 +64,7 @@ class Mirror {
   std::filesystem::path path_;
   RemoteClient remote_;
   mutable std::shared_mutex lock_;
+  mutable std::mutex ref_mu_;
 };
 
 }  // namespace tr::gitsource

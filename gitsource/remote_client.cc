@@ -175,14 +175,6 @@ std::optional<git_oid> FindAdvertised(git_remote* remote, const std::string& ref
   return std::nullopt;
 }
 
-absl::Status SetRef(git_repository* repo, const std::string& ref, const git_oid& oid) {
-  git_reference* created = nullptr;
-  const int rc = git_reference_create(&created, repo, ref.c_str(), &oid, 1, "sync");
-  if (rc < 0) return GitError(rc, fmt::format("update {}", ref));
-  git_reference_free(created);
-  return absl::OkStatus();
-}
-
 bool HasObject(git_repository* repo, const git_oid& id) {
   git_odb* odb = nullptr;
   if (git_repository_odb(&odb, repo) != 0) return false;
@@ -205,12 +197,6 @@ absl::Status Download(git_remote* remote, std::string refspec, CallbackContext& 
                                     UrlForDisplay(git_remote_url(remote))));
   }
   return absl::OkStatus();
-}
-
-bool RefHolds(git_repository* repo, const std::string& ref, const git_oid& oid) {
-  git_oid current;
-  return git_reference_name_to_id(&current, repo, ref.c_str()) == 0 &&
-         git_oid_equal(&current, &oid);
 }
 
 // An unnamed remote for `url`. The repository's url.*.insteadOf settings are not applied:
@@ -252,7 +238,6 @@ absl::StatusOr<RemoteClient> RemoteClient::Create(RemoteConfig config) {
 }
 
 absl::StatusOr<SyncResult> RemoteClient::Sync(git_repository* repo, const std::string& remote_ref,
-                                              const std::string& tracking_ref,
                                               std::stop_token stop) const {
   NetworkOperation op(config_.limits.operation_timeout, std::move(stop));
   CallbackContext ctx;
@@ -268,15 +253,12 @@ absl::StatusOr<SyncResult> RemoteClient::Sync(git_repository* repo, const std::s
   result.remote_tip = FindAdvertised(remote->get(), remote_ref);
   if (!result.remote_tip.has_value()) return result;
   if (!HasObject(repo, *result.remote_tip)) {
-    const std::string refspec = fmt::format("+{}:{}", remote_ref, tracking_ref);
+    const std::string refspec = fmt::format("+{0}:{0}", remote_ref);  // no ref is updated
     if (absl::Status s = Download(remote->get(), refspec, ctx); !s.ok()) return s;
     result.fetched = true;
     result.received_bytes = git_remote_stats(remote->get())->received_bytes;
   }
   git_remote_disconnect(remote->get());
-  if (!RefHolds(repo, tracking_ref, *result.remote_tip)) {
-    if (absl::Status s = SetRef(repo, tracking_ref, *result.remote_tip); !s.ok()) return s;
-  }
   return result;
 }
 

@@ -44,11 +44,11 @@ class RemoteClient {
   // Checks the URL and the auth settings. InvalidArgument when they are unusable.
   static absl::StatusOr<RemoteClient> Create(RemoteConfig config);
 
-  // Connects, lists the remote's refs and, when `remote_ref` points to a commit that
-  // `tracking_ref` does not already hold, downloads it and sets `tracking_ref` to it. The
-  // connection is reused, so a no-op costs one ref advertisement and no pack.
+  // Connects, lists the remote's refs and, when `remote_ref` points to a commit the
+  // repository does not have, downloads it over the same connection (so a no-op costs one
+  // ref advertisement and no pack). Moves no ref: the caller records the tip.
   absl::StatusOr<SyncResult> Sync(git_repository* repo, const std::string& remote_ref,
-                                  const std::string& tracking_ref, std::stop_token stop) const;
+                                  std::stop_token stop) const;
 
   // Pushes `request.new_commit` to the status branch. Never forced: FailedPrecondition
   // unless the refspec passes CheckStatusPushRefspec, and refused before anything is sent

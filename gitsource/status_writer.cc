@@ -22,15 +22,6 @@ std::string CommitMessage(const std::vector<std::string>& messages,
   return message;
 }
 
-absl::Status SetReference(git_repository* repo, const std::string& name, const git_oid& id) {
-  git_reference* ref = nullptr;
-  if (int rc = git_reference_create(&ref, repo, name.c_str(), &id, 1, "status"); rc < 0) {
-    return GitError(rc, fmt::format("set {}", name));
-  }
-  git_reference_free(ref);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 GitStatusWriter::GitStatusWriter(std::shared_ptr<Mirror> mirror, std::string desired_branch,
@@ -117,12 +108,10 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Flush(const Batch& batch, std::sto
 
 absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& batch,
                                                                   std::stop_token stop) {
-  const std::string tracking_ref = Mirror::TrackingRef(config_.branch);
   std::shared_lock shared(mirror_->lock());
   absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
   if (!repo.ok()) return repo.status();
-  absl::StatusOr<SyncResult> tip = mirror_->remote().Sync(
-      repo->get(), fmt::format("refs/heads/{}", config_.branch), tracking_ref, stop);
+  absl::StatusOr<SyncResult> tip = mirror_->SyncBranch(repo->get(), config_.branch, stop);
   if (!tip.ok()) return tip.status();
   const StatusCommitSpec spec{tip->remote_tip,     batch.files,
                               config_.author_name, config_.author_email,
@@ -132,7 +121,7 @@ absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& b
   if (!commit->has_value()) {  // the tip already says exactly this
     return Attempt{StatusCommit{tip->remote_tip ? OidHex(*tip->remote_tip) : "", false}, {}};
   }
-  if (absl::Status s = SetReference(repo->get(), std::string(kStatusOutgoingRef), **commit);
+  if (absl::Status s = mirror_->SetRef(repo->get(), std::string(kStatusOutgoingRef), **commit);
       !s.ok()) {
     return s;
   }
@@ -140,7 +129,8 @@ absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& b
   absl::StatusOr<PushOutcome> outcome = mirror_->remote().Push(repo->get(), push, stop);
   if (!outcome.ok()) return outcome.status();
   if (!outcome->accepted) return Attempt{std::nullopt, outcome->rejection};
-  (void)SetReference(repo->get(), tracking_ref, **commit);  // refreshed by the next fetch anyway
+  // Best effort: the next fetch refreshes it anyway.
+  (void)mirror_->SetRef(repo->get(), Mirror::TrackingRef(config_.branch), **commit);
   return Attempt{StatusCommit{OidHex(**commit), true}, {}};
 }
 
@@ -150,8 +140,7 @@ absl::StatusOr<std::map<std::string, std::string>> GitStatusWriter::ReadLatest(
   absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
   if (!repo.ok()) return repo.status();
   absl::StatusOr<SyncResult> tip =
-      mirror_->remote().Sync(repo->get(), fmt::format("refs/heads/{}", config_.branch),
-                             Mirror::TrackingRef(config_.branch), std::move(stop));
+      mirror_->SyncBranch(repo->get(), config_.branch, std::move(stop));
   if (!tip.ok()) return tip.status();
   if (!tip->remote_tip.has_value()) return std::map<std::string, std::string>();
   return ReadStatusFiles(repo->get(), *tip->remote_tip, config_.max_read_bytes);

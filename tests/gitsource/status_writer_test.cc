@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <latch>
+#include <mutex>
 #include <thread>
 
 #include "fmt/format.h"
@@ -232,6 +233,30 @@ TEST_F(StatusWriterTest, ConcurrentWritesCoalesce) {
   EXPECT_LE(StatusCommits(), 2);
   const std::string files = upstream_.GitBare({"ls-tree", "--name-only", "-r", StatusTip()});
   EXPECT_EQ(std::count(files.begin(), files.end(), '\n') + 1, kWriters) << files;
+}
+
+TEST_F(StatusWriterTest, ReadsAndWritesRunConcurrently) {
+  std::vector<std::thread> threads;
+  std::vector<absl::Status> failures;
+  std::mutex mu;
+  const auto record = [&](const absl::Status& status) {
+    if (status.ok()) return;
+    std::lock_guard lock(mu);
+    failures.push_back(status);
+  };
+  threads.emplace_back([&] {
+    for (int i = 0; i < 5; ++i) {
+      record(writer_->Write({{{"status/prod.yaml", fmt::format("{}\n", i)}}, "prod"}).status());
+    }
+  });
+  for (int reader = 0; reader < 3; ++reader) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) record(writer_->ReadLatest().status());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  EXPECT_EQ(Show(StatusTip() + ":status/prod.yaml"), "4");
 }
 
 TEST_F(StatusWriterTest, RacingGitPushesLoseNoStatusAndAreNeverOverwritten) {
