@@ -2,7 +2,11 @@
 // hang (the deadline fires, on every transport), cancellation, wrong or missing
 // credentials, unknown and changed ssh host keys, the fetch cap, a refused connection.
 // Secrets never appear in any message.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -24,8 +28,9 @@ class FailureTest : public UpstreamTest {
  protected:
   // Polls with a short deadline; checks the code and that it came at the deadline, not at
   // some timeout of the server's or the kernel's.
-  void ExpectDeadline(GitSourceConfig config, HangingServer& server) {
-    config.remote.limits.operation_timeout = milliseconds(300);
+  void ExpectDeadline(GitSourceConfig config, HangingServer& server,
+                      milliseconds deadline = milliseconds(300)) {
+    config.remote.limits.operation_timeout = deadline;
     auto source = OpenSource(config);
     ASSERT_NE(source, nullptr);
     const auto start = steady_clock::now();
@@ -33,7 +38,7 @@ class FailureTest : public UpstreamTest {
     const auto elapsed = steady_clock::now() - start;
     EXPECT_EQ(head.status().code(), absl::StatusCode::kDeadlineExceeded) << head.status();
     EXPECT_LT(elapsed, std::chrono::seconds(15));
-    EXPECT_TRUE(server.WaitForConnections(1, milliseconds(0)));
+    EXPECT_TRUE(server.WaitForConnections(1, milliseconds(0))) << "the server was never reached";
   }
 };
 
@@ -58,7 +63,9 @@ TEST_F(FailureTest, HangingSshServerHitsTheDeadline) {
       Config(fmt::format("ssh://git@127.0.0.1:{}/srv/profiles.git", hang.port()));
   WriteFile(tmp_ / "known_hosts", "");
   config.remote.auth.known_hosts_file = tmp_ / "known_hosts";
-  ExpectDeadline(config, hang);
+  // Longer, so that starting the ssh client on a busy machine still leaves it time to
+  // connect before the deadline.
+  ExpectDeadline(config, hang, milliseconds(1500));
 }
 
 TEST_F(FailureTest, StopTokenCancelsAHangingPoll) {
@@ -78,14 +85,19 @@ TEST_F(FailureTest, StopTokenCancelsAHangingPoll) {
 }
 
 TEST_F(FailureTest, ConnectionRefusedIsUnavailable) {
-  int port = 0;
-  {
-    HangingServer closed;  // take a free port, then close it
-    port = closed.port();
-  }
-  auto source = OpenSource(Config(fmt::format("git://127.0.0.1:{}/profiles.git", port)));
+  // A port that is bound but not listening refuses connections, and stays ours meanwhile.
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  auto source =
+      OpenSource(Config(fmt::format("git://127.0.0.1:{}/profiles.git", ntohs(address.sin_port))));
   ASSERT_NE(source, nullptr);
   EXPECT_EQ(source->Poll().status().code(), absl::StatusCode::kUnavailable);
+  close(fd);
 }
 
 TEST_F(FailureTest, WrongHttpCredentialsAreUnauthenticatedAndNotEchoed) {
