@@ -127,6 +127,23 @@ TEST_F(FailureTest, RightHttpCredentialsWork) {
   EXPECT_EQ(head->commit, desired_tip_);
 }
 
+TEST_F(FailureTest, BasicAuthWithUsernameAndPasswordFile) {
+  SmartHttpServer http(served_, tmp_ / "http", {false, "deploy-bot", kToken});
+  GitSourceConfig config = Config(http.Url("profiles"));
+  WriteFile(tmp_ / "password", kToken);
+  config.remote.auth.username = "deploy-bot";
+  config.remote.auth.password_file = tmp_ / "password";
+  config.remote.auth.allow_insecure_http = true;
+  auto source = OpenSource(config);
+  ASSERT_NE(source, nullptr);
+  absl::StatusOr<RemoteHead> head = source->Poll();
+  ASSERT_TRUE(head.ok()) << head.status();
+  EXPECT_EQ(head->commit, desired_tip_);
+  config.remote.auth.username = "someone-else";
+  config.state_dir = tmp_ / "state-wrong-user";
+  EXPECT_EQ(OpenSource(config)->Poll().status().code(), absl::StatusCode::kUnauthenticated);
+}
+
 TEST_F(FailureTest, CredentialsAreNotSentOverPlainHttpUnlessAllowed) {
   SmartHttpServer http(served_, tmp_ / "http", {false, "git", kToken});
   GitSourceConfig config = Config(http.Url("profiles"));
