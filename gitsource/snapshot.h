@@ -20,6 +20,9 @@ struct SnapshotOrigin {
   std::string commit;   // full hex id; empty for a directory
   std::string author;   // "Name <email>"; empty for a directory
   std::string message;  // commit message; empty for a directory
+  // With signature verification: "<principals> (SHA256:<key fingerprint>)" of the allowed
+  // signer that signed the commit. Empty otherwise.
+  std::string signer;
 };
 
 struct ProfileSnapshot {

@@ -1,0 +1,110 @@
+#include "gitsource/git_source.h"
+
+#include "fmt/format.h"
+#include "gitsource/commit_snapshot.h"
+#include "gitsource/mirror.h"
+
+namespace tr::gitsource {
+namespace {
+
+absl::StatusOr<git_oid> ParseCommitId(std::string_view commit) {
+  git_oid id;
+  if (commit.size() != GIT_OID_HEXSZ || git_oid_fromstrn(&id, commit.data(), commit.size()) != 0) {
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' is not a full commit id", commit.substr(0, 64)));
+  }
+  return id;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LibGitSource>> LibGitSource::Open(GitSourceConfig config) {
+  EnsureLibgit2();
+  int valid = 0;
+  const std::string ref = fmt::format("refs/heads/{}", config.branch);
+  if (config.branch.empty() || config.branch.front() == '-' ||
+      git_reference_name_is_valid(&valid, ref.c_str()) != 0 || !valid) {
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' is not a valid branch name", config.branch));
+  }
+  if (config.snapshot_limits.max_files == 0) {
+    return absl::InvalidArgumentError("the profile file cap must be positive");
+  }
+  absl::StatusOr<std::shared_ptr<Mirror>> mirror = Mirror::Open(config.state_dir, config.remote);
+  if (!mirror.ok()) return mirror.status();
+  return std::unique_ptr<LibGitSource>(new LibGitSource(std::move(config), *std::move(mirror)));
+}
+
+absl::StatusOr<RemoteHead> LibGitSource::Poll(std::stop_token stop) {
+  std::unique_lock lock(poll_mu_);
+  // The first round that starts after this call; a round already running may have listed
+  // the remote's refs before our caller's reason to poll (a push) happened.
+  std::uint64_t wanted = rounds_started_ + 1;
+  while (true) {
+    if (rounds_finished_ >= wanted) {
+      const absl::StatusOr<RemoteHead>& result = *last_poll_;
+      // Another caller's cancellation is not ours: run a round of our own.
+      if (!result.ok() && absl::IsCancelled(result.status()) && !stop.stop_requested()) {
+        wanted = rounds_started_ + 1;
+        continue;
+      }
+      return result;
+    }
+    if (!polling_) {
+      polling_ = true;
+      ++rounds_started_;
+      lock.unlock();
+      absl::StatusOr<RemoteHead> result = PollOnce(stop);
+      lock.lock();
+      polling_ = false;
+      rounds_finished_ = rounds_started_;
+      last_poll_ = std::move(result);
+      poll_done_.notify_all();
+      continue;
+    }
+    if (!poll_done_.wait(lock, stop, [&] { return !polling_ || rounds_finished_ >= wanted; })) {
+      return absl::CancelledError("the poll was cancelled");
+    }
+  }
+}
+
+absl::StatusOr<RemoteHead> LibGitSource::PollOnce(std::stop_token stop) {
+  absl::StatusOr<SyncResult> sync;
+  {
+    std::shared_lock shared(mirror_->lock());
+    absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
+    if (!repo.ok()) return repo.status();
+    sync = mirror_->SyncBranch(repo->get(), config_.branch, std::move(stop));
+  }
+  if (!sync.ok()) return sync.status();
+  if (!sync->remote_tip.has_value()) {
+    return absl::NotFoundError(fmt::format("branch '{}' does not exist on {}", config_.branch,
+                                           mirror_->remote().display_url()));
+  }
+  if (sync->fetched) {
+    // Best effort: a mirror with many packs still works, only slower.
+    (void)mirror_->CompactIfNeeded(config_.max_mirror_packs);
+  }
+  return RemoteHead{OidHex(*sync->remote_tip), sync->fetched, sync->received_bytes};
+}
+
+absl::StatusOr<ProfileSnapshot> LibGitSource::Snapshot(std::string_view commit) {
+  absl::StatusOr<git_oid> id = ParseCommitId(commit);
+  if (!id.ok()) return id.status();
+  std::shared_lock shared(mirror_->lock());
+  absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
+  if (!repo.ok()) return repo.status();
+  std::string signer;
+  if (config_.verify_signatures.has_value()) {
+    absl::StatusOr<SignatureVerdict> verdict =
+        VerifyCommitSignature(repo->get(), *id, *config_.verify_signatures);
+    if (!verdict.ok()) return verdict.status();
+    signer = fmt::format("{} ({})", verdict->principals, verdict->fingerprint);
+  }
+  absl::StatusOr<ProfileSnapshot> snapshot =
+      ReadCommitSnapshot(repo->get(), *id, config_.snapshot_limits);
+  if (snapshot.ok()) snapshot->origin.signer = std::move(signer);
+  return snapshot;
+}
+
+}  // namespace tr::gitsource

@@ -1,0 +1,93 @@
+// The desired state as the controller sees it: where the watched branch of the profile
+// repository points (`Poll`) and the profiles at a commit (`Snapshot`).
+//
+// `LibGitSource` keeps a persistent bare mirror in the state directory. A poll asks the
+// remote for its refs and fetches only when the watched branch moved, so an idle poll
+// moves one ref advertisement and no pack. Every network operation has the configured
+// deadline and honours the caller's stop token; fetches are capped in bytes. Snapshots are
+// read from the object database (no work tree) and, when configured, only for commits with
+// a valid SSH signature by an allowed signer.
+//
+// Errors (the code says what to do next):
+//   Unavailable       network or server trouble                  -> retry with backoff
+//   DeadlineExceeded  the operation's deadline passed            -> retry with backoff
+//   Cancelled         the caller's stop token was triggered
+//   Unauthenticated   credentials missing, unreadable or refused -> fix the secret
+//   PermissionDenied  ssh host key unknown or changed            -> fix known_hosts
+//   ResourceExhausted the fetch exceeded its byte cap
+//   NotFound          the branch or commit does not exist
+//   FailedPrecondition a commit that must not be acted on (signature) or too many files
+//   InvalidArgument   bad configuration
+// Credentials never appear in any message.
+//
+// Thread-safe: any number of threads may call Poll and Snapshot. Concurrent polls coalesce:
+// a poll that arrives while another runs waits for the next round, which one of the waiting
+// callers runs for all of them, so every caller sees the remote as of after its call.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "gitsource/config.h"
+#include "gitsource/snapshot.h"
+
+namespace tr::gitsource {
+
+class Mirror;
+
+struct RemoteHead {
+  std::string commit;                // full hex id of the watched branch's tip
+  bool fetched = false;              // this poll downloaded objects
+  std::uint64_t received_bytes = 0;  // by this poll
+};
+
+class GitSource {
+ public:
+  virtual ~GitSource() = default;
+
+  // Where the watched branch points now, fetched into the mirror if it moved.
+  virtual absl::StatusOr<RemoteHead> Poll(std::stop_token stop = {}) = 0;
+
+  // The profiles at `commit` (a full hex id, normally from Poll), with its origin.
+  // NotFound when the mirror does not have it; FailedPrecondition when signature
+  // verification is configured and refuses the commit, or past the file-count cap.
+  virtual absl::StatusOr<ProfileSnapshot> Snapshot(std::string_view commit) = 0;
+};
+
+class LibGitSource final : public GitSource {
+ public:
+  // Opens (or creates) the mirror in `config.state_dir`. No network traffic happens here.
+  // InvalidArgument for unusable configuration.
+  static absl::StatusOr<std::unique_ptr<LibGitSource>> Open(GitSourceConfig config);
+
+  absl::StatusOr<RemoteHead> Poll(std::stop_token stop = {}) override;
+  absl::StatusOr<ProfileSnapshot> Snapshot(std::string_view commit) override;
+
+  // For the status writer, which shares the mirror and must never write `branch()`.
+  std::shared_ptr<Mirror> mirror() const { return mirror_; }
+  const std::string& branch() const { return config_.branch; }
+
+ private:
+  LibGitSource(GitSourceConfig config, std::shared_ptr<Mirror> mirror)
+      : config_(std::move(config)), mirror_(std::move(mirror)) {}
+  absl::StatusOr<RemoteHead> PollOnce(std::stop_token stop);
+
+  const GitSourceConfig config_;
+  const std::shared_ptr<Mirror> mirror_;
+
+  std::mutex poll_mu_;
+  std::condition_variable_any poll_done_;
+  bool polling_ = false;
+  std::uint64_t rounds_started_ = 0;
+  std::uint64_t rounds_finished_ = 0;
+  std::optional<absl::StatusOr<RemoteHead>> last_poll_;
+};
+
+}  // namespace tr::gitsource

@@ -1,0 +1,206 @@
+#include "gitsource/status_tree.h"
+
+#include <algorithm>
+#include <cctype>
+#include <vector>
+
+#include "core/text.h"
+#include "fmt/format.h"
+#include "gitsource/libgit2_util.h"
+
+namespace tr::gitsource {
+namespace {
+
+struct TreebuilderFree {
+  void operator()(git_treebuilder* b) const { git_treebuilder_free(b); }
+};
+
+bool IsOrdinaryName(std::string_view part) {
+  if (part.empty() || part == "." || part == ".." || part.size() > 255) return false;
+  std::string lower(part);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == ".git") return false;
+  return std::none_of(part.begin(), part.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f || c == '\\';
+  });
+}
+
+absl::StatusOr<TreePtr> BaseTree(git_repository* repo, const std::optional<git_oid>& parent) {
+  git_oid tree_id;
+  if (parent.has_value()) {
+    git_commit* raw = nullptr;
+    if (int rc = git_commit_lookup(&raw, repo, &*parent); rc < 0) {
+      return GitError(rc, "read the status branch's tip");
+    }
+    CommitPtr commit(raw);
+    tree_id = *git_commit_tree_id(commit.get());
+  } else {
+    git_treebuilder* raw = nullptr;
+    if (int rc = git_treebuilder_new(&raw, repo, nullptr); rc < 0) {
+      return GitError(rc, "build an empty tree");
+    }
+    std::unique_ptr<git_treebuilder, TreebuilderFree> builder(raw);
+    if (int rc = git_treebuilder_write(&tree_id, builder.get()); rc < 0) {
+      return GitError(rc, "write an empty tree");
+    }
+  }
+  git_tree* tree = nullptr;
+  if (int rc = git_tree_lookup(&tree, repo, &tree_id); rc < 0) {
+    return GitError(rc, "read the status tree");
+  }
+  return TreePtr(tree);
+}
+
+bool HasPath(git_tree* tree, const std::string& path) {
+  git_tree_entry* entry = nullptr;
+  if (git_tree_entry_bypath(&entry, tree, path.c_str()) != 0) return false;
+  git_tree_entry_free(entry);
+  return true;
+}
+
+struct WalkState {
+  git_repository* repo;
+  git_odb* odb;
+  std::size_t max_bytes;
+  std::map<std::string, std::string>* files;
+  absl::Status status;
+};
+
+int CollectFile(const char* root, const git_tree_entry* entry, void* payload) {
+  auto& state = *static_cast<WalkState*>(payload);
+  const git_filemode_t mode = git_tree_entry_filemode(entry);
+  if (mode != GIT_FILEMODE_BLOB && mode != GIT_FILEMODE_BLOB_EXECUTABLE) return 0;
+  size_t size = 0;
+  git_object_t type = GIT_OBJECT_INVALID;
+  if (git_odb_read_header(&size, &type, state.odb, git_tree_entry_id(entry)) < 0 ||
+      size > state.max_bytes) {
+    return 0;
+  }
+  git_blob* raw = nullptr;
+  if (int rc = git_blob_lookup(&raw, state.repo, git_tree_entry_id(entry)); rc < 0) {
+    state.status = GitError(rc, "read a status file");
+    return -1;
+  }
+  BlobPtr blob(raw);
+  (*state.files)[fmt::format("status/{}{}", root, git_tree_entry_name(entry))] =
+      std::string(static_cast<const char*>(git_blob_rawcontent(blob.get())),
+                  static_cast<std::size_t>(git_blob_rawsize(blob.get())));
+  return 0;
+}
+
+// The id of `base` with `files` written (or removed) into it.
+absl::StatusOr<git_oid> ApplyFiles(git_repository* repo, git_tree* base,
+                                   const std::map<std::string, std::optional<std::string>>& files) {
+  std::vector<git_tree_update> updates;
+  for (const auto& [path, content] : files) {
+    git_tree_update update{};
+    update.path = path.c_str();
+    if (content.has_value()) {
+      if (int rc = git_blob_create_from_buffer(&update.id, repo, content->data(), content->size());
+          rc < 0) {
+        return GitError(rc, fmt::format("write {}", path));
+      }
+      update.action = GIT_TREE_UPDATE_UPSERT;
+      update.filemode = GIT_FILEMODE_BLOB;
+    } else if (HasPath(base, path)) {
+      update.action = GIT_TREE_UPDATE_REMOVE;
+    } else {
+      continue;
+    }
+    updates.push_back(update);
+  }
+  git_oid tree_id;
+  if (int rc = git_tree_create_updated(&tree_id, repo, base, updates.size(), updates.data());
+      rc < 0) {
+    return GitError(rc, "build the status tree");
+  }
+  return tree_id;
+}
+
+absl::StatusOr<git_oid> WriteCommit(git_repository* repo, const StatusCommitSpec& spec,
+                                    const git_oid& tree_id) {
+  git_tree* raw_tree = nullptr;
+  if (int rc = git_tree_lookup(&raw_tree, repo, &tree_id); rc < 0) {
+    return GitError(rc, "read the status tree");
+  }
+  TreePtr tree(raw_tree);
+  git_signature* raw_sig = nullptr;
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(spec.when.time_since_epoch());
+  if (int rc = git_signature_new(&raw_sig, spec.author_name.c_str(), spec.author_email.c_str(),
+                                 seconds.count(), 0);
+      rc < 0) {
+    return GitError(rc, "make the status author");
+  }
+  SignaturePtr signature(raw_sig);
+  CommitPtr parent;
+  if (spec.parent.has_value()) {
+    git_commit* raw = nullptr;
+    if (int rc = git_commit_lookup(&raw, repo, &*spec.parent); rc < 0) {
+      return GitError(rc, "read the status branch's tip");
+    }
+    parent.reset(raw);
+  }
+  const git_commit* parents[] = {parent.get()};
+  git_oid commit_id;
+  if (int rc =
+          git_commit_create(&commit_id, repo, nullptr, signature.get(), signature.get(), nullptr,
+                            spec.message.c_str(), tree.get(), parent ? 1 : 0, parents);
+      rc < 0) {
+    return GitError(rc, "write the status commit");
+  }
+  return commit_id;
+}
+
+}  // namespace
+
+absl::Status ValidateStatusPath(const std::string& path) {
+  const std::vector<std::string_view> parts = core::Split(path, '/');
+  bool ordinary = parts.size() >= 2 && parts.front() == "status";
+  for (std::size_t i = 1; ordinary && i < parts.size(); ++i) ordinary = IsOrdinaryName(parts[i]);
+  if (!ordinary) {
+    return absl::InvalidArgumentError(
+        fmt::format("'{}' is not a file path under status/", path.substr(0, 200)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
+                                                          const StatusCommitSpec& spec) {
+  absl::StatusOr<TreePtr> base = BaseTree(repo, spec.parent);
+  if (!base.ok()) return base.status();
+  absl::StatusOr<git_oid> tree_id = ApplyFiles(repo, base->get(), spec.files);
+  if (!tree_id.ok()) return tree_id.status();
+  if (git_oid_equal(&*tree_id, git_tree_id(base->get()))) return std::optional<git_oid>();
+  absl::StatusOr<git_oid> commit = WriteCommit(repo, spec, *tree_id);
+  if (!commit.ok()) return commit.status();
+  return std::optional<git_oid>(*commit);
+}
+
+absl::StatusOr<std::map<std::string, std::string>> ReadStatusFiles(git_repository* repo,
+                                                                   const git_oid& commit,
+                                                                   std::size_t max_bytes) {
+  std::map<std::string, std::string> files;
+  absl::StatusOr<TreePtr> root = BaseTree(repo, commit);
+  if (!root.ok()) return root.status();
+  const git_tree_entry* status = git_tree_entry_byname(root->get(), "status");
+  if (status == nullptr || git_tree_entry_filemode(status) != GIT_FILEMODE_TREE) return files;
+  git_tree* raw = nullptr;
+  if (int rc = git_tree_lookup(&raw, repo, git_tree_entry_id(status)); rc < 0) {
+    return GitError(rc, "read status/");
+  }
+  TreePtr tree(raw);
+  git_odb* raw_odb = nullptr;
+  if (int rc = git_repository_odb(&raw_odb, repo); rc < 0) {
+    return GitError(rc, "open the object database");
+  }
+  OdbPtr odb(raw_odb);
+  WalkState state{repo, odb.get(), max_bytes, &files, absl::OkStatus()};
+  if (int rc = git_tree_walk(tree.get(), GIT_TREEWALK_PRE, CollectFile, &state); rc < 0) {
+    return state.status.ok() ? GitError(rc, "walk status/") : state.status;
+  }
+  return files;
+}
+
+}  // namespace tr::gitsource

@@ -1,0 +1,42 @@
+// Internal to gitsource: the status branch's content. Checking paths under status/,
+// building a commit that applies a set of file changes on top of a parent, and reading the
+// status files of a commit.
+//
+// Thread-compatible: the repository handle is used by the calling thread only.
+#pragma once
+
+#include <git2.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace tr::gitsource {
+
+// OK for "status/<name>[/<name>…]" whose parts are ordinary file names; InvalidArgument
+// otherwise (absolute, "..", ".git", empty parts, control characters, a backslash).
+absl::Status ValidateStatusPath(const std::string& path);
+
+struct StatusCommitSpec {
+  std::optional<git_oid> parent;  // nullopt: a root commit
+  std::map<std::string, std::optional<std::string>> files;
+  std::string author_name;
+  std::string author_email;
+  std::chrono::system_clock::time_point when;
+  std::string message;
+};
+
+// Writes the tree of `parent` with `files` applied and a commit of it. Returns nullopt when
+// the tree would not change (nothing to commit), else the new commit's id. No ref moves.
+absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
+                                                          const StatusCommitSpec& spec);
+
+// The files under status/ of `commit`, by path; regular blobs up to `max_bytes` only.
+absl::StatusOr<std::map<std::string, std::string>> ReadStatusFiles(git_repository* repo,
+                                                                   const git_oid& commit,
+                                                                   std::size_t max_bytes);
+
+}  // namespace tr::gitsource

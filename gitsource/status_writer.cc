@@ -1,0 +1,149 @@
+#include "gitsource/status_writer.h"
+
+#include "fmt/format.h"
+#include "gitsource/git_source.h"
+#include "gitsource/mirror.h"
+#include "gitsource/status_refspec.h"
+#include "gitsource/status_tree.h"
+
+namespace tr::gitsource {
+namespace {
+
+std::string CommitMessage(const std::vector<std::string>& messages,
+                          const std::map<std::string, std::optional<std::string>>& files) {
+  std::vector<std::string> lines;
+  for (const std::string& m : messages) {
+    if (!m.empty()) lines.push_back(m.substr(0, m.find('\n')));
+  }
+  if (lines.size() == 1) return lines.front() + "\n";
+  std::string message = fmt::format("Update status ({} files)\n", files.size());
+  if (!lines.empty()) message += "\n";
+  for (const std::string& line : lines) message += fmt::format("- {}\n", line);
+  return message;
+}
+
+}  // namespace
+
+GitStatusWriter::GitStatusWriter(std::shared_ptr<Mirror> mirror, std::string desired_branch,
+                                 StatusWriterConfig config, std::string refspec, Deps deps)
+    : mirror_(std::move(mirror)),
+      desired_branch_(std::move(desired_branch)),
+      config_(std::move(config)),
+      refspec_(std::move(refspec)),
+      deps_(deps) {}
+
+absl::StatusOr<std::unique_ptr<GitStatusWriter>> GitStatusWriter::Create(const LibGitSource& source,
+                                                                         StatusWriterConfig config,
+                                                                         WallClock& clock,
+                                                                         Sleeper& sleeper,
+                                                                         RandomSource& random) {
+  absl::StatusOr<std::string> refspec = StatusPushRefspec(config.branch, source.branch());
+  if (!refspec.ok()) return refspec.status();
+  if (config.author_name.empty() || config.author_email.empty()) {
+    return absl::InvalidArgumentError("the status author needs a name and an email");
+  }
+  if (config.backoff.max_attempts < 1) {
+    return absl::InvalidArgumentError("the status writer needs at least one attempt");
+  }
+  return std::unique_ptr<GitStatusWriter>(
+      new GitStatusWriter(source.mirror(), source.branch(), std::move(config), *std::move(refspec),
+                          Deps{clock, sleeper, random}));
+}
+
+absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::stop_token stop) {
+  for (const auto& [path, content] : update.files) {
+    if (absl::Status s = ValidateStatusPath(path); !s.ok()) return s;
+  }
+  std::unique_lock lock(mu_);
+  for (auto& [path, content] : update.files) pending_.files[path] = std::move(content);
+  pending_.messages.push_back(std::move(update.message));
+  const std::uint64_t id = pending_id_;
+  ++waiters_[id];
+  const auto leave = [&] {
+    if (--waiters_[id] == 0) {
+      waiters_.erase(id);
+      results_.erase(id);
+    }
+  };
+  while (true) {
+    if (auto found = results_.find(id); found != results_.end()) {
+      absl::StatusOr<StatusCommit> result = found->second;
+      leave();
+      return result;
+    }
+    if (!flushing_ && pending_id_ == id) {
+      flushing_ = true;
+      Batch batch = std::exchange(pending_, Batch{});
+      ++pending_id_;
+      lock.unlock();
+      absl::StatusOr<StatusCommit> result = Flush(batch, stop);
+      lock.lock();
+      results_.emplace(id, std::move(result));
+      flushing_ = false;
+      flushed_.notify_all();
+      continue;
+    }
+    if (!flushed_.wait(lock, stop, [&] { return results_.contains(id) || !flushing_; })) {
+      leave();
+      return absl::CancelledError("cancelled while waiting for the status commit");
+    }
+  }
+}
+
+absl::StatusOr<StatusCommit> GitStatusWriter::Flush(const Batch& batch, std::stop_token stop) {
+  std::string last_rejection;
+  for (int attempt = 1; attempt <= config_.backoff.max_attempts; ++attempt) {
+    if (attempt > 1 && !deps_.sleeper.SleepFor(
+                           JitteredBackoff(config_.backoff, attempt - 1, deps_.random), stop)) {
+      return absl::CancelledError("cancelled while backing off before a status push");
+    }
+    absl::StatusOr<Attempt> result = TryOnce(batch, stop);
+    if (!result.ok()) return result.status();
+    if (result->written.has_value()) return *result->written;
+    last_rejection = result->rejection;
+  }
+  return absl::AbortedError(fmt::format("the status push was rejected {} times; last: {}",
+                                        config_.backoff.max_attempts, last_rejection));
+}
+
+absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& batch,
+                                                                  std::stop_token stop) {
+  std::shared_lock shared(mirror_->lock());
+  absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
+  if (!repo.ok()) return repo.status();
+  absl::StatusOr<SyncResult> tip = mirror_->SyncBranch(repo->get(), config_.branch, stop);
+  if (!tip.ok()) return tip.status();
+  const StatusCommitSpec spec{tip->remote_tip,     batch.files,
+                              config_.author_name, config_.author_email,
+                              deps_.clock.Now(),   CommitMessage(batch.messages, batch.files)};
+  absl::StatusOr<std::optional<git_oid>> commit = CreateStatusCommit(repo->get(), spec);
+  if (!commit.ok()) return commit.status();
+  if (!commit->has_value()) {  // the tip already says exactly this
+    return Attempt{StatusCommit{tip->remote_tip ? OidHex(*tip->remote_tip) : "", false}, {}};
+  }
+  if (absl::Status s = mirror_->SetRef(repo->get(), std::string(kStatusOutgoingRef), **commit);
+      !s.ok()) {
+    return s;
+  }
+  const PushRequest push{config_.branch, desired_branch_, refspec_, tip->remote_tip, **commit};
+  absl::StatusOr<PushOutcome> outcome = mirror_->remote().Push(repo->get(), push, stop);
+  if (!outcome.ok()) return outcome.status();
+  if (!outcome->accepted) return Attempt{std::nullopt, outcome->rejection};
+  // Best effort: the next fetch refreshes it anyway.
+  (void)mirror_->SetRef(repo->get(), Mirror::TrackingRef(config_.branch), **commit);
+  return Attempt{StatusCommit{OidHex(**commit), true}, {}};
+}
+
+absl::StatusOr<std::map<std::string, std::string>> GitStatusWriter::ReadLatest(
+    std::stop_token stop) {
+  std::shared_lock shared(mirror_->lock());
+  absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
+  if (!repo.ok()) return repo.status();
+  absl::StatusOr<SyncResult> tip =
+      mirror_->SyncBranch(repo->get(), config_.branch, std::move(stop));
+  if (!tip.ok()) return tip.status();
+  if (!tip->remote_tip.has_value()) return std::map<std::string, std::string>();
+  return ReadStatusFiles(repo->get(), *tip->remote_tip, config_.max_read_bytes);
+}
+
+}  // namespace tr::gitsource

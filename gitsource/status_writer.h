@@ -1,0 +1,125 @@
+// Status write-back: files under `status/` (e.g. status/<cluster>.yaml, opaque text made
+// by core) committed on the status branch of the profile repository, and read back after a
+// restart.
+//
+// `GitStatusWriter` builds each commit on the remote's current tip of the status branch
+// (a root commit when the branch does not exist yet), authored by the configured identity
+// at the injected clock's time, and pushes it fast-forward only. When the push is rejected
+// (someone else moved the branch) it fetches the new tip, re-applies the same files on it
+// and retries after a jittered backoff from the injected sleeper and random source, up to
+// the policy's attempts. It never forces and never pushes any ref but the status branch:
+// the one refspec it uses comes from StatusPushRefspec and is checked again before every
+// push, together with the fast-forward and expected-tip checks at the wire.
+//
+// Coalescing: one Write carries any number of files; concurrent Writes (one per cluster
+// worker) join the batch waiting behind the commit in progress and go out together as the
+// next commit, whose result each of their callers gets. A later update of a path replaces
+// an earlier one in the same batch. A Write whose caller is cancelled while waiting may
+// still be committed with its batch.
+//
+// Errors: Unavailable/DeadlineExceeded (network; retry), Aborted (rejected on every
+// attempt; retry the reconcile), Cancelled, InvalidArgument (a path outside status/, bad
+// configuration), plus the codes of GitSource for credentials and host keys.
+//
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "gitsource/retry.h"
+
+namespace tr::gitsource {
+
+class Mirror;
+class LibGitSource;
+
+struct StatusUpdate {
+  // Path under status/ -> new content; nullopt removes the file.
+  std::map<std::string, std::optional<std::string>> files;
+  std::string message;  // one line saying what changed, e.g. "prod-eu-1: UpgradingTalos 2/5"
+};
+
+struct StatusCommit {
+  std::string commit;    // the status branch's tip that holds the update (full hex id)
+  bool created = false;  // false when the tip already held exactly this content
+};
+
+class StatusWriter {
+ public:
+  virtual ~StatusWriter() = default;
+  // Commits and pushes `update` (coalesced with concurrent ones).
+  virtual absl::StatusOr<StatusCommit> Write(StatusUpdate update, std::stop_token stop = {}) = 0;
+  // Every file under status/ at the remote's tip of the status branch, by path; empty when
+  // the branch does not exist yet.
+  virtual absl::StatusOr<std::map<std::string, std::string>> ReadLatest(
+      std::stop_token stop = {}) = 0;
+};
+
+struct StatusWriterConfig {
+  std::string branch = "talos-reconciler/status";
+  std::string author_name = "talos-reconciler";
+  std::string author_email = "talos-reconciler@localhost";
+  BackoffPolicy backoff;
+  std::size_t max_read_bytes = 1 << 20;  // ReadLatest skips larger files
+};
+
+class GitStatusWriter final : public StatusWriter {
+ public:
+  // Shares the source's mirror and remote; the source's branch is the one never written.
+  // InvalidArgument when the status branch is invalid or overlaps the desired branch. The
+  // clock, sleeper and random source must outlive the writer.
+  static absl::StatusOr<std::unique_ptr<GitStatusWriter>> Create(const LibGitSource& source,
+                                                                 StatusWriterConfig config,
+                                                                 WallClock& clock, Sleeper& sleeper,
+                                                                 RandomSource& random);
+
+  absl::StatusOr<StatusCommit> Write(StatusUpdate update, std::stop_token stop = {}) override;
+  absl::StatusOr<std::map<std::string, std::string>> ReadLatest(std::stop_token stop = {}) override;
+
+ private:
+  struct Batch {
+    std::map<std::string, std::optional<std::string>> files;
+    std::vector<std::string> messages;
+  };
+  struct Deps {
+    WallClock& clock;
+    Sleeper& sleeper;
+    RandomSource& random;
+  };
+
+  // One fetch-build-push round: the commit, or the reason the push was rejected.
+  struct Attempt {
+    std::optional<StatusCommit> written;
+    std::string rejection;
+  };
+
+  GitStatusWriter(std::shared_ptr<Mirror> mirror, std::string desired_branch,
+                  StatusWriterConfig config, std::string refspec, Deps deps);
+  absl::StatusOr<StatusCommit> Flush(const Batch& batch, std::stop_token stop);
+  absl::StatusOr<Attempt> TryOnce(const Batch& batch, std::stop_token stop);
+
+  const std::shared_ptr<Mirror> mirror_;
+  const std::string desired_branch_;
+  const StatusWriterConfig config_;
+  const std::string refspec_;
+  Deps deps_;
+
+  std::mutex mu_;
+  std::condition_variable_any flushed_;
+  bool flushing_ = false;
+  Batch pending_;
+  std::uint64_t pending_id_ = 0;          // the id the pending batch will get
+  std::map<std::uint64_t, int> waiters_;  // callers waiting for each batch's result
+  std::map<std::uint64_t, absl::StatusOr<StatusCommit>> results_;
+};
+
+}  // namespace tr::gitsource

@@ -1,0 +1,203 @@
+// Benchmark of the Git source against the git command line on the same repository: a
+// profile repository of 1,000 profiles and 10,000 commits (made with git fast-import),
+// served by `git daemon` on loopback. Measures the no-op poll (beside `git ls-remote`),
+// the incremental fetch of one new commit (beside `git fetch` into a bare mirror) and the
+// snapshot read of all profiles (beside `git archive` of the same paths), and prints
+// medians and ratios (ours / git; below 1 means faster than git).
+//
+// Usage: gitsource_bench [--profiles N] [--commits N] [--samples N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gitsource/git_source.h"
+#include "tests/gitsource/process.h"
+#include "tests/gitsource/repos.h"
+#include "tests/gitsource/servers.h"
+
+namespace tr::gitsource::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  int profiles = 1000;
+  int commits = 10000;
+  int samples = 15;
+};
+
+std::string Profile(int cluster, int revision) {
+  return fmt::format(
+      "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\nmetadata:\n"
+      "  name: cluster-{0:04}\nspec:\n  endpoints: [10.{1}.0.11, 10.{1}.0.12, 10.{1}.0.13]\n"
+      "  credentials: cluster-{0:04}\n  talos:\n    version: 1.11.{2}\n"
+      "    image: "
+      "factory.talos.dev/metal-installer/"
+      "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba\n"
+      "  kubernetes:\n    version: 1.34.{2}\n  nodes:\n"
+      "    - {{name: cp-0, address: 10.{1}.0.11, role: controlplane}}\n"
+      "    - {{name: w-0, address: 10.{1}.1.21, role: worker}}\n"
+      "  policy:\n    maxParallelWorkers: 1\n    nodeTimeout: 30m\n",
+      cluster, cluster % 250, revision % 10);
+}
+
+std::string Data(const std::string& content) {
+  return fmt::format("data {}\n{}\n", content.size(), content);
+}
+
+std::string CommitHeader(int n) {
+  return fmt::format("commit refs/heads/main\ncommitter Bench <bench@example.com> {} +0000\n{}",
+                     1'700'000'000 + n, Data(fmt::format("change {}", n)));
+}
+
+// The whole history as one fast-import stream: all profiles in the first commit, then one
+// profile changed per commit.
+std::string HistoryStream(const Options& options) {
+  std::string stream = CommitHeader(0);
+  stream +=
+      "M 100644 inline reconciler.yaml\n" + Data("apiVersion: talos-reconciler.dev/v1alpha1\n");
+  for (int c = 0; c < options.profiles; ++c) {
+    stream += fmt::format("M 100644 inline clusters/cluster-{:04}.yaml\n", c) + Data(Profile(c, 0));
+  }
+  stream += "\n";
+  for (int n = 1; n < options.commits; ++n) {
+    const int cluster = n % options.profiles;
+    stream += CommitHeader(n);
+    stream += fmt::format("M 100644 inline clusters/cluster-{:04}.yaml\n", cluster) +
+              Data(Profile(cluster, n / options.profiles + 1));
+    stream += "\n";
+  }
+  return stream;
+}
+
+void AppendCommit(const UpstreamRepo& upstream, const Options& options, int n) {
+  const int cluster = n % options.profiles;
+  upstream.FastImport(CommitHeader(n) + "from refs/heads/main^0\n" +
+                      fmt::format("M 100644 inline clusters/cluster-{:04}.yaml\n", cluster) +
+                      Data(Profile(cluster, n)) + "\n");
+}
+
+double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
+}
+
+template <typename Body>
+double Time(Body body) {
+  const auto start = Clock::now();
+  body();
+  return Millis(Clock::now() - start);
+}
+
+void Require(bool ok, const std::string& what) {
+  if (!ok) {
+    std::fprintf(stderr, "gitsource_bench: %s failed\n", what.c_str());
+    std::exit(1);
+  }
+}
+
+void Git(const std::vector<std::string>& argv) {
+  const ProcessResult r = RunCommand(argv);
+  Require(r.exit_code == 0, fmt::format("{} ({})", argv.size() > 3 ? argv[3] : argv[0], r.err));
+}
+
+void PrintRow(const std::string& operation, double ours, const std::string& theirs_name,
+              double theirs) {
+  std::printf("%-22s %10.2f ms   %-22s %10.2f ms   %6.2f\n", operation.c_str(), ours,
+              theirs_name.c_str(), theirs, theirs > 0 ? ours / theirs : 0.0);
+}
+
+int Main(const Options& options) {
+  TempDir tmp;
+  UpstreamRepo upstream(tmp / "served", "fleet");
+  const double generate = Time([&] { upstream.FastImport(HistoryStream(options)); });
+  GitDaemon daemon(tmp / "served");
+  const std::string url = daemon.Url("fleet");
+
+  GitSourceConfig config;
+  config.remote.url = url;
+  config.state_dir = tmp / "state";
+  config.snapshot_limits.max_files = static_cast<std::size_t>(options.profiles) + 10;
+  absl::StatusOr<std::unique_ptr<LibGitSource>> source = LibGitSource::Open(config);
+  Require(source.ok(), "open");
+  const std::filesystem::path mirror = tmp / "git-mirror.git";
+  const double our_clone = Time([&] { Require((*source)->Poll().ok(), "first poll"); });
+  const double git_clone = Time([&] {
+    Git({"git", "clone", "--quiet", "--bare", url, mirror.string()});
+  });
+
+  std::vector<double> ours, theirs;
+  for (int i = 0; i < options.samples; ++i) {
+    ours.push_back(Time([&] {
+      absl::StatusOr<RemoteHead> head = (*source)->Poll();
+      Require(head.ok() && !head->fetched, "no-op poll");
+    }));
+    theirs.push_back(Time([&] { Git({"git", "ls-remote", url, "refs/heads/main"}); }));
+  }
+  const double noop = Median(ours), ls_remote = Median(theirs);
+
+  ours.clear();
+  theirs.clear();
+  for (int i = 0; i < options.samples; ++i) {
+    AppendCommit(upstream, options, options.commits + i);
+    ours.push_back(Time([&] {
+      absl::StatusOr<RemoteHead> head = (*source)->Poll();
+      Require(head.ok() && head->fetched, "incremental poll");
+    }));
+    theirs.push_back(Time([&] {
+      Git({"git", "-C", mirror.string(), "fetch", "--quiet", "origin",
+           "+refs/heads/main:refs/heads/main"});
+    }));
+  }
+  const double fetch = Median(ours), git_fetch = Median(theirs);
+
+  absl::StatusOr<RemoteHead> head = (*source)->Poll();
+  Require(head.ok(), "poll");
+  ours.clear();
+  theirs.clear();
+  for (int i = 0; i < options.samples; ++i) {
+    ours.push_back(Time([&] {
+      absl::StatusOr<ProfileSnapshot> snapshot = (*source)->Snapshot(head->commit);
+      Require(
+          snapshot.ok() && snapshot->files.size() == static_cast<std::size_t>(options.profiles) + 1,
+          "snapshot");
+    }));
+    theirs.push_back(Time([&] {
+      Git({"git", "-C", mirror.string(), "archive", "--format=tar", "-o",
+           (tmp / "archive.tar").string(), head->commit, "clusters", "reconciler.yaml"});
+    }));
+  }
+  const double snapshot = Median(ours), archive = Median(theirs);
+
+  std::printf(
+      "gitsource: %d profiles, %d commits (generated in %.0f ms), git:// on loopback, "
+      "median of %d\n",
+      options.profiles, options.commits, generate, options.samples);
+  std::printf("%-22s %13s   %-22s %13s   %6s\n", "operation", "ours", "git", "", "ratio");
+  PrintRow("clone (first poll)", our_clone, "git clone --bare", git_clone);
+  PrintRow("no-op poll", noop, "git ls-remote", ls_remote);
+  PrintRow("incremental fetch", fetch, "git fetch", git_fetch);
+  PrintRow("snapshot read", snapshot, "git archive", archive);
+  return 0;
+}
+
+}  // namespace
+}  // namespace tr::gitsource::testing
+
+int main(int argc, char** argv) {
+  tr::gitsource::testing::Options options;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const int value = std::atoi(argv[i + 1]);
+    if (flag == "--profiles") options.profiles = value;
+    if (flag == "--commits") options.commits = value;
+    if (flag == "--samples") options.samples = value;
+  }
+  return tr::gitsource::testing::Main(options);
+}

@@ -1,0 +1,344 @@
+// The status writer against a real git daemon (pushes run the server's hooks): commits on
+// the status branch only, fast-forward only, retried on a fresh tip when someone else
+// pushed first, coalesced, and read back after a restart.
+#include "gitsource/status_writer.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <latch>
+#include <mutex>
+#include <thread>
+
+#include "fmt/format.h"
+#include "gitsource/git_source.h"
+#include "tests/gitsource/fixture.h"
+#include "tests/gitsource/servers.h"
+
+namespace tr::gitsource::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr char kStatusBranch[] = "talos-reconciler/status";
+
+class FixedClock final : public WallClock {
+ public:
+  std::chrono::system_clock::time_point Now() override {
+    return std::chrono::system_clock::from_time_t(1'750'000'000);
+  }
+};
+
+class RecordingSleeper final : public Sleeper {
+ public:
+  bool SleepFor(milliseconds duration, std::stop_token stop) override {
+    slept.push_back(duration);
+    return !stop.stop_requested() && !refuse;
+  }
+  std::vector<milliseconds> slept;
+  bool refuse = false;
+};
+
+class FixedRandom final : public RandomSource {
+ public:
+  double Uniform() override { return 0.5; }
+};
+
+class StatusWriterTest : public UpstreamTest {
+ protected:
+  void SetUp() override {
+    UpstreamTest::SetUp();
+    source_ = OpenSource(Config(daemon_.Url("profiles")));
+    ASSERT_NE(source_, nullptr);
+    writer_ = MakeWriter(*source_, config_);
+  }
+
+  void TearDown() override {
+    UpstreamTest::TearDown();
+    // Nothing but the desired branch (unchanged, checked above) and the status branch.
+    const std::string refs = upstream_.GitBare({"for-each-ref", "--format=%(refname)"});
+    EXPECT_TRUE(refs == "refs/heads/main" ||
+                refs == fmt::format("refs/heads/main\nrefs/heads/{}", kStatusBranch))
+        << refs;
+  }
+
+  std::unique_ptr<GitStatusWriter> MakeWriter(const LibGitSource& source,
+                                              const StatusWriterConfig& config) {
+    absl::StatusOr<std::unique_ptr<GitStatusWriter>> writer =
+        GitStatusWriter::Create(source, config, clock_, sleeper_, random_);
+    EXPECT_TRUE(writer.ok()) << writer.status();
+    return writer.ok() ? *std::move(writer) : nullptr;
+  }
+
+  std::string StatusTip() const { return upstream_.Tip(kStatusBranch); }
+  std::string Show(const std::string& what) const { return upstream_.GitBare({"show", what}); }
+  int StatusCommits() const {
+    return std::stoi(upstream_.GitBare({"rev-list", "--count", StatusTip()}));
+  }
+
+  // Installs a pre-receive hook (shell) in the served repository.
+  void InstallPreReceiveHook(const std::string& body) {
+    const std::filesystem::path hook = upstream_.bare() / "hooks/pre-receive";
+    WriteFile(hook, "#!/bin/sh\ncat >/dev/null\n" + body);
+    chmod(hook.c_str(), 0755);
+  }
+
+  // A commit on the status branch made by someone else, as `git push` would.
+  std::string ForeignStatusCommit(const std::string& file, const std::string& content) {
+    return upstream_.Commit({{file, content}}, "foreign " + file, kStatusBranch);
+  }
+
+  GitDaemon daemon_{served_};
+  FixedClock clock_;
+  RecordingSleeper sleeper_;
+  FixedRandom random_;
+  StatusWriterConfig config_;
+  std::unique_ptr<LibGitSource> source_;
+  std::unique_ptr<GitStatusWriter> writer_;
+};
+
+TEST_F(StatusWriterTest, FirstWriteCreatesTheBranchWithTheConfiguredAuthor) {
+  absl::StatusOr<StatusCommit> written =
+      writer_->Write({{{"status/prod.yaml", "phase: Ready\n"}}, "prod: Ready"});
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_TRUE(written->created);
+  EXPECT_EQ(written->commit, StatusTip());
+  EXPECT_EQ(Show(StatusTip() + ":status/prod.yaml"), "phase: Ready");
+  EXPECT_EQ(upstream_.GitBare({"log", "-1", "--format=%an <%ae> %at %s", StatusTip()}),
+            "talos-reconciler <talos-reconciler@localhost> 1750000000 prod: Ready");
+  EXPECT_EQ(StatusCommits(), 1);
+}
+
+TEST_F(StatusWriterTest, UnchangedContentMakesNoCommit) {
+  ASSERT_TRUE(writer_->Write({{{"status/prod.yaml", "phase: Ready\n"}}, "first"}).ok());
+  const std::string tip = StatusTip();
+  absl::StatusOr<StatusCommit> again =
+      writer_->Write({{{"status/prod.yaml", "phase: Ready\n"}}, "again"});
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(again->created);
+  EXPECT_EQ(again->commit, tip);
+  EXPECT_EQ(StatusTip(), tip);
+}
+
+TEST_F(StatusWriterTest, ManyClustersInOneWriteAreOneCommitAndFilesCanBeRemoved) {
+  ASSERT_TRUE(
+      writer_
+          ->Write({{{"status/a.yaml", "a\n"}, {"status/b.yaml", "b\n"}, {"status/c.yaml", "c\n"}},
+                   "three clusters"})
+          .ok());
+  EXPECT_EQ(StatusCommits(), 1);
+  ASSERT_TRUE(writer_->Write({{{"status/b.yaml", std::nullopt}}, "b is gone"}).ok());
+  EXPECT_EQ(StatusCommits(), 2);
+  EXPECT_EQ(upstream_.GitBare({"ls-tree", "--name-only", "-r", StatusTip()}),
+            "status/a.yaml\nstatus/c.yaml");
+}
+
+TEST_F(StatusWriterTest, ReadsBackTheLatestStatusAfterARestart) {
+  absl::StatusOr<std::map<std::string, std::string>> empty = writer_->ReadLatest();
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->empty());
+  ASSERT_TRUE(writer_->Write({{{"status/a.yaml", "a1\n"}, {"status/b.yaml", "b1\n"}}, "1"}).ok());
+  ASSERT_TRUE(writer_->Write({{{"status/a.yaml", "a2\n"}}, "2"}).ok());
+  // A new process with an empty state directory.
+  GitSourceConfig config = Config(daemon_.Url("profiles"));
+  config.state_dir = tmp_ / "state-after-restart";
+  auto source = OpenSource(config);
+  auto writer = MakeWriter(*source, config_);
+  absl::StatusOr<std::map<std::string, std::string>> latest = writer->ReadLatest();
+  ASSERT_TRUE(latest.ok()) << latest.status();
+  EXPECT_EQ(*latest, (std::map<std::string, std::string>{{"status/a.yaml", "a2\n"},
+                                                         {"status/b.yaml", "b1\n"}}));
+}
+
+TEST_F(StatusWriterTest, PathsOutsideStatusAreRefused) {
+  for (const std::string path :
+       {"clusters/prod.yaml", "status/../clusters/prod.yaml", "status/.git/config",
+        "/status/x.yaml", "status/", "status", "status//x.yaml", "status/.GIT/x", "status/a\nb"}) {
+    EXPECT_EQ(writer_->Write({{{path, "x"}}, "bad"}).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << path;
+  }
+  EXPECT_EQ(StatusTip(), "");
+}
+
+TEST_F(StatusWriterTest, StatusBranchMustNotBeTheDesiredBranch) {
+  for (const std::string branch : {"main", "main/status", "", "bad..name", "-x"}) {
+    StatusWriterConfig config;
+    config.branch = branch;
+    EXPECT_EQ(GitStatusWriter::Create(*source_, config, clock_, sleeper_, random_).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << branch;
+  }
+}
+
+TEST_F(StatusWriterTest, RejectedPushIsReappliedOnTheNewTipAfterABackoff) {
+  const std::string base = ForeignStatusCommit("status/other.yaml", "theirs 1\n");
+  // Someone else's push lands between our fetch and our push: the hook moves the branch
+  // on to `next` the first time, so our push's compare-and-swap fails.
+  const std::string next = ForeignStatusCommit("status/other.yaml", "theirs 2\n");
+  upstream_.GitBare({"update-ref", fmt::format("refs/heads/{}", kStatusBranch), base});
+  InstallPreReceiveHook(
+      fmt::format("if [ ! -e raced ]; then : > raced; env -u GIT_QUARANTINE_PATH git update-ref "
+                  "refs/heads/{} {}; fi\nexit 0\n",
+                  kStatusBranch, next));
+  absl::StatusOr<StatusCommit> written =
+      writer_->Write({{{"status/prod.yaml", "phase: Ready\n"}}, "prod: Ready"});
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(StatusTip(), written->commit);
+  EXPECT_EQ(upstream_.GitBare({"rev-parse", written->commit + "^"}), next);
+  EXPECT_EQ(Show(written->commit + ":status/other.yaml"), "theirs 2");
+  EXPECT_EQ(Show(written->commit + ":status/prod.yaml"), "phase: Ready");
+  // One retry, after the jittered delay for retry 1: 200ms step, half fixed + half * 0.5.
+  EXPECT_EQ(sleeper_.slept, std::vector<milliseconds>{milliseconds(150)});
+}
+
+TEST_F(StatusWriterTest, GivesUpAfterTheLastAttemptWithoutForcing) {
+  const std::string theirs = ForeignStatusCommit("status/other.yaml", "theirs\n");
+  InstallPreReceiveHook("echo 'not today' >&2\nexit 1\n");
+  config_.backoff.max_attempts = 3;
+  writer_ = MakeWriter(*source_, config_);
+  absl::StatusOr<StatusCommit> written = writer_->Write({{{"status/prod.yaml", "x\n"}}, "x"});
+  EXPECT_EQ(written.status().code(), absl::StatusCode::kAborted) << written.status();
+  EXPECT_EQ(sleeper_.slept.size(), 2u);
+  EXPECT_EQ(StatusTip(), theirs);
+}
+
+TEST_F(StatusWriterTest, CancelledWhileBackingOff) {
+  ForeignStatusCommit("status/other.yaml", "theirs\n");
+  InstallPreReceiveHook("exit 1\n");
+  sleeper_.refuse = true;
+  EXPECT_EQ(writer_->Write({{{"status/prod.yaml", "x\n"}}, "x"}).status().code(),
+            absl::StatusCode::kCancelled);
+}
+
+TEST_F(StatusWriterTest, ConcurrentWritesCoalesce) {
+  constexpr int kWriters = 8;
+  std::latch start(kWriters);
+  std::vector<absl::StatusOr<StatusCommit>> results(kWriters, absl::UnknownError("not run"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      results[i] = writer_->Write(
+          {{{fmt::format("status/c{}.yaml", i), fmt::format("{}\n", i)}}, fmt::format("c{}", i)});
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kWriters; ++i) {
+    ASSERT_TRUE(results[i].ok()) << results[i].status();
+    EXPECT_EQ(Show(fmt::format("{}:status/c{}.yaml", results[i]->commit, i)), std::to_string(i));
+  }
+  // Writers that arrive while a commit is being pushed share the next one: typically the
+  // first writer's commit and one for everyone queued behind it.
+  EXPECT_LT(StatusCommits(), kWriters);
+  const std::string files = upstream_.GitBare({"ls-tree", "--name-only", "-r", StatusTip()});
+  EXPECT_EQ(std::count(files.begin(), files.end(), '\n') + 1, kWriters) << files;
+}
+
+TEST_F(StatusWriterTest, ReadsAndWritesRunConcurrently) {
+  std::vector<std::thread> threads;
+  std::vector<absl::Status> failures;
+  std::mutex mu;
+  const auto record = [&](const absl::Status& status) {
+    if (status.ok()) return;
+    std::lock_guard lock(mu);
+    failures.push_back(status);
+  };
+  threads.emplace_back([&] {
+    for (int i = 0; i < 5; ++i) {
+      record(writer_->Write({{{"status/prod.yaml", fmt::format("{}\n", i)}}, "prod"}).status());
+    }
+  });
+  for (int reader = 0; reader < 3; ++reader) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) record(writer_->ReadLatest().status());
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_TRUE(failures.empty()) << failures.front();
+  EXPECT_EQ(Show(StatusTip() + ":status/prod.yaml"), "4");
+}
+
+TEST_F(StatusWriterTest, RacingGitPushesLoseNoStatusAndAreNeverOverwritten) {
+  ThreadSleeper sleeper;
+  SeededRandomSource random;
+  config_.backoff = {milliseconds(1), milliseconds(20), 50};
+  auto writer = GitStatusWriter::Create(*source_, config_, clock_, sleeper, random);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ForeignStatusCommit("status/human.txt", "0\n");
+  constexpr int kRounds = 6;
+  std::vector<std::string> ours;
+  std::thread writer_thread([&] {
+    for (int i = 0; i < kRounds; ++i) {
+      absl::StatusOr<StatusCommit> c =
+          (*writer)->Write({{{"status/prod.yaml", fmt::format("round {}\n", i)}}, "prod"});
+      ASSERT_TRUE(c.ok()) << c.status();
+      ours.push_back(c->commit);
+    }
+  });
+  std::vector<std::string> theirs;
+  for (int i = 1; i <= kRounds; ++i) {  // a person pushing without force, rebasing on reject
+    upstream_.Git({"fetch", "--quiet", "origin"});
+    upstream_.Git({"reset", "--quiet", "--hard", std::string("origin/") + kStatusBranch});
+    WriteFile(upstream_.work() / "status/human.txt", fmt::format("{}\n", i));
+    upstream_.Git({"commit", "--quiet", "-am", "human"});
+    while (RunCommand(
+               {"git", "-C", upstream_.work().string(), "push", "--quiet", "origin", kStatusBranch})
+               .exit_code != 0) {
+      upstream_.Git({"pull", "--quiet", "--rebase", "origin", kStatusBranch});
+    }
+    theirs.push_back(upstream_.Git({"rev-parse", "HEAD"}));
+  }
+  writer_thread.join();
+  const std::string tip = StatusTip();
+  for (const std::string& commit : ours) {
+    EXPECT_EQ(RunCommand({"git", "-C", upstream_.bare().string(), "merge-base", "--is-ancestor",
+                          commit, tip})
+                  .exit_code,
+              0)
+        << "our commit " << commit << " was overwritten";
+  }
+  for (const std::string& commit : theirs) {
+    EXPECT_EQ(RunCommand({"git", "-C", upstream_.bare().string(), "merge-base", "--is-ancestor",
+                          commit, tip})
+                  .exit_code,
+              0)
+        << "their commit " << commit << " was overwritten";
+  }
+  EXPECT_EQ(Show(tip + ":status/prod.yaml"), fmt::format("round {}", kRounds - 1));
+  EXPECT_EQ(Show(tip + ":status/human.txt"), std::to_string(kRounds));
+}
+
+class StatusWriterTransportTest : public UpstreamTest {};
+
+TEST_F(StatusWriterTransportTest, PushesOverSmartHttpAndSsh) {
+  FixedClock clock;
+  RecordingSleeper sleeper;
+  FixedRandom random;
+  SmartHttpServer http(served_, tmp_ / "http");
+  SshServer sshd(tmp_ / "sshd");
+  GitSourceConfig over_ssh = Config(sshd.Url(upstream_.bare()));
+  WriteFile(tmp_ / "known_hosts", sshd.KnownHostsLine());
+  over_ssh.remote.auth.known_hosts_file = tmp_ / "known_hosts";
+  over_ssh.remote.auth.ssh_key_file = sshd.client_key();
+  over_ssh.state_dir = tmp_ / "state-ssh";
+  int round = 0;
+  for (const GitSourceConfig& config : {Config(http.Url("profiles")), over_ssh}) {
+    auto source = OpenSource(config);
+    auto writer = GitStatusWriter::Create(*source, {}, clock, sleeper, random);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    const std::string content = fmt::format("round {}\n", ++round);
+    absl::StatusOr<StatusCommit> written =
+        (*writer)->Write({{{"status/prod.yaml", content}}, "prod"});
+    ASSERT_TRUE(written.ok()) << written.status();
+    EXPECT_EQ(upstream_.Tip(kStatusBranch), written->commit);
+    absl::StatusOr<std::map<std::string, std::string>> latest = (*writer)->ReadLatest();
+    ASSERT_TRUE(latest.ok()) << latest.status();
+    EXPECT_EQ(latest->at("status/prod.yaml"), content);
+  }
+  EXPECT_TRUE(sleeper.slept.empty());
+}
+
+}  // namespace
+}  // namespace tr::gitsource::testing
