@@ -1,0 +1,69 @@
+#include "reconciler/controller.h"
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+namespace tr::reconciler {
+
+Controller::Controller(ControllerOptions options, ClusterReconciler& reconciler,
+                       gitsource::WallClock& clock)
+    : options_(options), reconciler_(reconciler), clock_(clock) {}
+
+void Controller::Enqueue(const std::string& cluster) { queue_.AddAt(cluster, clock_.Now()); }
+
+std::chrono::milliseconds Controller::Backoff(int failures) const {
+  std::chrono::milliseconds delay = options_.backoff_initial;
+  for (int i = 1; i < failures && delay < options_.backoff_max; ++i) delay *= 2;
+  return std::min(delay, options_.backoff_max);
+}
+
+void Controller::Process(const std::string& cluster, std::stop_token stop) {
+  const ReconcileOutcome outcome = reconciler_.Reconcile(cluster, stop);
+  const TimePoint now = clock_.Now();
+  std::optional<TimePoint> next;
+  {
+    std::lock_guard lock(mu_);
+    int& failures = failures_[cluster];
+    failures = outcome.kind == ReconcileOutcome::Kind::kTransientError ? failures + 1 : 0;
+    switch (outcome.kind) {
+      case ReconcileOutcome::Kind::kDone:
+      case ReconcileOutcome::Kind::kStalled:
+        next = now + options_.resync;
+        break;
+      case ReconcileOutcome::Kind::kRequeueAfter:
+        next = now + outcome.after;
+        break;
+      case ReconcileOutcome::Kind::kTransientError:
+        next = now + Backoff(failures);
+        break;
+      case ReconcileOutcome::Kind::kForget:
+        failures_.erase(cluster);
+        break;
+    }
+  }
+  if (next) queue_.AddAt(cluster, *next);
+  queue_.Done(cluster);
+}
+
+int Controller::RunDue(std::stop_token stop) {
+  int ran = 0;
+  while (!stop.stop_requested()) {
+    std::optional<std::string> cluster = queue_.TryTake(clock_.Now());
+    if (!cluster) break;
+    Process(*cluster, stop);
+    ++ran;
+  }
+  return ran;
+}
+
+void Controller::Run(std::stop_token stop) {
+  std::vector<std::jthread> workers;
+  for (int i = 0; i < std::max(1, options_.workers); ++i) {
+    workers.emplace_back([this, stop] {
+      while (std::optional<std::string> cluster = queue_.Take(stop)) Process(*cluster, stop);
+    });
+  }
+}
+
+}  // namespace tr::reconciler

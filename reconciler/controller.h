@@ -1,0 +1,88 @@
+// The controller (shared/DESIGN.md §6): webhooks, timers and start-up only enqueue a cluster
+// name; workers take names from a work queue and run one level-triggered reconcile each, never
+// two of one cluster at once, many clusters in parallel up to `workers`. A reconcile's outcome
+// decides when the cluster is looked at again: done (after the resync interval), requeue after
+// a duration (a node is rebooting), transient error (capped exponential backoff), stalled
+// (needs a new commit; looked at again after the resync interval), or forget (the cluster is
+// gone from the repository).
+//
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "gitsource/retry.h"
+#include "reconciler/work_queue.h"
+
+namespace tr::reconciler {
+
+struct ReconcileOutcome {
+  enum class Kind { kDone, kRequeueAfter, kTransientError, kStalled, kForget };
+  Kind kind = Kind::kDone;
+  std::chrono::milliseconds after{0};  // kRequeueAfter
+  std::string message;
+
+  static ReconcileOutcome Done() { return {Kind::kDone, {}, ""}; }
+  static ReconcileOutcome RequeueAfter(std::chrono::milliseconds d) {
+    return {Kind::kRequeueAfter, d, ""};
+  }
+  static ReconcileOutcome TransientError(std::string why) {
+    return {Kind::kTransientError, {}, std::move(why)};
+  }
+  static ReconcileOutcome Stalled(std::string why) { return {Kind::kStalled, {}, std::move(why)}; }
+  static ReconcileOutcome Forget() { return {Kind::kForget, {}, ""}; }
+};
+
+class ClusterReconciler {
+ public:
+  virtual ~ClusterReconciler() = default;
+  // One reconcile of `cluster`: re-read Git and the nodes, decide, act, record.
+  virtual ReconcileOutcome Reconcile(const std::string& cluster, std::stop_token stop) = 0;
+};
+
+struct ControllerOptions {
+  int workers = 4;
+  std::chrono::milliseconds resync{std::chrono::minutes(5)};
+  std::chrono::milliseconds backoff_initial{std::chrono::seconds(1)};
+  std::chrono::milliseconds backoff_max{std::chrono::minutes(5)};
+};
+
+class Controller {
+ public:
+  using TimePoint = WorkQueue::TimePoint;
+
+  Controller(ControllerOptions options, ClusterReconciler& reconciler, gitsource::WallClock& clock);
+
+  // Queues `cluster` to be reconciled now (coalesced with any pending trigger).
+  void Enqueue(const std::string& cluster);
+
+  // Reconciles every cluster due at the clock's now, on the calling thread, one after another;
+  // returns how many reconciles ran. Used by tests with a simulated clock.
+  int RunDue(std::stop_token stop = {});
+
+  // Runs `workers` threads taking due clusters until `stop` is requested; returns after they end.
+  void Run(std::stop_token stop);
+
+  // When the next cluster is due; nullopt when none is queued.
+  std::optional<TimePoint> NextDue() const { return queue_.NextDue(); }
+
+  // The backoff after `failures` consecutive transient errors: initial * 2^(failures-1), capped.
+  std::chrono::milliseconds Backoff(int failures) const;
+
+ private:
+  void Process(const std::string& cluster, std::stop_token stop);
+
+  const ControllerOptions options_;
+  ClusterReconciler& reconciler_;
+  gitsource::WallClock& clock_;
+  WorkQueue queue_;
+  std::mutex mu_;
+  std::map<std::string, int> failures_;  // consecutive transient errors per cluster
+};
+
+}  // namespace tr::reconciler

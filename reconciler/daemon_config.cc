@@ -1,0 +1,97 @@
+#include "reconciler/daemon_config.h"
+
+#include <system_error>
+
+#include "core/duration.h"
+#include "fmt/format.h"
+
+namespace tr::reconciler {
+namespace {
+
+constexpr const char* kEnvPrefix = "TALOS_RECONCILER_";
+
+std::string EnvName(std::string flag) {
+  std::string env = kEnvPrefix;
+  for (char c : flag) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  return env;
+}
+
+template <typename T>
+CLI::Option* Flag(CLI::App& cmd, const std::string& name, T& value, const std::string& help) {
+  return cmd.add_option("--" + name, value, help)->envname(EnvName(name))->capture_default_str();
+}
+
+// A duration flag ("30s", "5m") parsed with the profile syntax.
+CLI::Option* DurationFlag(CLI::App& cmd, const std::string& name, std::chrono::seconds& value,
+                          const std::string& help) {
+  return cmd
+      .add_option_function<std::string>(
+          "--" + name,
+          [&value, name](const std::string& text) {
+            absl::StatusOr<std::chrono::seconds> d = core::ParseDuration(text);
+            if (!d.ok()) throw CLI::ValidationError("--" + name, std::string(d.status().message()));
+            value = *d;
+          },
+          help + " (default " + core::FormatDuration(value) + ")")
+      ->envname(EnvName(name));
+}
+
+absl::Status Invalid(std::string_view setting, std::string_view why) {
+  return absl::InvalidArgumentError(fmt::format("--{}: {}", setting, why));
+}
+
+}  // namespace
+
+void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
+  cmd.set_config("--config", "", "A file of `flag = value` lines (the flags' long names)");
+  Flag(cmd, "repo", c.git.remote.url, "Profile repository URL (https, ssh, git or file)")
+      ->required();
+  Flag(cmd, "branch", c.git.branch, "The desired-state branch (never written)");
+  Flag(cmd, "status-branch", c.status_branch, "The branch status is written to");
+  Flag(cmd, "status-author-name", c.status_author_name, "Author of status commits");
+  Flag(cmd, "status-author-email", c.status_author_email, "Author e-mail of status commits");
+  DurationFlag(cmd, "poll-interval", c.poll_interval, "How often the repository is polled");
+  Flag(cmd, "poll-jitter", c.poll_jitter, "Random spread of the poll interval, 0 to 0.5");
+  DurationFlag(cmd, "resync", c.resync, "How often every cluster is reconciled anyway");
+  Flag(cmd, "credentials-dir", c.credentials_dir,
+       "Directory of talosconfigs, <credentials>.talosconfig per profile")
+      ->required();
+  Flag(cmd, "state-dir", c.state_dir, "Directory for the Git mirror and local state")->required();
+  Flag(cmd, "listen", c.listen, "host:port for /healthz, /readyz and /metrics");
+  Flag(cmd, "node-name", c.node_name, "The node this process runs on (upgraded last)");
+  cmd.add_flag("--dry-run", c.dry_run, "Plan and report; never upgrade")
+      ->envname(EnvName("dry-run"));
+  Flag(cmd, "workers", c.workers, "Clusters reconciled at once");
+  Flag(cmd, "log-level", c.log_level, "trace, debug, info, warn or error");
+  Flag(cmd, "git-token-file", c.git.remote.auth.token_file, "HTTPS token file");
+  Flag(cmd, "git-password-file", c.git.remote.auth.password_file, "HTTPS password file");
+  Flag(cmd, "git-username", c.git.remote.auth.username, "HTTPS or SSH user name");
+  Flag(cmd, "git-ssh-key", c.git.remote.auth.ssh_key_file, "SSH private key file");
+  Flag(cmd, "git-known-hosts", c.git.remote.auth.known_hosts_file, "SSH known_hosts file");
+}
+
+absl::Status FinishDaemonConfig(DaemonConfig& c) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(c.credentials_dir, ec)) {
+    return Invalid("credentials-dir", c.credentials_dir.string() + " is not a directory");
+  }
+  std::filesystem::create_directories(c.state_dir, ec);
+  if (ec)
+    return Invalid("state-dir",
+                   fmt::format("cannot create {}: {}", c.state_dir.string(), ec.message()));
+  c.git.state_dir = c.state_dir;
+  if (c.poll_interval < std::chrono::seconds(1)) return Invalid("poll-interval", "at least 1s");
+  if (c.poll_jitter < 0 || c.poll_jitter > 0.5) return Invalid("poll-jitter", "0 to 0.5");
+  if (c.workers < 1 || c.workers > 256) return Invalid("workers", "1 to 256");
+  if (c.status_branch.empty() || c.status_branch == c.git.branch) {
+    return Invalid("status-branch", "must differ from --branch");
+  }
+  if (c.listen.find(':') == std::string::npos) return Invalid("listen", "want host:port");
+  static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
+  if (std::find(std::begin(kLevels), std::end(kLevels), c.log_level) == std::end(kLevels)) {
+    return Invalid("log-level", "trace, debug, info, warn or error");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tr::reconciler

@@ -1,0 +1,44 @@
+// Configuration of `talos-reconciler run`, from flags, environment variables
+// (TALOS_RECONCILER_<FLAG>, e.g. TALOS_RECONCILER_REPO) and an optional config file
+// (`--config FILE`, `key = value` lines with the flags' long names). A flag beats the
+// environment, which beats the file. Bad configuration fails at start with a message that
+// names the setting.
+//
+// Values only; thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+#include "gitsource/config.h"
+
+namespace tr::reconciler {
+
+struct DaemonConfig {
+  gitsource::GitSourceConfig git;  // repository URL, branch, auth, limits; mirror in state dir
+  std::string status_branch = "talos-reconciler/status";
+  std::string status_author_name = "talos-reconciler";
+  std::string status_author_email = "talos-reconciler@localhost";
+  std::chrono::seconds poll_interval{60};
+  double poll_jitter = 0.1;  // each wait is poll_interval * (1 ± jitter)
+  std::chrono::seconds resync{300};
+  std::filesystem::path credentials_dir;  // <dir>/<credentials>.talosconfig per profile
+  std::filesystem::path state_dir;
+  std::string listen = "127.0.0.1:8080";  // health, readiness and metrics
+  std::string node_name;                  // the node this process runs on, if any
+  bool dry_run = false;                   // plan and report, never call Upgrade
+  int workers = 4;                        // clusters reconciled at once
+  std::string log_level = "info";
+};
+
+// Registers every setting on `cmd` as a flag with its environment variable.
+void AddDaemonFlags(CLI::App& cmd, DaemonConfig& config);
+
+// Checks and completes the parsed configuration: required settings, ranges, directories
+// (created when missing for the state directory). InvalidArgument naming the setting.
+absl::Status FinishDaemonConfig(DaemonConfig& config);
+
+}  // namespace tr::reconciler
