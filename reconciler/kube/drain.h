@@ -1,0 +1,33 @@
+// Cordon and drain a node through the Kubernetes API, as `kubectl drain --ignore-daemonsets
+// --delete-emptydir-data` does, honouring PodDisruptionBudgets: evictions a budget refuses
+// (429) are retried until the drain timeout.
+//
+// Thread-compatible; blocks the calling thread (sleeping through the injected Sleeper).
+#pragma once
+
+#include <chrono>
+#include <stop_token>
+#include <string>
+
+#include "absl/status/status.h"
+#include "gitsource/retry.h"
+#include "reconciler/kube/kube_client.h"
+
+namespace tr::reconciler::kube {
+
+struct DrainOptions {
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds retry_interval{std::chrono::seconds(5)};
+};
+
+// Pods a drain leaves alone: DaemonSet pods, static pods' mirrors, finished pods.
+bool DrainSkips(const KubePod& pod);
+
+// Cordons `node`, then evicts its pods until none is left to evict. OK when drained;
+// DeadlineExceeded naming the pods still there (and why) after `timeout`; Cancelled on stop;
+// the client's error for anything else.
+absl::Status DrainNode(KubeClient& client, const std::string& node, const DrainOptions& options,
+                       gitsource::WallClock& clock, gitsource::Sleeper& sleeper,
+                       std::stop_token stop);
+
+}  // namespace tr::reconciler::kube

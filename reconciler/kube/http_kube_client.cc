@@ -1,0 +1,228 @@
+#include "reconciler/kube/http_kube_client.h"
+
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "fmt/format.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+
+namespace tr::reconciler::kube {
+namespace {
+
+using nlohmann::json;
+
+struct Endpoint {
+  std::string host;
+  int port = 443;
+};
+
+absl::StatusOr<Endpoint> ParseServer(const std::string& url) {
+  constexpr std::string_view kScheme = "https://";
+  if (url.rfind(kScheme, 0) != 0) {
+    return absl::InvalidArgumentError("kubernetes server must be https://host[:port]");
+  }
+  std::string rest = url.substr(kScheme.size());
+  if (auto slash = rest.find('/'); slash != std::string::npos) rest.resize(slash);
+  Endpoint e;
+  const size_t colon = rest.rfind(':');
+  if (colon != std::string::npos && rest.find(']') == std::string::npos) {
+    e.port = std::atoi(rest.substr(colon + 1).c_str());
+    rest.resize(colon);
+  }
+  e.host = rest;
+  if (e.host.empty() || e.port <= 0 || e.port > 65535) {
+    return absl::InvalidArgumentError("kubernetes server must be https://host[:port]");
+  }
+  return e;
+}
+
+// Maps an HTTP answer to a status whose code tells the caller what to do.
+absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
+  if (!res) {
+    return absl::UnavailableError(
+        fmt::format("kubernetes {}: {}", what, httplib::to_string(res.error())));
+  }
+  if (res->status >= 200 && res->status < 300) return absl::OkStatus();
+  std::string message = res->body.substr(0, 300);
+  if (json body = json::parse(res->body, nullptr, false); body.is_object()) {
+    message = body.value("message", message);
+  }
+  const std::string text = fmt::format("kubernetes {}: HTTP {}: {}", what, res->status, message);
+  switch (res->status) {
+    case 401:
+      return absl::UnauthenticatedError(text);
+    case 403:
+      return absl::PermissionDeniedError(text);
+    case 404:
+      return absl::NotFoundError(text);
+    case 429:
+      return absl::ResourceExhaustedError(text);
+    case 500:
+    case 502:
+    case 503:
+    case 504:
+      return absl::UnavailableError(text);
+    default:
+      return absl::InternalError(text);
+  }
+}
+
+KubeNode NodeFromJson(const json& item) {
+  KubeNode n;
+  n.name = item["metadata"].value("name", "");
+  n.unschedulable = item.value("spec", json::object()).value("unschedulable", false);
+  const json status = item.value("status", json::object());
+  for (const json& c : status.value("conditions", json::array())) {
+    if (c.value("type", "") == "Ready") n.ready = c.value("status", "") == "True";
+  }
+  for (const json& a : status.value("addresses", json::array())) {
+    n.addresses.push_back(a.value("address", ""));
+  }
+  n.kubelet_version = status.value("nodeInfo", json::object()).value("kubeletVersion", "");
+  return n;
+}
+
+KubePod PodFromJson(const json& item) {
+  KubePod p;
+  const json meta = item.value("metadata", json::object());
+  p.namespace_name = meta.value("namespace", "");
+  p.name = meta.value("name", "");
+  p.node = item.value("spec", json::object()).value("nodeName", "");
+  for (const json& owner : meta.value("ownerReferences", json::array())) {
+    if (owner.value("controller", false)) p.owner_kind = owner.value("kind", "");
+  }
+  p.mirror = meta.value("annotations", json::object()).contains("kubernetes.io/config.mirror");
+  const std::string phase = item.value("status", json::object()).value("phase", "");
+  p.terminal = phase == "Succeeded" || phase == "Failed";
+  return p;
+}
+
+class HttpKubeClient final : public KubeClient {
+ public:
+  HttpKubeClient(KubeCredentials credentials, Endpoint endpoint, HttpKubeClientOptions options)
+      : credentials_(std::move(credentials)), endpoint_(std::move(endpoint)), options_(options) {}
+
+  absl::StatusOr<std::vector<KubeNode>> ListNodes() override {
+    absl::StatusOr<json> body = Get("/api/v1/nodes", "list nodes");
+    if (!body.ok()) return body.status();
+    std::vector<KubeNode> nodes;
+    for (const json& item : body->value("items", json::array()))
+      nodes.push_back(NodeFromJson(item));
+    return nodes;
+  }
+
+  absl::Status SetUnschedulable(const std::string& node, bool unschedulable) override {
+    auto client = Connect();
+    if (!client.ok()) return client.status();
+    const json patch = {{"spec", {{"unschedulable", unschedulable}}}};
+    auto res = (*client)->Patch(("/api/v1/nodes/" + node).c_str(), patch.dump(),
+                                "application/merge-patch+json");
+    return FromResponse(res, unschedulable ? "cordon " + node : "uncordon " + node);
+  }
+
+  absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) override {
+    absl::StatusOr<json> body =
+        Get("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node, "list pods on " + node);
+    if (!body.ok()) return body.status();
+    std::vector<KubePod> pods;
+    for (const json& item : body->value("items", json::array())) pods.push_back(PodFromJson(item));
+    return pods;
+  }
+
+  absl::Status EvictPod(const std::string& ns, const std::string& name) override {
+    auto client = Connect();
+    if (!client.ok()) return client.status();
+    const json eviction = {{"apiVersion", "policy/v1"},
+                           {"kind", "Eviction"},
+                           {"metadata", {{"name", name}, {"namespace", ns}}}};
+    auto res =
+        (*client)->Post(fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name).c_str(),
+                        eviction.dump(), "application/json");
+    return FromResponse(res, fmt::format("evict {}/{}", ns, name));
+  }
+
+ private:
+  absl::StatusOr<json> Get(const std::string& path, std::string_view what) {
+    auto client = Connect();
+    if (!client.ok()) return client.status();
+    auto res = (*client)->Get(path.c_str());
+    if (absl::Status s = FromResponse(res, what); !s.ok()) return s;
+    json body = json::parse(res->body, nullptr, false);
+    if (!body.is_object()) return absl::InternalError(fmt::format("kubernetes {}: not JSON", what));
+    return body;
+  }
+
+  absl::StatusOr<std::unique_ptr<httplib::SSLClient>> Connect();
+
+  const KubeCredentials credentials_;
+  const Endpoint endpoint_;
+  const HttpKubeClientOptions options_;
+};
+
+X509_STORE* StoreFromPem(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509_STORE* store = X509_STORE_new();
+  int added = 0;
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    added += X509_STORE_add_cert(store, cert);
+    X509_free(cert);
+  }
+  BIO_free(bio);
+  if (added == 0) {
+    X509_STORE_free(store);
+    return nullptr;
+  }
+  return store;
+}
+
+absl::StatusOr<std::unique_ptr<httplib::SSLClient>> HttpKubeClient::Connect() {
+  std::unique_ptr<httplib::SSLClient> client;
+  if (!credentials_.client_cert_pem.empty()) {
+    BIO* cb = BIO_new_mem_buf(credentials_.client_cert_pem.data(),
+                              static_cast<int>(credentials_.client_cert_pem.size()));
+    BIO* kb = BIO_new_mem_buf(credentials_.client_key_pem.data(),
+                              static_cast<int>(credentials_.client_key_pem.size()));
+    X509* cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
+    BIO_free(cb);
+    BIO_free(kb);
+    if (cert == nullptr || key == nullptr) {
+      X509_free(cert);
+      EVP_PKEY_free(key);
+      return absl::InvalidArgumentError("kubeconfig: unusable client certificate or key");
+    }
+    client = std::make_unique<httplib::SSLClient>(endpoint_.host, endpoint_.port, cert, key);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+  } else {
+    client = std::make_unique<httplib::SSLClient>(endpoint_.host, endpoint_.port);
+    client->set_bearer_token_auth(credentials_.token.c_str());
+  }
+  X509_STORE* store = StoreFromPem(credentials_.ca_pem);
+  if (store == nullptr) return absl::InvalidArgumentError("kubeconfig: no usable CA certificate");
+  client->set_ca_cert_store(store);  // the client owns it from here
+  client->enable_server_certificate_verification(true);
+  using std::chrono::duration_cast;
+  using std::chrono::microseconds;
+  auto split = [](std::chrono::milliseconds d) {
+    return std::pair<time_t, time_t>{d.count() / 1000, (d.count() % 1000) * 1000};
+  };
+  auto [cs, cus] = split(options_.connect_timeout);
+  auto [rs, rus] = split(options_.request_timeout);
+  client->set_connection_timeout(cs, cus);
+  client->set_read_timeout(rs, rus);
+  client->set_write_timeout(rs, rus);
+  return client;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredentials& credentials,
+                                                              HttpKubeClientOptions options) {
+  absl::StatusOr<Endpoint> endpoint = ParseServer(credentials.server);
+  if (!endpoint.ok()) return endpoint.status();
+  return std::make_unique<HttpKubeClient>(credentials, *endpoint, options);
+}
+
+}  // namespace tr::reconciler::kube

@@ -1,0 +1,53 @@
+// KubeClient: the few Kubernetes API calls an upgrade needs — nodes (readiness, kubelet
+// version, cordon), the pods on a node, and the eviction subresource that honours
+// PodDisruptionBudgets. Errors as absl::Status, chosen by what the caller does next:
+//   Unavailable / DeadlineExceeded  the API server did not answer: retry later
+//   ResourceExhausted               429: an eviction a PodDisruptionBudget forbids now
+//   NotFound                        404
+//   PermissionDenied / Unauthenticated  403 / 401
+//   Internal                        any other answer, with the server's message
+// No HTTP library type appears here.
+//
+// Thread-safety: implementations are safe to call from several threads.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace tr::reconciler::kube {
+
+struct KubeNode {
+  std::string name;
+  std::vector<std::string> addresses;  // InternalIP (and other) addresses
+  bool ready = false;                  // condition Ready == True
+  bool unschedulable = false;          // spec.unschedulable (cordoned)
+  std::string kubelet_version;         // status.nodeInfo.kubeletVersion, "v1.34.1"
+};
+
+struct KubePod {
+  std::string namespace_name;
+  std::string name;
+  std::string node;
+  std::string owner_kind;  // kind of the controller owner reference; "" when none
+  bool mirror = false;     // a static pod's mirror (annotation kubernetes.io/config.mirror)
+  bool terminal = false;   // phase Succeeded or Failed
+};
+
+class KubeClient {
+ public:
+  virtual ~KubeClient() = default;
+  virtual absl::StatusOr<std::vector<KubeNode>> ListNodes() = 0;
+  // Sets spec.unschedulable with a merge patch (cordon / uncordon).
+  virtual absl::Status SetUnschedulable(const std::string& node, bool unschedulable) = 0;
+  // Pods with spec.nodeName == node, in every namespace.
+  virtual absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) = 0;
+  // POST .../pods/<name>/eviction. ResourceExhausted (429) when a disruption budget forbids it.
+  virtual absl::Status EvictPod(const std::string& namespace_name, const std::string& name) = 0;
+};
+
+}  // namespace tr::reconciler::kube

@@ -1,0 +1,139 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "reconciler/kube/drain.h"
+#include "reconciler/kube/kubeconfig.h"
+
+namespace tr::reconciler::kube {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(KubeconfigTest, ReadsTheCurrentContext) {
+  // "Y2E=" is "ca", "dG9r" unused; the token is plain text as kubeconfig stores it.
+  const char* yaml = R"(
+apiVersion: v1
+kind: Config
+current-context: admin@prod
+contexts:
+  - name: other
+    context: {cluster: other, user: other}
+  - name: admin@prod
+    context: {cluster: prod, user: admin@prod}
+clusters:
+  - name: prod
+    cluster: {server: "https://127.0.0.1:6443", certificate-authority-data: "Y2E="}
+users:
+  - name: admin@prod
+    user: {token: s3cret-token}
+)";
+  absl::StatusOr<KubeCredentials> c = ParseKubeconfig(yaml);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->server, "https://127.0.0.1:6443");
+  EXPECT_EQ(c->ca_pem, "ca");
+  EXPECT_EQ(c->token, "s3cret-token");
+}
+
+TEST(KubeconfigTest, ErrorsNameTheProblemNotTheSecret) {
+  const char* no_creds = R"(
+current-context: a
+contexts: [{name: a, context: {cluster: c, user: u}}]
+clusters: [{name: c, cluster: {server: "https://x:6443", certificate-authority-data: "Y2E="}}]
+users: [{name: u, user: {client-key-data: "c2VjcmV0LWtleQ=="}}]
+)";
+  absl::StatusOr<KubeCredentials> c = ParseKubeconfig(no_creds);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.status().message(), HasSubstr("neither a token nor a client certificate"));
+  EXPECT_THAT(c.status().message(), Not(HasSubstr("secret-key")));
+  EXPECT_FALSE(ParseKubeconfig("current-context: nope\n").ok());
+  EXPECT_FALSE(ParseKubeconfig("[").ok());
+}
+
+// An in-memory API that behaves like the real one for a drain: evicting removes the pod unless
+// a budget allows no disruption, which answers 429 until `budget_frees_after` evictions tried.
+class FakeKube final : public KubeClient {
+ public:
+  absl::StatusOr<std::vector<KubeNode>> ListNodes() override { return std::vector<KubeNode>{}; }
+  absl::Status SetUnschedulable(const std::string& node, bool value) override {
+    cordoned[node] = value;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) override {
+    std::vector<KubePod> out;
+    for (const KubePod& p : pods) {
+      if (p.node == node) out.push_back(p);
+    }
+    return out;
+  }
+  absl::Status EvictPod(const std::string& ns, const std::string& name) override {
+    ++evictions;
+    if (name == "guarded" && evictions <= budget_frees_after) {
+      return absl::ResourceExhaustedError(
+          "Cannot evict pod as it would violate the pod's "
+          "disruption budget.");
+    }
+    std::erase_if(pods, [&](const KubePod& p) { return p.namespace_name == ns && p.name == name; });
+    return absl::OkStatus();
+  }
+  std::vector<KubePod> pods;
+  std::map<std::string, bool> cordoned;
+  int evictions = 0;
+  int budget_frees_after = 0;
+};
+
+class StepClock final : public gitsource::WallClock, public gitsource::Sleeper {
+ public:
+  std::chrono::system_clock::time_point Now() override { return now; }
+  bool SleepFor(std::chrono::milliseconds d, std::stop_token stop) override {
+    now += d;
+    return !stop.stop_requested();
+  }
+  std::chrono::system_clock::time_point now{};
+};
+
+std::vector<KubePod> NodePods() {
+  return {{"default", "web", "w-0", "ReplicaSet", false, false},
+          {"default", "guarded", "w-0", "ReplicaSet", false, false},
+          {"kube-system", "kube-proxy-x", "w-0", "DaemonSet", false, false},
+          {"kube-system", "static", "w-0", "Node", true, false},
+          {"default", "elsewhere", "w-1", "ReplicaSet", false, false}};
+}
+
+TEST(DrainTest, CordonsEvictsAndLeavesDaemonSetsAndMirrors) {
+  FakeKube kube;
+  kube.pods = NodePods();
+  StepClock clock;
+  ASSERT_TRUE(DrainNode(kube, "w-0", {}, clock, clock, {}).ok());
+  EXPECT_TRUE(kube.cordoned["w-0"]);
+  std::vector<std::string> left;
+  for (const KubePod& p : kube.pods) left.push_back(p.name);
+  EXPECT_EQ(left, (std::vector<std::string>{"kube-proxy-x", "static", "elsewhere"}));
+}
+
+TEST(DrainTest, RetriesWhileABudgetRefusesThenSucceeds) {
+  FakeKube kube;
+  kube.pods = NodePods();
+  kube.budget_frees_after = 4;
+  StepClock clock;
+  ASSERT_TRUE(
+      DrainNode(kube, "w-0", {std::chrono::minutes(5), std::chrono::seconds(5)}, clock, clock, {})
+          .ok());
+  EXPECT_GT(clock.now.time_since_epoch(), std::chrono::seconds(0));
+}
+
+TEST(DrainTest, TimesOutNamingThePodAndTheBudget) {
+  FakeKube kube;
+  kube.pods = NodePods();
+  kube.budget_frees_after = 1'000'000;
+  StepClock clock;
+  absl::Status s =
+      DrainNode(kube, "w-0", {std::chrono::seconds(30), std::chrono::seconds(5)}, clock, clock, {});
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(s.message(), HasSubstr("default/guarded"));
+  EXPECT_THAT(s.message(), HasSubstr("disruption budget"));
+}
+
+}  // namespace
+}  // namespace tr::reconciler::kube
