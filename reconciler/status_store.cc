@@ -1,0 +1,35 @@
+#include "reconciler/status_store.h"
+
+#include "core/status_yaml.h"
+#include "fmt/format.h"
+
+namespace tr::reconciler {
+
+std::string StatusPath(const std::string& cluster) { return "status/" + cluster + ".yaml"; }
+
+absl::StatusOr<std::map<std::string, core::ClusterStatus>> GitStatusStore::LoadAll(
+    std::stop_token stop) {
+  absl::StatusOr<std::map<std::string, std::string>> files = writer_.ReadLatest(stop);
+  if (!files.ok()) return files.status();
+  std::map<std::string, core::ClusterStatus> out;
+  for (const auto& [path, content] : *files) {
+    if (!path.ends_with(".yaml")) continue;
+    core::Decoded<core::ClusterStatus> status = core::DecodeClusterStatus(path, content);
+    if (!status.ok()) {
+      return absl::DataLossError(fmt::format("cannot read back {}: {}", path,
+                                             status.diagnostics.front().ToString()));
+    }
+    out[status.value->cluster] = *std::move(status.value);
+  }
+  return out;
+}
+
+absl::Status GitStatusStore::Record(const core::ClusterStatus& status, std::stop_token stop) {
+  gitsource::StatusUpdate update;
+  update.files[StatusPath(status.cluster)] = core::RenderStatusYaml(status);
+  update.message = fmt::format("{}: {} {}", status.cluster, core::ClusterPhaseName(status.phase),
+                               status.talos.progress);
+  return writer_.Write(std::move(update), stop).status();
+}
+
+}  // namespace tr::reconciler

@@ -1,0 +1,44 @@
+// Where cluster status lives: `status/<cluster>.yaml` on the status branch. The reconciler
+// reads every cluster's last status once at start-up (to resume an operation in flight) and
+// records each change; a record returns only once pushed, so an operation written down
+// before a node is called survives any crash after it.
+//
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <stop_token>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/status.h"
+#include "gitsource/status_writer.h"
+
+namespace tr::reconciler {
+
+class StatusStore {
+ public:
+  virtual ~StatusStore() = default;
+  // The last recorded status of every cluster. DataLoss naming the file when one cannot be
+  // read back: acting without its operation in flight could upgrade a node twice.
+  virtual absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(
+      std::stop_token stop) = 0;
+  // Records `status` durably (coalesced with concurrent records into one commit).
+  virtual absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) = 0;
+};
+
+class GitStatusStore final : public StatusStore {
+ public:
+  explicit GitStatusStore(gitsource::StatusWriter& writer) : writer_(writer) {}
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(
+      std::stop_token stop) override;
+  absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) override;
+
+ private:
+  gitsource::StatusWriter& writer_;
+};
+
+// "status/prod-eu-1.yaml".
+std::string StatusPath(const std::string& cluster);
+
+}  // namespace tr::reconciler
