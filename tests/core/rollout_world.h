@@ -125,42 +125,7 @@ class RolloutWorld {
 // Applies a decision to the memory as the daemon records it.
 inline void Record(const RolloutDecision& d, RolloutMemory& mem, const Policy& policy,
                    TimePoint now) {
-  auto op = std::find_if(mem.in_flight.begin(), mem.in_flight.end(),
-                         [&](const OperationInFlight& o) { return o.node == d.node; });
-  switch (d.kind) {
-    case ActionKind::kPrePullImage:
-      mem.prepulled_image = d.image;
-      break;
-    case ActionKind::kSnapshotEtcd:
-      mem.etcd_snapshot_image = d.image;
-      break;
-    case ActionKind::kStartNode:
-      mem.in_flight.push_back(*d.operation);
-      break;
-    case ActionKind::kCallUpgrade:
-      op->phase = OperationPhase::kUpgradeCalled;
-      break;
-    case ActionKind::kInstallImage:
-      op->phase = OperationPhase::kInstalled;
-      break;
-    case ActionKind::kDrainNode:
-      op->phase = OperationPhase::kDrained;
-      break;
-    case ActionKind::kRebootNode:
-      op->phase = OperationPhase::kRebootCalled;
-      break;
-    case ActionKind::kCompleteNode:
-      mem.in_flight.erase(op);
-      mem.settle_until = now + policy.settle;
-      break;
-    case ActionKind::kFailNode:
-    case ActionKind::kRollbackNode:
-      mem.failure = d.failure;
-      mem.in_flight.clear();
-      break;
-    default:
-      break;
-  }
+  mem = RecordAction(d, std::move(mem), policy, now);
 }
 
 }  // namespace tr::core::testing_fixtures

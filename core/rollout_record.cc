@@ -1,4 +1,7 @@
-// Names of the rollout vocabulary, as they appear in status, logs and JSON.
+// Names of the rollout vocabulary, as they appear in status, logs and JSON, and how a
+// decision's action changes the rollout memory.
+#include <algorithm>
+
 #include "core/rollout.h"
 #include "fmt/format.h"
 
@@ -68,6 +71,54 @@ const char* ActionKindName(ActionKind kind) {
       return "start-kubernetes-upgrade";
   }
   return "unknown";
+}
+
+RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const Policy& policy,
+                           TimePoint now, const std::string& actor_id) {
+  auto op = std::find_if(memory.in_flight.begin(), memory.in_flight.end(),
+                         [&](const OperationInFlight& o) { return o.node == d.node; });
+  const bool found = op != memory.in_flight.end();
+  auto advance = [&](OperationPhase phase) {
+    if (!found) return;
+    op->phase = phase;
+    if (!actor_id.empty()) op->actor_id = actor_id;
+  };
+  switch (d.kind) {
+    case ActionKind::kPrePullImage:
+      memory.prepulled_image = d.image;
+      break;
+    case ActionKind::kSnapshotEtcd:
+      memory.etcd_snapshot_image = d.image;
+      break;
+    case ActionKind::kStartNode:
+      if (d.operation && !found) memory.in_flight.push_back(*d.operation);
+      break;
+    case ActionKind::kCallUpgrade:
+      advance(OperationPhase::kUpgradeCalled);
+      break;
+    case ActionKind::kInstallImage:
+      advance(OperationPhase::kInstalled);
+      break;
+    case ActionKind::kDrainNode:
+      advance(OperationPhase::kDrained);
+      break;
+    case ActionKind::kRebootNode:
+      advance(OperationPhase::kRebootCalled);
+      break;
+    case ActionKind::kCompleteNode:
+      if (found) memory.in_flight.erase(op);
+      memory.settle_until = now + policy.settle;
+      break;
+    case ActionKind::kFailNode:
+    case ActionKind::kRollbackNode:
+      memory.failure = d.failure;
+      memory.in_flight.clear();
+      break;
+    case ActionKind::kNone:
+    case ActionKind::kStartKubernetesUpgrade:
+      break;
+  }
+  return memory;
 }
 
 std::string Progress::ToString() const { return fmt::format("{}/{}", done, total); }
