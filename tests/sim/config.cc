@@ -11,6 +11,11 @@ namespace {
 
 using Mode = machine::ApplyConfigurationRequest;
 
+YAML::Node Child(const YAML::Node& n, const char* key) {
+  if (n && n.IsMap() && n[key]) return n[key];
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
 std::string InstallerImage(const NodeSpec& spec, const std::string& tag) {
   if (spec.schematic.empty()) return "ghcr.io/siderolabs/installer:" + tag;
   return fmt::format("factory.talos.dev/{}-installer/{}:{}", spec.platform, spec.schematic, tag);
@@ -26,20 +31,20 @@ absl::StatusOr<ParsedConfig> ParseConfig(const std::string& data) {
     ParsedConfig parsed;
     for (const YAML::Node& doc : YAML::LoadAll(data)) {
       if (!doc.IsMap() || doc["version"].as<std::string>("") != "v1alpha1") continue;
-      const YAML::Node machine = doc["machine"];
+      const YAML::Node machine = Child(doc, "machine");
       if (!machine.IsMap()) {
         return absl::InvalidArgumentError("1 error occurred:\n\t* machine instructions are required");
       }
       YAML::Emitter out;
-      out << machine["type"] << machine["install"];
+      out << Child(machine, "type") << Child(machine, "install");
       parsed.reboot_fields = out.c_str();
-      const YAML::Node cluster = doc["cluster"];
+      const YAML::Node cluster = Child(doc, "cluster");
       const std::pair<std::string, YAML::Node> images[] = {
-          {"kubelet", machine["kubelet"]["image"]},
-          {"kube-apiserver", cluster["apiServer"]["image"]},
-          {"kube-controller-manager", cluster["controllerManager"]["image"]},
-          {"kube-scheduler", cluster["scheduler"]["image"]},
-          {"kube-proxy", cluster["proxy"]["image"]}};
+          {"kubelet", Child(Child(machine, "kubelet"), "image")},
+          {"kube-apiserver", Child(Child(cluster, "apiServer"), "image")},
+          {"kube-controller-manager", Child(Child(cluster, "controllerManager"), "image")},
+          {"kube-scheduler", Child(Child(cluster, "scheduler"), "image")},
+          {"kube-proxy", Child(Child(cluster, "proxy"), "image")}};
       for (const auto& [name, node] : images) {
         if (node && node.IsScalar()) parsed.images[name] = node.as<std::string>();
       }

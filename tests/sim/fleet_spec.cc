@@ -23,6 +23,12 @@ constexpr std::pair<FaultKind, std::string_view> kFaultNames[] = {
     {FaultKind::kApiUnreachable, "api_unreachable"},
 };
 
+// n[key] when n is a map that has it, else an empty (null) node: never a throwing zombie.
+YAML::Node Child(const YAML::Node& n, const char* key) {
+  if (n && n.IsMap() && n[key]) return n[key];
+  return YAML::Node(YAML::NodeType::Undefined);
+}
+
 absl::Status Invalid(std::string_view where, std::string_view what) {
   return absl::InvalidArgumentError(fmt::format("fleet file: {}: {}", where, what));
 }
@@ -106,7 +112,7 @@ absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node&
   }
   node.platform = y["platform"].as<std::string>("metal");
   node.schematic = y["schematic"].as<std::string>("");
-  for (const auto& f : y["faults"]) {
+  for (const auto& f : Child(y, "faults")) {
     auto fault = ParseFault(where, f);
     if (!fault.ok()) return fault.status();
     node.faults.push_back(*fault);
@@ -116,6 +122,7 @@ absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node&
 
 std::vector<std::pair<std::string, std::string>> ParseLabels(const YAML::Node& y) {
   std::vector<std::pair<std::string, std::string>> out;
+  if (!y.IsMap()) return out;
   for (const auto& kv : y) out.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
   return out;
 }
@@ -123,11 +130,11 @@ std::vector<std::pair<std::string, std::string>> ParseLabels(const YAML::Node& y
 absl::Status ParseWorkloads(const YAML::Node& y, ClusterSpec& cluster) {
   std::set<std::string> nodes;
   for (const auto& n : cluster.nodes) nodes.insert(n.name);
-  for (const auto& p : y["pods"]) {
+  for (const auto& p : Child(y, "pods")) {
     PodSpec pod{.name = p["name"].as<std::string>(""),
                 .namespace_name = p["namespace"].as<std::string>("default"),
                 .node = p["node"].as<std::string>(""),
-                .labels = ParseLabels(p["labels"]),
+                .labels = ParseLabels(Child(p, "labels")),
                 .replicated = p["replicated"].as<bool>(true)};
     if (pod.name.empty() || !nodes.contains(pod.node)) {
       return Invalid(fmt::format("cluster {} pod {}", cluster.name, pod.name),
@@ -135,10 +142,10 @@ absl::Status ParseWorkloads(const YAML::Node& y, ClusterSpec& cluster) {
     }
     cluster.pods.push_back(std::move(pod));
   }
-  for (const auto& p : y["pdbs"]) {
+  for (const auto& p : Child(y, "pdbs")) {
     PdbSpec pdb{.name = p["name"].as<std::string>(""),
                 .namespace_name = p["namespace"].as<std::string>("default"),
-                .match_labels = ParseLabels(p["selector"]),
+                .match_labels = ParseLabels(Child(p, "selector")),
                 .min_available = std::nullopt,
                 .max_unavailable = std::nullopt};
     if (p["min_available"]) pdb.min_available = p["min_available"].as<int>();
@@ -160,7 +167,7 @@ absl::StatusOr<ClusterSpec> ParseCluster(const YAML::Node& y) {
   }
   cluster.kube_api_port = y["kube_api_port"].as<int>(6443);
   bool has_control_plane = false;
-  for (const auto& n : y["nodes"]) {
+  for (const auto& n : Child(y, "nodes")) {
     auto node = ParseNode(cluster.name, n);
     if (!node.ok()) return node.status();
     has_control_plane |= node->role == NodeRole::kControlPlane;
@@ -178,8 +185,8 @@ absl::Status ParseTimings(const YAML::Node& y, Timings& t) {
       {"image_pull", &t.image_pull}, {"install", &t.install}, {"drain", &t.drain},
       {"reboot", &t.reboot},         {"boot", &t.boot},       {"pod_start", &t.pod_start}};
   for (const auto& [key, field] : fields) {
-    if (!y[key]) continue;
-    auto d = ParseDuration(fmt::format("timings.{}", key), y[key].as<std::string>());
+    if (!Child(y, key)) continue;
+    auto d = ParseDuration(fmt::format("timings.{}", key), Child(y, key).as<std::string>());
     if (!d.ok()) return d.status();
     *field = *d;
   }
@@ -215,8 +222,8 @@ absl::StatusOr<FleetSpec> ParseYaml(const YAML::Node& root) {
   spec.time_scale = root["time_scale"].as<double>(1.0);
   spec.address_prefix = root["address_prefix"].as<std::string>("");
   if (spec.address_prefix == "auto") spec.address_prefix.clear();
-  if (auto st = ParseTimings(root["timings"], spec.timings); !st.ok()) return st;
-  for (const auto& c : root["clusters"]) {
+  if (auto st = ParseTimings(Child(root, "timings"), spec.timings); !st.ok()) return st;
+  for (const auto& c : Child(root, "clusters")) {
     auto cluster = ParseCluster(c);
     if (!cluster.ok()) return cluster.status();
     spec.clusters.push_back(std::move(*cluster));

@@ -151,7 +151,9 @@ json SimCluster::KubePodJsonLocked(const KubePod& pod) const {
   if (!pod.owner_kind.empty()) {
     meta["ownerReferences"] = json::array(
         {{{"apiVersion", pod.owner_kind == "Node" ? "v1" : "apps/v1"}, {"kind", pod.owner_kind},
-          {"name", pod.owner_kind == "Node" ? pod.node : pod.name + "-owner"},
+          {"name", pod.owner_kind == "Node"        ? pod.node
+                   : pod.owner_kind == "DaemonSet" ? pod.container
+                                                   : pod.name + "-rs"},
           {"uid", pod.uid + "-owner"}, {"controller", true}}});
   }
   const SimNode* node = nullptr;
