@@ -94,6 +94,9 @@ struct BadConfigCase {
   std::string expected;  // part of the message
 };
 
+// Test names only: the YAML holds (fake) key material that has no place in test listings.
+void PrintTo(const BadConfigCase& c, std::ostream* os) { *os << c.name; }
+
 class BadTalosConfigTest : public ::testing::TestWithParam<BadConfigCase> {};
 
 TEST_P(BadTalosConfigTest, IsInvalidArgumentWithoutKeyMaterial) {
