@@ -61,12 +61,19 @@ grpc::Status MachineServiceImpl::Events(grpc::ServerContext* ctx,
     lock.lock();
     while (true) {
       if (CallAbandoned(ctx, cluster)) return grpc::Status::CANCELLED;
-      if (r.target->generation != generation || r.endpoint->generation != endpoint_generation ||
-          !r.target->api_reachable() || !r.endpoint->api_reachable()) {
-        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "error reading from server: EOF");
+      const bool target_went_down = r.target->generation != generation;
+      const bool gone = target_went_down || r.endpoint->generation != endpoint_generation ||
+                        !r.target->api_reachable() || !r.endpoint->api_reachable();
+      // Events published up to the moment the node went down still reach the client; after a
+      // later reboot they are gone, like the connection that would have carried them.
+      static const std::deque<NodeEvent> kNone;
+      const std::deque<NodeEvent>* source = &r.target->events;
+      if (target_went_down) {
+        source = r.target->last_life_generation == generation ? &r.target->last_life_events
+                                                              : &kNone;
       }
       std::vector<machine::Event> batch;
-      for (const auto& ev : r.target->events) {
+      for (const auto& ev : *source) {
         if (ev.seq < cursor) continue;
         cursor = ev.seq + 1;
         if (!request->with_actor_id().empty() && ev.actor_id != request->with_actor_id()) {
@@ -74,13 +81,16 @@ grpc::Status MachineServiceImpl::Events(grpc::ServerContext* ctx,
         }
         batch.push_back(ToProto(ev));
       }
-      if (batch.empty()) {
+      if (batch.empty() && !gone) {
         cluster.cv().wait_for(lock, kPoll);
         continue;
       }
       lock.unlock();
       for (const auto& ev : batch) {
         if (!writer->Write(ev)) return grpc::Status::CANCELLED;
+      }
+      if (gone) {
+        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "error reading from server: EOF");
       }
       lock.lock();
     }

@@ -116,6 +116,10 @@ struct SimNode {
   // Events and COSI resources (cleared at every boot).
   std::deque<NodeEvent> events;
   uint64_t next_event_seq = 1;
+  // The buffer as it was when the node last went down (generation `last_life_generation`), so
+  // open streams still deliver the events up to the RestartEvent before they end.
+  std::deque<NodeEvent> last_life_events;
+  uint64_t last_life_generation = 0;
   std::map<std::string, CosiResource> resources;  // key: ns/type/id
   std::deque<CosiChange> cosi_log;
   uint64_t next_cosi_seq = 1;
