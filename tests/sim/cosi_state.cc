@@ -123,10 +123,16 @@ grpc::Status CosiStateImpl::Watch(grpc::ServerContext* ctx, const cr::WatchReque
       lock.lock();
       while (initial.empty()) {
         if (CallAbandoned(ctx, *r.cluster)) return grpc::Status::CANCELLED;
-        if (r.target->generation != generation || !r.target->api_reachable()) {
-          return grpc::Status(grpc::StatusCode::UNAVAILABLE, "error reading from server: EOF");
+        const bool went_down = r.target->generation != generation;
+        const bool gone = went_down || !r.target->api_reachable();
+        // Changes made before the node went down are still delivered, then the stream ends.
+        static const std::deque<CosiChange> kNone;
+        const std::deque<CosiChange>* log = &r.target->cosi_log;
+        if (went_down) {
+          log = r.target->last_life_generation == generation ? &r.target->last_life_cosi_log
+                                                             : &kNone;
         }
-        for (const auto& change : r.target->cosi_log) {
+        for (const auto& change : *log) {
           if (change.seq < cursor) continue;
           cursor = change.seq + 1;
           if (!matches(change.resource)) continue;
@@ -134,6 +140,13 @@ grpc::Status CosiStateImpl::Watch(grpc::ServerContext* ctx, const cr::WatchReque
           ev->set_event_type(static_cast<cr::EventType>(change.type));
           ToProto(change.resource, ev->mutable_resource());
           if (change.old) ToProto(*change.old, ev->mutable_old());
+        }
+        if (gone) {
+          lock.unlock();
+          for (const auto& resp : initial) {
+            if (!writer->Write(resp)) return grpc::Status::CANCELLED;
+          }
+          return grpc::Status(grpc::StatusCode::UNAVAILABLE, "error reading from server: EOF");
         }
         if (initial.empty()) r.cluster->cv().wait_for(lock, kPoll);
       }

@@ -29,8 +29,10 @@ json List(const std::string& kind, const std::string& api_version, json items, u
 
 // labelSelector "a=b,c!=d,e" and fieldSelector "spec.nodeName=x" on an object's JSON.
 bool Selected(const httplib::Request& req, const json& obj) {
-  const json& labels = obj["metadata"].value("labels", json::object());
-  for (auto term : core::Split(req.get_param_value("labelSelector"), ',')) {
+  const json labels = obj["metadata"].value("labels", json::object());
+  const std::string label_selector = req.get_param_value("labelSelector");
+  const std::string field_selector = req.get_param_value("fieldSelector");
+  for (auto term : core::Split(label_selector, ',')) {
     if (term.empty()) continue;
     const std::string t(term);
     auto ne = t.find("!="), eq = t.find('=');
@@ -45,7 +47,7 @@ bool Selected(const httplib::Request& req, const json& obj) {
       return false;
     }
   }
-  for (auto term : core::Split(req.get_param_value("fieldSelector"), ',')) {
+  for (auto term : core::Split(field_selector, ',')) {
     const std::string t(term);
     auto eq = t.find('=');
     if (eq == std::string::npos) continue;
@@ -127,7 +129,8 @@ void KubeApiServer::Routes() {
   s.Get("/version", [this](const httplib::Request&, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
     const std::string v = cluster_->KubeApiVersionLocked();
-    auto parts = core::Split(v.substr(1), '.');
+    const std::string bare = v.substr(1);
+    auto parts = core::Split(bare, '.');
     Reply(res, 200, {{"major", std::string(parts[0])}, {"minor", std::string(parts[1])},
                      {"gitVersion", v}, {"gitCommit", "0000000000000000000000000000000000000000"},
                      {"gitTreeState", "clean"}, {"buildDate", "2026-01-01T00:00:00Z"},

@@ -244,6 +244,7 @@ absl::Status SimCluster::Rollback(SimNode& node) {
 void SimCluster::GoDownLocked(SimNode& node, bool kexec) {
   node.up = false;
   node.last_life_events = node.events;
+  node.last_life_cosi_log = node.cosi_log;
   node.last_life_generation = node.generation;
   ++node.generation;
   ++node.epoch;

@@ -119,6 +119,7 @@ struct SimNode {
   // The buffer as it was when the node last went down (generation `last_life_generation`), so
   // open streams still deliver the events up to the RestartEvent before they end.
   std::deque<NodeEvent> last_life_events;
+  std::deque<CosiChange> last_life_cosi_log;
   uint64_t last_life_generation = 0;
   std::map<std::string, CosiResource> resources;  // key: ns/type/id
   std::deque<CosiChange> cosi_log;
