@@ -72,9 +72,13 @@ TEST_F(ClientFaultTest, BadImageOnTheLifecyclePath) {
   auto pulled = client_->PullImage(Address("w-1"), ContainerdNamespace::kSystem, image);
   EXPECT_EQ(pulled.status().code(), absl::StatusCode::kUnknown);
   EXPECT_THAT(Message(pulled.status()), HasSubstr("failed to resolve reference"));
+  // The installer's non-zero exit code arrives as a normal message; the client makes it an error.
   auto installed = client_->LifecycleUpgrade(Address("w-1"), image, {});
-  EXPECT_FALSE(installed.ok());
-  EXPECT_THAT(Message(installed.status()), HasSubstr("talos LifecycleService/Upgrade on node"));
+  EXPECT_EQ(installed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(Message(installed.status()),
+              HasSubstr(fmt::format("talos LifecycleService/Upgrade on node {}", Address("w-1"))));
+  EXPECT_THAT(Message(installed.status()),
+              HasSubstr("installer exited with code 1: error pulling installer image"));
   EXPECT_EQ(Snapshot("w-1").next_boot_slot, "");
 }
 
