@@ -3,6 +3,7 @@
 
 #include <fstream>
 
+#include "absl/strings/escaping.h"
 #include "reconciler/talos/tar_gz.h"
 #include "resource/definitions/k8s/k8s.pb.h"
 #include "resource/definitions/v1alpha1/v1alpha1.pb.h"
@@ -38,6 +39,25 @@ TEST_F(ClientReadTest, VersionBootIdAndMachineStatus) {
   TR_ASSERT_OK_AND_ASSIGN(status, client_->GetMachineStatus(Address("w-1")));
   EXPECT_EQ(status.stage, core::MachineStage::kRunning);
   EXPECT_TRUE(status.ready);
+}
+
+TEST_F(ClientReadTest, TalosconfigKeyIsEd25519WithTheTalosLabel) {
+  // The fleet writes its talosconfig as Talos does; the client got here by relabelling the key.
+  std::ifstream in(fleet_->Cluster("prod")->talosconfig);
+  std::string line;
+  std::string key_pem;
+  while (std::getline(in, line)) {
+    const auto at = line.find("key: ");
+    if (at == std::string::npos) continue;
+    std::string encoded = line.substr(at + 5);
+    std::erase(encoded, '"');
+    ASSERT_TRUE(absl::Base64Unescape(absl::string_view(encoded.data(), encoded.size()), &key_pem));
+  }
+  EXPECT_THAT(key_pem, HasSubstr("-----BEGIN ED25519 PRIVATE KEY-----"));
+  TalosContext context;
+  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+  EXPECT_THAT(context.key_pem, HasSubstr("-----BEGIN PRIVATE KEY-----"));
+  EXPECT_TRUE(client_->Version(Address("w-1")).ok());
 }
 
 TEST_F(ClientReadTest, ServicesAndEtcd) {
