@@ -13,10 +13,9 @@ namespace tr::sim {
 namespace {
 
 const std::set<std::string>& KnownRoles() {
-  static const std::set<std::string> roles = {"os:admin",          "os:operator",
-                                              "os:reader",         "os:etcd:backup",
-                                              "os:image:verifier", "os:meta:writer",
-                                              "os:impersonator"};
+  static const std::set<std::string> roles = {
+      "os:admin",          "os:operator",    "os:reader",      "os:etcd:backup",
+      "os:image:verifier", "os:meta:writer", "os:impersonator"};
   return roles;
 }
 
@@ -67,9 +66,8 @@ std::string Unreachable(const std::string& address) {
 
 std::set<std::string> RolesFromCertificate(const std::string& pem) {
   std::set<std::string> roles;
-  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(pem.data(),
-                                                                static_cast<int>(pem.size())),
-                                                BIO_free);
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
   std::unique_ptr<X509, decltype(&X509_free)> cert(
       PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), X509_free);
   if (!cert) return roles;
@@ -126,7 +124,8 @@ absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContext& context,
   if (!endpoint_->api_reachable() || cluster_->stopping()) {
     return refuse(absl::UnavailableError(Unreachable(endpoint_->address)));
   }
-  if (!Authorized(route.roles, method)) return refuse(absl::PermissionDeniedError("not authorized"));
+  if (!Authorized(route.roles, method))
+    return refuse(absl::PermissionDeniedError("not authorized"));
   if (proxied) return route;
   if (one_to_many) {
     return refuse(absl::UnimplementedError(
@@ -158,8 +157,7 @@ absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContext& context,
 }
 
 grpc::Status ToGrpc(const absl::Status& status) {
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
 void JournalCall(const Route& route, std::string_view method, const grpc::Status& status) {

@@ -44,8 +44,7 @@ class ApidRouter {
   // The route of a call to `method`, or the status apid would answer with: Unavailable when the
   // endpoint or the target is not reachable, PermissionDenied ("not authorized", "no request
   // forwarding"), InvalidArgument for bad `node` metadata. Journals refusals.
-  absl::StatusOr<Route> Resolve(const grpc::ServerContext& context,
-                                std::string_view method) const;
+  absl::StatusOr<Route> Resolve(const grpc::ServerContext& context, std::string_view method) const;
 
   SimCluster* cluster() const { return cluster_; }
   SimNode* endpoint() const { return endpoint_; }

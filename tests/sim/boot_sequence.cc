@@ -30,10 +30,10 @@ void SimCluster::BootUpLocked(SimNode& node, bool instant) {
       }
     }
     if (failed) {
-      JournalStateLocked(node, "boot-failure",
-                         fmt::format("slot {} ({}) failed to boot; back on slot {}",
-                                     next == 0 ? 'A' : 'B', node.slots[next],
-                                     node.active_slot == 0 ? 'A' : 'B'));
+      JournalStateLocked(
+          node, "boot-failure",
+          fmt::format("slot {} ({}) failed to boot; back on slot {}", next == 0 ? 'A' : 'B',
+                      node.slots[next], node.active_slot == 0 ? 'A' : 'B'));
     } else {
       node.active_slot = next;
     }
@@ -54,10 +54,11 @@ void SimCluster::BootUpLocked(SimNode& node, bool instant) {
   node.services.clear();
   node.up = true;
   node.stuck_down = false;
-  JournalStateLocked(node, "up", fmt::format("boot {} slot {} {}", node.boots,
-                                             node.active_slot == 0 ? 'A' : 'B', node.tag));
-  if (old_tag != node.tag) JournalStateLocked(node, "version", fmt::format("{} -> {}", old_tag,
-                                                                           node.tag));
+  JournalStateLocked(
+      node, "up",
+      fmt::format("boot {} slot {} {}", node.boots, node.active_slot == 0 ? 'A' : 'B', node.tag));
+  if (old_tag != node.tag)
+    JournalStateLocked(node, "version", fmt::format("{} -> {}", old_tag, node.tag));
   if (instant) {
     node.stage = MachineStage::kBooting;
     return;
@@ -132,9 +133,10 @@ absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgr
     auto tag = ValidateImageLocked(*n, image, true);
     if (!tag.ok()) {
       n->installing = false;
-      JournalStateLocked(*n, "install", fmt::format("failed: {}", std::string(tag.status().message())));
-      box->Push(ProgressItem::Message(fmt::format("error pulling installer image: {}",
-                                        std::string(tag.status().message()))));
+      JournalStateLocked(*n, "install",
+                         fmt::format("failed: {}", std::string(tag.status().message())));
+      box->Push(ProgressItem::Message(
+          fmt::format("error pulling installer image: {}", std::string(tag.status().message()))));
       box->Push(ProgressItem::Exit(1));
       box->Close();
       return;
@@ -148,8 +150,8 @@ absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgr
       n->slots[inactive] = tag;
       n->next_boot_slot = inactive;
       n->installing = false;
-      JournalStateLocked(*n, "slot", fmt::format("{} installed in slot {}", tag,
-                                                 inactive == 0 ? 'A' : 'B'));
+      JournalStateLocked(*n, "slot",
+                         fmt::format("{} installed in slot {}", tag, inactive == 0 ? 'A' : 'B'));
       box->Push(ProgressItem::Message("upgrade complete; reboot to activate the new version"));
       box->Push(ProgressItem::Exit(0));
       box->Close();
@@ -170,10 +172,11 @@ std::shared_ptr<Mailbox<ProgressItem>> SimCluster::PullImage(SimNode& node, std:
   scheduler_->After(Scaled(timings_.image_pull), [this, n, generation, box, image, layer] {
     std::lock_guard inner(mu_);
     if (stopping_ || n->generation != generation) {
-      box->Push(ProgressItem::Error(absl::UnavailableError("connection closed: node is rebooting")));
+      box->Push(
+          ProgressItem::Error(absl::UnavailableError("connection closed: node is rebooting")));
     } else if (auto tag = ValidateImageLocked(*n, image, false); !tag.ok()) {
-      box->Push(ProgressItem::Error(absl::UnknownError(fmt::format("failed to pull image \"{}\": {}", image,
-                                                         std::string(tag.status().message())))));
+      box->Push(ProgressItem::Error(absl::UnknownError(fmt::format(
+          "failed to pull image \"{}\": {}", image, std::string(tag.status().message())))));
     } else {
       box->Push(ProgressItem::Layer(layer, 1, 52'428'800, 52'428'800));
       box->Push(ProgressItem::Layer(layer, 3, 52'428'800, 52'428'800));

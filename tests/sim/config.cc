@@ -33,7 +33,8 @@ absl::StatusOr<ParsedConfig> ParseConfig(const std::string& data) {
       if (!doc.IsMap() || doc["version"].as<std::string>("") != "v1alpha1") continue;
       const YAML::Node machine = Child(doc, "machine");
       if (!machine.IsMap()) {
-        return absl::InvalidArgumentError("1 error occurred:\n\t* machine instructions are required");
+        return absl::InvalidArgumentError(
+            "1 error occurred:\n\t* machine instructions are required");
       }
       YAML::Emitter out;
       out << Child(machine, "type") << Child(machine, "install");
@@ -88,9 +89,9 @@ std::string SimCluster::RenderMachineConfigLocked(const SimNode& node) const {
   return out;
 }
 
-absl::StatusOr<ApplyResult> SimCluster::ApplyConfiguration(
-    SimNode& node, const std::string& data, int mode, bool dry_run,
-    std::chrono::milliseconds try_timeout) {
+absl::StatusOr<ApplyResult> SimCluster::ApplyConfiguration(SimNode& node, const std::string& data,
+                                                           int mode, bool dry_run,
+                                                           std::chrono::milliseconds try_timeout) {
   std::lock_guard lock(mu_);
   auto parsed = ParseConfig(data);
   if (!parsed.ok()) return parsed.status();
@@ -121,9 +122,9 @@ absl::StatusOr<ApplyResult> SimCluster::ApplyConfiguration(
     result.details = "Dry run summary:\n" + result.details + " (dry run)";
     return result;
   }
-  JournalStateLocked(node, "config", fmt::format("apply mode {}", Mode::Mode_Name(
-                                                                      static_cast<Mode::Mode>(
-                                                                          result.mode))));
+  JournalStateLocked(
+      node, "config",
+      fmt::format("apply mode {}", Mode::Mode_Name(static_cast<Mode::Mode>(result.mode))));
   if (result.mode == Mode::STAGED) {
     node.staged_config = data;
     return result;

@@ -39,22 +39,36 @@ absl::StatusOr<Fault> FaultFromJson(const std::string& body) {
 json SnapshotToJson(const NodeSnapshot& n) {
   json faults = json::array();
   for (const auto& f : n.faults) {
-    faults.push_back({{"kind", FaultKindName(f.kind)}, {"count", f.count},
-                      {"delay_ms", f.delay.count()}, {"image", f.image}});
+    faults.push_back({{"kind", FaultKindName(f.kind)},
+                      {"count", f.count},
+                      {"delay_ms", f.delay.count()},
+                      {"image", f.image}});
   }
-  json j = {{"cluster", n.cluster}, {"name", n.name}, {"address", n.address},
-            {"role", NodeRoleName(n.role)}, {"up", n.up}, {"api_reachable", n.api_reachable},
-            {"stage", MachineStageName(n.stage)}, {"ready", n.ready},
-            {"unmet_conditions", n.unmet_conditions}, {"sequence", n.sequence},
-            {"talos_tag", n.talos_tag}, {"kubernetes_version", n.kubernetes_version},
-            {"boot_id", n.boot_id}, {"boots", n.boots},
-            {"active_slot", std::string(1, n.active_slot)}, {"slot_a", n.slot_a},
-            {"slot_b", n.slot_b}, {"next_boot_slot", n.next_boot_slot},
-            {"kube_ready", n.kube_ready}, {"unschedulable", n.unschedulable},
+  json j = {{"cluster", n.cluster},
+            {"name", n.name},
+            {"address", n.address},
+            {"role", NodeRoleName(n.role)},
+            {"up", n.up},
+            {"api_reachable", n.api_reachable},
+            {"stage", MachineStageName(n.stage)},
+            {"ready", n.ready},
+            {"unmet_conditions", n.unmet_conditions},
+            {"sequence", n.sequence},
+            {"talos_tag", n.talos_tag},
+            {"kubernetes_version", n.kubernetes_version},
+            {"boot_id", n.boot_id},
+            {"boots", n.boots},
+            {"active_slot", std::string(1, n.active_slot)},
+            {"slot_a", n.slot_a},
+            {"slot_b", n.slot_b},
+            {"next_boot_slot", n.next_boot_slot},
+            {"kube_ready", n.kube_ready},
+            {"unschedulable", n.unschedulable},
             {"faults", faults}};
   if (n.etcd_member_id) {
     j["etcd"] = {{"member_id", fmt::format("{:016x}", *n.etcd_member_id)},
-                 {"started", n.etcd_started}, {"healthy", n.etcd_healthy},
+                 {"started", n.etcd_started},
+                 {"healthy", n.etcd_healthy},
                  {"leader", n.etcd_leader}};
   }
   return j;
@@ -63,8 +77,11 @@ json SnapshotToJson(const NodeSnapshot& n) {
 json AccessToJson(const ClusterAccess& a) {
   json roles = json::object();
   for (const auto& [role, path] : a.talosconfig_by_role) roles[role] = path.string();
-  return {{"name", a.name}, {"talosconfig", a.talosconfig.string()}, {"talosconfigs", roles},
-          {"kubeconfig", a.kubeconfig.string()}, {"kube_api_url", a.kube_api_url},
+  return {{"name", a.name},
+          {"talosconfig", a.talosconfig.string()},
+          {"talosconfigs", roles},
+          {"kubeconfig", a.kubeconfig.string()},
+          {"kube_api_url", a.kube_api_url},
           {"control_plane_addresses", a.control_plane_addresses},
           {"worker_addresses", a.worker_addresses}};
 }
@@ -109,8 +126,7 @@ void ControlServer::Routes() {
     }
     Reply(res, 200, SnapshotToJson(*fleet_->Node(req.matches[1].str())));
   });
-  s.Delete("/v1/nodes/([^/]+)/faults", [this](const httplib::Request& req,
-                                               httplib::Response& res) {
+  s.Delete("/v1/nodes/([^/]+)/faults", [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<FaultKind> kind;
     if (req.has_param("kind")) {
       auto parsed = ParseFaultKind(req.get_param_value("kind"));

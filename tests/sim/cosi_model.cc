@@ -26,13 +26,14 @@ void AddMachineStatus(const SimNode& node, std::vector<Desired>& out) {
   spec.set_stage(static_cast<talos::resource::definitions::enums::RuntimeMachineStage>(
       static_cast<int>(node.stage)));
   spec.mutable_status()->set_ready(node.ready);
-  std::string yaml = fmt::format("stage: {}\nstatus:\n  ready: {}\n",
-                                 [&] {
-                                   std::string s(MachineStageName(node.stage));
-                                   for (auto& c : s) c = static_cast<char>(std::tolower(c));
-                                   return s;
-                                 }(),
-                                 Bool(node.ready));
+  std::string yaml = fmt::format(
+      "stage: {}\nstatus:\n  ready: {}\n",
+      [&] {
+        std::string s(MachineStageName(node.stage));
+        for (auto& c : s) c = static_cast<char>(std::tolower(c));
+        return s;
+      }(),
+      Bool(node.ready));
   if (!node.unmet.empty()) yaml += "  unmetConditions:\n";
   for (const auto& name : node.unmet) {
     auto* c = spec.mutable_status()->add_unmet_conditions();
@@ -40,8 +41,8 @@ void AddMachineStatus(const SimNode& node, std::vector<Desired>& out) {
     c->set_reason("waiting");
     yaml += fmt::format("    - name: {}\n      reason: waiting\n", name);
   }
-  out.push_back({"runtime", "MachineStatuses.runtime.talos.dev", "machine",
-                 spec.SerializeAsString(), yaml});
+  out.push_back(
+      {"runtime", "MachineStatuses.runtime.talos.dev", "machine", spec.SerializeAsString(), yaml});
 }
 
 void AddServices(const SimNode& node, std::vector<Desired>& out) {
@@ -81,8 +82,7 @@ void AddStaticPod(const SimNode& node, const std::string& component, std::vector
                              "    namespace: kube-system\n    annotations:\n"
                              "      talos.dev/config-version: \"{}\"\n  spec:\n    containers:\n"
                              "      - name: {}\n        image: {}\n",
-                             component, node.config_version, component,
-                             ImageOf(node, component))});
+                             component, node.config_version, component, ImageOf(node, component))});
 }
 
 void AddControlPlane(const SimNode& node, std::vector<Desired>& out) {
@@ -117,8 +117,7 @@ std::vector<Desired> DesiredResources(const SimNode& node) {
   kubelet.set_image(ImageOf(node, "kubelet"));
   kubelet.add_args("--hostname-override=" + node.spec.name);
   kubelet.set_expected_nodename(node.spec.name);
-  out.push_back({"k8s", "KubeletSpecs.kubernetes.talos.dev", "kubelet",
-                 kubelet.SerializeAsString(),
+  out.push_back({"k8s", "KubeletSpecs.kubernetes.talos.dev", "kubelet", kubelet.SerializeAsString(),
                  fmt::format("image: {}\nargs:\n  - --hostname-override={}\nexpectedNodename: {}\n",
                              kubelet.image(), node.spec.name, node.spec.name)});
   resource::config::MachineConfigSpec config;
@@ -153,20 +152,29 @@ void SimCluster::RefreshResourcesLocked(SimNode& node) {
   for (auto& [key, d] : desired) {
     auto it = node.resources.find(key);
     if (it == node.resources.end()) {
-      CosiResource r{.ns = d.ns, .type = d.type, .id = d.id, .version = 1,
-                     .proto_spec = d.proto, .yaml_spec = d.yaml, .created = now, .updated = now};
+      CosiResource r{.ns = d.ns,
+                     .type = d.type,
+                     .id = d.id,
+                     .version = 1,
+                     .proto_spec = d.proto,
+                     .yaml_spec = d.yaml,
+                     .created = now,
+                     .updated = now};
       node.resources.emplace(key, r);
-      node.cosi_log.push_back(
-          {.seq = node.next_cosi_seq++, .type = CosiChange::kCreated, .resource = r,
-           .old = std::nullopt});
+      node.cosi_log.push_back({.seq = node.next_cosi_seq++,
+                               .type = CosiChange::kCreated,
+                               .resource = r,
+                               .old = std::nullopt});
     } else if (it->second.proto_spec != d.proto || it->second.yaml_spec != d.yaml) {
       CosiResource old = it->second;
       it->second.proto_spec = d.proto;
       it->second.yaml_spec = d.yaml;
       ++it->second.version;
       it->second.updated = now;
-      node.cosi_log.push_back({.seq = node.next_cosi_seq++, .type = CosiChange::kUpdated,
-                               .resource = it->second, .old = old});
+      node.cosi_log.push_back({.seq = node.next_cosi_seq++,
+                               .type = CosiChange::kUpdated,
+                               .resource = it->second,
+                               .old = old});
     }
   }
   while (node.cosi_log.size() > 4000) node.cosi_log.pop_front();

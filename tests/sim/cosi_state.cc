@@ -129,8 +129,8 @@ grpc::Status CosiStateImpl::Watch(grpc::ServerContext* ctx, const cr::WatchReque
         static const std::deque<CosiChange> kNone;
         const std::deque<CosiChange>* log = &r.target->cosi_log;
         if (went_down) {
-          log = r.target->last_life_generation == generation ? &r.target->last_life_cosi_log
-                                                             : &kNone;
+          log =
+              r.target->last_life_generation == generation ? &r.target->last_life_cosi_log : &kNone;
         }
         for (const auto& change : *log) {
           if (change.seq < cursor) continue;

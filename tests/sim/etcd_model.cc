@@ -52,8 +52,7 @@ void SimCluster::ElectLeaderLocked() {
   JournalStateLocked(*members.front(), "etcd-leader", "none (no quorum)");
 }
 
-absl::Status SimCluster::ValidateEtcdForUpgradeLocked(SimNode& node,
-                                                      const LegacyUpgradeParams& p) {
+absl::Status SimCluster::ValidateEtcdForUpgradeLocked(SimNode& node, const LegacyUpgradeParams& p) {
   auto version = core::ParseTalosVersion(node.tag);
   const int minor = version.ok() ? version->minor : 0;
   if (p.force || (minor >= 12 && p.preserve)) return absl::OkStatus();

@@ -69,8 +69,8 @@ grpc::Status MachineServiceImpl::Events(grpc::ServerContext* ctx,
       static const std::deque<NodeEvent> kNone;
       const std::deque<NodeEvent>* source = &r.target->events;
       if (target_went_down) {
-        source = r.target->last_life_generation == generation ? &r.target->last_life_events
-                                                              : &kNone;
+        source =
+            r.target->last_life_generation == generation ? &r.target->last_life_events : &kNone;
       }
       std::vector<machine::Event> batch;
       for (const auto& ev : *source) {

@@ -40,8 +40,8 @@ absl::Status WriteFile(const std::filesystem::path& path, const std::string& con
     out << content;
     if (!out) return absl::InternalError(fmt::format("cannot write {}", path.string()));
   }
-  std::filesystem::permissions(tmp, std::filesystem::perms::owner_read |
-                                        std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      tmp, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   std::filesystem::rename(tmp, path);
   return absl::OkStatus();
 }
@@ -122,12 +122,14 @@ absl::Status Fleet::Impl::Bind(const std::string& prefix) {
     rt.access.worker_addresses.clear();
     for (size_t n = 0; n < cs.nodes.size(); ++n) {
       SimNode* node = rt.sim->nodes()[n].get();
-      (node->is_control_plane() ? rt.access.control_plane_addresses
-                                : rt.access.worker_addresses)
+      (node->is_control_plane() ? rt.access.control_plane_addresses : rt.access.worker_addresses)
           .push_back(addresses[n]);
-      auto cert = rt.os_ca->Issue({.common_name = node->spec.name, .organizations = {"talos"},
-                                   .ip_sans = {addresses[n]}, .dns_sans = {node->spec.name},
-                                   .server = true, .key_type = KeyType::kEd25519});
+      auto cert = rt.os_ca->Issue({.common_name = node->spec.name,
+                                   .organizations = {"talos"},
+                                   .ip_sans = {addresses[n]},
+                                   .dns_sans = {node->spec.name},
+                                   .server = true,
+                                   .key_type = KeyType::kEd25519});
       if (!cert.ok()) return cert.status();
       auto server = NodeServer::Start(rt.sim.get(), node, directory, *cert, rt.os_ca->cert_pem());
       if (!server.ok()) {
@@ -139,13 +141,15 @@ absl::Status Fleet::Impl::Bind(const std::string& prefix) {
       servers.push_back(std::move(*server));
     }
     const std::string& api_address = rt.access.control_plane_addresses.front();
-    auto kube_cert = rt.kube_ca->Issue({.common_name = "kube-apiserver", .organizations = {},
+    auto kube_cert = rt.kube_ca->Issue({.common_name = "kube-apiserver",
+                                        .organizations = {},
                                         .ip_sans = {api_address},
-                                        .dns_sans = {"kubernetes", "localhost"}, .server = true,
+                                        .dns_sans = {"kubernetes", "localhost"},
+                                        .server = true,
                                         .key_type = KeyType::kEcdsaP256});
     if (!kube_cert.ok()) return kube_cert.status();
-    auto kube = KubeApiServer::Start(rt.sim.get(), api_address, cs.kube_api_port, *kube_cert,
-                                     rt.token);
+    auto kube =
+        KubeApiServer::Start(rt.sim.get(), api_address, cs.kube_api_port, *kube_cert, rt.token);
     if (!kube.ok()) return kube.status();
     rt.kube = std::move(*kube);
   }
@@ -165,21 +169,24 @@ void Fleet::Impl::Unbind() {
 }
 
 absl::Status Fleet::Impl::WriteFiles() {
-  nlohmann::json ready = {{"pid", getpid()}, {"time_scale", scale},
-                          {"journal", journal->file().string()}};
+  nlohmann::json ready = {
+      {"pid", getpid()}, {"time_scale", scale}, {"journal", journal->file().string()}};
   ready["clusters"] = nlohmann::json::array();
   for (auto& rt : clusters) {
     const auto dir = state_dir / rt.access.name;
     std::filesystem::create_directories(dir);
     for (const Role& role : kRoles) {
-      auto client = rt.os_ca->Issue({.common_name = role.role, .organizations = {role.role},
-                                     .ip_sans = {}, .dns_sans = {}, .server = false,
+      auto client = rt.os_ca->Issue({.common_name = role.role,
+                                     .organizations = {role.role},
+                                     .ip_sans = {},
+                                     .dns_sans = {},
+                                     .server = false,
                                      .key_type = KeyType::kEd25519});
       if (!client.ok()) return client.status();
       const auto path = dir / role.file;
-      if (auto st = WriteFile(path, RenderTalosconfig(rt.access.name,
-                                                      rt.access.control_plane_addresses,
-                                                      rt.os_ca->cert_pem(), *client));
+      if (auto st =
+              WriteFile(path, RenderTalosconfig(rt.access.name, rt.access.control_plane_addresses,
+                                                rt.os_ca->cert_pem(), *client));
           !st.ok()) {
         return st;
       }
@@ -189,8 +196,8 @@ absl::Status Fleet::Impl::WriteFiles() {
     rt.access.kube_api_url = rt.kube->url();
     rt.access.ca_pem = rt.os_ca->cert_pem();
     rt.access.kube_ca_pem = rt.kube_ca->cert_pem();
-    const std::string kubeconfig = RenderKubeconfig(rt.access.name, rt.kube->url(),
-                                                    rt.kube_ca->cert_pem(), rt.token);
+    const std::string kubeconfig =
+        RenderKubeconfig(rt.access.name, rt.kube->url(), rt.kube_ca->cert_pem(), rt.token);
     rt.sim->set_kubeconfig(kubeconfig);
     rt.access.kubeconfig = dir / "kubeconfig";
     if (auto st = WriteFile(rt.access.kubeconfig, kubeconfig); !st.ok()) return st;
@@ -198,7 +205,8 @@ absl::Status Fleet::Impl::WriteFiles() {
     cluster["nodes"] = nlohmann::json::array();
     std::lock_guard lock(rt.sim->mu());
     for (const auto& node : rt.sim->nodes()) {
-      cluster["nodes"].push_back({{"name", node->spec.name}, {"address", node->address},
+      cluster["nodes"].push_back({{"name", node->spec.name},
+                                  {"address", node->address},
                                   {"endpoint", node->address + ":50000"},
                                   {"role", NodeRoleName(node->spec.role)}});
     }
@@ -223,8 +231,7 @@ Fleet::~Fleet() { Stop(); }
 
 void Fleet::Stop() { impl_->Stop(); }
 
-absl::StatusOr<std::unique_ptr<Fleet>> Fleet::Start(FleetSpec spec,
-                                                    std::filesystem::path state_dir,
+absl::StatusOr<std::unique_ptr<Fleet>> Fleet::Start(FleetSpec spec, std::filesystem::path state_dir,
                                                     FleetOptions options) {
   auto impl = std::make_unique<Impl>();
   impl->spec = std::move(spec);
@@ -234,14 +241,14 @@ absl::StatusOr<std::unique_ptr<Fleet>> Fleet::Start(FleetSpec spec,
   std::error_code ec;
   std::filesystem::create_directories(impl->state_dir, ec);
   if (ec) {
-    return absl::InternalError(fmt::format("cannot create state dir {}: {}",
-                                           impl->state_dir.string(), ec.message()));
+    return absl::InternalError(
+        fmt::format("cannot create state dir {}: {}", impl->state_dir.string(), ec.message()));
   }
   impl->scheduler = options.scheduler ? options.scheduler : std::make_shared<RealScheduler>();
   impl->journal = std::make_unique<Journal>(impl->state_dir / "journal.jsonl");
   if (auto st = impl->CreateAuthorities(); !st.ok()) return st;
-  std::string prefix = options.address_prefix.empty() ? impl->spec.address_prefix
-                                                      : options.address_prefix;
+  std::string prefix =
+      options.address_prefix.empty() ? impl->spec.address_prefix : options.address_prefix;
   if (prefix == "auto") prefix.clear();
   absl::Status bound = absl::UnavailableError("no address prefix tried");
   for (int attempt = 0; attempt < (prefix.empty() ? kAutoPrefixAttempts : 1); ++attempt) {
@@ -342,9 +349,8 @@ absl::Status Fleet::WaitForNode(std::string_view node,
                                [&] { return predicate(c.sim->SnapshotLocked(*target)); })) {
         return absl::OkStatus();
       }
-      return absl::DeadlineExceededError(
-          fmt::format("node {} did not reach the expected state within {} ms", node,
-                      timeout.count()));
+      return absl::DeadlineExceededError(fmt::format(
+          "node {} did not reach the expected state within {} ms", node, timeout.count()));
     }
   }
   return absl::NotFoundError(fmt::format("no node {}", node));

@@ -60,9 +60,9 @@ struct NodeSnapshot {
   bool up = false;             // machine running and its API serving (false while rebooting)
   bool api_reachable = false;  // up and no api_unreachable fault
   MachineStage stage = MachineStage::kUnknown;
-  bool ready = false;          // MachineStatus ready
+  bool ready = false;                         // MachineStatus ready
   std::vector<std::string> unmet_conditions;  // "nodeReady", "services", ...
-  std::string sequence;        // running sequence ("upgrade", "reboot", "boot"); empty when idle
+  std::string sequence;  // running sequence ("upgrade", "reboot", "boot"); empty when idle
 
   std::string talos_tag;           // Version.tag of the running OS, "v1.11.6"
   std::string kubernetes_version;  // kubelet version, "1.34.1"
@@ -71,10 +71,10 @@ struct NodeSnapshot {
   char active_slot = 'A';          // A/B boot slot the running OS came from
   std::string slot_a;              // Talos tag installed in slot A ("" = empty)
   std::string slot_b;
-  std::string next_boot_slot;      // "B" when an install armed a boot into the other slot
+  std::string next_boot_slot;  // "B" when an install armed a boot into the other slot
 
-  bool kube_ready = false;      // Kubernetes Node Ready condition
-  bool unschedulable = false;   // Kubernetes Node spec.unschedulable (cordoned)
+  bool kube_ready = false;     // Kubernetes Node Ready condition
+  bool unschedulable = false;  // Kubernetes Node spec.unschedulable (cordoned)
 
   std::optional<uint64_t> etcd_member_id;  // control planes
   bool etcd_started = false;
@@ -91,11 +91,11 @@ struct ClusterAccess {
   // By role: "os:admin", "os:operator", "os:reader", "os:etcd:backup".
   std::map<std::string, std::filesystem::path> talosconfig_by_role;
   std::filesystem::path kubeconfig;
-  std::string kube_api_url;  // "https://127.0.42.1:6443"
+  std::string kube_api_url;                          // "https://127.0.42.1:6443"
   std::vector<std::string> control_plane_addresses;  // "127.0.42.1" (API on :50000)
   std::vector<std::string> worker_addresses;
-  std::string ca_pem;         // the Talos OS CA certificate (Ed25519)
-  std::string kube_ca_pem;    // the fake Kubernetes API's CA certificate
+  std::string ca_pem;       // the Talos OS CA certificate (Ed25519)
+  std::string kube_ca_pem;  // the fake Kubernetes API's CA certificate
 };
 
 struct FleetOptions {
@@ -115,8 +115,8 @@ class Fleet {
   // run; AlreadyExists when an explicit address is taken; Unavailable when no automatic prefix
   // could be bound; Internal for TLS or file-system failures.
   static absl::StatusOr<std::unique_ptr<Fleet>> Start(FleetSpec spec,
-                                                       std::filesystem::path state_dir,
-                                                       FleetOptions options = {});
+                                                      std::filesystem::path state_dir,
+                                                      FleetOptions options = {});
 
   // Stops everything (as Stop()).
   ~Fleet();

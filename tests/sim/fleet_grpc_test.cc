@@ -15,11 +15,11 @@
 namespace tr::sim {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
 using testing::Call;
 using testing::Dial;
+using ::testing::HasSubstr;
 using testing::ReadTalosconfig;
+using ::testing::StartsWith;
 using testing::Talosconfig;
 using namespace std::chrono_literals;
 
@@ -230,7 +230,10 @@ TEST_F(FleetGrpcTest, LegacyUpgradeAcrossTheReboot) {
   ASSERT_FALSE(types.empty());
   EXPECT_EQ(types.back(), "RestartEvent");
 
-  ASSERT_TRUE(fleet_->WaitForNode("cp-2", [](const NodeSnapshot& s) { return s.ready; }, 10s).ok());
+  ASSERT_TRUE(fleet_
+                  ->WaitForNode(
+                      "cp-2", [](const NodeSnapshot& s) { return s.ready; }, 10s)
+                  .ok());
   EXPECT_EQ(Tag("cp-2"), "v1.12.4");
   EXPECT_NE(BootId("cp-2"), boot_before);
   auto again = Call(node);
@@ -253,8 +256,11 @@ TEST_F(FleetGrpcTest, UpgradeErrorsComeBackAsUnknownWithTalosText) {
   auto st = machine_->Upgrade(ctx.get(), req, &resp);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::UNKNOWN);
   EXPECT_THAT(st.error_message(), StartsWith("error validating installer image"));
-  ASSERT_TRUE(fleet_->InjectFault("cp-1", {.kind = FaultKind::kUpgradeLockHeld, .count = 1,
-                                           .delay = {}, .image = {}}).ok());
+  ASSERT_TRUE(
+      fleet_
+          ->InjectFault("cp-1",
+                        {.kind = FaultKind::kUpgradeLockHeld, .count = 1, .delay = {}, .image = {}})
+          .ok());
   req.set_image("ghcr.io/siderolabs/installer:v1.12.4");
   ctx = Call(Addr("cp-1"));
   st = machine_->Upgrade(ctx.get(), req, &resp);
@@ -308,14 +314,19 @@ TEST_F(FleetGrpcTest, LifecycleAndImageServicesOnlyFrom113) {
   auto reboot_ctx = Call(Addr("w-1"));
   ASSERT_TRUE(machine_->Reboot(reboot_ctx.get(), {}, &rebooted).ok());
   EXPECT_EQ(rebooted.messages(0).actor_id().size(), 36u);
-  ASSERT_TRUE(fleet_->WaitForNode("w-1", [](const NodeSnapshot& s) {
-                      return s.ready && s.talos_tag == "v1.14.0";
-                    }, 10s).ok());
+  ASSERT_TRUE(
+      fleet_
+          ->WaitForNode(
+              "w-1", [](const NodeSnapshot& s) { return s.ready && s.talos_tag == "v1.14.0"; }, 10s)
+          .ok());
 }
 
 TEST_F(FleetGrpcTest, UnreachableNodeAnswersUnavailable) {
-  ASSERT_TRUE(fleet_->InjectFault("cp-3", {.kind = FaultKind::kApiUnreachable, .count = -1,
-                                           .delay = {}, .image = {}}).ok());
+  ASSERT_TRUE(
+      fleet_
+          ->InjectFault("cp-3",
+                        {.kind = FaultKind::kApiUnreachable, .count = -1, .delay = {}, .image = {}})
+          .ok());
   machine::VersionResponse resp;
   auto forwarded = Call(Addr("cp-3"));
   EXPECT_EQ(machine_->Version(forwarded.get(), {}, &resp).error_code(),

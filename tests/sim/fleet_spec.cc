@@ -37,8 +37,8 @@ absl::Status Invalid(std::string_view where, std::string_view what) {
 absl::StatusOr<std::chrono::milliseconds> ParseDuration(std::string_view where,
                                                         const std::string& text) {
   size_t digits = 0;
-  while (digits < text.size() && ((text[digits] >= '0' && text[digits] <= '9') ||
-                                  text[digits] == '.')) {
+  while (digits < text.size() &&
+         ((text[digits] >= '0' && text[digits] <= '9') || text[digits] == '.')) {
     ++digits;
   }
   double value = 0;
@@ -101,10 +101,12 @@ absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node&
     return Invalid(where, fmt::format("role must be controlplane or worker, not \"{}\"", role));
   }
   auto talos = core::ParseTalosVersion(y["talos"].as<std::string>(""));
-  if (!talos.ok()) return Invalid(where, fmt::format("talos: {}", std::string(talos.status().message())));
+  if (!talos.ok())
+    return Invalid(where, fmt::format("talos: {}", std::string(talos.status().message())));
   node.talos_version = talos->Tag();
   auto kube = core::ParseKubernetesVersion(y["kubernetes"].as<std::string>(""));
-  if (!kube.ok()) return Invalid(where, fmt::format("kubernetes: {}", std::string(kube.status().message())));
+  if (!kube.ok())
+    return Invalid(where, fmt::format("kubernetes: {}", std::string(kube.status().message())));
   node.kubernetes_version = kube->ToString();
   node.address = y["address"].as<std::string>("");
   if (!node.address.empty() && !IsLoopbackIpv4(node.address)) {
@@ -123,7 +125,8 @@ absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node&
 std::vector<std::pair<std::string, std::string>> ParseLabels(const YAML::Node& y) {
   std::vector<std::pair<std::string, std::string>> out;
   if (!y.IsMap()) return out;
-  for (const auto& kv : y) out.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
+  for (const auto& kv : y)
+    out.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
   return out;
 }
 

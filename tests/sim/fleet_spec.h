@@ -67,7 +67,7 @@ struct Timings {
 };
 
 struct NodeSpec {
-  std::string name;                // hostname; unique in the whole fleet
+  std::string name;  // hostname; unique in the whole fleet
   NodeRole role = NodeRole::kWorker;
   std::string talos_version;       // "v1.11.6" (with or without the leading v)
   std::string kubernetes_version;  // "1.34.1" (with or without the leading v)
@@ -81,7 +81,7 @@ struct NodeSpec {
 struct PodSpec {
   std::string name;
   std::string namespace_name = "default";
-  std::string node;                  // node name it runs on
+  std::string node;  // node name it runs on
   std::vector<std::pair<std::string, std::string>> labels;
   bool replicated = true;  // owned by a ReplicaSet: an evicted pod comes back on another node
 };

@@ -13,8 +13,9 @@ namespace {
 using nlohmann::json;
 
 json Status(int code, const std::string& reason, const std::string& message) {
-  return {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
-          {"status", "Failure"}, {"message", message}, {"reason", reason}, {"code", code}};
+  return {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+          {"status", "Failure"}, {"message", message}, {"reason", reason},
+          {"code", code}};
 }
 
 void Reply(httplib::Response& res, int code, const json& body) {
@@ -23,8 +24,10 @@ void Reply(httplib::Response& res, int code, const json& body) {
 }
 
 json List(const std::string& kind, const std::string& api_version, json items, uint64_t rv) {
-  return {{"kind", kind}, {"apiVersion", api_version},
-          {"metadata", {{"resourceVersion", std::to_string(rv)}}}, {"items", std::move(items)}};
+  return {{"kind", kind},
+          {"apiVersion", api_version},
+          {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+          {"items", std::move(items)}};
 }
 
 // labelSelector "a=b,c!=d,e" and fieldSelector "spec.nodeName=x" on an object's JSON.
@@ -68,9 +71,11 @@ bool WantsTable(const httplib::Request& req) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<KubeApiServer>> KubeApiServer::Start(
-    SimCluster* cluster, const std::string& address, int port, const CertifiedKey& server_cert,
-    std::string token) {
+absl::StatusOr<std::unique_ptr<KubeApiServer>> KubeApiServer::Start(SimCluster* cluster,
+                                                                    const std::string& address,
+                                                                    int port,
+                                                                    const CertifiedKey& server_cert,
+                                                                    std::string token) {
   auto bio_cert = std::unique_ptr<BIO, decltype(&BIO_free)>(
       BIO_new_mem_buf(server_cert.cert_pem.data(), static_cast<int>(server_cert.cert_pem.size())),
       BIO_free);
@@ -131,17 +136,23 @@ void KubeApiServer::Routes() {
     const std::string v = cluster_->KubeApiVersionLocked();
     const std::string bare = v.substr(1);
     auto parts = core::Split(bare, '.');
-    Reply(res, 200, {{"major", std::string(parts[0])}, {"minor", std::string(parts[1])},
-                     {"gitVersion", v}, {"gitCommit", "0000000000000000000000000000000000000000"},
-                     {"gitTreeState", "clean"}, {"buildDate", "2026-01-01T00:00:00Z"},
-                     {"goVersion", "go1.24.6"}, {"compiler", "gc"},
-                     {"platform", "linux/amd64"}});
+    Reply(res, 200,
+          {{"major", std::string(parts[0])},
+           {"minor", std::string(parts[1])},
+           {"gitVersion", v},
+           {"gitCommit", "0000000000000000000000000000000000000000"},
+           {"gitTreeState", "clean"},
+           {"buildDate", "2026-01-01T00:00:00Z"},
+           {"goVersion", "go1.24.6"},
+           {"compiler", "gc"},
+           {"platform", "linux/amd64"}});
   });
-  s.Get("/api", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, ApiVersions()); });
-  s.Get("/apis", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, ApiGroups()); });
-  s.Get("/api/v1", [](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200, CoreResources());
-  });
+  s.Get("/api",
+        [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, ApiVersions()); });
+  s.Get("/apis",
+        [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, ApiGroups()); });
+  s.Get("/api/v1",
+        [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, CoreResources()); });
   s.Get(R"(/apis/(apps|policy|coordination\.k8s\.io)/v1)",
         [](const httplib::Request& req, httplib::Response& res) {
           Reply(res, 200, GroupResources(req.matches[1]));
@@ -154,27 +165,30 @@ void KubeApiServer::Routes() {
       if (Selected(req, obj)) items.push_back(std::move(obj));
     }
     const uint64_t rv = cluster_->NextResourceVersionLocked();
-    Reply(res, 200, WantsTable(req) ? NodeTable(items, cluster_->scheduler().WallNow(), rv)
-                                    : List("NodeList", "v1", std::move(items), rv));
+    Reply(res, 200,
+          WantsTable(req) ? NodeTable(items, cluster_->scheduler().WallNow(), rv)
+                          : List("NodeList", "v1", std::move(items), rv));
   });
   s.Get("/api/v1/nodes/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
     SimNode* node = cluster_->FindNodeLocked(req.matches[1].str());
     if (node == nullptr || node->spec.name != req.matches[1].str()) {
-      return Reply(res, 404, Status(404, "NotFound",
-                                    fmt::format("nodes \"{}\" not found", req.matches[1].str())));
+      return Reply(
+          res, 404,
+          Status(404, "NotFound", fmt::format("nodes \"{}\" not found", req.matches[1].str())));
     }
     json obj = cluster_->KubeNodeJsonLocked(*node);
-    Reply(res, 200, WantsTable(req) ? NodeTable(json::array({obj}),
-                                                cluster_->scheduler().WallNow(), 0)
-                                    : obj);
+    Reply(
+        res, 200,
+        WantsTable(req) ? NodeTable(json::array({obj}), cluster_->scheduler().WallNow(), 0) : obj);
   });
   s.Patch("/api/v1/nodes/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
     SimNode* node = cluster_->FindNodeLocked(req.matches[1].str());
     if (node == nullptr || node->spec.name != req.matches[1].str()) {
-      return Reply(res, 404, Status(404, "NotFound",
-                                    fmt::format("nodes \"{}\" not found", req.matches[1].str())));
+      return Reply(
+          res, 404,
+          Status(404, "NotFound", fmt::format("nodes \"{}\" not found", req.matches[1].str())));
     }
     json patch = json::parse(req.body, nullptr, false);
     if (patch.is_discarded()) return Reply(res, 400, Status(400, "BadRequest", "invalid JSON"));
@@ -190,12 +204,13 @@ void KubeApiServer::Routes() {
     } else if (type.find("merge-patch+json") != std::string::npos) {
       patched.merge_patch(patch);
     } else {
-      return Reply(res, 415, Status(415, "UnsupportedMediaType",
-                                    fmt::format("the body of the request was in an unknown "
-                                                "format - accepted media types include: "
-                                                "application/json-patch+json, "
-                                                "application/merge-patch+json, "
-                                                "application/strategic-merge-patch+json")));
+      return Reply(res, 415,
+                   Status(415, "UnsupportedMediaType",
+                          fmt::format("the body of the request was in an unknown "
+                                      "format - accepted media types include: "
+                                      "application/json-patch+json, "
+                                      "application/merge-patch+json, "
+                                      "application/strategic-merge-patch+json")));
     }
     json spec = patched.value("spec", json::object());
     cluster_->PatchNodeLocked(
@@ -208,9 +223,11 @@ void KubeApiServer::Routes() {
   // kube-proxy is the only DaemonSet; kubectl drain looks its owner up.
   s.Get("/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
         [](const httplib::Request&, httplib::Response& res) {
-          Reply(res, 200, {{"kind", "DaemonSet"}, {"apiVersion", "apps/v1"},
-                           {"metadata", {{"name", "kube-proxy"}, {"namespace", "kube-system"}}},
-                           {"spec", {{"selector", {{"matchLabels", {{"k8s-app", "kube-proxy"}}}}}}}});
+          Reply(res, 200,
+                {{"kind", "DaemonSet"},
+                 {"apiVersion", "apps/v1"},
+                 {"metadata", {{"name", "kube-proxy"}, {"namespace", "kube-system"}}},
+                 {"spec", {{"selector", {{"matchLabels", {{"k8s-app", "kube-proxy"}}}}}}}});
         });
   PodRoutes();
   LeaseRoutes();

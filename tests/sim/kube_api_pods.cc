@@ -18,9 +18,13 @@ void Reply(httplib::Response& res, int code, const json& body) {
 }
 
 json NotFound(const std::string& resource, const std::string& name) {
-  return {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
-          {"status", "Failure"}, {"message", fmt::format("{} \"{}\" not found", resource, name)},
-          {"reason", "NotFound"}, {"details", {{"name", name}, {"kind", resource}}},
+  return {{"kind", "Status"},
+          {"apiVersion", "v1"},
+          {"metadata", json::object()},
+          {"status", "Failure"},
+          {"message", fmt::format("{} \"{}\" not found", resource, name)},
+          {"reason", "NotFound"},
+          {"details", {{"name", name}, {"kind", resource}}},
           {"code", 404}};
 }
 
@@ -69,12 +73,14 @@ void KubeApiServer::PodRoutes() {
     if (req.get_header_value("Accept").find("as=Table") != std::string::npos) {
       return Reply(res, 200, PodTable(items, cluster_->scheduler().WallNow(), rv));
     }
-    Reply(res, 200, {{"kind", "PodList"}, {"apiVersion", "v1"},
-                     {"metadata", {{"resourceVersion", std::to_string(rv)}}}, {"items", items}});
+    Reply(res, 200,
+          {{"kind", "PodList"},
+           {"apiVersion", "v1"},
+           {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+           {"items", items}});
   };
-  s.Get("/api/v1/pods", [list](const httplib::Request& req, httplib::Response& res) {
-    list(req, res, "");
-  });
+  s.Get("/api/v1/pods",
+        [list](const httplib::Request& req, httplib::Response& res) { list(req, res, ""); });
   s.Get("/api/v1/namespaces/([^/]+)/pods",
         [list](const httplib::Request& req, httplib::Response& res) {
           list(req, res, req.matches[1].str());
@@ -122,21 +128,27 @@ void KubeApiServer::PodRoutes() {
         ++expected;
         if (obj["status"]["conditions"][0]["status"] == "True") ++healthy;
       }
-      const int desired = pdb.min_available ? *pdb.min_available
-                                            : std::max(0, expected - *pdb.max_unavailable);
+      const int desired =
+          pdb.min_available ? *pdb.min_available : std::max(0, expected - *pdb.max_unavailable);
       json spec = {{"selector", {{"matchLabels", json::object()}}}};
       for (const auto& [k, v] : pdb.match_labels) spec["selector"]["matchLabels"][k] = v;
       if (pdb.min_available) spec["minAvailable"] = *pdb.min_available;
       if (pdb.max_unavailable) spec["maxUnavailable"] = *pdb.max_unavailable;
-      items.push_back({{"kind", "PodDisruptionBudget"}, {"apiVersion", "policy/v1"},
+      items.push_back({{"kind", "PodDisruptionBudget"},
+                       {"apiVersion", "policy/v1"},
                        {"metadata", {{"name", pdb.name}, {"namespace", pdb.namespace_name}}},
                        {"spec", spec},
-                       {"status", {{"currentHealthy", healthy}, {"desiredHealthy", desired},
-                                   {"expectedPods", expected},
-                                   {"disruptionsAllowed", std::max(0, healthy - desired)}}}});
+                       {"status",
+                        {{"currentHealthy", healthy},
+                         {"desiredHealthy", desired},
+                         {"expectedPods", expected},
+                         {"disruptionsAllowed", std::max(0, healthy - desired)}}}});
     }
-    Reply(res, 200, {{"kind", "PodDisruptionBudgetList"}, {"apiVersion", "policy/v1"},
-                     {"metadata", {{"resourceVersion", "1"}}}, {"items", items}});
+    Reply(res, 200,
+          {{"kind", "PodDisruptionBudgetList"},
+           {"apiVersion", "policy/v1"},
+           {"metadata", {{"resourceVersion", "1"}}},
+           {"items", items}});
   };
   s.Get("/apis/policy/v1/poddisruptionbudgets", pdbs);
   s.Get("/apis/policy/v1/namespaces/([^/]+)/poddisruptionbudgets", pdbs);
@@ -147,11 +159,16 @@ void KubeApiServer::LeaseRoutes() {
   const std::string base = "/apis/coordination.k8s.io/v1/namespaces/([^/]+)/leases";
   // Node heartbeats live in kube-node-lease and follow the machines.
   auto node_lease = [this](const SimNode& node) {
-    return json{{"kind", "Lease"}, {"apiVersion", "coordination.k8s.io/v1"},
-                {"metadata", {{"name", node.spec.name}, {"namespace", "kube-node-lease"},
-                              {"resourceVersion", std::to_string(node.kube_resource_version)}}},
-                {"spec", {{"holderIdentity", node.spec.name}, {"leaseDurationSeconds", 40},
-                          {"renewTime", Now(cluster_->scheduler().WallNow())}}}};
+    return json{{"kind", "Lease"},
+                {"apiVersion", "coordination.k8s.io/v1"},
+                {"metadata",
+                 {{"name", node.spec.name},
+                  {"namespace", "kube-node-lease"},
+                  {"resourceVersion", std::to_string(node.kube_resource_version)}}},
+                {"spec",
+                 {{"holderIdentity", node.spec.name},
+                  {"leaseDurationSeconds", 40},
+                  {"renewTime", Now(cluster_->scheduler().WallNow())}}}};
   };
   s.Get(base, [this, node_lease](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
@@ -164,8 +181,11 @@ void KubeApiServer::LeaseRoutes() {
     for (const auto& [key, lease] : cluster_->leases()) {
       if (lease["metadata"]["namespace"] == req.matches[1].str()) items.push_back(lease);
     }
-    Reply(res, 200, {{"kind", "LeaseList"}, {"apiVersion", "coordination.k8s.io/v1"},
-                     {"metadata", {{"resourceVersion", "1"}}}, {"items", items}});
+    Reply(res, 200,
+          {{"kind", "LeaseList"},
+           {"apiVersion", "coordination.k8s.io/v1"},
+           {"metadata", {{"resourceVersion", "1"}}},
+           {"items", items}});
   });
   s.Get(base + "/([^/]+)", [this, node_lease](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
@@ -190,10 +210,15 @@ void KubeApiServer::LeaseRoutes() {
     const std::string name = lease["metadata"].value("name", "");
     const std::string key = ns + "/" + name;
     if (cluster_->leases().contains(key)) {
-      return Reply(res, 409, {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
-                              {"message", fmt::format("leases.coordination.k8s.io \"{}\" "
-                                                      "already exists", name)},
-                              {"reason", "AlreadyExists"}, {"code", 409}});
+      return Reply(res, 409,
+                   {{"kind", "Status"},
+                    {"apiVersion", "v1"},
+                    {"status", "Failure"},
+                    {"message", fmt::format("leases.coordination.k8s.io \"{}\" "
+                                            "already exists",
+                                            name)},
+                    {"reason", "AlreadyExists"},
+                    {"code", 409}});
     }
     lease["kind"] = "Lease";
     lease["apiVersion"] = "coordination.k8s.io/v1";
@@ -216,14 +241,17 @@ void KubeApiServer::LeaseRoutes() {
     }
     if (lease["metadata"].value("resourceVersion", "") !=
         it->second["metadata"]["resourceVersion"]) {
-      return Reply(res, 409, {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
-                              {"message", fmt::format(
-                                              "Operation cannot be fulfilled on "
-                                              "leases.coordination.k8s.io \"{}\": the object has "
-                                              "been modified; please apply your changes to the "
-                                              "latest version and try again",
-                                              name)},
-                              {"reason", "Conflict"}, {"code", 409}});
+      return Reply(res, 409,
+                   {{"kind", "Status"},
+                    {"apiVersion", "v1"},
+                    {"status", "Failure"},
+                    {"message", fmt::format("Operation cannot be fulfilled on "
+                                            "leases.coordination.k8s.io \"{}\": the object has "
+                                            "been modified; please apply your changes to the "
+                                            "latest version and try again",
+                                            name)},
+                    {"reason", "Conflict"},
+                    {"code", 409}});
     }
     lease["metadata"]["resourceVersion"] = std::to_string(cluster_->NextResourceVersionLocked());
     lease["metadata"]["namespace"] = req.matches[1].str();
@@ -236,8 +264,8 @@ void KubeApiServer::LeaseRoutes() {
     if (cluster_->leases().erase(req.matches[1].str() + "/" + name) == 0) {
       return Reply(res, 404, NotFound("leases.coordination.k8s.io", name));
     }
-    Reply(res, 200, {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"},
-                     {"code", 200}});
+    Reply(res, 200,
+          {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"}, {"code", 200}});
   });
 }
 

@@ -16,8 +16,8 @@
 namespace tr::sim {
 namespace {
 
-using ::testing::HasSubstr;
 using nlohmann::json;
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 constexpr const char* kFleet = R"(
@@ -111,8 +111,11 @@ TEST_F(KubeApiTest, VersionAndNodesReflectTheMachines) {
   ASSERT_EQ(cps["items"].size(), 1u);
   EXPECT_EQ(cps["items"][0]["metadata"]["name"], "cp-1");
   // Rebooting the machine makes the node NotReady (status Unknown) until it is back.
-  ASSERT_TRUE(fleet_->InjectFault("w-1", {.kind = FaultKind::kNeverReturns, .count = 1,
-                                          .delay = {}, .image = {}}).ok());
+  ASSERT_TRUE(
+      fleet_
+          ->InjectFault("w-1",
+                        {.kind = FaultKind::kNeverReturns, .count = 1, .delay = {}, .image = {}})
+          .ok());
   ASSERT_TRUE(fleet_->ClearFaults("w-1").ok());
 }
 
@@ -134,7 +137,8 @@ TEST_F(KubeApiTest, CordonWithEveryPatchType) {
 }
 
 TEST_F(KubeApiTest, EvictionHonoursDisruptionBudgets) {
-  json kube_system = Get("/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dkube-apiserver");
+  json kube_system =
+      Get("/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dkube-apiserver");
   ASSERT_EQ(kube_system["items"].size(), 1u);
   EXPECT_EQ(kube_system["items"][0]["spec"]["containers"][0]["image"],
             "registry.k8s.io/kube-apiserver:v1.34.1");
@@ -159,9 +163,9 @@ TEST_F(KubeApiTest, EvictionHonoursDisruptionBudgets) {
 
 TEST_F(KubeApiTest, LeasesSupportOptimisticConcurrency) {
   const std::string base = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
-  auto created = client_->Post(base.c_str(),
-                               R"({"metadata":{"name":"lock"},"spec":{"holderIdentity":"a"}})",
-                               "application/json");
+  auto created =
+      client_->Post(base.c_str(), R"({"metadata":{"name":"lock"},"spec":{"holderIdentity":"a"}})",
+                    "application/json");
   ASSERT_TRUE(created);
   ASSERT_EQ(created->status, 201);
   json lease = json::parse(created->body);
@@ -194,8 +198,7 @@ TEST_F(KubeApiTest, KubectlGetNodesWorks) {
 
 TEST_F(KubeApiTest, KubeconfigComesFromTheSimulatorWithoutLeakingElsewhere) {
   YAML::Node kubeconfig = YAML::LoadFile(access_.kubeconfig.string());
-  EXPECT_EQ(kubeconfig["clusters"][0]["cluster"]["server"].as<std::string>(),
-            access_.kube_api_url);
+  EXPECT_EQ(kubeconfig["clusters"][0]["cluster"]["server"].as<std::string>(), access_.kube_api_url);
   // The token is only in the kubeconfig, never in the journal or the ready file.
   std::ifstream journal(dir_ / "journal.jsonl"), ready(dir_ / "ready.json");
   std::string text((std::istreambuf_iterator<char>(journal)), {});

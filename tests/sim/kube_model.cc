@@ -15,7 +15,8 @@ namespace {
 using nlohmann::json;
 
 std::string Timestamp(WallTime t) {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::time_point_cast<std::chrono::seconds>(t));
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z",
+                     std::chrono::time_point_cast<std::chrono::seconds>(t));
 }
 
 bool Matches(const KubePod& pod, const PdbSpec& pdb) {
@@ -107,73 +108,87 @@ json SimCluster::KubeNodeJsonLocked(const SimNode& node) const {
   json spec = json::object();
   if (node.unschedulable) {
     spec["unschedulable"] = true;
-    spec["taints"] = json::array(
-        {{{"key", "node.kubernetes.io/unschedulable"}, {"effect", "NoSchedule"},
-          {"timeAdded", Timestamp(scheduler_->WallNow())}}});
+    spec["taints"] = json::array({{{"key", "node.kubernetes.io/unschedulable"},
+                                   {"effect", "NoSchedule"},
+                                   {"timeAdded", Timestamp(scheduler_->WallNow())}}});
   }
   const std::string now = Timestamp(scheduler_->WallNow());
   json ready = {{"type", "Ready"}, {"lastHeartbeatTime", now}, {"lastTransitionTime", now}};
   if (node.kube_ready) {
-    ready.update({{"status", "True"}, {"reason", "KubeletReady"},
+    ready.update({{"status", "True"},
+                  {"reason", "KubeletReady"},
                   {"message", "kubelet is posting ready status"}});
   } else if (node.up) {
-    ready.update({{"status", "False"}, {"reason", "KubeletNotReady"},
+    ready.update({{"status", "False"},
+                  {"reason", "KubeletNotReady"},
                   {"message", "container runtime network not ready"}});
   } else {
-    ready.update({{"status", "Unknown"}, {"reason", "NodeStatusUnknown"},
+    ready.update({{"status", "Unknown"},
+                  {"reason", "NodeStatusUnknown"},
                   {"message", "Kubelet stopped posting node status."}});
   }
-  json status = {
-      {"conditions", json::array({ready})},
-      {"addresses", json::array({{{"type", "InternalIP"}, {"address", node.address}},
-                                 {{"type", "Hostname"}, {"address", node.spec.name}}})},
-      {"nodeInfo",
-       {{"kubeletVersion", "v" + node.kubelet_version},
-        {"kubeProxyVersion", "v" + node.kubelet_version},
-        {"osImage", fmt::format("Talos ({})", node.tag)},
-        {"kernelVersion", "6.12.57-talos"},
-        {"containerRuntimeVersion", "containerd://2.1.5"},
-        {"operatingSystem", "linux"},
-        {"architecture", "amd64"},
-        {"bootID", node.boot_id},
-        {"machineID", fmt::format("{:032x}", std::hash<std::string>{}(node.spec.name))},
-        {"systemUUID", node.boot_id}}}};
-  return {{"kind", "Node"}, {"apiVersion", "v1"}, {"metadata", meta}, {"spec", spec},
+  json status = {{"conditions", json::array({ready})},
+                 {"addresses", json::array({{{"type", "InternalIP"}, {"address", node.address}},
+                                            {{"type", "Hostname"}, {"address", node.spec.name}}})},
+                 {"nodeInfo",
+                  {{"kubeletVersion", "v" + node.kubelet_version},
+                   {"kubeProxyVersion", "v" + node.kubelet_version},
+                   {"osImage", fmt::format("Talos ({})", node.tag)},
+                   {"kernelVersion", "6.12.57-talos"},
+                   {"containerRuntimeVersion", "containerd://2.1.5"},
+                   {"operatingSystem", "linux"},
+                   {"architecture", "amd64"},
+                   {"bootID", node.boot_id},
+                   {"machineID", fmt::format("{:032x}", std::hash<std::string>{}(node.spec.name))},
+                   {"systemUUID", node.boot_id}}}};
+  return {{"kind", "Node"},
+          {"apiVersion", "v1"},
+          {"metadata", meta},
+          {"spec", spec},
           {"status", status}};
 }
 
 json SimCluster::KubePodJsonLocked(const KubePod& pod) const {
-  json meta = {{"name", pod.name}, {"namespace", pod.ns}, {"uid", pod.uid},
+  json meta = {{"name", pod.name},
+               {"namespace", pod.ns},
+               {"uid", pod.uid},
                {"resourceVersion", std::to_string(pod.resource_version)},
-               {"creationTimestamp", Timestamp(pod.created)}, {"labels", pod.labels},
+               {"creationTimestamp", Timestamp(pod.created)},
+               {"labels", pod.labels},
                {"annotations", pod.annotations}};
   if (pod.annotations.empty()) meta["annotations"] = json::object();
   if (!pod.owner_kind.empty()) {
-    meta["ownerReferences"] = json::array(
-        {{{"apiVersion", pod.owner_kind == "Node" ? "v1" : "apps/v1"}, {"kind", pod.owner_kind},
-          {"name", pod.owner_kind == "Node"        ? pod.node
-                   : pod.owner_kind == "DaemonSet" ? pod.container
-                                                   : pod.name + "-rs"},
-          {"uid", pod.uid + "-owner"}, {"controller", true}}});
+    meta["ownerReferences"] =
+        json::array({{{"apiVersion", pod.owner_kind == "Node" ? "v1" : "apps/v1"},
+                      {"kind", pod.owner_kind},
+                      {"name", pod.owner_kind == "Node"        ? pod.node
+                               : pod.owner_kind == "DaemonSet" ? pod.container
+                                                               : pod.name + "-rs"},
+                      {"uid", pod.uid + "-owner"},
+                      {"controller", true}}});
   }
   const SimNode* node = nullptr;
   for (const auto& n : nodes_) {
     if (n->spec.name == pod.node) node = n.get();
   }
   const bool ready = pod.ready && node != nullptr && node->kube_ready;
-  json status = {{"phase", node == nullptr ? "Pending" : "Running"},
-                 {"conditions", json::array({{{"type", "Ready"},
-                                              {"status", ready ? "True" : "False"}}})},
-                 {"containerStatuses",
-                  json::array({{{"name", pod.container}, {"image", pod.image},
-                                {"ready", ready}, {"restartCount", 0}}})}};
+  json status = {
+      {"phase", node == nullptr ? "Pending" : "Running"},
+      {"conditions", json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})},
+      {"containerStatuses", json::array({{{"name", pod.container},
+                                          {"image", pod.image},
+                                          {"ready", ready},
+                                          {"restartCount", 0}}})}};
   if (node != nullptr) {
     status["hostIP"] = node->address;
     status["podIP"] = node->address;
   }
   json spec = {{"containers", json::array({{{"name", pod.container}, {"image", pod.image}}})}};
   if (!pod.node.empty()) spec["nodeName"] = pod.node;
-  return {{"kind", "Pod"}, {"apiVersion", "v1"}, {"metadata", meta}, {"spec", spec},
+  return {{"kind", "Pod"},
+          {"apiVersion", "v1"},
+          {"metadata", meta},
+          {"spec", spec},
           {"status", status}};
 }
 
@@ -181,10 +196,15 @@ std::pair<int, json> SimCluster::EvictLocked(const std::string& ns, const std::s
   auto it = std::find_if(pods_.begin(), pods_.end(),
                          [&](const KubePod& p) { return p.ns == ns && p.name == name; });
   if (it == pods_.end()) {
-    return {404, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
-                  {"status", "Failure"}, {"message", fmt::format("pods \"{}\" not found", name)},
-                  {"reason", "NotFound"},
-                  {"details", {{"name", name}, {"kind", "pods"}}}, {"code", 404}}};
+    return {404,
+            {{"kind", "Status"},
+             {"apiVersion", "v1"},
+             {"metadata", json::object()},
+             {"status", "Failure"},
+             {"message", fmt::format("pods \"{}\" not found", name)},
+             {"reason", "NotFound"},
+             {"details", {{"name", name}, {"kind", "pods"}}},
+             {"code", 404}}};
   }
   const bool healthy = KubePodJsonLocked(*it)["status"]["conditions"][0]["status"] == "True";
   for (const auto& pdb : spec_.pdbs) {
@@ -195,20 +215,23 @@ std::pair<int, json> SimCluster::EvictLocked(const std::string& ns, const std::s
       ++expected;
       if (KubePodJsonLocked(p)["status"]["conditions"][0]["status"] == "True") ++current;
     }
-    const int desired = pdb.min_available ? *pdb.min_available
-                                          : std::max(0, expected - *pdb.max_unavailable);
+    const int desired =
+        pdb.min_available ? *pdb.min_available : std::max(0, expected - *pdb.max_unavailable);
     if (current - desired <= 0) {
-      return {429,
-              {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
-               {"status", "Failure"},
-               {"message", "Cannot evict pod as it would violate the pod's disruption budget."},
-               {"reason", "TooManyRequests"},
-               {"details", {{"causes", json::array({{{"reason", "DisruptionBudget"},
-                                                     {"message", fmt::format(
-                                                          "The disruption budget {} needs {} "
-                                                          "healthy pods and has {} currently",
-                                                          pdb.name, desired, current)}}})}}},
-               {"code", 429}}};
+      return {
+          429,
+          {{"kind", "Status"},
+           {"apiVersion", "v1"},
+           {"metadata", json::object()},
+           {"status", "Failure"},
+           {"message", "Cannot evict pod as it would violate the pod's disruption budget."},
+           {"reason", "TooManyRequests"},
+           {"details",
+            {{"causes", json::array({{{"reason", "DisruptionBudget"},
+                                      {"message", fmt::format("The disruption budget {} needs {} "
+                                                              "healthy pods and has {} currently",
+                                                              pdb.name, desired, current)}}})}}},
+           {"code", 429}}};
     }
   }
   KubePod evicted = *it;
@@ -217,8 +240,12 @@ std::pair<int, json> SimCluster::EvictLocked(const std::string& ns, const std::s
     JournalStateLocked(*node, "evict", fmt::format("{}/{}", ns, name));
   }
   if (evicted.owner_kind == "ReplicaSet") RescheduleLocked(std::move(evicted));
-  return {201, {{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object()},
-                {"status", "Success"}, {"code", 201}}};
+  return {201,
+          {{"kind", "Status"},
+           {"apiVersion", "v1"},
+           {"metadata", json::object()},
+           {"status", "Success"},
+           {"code", 201}}};
 }
 
 void SimCluster::RescheduleLocked(KubePod pod) {

@@ -12,7 +12,10 @@ using nlohmann::json;
 json Resource(const std::string& name, const std::string& kind, bool namespaced,
               std::vector<std::string> verbs, const std::string& group = "",
               const std::string& version = "") {
-  json r = {{"name", name}, {"singularName", ""}, {"namespaced", namespaced}, {"kind", kind},
+  json r = {{"name", name},
+            {"singularName", ""},
+            {"namespaced", namespaced},
+            {"kind", kind},
             {"verbs", verbs}};
   if (!group.empty()) {
     r["group"] = group;
@@ -34,27 +37,31 @@ std::string Age(const std::string& created, WallTime now) {
 }
 
 json Column(const std::string& name, const std::string& type, const std::string& format = "") {
-  return {{"name", name}, {"type", type}, {"format", format}, {"description", name},
-          {"priority", 0}};
+  return {
+      {"name", name}, {"type", type}, {"format", format}, {"description", name}, {"priority", 0}};
 }
 
 json Row(json cells, const json& obj) {
   json meta = obj["metadata"];
-  return {{"cells", std::move(cells)},
-          {"object", {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"},
-                      {"metadata", meta}}}};
+  return {
+      {"cells", std::move(cells)},
+      {"object",
+       {{"kind", "PartialObjectMetadata"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", meta}}}};
 }
 
 json Table(json columns, json rows, uint64_t rv) {
-  return {{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"},
+  return {{"kind", "Table"},
+          {"apiVersion", "meta.k8s.io/v1"},
           {"metadata", {{"resourceVersion", std::to_string(rv)}}},
-          {"columnDefinitions", std::move(columns)}, {"rows", std::move(rows)}};
+          {"columnDefinitions", std::move(columns)},
+          {"rows", std::move(rows)}};
 }
 
 }  // namespace
 
 json ApiVersions() {
-  return {{"kind", "APIVersions"}, {"versions", {"v1"}},
+  return {{"kind", "APIVersions"},
+          {"versions", {"v1"}},
           {"serverAddressByClientCIDRs",
            json::array({{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "127.0.0.1:6443"}}})}};
 }
@@ -64,12 +71,14 @@ json ApiGroups() {
     json v = {{"groupVersion", name + "/v1"}, {"version", "v1"}};
     return json{{"name", name}, {"versions", json::array({v})}, {"preferredVersion", v}};
   };
-  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"},
+  return {{"kind", "APIGroupList"},
+          {"apiVersion", "v1"},
           {"groups", json::array({group("apps"), group("coordination.k8s.io"), group("policy")})}};
 }
 
 json CoreResources() {
-  return {{"kind", "APIResourceList"}, {"groupVersion", "v1"},
+  return {{"kind", "APIResourceList"},
+          {"groupVersion", "v1"},
           {"resources",
            json::array({Resource("nodes", "Node", false, {"get", "list", "patch"}),
                         Resource("pods", "Pod", true, {"get", "list", "delete"}),
@@ -78,14 +87,14 @@ json CoreResources() {
 
 json GroupResources(const std::string& group) {
   json resources =
-      group == "policy"
-          ? json::array({Resource("poddisruptionbudgets", "PodDisruptionBudget", true,
-                                  {"get", "list"})})
-      : group == "apps"
-          ? json::array({Resource("daemonsets", "DaemonSet", true, {"get"})})
-          : json::array({Resource("leases", "Lease", true,
-                                  {"create", "delete", "get", "list", "update"})});
-  return {{"kind", "APIResourceList"}, {"apiVersion", "v1"}, {"groupVersion", group + "/v1"},
+      group == "policy" ? json::array({Resource("poddisruptionbudgets", "PodDisruptionBudget", true,
+                                                {"get", "list"})})
+      : group == "apps" ? json::array({Resource("daemonsets", "DaemonSet", true, {"get"})})
+                        : json::array({Resource("leases", "Lease", true,
+                                                {"create", "delete", "get", "list", "update"})});
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
+          {"groupVersion", group + "/v1"},
           {"resources", resources}};
 }
 
@@ -95,10 +104,10 @@ json NodeTable(const json& nodes, WallTime now, uint64_t rv) {
     std::string status = n["status"]["conditions"][0]["status"] == "True" ? "Ready" : "NotReady";
     if (n["spec"].value("unschedulable", false)) status += ",SchedulingDisabled";
     const bool cp = n["metadata"]["labels"].contains("node-role.kubernetes.io/control-plane");
-    rows.push_back(Row({n["metadata"]["name"], status, cp ? "control-plane" : "<none>",
-                        Age(n["metadata"]["creationTimestamp"], now),
-                        n["status"]["nodeInfo"]["kubeletVersion"]},
-                       n));
+    rows.push_back(Row(
+        {n["metadata"]["name"], status, cp ? "control-plane" : "<none>",
+         Age(n["metadata"]["creationTimestamp"], now), n["status"]["nodeInfo"]["kubeletVersion"]},
+        n));
   }
   return Table(json::array({Column("Name", "string", "name"), Column("Status", "string"),
                             Column("Roles", "string"), Column("Age", "string"),

@@ -70,8 +70,8 @@ grpc::Status ImageServiceImpl::Pull(grpc::ServerContext* ctx,
         auto* p = response.mutable_pull_progress();
         p->set_layer_id(item->layer);
         auto* lp = p->mutable_progress();
-        lp->set_status(static_cast<machine::ImageServicePullLayerProgress::Status>(
-            item->layer_status));
+        lp->set_status(
+            static_cast<machine::ImageServicePullLayerProgress::Status>(item->layer_status));
         lp->set_offset(item->offset);
         lp->set_total(item->total);
         const auto elapsed = r.cluster->scheduler().Now() - started;

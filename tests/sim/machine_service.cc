@@ -49,8 +49,7 @@ grpc::Status MachineServiceImpl::Version(grpc::ServerContext* ctx, const google:
     v->mutable_version()->set_os("linux");
     v->mutable_version()->set_arch("amd64");
     v->mutable_platform()->set_name(r.target->spec.platform);
-    v->mutable_platform()->set_mode(r.target->spec.platform == "container" ? "container"
-                                                                           : "metal");
+    v->mutable_platform()->set_mode(r.target->spec.platform == "container" ? "container" : "metal");
     v->mutable_features()->set_rbac(true);
     return grpc::Status::OK;
   });
@@ -100,8 +99,7 @@ grpc::Status MachineServiceImpl::Reboot(grpc::ServerContext* ctx, const machine:
   });
 }
 
-grpc::Status MachineServiceImpl::Rollback(grpc::ServerContext* ctx,
-                                          const machine::RollbackRequest*,
+grpc::Status MachineServiceImpl::Rollback(grpc::ServerContext* ctx, const machine::RollbackRequest*,
                                           machine::RollbackResponse* response) {
   return HandleCall(router_, ctx, "/machine.MachineService/Rollback", [&](const Route& r) {
     if (auto st = NotInContainer(*r.target); !st.ok()) return st;
@@ -114,25 +112,22 @@ grpc::Status MachineServiceImpl::Rollback(grpc::ServerContext* ctx,
 grpc::Status MachineServiceImpl::ApplyConfiguration(
     grpc::ServerContext* ctx, const machine::ApplyConfigurationRequest* request,
     machine::ApplyConfigurationResponse* response) {
-  return HandleCall(router_, ctx, "/machine.MachineService/ApplyConfiguration",
-                    [&](const Route& r) {
-                      auto timeout = std::chrono::milliseconds(60'000);
-                      if (request->has_try_mode_timeout()) {
-                        timeout = std::chrono::milliseconds(
-                            request->try_mode_timeout().seconds() * 1000 +
-                            request->try_mode_timeout().nanos() / 1'000'000);
-                      }
-                      auto result = r.cluster->ApplyConfiguration(
-                          *r.target, request->data(), request->mode(), request->dry_run(),
-                          timeout);
-                      if (!result.ok()) return ToGrpc(result.status());
-                      auto* m = response->add_messages();
-                      m->set_mode(static_cast<machine::ApplyConfigurationRequest::Mode>(
-                          result->mode));
-                      m->set_mode_details(result->details);
-                      for (const auto& w : result->warnings) m->add_warnings(w);
-                      return grpc::Status::OK;
-                    });
+  return HandleCall(
+      router_, ctx, "/machine.MachineService/ApplyConfiguration", [&](const Route& r) {
+        auto timeout = std::chrono::milliseconds(60'000);
+        if (request->has_try_mode_timeout()) {
+          timeout = std::chrono::milliseconds(request->try_mode_timeout().seconds() * 1000 +
+                                              request->try_mode_timeout().nanos() / 1'000'000);
+        }
+        auto result = r.cluster->ApplyConfiguration(*r.target, request->data(), request->mode(),
+                                                    request->dry_run(), timeout);
+        if (!result.ok()) return ToGrpc(result.status());
+        auto* m = response->add_messages();
+        m->set_mode(static_cast<machine::ApplyConfigurationRequest::Mode>(result->mode));
+        m->set_mode_details(result->details);
+        for (const auto& w : result->warnings) m->add_warnings(w);
+        return grpc::Status::OK;
+      });
 }
 
 grpc::Status MachineServiceImpl::ServiceList(grpc::ServerContext* ctx,
@@ -145,9 +140,8 @@ grpc::Status MachineServiceImpl::ServiceList(grpc::ServerContext* ctx,
       auto* s = list->add_services();
       s->set_id(id);
       s->set_state(rec.state);
-      const auto secs = std::chrono::duration_cast<std::chrono::seconds>(
-                            rec.since.time_since_epoch())
-                            .count();
+      const auto secs =
+          std::chrono::duration_cast<std::chrono::seconds>(rec.since.time_since_epoch()).count();
       auto* ev = s->mutable_events()->add_events();
       ev->set_msg(rec.state == "Running" ? "Health check successful" : "Starting");
       ev->set_state(rec.state);
@@ -236,8 +230,7 @@ grpc::Status MachineServiceImpl::EtcdSnapshot(grpc::ServerContext* ctx,
   });
 }
 
-grpc::Status MachineServiceImpl::Read(grpc::ServerContext* ctx,
-                                      const machine::ReadRequest* request,
+grpc::Status MachineServiceImpl::Read(grpc::ServerContext* ctx, const machine::ReadRequest* request,
                                       grpc::ServerWriter<common::Data>* writer) {
   return HandleCall(router_, ctx, "/machine.MachineService/Read", [&](const Route& r) {
     std::string content;
@@ -265,15 +258,14 @@ grpc::Status MachineServiceImpl::Kubeconfig(grpc::ServerContext* ctx,
   return HandleCall(router_, ctx, "/machine.MachineService/Kubeconfig", [&](const Route& r) {
     if (auto st = ControlPlaneOnly(*r.target, "kubeconfig"); !st.ok()) return st;
     common::Data data;
-    data.set_bytes(TarGzSingleFile("kubeconfig", r.cluster->kubeconfig(),
-                                   r.cluster->scheduler().WallNow()));
+    data.set_bytes(
+        TarGzSingleFile("kubeconfig", r.cluster->kubeconfig(), r.cluster->scheduler().WallNow()));
     writer->Write(data);
     return grpc::Status::OK;
   });
 }
 
-grpc::Status MachineServiceImpl::Logs(grpc::ServerContext* ctx,
-                                      const machine::LogsRequest* request,
+grpc::Status MachineServiceImpl::Logs(grpc::ServerContext* ctx, const machine::LogsRequest* request,
                                       grpc::ServerWriter<common::Data>* writer) {
   return HandleCall(router_, ctx, "/machine.MachineService/Logs", [&](const Route& r) {
     uint64_t generation = 0;

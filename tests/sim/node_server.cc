@@ -7,10 +7,9 @@
 namespace tr::sim {
 
 absl::StatusOr<std::unique_ptr<NodeServer>> NodeServer::Start(SimCluster* cluster, SimNode* node,
-                                                               NodeDirectory directory,
-                                                               const CertifiedKey& server_cert,
-                                                               const std::string& ca_pem,
-                                                               int port) {
+                                                              NodeDirectory directory,
+                                                              const CertifiedKey& server_cert,
+                                                              const std::string& ca_pem, int port) {
   std::unique_ptr<NodeServer> server(
       new NodeServer(ApidRouter(cluster, node, std::move(directory))));
   grpc::SslServerCredentialsOptions tls(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);

@@ -26,8 +26,8 @@ int TalosMinor(const SimNode& node);
 // Routes the call, runs `serve(route)` and journals its status. Routing refusals are returned
 // (and journaled) by the router.
 template <typename Serve>
-grpc::Status HandleCall(const ApidRouter& router, grpc::ServerContext* context,
-                        const char* method, Serve&& serve) {
+grpc::Status HandleCall(const ApidRouter& router, grpc::ServerContext* context, const char* method,
+                        Serve&& serve) {
   auto route = router.Resolve(*context, method);
   if (!route.ok()) return ToGrpc(route.status());
   grpc::Status status = serve(*route);

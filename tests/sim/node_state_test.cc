@@ -10,9 +10,9 @@
 namespace tr::sim {
 namespace {
 
+using std::chrono::milliseconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using std::chrono::milliseconds;
 
 constexpr const char* kImage = "ghcr.io/siderolabs/installer:v1.12.4";
 
@@ -39,7 +39,8 @@ class NodeStateTest : public ::testing::Test {
     cluster_->Boot(addresses);
   }
   void StartHa(std::string talos = "v1.11.6") {
-    Start({Node("cp-1", NodeRole::kControlPlane, talos), Node("cp-2", NodeRole::kControlPlane, talos),
+    Start({Node("cp-1", NodeRole::kControlPlane, talos),
+           Node("cp-2", NodeRole::kControlPlane, talos),
            Node("cp-3", NodeRole::kControlPlane, talos), Node("w-1", NodeRole::kWorker, talos)});
   }
   SimNode& N(size_t i) { return *cluster_->nodes()[i]; }
@@ -121,10 +122,9 @@ TEST_F(NodeStateTest, LegacyUpgradeRunsTheSequenceAndRebootsIntoTheNewVersion) {
   EXPECT_FALSE(down.up);
   EXPECT_EQ(down.stage, MachineStage::kRebooting);
   EXPECT_EQ(down.slot_b, "v1.12.4");
-  EXPECT_THAT(Phases(1),
-              ElementsAre("drain", "cleanup", "dbus", "stopServices", "unmount", "unmountBind",
-                          "unmountSystem", "volumeFinalize", "upgrade", "meta", "kexec",
-                          "stopEverything", "reboot"));
+  EXPECT_THAT(Phases(1), ElementsAre("drain", "cleanup", "dbus", "stopServices", "unmount",
+                                     "unmountBind", "unmountSystem", "volumeFinalize", "upgrade",
+                                     "meta", "kexec", "stopEverything", "reboot"));
   EXPECT_EQ(EventNames(1).back(), "RestartEvent");
   {
     std::lock_guard lock(cluster_->mu());
@@ -159,21 +159,23 @@ TEST_F(NodeStateTest, LegacyUpgradeRunsTheSequenceAndRebootsIntoTheNewVersion) {
 }
 
 TEST_F(NodeStateTest, PhasesFollowTheVersion) {
-  Start({Node("cp-1", NodeRole::kControlPlane, "v1.7.7"), Node("cp-2", NodeRole::kControlPlane, "v1.7.7"),
-         Node("cp-3", NodeRole::kControlPlane, "v1.7.7"), Node("w-1", NodeRole::kWorker, "v1.14.0")});
+  Start({Node("cp-1", NodeRole::kControlPlane, "v1.7.7"),
+         Node("cp-2", NodeRole::kControlPlane, "v1.7.7"),
+         Node("cp-3", NodeRole::kControlPlane, "v1.7.7"),
+         Node("w-1", NodeRole::kWorker, "v1.14.0")});
   ASSERT_TRUE(Upgrade(0, Params("ghcr.io/siderolabs/installer:v1.8.4")).ok());
   auto p = Params("factory.talos.dev/metal-installer/abc:v1.15.0");
   p.powercycle = true;
   ASSERT_TRUE(Upgrade(3, p).ok());
   clock_->AdvanceBy(timings_.drain + timings_.install);
-  EXPECT_THAT(Phases(0), ElementsAre("drain", "cleanup", "dbus", "leave", "stopServices",
-                                     "unmountUser", "unmount", "unmountBind", "unmountSystem",
-                                     "verifyDisk", "upgrade", "meta", "kexec", "stopEverything",
-                                     "reboot"));
-  EXPECT_THAT(Phases(3), ElementsAre("denyNewServices", "drain", "cleanup", "dbus", "stopServices",
-                                     "unmount", "unmountBind", "unmountPromotable",
-                                     "unmountSystem", "volumeFinalize", "upgrade", "meta",
-                                     "stopEverything", "reboot"));
+  EXPECT_THAT(Phases(0),
+              ElementsAre("drain", "cleanup", "dbus", "leave", "stopServices", "unmountUser",
+                          "unmount", "unmountBind", "unmountSystem", "verifyDisk", "upgrade",
+                          "meta", "kexec", "stopEverything", "reboot"));
+  EXPECT_THAT(Phases(3),
+              ElementsAre("denyNewServices", "drain", "cleanup", "dbus", "stopServices", "unmount",
+                          "unmountBind", "unmountPromotable", "unmountSystem", "volumeFinalize",
+                          "upgrade", "meta", "stopEverything", "reboot"));
 }
 
 TEST_F(NodeStateTest, BadInstallerImagesFailValidation) {
@@ -185,8 +187,12 @@ TEST_F(NodeStateTest, BadInstallerImagesFailValidation) {
             "reference \"ghcr.io/siderolabs/installer\": ghcr.io/siderolabs/installer: not found");
   // The vanilla installer is not published from 1.14 on.
   EXPECT_FALSE(Upgrade(3, Params("ghcr.io/siderolabs/installer:v1.14.0")).ok());
-  ASSERT_TRUE(cluster_->InjectFault(N(3), {.kind = FaultKind::kBadInstallerImage, .count = 1,
-                                           .delay = {}, .image = "v1.13.3"}).ok());
+  ASSERT_TRUE(
+      cluster_
+          ->InjectFault(
+              N(3),
+              {.kind = FaultKind::kBadInstallerImage, .count = 1, .delay = {}, .image = "v1.13.3"})
+          .ok());
   EXPECT_FALSE(Upgrade(3, Params("ghcr.io/siderolabs/installer:v1.13.3")).ok());
   EXPECT_TRUE(Upgrade(3, Params("ghcr.io/siderolabs/installer:v1.13.3")).ok());  // used up
 }
@@ -205,8 +211,11 @@ TEST_F(NodeStateTest, EtcdChecksUseTalosWording) {
 
 TEST_F(NodeStateTest, EtcdMemberNotStartedOrUnhealthyBlocksControlPlaneUpgrades) {
   StartHa();
-  ASSERT_TRUE(cluster_->InjectFault(N(2), {.kind = FaultKind::kEtcdUnhealthy, .count = -1,
-                                           .delay = {}, .image = {}}).ok());
+  ASSERT_TRUE(
+      cluster_
+          ->InjectFault(N(2),
+                        {.kind = FaultKind::kEtcdUnhealthy, .count = -1, .delay = {}, .image = {}})
+          .ok());
   auto unhealthy = Upgrade(0, Params());
   EXPECT_THAT(std::string(unhealthy.status().message()),
               HasSubstr(fmt::format("etcd member {:016x} is not healthy; all members must be "
@@ -237,8 +246,11 @@ TEST_F(NodeStateTest, SingleMemberRefusalOnlyUpTo17) {
 
 TEST_F(NodeStateTest, UpgradeLockHeldFailsWithTheMutexMessage) {
   StartHa();
-  ASSERT_TRUE(cluster_->InjectFault(N(0), {.kind = FaultKind::kUpgradeLockHeld, .count = 1,
-                                           .delay = {}, .image = {}}).ok());
+  ASSERT_TRUE(
+      cluster_
+          ->InjectFault(N(0),
+                        {.kind = FaultKind::kUpgradeLockHeld, .count = 1, .delay = {}, .image = {}})
+          .ok());
   auto locked = Upgrade(0, Params());
   EXPECT_EQ(locked.status().code(), absl::StatusCode::kUnknown);
   EXPECT_EQ(locked.status().message(),
@@ -265,8 +277,10 @@ TEST_F(NodeStateTest, SecondUpgradeWhileOneRunsPublishesLocked) {
 
 TEST_F(NodeStateTest, BootFailureFallsBackToTheOldSlot) {
   StartHa();
-  ASSERT_TRUE(cluster_->InjectFault(N(3), {.kind = FaultKind::kBootFailure, .count = 1,
-                                           .delay = {}, .image = {}}).ok());
+  ASSERT_TRUE(cluster_
+                  ->InjectFault(
+                      N(3), {.kind = FaultKind::kBootFailure, .count = 1, .delay = {}, .image = {}})
+                  .ok());
   ASSERT_TRUE(Upgrade(3, Params()).ok());
   clock_->AdvanceBy(timings_.drain + timings_.install + timings_.reboot + timings_.boot);
   NodeSnapshot s = Snap(3);
@@ -279,8 +293,11 @@ TEST_F(NodeStateTest, BootFailureFallsBackToTheOldSlot) {
 
 TEST_F(NodeStateTest, NeverReturnsUntilCleared) {
   StartHa();
-  ASSERT_TRUE(cluster_->InjectFault(N(3), {.kind = FaultKind::kNeverReturns, .count = 1,
-                                           .delay = {}, .image = {}}).ok());
+  ASSERT_TRUE(
+      cluster_
+          ->InjectFault(N(3),
+                        {.kind = FaultKind::kNeverReturns, .count = 1, .delay = {}, .image = {}})
+          .ok());
   ASSERT_TRUE(cluster_->Reboot(N(3)).ok());
   clock_->AdvanceBy(std::chrono::minutes(30));
   EXPECT_FALSE(Snap(3).up);
@@ -291,8 +308,12 @@ TEST_F(NodeStateTest, NeverReturnsUntilCleared) {
 
 TEST_F(NodeStateTest, SlowRebootStaysDownLonger) {
   StartHa();
-  ASSERT_TRUE(cluster_->InjectFault(N(3), {.kind = FaultKind::kSlowReboot, .count = -1,
-                                           .delay = std::chrono::seconds(60), .image = {}}).ok());
+  ASSERT_TRUE(cluster_
+                  ->InjectFault(N(3), {.kind = FaultKind::kSlowReboot,
+                                       .count = -1,
+                                       .delay = std::chrono::seconds(60),
+                                       .image = {}})
+                  .ok());
   ASSERT_TRUE(cluster_->Reboot(N(3)).ok());
   clock_->AdvanceBy(timings_.reboot + std::chrono::seconds(59));
   EXPECT_FALSE(Snap(3).up);
@@ -381,9 +402,10 @@ TEST_F(NodeStateTest, ApplyConfigurationModesByVersion) {
   EXPECT_EQ(auto_114->mode, Mode::NO_REBOOT);
   auto invalid = cluster_->ApplyConfiguration(N(0), "::: not yaml", Mode::NO_REBOOT, false, {});
   EXPECT_EQ(invalid.status().code(), absl::StatusCode::kInvalidArgument);
-  const std::string install_change = std::string(config).replace(config.find("/dev/sda"), 8,
-                                                                 "/dev/nvme0n1");
-  auto needs_reboot = cluster_->ApplyConfiguration(N(0), install_change, Mode::NO_REBOOT, false, {});
+  const std::string install_change =
+      std::string(config).replace(config.find("/dev/sda"), 8, "/dev/nvme0n1");
+  auto needs_reboot =
+      cluster_->ApplyConfiguration(N(0), install_change, Mode::NO_REBOOT, false, {});
   EXPECT_EQ(needs_reboot.status().code(), absl::StatusCode::kInvalidArgument);
   auto chosen = cluster_->ApplyConfiguration(N(0), install_change, Mode::AUTO, true, {});
   ASSERT_TRUE(chosen.ok());

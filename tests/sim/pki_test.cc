@@ -11,11 +11,11 @@
 
 #include <fstream>
 
-#include "machine/machine.grpc.pb.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
-#include "tests/sim/node_services.h"
+#include "machine/machine.grpc.pb.h"
 #include "tests/sim/fleet.h"
+#include "tests/sim/node_services.h"
 #include "tests/sim/test_client.h"
 
 namespace tr::sim {
@@ -34,8 +34,7 @@ std::unique_ptr<X509, decltype(&X509_free)> ReadCert(const std::string& pem) {
 std::string Verify(const std::string& ca_pem, const std::string& leaf_pem, int purpose) {
   auto ca = ReadCert(ca_pem);
   auto leaf = ReadCert(leaf_pem);
-  std::unique_ptr<X509_STORE, decltype(&X509_STORE_free)> store(X509_STORE_new(),
-                                                                 X509_STORE_free);
+  std::unique_ptr<X509_STORE, decltype(&X509_STORE_free)> store(X509_STORE_new(), X509_STORE_free);
   X509_STORE_add_cert(store.get(), ca.get());
   std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)> ctx(X509_STORE_CTX_new(),
                                                                       X509_STORE_CTX_free);
@@ -48,12 +47,19 @@ std::string Verify(const std::string& ca_pem, const std::string& leaf_pem, int p
 TEST(PkiTest, Ed25519ChainVerifiesWithOpenSsl) {
   auto ca = CertificateAuthority::Create("talos", KeyType::kEd25519);
   ASSERT_TRUE(ca.ok()) << ca.status();
-  auto server = ca->Issue({.common_name = "cp-1", .organizations = {"talos"},
-                           .ip_sans = {"127.0.42.1"}, .dns_sans = {"cp-1"}, .server = true,
+  auto server = ca->Issue({.common_name = "cp-1",
+                           .organizations = {"talos"},
+                           .ip_sans = {"127.0.42.1"},
+                           .dns_sans = {"cp-1"},
+                           .server = true,
                            .key_type = KeyType::kEd25519});
   ASSERT_TRUE(server.ok());
-  auto client = ca->Issue({.common_name = "admin", .organizations = {"os:admin"}, .ip_sans = {},
-                           .dns_sans = {}, .server = false, .key_type = KeyType::kEd25519});
+  auto client = ca->Issue({.common_name = "admin",
+                           .organizations = {"os:admin"},
+                           .ip_sans = {},
+                           .dns_sans = {},
+                           .server = false,
+                           .key_type = KeyType::kEd25519});
   ASSERT_TRUE(client.ok());
   EXPECT_EQ(Verify(ca->cert_pem(), server->cert_pem, X509_PURPOSE_SSL_SERVER), "");
   EXPECT_EQ(Verify(ca->cert_pem(), client->cert_pem, X509_PURPOSE_SSL_CLIENT), "");
@@ -71,8 +77,11 @@ TEST(PkiTest, Ed25519ChainVerifiesWithOpenSsl) {
 
 TEST(PkiTest, OpenSslCliVerifiesTheChain) {
   auto ca = CertificateAuthority::Create("talos", KeyType::kEd25519);
-  auto client = ca->Issue({.common_name = "reader", .organizations = {"os:reader"},
-                           .ip_sans = {}, .dns_sans = {}, .server = false,
+  auto client = ca->Issue({.common_name = "reader",
+                           .organizations = {"os:reader"},
+                           .ip_sans = {},
+                           .dns_sans = {},
+                           .server = false,
                            .key_type = KeyType::kEd25519});
   ASSERT_TRUE(client.ok());
   const auto dir = std::filesystem::temp_directory_path() / ("sim-pki-" + std::to_string(getpid()));
@@ -93,8 +102,12 @@ TEST(PkiTest, OpenSslCliVerifiesTheChain) {
 
 TEST(PkiTest, TalosKeyLabelAndBase64) {
   auto ca = CertificateAuthority::Create("talos", KeyType::kEd25519);
-  auto client = ca->Issue({.common_name = "a", .organizations = {"os:admin"}, .ip_sans = {},
-                           .dns_sans = {}, .server = false, .key_type = KeyType::kEd25519});
+  auto client = ca->Issue({.common_name = "a",
+                           .organizations = {"os:admin"},
+                           .ip_sans = {},
+                           .dns_sans = {},
+                           .server = false,
+                           .key_type = KeyType::kEd25519});
   ASSERT_TRUE(client.ok());
   EXPECT_THAT(client->key_pem, StartsWith("-----BEGIN PRIVATE KEY-----"));
   const std::string talos = TalosKeyPem(client->key_pem);
@@ -107,8 +120,12 @@ TEST(PkiTest, TalosKeyLabelAndBase64) {
 
 TEST(PkiTest, BadSubjectAlternativeNameIsInvalidArgument) {
   auto ca = CertificateAuthority::Create("talos", KeyType::kEd25519);
-  auto bad = ca->Issue({.common_name = "x", .organizations = {}, .ip_sans = {"not-an-ip"},
-                        .dns_sans = {}, .server = true, .key_type = KeyType::kEd25519});
+  auto bad = ca->Issue({.common_name = "x",
+                        .organizations = {},
+                        .ip_sans = {"not-an-ip"},
+                        .dns_sans = {},
+                        .server = true,
+                        .key_type = KeyType::kEd25519});
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -116,11 +133,18 @@ TEST(PkiTest, BadSubjectAlternativeNameIsInvalidArgument) {
 // fallback) also works against a gRPC server, so either key type serves the client.
 TEST(PkiTest, EcdsaMutualTlsInterop) {
   auto ca = CertificateAuthority::Create("talos", KeyType::kEcdsaP256);
-  auto server = ca->Issue({.common_name = "cp", .organizations = {"talos"},
-                           .ip_sans = {"127.0.0.1"}, .dns_sans = {}, .server = true,
+  auto server = ca->Issue({.common_name = "cp",
+                           .organizations = {"talos"},
+                           .ip_sans = {"127.0.0.1"},
+                           .dns_sans = {},
+                           .server = true,
                            .key_type = KeyType::kEcdsaP256});
-  auto client = ca->Issue({.common_name = "admin", .organizations = {"os:admin"}, .ip_sans = {},
-                           .dns_sans = {}, .server = false, .key_type = KeyType::kEcdsaP256});
+  auto client = ca->Issue({.common_name = "admin",
+                           .organizations = {"os:admin"},
+                           .ip_sans = {},
+                           .dns_sans = {},
+                           .server = false,
+                           .key_type = KeyType::kEcdsaP256});
   ASSERT_TRUE(server.ok() && client.ok());
   ClusterSpec spec;
   spec.name = "ecdsa";
@@ -136,10 +160,9 @@ TEST(PkiTest, EcdsaMutualTlsInterop) {
   grpc::SslServerCredentialsOptions tls(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   tls.pem_root_certs = ca->cert_pem();
   tls.pem_key_cert_pairs.push_back({server->key_pem, server->cert_pem});
-  MachineServiceImpl service(ApidRouter(&cluster, cluster.nodes()[0].get(),
-                                        [](std::string_view) {
-                                          return std::pair<SimCluster*, SimNode*>{};
-                                        }));
+  MachineServiceImpl service(ApidRouter(&cluster, cluster.nodes()[0].get(), [](std::string_view) {
+    return std::pair<SimCluster*, SimNode*>{};
+  }));
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::SslServerCredentials(tls), &port);
@@ -150,8 +173,8 @@ TEST(PkiTest, EcdsaMutualTlsInterop) {
   client_tls.pem_root_certs = ca->cert_pem();
   client_tls.pem_cert_chain = client->cert_pem;
   client_tls.pem_private_key = client->key_pem;
-  auto stub = machine::MachineService::NewStub(grpc::CreateChannel(
-      "127.0.0.1:" + std::to_string(port), grpc::SslCredentials(client_tls)));
+  auto stub = machine::MachineService::NewStub(
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::SslCredentials(client_tls)));
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   machine::VersionResponse resp;

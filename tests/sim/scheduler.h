@@ -67,8 +67,8 @@ class RealScheduler final : public Scheduler {
 class ManualScheduler final : public Scheduler {
  public:
   explicit ManualScheduler(
-      std::chrono::system_clock::time_point wall_epoch = std::chrono::system_clock::time_point(
-          std::chrono::seconds(1'780'000'000)));
+      std::chrono::system_clock::time_point wall_epoch =
+          std::chrono::system_clock::time_point(std::chrono::seconds(1'780'000'000)));
 
   TimePoint Now() const override;
   std::chrono::system_clock::time_point WallNow() const override;

@@ -5,8 +5,8 @@
 
 #include <future>
 
-#include "tests/sim/ids.h"
 #include "nlohmann/json.hpp"
+#include "tests/sim/ids.h"
 #include "tests/sim/journal.h"
 
 namespace tr::sim {
@@ -22,7 +22,8 @@ TEST(ManualSchedulerTest, RunsTasksInTimeOrderWithNowAtTheDueTime) {
   clock.After(20ms, [&] { ran.push_back("b@" + std::to_string((clock.Now() - start) / 1ms)); });
   clock.After(10ms, [&] {
     ran.push_back("a@" + std::to_string((clock.Now() - start) / 1ms));
-    clock.After(5ms, [&] { ran.push_back("nested@" + std::to_string((clock.Now() - start) / 1ms)); });
+    clock.After(5ms,
+                [&] { ran.push_back("nested@" + std::to_string((clock.Now() - start) / 1ms)); });
   });
   clock.After(10ms, [&] { ran.push_back("a2"); });
   clock.AdvanceBy(12ms);

@@ -19,15 +19,24 @@ int Minor(const std::string& tag) {
 
 const std::map<std::string, std::string>& PhaseTasks() {
   static const std::map<std::string, std::string> tasks = {
-      {"denyNewServices", "denyNewServices"}, {"drain", "cordonAndDrainNode"},
-      {"cleanup", "removeAllPods"},           {"dbus", "stopDBus"},
-      {"leave", "leaveEtcd"},                 {"stopServices", "stopServicesForUpgrade"},
-      {"unmountUser", "unmountUserDisks"},    {"unmount", "unmountOverlayFilesystems"},
-      {"unmountBind", "unmountPodMounts"},    {"unmountPromotable", "unmountPromotable"},
-      {"unmountSystem", "unmountSystemDisks"}, {"verifyDisk", "verifyDiskAvailability"},
-      {"volumeFinalize", "volumeFinalize"},   {"upgrade", "upgrade"},
-      {"meta", "reloadMeta"},                 {"kexec", "kexecPrepare"},
-      {"stopEverything", "stopAllServices"},  {"reboot", "reboot"}};
+      {"denyNewServices", "denyNewServices"},
+      {"drain", "cordonAndDrainNode"},
+      {"cleanup", "removeAllPods"},
+      {"dbus", "stopDBus"},
+      {"leave", "leaveEtcd"},
+      {"stopServices", "stopServicesForUpgrade"},
+      {"unmountUser", "unmountUserDisks"},
+      {"unmount", "unmountOverlayFilesystems"},
+      {"unmountBind", "unmountPodMounts"},
+      {"unmountPromotable", "unmountPromotable"},
+      {"unmountSystem", "unmountSystemDisks"},
+      {"verifyDisk", "verifyDiskAvailability"},
+      {"volumeFinalize", "volumeFinalize"},
+      {"upgrade", "upgrade"},
+      {"meta", "reloadMeta"},
+      {"kexec", "kexecPrepare"},
+      {"stopEverything", "stopAllServices"},
+      {"reboot", "reboot"}};
   return tasks;
 }
 
@@ -59,8 +68,7 @@ std::string ImageTag(const std::string& image) {
 
 }  // namespace
 
-absl::StatusOr<std::string> SimCluster::ValidateImageLocked(SimNode& node,
-                                                            const std::string& image,
+absl::StatusOr<std::string> SimCluster::ValidateImageLocked(SimNode& node, const std::string& image,
                                                             bool installer) {
   const std::string not_found =
       fmt::format("failed to resolve reference \"{}\": {}: not found", image, image);
@@ -132,8 +140,8 @@ std::shared_ptr<Mailbox<absl::StatusOr<std::string>>> SimCluster::LegacyUpgrade(
     SetStageLocked(*n, MachineStage::kUpgrading, false, {});
     std::vector<Phase> phases;
     const int minor = Minor(n->tag);
-    for (const auto& name : UpgradePhaseNames(minor, n->is_control_plane(), p.preserve,
-                                              !p.powercycle)) {
+    for (const auto& name :
+         UpgradePhaseNames(minor, n->is_control_plane(), p.preserve, !p.powercycle)) {
       Phase phase{.name = name, .task = PhaseTasks().at(name), .delay = {}, .action = {}};
       if (name == "drain") {
         phase.delay = Scaled(timings_.drain);
@@ -148,8 +156,9 @@ std::shared_ptr<Mailbox<absl::StatusOr<std::string>>> SimCluster::LegacyUpgrade(
           const int inactive = 1 - m.active_slot;
           m.slots[inactive] = installed;
           m.next_boot_slot = inactive;
-          JournalStateLocked(m, "slot", fmt::format("{} installed in slot {}", installed,
-                                                    inactive == 0 ? 'A' : 'B'));
+          JournalStateLocked(
+              m, "slot",
+              fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));
         };
       }
       phases.push_back(std::move(phase));
@@ -177,8 +186,8 @@ void SimCluster::RunPhasesLocked(SimNode& node, std::vector<Phase> phases, size_
   PublishLocked(node, "TaskEvent", te.SerializeAsString(), actor);
   if (phase.name == "reboot") {
     machine::RestartEvent re;
-    const bool kexec = std::any_of(phases.begin(), phases.end(),
-                                   [](const Phase& p) { return p.name == "kexec"; });
+    const bool kexec =
+        std::any_of(phases.begin(), phases.end(), [](const Phase& p) { return p.name == "kexec"; });
     re.set_cmd(kexec ? kRebootCmdKexec : kRebootCmdRestart);
     PublishLocked(node, "RestartEvent", re.SerializeAsString(), actor);
     GoDownLocked(node, kexec);
@@ -215,11 +224,11 @@ void SimCluster::StartRebootSequenceLocked(SimNode& node, const std::string& act
   SetStageLocked(node, MachineStage::kRebooting, false, {});
   std::vector<Phase> phases;
   for (const char* name : {"cleanup", "dbus", "stopEverything", "reboot"}) {
-    phases.push_back({.name = name,
-                      .task = name == std::string("cleanup") ? "stopAllPods"
-                                                             : PhaseTasks().at(name),
-                      .delay = {},
-                      .action = {}});
+    phases.push_back(
+        {.name = name,
+         .task = name == std::string("cleanup") ? "stopAllPods" : PhaseTasks().at(name),
+         .delay = {},
+         .action = {}});
   }
   RunPhasesLocked(node, std::move(phases), 0, actor);
   NotifyLocked();
@@ -229,13 +238,14 @@ absl::Status SimCluster::Rollback(SimNode& node) {
   std::lock_guard lock(mu_);
   const int other = 1 - node.active_slot;
   if (node.slots[other].empty()) {
-    return absl::UnknownError(fmt::format(
-        "failed to revert bootloader: cannot rollback to \"{}\", label does not exist",
-        other == 0 ? "A" : "B"));
+    return absl::UnknownError(
+        fmt::format("failed to revert bootloader: cannot rollback to \"{}\", label does not exist",
+                    other == 0 ? "A" : "B"));
   }
   node.next_boot_slot = other;
-  JournalStateLocked(node, "slot", fmt::format("rollback armed to slot {} ({})",
-                                               other == 0 ? 'A' : 'B', node.slots[other]));
+  JournalStateLocked(
+      node, "slot",
+      fmt::format("rollback armed to slot {} ({})", other == 0 ? 'A' : 'B', node.slots[other]));
   const std::string actor = NewUuid();
   if (!SequenceLockedLocked(node, "reboot", actor)) StartRebootSequenceLocked(node, actor);
   return absl::OkStatus();

@@ -155,8 +155,8 @@ void SimCluster::JournalStateLocked(const SimNode& node, std::string what, std::
 
 absl::Status SimCluster::InjectFault(SimNode& node, Fault fault) {
   std::lock_guard lock(mu_);
-  JournalStateLocked(node, "fault", fmt::format("+{} count={}", FaultKindName(fault.kind),
-                                                fault.count));
+  JournalStateLocked(node, "fault",
+                     fmt::format("+{} count={}", FaultKindName(fault.kind), fault.count));
   node.faults.push_back(fault);
   if (fault.kind == FaultKind::kEtcdUnhealthy) ElectLeaderLocked();
   RefreshResourcesLocked(node);

@@ -96,11 +96,11 @@ struct SimNode {
   std::string kubelet_version;
   std::string boot_id;
   int boots = 0;
-  int active_slot = 0;                 // 0 = A, 1 = B
-  std::string slots[2];                // Talos tag per slot
-  std::optional<int> next_boot_slot;   // armed by an install
-  bool installing = false;             // LifecycleService/Upgrade in progress
-  bool talos_cordoned = false;         // the legacy upgrade's drain cordoned it
+  int active_slot = 0;                // 0 = A, 1 = B
+  std::string slots[2];               // Talos tag per slot
+  std::optional<int> next_boot_slot;  // armed by an install
+  bool installing = false;            // LifecycleService/Upgrade in progress
+  bool talos_cordoned = false;        // the legacy upgrade's drain cordoned it
   std::vector<Fault> faults;
   std::map<std::string, ServiceRecord> services;
 
@@ -305,8 +305,7 @@ class SimCluster {
     Scheduler::Duration delay{};
     std::function<void(SimNode&)> action;  // at the end of the phase, before its STOP event
   };
-  void RunPhasesLocked(SimNode& node, std::vector<Phase> phases, size_t index,
-                       std::string actor);
+  void RunPhasesLocked(SimNode& node, std::vector<Phase> phases, size_t index, std::string actor);
   void StartRebootSequenceLocked(SimNode& node, const std::string& actor);
   // True (and a LOCKED SequenceEvent published) when another sequence holds the node.
   bool SequenceLockedLocked(SimNode& node, const std::string& sequence, const std::string& actor);

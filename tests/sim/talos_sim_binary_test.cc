@@ -85,8 +85,8 @@ TEST_F(TalosSimProcess, ServesUntilSigterm) {
   json ready = json::parse(ready_file);
   ASSERT_EQ(ready["clusters"].size(), 1u);
   EXPECT_EQ(ready["clusters"][0]["nodes"][0]["name"], "e-cp");
-  EXPECT_TRUE(std::filesystem::exists(ready["clusters"][0]["talosconfigs"]["os:reader"]
-                                          .get<std::string>()));
+  EXPECT_TRUE(std::filesystem::exists(
+      ready["clusters"][0]["talosconfigs"]["os:reader"].get<std::string>()));
   const std::string control = ready["control_url"];
   httplib::Client client(control);
   auto node = client.Get("/v1/nodes/e-w");

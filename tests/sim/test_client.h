@@ -31,8 +31,8 @@ inline std::string Unbase64(const std::string& text) {
 struct Talosconfig {
   std::string context;
   std::vector<std::string> endpoints;
-  std::string ca, crt, key;   // PEM; key relabelled to "PRIVATE KEY"
-  std::string raw_key;        // as written (label "ED25519 PRIVATE KEY")
+  std::string ca, crt, key;  // PEM; key relabelled to "PRIVATE KEY"
+  std::string raw_key;       // as written (label "ED25519 PRIVATE KEY")
 };
 
 inline Talosconfig ReadTalosconfig(const std::filesystem::path& path) {
@@ -67,9 +67,8 @@ inline std::shared_ptr<grpc::Channel> Dial(const Talosconfig& config, const std:
 }
 
 // A context with a deadline and, unless empty, one `node` metadata value.
-inline std::unique_ptr<grpc::ClientContext> Call(const std::string& node = {},
-                                                 std::chrono::milliseconds deadline =
-                                                     std::chrono::seconds(10)) {
+inline std::unique_ptr<grpc::ClientContext> Call(
+    const std::string& node = {}, std::chrono::milliseconds deadline = std::chrono::seconds(10)) {
   auto ctx = std::make_unique<grpc::ClientContext>();
   ctx->set_deadline(std::chrono::system_clock::now() + deadline);
   if (!node.empty()) ctx->AddMetadata("node", node);
