@@ -8,7 +8,7 @@
 #include "tests/sim/client_config.h"
 #include "tests/sim/control_server.h"
 #include "tests/sim/kube_api.h"
-#include "tests/sim/node_server.h"
+#include "tests/sim/node_listeners.h"
 
 namespace tr::sim {
 namespace {
@@ -64,7 +64,8 @@ class Fleet::Impl {
   std::shared_ptr<Scheduler> scheduler;
   std::unique_ptr<Journal> journal;
   std::vector<ClusterRuntime> clusters;
-  std::vector<std::unique_ptr<NodeServer>> servers;
+  std::unique_ptr<NodeListeners> listeners;
+  bool refuse_while_down = false;
   std::unique_ptr<ControlServer> control;
   std::mutex stop_mu;
   bool stopped = false;
@@ -107,7 +108,8 @@ absl::Status Fleet::Impl::CreateAuthorities() {
 // AlreadyExists for an explicit address) when an address is taken.
 absl::Status Fleet::Impl::Bind(const std::string& prefix) {
   int next_host = 1;
-  auto directory = [this](std::string_view target) { return Find(target); };
+  listeners = std::make_unique<NodeListeners>(
+      [this](std::string_view target) { return Find(target); }, refuse_while_down);
   for (size_t i = 0; i < spec.clusters.size(); ++i) {
     const ClusterSpec& cs = spec.clusters[i];
     ClusterRuntime& rt = clusters[i];
@@ -131,14 +133,13 @@ absl::Status Fleet::Impl::Bind(const std::string& prefix) {
                                    .server = true,
                                    .key_type = KeyType::kEd25519});
       if (!cert.ok()) return cert.status();
-      auto server = NodeServer::Start(rt.sim.get(), node, directory, *cert, rt.os_ca->cert_pem());
-      if (!server.ok()) {
+      auto added = listeners->Add(rt.sim.get(), node, *cert, rt.os_ca->cert_pem());
+      if (!added.ok()) {
         if (!node->spec.address.empty()) {
-          return absl::AlreadyExistsError(std::string(server.status().message()));
+          return absl::AlreadyExistsError(std::string(added.message()));
         }
-        return server.status();
+        return added;
       }
-      servers.push_back(std::move(*server));
     }
     const std::string& api_address = rt.access.control_plane_addresses.front();
     auto kube_cert = rt.kube_ca->Issue({.common_name = "kube-apiserver",
@@ -160,8 +161,7 @@ void Fleet::Impl::Unbind() {
   for (auto& rt : clusters) {
     if (rt.sim) rt.sim->Stop();
   }
-  for (auto& s : servers) s->Shutdown();
-  servers.clear();
+  if (listeners) listeners->Stop();
   for (auto& rt : clusters) {
     if (rt.kube) rt.kube->Stop();
     rt.kube.reset();
@@ -237,6 +237,8 @@ absl::StatusOr<std::unique_ptr<Fleet>> Fleet::Start(FleetSpec spec, std::filesys
   impl->spec = std::move(spec);
   impl->state_dir = std::move(state_dir);
   impl->scale = options.time_scale.value_or(impl->spec.time_scale);
+  impl->refuse_while_down =
+      options.refuse_connections_while_down.value_or(impl->spec.refuse_connections_while_down);
   if (!(impl->scale > 0)) return absl::InvalidArgumentError("time scale must be positive");
   std::error_code ec;
   std::filesystem::create_directories(impl->state_dir, ec);
@@ -269,6 +271,7 @@ absl::StatusOr<std::unique_ptr<Fleet>> Fleet::Start(FleetSpec spec, std::filesys
     for (const auto& node : rt.sim->nodes()) addresses.push_back(node->address);
     rt.sim->Boot(addresses);
   }
+  impl->listeners->Supervise();
   std::unique_ptr<Fleet> fleet(new Fleet(std::move(impl)));
   if (options.control_endpoint) {
     auto control = ControlServer::Start(fleet.get());

@@ -105,6 +105,9 @@ struct FleetOptions {
   std::shared_ptr<Scheduler> scheduler;
   // Start the HTTP control endpoint on 127.0.0.1 (an ephemeral port): see control_url().
   bool control_endpoint = false;
+  // Close a node's listener while its API is down (connections refused, as a real rebooting
+  // machine) instead of answering UNAVAILABLE; overrides FleetSpec's setting.
+  std::optional<bool> refuse_connections_while_down;
 };
 
 class Fleet {

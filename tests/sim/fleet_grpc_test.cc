@@ -339,6 +339,44 @@ TEST_F(FleetGrpcTest, UnreachableNodeAnswersUnavailable) {
   EXPECT_TRUE(direct->Version(ctx.get(), {}, &resp).ok());
 }
 
+TEST(FleetListenerTest, RefusesConnectionsWhileDownWhenAsked) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sim-refuse-" + std::to_string(getpid()));
+  auto spec = FleetSpec::Parse(std::string(kFleet) + "refuse_connections_while_down: true\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_TRUE(spec->refuse_connections_while_down);
+  auto fleet = Fleet::Start(*spec, dir);
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  Talosconfig admin = ReadTalosconfig((*fleet)->Cluster("prod")->talosconfig);
+  auto direct = machine::MachineService::NewStub(Dial(admin, *(*fleet)->NodeAddress("cp-3")));
+  ASSERT_TRUE(
+      (*fleet)
+          ->InjectFault("cp-3",
+                        {.kind = FaultKind::kApiUnreachable, .count = -1, .delay = {}, .image = {}})
+          .ok());
+  machine::VersionResponse resp;
+  grpc::Status st;
+  // The listener closes shortly after the fault: until then the node itself answers UNAVAILABLE
+  // ("... dial tcp ..."); afterwards the client's connection is refused.
+  for (int i = 0; i < 500; ++i) {
+    auto ctx = Call({}, 2s);
+    st = direct->Version(ctx.get(), {}, &resp);
+    if (st.error_code() == grpc::StatusCode::UNAVAILABLE &&
+        st.error_message().find("dial tcp") == std::string::npos) {
+      break;
+    }
+  }
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(st.error_message(), ::testing::Not(HasSubstr("dial tcp")));
+  ASSERT_TRUE((*fleet)->ClearFaults("cp-3").ok());
+  auto ctx = Call({}, 10s);
+  ctx->set_wait_for_ready(true);
+  st = direct->Version(ctx.get(), {}, &resp);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  (*fleet)->Stop();
+  std::filesystem::remove_all(dir);
+}
+
 TEST_F(FleetGrpcTest, EtcdAndServices) {
   machine::EtcdMemberListResponse members;
   auto ctx = Call(Addr("cp-2"));

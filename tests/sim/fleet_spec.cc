@@ -225,6 +225,7 @@ absl::StatusOr<FleetSpec> ParseYaml(const YAML::Node& root) {
   spec.time_scale = root["time_scale"].as<double>(1.0);
   spec.address_prefix = root["address_prefix"].as<std::string>("");
   if (spec.address_prefix == "auto") spec.address_prefix.clear();
+  spec.refuse_connections_while_down = root["refuse_connections_while_down"].as<bool>(false);
   if (auto st = ParseTimings(Child(root, "timings"), spec.timings); !st.ok()) return st;
   for (const auto& c : Child(root, "clusters")) {
     auto cluster = ParseCluster(c);

@@ -111,6 +111,10 @@ struct FleetSpec {
   // .1, .2, ... in fleet-file order. Empty or "auto": derived from the process id, and moved on to
   // another prefix when an address is already in use (parallel test processes).
   std::string address_prefix;
+  // While a node is down (rebooting, never_returns, api_unreachable) its listener is closed and
+  // connections are refused, as with a real machine; false: the listener stays and answers
+  // UNAVAILABLE.
+  bool refuse_connections_while_down = false;
 
   // Parses fleet YAML. InvalidArgument naming the offending key or node on any error.
   static absl::StatusOr<FleetSpec> Parse(std::string_view yaml);
