@@ -91,10 +91,16 @@ std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node) const {
 
 bool GrpcTalosClient::Connect(grpc::Channel& channel, WallClock::time_point deadline,
                               const std::stop_token& stop) {
+  // A refused connection or a failed handshake puts the channel in TRANSIENT_FAILURE at once:
+  // move on to the next endpoint then. Only an endpoint that does not answer at all (a machine
+  // that is off) costs the whole connect timeout.
+  grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
   while (!stop.stop_requested()) {
+    if (state == GRPC_CHANNEL_READY) return true;
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) return false;
     const auto slice_end = std::min(deadline, WallClock::now() + kConnectSlice);
-    if (channel.WaitForConnected(slice_end)) return true;
-    if (slice_end >= deadline) return false;
+    if (!channel.WaitForStateChange(state, slice_end) && slice_end >= deadline) return false;
+    state = channel.GetState(/*try_to_connect=*/true);
   }
   return false;
 }

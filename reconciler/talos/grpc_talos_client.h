@@ -4,8 +4,9 @@
 //
 // Routing: a call for node X dials one of the endpoints other than X when there is one, so a
 // node that is being upgraded or rebooted is never the proxy for its own calls. The endpoint
-// that last answered is tried first. An endpoint that cannot be connected to within
-// `timeouts.connect` is skipped for the next; read-only calls (Version, ServiceList, Etcd*,
+// that last answered is tried first. An endpoint whose connection is refused or fails the TLS
+// handshake (or did so within the last reconnect backoff), or that does not connect within
+// `timeouts.connect`, is skipped for the next; read-only calls (Version, ServiceList, Etcd*,
 // COSI Get/List, Read, Logs, Kubeconfig) also move on when a call through an endpoint ends in
 // Unavailable. Calls that change the node (Upgrade, Reboot, ApplyConfiguration, ...) and
 // long-lived streams (Events, Watch) are sent once: they fail over only when no connection was
