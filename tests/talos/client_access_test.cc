@@ -14,6 +14,8 @@ class ClientAccessTest : public SimTest {
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet("v1.11.6", "v1.11.6")));
   }
+  // Reboots cp-3 and follows its events until it is back RUNNING and ready.
+  void FollowAcrossAReboot();
 };
 
 TEST_F(ClientAccessTest, ReaderCertificateIsPermissionDeniedForChanges) {
@@ -51,6 +53,16 @@ TEST_F(ClientAccessTest, WorkerEndpointRefusesForwarding) {
 }
 
 TEST_F(ClientAccessTest, EventsFollowerAcrossAReboot) {
+  ASSERT_NO_FATAL_FAILURE(FollowAcrossAReboot());
+}
+
+TEST_F(ClientAccessTest, EventsFollowerAcrossARebootWhenTheNodeRefusesConnections) {
+  fleet_.reset();
+  ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet("v1.11.6", "v1.11.6"), true));
+  ASSERT_NO_FATAL_FAILURE(FollowAcrossAReboot());
+}
+
+void ClientAccessTest::FollowAcrossAReboot() {
   std::unique_ptr<TalosClient> client;
   ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client));
   const std::string node = Address("cp-3");

@@ -13,10 +13,11 @@ constexpr char kTarget[] = "ghcr.io/siderolabs/installer:v1.12.4";
 
 std::string Message(const absl::Status& status) { return std::string(status.message()); }
 
-class ClientFaultTest : public SimTest {
+// Parameter: whether a down node refuses connections (true) or answers UNAVAILABLE (false).
+class ClientFaultTest : public SimTest, public ::testing::WithParamInterface<bool> {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet("v1.11.6", "v1.13.0")));
+    ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet("v1.11.6", "v1.13.0"), GetParam()));
     ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client_));
   }
 
@@ -55,7 +56,7 @@ class ClientFaultTest : public SimTest {
   std::unique_ptr<TalosClient> client_;
 };
 
-TEST_F(ClientFaultTest, BadInstallerImageIsTheNodesOwnError) {
+TEST_P(ClientFaultTest, BadInstallerImageIsTheNodesOwnError) {
   ASSERT_NO_FATAL_FAILURE(Inject("cp-2", sim::FaultKind::kBadInstallerImage, 1));
   auto ack = Upgrade("cp-2");
   EXPECT_EQ(ack.status().code(), absl::StatusCode::kUnknown);
@@ -66,7 +67,7 @@ TEST_F(ClientFaultTest, BadInstallerImageIsTheNodesOwnError) {
   EXPECT_EQ(Snapshot("cp-2").talos_tag, "v1.11.6");
 }
 
-TEST_F(ClientFaultTest, BadImageOnTheLifecyclePath) {
+TEST_P(ClientFaultTest, BadImageOnTheLifecyclePath) {
   ASSERT_NO_FATAL_FAILURE(Inject("w-1", sim::FaultKind::kBadInstallerImage));
   const std::string image = "ghcr.io/siderolabs/installer:v1.13.9";
   auto pulled = client_->PullImage(Address("w-1"), ContainerdNamespace::kSystem, image);
@@ -82,7 +83,7 @@ TEST_F(ClientFaultTest, BadImageOnTheLifecyclePath) {
   EXPECT_EQ(Snapshot("w-1").next_boot_slot, "");
 }
 
-TEST_F(ClientFaultTest, BootFailureComesBackOnTheOldVersion) {
+TEST_P(ClientFaultTest, BootFailureComesBackOnTheOldVersion) {
   ASSERT_NO_FATAL_FAILURE(Inject("cp-3", sim::FaultKind::kBootFailure, 1));
   FollowResult result;
   TR_ASSERT_OK_AND_ASSIGN(result, UpgradeAndFollow("cp-3", std::chrono::seconds(30)));
@@ -92,7 +93,7 @@ TEST_F(ClientFaultTest, BootFailureComesBackOnTheOldVersion) {
   EXPECT_EQ(version.tag, "v1.11.6");  // the A/B fallback: the upgrade did not take
 }
 
-TEST_F(ClientFaultTest, NeverReturnsMissesTheDeadline) {
+TEST_P(ClientFaultTest, NeverReturnsMissesTheDeadline) {
   ASSERT_NO_FATAL_FAILURE(Inject("cp-1", sim::FaultKind::kNeverReturns, 1));
   auto result = UpgradeAndFollow("cp-1", std::chrono::milliseconds(1500));
   EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
@@ -113,7 +114,7 @@ TEST_F(ClientFaultTest, NeverReturnsMissesTheDeadline) {
   EXPECT_TRUE(client_->Version(Address("cp-1")).ok());
 }
 
-TEST_F(ClientFaultTest, SlowRebootIsWaitedFor) {
+TEST_P(ClientFaultTest, SlowRebootIsWaitedFor) {
   ASSERT_NO_FATAL_FAILURE(
       Inject("w-1", sim::FaultKind::kSlowReboot, -1, std::chrono::milliseconds(200000)));
   // 200 s of fleet time at scale 0.001: the node stays down for about 200 ms.
@@ -123,7 +124,7 @@ TEST_F(ClientFaultTest, SlowRebootIsWaitedFor) {
   EXPECT_EQ(Snapshot("w-1").talos_tag, "v1.12.4");
 }
 
-TEST_F(ClientFaultTest, UnhealthyEtcdMemberBlocksControlPlaneUpgrade) {
+TEST_P(ClientFaultTest, UnhealthyEtcdMemberBlocksControlPlaneUpgrade) {
   ASSERT_NO_FATAL_FAILURE(Inject("cp-3", sim::FaultKind::kEtcdUnhealthy));
   auto ack = Upgrade("cp-1");
   EXPECT_EQ(ack.status().code(), absl::StatusCode::kUnknown);
@@ -134,7 +135,7 @@ TEST_F(ClientFaultTest, UnhealthyEtcdMemberBlocksControlPlaneUpgrade) {
   EXPECT_FALSE(status.errors.empty());
 }
 
-TEST_F(ClientFaultTest, UpgradeLockHeld) {
+TEST_P(ClientFaultTest, UpgradeLockHeld) {
   ASSERT_NO_FATAL_FAILURE(Inject("cp-2", sim::FaultKind::kUpgradeLockHeld, 1));
   auto ack = Upgrade("cp-2");
   EXPECT_EQ(ack.status().code(), absl::StatusCode::kUnknown);
@@ -145,7 +146,7 @@ TEST_F(ClientFaultTest, UpgradeLockHeld) {
   EXPECT_TRUE(Upgrade("cp-2").ok());
 }
 
-TEST_F(ClientFaultTest, ApiUnreachableNodeAndEndpointFailover) {
+TEST_P(ClientFaultTest, ApiUnreachableNodeAndEndpointFailover) {
   ASSERT_NO_FATAL_FAILURE(Inject("cp-1", sim::FaultKind::kApiUnreachable));
   // The node itself: Unavailable, kept apart from permission or node errors.
   auto version = client_->Version(Address("cp-1"));
@@ -167,6 +168,9 @@ TEST_F(ClientFaultTest, ApiUnreachableNodeAndEndpointFailover) {
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0].endpoint, "cp-2");
 }
+
+INSTANTIATE_TEST_SUITE_P(DownNodes, ClientFaultTest, ::testing::Bool(),
+                         [](const auto& p) { return p.param ? "Refusing" : "Unavailable"; });
 
 }  // namespace
 }  // namespace tr::reconciler::talos

@@ -13,10 +13,11 @@ using ::testing::HasSubstr;
 
 constexpr char kVanilla[] = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
 
-class ClientUpgradeTest : public SimTest {
+// Parameter: whether a down node refuses connections (true) or answers UNAVAILABLE (false).
+class ClientUpgradeTest : public SimTest, public ::testing::WithParamInterface<bool> {
  protected:
   void Start(const std::string& cp_version, const std::string& worker_version) {
-    ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet(cp_version, worker_version)));
+    ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet(cp_version, worker_version), GetParam()));
     ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client_));
   }
 
@@ -43,7 +44,7 @@ class ClientUpgradeTest : public SimTest {
   std::unique_ptr<TalosClient> client_;
 };
 
-TEST_F(ClientUpgradeTest, LegacyUpgradeOfAControlPlaneNode) {
+TEST_P(ClientUpgradeTest, LegacyUpgradeOfAControlPlaneNode) {
   ASSERT_NO_FATAL_FAILURE(Start("v1.11.6", "v1.11.6"));
   const std::string node = Address("cp-2");
   const std::string old_boot = Snapshot("cp-2").boot_id;
@@ -88,7 +89,7 @@ TEST_F(ClientUpgradeTest, LegacyUpgradeOfAControlPlaneNode) {
   EXPECT_FALSE(calls[0].endpoint.empty());
 }
 
-TEST_F(ClientUpgradeTest, LifecycleUpgradeOfAWorker) {
+TEST_P(ClientUpgradeTest, LifecycleUpgradeOfAWorker) {
   ASSERT_NO_FATAL_FAILURE(Start("v1.13.0", "v1.13.0"));
   const std::string node = Address("w-1");
   const std::string image = fmt::format("factory.talos.dev/metal-installer/{}:v1.14.0", kVanilla);
@@ -119,7 +120,7 @@ TEST_F(ClientUpgradeTest, LifecycleUpgradeOfAWorker) {
   EXPECT_EQ(version.tag, "v1.14.0");
 }
 
-TEST_F(ClientUpgradeTest, LifecycleAndImageServiceAreUnimplementedBelow113) {
+TEST_P(ClientUpgradeTest, LifecycleAndImageServiceAreUnimplementedBelow113) {
   ASSERT_NO_FATAL_FAILURE(Start("v1.12.4", "v1.12.4"));
   const std::string node = Address("w-1");
   const std::string image = "ghcr.io/siderolabs/installer:v1.13.0";
@@ -134,7 +135,7 @@ TEST_F(ClientUpgradeTest, LifecycleAndImageServiceAreUnimplementedBelow113) {
                   .ok());
 }
 
-TEST_F(ClientUpgradeTest, RollbackReturnsToThePreviousSlot) {
+TEST_P(ClientUpgradeTest, RollbackReturnsToThePreviousSlot) {
   ASSERT_NO_FATAL_FAILURE(Start("v1.11.6", "v1.11.6"));
   const std::string node = Address("w-1");
   ASSERT_TRUE(LegacyUpgrade(node, "ghcr.io/siderolabs/installer:v1.12.4").ok());
@@ -152,7 +153,7 @@ TEST_F(ClientUpgradeTest, RollbackReturnsToThePreviousSlot) {
   EXPECT_EQ(version.tag, "v1.11.6");
 }
 
-TEST_F(ClientUpgradeTest, ApplyConfigurationNoRebootAndWatchTheKubeletSpec) {
+TEST_P(ClientUpgradeTest, ApplyConfigurationNoRebootAndWatchTheKubeletSpec) {
   ASSERT_NO_FATAL_FAILURE(Start("v1.11.6", "v1.11.6"));
   const std::string node = Address("w-1");
   CosiResource config;
@@ -198,7 +199,7 @@ TEST_F(ClientUpgradeTest, ApplyConfigurationNoRebootAndWatchTheKubeletSpec) {
   EXPECT_EQ(seen_image, new_image);
 }
 
-TEST_F(ClientUpgradeTest, ApplyConfigurationModesByVersion) {
+TEST_P(ClientUpgradeTest, ApplyConfigurationModesByVersion) {
   ASSERT_NO_FATAL_FAILURE(Start("v1.14.0", "v1.13.0"));
   CosiResource config;
   TR_ASSERT_OK_AND_ASSIGN(config, client_->CosiGet(Address("cp-1"), "config",
@@ -221,6 +222,9 @@ TEST_F(ClientUpgradeTest, ApplyConfigurationModesByVersion) {
   EXPECT_EQ(client_->ApplyConfiguration(Address("cp-1"), request).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
+
+INSTANTIATE_TEST_SUITE_P(DownNodes, ClientUpgradeTest, ::testing::Bool(),
+                         [](const auto& p) { return p.param ? "Refusing" : "Unavailable"; });
 
 }  // namespace
 }  // namespace tr::reconciler::talos

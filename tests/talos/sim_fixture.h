@@ -52,8 +52,9 @@ class SimTest : public ::testing::Test {
     if (!state_dir_.empty()) std::filesystem::remove_all(state_dir_, ignored);
   }
 
-  // Starts the fleet described by `yaml` (a talos-sim fleet file).
-  void StartFleet(const std::string& yaml) {
+  // Starts the fleet described by `yaml` (a talos-sim fleet file). `refuse_while_down`: a node
+  // that is down refuses connections (a real machine) instead of answering UNAVAILABLE.
+  void StartFleet(const std::string& yaml, bool refuse_while_down = false) {
     auto spec = sim::FleetSpec::Parse(yaml);
     ASSERT_TRUE(spec.ok()) << spec.status();
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -62,7 +63,9 @@ class SimTest : public ::testing::Test {
         fmt::format("talos-client-{}-{}-{}", info->test_suite_name(), info->name(), getpid());
     std::error_code ignored;
     std::filesystem::remove_all(state_dir_, ignored);
-    auto fleet = sim::Fleet::Start(*std::move(spec), state_dir_);
+    sim::FleetOptions options;
+    options.refuse_connections_while_down = refuse_while_down;
+    auto fleet = sim::Fleet::Start(*std::move(spec), state_dir_, options);
     ASSERT_TRUE(fleet.ok()) << fleet.status();
     fleet_ = *std::move(fleet);
   }
