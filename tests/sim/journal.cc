@@ -7,9 +7,11 @@
 namespace tr::sim {
 namespace {
 
-std::string Rfc3339Millis(std::chrono::system_clock::time_point t) {
-  auto ms = std::chrono::time_point_cast<std::chrono::milliseconds>(t);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", ms);
+// "2026-11-22T03:00:27.123456Z".
+std::string Rfc3339Micros(std::chrono::system_clock::time_point t) {
+  const auto secs = std::chrono::time_point_cast<std::chrono::seconds>(t);
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(t - secs).count();
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:06d}Z", secs, micros);
 }
 
 }  // namespace
@@ -17,7 +19,7 @@ std::string Rfc3339Millis(std::chrono::system_clock::time_point t) {
 nlohmann::json JournalEntry::ToJson() const {
   nlohmann::json j = {
       {"seq", seq},
-      {"time", Rfc3339Millis(time)},
+      {"time", Rfc3339Micros(time)},
       {"kind", kind == Kind::kCall ? "call" : "state"},
       {"cluster", cluster},
       {"node", node},

@@ -178,6 +178,17 @@ TEST_F(NodeStateTest, PhasesFollowTheVersion) {
                           "upgrade", "meta", "stopEverything", "reboot"));
 }
 
+TEST_F(NodeStateTest, StagedUpgradeRunsStageUpgradeAndComesBackUpgraded) {
+  StartHa();
+  auto p = Params();
+  p.stage = true;
+  ASSERT_TRUE(Upgrade(3, p).ok());
+  EXPECT_THAT(Phases(3), ElementsAre("cleanup", "dbus", "stopEverything", "reboot"));
+  clock_->AdvanceBy(timings_.reboot + timings_.boot);
+  EXPECT_EQ(Snap(3).talos_tag, "v1.12.4");
+  EXPECT_TRUE(Snap(3).ready);
+}
+
 TEST_F(NodeStateTest, BadInstallerImagesFailValidation) {
   StartHa("v1.13.2");
   auto missing_tag = Upgrade(3, Params("ghcr.io/siderolabs/installer"));

@@ -74,6 +74,10 @@ TEST(JournalTest, WaitForSeesEntriesFromOtherThreads) {
   EXPECT_TRUE(st.ok());
   EXPECT_EQ(journal.Entries()[0].seq, 1u);
   EXPECT_EQ(journal.Entries()[0].ToJson()["kind"], "call");
+  JournalEntry stamped;
+  stamped.time =
+      std::chrono::system_clock::time_point(std::chrono::microseconds(1'780'000'000'123'456));
+  EXPECT_EQ(stamped.ToJson()["time"], "2026-05-28T20:26:40.123456Z");
   auto timeout = journal.WaitFor([](const auto& entries) { return entries.size() == 2; }, 1ms);
   EXPECT_EQ(timeout.code(), absl::StatusCode::kDeadlineExceeded);
 }

@@ -133,33 +133,39 @@ std::shared_ptr<Mailbox<absl::StatusOr<std::string>>> SimCluster::LegacyUpgrade(
     }
     const std::string actor = NewUuid();
     box->Push(actor);
-    if (SequenceLockedLocked(*n, "upgrade", actor)) return;
-    n->sequence = "upgrade";
-    JournalStateLocked(*n, "sequence", fmt::format("upgrade to {} actor={}", *tag, actor));
-    SequenceEventLocked(*n, "upgrade", machine::SequenceEvent::START, actor);
+    const std::string sequence = p.stage ? "stageUpgrade" : "upgrade";
+    if (SequenceLockedLocked(*n, sequence, actor)) return;
+    n->sequence = sequence;
+    JournalStateLocked(*n, "sequence", fmt::format("{} to {} actor={}", sequence, *tag, actor));
+    SequenceEventLocked(*n, sequence, machine::SequenceEvent::START, actor);
     SetStageLocked(*n, MachineStage::kUpgrading, false, {});
+    auto install = [this, installed = *tag](SimNode& m) {
+      const int inactive = 1 - m.active_slot;
+      m.slots[inactive] = installed;
+      m.next_boot_slot = inactive;
+      JournalStateLocked(
+          m, "slot", fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));
+    };
+    const std::vector<std::string> names =
+        p.stage
+            ? std::vector<std::string>{"cleanup", "dbus", "stopEverything", "reboot"}
+            : UpgradePhaseNames(Minor(n->tag), n->is_control_plane(), p.preserve, !p.powercycle);
+    // A staged upgrade runs the installer early in the next boot; the simulator writes the slot
+    // before that reboot, so the node still comes back once, on the new version.
+    if (p.stage) install(*n);
     std::vector<Phase> phases;
-    const int minor = Minor(n->tag);
-    for (const auto& name :
-         UpgradePhaseNames(minor, n->is_control_plane(), p.preserve, !p.powercycle)) {
+    for (const auto& name : names) {
       Phase phase{.name = name, .task = PhaseTasks().at(name), .delay = {}, .action = {}};
       if (name == "drain") {
         phase.delay = Scaled(timings_.drain);
         phase.action = [this](SimNode& m) { DrainLocked(m); };
         CordonLocked(*n, true, "talos");
         n->talos_cordoned = true;
-      } else if (name == "cleanup" && p.preserve) {
+      } else if (name == "cleanup" && (p.preserve || p.stage)) {
         phase.task = "stopAllPods";
       } else if (name == "upgrade") {
         phase.delay = Scaled(timings_.install);
-        phase.action = [this, installed = *tag](SimNode& m) {
-          const int inactive = 1 - m.active_slot;
-          m.slots[inactive] = installed;
-          m.next_boot_slot = inactive;
-          JournalStateLocked(
-              m, "slot",
-              fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));
-        };
+        phase.action = install;
       }
       phases.push_back(std::move(phase));
     }
