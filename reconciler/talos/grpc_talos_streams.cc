@@ -1,0 +1,273 @@
+// The server-streaming calls of GrpcTalosClient (see grpc_talos_client_impl.h).
+#include <fstream>
+#include <system_error>
+
+#include "cosi/resource/state.grpc.pb.h"
+#include "machine/image.grpc.pb.h"
+#include "machine/lifecycle.grpc.pb.h"
+#include "machine/machine.grpc.pb.h"
+#include "reconciler/talos/grpc_talos_client_impl.h"
+#include "reconciler/talos/talos_convert.h"
+
+namespace tr::reconciler::talos {
+namespace {
+
+// Ends a stream the consumer no longer wants; the resulting CANCELLED status is not an error.
+template <typename Reader>
+void Abandon(CallAttempt& a, Reader& reader) {
+  a.context.TryCancel();
+  (void)reader.Finish();
+}
+
+// The status of a finished stream: Cancelled when `stop` ended it, Unavailable when the node
+// closed a stream that should have stayed open (`open_ended`), else the gRPC outcome.
+absl::Status Finished(const CallAttempt& a, const grpc::Status& status, const std::stop_token& stop,
+                      bool open_ended) {
+  if (stop.stop_requested()) return a.Error(absl::StatusCode::kCancelled, "cancelled");
+  if (status.ok() && open_ended) {
+    return a.Error(absl::StatusCode::kUnavailable, "stream ended by the node");
+  }
+  return a.Check(status);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> GrpcTalosClient::ReadDataStream(
+    const std::string& method, const std::string& node, std::chrono::milliseconds timeout,
+    const std::function<std::unique_ptr<grpc::ClientReader<common::Data>>(CallAttempt&)>& open) {
+  std::string content;
+  absl::Status status = Call(method, node, timeout, Failover::kReadOnly, [&](CallAttempt& a) {
+    content.clear();
+    auto reader = open(a);
+    common::Data chunk;
+    while (reader->Read(&chunk)) {
+      if (auto s = CheckReplyMetadata(chunk.metadata(), a.info); !s.ok()) {
+        Abandon(a, *reader);
+        return s;
+      }
+      content += chunk.bytes();
+    }
+    return a.Check(reader->Finish());
+  });
+  if (!status.ok()) return status;
+  return content;
+}
+
+absl::StatusOr<std::string> GrpcTalosClient::ReadFile(const std::string& node,
+                                                      const std::string& path) {
+  machine::ReadRequest request;
+  request.set_path(path);
+  return ReadDataStream("Read", node, options_.timeouts.read, [&](CallAttempt& a) {
+    return machine::MachineService::NewStub(a.channel)->Read(&a.context, request);
+  });
+}
+
+absl::StatusOr<std::string> GrpcTalosClient::Kubeconfig(const std::string& node) {
+  return ReadDataStream("Kubeconfig", node, options_.timeouts.transfer, [&](CallAttempt& a) {
+    return machine::MachineService::NewStub(a.channel)->Kubeconfig(&a.context, {});
+  });
+}
+
+absl::StatusOr<std::string> GrpcTalosClient::ServiceLogs(const std::string& node,
+                                                         const std::string& service,
+                                                         int32_t tail_lines) {
+  machine::LogsRequest request;
+  request.set_namespace_("system");
+  request.set_id(service);
+  request.set_driver(common::CONTAINERD);
+  request.set_follow(false);
+  request.set_tail_lines(tail_lines);
+  return ReadDataStream("Logs", node, options_.timeouts.read, [&](CallAttempt& a) {
+    return machine::MachineService::NewStub(a.channel)->Logs(&a.context, request);
+  });
+}
+
+absl::StatusOr<std::vector<CosiResource>> GrpcTalosClient::CosiList(
+    const std::string& node, const std::string& namespace_name, const std::string& type) {
+  cosi::resource::ListRequest request;
+  request.set_namespace_(namespace_name);
+  request.set_type(type);
+  std::vector<CosiResource> result;
+  absl::Status status = Call(
+      "cosi.State/List", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
+        result.clear();
+        auto reader = cosi::resource::State::NewStub(a.channel)->List(&a.context, request);
+        cosi::resource::ListResponse item;
+        while (reader->Read(&item)) result.push_back(ToCosiResource(item.resource()));
+        return a.Check(reader->Finish());
+      });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::Status GrpcTalosClient::CosiWatch(const std::string& node, const CosiWatchRequest& request,
+                                        std::chrono::milliseconds timeout, std::stop_token stop,
+                                        const std::function<bool(const CosiEvent&)>& on_event) {
+  cosi::resource::WatchRequest proto;
+  proto.set_namespace_(request.namespace_name);
+  proto.set_type(request.type);
+  if (request.id) proto.set_id(*request.id);
+  proto.mutable_options()->set_bootstrap_contents(request.bootstrap_contents);
+  proto.mutable_options()->set_tail_events(request.tail_events);
+  proto.set_api_version(1);
+  return Call(
+      "cosi.State/Watch", node, timeout, Failover::kConnectOnly,
+      [&](CallAttempt& a) {
+        std::stop_callback cancel(stop, [&a] { a.context.TryCancel(); });
+        auto reader = cosi::resource::State::NewStub(a.channel)->Watch(&a.context, proto);
+        cosi::resource::WatchResponse response;
+        while (reader->Read(&response)) {
+          for (const auto& event : response.event()) {
+            if (!on_event(ToCosiEvent(event))) {
+              Abandon(a, *reader);
+              return absl::OkStatus();
+            }
+          }
+        }
+        return Finished(a, reader->Finish(), stop, /*open_ended=*/true);
+      },
+      stop);
+}
+
+absl::Status GrpcTalosClient::Events(const std::string& node, const EventsRequest& request,
+                                     std::chrono::milliseconds timeout, std::stop_token stop,
+                                     const std::function<bool(const MachineEvent&)>& on_event) {
+  machine::EventsRequest proto;
+  proto.set_tail_events(request.tail_events);
+  proto.set_tail_id(request.tail_id);
+  proto.set_with_actor_id(request.with_actor_id);
+  return Call(
+      "Events", node, timeout, Failover::kConnectOnly,
+      [&](CallAttempt& a) {
+        std::stop_callback cancel(stop, [&a] { a.context.TryCancel(); });
+        auto reader = machine::MachineService::NewStub(a.channel)->Events(&a.context, proto);
+        machine::Event message;
+        while (reader->Read(&message)) {
+          auto event = ToMachineEvent(message);
+          if (!event.ok()) {
+            Abandon(a, *reader);
+            return a.Error(absl::StatusCode::kInternal, std::string(event.status().message()));
+          }
+          if (!on_event(*event)) {
+            Abandon(a, *reader);
+            return absl::OkStatus();
+          }
+        }
+        return Finished(a, reader->Finish(), stop, /*open_ended=*/true);
+      },
+      stop);
+}
+
+absl::StatusOr<LifecycleUpgradeResult> GrpcTalosClient::LifecycleUpgrade(
+    const std::string& node, const std::string& image,
+    const std::function<void(const std::string&)>& on_progress) {
+  machine::LifecycleServiceUpgradeRequest request;
+  request.mutable_containerd()->set_driver(common::CONTAINERD);
+  request.mutable_containerd()->set_namespace_(common::NS_SYSTEM);
+  request.mutable_source()->set_image_name(image);
+  LifecycleUpgradeResult result;
+  absl::Status status = Call(
+      "LifecycleService/Upgrade", node, options_.timeouts.image, Failover::kConnectOnly,
+      [&](CallAttempt& a) {
+        auto reader = machine::LifecycleService::NewStub(a.channel)->Upgrade(&a.context, request);
+        machine::LifecycleServiceUpgradeResponse response;
+        std::optional<int> exit_code;
+        while (reader->Read(&response)) {
+          const auto& progress = response.progress();
+          if (progress.response_case() == machine::LifecycleServiceInstallProgress::kMessage) {
+            result.progress.push_back(progress.message());
+            if (on_progress) on_progress(progress.message());
+          } else if (progress.response_case() ==
+                     machine::LifecycleServiceInstallProgress::kExitCode) {
+            exit_code = progress.exit_code();
+          }
+        }
+        if (auto s = a.Check(reader->Finish()); !s.ok()) return s;
+        if (!exit_code) {
+          return a.Error(absl::StatusCode::kUnknown, "upgrade stream ended without an exit code");
+        }
+        result.exit_code = *exit_code;
+        if (*exit_code != 0) {
+          const std::string last = result.progress.empty() ? "" : ": " + result.progress.back();
+          return a.Error(absl::StatusCode::kFailedPrecondition,
+                         fmt::format("installer exited with code {}{}", *exit_code, last));
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::StatusOr<ImagePullResult> GrpcTalosClient::PullImage(const std::string& node,
+                                                           ContainerdNamespace ns,
+                                                           const std::string& image) {
+  machine::ImageServicePullRequest request;
+  request.mutable_containerd()->set_driver(ns == ContainerdNamespace::kCri ? common::CRI
+                                                                           : common::CONTAINERD);
+  request.mutable_containerd()->set_namespace_(static_cast<common::ContainerdNamespace>(ns));
+  request.set_image_ref(image);
+  ImagePullResult result;
+  absl::Status status =
+      Call("ImageService/Pull", node, options_.timeouts.image, Failover::kConnectOnly,
+           [&](CallAttempt& a) {
+             auto reader = machine::ImageService::NewStub(a.channel)->Pull(&a.context, request);
+             machine::ImageServicePullResponse response;
+             while (reader->Read(&response)) {
+               if (response.response_case() == machine::ImageServicePullResponse::kName) {
+                 result.name = response.name();
+               } else if (response.has_pull_progress()) {
+                 ++result.progress_updates;
+               }
+             }
+             if (auto s = a.Check(reader->Finish()); !s.ok()) return s;
+             if (result.name.empty()) {
+               return a.Error(absl::StatusCode::kUnknown, "pull ended without an image name");
+             }
+             return absl::OkStatus();
+           });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::StatusOr<uint64_t> GrpcTalosClient::EtcdSnapshot(const std::string& node,
+                                                       const std::filesystem::path& path) {
+  std::filesystem::path partial = path;
+  partial += ".part";
+  uint64_t written = 0;
+  absl::Status status = Call(
+      "EtcdSnapshot", node, options_.timeouts.transfer, Failover::kConnectOnly,
+      [&](CallAttempt& a) {
+        written = 0;
+        std::ofstream out(partial, std::ios::binary | std::ios::trunc);
+        if (!out) {
+          return a.Error(absl::StatusCode::kInternal,
+                         fmt::format("cannot write {}", partial.string()));
+        }
+        auto reader = machine::MachineService::NewStub(a.channel)->EtcdSnapshot(&a.context, {});
+        common::Data chunk;
+        while (reader->Read(&chunk)) {
+          out.write(chunk.bytes().data(), static_cast<std::streamsize>(chunk.bytes().size()));
+          written += chunk.bytes().size();
+        }
+        if (auto s = a.Check(reader->Finish()); !s.ok()) return s;
+        out.close();
+        if (!out) {
+          return a.Error(absl::StatusCode::kInternal,
+                         fmt::format("writing {} failed", partial.string()));
+        }
+        return absl::OkStatus();
+      });
+  std::error_code error;
+  if (!status.ok()) {
+    std::filesystem::remove(partial, error);
+    return status;
+  }
+  std::filesystem::rename(partial, path, error);
+  if (error) {
+    return absl::InternalError(
+        fmt::format("renaming etcd snapshot to {}: {}", path.string(), error.message()));
+  }
+  return written;
+}
+
+}  // namespace tr::reconciler::talos

@@ -1,0 +1,464 @@
+// The simulator over the wire: generated stubs, mutual TLS with the Ed25519 material of the
+// written talosconfigs, apid routing, RBAC and the node behaviour as a client sees it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "cosi/resource/state.grpc.pb.h"
+#include "machine/image.grpc.pb.h"
+#include "machine/lifecycle.grpc.pb.h"
+#include "machine/machine.grpc.pb.h"
+#include "resource/definitions/runtime/runtime.pb.h"
+#include "tests/sim/fleet.h"
+#include "tests/sim/test_client.h"
+
+namespace tr::sim {
+namespace {
+
+using testing::Call;
+using testing::Dial;
+using ::testing::HasSubstr;
+using testing::ReadTalosconfig;
+using ::testing::StartsWith;
+using testing::Talosconfig;
+using namespace std::chrono_literals;
+
+constexpr const char* kFleet = R"(
+time_scale: 0.002
+clusters:
+  - name: prod
+    nodes:
+      - {name: cp-1, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: cp-2, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: cp-3, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: w-1, role: worker, talos: v1.13.2, kubernetes: 1.34.1}
+      - {name: w-2, role: worker, talos: v1.12.5, kubernetes: 1.34.1}
+)";
+
+class FleetGrpcTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("sim-grpc-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    auto spec = FleetSpec::Parse(kFleet);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    auto fleet = Fleet::Start(*spec, dir_);
+    ASSERT_TRUE(fleet.ok()) << fleet.status();
+    fleet_ = std::move(*fleet);
+    auto access = fleet_->Cluster("prod");
+    ASSERT_TRUE(access.ok());
+    access_ = *access;
+    admin_ = ReadTalosconfig(access_.talosconfig);
+    endpoint_ = admin_.endpoints.front();
+    machine_ = machine::MachineService::NewStub(Dial(admin_, endpoint_));
+  }
+  void TearDown() override {
+    if (fleet_) fleet_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+  std::string Addr(const std::string& node) { return *fleet_->NodeAddress(node); }
+  std::unique_ptr<machine::MachineService::Stub> Stub(const std::string& role,
+                                                      const std::string& endpoint) {
+    return machine::MachineService::NewStub(
+        Dial(ReadTalosconfig(access_.talosconfig_by_role.at(role)), endpoint));
+  }
+  std::string BootId(const std::string& node) {
+    auto ctx = Call(Addr(node));
+    machine::ReadRequest req;
+    req.set_path("/proc/sys/kernel/random/boot_id");
+    auto reader = machine_->Read(ctx.get(), req);
+    common::Data data;
+    std::string out;
+    while (reader->Read(&data)) out += data.bytes();
+    EXPECT_TRUE(reader->Finish().ok());
+    return out;
+  }
+  std::string Tag(const std::string& node) {
+    auto ctx = Call(Addr(node));
+    machine::VersionResponse resp;
+    auto st = machine_->Version(ctx.get(), {}, &resp);
+    return st.ok() ? resp.messages(0).version().tag() : "error: " + st.error_message();
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Fleet> fleet_;
+  ClusterAccess access_;
+  Talosconfig admin_;
+  std::string endpoint_;
+  std::unique_ptr<machine::MachineService::Stub> machine_;
+};
+
+TEST_F(FleetGrpcTest, TalosconfigHasTalosShape) {
+  EXPECT_EQ(admin_.context, "prod");
+  EXPECT_EQ(admin_.endpoints, access_.control_plane_addresses);
+  EXPECT_THAT(admin_.raw_key, StartsWith("-----BEGIN ED25519 PRIVATE KEY-----"));
+  EXPECT_THAT(admin_.ca, StartsWith("-----BEGIN CERTIFICATE-----"));
+}
+
+TEST_F(FleetGrpcTest, VersionOverMutualTlsWithEd25519) {
+  for (const char* node : {"cp-1", "cp-2", "w-1"}) {
+    auto ctx = Call(Addr(node));
+    machine::VersionResponse resp;
+    auto st = machine_->Version(ctx.get(), {}, &resp);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    ASSERT_EQ(resp.messages_size(), 1);
+    EXPECT_FALSE(resp.messages(0).has_metadata());
+    EXPECT_EQ(resp.messages(0).version().tag(), node[0] == 'w' ? "v1.13.2" : "v1.11.6");
+    EXPECT_EQ(resp.messages(0).platform().name(), "metal");
+    EXPECT_EQ(resp.messages(0).platform().mode(), "metal");
+    EXPECT_TRUE(resp.messages(0).features().rbac());
+  }
+}
+
+TEST_F(FleetGrpcTest, ClientCertificateIsRequired) {
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = admin_.ca;
+  auto stub = machine::MachineService::NewStub(
+      grpc::CreateChannel(endpoint_ + ":50000", grpc::SslCredentials(tls)));
+  auto ctx = Call({}, 3s);
+  machine::VersionResponse resp;
+  EXPECT_EQ(stub->Version(ctx.get(), {}, &resp).error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(FleetGrpcTest, ApidRoutingRules) {
+  machine::HostnameResponse resp;
+  auto forwarded = Call(Addr("w-1"));
+  ASSERT_TRUE(machine_->Hostname(forwarded.get(), {}, &resp).ok());
+  EXPECT_EQ(resp.messages(0).hostname(), "w-1");
+
+  auto two = Call(Addr("cp-2"));
+  two->AddMetadata("node", Addr("cp-3"));
+  auto st = machine_->Hostname(two.get(), {}, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message(), "node metadata must be single-valued");
+
+  auto port = Call(Addr("cp-2") + ":50000");
+  st = machine_->Hostname(port.get(), {}, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message(), "invalid target");
+
+  auto unknown = Call("127.254.254.254");
+  EXPECT_EQ(machine_->Hostname(unknown.get(), {}, &resp).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+
+  auto worker = Stub("os:admin", Addr("w-1"));
+  auto via_worker = Call(Addr("cp-1"));
+  st = worker->Hostname(via_worker.get(), {}, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(st.error_message(), "no request forwarding");
+  auto worker_self = Call(Addr("w-1"));
+  EXPECT_TRUE(worker->Hostname(worker_self.get(), {}, &resp).ok());
+}
+
+TEST_F(FleetGrpcTest, RbacByCertificateOrganization) {
+  auto reader = Stub("os:reader", endpoint_);
+  machine::VersionResponse version;
+  auto ctx = Call(Addr("cp-2"));
+  EXPECT_TRUE(reader->Version(ctx.get(), {}, &version).ok());
+  machine::UpgradeRequest upgrade;
+  upgrade.set_image("ghcr.io/siderolabs/installer:v1.12.4");
+  machine::UpgradeResponse upgraded;
+  ctx = Call(Addr("cp-2"));
+  auto st = reader->Upgrade(ctx.get(), upgrade, &upgraded);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  ctx = Call(Addr("cp-2"));
+  machine::ReadRequest read;
+  read.set_path("/proc/sys/kernel/random/boot_id");
+  auto stream = reader->Read(ctx.get(), read);
+  common::Data data;
+  while (stream->Read(&data)) {
+  }
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::PERMISSION_DENIED);
+
+  auto backup = Stub("os:etcd:backup", endpoint_);
+  ctx = Call();
+  EXPECT_EQ(backup->Version(ctx.get(), {}, &version).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  ctx = Call();
+  machine::EtcdMemberListResponse members;
+  EXPECT_TRUE(backup->EtcdMemberList(ctx.get(), {}, &members).ok());
+
+  auto cosi = cosi::resource::State::NewStub(
+      Dial(ReadTalosconfig(access_.talosconfig_by_role.at("os:reader")), endpoint_));
+  cosi::resource::GetRequest get;
+  get.set_namespace_("config");
+  get.set_type("MachineConfigs.config.talos.dev");
+  get.set_id("v1alpha1");
+  cosi::resource::GetResponse got;
+  ctx = Call();
+  EXPECT_EQ(cosi->Get(ctx.get(), get, &got).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  get.set_namespace_("runtime");
+  get.set_type("MachineStatuses.runtime.talos.dev");
+  get.set_id("machine");
+  ctx = Call();
+  EXPECT_TRUE(cosi->Get(ctx.get(), get, &got).ok());
+}
+
+TEST_F(FleetGrpcTest, LegacyUpgradeAcrossTheReboot) {
+  const std::string node = Addr("cp-2");
+  const std::string boot_before = BootId("cp-2");
+  ASSERT_EQ(boot_before.size(), 37u);
+  auto events_ctx = Call(node, 30s);
+  machine::EventsRequest events_req;
+  auto events = machine_->Events(events_ctx.get(), events_req);
+  machine::Event hello;
+  ASSERT_TRUE(events->Read(&hello));
+  EXPECT_TRUE(hello.has_data());
+  EXPECT_EQ(hello.data().type_url(), "");
+
+  machine::UpgradeRequest req;
+  req.set_image("ghcr.io/siderolabs/installer:v1.12.4");
+  machine::UpgradeResponse resp;
+  auto ctx = Call(node);
+  auto st = machine_->Upgrade(ctx.get(), req, &resp);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_EQ(resp.messages(0).ack(), "Upgrade request received");
+  const std::string actor = resp.messages(0).actor_id();
+
+  std::vector<std::string> types;
+  bool saw_actor = false;
+  machine::Event ev;
+  while (events->Read(&ev)) {
+    EXPECT_THAT(ev.data().type_url(), StartsWith("talos/runtime/machine."));
+    types.push_back(ev.data().type_url().substr(22));
+    saw_actor |= ev.actor_id() == actor;
+  }
+  EXPECT_EQ(events->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_TRUE(saw_actor);
+  ASSERT_FALSE(types.empty());
+  EXPECT_EQ(types.back(), "RestartEvent");
+
+  ASSERT_TRUE(fleet_
+                  ->WaitForNode(
+                      "cp-2", [](const NodeSnapshot& s) { return s.ready; }, 10s)
+                  .ok());
+  EXPECT_EQ(Tag("cp-2"), "v1.12.4");
+  EXPECT_NE(BootId("cp-2"), boot_before);
+  auto again = Call(node);
+  events_req.set_tail_events(-1);
+  auto replay = machine_->Events(again.get(), events_req);
+  ASSERT_TRUE(replay->Read(&ev));  // hello
+  ASSERT_TRUE(replay->Read(&ev));
+  machine::SequenceEvent first;
+  ASSERT_TRUE(first.ParseFromString(ev.data().value()));
+  EXPECT_EQ(first.sequence(), "initialize");  // the buffer restarted with the boot
+  again->TryCancel();
+  replay->Finish();
+}
+
+TEST_F(FleetGrpcTest, UpgradeErrorsComeBackAsUnknownWithTalosText) {
+  machine::UpgradeRequest req;
+  req.set_image("ghcr.io/siderolabs/installer");
+  machine::UpgradeResponse resp;
+  auto ctx = Call(Addr("cp-1"));
+  auto st = machine_->Upgrade(ctx.get(), req, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNKNOWN);
+  EXPECT_THAT(st.error_message(), StartsWith("error validating installer image"));
+  ASSERT_TRUE(
+      fleet_
+          ->InjectFault("cp-1",
+                        {.kind = FaultKind::kUpgradeLockHeld, .count = 1, .delay = {}, .image = {}})
+          .ok());
+  req.set_image("ghcr.io/siderolabs/installer:v1.12.4");
+  ctx = Call(Addr("cp-1"));
+  st = machine_->Upgrade(ctx.get(), req, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNKNOWN);
+  EXPECT_THAT(st.error_message(), HasSubstr("mutex: Locked by another session"));
+}
+
+TEST_F(FleetGrpcTest, LifecycleAndImageServicesOnlyFrom113) {
+  auto channel = Dial(admin_, endpoint_);
+  auto lifecycle = machine::LifecycleService::NewStub(channel);
+  auto images = machine::ImageService::NewStub(channel);
+  machine::LifecycleServiceUpgradeRequest req;
+  req.mutable_source()->set_image_name("factory.talos.dev/metal-installer/abc:v1.13.0");
+  auto old_ctx = Call(Addr("w-2"));
+  auto old_stream = lifecycle->Upgrade(old_ctx.get(), req);
+  machine::LifecycleServiceUpgradeResponse item;
+  while (old_stream->Read(&item)) {
+  }
+  auto st = old_stream->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+
+  machine::ImageServicePullRequest pull;
+  pull.set_image_ref("factory.talos.dev/metal-installer/abc:v1.14.0");
+  auto pull_ctx = Call(Addr("w-1"));
+  auto pulling = images->Pull(pull_ctx.get(), pull);
+  machine::ImageServicePullResponse pulled;
+  int progress = 0;
+  std::string name;
+  while (pulling->Read(&pulled)) {
+    if (pulled.has_pull_progress()) ++progress;
+    if (!pulled.name().empty()) name = pulled.name();
+  }
+  ASSERT_TRUE(pulling->Finish().ok());
+  EXPECT_GT(progress, 0);
+  EXPECT_EQ(name, pull.image_ref());
+
+  req.mutable_source()->set_image_name(pull.image_ref());
+  auto ctx = Call(Addr("w-1"));
+  auto stream = lifecycle->Upgrade(ctx.get(), req);
+  std::vector<std::string> messages;
+  int exit_code = -1;
+  while (stream->Read(&item)) {
+    if (item.progress().has_exit_code()) exit_code = item.progress().exit_code();
+    if (item.progress().has_message()) messages.push_back(item.progress().message());
+  }
+  ASSERT_TRUE(stream->Finish().ok());
+  EXPECT_EQ(exit_code, 0);
+  EXPECT_FALSE(messages.empty());
+  EXPECT_EQ(Tag("w-1"), "v1.13.2");  // installed, not rebooted
+  machine::RebootResponse rebooted;
+  auto reboot_ctx = Call(Addr("w-1"));
+  ASSERT_TRUE(machine_->Reboot(reboot_ctx.get(), {}, &rebooted).ok());
+  EXPECT_EQ(rebooted.messages(0).actor_id().size(), 36u);
+  ASSERT_TRUE(
+      fleet_
+          ->WaitForNode(
+              "w-1", [](const NodeSnapshot& s) { return s.ready && s.talos_tag == "v1.14.0"; }, 10s)
+          .ok());
+}
+
+TEST_F(FleetGrpcTest, UnreachableNodeAnswersUnavailable) {
+  ASSERT_TRUE(
+      fleet_
+          ->InjectFault("cp-3",
+                        {.kind = FaultKind::kApiUnreachable, .count = -1, .delay = {}, .image = {}})
+          .ok());
+  machine::VersionResponse resp;
+  auto forwarded = Call(Addr("cp-3"));
+  EXPECT_EQ(machine_->Version(forwarded.get(), {}, &resp).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+  auto direct = Stub("os:admin", Addr("cp-3"));
+  auto ctx = Call();
+  EXPECT_EQ(direct->Version(ctx.get(), {}, &resp).error_code(), grpc::StatusCode::UNAVAILABLE);
+  ASSERT_TRUE(fleet_->ClearFaults("cp-3").ok());
+  ctx = Call();
+  EXPECT_TRUE(direct->Version(ctx.get(), {}, &resp).ok());
+}
+
+TEST(FleetListenerTest, RefusesConnectionsWhileDownWhenAsked) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sim-refuse-" + std::to_string(getpid()));
+  auto spec = FleetSpec::Parse(std::string(kFleet) + "refuse_connections_while_down: true\n");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_TRUE(spec->refuse_connections_while_down);
+  auto fleet = Fleet::Start(*spec, dir);
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  Talosconfig admin = ReadTalosconfig((*fleet)->Cluster("prod")->talosconfig);
+  auto direct = machine::MachineService::NewStub(Dial(admin, *(*fleet)->NodeAddress("cp-3")));
+  ASSERT_TRUE(
+      (*fleet)
+          ->InjectFault("cp-3",
+                        {.kind = FaultKind::kApiUnreachable, .count = -1, .delay = {}, .image = {}})
+          .ok());
+  machine::VersionResponse resp;
+  grpc::Status st;
+  // The listener closes shortly after the fault: until then the node itself answers UNAVAILABLE
+  // ("... dial tcp ..."); afterwards the client's connection is refused.
+  for (int i = 0; i < 500; ++i) {
+    auto ctx = Call({}, 2s);
+    st = direct->Version(ctx.get(), {}, &resp);
+    if (st.error_code() == grpc::StatusCode::UNAVAILABLE &&
+        st.error_message().find("dial tcp") == std::string::npos) {
+      break;
+    }
+  }
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(st.error_message(), ::testing::Not(HasSubstr("dial tcp")));
+  ASSERT_TRUE((*fleet)->ClearFaults("cp-3").ok());
+  auto ctx = Call({}, 10s);
+  ctx->set_wait_for_ready(true);
+  st = direct->Version(ctx.get(), {}, &resp);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+  (*fleet)->Stop();
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(FleetGrpcTest, EtcdAndServices) {
+  machine::EtcdMemberListResponse members;
+  auto ctx = Call(Addr("cp-2"));
+  ASSERT_TRUE(machine_->EtcdMemberList(ctx.get(), {}, &members).ok());
+  ASSERT_EQ(members.messages(0).members_size(), 3);
+  EXPECT_EQ(members.messages(0).members(0).hostname(), "cp-1");
+  EXPECT_FALSE(members.messages(0).members(0).is_learner());
+  machine::EtcdStatusResponse status;
+  ctx = Call(Addr("cp-2"));
+  ASSERT_TRUE(machine_->EtcdStatus(ctx.get(), {}, &status).ok());
+  EXPECT_EQ(status.messages(0).member_status().leader(), members.messages(0).members(0).id());
+  EXPECT_EQ(status.messages(0).member_status().errors_size(), 0);
+  ctx = Call(Addr("w-1"));
+  EXPECT_EQ(machine_->EtcdStatus(ctx.get(), {}, &status).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+  ctx = Call(Addr("cp-1"));
+  auto snapshot = machine_->EtcdSnapshot(ctx.get(), {});
+  common::Data chunk;
+  size_t bytes = 0;
+  while (snapshot->Read(&chunk)) bytes += chunk.bytes().size();
+  EXPECT_TRUE(snapshot->Finish().ok());
+  EXPECT_GT(bytes, 0u);
+  machine::ServiceListResponse services;
+  ctx = Call(Addr("cp-1"));
+  ASSERT_TRUE(machine_->ServiceList(ctx.get(), {}, &services).ok());
+  std::set<std::string> ids;
+  for (const auto& s : services.messages(0).services()) {
+    ids.insert(s.id());
+    EXPECT_EQ(s.state(), "Running");
+    EXPECT_TRUE(s.health().healthy());
+  }
+  EXPECT_TRUE(ids.contains("etcd") && ids.contains("kubelet") && ids.contains("apid"));
+}
+
+TEST_F(FleetGrpcTest, CosiWatchSeesMachineStatusChange) {
+  auto cosi = cosi::resource::State::NewStub(Dial(admin_, endpoint_));
+  cosi::resource::WatchRequest req;
+  req.set_namespace_("runtime");
+  req.set_type("MachineStatuses.runtime.talos.dev");
+  req.set_id("machine");
+  req.set_api_version(1);
+  auto ctx = Call(Addr("w-2"), 30s);
+  auto watch = cosi->Watch(ctx.get(), req);
+  cosi::resource::WatchResponse resp;
+  ASSERT_TRUE(watch->Read(&resp));
+  EXPECT_EQ(resp.event_size(), 0);  // the watch is established
+  ASSERT_TRUE(watch->Read(&resp));
+  ASSERT_EQ(resp.event_size(), 1);
+  EXPECT_EQ(resp.event(0).event_type(), cosi::resource::CREATED);
+  machine::RebootResponse rebooted;
+  auto reboot_ctx = Call(Addr("w-2"));
+  ASSERT_TRUE(machine_->Reboot(reboot_ctx.get(), {}, &rebooted).ok());
+  ASSERT_TRUE(watch->Read(&resp));
+  EXPECT_EQ(resp.event(0).event_type(), cosi::resource::UPDATED);
+  talos::resource::definitions::runtime::MachineStatusSpec spec;
+  ASSERT_TRUE(spec.ParseFromString(resp.event(0).resource().spec().proto_spec()));
+  EXPECT_EQ(spec.stage(), talos::resource::definitions::enums::MACHINE_STAGE_REBOOTING);
+  while (watch->Read(&resp)) {
+  }
+  EXPECT_EQ(watch->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+  cosi::resource::GetRequest get;
+  get.set_namespace_("runtime");
+  get.set_type("Services.v1alpha1.talos.dev");
+  get.set_id("nope");
+  cosi::resource::GetResponse got;
+  auto get_ctx = Call();
+  EXPECT_EQ(cosi->Get(get_ctx.get(), get, &got).error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+TEST_F(FleetGrpcTest, JournalRecordsCallsWithRoleAndEndpoint) {
+  Tag("w-1");
+  auto entries = fleet_->journal().Entries();
+  auto it = std::find_if(entries.begin(), entries.end(), [](const JournalEntry& e) {
+    return e.kind == JournalEntry::Kind::kCall && e.what == "/machine.MachineService/Version";
+  });
+  ASSERT_NE(it, entries.end());
+  EXPECT_EQ(it->node, "w-1");
+  EXPECT_EQ(it->endpoint, "cp-1");
+  EXPECT_EQ(it->role, "os:admin");
+  EXPECT_EQ(it->code, "OK");
+  EXPECT_TRUE(std::filesystem::file_size(dir_ / "journal.jsonl") > 0);
+}
+
+}  // namespace
+}  // namespace tr::sim

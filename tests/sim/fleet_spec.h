@@ -1,0 +1,128 @@
+// The fleet file of talos-sim: which clusters and nodes to simulate, how long the simulated
+// operations take, which faults to script, and how to allocate loopback addresses.
+//
+// A FleetSpec is a plain value parsed from YAML (see README.md, section "talos-sim", for the file
+// format). Parsing validates everything the simulator later relies on (unique node names, valid
+// Talos and Kubernetes versions, at least one control plane per cluster, addresses inside
+// 127.0.0.0/8), so Fleet::Start only fails on environment problems. Values only;
+// thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tr::sim {
+
+enum class NodeRole { kControlPlane, kWorker };
+
+// "controlplane" / "worker", the words Talos uses for machine.type.
+std::string_view NodeRoleName(NodeRole role);
+
+// Faults a node can be given, in the fleet file (`faults:` of a node) or at run time
+// (Fleet::InjectFault, the control endpoint).
+enum class FaultKind {
+  kBadInstallerImage,  // image validation / pull fails ("error validating installer image ...")
+  kBootFailure,        // the next boot into a new slot fails: back on the old slot (A/B fallback)
+  kNeverReturns,       // the next reboot never comes back (until the fault is cleared)
+  kSlowReboot,         // every reboot stays down `delay` longer
+  kEtcdUnhealthy,      // this node's etcd member fails its health check
+  kUpgradeLockHeld,    // Upgrade on this node finds the etcd upgrade mutex held by another session
+  kApiUnreachable,     // the node's API answers nothing but Unavailable; the machine keeps running
+};
+
+// The fleet-file spelling: "bad_installer_image", "boot_failure", "never_returns", "slow_reboot",
+// "etcd_unhealthy", "upgrade_lock_held", "api_unreachable".
+std::string_view FaultKindName(FaultKind kind);
+absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name);
+
+struct Fault {
+  FaultKind kind = FaultKind::kBootFailure;
+  // How many times the fault fires before it is used up; -1 = until cleared. Only the one-shot
+  // kinds count down (boot_failure, never_returns, bad_installer_image, upgrade_lock_held: each
+  // refused or failed attempt is one); the others are conditions that hold until cleared.
+  int count = -1;
+  // slow_reboot: extra time down per reboot, in fleet time (multiplied by the time scale).
+  std::chrono::milliseconds delay{0};
+  // bad_installer_image: only images containing this text are bad; empty = every image.
+  std::string image;
+};
+
+// How long simulated operations take, in fleet time. The simulator multiplies every value by the
+// time scale (FleetSpec::time_scale, overridable at start), so the same fleet file serves a demo
+// (scale 0.1: an upgrade in a few seconds) and tests (scale 0.001: tens of milliseconds).
+struct Timings {
+  std::chrono::milliseconds image_pull{4000};  // pull + validate an installer or system image
+  std::chrono::milliseconds install{8000};     // the installer writing the inactive slot
+  std::chrono::milliseconds drain{2000};       // cordon and drain inside the legacy upgrade
+  std::chrono::milliseconds reboot{10000};     // API down between RestartEvent and boot
+  std::chrono::milliseconds boot{6000};        // API up (BOOTING) until RUNNING and ready
+  std::chrono::milliseconds pod_start{2000};   // an evicted pod's replacement becoming Ready
+};
+
+struct NodeSpec {
+  std::string name;  // hostname; unique in the whole fleet
+  NodeRole role = NodeRole::kWorker;
+  std::string talos_version;       // "v1.11.6" (with or without the leading v)
+  std::string kubernetes_version;  // "1.34.1" (with or without the leading v)
+  std::string address;             // "127.0.42.7"; empty = allocated from the fleet's prefix
+  std::string platform = "metal";  // Version.platform.name
+  std::string schematic;           // 64-hex schematic id of the installed image; empty = vanilla
+  std::vector<Fault> faults;       // active from the start
+};
+
+// A workload pod on the simulated Kubernetes API (static pods and kube-proxy are generated).
+struct PodSpec {
+  std::string name;
+  std::string namespace_name = "default";
+  std::string node;  // node name it runs on
+  std::vector<std::pair<std::string, std::string>> labels;
+  bool replicated = true;  // owned by a ReplicaSet: an evicted pod comes back on another node
+};
+
+// A PodDisruptionBudget (policy/v1) over pods of one namespace, by equality label selector.
+struct PdbSpec {
+  std::string name;
+  std::string namespace_name = "default";
+  std::vector<std::pair<std::string, std::string>> match_labels;
+  std::optional<int> min_available;
+  std::optional<int> max_unavailable;
+};
+
+struct ClusterSpec {
+  std::string name;
+  std::vector<NodeSpec> nodes;
+  std::vector<PodSpec> pods;
+  std::vector<PdbSpec> pdbs;
+  int kube_api_port = 6443;  // the fake Kubernetes API listens on the first control plane's address
+};
+
+struct FleetSpec {
+  std::vector<ClusterSpec> clusters;
+  Timings timings;
+  double time_scale = 1.0;
+  // First three octets of node addresses, e.g. "127.0.42"; nodes without an explicit address get
+  // .1, .2, ... in fleet-file order. Empty or "auto": derived from the process id, and moved on to
+  // another prefix when an address is already in use (parallel test processes).
+  std::string address_prefix;
+  // While a node is down (rebooting, never_returns, api_unreachable) its listener is closed and
+  // connections are refused, as with a real machine; false: the listener stays and answers
+  // UNAVAILABLE.
+  bool refuse_connections_while_down = false;
+
+  // Parses fleet YAML. InvalidArgument naming the offending key or node on any error.
+  static absl::StatusOr<FleetSpec> Parse(std::string_view yaml);
+  // Reads and parses a file. NotFound when it cannot be read, else as Parse.
+  static absl::StatusOr<FleetSpec> Load(const std::filesystem::path& path);
+
+  // The node of that name, or nullptr.
+  const NodeSpec* FindNode(std::string_view name) const;
+};
+
+}  // namespace tr::sim

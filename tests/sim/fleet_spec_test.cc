@@ -1,0 +1,132 @@
+#include "tests/sim/fleet_spec.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tr::sim {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr const char* kFleet = R"(
+time_scale: 0.01
+address_prefix: 127.0.42
+timings:
+  image_pull: 2s
+  install: 1500ms
+  reboot: 1m
+clusters:
+  - name: prod
+    kube_api_port: 7443
+    nodes:
+      - {name: cp-1, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: cp-2, role: controlplane, talos: 1.11.6, kubernetes: v1.34.1, address: 127.0.42.9}
+      - name: w-1
+        role: worker
+        talos: v1.13.0
+        kubernetes: 1.34.1
+        platform: aws
+        faults:
+          - {kind: boot_failure, count: 1}
+          - {kind: slow_reboot, delay: 3s}
+          - {kind: bad_installer_image, image: "v1.14"}
+    pods:
+      - {name: web-1, node: w-1, labels: {app: web}}
+    pdbs:
+      - {name: web, selector: {app: web}, min_available: 1}
+)";
+
+TEST(FleetSpecTest, ParsesEveryField) {
+  auto spec = FleetSpec::Parse(kFleet);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_DOUBLE_EQ(spec->time_scale, 0.01);
+  EXPECT_EQ(spec->address_prefix, "127.0.42");
+  EXPECT_EQ(spec->timings.image_pull, std::chrono::seconds(2));
+  EXPECT_EQ(spec->timings.install, std::chrono::milliseconds(1500));
+  EXPECT_EQ(spec->timings.reboot, std::chrono::minutes(1));
+  EXPECT_EQ(spec->timings.boot, Timings{}.boot);  // default kept
+  ASSERT_EQ(spec->clusters.size(), 1u);
+  const ClusterSpec& c = spec->clusters[0];
+  EXPECT_EQ(c.kube_api_port, 7443);
+  ASSERT_EQ(c.nodes.size(), 3u);
+  EXPECT_EQ(c.nodes[0].role, NodeRole::kControlPlane);
+  EXPECT_EQ(c.nodes[1].talos_version, "v1.11.6");
+  EXPECT_EQ(c.nodes[1].kubernetes_version, "1.34.1");
+  EXPECT_EQ(c.nodes[1].address, "127.0.42.9");
+  EXPECT_EQ(c.nodes[2].platform, "aws");
+  ASSERT_EQ(c.nodes[2].faults.size(), 3u);
+  EXPECT_EQ(c.nodes[2].faults[0].kind, FaultKind::kBootFailure);
+  EXPECT_EQ(c.nodes[2].faults[0].count, 1);
+  EXPECT_EQ(c.nodes[2].faults[1].delay, std::chrono::seconds(3));
+  EXPECT_EQ(c.nodes[2].faults[2].image, "v1.14");
+  ASSERT_EQ(c.pods.size(), 1u);
+  EXPECT_TRUE(c.pods[0].replicated);
+  ASSERT_EQ(c.pdbs.size(), 1u);
+  EXPECT_EQ(c.pdbs[0].min_available, 1);
+  EXPECT_EQ(spec->FindNode("w-1")->name, "w-1");
+  EXPECT_EQ(spec->FindNode("nope"), nullptr);
+}
+
+TEST(FleetSpecTest, RejectsInvalidFleets) {
+  struct Case {
+    const char* yaml;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"clusters: []", "at least one cluster"},
+      {"clusters: [{name: a, nodes: [{name: w, role: worker, talos: v1.11.0, kubernetes: "
+       "1.34.0}]}]",
+       "at least one control plane"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: 1.11, kubernetes: "
+       "1.34.0}]}]",
+       "talos"},
+      {"clusters: [{name: a, nodes: [{name: c, role: boss, talos: v1.11.0, kubernetes: "
+       "1.34.0}]}]",
+       "role must be"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0, address: 10.0.0.1}]}]",
+       "not in 127.0.0.0/8"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0}, {name: c, role: worker, talos: v1.11.0, kubernetes: 1.34.0}]}]",
+       "unique"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0, faults: [{kind: meteor}]}]}]",
+       "unknown fault kind"},
+      {"timings: {reboot: 5h}\nclusters: []", "bad duration unit"},
+      {"address_prefix: 10.1.2\nclusters: [{name: a, nodes: [{name: c, role: controlplane, "
+       "talos: v1.11.0, kubernetes: 1.34.0}]}]",
+       "address_prefix"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0}], pdbs: [{name: p, selector: {a: b}}]}]",
+       "exactly one of"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0}], pods: [{name: p, node: ghost}]}]",
+       "name of a node"},
+      {"clusters: [ {name: a", "fleet file"},
+      {"- just a list", "mapping"},
+  };
+  for (const Case& c : cases) {
+    auto spec = FleetSpec::Parse(c.yaml);
+    ASSERT_FALSE(spec.ok()) << c.yaml;
+    EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << c.yaml;
+    EXPECT_THAT(std::string(std::string(spec.status().message())), HasSubstr(c.message)) << c.yaml;
+  }
+}
+
+TEST(FleetSpecTest, LoadReportsMissingFile) {
+  auto spec = FleetSpec::Load("/nonexistent/fleet.yaml");
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(FleetSpecTest, FaultKindNamesRoundTrip) {
+  for (auto kind : {FaultKind::kBadInstallerImage, FaultKind::kBootFailure,
+                    FaultKind::kNeverReturns, FaultKind::kSlowReboot, FaultKind::kEtcdUnhealthy,
+                    FaultKind::kUpgradeLockHeld, FaultKind::kApiUnreachable}) {
+    auto parsed = ParseFaultKind(FaultKindName(kind));
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, kind);
+  }
+}
+
+}  // namespace
+}  // namespace tr::sim

@@ -1,0 +1,236 @@
+#include "tests/sim/kube_api.h"
+
+#include <httplib.h>
+#include <openssl/pem.h>
+
+#include "core/text.h"
+#include "fmt/format.h"
+#include "tests/sim/kube_tables.h"
+
+namespace tr::sim {
+namespace {
+
+using nlohmann::json;
+
+json Status(int code, const std::string& reason, const std::string& message) {
+  return {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+          {"status", "Failure"}, {"message", message}, {"reason", reason},
+          {"code", code}};
+}
+
+void Reply(httplib::Response& res, int code, const json& body) {
+  res.status = code;
+  res.set_content(body.dump(), "application/json");
+}
+
+json List(const std::string& kind, const std::string& api_version, json items, uint64_t rv) {
+  return {{"kind", kind},
+          {"apiVersion", api_version},
+          {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+          {"items", std::move(items)}};
+}
+
+// labelSelector "a=b,c!=d,e" and fieldSelector "spec.nodeName=x" on an object's JSON.
+bool Selected(const httplib::Request& req, const json& obj) {
+  const json labels = obj["metadata"].value("labels", json::object());
+  const std::string label_selector = req.get_param_value("labelSelector");
+  const std::string field_selector = req.get_param_value("fieldSelector");
+  for (auto term : core::Split(label_selector, ',')) {
+    if (term.empty()) continue;
+    const std::string t(term);
+    auto ne = t.find("!="), eq = t.find('=');
+    if (ne != std::string::npos) {
+      const std::string k = t.substr(0, ne);
+      if (labels.contains(k) && labels[k] == t.substr(ne + 2)) return false;
+    } else if (eq != std::string::npos) {
+      const std::string k = t.substr(0, eq);
+      const std::string v = t.substr(t[eq + 1] == '=' ? eq + 2 : eq + 1);
+      if (!labels.contains(k) || labels[k] != v) return false;
+    } else if (!labels.contains(t)) {
+      return false;
+    }
+  }
+  for (auto term : core::Split(field_selector, ',')) {
+    const std::string t(term);
+    auto eq = t.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string field = t.substr(0, eq);
+    const std::string value = t.substr(t[eq + 1] == '=' ? eq + 2 : eq + 1);
+    std::string actual;
+    if (field == "spec.nodeName") actual = obj["spec"].value("nodeName", "");
+    if (field == "metadata.name") actual = obj["metadata"].value("name", "");
+    if (field == "metadata.namespace") actual = obj["metadata"].value("namespace", "");
+    if (actual != value) return false;
+  }
+  return true;
+}
+
+bool WantsTable(const httplib::Request& req) {
+  return req.get_header_value("Accept").find("as=Table") != std::string::npos;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<KubeApiServer>> KubeApiServer::Start(SimCluster* cluster,
+                                                                    const std::string& address,
+                                                                    int port,
+                                                                    const CertifiedKey& server_cert,
+                                                                    std::string token) {
+  auto bio_cert = std::unique_ptr<BIO, decltype(&BIO_free)>(
+      BIO_new_mem_buf(server_cert.cert_pem.data(), static_cast<int>(server_cert.cert_pem.size())),
+      BIO_free);
+  auto bio_key = std::unique_ptr<BIO, decltype(&BIO_free)>(
+      BIO_new_mem_buf(server_cert.key_pem.data(), static_cast<int>(server_cert.key_pem.size())),
+      BIO_free);
+  X509* cert = PEM_read_bio_X509(bio_cert.get(), nullptr, nullptr, nullptr);
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio_key.get(), nullptr, nullptr, nullptr);
+  if (cert == nullptr || key == nullptr) {
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    return absl::InternalError("kube api: cannot read the server certificate or key");
+  }
+  std::unique_ptr<KubeApiServer> api(new KubeApiServer());
+  api->cluster_ = cluster;
+  api->token_ = std::move(token);
+  api->server_ = std::make_unique<httplib::SSLServer>(cert, key);
+  X509_free(cert);
+  EVP_PKEY_free(key);
+  if (!api->server_->is_valid()) return absl::InternalError("kube api: TLS setup failed");
+  api->server_->new_task_queue = [] { return new httplib::ThreadPool(4); };
+  api->Routes();
+  if (!api->server_->bind_to_port(address, port)) {
+    return absl::UnavailableError(fmt::format("kube api: cannot bind {}:{}", address, port));
+  }
+  api->url_ = fmt::format("https://{}:{}", address, port);
+  api->thread_ = std::thread([server = api->server_.get()] { server->listen_after_bind(); });
+  return api;
+}
+
+KubeApiServer::~KubeApiServer() { Stop(); }
+
+void KubeApiServer::Stop() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void KubeApiServer::Routes() {
+  httplib::SSLServer& s = *server_;
+  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (req.get_header_value("Authorization") == "Bearer " + token_) {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    Reply(res, 401, Status(401, "Unauthorized", "Unauthorized"));
+    return httplib::Server::HandlerResponse::Handled;
+  });
+  s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    std::lock_guard lock(cluster_->mu());
+    for (const auto& node : cluster_->nodes()) {
+      if (!node->is_control_plane()) continue;
+      cluster_->JournalCallLocked(*node, fmt::format("kube:{} {}", req.method, req.path), "",
+                                  std::to_string(res.status), "", "");
+      break;
+    }
+  });
+  s.Get("/version", [this](const httplib::Request&, httplib::Response& res) {
+    std::lock_guard lock(cluster_->mu());
+    const std::string v = cluster_->KubeApiVersionLocked();
+    const std::string bare = v.substr(1);
+    auto parts = core::Split(bare, '.');
+    Reply(res, 200,
+          {{"major", std::string(parts[0])},
+           {"minor", std::string(parts[1])},
+           {"gitVersion", v},
+           {"gitCommit", "0000000000000000000000000000000000000000"},
+           {"gitTreeState", "clean"},
+           {"buildDate", "2026-01-01T00:00:00Z"},
+           {"goVersion", "go1.24.6"},
+           {"compiler", "gc"},
+           {"platform", "linux/amd64"}});
+  });
+  s.Get("/api",
+        [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, ApiVersions()); });
+  s.Get("/apis",
+        [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, ApiGroups()); });
+  s.Get("/api/v1",
+        [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, CoreResources()); });
+  s.Get(R"(/apis/(apps|policy|coordination\.k8s\.io)/v1)",
+        [](const httplib::Request& req, httplib::Response& res) {
+          Reply(res, 200, GroupResources(req.matches[1]));
+        });
+  s.Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(cluster_->mu());
+    json items = json::array();
+    for (const auto& node : cluster_->nodes()) {
+      json obj = cluster_->KubeNodeJsonLocked(*node);
+      if (Selected(req, obj)) items.push_back(std::move(obj));
+    }
+    const uint64_t rv = cluster_->NextResourceVersionLocked();
+    Reply(res, 200,
+          WantsTable(req) ? NodeTable(items, cluster_->scheduler().WallNow(), rv)
+                          : List("NodeList", "v1", std::move(items), rv));
+  });
+  s.Get("/api/v1/nodes/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(cluster_->mu());
+    SimNode* node = cluster_->FindNodeLocked(req.matches[1].str());
+    if (node == nullptr || node->spec.name != req.matches[1].str()) {
+      return Reply(
+          res, 404,
+          Status(404, "NotFound", fmt::format("nodes \"{}\" not found", req.matches[1].str())));
+    }
+    json obj = cluster_->KubeNodeJsonLocked(*node);
+    Reply(
+        res, 200,
+        WantsTable(req) ? NodeTable(json::array({obj}), cluster_->scheduler().WallNow(), 0) : obj);
+  });
+  s.Patch("/api/v1/nodes/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(cluster_->mu());
+    SimNode* node = cluster_->FindNodeLocked(req.matches[1].str());
+    if (node == nullptr || node->spec.name != req.matches[1].str()) {
+      return Reply(
+          res, 404,
+          Status(404, "NotFound", fmt::format("nodes \"{}\" not found", req.matches[1].str())));
+    }
+    json patch = json::parse(req.body, nullptr, false);
+    if (patch.is_discarded()) return Reply(res, 400, Status(400, "BadRequest", "invalid JSON"));
+    json current = cluster_->KubeNodeJsonLocked(*node);
+    const std::string type = req.get_header_value("Content-Type");
+    json patched = current;
+    if (type.find("json-patch+json") != std::string::npos) {
+      try {
+        patched = current.patch(patch);
+      } catch (const json::exception& e) {
+        return Reply(res, 422, Status(422, "Invalid", e.what()));
+      }
+    } else if (type.find("merge-patch+json") != std::string::npos) {
+      patched.merge_patch(patch);
+    } else {
+      return Reply(res, 415,
+                   Status(415, "UnsupportedMediaType",
+                          fmt::format("the body of the request was in an unknown "
+                                      "format - accepted media types include: "
+                                      "application/json-patch+json, "
+                                      "application/merge-patch+json, "
+                                      "application/strategic-merge-patch+json")));
+    }
+    json spec = patched.value("spec", json::object());
+    cluster_->PatchNodeLocked(
+        *node, {{"metadata",
+                 {{"labels", patched["metadata"].value("labels", json::object())},
+                  {"annotations", patched["metadata"].value("annotations", json::object())}}},
+                {"spec", {{"unschedulable", spec.value("unschedulable", false)}}}});
+    Reply(res, 200, cluster_->KubeNodeJsonLocked(*node));
+  });
+  // kube-proxy is the only DaemonSet; kubectl drain looks its owner up.
+  s.Get("/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
+        [](const httplib::Request&, httplib::Response& res) {
+          Reply(res, 200,
+                {{"kind", "DaemonSet"},
+                 {"apiVersion", "apps/v1"},
+                 {"metadata", {{"name", "kube-proxy"}, {"namespace", "kube-system"}}},
+                 {"spec", {{"selector", {{"matchLabels", {{"k8s-app", "kube-proxy"}}}}}}}});
+        });
+  PodRoutes();
+  LeaseRoutes();
+}
+
+}  // namespace tr::sim

@@ -1,0 +1,55 @@
+// The fake Kubernetes API server of one simulated cluster: HTTPS (cpp-httplib with OpenSSL) on the
+// first control plane's address, bearer-token authentication, serving what an upgrade
+// orchestrator and kubectl need: /version, discovery, Nodes (list, get, merge / strategic-merge /
+// JSON patch for cordon), Pods (list with label and field selectors, get, delete, the eviction
+// subresource honouring PodDisruptionBudgets), PodDisruptionBudgets and Leases. Objects reflect
+// the simulated machines (SimCluster). Lists answer with a meta.k8s.io/v1 Table when asked, as
+// kubectl does.
+//
+// Thread-safety: the server runs its own threads; Stop may be called from any thread once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "tests/sim/pki.h"
+#include "tests/sim/sim_cluster.h"
+
+namespace httplib {
+class SSLServer;
+}
+
+namespace tr::sim {
+
+class KubeApiServer {
+ public:
+  // Binds address:port and starts serving. Unavailable when the address is in use, Internal for
+  // bad TLS material.
+  static absl::StatusOr<std::unique_ptr<KubeApiServer>> Start(SimCluster* cluster,
+                                                              const std::string& address, int port,
+                                                              const CertifiedKey& server_cert,
+                                                              std::string token);
+  ~KubeApiServer();
+  KubeApiServer(const KubeApiServer&) = delete;
+  KubeApiServer& operator=(const KubeApiServer&) = delete;
+
+  void Stop();
+  // "https://127.0.42.1:6443".
+  const std::string& url() const { return url_; }
+
+ private:
+  KubeApiServer() = default;
+  void Routes();
+  void PodRoutes();    // pods, evictions, PodDisruptionBudgets (kube_api_pods.cc)
+  void LeaseRoutes();  // coordination.k8s.io/v1 Leases (kube_api_pods.cc)
+
+  SimCluster* cluster_ = nullptr;
+  std::string token_;
+  std::string url_;
+  std::unique_ptr<httplib::SSLServer> server_;
+  std::thread thread_;
+};
+
+}  // namespace tr::sim

@@ -1,0 +1,272 @@
+// Pods, evictions, PodDisruptionBudgets and Leases of the fake Kubernetes API.
+#include <httplib.h>
+
+#include "fmt/chrono.h"
+#include "fmt/format.h"
+#include "tests/sim/ids.h"
+#include "tests/sim/kube_api.h"
+#include "tests/sim/kube_tables.h"
+
+namespace tr::sim {
+namespace {
+
+using nlohmann::json;
+
+void Reply(httplib::Response& res, int code, const json& body) {
+  res.status = code;
+  res.set_content(body.dump(), "application/json");
+}
+
+json NotFound(const std::string& resource, const std::string& name) {
+  return {{"kind", "Status"},
+          {"apiVersion", "v1"},
+          {"metadata", json::object()},
+          {"status", "Failure"},
+          {"message", fmt::format("{} \"{}\" not found", resource, name)},
+          {"reason", "NotFound"},
+          {"details", {{"name", name}, {"kind", resource}}},
+          {"code", 404}};
+}
+
+bool LabelsMatch(const json& pod, const std::vector<std::pair<std::string, std::string>>& sel) {
+  const json& labels = pod["metadata"]["labels"];
+  for (const auto& [k, v] : sel) {
+    if (!labels.contains(k) || labels[k] != v) return false;
+  }
+  return true;
+}
+
+bool PodSelected(const httplib::Request& req, const json& pod) {
+  const std::string field = req.get_param_value("fieldSelector");
+  if (field.rfind("spec.nodeName=", 0) == 0 &&
+      pod["spec"].value("nodeName", "") != field.substr(14)) {
+    return false;
+  }
+  const std::string label = req.get_param_value("labelSelector");
+  if (auto eq = label.find('='); eq != std::string::npos) {
+    const std::string k = label.substr(0, eq);
+    const std::string v = label.substr(label[eq + 1] == '=' ? eq + 2 : eq + 1);
+    const json& labels = pod["metadata"]["labels"];
+    if (!labels.contains(k) || labels[k] != v) return false;
+  }
+  return true;
+}
+
+std::string Now(WallTime t) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.000000Z",
+                     std::chrono::time_point_cast<std::chrono::seconds>(t));
+}
+
+}  // namespace
+
+void KubeApiServer::PodRoutes() {
+  httplib::SSLServer& s = *server_;
+  auto list = [this](const httplib::Request& req, httplib::Response& res, const std::string& ns) {
+    std::lock_guard lock(cluster_->mu());
+    json items = json::array();
+    for (const auto& pod : cluster_->pods()) {
+      if (!ns.empty() && pod.ns != ns) continue;
+      json obj = cluster_->KubePodJsonLocked(pod);
+      if (PodSelected(req, obj)) items.push_back(std::move(obj));
+    }
+    const uint64_t rv = cluster_->NextResourceVersionLocked();
+    if (req.get_header_value("Accept").find("as=Table") != std::string::npos) {
+      return Reply(res, 200, PodTable(items, cluster_->scheduler().WallNow(), rv));
+    }
+    Reply(res, 200,
+          {{"kind", "PodList"},
+           {"apiVersion", "v1"},
+           {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+           {"items", items}});
+  };
+  s.Get("/api/v1/pods",
+        [list](const httplib::Request& req, httplib::Response& res) { list(req, res, ""); });
+  s.Get("/api/v1/namespaces/([^/]+)/pods",
+        [list](const httplib::Request& req, httplib::Response& res) {
+          list(req, res, req.matches[1].str());
+        });
+  s.Get("/api/v1/namespaces/([^/]+)/pods/([^/]+)",
+        [this](const httplib::Request& req, httplib::Response& res) {
+          std::lock_guard lock(cluster_->mu());
+          for (const auto& pod : cluster_->pods()) {
+            if (pod.ns == req.matches[1].str() && pod.name == req.matches[2].str()) {
+              return Reply(res, 200, cluster_->KubePodJsonLocked(pod));
+            }
+          }
+          Reply(res, 404, NotFound("pods", req.matches[2].str()));
+        });
+  s.Delete("/api/v1/namespaces/([^/]+)/pods/([^/]+)",
+           [this](const httplib::Request& req, httplib::Response& res) {
+             std::lock_guard lock(cluster_->mu());
+             auto& pods = cluster_->pods();
+             for (auto it = pods.begin(); it != pods.end(); ++it) {
+               if (it->ns != req.matches[1].str() || it->name != req.matches[2].str()) continue;
+               json obj = cluster_->KubePodJsonLocked(*it);
+               KubePod pod = *it;
+               pods.erase(it);
+               if (pod.owner_kind == "ReplicaSet") cluster_->RescheduleLocked(std::move(pod));
+               return Reply(res, 200, obj);
+             }
+             Reply(res, 404, NotFound("pods", req.matches[2].str()));
+           });
+  s.Post("/api/v1/namespaces/([^/]+)/pods/([^/]+)/eviction",
+         [this](const httplib::Request& req, httplib::Response& res) {
+           std::lock_guard lock(cluster_->mu());
+           auto [code, body] = cluster_->EvictLocked(req.matches[1].str(), req.matches[2].str());
+           Reply(res, code, body);
+         });
+  auto pdbs = [this](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(cluster_->mu());
+    const std::string ns = req.matches.size() > 1 ? req.matches[1].str() : "";
+    json items = json::array();
+    for (const auto& pdb : cluster_->spec().pdbs) {
+      if (!ns.empty() && pdb.namespace_name != ns) continue;
+      int expected = 0, healthy = 0;
+      for (const auto& pod : cluster_->pods()) {
+        json obj = cluster_->KubePodJsonLocked(pod);
+        if (pod.ns != pdb.namespace_name || !LabelsMatch(obj, pdb.match_labels)) continue;
+        ++expected;
+        if (obj["status"]["conditions"][0]["status"] == "True") ++healthy;
+      }
+      const int desired =
+          pdb.min_available ? *pdb.min_available : std::max(0, expected - *pdb.max_unavailable);
+      json spec = {{"selector", {{"matchLabels", json::object()}}}};
+      for (const auto& [k, v] : pdb.match_labels) spec["selector"]["matchLabels"][k] = v;
+      if (pdb.min_available) spec["minAvailable"] = *pdb.min_available;
+      if (pdb.max_unavailable) spec["maxUnavailable"] = *pdb.max_unavailable;
+      items.push_back({{"kind", "PodDisruptionBudget"},
+                       {"apiVersion", "policy/v1"},
+                       {"metadata", {{"name", pdb.name}, {"namespace", pdb.namespace_name}}},
+                       {"spec", spec},
+                       {"status",
+                        {{"currentHealthy", healthy},
+                         {"desiredHealthy", desired},
+                         {"expectedPods", expected},
+                         {"disruptionsAllowed", std::max(0, healthy - desired)}}}});
+    }
+    Reply(res, 200,
+          {{"kind", "PodDisruptionBudgetList"},
+           {"apiVersion", "policy/v1"},
+           {"metadata", {{"resourceVersion", "1"}}},
+           {"items", items}});
+  };
+  s.Get("/apis/policy/v1/poddisruptionbudgets", pdbs);
+  s.Get("/apis/policy/v1/namespaces/([^/]+)/poddisruptionbudgets", pdbs);
+}
+
+void KubeApiServer::LeaseRoutes() {
+  httplib::SSLServer& s = *server_;
+  const std::string base = "/apis/coordination.k8s.io/v1/namespaces/([^/]+)/leases";
+  // Node heartbeats live in kube-node-lease and follow the machines.
+  auto node_lease = [this](const SimNode& node) {
+    return json{{"kind", "Lease"},
+                {"apiVersion", "coordination.k8s.io/v1"},
+                {"metadata",
+                 {{"name", node.spec.name},
+                  {"namespace", "kube-node-lease"},
+                  {"resourceVersion", std::to_string(node.kube_resource_version)}}},
+                {"spec",
+                 {{"holderIdentity", node.spec.name},
+                  {"leaseDurationSeconds", 40},
+                  {"renewTime", Now(cluster_->scheduler().WallNow())}}}};
+  };
+  s.Get(base, [this, node_lease](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(cluster_->mu());
+    json items = json::array();
+    if (req.matches[1].str() == "kube-node-lease") {
+      for (const auto& node : cluster_->nodes()) {
+        if (node->kube_ready) items.push_back(node_lease(*node));
+      }
+    }
+    for (const auto& [key, lease] : cluster_->leases()) {
+      if (lease["metadata"]["namespace"] == req.matches[1].str()) items.push_back(lease);
+    }
+    Reply(res, 200,
+          {{"kind", "LeaseList"},
+           {"apiVersion", "coordination.k8s.io/v1"},
+           {"metadata", {{"resourceVersion", "1"}}},
+           {"items", items}});
+  });
+  s.Get(base + "/([^/]+)", [this, node_lease](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(cluster_->mu());
+    const std::string ns = req.matches[1].str(), name = req.matches[2].str();
+    if (ns == "kube-node-lease") {
+      SimNode* node = cluster_->FindNodeLocked(name);
+      if (node != nullptr && node->kube_ready) return Reply(res, 200, node_lease(*node));
+    }
+    auto it = cluster_->leases().find(ns + "/" + name);
+    if (it == cluster_->leases().end()) {
+      return Reply(res, 404, NotFound("leases.coordination.k8s.io", name));
+    }
+    Reply(res, 200, it->second);
+  });
+  s.Post(base, [this](const httplib::Request& req, httplib::Response& res) {
+    json lease = json::parse(req.body, nullptr, false);
+    if (lease.is_discarded() || !lease.contains("metadata")) {
+      return Reply(res, 400, {{"kind", "Status"}, {"status", "Failure"}, {"code", 400}});
+    }
+    std::lock_guard lock(cluster_->mu());
+    const std::string ns = req.matches[1].str();
+    const std::string name = lease["metadata"].value("name", "");
+    const std::string key = ns + "/" + name;
+    if (cluster_->leases().contains(key)) {
+      return Reply(res, 409,
+                   {{"kind", "Status"},
+                    {"apiVersion", "v1"},
+                    {"status", "Failure"},
+                    {"message", fmt::format("leases.coordination.k8s.io \"{}\" "
+                                            "already exists",
+                                            name)},
+                    {"reason", "AlreadyExists"},
+                    {"code", 409}});
+    }
+    lease["kind"] = "Lease";
+    lease["apiVersion"] = "coordination.k8s.io/v1";
+    lease["metadata"]["namespace"] = ns;
+    lease["metadata"]["uid"] = NewUuid();
+    lease["metadata"]["resourceVersion"] = std::to_string(cluster_->NextResourceVersionLocked());
+    cluster_->leases()[key] = lease;
+    Reply(res, 201, lease);
+  });
+  s.Put(base + "/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
+    json lease = json::parse(req.body, nullptr, false);
+    if (lease.is_discarded() || !lease.contains("metadata")) {
+      return Reply(res, 400, {{"kind", "Status"}, {"status", "Failure"}, {"code", 400}});
+    }
+    std::lock_guard lock(cluster_->mu());
+    const std::string name = req.matches[2].str();
+    auto it = cluster_->leases().find(req.matches[1].str() + "/" + name);
+    if (it == cluster_->leases().end()) {
+      return Reply(res, 404, NotFound("leases.coordination.k8s.io", name));
+    }
+    if (lease["metadata"].value("resourceVersion", "") !=
+        it->second["metadata"]["resourceVersion"]) {
+      return Reply(res, 409,
+                   {{"kind", "Status"},
+                    {"apiVersion", "v1"},
+                    {"status", "Failure"},
+                    {"message", fmt::format("Operation cannot be fulfilled on "
+                                            "leases.coordination.k8s.io \"{}\": the object has "
+                                            "been modified; please apply your changes to the "
+                                            "latest version and try again",
+                                            name)},
+                    {"reason", "Conflict"},
+                    {"code", 409}});
+    }
+    lease["metadata"]["resourceVersion"] = std::to_string(cluster_->NextResourceVersionLocked());
+    lease["metadata"]["namespace"] = req.matches[1].str();
+    it->second = lease;
+    Reply(res, 200, lease);
+  });
+  s.Delete(base + "/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(cluster_->mu());
+    const std::string name = req.matches[2].str();
+    if (cluster_->leases().erase(req.matches[1].str() + "/" + name) == 0) {
+      return Reply(res, 404, NotFound("leases.coordination.k8s.io", name));
+    }
+    Reply(res, 200,
+          {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"}, {"code", 200}});
+  });
+}
+
+}  // namespace tr::sim

@@ -1,0 +1,211 @@
+// The fake Kubernetes API with a real HTTPS client (cpp-httplib, certificate verified against
+// the kubeconfig's CA) and with kubectl.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+
+#include "nlohmann/json.hpp"
+#include "tests/sim/fleet.h"
+#include "yaml-cpp/yaml.h"
+
+namespace tr::sim {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using namespace std::chrono_literals;
+
+constexpr const char* kFleet = R"(
+time_scale: 0.002
+clusters:
+  - name: lab
+    nodes:
+      - {name: cp-1, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: w-1, role: worker, talos: v1.11.6, kubernetes: 1.33.5}
+      - {name: w-2, role: worker, talos: v1.11.6, kubernetes: 1.33.5}
+    pods:
+      - {name: web-a, node: w-1, labels: {app: web}}
+      - {name: web-b, node: w-2, labels: {app: web}}
+    pdbs:
+      - {name: web, selector: {app: web}, min_available: 2}
+)";
+
+class KubeApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("sim-kube-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    auto fleet = Fleet::Start(*FleetSpec::Parse(kFleet), dir_);
+    ASSERT_TRUE(fleet.ok()) << fleet.status();
+    fleet_ = std::move(*fleet);
+    access_ = *fleet_->Cluster("lab");
+    YAML::Node kubeconfig = YAML::LoadFile(access_.kubeconfig.string());
+    token_ = kubeconfig["users"][0]["user"]["token"].as<std::string>();
+    ca_file_ = dir_ / "kube-ca.pem";
+    std::ofstream(ca_file_) << access_.kube_ca_pem;
+    const std::string host = access_.control_plane_addresses.front();
+    client_ = std::make_unique<httplib::SSLClient>(host, 6443);
+    client_->set_ca_cert_path(ca_file_.c_str());
+    client_->enable_server_certificate_verification(true);
+    client_->set_bearer_token_auth(token_.c_str());
+  }
+  void TearDown() override {
+    fleet_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  json Get(const std::string& path, int expect = 200) {
+    auto res = client_->Get(path.c_str());
+    EXPECT_TRUE(res) << httplib::to_string(res.error());
+    if (!res) return {};
+    EXPECT_EQ(res->status, expect) << path << ": " << res->body;
+    return json::parse(res->body);
+  }
+  // Runs kubectl against the simulator; returns exit code and output.
+  std::pair<int, std::string> Kubectl(const std::string& args) {
+    const std::string cmd = "HOME=" + (dir_ / "home").string() + " kubectl --kubeconfig " +
+                            access_.kubeconfig.string() + " --request-timeout=20s " + args +
+                            " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    std::string out;
+    std::array<char, 512> buf{};
+    while (pipe != nullptr && fgets(buf.data(), buf.size(), pipe) != nullptr) out += buf.data();
+    const int rc = pipe == nullptr ? -1 : pclose(pipe);
+    return {WEXITSTATUS(rc), out};
+  }
+
+  std::filesystem::path dir_, ca_file_;
+  std::unique_ptr<Fleet> fleet_;
+  ClusterAccess access_;
+  std::string token_;
+  std::unique_ptr<httplib::SSLClient> client_;
+};
+
+TEST_F(KubeApiTest, RequiresTheBearerToken) {
+  httplib::SSLClient anonymous(access_.control_plane_addresses.front(), 6443);
+  anonymous.enable_server_certificate_verification(false);
+  auto res = anonymous.Get("/api/v1/nodes");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+  EXPECT_EQ(json::parse(res->body)["reason"], "Unauthorized");
+}
+
+TEST_F(KubeApiTest, VersionAndNodesReflectTheMachines) {
+  EXPECT_EQ(Get("/version")["gitVersion"], "v1.34.1");
+  json nodes = Get("/api/v1/nodes");
+  ASSERT_EQ(nodes["items"].size(), 3u);
+  json w1 = Get("/api/v1/nodes/w-1");
+  EXPECT_EQ(w1["status"]["nodeInfo"]["kubeletVersion"], "v1.33.5");
+  EXPECT_EQ(w1["status"]["nodeInfo"]["osImage"], "Talos (v1.11.6)");
+  EXPECT_EQ(w1["status"]["conditions"][0]["type"], "Ready");
+  EXPECT_EQ(w1["status"]["conditions"][0]["status"], "True");
+  EXPECT_EQ(w1["status"]["addresses"][0]["address"], *fleet_->NodeAddress("w-1"));
+  Get("/api/v1/nodes/nope", 404);
+  json cps = Get("/api/v1/nodes?labelSelector=node-role.kubernetes.io/control-plane");
+  ASSERT_EQ(cps["items"].size(), 1u);
+  EXPECT_EQ(cps["items"][0]["metadata"]["name"], "cp-1");
+  // Rebooting the machine makes the node NotReady (status Unknown) until it is back.
+  ASSERT_TRUE(
+      fleet_
+          ->InjectFault("w-1",
+                        {.kind = FaultKind::kNeverReturns, .count = 1, .delay = {}, .image = {}})
+          .ok());
+  ASSERT_TRUE(fleet_->ClearFaults("w-1").ok());
+}
+
+TEST_F(KubeApiTest, CordonWithEveryPatchType) {
+  for (const auto& [type, body] : std::vector<std::pair<std::string, std::string>>{
+           {"application/strategic-merge-patch+json", R"({"spec":{"unschedulable":true}})"},
+           {"application/merge-patch+json", R"({"spec":{"unschedulable":false}})"},
+           {"application/json-patch+json",
+            R"([{"op":"add","path":"/spec/unschedulable","value":true}])"}}) {
+    auto res = client_->Patch("/api/v1/nodes/w-2", body, type.c_str());
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200) << res->body;
+  }
+  EXPECT_TRUE(fleet_->Node("w-2")->unschedulable);
+  EXPECT_EQ(Get("/api/v1/nodes/w-2")["spec"]["unschedulable"], true);
+  auto bad = client_->Patch("/api/v1/nodes/w-2", "{}", "text/plain");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 415);
+}
+
+TEST_F(KubeApiTest, EvictionHonoursDisruptionBudgets) {
+  json kube_system =
+      Get("/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dkube-apiserver");
+  ASSERT_EQ(kube_system["items"].size(), 1u);
+  EXPECT_EQ(kube_system["items"][0]["spec"]["containers"][0]["image"],
+            "registry.k8s.io/kube-apiserver:v1.34.1");
+  json on_w1 = Get("/api/v1/pods?fieldSelector=spec.nodeName%3Dw-1");
+  ASSERT_EQ(on_w1["items"].size(), 2u);  // web-a and kube-proxy
+  auto res = client_->Post("/api/v1/namespaces/default/pods/web-a/eviction",
+                           R"({"apiVersion":"policy/v1","kind":"Eviction",)"
+                           R"("metadata":{"name":"web-a","namespace":"default"}})",
+                           "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 429);
+  json status = json::parse(res->body);
+  EXPECT_EQ(status["reason"], "TooManyRequests");
+  EXPECT_EQ(status["message"], "Cannot evict pod as it would violate the pod's disruption budget.");
+  EXPECT_EQ(status["details"]["causes"][0]["reason"], "DisruptionBudget");
+  EXPECT_THAT(status["details"]["causes"][0]["message"].get<std::string>(),
+              HasSubstr("The disruption budget web needs 2 healthy pods and has 2 currently"));
+  json pdbs = Get("/apis/policy/v1/namespaces/default/poddisruptionbudgets");
+  EXPECT_EQ(pdbs["items"][0]["status"]["disruptionsAllowed"], 0);
+  Get("/api/v1/namespaces/default/pods/nope", 404);
+}
+
+TEST_F(KubeApiTest, LeasesSupportOptimisticConcurrency) {
+  const std::string base = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+  auto created =
+      client_->Post(base.c_str(), R"({"metadata":{"name":"lock"},"spec":{"holderIdentity":"a"}})",
+                    "application/json");
+  ASSERT_TRUE(created);
+  ASSERT_EQ(created->status, 201);
+  json lease = json::parse(created->body);
+  lease["spec"]["holderIdentity"] = "b";
+  auto updated = client_->Put((base + "/lock").c_str(), lease.dump(), "application/json");
+  ASSERT_TRUE(updated);
+  EXPECT_EQ(updated->status, 200);
+  auto stale = client_->Put((base + "/lock").c_str(), lease.dump(), "application/json");
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->status, 409);
+  EXPECT_EQ(Get(base + "/lock")["spec"]["holderIdentity"], "b");
+  json node_leases = Get("/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases");
+  EXPECT_EQ(node_leases["items"].size(), 3u);
+}
+
+TEST_F(KubeApiTest, KubectlGetNodesWorks) {
+  auto [rc, out] = Kubectl("get nodes");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_THAT(out, HasSubstr("NAME"));
+  EXPECT_THAT(out, HasSubstr("cp-1"));
+  EXPECT_THAT(out, HasSubstr("control-plane"));
+  EXPECT_THAT(out, HasSubstr("v1.33.5"));
+  auto [cordon_rc, cordon_out] = Kubectl("cordon w-1");
+  ASSERT_EQ(cordon_rc, 0) << cordon_out;
+  EXPECT_TRUE(fleet_->Node("w-1")->unschedulable);
+  auto [after_rc, after] = Kubectl("get node w-1");
+  EXPECT_EQ(after_rc, 0);
+  EXPECT_THAT(after, HasSubstr("SchedulingDisabled"));
+}
+
+TEST_F(KubeApiTest, KubeconfigComesFromTheSimulatorWithoutLeakingElsewhere) {
+  YAML::Node kubeconfig = YAML::LoadFile(access_.kubeconfig.string());
+  EXPECT_EQ(kubeconfig["clusters"][0]["cluster"]["server"].as<std::string>(), access_.kube_api_url);
+  // The token is only in the kubeconfig, never in the journal or the ready file.
+  std::ifstream journal(dir_ / "journal.jsonl"), ready(dir_ / "ready.json");
+  std::string text((std::istreambuf_iterator<char>(journal)), {});
+  text.append(std::istreambuf_iterator<char>(ready), {});
+  EXPECT_FALSE(text.empty());
+  EXPECT_EQ(text.find(token_), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tr::sim

@@ -1,0 +1,22 @@
+// Static documents of the fake Kubernetes API: discovery (/api, /apis, resource lists) and the
+// meta.k8s.io/v1 Table form of node and pod lists that kubectl asks for. Pure functions.
+#pragma once
+
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "tests/sim/sim_cluster.h"
+
+namespace tr::sim {
+
+nlohmann::json ApiVersions();
+nlohmann::json ApiGroups();
+nlohmann::json CoreResources();
+// "policy" or "coordination.k8s.io".
+nlohmann::json GroupResources(const std::string& group);
+
+// Tables over Node / Pod objects (their JSON as served), with ages relative to `now`.
+nlohmann::json NodeTable(const nlohmann::json& nodes, WallTime now, uint64_t resource_version);
+nlohmann::json PodTable(const nlohmann::json& pods, WallTime now, uint64_t resource_version);
+
+}  // namespace tr::sim

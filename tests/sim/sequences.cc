@@ -1,0 +1,292 @@
+// The machine sequences of a simulated node: legacy upgrade, reboot, rollback, boot, and the
+// 1.13+ install and image pull. Phase and task names follow talos-api-facts.md §6.2.
+#include "core/version.h"
+#include "fmt/format.h"
+#include "machine/machine.pb.h"
+#include "tests/sim/ids.h"
+#include "tests/sim/sim_cluster.h"
+
+namespace tr::sim {
+namespace {
+
+constexpr int64_t kRebootCmdRestart = 0x01234567;
+constexpr int64_t kRebootCmdKexec = 0x45584543;
+
+int Minor(const std::string& tag) {
+  auto v = core::ParseTalosVersion(tag);
+  return v.ok() ? v->minor : 0;
+}
+
+const std::map<std::string, std::string>& PhaseTasks() {
+  static const std::map<std::string, std::string> tasks = {
+      {"denyNewServices", "denyNewServices"},
+      {"drain", "cordonAndDrainNode"},
+      {"cleanup", "removeAllPods"},
+      {"dbus", "stopDBus"},
+      {"leave", "leaveEtcd"},
+      {"stopServices", "stopServicesForUpgrade"},
+      {"unmountUser", "unmountUserDisks"},
+      {"unmount", "unmountOverlayFilesystems"},
+      {"unmountBind", "unmountPodMounts"},
+      {"unmountPromotable", "unmountPromotable"},
+      {"unmountSystem", "unmountSystemDisks"},
+      {"verifyDisk", "verifyDiskAvailability"},
+      {"volumeFinalize", "volumeFinalize"},
+      {"upgrade", "upgrade"},
+      {"meta", "reloadMeta"},
+      {"kexec", "kexecPrepare"},
+      {"stopEverything", "stopAllServices"},
+      {"reboot", "reboot"}};
+  return tasks;
+}
+
+// The phase names of sequence `upgrade` on a node of that minor (facts §6.2).
+std::vector<std::string> UpgradePhaseNames(int minor, bool control_plane, bool preserve,
+                                           bool kexec) {
+  std::vector<std::string> names;
+  if (minor >= 14) names.push_back("denyNewServices");
+  for (const char* n : {"drain", "cleanup", "dbus"}) names.push_back(n);
+  if (minor <= 7 && control_plane && !preserve) names.push_back("leave");
+  names.push_back("stopServices");
+  if (minor <= 9) names.push_back("unmountUser");
+  for (const char* n : {"unmount", "unmountBind"}) names.push_back(n);
+  if (minor >= 14) names.push_back("unmountPromotable");
+  names.push_back("unmountSystem");
+  names.push_back(minor <= 7 ? "verifyDisk" : "volumeFinalize");
+  for (const char* n : {"upgrade", "meta"}) names.push_back(n);
+  if (kexec) names.push_back("kexec");
+  for (const char* n : {"stopEverything", "reboot"}) names.push_back(n);
+  return names;
+}
+
+std::string ImageTag(const std::string& image) {
+  auto slash = image.rfind('/');
+  auto colon = image.rfind(':');
+  if (colon == std::string::npos || (slash != std::string::npos && colon < slash)) return "";
+  return image.substr(colon + 1);
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SimCluster::ValidateImageLocked(SimNode& node, const std::string& image,
+                                                            bool installer) {
+  const std::string not_found =
+      fmt::format("failed to resolve reference \"{}\": {}: not found", image, image);
+  for (auto& f : node.faults) {
+    if (f.kind == FaultKind::kBadInstallerImage && f.count != 0 &&
+        (f.image.empty() || image.find(f.image) != std::string::npos)) {
+      if (f.count > 0) --f.count;
+      JournalStateLocked(node, "fault", fmt::format("bad_installer_image fired for {}", image));
+      return absl::NotFoundError(not_found);
+    }
+  }
+  const std::string tag = ImageTag(image);
+  if (tag.empty()) return absl::NotFoundError(not_found);
+  if (!installer) return tag;
+  auto version = core::ParseTalosVersion(tag);
+  if (!version.ok()) return absl::NotFoundError(not_found);
+  // The vanilla installer is not published from Talos 1.14 on (facts §9).
+  if (image.starts_with("ghcr.io/siderolabs/installer:") &&
+      version->Minor() >= core::MinorVersion{1, 14}) {
+    return absl::NotFoundError(not_found);
+  }
+  return version->Tag();
+}
+
+bool SimCluster::SequenceLockedLocked(SimNode& node, const std::string& sequence,
+                                      const std::string& actor) {
+  if (node.sequence.empty()) return false;
+  if (node.sequence == "boot" || node.sequence == "initialize") {
+    ++node.epoch;  // a new sequence takes over a running boot
+    node.sequence.clear();
+    return false;
+  }
+  SequenceEventLocked(node, sequence, machine::SequenceEvent::NOOP, actor, common::LOCKED,
+                      "sequence not started: locked");
+  JournalStateLocked(node, "sequence-locked", fmt::format("{} while {}", sequence, node.sequence));
+  return true;
+}
+
+std::shared_ptr<Mailbox<absl::StatusOr<std::string>>> SimCluster::LegacyUpgrade(
+    SimNode& node, LegacyUpgradeParams p) {
+  auto box = std::make_shared<Mailbox<absl::StatusOr<std::string>>>();
+  std::lock_guard lock(mu_);
+  const uint64_t generation = node.generation;
+  SimNode* n = &node;
+  scheduler_->After(Scaled(timings_.image_pull), [this, n, generation, box, p] {
+    std::lock_guard inner(mu_);
+    if (stopping_ || n->generation != generation || !n->up) {
+      box->Push(absl::UnavailableError("connection closed: node is rebooting"));
+      return;
+    }
+    auto tag = ValidateImageLocked(*n, p.image, true);
+    if (!tag.ok()) {
+      box->Push(absl::UnknownError(fmt::format("error validating installer image \"{}\": {}",
+                                               p.image, std::string(tag.status().message()))));
+      return;
+    }
+    if (n->is_control_plane()) {
+      if (auto st = ValidateEtcdForUpgradeLocked(*n, p); !st.ok()) {
+        box->Push(st);
+        return;
+      }
+    }
+    const std::string actor = NewUuid();
+    box->Push(actor);
+    const std::string sequence = p.stage ? "stageUpgrade" : "upgrade";
+    if (SequenceLockedLocked(*n, sequence, actor)) return;
+    n->sequence = sequence;
+    JournalStateLocked(*n, "sequence", fmt::format("{} to {} actor={}", sequence, *tag, actor));
+    SequenceEventLocked(*n, sequence, machine::SequenceEvent::START, actor);
+    SetStageLocked(*n, MachineStage::kUpgrading, false, {});
+    auto install = [this, installed = *tag](SimNode& m) {
+      const int inactive = 1 - m.active_slot;
+      m.slots[inactive] = installed;
+      m.next_boot_slot = inactive;
+      JournalStateLocked(
+          m, "slot", fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));
+    };
+    const std::vector<std::string> names =
+        p.stage
+            ? std::vector<std::string>{"cleanup", "dbus", "stopEverything", "reboot"}
+            : UpgradePhaseNames(Minor(n->tag), n->is_control_plane(), p.preserve, !p.powercycle);
+    // A staged upgrade runs the installer early in the next boot; the simulator writes the slot
+    // before that reboot, so the node still comes back once, on the new version.
+    if (p.stage) install(*n);
+    std::vector<Phase> phases;
+    for (const auto& name : names) {
+      Phase phase{.name = name, .task = PhaseTasks().at(name), .delay = {}, .action = {}};
+      if (name == "drain") {
+        phase.delay = Scaled(timings_.drain);
+        phase.action = [this](SimNode& m) { DrainLocked(m); };
+        CordonLocked(*n, true, "talos");
+        n->talos_cordoned = true;
+      } else if (name == "cleanup" && (p.preserve || p.stage)) {
+        phase.task = "stopAllPods";
+      } else if (name == "upgrade") {
+        phase.delay = Scaled(timings_.install);
+        phase.action = install;
+      }
+      phases.push_back(std::move(phase));
+    }
+    RunPhasesLocked(*n, std::move(phases), 0, actor);
+    NotifyLocked();
+  });
+  return box;
+}
+
+void SimCluster::RunPhasesLocked(SimNode& node, std::vector<Phase> phases, size_t index,
+                                 std::string actor) {
+  if (index >= phases.size()) return;
+  Phase& phase = phases[index];
+  machine::PhaseEvent pe;
+  pe.set_phase(phase.name);
+  pe.set_action(machine::PhaseEvent::START);
+  PublishLocked(node, "PhaseEvent", pe.SerializeAsString(), actor);
+  if (phase.name == "kexec" || phase.name == "reboot") {
+    SetStageLocked(node, MachineStage::kRebooting, false, {});
+  }
+  machine::TaskEvent te;
+  te.set_task(phase.task);
+  te.set_action(machine::TaskEvent::START);
+  PublishLocked(node, "TaskEvent", te.SerializeAsString(), actor);
+  if (phase.name == "reboot") {
+    machine::RestartEvent re;
+    const bool kexec =
+        std::any_of(phases.begin(), phases.end(), [](const Phase& p) { return p.name == "kexec"; });
+    re.set_cmd(kexec ? kRebootCmdKexec : kRebootCmdRestart);
+    PublishLocked(node, "RestartEvent", re.SerializeAsString(), actor);
+    GoDownLocked(node, kexec);
+    return;
+  }
+  const Scheduler::Duration delay = phase.delay;
+  AfterLocked(node, delay, [this, phases = std::move(phases), index, actor](SimNode& n) mutable {
+    Phase& done = phases[index];
+    if (done.action) done.action(n);
+    machine::TaskEvent stop_task;
+    stop_task.set_task(done.task);
+    stop_task.set_action(machine::TaskEvent::STOP);
+    PublishLocked(n, "TaskEvent", stop_task.SerializeAsString(), actor);
+    machine::PhaseEvent stop_phase;
+    stop_phase.set_phase(done.name);
+    stop_phase.set_action(machine::PhaseEvent::STOP);
+    PublishLocked(n, "PhaseEvent", stop_phase.SerializeAsString(), actor);
+    RunPhasesLocked(n, std::move(phases), index + 1, std::move(actor));
+  });
+}
+
+absl::StatusOr<std::string> SimCluster::Reboot(SimNode& node) {
+  std::lock_guard lock(mu_);
+  const std::string actor = NewUuid();
+  if (SequenceLockedLocked(node, "reboot", actor)) return actor;
+  StartRebootSequenceLocked(node, actor);
+  return actor;
+}
+
+void SimCluster::StartRebootSequenceLocked(SimNode& node, const std::string& actor) {
+  node.sequence = "reboot";
+  JournalStateLocked(node, "sequence", fmt::format("reboot actor={}", actor));
+  SequenceEventLocked(node, "reboot", machine::SequenceEvent::START, actor);
+  SetStageLocked(node, MachineStage::kRebooting, false, {});
+  std::vector<Phase> phases;
+  for (const char* name : {"cleanup", "dbus", "stopEverything", "reboot"}) {
+    phases.push_back(
+        {.name = name,
+         .task = name == std::string("cleanup") ? "stopAllPods" : PhaseTasks().at(name),
+         .delay = {},
+         .action = {}});
+  }
+  RunPhasesLocked(node, std::move(phases), 0, actor);
+  NotifyLocked();
+}
+
+absl::Status SimCluster::Rollback(SimNode& node) {
+  std::lock_guard lock(mu_);
+  const int other = 1 - node.active_slot;
+  if (node.slots[other].empty()) {
+    return absl::UnknownError(
+        fmt::format("failed to revert bootloader: cannot rollback to \"{}\", label does not exist",
+                    other == 0 ? "A" : "B"));
+  }
+  node.next_boot_slot = other;
+  JournalStateLocked(
+      node, "slot",
+      fmt::format("rollback armed to slot {} ({})", other == 0 ? 'A' : 'B', node.slots[other]));
+  const std::string actor = NewUuid();
+  if (!SequenceLockedLocked(node, "reboot", actor)) StartRebootSequenceLocked(node, actor);
+  return absl::OkStatus();
+}
+
+void SimCluster::GoDownLocked(SimNode& node, bool kexec) {
+  node.up = false;
+  node.last_life_events = node.events;
+  node.last_life_cosi_log = node.cosi_log;
+  node.last_life_generation = node.generation;
+  ++node.generation;
+  ++node.epoch;
+  node.services.clear();
+  node.kube_ready = false;
+  node.sequence.clear();
+  for (auto& pod : pods_) {
+    if (pod.node == node.spec.name) pod.ready = false;
+  }
+  JournalStateLocked(node, "down", kexec ? "kexec" : "reboot");
+  ElectLeaderLocked();
+  Scheduler::Duration down = Scaled(timings_.reboot);
+  for (const auto& f : node.faults) {
+    if (f.kind == FaultKind::kSlowReboot && f.count != 0) down += Scaled(f.delay);
+  }
+  for (auto& f : node.faults) {
+    if (f.kind == FaultKind::kNeverReturns && f.count != 0) {
+      if (f.count > 0) --f.count;
+      node.stuck_down = true;
+      JournalStateLocked(node, "fault", "never_returns fired");
+      NotifyLocked();
+      return;
+    }
+  }
+  AfterLocked(node, down, [this](SimNode& n) { BootUpLocked(n); });
+  NotifyLocked();
+}
+
+}  // namespace tr::sim

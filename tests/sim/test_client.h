@@ -1,0 +1,78 @@
+// Test helpers: read a talosconfig the way a Talos client does (base64 PEM, the
+// "ED25519 PRIVATE KEY" label relabelled for gRPC C++) and dial a simulated node over mutual TLS
+// with generated stubs. Test-only; not part of the talos_sim library.
+#pragma once
+
+#include <openssl/evp.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "yaml-cpp/yaml.h"
+
+namespace tr::sim::testing {
+
+inline std::string Unbase64(const std::string& text) {
+  std::string out(text.size() / 4 * 3 + 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(text.data()),
+                                static_cast<int>(text.size()));
+  size_t size = n < 0 ? 0 : static_cast<size_t>(n);
+  for (size_t i = text.size(); i > 0 && text[i - 1] == '='; --i) --size;
+  out.resize(size);
+  return out;
+}
+
+struct Talosconfig {
+  std::string context;
+  std::vector<std::string> endpoints;
+  std::string ca, crt, key;  // PEM; key relabelled to "PRIVATE KEY"
+  std::string raw_key;       // as written (label "ED25519 PRIVATE KEY")
+};
+
+inline Talosconfig ReadTalosconfig(const std::filesystem::path& path) {
+  YAML::Node root = YAML::LoadFile(path.string());
+  Talosconfig c;
+  c.context = root["context"].as<std::string>();
+  YAML::Node ctx = root["contexts"][c.context];
+  for (const auto& e : ctx["endpoints"]) c.endpoints.push_back(e.as<std::string>());
+  c.ca = Unbase64(ctx["ca"].as<std::string>());
+  c.crt = Unbase64(ctx["crt"].as<std::string>());
+  c.raw_key = Unbase64(ctx["key"].as<std::string>());
+  c.key = c.raw_key;
+  for (const char* label : {"BEGIN ", "END "}) {
+    const std::string from = std::string(label) + "ED25519 PRIVATE KEY";
+    if (auto pos = c.key.find(from); pos != std::string::npos) {
+      c.key.replace(pos, from.size(), std::string(label) + "PRIVATE KEY");
+    }
+  }
+  return c;
+}
+
+inline std::shared_ptr<grpc::Channel> Dial(const Talosconfig& config, const std::string& address) {
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = config.ca;
+  tls.pem_cert_chain = config.crt;
+  tls.pem_private_key = config.key;
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 20);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 100);
+  return grpc::CreateCustomChannel(address + ":50000", grpc::SslCredentials(tls), args);
+}
+
+// A context with a deadline and, unless empty, one `node` metadata value.
+inline std::unique_ptr<grpc::ClientContext> Call(
+    const std::string& node = {}, std::chrono::milliseconds deadline = std::chrono::seconds(10)) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + deadline);
+  if (!node.empty()) ctx->AddMetadata("node", node);
+  return ctx;
+}
+
+}  // namespace tr::sim::testing

@@ -1,0 +1,281 @@
+#include "reconciler/talos/events_follower.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <deque>
+
+namespace tr::reconciler::talos {
+namespace {
+
+using std::chrono::milliseconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Time moves only when the follower sleeps.
+class ManualClock final : public Clock {
+ public:
+  TimePoint Now() const override { return now_; }
+  bool SleepFor(std::chrono::nanoseconds duration, std::stop_token stop) override {
+    sleeps.push_back(std::chrono::duration_cast<milliseconds>(duration));
+    now_ += duration;
+    return !stop.stop_requested();
+  }
+  std::vector<milliseconds> sleeps;
+
+ private:
+  TimePoint now_{std::chrono::seconds(1000)};
+};
+
+// One scripted Events call: the events it delivers, then how it ends.
+struct Subscription {
+  std::vector<MachineEvent> events;
+  absl::Status end = absl::UnavailableError("stream ended by the node");
+};
+
+// A TalosClient whose Events calls play a script; everything else is Unimplemented.
+class ScriptedClient final : public TalosClient {
+ public:
+  std::deque<Subscription> script;
+  std::deque<absl::StatusOr<std::string>> boot_ids;
+  std::vector<int32_t> tail_events;
+  bool hello_delivered = false;
+
+  absl::Status Events(const std::string&, const EventsRequest& request, milliseconds timeout,
+                      std::stop_token stop,
+                      const std::function<bool(const MachineEvent&)>& on_event) override {
+    tail_events.push_back(request.tail_events);
+    EXPECT_GT(timeout.count(), 0);
+    if (script.empty()) return absl::DeadlineExceededError("script exhausted");
+    Subscription sub = script.front();
+    script.pop_front();
+    for (const auto& event : sub.events) {
+      if (std::holds_alternative<HelloEvent>(event.payload)) hello_delivered = true;
+      if (!on_event(event)) return absl::OkStatus();
+      if (stop.stop_requested()) return absl::CancelledError("cancelled");
+    }
+    return sub.end;
+  }
+  absl::StatusOr<std::string> BootId(const std::string&) override {
+    if (boot_ids.empty()) return absl::UnavailableError("no boot id scripted");
+    auto id = boot_ids.front();
+    boot_ids.pop_front();
+    return id;
+  }
+
+#define TR_UNIMPLEMENTED(signature) \
+  signature override { return absl::UnimplementedError("not scripted"); }
+  TR_UNIMPLEMENTED(absl::StatusOr<NodeVersion> Version(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::string> ReadFile(const std::string&, const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<MachineStatus> GetMachineStatus(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::vector<ServiceState>> ServiceList(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::vector<EtcdMember>> EtcdMemberList(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<EtcdMemberStatus> EtcdStatus(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<UpgradeAck> Upgrade(const std::string&,
+                                                      const LegacyUpgradeRequest&))
+  TR_UNIMPLEMENTED(absl::StatusOr<LifecycleUpgradeResult> LifecycleUpgrade(
+      const std::string&, const std::string&, const std::function<void(const std::string&)>&))
+  TR_UNIMPLEMENTED(absl::StatusOr<ImagePullResult> PullImage(const std::string&,
+                                                             ContainerdNamespace,
+                                                             const std::string&))
+  TR_UNIMPLEMENTED(absl::Status PullImageLegacy(const std::string&, ContainerdNamespace,
+                                                const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::string> Reboot(const std::string&, RebootMode))
+  TR_UNIMPLEMENTED(absl::Status Rollback(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<ApplyConfigurationResult> ApplyConfiguration(
+      const std::string&, const ApplyConfigurationRequest&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::string> Kubeconfig(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::string> ServiceLogs(const std::string&, const std::string&,
+                                                           int32_t))
+  TR_UNIMPLEMENTED(absl::StatusOr<CosiResource> CosiGet(const std::string&, const std::string&,
+                                                        const std::string&, const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::vector<CosiResource>> CosiList(const std::string&,
+                                                                      const std::string&,
+                                                                      const std::string&))
+  TR_UNIMPLEMENTED(absl::Status CosiWatch(const std::string&, const CosiWatchRequest&, milliseconds,
+                                          std::stop_token,
+                                          const std::function<bool(const CosiEvent&)>&))
+  TR_UNIMPLEMENTED(absl::StatusOr<uint64_t> EtcdSnapshot(const std::string&,
+                                                         const std::filesystem::path&))
+#undef TR_UNIMPLEMENTED
+};
+
+MachineEvent Hello() { return {"", "", HelloEvent{}}; }
+MachineEvent Status(core::MachineStage stage, bool ready, std::string actor = "") {
+  return {"id", std::move(actor), MachineStatusEvent{{stage, ready, {}}}};
+}
+MachineEvent Sequence(std::string name, SequenceAction action, std::string actor,
+                      std::optional<ErrorCode> error = std::nullopt) {
+  return {"id", std::move(actor), SequenceEvent{std::move(name), action, error, "boom"}};
+}
+
+class EventsFollowerTest : public ::testing::Test {
+ protected:
+  FollowOptions Options() {
+    FollowOptions options;
+    options.start = [this]() -> absl::StatusOr<std::string> {
+      ++starts;
+      started_after_hello = client.hello_delivered;
+      return std::string("actor-1");
+    };
+    options.deadline = clock.Now() + std::chrono::seconds(60);
+    options.initial_backoff = milliseconds(100);
+    options.max_backoff = milliseconds(300);
+    options.on_event = [this](const MachineEvent&) { ++observed; };
+    return options;
+  }
+  absl::StatusOr<FollowResult> Follow(const FollowOptions& options, std::stop_token stop = {}) {
+    EventsFollower follower(client, clock);
+    return follower.FollowUntilReady("10.0.0.2", options, stop);
+  }
+
+  ScriptedClient client;
+  ManualClock clock;
+  int starts = 0;
+  bool started_after_hello = false;
+  int observed = 0;
+};
+
+using core::MachineStage;
+
+TEST_F(EventsFollowerTest, FollowsALegacyUpgradeAcrossTheReboot) {
+  client.script = {
+      {{Hello(), Sequence("upgrade", SequenceAction::kStart, "actor-1"),
+        Status(MachineStage::kRunning, true, ""),  // another actor's: ignored before the break
+        Sequence("boot", SequenceAction::kNoop, "other", ErrorCode::kFatal),  // ignored too
+        Status(MachineStage::kRunning, true, "actor-1"),  // before the reboot: does not count
+        Status(MachineStage::kRebooting, false, "actor-1")}},
+      {{}, absl::UnavailableError("connection refused")},
+      {{}, absl::UnavailableError("connection refused")},
+      {{Hello(), Status(MachineStage::kBooting, false), Status(MachineStage::kRunning, false),
+        Status(MachineStage::kRunning, true)},
+       absl::OkStatus()},
+  };
+  client.boot_ids = {std::string("new-boot")};
+  FollowOptions options = Options();
+  options.boot_id_before = "old-boot";
+  auto result = Follow(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(starts, 1);
+  EXPECT_TRUE(started_after_hello);
+  EXPECT_EQ(result->actor_id, "actor-1");
+  EXPECT_EQ(result->subscriptions, 4);
+  EXPECT_EQ(result->boot_id, "new-boot");
+  EXPECT_TRUE(result->status.RunningAndReady());
+  EXPECT_EQ(result->events, 6);  // 3 of actor-1 before, 3 after the reboot
+  EXPECT_EQ(observed, 6);
+  EXPECT_THAT(client.tail_events, ElementsAre(0, -1, -1, -1));
+  // Backoff doubles while the node is down and is capped.
+  EXPECT_THAT(clock.sleeps, ElementsAre(milliseconds(100), milliseconds(200), milliseconds(300)));
+}
+
+TEST_F(EventsFollowerTest, SameBootIdKeepsWaitingForTheRealReboot) {
+  client.script = {
+      {{Hello(), Status(MachineStage::kUpgrading, false, "actor-1")}},
+      {{Hello(), Status(MachineStage::kRunning, true)}},  // stream glitch, no reboot
+      {{Hello(), Status(MachineStage::kRunning, true)}, absl::OkStatus()},
+  };
+  client.boot_ids = {std::string("old-boot"), std::string("new-boot")};
+  FollowOptions options = Options();
+  options.boot_id_before = "old-boot";
+  auto result = Follow(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->boot_id, "new-boot");
+  EXPECT_EQ(result->subscriptions, 3);
+  // A subscription that delivered its hello resets the backoff.
+  EXPECT_THAT(clock.sleeps, ElementsAre(milliseconds(100), milliseconds(100)));
+}
+
+TEST_F(EventsFollowerTest, BootIdPermissionDeniedSkipsTheCheck) {
+  client.script = {{{Hello()}}, {{Hello(), Status(MachineStage::kRunning, true)}}};
+  client.boot_ids = {absl::PermissionDeniedError("reader")};
+  FollowOptions options = Options();
+  options.boot_id_before = "old-boot";
+  auto result = Follow(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->boot_id, "");
+}
+
+TEST_F(EventsFollowerTest, SequenceErrorOfTheActorFails) {
+  client.script = {
+      {{Hello(), Sequence("upgrade", SequenceAction::kNoop, "actor-1", ErrorCode::kFatal)}}};
+  auto result = Follow(Options());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kAborted);
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("node 10.0.0.2: sequence upgrade failed: boom"));
+}
+
+TEST_F(EventsFollowerTest, LockedSequenceIsUnavailable) {
+  client.script = {
+      {{Hello(), Sequence("upgrade", SequenceAction::kNoop, "actor-1", ErrorCode::kLocked)}}};
+  EXPECT_EQ(Follow(Options()).status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(EventsFollowerTest, SequenceErrorAfterTheRebootFailsWhateverTheActor) {
+  client.script = {{{Hello()}},
+                   {{Hello(), Sequence("boot", SequenceAction::kNoop, "", ErrorCode::kFatal)}}};
+  EXPECT_EQ(Follow(Options()).status().code(), absl::StatusCode::kAborted);
+}
+
+TEST_F(EventsFollowerTest, DeadlineNamesTheLastStage) {
+  client.script = {{{Hello(), Status(MachineStage::kRebooting, false, "actor-1")}}};
+  for (int i = 0; i < 1000; ++i) client.script.push_back({{}, absl::UnavailableError("down")});
+  FollowOptions options = Options();
+  options.deadline = clock.Now() + std::chrono::seconds(2);
+  auto result = Follow(options);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("last stage REBOOTING"));
+}
+
+TEST_F(EventsFollowerTest, NonBreakErrorsAreReturnedAsIs) {
+  client.script = {{{Hello()}}, {{}, absl::PermissionDeniedError("not allowed")}};
+  EXPECT_EQ(Follow(Options()).status().code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST_F(EventsFollowerTest, UnreachableBeforeStartDoesNotStart) {
+  client.script = {{{}, absl::UnavailableError("no endpoint reachable")}};
+  EXPECT_EQ(Follow(Options()).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(starts, 0);
+}
+
+TEST_F(EventsFollowerTest, StartErrorIsReturned) {
+  client.script = {{{Hello()}}};
+  FollowOptions options = Options();
+  options.start = [] { return absl::StatusOr<std::string>(absl::UnknownError("etcd says no")); };
+  auto result = Follow(options);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnknown);
+  EXPECT_EQ(client.script.size(), 0u);
+}
+
+TEST_F(EventsFollowerTest, AlreadyStartedOperationAsksForBufferedEvents) {
+  client.script = {{{Hello(), Status(MachineStage::kRunning, true, "actor-9")}},
+                   {{Hello(), Status(MachineStage::kRunning, true)}}};
+  FollowOptions options = Options();
+  options.start = nullptr;
+  options.actor_id = "actor-9";
+  auto result = Follow(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(client.tail_events, ElementsAre(-1, -1));
+}
+
+TEST_F(EventsFollowerTest, WithoutExpectedRebootFirstReadyIsDone) {
+  client.script = {{{Hello(), Status(MachineStage::kBooting, false, "actor-1"),
+                     Status(MachineStage::kRunning, true, "actor-1")}}};
+  FollowOptions options = Options();
+  options.expect_reboot = false;
+  auto result = Follow(options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->subscriptions, 1);
+}
+
+TEST_F(EventsFollowerTest, StopCancels) {
+  std::stop_source stop;
+  client.script = {{{Hello(), Status(MachineStage::kUpgrading, false, "actor-1"),
+                     Status(MachineStage::kRebooting, false, "actor-1")}}};
+  FollowOptions options = Options();
+  options.on_event = [&](const MachineEvent&) { stop.request_stop(); };
+  EXPECT_EQ(Follow(options, stop.get_token()).status().code(), absl::StatusCode::kCancelled);
+}
+
+}  // namespace
+}  // namespace tr::reconciler::talos

@@ -1,0 +1,155 @@
+// Test fixture for the Talos client integration tests: starts a talos-sim fleet in-process on
+// this process's own loopback addresses (tests run as separate processes under ctest -j) and
+// builds real gRPC clients from the talosconfig files the fleet writes (Ed25519 material, key
+// PEM labelled "ED25519 PRIVATE KEY" as Talos writes it).
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "reconciler/talos/clock.h"
+#include "reconciler/talos/events_follower.h"
+#include "reconciler/talos/grpc_talos_client.h"
+#include "reconciler/talos/talosconfig.h"
+#include "tests/sim/fleet.h"
+
+#define TR_CONCAT_INNER(a, b) a##b
+#define TR_CONCAT(a, b) TR_CONCAT_INNER(a, b)
+#define TR_ASSERT_OK_AND_ASSIGN_IMPL(var, lhs, expr) \
+  auto var = (expr);                                 \
+  ASSERT_TRUE(var.ok()) << var.status();             \
+  lhs = std::move(*var)
+// `lhs = *expr` after asserting that `expr` (a StatusOr) is OK.
+#define TR_ASSERT_OK_AND_ASSIGN(lhs, expr) \
+  TR_ASSERT_OK_AND_ASSIGN_IMPL(TR_CONCAT(status_or_, __LINE__), lhs, expr)
+
+namespace tr::reconciler::talos {
+
+// Client deadlines for tests: generous against a slow sanitizer build, small against a node
+// that never answers.
+inline GrpcTalosClientOptions TestClientOptions() {
+  GrpcTalosClientOptions options;
+  options.timeouts.connect = std::chrono::seconds(3);
+  options.timeouts.read = std::chrono::seconds(15);
+  options.timeouts.mutate = std::chrono::seconds(15);
+  options.timeouts.image = std::chrono::seconds(30);
+  options.timeouts.transfer = std::chrono::seconds(30);
+  options.max_reconnect_backoff = std::chrono::milliseconds(100);
+  return options;
+}
+
+class SimTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    if (fleet_) fleet_->Stop();
+    std::error_code ignored;
+    if (!state_dir_.empty()) std::filesystem::remove_all(state_dir_, ignored);
+  }
+
+  // Starts the fleet described by `yaml` (a talos-sim fleet file). `refuse_while_down`: a node
+  // that is down refuses connections (a real machine) instead of answering UNAVAILABLE.
+  void StartFleet(const std::string& yaml, bool refuse_while_down = false) {
+    auto spec = sim::FleetSpec::Parse(yaml);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    state_dir_ =
+        std::filesystem::path(::testing::TempDir()) /
+        fmt::format("talos-client-{}-{}-{}", info->test_suite_name(), info->name(), getpid());
+    std::error_code ignored;
+    std::filesystem::remove_all(state_dir_, ignored);
+    sim::FleetOptions options;
+    options.refuse_connections_while_down = refuse_while_down;
+    auto fleet = sim::Fleet::Start(*std::move(spec), state_dir_, options);
+    ASSERT_TRUE(fleet.ok()) << fleet.status();
+    fleet_ = *std::move(fleet);
+  }
+
+  // The talosconfig context the fleet wrote for `cluster` and `role` ("os:admin", "os:reader").
+  void LoadContext(const std::string& cluster, const std::string& role, TalosContext* out) {
+    auto access = fleet_->Cluster(cluster);
+    ASSERT_TRUE(access.ok()) << access.status();
+    const auto path = role == "os:admin" ? access->talosconfig : access->talosconfig_by_role[role];
+    ASSERT_FALSE(path.empty()) << "no talosconfig for " << role;
+    auto config = LoadTalosConfig(path);
+    ASSERT_TRUE(config.ok()) << config.status();
+    auto context = config->Context();
+    ASSERT_TRUE(context.ok()) << context.status();
+    *out = *std::move(context);
+  }
+
+  // A client for the cluster's admin context (endpoints: its control planes).
+  void NewClient(const std::string& cluster, std::unique_ptr<TalosClient>* out,
+                 const std::string& role = "os:admin") {
+    TalosContext context;
+    ASSERT_NO_FATAL_FAILURE(LoadContext(cluster, role, &context));
+    ASSERT_NO_FATAL_FAILURE(NewClientFor(context, out));
+  }
+
+  void NewClientFor(const TalosContext& context, std::unique_ptr<TalosClient>* out) {
+    auto client = NewGrpcTalosClient(context, TestClientOptions());
+    ASSERT_TRUE(client.ok()) << client.status();
+    *out = *std::move(client);
+  }
+
+  std::string Address(const std::string& node) {
+    auto address = fleet_->NodeAddress(node);
+    EXPECT_TRUE(address.ok()) << address.status();
+    return address.ok() ? *address : std::string();
+  }
+
+  sim::NodeSnapshot Snapshot(const std::string& node) {
+    auto snapshot = fleet_->Node(node);
+    EXPECT_TRUE(snapshot.ok()) << snapshot.status();
+    return snapshot.ok() ? *snapshot : sim::NodeSnapshot{};
+  }
+
+  // Options for following a node across a reboot with test-sized backoff and deadline.
+  FollowOptions Follow(std::function<absl::StatusOr<std::string>()> start) {
+    FollowOptions options;
+    options.start = std::move(start);
+    options.deadline = clock_.Now() + std::chrono::seconds(30);
+    options.initial_backoff = std::chrono::milliseconds(5);
+    options.max_backoff = std::chrono::milliseconds(50);
+    return options;
+  }
+
+  // Journal calls of `method` ("/machine.MachineService/Upgrade") served for `node` (by name).
+  std::vector<sim::JournalEntry> Calls(const std::string& node, const std::string& method) {
+    std::vector<sim::JournalEntry> out;
+    for (auto& entry : fleet_->journal().Entries()) {
+      if (entry.kind == sim::JournalEntry::Kind::kCall && entry.node == node &&
+          entry.what == method) {
+        out.push_back(std::move(entry));
+      }
+    }
+    return out;
+  }
+
+  std::filesystem::path state_dir_;
+  std::unique_ptr<sim::Fleet> fleet_;
+  SystemClock clock_;
+};
+
+// Three control planes and a worker on Talos `version` with Kubernetes 1.34.1, at a time scale
+// that makes a whole upgrade take tens of milliseconds.
+inline std::string ThreeNodeFleet(const std::string& version, const std::string& worker_version) {
+  return fmt::format(R"(
+time_scale: 0.001
+clusters:
+  - name: prod
+    nodes:
+      - {{name: cp-1, role: controlplane, talos: {0}, kubernetes: 1.34.1}}
+      - {{name: cp-2, role: controlplane, talos: {0}, kubernetes: 1.34.1}}
+      - {{name: cp-3, role: controlplane, talos: {0}, kubernetes: 1.34.1}}
+      - {{name: w-1, role: worker, talos: {1}, kubernetes: 1.34.1}}
+)",
+                     version, worker_version);
+}
+
+}  // namespace tr::reconciler::talos
