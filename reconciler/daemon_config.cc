@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "core/duration.h"
+#include "core/text.h"
 #include "fmt/format.h"
 
 namespace tr::reconciler {
@@ -36,6 +37,20 @@ CLI::Option* DurationFlag(CLI::App& cmd, const std::string& name, std::chrono::s
       ->envname(EnvName(name));
 }
 
+// "200ms", or any duration ParseDuration reads ("5s", "1m").
+absl::StatusOr<std::chrono::milliseconds> ParseMillis(const std::string& text) {
+  if (text.size() > 2 && text.ends_with("ms")) {
+    const std::string digits = text.substr(0, text.size() - 2);
+    if (digits.size() <= 9 && core::IsDigits(digits)) {
+      return std::chrono::milliseconds(std::stoll(digits));
+    }
+    return absl::InvalidArgumentError("invalid duration \"" + text + "\"");
+  }
+  absl::StatusOr<std::chrono::seconds> s = core::ParseDuration(text);
+  if (!s.ok()) return s.status();
+  return std::chrono::milliseconds(*s);
+}
+
 absl::Status Invalid(std::string_view setting, std::string_view why) {
   return absl::InvalidArgumentError(fmt::format("--{}: {}", setting, why));
 }
@@ -53,8 +68,20 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   DurationFlag(cmd, "poll-interval", c.poll_interval, "How often the repository is polled");
   Flag(cmd, "poll-jitter", c.poll_jitter, "Random spread of the poll interval, 0 to 0.5");
   DurationFlag(cmd, "resync", c.resync, "How often every cluster is reconciled anyway");
+  DurationFlag(cmd, "drain-timeout", c.drain_timeout, "How long a drain may take");
+  cmd.add_option_function<std::string>(
+         "--node-poll-interval",
+         [&c](const std::string& text) {
+           absl::StatusOr<std::chrono::milliseconds> d = ParseMillis(text);
+           if (!d.ok()) {
+             throw CLI::ValidationError("--node-poll-interval", std::string(d.status().message()));
+           }
+           c.node_poll_interval = *d;
+         },
+         "How often a node being upgraded is looked at: 5s, 200ms (default 5s)")
+      ->envname(EnvName("node-poll-interval"));
   Flag(cmd, "credentials-dir", c.credentials_dir,
-       "Directory of talosconfigs, <credentials>.talosconfig per profile")
+       "Directory of credentials: <dir>/<credentials>/talosconfig per profile")
       ->required();
   Flag(cmd, "state-dir", c.state_dir, "Directory for the Git mirror and local state")->required();
   Flag(cmd, "listen", c.listen, "host:port for /healthz, /readyz and /metrics");
@@ -83,6 +110,9 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
   if (c.poll_interval < std::chrono::seconds(1)) return Invalid("poll-interval", "at least 1s");
   if (c.poll_jitter < 0 || c.poll_jitter > 0.5) return Invalid("poll-jitter", "0 to 0.5");
   if (c.workers < 1 || c.workers > 256) return Invalid("workers", "1 to 256");
+  if (c.node_poll_interval < std::chrono::milliseconds(10)) {
+    return Invalid("node-poll-interval", "at least 10ms");
+  }
   if (c.status_branch.empty() || c.status_branch == c.git.branch) {
     return Invalid("status-branch", "must differ from --branch");
   }

@@ -25,7 +25,9 @@ struct DaemonConfig {
   std::chrono::seconds poll_interval{60};
   double poll_jitter = 0.1;  // each wait is poll_interval * (1 ± jitter)
   std::chrono::seconds resync{300};
-  std::filesystem::path credentials_dir;  // <dir>/<credentials>.talosconfig per profile
+  std::chrono::milliseconds node_poll_interval{5000};  // how often a node in flight is checked
+  std::chrono::seconds drain_timeout{300};             // lifecycle path: cordon and drain
+  std::filesystem::path credentials_dir;  // <dir>/<credentials>/talosconfig per profile
   std::filesystem::path state_dir;
   std::string listen = "127.0.0.1:8080";  // health, readiness and metrics
   std::string node_name;                  // the node this process runs on, if any
