@@ -248,6 +248,44 @@ TEST_F(FleetGrpcTest, LegacyUpgradeAcrossTheReboot) {
   replay->Finish();
 }
 
+TEST_F(FleetGrpcTest, EventsTailAndActorFilter) {
+  const std::string node = Addr("w-2");
+  machine::UpgradeRequest req;
+  req.set_image("ghcr.io/siderolabs/installer:v1.13.1");
+  machine::UpgradeResponse resp;
+  auto ctx = Call(node);
+  ASSERT_TRUE(machine_->Upgrade(ctx.get(), req, &resp).ok());
+  const std::string actor = resp.messages(0).actor_id();
+  machine::EventsRequest filtered;
+  filtered.set_tail_events(-1);
+  filtered.set_with_actor_id(actor);
+  auto filtered_ctx = Call(node, 30s);
+  auto stream = machine_->Events(filtered_ctx.get(), filtered);
+  machine::Event ev;
+  ASSERT_TRUE(stream->Read(&ev));
+  EXPECT_EQ(ev.actor_id(), actor);  // the hello echoes the filter
+  int matched = 0;
+  while (stream->Read(&ev)) {
+    EXPECT_EQ(ev.actor_id(), actor);
+    ++matched;
+  }
+  EXPECT_GT(matched, 0);
+  ASSERT_TRUE(fleet_
+                  ->WaitForNode(
+                      "w-2", [](const NodeSnapshot& s) { return s.ready; }, 10s)
+                  .ok());
+  // tail_events N: the last N buffered events, then only new ones (none come: the deadline ends
+  // it).
+  machine::EventsRequest tail;
+  tail.set_tail_events(2);
+  auto tail_ctx = Call(node, 300ms);
+  auto tailed = machine_->Events(tail_ctx.get(), tail);
+  int received = 0;
+  while (tailed->Read(&ev)) ++received;
+  EXPECT_EQ(tailed->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(received, 3);  // hello + 2
+}
+
 TEST_F(FleetGrpcTest, UpgradeErrorsComeBackAsUnknownWithTalosText) {
   machine::UpgradeRequest req;
   req.set_image("ghcr.io/siderolabs/installer");
