@@ -4,6 +4,8 @@
 #include <map>
 
 #include "CLI/CLI.hpp"
+#include "reconciler/daemon.h"
+#include "reconciler/daemon_config.h"
 #include "reconciler/offline_commands.h"
 
 namespace tr::reconciler {
@@ -34,6 +36,21 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   cmd->callback([&] { run = [&] { return RunPlan(options, std::cout, std::cerr); }; });
 }
 
+void AddRun(CLI::App& app, DaemonConfig& config, std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Keep every cluster of the repository at its desired Talos version");
+  AddDaemonFlags(*cmd, config);
+  cmd->callback([&] {
+    run = [&] {
+      if (absl::Status s = FinishDaemonConfig(config); !s.ok()) {
+        std::cerr << "talos-reconciler run: " << s.message() << "\n";
+        return kExitInvalid;
+      }
+      return RunDaemon(config);
+    };
+  });
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -41,9 +58,11 @@ int RunCli(int argc, char** argv) {
   app.require_subcommand(1);
   ValidateOptions validate;
   PlanOptions plan;
+  DaemonConfig daemon;
   std::function<int()> run;
   AddValidate(app, validate, run);
   AddPlan(app, plan, run);
+  AddRun(app, daemon, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

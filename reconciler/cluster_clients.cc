@@ -3,8 +3,8 @@
 #include "fmt/format.h"
 #include "reconciler/kube/http_kube_client.h"
 #include "reconciler/kube/kubeconfig.h"
-#include "reconciler/talos/tar_gz.h"
 #include "reconciler/talos/talosconfig.h"
+#include "reconciler/talos/tar_gz.h"
 
 namespace tr::reconciler {
 namespace {
@@ -18,19 +18,20 @@ absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
     const talos::GrpcTalosClientOptions& options) {
   absl::StatusOr<talos::TalosConfig> config = talos::LoadTalosConfig(file);
   if (!config.ok()) {
-    return absl::FailedPreconditionError(
-        fmt::format("credentials {}: {}", profile.credentials, std::string(config.status().message())));
+    return absl::FailedPreconditionError(fmt::format("credentials {}: {}", profile.credentials,
+                                                     std::string(config.status().message())));
   }
   absl::StatusOr<talos::TalosContext> context = config->Context();
   if (!context.ok()) {
-    return absl::FailedPreconditionError(
-        fmt::format("credentials {}: {}", profile.credentials, std::string(context.status().message())));
+    return absl::FailedPreconditionError(fmt::format("credentials {}: {}", profile.credentials,
+                                                     std::string(context.status().message())));
   }
   // The profile's endpoints are the desired state; the talosconfig's are only a default.
   if (!profile.endpoints.empty()) context->endpoints.clear();
   for (const std::string& text : profile.endpoints) {
     absl::StatusOr<talos::Endpoint> endpoint = talos::ParseEndpoint(text);
-    if (!endpoint.ok()) return absl::FailedPreconditionError(std::string(endpoint.status().message()));
+    if (!endpoint.ok())
+      return absl::FailedPreconditionError(std::string(endpoint.status().message()));
     context->endpoints.push_back(*endpoint);
   }
   absl::StatusOr<std::unique_ptr<talos::TalosClient>> client =

@@ -16,8 +16,8 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> GitStatusStore::LoadA
     if (!path.ends_with(".yaml")) continue;
     core::Decoded<core::ClusterStatus> status = core::DecodeClusterStatus(path, content);
     if (!status.ok()) {
-      return absl::DataLossError(fmt::format("cannot read back {}: {}", path,
-                                             status.diagnostics.front().ToString()));
+      return absl::DataLossError(
+          fmt::format("cannot read back {}: {}", path, status.diagnostics.front().ToString()));
     }
     out[status.value->cluster] = *std::move(status.value);
   }

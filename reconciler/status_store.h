@@ -30,8 +30,7 @@ class StatusStore {
 class GitStatusStore final : public StatusStore {
  public:
   explicit GitStatusStore(gitsource::StatusWriter& writer) : writer_(writer) {}
-  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(
-      std::stop_token stop) override;
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token stop) override;
   absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) override;
 
  private:

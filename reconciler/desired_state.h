@@ -1,0 +1,37 @@
+// The desired state the controller works from: the profiles decoded at the commit the last
+// poll saw. The poll loop publishes a new snapshot; reconciles read the current one.
+//
+// Thread-safe.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/profile_set.h"
+
+namespace tr::reconciler {
+
+struct DesiredSnapshot {
+  std::string commit;  // the desired branch's commit the profiles were read at
+  core::ProfileSet profiles;
+};
+
+class DesiredState {
+ public:
+  void Publish(std::shared_ptr<const DesiredSnapshot> snapshot) {
+    std::lock_guard lock(mu_);
+    current_ = std::move(snapshot);
+  }
+  // The latest published snapshot; null before the first.
+  std::shared_ptr<const DesiredSnapshot> Current() const {
+    std::lock_guard lock(mu_);
+    return current_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const DesiredSnapshot> current_;
+};
+
+}  // namespace tr::reconciler

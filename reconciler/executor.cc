@@ -1,0 +1,145 @@
+#include "reconciler/executor.h"
+
+#include "core/planner.h"
+#include "core/timestamp.h"
+#include "fmt/format.h"
+
+namespace tr::reconciler {
+namespace {
+
+const core::NodeSpec* FindNode(const core::ClusterProfile& profile, const std::string& name) {
+  for (const core::NodeSpec& node : profile.nodes) {
+    if (node.name == name) return &node;
+  }
+  return nullptr;
+}
+
+// The Kubernetes name of a profile node: a node of that name, else one with its address.
+absl::StatusOr<std::string> KubeName(kube::KubeClient& kube, const core::NodeSpec& node) {
+  absl::StatusOr<std::vector<kube::KubeNode>> nodes = kube.ListNodes();
+  if (!nodes.ok()) return nodes.status();
+  for (const kube::KubeNode& k : *nodes) {
+    if (k.name == node.name) return k.name;
+  }
+  for (const kube::KubeNode& k : *nodes) {
+    for (const std::string& address : k.addresses) {
+      if (address == node.address) return k.name;
+    }
+  }
+  return absl::NotFoundError(
+      fmt::format("no Kubernetes node for {} ({})", node.name, node.address));
+}
+
+}  // namespace
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterProfile& profile,
+                                                           const core::RolloutDecision& decision,
+                                                           talos::TalosClient& talos) {
+  for (const std::string& name : decision.nodes) {
+    const core::NodeSpec* node = FindNode(profile, name);
+    if (node == nullptr) continue;
+    absl::StatusOr<talos::NodeVersion> version = talos.Version(node->address);
+    if (!version.ok()) return version.status();
+    absl::Status pulled =
+        core::UsesLifecycleApi(version->version)
+            ? talos.PullImage(node->address, talos::ContainerdNamespace::kSystem, decision.image)
+                  .status()
+            : talos.PullImageLegacy(node->address, talos::ContainerdNamespace::kSystem,
+                                    decision.image);
+    // Nodes without an image API validate the image in Upgrade itself.
+    if (!pulled.ok() && !absl::IsUnimplemented(pulled)) return pulled;
+  }
+  return ActionResult{"",
+                      fmt::format("pulled {} on {} nodes", decision.image, decision.nodes.size())};
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const core::ClusterProfile& profile,
+                                                            talos::TalosClient& talos) {
+  std::string stamp = core::FormatTimestamp(clock_.Now());
+  std::replace(stamp.begin(), stamp.end(), ':', '-');
+  const std::filesystem::path file =
+      options_.snapshot_dir / fmt::format("{}-{}.snapshot", profile.name, stamp);
+  std::error_code ec;
+  std::filesystem::create_directories(options_.snapshot_dir, ec);
+  absl::Status last = absl::UnavailableError("no control plane to snapshot etcd from");
+  for (const core::NodeSpec& node : profile.nodes) {
+    if (node.role != core::NodeRole::kControlPlane) continue;
+    absl::StatusOr<uint64_t> bytes = talos.EtcdSnapshot(node.address, file);
+    if (bytes.ok()) {
+      return ActionResult{"", fmt::format("etcd snapshot of {} bytes from {} in {}", *bytes,
+                                          node.name, file.string())};
+    }
+    last = bytes.status();
+  }
+  return last;
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const core::NodeSpec& node,
+                                                         kube::KubeClient* kube,
+                                                         std::stop_token stop) {
+  if (kube == nullptr) return absl::UnavailableError("the Kubernetes API is not reachable yet");
+  absl::StatusOr<std::string> name = KubeName(*kube, node);
+  if (!name.ok()) return name.status();
+  if (absl::Status s = kube::DrainNode(*kube, *name, options_.drain, clock_, sleeper_, stop);
+      !s.ok()) {
+    return s;
+  }
+  return ActionResult{"", "drained " + *name};
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Execute(const core::ClusterProfile& profile,
+                                                           const core::RolloutDecision& decision,
+                                                           std::stop_token stop) {
+  absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
+  if (!clients.ok()) return clients.status();
+  talos::TalosClient& talos = *clients->talos;
+  const core::NodeSpec* node = FindNode(profile, decision.node);
+  using core::ActionKind;
+  switch (decision.kind) {
+    case ActionKind::kPrePullImage:
+      return PrePull(profile, decision, talos);
+    case ActionKind::kSnapshotEtcd:
+      return Snapshot(profile, talos);
+    default:
+      break;
+  }
+  if (node == nullptr) {
+    return absl::InvalidArgumentError(
+        fmt::format("{} is not a node of {}", decision.node, profile.name));
+  }
+  switch (decision.kind) {
+    case ActionKind::kCallUpgrade: {
+      absl::StatusOr<talos::UpgradeAck> ack =
+          talos.Upgrade(node->address, {decision.image, /*preserve=*/true, false, false, false});
+      if (!ack.ok()) return ack.status();
+      return ActionResult{ack->actor_id, ack->ack};
+    }
+    case ActionKind::kInstallImage: {
+      auto installed = talos.LifecycleUpgrade(node->address, decision.image, {});
+      if (!installed.ok()) return installed.status();
+      return ActionResult{"", "installed " + decision.image};
+    }
+    case ActionKind::kDrainNode:
+      return Drain(*node, clients->kube.get(), stop);
+    case ActionKind::kRebootNode: {
+      absl::StatusOr<std::string> actor = talos.Reboot(node->address, talos::RebootMode::kDefault);
+      if (!actor.ok()) return actor.status();
+      return ActionResult{*actor, "reboot requested"};
+    }
+    case ActionKind::kCompleteNode: {
+      // The lifecycle path cordoned the node; Talos uncordons by itself after a legacy upgrade.
+      if (!clients->kube) return ActionResult{};
+      absl::StatusOr<std::string> name = KubeName(*clients->kube, *node);
+      if (!name.ok()) return name.status();
+      if (absl::Status s = clients->kube->SetUnschedulable(*name, false); !s.ok()) return s;
+      return ActionResult{"", "uncordoned " + *name};
+    }
+    case ActionKind::kRollbackNode:
+      if (absl::Status s = talos.Rollback(node->address); !s.ok()) return s;
+      return ActionResult{"", "rollback requested"};
+    default:
+      return ActionResult{};
+  }
+}
+
+}  // namespace tr::reconciler

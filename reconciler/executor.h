@@ -1,0 +1,69 @@
+// The rollout executor: performs one action the rollout state machine decided (core/rollout.h)
+// on a cluster's nodes through the Talos and Kubernetes APIs (shared/DESIGN.md §7).
+//
+// Errors: Unavailable / DeadlineExceeded mean the node or API could not be reached (try again
+// later; the node was not changed, or the state machine will see that it was); any other code
+// is the node's own refusal (a bad installer image, failed etcd checks, a drain a disruption
+// budget blocks past its timeout) and halts the rollout.
+//
+// Thread-safe when the client factory is.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <stop_token>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "core/profile.h"
+#include "core/rollout.h"
+#include "gitsource/retry.h"
+#include "reconciler/cluster_clients.h"
+#include "reconciler/kube/drain.h"
+
+namespace tr::reconciler {
+
+struct ActionResult {
+  std::string actor_id;  // from Upgrade or Reboot; empty otherwise
+  std::string detail;    // one line for the log, e.g. the snapshot file
+};
+
+class RolloutExecutor {
+ public:
+  virtual ~RolloutExecutor() = default;
+  virtual absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
+                                               const core::RolloutDecision& decision,
+                                               std::stop_token stop) = 0;
+};
+
+struct ExecutorOptions {
+  std::filesystem::path snapshot_dir;  // etcd snapshots: <dir>/<cluster>-<time>.snapshot
+  kube::DrainOptions drain;
+};
+
+class TalosRolloutExecutor final : public RolloutExecutor {
+ public:
+  TalosRolloutExecutor(ClusterClientFactory& clients, ExecutorOptions options,
+                       gitsource::WallClock& clock, gitsource::Sleeper& sleeper)
+      : clients_(clients), options_(std::move(options)), clock_(clock), sleeper_(sleeper) {}
+
+  absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
+                                       const core::RolloutDecision& decision,
+                                       std::stop_token stop) override;
+
+ private:
+  absl::StatusOr<ActionResult> PrePull(const core::ClusterProfile& profile,
+                                       const core::RolloutDecision& decision,
+                                       talos::TalosClient& talos);
+  absl::StatusOr<ActionResult> Snapshot(const core::ClusterProfile& profile,
+                                        talos::TalosClient& talos);
+  absl::StatusOr<ActionResult> Drain(const core::NodeSpec& node, kube::KubeClient* kube,
+                                     std::stop_token stop);
+
+  ClusterClientFactory& clients_;
+  const ExecutorOptions options_;
+  gitsource::WallClock& clock_;
+  gitsource::Sleeper& sleeper_;
+};
+
+}  // namespace tr::reconciler

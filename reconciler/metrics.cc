@@ -1,0 +1,35 @@
+#include "reconciler/metrics.h"
+
+#include "fmt/format.h"
+
+namespace tr::reconciler {
+namespace {
+
+void Counter(std::string& out, const char* name, const char* help, uint64_t value) {
+  out += fmt::format(
+      "# HELP talos_reconciler_{0} {1}\n# TYPE talos_reconciler_{0} counter\n"
+      "talos_reconciler_{0} {2}\n",
+      name, help, value);
+}
+
+}  // namespace
+
+std::string Metrics::RenderPrometheus() const {
+  std::string out;
+  Counter(out, "reconciles_total", "Cluster reconciles run.", reconciles);
+  Counter(out, "reconcile_errors_total", "Reconciles that ended in an error.", reconcile_errors);
+  Counter(out, "polls_total", "Polls of the profile repository.", polls);
+  Counter(out, "poll_errors_total", "Polls that failed.", poll_errors);
+  Counter(out, "node_upgrades_started_total", "Node upgrades started.", node_upgrades_started);
+  Counter(out, "node_upgrades_completed_total", "Node upgrades verified healthy.",
+          node_upgrades_completed);
+  Counter(out, "node_upgrades_failed_total", "Node upgrades that failed.", node_upgrades_failed);
+  Counter(out, "status_commits_total", "Status records pushed.", status_commits);
+  out += fmt::format(
+      "# HELP talos_reconciler_ready Whether the first poll succeeded.\n"
+      "# TYPE talos_reconciler_ready gauge\ntalos_reconciler_ready {}\n",
+      ready ? 1 : 0);
+  return out;
+}
+
+}  // namespace tr::reconciler

@@ -1,0 +1,27 @@
+// Counters and gauges the daemon exposes on /metrics in the Prometheus text format.
+//
+// Thread-safe (atomics).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+namespace tr::reconciler {
+
+struct Metrics {
+  std::atomic<uint64_t> reconciles{0};
+  std::atomic<uint64_t> reconcile_errors{0};
+  std::atomic<uint64_t> polls{0};
+  std::atomic<uint64_t> poll_errors{0};
+  std::atomic<uint64_t> node_upgrades_started{0};
+  std::atomic<uint64_t> node_upgrades_completed{0};
+  std::atomic<uint64_t> node_upgrades_failed{0};
+  std::atomic<uint64_t> status_commits{0};
+  std::atomic<bool> ready{false};  // the first poll succeeded
+
+  // "# HELP ...\n# TYPE ...\ntalos_reconciler_... N\n" for every metric.
+  std::string RenderPrometheus() const;
+};
+
+}  // namespace tr::reconciler

@@ -1,0 +1,222 @@
+#include "reconciler/rollout_reconciler.h"
+
+#include <algorithm>
+
+#include "core/planner.h"
+#include "core/status_yaml.h"
+#include "fmt/format.h"
+#include "reconciler/logging.h"
+#include "reconciler/windows.h"
+
+namespace tr::reconciler {
+namespace {
+
+bool Transient(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s) ||
+         absl::IsAborted(s);
+}
+
+std::string Text(const absl::Status& s) { return std::string(s.message()); }
+
+// Actions worth a line in the status history.
+bool Notable(core::ActionKind kind) {
+  using core::ActionKind;
+  return kind == ActionKind::kStartNode || kind == ActionKind::kCompleteNode ||
+         kind == ActionKind::kFailNode || kind == ActionKind::kRollbackNode ||
+         kind == ActionKind::kSnapshotEtcd;
+}
+
+}  // namespace
+
+struct RolloutReconciler::Pass {
+  std::shared_ptr<const DesiredSnapshot> desired;
+  const core::ClusterProfile* profile = nullptr;
+  std::optional<core::ClusterStatus> previous;
+  core::RolloutMemory memory;
+  std::vector<std::string> events;
+  std::shared_ptr<spdlog::logger> log;
+
+  core::ClusterStatus Status(const core::ClusterPlan* plan, const core::ObservedCluster* observed,
+                             const core::RolloutDecision* decision, core::TimePoint now) const {
+    core::StatusInput in;
+    in.cluster = profile->name;
+    in.previous = previous ? &*previous : nullptr;
+    in.profile = profile;
+    in.plan = plan;
+    in.observed = observed;
+    in.decision = decision;
+    in.memory = memory;
+    in.catalog = &desired->profiles.release_catalog;
+    in.desired_commit = desired->commit;
+    in.events = events;
+    in.now = now;
+    return core::BuildClusterStatus(in);
+  }
+};
+
+RolloutReconciler::RolloutReconciler(Deps deps, RolloutReconcilerOptions options,
+                                     std::map<std::string, core::ClusterStatus> recorded)
+    : deps_(deps), options_(options), recorded_(std::move(recorded)) {}
+
+std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::string& c) const {
+  std::lock_guard lock(mu_);
+  auto it = recorded_.find(c);
+  if (it == recorded_.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::stop_token stop) {
+  std::optional<core::ClusterStatus> last = LastStatus(status.cluster);
+  if (last && !core::StatusChanged(*last, status)) return absl::OkStatus();
+  if (absl::Status s = deps_.store.Record(status, stop); !s.ok()) return s;
+  ++deps_.metrics.status_commits;
+  std::lock_guard lock(mu_);
+  recorded_[status.cluster] = status;
+  return absl::OkStatus();
+}
+
+ReconcileOutcome RolloutReconciler::Reconcile(const std::string& cluster, std::stop_token stop) {
+  ++deps_.metrics.reconciles;
+  Pass pass;
+  pass.desired = deps_.desired.Current();
+  pass.log = ModuleLogger("rollout");
+  if (!pass.desired) return ReconcileOutcome::TransientError("no desired state read yet");
+  for (const core::InvalidProfile& invalid : pass.desired->profiles.invalid) {
+    if (invalid.cluster == cluster) {
+      return ReconcileInvalid(cluster, invalid.diagnostics, pass.desired->commit, stop);
+    }
+  }
+  if (!pass.desired->profiles.defaults_diagnostics.empty()) {
+    return ReconcileInvalid(cluster, pass.desired->profiles.defaults_diagnostics,
+                            pass.desired->commit, stop);
+  }
+  for (const core::ClusterProfile& profile : pass.desired->profiles.profiles) {
+    if (profile.name == cluster) pass.profile = &profile;
+  }
+  if (pass.profile == nullptr) return ReconcileOutcome::Forget();
+  pass.previous = LastStatus(cluster);
+  if (pass.previous) pass.memory = pass.previous->rollout;
+  // A failure halts only the target it happened on; a new desired version starts afresh.
+  if (pass.memory.failure && pass.memory.failure->talos_target != pass.profile->talos_version) {
+    pass.memory.failure.reset();
+  }
+  ReconcileOutcome outcome = ReconcileProfile(pass, stop);
+  if (outcome.kind == ReconcileOutcome::Kind::kTransientError) ++deps_.metrics.reconcile_errors;
+  return outcome;
+}
+
+ReconcileOutcome RolloutReconciler::ReconcileInvalid(const std::string& cluster,
+                                                     const core::Diagnostics& problems,
+                                                     const std::string& commit,
+                                                     std::stop_token stop) {
+  std::optional<core::ClusterStatus> previous = LastStatus(cluster);
+  core::StatusInput in;
+  in.cluster = cluster;
+  in.previous = previous ? &*previous : nullptr;
+  in.invalid = &problems;
+  in.desired_commit = commit;
+  in.now = deps_.clock.Now();
+  core::ClusterStatus status = core::BuildClusterStatus(in);
+  ModuleLogger("rollout")->warn("cluster={} phase=Blocked reason=invalid-profile error=\"{}\"",
+                                cluster, status.message);
+  if (absl::Status s = Record(status, stop); !s.ok()) {
+    return ReconcileOutcome::TransientError(Text(s));
+  }
+  return ReconcileOutcome::Stalled(status.message);
+}
+
+ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token stop) {
+  const core::ClusterProfile& profile = *pass.profile;
+  for (int i = 0; i < options_.max_actions_per_reconcile && !stop.stop_requested(); ++i) {
+    absl::StatusOr<core::ObservedCluster> observed = deps_.observer.Observe(profile);
+    if (!observed.ok()) {
+      pass.log->warn("cluster={} step=observe error=\"{}\"", profile.name, Text(observed.status()));
+      return ReconcileOutcome::TransientError(Text(observed.status()));
+    }
+    const core::TimePoint now = deps_.clock.Now();
+    const core::ClusterPlan plan =
+        core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix,
+                          pass.desired->profiles.release_catalog);
+    core::RolloutInput input{
+        profile, plan, *observed, pass.memory, EvaluateWindows(profile.policy.windows, now),
+        {},      now};
+    input.poll_interval = std::chrono::duration_cast<std::chrono::seconds>(
+        std::max(options_.node_poll_interval, std::chrono::milliseconds(1000)));
+    core::RolloutDecision decision = core::DecideNextAction(input);
+    const bool rests = decision.kind == core::ActionKind::kNone ||
+                       decision.kind == core::ActionKind::kStartKubernetesUpgrade ||
+                       options_.dry_run;
+    if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
+      decision.message +=
+          " (Kubernetes upgrades are not automated in this version: run "
+          "talosctl upgrade-k8s)";
+    }
+    if (options_.dry_run && !rests) decision.message = "dry-run: would " + decision.message;
+    if (rests) {
+      pass.log->debug("cluster={} phase={} decision=none message=\"{}\"", profile.name,
+                      core::ClusterPhaseName(decision.phase), decision.message);
+      core::ClusterStatus status = pass.Status(&plan, &*observed, &decision, now);
+      if (absl::Status s = Record(status, stop); !s.ok()) {
+        return ReconcileOutcome::TransientError(Text(s));
+      }
+      if (!decision.wait_until) return ReconcileOutcome::Done();
+      const auto wait = std::max(
+          std::chrono::milliseconds(0),
+          std::chrono::duration_cast<std::chrono::milliseconds>(*decision.wait_until - now));
+      // A node in flight is looked at on the node poll interval, not the rollout's seconds.
+      return ReconcileOutcome::RequeueAfter(decision.phase == core::ClusterPhase::kUpgradingTalos
+                                                ? std::min(wait, options_.node_poll_interval)
+                                                : wait);
+    }
+    pass.log->info("cluster={} phase={} action={} node={} progress={} message=\"{}\"", profile.name,
+                   core::ClusterPhaseName(decision.phase), core::ActionKindName(decision.kind),
+                   decision.node, decision.progress.ToString(), decision.message);
+    std::string actor_id;
+    if (decision.kind != core::ActionKind::kStartNode &&
+        decision.kind != core::ActionKind::kFailNode) {
+      absl::StatusOr<ActionResult> result = deps_.executor.Execute(profile, decision, stop);
+      if (!result.ok() && Transient(result.status())) {
+        pass.log->warn("cluster={} action={} node={} error=\"{}\" retry=true", profile.name,
+                       core::ActionKindName(decision.kind), decision.node, Text(result.status()));
+        return ReconcileOutcome::TransientError(Text(result.status()));
+      }
+      if (!result.ok()) {
+        // The node refused: halt with its own words.
+        const char* action = core::ActionKindName(decision.kind);
+        decision.kind = core::ActionKind::kFailNode;
+        decision.phase = core::ClusterPhase::kUpgradeFailed;
+        decision.message = fmt::format("{} on {} failed: {}", action,
+                                       decision.node.empty() ? profile.name : decision.node,
+                                       Text(result.status()));
+        decision.failure =
+            core::RolloutFailure{decision.node, profile.talos_version, decision.message, now};
+        pass.log->error("cluster={} phase=UpgradeFailed node={} error=\"{}\"", profile.name,
+                        decision.node, Text(result.status()));
+      } else {
+        actor_id = result->actor_id;
+        if (!result->detail.empty()) {
+          pass.log->info("cluster={} node={} result=\"{}\"", profile.name, decision.node,
+                         result->detail);
+        }
+      }
+    }
+    if (decision.kind == core::ActionKind::kStartNode) ++deps_.metrics.node_upgrades_started;
+    if (decision.kind == core::ActionKind::kCompleteNode) ++deps_.metrics.node_upgrades_completed;
+    if (decision.kind == core::ActionKind::kFailNode ||
+        decision.kind == core::ActionKind::kRollbackNode) {
+      ++deps_.metrics.node_upgrades_failed;
+    }
+    pass.memory = core::RecordAction(decision, pass.memory, profile.policy, now, actor_id);
+    if (Notable(decision.kind)) pass.events.push_back(decision.message);
+    core::ClusterStatus status = pass.Status(&plan, &*observed, &decision, now);
+    if (absl::Status s = Record(status, stop); !s.ok()) {
+      pass.log->warn("cluster={} step=record error=\"{}\"", profile.name, Text(s));
+      return ReconcileOutcome::TransientError(Text(s));
+    }
+    pass.previous = status;
+    pass.events.clear();
+  }
+  return ReconcileOutcome::RequeueAfter(options_.node_poll_interval);
+}
+
+}  // namespace tr::reconciler

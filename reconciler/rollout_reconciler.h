@@ -1,0 +1,67 @@
+// The reconcile of one cluster (shared/DESIGN.md §6): a short ordered list of steps — read the
+// desired profile, observe the nodes, plan, decide, act, record — repeated while the rollout
+// state machine has something to do now, and ending in an outcome that says when to look
+// again. Every action's result is recorded on the status branch before the next action, and
+// an operation is recorded before its node is called, so a restart resumes safely.
+//
+// Thread-safe: the controller never reconciles one cluster twice at once; different clusters
+// run in parallel.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "core/status.h"
+#include "gitsource/retry.h"
+#include "reconciler/controller.h"
+#include "reconciler/desired_state.h"
+#include "reconciler/executor.h"
+#include "reconciler/metrics.h"
+#include "reconciler/observer.h"
+#include "reconciler/status_store.h"
+
+namespace tr::reconciler {
+
+struct RolloutReconcilerOptions {
+  std::chrono::milliseconds node_poll_interval{5000};
+  bool dry_run = false;  // decide and report, never act
+  int max_actions_per_reconcile = 32;
+};
+
+class RolloutReconciler final : public ClusterReconciler {
+ public:
+  struct Deps {
+    const DesiredState& desired;
+    FleetObserver& observer;
+    RolloutExecutor& executor;
+    StatusStore& store;
+    gitsource::WallClock& clock;
+    Metrics& metrics;
+  };
+
+  // `recorded` is every cluster's status as last recorded (StatusStore::LoadAll).
+  RolloutReconciler(Deps deps, RolloutReconcilerOptions options,
+                    std::map<std::string, core::ClusterStatus> recorded);
+
+  ReconcileOutcome Reconcile(const std::string& cluster, std::stop_token stop) override;
+
+  // The last recorded status of `cluster`, if any.
+  std::optional<core::ClusterStatus> LastStatus(const std::string& cluster) const;
+
+ private:
+  struct Pass;  // one reconcile's working state (rollout_reconciler.cc)
+  ReconcileOutcome ReconcileProfile(Pass& pass, std::stop_token stop);
+  ReconcileOutcome ReconcileInvalid(const std::string& cluster, const core::Diagnostics& problems,
+                                    const std::string& commit, std::stop_token stop);
+  // Records `status` when it differs from the last recorded one; the store's error otherwise.
+  absl::Status Record(const core::ClusterStatus& status, std::stop_token stop);
+
+  Deps deps_;
+  const RolloutReconcilerOptions options_;
+  mutable std::mutex mu_;
+  std::map<std::string, core::ClusterStatus> recorded_;
+};
+
+}  // namespace tr::reconciler
