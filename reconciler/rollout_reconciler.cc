@@ -131,7 +131,18 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     absl::StatusOr<core::ObservedCluster> observed = deps_.observer.Observe(profile);
     if (!observed.ok()) {
       pass.log->warn("cluster={} step=observe error=\"{}\"", profile.name, Text(observed.status()));
-      return ReconcileOutcome::TransientError(Text(observed.status()));
+      if (Transient(observed.status())) {
+        return ReconcileOutcome::TransientError(Text(observed.status()));
+      }
+      // Credentials or permissions: nothing changes until someone fixes them.
+      core::RolloutDecision blocked;
+      blocked.phase = core::ClusterPhase::kBlocked;
+      blocked.message = "cannot observe the nodes: " + Text(observed.status());
+      if (absl::Status s = Record(pass.Status(nullptr, nullptr, &blocked, deps_.clock.Now()), stop);
+          !s.ok()) {
+        return ReconcileOutcome::TransientError(Text(s));
+      }
+      return ReconcileOutcome::Stalled(blocked.message);
     }
     const core::TimePoint now = deps_.clock.Now();
     const core::ClusterPlan plan =
@@ -143,15 +154,15 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     input.poll_interval = std::chrono::duration_cast<std::chrono::seconds>(
         std::max(options_.node_poll_interval, std::chrono::milliseconds(1000)));
     core::RolloutDecision decision = core::DecideNextAction(input);
-    const bool rests = decision.kind == core::ActionKind::kNone ||
-                       decision.kind == core::ActionKind::kStartKubernetesUpgrade ||
-                       options_.dry_run;
+    const bool acts = decision.kind != core::ActionKind::kNone &&
+                      decision.kind != core::ActionKind::kStartKubernetesUpgrade;
+    const bool rests = !acts || options_.dry_run;
     if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
       decision.message +=
           " (Kubernetes upgrades are not automated in this version: run "
           "talosctl upgrade-k8s)";
     }
-    if (options_.dry_run && !rests) decision.message = "dry-run: would " + decision.message;
+    if (options_.dry_run && acts) decision.message = "dry-run: would " + decision.message;
     if (rests) {
       pass.log->debug("cluster={} phase={} decision=none message=\"{}\"", profile.name,
                       core::ClusterPhaseName(decision.phase), decision.message);

@@ -1,0 +1,204 @@
+#include "reconciler/rollout_reconciler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/core/rollout_world.h"
+
+namespace tr::reconciler {
+namespace {
+
+using core::testing_fixtures::FiveNodes;
+using core::testing_fixtures::MakeObserved;
+using core::testing_fixtures::MakeProfile;
+using core::testing_fixtures::RolloutWorld;
+using ::testing::HasSubstr;
+
+// The simulated nodes of tests/core, seen through the reconciler's interfaces.
+class WorldClock final : public gitsource::WallClock {
+ public:
+  explicit WorldClock(RolloutWorld& world) : world_(world) {}
+  std::chrono::system_clock::time_point Now() override { return world_.now(); }
+
+ private:
+  RolloutWorld& world_;
+};
+
+class WorldObserver final : public FleetObserver {
+ public:
+  explicit WorldObserver(RolloutWorld& world) : world_(world) {}
+  absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile&) override {
+    if (!error.ok()) return error;
+    return world_.observed();
+  }
+  absl::Status error;
+
+ private:
+  RolloutWorld& world_;
+};
+
+class MemoryStatusStore final : public StatusStore {
+ public:
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token) override {
+    return latest;
+  }
+  absl::Status Record(const core::ClusterStatus& status, std::stop_token) override {
+    latest[status.cluster] = status;
+    history.push_back(status);
+    return absl::OkStatus();
+  }
+  std::map<std::string, core::ClusterStatus> latest;
+  std::vector<core::ClusterStatus> history;
+};
+
+class WorldExecutor final : public RolloutExecutor {
+ public:
+  WorldExecutor(RolloutWorld& world, MemoryStatusStore& store) : world_(world), store_(store) {}
+  absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
+                                       const core::RolloutDecision& d, std::stop_token) override {
+    calls.push_back(std::string(core::ActionKindName(d.kind)) + " " + d.node);
+    if (d.kind == core::ActionKind::kCallUpgrade) {
+      // The operation must already be on the status branch when the node is called.
+      const auto& in_flight = store_.latest.at(profile.name).rollout.in_flight;
+      recorded_before_call =
+          recorded_before_call && !in_flight.empty() && in_flight.front().node == d.node;
+      if (!refusal.ok()) return refusal;
+    }
+    world_.Apply(d);
+    return ActionResult{"actor-" + d.node, ""};
+  }
+  std::vector<std::string> calls;
+  bool recorded_before_call = true;
+  absl::Status refusal;
+
+ private:
+  RolloutWorld& world_;
+  MemoryStatusStore& store_;
+};
+
+struct Harness {
+  RolloutWorld world{MakeProfile(FiveNodes("1.11.6", "1.34.1"), "1.12.0", "1.34.1"),
+                     MakeObserved(FiveNodes("1.11.6", "1.34.1"))};
+  WorldClock clock{world};
+  WorldObserver observer{world};
+  MemoryStatusStore store;
+  WorldExecutor executor{world, store};
+  DesiredState desired;
+  Metrics metrics;
+
+  Harness() { Publish(world.profile(), {}); }
+
+  void Publish(const core::ClusterProfile& profile, std::vector<core::InvalidProfile> invalid) {
+    auto snapshot = std::make_shared<DesiredSnapshot>();
+    snapshot->commit = "c0ffee";
+    snapshot->profiles.profiles = {profile};
+    snapshot->profiles.support_matrix = core::SupportMatrix::BuiltIn();
+    snapshot->profiles.release_catalog = core::ReleaseCatalog::BuiltIn();
+    snapshot->profiles.invalid = std::move(invalid);
+    desired.Publish(snapshot);
+  }
+
+  std::unique_ptr<RolloutReconciler> Make(bool dry_run = false) {
+    return std::make_unique<RolloutReconciler>(
+        RolloutReconciler::Deps{desired, observer, executor, store, clock, metrics},
+        RolloutReconcilerOptions{std::chrono::milliseconds(1000), dry_run, 32}, store.latest);
+  }
+
+  // Reconciles until the outcome is not a requeue, following the requeue times.
+  ReconcileOutcome RunToRest(RolloutReconciler& r, int max_rounds = 5000) {
+    ReconcileOutcome outcome;
+    for (int i = 0; i < max_rounds; ++i) {
+      outcome = r.Reconcile("prod", {});
+      if (outcome.kind != ReconcileOutcome::Kind::kRequeueAfter) return outcome;
+      world.AdvanceTo(world.now() + std::max(outcome.after, std::chrono::milliseconds(1)));
+    }
+    return outcome;
+  }
+};
+
+TEST(RolloutReconcilerTest, RollsOutRecordingEachOperationBeforeTheCall) {
+  Harness h;
+  h.world.profile().policy.settle = std::chrono::seconds(5);
+  h.Publish(h.world.profile(), {});
+  auto r = h.Make();
+  ReconcileOutcome outcome = h.RunToRest(*r);
+  EXPECT_EQ(outcome.kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  EXPECT_TRUE(h.executor.recorded_before_call);
+  EXPECT_EQ(h.world.log(), (std::vector<std::string>{"upgrade w-0", "upgrade w-1", "upgrade cp-0",
+                                                     "upgrade cp-2", "upgrade cp-1"}));
+  EXPECT_EQ(h.metrics.node_upgrades_completed, 5u);
+  EXPECT_EQ(h.store.latest.at("prod").desired_commit_applied, "c0ffee");
+}
+
+TEST(RolloutReconcilerTest, ARestartResumesFromTheRecordedStatus) {
+  Harness h;
+  auto first = h.Make();
+  // Run until the first node's upgrade was called, then "crash".
+  for (int i = 0; i < 50 && h.world.log().empty(); ++i) {
+    ReconcileOutcome o = first->Reconcile("prod", {});
+    h.world.AdvanceTo(h.world.now() + o.after);
+  }
+  ASSERT_EQ(h.world.log().size(), 1u);
+  first.reset();
+  auto second = h.Make();  // reads the store's latest status, as after a restart
+  h.RunToRest(*second);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  for (const auto& [node, count] : h.world.reboots_into_upgrade()) EXPECT_EQ(count, 1) << node;
+}
+
+TEST(RolloutReconcilerTest, ANodeRefusalHaltsWithItsWords) {
+  Harness h;
+  h.executor.refusal = absl::UnknownError("error validating installer image \"x\": not found");
+  auto r = h.Make();
+  h.RunToRest(*r);
+  const core::ClusterStatus& s = h.store.latest.at("prod");
+  EXPECT_EQ(s.phase, core::ClusterPhase::kUpgradeFailed);
+  EXPECT_THAT(s.message, HasSubstr("error validating installer image"));
+  ASSERT_TRUE(s.rollout.failure.has_value());
+  EXPECT_TRUE(s.rollout.in_flight.empty());
+  const size_t calls = h.executor.calls.size();
+  h.RunToRest(*r);
+  EXPECT_EQ(h.executor.calls.size(), calls) << "a halted cluster touched a node";
+}
+
+TEST(RolloutReconcilerTest, InvalidProfileIsBlockedAndNamesTheFile) {
+  Harness h;
+  core::Diagnostics problems = {{"clusters/prod.yaml", 7, 3, "spec.talos.version", "bad"}};
+  auto snapshot = std::make_shared<DesiredSnapshot>();
+  snapshot->commit = "bad1";
+  snapshot->profiles.invalid = {{"clusters/prod.yaml", "prod", problems}};
+  h.desired.Publish(snapshot);
+  auto r = h.Make();
+  ReconcileOutcome o = r->Reconcile("prod", {});
+  EXPECT_EQ(o.kind, ReconcileOutcome::Kind::kStalled);
+  EXPECT_THAT(h.store.latest.at("prod").message, HasSubstr("clusters/prod.yaml:7:3"));
+  EXPECT_TRUE(h.executor.calls.empty());
+}
+
+TEST(RolloutReconcilerTest, DryRunActsOnNothing) {
+  Harness h;
+  auto r = h.Make(/*dry_run=*/true);
+  r->Reconcile("prod", {});
+  EXPECT_TRUE(h.executor.calls.empty());
+  EXPECT_THAT(h.store.latest.at("prod").message, HasSubstr("dry-run: would"));
+}
+
+TEST(RolloutReconcilerTest, UnusableCredentialsStallWithAStatus) {
+  Harness h;
+  h.observer.error = absl::FailedPreconditionError("credentials prod: cannot read talosconfig");
+  auto r = h.Make();
+  EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kStalled);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kBlocked);
+  h.observer.error = absl::UnavailableError("down");
+  EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kTransientError);
+}
+
+TEST(RolloutReconcilerTest, ARemovedClusterIsForgotten) {
+  Harness h;
+  auto r = h.Make();
+  EXPECT_EQ(r->Reconcile("gone", {}).kind, ReconcileOutcome::Kind::kForget);
+}
+
+}  // namespace
+}  // namespace tr::reconciler
