@@ -25,15 +25,24 @@ void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& 
 void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand("plan", "Print the upgrade plan of every cluster");
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
-  cmd->add_option("--observed", options.observed_file,
-                  "YAML file with what the nodes run (see README)")
-      ->required();
+  CLI::Option* observed = cmd->add_option("--observed", options.observed_file,
+                                          "YAML file with what the nodes run (see README)");
+  CLI::Option* live = cmd->add_option("--credentials-dir", options.credentials_dir,
+                                      "Observe live: <dir>/<credentials>/talosconfig per profile");
+  observed->excludes(live);
+  cmd->add_option("--node-name", options.self_node, "Live: the node this process runs on");
+  cmd->callback([&, observed, live] {
+    if (observed->count() + live->count() == 0) {
+      throw CLI::RequiredError("--observed or --credentials-dir");
+    }
+  });
   const std::map<std::string, PlanFormat> formats{{"text", PlanFormat::kText},
                                                   {"markdown", PlanFormat::kMarkdown},
                                                   {"json", PlanFormat::kJson}};
   cmd->add_option("--format", options.format, "text, markdown or json")
       ->transform(CLI::CheckedTransformer(formats));
-  cmd->callback([&] { run = [&] { return RunPlan(options, std::cout, std::cerr); }; });
+  cmd->parse_complete_callback(
+      [&] { run = [&] { return RunPlan(options, std::cout, std::cerr); }; });
 }
 
 void AddRun(CLI::App& app, DaemonConfig& config, std::function<int()>& run) {

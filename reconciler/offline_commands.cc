@@ -9,6 +9,7 @@
 #include "core/profile_set.h"
 #include "fmt/format.h"
 #include "gitsource/snapshot.h"
+#include "reconciler/observer.h"
 #include "reconciler/timezones.h"
 
 namespace tr::reconciler {
@@ -56,6 +57,24 @@ std::optional<core::ObservedFleet> LoadObserved(const std::filesystem::path& pat
   return fleet.value;
 }
 
+// Observes every valid profile's cluster; a cluster that cannot be observed is left out (and
+// so planned as blocked) after its error is printed.
+std::optional<core::ObservedFleet> ObserveLive(const core::ProfileSet& set,
+                                               const PlanOptions& options, std::ostream& err) {
+  TalosconfigClientFactory clients(options.credentials_dir, {});
+  TalosFleetObserver observer(clients, options.self_node);
+  core::ObservedFleet fleet;
+  for (const core::ClusterProfile& profile : set.profiles) {
+    absl::StatusOr<core::ObservedCluster> observed = observer.Observe(profile);
+    if (!observed.ok()) {
+      err << profile.name << ": cannot observe: " << observed.status().message() << "\n";
+      continue;
+    }
+    fleet.clusters.push_back(*std::move(observed));
+  }
+  return fleet;
+}
+
 std::vector<core::PlanReportEntry> PlanAll(const core::ProfileSet& set,
                                            const core::ObservedFleet& fleet) {
   std::vector<core::PlanReportEntry> entries;
@@ -67,7 +86,7 @@ std::vector<core::PlanReportEntry> PlanAll(const core::ProfileSet& set,
                                    set.release_catalog);
     if (!observed) {
       entry.plan->status = core::PlanStatus::kBlocked;
-      entry.plan->message = "cluster " + profile.name + " is not in the observed-state file";
+      entry.plan->message = "cluster " + profile.name + " was not observed";
     }
     entries.push_back(std::move(entry));
   }
@@ -131,7 +150,9 @@ int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream&
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<core::ProfileSet> set = LoadProfiles(options.dir, err);
   if (!set) return kExitInvalid;
-  std::optional<core::ObservedFleet> fleet = LoadObserved(options.observed_file, err);
+  std::optional<core::ObservedFleet> fleet = options.credentials_dir.empty()
+                                                 ? LoadObserved(options.observed_file, err)
+                                                 : ObserveLive(*set, options, err);
   if (!fleet) return kExitInvalid;
   const std::vector<core::PlanReportEntry> entries = PlanAll(*set, *fleet);
   switch (options.format) {

@@ -30,11 +30,14 @@ enum class PlanFormat { kText, kMarkdown, kJson };
 
 struct PlanOptions {
   std::filesystem::path dir = ".";
-  std::filesystem::path observed_file;  // the observed-state YAML file
+  std::filesystem::path observed_file;  // the observed-state YAML file, or
   PlanFormat format = PlanFormat::kText;
+  std::filesystem::path credentials_dir;  // observe live: <dir>/<credentials>/talosconfig
+  std::string self_node;                  // live: the node this process runs on
 };
 
-// Prints the plan of every cluster. kExitOk when every cluster is planned or up to date,
+// Prints the plan of every cluster, observed from the file or, with `credentials_dir`, live
+// through the Talos and Kubernetes APIs. kExitOk when every cluster is planned or up to date,
 // kExitBlocked when a plan is blocked, kExitInvalid when a profile or the input is invalid.
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
 

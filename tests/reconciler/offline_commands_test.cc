@@ -87,8 +87,8 @@ TEST(GithubEscapeTest, EscapesAsTheRunnerExpects) {
 
 TEST(PlanCommandTest, ExamplePlansAsJson) {
   std::ostringstream out, err;
-  int code =
-      RunPlan({kExamples / "repo", kExamples / "observed.yaml", PlanFormat::kJson}, out, err);
+  int code = RunPlan({kExamples / "repo", kExamples / "observed.yaml", PlanFormat::kJson, {}, {}},
+                     out, err);
   EXPECT_EQ(code, kExitOk) << err.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j["clusters"].size(), 3u);
@@ -108,9 +108,10 @@ TEST(PlanCommandTest, ClusterMissingFromObservedFileIsBlocked) {
   repo.Write("clusters/edge-lab.yaml", ReadFile(kExamples / "repo/clusters/edge-lab.yaml"));
   repo.Write("observed.yaml", "clusters: {}\n");
   std::ostringstream out, err;
-  EXPECT_EQ(RunPlan({repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText}, out, err),
-            kExitBlocked);
-  EXPECT_THAT(out.str(), HasSubstr("not in the observed-state file"));
+  EXPECT_EQ(
+      RunPlan({repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}}, out, err),
+      kExitBlocked);
+  EXPECT_THAT(out.str(), HasSubstr("was not observed"));
 }
 
 // The real binary, as CI runs it.
