@@ -7,6 +7,7 @@
 #include "reconciler/daemon.h"
 #include "reconciler/daemon_config.h"
 #include "reconciler/offline_commands.h"
+#include "reconciler/status_command.h"
 
 namespace tr::reconciler {
 namespace {
@@ -60,6 +61,25 @@ void AddRun(CLI::App& app, DaemonConfig& config, std::function<int()>& run) {
   });
 }
 
+void AddStatus(CLI::App& app, StatusCommandOptions& options, std::function<int()>& run) {
+  CLI::App* cmd =
+      app.add_subcommand("status", "Print every cluster's status from the status branch");
+  cmd->add_option("--repo", options.git.remote.url, "Profile repository URL")
+      ->required()
+      ->envname("TALOS_RECONCILER_REPO");
+  cmd->add_option("--status-branch", options.status_branch, "The status branch")
+      ->capture_default_str();
+  cmd->add_option("--state-dir", options.git.state_dir, "Directory for the Git mirror")
+      ->required()
+      ->envname("TALOS_RECONCILER_STATE_DIR");
+  cmd->add_option("--git-token-file", options.git.remote.auth.token_file, "HTTPS token file");
+  cmd->add_option("--git-ssh-key", options.git.remote.auth.ssh_key_file, "SSH private key");
+  cmd->add_option("--git-known-hosts", options.git.remote.auth.known_hosts_file,
+                  "SSH known_hosts file");
+  cmd->add_flag("--json", options.json, "Print JSON");
+  cmd->callback([&] { run = [&] { return RunStatus(options, std::cout, std::cerr); }; });
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -68,10 +88,12 @@ int RunCli(int argc, char** argv) {
   ValidateOptions validate;
   PlanOptions plan;
   DaemonConfig daemon;
+  StatusCommandOptions status;
   std::function<int()> run;
   AddValidate(app, validate, run);
   AddPlan(app, plan, run);
   AddRun(app, daemon, run);
+  AddStatus(app, status, run);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

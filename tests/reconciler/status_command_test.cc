@@ -1,0 +1,69 @@
+// `status` reads what the status store wrote, from a real repository through libgit2.
+#include "reconciler/status_command.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "core/timestamp.h"
+#include "gitsource/git_source.h"
+#include "reconciler/status_store.h"
+
+namespace tr::reconciler {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+TEST(StatusCommandTest, PrintsWhatTheDaemonRecorded) {
+  const fs::path dir = fs::temp_directory_path() / ("tr-status-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string repo = (dir / "repo.git").string();
+  const std::string setup = "git init -q --bare " + repo + " && git -C " + dir.string() +
+                            " init -q work && cd " + (dir / "work").string() +
+                            " && git -c user.name=t -c user.email=t@t commit -q --allow-empty "
+                            "-m init && git push -q " +
+                            repo + " HEAD:refs/heads/main";
+  ASSERT_EQ(std::system(setup.c_str()), 0);
+
+  gitsource::GitSourceConfig git;
+  git.remote.url = "file://" + repo;
+  git.state_dir = dir / "daemon";
+  ASSERT_TRUE(gitsource::ConfigureLibgit2().ok());
+  auto source = gitsource::LibGitSource::Open(git);
+  ASSERT_TRUE(source.ok()) << source.status();
+  gitsource::SystemWallClock clock;
+  gitsource::ThreadSleeper sleeper;
+  gitsource::SeededRandomSource random;
+  auto writer = gitsource::GitStatusWriter::Create(**source, {}, clock, sleeper, random);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  GitStatusStore store(**writer);
+  core::ClusterStatus status;
+  status.cluster = "prod-eu-1";
+  status.phase = core::ClusterPhase::kUpgradingTalos;
+  status.message = "upgrading w-1 (2/5) to Talos 1.12.0";
+  status.updated = *core::ParseTimestamp("2026-11-22T03:00:00Z");
+  status.talos = {"1.11.6", "1.12.0", "1.13.9", core::ComponentState::kInProgress, "", "2/5"};
+  ASSERT_TRUE(store.Record(status, {}).ok());
+
+  StatusCommandOptions options;
+  options.git = git;
+  options.git.state_dir = dir / "cli";
+  std::ostringstream out, err;
+  ASSERT_EQ(RunStatus(options, out, err), 0) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("prod-eu-1"));
+  EXPECT_THAT(out.str(), HasSubstr("UpgradingTalos"));
+  EXPECT_THAT(out.str(), HasSubstr("1.11.6 → 1.12.0 in-progress 2/5"));
+  options.json = true;
+  std::ostringstream json;
+  ASSERT_EQ(RunStatus(options, json, err), 0) << err.str();
+  EXPECT_THAT(json.str(), HasSubstr("\"phase\": \"UpgradingTalos\""));
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tr::reconciler
