@@ -46,7 +46,7 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
       [&] { run = [&] { return RunPlan(options, std::cout, std::cerr); }; });
 }
 
-void AddRun(CLI::App& app, DaemonConfig& config, std::function<int()>& run) {
+CLI::App* AddRun(CLI::App& app, DaemonConfig& config, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Keep every cluster of the repository at its desired Talos version");
   AddDaemonFlags(*cmd, config);
@@ -59,6 +59,7 @@ void AddRun(CLI::App& app, DaemonConfig& config, std::function<int()>& run) {
       return RunDaemon(config);
     };
   });
+  return cmd;
 }
 
 void AddStatus(CLI::App& app, StatusCommandOptions& options, std::function<int()>& run) {
@@ -92,8 +93,15 @@ int RunCli(int argc, char** argv) {
   std::function<int()> run;
   AddValidate(app, validate, run);
   AddPlan(app, plan, run);
-  AddRun(app, daemon, run);
+  CLI::App* run_cmd = AddRun(app, daemon, run);
   AddStatus(app, status, run);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args.front() == "run") {
+    if (absl::Status s = ApplyConfigFile(args, *run_cmd); !s.ok()) {
+      std::cerr << "talos-reconciler run: " << s.message() << "\n";
+      return kExitInvalid;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

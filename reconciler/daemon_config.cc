@@ -1,5 +1,7 @@
 #include "reconciler/daemon_config.h"
 
+#include <cstdlib>
+#include <fstream>
 #include <system_error>
 
 #include "core/duration.h"
@@ -58,7 +60,8 @@ absl::Status Invalid(std::string_view setting, std::string_view why) {
 }  // namespace
 
 void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
-  cmd.set_config("--config", "", "A file of `flag = value` lines (the flags' long names)");
+  cmd.add_option("--config", c.config_file,
+                 "A file of `flag = value` lines (the flags' long names, without --)");
   Flag(cmd, "repo", c.git.remote.url, "Profile repository URL (https, ssh, git or file)")
       ->required();
   Flag(cmd, "branch", c.git.branch, "The desired-state branch (never written)");
@@ -95,6 +98,39 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "git-username", c.git.remote.auth.username, "HTTPS or SSH user name");
   Flag(cmd, "git-ssh-key", c.git.remote.auth.ssh_key_file, "SSH private key file");
   Flag(cmd, "git-known-hosts", c.git.remote.auth.known_hosts_file, "SSH known_hosts file");
+}
+
+absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::App& cmd) {
+  std::string path;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--config" && i + 1 < args.size()) path = args[i + 1];
+    if (args[i].rfind("--config=", 0) == 0) path = args[i].substr(9);
+  }
+  if (path.empty()) return absl::OkStatus();
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(fmt::format("--config: cannot read {}", path));
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const size_t eq = line.find('=');
+    auto trim = [](std::string t) {
+      t.erase(0, t.find_first_not_of(" \t"));
+      t.erase(t.find_last_not_of(" \t\r") + 1);
+      return t;
+    };
+    const std::string key = eq == std::string::npos ? "" : trim(line.substr(0, eq));
+    if (key.empty() || key == "config" || cmd.get_option_no_throw("--" + key) == nullptr) {
+      return absl::InvalidArgumentError(fmt::format(
+          "--config: {}:{}: want `flag = value` with a flag of this command", path, number));
+    }
+    std::string value = trim(line.substr(eq + 1));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      value = value.substr(1, value.size() - 2);
+    }
+    ::setenv(EnvName(key).c_str(), value.c_str(), /*overwrite=*/0);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status FinishDaemonConfig(DaemonConfig& c) {

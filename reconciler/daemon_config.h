@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
@@ -34,10 +35,17 @@ struct DaemonConfig {
   bool dry_run = false;                   // plan and report, never call Upgrade
   int workers = 4;                        // clusters reconciled at once
   std::string log_level = "info";
+  std::filesystem::path config_file;  // --config, applied before parsing (ApplyConfigFile)
 };
 
-// Registers every setting on `cmd` as a flag with its environment variable.
+// Registers every setting on `cmd` as a flag with its environment variable, and `--config`.
 void AddDaemonFlags(CLI::App& cmd, DaemonConfig& config);
+
+// Reads the `--config FILE` named in `args` (if any) before parsing: each `flag = value` line
+// (blank lines and `#` comments aside) becomes the environment variable of that flag unless it
+// is already set, so a flag beats the environment, which beats the file. InvalidArgument
+// naming the file and line for a malformed line or a key that is not a flag of `cmd`.
+absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::App& cmd);
 
 // Checks and completes the parsed configuration: required settings, ranges, directories
 // (created when missing for the state directory). InvalidArgument naming the setting.

@@ -1,0 +1,126 @@
+#include "reconciler/daemon_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+
+namespace tr::reconciler {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class DaemonConfigTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tr-config-" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "creds");
+  }
+  void TearDown() override {
+    fs::remove_all(dir_);
+    for (const char* name : {"WORKERS", "POLL_INTERVAL", "BRANCH", "LISTEN"}) {
+      ::unsetenv((std::string("TALOS_RECONCILER_") + name).c_str());
+    }
+  }
+  // Parses `args` after "run"; returns the CLI error text, or "" and fills `config`.
+  std::string Parse(std::vector<std::string> args, DaemonConfig& config) {
+    CLI::App app;
+    CLI::App* run = app.add_subcommand("run");
+    AddDaemonFlags(*run, config);
+    if (absl::Status s = ApplyConfigFile(args, *run); !s.ok()) return std::string(s.message());
+    args.insert(args.begin(), "run");
+    std::reverse(args.begin(), args.end());
+    try {
+      app.parse(args);
+    } catch (const CLI::ParseError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  std::vector<std::string> Required() {
+    return {"--repo",      "file:///r.git",          "--credentials-dir", (dir_ / "creds").string(),
+            "--state-dir", (dir_ / "state").string()};
+  }
+  fs::path dir_;
+};
+
+TEST_F(DaemonConfigTest, FlagsBeatEnvironmentWhichBeatsTheFile) {
+  std::ofstream(dir_ / "config.ini") << "# defaults\nworkers = 7\npoll-interval = 10s\nbranch = "
+                                        "release\nlisten = \"0.0.0.0:9090\"\n";
+  ::setenv("TALOS_RECONCILER_WORKERS", "3", 1);
+  DaemonConfig config;
+  std::vector<std::string> args = Required();
+  args.insert(args.end(), {"--config", (dir_ / "config.ini").string(), "--branch", "prod"});
+  ASSERT_EQ(Parse(args, config), "");
+  EXPECT_EQ(config.workers, 3);                               // environment over file
+  EXPECT_EQ(config.poll_interval, std::chrono::seconds(10));  // file
+  EXPECT_EQ(config.git.branch, "prod");                       // flag over file
+  EXPECT_EQ(config.listen, "0.0.0.0:9090");
+  ASSERT_TRUE(FinishDaemonConfig(config).ok());
+  EXPECT_TRUE(fs::is_directory(dir_ / "state"));
+  EXPECT_EQ(config.git.state_dir, dir_ / "state");
+}
+
+TEST_F(DaemonConfigTest, ConfigFileErrorsNameTheLine) {
+  std::ofstream(dir_ / "bad.ini") << "workers = 2\nnot a setting\n";
+  DaemonConfig config;
+  std::vector<std::string> args = Required();
+  args.insert(args.end(), {"--config", (dir_ / "bad.ini").string()});
+  EXPECT_THAT(Parse(args, config), HasSubstr("bad.ini:2:"));
+  std::ofstream(dir_ / "unknown.ini") << "colour = blue\n";
+  args.back() = (dir_ / "unknown.ini").string();
+  EXPECT_THAT(Parse(args, config), HasSubstr("unknown.ini:1:"));
+}
+
+TEST_F(DaemonConfigTest, MissingRequiredFlagIsNamed) {
+  DaemonConfig config;
+  EXPECT_THAT(Parse({"--repo", "x"}, config), HasSubstr("--credentials-dir"));
+}
+
+TEST_F(DaemonConfigTest, BadValuesNameTheFlag) {
+  struct Case {
+    std::vector<std::string> extra;
+    std::string expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"--poll-jitter", "0.9"}, "--poll-jitter: 0 to 0.5"},
+           {{"--workers", "0"}, "--workers: 1 to 256"},
+           {{"--status-branch", "main"}, "--status-branch: must differ from --branch"},
+           {{"--listen", "8080"}, "--listen: want host:port"},
+           {{"--log-level", "loud"}, "--log-level"},
+       }) {
+    DaemonConfig config;
+    std::vector<std::string> args = Required();
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    ASSERT_EQ(Parse(args, config), "");
+    absl::Status s = FinishDaemonConfig(config);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << c.expected;
+    EXPECT_THAT(s.message(), HasSubstr(c.expected));
+  }
+  DaemonConfig config;
+  std::vector<std::string> args = Required();
+  args.insert(args.end(), {"--poll-interval", "soon"});
+  EXPECT_THAT(Parse(args, config), HasSubstr("--poll-interval"));
+}
+
+TEST_F(DaemonConfigTest, CredentialsDirectoryMustExist) {
+  DaemonConfig config;
+  std::vector<std::string> args = Required();
+  args[3] = (dir_ / "nope").string();
+  ASSERT_EQ(Parse(args, config), "");
+  EXPECT_THAT(FinishDaemonConfig(config).message(), HasSubstr("--credentials-dir"));
+}
+
+TEST_F(DaemonConfigTest, NodePollIntervalTakesMilliseconds) {
+  DaemonConfig config;
+  std::vector<std::string> args = Required();
+  args.insert(args.end(), {"--node-poll-interval", "250ms"});
+  ASSERT_EQ(Parse(args, config), "");
+  EXPECT_EQ(config.node_poll_interval, std::chrono::milliseconds(250));
+}
+
+}  // namespace
+}  // namespace tr::reconciler
