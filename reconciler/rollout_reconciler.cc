@@ -125,98 +125,127 @@ ReconcileOutcome RolloutReconciler::ReconcileInvalid(const std::string& cluster,
   return ReconcileOutcome::Stalled(status.message);
 }
 
+ReconcileOutcome RolloutReconciler::ObservationFailed(Pass& pass, const absl::Status& error,
+                                                      std::stop_token stop) {
+  pass.log->warn("cluster={} step=observe error=\"{}\"", pass.profile->name, Text(error));
+  if (Transient(error)) return ReconcileOutcome::TransientError(Text(error));
+  // Credentials or permissions: nothing changes until someone fixes them.
+  core::RolloutDecision blocked;
+  blocked.phase = core::ClusterPhase::kBlocked;
+  blocked.message = "cannot observe the nodes: " + Text(error);
+  if (absl::Status s = Record(pass.Status(nullptr, nullptr, &blocked, deps_.clock.Now()), stop);
+      !s.ok()) {
+    return ReconcileOutcome::TransientError(Text(s));
+  }
+  return ReconcileOutcome::Stalled(blocked.message);
+}
+
+core::RolloutDecision RolloutReconciler::Decide(const Pass& pass, const core::ClusterPlan& plan,
+                                                const core::ObservedCluster& observed,
+                                                core::TimePoint now) const {
+  const core::ClusterProfile& profile = *pass.profile;
+  core::RolloutInput input{
+      profile, plan, observed, pass.memory, EvaluateWindows(profile.policy.windows, now), {}, now};
+  input.poll_interval = std::chrono::duration_cast<std::chrono::seconds>(
+      std::max(options_.node_poll_interval, std::chrono::milliseconds(1000)));
+  core::RolloutDecision decision = core::DecideNextAction(input);
+  if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
+    decision.message +=
+        " (Kubernetes upgrades are not automated in this version: run talosctl upgrade-k8s)";
+  }
+  if (options_.dry_run && Acts(decision)) decision.message = "dry-run: would " + decision.message;
+  return decision;
+}
+
+bool RolloutReconciler::Acts(const core::RolloutDecision& decision) {
+  return decision.kind != core::ActionKind::kNone &&
+         decision.kind != core::ActionKind::kStartKubernetesUpgrade;
+}
+
+ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const core::ClusterPlan& plan,
+                                         const core::ObservedCluster& observed,
+                                         const core::RolloutDecision& decision, core::TimePoint now,
+                                         std::stop_token stop) {
+  pass.log->debug("cluster={} phase={} decision=none message=\"{}\"", pass.profile->name,
+                  core::ClusterPhaseName(decision.phase), decision.message);
+  if (absl::Status s = Record(pass.Status(&plan, &observed, &decision, now), stop); !s.ok()) {
+    return ReconcileOutcome::TransientError(Text(s));
+  }
+  if (!decision.wait_until) return ReconcileOutcome::Done();
+  const auto wait =
+      std::max(std::chrono::milliseconds(0),
+               std::chrono::duration_cast<std::chrono::milliseconds>(*decision.wait_until - now));
+  // A node in flight is looked at on the node poll interval, not the rollout's seconds.
+  return ReconcileOutcome::RequeueAfter(decision.phase == core::ClusterPhase::kUpgradingTalos
+                                            ? std::min(wait, options_.node_poll_interval)
+                                            : wait);
+}
+
+std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::RolloutDecision& decision,
+                                                       std::string& actor_id, core::TimePoint now,
+                                                       std::stop_token stop) {
+  const core::ClusterProfile& profile = *pass.profile;
+  pass.log->info("cluster={} phase={} action={} node={} progress={} message=\"{}\"", profile.name,
+                 core::ClusterPhaseName(decision.phase), core::ActionKindName(decision.kind),
+                 decision.node, decision.progress.ToString(), decision.message);
+  // Starting a node and recording a failure only change what is recorded.
+  if (decision.kind == core::ActionKind::kStartNode ||
+      decision.kind == core::ActionKind::kFailNode) {
+    return std::nullopt;
+  }
+  absl::StatusOr<ActionResult> result = deps_.executor.Execute(profile, decision, stop);
+  if (result.ok()) {
+    actor_id = result->actor_id;
+    if (!result->detail.empty()) {
+      pass.log->info("cluster={} node={} result=\"{}\"", profile.name, decision.node,
+                     result->detail);
+    }
+    return std::nullopt;
+  }
+  if (Transient(result.status())) {
+    pass.log->warn("cluster={} action={} node={} error=\"{}\" retry=true", profile.name,
+                   core::ActionKindName(decision.kind), decision.node, Text(result.status()));
+    return ReconcileOutcome::TransientError(Text(result.status()));
+  }
+  // The node refused: halt with its own words.
+  const char* action = core::ActionKindName(decision.kind);
+  decision.kind = core::ActionKind::kFailNode;
+  decision.phase = core::ClusterPhase::kUpgradeFailed;
+  decision.message =
+      fmt::format("{} on {} failed: {}", action,
+                  decision.node.empty() ? profile.name : decision.node, Text(result.status()));
+  decision.failure =
+      core::RolloutFailure{decision.node, profile.talos_version, decision.message, now};
+  pass.log->error("cluster={} phase=UpgradeFailed node={} error=\"{}\"", profile.name,
+                  decision.node, Text(result.status()));
+  return std::nullopt;
+}
+
+void RolloutReconciler::Count(core::ActionKind kind) {
+  using core::ActionKind;
+  if (kind == ActionKind::kStartNode) ++deps_.metrics.node_upgrades_started;
+  if (kind == ActionKind::kCompleteNode) ++deps_.metrics.node_upgrades_completed;
+  if (kind == ActionKind::kFailNode || kind == ActionKind::kRollbackNode) {
+    ++deps_.metrics.node_upgrades_failed;
+  }
+}
+
 ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token stop) {
   const core::ClusterProfile& profile = *pass.profile;
   for (int i = 0; i < options_.max_actions_per_reconcile && !stop.stop_requested(); ++i) {
     absl::StatusOr<core::ObservedCluster> observed = deps_.observer.Observe(profile);
-    if (!observed.ok()) {
-      pass.log->warn("cluster={} step=observe error=\"{}\"", profile.name, Text(observed.status()));
-      if (Transient(observed.status())) {
-        return ReconcileOutcome::TransientError(Text(observed.status()));
-      }
-      // Credentials or permissions: nothing changes until someone fixes them.
-      core::RolloutDecision blocked;
-      blocked.phase = core::ClusterPhase::kBlocked;
-      blocked.message = "cannot observe the nodes: " + Text(observed.status());
-      if (absl::Status s = Record(pass.Status(nullptr, nullptr, &blocked, deps_.clock.Now()), stop);
-          !s.ok()) {
-        return ReconcileOutcome::TransientError(Text(s));
-      }
-      return ReconcileOutcome::Stalled(blocked.message);
-    }
+    if (!observed.ok()) return ObservationFailed(pass, observed.status(), stop);
     const core::TimePoint now = deps_.clock.Now();
     const core::ClusterPlan plan =
         core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix,
                           pass.desired->profiles.release_catalog);
-    core::RolloutInput input{
-        profile, plan, *observed, pass.memory, EvaluateWindows(profile.policy.windows, now),
-        {},      now};
-    input.poll_interval = std::chrono::duration_cast<std::chrono::seconds>(
-        std::max(options_.node_poll_interval, std::chrono::milliseconds(1000)));
-    core::RolloutDecision decision = core::DecideNextAction(input);
-    const bool acts = decision.kind != core::ActionKind::kNone &&
-                      decision.kind != core::ActionKind::kStartKubernetesUpgrade;
-    const bool rests = !acts || options_.dry_run;
-    if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
-      decision.message +=
-          " (Kubernetes upgrades are not automated in this version: run "
-          "talosctl upgrade-k8s)";
+    core::RolloutDecision decision = Decide(pass, plan, *observed, now);
+    if (!Acts(decision) || options_.dry_run) {
+      return Rest(pass, plan, *observed, decision, now, stop);
     }
-    if (options_.dry_run && acts) decision.message = "dry-run: would " + decision.message;
-    if (rests) {
-      pass.log->debug("cluster={} phase={} decision=none message=\"{}\"", profile.name,
-                      core::ClusterPhaseName(decision.phase), decision.message);
-      core::ClusterStatus status = pass.Status(&plan, &*observed, &decision, now);
-      if (absl::Status s = Record(status, stop); !s.ok()) {
-        return ReconcileOutcome::TransientError(Text(s));
-      }
-      if (!decision.wait_until) return ReconcileOutcome::Done();
-      const auto wait = std::max(
-          std::chrono::milliseconds(0),
-          std::chrono::duration_cast<std::chrono::milliseconds>(*decision.wait_until - now));
-      // A node in flight is looked at on the node poll interval, not the rollout's seconds.
-      return ReconcileOutcome::RequeueAfter(decision.phase == core::ClusterPhase::kUpgradingTalos
-                                                ? std::min(wait, options_.node_poll_interval)
-                                                : wait);
-    }
-    pass.log->info("cluster={} phase={} action={} node={} progress={} message=\"{}\"", profile.name,
-                   core::ClusterPhaseName(decision.phase), core::ActionKindName(decision.kind),
-                   decision.node, decision.progress.ToString(), decision.message);
     std::string actor_id;
-    if (decision.kind != core::ActionKind::kStartNode &&
-        decision.kind != core::ActionKind::kFailNode) {
-      absl::StatusOr<ActionResult> result = deps_.executor.Execute(profile, decision, stop);
-      if (!result.ok() && Transient(result.status())) {
-        pass.log->warn("cluster={} action={} node={} error=\"{}\" retry=true", profile.name,
-                       core::ActionKindName(decision.kind), decision.node, Text(result.status()));
-        return ReconcileOutcome::TransientError(Text(result.status()));
-      }
-      if (!result.ok()) {
-        // The node refused: halt with its own words.
-        const char* action = core::ActionKindName(decision.kind);
-        decision.kind = core::ActionKind::kFailNode;
-        decision.phase = core::ClusterPhase::kUpgradeFailed;
-        decision.message = fmt::format("{} on {} failed: {}", action,
-                                       decision.node.empty() ? profile.name : decision.node,
-                                       Text(result.status()));
-        decision.failure =
-            core::RolloutFailure{decision.node, profile.talos_version, decision.message, now};
-        pass.log->error("cluster={} phase=UpgradeFailed node={} error=\"{}\"", profile.name,
-                        decision.node, Text(result.status()));
-      } else {
-        actor_id = result->actor_id;
-        if (!result->detail.empty()) {
-          pass.log->info("cluster={} node={} result=\"{}\"", profile.name, decision.node,
-                         result->detail);
-        }
-      }
-    }
-    if (decision.kind == core::ActionKind::kStartNode) ++deps_.metrics.node_upgrades_started;
-    if (decision.kind == core::ActionKind::kCompleteNode) ++deps_.metrics.node_upgrades_completed;
-    if (decision.kind == core::ActionKind::kFailNode ||
-        decision.kind == core::ActionKind::kRollbackNode) {
-      ++deps_.metrics.node_upgrades_failed;
-    }
+    if (auto outcome = Act(pass, decision, actor_id, now, stop)) return *outcome;
+    Count(decision.kind);
     pass.memory = core::RecordAction(decision, pass.memory, profile.policy, now, actor_id);
     if (Notable(decision.kind)) pass.events.push_back(decision.message);
     core::ClusterStatus status = pass.Status(&plan, &*observed, &decision, now);

@@ -53,6 +53,21 @@ class RolloutReconciler final : public ClusterReconciler {
  private:
   struct Pass;  // one reconcile's working state (rollout_reconciler.cc)
   ReconcileOutcome ReconcileProfile(Pass& pass, std::stop_token stop);
+  ReconcileOutcome ObservationFailed(Pass& pass, const absl::Status& error, std::stop_token stop);
+  core::RolloutDecision Decide(const Pass& pass, const core::ClusterPlan& plan,
+                               const core::ObservedCluster& observed, core::TimePoint now) const;
+  static bool Acts(const core::RolloutDecision& decision);
+  // Records the status of a decision that acts on nothing; when to look again.
+  ReconcileOutcome Rest(Pass& pass, const core::ClusterPlan& plan,
+                        const core::ObservedCluster& observed,
+                        const core::RolloutDecision& decision, core::TimePoint now,
+                        std::stop_token stop);
+  // Performs the decision's action. A refusal turns `decision` into a recorded failure;
+  // an outcome is returned only when the reconcile must stop (a transient error).
+  std::optional<ReconcileOutcome> Act(Pass& pass, core::RolloutDecision& decision,
+                                      std::string& actor_id, core::TimePoint now,
+                                      std::stop_token stop);
+  void Count(core::ActionKind kind);
   ReconcileOutcome ReconcileInvalid(const std::string& cluster, const core::Diagnostics& problems,
                                     const std::string& commit, std::stop_token stop);
   // Records `status` when it differs from the last recorded one; the store's error otherwise.
