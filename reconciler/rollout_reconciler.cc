@@ -150,8 +150,12 @@ core::RolloutDecision RolloutReconciler::Decide(const Pass& pass, const core::Cl
       std::max(options_.node_poll_interval, std::chrono::milliseconds(1000)));
   core::RolloutDecision decision = core::DecideNextAction(input);
   if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
-    decision.message +=
-        " (Kubernetes upgrades are not automated in this version: run talosctl upgrade-k8s)";
+    // Not automated yet: say so rather than claim an upgrade in progress.
+    decision.kind = core::ActionKind::kNone;
+    decision.phase = core::ClusterPhase::kBlocked;
+    decision.message = "next: " + decision.message +
+                       "; Kubernetes upgrades are not automated in this version: run talosctl "
+                       "upgrade-k8s";
   }
   if (options_.dry_run && Acts(decision)) decision.message = "dry-run: would " + decision.message;
   return decision;
