@@ -1,0 +1,189 @@
+// Benchmark: the reconciler's overhead on top of the nodes' own upgrade time, for a 5-node
+// cluster (3 control planes, 2 workers) upgraded from Talos 1.11.6 to 1.12.0 (legacy path) by a
+// pushed commit. The real talos-reconciler daemon runs against the real talos-sim binary and a
+// git daemon on loopback, exactly as in the end-to-end tests.
+//
+//   wall       = from the push returning to the status branch saying Ready on 1.12.0
+//   node time  = per node, what the simulated machine itself spends: the Upgrade call's image
+//                pull, drain and install (the simulator's timings × time scale) plus, from the
+//                journal, going down → back up → Kubernetes Ready
+//   ratio      = wall ÷ Σ node time (goal ≤ 1.02)
+//
+// and where the rest goes: noticing the commit, pre-flight (pre-pull, etcd snapshot), the gaps
+// between nodes (noticing a node is back, status commits), the end. Prints the daemon's CPU time
+// and peak RSS too.
+//
+// Usage: rollout_overhead_bench [--time-scale X (default 1: the simulator's realistic timings,
+//        30 s per node)] [--node-poll-interval 200ms] [--poll-interval 1s]
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "fmt/format.h"
+#include "tests/e2e/e2e_world.h"
+#include "tests/e2e/journal_checks.h"
+#include "tests/e2e/process_usage.h"
+
+namespace tr::e2e {
+namespace {
+
+using Clock = std::chrono::system_clock;
+using Seconds = std::chrono::duration<double>;
+
+struct Options {
+  double time_scale = 1.0;
+  std::string node_poll_interval = "200ms";
+  std::string poll_interval = "1s";
+};
+
+// The simulator's default timings (README "talos-sim"), fleet seconds.
+constexpr double kImagePull = 4, kDrain = 2, kInstall = 8;
+
+double ToSeconds(Clock::duration d) { return Seconds(d).count(); }
+
+// A node's own upgrade, as the simulated machine spends it: from the start of the Upgrade call
+// (its pull, drain and install take the simulator's timings × scale before the node goes down)
+// through down → up → Kubernetes Ready (journal).
+struct NodeTime {
+  std::string node;
+  Clock::time_point start;
+  Clock::time_point end;
+  double seconds() const { return ToSeconds(end - start); }
+};
+
+NodeTime OwnTime(const std::vector<JournalLine>& journal, const NodeUpgradeSpan& span,
+                 double scale) {
+  NodeTime t{.node = span.node, .start = {}, .end = {}};
+  for (const auto& line : journal) {
+    if (line.seq < span.first_seq || line.seq > span.last_seq || line.node != span.node) continue;
+    if (!line.call && line.what == "down" && t.start == Clock::time_point{}) t.start = line.time;
+    if (!line.call && line.what == "kube-ready") t.end = line.time;
+  }
+  t.start -= std::chrono::duration_cast<Clock::duration>(
+      Seconds((kImagePull + kDrain + kInstall) * scale));
+  return t;
+}
+
+int Run(const Options& options) {
+  char pattern[] = "/tmp/tr-bench-overhead-XXXXXX";
+  if (mkdtemp(pattern) == nullptr) return 1;
+  const std::filesystem::path dir = pattern;
+  int rc = 0;
+  {
+    E2eWorld world(dir);
+    auto fail = [&](const absl::Status& st) {
+      std::fprintf(stderr, "%s\n%s\n", std::string(st.message()).c_str(),
+                   world.Diagnostics().c_str());
+      return 1;
+    };
+    if (auto st = world.StartFleet(
+            {MakeCluster("bench", 3, 2, "1.11.6")},
+            {.time_scale = options.time_scale, .refuse_connections_while_down = false});
+        !st.ok()) {
+      return fail(st);
+    }
+    world.PushProfiles({{"bench", AtTalos("1.11.6")}}, "initial profile",
+                       {{"reconciler.yaml", RepositoryDefaultsYaml("30m")}});
+    if (auto st = world.StartDaemon([&](DaemonOptions& d) {
+          d.node_poll_interval = options.node_poll_interval;
+          d.poll_interval = options.poll_interval;
+        });
+        !st.ok()) {
+      return fail(st);
+    }
+    if (auto st = world.WaitForReady("bench", "1.11.6", "", std::chrono::minutes(2)); !st.ok()) {
+      return fail(st.status());
+    }
+    const uint64_t since = LastSeq(world.Journal());
+    const std::string commit = world.PushProfiles({{"bench", AtTalos("1.12.0")}}, "Talos 1.12.0");
+    const auto pushed = Clock::now();
+    const auto cpu_before = ReadProcessUsage(world.daemon().pid());
+    if (auto st = world.WaitForReady("bench", "1.12.0", commit, std::chrono::minutes(30));
+        !st.ok()) {
+      return fail(st.status());
+    }
+    const auto ready = Clock::now();
+    const auto usage = ReadProcessUsage(world.daemon().pid());
+
+    const auto& journal = world.Journal();
+    const auto spans = UpgradeSpans(journal, "bench", since);
+    // Pre-pull calls are journaled when they end, each after the simulated pull time.
+    const auto pull =
+        std::chrono::duration_cast<Clock::duration>(Seconds(kImagePull * options.time_scale));
+    Clock::time_point first_call{}, last_pull{};
+    int pulls = 0;
+    for (const auto& line : journal) {
+      if (line.seq > since && line.call && line.cluster == "bench" && line.what.ends_with("Pull") &&
+          (spans.empty() || line.seq < spans.front().first_seq)) {
+        if (pulls++ == 0) first_call = line.time - pull;
+        last_pull = line.time;
+      }
+    }
+    std::printf(
+        "rollout of 5 nodes (3 control planes, 2 workers), Talos 1.11.6 -> 1.12.0, "
+        "time scale %g, node poll %s, repository poll %s\n",
+        options.time_scale, options.node_poll_interval.c_str(), options.poll_interval.c_str());
+    std::vector<NodeTime> times;
+    double nodes = 0, gaps = 0;
+    for (const auto& span : spans) {
+      times.push_back(OwnTime(journal, span, options.time_scale));
+      nodes += times.back().seconds();
+      if (times.size() > 1) gaps += ToSeconds(times.back().start - times[times.size() - 2].end);
+      std::printf("  node %-10s own upgrade time %6.2f s\n", span.node.c_str(),
+                  times.back().seconds());
+    }
+    const double wall = ToSeconds(ready - pushed);
+    std::printf("wall, push -> Ready on the status branch   %8.2f s\n", wall);
+    std::printf("sum of the nodes' own upgrade time         %8.2f s (simulator nominal %.2f s)\n",
+                nodes, 5 * 30 * options.time_scale);
+    std::printf("overhead ratio (goal <= 1.02)              %8.3f\n", wall / nodes);
+    std::printf("the overhead, %.2f s:\n", wall - nodes);
+    std::printf("  push -> first pre-pull call starts       %8.2f s\n",
+                ToSeconds(first_call - pushed));
+    if (!times.empty()) {
+      std::printf("  pre-flight -> first node's Upgrade call  %8.2f s\n",
+                  ToSeconds(times.front().start - first_call));
+      std::printf("    of which pre-pulling on %d nodes       %8.2f s (one pull takes %.2f s)\n",
+                  pulls, ToSeconds(last_pull - first_call), kImagePull * options.time_scale);
+      std::printf("  between nodes (%zu gaps; snapshot, verify, %8.2f s\n", times.size() - 1, gaps);
+      std::printf("    status commits, node poll)\n");
+      std::printf("  last node Ready -> Ready on status branch %7.2f s\n",
+                  ToSeconds(ready - times.back().end));
+    }
+    if (usage.ok() && cpu_before.ok()) {
+      std::printf("daemon: %.2f CPU s during the rollout, %.2f CPU s in all, peak RSS %.1f MiB\n",
+                  usage->cpu_seconds - cpu_before->cpu_seconds, usage->cpu_seconds,
+                  static_cast<double>(usage->peak_rss_kib) / 1024);
+    }
+    if (spans.size() != 5) {
+      std::fprintf(stderr, "expected 5 nodes upgraded, saw %zu\n", spans.size());
+      rc = 1;
+    }
+  }
+  std::filesystem::remove_all(dir);
+  return rc;
+}
+
+}  // namespace
+}  // namespace tr::e2e
+
+int main(int argc, char** argv) {
+  tr::e2e::Options options;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--time-scale") == 0) {
+      options.time_scale = std::atof(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--node-poll-interval") == 0) {
+      options.node_poll_interval = argv[i + 1];
+    } else if (std::strcmp(argv[i], "--poll-interval") == 0) {
+      options.poll_interval = argv[i + 1];
+    } else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  return tr::e2e::Run(options);
+}

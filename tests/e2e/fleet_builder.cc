@@ -1,0 +1,103 @@
+#include "tests/e2e/fleet_builder.h"
+
+#include "fmt/format.h"
+
+namespace tr::e2e {
+
+ClusterDef MakeCluster(const std::string& name, int control_planes, int workers,
+                       const std::string& talos, const std::string& kubernetes) {
+  ClusterDef cluster{.name = name, .nodes = {}, .extra = {}};
+  for (int i = 0; i < control_planes; ++i) {
+    cluster.nodes.push_back({.name = fmt::format("{}-cp-{}", name, i),
+                             .control_plane = true,
+                             .talos = talos,
+                             .kubernetes = kubernetes,
+                             .faults = {},
+                             .address = {}});
+  }
+  for (int i = 0; i < workers; ++i) {
+    cluster.nodes.push_back({.name = fmt::format("{}-w-{}", name, i),
+                             .control_plane = false,
+                             .talos = talos,
+                             .kubernetes = kubernetes,
+                             .faults = {},
+                             .address = {}});
+  }
+  return cluster;
+}
+
+ProfileDef AtTalos(std::string talos, std::vector<std::string> policy, std::string kubernetes) {
+  return {.talos = std::move(talos),
+          .kubernetes = std::move(kubernetes),
+          .image = kInstallerImage,
+          .policy = std::move(policy)};
+}
+
+std::string FleetYaml(const std::vector<ClusterDef>& clusters, const FleetOptions& options) {
+  std::string yaml = fmt::format("time_scale: {}\naddress_prefix: auto\n", options.time_scale);
+  if (options.refuse_connections_while_down) yaml += "refuse_connections_while_down: true\n";
+  yaml += "clusters:\n";
+  for (const auto& cluster : clusters) {
+    yaml += fmt::format("  - name: {}\n    nodes:\n", cluster.name);
+    for (const auto& node : cluster.nodes) {
+      yaml +=
+          fmt::format("      - {{name: {}, role: {}, talos: v{}, kubernetes: {}", node.name,
+                      node.control_plane ? "controlplane" : "worker", node.talos, node.kubernetes);
+      if (!node.faults.empty()) yaml += ", faults: " + node.faults;
+      if (!node.address.empty()) yaml += ", address: " + node.address;
+      yaml += "}\n";
+    }
+    yaml += cluster.extra;
+  }
+  return yaml;
+}
+
+std::string ProfileYaml(const SimClusterInfo& cluster, const ProfileDef& profile) {
+  std::string endpoints;
+  for (const auto& address : cluster.ControlPlaneAddresses()) {
+    endpoints += (endpoints.empty() ? "" : ", ") + address;
+  }
+  std::string yaml = fmt::format(
+      "apiVersion: talos-reconciler.dev/v1alpha1\n"
+      "kind: ClusterProfile\n"
+      "metadata:\n"
+      "  name: {0}\n"
+      "spec:\n"
+      "  endpoints: [{1}]\n"
+      "  credentials: {0}\n"
+      "  talos:\n"
+      "    version: {2}\n"
+      "    image: {3}\n"
+      "  kubernetes:\n"
+      "    version: {4}\n"
+      "  nodes:\n",
+      cluster.name, endpoints, profile.talos, profile.image, profile.kubernetes);
+  for (const auto& node : cluster.nodes) {
+    yaml += fmt::format("    - {{name: {}, address: {}, role: {}}}\n", node.name, node.address,
+                        node.role);
+  }
+  if (!profile.policy.empty()) {
+    yaml += "  policy:\n";
+    for (const auto& line : profile.policy) yaml += "    " + line + "\n";
+  }
+  return yaml;
+}
+
+std::string RepositoryDefaultsYaml(const std::string& node_timeout,
+                                   const std::vector<std::string>& extra_policy) {
+  std::string yaml = fmt::format(
+      "apiVersion: talos-reconciler.dev/v1alpha1\n"
+      "kind: RepositoryDefaults\n"
+      "policy:\n"
+      "  settle: 0s\n"
+      "  nodeTimeout: {}\n",
+      node_timeout);
+  for (const auto& line : extra_policy) yaml += "  " + line + "\n";
+  return yaml;
+}
+
+std::string ProfilePath(const std::string& cluster) {
+  return fmt::format("clusters/{}.yaml", cluster);
+}
+
+}  // namespace tr::e2e

@@ -1,0 +1,75 @@
+// Fleet files for talos-sim and the matching profile repository for the reconciler, written
+// from one description so the two agree on cluster names, node names, roles and versions. Node
+// addresses are left to the simulator (its own loopback /24) and read back from its ready.json
+// when the profiles are written.
+//
+// Values and pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tests/e2e/sim_process.h"
+
+namespace tr::e2e {
+
+// The fleet time scale of the tests: the simulator's default timings (30 s of fleet time for a
+// legacy upgrade: pull 4 s, drain 2 s, install 8 s, reboot 10 s, boot 6 s) become 300 ms.
+inline constexpr double kTestTimeScale = 0.01;
+
+inline constexpr const char* kInstallerImage =
+    "factory.talos.dev/metal-installer/"
+    "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
+
+struct NodeDef {
+  std::string name;  // unique in the fleet
+  bool control_plane = false;
+  std::string talos;  // "1.11.6"
+  std::string kubernetes = "1.34.1";
+  std::string faults;   // a YAML flow list, "[{kind: boot_failure, count: 1}]"; empty: none
+  std::string address;  // "127.a.b.c"; empty: allocated from the fleet's own /24
+};
+
+struct ClusterDef {
+  std::string name;
+  std::vector<NodeDef> nodes;
+  std::string extra;  // more of the cluster's fleet entry (pods:, pdbs:), indented by 4 spaces
+};
+
+// A cluster of `control_planes` + `workers` nodes named <name>-cp-<i> and <name>-w-<i>, all on
+// `talos` and `kubernetes`.
+ClusterDef MakeCluster(const std::string& name, int control_planes, int workers,
+                       const std::string& talos, const std::string& kubernetes = "1.34.1");
+
+struct FleetOptions {
+  double time_scale = kTestTimeScale;
+  bool refuse_connections_while_down = false;
+};
+
+// A talos-sim fleet file with "address_prefix: auto".
+std::string FleetYaml(const std::vector<ClusterDef>& clusters, const FleetOptions& options = {});
+
+struct ProfileDef {
+  std::string talos;
+  std::string kubernetes = "1.34.1";
+  std::string image = kInstallerImage;
+  std::vector<std::string> policy;  // lines under spec.policy, e.g. "nodeTimeout: 3s"
+};
+
+// A profile asking for Talos `talos` (and Kubernetes `kubernetes`) with these policy lines.
+ProfileDef AtTalos(std::string talos, std::vector<std::string> policy = {},
+                   std::string kubernetes = "1.34.1");
+
+// clusters/<name>.yaml for a cluster the simulator runs: its nodes and addresses, endpoints =
+// its control planes, credentials = its name (the simulator's <state-dir>/<name>/talosconfig).
+std::string ProfileYaml(const SimClusterInfo& cluster, const ProfileDef& profile);
+
+// The repository defaults of the tests: no settle time, a node timeout (1 minute unless given),
+// and `extra` lines under policy.
+std::string RepositoryDefaultsYaml(const std::string& node_timeout = "1m",
+                                   const std::vector<std::string>& extra_policy = {});
+
+// The profile file's path in the repository: "clusters/<name>.yaml".
+std::string ProfilePath(const std::string& cluster);
+
+}  // namespace tr::e2e

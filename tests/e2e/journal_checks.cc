@@ -1,0 +1,133 @@
+#include "tests/e2e/journal_checks.h"
+
+#include <algorithm>
+#include <map>
+
+#include "fmt/format.h"
+
+namespace tr::e2e {
+
+namespace {
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool StartsWith(const std::string& text, const std::string& prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+// Entries that end a node's upgrade once it was touched.
+bool EndsUpgrade(const JournalLine& line) {
+  return !line.call && (line.what == "up" || line.what == "version" || line.what == "kube-ready" ||
+                        line.what == "uncordon");
+}
+
+}  // namespace
+
+std::chrono::microseconds NodeUpgradeSpan::busy() const {
+  return std::chrono::duration_cast<std::chrono::microseconds>(last_time - first_time);
+}
+
+bool IsUpgradeCall(const JournalLine& line) {
+  return line.call && (line.what == "/machine.MachineService/Upgrade" ||
+                       line.what == "/machine.LifecycleService/Upgrade");
+}
+
+bool TouchesNode(const JournalLine& line) {
+  if (line.call) {
+    return IsUpgradeCall(line) || line.what == "/machine.MachineService/Reboot" ||
+           line.what == "/machine.MachineService/Rollback";
+  }
+  return (line.what == "sequence" && !StartsWith(line.detail, "boot")) || line.what == "cordon" ||
+         line.what == "down";
+}
+
+std::vector<NodeUpgradeSpan> UpgradeSpans(const std::vector<JournalLine>& journal,
+                                          const std::string& cluster, uint64_t since_seq) {
+  std::map<std::string, NodeUpgradeSpan> spans;
+  std::map<std::string, std::chrono::system_clock::time_point> went_down;
+  for (const auto& line : journal) {
+    if (line.seq <= since_seq || line.cluster != cluster) continue;
+    auto found = spans.find(line.node);
+    if (TouchesNode(line) && found == spans.end()) {
+      found = spans.emplace(line.node, NodeUpgradeSpan{}).first;
+      found->second.node = line.node;
+      found->second.first_seq = line.seq;
+      found->second.first_time = line.time;
+    }
+    if (found == spans.end()) continue;
+    NodeUpgradeSpan& span = found->second;
+    if (TouchesNode(line) || EndsUpgrade(line)) {
+      span.last_seq = line.seq;
+      span.last_time = line.time;
+    }
+    if (IsUpgradeCall(line) && line.code == "OK") ++span.upgrade_calls_ok;
+    if (line.call && line.what == "/machine.MachineService/Reboot" && line.code == "OK") {
+      ++span.reboot_calls_ok;
+    }
+    if (!line.call && line.what == "sequence" &&
+        (StartsWith(line.detail, "upgrade ") || StartsWith(line.detail, "stageUpgrade "))) {
+      ++span.upgrade_sequences;
+    }
+    if (!line.call && line.what == "version") span.version_changes.push_back(line.detail);
+    if (!line.call && line.what == "down") went_down[line.node] = line.time;
+    if (!line.call && line.what == "up" && went_down.contains(line.node)) {
+      span.down +=
+          std::chrono::duration_cast<std::chrono::microseconds>(line.time - went_down[line.node]);
+      went_down.erase(line.node);
+    }
+  }
+  std::vector<NodeUpgradeSpan> ordered;
+  for (auto& [node, span] : spans) ordered.push_back(std::move(span));
+  std::sort(ordered.begin(), ordered.end(),
+            [](const auto& a, const auto& b) { return a.first_seq < b.first_seq; });
+  return ordered;
+}
+
+int CountCalls(const std::vector<JournalLine>& journal, const std::string& cluster,
+               const std::string& suffix, const std::string& code, uint64_t since_seq) {
+  return static_cast<int>(std::count_if(journal.begin(), journal.end(), [&](const auto& line) {
+    return line.seq > since_seq && line.call && line.cluster == cluster &&
+           EndsWith(line.what, suffix) && (code.empty() || line.code == code);
+  }));
+}
+
+std::vector<std::string> TouchedNodes(const std::vector<JournalLine>& journal,
+                                      const std::string& cluster, uint64_t since_seq) {
+  std::vector<std::string> nodes;
+  for (const auto& span : UpgradeSpans(journal, cluster, since_seq)) nodes.push_back(span.node);
+  return nodes;
+}
+
+std::string OverlapProblem(const std::vector<NodeUpgradeSpan>& spans) {
+  for (size_t i = 1; i < spans.size(); ++i) {
+    if (spans[i].first_seq <= spans[i - 1].last_seq) {
+      return fmt::format("{} was touched (journal #{}) before {} was back (journal #{})",
+                         spans[i].node, spans[i].first_seq, spans[i - 1].node,
+                         spans[i - 1].last_seq);
+    }
+  }
+  return "";
+}
+
+std::string Describe(const std::vector<NodeUpgradeSpan>& spans) {
+  std::string text;
+  for (const auto& s : spans) {
+    std::string versions;
+    for (const auto& v : s.version_changes) versions += (versions.empty() ? "" : ", ") + v;
+    text += fmt::format(
+        "  {}: journal #{}..#{} ({} ms), upgrade calls ok {}, upgrade sequences {}, reboots "
+        "ok {}, versions [{}]\n",
+        s.node, s.first_seq, s.last_seq, s.busy().count() / 1000, s.upgrade_calls_ok,
+        s.upgrade_sequences, s.reboot_calls_ok, versions);
+  }
+  return text;
+}
+
+uint64_t LastSeq(const std::vector<JournalLine>& journal) {
+  return journal.empty() ? 0 : journal.back().seq;
+}
+
+}  // namespace tr::e2e

@@ -1,0 +1,64 @@
+// What the simulator's journal says about the Talos upgrades the reconciler made: for each node
+// of a cluster, the span of journal entries in which it was being upgraded (from the first entry
+// that touched it — an Upgrade, LifecycleService/Upgrade, Reboot or Rollback call, an upgrade
+// sequence, a cordon, going down — to it being back: up, new version, Kubernetes Ready,
+// uncordoned), how many upgrade calls succeeded, how many upgrade sequences ran and how many
+// times it came back on another version. Reads (Version, EtcdStatus, ...) and image pre-pulls
+// do not touch a node.
+//
+// Pure functions of journal lines; thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/sim_process.h"
+
+namespace tr::e2e {
+
+struct NodeUpgradeSpan {
+  std::string node;
+  uint64_t first_seq = 0;  // first entry that touched the node
+  uint64_t last_seq = 0;   // last entry of its upgrade (back up, ready, uncordoned)
+  std::chrono::system_clock::time_point first_time;
+  std::chrono::system_clock::time_point last_time;
+  int upgrade_calls_ok = 0;   // MachineService/Upgrade or LifecycleService/Upgrade answered OK
+  int upgrade_sequences = 0;  // "upgrade"/"stageUpgrade" sequences the node started
+  int reboot_calls_ok = 0;    // MachineService/Reboot answered OK
+  std::vector<std::string> version_changes;  // "v1.11.6 -> v1.12.0", each boot on a new version
+  std::chrono::microseconds down{0};         // time between going down and coming back up
+
+  std::chrono::microseconds busy() const;  // last_time - first_time
+};
+
+// True for MachineService/Upgrade and LifecycleService/Upgrade calls (any answer).
+bool IsUpgradeCall(const JournalLine& line);
+// True when the entry touches its node (see above).
+bool TouchesNode(const JournalLine& line);
+
+// One span per node of `cluster` that was touched after `since_seq`, ordered by first touch.
+std::vector<NodeUpgradeSpan> UpgradeSpans(const std::vector<JournalLine>& journal,
+                                          const std::string& cluster, uint64_t since_seq = 0);
+
+// Entries of `cluster` after `since_seq` whose `what` ends with `suffix` (e.g.
+// "MachineService/Upgrade") and, unless `code` is empty, answered `code`.
+int CountCalls(const std::vector<JournalLine>& journal, const std::string& cluster,
+               const std::string& suffix, const std::string& code = "", uint64_t since_seq = 0);
+
+// The nodes of `cluster` touched after `since_seq`, in order of their first touch.
+std::vector<std::string> TouchedNodes(const std::vector<JournalLine>& journal,
+                                      const std::string& cluster, uint64_t since_seq = 0);
+
+// An empty string when the spans do not overlap (each node's upgrade ends before the next
+// one's begins); otherwise a description of the first overlap.
+std::string OverlapProblem(const std::vector<NodeUpgradeSpan>& spans);
+
+// The spans, one per line, for failure messages.
+std::string Describe(const std::vector<NodeUpgradeSpan>& spans);
+
+// The last journal sequence number (0 when empty).
+uint64_t LastSeq(const std::vector<JournalLine>& journal);
+
+}  // namespace tr::e2e

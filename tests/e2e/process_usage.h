@@ -1,0 +1,23 @@
+// What a running process costs, read from /proc: peak and current resident memory and the CPU
+// time it used so far. Benchmarks read it from the reconciler daemon and the simulator.
+//
+// Thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include "absl/status/statusor.h"
+
+namespace tr::e2e {
+
+struct ProcessUsage {
+  long peak_rss_kib = 0;   // VmHWM
+  long rss_kib = 0;        // VmRSS
+  double cpu_seconds = 0;  // user + system
+  int threads = 0;
+};
+
+// NotFound when the process is gone.
+absl::StatusOr<ProcessUsage> ReadProcessUsage(pid_t pid);
+
+}  // namespace tr::e2e

@@ -1,0 +1,128 @@
+#include "tests/e2e/profile_repo.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/status_yaml.h"
+#include "fmt/format.h"
+#include "tests/gitsource/process.h"
+
+namespace tr::e2e {
+namespace fs = std::filesystem;
+using gitsource::testing::RunCommand;
+
+namespace {
+
+std::string StatusPath(const std::string& cluster) {
+  return fmt::format("status/{}.yaml", cluster);
+}
+
+std::string Trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+absl::StatusOr<core::ClusterStatus> Decode(const std::string& cluster, const std::string& text) {
+  auto decoded = core::DecodeClusterStatus(StatusPath(cluster), text);
+  if (decoded.ok()) return *std::move(decoded.value);
+  std::string problems;
+  for (const auto& d : decoded.diagnostics) problems += d.ToString() + "\n";
+  return absl::InternalError(
+      fmt::format("{} does not decode:\n{}---\n{}", StatusPath(cluster), problems, text));
+}
+
+}  // namespace
+
+ProfileRepo::ProfileRepo(const fs::path& dir) : upstream_(dir, "fleet"), daemon_(dir) {}
+
+std::string ProfileRepo::Push(const std::map<std::string, std::string>& files,
+                              const std::string& message) {
+  return upstream_.Commit(files, message);
+}
+
+std::string ProfileRepo::Remove(const std::vector<std::string>& paths, const std::string& message) {
+  std::vector<std::string> args = {"rm", "--quiet"};
+  args.insert(args.end(), paths.begin(), paths.end());
+  upstream_.Git(args);
+  return upstream_.Commit({}, message);
+}
+
+std::string ProfileRepo::StatusTip() const {
+  // A loose ref is read directly (cheap while a test polls); packed refs through git.
+  std::ifstream loose(bare() / "refs" / "heads" / kStatusBranch);
+  std::string tip;
+  if (loose && std::getline(loose, tip) && tip.size() == 40) return tip;
+  return upstream_.Tip(kStatusBranch);
+}
+
+std::string ProfileRepo::StatusText(const std::string& cluster) const {
+  const std::string tip = StatusTip();
+  if (tip.empty()) return "";
+  auto shown = RunCommand(
+      {"git", "-C", bare().string(), "show", fmt::format("{}:{}", tip, StatusPath(cluster))});
+  return shown.exit_code == 0 ? shown.out : "";
+}
+
+absl::StatusOr<core::ClusterStatus> ProfileRepo::Status(const std::string& cluster) {
+  const std::string tip = StatusTip();
+  if (tip.empty()) return absl::NotFoundError("no status branch yet");
+  auto cached = cache_.find(cluster);
+  if (cached != cache_.end() && cached->second.first == tip) return cached->second.second;
+  auto shown = RunCommand(
+      {"git", "-C", bare().string(), "show", fmt::format("{}:{}", tip, StatusPath(cluster))});
+  if (shown.exit_code != 0) {
+    return absl::NotFoundError(fmt::format("no {} at {}", StatusPath(cluster), tip));
+  }
+  auto status = Decode(cluster, shown.out);
+  if (status.ok()) cache_[cluster] = {tip, *status};
+  return status;
+}
+
+absl::StatusOr<std::map<std::string, core::ClusterStatus>> ProfileRepo::StatusAll(
+    const std::vector<std::string>& clusters) const {
+  std::map<std::string, core::ClusterStatus> statuses;
+  const std::string tip = StatusTip();
+  if (tip.empty()) return statuses;
+  gitsource::testing::RunOptions options;
+  for (const auto& cluster : clusters) options.input += tip + ":" + StatusPath(cluster) + "\n";
+  auto batch = RunCommand({"git", "-C", bare().string(), "cat-file", "--batch"}, options);
+  if (batch.exit_code != 0) return absl::InternalError("git cat-file: " + batch.err);
+  // Per request: "<id> blob <size>\n<content>\n" or "<request> missing\n".
+  size_t at = 0;
+  for (const auto& cluster : clusters) {
+    const size_t eol = batch.out.find('\n', at);
+    if (eol == std::string::npos) break;
+    const std::string header = batch.out.substr(at, eol - at);
+    at = eol + 1;
+    if (header.ends_with(" missing")) continue;
+    const size_t size = std::stoul(header.substr(header.rfind(' ') + 1));
+    auto status = Decode(cluster, batch.out.substr(at, size));
+    if (!status.ok()) return status.status();
+    statuses.emplace(cluster, *std::move(status));
+    at += size + 1;
+  }
+  return statuses;
+}
+
+absl::StatusOr<std::vector<StatusVersion>> ProfileRepo::StatusHistory(
+    const std::string& cluster) const {
+  if (StatusTip().empty()) return absl::NotFoundError("no status branch yet");
+  auto log = RunCommand({"git", "-C", bare().string(), "log", "--reverse", "--format=%H",
+                         fmt::format("refs/heads/{}", kStatusBranch), "--", StatusPath(cluster)});
+  if (log.exit_code != 0) return absl::InternalError("git log: " + log.err);
+  std::vector<StatusVersion> versions;
+  std::istringstream commits(log.out);
+  std::string commit;
+  while (std::getline(commits, commit)) {
+    if (commit.empty()) continue;
+    auto shown = RunCommand(
+        {"git", "-C", bare().string(), "show", fmt::format("{}:{}", commit, StatusPath(cluster))});
+    if (shown.exit_code != 0) continue;  // the commit deleted the file
+    auto status = Decode(cluster, shown.out);
+    if (!status.ok()) return status.status();
+    versions.push_back({.commit = Trimmed(commit), .status = *std::move(status)});
+  }
+  return versions;
+}
+
+}  // namespace tr::e2e

@@ -1,0 +1,251 @@
+// Rolling Talos upgrades end to end: a pushed commit bumps a profile, the real daemon upgrades
+// the simulated nodes, and the simulator's journal and the status branch show how.
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <set>
+
+#include "tests/e2e/e2e_fixture.h"
+
+namespace tr::e2e {
+namespace {
+
+using core::ClusterPhase;
+using core::ComponentState;
+
+constexpr auto kReadyTimeout = 120s;
+
+// The first journal line of `cluster` after `since` whose `what` ends with `suffix`, answered OK,
+// on `node` (any when empty); 0 when there is none.
+uint64_t FirstOkCall(const std::vector<JournalLine>& journal, const std::string& cluster,
+                     const std::string& node, const std::string& suffix, uint64_t since = 0) {
+  for (const auto& line : journal) {
+    if (line.seq > since && line.call && line.cluster == cluster && line.code == "OK" &&
+        (node.empty() || line.node == node) && line.what.ends_with(suffix)) {
+      return line.seq;
+    }
+  }
+  return 0;
+}
+
+// Every node was upgraded exactly once, from `from` to `to`.
+void ExpectEachUpgradedOnce(const std::vector<NodeUpgradeSpan>& spans, const std::string& from,
+                            const std::string& to) {
+  for (const auto& span : spans) {
+    SCOPED_TRACE(span.node);
+    EXPECT_EQ(span.upgrade_calls_ok, 1);
+    EXPECT_LE(span.upgrade_sequences, 1);
+    EXPECT_EQ(span.version_changes, std::vector<std::string>{"v" + from + " -> v" + to});
+  }
+}
+
+// Brings `cluster` (already in the fleet) to Ready on `talos` under a running daemon.
+void StartAt(E2eWorld& world, const std::map<std::string, ProfileDef>& profiles) {
+  world.PushProfiles(profiles, "initial profiles");
+  E2E_ASSERT_OK(world.StartDaemon());
+  for (const auto& [cluster, profile] : profiles) {
+    E2E_ASSERT_OK(world.WaitForReady(cluster, profile.talos, "", kReadyTimeout).status());
+  }
+}
+
+TEST_F(E2eTest, ThreeControlPlanesAndTwoWorkersUpgradeWorkersFirstOneAtATime) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("prod", 3, 2, "1.11.6")}));
+  ASSERT_NO_FATAL_FAILURE(StartAt(world(), {{"prod", AtTalos("1.11.6")}}));
+  const uint64_t since = LastSeq(world().Journal());
+
+  const std::string commit =
+      world().PushProfiles({{"prod", AtTalos("1.12.0")}}, "prod: Talos 1.12.0");
+  core::ClusterStatus done;
+  E2E_ASSERT_OK_AND_ASSIGN(done, world().WaitForReady("prod", "1.12.0", commit, kReadyTimeout));
+
+  const auto& journal = world().Journal();
+  const auto spans = UpgradeSpans(journal, "prod", since);
+  SCOPED_TRACE("journal spans:\n" + Describe(spans));
+  ASSERT_EQ(spans.size(), 5u);
+  // Workers first, then the control planes; one node at a time; each exactly once.
+  const auto& prod = world().sim().cluster("prod");
+  const std::vector<std::string> worker_names = prod.WorkerNames();
+  const std::set<std::string> workers(worker_names.begin(), worker_names.end());
+  EXPECT_TRUE(workers.contains(spans[0].node));
+  EXPECT_TRUE(workers.contains(spans[1].node));
+  EXPECT_EQ(OverlapProblem(spans), "");
+  ExpectEachUpgradedOnce(spans, "1.11.6", "1.12.0");
+  EXPECT_EQ(CountCalls(journal, "prod", "LifecycleService/Upgrade", "", since), 0);
+  // Pre-flight: the installer pulled on every node before the first was touched, and the etcd
+  // snapshot (on by default) taken before the first control plane.
+  for (const auto& node : prod.NodeNames()) {
+    const uint64_t pulled = FirstOkCall(journal, "prod", node, "Pull", since);
+    EXPECT_NE(pulled, 0u) << node << ": no image pull";
+    EXPECT_LT(pulled, spans[0].first_seq) << node << ": pulled after the first node was touched";
+  }
+  const uint64_t snapshot = FirstOkCall(journal, "prod", "", "MachineService/EtcdSnapshot", since);
+  EXPECT_NE(snapshot, 0u);
+  EXPECT_LT(snapshot, spans[2].first_seq);
+
+  // The status branch tells the story: Ready on 1.11.6, UpgradingTalos with progress and each
+  // node recorded in flight before it was touched (in the journal's order), Ready on 1.12.0.
+  std::vector<StatusVersion> history;
+  E2E_ASSERT_OK_AND_ASSIGN(history, world().repo().StatusHistory("prod"));
+  ASSERT_GE(history.size(), 3u);
+  std::string story;
+  for (const auto& v : history) story += "  " + Summary(v.status) + "\n";
+  SCOPED_TRACE("status branch:\n" + story);
+  EXPECT_EQ(history.front().status.phase, ClusterPhase::kReady);
+  EXPECT_EQ(history.front().status.talos.current, "1.11.6");
+  std::vector<std::string> in_flight_order;
+  bool upgrading_seen = false;
+  for (const auto& v : history) {
+    if (v.status.phase != ClusterPhase::kUpgradingTalos) continue;
+    upgrading_seen = true;
+    EXPECT_EQ(v.status.talos.target, "1.12.0");
+    EXPECT_EQ(v.status.talos.state, ComponentState::kInProgress);
+    EXPECT_TRUE(v.status.talos.progress.ends_with("/5")) << v.status.talos.progress;
+    EXPECT_EQ(v.status.desired_commit_attempted, commit);
+    for (const auto& op : v.status.rollout.in_flight) {
+      if (std::find(in_flight_order.begin(), in_flight_order.end(), op.node) ==
+          in_flight_order.end()) {
+        in_flight_order.push_back(op.node);
+      }
+    }
+  }
+  EXPECT_TRUE(upgrading_seen);
+  std::vector<std::string> journal_order;
+  for (const auto& span : spans) journal_order.push_back(span.node);
+  EXPECT_EQ(in_flight_order, journal_order);
+
+  EXPECT_EQ(done.talos.state, ComponentState::kCompleted);
+  EXPECT_EQ(done.desired_commit_attempted, commit);
+  EXPECT_TRUE(done.rollout.in_flight.empty());
+  EXPECT_FALSE(done.rollout.failure.has_value());
+  ASSERT_EQ(done.nodes.size(), 5u);
+  for (const auto& node : done.nodes) {
+    EXPECT_EQ(node.talos, "1.12.0") << node.name;
+    EXPECT_TRUE(node.ready) << node.name;
+  }
+  for (const auto& node : prod.NodeNames()) {
+    EXPECT_TRUE(std::any_of(done.history.begin(), done.history.end(),
+                            [&](const auto& h) { return h.event.find(node) != std::string::npos; }))
+        << "no history event names " << node;
+  }
+}
+
+TEST_F(E2eTest, SingleNodeCluster) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("solo", 1, 0, "1.11.6")}));
+  ASSERT_NO_FATAL_FAILURE(StartAt(world(), {{"solo", AtTalos("1.11.6")}}));
+  const uint64_t since = LastSeq(world().Journal());
+
+  const std::string commit =
+      world().PushProfiles({{"solo", AtTalos("1.12.0")}}, "solo: Talos 1.12.0");
+  core::ClusterStatus done;
+  E2E_ASSERT_OK_AND_ASSIGN(done, world().WaitForReady("solo", "1.12.0", commit, kReadyTimeout));
+
+  const auto spans = UpgradeSpans(world().Journal(), "solo", since);
+  SCOPED_TRACE("journal spans:\n" + Describe(spans));
+  ASSERT_EQ(spans.size(), 1u);
+  EXPECT_EQ(spans[0].node, "solo-cp-0");
+  ExpectEachUpgradedOnce(spans, "1.11.6", "1.12.0");
+  ASSERT_EQ(done.nodes.size(), 1u);
+  EXPECT_EQ(done.nodes[0].talos, "1.12.0");
+}
+
+TEST_F(E2eTest, TwoClustersUpgradeInParallel) {
+  E2E_ASSERT_OK(world().StartFleet(
+      {MakeCluster("alpha", 1, 2, "1.11.6"), MakeCluster("beta", 1, 2, "1.11.6")}));
+  ASSERT_NO_FATAL_FAILURE(
+      StartAt(world(), {{"alpha", AtTalos("1.11.6")}, {"beta", AtTalos("1.11.6")}}));
+  const uint64_t since = LastSeq(world().Journal());
+
+  const std::string commit = world().PushProfiles(
+      {{"alpha", AtTalos("1.12.0")}, {"beta", AtTalos("1.12.0")}}, "both: Talos 1.12.0");
+  E2E_ASSERT_OK(world().WaitForReady("alpha", "1.12.0", commit, kReadyTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("beta", "1.12.0", commit, kReadyTimeout).status());
+
+  const auto& journal = world().Journal();
+  const auto alpha = UpgradeSpans(journal, "alpha", since);
+  const auto beta = UpgradeSpans(journal, "beta", since);
+  SCOPED_TRACE("alpha:\n" + Describe(alpha) + "beta:\n" + Describe(beta));
+  ASSERT_EQ(alpha.size(), 3u);
+  ASSERT_EQ(beta.size(), 3u);
+  ExpectEachUpgradedOnce(alpha, "1.11.6", "1.12.0");
+  ExpectEachUpgradedOnce(beta, "1.11.6", "1.12.0");
+  EXPECT_EQ(OverlapProblem(alpha), "");
+  EXPECT_EQ(OverlapProblem(beta), "");
+  // The two rollouts ran at the same time: each began before the other ended.
+  EXPECT_LT(alpha.front().first_seq, beta.back().last_seq);
+  EXPECT_LT(beta.front().first_seq, alpha.back().last_seq);
+}
+
+TEST_F(E2eTest, LegacyPathBelow113AndLifecyclePathFrom113) {
+  ClusterDef lifecycle = MakeCluster("life", 1, 2, "1.13.2", "1.35.0");
+  lifecycle.extra =
+      "    pods:\n"
+      "      - {name: web-1, namespace: default, node: life-w-0, labels: {app: web}}\n"
+      "      - {name: web-2, namespace: default, node: life-w-1, labels: {app: web}}\n"
+      "    pdbs:\n"
+      "      - {name: web, namespace: default, selector: {app: web}, min_available: 1}\n";
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("legacy", 1, 1, "1.12.0"), lifecycle}));
+  ASSERT_NO_FATAL_FAILURE(
+      StartAt(world(), {{"legacy", AtTalos("1.12.0")}, {"life", AtTalos("1.13.2", {}, "1.35.0")}}));
+  const uint64_t since = LastSeq(world().Journal());
+
+  const std::string commit = world().PushProfiles(
+      {{"legacy", AtTalos("1.13.9")}, {"life", AtTalos("1.13.9", {}, "1.35.0")}},
+      "both: Talos 1.13.9");
+  E2E_ASSERT_OK(world().WaitForReady("legacy", "1.13.9", commit, kReadyTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("life", "1.13.9", commit, kReadyTimeout).status());
+
+  const auto& journal = world().Journal();
+  // Below 1.13: MachineService/Upgrade, and nothing of the LifecycleService.
+  const auto legacy = UpgradeSpans(journal, "legacy", since);
+  SCOPED_TRACE("legacy:\n" + Describe(legacy));
+  ASSERT_EQ(legacy.size(), 2u);
+  ExpectEachUpgradedOnce(legacy, "1.12.0", "1.13.9");
+  EXPECT_EQ(CountCalls(journal, "legacy", "MachineService/Upgrade", "OK", since), 2);
+  EXPECT_EQ(CountCalls(journal, "legacy", "LifecycleService/Upgrade", "", since), 0);
+  // 1.13 and newer: pull, install, cordon and drain through the Kubernetes API (evicting the
+  // pod), reboot, uncordon; never the legacy Upgrade.
+  const auto life = UpgradeSpans(journal, "life", since);
+  SCOPED_TRACE("life:\n" + Describe(life));
+  ASSERT_EQ(life.size(), 3u);
+  ExpectEachUpgradedOnce(life, "1.13.2", "1.13.9");
+  EXPECT_EQ(OverlapProblem(life), "");
+  EXPECT_EQ(CountCalls(journal, "life", "MachineService/Upgrade", "", since), 0);
+  EXPECT_EQ(CountCalls(journal, "life", "LifecycleService/Upgrade", "OK", since), 3);
+  EXPECT_GE(CountCalls(journal, "life", "ImageService/Pull", "OK", since), 3);
+  for (const auto& span : life) EXPECT_EQ(span.reboot_calls_ok, 1) << span.node;
+  int cordons = 0, uncordons = 0, evictions = 0;
+  for (const auto& line : journal) {
+    if (line.seq <= since || line.cluster != "life" || line.call) continue;
+    cordons += line.what == "cordon";
+    uncordons += line.what == "uncordon";
+    evictions += line.what == "evict" && line.detail == "default/web-1";
+  }
+  EXPECT_GE(cordons, 3);
+  EXPECT_GE(uncordons, 3);
+  EXPECT_GE(evictions, 1);
+}
+
+TEST_F(E2eTest, ServesHealthReadinessMetricsAndStopsOnSigterm) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("calm", 1, 0, "1.12.0")}));
+  ASSERT_NO_FATAL_FAILURE(StartAt(world(), {{"calm", AtTalos("1.12.0")}}));
+  DaemonProcess& daemon = world().daemon();
+  auto get = [&](const std::string& path) {
+    auto reply = daemon.Get(path);
+    return reply.ok() ? reply->status : 0;
+  };
+  EXPECT_TRUE(world().WaitUntil(30s, [&] { return get("/healthz") == 200; }));
+  // The first poll succeeded long ago (the status branch says Ready).
+  EXPECT_EQ(get("/readyz"), 200);
+  auto metrics = daemon.Get("/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_NE(metrics->body.find("# TYPE"), std::string::npos) << metrics->body;
+
+  auto exited = daemon.Terminate(30s);
+  ASSERT_TRUE(exited.ok()) << exited.status();
+  EXPECT_TRUE(WIFEXITED(*exited)) << gitsource::DescribeWaitStatus(*exited);
+  EXPECT_EQ(WEXITSTATUS(*exited), 0) << gitsource::DescribeWaitStatus(*exited);
+}
+
+}  // namespace
+}  // namespace tr::e2e
