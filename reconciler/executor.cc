@@ -1,5 +1,8 @@
 #include "reconciler/executor.h"
 
+#include <thread>
+#include <vector>
+
 #include "core/planner.h"
 #include "core/timestamp.h"
 #include "fmt/format.h"
@@ -30,24 +33,38 @@ absl::StatusOr<std::string> KubeName(kube::KubeClient& kube, const core::NodeSpe
       fmt::format("no Kubernetes node for {} ({})", node.name, node.address));
 }
 
+// Pulls `image` on one node with the API its version has; nodes without an image API validate
+// the image in Upgrade itself.
+absl::Status PullOnNode(talos::TalosClient& talos, const std::string& address,
+                        const std::string& image) {
+  absl::StatusOr<talos::NodeVersion> version = talos.Version(address);
+  if (!version.ok()) return version.status();
+  absl::Status pulled =
+      core::UsesLifecycleApi(version->version)
+          ? talos.PullImage(address, talos::ContainerdNamespace::kSystem, image).status()
+          : talos.PullImageLegacy(address, talos::ContainerdNamespace::kSystem, image);
+  return absl::IsUnimplemented(pulled) ? absl::OkStatus() : pulled;
+}
+
 }  // namespace
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterProfile& profile,
                                                            const core::RolloutDecision& decision,
                                                            talos::TalosClient& talos) {
-  for (const std::string& name : decision.nodes) {
-    const core::NodeSpec* node = FindNode(profile, name);
-    if (node == nullptr) continue;
-    absl::StatusOr<talos::NodeVersion> version = talos.Version(node->address);
-    if (!version.ok()) return version.status();
-    absl::Status pulled =
-        core::UsesLifecycleApi(version->version)
-            ? talos.PullImage(node->address, talos::ContainerdNamespace::kSystem, decision.image)
-                  .status()
-            : talos.PullImageLegacy(node->address, talos::ContainerdNamespace::kSystem,
-                                    decision.image);
-    // Nodes without an image API validate the image in Upgrade itself.
-    if (!pulled.ok() && !absl::IsUnimplemented(pulled)) return pulled;
+  // One thread per node: a pull takes as long as the registry, and the nodes pull at once.
+  std::vector<absl::Status> results(decision.nodes.size());
+  {
+    std::vector<std::jthread> pulls;
+    for (size_t i = 0; i < decision.nodes.size(); ++i) {
+      const core::NodeSpec* node = FindNode(profile, decision.nodes[i]);
+      if (node == nullptr) continue;
+      pulls.emplace_back([&talos, &decision, &results, i, address = node->address] {
+        results[i] = PullOnNode(talos, address, decision.image);
+      });
+    }
+  }
+  for (const absl::Status& s : results) {
+    if (!s.ok()) return s;
   }
   return ActionResult{"",
                       fmt::format("pulled {} on {} nodes", decision.image, decision.nodes.size())};
