@@ -11,6 +11,7 @@
 #include "reconciler/cluster_clients.h"
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
+#include "reconciler/background_steps.h"
 #include "reconciler/executor.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
@@ -169,8 +170,9 @@ int RunDaemon(const DaemonConfig& config) {
       clients,
       {config.state_dir / "etcd-snapshots", {config.drain_timeout, std::chrono::seconds(2)}}, clock,
       sleeper);
+  BackgroundSteps background(executor);  // pulls, installs and drains off the workers
   DesiredState desired;
-  RolloutReconciler reconciler({desired, observer, executor, store, clock, metrics},
+  RolloutReconciler reconciler({desired, observer, background, store, clock, metrics},
                                {config.node_poll_interval, config.dry_run, 32}, *statuses);
   ControllerOptions controller_options;
   controller_options.workers = config.workers;

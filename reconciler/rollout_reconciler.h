@@ -62,11 +62,16 @@ class RolloutReconciler final : public ClusterReconciler {
                         const core::ObservedCluster& observed,
                         const core::RolloutDecision& decision, core::TimePoint now,
                         std::stop_token stop);
-  // Performs the decision's action. A refusal turns `decision` into a recorded failure;
-  // an outcome is returned only when the reconcile must stop (a transient error).
+  // Performs the decision's action, its errors classified by ClassifyError. A refusal turns
+  // `decision` into a recorded failure; a step still running (or a node busy with one) turns
+  // it into a wait (kNone); an outcome is returned only when the reconcile must stop (an error
+  // to retry).
   std::optional<ReconcileOutcome> Act(Pass& pass, core::RolloutDecision& decision,
                                       std::string& actor_id, core::TimePoint now,
                                       std::stop_token stop);
+  // Turns `decision` into a wait on the node poll interval that says what is running.
+  void StillRunning(core::RolloutDecision& decision, const std::string& why,
+                    core::TimePoint now) const;
   void Count(core::ActionKind kind);
   ReconcileOutcome ReconcileInvalid(const std::string& cluster, const core::Diagnostics& problems,
                                     const std::string& commit, std::stop_token stop);
