@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "reconciler/kube/drain.h"
+#include "tests/reconciler/step_clock.h"
 #include "tests/core/rollout_world.h"
 
 namespace tr::reconciler {
@@ -248,15 +249,7 @@ class GuardedPodKube final : public kube::KubeClient {
   }
 };
 
-class StepClock final : public gitsource::WallClock, public gitsource::Sleeper {
- public:
-  std::chrono::system_clock::time_point Now() override { return now; }
-  bool SleepFor(std::chrono::milliseconds d, std::stop_token stop) override {
-    now += d;
-    return !stop.stop_requested();
-  }
-  std::chrono::system_clock::time_point now{};
-};
+using testing::StepClock;
 
 TEST(RolloutReconcilerTest, ADrainThatTimesOutHaltsWithItsCause) {
   Harness h("1.13.9", "1.14.2");
