@@ -20,10 +20,11 @@ absl::StatusOr<ImageRef> SimCluster::ResolveImageLocked(SimNode& node, const std
   auto ref = ParseImageRef(image);
   if (!ref.ok()) return ref.status();
   for (auto& f : node.faults) {
-    if (f.kind == FaultKind::kBadInstallerImage && f.count != 0 &&
-        (f.image.empty() || image.find(f.image) != std::string::npos)) {
+    const bool pull_fault =
+        f.kind == FaultKind::kBadInstallerImage || f.kind == FaultKind::kImagePullFailure;
+    if (pull_fault && f.count != 0 && (f.image.empty() || image.find(f.image) != std::string::npos)) {
       if (f.count > 0) --f.count;
-      JournalStateLocked(node, "fault", fmt::format("bad_installer_image fired for {}", image));
+      JournalStateLocked(node, "fault", fmt::format("{} fired for {}", FaultKindName(f.kind), image));
       return NotFound(ref->Normalized());
     }
   }
