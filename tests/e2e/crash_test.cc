@@ -79,7 +79,8 @@ class CrashTest : public E2eTest {
     world().daemon().Kill();
     ++kills_;
     kill_log_ += fmt::format(" {}", point ? point->name : on_status_commit ? "status" : "delay");
-    EXPECT_TRUE(world().daemon().Start().ok());
+    const absl::Status started = world().daemon().Start();
+    EXPECT_TRUE(started.ok()) << started;
     return fired;
   }
 
