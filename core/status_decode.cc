@@ -73,7 +73,9 @@ std::vector<NodeStatus> ReadNodes(const Field& f) {
     n.kubelet = Str(m.Optional("kubelet"));
     n.ready = ReadBool(m.Optional("ready")).value_or(false);
     n.reachable = ReadBool(m.Optional("reachable")).value_or(true);
-    if (Field last_seen = m.Optional("lastSeen"); last_seen.present()) n.last_seen = Time(last_seen);
+    if (Field last_seen = m.Optional("lastSeen"); last_seen.present()) {
+      n.last_seen = Time(last_seen);
+    }
     n.last_operation = Str(m.Optional("lastOperation"));
     if (auto s = ReadInteger(m.Optional("lastUpgradeSeconds"), 0, INT32_MAX)) {
       n.last_upgrade_duration = std::chrono::seconds(*s);
