@@ -140,8 +140,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::WaitStaticPod(std::stop_token stop,
         [&]() -> absl::StatusOr<bool> {
           auto pods = kube_.ListPods("kube-system", "k8s-app=" + name);
           if (!pods.ok()) return pods.status();
-          for (const kube::KubePod& p : *pods) {
-            if (p.node != node.name && p.host_ip != node.address) continue;
+          for (const kube::KubePodDetail& p : *pods) {
+            if (p.pod.node != node.name && p.host_ip != node.address) continue;
             seen = fmt::format("image {}, config version {}, {}", p.image, p.config_version,
                                p.ready ? "Ready" : "not Ready");
             if (p.config_version == version && p.image == target && p.ready) return true;
