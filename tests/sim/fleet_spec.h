@@ -72,6 +72,15 @@ struct Timings {
   std::chrono::milliseconds reboot{10000};     // API down between RestartEvent and boot
   std::chrono::milliseconds boot{6000};        // API up (BOOTING) until RUNNING and ready
   std::chrono::milliseconds pod_start{2000};   // an evicted pod's replacement becoming Ready
+  // After a node boots, how long the apid of another node keeps failing calls it forwards there
+  // (its gRPC connection is still in reconnect backoff: up to 15 s in Talos). 0 = none.
+  std::chrono::milliseconds apid_reconnect{0};
+};
+
+// The registry catalogue (see image_registry.h for the images that exist without being listed).
+struct RegistrySpec {
+  std::vector<std::string> images;      // extra image references that exist
+  std::vector<std::string> schematics;  // extra Image Factory schematic ids that exist
 };
 
 struct NodeSpec {
@@ -114,6 +123,7 @@ struct ClusterSpec {
 struct FleetSpec {
   std::vector<ClusterSpec> clusters;
   Timings timings;
+  RegistrySpec registry;
   double time_scale = 1.0;
   // First three octets of node addresses, e.g. "127.0.42"; nodes without an explicit address get
   // .1, .2, ... in fleet-file order. Empty or "auto": derived from the process id, and moved on to
