@@ -175,6 +175,13 @@ int RunDaemon(const DaemonConfig& config) {
   DesiredState desired;
   RolloutReconciler reconciler({desired, observer, background, store, clock, metrics},
                                {config.node_poll_interval, config.dry_run, 32}, *statuses);
+  k8s_upgrade::InProcessRunnerOptions upgrade_options;
+  upgrade_options.poll_interval =
+      std::min(config.node_poll_interval, std::chrono::milliseconds(1000));
+  k8s_upgrade::InProcessUpgradeRunner kubernetes_upgrades(clients, upgrade_options);
+  if (config.kubernetes_upgrade_mode == "inprocess") {
+    reconciler.SetKubernetesUpgrades(&kubernetes_upgrades);
+  }
   ProgressMarkingReconciler marking(reconciler, metrics, clock);
   ControllerOptions controller_options;
   controller_options.workers = config.workers;

@@ -125,6 +125,9 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   cmd.add_flag("--dry-run", c.dry_run, "Plan and report; never upgrade")
       ->envname(EnvName("dry-run"));
   Flag(cmd, "workers", c.workers, "Clusters reconciled at once");
+  Flag(cmd, "kubernetes-upgrade-mode", c.kubernetes_upgrade_mode,
+       "inprocess: run Kubernetes upgrades as daemon tasks; off: report them Blocked")
+      ->check(CLI::IsMember({"inprocess", "off"}));
   Flag(cmd, "log-level", c.log_level, "trace, debug, info, warn or error");
   Flag(cmd, "git-token-file", c.git.remote.auth.token_file, "HTTPS token file");
   Flag(cmd, "git-password-file", c.git.remote.auth.password_file, "HTTPS password file");

@@ -39,6 +39,8 @@ struct DaemonConfig {
   std::string listen = "127.0.0.1:8080";  // health, readiness and metrics
   std::string node_name;                  // the node this process runs on, if any
   bool dry_run = false;                   // plan and report, never call Upgrade
+  // "inprocess": Kubernetes steps run as supervised tasks of the daemon; "off": reported Blocked.
+  std::string kubernetes_upgrade_mode = "inprocess";
   int workers = 4;                        // clusters reconciled at once
   std::string log_level = "info";
   std::filesystem::path config_file;  // --config, applied before parsing (ApplyConfigFile)

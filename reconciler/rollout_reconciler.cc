@@ -6,6 +6,7 @@
 #include "core/status_yaml.h"
 #include "fmt/format.h"
 #include "reconciler/error_class.h"
+#include "reconciler/k8s_upgrade/rollout_step.h"
 #include "reconciler/logging.h"
 #include "reconciler/windows.h"
 
@@ -147,8 +148,14 @@ core::RolloutDecision RolloutReconciler::Decide(const Pass& pass, const core::Cl
   input.poll_interval = std::chrono::duration_cast<std::chrono::seconds>(
       std::max(options_.node_poll_interval, std::chrono::milliseconds(1000)));
   core::RolloutDecision decision = core::DecideNextAction(input);
+  if (decision.kind == core::ActionKind::kStartKubernetesUpgrade && kubernetes_upgrades_ &&
+      !options_.dry_run) {
+    k8s_upgrade::FollowKubernetesUpgrade(*kubernetes_upgrades_, profile, plan,
+                                         pass.desired->profiles.support_matrix, now,
+                                         options_.node_poll_interval, decision);
+  }
   if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
-    // Not automated yet: say so rather than claim an upgrade in progress.
+    // Not run here (no runner, or a dry run): say so rather than claim an upgrade in progress.
     decision.kind = core::ActionKind::kNone;
     decision.phase = core::ClusterPhase::kBlocked;
     decision.message = "next: " + decision.message +

@@ -18,6 +18,7 @@
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
+#include "reconciler/k8s_upgrade/upgrade_runner.h"
 #include "reconciler/metrics.h"
 #include "reconciler/observer.h"
 #include "reconciler/status_store.h"
@@ -49,6 +50,11 @@ class RolloutReconciler final : public ClusterReconciler {
 
   // The last recorded status of `cluster`, if any.
   std::optional<core::ClusterStatus> LastStatus(const std::string& cluster) const;
+  // Runs the Kubernetes steps through `runner` (not owned; outlives this). Without one they are
+  // reported Blocked. Call before the first Reconcile.
+  void SetKubernetesUpgrades(k8s_upgrade::KubernetesUpgradeRunner* runner) {
+    kubernetes_upgrades_ = runner;
+  }
 
  private:
   struct Pass;  // one reconcile's working state (rollout_reconciler.cc)
@@ -82,6 +88,7 @@ class RolloutReconciler final : public ClusterReconciler {
   const RolloutReconcilerOptions options_;
   mutable std::mutex mu_;
   std::map<std::string, core::ClusterStatus> recorded_;
+  k8s_upgrade::KubernetesUpgradeRunner* kubernetes_upgrades_ = nullptr;
 };
 
 }  // namespace tr::reconciler
