@@ -21,6 +21,10 @@ constexpr std::pair<FaultKind, std::string_view> kFaultNames[] = {
     {FaultKind::kEtcdUnhealthy, "etcd_unhealthy"},
     {FaultKind::kUpgradeLockHeld, "upgrade_lock_held"},
     {FaultKind::kApiUnreachable, "api_unreachable"},
+    {FaultKind::kImagePullFailure, "image_pull_failure"},
+    {FaultKind::kStaticPodNotReady, "static_pod_not_ready"},
+    {FaultKind::kKubeletNotReturning, "kubelet_not_returning"},
+    {FaultKind::kRemovedApiInUse, "removed_api_in_use"},
 };
 
 // n[key] when n is a map that has it, else an empty (null) node: never a throwing zombie.

@@ -35,10 +35,18 @@ enum class FaultKind {
   kEtcdUnhealthy,      // this node's etcd member fails its health check
   kUpgradeLockHeld,    // Upgrade on this node finds the etcd upgrade mutex held by another session
   kApiUnreachable,     // the node's API answers nothing but Unavailable; the machine keeps running
+  // Kubernetes upgrade faults (kube_upgrade_model.cc):
+  kImagePullFailure,     // pulls of images containing `image` (empty = every image) fail: not found
+  kStaticPodNotReady,    // a static pod restarted by a config change never becomes Ready again
+                         // (`image`: only the component containing this text; empty = all)
+  kKubeletNotReturning,  // a kubelet restarted by a config change never comes back; Node NotReady
+  kRemovedApiInUse,      // the cluster's API server still holds objects of an API the next
+                         // Kubernetes minor removes (podschedulingcontexts.v1alpha3.resource.k8s.io)
 };
 
 // The fleet-file spelling: "bad_installer_image", "boot_failure", "never_returns", "slow_reboot",
-// "etcd_unhealthy", "upgrade_lock_held", "api_unreachable".
+// "etcd_unhealthy", "upgrade_lock_held", "api_unreachable", "image_pull_failure",
+// "static_pod_not_ready", "kubelet_not_returning", "removed_api_in_use".
 std::string_view FaultKindName(FaultKind kind);
 absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name);
 

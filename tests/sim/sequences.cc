@@ -1,5 +1,5 @@
 // The machine sequences of a simulated node: legacy upgrade, reboot, rollback, boot, and the
-// 1.13+ install and image pull. Phase and task names follow talos-api-facts.md §6.2.
+// 1.13+ install and image pull. Phase and task names follow docs/talos-api.md §6.2.
 #include "core/version.h"
 #include "fmt/format.h"
 #include "machine/machine.pb.h"
@@ -73,10 +73,11 @@ absl::StatusOr<std::string> SimCluster::ValidateImageLocked(SimNode& node, const
   const std::string not_found =
       fmt::format("failed to resolve reference \"{}\": {}: not found", image, image);
   for (auto& f : node.faults) {
-    if (f.kind == FaultKind::kBadInstallerImage && f.count != 0 &&
-        (f.image.empty() || image.find(f.image) != std::string::npos)) {
+    const bool pull_fault =
+        f.kind == FaultKind::kBadInstallerImage || f.kind == FaultKind::kImagePullFailure;
+    if (pull_fault && f.count != 0 && (f.image.empty() || image.find(f.image) != std::string::npos)) {
       if (f.count > 0) --f.count;
-      JournalStateLocked(node, "fault", fmt::format("bad_installer_image fired for {}", image));
+      JournalStateLocked(node, "fault", fmt::format("{} fired for {}", FaultKindName(f.kind), image));
       return absl::NotFoundError(not_found);
     }
   }

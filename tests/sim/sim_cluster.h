@@ -310,6 +310,12 @@ class SimCluster {
   // True (and a LOCKED SequenceEvent published) when another sequence holds the node.
   bool SequenceLockedLocked(SimNode& node, const std::string& sequence, const std::string& actor);
   std::string RenderMachineConfigLocked(const SimNode& node) const;
+  // Kubernetes components following a configuration change (kube_upgrade_model.cc): the kubelet
+  // service restarts with `image`; static pods whose image changed restart and become Ready.
+  void RestartKubeletLocked(SimNode& node, const std::string& image);
+  void RestartStaticPodsLocked(SimNode& node);
+  // Whether a node of the cluster has the fault (cluster-wide faults such as removed_api_in_use).
+  bool AnyNodeHasFaultLocked(FaultKind kind) const;
 
  private:
   ClusterSpec spec_;
