@@ -1,61 +1,18 @@
 // The daemon's own life: it stops on SIGTERM whatever it is waiting for (a repository that is
 // down, nodes that never answer), fails at start on configuration only a person can fix,
 // reports itself stuck on /healthz, and one cluster that never answers does not slow another.
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
-#include <arpa/inet.h>
-
-#include <atomic>
 #include <fstream>
-#include <thread>
 
 #include "fmt/format.h"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/support/blackhole.h"
 
 namespace tr::e2e {
 namespace {
 
-// A TCP listener on a loopback address that accepts every connection and never answers: a
-// machine whose API hangs.
-class Blackhole {
- public:
-  explicit Blackhole(const std::string& host) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    ::inet_pton(AF_INET, host.c_str(), &address.sin_addr);
-    ok_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-          ::listen(fd_, 256) == 0;
-    socklen_t length = sizeof(address);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    thread_ = std::jthread([this] {
-      for (int client; (client = ::accept(fd_, nullptr, nullptr)) >= 0; ++accepted_) {
-        clients_.push_back(client);
-      }
-    });
-  }
-  ~Blackhole() {
-    ::shutdown(fd_, SHUT_RDWR);  // ends accept()
-    thread_.join();
-    ::close(fd_);
-    for (int client : clients_) ::close(client);
-  }
-  bool ok() const { return ok_; }
-  int port() const { return port_; }
-  int accepted() const { return accepted_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-  bool ok_ = false;
-  std::atomic<int> accepted_{0};
-  std::vector<int> clients_;  // the accept thread's until joined
-  std::jthread thread_;
-};
+using ::tr::test_support::Blackhole;
 
 bool ExitedWith(int wait_status, int code) {
   return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == code;

@@ -94,11 +94,11 @@ class StepClock final : public gitsource::WallClock, public gitsource::Sleeper {
 };
 
 std::vector<KubePod> NodePods() {
-  return {{"default", "web", "w-0", "ReplicaSet", false, false},
-          {"default", "guarded", "w-0", "ReplicaSet", false, false},
-          {"kube-system", "kube-proxy-x", "w-0", "DaemonSet", false, false},
-          {"kube-system", "static", "w-0", "Node", true, false},
-          {"default", "elsewhere", "w-1", "ReplicaSet", false, false}};
+  return {{"default", "web", "w-0", "ReplicaSet", false, false, "", "", false, ""},
+          {"default", "guarded", "w-0", "ReplicaSet", false, false, "", "", false, ""},
+          {"kube-system", "kube-proxy-x", "w-0", "DaemonSet", false, false, "", "", false, ""},
+          {"kube-system", "static", "w-0", "Node", true, false, "", "", false, ""},
+          {"default", "elsewhere", "w-1", "ReplicaSet", false, false, "", "", false, ""}};
 }
 
 TEST(DrainTest, CordonsEvictsAndLeavesDaemonSetsAndMirrors) {
