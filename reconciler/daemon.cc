@@ -35,8 +35,13 @@ class HttpEndpoints {
   HttpEndpoints(const HttpEndpoints&) = delete;
   HttpEndpoints& operator=(const HttpEndpoints&) = delete;
   ~HttpEndpoints() {
+    if (!thread_.joinable()) return;
+    // stop() is a no-op until the listening thread has started serving; wait for that first.
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     server_.stop();
-    if (thread_.joinable()) thread_.join();
+    thread_.join();
   }
 
   // Binds `config.listen` and serves. False when the address cannot be bound.
