@@ -156,7 +156,7 @@ absl::Status Fleet::Impl::Bind(const std::string& prefix) {
     auto kube_cert = rt.kube_ca->Issue({.common_name = "kube-apiserver",
                                         .organizations = {},
                                         .ip_sans = {api_address},
-                                        .dns_sans = {"kubernetes", "localhost"},
+                                        .dns_sans = {"kubernetes"},
                                         .server = true,
                                         .key_type = KeyType::kEcdsaP256});
     if (!kube_cert.ok()) return kube_cert.status();
