@@ -87,11 +87,11 @@ class FakeKube final : public KubeClient {
 using testing::StepClock;
 
 std::vector<KubePod> NodePods() {
-  return {{"default", "web", "w-0", "ReplicaSet", false, false, "", "", false, ""},
-          {"default", "guarded", "w-0", "ReplicaSet", false, false, "", "", false, ""},
-          {"kube-system", "kube-proxy-x", "w-0", "DaemonSet", false, false, "", "", false, ""},
-          {"kube-system", "static", "w-0", "Node", true, false, "", "", false, ""},
-          {"default", "elsewhere", "w-1", "ReplicaSet", false, false, "", "", false, ""}};
+  return {{"default", "web", "w-0", "ReplicaSet", false, false},
+          {"default", "guarded", "w-0", "ReplicaSet", false, false},
+          {"kube-system", "kube-proxy-x", "w-0", "DaemonSet", false, false},
+          {"kube-system", "static", "w-0", "Node", true, false},
+          {"default", "elsewhere", "w-1", "ReplicaSet", false, false}};
 }
 
 TEST(DrainTest, CordonsEvictsAndLeavesDaemonSetsAndMirrors) {
