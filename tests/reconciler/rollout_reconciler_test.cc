@@ -242,7 +242,7 @@ class GuardedPodKube final : public kube::KubeClient {
   absl::Status SetUnschedulable(const std::string&, bool) override { return absl::OkStatus(); }
   absl::StatusOr<std::vector<kube::KubePod>> ListPodsOnNode(const std::string& node) override {
     return std::vector<kube::KubePod>{
-        {"default", "guarded", node, "ReplicaSet", false, false, "", "", false, ""}};
+        {"default", "guarded", node, "ReplicaSet", false, false}};
   }
   absl::Status EvictPod(const std::string&, const std::string&) override {
     return absl::ResourceExhaustedError(
