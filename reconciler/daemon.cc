@@ -12,8 +12,10 @@
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
+#include "reconciler/forge/daemon_wiring.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
+#include "reconciler/notify/notifying_status_store.h"
 #include "reconciler/observer.h"
 #include "reconciler/rollout_reconciler.h"
 #include "reconciler/status_store.h"
@@ -46,12 +48,13 @@ void PublishSnapshot(gitsource::GitSource& source, const std::string& head, Desi
 }
 
 // Polls the repository until `stop`; a moved branch is read and its clusters enqueued.
+// A webhook's `trigger` cuts the wait between polls short.
 void PollLoop(const DaemonConfig& config, gitsource::GitSource& source, DesiredState& desired,
-              Controller& controller, Metrics& metrics, std::stop_token stop) {
+              Controller& controller, Metrics& metrics, forge::PollTrigger& trigger,
+              std::stop_token stop) {
   Log log = ModuleLogger("git");
   std::mt19937 rng(std::random_device{}());
   std::uniform_real_distribution<double> jitter(1 - config.poll_jitter, 1 + config.poll_jitter);
-  gitsource::ThreadSleeper sleeper;
   std::string last_head;
   while (!stop.stop_requested()) {
     ++metrics.polls;
@@ -66,7 +69,7 @@ void PollLoop(const DaemonConfig& config, gitsource::GitSource& source, DesiredS
     }
     const auto wait =
         std::chrono::duration_cast<std::chrono::milliseconds>(config.poll_interval * jitter(rng));
-    if (!sleeper.SleepFor(wait, stop)) break;
+    if (trigger.WaitFor(wait, stop) == forge::PollTrigger::Wake::kStopped) break;
   }
 }
 
@@ -153,11 +156,27 @@ int RunDaemon(const DaemonConfig& config) {
     log->critical("step=start error=\"{}\"", Msg(writer.status()));
     return 1;
   }
-  GitStatusStore store(**writer);
   Metrics metrics;
+  GitStatusStore git_store(**writer);
+  auto notifier = forge::StartNotifier(config, metrics);  // --notify; spooled, never blocking
+  if (!notifier.ok()) {
+    log->critical("step=start error=\"{}\"", Msg(notifier.status()));
+    return 1;
+  }
+  notify::NotifyingStatusStore store(git_store, **notifier);
   std::jthread http_thread;
   std::unique_ptr<httplib::Server> http = StartHttp(config, metrics, http_thread, log);
   if (!http) return 1;
+  forge::PollTrigger poll_now;  // --webhook-listen: a verified push polls at once
+  forge::WebhookQueue webhook_queue(static_cast<size_t>(config.webhook_queue));
+  auto webhooks = forge::StartWebhookListener(config, webhook_queue, metrics);
+  if (!webhooks.ok()) {
+    log->critical("step=start error=\"{}\"", Msg(webhooks.status()));
+    return 1;
+  }
+  std::jthread webhook_dispatcher([&](std::stop_token own) {
+    forge::DispatchWebhooks(webhook_queue, poll_now, own);
+  });
   auto statuses = LoadStatuses(store, stop.get_token(), log);
   if (!statuses) return 0;
   log->info("step=start repo-branch={} status-branch={} clusters-with-status={} dry-run={}",
@@ -178,7 +197,7 @@ int RunDaemon(const DaemonConfig& config) {
   Controller controller(controller_options, reconciler, clock);
   {
     std::jthread poller([&](std::stop_token) {
-      PollLoop(config, **source, desired, controller, metrics, stop.get_token());
+      PollLoop(config, **source, desired, controller, metrics, poll_now, stop.get_token());
     });
     controller.Run(stop.get_token());
   }
