@@ -83,8 +83,12 @@ WebhookReceiver::WebhookReceiver(WebhookReceiverOptions options, WebhookQueue& q
       server_(std::make_unique<httplib::Server>()) {}
 
 WebhookReceiver::~WebhookReceiver() {
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) {
+    // stop() only reaches a server that is already listening: wait for the thread to get there.
+    while (!server_->is_running() && !listen_returned_) std::this_thread::yield();
+    server_->stop();
+    thread_.join();
+  }
 }
 
 absl::StatusOr<std::unique_ptr<WebhookReceiver>> WebhookReceiver::Start(
@@ -110,7 +114,10 @@ absl::StatusOr<std::unique_ptr<WebhookReceiver>> WebhookReceiver::Start(
                               : (server.bind_to_port(host.c_str(), port) ? port : -1);
   if (bound < 0) return absl::UnavailableError("cannot bind webhook listener " + host);
   receiver->port_ = bound;
-  receiver->thread_ = std::jthread([&server] { server.listen_after_bind(); });
+  receiver->thread_ = std::jthread([&server, &done = receiver->listen_returned_] {
+    server.listen_after_bind();
+    done = true;
+  });
   ModuleLogger("webhook")->info("step=listen address={}:{}", host, bound);
   return receiver;
 }

@@ -15,6 +15,7 @@
 // Thread-safe; Start() and the destructor from one thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -70,6 +71,7 @@ class WebhookReceiver {
   DeliveryMemory deliveries_;
   std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
+  std::atomic<bool> listen_returned_{false};
   std::jthread thread_;
 };
 
