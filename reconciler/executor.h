@@ -1,5 +1,5 @@
 // The rollout executor: performs one action the rollout state machine decided (core/rollout.h)
-// on a cluster's nodes through the Talos and Kubernetes APIs (shared/DESIGN.md §7).
+// on a cluster's nodes through the Talos and Kubernetes APIs (docs/architecture.md).
 //
 // Errors: Unavailable / DeadlineExceeded mean the node or API could not be reached (try again
 // later; the node was not changed, or the state machine will see that it was); any other code

@@ -1,4 +1,4 @@
-// The reconcile of one cluster (shared/DESIGN.md §6): a short ordered list of steps — read the
+// The reconcile of one cluster (docs/architecture.md): a short ordered list of steps — read the
 // desired profile, observe the nodes, plan, decide, act, record — repeated while the rollout
 // state machine has something to do now, and ending in an outcome that says when to look
 // again. Every action's result is recorded on the status branch before the next action, and

@@ -1,5 +1,5 @@
 // The machine sequences of a simulated node: legacy upgrade, reboot, rollback, boot, and the
-// 1.13+ install and image pull. Phase and task names follow talos-api-facts.md §6.2.
+// 1.13+ install and image pull. Phase and task names follow docs/talos-api.md §6.2.
 #include "core/version.h"
 #include "fmt/format.h"
 #include "machine/machine.pb.h"
