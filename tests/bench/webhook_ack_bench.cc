@@ -19,6 +19,7 @@
 #include "httplib.h"
 #include "reconciler/forge/hmac.h"
 #include "reconciler/forge/webhook_receiver.h"
+#include "reconciler/logging.h"
 
 namespace tr::reconciler::forge {
 namespace {
@@ -49,6 +50,7 @@ double Percentile(std::vector<double>& sorted, double p) {
 }
 
 int Run(const Options& o) {
+  ConfigureLogging("warn");  // a line per delivery would measure the terminal
   Metrics metrics;
   WebhookQueue queue(256);
   WebhookReceiverOptions options;
