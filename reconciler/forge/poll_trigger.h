@@ -10,6 +10,8 @@
 #include <mutex>
 #include <stop_token>
 
+#include "gitsource/retry.h"
+
 namespace tr::reconciler::forge {
 
 class PollTrigger {
@@ -27,6 +29,19 @@ class PollTrigger {
   std::mutex mu_;
   std::condition_variable_any cv_;
   bool triggered_ = false;
+};
+
+// The poll loop's Sleeper: sleeps until the duration passes or `trigger` fires.
+class TriggeredSleeper final : public gitsource::Sleeper {
+ public:
+  explicit TriggeredSleeper(PollTrigger& trigger) : trigger_(trigger) {}
+  // False only when `stop` was requested.
+  bool SleepFor(std::chrono::milliseconds duration, std::stop_token stop) override {
+    return trigger_.WaitFor(duration, stop) != PollTrigger::Wake::kStopped;
+  }
+
+ private:
+  PollTrigger& trigger_;
 };
 
 }  // namespace tr::reconciler::forge
