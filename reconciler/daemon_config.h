@@ -44,6 +44,11 @@ struct DaemonConfig {
   int workers = 4;                        // clusters reconciled at once
   std::string log_level = "info";
   std::filesystem::path config_file;  // --config, applied before parsing (ApplyConfigFile)
+  // Inbound webhooks and outbound notifications (reconciler/forge, reconciler/notify).
+  std::string webhook_listen;  // host:port of the webhook listener; empty: none
+  std::filesystem::path webhook_secret_file;
+  int webhook_queue = 256;          // verified deliveries waiting; a full queue answers 503
+  std::vector<std::string> notify;  // `url=...,format=json|slack,secret-file=...` entries
 };
 
 // Registers every setting on `cmd` as a flag with its environment variable, and `--config`.
