@@ -54,12 +54,12 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
   for (const auto& [path, content] : update.files) {
     if (absl::Status s = ValidateStatusPath(path); !s.ok()) return s;
   }
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [path, content] : update.files) pending_.files[path] = std::move(content);
   pending_.messages.push_back(std::move(update.message));
   const std::uint64_t id = pending_id_;
   ++waiters_[id];
-  const auto leave = [&] {
+  const auto leave = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (--waiters_[id] == 0) {
       waiters_.erase(id);
       results_.erase(id);
@@ -83,7 +83,9 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
       flushed_.notify_all();
       continue;
     }
-    if (!flushed_.wait(lock, stop, [&] { return results_.contains(id) || !flushing_; })) {
+    if (!flushed_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return results_.contains(id) || !flushing_;
+        })) {
       leave();
       return absl::CancelledError("cancelled while waiting for the status commit");
     }

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gitsource/mutex.h"
 #include "gitsource/retry.h"
 
 namespace tr::gitsource {
@@ -113,13 +114,14 @@ class GitStatusWriter final : public StatusWriter {
   const std::string refspec_;
   Deps deps_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable_any flushed_;
-  bool flushing_ = false;
-  Batch pending_;
-  std::uint64_t pending_id_ = 0;          // the id the pending batch will get
-  std::map<std::uint64_t, int> waiters_;  // callers waiting for each batch's result
-  std::map<std::uint64_t, absl::StatusOr<StatusCommit>> results_;
+  bool flushing_ ABSL_GUARDED_BY(mu_) = false;
+  Batch pending_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t pending_id_ ABSL_GUARDED_BY(mu_) = 0;  // the id the pending batch will get
+  // Callers waiting for each batch's result, and the results they wait for.
+  std::map<std::uint64_t, int> waiters_ ABSL_GUARDED_BY(mu_);
+  std::map<std::uint64_t, absl::StatusOr<StatusCommit>> results_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::gitsource

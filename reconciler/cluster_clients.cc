@@ -61,7 +61,7 @@ std::shared_ptr<kube::KubeClient> TalosconfigClientFactory::FetchKube(
 
 absl::StatusOr<ClusterClients> TalosconfigClientFactory::ForProfile(
     const core::ClusterProfile& profile) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Entry& entry = by_cluster_[profile.name];
   if (entry.key != CacheKey(profile) || !entry.clients.talos) {
     absl::StatusOr<std::unique_ptr<talos::TalosClient>> talos =

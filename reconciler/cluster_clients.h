@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/profile.h"
+#include "gitsource/mutex.h"
 #include "reconciler/kube/kube_client.h"
 #include "reconciler/talos/grpc_talos_client.h"
 #include "reconciler/talos/talos_client.h"
@@ -52,8 +53,8 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
 
   const std::filesystem::path credentials_dir_;
   const talos::GrpcTalosClientOptions options_;
-  std::mutex mu_;
-  std::map<std::string, Entry> by_cluster_;
+  Mutex mu_;
+  std::map<std::string, Entry> by_cluster_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::reconciler

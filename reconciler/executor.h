@@ -23,7 +23,7 @@
 
 namespace tr::reconciler {
 
-struct ActionResult {
+struct [[nodiscard]] ActionResult {
   std::string actor_id;  // from Upgrade or Reboot; empty otherwise
   std::string detail;    // one line for the log, e.g. the snapshot file
 };

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -37,6 +38,12 @@ struct KubePod {
   bool mirror = false;     // a static pod's mirror (annotation kubernetes.io/config.mirror)
   bool terminal = false;   // phase Succeeded or Failed
 };
+
+// The Kubernetes node of a profile node: the one named `name`, else the one that has `address`
+// among its addresses (a node registered under another name); nullptr when none. Points into
+// `nodes`.
+const KubeNode* FindKubeNode(const std::vector<KubeNode>& nodes, std::string_view name,
+                             std::string_view address);
 
 class KubeClient {
  public:

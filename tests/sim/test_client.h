@@ -3,14 +3,13 @@
 // with generated stubs. Test-only; not part of the talos_sim library.
 #pragma once
 
-#include <openssl/evp.h>
-
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/base64.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "yaml-cpp/yaml.h"
@@ -18,14 +17,7 @@
 namespace tr::sim::testing {
 
 inline std::string Unbase64(const std::string& text) {
-  std::string out(text.size() / 4 * 3 + 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(text.data()),
-                                static_cast<int>(text.size()));
-  size_t size = n < 0 ? 0 : static_cast<size_t>(n);
-  for (size_t i = text.size(); i > 0 && text[i - 1] == '='; --i) --size;
-  out.resize(size);
-  return out;
+  return core::DecodeBase64(text).value_or("");
 }
 
 struct Talosconfig {
