@@ -132,14 +132,6 @@ TEST_F(ClientReadTest, CosiGetListAndSpecs) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(ClientReadTest, ServiceLogsAndReadFile) {
-  std::string logs;
-  TR_ASSERT_OK_AND_ASSIGN(logs, client_->ServiceLogs(Address("cp-1"), "etcd", 10));
-  EXPECT_FALSE(logs.empty());
-  auto missing = client_->ReadFile(Address("cp-1"), "/no/such/file");
-  EXPECT_FALSE(missing.ok());
-}
-
 TEST_F(ClientReadTest, CallsForAnEndpointNodeGoThroughAnotherEndpoint) {
   ASSERT_TRUE(client_->Version(Address("cp-1")).ok());
   ASSERT_TRUE(client_->Version(Address("cp-2")).ok());
