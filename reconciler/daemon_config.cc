@@ -53,8 +53,43 @@ absl::StatusOr<std::chrono::milliseconds> ParseMillis(const std::string& text) {
   return std::chrono::milliseconds(*s);
 }
 
+// A duration flag that also takes milliseconds ("200ms").
+void MillisFlag(CLI::App& cmd, const std::string& name, std::chrono::milliseconds& value,
+                const std::string& help) {
+  cmd.add_option_function<std::string>(
+         "--" + name,
+         [&value, name](const std::string& text) {
+           absl::StatusOr<std::chrono::milliseconds> d = ParseMillis(text);
+           if (!d.ok()) throw CLI::ValidationError("--" + name, std::string(d.status().message()));
+           value = *d;
+         },
+         help)
+      ->envname(EnvName(name));
+}
+
 absl::Status Invalid(std::string_view setting, std::string_view why) {
   return absl::InvalidArgumentError(fmt::format("--{}: {}", setting, why));
+}
+
+// Credentials that could never be used are a configuration error, found at start rather than
+// at the first request the server authenticates.
+absl::Status CheckGitCredentials(const gitsource::RemoteAuth& auth, const std::string& url) {
+  const std::pair<const char*, const std::filesystem::path*> files[] = {
+      {"git-token-file", &auth.token_file},
+      {"git-password-file", &auth.password_file},
+      {"git-ssh-key", &auth.ssh_key_file},
+      {"git-known-hosts", &auth.known_hosts_file}};
+  for (const auto& [flag, path] : files) {
+    if (path->empty()) continue;
+    std::ifstream in(*path);
+    if (!in) return Invalid(flag, fmt::format("cannot read {}", path->string()));
+  }
+  const bool secret = !auth.token_file.empty() || !auth.password_file.empty();
+  if (secret && url.starts_with("http://") && !auth.allow_insecure_http) {
+    return Invalid(auth.token_file.empty() ? "git-password-file" : "git-token-file",
+                   "refusing to send credentials over plain http:// (use https://)");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -72,17 +107,15 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "poll-jitter", c.poll_jitter, "Random spread of the poll interval, 0 to 0.5");
   DurationFlag(cmd, "resync", c.resync, "How often every cluster is reconciled anyway");
   DurationFlag(cmd, "drain-timeout", c.drain_timeout, "How long a drain may take");
-  cmd.add_option_function<std::string>(
-         "--node-poll-interval",
-         [&c](const std::string& text) {
-           absl::StatusOr<std::chrono::milliseconds> d = ParseMillis(text);
-           if (!d.ok()) {
-             throw CLI::ValidationError("--node-poll-interval", std::string(d.status().message()));
-           }
-           c.node_poll_interval = *d;
-         },
-         "How often a node being upgraded is looked at: 5s, 200ms (default 5s)")
-      ->envname(EnvName("node-poll-interval"));
+  DurationFlag(cmd, "unhealthy-after", c.unhealthy_after,
+               "/healthz fails after this long without a successful poll or reconcile");
+  DurationFlag(cmd, "shutdown-timeout", c.shutdown_timeout,
+               "How long SIGTERM may take before the process exits anyway");
+  MillisFlag(cmd, "node-poll-interval", c.node_poll_interval,
+             "How often a node being upgraded is looked at: 5s, 200ms (default 5s)");
+  MillisFlag(cmd, "status-commit-window", c.status_commit_window,
+             "Least time between two status commits; updates in between share one: 250ms, 1s, "
+             "0ms (default 250ms)");
   Flag(cmd, "credentials-dir", c.credentials_dir,
        "Directory of credentials: <dir>/<credentials>/talosconfig per profile")
       ->required();
@@ -144,8 +177,16 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
                    fmt::format("cannot create {}: {}", c.state_dir.string(), ec.message()));
   c.git.state_dir = c.state_dir;
   if (c.poll_interval < std::chrono::seconds(1)) return Invalid("poll-interval", "at least 1s");
+  if (c.unhealthy_after < std::chrono::seconds(1)) return Invalid("unhealthy-after", "at least 1s");
+  if (c.shutdown_timeout < std::chrono::seconds(1)) {
+    return Invalid("shutdown-timeout", "at least 1s");
+  }
+  if (absl::Status s = CheckGitCredentials(c.git.remote.auth, c.git.remote.url); !s.ok()) return s;
   if (c.poll_jitter < 0 || c.poll_jitter > 0.5) return Invalid("poll-jitter", "0 to 0.5");
   if (c.workers < 1 || c.workers > 256) return Invalid("workers", "1 to 256");
+  if (c.status_commit_window > std::chrono::seconds(60)) {
+    return Invalid("status-commit-window", "at most 1m");
+  }
   if (c.node_poll_interval < std::chrono::milliseconds(10)) {
     return Invalid("node-poll-interval", "at least 10ms");
   }

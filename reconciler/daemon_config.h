@@ -28,6 +28,12 @@ struct DaemonConfig {
   std::chrono::seconds resync{300};
   std::chrono::milliseconds node_poll_interval{5000};  // how often a node in flight is checked
   std::chrono::seconds drain_timeout{300};             // lifecycle path: cordon and drain
+  // Status commits are at least this far apart; updates in between become one commit.
+  std::chrono::milliseconds status_commit_window{250};
+  // /healthz fails once neither a poll succeeded nor a reconcile finished for this long.
+  std::chrono::seconds unhealthy_after{900};
+  // SIGTERM/SIGINT: calls in flight are cancelled; the process exits by then at the latest.
+  std::chrono::seconds shutdown_timeout{10};
   std::filesystem::path credentials_dir;  // <dir>/<credentials>/talosconfig per profile
   std::filesystem::path state_dir;
   std::string listen = "127.0.0.1:8080";  // health, readiness and metrics

@@ -1,5 +1,7 @@
 #include "reconciler/metrics.h"
 
+#include <algorithm>
+
 #include "fmt/format.h"
 
 namespace tr::reconciler {
@@ -13,6 +15,22 @@ void Counter(std::string& out, const char* name, const char* help, uint64_t valu
 }
 
 }  // namespace
+
+void Metrics::MarkProgress(std::chrono::system_clock::time_point now) {
+  const int64_t ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  int64_t seen = last_progress_ms_.load();
+  while (seen < ms && !last_progress_ms_.compare_exchange_weak(seen, ms)) {
+  }
+}
+
+bool Metrics::Live(std::chrono::system_clock::time_point started,
+                   std::chrono::system_clock::time_point now,
+                   std::chrono::milliseconds stuck_after) const {
+  const auto last = std::max(started, std::chrono::system_clock::time_point(
+                                          std::chrono::milliseconds(last_progress_ms_.load())));
+  return now - last <= stuck_after;
+}
 
 std::string Metrics::RenderPrometheus() const {
   std::string out;

@@ -100,6 +100,15 @@ KubePod PodFromJson(const json& item) {
   p.mirror = meta.value("annotations", json::object()).contains("kubernetes.io/config.mirror");
   const std::string phase = item.value("status", json::object()).value("phase", "");
   p.terminal = phase == "Succeeded" || phase == "Failed";
+  const json status = item.value("status", json::object());
+  p.host_ip = status.value("hostIP", "");
+  for (const json& c : status.value("conditions", json::array())) {
+    if (c.value("type", "") == "Ready") p.ready = c.value("status", "") == "True";
+  }
+  const json containers = item.value("spec", json::object()).value("containers", json::array());
+  if (!containers.empty()) p.image = containers[0].value("image", "");
+  p.config_version =
+      meta.value("annotations", json::object()).value("talos.dev/config-version", "");
   return p;
 }
 
@@ -140,6 +149,25 @@ class HttpKubeClient final : public KubeClient {
     auto res = client_->Post(fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name).c_str(),
                              eviction.dump(), "application/json");
     return FromResponse(res, fmt::format("evict {}/{}", ns, name));
+  }
+
+  absl::StatusOr<std::vector<KubePod>> ListPods(const std::string& ns,
+                                                const std::string& label_selector) override {
+    std::string selector;
+    for (char c : label_selector) selector += c == '=' ? std::string("%3D") : std::string(1, c);
+    absl::StatusOr<json> body =
+        Get(fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", ns, selector),
+            fmt::format("list pods {} in {}", label_selector, ns));
+    if (!body.ok()) return body.status();
+    std::vector<KubePod> pods;
+    for (const json& item : body->value("items", json::array())) pods.push_back(PodFromJson(item));
+    return pods;
+  }
+
+  absl::StatusOr<int> CountObjects(const std::string& list_path) override {
+    absl::StatusOr<json> body = Get(list_path, "list " + list_path);
+    if (!body.ok()) return body.status();
+    return static_cast<int>(body->value("items", json::array()).size());
   }
 
  private:

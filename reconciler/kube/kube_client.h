@@ -37,6 +37,10 @@ struct KubePod {
   std::string owner_kind;  // kind of the controller owner reference; "" when none
   bool mirror = false;     // a static pod's mirror (annotation kubernetes.io/config.mirror)
   bool terminal = false;   // phase Succeeded or Failed
+  std::string host_ip;     // status.hostIP
+  std::string image;       // the first container's image
+  bool ready = false;      // condition Ready == True
+  std::string config_version;  // annotation talos.dev/config-version (Talos static pods)
 };
 
 // The Kubernetes node of a profile node: the one named `name`, else the one that has `address`
@@ -55,6 +59,19 @@ class KubeClient {
   virtual absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) = 0;
   // POST .../pods/<name>/eviction. ResourceExhausted (429) when a disruption budget forbids it.
   virtual absl::Status EvictPod(const std::string& namespace_name, const std::string& name) = 0;
+  // Pods of a namespace matching an equality label selector ("k8s-app=kube-apiserver").
+  virtual absl::StatusOr<std::vector<KubePod>> ListPods(const std::string& namespace_name,
+                                                        const std::string& label_selector) {
+    (void)namespace_name;
+    (void)label_selector;
+    return absl::UnimplementedError("ListPods");
+  }
+  // How many objects a list path ("/apis/<group>/<version>/<resource>") holds; NotFound when
+  // the API is not served.
+  virtual absl::StatusOr<int> CountObjects(const std::string& list_path) {
+    (void)list_path;
+    return absl::UnimplementedError("CountObjects");
+  }
 };
 
 }  // namespace tr::reconciler::kube

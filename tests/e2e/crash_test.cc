@@ -1,5 +1,7 @@
 // kill -9 of the daemon at random points of rollouts, again and again: no node is ever
 // upgraded twice, and every rollout completes.
+#include <cstdlib>
+#include <iostream>
 #include <random>
 
 #include "fmt/format.h"
@@ -81,8 +83,11 @@ Round NthRound(int index) {
 }
 
 TEST_F(CrashTest, KillNineAtRandomPointsNeverUpgradesANodeTwice) {
-  std::random_device device;
-  const unsigned seed = device();
+  // TR_CRASH_SEED replays a red run: the seed is printed at the start of every run.
+  const char* fixed_seed = std::getenv("TR_CRASH_SEED");
+  const unsigned seed = fixed_seed != nullptr ? static_cast<unsigned>(std::stoul(fixed_seed))
+                                              : std::random_device{}();
+  std::cerr << fmt::format("crash test seed {} (replay: TR_CRASH_SEED={})\n", seed, seed);
   SCOPED_TRACE(fmt::format("seed {}", seed));
   std::mt19937 random(seed);
   constexpr int kMinRounds = 4, kMaxRounds = 10, kKillsPerRound = kKills / kMinRounds;

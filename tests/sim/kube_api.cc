@@ -231,6 +231,7 @@ void KubeApiServer::Routes() {
         });
   PodRoutes();
   LeaseRoutes();
+  RemovedApiRoutes();
 }
 
 }  // namespace tr::sim

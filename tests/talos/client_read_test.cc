@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "absl/strings/escaping.h"
+#include "core/base64.h"
 #include "reconciler/talos/tar_gz.h"
 #include "resource/definitions/k8s/k8s.pb.h"
 #include "resource/definitions/v1alpha1/v1alpha1.pb.h"
@@ -51,7 +51,9 @@ TEST_F(ClientReadTest, TalosconfigKeyIsEd25519WithTheTalosLabel) {
     if (at == std::string::npos) continue;
     std::string encoded = line.substr(at + 5);
     std::erase(encoded, '"');
-    ASSERT_TRUE(absl::Base64Unescape(absl::string_view(encoded.data(), encoded.size()), &key_pem));
+    std::optional<std::string> decoded = core::DecodeBase64(encoded);
+    ASSERT_TRUE(decoded.has_value());
+    key_pem = *decoded;
   }
   EXPECT_THAT(key_pem, HasSubstr("-----BEGIN ED25519 PRIVATE KEY-----"));
   TalosContext context;
