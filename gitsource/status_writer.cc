@@ -73,7 +73,7 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
     }
     if (!flushing_ && pending_id_ == id) {
       flushing_ = true;
-      WaitForWindow(lock, stop);
+      WaitForWindow(stop);
       Batch batch = std::exchange(pending_, Batch{});
       ++pending_id_;
       lock.unlock();
@@ -94,14 +94,14 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
   }
 }
 
-void GitStatusWriter::WaitForWindow(MutexLock& lock, std::stop_token stop) {
+void GitStatusWriter::WaitForWindow(std::stop_token stop) {
   if (config_.coalesce_window <= std::chrono::milliseconds(0) || !last_flush_end_) return;
   const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
       *last_flush_end_ + config_.coalesce_window - deps_.clock.Now());
   if (wait <= std::chrono::milliseconds(0)) return;
-  lock.unlock();
+  mu_.unlock();
   (void)deps_.sleeper.SleepFor(wait, stop);  // a stop only cuts the wait short
-  lock.lock();
+  mu_.lock();
 }
 
 std::size_t GitStatusWriter::Queued() {

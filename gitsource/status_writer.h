@@ -117,7 +117,8 @@ class GitStatusWriter final : public StatusWriter {
   absl::StatusOr<StatusCommit> Flush(const Batch& batch, std::stop_token stop);
   absl::StatusOr<Attempt> TryOnce(const Batch& batch, std::stop_token stop);
   // Waits out the rest of the coalescing window after the last commit (mu_ released).
-  void WaitForWindow(MutexLock& lock, std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases mu_ while it waits; holds it again on return.
+  void WaitForWindow(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::shared_ptr<Mirror> mirror_;
   const std::string desired_branch_;
