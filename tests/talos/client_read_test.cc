@@ -7,7 +7,7 @@
 #include "reconciler/talos/tar_gz.h"
 #include "resource/definitions/k8s/k8s.pb.h"
 #include "resource/definitions/v1alpha1/v1alpha1.pb.h"
-#include "tests/talos/sim_fixture.h"
+#include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {
 namespace {
