@@ -10,7 +10,7 @@
 namespace tr::core {
 
 template <typename T>
-struct Decoded {
+struct [[nodiscard]] Decoded {
   std::optional<T> value;   // set exactly when the file decoded and validated
   Diagnostics diagnostics;  // empty when `value` is set; otherwise at least one
 

@@ -16,12 +16,9 @@ std::string FormatWindow(const MaintenanceWindow& w) {
 }
 
 bool TouchesControlPlane(const ClusterProfile& profile, const PlanStep& step) {
-  for (const std::string& name : step.Nodes()) {
-    for (const NodeSpec& node : profile.nodes) {
-      if (node.name == name && node.role == NodeRole::kControlPlane) return true;
-    }
-  }
-  return false;
+  const std::vector<std::string> nodes = step.Nodes();
+  return std::any_of(nodes.begin(), nodes.end(),
+                     [&](const std::string& name) { return IsControlPlane(profile, name); });
 }
 
 }  // namespace
@@ -97,9 +94,7 @@ std::chrono::seconds EstimateDuration(const ClusterProfile& profile,
       for (const std::string& name : batch) {
         std::chrono::seconds node_time = kDefaultKubeletDuration;
         const NodeObservation* seen = observed.FindNode(name);
-        const bool cp = std::any_of(profile.nodes.begin(), profile.nodes.end(), [&](auto& n) {
-          return n.name == name && n.role == NodeRole::kControlPlane;
-        });
+        const bool cp = IsControlPlane(profile, name);
         if (step.type == StepType::kTalos) {
           node_time = seen && seen->last_upgrade_duration ? *seen->last_upgrade_duration
                                                           : kDefaultTalosNodeDuration;

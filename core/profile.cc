@@ -25,4 +25,11 @@ std::string ClusterProfile::InstallerImage() const {
   return talos_image + ":" + talos_version.Tag();
 }
 
+bool IsControlPlane(const ClusterProfile& profile, std::string_view node) {
+  for (const NodeSpec& n : profile.nodes) {
+    if (n.name == node) return n.role == NodeRole::kControlPlane;
+  }
+  return false;
+}
+
 }  // namespace tr::core

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/support_matrix.h"
@@ -101,5 +102,9 @@ struct RepositoryDefaults {
   std::vector<Version> talos_releases;             // added to the release catalog
   std::vector<Version> kubernetes_releases;        // added to the release catalog
 };
+
+// True when the profile lists `node` with role controlplane; false for a worker or a name the
+// profile does not list.
+bool IsControlPlane(const ClusterProfile& profile, std::string_view node);
 
 }  // namespace tr::core

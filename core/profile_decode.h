@@ -1,8 +1,7 @@
-// Decoding and validation of the two kinds of file in a profile repository (README.md "Profile
-// format"): `clusters/<name>.yaml` (kind ClusterProfile) and `reconciler.yaml` (kind
-// RepositoryDefaults). Both are read with the strict YAML reader (strict_yaml.h), and every
-// independent problem is reported as a Diagnostic (`file:line:column: field.path: message`),
-// up to kMaxDiagnosticsPerFile per file. README.md "Profile format" lists every rule.
+// Decoding and validation of `clusters/<name>.yaml` (kind ClusterProfile); `reconciler.yaml` is
+// repository_defaults_decode.h. Both are read with the strict YAML reader (strict_yaml.h), and
+// every independent problem is reported as a Diagnostic (`file:line:column: field.path:
+// message`), up to kMaxDiagnosticsPerFile per file. README.md "Profile format" lists every rule.
 //
 // Pure; thread-compatible.
 #pragma once
@@ -26,10 +25,5 @@ std::string ClusterNameFromPath(std::string_view path);
 Decoded<ClusterProfile> DecodeClusterProfile(std::string_view path, std::string_view content,
                                              const PolicyOverrides& defaults,
                                              const ValidationOptions& options = {});
-
-// Decodes `content`, the bytes of `reconciler.yaml` at `path`.
-Decoded<RepositoryDefaults> DecodeRepositoryDefaults(std::string_view path,
-                                                     std::string_view content,
-                                                     const ValidationOptions& options = {});
 
 }  // namespace tr::core

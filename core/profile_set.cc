@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/profile_decode.h"
+#include "core/repository_defaults_decode.h"
 #include "core/strict_yaml.h"
 #include "core/yaml_text.h"
 

@@ -1,4 +1,5 @@
-// DecodeRepositoryDefaults (declared in profile_decode.h): `reconciler.yaml`.
+#include "core/repository_defaults_decode.h"
+
 #include <map>
 
 #include "core/policy_decode.h"

@@ -131,11 +131,4 @@ struct RolloutInput {
 
 RolloutDecision DecideNextAction(const RolloutInput& input);
 
-// The memory after `decision`'s action succeeded at `now`: the operation recorded or moved to
-// its next phase (with `actor_id` when the call returned one), a completed node cleared with
-// the settle time started, a failure recorded (clearing the nodes in flight), the pre-pull or
-// snapshot remembered. Decisions that act on nothing return `memory` unchanged.
-RolloutMemory RecordAction(const RolloutDecision& decision, RolloutMemory memory,
-                           const Policy& policy, TimePoint now, const std::string& actor_id = "");
-
 }  // namespace tr::core

@@ -41,12 +41,6 @@ std::string EtcdProblem(const ClusterProfile& profile, const ObservedCluster& ob
 
 }  // namespace
 
-bool IsControlPlane(const ClusterProfile& profile, const std::string& node) {
-  return std::any_of(profile.nodes.begin(), profile.nodes.end(), [&](const NodeSpec& n) {
-    return n.name == node && n.role == NodeRole::kControlPlane;
-  });
-}
-
 bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
                   const OperationInFlight& op) {
   if (!seen.reachable || !seen.talos || *seen.talos != op.target) return false;

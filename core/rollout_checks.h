@@ -14,8 +14,6 @@
 
 namespace tr::core {
 
-bool IsControlPlane(const ClusterProfile& profile, const std::string& node);
-
 // The node runs the target after a new boot, RUNNING and ready; legacy upgrades also wait
 // for Talos to uncordon it; control planes need a healthy, voting etcd member.
 bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,

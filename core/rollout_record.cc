@@ -1,77 +1,8 @@
-// Names of the rollout vocabulary, as they appear in status, logs and JSON, and how a
-// decision's action changes the rollout memory.
+#include "core/rollout_record.h"
+
 #include <algorithm>
 
-#include "core/rollout.h"
-#include "fmt/format.h"
-
 namespace tr::core {
-
-const char* OperationPhaseName(OperationPhase phase) {
-  switch (phase) {
-    case OperationPhase::kRecorded:
-      return "recorded";
-    case OperationPhase::kUpgradeCalled:
-      return "upgrade-called";
-    case OperationPhase::kInstalled:
-      return "installed";
-    case OperationPhase::kDrained:
-      return "drained";
-    case OperationPhase::kRebootCalled:
-      return "reboot-called";
-  }
-  return "unknown";
-}
-
-const char* ClusterPhaseName(ClusterPhase phase) {
-  switch (phase) {
-    case ClusterPhase::kReady:
-      return "Ready";
-    case ClusterPhase::kUpgradingTalos:
-      return "UpgradingTalos";
-    case ClusterPhase::kUpgradingKubernetes:
-      return "UpgradingKubernetes";
-    case ClusterPhase::kUpgradeFailed:
-      return "UpgradeFailed";
-    case ClusterPhase::kBlocked:
-      return "Blocked";
-    case ClusterPhase::kPaused:
-      return "Paused";
-    case ClusterPhase::kWaitingForWindow:
-      return "WaitingForWindow";
-  }
-  return "Unknown";
-}
-
-const char* ActionKindName(ActionKind kind) {
-  switch (kind) {
-    case ActionKind::kNone:
-      return "none";
-    case ActionKind::kPrePullImage:
-      return "pre-pull-image";
-    case ActionKind::kSnapshotEtcd:
-      return "snapshot-etcd";
-    case ActionKind::kStartNode:
-      return "start-node";
-    case ActionKind::kCallUpgrade:
-      return "call-upgrade";
-    case ActionKind::kInstallImage:
-      return "install-image";
-    case ActionKind::kDrainNode:
-      return "drain-node";
-    case ActionKind::kRebootNode:
-      return "reboot-node";
-    case ActionKind::kCompleteNode:
-      return "complete-node";
-    case ActionKind::kRollbackNode:
-      return "rollback-node";
-    case ActionKind::kFailNode:
-      return "fail-node";
-    case ActionKind::kStartKubernetesUpgrade:
-      return "start-kubernetes-upgrade";
-  }
-  return "unknown";
-}
 
 RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const Policy& policy,
                            TimePoint now, const std::string& actor_id) {
@@ -121,6 +52,8 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
   return memory;
 }
 
-std::string Progress::ToString() const { return fmt::format("{}/{}", done, total); }
+bool HaltedByFailure(const RolloutMemory& memory, const Version& target) {
+  return memory.failure && memory.failure->talos_target == target;
+}
 
 }  // namespace tr::core

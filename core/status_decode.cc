@@ -1,6 +1,6 @@
-// DecodeClusterStatus (status_yaml.h): reads a status file back with the strict decoders.
+#include "core/status_decode.h"
+
 #include "core/profile_decode.h"
-#include "core/status_yaml.h"
 #include "core/strict_yaml.h"
 #include "core/yaml_decode.h"
 

@@ -3,6 +3,7 @@
 #include "core/profile_decode.h"
 #include "core/strict_yaml.h"
 #include "core/yaml_decode.h"
+#include "fmt/format.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tr::core {
@@ -130,6 +131,10 @@ bool StatusChanged(const ClusterStatus& a, const ClusterStatus& b) {
   ClusterStatus x = a, y = b;
   x.updated = y.updated = TimePoint{};
   return RenderStatusYaml(x) != RenderStatusYaml(y);
+}
+
+std::string ClusterStatusPath(std::string_view cluster) {
+  return fmt::format("{}/{}.yaml", kStatusDirectory, cluster);
 }
 
 }  // namespace tr::core

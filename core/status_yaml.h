@@ -29,10 +29,13 @@
 
 namespace tr::core {
 
-std::string RenderStatusYaml(const ClusterStatus& status);
+// The status branch keeps one file per cluster under this directory.
+inline constexpr std::string_view kStatusDirectory = "status";
 
-// Reads what RenderStatusYaml writes. Unknown keys are errors: the status branch is ours.
-Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_view content);
+// Where a cluster's status lives on the status branch: "status/prod-eu-1.yaml".
+std::string ClusterStatusPath(std::string_view cluster);
+
+std::string RenderStatusYaml(const ClusterStatus& status);
 
 // True when the two differ in anything but `updated` (unchanged status is not committed).
 bool StatusChanged(const ClusterStatus& a, const ClusterStatus& b);

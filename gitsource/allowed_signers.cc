@@ -4,6 +4,7 @@
 
 #include <ctime>
 
+#include "core/base64.h"
 #include "core/text.h"
 #include "fmt/format.h"
 #include "gitsource/ssh_wire.h"
@@ -113,7 +114,7 @@ std::optional<AllowedSigner> ParseLine(std::string_view line) {
   }
   std::optional<std::string_view> key = NextToken(line);
   if (!token.has_value() || !key.has_value()) return std::nullopt;
-  std::optional<std::string> blob = DecodeBase64(*key);
+  std::optional<std::string> blob = core::DecodeBase64(*key);
   if (!blob.has_value()) return std::nullopt;
   SshReader reader(*blob);
   std::string_view embedded_type;

@@ -40,7 +40,7 @@ const std::vector<std::string>& LibGitSource::mirror_repairs() const {
 }
 
 absl::StatusOr<RemoteHead> LibGitSource::Poll(std::stop_token stop) {
-  std::unique_lock lock(poll_mu_);
+  MutexLock lock(poll_mu_);
   // The first round that starts after this call; a round already running may have listed
   // the remote's refs before our caller's reason to poll (a push) happened.
   std::uint64_t wanted = rounds_started_ + 1;
@@ -66,7 +66,9 @@ absl::StatusOr<RemoteHead> LibGitSource::Poll(std::stop_token stop) {
       poll_done_.notify_all();
       continue;
     }
-    if (!poll_done_.wait(lock, stop, [&] { return !polling_ || rounds_finished_ >= wanted; })) {
+    if (!poll_done_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(poll_mu_) {
+          return !polling_ || rounds_finished_ >= wanted;
+        })) {
       return absl::CancelledError("the poll was cancelled");
     }
   }

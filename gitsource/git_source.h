@@ -37,6 +37,7 @@
 
 #include "absl/status/statusor.h"
 #include "gitsource/config.h"
+#include "gitsource/mutex.h"
 #include "gitsource/snapshot.h"
 
 namespace tr::gitsource {
@@ -85,12 +86,12 @@ class LibGitSource final : public GitSource {
   const GitSourceConfig config_;
   const std::shared_ptr<Mirror> mirror_;
 
-  std::mutex poll_mu_;
+  Mutex poll_mu_;
   std::condition_variable_any poll_done_;
-  bool polling_ = false;
-  std::uint64_t rounds_started_ = 0;
-  std::uint64_t rounds_finished_ = 0;
-  std::optional<absl::StatusOr<RemoteHead>> last_poll_;
+  bool polling_ ABSL_GUARDED_BY(poll_mu_) = false;
+  std::uint64_t rounds_started_ ABSL_GUARDED_BY(poll_mu_) = 0;
+  std::uint64_t rounds_finished_ ABSL_GUARDED_BY(poll_mu_) = 0;
+  std::optional<absl::StatusOr<RemoteHead>> last_poll_ ABSL_GUARDED_BY(poll_mu_);
 };
 
 }  // namespace tr::gitsource

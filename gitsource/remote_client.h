@@ -20,7 +20,7 @@
 
 namespace tr::gitsource {
 
-struct SyncResult {
+struct [[nodiscard]] SyncResult {
   std::optional<git_oid> remote_tip;  // nullopt: the remote has no such ref
   bool fetched = false;               // a pack was downloaded
   std::uint64_t received_bytes = 0;

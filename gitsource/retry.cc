@@ -20,7 +20,7 @@ bool ThreadSleeper::SleepFor(std::chrono::milliseconds duration, std::stop_token
 SeededRandomSource::SeededRandomSource() : engine_(std::random_device{}()) {}
 
 double SeededRandomSource::Uniform() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return std::uniform_real_distribution<double>(0.0, 1.0)(engine_);
 }
 

@@ -12,6 +12,8 @@
 #include <random>
 #include <stop_token>
 
+#include "gitsource/mutex.h"
+
 namespace tr::gitsource {
 
 class WallClock {
@@ -51,8 +53,8 @@ class SeededRandomSource final : public RandomSource {
   double Uniform() override;
 
  private:
-  std::mutex mu_;
-  std::mt19937_64 engine_;
+  Mutex mu_;
+  std::mt19937_64 engine_ ABSL_GUARDED_BY(mu_);
 };
 
 struct BackoffPolicy {

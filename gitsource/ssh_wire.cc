@@ -2,7 +2,6 @@
 
 #include <openssl/evp.h>
 
-#include <cctype>
 
 namespace tr::gitsource {
 
@@ -32,25 +31,6 @@ void AppendSshString(std::string& out, std::string_view value) {
     out.push_back(static_cast<char>((length >> shift) & 0xff));
   }
   out.append(value);
-}
-
-std::optional<std::string> DecodeBase64(std::string_view text) {
-  std::string compact;
-  for (char c : text) {
-    if (!std::isspace(static_cast<unsigned char>(c))) compact.push_back(c);
-  }
-  if (compact.size() % 4 != 0) return std::nullopt;
-  if (compact.empty()) return std::string();
-  std::string out(compact.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(compact.data()),
-                                static_cast<int>(compact.size()));
-  if (n < 0) return std::nullopt;
-  std::size_t padding = 0;
-  if (compact.back() == '=') ++padding;
-  if (compact[compact.size() - 2] == '=') ++padding;
-  out.resize(static_cast<std::size_t>(n) - padding);
-  return out;
 }
 
 std::string EncodeBase64(std::string_view bytes, bool pad) {

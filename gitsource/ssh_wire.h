@@ -26,8 +26,6 @@ class SshReader {
 
 void AppendSshString(std::string& out, std::string_view value);
 
-// Decodes standard base64, ignoring whitespace; nullopt when malformed.
-std::optional<std::string> DecodeBase64(std::string_view text);
 // Encodes standard base64 without line breaks; `pad` adds trailing '='.
 std::string EncodeBase64(std::string_view bytes, bool pad);
 

@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "core/base64.h"
 #include "fmt/format.h"
 #include "gitsource/ssh_wire.h"
 
@@ -176,7 +177,7 @@ absl::StatusOr<SshSignature> ParseSshSignature(std::string_view armored) {
     return absl::InvalidArgumentError("not an armored SSH signature");
   }
   std::optional<std::string> blob =
-      DecodeBase64(armored.substr(begin + kBegin.size(), end - begin - kBegin.size()));
+      core::DecodeBase64(armored.substr(begin + kBegin.size(), end - begin - kBegin.size()));
   if (!blob.has_value()) return absl::InvalidArgumentError("the SSH signature is not base64");
   SshReader reader(*blob);
   std::string_view magic, key, ns, reserved, hash, sig;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <vector>
 
+#include "core/status_yaml.h"
 #include "core/text.h"
 #include "fmt/format.h"
 #include "gitsource/libgit2_util.h"
@@ -157,7 +158,7 @@ absl::StatusOr<git_oid> WriteCommit(git_repository* repo, const StatusCommitSpec
 
 absl::Status ValidateStatusPath(const std::string& path) {
   const std::vector<std::string_view> parts = core::Split(path, '/');
-  bool ordinary = parts.size() >= 2 && parts.front() == "status";
+  bool ordinary = parts.size() >= 2 && parts.front() == core::kStatusDirectory;
   for (std::size_t i = 1; ordinary && i < parts.size(); ++i) ordinary = IsOrdinaryName(parts[i]);
   if (!ordinary) {
     return absl::InvalidArgumentError(
@@ -184,7 +185,7 @@ absl::StatusOr<std::map<std::string, std::string>> ReadStatusFiles(git_repositor
   std::map<std::string, std::string> files;
   absl::StatusOr<TreePtr> root = BaseTree(repo, commit);
   if (!root.ok()) return root.status();
-  const git_tree_entry* status = git_tree_entry_byname(root->get(), "status");
+  const git_tree_entry* status = git_tree_entry_byname(root->get(), std::string(core::kStatusDirectory).c_str());
   if (status == nullptr || git_tree_entry_filemode(status) != GIT_FILEMODE_TREE) return files;
   git_tree* raw = nullptr;
   if (int rc = git_tree_lookup(&raw, repo, git_tree_entry_id(status)); rc < 0) {

@@ -54,12 +54,12 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
   for (const auto& [path, content] : update.files) {
     if (absl::Status s = ValidateStatusPath(path); !s.ok()) return s;
   }
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [path, content] : update.files) pending_.files[path] = std::move(content);
   pending_.messages.push_back(std::move(update.message));
   const std::uint64_t id = pending_id_;
   ++waiters_[id];
-  const auto leave = [&] {
+  const auto leave = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (--waiters_[id] == 0) {
       waiters_.erase(id);
       results_.erase(id);
@@ -73,7 +73,7 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
     }
     if (!flushing_ && pending_id_ == id) {
       flushing_ = true;
-      WaitForWindow(lock, stop);
+      WaitForWindow(stop);
       Batch batch = std::exchange(pending_, Batch{});
       ++pending_id_;
       lock.unlock();
@@ -85,25 +85,27 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
       flushed_.notify_all();
       continue;
     }
-    if (!flushed_.wait(lock, stop, [&] { return results_.contains(id) || !flushing_; })) {
+    if (!flushed_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return results_.contains(id) || !flushing_;
+        })) {
       leave();
       return absl::CancelledError("cancelled while waiting for the status commit");
     }
   }
 }
 
-void GitStatusWriter::WaitForWindow(std::unique_lock<std::mutex>& lock, std::stop_token stop) {
+void GitStatusWriter::WaitForWindow(std::stop_token stop) {
   if (config_.coalesce_window <= std::chrono::milliseconds(0) || !last_flush_end_) return;
   const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
       *last_flush_end_ + config_.coalesce_window - deps_.clock.Now());
   if (wait <= std::chrono::milliseconds(0)) return;
-  lock.unlock();
+  mu_.unlock();
   (void)deps_.sleeper.SleepFor(wait, stop);  // a stop only cuts the wait short
-  lock.lock();
+  mu_.lock();
 }
 
 std::size_t GitStatusWriter::Queued() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   const auto found = waiters_.find(pending_id_);
   return found == waiters_.end() ? 0 : static_cast<std::size_t>(found->second);
 }

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "gitsource/mutex.h"
 #include "gitsource/retry.h"
 
 namespace tr::gitsource {
@@ -116,7 +117,8 @@ class GitStatusWriter final : public StatusWriter {
   absl::StatusOr<StatusCommit> Flush(const Batch& batch, std::stop_token stop);
   absl::StatusOr<Attempt> TryOnce(const Batch& batch, std::stop_token stop);
   // Waits out the rest of the coalescing window after the last commit (mu_ released).
-  void WaitForWindow(std::unique_lock<std::mutex>& lock, std::stop_token stop);
+  // Releases mu_ while it waits; holds it again on return.
+  void WaitForWindow(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::shared_ptr<Mirror> mirror_;
   const std::string desired_branch_;
@@ -124,14 +126,15 @@ class GitStatusWriter final : public StatusWriter {
   const std::string refspec_;
   Deps deps_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable_any flushed_;
-  bool flushing_ = false;
-  Batch pending_;
-  std::uint64_t pending_id_ = 0;          // the id the pending batch will get
-  std::map<std::uint64_t, int> waiters_;  // callers waiting for each batch's result
-  std::map<std::uint64_t, absl::StatusOr<StatusCommit>> results_;
-  std::optional<std::chrono::system_clock::time_point> last_flush_end_;
+  bool flushing_ ABSL_GUARDED_BY(mu_) = false;
+  Batch pending_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t pending_id_ ABSL_GUARDED_BY(mu_) = 0;  // the id the pending batch will get
+  // Callers waiting for each batch's result, and the results they wait for.
+  std::map<std::uint64_t, int> waiters_ ABSL_GUARDED_BY(mu_);
+  std::map<std::uint64_t, absl::StatusOr<StatusCommit>> results_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::chrono::system_clock::time_point> last_flush_end_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::gitsource

@@ -63,7 +63,7 @@ std::shared_ptr<kube::KubeClient> FetchKube(const core::ClusterProfile& profile,
 TalosconfigClientFactory::~TalosconfigClientFactory() {
   std::vector<Fetch> fetches;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     fetches.swap(fetches_);
   }
   // Joined here, outside the lock.
@@ -73,7 +73,7 @@ absl::StatusOr<std::shared_ptr<TalosconfigClientFactory::Entry>> TalosconfigClie
     const core::ClusterProfile& profile) {
   const std::string key = CacheKey(profile);
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto found = by_cluster_.find(profile.name);
     if (found != by_cluster_.end() && found->second->key == key) return found->second;
   }
@@ -83,7 +83,7 @@ absl::StatusOr<std::shared_ptr<TalosconfigClientFactory::Entry>> TalosconfigClie
   if (!talos.ok()) return talos.status();
   auto fresh = std::make_shared<Entry>(key, std::shared_ptr<talos::TalosClient>(std::move(*talos)));
   std::shared_ptr<Entry> replaced;  // released after the lock
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::shared_ptr<Entry>& slot = by_cluster_[profile.name];
   if (slot && slot->key == key) return slot;  // another caller made it meanwhile
   replaced = std::exchange(slot, fresh);
@@ -92,13 +92,13 @@ absl::StatusOr<std::shared_ptr<TalosconfigClientFactory::Entry>> TalosconfigClie
 
 void TalosconfigClientFactory::StartKubeFetch(const core::ClusterProfile& profile,
                                               std::shared_ptr<Entry> entry) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::erase_if(fetches_, [](const Fetch& f) { return f.done->load(); });  // joins at once
   auto done = std::make_shared<std::atomic<bool>>(false);
   fetches_.push_back({done, std::jthread([profile, entry = std::move(entry), done] {
                         std::shared_ptr<kube::KubeClient> kube = FetchKube(profile, *entry->talos);
                         {
-                          std::lock_guard entry_lock(entry->mu);
+                          MutexLock entry_lock(entry->mu);
                           entry->kube = std::move(kube);
                           entry->fetching = false;
                           entry->fetched.notify_all();
@@ -112,12 +112,12 @@ absl::StatusOr<ClusterClients> TalosconfigClientFactory::ForProfile(
   absl::StatusOr<std::shared_ptr<Entry>> entry = EntryFor(profile);
   if (!entry.ok()) return entry.status();
   Entry& e = **entry;
-  std::unique_lock lock(e.mu);
+  MutexLock lock(e.mu);
   if (!e.kube && !e.fetching) {
     e.fetching = true;
     StartKubeFetch(profile, *entry);
   }
-  e.fetched.wait_for(lock, kube_wait_, [&] { return !e.fetching; });
+  e.fetched.wait_for(lock, kube_wait_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(e.mu) { return !e.fetching; });
   return ClusterClients{e.talos, e.kube};
 }
 

@@ -25,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/profile.h"
+#include "gitsource/mutex.h"
 #include "reconciler/kube/kube_client.h"
 #include "reconciler/talos/grpc_talos_client.h"
 #include "reconciler/talos/talos_client.h"
@@ -64,10 +65,10 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
         : key(std::move(k)), talos(std::move(t)) {}
     const std::string key;  // credentials + endpoints the clients were made for
     const std::shared_ptr<talos::TalosClient> talos;
-    std::mutex mu;
-    std::condition_variable fetched;
-    std::shared_ptr<kube::KubeClient> kube;  // guarded by mu
-    bool fetching = false;                   // guarded by mu
+    Mutex mu;
+    std::condition_variable_any fetched;
+    std::shared_ptr<kube::KubeClient> kube ABSL_GUARDED_BY(mu);
+    bool fetching ABSL_GUARDED_BY(mu) = false;
   };
   absl::StatusOr<std::shared_ptr<Entry>> EntryFor(const core::ClusterProfile& profile);
   void StartKubeFetch(const core::ClusterProfile& profile, std::shared_ptr<Entry> entry);
@@ -75,13 +76,14 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
   const std::filesystem::path credentials_dir_;
   const talos::GrpcTalosClientOptions options_;
   const std::chrono::milliseconds kube_wait_;
-  std::mutex mu_;  // never held across IO
-  std::map<std::string, std::shared_ptr<Entry>> by_cluster_;
+  Mutex mu_;  // never held across IO
+  std::map<std::string, std::shared_ptr<Entry>> by_cluster_ ABSL_GUARDED_BY(mu_);
   struct Fetch {
     std::shared_ptr<std::atomic<bool>> done;
     std::jthread thread;
   };
-  std::vector<Fetch> fetches_;  // kubeconfig fetches, reaped when done, joined on destruction
+  // Kubeconfig fetches, reaped when done, joined on destruction.
+  std::vector<Fetch> fetches_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::reconciler

@@ -23,7 +23,7 @@ void Controller::Process(const std::string& cluster, std::stop_token stop) {
   const TimePoint now = clock_.Now();
   std::optional<TimePoint> next;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     int& failures = failures_[cluster];
     failures = outcome.kind == ReconcileOutcome::Kind::kTransientError ? failures + 1 : 0;
     switch (outcome.kind) {

@@ -16,12 +16,13 @@
 #include <stop_token>
 #include <string>
 
+#include "gitsource/mutex.h"
 #include "gitsource/retry.h"
 #include "reconciler/work_queue.h"
 
 namespace tr::reconciler {
 
-struct ReconcileOutcome {
+struct [[nodiscard]] ReconcileOutcome {
   enum class Kind { kDone, kRequeueAfter, kTransientError, kStalled, kForget };
   Kind kind = Kind::kDone;
   std::chrono::milliseconds after{0};  // kRequeueAfter
@@ -81,8 +82,8 @@ class Controller {
   ClusterReconciler& reconciler_;
   gitsource::WallClock& clock_;
   WorkQueue queue_;
-  std::mutex mu_;
-  std::map<std::string, int> failures_;  // consecutive transient errors per cluster
+  Mutex mu_;
+  std::map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);  // consecutive transient errors
 };
 
 }  // namespace tr::reconciler

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/profile_set.h"
+#include "gitsource/mutex.h"
 
 namespace tr::reconciler {
 
@@ -20,18 +21,18 @@ struct DesiredSnapshot {
 class DesiredState {
  public:
   void Publish(std::shared_ptr<const DesiredSnapshot> snapshot) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     current_ = std::move(snapshot);
   }
   // The latest published snapshot; null before the first.
   std::shared_ptr<const DesiredSnapshot> Current() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return current_;
   }
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const DesiredSnapshot> current_;
+  mutable Mutex mu_;
+  std::shared_ptr<const DesiredSnapshot> current_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::reconciler

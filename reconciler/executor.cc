@@ -21,14 +21,7 @@ const core::NodeSpec* FindNode(const core::ClusterProfile& profile, const std::s
 absl::StatusOr<std::string> KubeName(kube::KubeClient& kube, const core::NodeSpec& node) {
   absl::StatusOr<std::vector<kube::KubeNode>> nodes = kube.ListNodes();
   if (!nodes.ok()) return nodes.status();
-  for (const kube::KubeNode& k : *nodes) {
-    if (k.name == node.name) return k.name;
-  }
-  for (const kube::KubeNode& k : *nodes) {
-    for (const std::string& address : k.addresses) {
-      if (address == node.address) return k.name;
-    }
-  }
+  if (const kube::KubeNode* k = kube::FindKubeNode(*nodes, node.name, node.address)) return k->name;
   return absl::NotFoundError(
       fmt::format("no Kubernetes node for {} ({})", node.name, node.address));
 }

@@ -25,7 +25,7 @@
 
 namespace tr::reconciler {
 
-struct ActionResult {
+struct [[nodiscard]] ActionResult {
   std::string actor_id;  // from Upgrade or Reboot; empty otherwise
   std::string detail;    // one line for the log, e.g. the snapshot file
   // The step runs on (background_steps.h): nothing to record yet; ask again later.

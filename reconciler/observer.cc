@@ -47,23 +47,10 @@ absl::Status ObserveTalos(talos::TalosClient& talos, const core::NodeSpec& spec,
   return absl::OkStatus();
 }
 
-const kube::KubeNode* MatchKubeNode(const std::vector<kube::KubeNode>& nodes,
-                                    const core::NodeSpec& spec) {
-  for (const kube::KubeNode& n : nodes) {
-    if (n.name == spec.name) return &n;
-  }
-  for (const kube::KubeNode& n : nodes) {
-    for (const std::string& address : n.addresses) {
-      if (address == spec.address) return &n;
-    }
-  }
-  return nullptr;
-}
-
 // Kubernetes facts: the kubelet version, and Ready / cordoned folded into the node's state.
 void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::NodeSpec& spec,
                  core::NodeObservation& node) {
-  const kube::KubeNode* k = kube_nodes ? MatchKubeNode(*kube_nodes, spec) : nullptr;
+  const kube::KubeNode* k = kube_nodes ? kube::FindKubeNode(*kube_nodes, spec.name, spec.address) : nullptr;
   if (k == nullptr) {
     node.ready = false;
     return;

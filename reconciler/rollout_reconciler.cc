@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/planner.h"
+#include "core/rollout_record.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
 #include "reconciler/error_class.h"
@@ -56,7 +57,7 @@ RolloutReconciler::RolloutReconciler(Deps deps, RolloutReconcilerOptions options
     : deps_(deps), options_(options), recorded_(std::move(recorded)) {}
 
 std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::string& c) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = recorded_.find(c);
   if (it == recorded_.end()) return std::nullopt;
   return it->second;
@@ -67,7 +68,7 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
   if (last && !core::StatusChanged(*last, status)) return absl::OkStatus();
   if (absl::Status s = deps_.store.Record(status, stop); !s.ok()) return s;
   ++deps_.metrics.status_commits;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   recorded_[status.cluster] = status;
   return absl::OkStatus();
 }
@@ -93,8 +94,7 @@ ReconcileOutcome RolloutReconciler::Reconcile(const std::string& cluster, std::s
   if (pass.profile == nullptr) return ReconcileOutcome::Forget();
   pass.previous = LastStatus(cluster);
   if (pass.previous) pass.memory = pass.previous->rollout;
-  // A failure halts only the target it happened on; a new desired version starts afresh.
-  if (pass.memory.failure && pass.memory.failure->talos_target != pass.profile->talos_version) {
+  if (!core::HaltedByFailure(pass.memory, pass.profile->talos_version)) {
     pass.memory.failure.reset();
   }
   ReconcileOutcome outcome = ReconcileProfile(pass, stop);

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "gitsource/mutex.h"
 #include "gitsource/retry.h"
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
@@ -86,8 +87,8 @@ class RolloutReconciler final : public ClusterReconciler {
 
   Deps deps_;
   const RolloutReconcilerOptions options_;
-  mutable std::mutex mu_;
-  std::map<std::string, core::ClusterStatus> recorded_;
+  mutable Mutex mu_;
+  std::map<std::string, core::ClusterStatus> recorded_ ABSL_GUARDED_BY(mu_);
   k8s_upgrade::KubernetesUpgradeRunner* kubernetes_upgrades_ = nullptr;
 };
 

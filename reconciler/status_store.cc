@@ -1,11 +1,10 @@
 #include "reconciler/status_store.h"
 
+#include "core/status_decode.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
 
 namespace tr::reconciler {
-
-std::string StatusPath(const std::string& cluster) { return "status/" + cluster + ".yaml"; }
 
 absl::StatusOr<std::map<std::string, core::ClusterStatus>> GitStatusStore::LoadAll(
     std::stop_token stop) {
@@ -26,7 +25,7 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> GitStatusStore::LoadA
 
 absl::Status GitStatusStore::Record(const core::ClusterStatus& status, std::stop_token stop) {
   gitsource::StatusUpdate update;
-  update.files[StatusPath(status.cluster)] = core::RenderStatusYaml(status);
+  update.files[core::ClusterStatusPath(status.cluster)] = core::RenderStatusYaml(status);
   update.message = fmt::format("{}: {} {}", status.cluster, core::ClusterPhaseName(status.phase),
                                status.talos.progress);
   return writer_.Write(std::move(update), stop).status();

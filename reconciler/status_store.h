@@ -37,7 +37,4 @@ class GitStatusStore final : public StatusStore {
   gitsource::StatusWriter& writer_;
 };
 
-// "status/prod-eu-1.yaml".
-std::string StatusPath(const std::string& cluster);
-
 }  // namespace tr::reconciler

@@ -13,7 +13,7 @@ void KeepEarliest(std::map<std::string, WorkQueue::TimePoint>& due, const std::s
 
 void WorkQueue::AddAt(const std::string& key, TimePoint when) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     KeepEarliest(processing_.contains(key) ? due_after_done_ : due_, key, when);
     ++generation_;
   }
@@ -21,7 +21,7 @@ void WorkQueue::AddAt(const std::string& key, TimePoint when) {
 }
 
 std::optional<std::string> WorkQueue::TryTake(TimePoint now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return TakeLocked(now);
 }
 
@@ -38,12 +38,12 @@ std::optional<std::string> WorkQueue::TakeLocked(TimePoint now) {
 }
 
 std::optional<std::string> WorkQueue::Take(std::stop_token stop) {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stop.stop_requested()) {
     if (auto key = TakeLocked(std::chrono::system_clock::now())) return key;
     // Wake when the earliest key falls due or the queue changes.
     const uint64_t seen = generation_;
-    auto changed = [&] { return generation_ != seen; };
+    auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return generation_ != seen; };
     if (std::optional<TimePoint> next = NextDueLocked()) {
       changed_.wait_until(lock, stop, *next, changed);
     } else {
@@ -55,7 +55,7 @@ std::optional<std::string> WorkQueue::Take(std::stop_token stop) {
 
 void WorkQueue::Done(const std::string& key) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     processing_.erase(key);
     if (auto it = due_after_done_.find(key); it != due_after_done_.end()) {
       KeepEarliest(due_, key, it->second);
@@ -67,7 +67,7 @@ void WorkQueue::Done(const std::string& key) {
 }
 
 std::optional<WorkQueue::TimePoint> WorkQueue::NextDue() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return NextDueLocked();
 }
 

@@ -17,6 +17,8 @@
 #include <stop_token>
 #include <string>
 
+#include "gitsource/mutex.h"
+
 namespace tr::reconciler {
 
 class WorkQueue {
@@ -39,15 +41,17 @@ class WorkQueue {
   std::optional<TimePoint> NextDue() const;
 
  private:
-  std::optional<std::string> TakeLocked(TimePoint now);
-  std::optional<TimePoint> NextDueLocked() const;
+  std::optional<std::string> TakeLocked(TimePoint now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<TimePoint> NextDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable_any changed_;
-  std::map<std::string, TimePoint> due_;             // queued keys and when they are due
-  std::set<std::string> processing_;                 // keys handed out, not yet Done
-  std::map<std::string, TimePoint> due_after_done_;  // triggers that came while processing
-  uint64_t generation_ = 0;                          // bumped on every change, wakes Take
+  // Queued keys and when they are due; keys handed out, not yet Done; triggers that came
+  // while their key was processed; a generation bumped on every change, which wakes Take.
+  std::map<std::string, TimePoint> due_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> processing_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, TimePoint> due_after_done_ ABSL_GUARDED_BY(mu_);
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace tr::reconciler

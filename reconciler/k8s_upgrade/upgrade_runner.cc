@@ -9,7 +9,7 @@ namespace tr::reconciler::k8s_upgrade {
 InProcessUpgradeRunner::~InProcessUpgradeRunner() {
   std::map<std::string, std::shared_ptr<Task>> tasks;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     tasks.swap(tasks_);
   }
   for (auto& [cluster, task] : tasks) {
@@ -22,7 +22,7 @@ UpgradeTaskStatus InProcessUpgradeRunner::Ensure(const core::ClusterProfile& pro
                                                  const core::Version& target,
                                                  const core::SupportMatrix& matrix) {
   std::shared_ptr<Task> finished;  // joined outside the lock
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::shared_ptr<Task>& task = tasks_[profile.name];
   const bool retry = task && task->status.state == UpgradeTaskStatus::State::kFailed &&
                      ExitCodeFor(task->status.outcome.status) == kUpgradeRetry;
@@ -62,12 +62,12 @@ void InProcessUpgradeRunner::Start(Task& task, const core::ClusterProfile& profi
           *clients->talos, *clients->kube, options, [&](const UpgradeProgress& p) {
             log->info("cluster={} phase=\"{}\" {}", profile.name, p.phase, p.message);
             if (p.phase == "apply") return;
-            std::lock_guard lock(mu_);
+            MutexLock lock(mu_);
             t->status.progress = fmt::format("{} {}/{}", p.phase, p.done, p.total);
           });
       outcome = upgrade.Run(stop);
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     t->status.outcome = outcome;
     t->status.state = outcome.status.ok() ? UpgradeTaskStatus::State::kSucceeded
                                           : UpgradeTaskStatus::State::kFailed;

@@ -18,6 +18,7 @@
 
 #include "core/profile.h"
 #include "core/support_matrix.h"
+#include "gitsource/mutex.h"
 #include "reconciler/cluster_clients.h"
 #include "reconciler/k8s_upgrade/k8s_upgrade.h"
 
@@ -57,7 +58,7 @@ class InProcessUpgradeRunner final : public KubernetesUpgradeRunner {
 
  private:
   struct Task {
-    UpgradeTaskStatus status;
+    UpgradeTaskStatus status;  // read and written under the runner's mu_
     std::jthread thread;
   };
   void Start(Task& task, const core::ClusterProfile& profile, const core::Version& target,
@@ -65,8 +66,8 @@ class InProcessUpgradeRunner final : public KubernetesUpgradeRunner {
 
   ClusterClientFactory& clients_;
   const InProcessRunnerOptions options_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Task>> tasks_;
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<Task>> tasks_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::reconciler::k8s_upgrade

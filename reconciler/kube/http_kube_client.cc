@@ -40,8 +40,13 @@ absl::StatusOr<Endpoint> ParseServer(const std::string& url) {
 // Maps an HTTP answer to a status whose code tells the caller what to do.
 absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
   if (!res) {
+    // A refused certificate fails the handshake itself (see TrustClusterCaOnly).
+    const std::string_view hint = res.error() == httplib::Error::SSLConnection
+                                      ? " (is the server certificate signed by the kubeconfig's "
+                                        "CA, for this host?)"
+                                      : "";
     return absl::UnavailableError(
-        fmt::format("kubernetes {}: {}", what, httplib::to_string(res.error())));
+        fmt::format("kubernetes {}: {}{}", what, httplib::to_string(res.error()), hint));
   }
   if (res->status >= 200 && res->status < 300) return absl::OkStatus();
   std::string message = res->body.substr(0, 300);
@@ -115,8 +120,8 @@ KubePodDetail PodDetailFromJson(const json& item) {
 
 class HttpKubeClient final : public KubeClient {
  public:
-  HttpKubeClient(KubeCredentials credentials, Endpoint endpoint, HttpKubeClientOptions options)
-      : credentials_(std::move(credentials)), endpoint_(std::move(endpoint)), options_(options) {}
+  explicit HttpKubeClient(std::unique_ptr<httplib::SSLClient> client)
+      : client_(std::move(client)) {}
 
   absl::StatusOr<std::vector<KubeNode>> ListNodes() override {
     absl::StatusOr<json> body = Get("/api/v1/nodes", "list nodes");
@@ -128,11 +133,9 @@ class HttpKubeClient final : public KubeClient {
   }
 
   absl::Status SetUnschedulable(const std::string& node, bool unschedulable) override {
-    auto client = Connect();
-    if (!client.ok()) return client.status();
     const json patch = {{"spec", {{"unschedulable", unschedulable}}}};
-    auto res = (*client)->Patch(("/api/v1/nodes/" + node).c_str(), patch.dump(),
-                                "application/merge-patch+json");
+    auto res = client_->Patch(("/api/v1/nodes/" + node).c_str(), patch.dump(),
+                              "application/merge-patch+json");
     return FromResponse(res, unschedulable ? "cordon " + node : "uncordon " + node);
   }
 
@@ -146,14 +149,11 @@ class HttpKubeClient final : public KubeClient {
   }
 
   absl::Status EvictPod(const std::string& ns, const std::string& name) override {
-    auto client = Connect();
-    if (!client.ok()) return client.status();
     const json eviction = {{"apiVersion", "policy/v1"},
                            {"kind", "Eviction"},
                            {"metadata", {{"name", name}, {"namespace", ns}}}};
-    auto res =
-        (*client)->Post(fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name).c_str(),
-                        eviction.dump(), "application/json");
+    auto res = client_->Post(fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name).c_str(),
+                             eviction.dump(), "application/json");
     return FromResponse(res, fmt::format("evict {}/{}", ns, name));
   }
 
@@ -180,31 +180,42 @@ class HttpKubeClient final : public KubeClient {
 
  private:
   absl::StatusOr<json> Get(const std::string& path, std::string_view what) {
-    auto client = Connect();
-    if (!client.ok()) return client.status();
-    auto res = (*client)->Get(path.c_str());
+    auto res = client_->Get(path.c_str());
     if (absl::Status s = FromResponse(res, what); !s.ok()) return s;
     json body = json::parse(res->body, nullptr, false);
     if (!body.is_object()) return absl::InternalError(fmt::format("kubernetes {}: not JSON", what));
     return body;
   }
 
-  absl::StatusOr<std::unique_ptr<httplib::SSLClient>> Connect();
-
-  const KubeCredentials credentials_;
-  const Endpoint endpoint_;
-  const HttpKubeClientOptions options_;
+  // One TLS context and one keep-alive connection for the cluster; httplib serialises the
+  // requests made on it from several threads.
+  const std::unique_ptr<httplib::SSLClient> client_;
 };
 
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct X509Free {
+  void operator()(X509* c) const { X509_free(c); }
+};
+struct PkeyFree {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+using BioPtr = std::unique_ptr<BIO, BioFree>;
+
+BioPtr MemBio(const std::string& pem) {
+  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+// Every certificate of `pem` in a new store; nullptr when there is none.
 X509_STORE* StoreFromPem(const std::string& pem) {
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  BioPtr bio = MemBio(pem);
   X509_STORE* store = X509_STORE_new();
   int added = 0;
-  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
     added += X509_STORE_add_cert(store, cert);
     X509_free(cert);
   }
-  BIO_free(bio);
   if (added == 0) {
     X509_STORE_free(store);
     return nullptr;
@@ -212,44 +223,53 @@ X509_STORE* StoreFromPem(const std::string& pem) {
   return store;
 }
 
-absl::StatusOr<std::unique_ptr<httplib::SSLClient>> HttpKubeClient::Connect() {
-  std::unique_ptr<httplib::SSLClient> client;
-  if (!credentials_.client_cert_pem.empty()) {
-    BIO* cb = BIO_new_mem_buf(credentials_.client_cert_pem.data(),
-                              static_cast<int>(credentials_.client_cert_pem.size()));
-    BIO* kb = BIO_new_mem_buf(credentials_.client_key_pem.data(),
-                              static_cast<int>(credentials_.client_key_pem.size()));
-    X509* cert = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
-    EVP_PKEY* key = PEM_read_bio_PrivateKey(kb, nullptr, nullptr, nullptr);
-    BIO_free(cb);
-    BIO_free(kb);
-    if (cert == nullptr || key == nullptr) {
-      X509_free(cert);
-      EVP_PKEY_free(key);
-      return absl::InvalidArgumentError("kubeconfig: unusable client certificate or key");
-    }
-    client = std::make_unique<httplib::SSLClient>(endpoint_.host, endpoint_.port, cert, key);
-    X509_free(cert);
-    EVP_PKEY_free(key);
-  } else {
-    client = std::make_unique<httplib::SSLClient>(endpoint_.host, endpoint_.port);
-    client->set_bearer_token_auth(credentials_.token.c_str());
+absl::StatusOr<std::unique_ptr<httplib::SSLClient>> NewSslClient(
+    const KubeCredentials& credentials, const Endpoint& endpoint) {
+  if (credentials.client_cert_pem.empty()) {
+    auto client = std::make_unique<httplib::SSLClient>(endpoint.host, endpoint.port);
+    client->set_bearer_token_auth(credentials.token.c_str());
+    return client;
   }
-  X509_STORE* store = StoreFromPem(credentials_.ca_pem);
+  std::unique_ptr<X509, X509Free> cert(
+      PEM_read_bio_X509(MemBio(credentials.client_cert_pem).get(), nullptr, nullptr, nullptr));
+  std::unique_ptr<EVP_PKEY, PkeyFree> key(PEM_read_bio_PrivateKey(
+      MemBio(credentials.client_key_pem).get(), nullptr, nullptr, nullptr));
+  if (cert == nullptr || key == nullptr) {
+    return absl::InvalidArgumentError("kubeconfig: unusable client certificate or key");
+  }
+  return std::make_unique<httplib::SSLClient>(endpoint.host, endpoint.port, cert.get(), key.get());
+}
+
+// Makes the kubeconfig's CA the only trust anchor of the client's TLS context. httplib's own
+// verification is left off on purpose: before each handshake it calls
+// SSL_CTX_set_default_verify_paths, which adds the system CA bundle to the store, so any public
+// CA could then vouch for a cluster's API server (and parsing the bundle cost most of our CPU).
+// OpenSSL verifies the chain and the host name during the handshake instead.
+absl::Status TrustClusterCaOnly(httplib::SSLClient& client, const std::string& ca_pem,
+                                const std::string& host) {
+  X509_STORE* store = StoreFromPem(ca_pem);
   if (store == nullptr) return absl::InvalidArgumentError("kubeconfig: no usable CA certificate");
-  client->set_ca_cert_store(store);  // the client owns it from here
-  client->enable_server_certificate_verification(true);
-  using std::chrono::duration_cast;
-  using std::chrono::microseconds;
+  client.set_ca_cert_store(store);  // the TLS context owns it from here
+  client.enable_server_certificate_verification(false);
+  SSL_CTX* ctx = client.ssl_context();
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
+  X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+  const bool pinned = X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) == 1 ||
+                      X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size()) == 1;
+  if (!pinned) return absl::InvalidArgumentError("kubernetes server: unusable host name");
+  return absl::OkStatus();
+}
+
+void SetTimeouts(httplib::SSLClient& client, const HttpKubeClientOptions& options) {
   auto split = [](std::chrono::milliseconds d) {
     return std::pair<time_t, time_t>{d.count() / 1000, (d.count() % 1000) * 1000};
   };
-  auto [cs, cus] = split(options_.connect_timeout);
-  auto [rs, rus] = split(options_.request_timeout);
-  client->set_connection_timeout(cs, cus);
-  client->set_read_timeout(rs, rus);
-  client->set_write_timeout(rs, rus);
-  return client;
+  auto [cs, cus] = split(options.connect_timeout);
+  auto [rs, rus] = split(options.request_timeout);
+  client.set_connection_timeout(cs, cus);
+  client.set_read_timeout(rs, rus);
+  client.set_write_timeout(rs, rus);
 }
 
 }  // namespace
@@ -258,7 +278,18 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
                                                               HttpKubeClientOptions options) {
   absl::StatusOr<Endpoint> endpoint = ParseServer(credentials.server);
   if (!endpoint.ok()) return endpoint.status();
-  return std::make_unique<HttpKubeClient>(credentials, *endpoint, options);
+  absl::StatusOr<std::unique_ptr<httplib::SSLClient>> client =
+      NewSslClient(credentials, *endpoint);
+  if (!client.ok()) return client.status();
+  if (!(*client)->is_valid()) {
+    return absl::InvalidArgumentError("kubeconfig: client certificate and key do not match");
+  }
+  if (absl::Status s = TrustClusterCaOnly(**client, credentials.ca_pem, endpoint->host); !s.ok()) {
+    return s;
+  }
+  SetTimeouts(**client, options);
+  (*client)->set_keep_alive(true);
+  return std::make_unique<HttpKubeClient>(std::move(*client));
 }
 
 }  // namespace tr::reconciler::kube

@@ -1,7 +1,10 @@
 // KubeClient over HTTPS with cpp-httplib: the server's CA from the kubeconfig is the only trust
-// anchor, credentials are a bearer token or a client certificate, every request has a timeout.
+// anchor (never the system CA bundle), the server's certificate must name the host of the URL,
+// credentials are a bearer token or a client certificate, every request has a timeout. One client
+// holds one TLS context, built once, and one keep-alive connection, re-opened when the server
+// closes it. A server whose certificate is refused answers Unavailable and receives no request.
 //
-// Thread-safety: safe from several threads (each call uses its own connection).
+// Thread-safety: safe from several threads; their requests take turns on the one connection.
 #pragma once
 
 #include <chrono>
@@ -17,7 +20,8 @@ struct HttpKubeClientOptions {
   std::chrono::milliseconds request_timeout{15000};
 };
 
-// InvalidArgument for a server URL that is not https://host[:port] or unusable key material.
+// InvalidArgument for a server URL that is not https://host[:port], a kubeconfig CA with no
+// certificate, or unusable client key material.
 absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredentials& credentials,
                                                               HttpKubeClientOptions options = {});
 

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -46,6 +47,12 @@ struct KubePodDetail {
   bool ready = false;          // condition Ready == True
   std::string config_version;  // annotation talos.dev/config-version (Talos static pods)
 };
+
+// The Kubernetes node of a profile node: the one named `name`, else the one that has `address`
+// among its addresses (a node registered under another name); nullptr when none. Points into
+// `nodes`.
+const KubeNode* FindKubeNode(const std::vector<KubeNode>& nodes, std::string_view name,
+                             std::string_view address);
 
 class KubeClient {
  public:

@@ -1,7 +1,6 @@
 #include "reconciler/kube/kubeconfig.h"
 
-#include <openssl/evp.h>
-
+#include "core/base64.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tr::reconciler::kube {
@@ -12,16 +11,9 @@ absl::Status Bad(std::string_view what) {
 }
 
 absl::StatusOr<std::string> Base64(const std::string& text, std::string_view key) {
-  std::string out(text.size() * 3 / 4 + 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(text.data()),
-                                static_cast<int>(text.size()));
-  if (n < 0) return Bad(std::string(key) + " is not valid base64");
-  size_t len = static_cast<size_t>(n);
-  // EVP_DecodeBlock counts the padding as zero bytes.
-  for (size_t i = text.size(); i > 0 && text[i - 1] == '='; --i) --len;
-  out.resize(len);
-  return out;
+  std::optional<std::string> out = core::DecodeBase64(text);
+  if (!out) return Bad(std::string(key) + " is not valid base64");
+  return *std::move(out);
 }
 
 YAML::Node Named(const YAML::Node& list, const std::string& name) {

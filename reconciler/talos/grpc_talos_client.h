@@ -7,7 +7,7 @@
 // that last answered is tried first. An endpoint whose connection is refused or fails the TLS
 // handshake (or did so within the last reconnect backoff), or that does not connect within
 // `timeouts.connect`, is skipped for the next; read-only calls (Version, ServiceList, Etcd*,
-// COSI Get/List, Read, Logs, Kubeconfig) also move on when a call through an endpoint ends in
+// COSI Get/List, Read, Kubeconfig) also move on when a call through an endpoint ends in
 // Unavailable. Calls that change the node (Upgrade, Reboot, ApplyConfiguration, ...) and
 // long-lived streams (Events, Watch) are sent once: they fail over only when no connection was
 // made, so a request is never delivered twice.
@@ -34,7 +34,7 @@ namespace tr::reconciler::talos {
 struct TalosCallTimeouts {
   // Establishing a connection to one endpoint before moving on to the next.
   std::chrono::milliseconds connect{std::chrono::seconds(10)};
-  // Version, ServiceList, Etcd*, COSI Get/List, Read, Logs, boot id.
+  // Version, ServiceList, Etcd*, COSI Get/List, Read, boot id.
   std::chrono::milliseconds read{std::chrono::seconds(30)};
   // Reboot, Rollback, ApplyConfiguration.
   std::chrono::milliseconds mutate{std::chrono::seconds(60)};

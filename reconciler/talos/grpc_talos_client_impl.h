@@ -27,7 +27,6 @@ class GrpcTalosClient final : public TalosClient {
 
   absl::StatusOr<NodeVersion> Version(const std::string& node) override;
   absl::StatusOr<std::string> BootId(const std::string& node) override;
-  absl::StatusOr<std::string> ReadFile(const std::string& node, const std::string& path) override;
   absl::StatusOr<MachineStatus> GetMachineStatus(const std::string& node) override;
   absl::StatusOr<std::vector<ServiceState>> ServiceList(const std::string& node) override;
   absl::StatusOr<std::vector<EtcdMember>> EtcdMemberList(const std::string& node) override;
@@ -46,8 +45,6 @@ class GrpcTalosClient final : public TalosClient {
   absl::StatusOr<ApplyConfigurationResult> ApplyConfiguration(
       const std::string& node, const ApplyConfigurationRequest& request) override;
   absl::StatusOr<std::string> Kubeconfig(const std::string& node) override;
-  absl::StatusOr<std::string> ServiceLogs(const std::string& node, const std::string& service,
-                                          int32_t tail_lines) override;
   absl::StatusOr<CosiResource> CosiGet(const std::string& node, const std::string& namespace_name,
                                        const std::string& type, const std::string& id) override;
   absl::StatusOr<std::vector<CosiResource>> CosiList(const std::string& node,
@@ -63,6 +60,8 @@ class GrpcTalosClient final : public TalosClient {
                                         const std::filesystem::path& path) override;
 
  private:
+  // MachineService/Read: a whole file from the node (BootId reads one). Needs os:admin.
+  absl::StatusOr<std::string> ReadFile(const std::string& node, const std::string& path);
   // Whether a call may be sent again through another endpoint after the endpoint's connection
   // broke during the call (read-only calls), or only when no connection could be made.
   enum class Failover { kConnectOnly, kReadOnly };

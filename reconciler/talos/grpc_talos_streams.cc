@@ -68,20 +68,6 @@ absl::StatusOr<std::string> GrpcTalosClient::Kubeconfig(const std::string& node)
   });
 }
 
-absl::StatusOr<std::string> GrpcTalosClient::ServiceLogs(const std::string& node,
-                                                         const std::string& service,
-                                                         int32_t tail_lines) {
-  machine::LogsRequest request;
-  request.set_namespace_("system");
-  request.set_id(service);
-  request.set_driver(common::CONTAINERD);
-  request.set_follow(false);
-  request.set_tail_lines(tail_lines);
-  return ReadDataStream("Logs", node, options_.timeouts.read, [&](CallAttempt& a) {
-    return machine::MachineService::NewStub(a.channel)->Logs(&a.context, request);
-  });
-}
-
 absl::StatusOr<std::vector<CosiResource>> GrpcTalosClient::CosiList(
     const std::string& node, const std::string& namespace_name, const std::string& type) {
   cosi::resource::ListRequest request;

@@ -40,10 +40,6 @@ class TalosClient {
   // The node's boot id (Read /proc/sys/kernel/random/boot_id, trimmed). Needs os:admin.
   virtual absl::StatusOr<std::string> BootId(const std::string& node) = 0;
 
-  // MachineService/Read: a whole file from the node. Needs os:admin.
-  virtual absl::StatusOr<std::string> ReadFile(const std::string& node,
-                                               const std::string& path) = 0;
-
   // The MachineStatus resource (runtime/MachineStatuses.runtime.talos.dev/machine).
   virtual absl::StatusOr<MachineStatus> GetMachineStatus(const std::string& node) = 0;
 
@@ -96,12 +92,6 @@ class TalosClient {
   // MachineService/Kubeconfig: the admin kubeconfig as the node sends it, a tar.gz holding one
   // file named `kubeconfig` (see tar_gz.h).
   virtual absl::StatusOr<std::string> Kubeconfig(const std::string& node) = 0;
-
-  // MachineService/Logs of a system service (namespace "system"), the last `tail_lines` lines
-  // (-1 = all), not following.
-  virtual absl::StatusOr<std::string> ServiceLogs(const std::string& node,
-                                                  const std::string& service,
-                                                  int32_t tail_lines) = 0;
 
   // cosi.resource.State/Get. NotFound when the resource does not exist.
   virtual absl::StatusOr<CosiResource> CosiGet(const std::string& node,

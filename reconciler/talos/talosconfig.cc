@@ -6,7 +6,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "absl/strings/escaping.h"
+#include "core/base64.h"
 #include "fmt/format.h"
 
 namespace tr::reconciler::talos {
@@ -56,14 +56,9 @@ absl::StatusOr<std::vector<std::string>> StringList(const YAML::Node& node, cons
 absl::StatusOr<std::string> DecodePem(const std::string& base64, const char* field,
                                       std::string_view label_suffix) {
   if (base64.empty()) return absl::InvalidArgumentError(fmt::format("{}: missing", field));
-  std::string pem;
-  std::string compact;
-  for (char c : base64) {
-    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') compact.push_back(c);
-  }
-  if (!absl::Base64Unescape(absl::string_view(compact.data(), compact.size()), &pem)) {
-    return absl::InvalidArgumentError(fmt::format("{}: not valid base64", field));
-  }
+  std::optional<std::string> decoded = core::DecodeBase64(base64);
+  if (!decoded) return absl::InvalidArgumentError(fmt::format("{}: not valid base64", field));
+  const std::string pem = *std::move(decoded);
   const std::string begin = "-----BEGIN ";
   const size_t at = pem.find(begin);
   const size_t label_end = at == std::string::npos ? at : pem.find("-----", at + begin.size());

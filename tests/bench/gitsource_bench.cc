@@ -15,9 +15,9 @@
 
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
-#include "tests/gitsource/process.h"
-#include "tests/gitsource/repos.h"
-#include "tests/gitsource/servers.h"
+#include "tests/support/process.h"
+#include "tests/support/repos.h"
+#include "tests/support/servers.h"
 
 namespace tr::gitsource::testing {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/gitsource/process.h"
+#include "tests/support/process.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tr::chart {

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/planner.h"
-#include "fleet_fixtures.h"
+#include "tests/support/fleet_fixtures.h"
 
 namespace tr::core {
 namespace {

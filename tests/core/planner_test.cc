@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "fleet_fixtures.h"
+#include "tests/support/fleet_fixtures.h"
 
 namespace tr::core {
 namespace {

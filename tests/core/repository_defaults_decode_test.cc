@@ -1,7 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/profile_decode.h"
+#include "core/repository_defaults_decode.h"
 #include "fmt/format.h"
 #include "tests/core/diagnostic_strings.h"
 

@@ -9,7 +9,7 @@
 
 #include "core/planner.h"
 #include "core/rollout.h"
-#include "fleet_fixtures.h"
+#include "tests/support/fleet_fixtures.h"
 
 namespace tr::core {
 namespace {

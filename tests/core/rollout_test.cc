@@ -6,7 +6,7 @@
 #include <random>
 
 #include "core/planner.h"
-#include "rollout_world.h"
+#include "tests/support/rollout_world.h"
 
 namespace tr::core {
 namespace {

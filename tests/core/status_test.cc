@@ -3,8 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/status_decode.h"
 #include "core/status_yaml.h"
-#include "fleet_fixtures.h"
+#include "tests/support/fleet_fixtures.h"
 
 namespace tr::core {
 namespace {

@@ -3,9 +3,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/status_decode.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
-#include "tests/gitsource/process.h"
+#include "tests/support/process.h"
 
 namespace tr::e2e {
 namespace fs = std::filesystem;
@@ -13,22 +14,18 @@ using gitsource::testing::RunCommand;
 
 namespace {
 
-std::string StatusPath(const std::string& cluster) {
-  return fmt::format("status/{}.yaml", cluster);
-}
-
 std::string Trimmed(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   return text;
 }
 
 absl::StatusOr<core::ClusterStatus> Decode(const std::string& cluster, const std::string& text) {
-  auto decoded = core::DecodeClusterStatus(StatusPath(cluster), text);
+  auto decoded = core::DecodeClusterStatus(core::ClusterStatusPath(cluster), text);
   if (decoded.ok()) return *std::move(decoded.value);
   std::string problems;
   for (const auto& d : decoded.diagnostics) problems += d.ToString() + "\n";
   return absl::InternalError(
-      fmt::format("{} does not decode:\n{}---\n{}", StatusPath(cluster), problems, text));
+      fmt::format("{} does not decode:\n{}---\n{}", core::ClusterStatusPath(cluster), problems, text));
 }
 
 }  // namespace
@@ -59,7 +56,7 @@ std::string ProfileRepo::StatusText(const std::string& cluster) const {
   const std::string tip = StatusTip();
   if (tip.empty()) return "";
   auto shown = RunCommand(
-      {"git", "-C", bare().string(), "show", fmt::format("{}:{}", tip, StatusPath(cluster))});
+      {"git", "-C", bare().string(), "show", fmt::format("{}:{}", tip, core::ClusterStatusPath(cluster))});
   return shown.exit_code == 0 ? shown.out : "";
 }
 
@@ -69,9 +66,9 @@ absl::StatusOr<core::ClusterStatus> ProfileRepo::Status(const std::string& clust
   auto cached = cache_.find(cluster);
   if (cached != cache_.end() && cached->second.first == tip) return cached->second.second;
   auto shown = RunCommand(
-      {"git", "-C", bare().string(), "show", fmt::format("{}:{}", tip, StatusPath(cluster))});
+      {"git", "-C", bare().string(), "show", fmt::format("{}:{}", tip, core::ClusterStatusPath(cluster))});
   if (shown.exit_code != 0) {
-    return absl::NotFoundError(fmt::format("no {} at {}", StatusPath(cluster), tip));
+    return absl::NotFoundError(fmt::format("no {} at {}", core::ClusterStatusPath(cluster), tip));
   }
   auto status = Decode(cluster, shown.out);
   if (status.ok()) cache_[cluster] = {tip, *status};
@@ -84,7 +81,7 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> ProfileRepo::StatusAl
   const std::string tip = StatusTip();
   if (tip.empty()) return statuses;
   gitsource::testing::RunOptions options;
-  for (const auto& cluster : clusters) options.input += tip + ":" + StatusPath(cluster) + "\n";
+  for (const auto& cluster : clusters) options.input += tip + ":" + core::ClusterStatusPath(cluster) + "\n";
   auto batch = RunCommand({"git", "-C", bare().string(), "cat-file", "--batch"}, options);
   if (batch.exit_code != 0) return absl::InternalError("git cat-file: " + batch.err);
   // Per request: "<id> blob <size>\n<content>\n" or "<request> missing\n".
@@ -108,7 +105,7 @@ absl::StatusOr<std::vector<StatusVersion>> ProfileRepo::StatusHistory(
     const std::string& cluster) const {
   if (StatusTip().empty()) return absl::NotFoundError("no status branch yet");
   auto log = RunCommand({"git", "-C", bare().string(), "log", "--reverse", "--format=%H",
-                         fmt::format("refs/heads/{}", kStatusBranch), "--", StatusPath(cluster)});
+                         fmt::format("refs/heads/{}", kStatusBranch), "--", core::ClusterStatusPath(cluster)});
   if (log.exit_code != 0) return absl::InternalError("git log: " + log.err);
   std::vector<StatusVersion> versions;
   std::istringstream commits(log.out);
@@ -116,7 +113,7 @@ absl::StatusOr<std::vector<StatusVersion>> ProfileRepo::StatusHistory(
   while (std::getline(commits, commit)) {
     if (commit.empty()) continue;
     auto shown = RunCommand(
-        {"git", "-C", bare().string(), "show", fmt::format("{}:{}", commit, StatusPath(cluster))});
+        {"git", "-C", bare().string(), "show", fmt::format("{}:{}", commit, core::ClusterStatusPath(cluster))});
     if (shown.exit_code != 0) continue;  // the commit deleted the file
     auto status = Decode(cluster, shown.out);
     if (!status.ok()) return status.status();

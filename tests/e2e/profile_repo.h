@@ -16,8 +16,8 @@
 
 #include "absl/status/statusor.h"
 #include "core/status.h"
-#include "tests/gitsource/repos.h"
-#include "tests/gitsource/servers.h"
+#include "tests/support/repos.h"
+#include "tests/support/servers.h"
 
 namespace tr::e2e {
 

@@ -11,8 +11,8 @@
 #include <string>
 
 #include "gitsource/git_source.h"
-#include "tests/gitsource/process.h"
-#include "tests/gitsource/repos.h"
+#include "tests/support/process.h"
+#include "tests/support/repos.h"
 
 namespace tr::gitsource::testing {
 

@@ -9,7 +9,7 @@
 #include "gitsource/mirror.h"
 #include "gitsource/status_writer.h"
 #include "tests/gitsource/fixture.h"
-#include "tests/gitsource/servers.h"
+#include "tests/support/servers.h"
 
 namespace tr::gitsource::testing {
 namespace {

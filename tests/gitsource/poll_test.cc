@@ -9,7 +9,7 @@
 #include "gitsource/config.h"
 #include "gitsource/git_source.h"
 #include "tests/gitsource/fixture.h"
-#include "tests/gitsource/servers.h"
+#include "tests/support/servers.h"
 
 namespace tr::gitsource::testing {
 namespace {

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "fmt/format.h"
-#include "tests/gitsource/process.h"
+#include "tests/support/process.h"
 
 namespace tr::gitsource::testing {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fmt/format.h"
-#include "tests/talos/sim_fixture.h"
+#include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::k8s_upgrade {
 

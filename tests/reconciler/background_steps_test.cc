@@ -6,7 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 
-#include "tests/core/fleet_fixtures.h"
+#include "tests/support/fleet_fixtures.h"
 
 namespace tr::reconciler {
 namespace {

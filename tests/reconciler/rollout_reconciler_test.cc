@@ -5,7 +5,7 @@
 
 #include "reconciler/kube/drain.h"
 #include "tests/reconciler/step_clock.h"
-#include "tests/core/rollout_world.h"
+#include "tests/support/rollout_world.h"
 
 namespace tr::reconciler {
 namespace {
@@ -157,7 +157,7 @@ TEST(RolloutReconcilerTest, ARestartResumesFromTheRecordedStatus) {
   ASSERT_EQ(h.world.log().size(), 1u);
   first.reset();
   auto second = h.Make();  // reads the store's latest status, as after a restart
-  h.RunToRest(*second);
+  EXPECT_NE(h.RunToRest(*second).kind, ReconcileOutcome::Kind::kRequeueAfter);
   EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
   for (const auto& [node, count] : h.world.reboots_into_upgrade()) EXPECT_EQ(count, 1) << node;
 }
@@ -166,14 +166,14 @@ TEST(RolloutReconcilerTest, ANodeRefusalHaltsWithItsWords) {
   Harness h;
   h.executor.refusal = absl::UnknownError("error validating installer image \"x\": not found");
   auto r = h.Make();
-  h.RunToRest(*r);
+  EXPECT_NE(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kRequeueAfter);
   const core::ClusterStatus& s = h.store.latest.at("prod");
   EXPECT_EQ(s.phase, core::ClusterPhase::kUpgradeFailed);
   EXPECT_THAT(s.message, HasSubstr("error validating installer image"));
   ASSERT_TRUE(s.rollout.failure.has_value());
   EXPECT_TRUE(s.rollout.in_flight.empty());
   const size_t calls = h.executor.calls.size();
-  h.RunToRest(*r);
+  EXPECT_NE(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kRequeueAfter);
   EXPECT_EQ(h.executor.calls.size(), calls) << "a halted cluster touched a node";
 }
 
@@ -287,7 +287,7 @@ TEST(RolloutReconcilerTest, InvalidProfileIsBlockedAndNamesTheFile) {
 TEST(RolloutReconcilerTest, DryRunActsOnNothing) {
   Harness h;
   auto r = h.Make(/*dry_run=*/true);
-  r->Reconcile("prod", {});
+  EXPECT_NE(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kTransientError);
   EXPECT_TRUE(h.executor.calls.empty());
   EXPECT_THAT(h.store.latest.at("prod").message, HasSubstr("dry-run: would"));
 }

@@ -28,24 +28,15 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/observed.h"
 #include "tests/sim/fleet_spec.h"
 #include "tests/sim/journal.h"
 #include "tests/sim/scheduler.h"
 
 namespace tr::sim {
 
-// Same numbers as machine.MachineStatusEvent.MachineStage.
-enum class MachineStage {
-  kUnknown = 0,
-  kBooting = 1,
-  kInstalling = 2,
-  kMaintenance = 3,
-  kRunning = 4,
-  kRebooting = 5,
-  kShuttingDown = 6,
-  kResetting = 7,
-  kUpgrading = 8,
-};
+// core's stage, numbered as machine.MachineStatusEvent.MachineStage.
+using MachineStage = core::MachineStage;
 
 // "BOOTING", "RUNNING", ... as in the proto enum.
 std::string_view MachineStageName(MachineStage stage);

@@ -3,8 +3,6 @@
 // with generated stubs. Test-only; not part of the talos_sim library.
 #pragma once
 
-#include <openssl/evp.h>
-
 #include <chrono>
 #include <filesystem>
 #include <memory>
@@ -14,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "core/base64.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "tests/sim/fleet.h"
@@ -22,14 +21,7 @@
 namespace tr::sim::testing {
 
 inline std::string Unbase64(const std::string& text) {
-  std::string out(text.size() / 4 * 3 + 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(text.data()),
-                                static_cast<int>(text.size()));
-  size_t size = n < 0 ? 0 : static_cast<size_t>(n);
-  for (size_t i = text.size(); i > 0 && text[i - 1] == '='; --i) --size;
-  out.resize(size);
-  return out;
+  return core::DecodeBase64(text).value_or("");
 }
 
 struct Talosconfig {

@@ -2,7 +2,7 @@
 // forwarding rules, and the events follower across a plain reboot.
 #include <gmock/gmock.h>
 
-#include "tests/talos/sim_fixture.h"
+#include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {
 namespace {

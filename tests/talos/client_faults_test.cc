@@ -2,7 +2,7 @@
 // code and text the reconciler acts on.
 #include <gmock/gmock.h>
 
-#include "tests/talos/sim_fixture.h"
+#include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {
 namespace {

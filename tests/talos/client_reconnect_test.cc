@@ -3,7 +3,7 @@
 // back, and following the node still ends RUNNING and ready on the new version.
 #include <gmock/gmock.h>
 
-#include "tests/talos/sim_fixture.h"
+#include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "resource/config/config.pb.h"
 #include "resource/definitions/k8s/k8s.pb.h"
-#include "tests/talos/sim_fixture.h"
+#include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {
 namespace {

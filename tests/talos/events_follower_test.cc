@@ -66,7 +66,6 @@ class ScriptedClient final : public TalosClient {
 #define TR_UNIMPLEMENTED(signature) \
   signature override { return absl::UnimplementedError("not scripted"); }
   TR_UNIMPLEMENTED(absl::StatusOr<NodeVersion> Version(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<std::string> ReadFile(const std::string&, const std::string&))
   TR_UNIMPLEMENTED(absl::StatusOr<MachineStatus> GetMachineStatus(const std::string&))
   TR_UNIMPLEMENTED(absl::StatusOr<std::vector<ServiceState>> ServiceList(const std::string&))
   TR_UNIMPLEMENTED(absl::StatusOr<std::vector<EtcdMember>> EtcdMemberList(const std::string&))
@@ -85,8 +84,6 @@ class ScriptedClient final : public TalosClient {
   TR_UNIMPLEMENTED(absl::StatusOr<ApplyConfigurationResult> ApplyConfiguration(
       const std::string&, const ApplyConfigurationRequest&))
   TR_UNIMPLEMENTED(absl::StatusOr<std::string> Kubeconfig(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<std::string> ServiceLogs(const std::string&, const std::string&,
-                                                           int32_t))
   TR_UNIMPLEMENTED(absl::StatusOr<CosiResource> CosiGet(const std::string&, const std::string&,
                                                         const std::string&, const std::string&))
   TR_UNIMPLEMENTED(absl::StatusOr<std::vector<CosiResource>> CosiList(const std::string&,

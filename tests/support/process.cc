@@ -1,4 +1,4 @@
-#include "tests/gitsource/process.h"
+#include "tests/support/process.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

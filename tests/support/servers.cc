@@ -1,4 +1,4 @@
-#include "tests/gitsource/servers.h"
+#include "tests/support/servers.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include "core/text.h"
 #include "fmt/format.h"
 #include "gitsource/ssh_wire.h"
-#include "tests/gitsource/process.h"
+#include "tests/support/process.h"
 
 namespace tr::gitsource::testing {
 namespace fs = std::filesystem;

@@ -1,6 +1,6 @@
-#include "tests/gitsource/repos.h"
+#include "tests/support/repos.h"
 
-#include "tests/gitsource/process.h"
+#include "tests/support/process.h"
 
 namespace tr::gitsource::testing {
 namespace fs = std::filesystem;

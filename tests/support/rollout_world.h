@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "core/rollout.h"
-#include "fleet_fixtures.h"
+#include "core/rollout_record.h"
+#include "tests/support/fleet_fixtures.h"
 
 namespace tr::core::testing_fixtures {
 

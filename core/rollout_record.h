@@ -1,0 +1,24 @@
+// How the rollout memory (what the reconciler records on the status branch) changes: after an
+// action succeeded, and when a recorded failure stops counting.
+//
+// Pure: time is passed in. Thread-compatible.
+#pragma once
+
+#include <string>
+
+#include "core/rollout.h"
+
+namespace tr::core {
+
+// The memory after `decision`'s action succeeded at `now`: the operation recorded or moved to
+// its next phase (with `actor_id` when the call returned one), a completed node cleared with
+// the settle time started, a failure recorded (clearing the nodes in flight), the pre-pull or
+// snapshot remembered. Decisions that act on nothing return `memory` unchanged.
+RolloutMemory RecordAction(const RolloutDecision& decision, RolloutMemory memory,
+                           const Policy& policy, TimePoint now, const std::string& actor_id = "");
+
+// A failure halts only the Talos target it happened on: true while `memory` holds a failure
+// recorded for `target`. Once the desired version changes, the rollout starts afresh.
+bool HaltedByFailure(const RolloutMemory& memory, const Version& target);
+
+}  // namespace tr::core

@@ -1,0 +1,158 @@
+// HttpKubeClient against a real HTTPS server on loopback: the kubeconfig's CA is the only trust
+// anchor, the certificate must name the host, and one keep-alive connection serves the calls.
+#include "reconciler/kube/http_kube_client.h"
+
+#include <gtest/gtest.h>
+#include <openssl/pem.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "httplib.h"
+#include "tests/sim/pki.h"
+
+namespace tr::reconciler::kube {
+namespace {
+
+constexpr char kToken[] = "cluster-token";
+
+// An API server that answers GET /api/v1/nodes and notes the client ports it was asked from.
+class NodesServer {
+ public:
+  explicit NodesServer(const sim::CertifiedKey& tls) {
+    std::unique_ptr<BIO, decltype(&BIO_free)> cb(
+        BIO_new_mem_buf(tls.cert_pem.data(), static_cast<int>(tls.cert_pem.size())), BIO_free);
+    std::unique_ptr<BIO, decltype(&BIO_free)> kb(
+        BIO_new_mem_buf(tls.key_pem.data(), static_cast<int>(tls.key_pem.size())), BIO_free);
+    X509* cert = PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr);
+    EVP_PKEY* key = PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr);
+    server_ = std::make_unique<httplib::SSLServer>(cert, key);
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    server_->Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      ports_.insert(req.remote_port);
+      authorized_ = req.get_header_value("Authorization") == std::string("Bearer ") + kToken;
+      res.set_content(R"({"items":[{"metadata":{"name":"cp-0"}}]})", "application/json");
+    });
+    port_ = server_->bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_->listen_after_bind(); });
+  }
+  ~NodesServer() {
+    server_->stop();
+    thread_.join();
+  }
+  std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
+  std::set<int> ports() {
+    std::lock_guard lock(mu_);
+    return ports_;
+  }
+  bool authorized() {
+    std::lock_guard lock(mu_);
+    return authorized_;
+  }
+
+ private:
+  std::unique_ptr<httplib::SSLServer> server_;
+  int port_ = 0;
+  std::thread thread_;
+  std::mutex mu_;
+  std::set<int> ports_;
+  bool authorized_ = false;
+};
+
+class HttpKubeClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cluster = sim::CertificateAuthority::Create("cluster", sim::KeyType::kEcdsaP256);
+    auto other = sim::CertificateAuthority::Create("other", sim::KeyType::kEcdsaP256);
+    ASSERT_TRUE(cluster.ok() && other.ok());
+    cluster_ca_.emplace(std::move(*cluster));
+    other_ca_.emplace(std::move(*other));
+  }
+
+  static sim::CertifiedKey ServerCert(const sim::CertificateAuthority& ca, const char* ip) {
+    sim::LeafRequest request;
+    request.common_name = "kube-apiserver";
+    request.ip_sans = {ip};
+    request.server = true;
+    request.key_type = sim::KeyType::kEcdsaP256;
+    absl::StatusOr<sim::CertifiedKey> cert = ca.Issue(request);
+    EXPECT_TRUE(cert.ok()) << cert.status();
+    return cert.ok() ? *cert : sim::CertifiedKey{};
+  }
+
+  std::unique_ptr<KubeClient> ClientFor(const NodesServer& server) {
+    KubeCredentials credentials;
+    credentials.server = server.url();
+    credentials.ca_pem = cluster_ca_->cert_pem();
+    credentials.token = kToken;
+    absl::StatusOr<std::unique_ptr<KubeClient>> client =
+        NewHttpKubeClient(credentials, {.connect_timeout = std::chrono::seconds(5),
+                                        .request_timeout = std::chrono::seconds(5)});
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? std::move(*client) : nullptr;
+  }
+
+  std::optional<sim::CertificateAuthority> cluster_ca_;
+  std::optional<sim::CertificateAuthority> other_ca_;
+};
+
+TEST_F(HttpKubeClientTest, TrustsTheClusterCaAndReusesOneConnection) {
+  NodesServer server(ServerCert(*cluster_ca_, "127.0.0.1"));
+  std::unique_ptr<KubeClient> client = ClientFor(server);
+  ASSERT_NE(client, nullptr);
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<std::vector<KubeNode>> nodes = client->ListNodes();
+    ASSERT_TRUE(nodes.ok()) << nodes.status();
+    ASSERT_EQ(nodes->size(), 1u);
+    EXPECT_EQ((*nodes)[0].name, "cp-0");
+  }
+  EXPECT_EQ(server.ports().size(), 1u) << "three calls, one connection";
+  EXPECT_TRUE(server.authorized());
+}
+
+// The other CA stands for every CA but the cluster's, a public one included: it is made the
+// process's default trust store (SSL_CERT_FILE, which OpenSSL's default paths read), so a client
+// that trusted the system bundle would accept this server.
+TEST_F(HttpKubeClientTest, RefusesACertificateSignedByAnyOtherCa) {
+  const std::filesystem::path bundle = std::filesystem::path(::testing::TempDir()) / "public.pem";
+  std::ofstream(bundle) << other_ca_->cert_pem();
+  ASSERT_EQ(setenv("SSL_CERT_FILE", bundle.c_str(), 1), 0);
+  NodesServer server(ServerCert(*other_ca_, "127.0.0.1"));
+  std::unique_ptr<KubeClient> client = ClientFor(server);
+  ASSERT_NE(client, nullptr);
+  absl::StatusOr<std::vector<KubeNode>> nodes = client->ListNodes();
+  unsetenv("SSL_CERT_FILE");
+  ASSERT_FALSE(nodes.ok());
+  EXPECT_EQ(nodes.status().code(), absl::StatusCode::kUnavailable) << nodes.status();
+  EXPECT_TRUE(server.ports().empty()) << "no request may reach a server we do not trust";
+}
+
+TEST_F(HttpKubeClientTest, RefusesACertificateForAnotherHost) {
+  NodesServer server(ServerCert(*cluster_ca_, "127.0.0.2"));
+  std::unique_ptr<KubeClient> client = ClientFor(server);
+  ASSERT_NE(client, nullptr);
+  absl::StatusOr<std::vector<KubeNode>> nodes = client->ListNodes();
+  ASSERT_FALSE(nodes.ok());
+  EXPECT_EQ(nodes.status().code(), absl::StatusCode::kUnavailable) << nodes.status();
+  EXPECT_TRUE(server.ports().empty());
+}
+
+TEST(HttpKubeClientConfigTest, ACaWithoutACertificateIsInvalid) {
+  KubeCredentials credentials;
+  credentials.server = "https://127.0.0.1:6443";
+  credentials.ca_pem = "not a certificate";
+  credentials.token = kToken;
+  absl::StatusOr<std::unique_ptr<KubeClient>> client = NewHttpKubeClient(credentials);
+  ASSERT_FALSE(client.ok());
+  EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tr::reconciler::kube
