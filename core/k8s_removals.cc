@@ -27,15 +27,14 @@ KubernetesRemovals RemovalsForUpgrade(MinorVersion from, MinorVersion to) {
               .kubelet_flags = {},
               .api_resources = {{"resource.k8s.io", "v1alpha3", "podschedulingcontexts"}}};
     case 32:
-      return {.feature_gates = {"AppArmor", "AppArmorFields", "CPUManager",
-                                "DisableCloudProviders", "DisableKubeletCloudCredentialProviders",
-                                "JobPodFailurePolicy", "KubeProxyDrainingTerminatingNodes",
-                                "PDBUnhealthyPodEvictionPolicy",
-                                "PersistentVolumeLastPhaseTransitionTime",
-                                "VolumeCapacityPriority"},
-              .apiserver_flags = {"cloud-config"},
-              .kubelet_flags = {},
-              .api_resources = {}};
+      return {
+          .feature_gates = {"AppArmor", "AppArmorFields", "CPUManager", "DisableCloudProviders",
+                            "DisableKubeletCloudCredentialProviders", "JobPodFailurePolicy",
+                            "KubeProxyDrainingTerminatingNodes", "PDBUnhealthyPodEvictionPolicy",
+                            "PersistentVolumeLastPhaseTransitionTime", "VolumeCapacityPriority"},
+          .apiserver_flags = {"cloud-config"},
+          .kubelet_flags = {},
+          .api_resources = {}};
     case 33:
       return {.feature_gates = {"DevicePluginCDIDevices", "LegacySidecarContainers",
                                 "PodDisruptionConditions"},
@@ -60,7 +59,8 @@ std::vector<std::string> RemovedItemsInArgs(const std::vector<std::string>& args
     if (!arg.starts_with("--")) continue;
     const size_t eq = arg.find('=');
     const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    if (std::find(flags.begin(), flags.end(), name) != flags.end()) found.push_back("flag --" + name);
+    if (std::find(flags.begin(), flags.end(), name) != flags.end())
+      found.push_back("flag --" + name);
     if (name != "feature-gates" || eq == std::string::npos) continue;
     for (std::string_view gate : Split(std::string_view(arg).substr(eq + 1), ',')) {
       const std::string gate_name(gate.substr(0, gate.find('=')));

@@ -43,9 +43,13 @@ struct Condition {
 struct NodeStatus {
   std::string name;
   std::string role;
-  std::string talos;    // empty when unknown
-  std::string kubelet;  // empty when unknown
+  std::string talos;    // last observed; empty when never seen
+  std::string kubelet;  // last observed; empty when never seen
   bool ready = false;
+  // False while the node does not answer (rebooting, down): `talos` and `kubelet` are then the
+  // versions last seen, at `last_seen` (the last recorded status in which it answered).
+  bool reachable = true;
+  std::optional<TimePoint> last_seen;
   std::string last_operation;  // "upgraded to Talos 1.12.0 in 6m12s"
   std::optional<std::chrono::seconds> last_upgrade_duration;
 };
@@ -87,6 +91,11 @@ struct StatusInput {
   std::vector<std::string> events;  // what happened in this reconcile, for history
   TimePoint now;
 };
+
+// `observed` with the Talos and kubelet versions of nodes that did not answer filled in from
+// `previous` (their last recorded versions), so a reboot neither blanks the versions nor sets
+// progress back. Such nodes stay unreachable: no check takes them for seen.
+ObservedCluster WithLastKnownVersions(ObservedCluster observed, const ClusterStatus* previous);
 
 // The new status; conditions keep their transition time while their status holds.
 ClusterStatus BuildClusterStatus(const StatusInput& input);

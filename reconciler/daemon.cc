@@ -10,9 +10,12 @@
 #include "reconciler/cluster_clients.h"
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
+#include "reconciler/background_steps.h"
 #include "reconciler/executor.h"
+#include "reconciler/forge/daemon_wiring.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
+#include "reconciler/notify/notifying_status_store.h"
 #include "reconciler/observer.h"
 #include "reconciler/rollout_reconciler.h"
 #include "reconciler/source_poller.h"
@@ -34,8 +37,13 @@ class HttpEndpoints {
   HttpEndpoints(const HttpEndpoints&) = delete;
   HttpEndpoints& operator=(const HttpEndpoints&) = delete;
   ~HttpEndpoints() {
+    if (!thread_.joinable()) return;
+    // stop() is a no-op until the listening thread has started serving; wait for that first.
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     server_.stop();
-    if (thread_.joinable()) thread_.join();
+    thread_.join();
   }
 
   // Binds `config.listen` and serves. False when the address cannot be bound.
@@ -148,10 +156,21 @@ int RunDaemon(const DaemonConfig& config) {
   writer_config.coalesce_window = config.status_commit_window;
   auto writer = gitsource::GitStatusWriter::Create(**source, writer_config, clock, sleeper, random);
   if (!writer.ok()) return FailStart(log, writer.status());
-  GitStatusStore store(**writer);
   Metrics metrics;
+  GitStatusStore git_store(**writer);
+  auto notifier = forge::StartNotifier(config, metrics);  // --notify; spooled, never blocking
+  if (!notifier.ok()) return FailStart(log, notifier.status());
+  notify::NotifyingStatusStore store(git_store, **notifier);
   HttpEndpoints http;
   if (!http.Start(config, metrics, clock, log)) return 1;
+  forge::PollTrigger poll_now;  // --webhook-listen: a verified push polls at once
+  forge::TriggeredSleeper poll_sleeper(poll_now);
+  forge::WebhookQueue webhook_queue(static_cast<size_t>(config.webhook_queue));
+  auto webhooks = forge::StartWebhookListener(config, webhook_queue, metrics);
+  if (!webhooks.ok()) return FailStart(log, webhooks.status());
+  std::jthread webhook_dispatcher([&](std::stop_token own) {
+    forge::DispatchWebhooks(webhook_queue, poll_now, own);
+  });
   const gitsource::BackoffPolicy load_backoff{std::chrono::seconds(1), std::chrono::seconds(30),
                                               /*max_attempts=*/0};  // unused: until stopped
   auto statuses = LoadStatusesAtStart(store, load_backoff, sleeper, random, stop.get_token());
@@ -170,9 +189,17 @@ int RunDaemon(const DaemonConfig& config) {
       clients,
       {config.state_dir / "etcd-snapshots", {config.drain_timeout, std::chrono::seconds(2)}}, clock,
       sleeper);
+  BackgroundSteps background(executor);  // pulls, installs and drains off the workers
   DesiredState desired;
-  RolloutReconciler reconciler({desired, observer, executor, store, clock, metrics},
+  RolloutReconciler reconciler({desired, observer, background, store, clock, metrics},
                                {config.node_poll_interval, config.dry_run, 32}, *statuses);
+  k8s_upgrade::InProcessRunnerOptions upgrade_options;
+  upgrade_options.poll_interval =
+      std::min(config.node_poll_interval, std::chrono::milliseconds(1000));
+  k8s_upgrade::InProcessUpgradeRunner kubernetes_upgrades(clients, upgrade_options);
+  if (config.kubernetes_upgrade_mode == "inprocess") {
+    reconciler.SetKubernetesUpgrades(&kubernetes_upgrades);
+  }
   ProgressMarkingReconciler marking(reconciler, metrics, clock);
   ControllerOptions controller_options;
   controller_options.workers = config.workers;
@@ -181,7 +208,7 @@ int RunDaemon(const DaemonConfig& config) {
   SourcePoller poller(
       {config.poll_interval, config.poll_jitter},
       {**source, desired, [&](const std::string& c) { controller.Enqueue(c); }, metrics, clock,
-       sleeper, random});
+       poll_sleeper, random});
   {
     std::jthread polling([&] { poller.Run(stop.get_token()); });
     controller.Run(stop.get_token());

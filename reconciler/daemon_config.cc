@@ -7,6 +7,8 @@
 #include "core/duration.h"
 #include "core/text.h"
 #include "fmt/format.h"
+#include "reconciler/forge/secret_file.h"
+#include "reconciler/notify/notify_target.h"
 
 namespace tr::reconciler {
 namespace {
@@ -92,6 +94,34 @@ absl::Status CheckGitCredentials(const gitsource::RemoteAuth& auth, const std::s
   return absl::OkStatus();
 }
 
+void AddForgeFlags(CLI::App& cmd, DaemonConfig& c) {
+  Flag(cmd, "webhook-listen", c.webhook_listen,
+       "host:port for POST /hooks/github|gitlab|gitea (default: no webhook listener)");
+  Flag(cmd, "webhook-secret-file", c.webhook_secret_file,
+       "File holding the webhook secret (HMAC key; GitLab's token)");
+  Flag(cmd, "webhook-queue", c.webhook_queue, "Verified deliveries waiting before 503");
+  Flag(cmd, "notify", c.notify,
+       "Notification receiver: url=URL,format=json|slack[,secret-file=FILE] (repeatable)");
+}
+
+// The webhook and notification settings: a listener needs a readable secret; every --notify
+// entry must parse (its secret file is read).
+absl::Status FinishForgeConfig(const DaemonConfig& c) {
+  if (!c.webhook_listen.empty()) {
+    if (c.webhook_listen.find(':') == std::string::npos) {
+      return Invalid("webhook-listen", "want host:port");
+    }
+    if (c.webhook_secret_file.empty()) return Invalid("webhook-secret-file", "required");
+    auto secret = forge::ReadSecretFile(c.webhook_secret_file);
+    if (!secret.ok()) return Invalid("webhook-secret-file", std::string(secret.status().message()));
+  }
+  if (c.webhook_queue < 1 || c.webhook_queue > 100000) return Invalid("webhook-queue", "1 to 100000");
+  for (const std::string& entry : c.notify) {
+    if (auto target = notify::ParseNotifyTarget(entry); !target.ok()) return target.status();
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
@@ -125,12 +155,16 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   cmd.add_flag("--dry-run", c.dry_run, "Plan and report; never upgrade")
       ->envname(EnvName("dry-run"));
   Flag(cmd, "workers", c.workers, "Clusters reconciled at once");
+  Flag(cmd, "kubernetes-upgrade-mode", c.kubernetes_upgrade_mode,
+       "inprocess: run Kubernetes upgrades as daemon tasks; off: report them Blocked")
+      ->check(CLI::IsMember({"inprocess", "off"}));
   Flag(cmd, "log-level", c.log_level, "trace, debug, info, warn or error");
   Flag(cmd, "git-token-file", c.git.remote.auth.token_file, "HTTPS token file");
   Flag(cmd, "git-password-file", c.git.remote.auth.password_file, "HTTPS password file");
   Flag(cmd, "git-username", c.git.remote.auth.username, "HTTPS or SSH user name");
   Flag(cmd, "git-ssh-key", c.git.remote.auth.ssh_key_file, "SSH private key file");
   Flag(cmd, "git-known-hosts", c.git.remote.auth.known_hosts_file, "SSH known_hosts file");
+  AddForgeFlags(cmd, c);
 }
 
 absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::App& cmd) {
@@ -198,7 +232,7 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
   if (std::find(std::begin(kLevels), std::end(kLevels), c.log_level) == std::end(kLevels)) {
     return Invalid("log-level", "trace, debug, info, warn or error");
   }
-  return absl::OkStatus();
+  return FinishForgeConfig(c);
 }
 
 }  // namespace tr::reconciler

@@ -39,9 +39,16 @@ struct DaemonConfig {
   std::string listen = "127.0.0.1:8080";  // health, readiness and metrics
   std::string node_name;                  // the node this process runs on, if any
   bool dry_run = false;                   // plan and report, never call Upgrade
+  // "inprocess": Kubernetes steps run as supervised tasks of the daemon; "off": reported Blocked.
+  std::string kubernetes_upgrade_mode = "inprocess";
   int workers = 4;                        // clusters reconciled at once
   std::string log_level = "info";
   std::filesystem::path config_file;  // --config, applied before parsing (ApplyConfigFile)
+  // Inbound webhooks and outbound notifications (reconciler/forge, reconciler/notify).
+  std::string webhook_listen;  // host:port of the webhook listener; empty: none
+  std::filesystem::path webhook_secret_file;
+  int webhook_queue = 256;          // verified deliveries waiting; a full queue answers 503
+  std::vector<std::string> notify;  // `url=...,format=json|slack,secret-file=...` entries
 };
 
 // Registers every setting on `cmd` as a flag with its environment variable, and `--config`.

@@ -43,6 +43,19 @@ std::string Metrics::RenderPrometheus() const {
           node_upgrades_completed);
   Counter(out, "node_upgrades_failed_total", "Node upgrades that failed.", node_upgrades_failed);
   Counter(out, "status_commits_total", "Status records pushed.", status_commits);
+  Counter(out, "webhook_deliveries_total", "Webhook requests received.", webhook_deliveries);
+  Counter(out, "webhook_accepted_total", "Webhook deliveries queued.", webhook_accepted);
+  Counter(out, "webhook_ignored_total", "Verified deliveries not acted on.", webhook_ignored);
+  Counter(out, "webhook_duplicates_total", "Replayed delivery ids.", webhook_duplicates);
+  Counter(out, "webhook_bad_signatures_total", "Deliveries with a missing or wrong signature.",
+          webhook_bad_signatures);
+  Counter(out, "webhook_too_large_total", "Deliveries over the size cap.", webhook_too_large);
+  Counter(out, "webhook_queue_full_total", "Deliveries refused with 503.", webhook_queue_full);
+  Counter(out, "notifications_sent_total", "Notifications a receiver accepted.",
+          notifications_sent);
+  Counter(out, "notification_failures_total", "Notification attempts to be retried.",
+          notification_failures);
+  Counter(out, "notifications_dropped_total", "Notifications given up on.", notifications_dropped);
   out += fmt::format(
       "# HELP talos_reconciler_ready Whether the first poll succeeded.\n"
       "# TYPE talos_reconciler_ready gauge\ntalos_reconciler_ready {}\n",

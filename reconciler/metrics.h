@@ -19,6 +19,18 @@ struct Metrics {
   std::atomic<uint64_t> node_upgrades_completed{0};
   std::atomic<uint64_t> node_upgrades_failed{0};
   std::atomic<uint64_t> status_commits{0};
+  // Inbound webhooks (reconciler/forge/webhook_receiver.h).
+  std::atomic<uint64_t> webhook_deliveries{0};
+  std::atomic<uint64_t> webhook_accepted{0};
+  std::atomic<uint64_t> webhook_ignored{0};
+  std::atomic<uint64_t> webhook_duplicates{0};
+  std::atomic<uint64_t> webhook_bad_signatures{0};
+  std::atomic<uint64_t> webhook_too_large{0};
+  std::atomic<uint64_t> webhook_queue_full{0};
+  // Outbound notifications (reconciler/notify/webhook_notifier.h).
+  std::atomic<uint64_t> notifications_sent{0};
+  std::atomic<uint64_t> notification_failures{0};  // failed attempts that will be retried
+  std::atomic<uint64_t> notifications_dropped{0};
   std::atomic<bool> ready{false};  // the first poll succeeded
 
   // Liveness: the last time the process made progress (a successful poll or a finished

@@ -65,8 +65,8 @@ UpgradeOutcome KubernetesUpgrade::Run(std::stop_token stop) {
   };
   if (Step s = PreChecks(outcome)) return finish(s);
   if (outcome.from == options_.target.ToString()) {
-    Report("done", 0, 0, fmt::format("every component already runs Kubernetes {}",
-                                     options_.target.ToString()));
+    Report("done", 0, 0,
+           fmt::format("every component already runs Kubernetes {}", options_.target.ToString()));
     return outcome;
   }
   if (options_.pre_pull) {
@@ -75,10 +75,10 @@ UpgradeOutcome KubernetesUpgrade::Run(std::stop_token stop) {
   if (Step s = StaticPods(stop, outcome)) return finish(s);
   if (Step s = KubeProxy(outcome)) return finish(s);
   if (Step s = Kubelets(stop, outcome)) return finish(s);
-  Report("done", 1, 1,
-         fmt::format("Kubernetes {} → {}: done ({} applied, {} already at the target)",
-                     outcome.from, options_.target.ToString(), outcome.applied,
-                     outcome.already_done));
+  Report(
+      "done", 1, 1,
+      fmt::format("Kubernetes {} → {}: done ({} applied, {} already at the target)", outcome.from,
+                  options_.target.ToString(), outcome.applied, outcome.already_done));
   return outcome;
 }
 
@@ -101,14 +101,14 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckTalosVersions() {
     if (!version.ok()) return Failure{version.status(), kPreChecks, node.name};
     if (options_.matrix.Supports(version->version.Minor(), target)) continue;
     std::optional<core::SupportMatrixEntry> row = options_.matrix.Find(version->version.Minor());
-    const std::string range =
-        row ? fmt::format("{} to {}", row->kubernetes_min.ToString(),
-                          row->kubernetes_max.ToString())
-            : std::string("no known Kubernetes versions");
-    return Failure{absl::FailedPreconditionError(fmt::format(
-                       "Talos {} on {} does not run Kubernetes {} (it runs {}): upgrade Talos first",
-                       version->tag, node.name, target.ToString(), range)),
-                   kPreChecks, node.name};
+    const std::string range = row ? fmt::format("{} to {}", row->kubernetes_min.ToString(),
+                                                row->kubernetes_max.ToString())
+                                  : std::string("no known Kubernetes versions");
+    return Failure{
+        absl::FailedPreconditionError(fmt::format(
+            "Talos {} on {} does not run Kubernetes {} (it runs {}): upgrade Talos first",
+            version->tag, node.name, target.ToString(), range)),
+        kPreChecks, node.name};
   }
   Report(kPreChecks, 1, 3,
          fmt::format("pre-checks: Talos on {} nodes runs Kubernetes {}", options_.nodes.size(),
@@ -121,8 +121,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckVersionPath(UpgradeOutcome& outc
   for (const UpgradeNode& node : options_.nodes) {
     absl::StatusOr<std::string> config = MachineConfig(node);
     if (!config.ok()) return Failure{config.status(), kPreChecks, node.name};
-    for (Component c : {Component::kApiServer, Component::kControllerManager,
-                        Component::kScheduler, Component::kKubeProxy, Component::kKubelet}) {
+    for (Component c : {Component::kApiServer, Component::kControllerManager, Component::kScheduler,
+                        Component::kKubeProxy, Component::kKubelet}) {
       if (!node.control_plane && c != Component::kKubelet) continue;
       absl::StatusOr<std::string> image = ConfiguredImage(*config, c);
       if (!image.ok()) return Failure{image.status(), kPreChecks, node.name};
@@ -146,11 +146,11 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckVersionPath(UpgradeOutcome& outc
                    kPreChecks, ""};
   }
   if (lowest->Minor() != target && lowest->Minor().Next() != target) {
-    return Failure{absl::FailedPreconditionError(fmt::format(
-                       "unsupported upgrade path {} → {}: one minor per run (next: {})",
-                       lowest->ToString(), options_.target.ToString(),
-                       lowest->Minor().Next().ToString())),
-                   kPreChecks, ""};
+    return Failure{
+        absl::FailedPreconditionError(fmt::format(
+            "unsupported upgrade path {} → {}: one minor per run (next: {})", lowest->ToString(),
+            options_.target.ToString(), lowest->Minor().Next().ToString())),
+        kPreChecks, ""};
   }
   Report(kPreChecks, 2, 3,
          fmt::format("pre-checks: upgrade path {} → {}", outcome.from, options_.target.ToString()));
@@ -176,15 +176,15 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovals(core::MinorVersion from
       auto pods = talos_.CosiList(node.address, "k8s", "StaticPods.kubernetes.talos.dev");
       if (!pods.ok()) return Failure{pods.status(), kPreChecks, node.name};
       for (const talos::CosiResource& pod : *pods) {
-        const auto& flags = pod.id == "kube-apiserver" ? removals.apiserver_flags
-                                                       : std::vector<std::string>{};
+        const auto& flags =
+            pod.id == "kube-apiserver" ? removals.apiserver_flags : std::vector<std::string>{};
         for (const std::string& item :
              core::RemovedItemsInArgs(StaticPodArgs(pod.yaml_spec), flags, removals.feature_gates))
           in_use.push_back(fmt::format("{} of {} on {}", item, pod.id, node.name));
       }
     }
-    auto kubelet = talos_.CosiGet(node.address, "k8s", "KubeletSpecs.kubernetes.talos.dev",
-                                  "kubelet");
+    auto kubelet =
+        talos_.CosiGet(node.address, "k8s", "KubeletSpecs.kubernetes.talos.dev", "kubelet");
     if (!kubelet.ok() && !absl::IsNotFound(kubelet.status())) {
       return Failure{kubelet.status(), kPreChecks, node.name};
     }
@@ -194,9 +194,9 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovals(core::MinorVersion from
       in_use.push_back(fmt::format("{} of the kubelet on {}", item, node.name));
   }
   if (!in_use.empty()) {
-    return Failure{absl::FailedPreconditionError(fmt::format(
-                       "removed in Kubernetes {} but still set: {}",
-                       options_.target.Minor().ToString(), fmt::join(in_use, "; "))),
+    return Failure{absl::FailedPreconditionError(
+                       fmt::format("removed in Kubernetes {} but still set: {}",
+                                   options_.target.Minor().ToString(), fmt::join(in_use, "; "))),
                    kPreChecks, ""};
   }
   Report(kPreChecks, 3, 3, "pre-checks: no removed API, flag or feature gate in use");
@@ -213,8 +213,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::PrePull(std::stop_token stop) {
   for (const UpgradeNode& node : options_.nodes) {
     absl::StatusOr<std::string> config = MachineConfig(node);
     if (!config.ok()) return Failure{config.status(), "image pull", node.name};
-    for (Component c : {Component::kApiServer, Component::kControllerManager,
-                        Component::kScheduler, Component::kKubelet}) {
+    for (Component c : {Component::kApiServer, Component::kControllerManager, Component::kScheduler,
+                        Component::kKubelet}) {
       if (!node.control_plane && c != Component::kKubelet) continue;
       const std::string current = ConfiguredImage(*config, c).value_or("");
       if (current.empty() || current == TargetImage(current)) continue;

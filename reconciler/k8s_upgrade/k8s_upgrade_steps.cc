@@ -40,7 +40,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::StaticPods(std::stop_token stop,
   for (const UpgradeNode& n : options_.nodes) control_planes += n.control_plane ? 1 : 0;
   const int total = 3 * control_planes;
   int done = 0;
-  for (Component c : {Component::kApiServer, Component::kControllerManager, Component::kScheduler}) {
+  for (Component c :
+       {Component::kApiServer, Component::kControllerManager, Component::kScheduler}) {
     for (const UpgradeNode& node : options_.nodes) {
       if (!node.control_plane) continue;
       if (stop.stop_requested()) return Failure{absl::CancelledError("stopped"), "", ""};
@@ -70,8 +71,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::KubeProxy(UpgradeOutcome& outcome) {
   return std::nullopt;
 }
 
-KubernetesUpgrade::Step KubernetesUpgrade::Kubelets(std::stop_token stop,
-                                                    UpgradeOutcome& outcome) {
+KubernetesUpgrade::Step KubernetesUpgrade::Kubelets(std::stop_token stop, UpgradeOutcome& outcome) {
   const int total = static_cast<int>(options_.nodes.size());
   int done = 0;
   for (const UpgradeNode& node : options_.nodes) {  // control planes first (constructor)
@@ -88,8 +88,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::Kubelets(std::stop_token stop,
   return std::nullopt;
 }
 
-KubernetesUpgrade::Step KubernetesUpgrade::EnsureImage(const UpgradeNode& node,
-                                                       Component component, bool* applied) {
+KubernetesUpgrade::Step KubernetesUpgrade::EnsureImage(const UpgradeNode& node, Component component,
+                                                       bool* applied) {
   const std::string name(ComponentName(component));
   absl::StatusOr<std::string> config = MachineConfig(node);
   if (!config.ok()) return Failure{config.status(), name, node.name};
@@ -105,8 +105,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::EnsureImage(const UpgradeNode& node,
   if (!*applied) return std::nullopt;
   absl::StatusOr<std::string> patched = WithImage(*config, component, target);
   if (!patched.ok()) return Failure{patched.status(), name, node.name};
-  Report("apply", 0, 1, fmt::format("{} on {}: {} → {} (apply, no reboot)", name, node.name,
-                                 *current, target));
+  Report("apply", 0, 1,
+         fmt::format("{} on {}: {} → {} (apply, no reboot)", name, node.name, *current, target));
   talos::ApplyConfigurationRequest request;
   request.config_yaml = *std::move(patched);
   request.mode = talos::ApplyMode::kNoReboot;
@@ -140,8 +140,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::WaitStaticPod(std::stop_token stop,
         [&]() -> absl::StatusOr<bool> {
           auto pods = kube_.ListPods("kube-system", "k8s-app=" + name);
           if (!pods.ok()) return pods.status();
-          for (const kube::KubePod& p : *pods) {
-            if (p.node != node.name && p.host_ip != node.address) continue;
+          for (const kube::KubePodDetail& p : *pods) {
+            if (p.pod.node != node.name && p.host_ip != node.address) continue;
             seen = fmt::format("image {}, config version {}, {}", p.image, p.config_version,
                                p.ready ? "Ready" : "not Ready");
             if (p.config_version == version && p.image == target && p.ready) return true;

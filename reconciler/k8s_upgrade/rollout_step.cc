@@ -25,10 +25,10 @@ void FollowKubernetesUpgrade(KubernetesUpgradeRunner& runner, const core::Cluste
       return;
     case UpgradeTaskStatus::State::kFailed:
       decision.phase = core::ClusterPhase::kUpgradeFailed;
-      decision.message = fmt::format(
-          "Kubernetes upgrade to {} failed: {}{}: {}", step.to.ToString(),
-          task.outcome.component, task.outcome.node.empty() ? "" : " on " + task.outcome.node,
-          std::string(task.outcome.status.message()));
+      decision.message = fmt::format("Kubernetes upgrade to {} failed: {}{}: {}",
+                                     step.to.ToString(), task.outcome.component,
+                                     task.outcome.node.empty() ? "" : " on " + task.outcome.node,
+                                     std::string(task.outcome.status.message()));
       decision.node = task.outcome.node;
       decision.wait_until = now + poll;  // a retryable failure is started again on the next look
       return;

@@ -29,9 +29,8 @@ absl::StatusOr<LoadedProfile> LoadFromFile(const std::filesystem::path& path) {
   core::Decoded<core::ClusterProfile> decoded =
       core::DecodeClusterProfile(path.string(), content.str(), {}, validation);
   if (!decoded.ok()) {
-    return absl::InvalidArgumentError(decoded.diagnostics.empty()
-                                          ? "invalid profile"
-                                          : decoded.diagnostics.front().ToString());
+    return absl::InvalidArgumentError(
+        decoded.diagnostics.empty() ? "invalid profile" : decoded.diagnostics.front().ToString());
   }
   return LoadedProfile{*std::move(decoded.value), core::SupportMatrix::BuiltIn()};
 }

@@ -32,9 +32,9 @@ int ExitCodeFor(const absl::Status& status);
 
 struct UpgradeK8sOptions {
   std::string cluster;
-  std::string to;                       // "1.35.0" or "v1.35.0"
-  std::filesystem::path profile_file;   // either this
-  std::filesystem::path repo_dir;       // or a checkout holding clusters/<cluster>.yaml
+  std::string to;                      // "1.35.0" or "v1.35.0"
+  std::filesystem::path profile_file;  // either this
+  std::filesystem::path repo_dir;      // or a checkout holding clusters/<cluster>.yaml
   std::filesystem::path credentials_dir;
   bool pre_pull = true;
   std::chrono::milliseconds poll_interval{1000};

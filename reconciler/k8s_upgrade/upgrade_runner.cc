@@ -37,8 +37,7 @@ UpgradeTaskStatus InProcessUpgradeRunner::Ensure(const core::ClusterProfile& pro
 }
 
 void InProcessUpgradeRunner::Start(Task& task, const core::ClusterProfile& profile,
-                                   const core::Version& target,
-                                   const core::SupportMatrix& matrix) {
+                                   const core::Version& target, const core::SupportMatrix& matrix) {
   task.status.target = target.ToString();
   UpgradeOptions options;
   options.target = target;
@@ -59,15 +58,13 @@ void InProcessUpgradeRunner::Start(Task& task, const core::ClusterProfile& profi
     } else if (!clients->kube) {
       outcome.status = absl::UnavailableError("no admin kubeconfig from any control plane yet");
     } else {
-      KubernetesUpgrade upgrade(*clients->talos, *clients->kube, options,
-                                [&](const UpgradeProgress& p) {
-                                  log->info("cluster={} phase=\"{}\" {}", profile.name, p.phase,
-                                            p.message);
-                                  if (p.phase == "apply") return;
-                                  std::lock_guard lock(mu_);
-                                  t->status.progress = fmt::format("{} {}/{}", p.phase, p.done,
-                                                                   p.total);
-                                });
+      KubernetesUpgrade upgrade(
+          *clients->talos, *clients->kube, options, [&](const UpgradeProgress& p) {
+            log->info("cluster={} phase=\"{}\" {}", profile.name, p.phase, p.message);
+            if (p.phase == "apply") return;
+            std::lock_guard lock(mu_);
+            t->status.progress = fmt::format("{} {}/{}", p.phase, p.done, p.total);
+          });
       outcome = upgrade.Run(stop);
     }
     std::lock_guard lock(mu_);

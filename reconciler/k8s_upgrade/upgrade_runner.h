@@ -26,8 +26,8 @@ namespace tr::reconciler::k8s_upgrade {
 struct UpgradeTaskStatus {
   enum class State { kRunning, kSucceeded, kFailed };
   State state = State::kRunning;
-  std::string target;    // "1.35.0"
-  std::string progress;  // "kubelets 3/5"; "" before the first step
+  std::string target;      // "1.35.0"
+  std::string progress;    // "kubelets 3/5"; "" before the first step
   UpgradeOutcome outcome;  // when finished
 };
 
@@ -36,8 +36,7 @@ class KubernetesUpgradeRunner {
   virtual ~KubernetesUpgradeRunner() = default;
   // The task upgrading `profile`'s cluster to `target`, started if none runs or has finished
   // for that target.
-  virtual UpgradeTaskStatus Ensure(const core::ClusterProfile& profile,
-                                   const core::Version& target,
+  virtual UpgradeTaskStatus Ensure(const core::ClusterProfile& profile, const core::Version& target,
                                    const core::SupportMatrix& matrix) = 0;
 };
 

@@ -95,16 +95,22 @@ KubePod PodFromJson(const json& item) {
   p.mirror = meta.value("annotations", json::object()).contains("kubernetes.io/config.mirror");
   const std::string phase = item.value("status", json::object()).value("phase", "");
   p.terminal = phase == "Succeeded" || phase == "Failed";
+  return p;
+}
+
+KubePodDetail PodDetailFromJson(const json& item) {
+  KubePodDetail d{PodFromJson(item), "", "", false, ""};
   const json status = item.value("status", json::object());
-  p.host_ip = status.value("hostIP", "");
+  d.host_ip = status.value("hostIP", "");
   for (const json& c : status.value("conditions", json::array())) {
-    if (c.value("type", "") == "Ready") p.ready = c.value("status", "") == "True";
+    if (c.value("type", "") == "Ready") d.ready = c.value("status", "") == "True";
   }
   const json containers = item.value("spec", json::object()).value("containers", json::array());
-  if (!containers.empty()) p.image = containers[0].value("image", "");
-  p.config_version =
-      meta.value("annotations", json::object()).value("talos.dev/config-version", "");
-  return p;
+  if (!containers.empty()) d.image = containers[0].value("image", "");
+  d.config_version = item.value("metadata", json::object())
+                         .value("annotations", json::object())
+                         .value("talos.dev/config-version", "");
+  return d;
 }
 
 class HttpKubeClient final : public KubeClient {
@@ -151,7 +157,7 @@ class HttpKubeClient final : public KubeClient {
     return FromResponse(res, fmt::format("evict {}/{}", ns, name));
   }
 
-  absl::StatusOr<std::vector<KubePod>> ListPods(const std::string& ns,
+  absl::StatusOr<std::vector<KubePodDetail>> ListPods(const std::string& ns,
                                                 const std::string& label_selector) override {
     std::string selector;
     for (char c : label_selector) selector += c == '=' ? std::string("%3D") : std::string(1, c);
@@ -159,8 +165,10 @@ class HttpKubeClient final : public KubeClient {
         Get(fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", ns, selector),
             fmt::format("list pods {} in {}", label_selector, ns));
     if (!body.ok()) return body.status();
-    std::vector<KubePod> pods;
-    for (const json& item : body->value("items", json::array())) pods.push_back(PodFromJson(item));
+    std::vector<KubePodDetail> pods;
+    for (const json& item : body->value("items", json::array())) {
+      pods.push_back(PodDetailFromJson(item));
+    }
     return pods;
   }
 

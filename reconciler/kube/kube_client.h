@@ -36,9 +36,14 @@ struct KubePod {
   std::string owner_kind;  // kind of the controller owner reference; "" when none
   bool mirror = false;     // a static pod's mirror (annotation kubernetes.io/config.mirror)
   bool terminal = false;   // phase Succeeded or Failed
-  std::string host_ip;     // status.hostIP
-  std::string image;       // the first container's image
-  bool ready = false;      // condition Ready == True
+};
+
+// A pod with the status an upgrade waits on.
+struct KubePodDetail {
+  KubePod pod;
+  std::string host_ip;         // status.hostIP
+  std::string image;           // the first container's image
+  bool ready = false;          // condition Ready == True
   std::string config_version;  // annotation talos.dev/config-version (Talos static pods)
 };
 
@@ -53,7 +58,7 @@ class KubeClient {
   // POST .../pods/<name>/eviction. ResourceExhausted (429) when a disruption budget forbids it.
   virtual absl::Status EvictPod(const std::string& namespace_name, const std::string& name) = 0;
   // Pods of a namespace matching an equality label selector ("k8s-app=kube-apiserver").
-  virtual absl::StatusOr<std::vector<KubePod>> ListPods(const std::string& namespace_name,
+  virtual absl::StatusOr<std::vector<KubePodDetail>> ListPods(const std::string& namespace_name,
                                                         const std::string& label_selector) {
     (void)namespace_name;
     (void)label_selector;

@@ -1,45 +1,18 @@
 // The daemon's own life: it stops on SIGTERM whatever it is waiting for (a repository that is
 // down, nodes that never answer), fails at start on configuration only a person can fix,
 // reports itself stuck on /healthz, and one cluster that never answers does not slow another.
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
-
-#include <arpa/inet.h>
 
 #include <fstream>
 
 #include "fmt/format.h"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/support/blackhole.h"
 
 namespace tr::e2e {
 namespace {
 
-// A TCP listener on a loopback address that accepts connections (the kernel completes the
-// handshake) and never answers: a machine whose API hangs.
-class Blackhole {
- public:
-  explicit Blackhole(const std::string& host) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    ::inet_pton(AF_INET, host.c_str(), &address.sin_addr);
-    ok_ = ::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-          ::listen(fd_, 256) == 0;
-    socklen_t length = sizeof(address);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-  }
-  ~Blackhole() { ::close(fd_); }
-  bool ok() const { return ok_; }
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-  bool ok_ = false;
-};
+using ::tr::test_support::Blackhole;
 
 bool ExitedWith(int wait_status, int code) {
   return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == code;
@@ -57,7 +30,16 @@ void StartAgainstADeadRepository(E2eWorld& world, std::vector<std::string> extra
   }));
 }
 
-TEST_F(E2eTest, StopsOnSigtermWhileTheRepositoryIsUnreachableAndReportsItselfStuck) {
+TEST_F(E2eTest, StopsOnSigtermWhileTheRepositoryIsUnreachable) {
+  ASSERT_NO_FATAL_FAILURE(StartAgainstADeadRepository(world(), {}));
+  ASSERT_TRUE(world().WaitUntil(30s, [&] { return world().daemon().Get("/healthz").ok(); }))
+      << world().Diagnostics();
+  int status = 0;
+  E2E_ASSERT_OK_AND_ASSIGN(status, world().daemon().Terminate(15s));
+  EXPECT_TRUE(ExitedWith(status, 0)) << gitsource::DescribeWaitStatus(status);
+}
+
+TEST_F(E2eTest, HealthzReportsADaemonThatMakesNoProgress) {
   ASSERT_NO_FATAL_FAILURE(StartAgainstADeadRepository(world(), {"--unhealthy-after", "2s"}));
   ASSERT_TRUE(world().WaitUntil(30s, [&] {
     auto reply = world().daemon().Get("/healthz");
@@ -67,9 +49,6 @@ TEST_F(E2eTest, StopsOnSigtermWhileTheRepositoryIsUnreachableAndReportsItselfStu
   absl::StatusOr<HttpReply> ready = world().daemon().Get("/readyz");
   ASSERT_TRUE(ready.ok()) << ready.status();
   EXPECT_EQ(ready->status, 503);
-  int status = 0;
-  E2E_ASSERT_OK_AND_ASSIGN(status, world().daemon().Terminate(15s));
-  EXPECT_TRUE(ExitedWith(status, 0)) << gitsource::DescribeWaitStatus(status);
 }
 
 TEST_F(E2eTest, CredentialsThatCanNeverWorkFailAtStart) {
@@ -108,29 +87,62 @@ TEST_F(E2eTest, CredentialsThatCanNeverWorkFailAtStart) {
   }
 }
 
+// `count` blackholes on one loopback address and the profile of a one-node cluster whose
+// control plane is there, with one endpoint per blackhole (credentials of the cluster `lab`).
+struct HangingCluster {
+  std::vector<std::unique_ptr<Blackhole>> holes;
+  std::string profile;
+  int accepted() const {
+    int total = 0;
+    for (const auto& hole : holes) total += hole->accepted();
+    return total;
+  }
+};
+
+HangingCluster MakeHangingCluster(const std::string& host, int count) {
+  HangingCluster cluster;
+  std::string endpoints;
+  for (int i = 0; i < count; ++i) {
+    cluster.holes.push_back(std::make_unique<Blackhole>(host));
+    EXPECT_TRUE(cluster.holes.back()->ok());
+    endpoints += fmt::format("{}{}:{}", i == 0 ? "" : ", ", host, cluster.holes.back()->port());
+  }
+  cluster.profile = fmt::format(
+      "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\n"
+      "metadata:\n  name: blackhole\nspec:\n  endpoints: [{}]\n  credentials: lab\n"
+      "  talos:\n    version: 1.11.6\n    image: {}\n  kubernetes:\n    version: 1.34.1\n"
+      "  nodes:\n    - {{name: hole-cp, address: {}, role: controlplane}}\n",
+      endpoints, kInstallerImage, host);
+  return cluster;
+}
+
+// SIGTERM while calls to a cluster hang (each of its 40 endpoints accepts and never answers, so
+// one kubeconfig fetch alone would take 40 connect attempts): the calls are cancelled and the
+// daemon exits 0 well within --shutdown-timeout.
+TEST_F(E2eTest, SigtermCancelsHangingCallsAndExitsInTime) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("lab", 1, 0, "1.11.6")}));
+  HangingCluster hanging = MakeHangingCluster(world().sim().address_prefix() + ".241", 40);
+  world().PushProfiles({{"lab", AtTalos("1.11.6")}}, "lab beside a blackhole",
+                       {{ProfilePath("blackhole"), hanging.profile}});
+  E2E_ASSERT_OK(world().StartDaemon());
+  ASSERT_TRUE(world().WaitUntil(30s, [&] { return hanging.accepted() > 0; }))
+      << "the daemon never called the hanging cluster\n"
+      << world().Diagnostics();
+  int status = 0;
+  E2E_ASSERT_OK_AND_ASSIGN(status, world().daemon().Terminate(15s));
+  EXPECT_TRUE(ExitedWith(status, 0)) << gitsource::DescribeWaitStatus(status);
+}
+
 // A cluster whose API accepts connections and never answers, beside one that works: the one
 // that works upgrades while the other is still hanging (its first kubeconfig fetch alone may
 // take 9 endpoints x 10 s connect timeout = 90 s), the other is reported unreachable, /healthz
 // answers throughout, and SIGTERM ends the daemon at once although calls are hanging.
 TEST_F(E2eTest, AClusterThatNeverAnswersDoesNotSlowAnother) {
   E2E_ASSERT_OK(world().StartFleet({MakeCluster("lab", 1, 1, "1.11.6")}));
-  const std::string hole_host = world().sim().address_prefix() + ".241";
-  std::vector<std::unique_ptr<Blackhole>> holes;
-  std::string endpoints;
-  for (int i = 0; i < 9; ++i) {
-    holes.push_back(std::make_unique<Blackhole>(hole_host));
-    ASSERT_TRUE(holes.back()->ok());
-    endpoints += fmt::format("{}{}:{}", i == 0 ? "" : ", ", hole_host, holes.back()->port());
-  }
-  const std::string blackhole_profile = fmt::format(
-      "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\n"
-      "metadata:\n  name: blackhole\nspec:\n  endpoints: [{}]\n  credentials: lab\n"
-      "  talos:\n    version: 1.11.6\n    image: {}\n  kubernetes:\n    version: 1.34.1\n"
-      "  nodes:\n    - {{name: hole-cp, address: {}, role: controlplane}}\n",
-      endpoints, kInstallerImage, hole_host);
+  HangingCluster hanging = MakeHangingCluster(world().sim().address_prefix() + ".241", 9);
   const std::string commit =
       world().PushProfiles({{"lab", AtTalos("1.12.0")}}, "lab: Talos 1.12.0 beside a blackhole",
-                           {{ProfilePath("blackhole"), blackhole_profile}});
+                           {{ProfilePath("blackhole"), hanging.profile}});
   E2E_ASSERT_OK(world().StartDaemon());
 
   int unhealthy = 0;

@@ -60,9 +60,9 @@ TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
   // Control planes: three static pods, kube-proxy, the kubelet; workers: the kubelet.
   EXPECT_EQ(Applies("cp-2"), 5u);
   EXPECT_EQ(Applies("w-2"), 1u);
-  EXPECT_NE(std::find(lines_.begin(), lines_.end(), "kubelets 3/5: cp-3 at v1.35.0"),
-            lines_.end());
-  EXPECT_EQ(lines_.back(), "Kubernetes 1.34.1 → 1.35.0: done (17 applied, 0 already at the target)");
+  EXPECT_NE(std::find(lines_.begin(), lines_.end(), "kubelets 3/5: cp-3 at v1.35.0"), lines_.end());
+  EXPECT_EQ(lines_.back(),
+            "Kubernetes 1.34.1 → 1.35.0: done (17 applied, 0 already at the target)");
   // Every static pod of cp-1 ran the new image before anything changed on cp-2.
   EXPECT_LT(FirstStateSeq("cp-1", "static pod", "kube-apiserver-cp-1 ready"),
             FirstCallSeq("cp-2", "/machine.MachineService/ApplyConfiguration"));

@@ -20,15 +20,15 @@ class UpgradeFixture : public talos::SimTest {
   // The fleet file: every node on Talos `talos` and Kubernetes `kubernetes`, except w-1 on
   // `w1_talos` when given; `fault_node` gets the fault `fault_kind` (image text `fault_image`).
   std::string Fleet(const std::string& talos, const std::string& kubernetes,
-                           const std::string& w1_talos, const std::string& fault_node = "",
-                           const std::string& fault_kind = "", const std::string& fault_image = "") {
+                    const std::string& w1_talos, const std::string& fault_node = "",
+                    const std::string& fault_kind = "", const std::string& fault_image = "") {
     auto node = [&](const std::string& name, const char* role, const std::string& version) {
       std::string faults;
       if (name == fault_node) {
         faults = fmt::format(", faults: [{{kind: {}, image: \"{}\"}}]", fault_kind, fault_image);
       }
-      return fmt::format("      - {{name: {}, role: {}, talos: {}, kubernetes: {}{}}}\n", name, role,
-                         version, kubernetes, faults);
+      return fmt::format("      - {{name: {}, role: {}, talos: {}, kubernetes: {}{}}}\n", name,
+                         role, version, kubernetes, faults);
     };
     std::string out = "time_scale: " + time_scale_ + "\nclusters:\n  - name: prod\n    nodes:\n";
     for (const char* cp : {"cp-1", "cp-2", "cp-3"}) out += node(cp, "controlplane", talos);

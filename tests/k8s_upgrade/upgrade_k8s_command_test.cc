@@ -31,7 +31,8 @@ class UpgradeK8sCommandTest : public UpgradeFixture {
     std::ofstream(repo_ / "clusters" / "prod.yaml")
         << "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\nmetadata:\n"
         << "  name: prod\nspec:\n  endpoints: [" << endpoints << "]\n  credentials: prod\n"
-        << "  talos:\n    version: 1.12.0\n    image: ghcr.io/siderolabs/installer\n  kubernetes:\n    version: 1.35.0\n  nodes:\n"
+        << "  talos:\n    version: 1.12.0\n    image: ghcr.io/siderolabs/installer\n  "
+           "kubernetes:\n    version: 1.35.0\n  nodes:\n"
         << nodes;
   }
 
@@ -41,11 +42,21 @@ class UpgradeK8sCommandTest : public UpgradeFixture {
     const std::string binary = std::string(TR_BINARY_DIR) + "/reconciler/talos-reconciler";
     const std::string out = (state_dir_ / fmt::format("out-{}.txt", runs_)).string();
     const std::string err = (state_dir_ / fmt::format("err-{}.txt", runs_)).string();
-    std::vector<std::string> args = {binary,   "upgrade-k8s", "--cluster",
-                                     "prod",   "--to",        "1.35.0",
-                                     "--repo", repo_.string(), "--credentials-dir",
-                                     state_dir_.string(), "--poll-interval-ms", "10",
-                                     "--static-pod-timeout-ms", "3000", "--kubelet-timeout-ms",
+    std::vector<std::string> args = {binary,
+                                     "upgrade-k8s",
+                                     "--cluster",
+                                     "prod",
+                                     "--to",
+                                     "1.35.0",
+                                     "--repo",
+                                     repo_.string(),
+                                     "--credentials-dir",
+                                     state_dir_.string(),
+                                     "--poll-interval-ms",
+                                     "10",
+                                     "--static-pod-timeout-ms",
+                                     "3000",
+                                     "--kubelet-timeout-ms",
                                      "3000"};
     pid_t pid = fork();
     if (pid == 0) {

@@ -3,17 +3,14 @@
 // up another's clients, and the process's shutdown cancels it.
 #include "reconciler/cluster_clients.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <future>
 #include <thread>
 
 #include "tests/sim/fleet.h"
+#include "tests/support/blackhole.h"
 
 namespace tr::reconciler {
 namespace {
@@ -21,45 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-// Accepts every connection on `host` and keeps it open without a byte in reply.
-class Blackhole {
- public:
-  explicit Blackhole(const std::string& host) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    ::inet_pton(AF_INET, host.c_str(), &address.sin_addr);
-    EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-    EXPECT_EQ(::listen(fd_, 64), 0);
-    socklen_t length = sizeof(address);
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
-    thread_ = std::jthread([this](std::stop_token stop) {
-      while (!stop.stop_requested()) {
-        const int client = ::accept(fd_, nullptr, nullptr);
-        if (client < 0) return;
-        accepted_.push_back(client);
-        ++count_;
-      }
-    });
-  }
-  ~Blackhole() {
-    thread_.request_stop();
-    ::shutdown(fd_, SHUT_RDWR);
-    thread_.join();
-    ::close(fd_);
-    for (int client : accepted_) ::close(client);
-  }
-  int port() const { return port_; }
-  int accepted() const { return count_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-  std::atomic<int> count_{0};
-  std::vector<int> accepted_;  // touched by the accept thread only until it is joined
-  std::jthread thread_;
-};
+using ::tr::test_support::Blackhole;
 
 core::ClusterProfile Profile(const std::string& name, const std::string& credentials,
                              const std::string& endpoint, const std::string& cp_address) {

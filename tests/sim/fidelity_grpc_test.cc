@@ -146,7 +146,8 @@ TEST_F(FidelityGrpcTest, ReadOfAMissingFileIsNotFoundFrom18) {
 TEST_F(FidelityGrpcTest, EtcdMemberListFillsLegacyMembers) {
   machine::EtcdMemberListResponse members;
   auto ctx = Call(Addr("cp-1"));
-  ASSERT_TRUE(machine_->EtcdMemberList(ctx.get(), {}, &members).ok());
+  auto st = machine_->EtcdMemberList(ctx.get(), {}, &members);
+  ASSERT_TRUE(st.ok()) << st.error_message();
   EXPECT_THAT(members.messages(0).legacy_members(), ::testing::ElementsAre("cp-1", "cp-2"));
 }
 

@@ -8,30 +8,28 @@
 namespace tr::sim {
 
 void KubeApiServer::RemovedApiRoutes() {
-  server_->Get(
-      "/apis/resource.k8s.io/v1alpha3/podschedulingcontexts",
-      [this](const httplib::Request&, httplib::Response& res) {
-        std::lock_guard lock(cluster_->mu());
-        nlohmann::json body;
-        if (!cluster_->AnyNodeHasFaultLocked(FaultKind::kRemovedApiInUse)) {
-          res.status = 404;
-          body = {{"kind", "Status"},
-                  {"apiVersion", "v1"},
-                  {"status", "Failure"},
-                  {"message", "the server could not find the requested resource"},
-                  {"reason", "NotFound"},
-                  {"code", 404}};
-        } else {
-          res.status = 200;
-          body = {{"kind", "PodSchedulingContextList"},
-                  {"apiVersion", "resource.k8s.io/v1alpha3"},
-                  {"metadata", {{"resourceVersion", "1"}}},
-                  {"items", nlohmann::json::array({{{"metadata",
-                                                     {{"name", "gpu-claim-ctx"},
-                                                      {"namespace", "default"}}}}})}};
-        }
-        res.set_content(body.dump(), "application/json");
-      });
+  server_->Get("/apis/resource.k8s.io/v1alpha3/podschedulingcontexts", [this](
+                                                                           const httplib::Request&,
+                                                                           httplib::Response& res) {
+    std::lock_guard lock(cluster_->mu());
+    nlohmann::json body;
+    if (!cluster_->AnyNodeHasFaultLocked(FaultKind::kRemovedApiInUse)) {
+      res.status = 404;
+      body = {
+          {"kind", "Status"},     {"apiVersion", "v1"},
+          {"status", "Failure"},  {"message", "the server could not find the requested resource"},
+          {"reason", "NotFound"}, {"code", 404}};
+    } else {
+      res.status = 200;
+      body = {
+          {"kind", "PodSchedulingContextList"},
+          {"apiVersion", "resource.k8s.io/v1alpha3"},
+          {"metadata", {{"resourceVersion", "1"}}},
+          {"items", nlohmann::json::array(
+                        {{{"metadata", {{"name", "gpu-claim-ctx"}, {"namespace", "default"}}}}})}};
+    }
+    res.set_content(body.dump(), "application/json");
+  });
 }
 
 }  // namespace tr::sim

@@ -82,15 +82,16 @@ void SimCluster::RestartStaticPodsLocked(SimNode& node) {
       JournalStateLocked(node, "fault", pod.name + " never becomes Ready");
       continue;
     }
-    AfterLocked(node, Scaled(timings_.pod_start), [this, key = pod.ns + "/" + pod.name,
-                                                   want = pod.image](SimNode& n) {
-      for (auto& p : pods_) {
-        if (p.ns + "/" + p.name != key || p.image != want) continue;
-        p.ready = true;
-        p.resource_version = NextResourceVersionLocked();
-        JournalStateLocked(n, "static pod", fmt::format("{} ready {}", p.name, p.image));
-      }
-    });
+    AfterLocked(node, Scaled(timings_.pod_start),
+                [this, key = pod.ns + "/" + pod.name, want = pod.image](SimNode& n) {
+                  for (auto& p : pods_) {
+                    if (p.ns + "/" + p.name != key || p.image != want) continue;
+                    p.ready = true;
+                    p.resource_version = NextResourceVersionLocked();
+                    JournalStateLocked(n, "static pod",
+                                       fmt::format("{} ready {}", p.name, p.image));
+                  }
+                });
   }
 }
 
