@@ -39,6 +39,10 @@ const char* ClusterPhaseName(ClusterPhase phase) {
       return "Paused";
     case ClusterPhase::kWaitingForWindow:
       return "WaitingForWindow";
+    case ClusterPhase::kWaitingForGate:
+      return "WaitingForGate";
+    case ClusterPhase::kWaitingForPromotion:
+      return "WaitingForPromotion";
   }
   return "Unknown";
 }

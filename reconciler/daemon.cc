@@ -12,6 +12,7 @@
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
+#include "reconciler/gates/health_gate_runner.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
 #include "reconciler/observer.h"
@@ -170,7 +171,8 @@ int RunDaemon(const DaemonConfig& config) {
       {config.state_dir / "etcd-snapshots", {config.drain_timeout, std::chrono::seconds(2)}}, clock,
       sleeper);
   DesiredState desired;
-  RolloutReconciler reconciler({desired, observer, executor, store, clock, metrics},
+  gates::ProbeGateRunner gate_runner(clients);
+  RolloutReconciler reconciler({desired, observer, executor, store, clock, metrics, &gate_runner},
                                {config.node_poll_interval, config.dry_run, 32}, *statuses);
   ControllerOptions controller_options;
   controller_options.workers = config.workers;

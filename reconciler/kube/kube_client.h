@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/workload_readiness.h"
 
 namespace tr::reconciler::kube {
 
@@ -48,6 +49,15 @@ class KubeClient {
   virtual absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) = 0;
   // POST .../pods/<name>/eviction. ResourceExhausted (429) when a disruption budget forbids it.
   virtual absl::Status EvictPod(const std::string& namespace_name, const std::string& name) = 0;
+  // The apps/v1 workloads of `kind` (Deployment | StatefulSet | DaemonSet) in `namespace_name`:
+  // the one called `name` (NotFound when there is none), else those matching `label_selector`
+  // (every one when empty).
+  virtual absl::StatusOr<std::vector<core::WorkloadStatus>> ListWorkloads(
+      const std::string& kind, const std::string& namespace_name, const std::string& name,
+      const std::string& label_selector) {
+    (void)kind, (void)namespace_name, (void)name, (void)label_selector;
+    return absl::UnimplementedError("this Kubernetes client cannot list workloads");
+  }
 };
 
 }  // namespace tr::reconciler::kube
