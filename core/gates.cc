@@ -58,13 +58,14 @@ std::string DescribePromotion(const Promotion& p) {
 
 std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterPlan& plan) {
   const Policy& policy = profile.policy;
-  bool talos = false, control_plane = false, kubernetes = false;
+  bool talos = false, control_plane = false, kubernetes = false, legacy = false;
   for (const PlanStep& step : plan.steps) {
     if (step.type == StepType::kKubernetes) {
       kubernetes = true;
       continue;
     }
     talos = true;
+    legacy = legacy || !UsesLifecycleApi(step.from);
     control_plane = control_plane || TouchesControlPlane(profile, step);
   }
   std::vector<std::string> gates;
@@ -83,6 +84,12 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
     gates.push_back(
         "pre-flight: installer image pulled on every node before the first is "
         "touched");
+  }
+  if (legacy) {
+    // v1alpha1_images.go pulls into the CRI containerd, install/pull.go into the system one.
+    gates.push_back(
+        "below Talos 1.13 that pre-pull only proves the image exists: it lands in the CRI "
+        "containerd, and each node's Upgrade pulls the image again into its system containerd");
   }
   if (control_plane && policy.etcd_snapshot) {
     gates.push_back("etcd snapshot saved before the first control plane");

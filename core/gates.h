@@ -1,5 +1,5 @@
 // What holds a planned rollout, and how long it is expected to take: the parts of a plan that
-// follow from the profile's policy and the steps (shared/DESIGN.md §5, §7).
+// follow from the profile's policy and the steps (docs/architecture.md).
 //
 // Pure; thread-compatible.
 #pragma once

@@ -219,6 +219,14 @@ absl::Status CheckImageRepository(std::string_view repository) {
           part));
     }
   }
+  if (first_path == 0) {
+    // containerd stores a pull under the normalized name (docker.io/...) but Talos 1.13+'s
+    // LifecycleService/Upgrade looks the image up as written: a short name is not found.
+    return Invalid(fmt::format(
+        "must start with its registry host, e.g. \"docker.io/{}{}\": Talos 1.13+ installs an "
+        "image by the name as written but stores pulls under the full name",
+        parts.size() == 1 ? "library/" : "", repository));
+  }
   return absl::OkStatus();
 }
 

@@ -39,7 +39,9 @@ absl::StatusOr<Endpoint> ParseEndpoint(std::string_view text);
 // A credentials name: [A-Za-z0-9._-], no slashes, no "..", not starting with '.'.
 absl::Status CheckCredentialsName(std::string_view name);
 
-// A plain image repository: optional registry host[:port], then lowercase path components
+// A plain image repository: a registry host[:port] (required: Talos 1.13+ would not find a
+// short name such as "siderolabs/installer" after pulling it as docker.io/...), then lowercase
+// path components
 // (`[a-z0-9]` separated by '.', '_', '__' or dashes); no tag, no digest, no whitespace or shell
 // metacharacters, at most 255 characters. e.g. "factory.talos.dev/metal-installer/abc123".
 absl::Status CheckImageRepository(std::string_view repository);

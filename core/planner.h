@@ -1,4 +1,4 @@
-// The planner: desired versions x observed nodes -> a plan per cluster (shared/DESIGN.md §5).
+// The planner: desired versions x observed nodes -> a plan per cluster (docs/architecture.md).
 //
 // A plan is the ordered list of hops from what the nodes run to what the profile asks for:
 // Talos one minor at a time (latest patch of each intermediate minor), Kubernetes one minor at

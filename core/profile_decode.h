@@ -1,5 +1,5 @@
-// Decoding and validation of the two kinds of file in a profile repository (shared/DESIGN.md
-// §3): `clusters/<name>.yaml` (kind ClusterProfile) and `reconciler.yaml` (kind
+// Decoding and validation of the two kinds of file in a profile repository (README.md "Profile
+// format"): `clusters/<name>.yaml` (kind ClusterProfile) and `reconciler.yaml` (kind
 // RepositoryDefaults). Both are read with the strict YAML reader (strict_yaml.h), and every
 // independent problem is reported as a Diagnostic (`file:line:column: field.path: message`),
 // up to kMaxDiagnosticsPerFile per file. README.md "Profile format" lists every rule.

@@ -27,16 +27,17 @@ RolloutDecision Wait(ClusterPhase phase, std::string message, TimePoint until, P
   return d;
 }
 
-// Look again at the nodes in flight after the poll interval, or at the first deadline.
+// Look again at the nodes in flight after the poll interval, or at the first deadline; the
+// message says what each is doing.
 RolloutDecision WaitForInFlight(const RolloutInput& in, Progress progress) {
   TimePoint until = in.now + in.poll_interval;
-  std::string nodes;
+  std::string doing;
   for (const OperationInFlight& op : in.memory.in_flight) {
     until = std::min(until, op.deadline);
-    nodes += (nodes.empty() ? "" : ", ") + op.node;
+    doing += (doing.empty() ? "" : "; ") + DescribeInFlight(op, in.observed.FindNode(op.node));
   }
-  return Wait(ClusterPhase::kUpgradingTalos,
-              fmt::format("waiting for {} ({})", nodes, progress.ToString()), until, progress);
+  return Wait(ClusterPhase::kUpgradingTalos, fmt::format("{} ({})", doing, progress.ToString()),
+              until, progress);
 }
 
 RolloutDecision Failure(const RolloutInput& in, const OperationInFlight& op, std::string why,
@@ -131,6 +132,11 @@ RolloutDecision StartNode(const RolloutInput& in, const PlanStep& step, const st
 RolloutDecision NextNodeOrWait(const RolloutInput& in, const PlanStep& step, Progress progress) {
   const RolloutMemory& mem = in.memory;
   const TimePoint later = in.now + in.poll_interval;
+  // While nothing more may start beside the nodes in flight, the gates do not matter yet (an
+  // upgraded control plane rebooting is not an etcd member, and must not read as a quorum
+  // problem).
+  std::optional<std::string> next = NextStartableNode(in.profile, step, mem);
+  if (!next) return WaitForInFlight(in, progress);
   const ClusterPhase gate_phase = progress.done == 0 && mem.in_flight.empty()
                                       ? ClusterPhase::kBlocked
                                       : ClusterPhase::kUpgradingTalos;
@@ -145,8 +151,6 @@ RolloutDecision NextNodeOrWait(const RolloutInput& in, const PlanStep& step, Pro
     d.nodes = step.Nodes();
     return d;
   }
-  std::optional<std::string> next = NextStartableNode(in.profile, step, mem);
-  if (!next) return WaitForInFlight(in, progress);
   if (in.profile.policy.etcd_snapshot && IsControlPlane(in.profile, *next) &&
       mem.etcd_snapshot_image != step.installer_image) {
     RolloutDecision d =

@@ -1,6 +1,6 @@
 // The rollout state machine: given the plan, what the nodes look like now, and what the
 // reconciler remembers (the operation in flight, recorded on the status branch before any
-// call), decide the one next thing to do (shared/DESIGN.md §6, §7).
+// call), decide the one next thing to do (docs/architecture.md).
 //
 // The daemon calls DecideNextAction on every reconcile, performs the action, records the
 // result in RolloutMemory, and calls it again until the decision is to wait. Because the

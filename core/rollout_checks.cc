@@ -58,8 +58,12 @@ bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
 }
 
 std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlight& op) {
+  // Once a lifecycle install is recorded the new slot is armed, so any new boot should be on
+  // the target (the reboot may have been sent just before a restart, unrecorded).
   const bool asked =
-      op.phase == OperationPhase::kUpgradeCalled || op.phase == OperationPhase::kRebootCalled;
+      op.phase == OperationPhase::kUpgradeCalled || op.phase == OperationPhase::kRebootCalled ||
+      (op.lifecycle &&
+       (op.phase == OperationPhase::kInstalled || op.phase == OperationPhase::kDrained));
   if (!asked || !seen.reachable || !seen.talos || *seen.talos == op.target) return "";
   if (op.boot_id_before.empty() || !NewBoot(seen, op) || seen.stage != MachineStage::kRunning) {
     return "";
@@ -74,6 +78,43 @@ bool NodeUntouched(const NodeObservation& seen, const OperationInFlight& op) {
   return seen.reachable && seen.talos && *seen.talos != op.target &&
          (op.boot_id_before.empty() || seen.boot_id == op.boot_id_before) &&
          seen.stage == MachineStage::kRunning;
+}
+
+std::string DescribeInFlight(const OperationInFlight& op, const NodeObservation* seen) {
+  const std::string target = op.target.ToString();
+  const bool reboot_asked = op.phase == OperationPhase::kUpgradeCalled ||
+                            op.phase == OperationPhase::kRebootCalled ||
+                            op.phase == OperationPhase::kDrained;
+  if (seen == nullptr || !seen->reachable) {
+    return reboot_asked ? fmt::format("{} rebooting into {}", op.node, target)
+                        : fmt::format("{} is not answering", op.node);
+  }
+  if (seen->talos && *seen->talos == op.target && NewBoot(*seen, op)) {
+    return fmt::format("{} back on {}, waiting for it to become healthy", op.node, target);
+  }
+  switch (seen->stage) {
+    case MachineStage::kRebooting:
+    case MachineStage::kShuttingDown:
+      return fmt::format("{} rebooting into {}", op.node, target);
+    case MachineStage::kUpgrading:
+      return fmt::format("{} upgrading to {}", op.node, target);
+    case MachineStage::kBooting:
+      return fmt::format("{} booting", op.node);
+    default:
+      break;
+  }
+  switch (op.phase) {
+    case OperationPhase::kRecorded:
+      return fmt::format("{} {} {}", op.node, op.lifecycle ? "installing" : "upgrading to", target);
+    case OperationPhase::kInstalled:
+      return fmt::format("{} draining before its reboot into {}", op.node, target);
+    case OperationPhase::kUpgradeCalled:
+      return fmt::format("{} upgrading to {}", op.node, target);
+    case OperationPhase::kDrained:
+    case OperationPhase::kRebootCalled:
+      return fmt::format("{} rebooting into {}", op.node, target);
+  }
+  return op.node;
 }
 
 std::string PreflightProblem(const ClusterProfile& profile, const ObservedCluster& observed,

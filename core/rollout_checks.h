@@ -21,12 +21,18 @@ bool IsControlPlane(const ClusterProfile& profile, const std::string& node);
 bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
                   const OperationInFlight& op);
 
-// After the node was asked to upgrade: a new boot on a version other than the target (the
-// A/B fallback after a failed boot). Returns the failure message, or "" when not so.
+// After the node was asked to upgrade (or, on the lifecycle path, once the new image was
+// installed): a new boot on a version other than the target (the A/B fallback after a failed
+// boot). Returns the failure message, or "" when not so.
 std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlight& op);
 
 // The node still runs its old boot, untouched: safe to (re)issue the first call.
 bool NodeUntouched(const NodeObservation& seen, const OperationInFlight& op);
+
+// What a node in flight is doing, as seen now, for status messages: "cp-1 rebooting into
+// 1.12.0", "w-0 installing 1.14.0", "cp-1 back on 1.12.0, waiting for it to become healthy".
+// `seen` is null when the node was not observed.
+std::string DescribeInFlight(const OperationInFlight& op, const NodeObservation* seen);
 
 // Why no new node may start now ("" when it may): unreachable or unready nodes (other than
 // those in flight), unhealthy etcd, or too few etcd members to lose one.

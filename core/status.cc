@@ -10,6 +10,18 @@ namespace {
 
 std::string OptionalVersion(const std::optional<Version>& v) { return v ? v->ToString() : ""; }
 
+// The lowest Talos (or kubelet) version of the nodes, remembered ones included; "" when a node
+// has none.
+std::string LowestVersion(const ObservedCluster& observed, bool talos) {
+  std::optional<Version> low;
+  for (const NodeObservation& n : observed.nodes) {
+    const std::optional<Version>& v = talos ? n.talos : n.kubelet;
+    if (!v) return "";
+    if (!low || *v < *low) low = v;
+  }
+  return OptionalVersion(low);
+}
+
 bool WasActive(const ClusterStatus* previous, ComponentStatus ClusterStatus::*component) {
   if (previous == nullptr) return false;
   const ComponentState s = (previous->*component).state;
@@ -24,6 +36,8 @@ ComponentStatus Component(const StatusInput& in, bool talos, ClusterPhase upgrad
     c.current = OptionalVersion(talos ? plan->talos_current : plan->kubernetes_current);
     c.target = (talos ? plan->talos_target : plan->kubernetes_target).ToString();
   }
+  // A plan is not made while a node is down; the versions last seen still say where we are.
+  if (c.current.empty() && in.observed) c.current = LowestVersion(*in.observed, talos);
   if (in.catalog) {
     c.available =
         OptionalVersion(talos ? in.catalog->NewestTalos() : in.catalog->NewestKubernetes());
@@ -105,8 +119,11 @@ std::vector<NodeStatus> Nodes(const StatusInput& in) {
   std::vector<NodeStatus> nodes;
   if (!in.profile || !in.observed) return in.previous ? in.previous->nodes : nodes;
   for (const NodeSpec& spec : in.profile->nodes) {
-    NodeStatus node{spec.name, NodeRoleName(spec.role), "", "", false, "", std::nullopt};
-    if (const NodeStatus* old = PreviousNode(in.previous, spec.name)) {
+    NodeStatus node;
+    node.name = spec.name;
+    node.role = NodeRoleName(spec.role);
+    const NodeStatus* old = PreviousNode(in.previous, spec.name);
+    if (old) {
       node.last_operation = old->last_operation;
       node.last_upgrade_duration = old->last_upgrade_duration;
     }
@@ -114,6 +131,10 @@ std::vector<NodeStatus> Nodes(const StatusInput& in) {
       node.talos = OptionalVersion(seen->talos);
       node.kubelet = OptionalVersion(seen->kubelet);
       node.ready = seen->reachable && seen->ready;
+      node.reachable = seen->reachable;
+      if (!seen->reachable && old) {
+        node.last_seen = old->reachable ? std::optional(in.previous->updated) : old->last_seen;
+      }
       RecordFinishedUpgrades(in, node, *seen);
     }
     nodes.push_back(std::move(node));
@@ -135,6 +156,22 @@ void AppendHistory(const StatusInput& in, ClusterStatus& status) {
 }
 
 }  // namespace
+
+ObservedCluster WithLastKnownVersions(ObservedCluster observed, const ClusterStatus* previous) {
+  if (previous == nullptr) return observed;
+  for (NodeObservation& node : observed.nodes) {
+    if (node.reachable) continue;
+    const NodeStatus* old = PreviousNode(previous, node.name);
+    if (old == nullptr) continue;
+    if (!node.talos && !old->talos.empty()) {
+      if (auto v = ParseTalosVersion(old->talos); v.ok()) node.talos = *v;
+    }
+    if (!node.kubelet && !old->kubelet.empty()) {
+      if (auto v = ParseKubernetesVersion(old->kubelet); v.ok()) node.kubelet = *v;
+    }
+  }
+  return observed;
+}
 
 const char* ComponentStateName(ComponentState state) {
   switch (state) {

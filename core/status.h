@@ -1,4 +1,4 @@
-// The status of a cluster as users see it (shared/DESIGN.md §8): the phase, for Talos and for
+// The status of a cluster as users see it (README.md "Status on the status branch"): the phase, for Talos and for
 // Kubernetes the current / target / available versions with a status, message and progress,
 // conditions, per-node versions and last operations, the rollout memory (operation in flight,
 // pre-pull, snapshot, settle, failure), the desired commit last attempted and last applied,
@@ -44,9 +44,13 @@ struct Condition {
 struct NodeStatus {
   std::string name;
   std::string role;
-  std::string talos;    // empty when unknown
-  std::string kubelet;  // empty when unknown
+  std::string talos;    // last observed; empty when never seen
+  std::string kubelet;  // last observed; empty when never seen
   bool ready = false;
+  // False while the node does not answer (rebooting, down): `talos` and `kubelet` are then the
+  // versions last seen, at `last_seen` (the last recorded status in which it answered).
+  bool reachable = true;
+  std::optional<TimePoint> last_seen;
   std::string last_operation;  // "upgraded to Talos 1.12.0 in 6m12s"
   std::optional<std::chrono::seconds> last_upgrade_duration;
 };
@@ -90,6 +94,11 @@ struct StatusInput {
   std::vector<std::string> events;  // what happened in this reconcile, for history
   TimePoint now;
 };
+
+// `observed` with the Talos and kubelet versions of nodes that did not answer filled in from
+// `previous` (their last recorded versions), so a reboot neither blanks the versions nor sets
+// progress back. Such nodes stay unreachable: no check takes them for seen.
+ObservedCluster WithLastKnownVersions(ObservedCluster observed, const ClusterStatus* previous);
 
 // The new status; conditions keep their transition time while their status holds.
 ClusterStatus BuildClusterStatus(const StatusInput& input);

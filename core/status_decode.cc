@@ -64,14 +64,18 @@ std::vector<Condition> ReadConditions(const Field& f) {
 std::vector<NodeStatus> ReadNodes(const Field& f) {
   std::vector<NodeStatus> out;
   for (const Field& item : ReadList(f)) {
-    MappingReader m(
-        item, {"name", "role", "talos", "kubelet", "ready", "lastOperation", "lastUpgradeSeconds"});
+    MappingReader m(item, {"name", "role", "talos", "kubelet", "ready", "reachable", "lastSeen",
+                           "lastOperation", "lastUpgradeSeconds"});
     NodeStatus n;
     n.name = Str(m.Required("name"));
     n.role = Str(m.Optional("role"));
     n.talos = Str(m.Optional("talos"));
     n.kubelet = Str(m.Optional("kubelet"));
     n.ready = ReadBool(m.Optional("ready")).value_or(false);
+    n.reachable = ReadBool(m.Optional("reachable")).value_or(true);
+    if (Field last_seen = m.Optional("lastSeen"); last_seen.present()) {
+      n.last_seen = Time(last_seen);
+    }
     n.last_operation = Str(m.Optional("lastOperation"));
     if (auto s = ReadInteger(m.Optional("lastUpgradeSeconds"), 0, INT32_MAX)) {
       n.last_upgrade_duration = std::chrono::seconds(*s);

@@ -81,6 +81,10 @@ void EmitNodes(YAML::Emitter& out, const std::vector<NodeStatus>& nodes) {
     EmitString(out, "talos", n.talos);
     EmitString(out, "kubelet", n.kubelet);
     out << YAML::Key << "ready" << YAML::Value << n.ready;
+    if (!n.reachable) {
+      out << YAML::Key << "reachable" << YAML::Value << false;
+      if (n.last_seen) EmitString(out, "lastSeen", FormatTimestamp(*n.last_seen));
+    }
     EmitString(out, "lastOperation", n.last_operation);
     if (n.last_upgrade_duration) {
       out << YAML::Key << "lastUpgradeSeconds" << YAML::Value << n.last_upgrade_duration->count();

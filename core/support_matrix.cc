@@ -17,7 +17,7 @@ struct BuiltInRow {
   std::string_view minimum_upgrade_from;
 };
 
-// shared/talos-api-facts.md §7: the code limits of pkg/machinery/compatibility/talos1X.
+// docs/talos-api.md §7: the code limits of pkg/machinery/compatibility/talos1X.
 constexpr BuiltInRow kBuiltInMatrix[] = {
     {5, 26, 28, "1.2.0"},   {6, 24, 29, "1.3.0"},   {7, 25, 30, "1.4.0"},   {8, 26, 31, "1.5.0"},
     {9, 27, 32, "1.8.0"},   {10, 28, 33, "1.8.0"},  {11, 29, 34, "1.9.0"},  {12, 30, 35, "1.10.0"},

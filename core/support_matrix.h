@@ -1,7 +1,7 @@
 // The Talos <-> Kubernetes support matrix and the release catalog.
 //
 // The matrix says, per Talos minor, which Kubernetes minors it runs and the oldest Talos
-// version a node may be upgraded from (shared/talos-api-facts.md §7, the limits enforced in
+// version a node may be upgraded from (docs/talos-api.md §7, the limits enforced in
 // code by talosctl). The catalog knows the latest patch of each Talos and Kubernetes minor,
 // which the planner needs for intermediate hops and the status reports as `available`.
 // Both are built in and extendable from reconciler.yaml.

@@ -1,5 +1,5 @@
 // The version path of a cluster: the ordered Talos and Kubernetes hops from the versions the
-// nodes run to the desired ones, each intermediate pair supported (shared/DESIGN.md §5).
+// nodes run to the desired ones, each intermediate pair supported (docs/architecture.md).
 //
 // Pure; thread-compatible.
 #pragma once

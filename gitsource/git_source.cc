@@ -35,6 +35,10 @@ absl::StatusOr<std::unique_ptr<LibGitSource>> LibGitSource::Open(GitSourceConfig
   return std::unique_ptr<LibGitSource>(new LibGitSource(std::move(config), *std::move(mirror)));
 }
 
+const std::vector<std::string>& LibGitSource::mirror_repairs() const {
+  return mirror_->repaired();
+}
+
 absl::StatusOr<RemoteHead> LibGitSource::Poll(std::stop_token stop) {
   std::unique_lock lock(poll_mu_);
   // The first round that starts after this call; a round already running may have listed

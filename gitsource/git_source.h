@@ -33,6 +33,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "gitsource/config.h"
@@ -73,6 +74,8 @@ class LibGitSource final : public GitSource {
   // For the status writer, which shares the mirror and must never write `branch()`.
   std::shared_ptr<Mirror> mirror() const { return mirror_; }
   const std::string& branch() const { return config_.branch; }
+  // What opening the mirror repaired after a previous process died (see Mirror::Open).
+  const std::vector<std::string>& mirror_repairs() const;
 
  private:
   LibGitSource(GitSourceConfig config, std::shared_ptr<Mirror> mirror)

@@ -72,16 +72,27 @@ absl::StatusOr<std::shared_ptr<Mirror>> Mirror::Open(const fs::path& state_dir,
     return absl::InvalidArgumentError(
         fmt::format("cannot create the state directory {}: {}", state_dir.string(), ec.message()));
   }
+  absl::StatusOr<MirrorOwnerLock> owner = MirrorOwnerLock::Acquire(state_dir);
+  if (!owner.ok()) return owner.status();
   const fs::path path = state_dir / "mirror.git";
+  std::vector<std::string> repaired;
   git_repository* raw = nullptr;
-  const int rc = git_repository_open_bare(&raw, path.c_str());
-  if (rc == 0) {
-    git_repository_free(raw);
-  } else {
-    fs::remove_all(path, ec);  // missing or unusable: it is only a cache
-    if (absl::Status s = CreateBare(path); !s.ok()) return s;
+  bool usable = git_repository_open_bare(&raw, path.c_str()) == 0;
+  git_repository_free(raw);
+  if (usable) {
+    absl::StatusOr<std::vector<std::string>> removed = RepairMirror(path);
+    usable = removed.ok();
+    if (usable) repaired = *std::move(removed);
   }
-  return std::shared_ptr<Mirror>(new Mirror(path, *std::move(client)));
+  if (!usable) {
+    const bool existed = fs::exists(path, ec);
+    fs::remove_all(path, ec);  // missing or beyond repair: it is only a cache
+    if (absl::Status s = CreateBare(path); !s.ok()) return s;
+    repaired.clear();
+    if (existed) repaired.push_back("mirror.git");
+  }
+  return std::shared_ptr<Mirror>(
+      new Mirror(path, *std::move(client), *std::move(owner), std::move(repaired)));
 }
 
 absl::StatusOr<SyncResult> Mirror::SyncBranch(git_repository* repo, const std::string& branch,

@@ -16,19 +16,25 @@
 #include <shared_mutex>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "gitsource/config.h"
 #include "gitsource/libgit2_util.h"
+#include "gitsource/mirror_repair.h"
 #include "gitsource/remote_client.h"
 
 namespace tr::gitsource {
 
 class Mirror {
  public:
-  // Opens <state_dir>/mirror.git, creating it when missing. A directory there that is not
-  // a usable repository is removed and created afresh (the mirror is only a cache).
-  // InvalidArgument for an unusable remote configuration or state directory.
+  // Opens <state_dir>/mirror.git, creating it when missing. The mirror belongs to this
+  // process while the Mirror lives (an flock on <state_dir>/mirror.owner): what a killed
+  // process of its own left behind is repaired first (see mirror_repair.h), and a directory
+  // that is not a usable repository even then is removed and created afresh (the mirror is
+  // only a cache; the next fetch fills it). `repaired()` lists what repair removed.
+  // InvalidArgument for an unusable remote configuration or state directory;
+  // FailedPrecondition when another process owns the state directory.
   static absl::StatusOr<std::shared_ptr<Mirror>> Open(const std::filesystem::path& state_dir,
                                                       RemoteConfig remote);
 
@@ -57,12 +63,21 @@ class Mirror {
   // The tracking ref of a remote branch: refs/remotes/origin/<branch>.
   static std::string TrackingRef(const std::string& branch);
 
+  // What Open removed from the mirror (paths inside it), or "mirror.git" when it re-created it.
+  const std::vector<std::string>& repaired() const { return repaired_; }
+
  private:
-  Mirror(std::filesystem::path path, RemoteClient remote)
-      : path_(std::move(path)), remote_(std::move(remote)) {}
+  Mirror(std::filesystem::path path, RemoteClient remote, MirrorOwnerLock owner,
+         std::vector<std::string> repaired)
+      : path_(std::move(path)),
+        remote_(std::move(remote)),
+        owner_(std::move(owner)),
+        repaired_(std::move(repaired)) {}
 
   std::filesystem::path path_;
   RemoteClient remote_;
+  MirrorOwnerLock owner_;
+  std::vector<std::string> repaired_;
   mutable std::shared_mutex lock_;
   mutable std::mutex ref_mu_;
 };

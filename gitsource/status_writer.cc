@@ -73,11 +73,13 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
     }
     if (!flushing_ && pending_id_ == id) {
       flushing_ = true;
+      WaitForWindow(lock, stop);
       Batch batch = std::exchange(pending_, Batch{});
       ++pending_id_;
       lock.unlock();
       absl::StatusOr<StatusCommit> result = Flush(batch, stop);
       lock.lock();
+      last_flush_end_ = deps_.clock.Now();
       results_.emplace(id, std::move(result));
       flushing_ = false;
       flushed_.notify_all();
@@ -88,6 +90,22 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
       return absl::CancelledError("cancelled while waiting for the status commit");
     }
   }
+}
+
+void GitStatusWriter::WaitForWindow(std::unique_lock<std::mutex>& lock, std::stop_token stop) {
+  if (config_.coalesce_window <= std::chrono::milliseconds(0) || !last_flush_end_) return;
+  const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+      *last_flush_end_ + config_.coalesce_window - deps_.clock.Now());
+  if (wait <= std::chrono::milliseconds(0)) return;
+  lock.unlock();
+  (void)deps_.sleeper.SleepFor(wait, stop);  // a stop only cuts the wait short
+  lock.lock();
+}
+
+std::size_t GitStatusWriter::Queued() {
+  std::lock_guard lock(mu_);
+  const auto found = waiters_.find(pending_id_);
+  return found == waiters_.end() ? 0 : static_cast<std::size_t>(found->second);
 }
 
 absl::StatusOr<StatusCommit> GitStatusWriter::Flush(const Batch& batch, std::stop_token stop) {

@@ -15,7 +15,11 @@
 // worker) join the batch waiting behind the commit in progress and go out together as the
 // next commit, whose result each of their callers gets. A later update of a path replaces
 // an earlier one in the same batch. A Write whose caller is cancelled while waiting may
-// still be committed with its batch.
+// still be committed with its batch. With a `coalesce_window`, commits are at least that far
+// apart: an update that arrives sooner after the last commit waits (on the injected sleeper)
+// until the window has passed, collecting every update that arrives meanwhile into one commit.
+// A lone update after a quiet spell is committed at once; no update waits longer than the
+// window plus one push. Write still returns only once its commit is pushed.
 //
 // Errors: Unavailable/DeadlineExceeded (network; retry), Aborted (rejected on every
 // attempt; retry the reconcile), Cancelled, InvalidArgument (a path outside status/, bad
@@ -24,6 +28,7 @@
 // Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -70,6 +75,7 @@ struct StatusWriterConfig {
   std::string author_email = "talos-reconciler@localhost";
   BackoffPolicy backoff;
   std::size_t max_read_bytes = 1 << 20;  // ReadLatest skips larger files
+  std::chrono::milliseconds coalesce_window{0};  // least time between two commits; 0: none
 };
 
 class GitStatusWriter final : public StatusWriter {
@@ -84,6 +90,9 @@ class GitStatusWriter final : public StatusWriter {
 
   absl::StatusOr<StatusCommit> Write(StatusUpdate update, std::stop_token stop = {}) override;
   absl::StatusOr<std::map<std::string, std::string>> ReadLatest(std::stop_token stop = {}) override;
+
+  // How many Writes are waiting for a commit that has not started yet.
+  std::size_t Queued();
 
  private:
   struct Batch {
@@ -106,6 +115,8 @@ class GitStatusWriter final : public StatusWriter {
                   StatusWriterConfig config, std::string refspec, Deps deps);
   absl::StatusOr<StatusCommit> Flush(const Batch& batch, std::stop_token stop);
   absl::StatusOr<Attempt> TryOnce(const Batch& batch, std::stop_token stop);
+  // Waits out the rest of the coalescing window after the last commit (mu_ released).
+  void WaitForWindow(std::unique_lock<std::mutex>& lock, std::stop_token stop);
 
   const std::shared_ptr<Mirror> mirror_;
   const std::string desired_branch_;
@@ -120,6 +131,7 @@ class GitStatusWriter final : public StatusWriter {
   std::uint64_t pending_id_ = 0;          // the id the pending batch will get
   std::map<std::uint64_t, int> waiters_;  // callers waiting for each batch's result
   std::map<std::uint64_t, absl::StatusOr<StatusCommit>> results_;
+  std::optional<std::chrono::system_clock::time_point> last_flush_end_;
 };
 
 }  // namespace tr::gitsource

@@ -6,6 +6,7 @@
 #include "CLI/CLI.hpp"
 #include "reconciler/daemon.h"
 #include "reconciler/daemon_config.h"
+#include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
 #include "reconciler/offline_commands.h"
 #include "reconciler/status_command.h"
 
@@ -81,6 +82,38 @@ void AddStatus(CLI::App& app, StatusCommandOptions& options, std::function<int()
   cmd->callback([&] { run = [&] { return RunStatus(options, std::cout, std::cerr); }; });
 }
 
+void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
+                   std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand(
+      "upgrade-k8s", "Upgrade one cluster's Kubernetes by one minor version (see README)");
+  cmd->add_option("--cluster", options.cluster, "The cluster (its profile's name)")->required();
+  cmd->add_option("--to", options.to, "The Kubernetes version to reach, e.g. 1.35.0")->required();
+  CLI::Option* profile =
+      cmd->add_option("--profile", options.profile_file, "The cluster's profile file");
+  CLI::Option* repo = cmd->add_option("--repo", options.repo_dir,
+                                      "A checkout of the profile repository (default: .)");
+  profile->excludes(repo);
+  cmd->add_option("--credentials-dir", options.credentials_dir,
+                  "<dir>/<credentials>/talosconfig per profile")
+      ->required()
+      ->envname("TALOS_RECONCILER_CREDENTIALS_DIR");
+  cmd->add_flag("!--no-pre-pull", options.pre_pull, "Do not pull the new images beforehand");
+  auto millis = [cmd](const char* name, std::chrono::milliseconds& into, const char* help) {
+    cmd->add_option_function<int64_t>(
+           name, [&into](int64_t ms) { into = std::chrono::milliseconds(ms); }, help)
+        ->check(CLI::PositiveNumber);
+  };
+  millis("--poll-interval-ms", options.poll_interval, "How often waits look (default 1000)");
+  millis("--static-pod-timeout-ms", options.static_pod_timeout,
+         "How long a static pod may take to be Ready (default 300000)");
+  millis("--kubelet-timeout-ms", options.kubelet_timeout,
+         "How long a kubelet may take to come back (default 180000)");
+  cmd->callback([&, repo, profile] {
+    if (profile->count() == 0 && repo->count() == 0) options.repo_dir = ".";
+    run = [&] { return k8s_upgrade::RunUpgradeK8s(options, std::cout, std::cerr); };
+  });
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -90,11 +123,13 @@ int RunCli(int argc, char** argv) {
   PlanOptions plan;
   DaemonConfig daemon;
   StatusCommandOptions status;
+  k8s_upgrade::UpgradeK8sOptions upgrade_k8s;
   std::function<int()> run;
   AddValidate(app, validate, run);
   AddPlan(app, plan, run);
   CLI::App* run_cmd = AddRun(app, daemon, run);
   AddStatus(app, status, run);
+  AddUpgradeK8s(app, upgrade_k8s, run);
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args.front() == "run") {
     if (absl::Status s = ApplyConfigFile(args, *run_cmd); !s.ok()) {

@@ -40,10 +40,9 @@ absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
   return client;
 }
 
-}  // namespace
-
-std::shared_ptr<kube::KubeClient> TalosconfigClientFactory::FetchKube(
-    const core::ClusterProfile& profile, talos::TalosClient& talos) {
+// The admin kubeconfig from the first control plane that hands out a usable one.
+std::shared_ptr<kube::KubeClient> FetchKube(const core::ClusterProfile& profile,
+                                            talos::TalosClient& talos) {
   for (const core::NodeSpec& node : profile.nodes) {
     if (node.role != core::NodeRole::kControlPlane) continue;
     absl::StatusOr<std::string> tarball = talos.Kubeconfig(node.address);
@@ -59,18 +58,67 @@ std::shared_ptr<kube::KubeClient> TalosconfigClientFactory::FetchKube(
   return nullptr;
 }
 
+}  // namespace
+
+TalosconfigClientFactory::~TalosconfigClientFactory() {
+  std::vector<Fetch> fetches;
+  {
+    std::lock_guard lock(mu_);
+    fetches.swap(fetches_);
+  }
+  // Joined here, outside the lock.
+}
+
+absl::StatusOr<std::shared_ptr<TalosconfigClientFactory::Entry>> TalosconfigClientFactory::EntryFor(
+    const core::ClusterProfile& profile) {
+  const std::string key = CacheKey(profile);
+  {
+    std::lock_guard lock(mu_);
+    auto found = by_cluster_.find(profile.name);
+    if (found != by_cluster_.end() && found->second->key == key) return found->second;
+  }
+  // Reads the talosconfig; no lock held.
+  absl::StatusOr<std::unique_ptr<talos::TalosClient>> talos =
+      MakeTalosClient(credentials_dir_ / profile.credentials / "talosconfig", profile, options_);
+  if (!talos.ok()) return talos.status();
+  auto fresh = std::make_shared<Entry>(key, std::shared_ptr<talos::TalosClient>(std::move(*talos)));
+  std::shared_ptr<Entry> replaced;  // released after the lock
+  std::lock_guard lock(mu_);
+  std::shared_ptr<Entry>& slot = by_cluster_[profile.name];
+  if (slot && slot->key == key) return slot;  // another caller made it meanwhile
+  replaced = std::exchange(slot, fresh);
+  return fresh;
+}
+
+void TalosconfigClientFactory::StartKubeFetch(const core::ClusterProfile& profile,
+                                              std::shared_ptr<Entry> entry) {
+  std::lock_guard lock(mu_);
+  std::erase_if(fetches_, [](const Fetch& f) { return f.done->load(); });  // joins at once
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  fetches_.push_back({done, std::jthread([profile, entry = std::move(entry), done] {
+                        std::shared_ptr<kube::KubeClient> kube = FetchKube(profile, *entry->talos);
+                        {
+                          std::lock_guard entry_lock(entry->mu);
+                          entry->kube = std::move(kube);
+                          entry->fetching = false;
+                          entry->fetched.notify_all();
+                        }
+                        done->store(true);
+                      })});
+}
+
 absl::StatusOr<ClusterClients> TalosconfigClientFactory::ForProfile(
     const core::ClusterProfile& profile) {
-  std::lock_guard lock(mu_);
-  Entry& entry = by_cluster_[profile.name];
-  if (entry.key != CacheKey(profile) || !entry.clients.talos) {
-    absl::StatusOr<std::unique_ptr<talos::TalosClient>> talos =
-        MakeTalosClient(credentials_dir_ / profile.credentials / "talosconfig", profile, options_);
-    if (!talos.ok()) return talos.status();
-    entry = {CacheKey(profile), {std::shared_ptr<talos::TalosClient>(std::move(*talos)), nullptr}};
+  absl::StatusOr<std::shared_ptr<Entry>> entry = EntryFor(profile);
+  if (!entry.ok()) return entry.status();
+  Entry& e = **entry;
+  std::unique_lock lock(e.mu);
+  if (!e.kube && !e.fetching) {
+    e.fetching = true;
+    StartKubeFetch(profile, *entry);
   }
-  if (!entry.clients.kube) entry.clients.kube = FetchKube(profile, *entry.clients.talos);
-  return entry.clients;
+  e.fetched.wait_for(lock, kube_wait_, [&] { return !e.fetching; });
+  return ClusterClients{e.talos, e.kube};
 }
 
 }  // namespace tr::reconciler

@@ -4,14 +4,24 @@
 // Clients are made on first use and kept while the profile's credentials and endpoints stay
 // the same; the talosconfig is read again when they change.
 //
+// One cluster never slows another: no lock is held across a network call. The kubeconfig is
+// fetched on a thread of its own (one fetch per cluster at a time); ForProfile waits for it at
+// most `kube_wait` and otherwise returns without the Kubernetes client, so a cluster whose
+// control planes accept connections and never answer only delays its own reconciles.
+//
 // Thread-safe.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/profile.h"
@@ -37,23 +47,41 @@ class ClusterClientFactory {
 
 class TalosconfigClientFactory final : public ClusterClientFactory {
  public:
+  // Cancel `options.shutdown` before destroying the factory: the destructor waits for the
+  // kubeconfig fetches in flight.
   TalosconfigClientFactory(std::filesystem::path credentials_dir,
-                           talos::GrpcTalosClientOptions options)
-      : credentials_dir_(std::move(credentials_dir)), options_(std::move(options)) {}
+                           talos::GrpcTalosClientOptions options,
+                           std::chrono::milliseconds kube_wait = std::chrono::seconds(10))
+      : credentials_dir_(std::move(credentials_dir)),
+        options_(std::move(options)),
+        kube_wait_(kube_wait) {}
+  ~TalosconfigClientFactory() override;
   absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile& profile) override;
 
  private:
   struct Entry {
-    std::string key;  // credentials + endpoints the clients were made for
-    ClusterClients clients;
+    Entry(std::string k, std::shared_ptr<talos::TalosClient> t)
+        : key(std::move(k)), talos(std::move(t)) {}
+    const std::string key;  // credentials + endpoints the clients were made for
+    const std::shared_ptr<talos::TalosClient> talos;
+    std::mutex mu;
+    std::condition_variable fetched;
+    std::shared_ptr<kube::KubeClient> kube;  // guarded by mu
+    bool fetching = false;                   // guarded by mu
   };
-  std::shared_ptr<kube::KubeClient> FetchKube(const core::ClusterProfile& profile,
-                                              talos::TalosClient& talos);
+  absl::StatusOr<std::shared_ptr<Entry>> EntryFor(const core::ClusterProfile& profile);
+  void StartKubeFetch(const core::ClusterProfile& profile, std::shared_ptr<Entry> entry);
 
   const std::filesystem::path credentials_dir_;
   const talos::GrpcTalosClientOptions options_;
-  std::mutex mu_;
-  std::map<std::string, Entry> by_cluster_;
+  const std::chrono::milliseconds kube_wait_;
+  std::mutex mu_;  // never held across IO
+  std::map<std::string, std::shared_ptr<Entry>> by_cluster_;
+  struct Fetch {
+    std::shared_ptr<std::atomic<bool>> done;
+    std::jthread thread;
+  };
+  std::vector<Fetch> fetches_;  // kubeconfig fetches, reaped when done, joined on destruction
 };
 
 }  // namespace tr::reconciler

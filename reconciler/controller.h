@@ -1,4 +1,4 @@
-// The controller (shared/DESIGN.md §6): webhooks, timers and start-up only enqueue a cluster
+// The controller (docs/architecture.md): webhooks, timers and start-up only enqueue a cluster
 // name; workers take names from a work queue and run one level-triggered reconcile each, never
 // two of one cluster at once, many clusters in parallel up to `workers`. A reconcile's outcome
 // decides when the cluster is looked at again: done (after the resync interval), requeue after

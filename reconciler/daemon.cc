@@ -1,131 +1,137 @@
 #include "reconciler/daemon.h"
 
 #include <csignal>
-#include <random>
+#include <cstdlib>
 #include <thread>
 
-#include "core/profile_set.h"
 #include "gitsource/git_source.h"
 #include "gitsource/status_writer.h"
 #include "httplib.h"
 #include "reconciler/cluster_clients.h"
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
+#include "reconciler/background_steps.h"
 #include "reconciler/executor.h"
 #include "reconciler/gates/health_gate_runner.h"
+#include "reconciler/forge/daemon_wiring.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
+#include "reconciler/notify/notifying_status_store.h"
 #include "reconciler/observer.h"
 #include "reconciler/rollout_reconciler.h"
+#include "reconciler/source_poller.h"
 #include "reconciler/status_store.h"
-#include "reconciler/timezones.h"
 
 namespace tr::reconciler {
 namespace {
 
 using Log = std::shared_ptr<spdlog::logger>;
+using std::chrono::system_clock;
 
 std::string Msg(const absl::Status& s) { return std::string(s.message()); }
 
-// Reads the profiles at `head` and publishes them; enqueues every cluster they name.
-void PublishSnapshot(gitsource::GitSource& source, const std::string& head, DesiredState& desired,
-                     Controller& controller, const Log& log) {
-  absl::StatusOr<gitsource::ProfileSnapshot> snapshot = source.Snapshot(head);
-  if (!snapshot.ok()) {
-    log->error("step=snapshot commit={} error=\"{}\"", head, Msg(snapshot.status()));
-    return;
-  }
-  core::ValidationOptions options;
-  options.is_known_timezone = IsKnownTimezone;
-  auto next = std::make_shared<DesiredSnapshot>(
-      DesiredSnapshot{head, core::DecodeProfileSet(snapshot->files, options)});
-  log->info("step=snapshot commit={} profiles={} invalid={}", head.substr(0, 12),
-            next->profiles.profiles.size(), next->profiles.invalid.size());
-  desired.Publish(next);
-  for (const auto& profile : next->profiles.profiles) controller.Enqueue(profile.name);
-  for (const auto& invalid : next->profiles.invalid) controller.Enqueue(invalid.cluster);
-}
-
-// Polls the repository until `stop`; a moved branch is read and its clusters enqueued.
-void PollLoop(const DaemonConfig& config, gitsource::GitSource& source, DesiredState& desired,
-              Controller& controller, Metrics& metrics, std::stop_token stop) {
-  Log log = ModuleLogger("git");
-  std::mt19937 rng(std::random_device{}());
-  std::uniform_real_distribution<double> jitter(1 - config.poll_jitter, 1 + config.poll_jitter);
-  gitsource::ThreadSleeper sleeper;
-  std::string last_head;
-  while (!stop.stop_requested()) {
-    ++metrics.polls;
-    absl::StatusOr<gitsource::RemoteHead> head = source.Poll(stop);
-    if (!head.ok()) {
-      ++metrics.poll_errors;
-      log->warn("step=poll error=\"{}\"", Msg(head.status()));
-    } else if (head->commit != last_head) {
-      PublishSnapshot(source, head->commit, desired, controller, log);
-      last_head = head->commit;
-      metrics.ready = desired.Current() != nullptr;
+// /healthz, /readyz and /metrics on their own thread; stopped (and joined) on destruction, on
+// every path out of RunDaemon.
+class HttpEndpoints {
+ public:
+  HttpEndpoints() = default;
+  HttpEndpoints(const HttpEndpoints&) = delete;
+  HttpEndpoints& operator=(const HttpEndpoints&) = delete;
+  ~HttpEndpoints() {
+    if (!thread_.joinable()) return;
+    // stop() is a no-op until the listening thread has started serving; wait for that first.
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
-    const auto wait =
-        std::chrono::duration_cast<std::chrono::milliseconds>(config.poll_interval * jitter(rng));
-    if (!sleeper.SleepFor(wait, stop)) break;
+    server_.stop();
+    thread_.join();
   }
-}
 
-std::unique_ptr<httplib::Server> StartHttp(const DaemonConfig& config, Metrics& metrics,
-                                           std::jthread& thread, const Log& log) {
-  auto server = std::make_unique<httplib::Server>();
-  server->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  server->Get("/readyz", [&metrics](const httplib::Request&, httplib::Response& res) {
-    res.status = metrics.ready ? 200 : 503;
-    res.set_content(metrics.ready ? "ready\n" : "waiting for the first poll\n", "text/plain");
-  });
-  server->Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {
-    res.set_content(metrics.RenderPrometheus(), "text/plain; version=0.0.4");
-  });
-  const size_t colon = config.listen.rfind(':');
-  const std::string host = config.listen.substr(0, colon);
-  const int port = std::atoi(config.listen.substr(colon + 1).c_str());
-  if (!server->bind_to_port(host.c_str(), port)) {
-    log->error("step=listen address={} error=\"cannot bind\"", config.listen);
-    return nullptr;
+  // Binds `config.listen` and serves. False when the address cannot be bound.
+  bool Start(const DaemonConfig& config, const Metrics& metrics, gitsource::WallClock& clock,
+             const Log& log) {
+    const system_clock::time_point started = clock.Now();
+    server_.Get("/healthz", [&, started](const httplib::Request&, httplib::Response& res) {
+      const bool live = metrics.Live(started, clock.Now(), config.unhealthy_after);
+      res.status = live ? 200 : 503;
+      res.set_content(live ? "ok\n" : "stuck: no successful poll or reconcile lately\n",
+                      "text/plain");
+    });
+    server_.Get("/readyz", [&metrics](const httplib::Request&, httplib::Response& res) {
+      res.status = metrics.ready ? 200 : 503;
+      res.set_content(metrics.ready ? "ready\n" : "waiting for the first poll\n", "text/plain");
+    });
+    server_.Get("/metrics", [&metrics](const httplib::Request&, httplib::Response& res) {
+      res.set_content(metrics.RenderPrometheus(), "text/plain; version=0.0.4");
+    });
+    const size_t colon = config.listen.rfind(':');
+    const std::string host = config.listen.substr(0, colon);
+    const int port = std::atoi(config.listen.substr(colon + 1).c_str());
+    if (!server_.bind_to_port(host.c_str(), port)) {
+      log->error("step=listen address={} error=\"cannot bind\"", config.listen);
+      return false;
+    }
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    log->info("step=listen address={}", config.listen);
+    return true;
   }
-  thread = std::jthread([s = server.get()] { s->listen_after_bind(); });
-  log->info("step=listen address={}", config.listen);
-  return server;
-}
 
-// Blocks SIGTERM and SIGINT in every thread and turns them into a stop request.
-std::jthread StopOnSignals(std::stop_source& stop) {
+ private:
+  httplib::Server server_;
+  std::thread thread_;
+};
+
+// Blocks SIGTERM and SIGINT in every thread and turns the first into a stop request. From
+// then on the process has `grace` to wind down; past it (or at a second signal) it exits at
+// once. That is safe: every step is recorded before its call, as for a kill -9.
+std::jthread StopOnSignals(std::stop_source& stop, std::chrono::seconds grace) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return std::jthread([set, &stop](std::stop_token own) {
+  return std::jthread([set, &stop, grace](std::stop_token own) {
+    std::optional<std::chrono::steady_clock::time_point> deadline;
     while (!own.stop_requested()) {
       timespec tick{0, 200'000'000};
-      if (sigtimedwait(&set, nullptr, &tick) > 0) {
+      const bool signalled = sigtimedwait(&set, nullptr, &tick) > 0;
+      if (signalled && !deadline) {
+        ModuleLogger("daemon")->info("step=stopping grace={}s", grace.count());
         stop.request_stop();
-        return;
+        deadline = std::chrono::steady_clock::now() + grace;
+      } else if (deadline && (signalled || std::chrono::steady_clock::now() >= *deadline)) {
+        ModuleLogger("daemon")->error("step=stop error=\"did not stop within {}s; exiting\"",
+                                      grace.count());
+        spdlog::shutdown();
+        std::_Exit(2);
       }
     }
   });
 }
 
-// Reads every cluster's last status, retrying until it works or the process is stopped.
-std::optional<std::map<std::string, core::ClusterStatus>> LoadStatuses(StatusStore& store,
-                                                                       std::stop_token stop,
-                                                                       const Log& log) {
-  gitsource::ThreadSleeper sleeper;
-  while (!stop.stop_requested()) {
-    auto statuses = store.LoadAll(stop);
-    if (statuses.ok()) return *std::move(statuses);
-    log->error("step=load-status error=\"{}\" retry=5s", Msg(statuses.status()));
-    sleeper.SleepFor(std::chrono::seconds(5), stop);
+// Marks progress on the metrics whenever a reconcile ends, whatever its outcome: a process
+// whose reconciles keep finishing is not stuck.
+class ProgressMarkingReconciler final : public ClusterReconciler {
+ public:
+  ProgressMarkingReconciler(ClusterReconciler& inner, Metrics& metrics,
+                            gitsource::WallClock& clock)
+      : inner_(inner), metrics_(metrics), clock_(clock) {}
+  ReconcileOutcome Reconcile(const std::string& cluster, std::stop_token stop) override {
+    ReconcileOutcome outcome = inner_.Reconcile(cluster, stop);
+    metrics_.MarkProgress(clock_.Now());
+    return outcome;
   }
-  return std::nullopt;
+
+ private:
+  ClusterReconciler& inner_;
+  Metrics& metrics_;
+  gitsource::WallClock& clock_;
+};
+
+// The start-up failures: exit code 1 with the reason logged.
+int FailStart(const Log& log, const absl::Status& status) {
+  log->critical("step=start error=\"{}\"", Msg(status));
+  return 1;
 }
 
 }  // namespace
@@ -134,57 +140,81 @@ int RunDaemon(const DaemonConfig& config) {
   ConfigureLogging(config.log_level);
   Log log = ModuleLogger("daemon");
   std::stop_source stop;
-  std::jthread signals = StopOnSignals(stop);
-  if (absl::Status s = gitsource::ConfigureLibgit2(); !s.ok()) {
-    log->critical("step=start error=\"{}\"", Msg(s));
-    return 1;
-  }
+  std::jthread signals = StopOnSignals(stop, config.shutdown_timeout);
+  if (absl::Status s = gitsource::ConfigureLibgit2(); !s.ok()) return FailStart(log, s);
   auto source = gitsource::LibGitSource::Open(config.git);
-  if (!source.ok()) {
-    log->critical("step=start error=\"{}\"", Msg(source.status()));
-    return 1;
+  if (!source.ok()) return FailStart(log, source.status());
+  for (const std::string& removed : (*source)->mirror_repairs()) {
+    log->warn("step=repair-mirror removed=\"{}\"", removed);
   }
   gitsource::SystemWallClock clock;
   gitsource::ThreadSleeper sleeper;
   gitsource::SeededRandomSource random;
-  auto writer = gitsource::GitStatusWriter::Create(
-      **source, {config.status_branch, config.status_author_name, config.status_author_email, {}},
-      clock, sleeper, random);
-  if (!writer.ok()) {
-    log->critical("step=start error=\"{}\"", Msg(writer.status()));
-    return 1;
-  }
-  GitStatusStore store(**writer);
+  gitsource::StatusWriterConfig writer_config;
+  writer_config.branch = config.status_branch;
+  writer_config.author_name = config.status_author_name;
+  writer_config.author_email = config.status_author_email;
+  writer_config.coalesce_window = config.status_commit_window;
+  auto writer = gitsource::GitStatusWriter::Create(**source, writer_config, clock, sleeper, random);
+  if (!writer.ok()) return FailStart(log, writer.status());
   Metrics metrics;
-  std::jthread http_thread;
-  std::unique_ptr<httplib::Server> http = StartHttp(config, metrics, http_thread, log);
-  if (!http) return 1;
-  auto statuses = LoadStatuses(store, stop.get_token(), log);
-  if (!statuses) return 0;
+  GitStatusStore git_store(**writer);
+  auto notifier = forge::StartNotifier(config, metrics);  // --notify; spooled, never blocking
+  if (!notifier.ok()) return FailStart(log, notifier.status());
+  notify::NotifyingStatusStore store(git_store, **notifier);
+  HttpEndpoints http;
+  if (!http.Start(config, metrics, clock, log)) return 1;
+  forge::PollTrigger poll_now;  // --webhook-listen: a verified push polls at once
+  forge::TriggeredSleeper poll_sleeper(poll_now);
+  forge::WebhookQueue webhook_queue(static_cast<size_t>(config.webhook_queue));
+  auto webhooks = forge::StartWebhookListener(config, webhook_queue, metrics);
+  if (!webhooks.ok()) return FailStart(log, webhooks.status());
+  std::jthread webhook_dispatcher([&](std::stop_token own) {
+    forge::DispatchWebhooks(webhook_queue, poll_now, own);
+  });
+  const gitsource::BackoffPolicy load_backoff{std::chrono::seconds(1), std::chrono::seconds(30),
+                                              /*max_attempts=*/0};  // unused: until stopped
+  auto statuses = LoadStatusesAtStart(store, load_backoff, sleeper, random, stop.get_token());
+  if (!statuses.ok()) {
+    if (absl::IsCancelled(statuses.status())) return 0;
+    return FailStart(log, statuses.status());
+  }
   log->info("step=start repo-branch={} status-branch={} clusters-with-status={} dry-run={}",
             config.git.branch, config.status_branch, statuses->size(), config.dry_run);
 
-  TalosconfigClientFactory clients(config.credentials_dir, {});
+  talos::GrpcTalosClientOptions talos_options;
+  talos_options.shutdown = stop.get_token();
+  TalosconfigClientFactory clients(config.credentials_dir, talos_options);
   TalosFleetObserver observer(clients, config.node_name);
   TalosRolloutExecutor executor(
       clients,
       {config.state_dir / "etcd-snapshots", {config.drain_timeout, std::chrono::seconds(2)}}, clock,
       sleeper);
+  BackgroundSteps background(executor);  // pulls, installs and drains off the workers
   DesiredState desired;
   gates::ProbeGateRunner gate_runner(clients);
-  RolloutReconciler reconciler({desired, observer, executor, store, clock, metrics, &gate_runner},
+  RolloutReconciler reconciler({desired, observer, background, store, clock, metrics, &gate_runner},
                                {config.node_poll_interval, config.dry_run, 32}, *statuses);
+  k8s_upgrade::InProcessRunnerOptions upgrade_options;
+  upgrade_options.poll_interval =
+      std::min(config.node_poll_interval, std::chrono::milliseconds(1000));
+  k8s_upgrade::InProcessUpgradeRunner kubernetes_upgrades(clients, upgrade_options);
+  if (config.kubernetes_upgrade_mode == "inprocess") {
+    reconciler.SetKubernetesUpgrades(&kubernetes_upgrades);
+  }
+  ProgressMarkingReconciler marking(reconciler, metrics, clock);
   ControllerOptions controller_options;
   controller_options.workers = config.workers;
   controller_options.resync = config.resync;
-  Controller controller(controller_options, reconciler, clock);
+  Controller controller(controller_options, marking, clock);
+  SourcePoller poller(
+      {config.poll_interval, config.poll_jitter},
+      {**source, desired, [&](const std::string& c) { controller.Enqueue(c); }, metrics, clock,
+       poll_sleeper, random});
   {
-    std::jthread poller([&](std::stop_token) {
-      PollLoop(config, **source, desired, controller, metrics, stop.get_token());
-    });
+    std::jthread polling([&] { poller.Run(stop.get_token()); });
     controller.Run(stop.get_token());
   }
-  http->stop();
   log->info("step=stop");
   return 0;
 }

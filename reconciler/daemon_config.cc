@@ -7,6 +7,8 @@
 #include "core/duration.h"
 #include "core/text.h"
 #include "fmt/format.h"
+#include "reconciler/forge/secret_file.h"
+#include "reconciler/notify/notify_target.h"
 
 namespace tr::reconciler {
 namespace {
@@ -53,8 +55,71 @@ absl::StatusOr<std::chrono::milliseconds> ParseMillis(const std::string& text) {
   return std::chrono::milliseconds(*s);
 }
 
+// A duration flag that also takes milliseconds ("200ms").
+void MillisFlag(CLI::App& cmd, const std::string& name, std::chrono::milliseconds& value,
+                const std::string& help) {
+  cmd.add_option_function<std::string>(
+         "--" + name,
+         [&value, name](const std::string& text) {
+           absl::StatusOr<std::chrono::milliseconds> d = ParseMillis(text);
+           if (!d.ok()) throw CLI::ValidationError("--" + name, std::string(d.status().message()));
+           value = *d;
+         },
+         help)
+      ->envname(EnvName(name));
+}
+
 absl::Status Invalid(std::string_view setting, std::string_view why) {
   return absl::InvalidArgumentError(fmt::format("--{}: {}", setting, why));
+}
+
+// Credentials that could never be used are a configuration error, found at start rather than
+// at the first request the server authenticates.
+absl::Status CheckGitCredentials(const gitsource::RemoteAuth& auth, const std::string& url) {
+  const std::pair<const char*, const std::filesystem::path*> files[] = {
+      {"git-token-file", &auth.token_file},
+      {"git-password-file", &auth.password_file},
+      {"git-ssh-key", &auth.ssh_key_file},
+      {"git-known-hosts", &auth.known_hosts_file}};
+  for (const auto& [flag, path] : files) {
+    if (path->empty()) continue;
+    std::ifstream in(*path);
+    if (!in) return Invalid(flag, fmt::format("cannot read {}", path->string()));
+  }
+  const bool secret = !auth.token_file.empty() || !auth.password_file.empty();
+  if (secret && url.starts_with("http://") && !auth.allow_insecure_http) {
+    return Invalid(auth.token_file.empty() ? "git-password-file" : "git-token-file",
+                   "refusing to send credentials over plain http:// (use https://)");
+  }
+  return absl::OkStatus();
+}
+
+void AddForgeFlags(CLI::App& cmd, DaemonConfig& c) {
+  Flag(cmd, "webhook-listen", c.webhook_listen,
+       "host:port for POST /hooks/github|gitlab|gitea (default: no webhook listener)");
+  Flag(cmd, "webhook-secret-file", c.webhook_secret_file,
+       "File holding the webhook secret (HMAC key; GitLab's token)");
+  Flag(cmd, "webhook-queue", c.webhook_queue, "Verified deliveries waiting before 503");
+  Flag(cmd, "notify", c.notify,
+       "Notification receiver: url=URL,format=json|slack[,secret-file=FILE] (repeatable)");
+}
+
+// The webhook and notification settings: a listener needs a readable secret; every --notify
+// entry must parse (its secret file is read).
+absl::Status FinishForgeConfig(const DaemonConfig& c) {
+  if (!c.webhook_listen.empty()) {
+    if (c.webhook_listen.find(':') == std::string::npos) {
+      return Invalid("webhook-listen", "want host:port");
+    }
+    if (c.webhook_secret_file.empty()) return Invalid("webhook-secret-file", "required");
+    auto secret = forge::ReadSecretFile(c.webhook_secret_file);
+    if (!secret.ok()) return Invalid("webhook-secret-file", std::string(secret.status().message()));
+  }
+  if (c.webhook_queue < 1 || c.webhook_queue > 100000) return Invalid("webhook-queue", "1 to 100000");
+  for (const std::string& entry : c.notify) {
+    if (auto target = notify::ParseNotifyTarget(entry); !target.ok()) return target.status();
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -72,17 +137,15 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "poll-jitter", c.poll_jitter, "Random spread of the poll interval, 0 to 0.5");
   DurationFlag(cmd, "resync", c.resync, "How often every cluster is reconciled anyway");
   DurationFlag(cmd, "drain-timeout", c.drain_timeout, "How long a drain may take");
-  cmd.add_option_function<std::string>(
-         "--node-poll-interval",
-         [&c](const std::string& text) {
-           absl::StatusOr<std::chrono::milliseconds> d = ParseMillis(text);
-           if (!d.ok()) {
-             throw CLI::ValidationError("--node-poll-interval", std::string(d.status().message()));
-           }
-           c.node_poll_interval = *d;
-         },
-         "How often a node being upgraded is looked at: 5s, 200ms (default 5s)")
-      ->envname(EnvName("node-poll-interval"));
+  DurationFlag(cmd, "unhealthy-after", c.unhealthy_after,
+               "/healthz fails after this long without a successful poll or reconcile");
+  DurationFlag(cmd, "shutdown-timeout", c.shutdown_timeout,
+               "How long SIGTERM may take before the process exits anyway");
+  MillisFlag(cmd, "node-poll-interval", c.node_poll_interval,
+             "How often a node being upgraded is looked at: 5s, 200ms (default 5s)");
+  MillisFlag(cmd, "status-commit-window", c.status_commit_window,
+             "Least time between two status commits; updates in between share one: 250ms, 1s, "
+             "0ms (default 250ms)");
   Flag(cmd, "credentials-dir", c.credentials_dir,
        "Directory of credentials: <dir>/<credentials>/talosconfig per profile")
       ->required();
@@ -92,12 +155,16 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   cmd.add_flag("--dry-run", c.dry_run, "Plan and report; never upgrade")
       ->envname(EnvName("dry-run"));
   Flag(cmd, "workers", c.workers, "Clusters reconciled at once");
+  Flag(cmd, "kubernetes-upgrade-mode", c.kubernetes_upgrade_mode,
+       "inprocess: run Kubernetes upgrades as daemon tasks; off: report them Blocked")
+      ->check(CLI::IsMember({"inprocess", "off"}));
   Flag(cmd, "log-level", c.log_level, "trace, debug, info, warn or error");
   Flag(cmd, "git-token-file", c.git.remote.auth.token_file, "HTTPS token file");
   Flag(cmd, "git-password-file", c.git.remote.auth.password_file, "HTTPS password file");
   Flag(cmd, "git-username", c.git.remote.auth.username, "HTTPS or SSH user name");
   Flag(cmd, "git-ssh-key", c.git.remote.auth.ssh_key_file, "SSH private key file");
   Flag(cmd, "git-known-hosts", c.git.remote.auth.known_hosts_file, "SSH known_hosts file");
+  AddForgeFlags(cmd, c);
 }
 
 absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::App& cmd) {
@@ -144,8 +211,16 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
                    fmt::format("cannot create {}: {}", c.state_dir.string(), ec.message()));
   c.git.state_dir = c.state_dir;
   if (c.poll_interval < std::chrono::seconds(1)) return Invalid("poll-interval", "at least 1s");
+  if (c.unhealthy_after < std::chrono::seconds(1)) return Invalid("unhealthy-after", "at least 1s");
+  if (c.shutdown_timeout < std::chrono::seconds(1)) {
+    return Invalid("shutdown-timeout", "at least 1s");
+  }
+  if (absl::Status s = CheckGitCredentials(c.git.remote.auth, c.git.remote.url); !s.ok()) return s;
   if (c.poll_jitter < 0 || c.poll_jitter > 0.5) return Invalid("poll-jitter", "0 to 0.5");
   if (c.workers < 1 || c.workers > 256) return Invalid("workers", "1 to 256");
+  if (c.status_commit_window > std::chrono::seconds(60)) {
+    return Invalid("status-commit-window", "at most 1m");
+  }
   if (c.node_poll_interval < std::chrono::milliseconds(10)) {
     return Invalid("node-poll-interval", "at least 10ms");
   }
@@ -157,7 +232,7 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
   if (std::find(std::begin(kLevels), std::end(kLevels), c.log_level) == std::end(kLevels)) {
     return Invalid("log-level", "trace, debug, info, warn or error");
   }
-  return absl::OkStatus();
+  return FinishForgeConfig(c);
 }
 
 }  // namespace tr::reconciler

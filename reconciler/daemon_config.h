@@ -28,14 +28,27 @@ struct DaemonConfig {
   std::chrono::seconds resync{300};
   std::chrono::milliseconds node_poll_interval{5000};  // how often a node in flight is checked
   std::chrono::seconds drain_timeout{300};             // lifecycle path: cordon and drain
+  // Status commits are at least this far apart; updates in between become one commit.
+  std::chrono::milliseconds status_commit_window{250};
+  // /healthz fails once neither a poll succeeded nor a reconcile finished for this long.
+  std::chrono::seconds unhealthy_after{900};
+  // SIGTERM/SIGINT: calls in flight are cancelled; the process exits by then at the latest.
+  std::chrono::seconds shutdown_timeout{10};
   std::filesystem::path credentials_dir;  // <dir>/<credentials>/talosconfig per profile
   std::filesystem::path state_dir;
   std::string listen = "127.0.0.1:8080";  // health, readiness and metrics
   std::string node_name;                  // the node this process runs on, if any
   bool dry_run = false;                   // plan and report, never call Upgrade
+  // "inprocess": Kubernetes steps run as supervised tasks of the daemon; "off": reported Blocked.
+  std::string kubernetes_upgrade_mode = "inprocess";
   int workers = 4;                        // clusters reconciled at once
   std::string log_level = "info";
   std::filesystem::path config_file;  // --config, applied before parsing (ApplyConfigFile)
+  // Inbound webhooks and outbound notifications (reconciler/forge, reconciler/notify).
+  std::string webhook_listen;  // host:port of the webhook listener; empty: none
+  std::filesystem::path webhook_secret_file;
+  int webhook_queue = 256;          // verified deliveries waiting; a full queue answers 503
+  std::vector<std::string> notify;  // `url=...,format=json|slack,secret-file=...` entries
 };
 
 // Registers every setting on `cmd` as a flag with its environment variable, and `--config`.

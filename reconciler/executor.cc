@@ -46,6 +46,16 @@ absl::Status PullOnNode(talos::TalosClient& talos, const std::string& address,
   return absl::IsUnimplemented(pulled) ? absl::OkStatus() : pulled;
 }
 
+// Below Talos 1.12.9 / 1.13.4 a control plane's Upgrade takes the etcd upgrade mutex even with
+// preserve; held by another session it is refused, but the lease expires within 60 s: retry.
+absl::Status RetryableUpgradeRefusal(const absl::Status& status) {
+  if (absl::IsUnknown(status) &&
+      status.message().find("failed to acquire upgrade mutex") != std::string_view::npos) {
+    return absl::UnavailableError(status.message());
+  }
+  return status;
+}
+
 }  // namespace
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterProfile& profile,
@@ -128,10 +138,14 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Execute(const core::ClusterPr
     case ActionKind::kCallUpgrade: {
       absl::StatusOr<talos::UpgradeAck> ack =
           talos.Upgrade(node->address, {decision.image, /*preserve=*/true, false, false, false});
-      if (!ack.ok()) return ack.status();
+      if (!ack.ok()) return RetryableUpgradeRefusal(ack.status());
       return ActionResult{ack->actor_id, ack->ack};
     }
     case ActionKind::kInstallImage: {
+      // LifecycleService/Upgrade installs only an image already in the store: pull right
+      // before (at once when the pre-pull's copy is still there; again after a reboot or a
+      // restart in between), as talosctl upgrade does.
+      if (absl::Status s = PullOnNode(talos, node->address, decision.image); !s.ok()) return s;
       auto installed = talos.LifecycleUpgrade(node->address, decision.image, {});
       if (!installed.ok()) return installed.status();
       return ActionResult{"", "installed " + decision.image};

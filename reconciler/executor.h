@@ -1,10 +1,12 @@
 // The rollout executor: performs one action the rollout state machine decided (core/rollout.h)
-// on a cluster's nodes through the Talos and Kubernetes APIs (shared/DESIGN.md §7).
+// on a cluster's nodes through the Talos and Kubernetes APIs (docs/architecture.md).
 //
-// Errors: Unavailable / DeadlineExceeded mean the node or API could not be reached (try again
-// later; the node was not changed, or the state machine will see that it was); any other code
-// is the node's own refusal (a bad installer image, failed etcd checks, a drain a disruption
-// budget blocks past its timeout) and halts the rollout.
+// Errors are classified by ClassifyError (error_class.h): Unavailable / DeadlineExceeded mean
+// the node or API could not be reached (try again later; the node was not changed, or the state
+// machine will see that it was); Talos' "already in progress" means the node is still busy
+// with an earlier install; any other code is the node's own refusal (a bad installer image,
+// failed etcd checks, a drain a disruption budget blocks past its timeout) and halts the
+// rollout.
 //
 // Thread-safe when the client factory is.
 #pragma once
@@ -26,6 +28,8 @@ namespace tr::reconciler {
 struct ActionResult {
   std::string actor_id;  // from Upgrade or Reboot; empty otherwise
   std::string detail;    // one line for the log, e.g. the snapshot file
+  // The step runs on (background_steps.h): nothing to record yet; ask again later.
+  bool in_progress = false;
 };
 
 class RolloutExecutor {

@@ -2,11 +2,14 @@
 
 #include <set>
 
+#include "reconciler/error_class.h"
+
 namespace tr::reconciler {
 namespace {
 
+// A node whose Version call fails in a way a retry can fix is reported unreachable.
 bool Unreachable(const absl::Status& s) {
-  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s);
+  return ClassifyError(s, ErrorSource::kObserve) == ErrorClass::kRetry;
 }
 
 // Talos facts of one node. Returns an error only for what unreachability does not explain.

@@ -1,4 +1,4 @@
-// Observation (shared/DESIGN.md §4): what a cluster's nodes really run, through the Talos API
+// Observation (docs/architecture.md): what a cluster's nodes really run, through the Talos API
 // (version, boot id, machine stage and readiness, etcd membership, health and leadership) and
 // the Kubernetes API (node Ready, cordoned, kubelet version).
 //

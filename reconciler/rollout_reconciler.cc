@@ -6,16 +6,13 @@
 #include "core/promotion.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
+#include "reconciler/error_class.h"
+#include "reconciler/k8s_upgrade/rollout_step.h"
 #include "reconciler/logging.h"
 #include "reconciler/windows.h"
 
 namespace tr::reconciler {
 namespace {
-
-bool Transient(const absl::Status& s) {
-  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) || absl::IsCancelled(s) ||
-         absl::IsAborted(s);
-}
 
 std::string Text(const absl::Status& s) { return std::string(s.message()); }
 
@@ -157,8 +154,10 @@ ReconcileOutcome RolloutReconciler::ReconcileInvalid(const std::string& cluster,
 
 ReconcileOutcome RolloutReconciler::ObservationFailed(Pass& pass, const absl::Status& error,
                                                       std::stop_token stop) {
-  pass.log->warn("cluster={} step=observe error=\"{}\"", pass.profile->name, Text(error));
-  if (Transient(error)) return ReconcileOutcome::TransientError(Text(error));
+  const ErrorClass error_class = ClassifyError(error, ErrorSource::kObserve);
+  pass.log->warn("cluster={} step=observe class={} error=\"{}\"", pass.profile->name,
+                 ErrorClassName(error_class), Text(error));
+  if (error_class != ErrorClass::kStall) return ReconcileOutcome::TransientError(Text(error));
   // Credentials or permissions: nothing changes until someone fixes them.
   core::RolloutDecision blocked;
   blocked.phase = core::ClusterPhase::kBlocked;
@@ -188,8 +187,14 @@ core::RolloutDecision RolloutReconciler::Decide(const Pass& pass, const core::Cl
     input.promotion = core::EvaluatePromotion(profile, plan, pass.memory, upstream, now);
   }
   core::RolloutDecision decision = core::DecideNextAction(input);
+  if (decision.kind == core::ActionKind::kStartKubernetesUpgrade && kubernetes_upgrades_ &&
+      !options_.dry_run) {
+    k8s_upgrade::FollowKubernetesUpgrade(*kubernetes_upgrades_, profile, plan,
+                                         pass.desired->profiles.support_matrix, now,
+                                         options_.node_poll_interval, decision);
+  }
   if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
-    // Not automated yet: say so rather than claim an upgrade in progress.
+    // Not run here (no runner, or a dry run): say so rather than claim an upgrade in progress.
     decision.kind = core::ActionKind::kNone;
     decision.phase = core::ClusterPhase::kBlocked;
     decision.message = "next: " + decision.message +
@@ -237,6 +242,10 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
     return std::nullopt;
   }
   absl::StatusOr<ActionResult> result = deps_.executor.Execute(profile, decision, stop);
+  if (result.ok() && result->in_progress) {
+    StillRunning(decision, "", now);
+    return std::nullopt;
+  }
   if (result.ok()) {
     actor_id = result->actor_id;
     if (!result->detail.empty()) {
@@ -245,12 +254,22 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
     }
     return std::nullopt;
   }
-  if (Transient(result.status())) {
-    pass.log->warn("cluster={} action={} node={} error=\"{}\" retry=true", profile.name,
-                   core::ActionKindName(decision.kind), decision.node, Text(result.status()));
-    return ReconcileOutcome::TransientError(Text(result.status()));
+  const ErrorClass error_class = ClassifyError(result.status(), ErrorSource::kAct);
+  pass.log->log(error_class == ErrorClass::kHalt ? spdlog::level::err : spdlog::level::warn,
+                "cluster={} action={} node={} class={} error=\"{}\"", profile.name,
+                core::ActionKindName(decision.kind), decision.node, ErrorClassName(error_class),
+                Text(result.status()));
+  switch (error_class) {
+    case ErrorClass::kBusy:
+      StillRunning(decision, "the node reports one already in progress", now);
+      return std::nullopt;
+    case ErrorClass::kRetry:
+    case ErrorClass::kStall:
+      return ReconcileOutcome::TransientError(Text(result.status()));
+    case ErrorClass::kHalt:
+      break;
   }
-  // The node refused: halt with its own words.
+  // The node or the cluster refused: halt with its own words.
   const char* action = core::ActionKindName(decision.kind);
   decision.kind = core::ActionKind::kFailNode;
   decision.phase = core::ClusterPhase::kUpgradeFailed;
@@ -259,9 +278,33 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
                   decision.node.empty() ? profile.name : decision.node, Text(result.status()));
   decision.failure =
       core::RolloutFailure{decision.node, profile.talos_version, decision.message, now};
-  pass.log->error("cluster={} phase=UpgradeFailed node={} error=\"{}\"", profile.name,
-                  decision.node, Text(result.status()));
   return std::nullopt;
+}
+
+void RolloutReconciler::StillRunning(core::RolloutDecision& decision, const std::string& why,
+                                     core::TimePoint now) const {
+  std::string doing;
+  switch (decision.kind) {
+    case core::ActionKind::kPrePullImage:
+      doing = fmt::format("pre-pulling {} on {} node(s)", decision.image, decision.nodes.size());
+      break;
+    case core::ActionKind::kSnapshotEtcd:
+      doing = "saving an etcd snapshot before the first control plane";
+      break;
+    case core::ActionKind::kInstallImage:
+      doing = fmt::format("installing {} on {}", decision.image, decision.node);
+      break;
+    case core::ActionKind::kDrainNode:
+      doing = fmt::format("draining {} before its reboot", decision.node);
+      break;
+    default:
+      doing = decision.message;
+      break;
+  }
+  decision.kind = core::ActionKind::kNone;
+  decision.message = fmt::format("{}{} ({})", doing, why.empty() ? "" : ": " + why,
+                                 decision.progress.ToString());
+  decision.wait_until = now + options_.node_poll_interval;
 }
 
 void RolloutReconciler::Count(core::ActionKind kind) {
@@ -278,6 +321,9 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
   for (int i = 0; i < options_.max_actions_per_reconcile && !stop.stop_requested(); ++i) {
     absl::StatusOr<core::ObservedCluster> observed = deps_.observer.Observe(profile);
     if (!observed.ok()) return ObservationFailed(pass, observed.status(), stop);
+    // Nodes that do not answer keep their last recorded versions in status and progress.
+    *observed = core::WithLastKnownVersions(*std::move(observed),
+                                            pass.previous ? &*pass.previous : nullptr);
     const core::TimePoint now = deps_.clock.Now();
     const core::ClusterPlan plan =
         core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix,
@@ -291,6 +337,10 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     }
     std::string actor_id;
     if (auto outcome = Act(pass, decision, actor_id, now, stop)) return *outcome;
+    // A long step still running (or the node still busy with one): look again later.
+    if (decision.kind == core::ActionKind::kNone) {
+      return Rest(pass, plan, *observed, decision, now, stop);
+    }
     Count(decision.kind);
     pass.memory = core::RecordAction(decision, pass.memory, profile.policy, now, actor_id);
     if (decision.kind == core::ActionKind::kCompleteNode) pass.gates_fresh = false;

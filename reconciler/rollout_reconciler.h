@@ -1,4 +1,4 @@
-// The reconcile of one cluster (shared/DESIGN.md §6): a short ordered list of steps — read the
+// The reconcile of one cluster (docs/architecture.md): a short ordered list of steps — read the
 // desired profile, observe the nodes, plan, decide, act, record — repeated while the rollout
 // state machine has something to do now, and ending in an outcome that says when to look
 // again. Every action's result is recorded on the status branch before the next action, and
@@ -19,6 +19,7 @@
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
 #include "reconciler/gates/health_gate_runner.h"
+#include "reconciler/k8s_upgrade/upgrade_runner.h"
 #include "reconciler/metrics.h"
 #include "reconciler/observer.h"
 #include "reconciler/status_store.h"
@@ -51,6 +52,11 @@ class RolloutReconciler final : public ClusterReconciler {
 
   // The last recorded status of `cluster`, if any.
   std::optional<core::ClusterStatus> LastStatus(const std::string& cluster) const;
+  // Runs the Kubernetes steps through `runner` (not owned; outlives this). Without one they are
+  // reported Blocked. Call before the first Reconcile.
+  void SetKubernetesUpgrades(k8s_upgrade::KubernetesUpgradeRunner* runner) {
+    kubernetes_upgrades_ = runner;
+  }
 
  private:
   struct Pass;  // one reconcile's working state (rollout_reconciler.cc)
@@ -64,11 +70,16 @@ class RolloutReconciler final : public ClusterReconciler {
                         const core::ObservedCluster& observed,
                         const core::RolloutDecision& decision, core::TimePoint now,
                         std::stop_token stop);
-  // Performs the decision's action. A refusal turns `decision` into a recorded failure;
-  // an outcome is returned only when the reconcile must stop (a transient error).
+  // Performs the decision's action, its errors classified by ClassifyError. A refusal turns
+  // `decision` into a recorded failure; a step still running (or a node busy with one) turns
+  // it into a wait (kNone); an outcome is returned only when the reconcile must stop (an error
+  // to retry).
   std::optional<ReconcileOutcome> Act(Pass& pass, core::RolloutDecision& decision,
                                       std::string& actor_id, core::TimePoint now,
                                       std::stop_token stop);
+  // Turns `decision` into a wait on the node poll interval that says what is running.
+  void StillRunning(core::RolloutDecision& decision, const std::string& why,
+                    core::TimePoint now) const;
   void Count(core::ActionKind kind);
   ReconcileOutcome ReconcileInvalid(const std::string& cluster, const core::Diagnostics& problems,
                                     const std::string& commit, std::stop_token stop);
@@ -79,6 +90,7 @@ class RolloutReconciler final : public ClusterReconciler {
   const RolloutReconcilerOptions options_;
   mutable std::mutex mu_;
   std::map<std::string, core::ClusterStatus> recorded_;
+  k8s_upgrade::KubernetesUpgradeRunner* kubernetes_upgrades_ = nullptr;
 };
 
 }  // namespace tr::reconciler

@@ -29,7 +29,7 @@ absl::Status DrainNode(KubeClient& client, const std::string& node, const DrainO
     }
     if (left.empty()) return absl::OkStatus();
     if (clock.Now() >= deadline) {
-      return absl::DeadlineExceededError(fmt::format(
+      return absl::FailedPreconditionError(fmt::format(
           "drain of {} timed out after {}s: {} pod(s) left ({}); last refusal: {}", node,
           std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count(), left.size(),
           fmt::join(left, ", "), last_refusal));

@@ -24,8 +24,9 @@ struct DrainOptions {
 bool DrainSkips(const KubePod& pod);
 
 // Cordons `node`, then evicts its pods until none is left to evict. OK when drained;
-// DeadlineExceeded naming the pods still there (and why) after `timeout`; Cancelled on stop;
-// the client's error for anything else.
+// FailedPrecondition naming the pods still there (and why) after `timeout` — the cluster will
+// not let the node go, which waiting longer does not fix; Cancelled on stop; the client's error
+// for anything else.
 absl::Status DrainNode(KubeClient& client, const std::string& node, const DrainOptions& options,
                        gitsource::WallClock& clock, gitsource::Sleeper& sleeper,
                        std::stop_token stop);

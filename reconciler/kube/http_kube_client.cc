@@ -101,6 +101,21 @@ KubePod PodFromJson(const json& item) {
   return p;
 }
 
+KubePodDetail PodDetailFromJson(const json& item) {
+  KubePodDetail d{PodFromJson(item), "", "", false, ""};
+  const json status = item.value("status", json::object());
+  d.host_ip = status.value("hostIP", "");
+  for (const json& c : status.value("conditions", json::array())) {
+    if (c.value("type", "") == "Ready") d.ready = c.value("status", "") == "True";
+  }
+  const json containers = item.value("spec", json::object()).value("containers", json::array());
+  if (!containers.empty()) d.image = containers[0].value("image", "");
+  d.config_version = item.value("metadata", json::object())
+                         .value("annotations", json::object())
+                         .value("talos.dev/config-version", "");
+  return d;
+}
+
 // A Deployment, StatefulSet or DaemonSet's rollout counters.
 core::WorkloadStatus WorkloadFromJson(const std::string& kind, const json& item) {
   core::WorkloadStatus w;
@@ -165,6 +180,27 @@ class HttpKubeClient final : public KubeClient {
         (*client)->Post(fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name).c_str(),
                         eviction.dump(), "application/json");
     return FromResponse(res, fmt::format("evict {}/{}", ns, name));
+  }
+
+  absl::StatusOr<std::vector<KubePodDetail>> ListPods(const std::string& ns,
+                                                const std::string& label_selector) override {
+    std::string selector;
+    for (char c : label_selector) selector += c == '=' ? std::string("%3D") : std::string(1, c);
+    absl::StatusOr<json> body =
+        Get(fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", ns, selector),
+            fmt::format("list pods {} in {}", label_selector, ns));
+    if (!body.ok()) return body.status();
+    std::vector<KubePodDetail> pods;
+    for (const json& item : body->value("items", json::array())) {
+      pods.push_back(PodDetailFromJson(item));
+    }
+    return pods;
+  }
+
+  absl::StatusOr<int> CountObjects(const std::string& list_path) override {
+    absl::StatusOr<json> body = Get(list_path, "list " + list_path);
+    if (!body.ok()) return body.status();
+    return static_cast<int>(body->value("items", json::array()).size());
   }
 
   absl::StatusOr<std::vector<core::WorkloadStatus>> ListWorkloads(

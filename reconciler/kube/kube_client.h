@@ -39,6 +39,15 @@ struct KubePod {
   bool terminal = false;   // phase Succeeded or Failed
 };
 
+// A pod with the status an upgrade waits on.
+struct KubePodDetail {
+  KubePod pod;
+  std::string host_ip;         // status.hostIP
+  std::string image;           // the first container's image
+  bool ready = false;          // condition Ready == True
+  std::string config_version;  // annotation talos.dev/config-version (Talos static pods)
+};
+
 class KubeClient {
  public:
   virtual ~KubeClient() = default;
@@ -57,6 +66,19 @@ class KubeClient {
       const std::string& label_selector) {
     (void)kind, (void)namespace_name, (void)name, (void)label_selector;
     return absl::UnimplementedError("this Kubernetes client cannot list workloads");
+  }
+  // Pods of a namespace matching an equality label selector ("k8s-app=kube-apiserver").
+  virtual absl::StatusOr<std::vector<KubePodDetail>> ListPods(const std::string& namespace_name,
+                                                        const std::string& label_selector) {
+    (void)namespace_name;
+    (void)label_selector;
+    return absl::UnimplementedError("ListPods");
+  }
+  // How many objects a list path ("/apis/<group>/<version>/<resource>") holds; NotFound when
+  // the API is not served.
+  virtual absl::StatusOr<int> CountObjects(const std::string& list_path) {
+    (void)list_path;
+    return absl::UnimplementedError("CountObjects");
   }
 };
 

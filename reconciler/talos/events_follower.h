@@ -1,6 +1,6 @@
 // EventsFollower: waits for a node to come back RUNNING and ready after an operation that
 // reboots it (legacy Upgrade, Reboot, Rollback), following its MachineService/Events stream
-// across the reboot the way `talosctl upgrade --wait` does (shared/talos-api-facts.md §6.4):
+// across the reboot the way `talosctl upgrade --wait` does (docs/talos-api.md §6.4):
 //
 //  1. Subscribe to Events (tail_events 0). The first message is an empty hello; once it arrives
 //     the subscription is live and `start` runs (e.g. calls Upgrade) and yields the actor id.

@@ -107,7 +107,12 @@ bool GrpcTalosClient::Connect(grpc::Channel& channel, WallClock::time_point dead
 
 absl::Status GrpcTalosClient::Call(const std::string& method, const std::string& node,
                                    std::chrono::milliseconds timeout, Failover failover,
-                                   const Attempt& attempt, std::stop_token stop) {
+                                   const Attempt& attempt, std::stop_token caller_stop) {
+  // The caller's token or the process's shutdown, whichever comes first.
+  std::stop_source either;
+  std::stop_callback on_caller(caller_stop, [&either] { either.request_stop(); });
+  std::stop_callback on_shutdown(options_.shutdown, [&either] { either.request_stop(); });
+  const std::stop_token stop = either.get_token();
   const auto deadline = WallClock::now() + timeout;
   const std::vector<size_t> candidates = Candidates(node);
   std::vector<std::string> failed;
@@ -124,6 +129,7 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
     CallAttempt call{{}, channels_[index], CallInfo{method, node, endpoint}};
     call.context.set_deadline(deadline);
     call.context.AddMetadata("node", node);
+    std::stop_callback cancel(stop, [&call] { call.context.TryCancel(); });
     absl::Status status = attempt(call);
     if (status.ok()) {
       preferred_.store(index);

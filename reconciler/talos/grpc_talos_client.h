@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <memory>
+#include <stop_token>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -53,6 +54,9 @@ struct GrpcTalosClientOptions {
   // Upper bound of gRPC's reconnect backoff towards one endpoint; keeps a rebooted endpoint from
   // being ignored for minutes.
   std::chrono::milliseconds max_reconnect_backoff{std::chrono::seconds(5)};
+  // The process's shutdown: once requested, every call in flight is cancelled (Cancelled) and
+  // new calls fail at once, so a SIGTERM is not held up by a 10-minute transfer.
+  std::stop_token shutdown;
 };
 
 // A client for the context's endpoints. InvalidArgument when the context has no endpoints or

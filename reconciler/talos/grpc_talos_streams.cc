@@ -161,8 +161,9 @@ absl::Status GrpcTalosClient::Events(const std::string& node, const EventsReques
 absl::StatusOr<LifecycleUpgradeResult> GrpcTalosClient::LifecycleUpgrade(
     const std::string& node, const std::string& image,
     const std::function<void(const std::string&)>& on_progress) {
+  // The store talosctl upgrade uses (--namespace system): where PullImage(kSystem) put it.
   machine::LifecycleServiceUpgradeRequest request;
-  request.mutable_containerd()->set_driver(common::CONTAINERD);
+  request.mutable_containerd()->set_driver(common::CRI);
   request.mutable_containerd()->set_namespace_(common::NS_SYSTEM);
   request.mutable_source()->set_image_name(image);
   LifecycleUpgradeResult result;
@@ -202,8 +203,9 @@ absl::StatusOr<ImagePullResult> GrpcTalosClient::PullImage(const std::string& no
                                                            ContainerdNamespace ns,
                                                            const std::string& image) {
   machine::ImageServicePullRequest request;
-  request.mutable_containerd()->set_driver(ns == ContainerdNamespace::kCri ? common::CRI
-                                                                           : common::CONTAINERD);
+  // Always the CRI containerd, whose store survives a reboot (talosctl's "system" and "cri");
+  // the system containerd's store is in memory.
+  request.mutable_containerd()->set_driver(common::CRI);
   request.mutable_containerd()->set_namespace_(static_cast<common::ContainerdNamespace>(ns));
   request.set_image_ref(image);
   ImagePullResult result;

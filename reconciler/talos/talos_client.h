@@ -62,17 +62,24 @@ class TalosClient {
                                              const LegacyUpgradeRequest& request) = 0;
 
   // LifecycleService/Upgrade (1.13+): writes `image` to the inactive slot; no drain, no reboot.
-  // `on_progress` (may be empty) sees each progress line. A non-zero installer exit code is
-  // FailedPrecondition with the last progress line; Unimplemented below 1.13.
+  // It does not pull: `image` must be in the CRI containerd's system namespace under exactly
+  // that name (PullImage(kSystem) first, as talosctl upgrade does), else Internal "upgrade
+  // failed: installer image ... not found in containerd store". `on_progress` (may be empty)
+  // sees each progress line. A non-zero installer exit code is FailedPrecondition with the last
+  // progress line; Unimplemented below 1.13.
   virtual absl::StatusOr<LifecycleUpgradeResult> LifecycleUpgrade(
       const std::string& node, const std::string& image,
       const std::function<void(const std::string&)>& on_progress) = 0;
 
-  // ImageService/Pull (1.13+): pulls `image` into the namespace; the final resolved name.
+  // ImageService/Pull (1.13+): pulls `image` into the namespace of the CRI containerd (whose
+  // store survives reboots); the final name pinned to its digest. NotFound "error pulling
+  // image" when the registry has no such image.
   virtual absl::StatusOr<ImagePullResult> PullImage(const std::string& node, ContainerdNamespace ns,
                                                     const std::string& image) = 0;
 
-  // Legacy MachineService/ImagePull (pre-pull for Kubernetes upgrades).
+  // Legacy MachineService/ImagePull into the CRI containerd (pre-pull for Kubernetes upgrades).
+  // Below 1.13 the legacy Upgrade pulls the installer into the other (system) containerd, so
+  // this proves the image exists but does not spare the Upgrade its pull.
   virtual absl::Status PullImageLegacy(const std::string& node, ContainerdNamespace ns,
                                        const std::string& image) = 0;
 

@@ -1,6 +1,6 @@
 // Typed results and requests of the Talos API client (see talos_client.h): what the reconciler
 // needs from Talos nodes, free of protobuf and gRPC types. Field meanings follow
-// shared/talos-api-facts.md; enum values keep the Talos numbering where Talos has one.
+// docs/talos-api.md; enum values keep the Talos numbering where Talos has one.
 //
 // Values only; thread-compatible.
 #pragma once

@@ -1,7 +1,7 @@
 // talosconfig: the Talos client configuration file (YAML) that talosctl reads, and the pieces of
 // it the Talos API client needs — endpoints to dial, default nodes, and the mutual-TLS material.
 //
-// Format (shared/talos-api-facts.md §1.2):
+// Format (docs/talos-api.md §1.2):
 //   context: prod
 //   contexts:
 //     prod:

@@ -143,7 +143,15 @@ INSTANTIATE_TEST_SUITE_P(
         ImageCase{"factory.talos.dev/metal-installer/"
                   "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba",
                   ""},
-        ImageCase{"siderolabs/installer", ""}, ImageCase{"installer", ""},
+        ImageCase{"docker.io/siderolabs/installer", ""},
+        ImageCase{"siderolabs/installer",
+                  "must start with its registry host, e.g. \"docker.io/siderolabs/installer\": "
+                  "Talos 1.13+ installs an image by the name as written but stores pulls under "
+                  "the full name"},
+        ImageCase{"installer",
+                  "must start with its registry host, e.g. \"docker.io/library/installer\": "
+                  "Talos 1.13+ installs an image by the name as written but stores pulls under "
+                  "the full name"},
         ImageCase{"localhost:5000/talos/installer", ""},
         ImageCase{"Registry.Example.com:443/a/b", ""}, ImageCase{"reg.local/a__b/c-d/e.f/g--h", ""},
         ImageCase{"", "must not be empty"},

@@ -65,6 +65,19 @@ TEST(PlanRenderTest, TextShowsOrderImageGatesAndEstimate) {
   EXPECT_THAT(text, HasSubstr("broken: invalid\n  clusters/broken.yaml:4:7:"));
 }
 
+TEST(PlanRenderTest, SaysThatTheLegacyPrePullDoesNotShortenTheUpgrade) {
+  const std::string legacy = RenderPlanText(SampleReport());  // from Talos 1.11.6
+  EXPECT_THAT(legacy, HasSubstr("below Talos 1.13 that pre-pull only proves the image exists"));
+  auto nodes = FiveNodes("1.13.2", "1.35.0");
+  ClusterProfile profile = MakeProfile(nodes, "1.13.9", "1.35.0");
+  ClusterPlan plan = PlanCluster(profile, MakeObserved(nodes), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
+  const std::string lifecycle = RenderPlanText({{"prod", plan, {}}});
+  EXPECT_THAT(lifecycle, HasSubstr("installer image pulled on every node"));
+  EXPECT_THAT(lifecycle, ::testing::Not(HasSubstr("only proves the image exists")));
+}
+
 TEST(PlanRenderTest, MarkdownHasATableAndTheBlockedReason) {
   std::string md = RenderPlanMarkdown(SampleReport());
   EXPECT_THAT(md, HasSubstr("### `prod`: planned"));

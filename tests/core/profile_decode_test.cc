@@ -16,8 +16,8 @@ using testing::ElementsAreArray;
 
 constexpr std::string_view kPath = "clusters/prod-eu-1.yaml";
 
-// shared/DESIGN.md §3, with the two control planes its endpoints name added to spec.nodes and
-// a real schematic id in place of the "<schematic-id>" placeholder.
+// The profile example of the original design, with the two control planes its endpoints name
+// added to spec.nodes and a real schematic id in place of the "<schematic-id>" placeholder.
 constexpr std::string_view kProfile = R"(apiVersion: talos-reconciler.dev/v1alpha1
 kind: ClusterProfile
 metadata:
@@ -93,7 +93,7 @@ TEST(ProfileDecodeTest, DecodesTheDesignExample) {
 }
 
 TEST(ProfileDecodeTest, TheLiteralDesignExampleNamesItsTwoGaps) {
-  // DESIGN.md §3 as printed lists endpoints .12 and .13 without their nodes and an image with a
+  // The example as first designed lists endpoints .12 and .13 without their nodes and an image with a
   // "<schematic-id>" placeholder; both are reported.
   std::string text = ReplaceOnce(kProfile,
                                  "    - {name: cp-1, address: 10.0.0.12, role: controlplane}\n"

@@ -125,6 +125,39 @@ TEST(StatusTest, HistoryIsCapped) {
   EXPECT_EQ(s.history.back().event, "event 29");
 }
 
+TEST(StatusTest, NodesThatDoNotAnswerKeepTheirLastVersionsAndWhenTheyWereSeen) {
+  Scene scene;
+  const ClusterStatus seen = scene.Build(nullptr, {}, kT0);
+  for (NodeObservation& n : scene.observed.nodes) {
+    if (n.name != "cp-1") continue;
+    n.reachable = false;
+    n.talos.reset();
+    n.kubelet.reset();
+  }
+  scene.observed = WithLastKnownVersions(scene.observed, &seen);
+  const ClusterStatus down = scene.Build(&seen, {}, kT0 + std::chrono::minutes(1));
+  const ClusterStatus later = scene.Build(&down, {}, kT0 + std::chrono::minutes(2));
+  for (const ClusterStatus* s : {&down, &later}) {
+    EXPECT_EQ(s->talos.current, "1.11.6");
+    for (const NodeStatus& n : s->nodes) {
+      SCOPED_TRACE(n.name);
+      EXPECT_EQ(n.talos, "1.11.6");
+      EXPECT_EQ(n.kubelet, "1.34.1");
+      EXPECT_EQ(n.reachable, n.name != "cp-1");
+      if (n.name == "cp-1") {
+        EXPECT_FALSE(n.ready);
+        EXPECT_EQ(n.last_seen, std::optional<TimePoint>(kT0));  // still the first sighting
+      }
+    }
+  }
+  const std::string yaml = RenderStatusYaml(later);
+  EXPECT_THAT(yaml, HasSubstr("reachable: false"));
+  EXPECT_THAT(yaml, HasSubstr("lastSeen: \"2026-11-22T02:00:00Z\""));
+  Decoded<ClusterStatus> decoded = DecodeClusterStatus("status/prod.yaml", yaml);
+  ASSERT_TRUE(decoded.ok()) << yaml;
+  EXPECT_FALSE(StatusChanged(*decoded.value, later)) << yaml;
+}
+
 TEST(StatusYamlTest, RoundTripsEveryField) {
   Scene scene;
   RolloutMemory memory;

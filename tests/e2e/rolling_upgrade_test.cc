@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "tests/e2e/e2e_fixture.h"
@@ -213,6 +214,20 @@ TEST_F(E2eTest, LegacyPathBelow113AndLifecyclePathFrom113) {
   EXPECT_EQ(CountCalls(journal, "life", "LifecycleService/Upgrade", "OK", since), 3);
   EXPECT_GE(CountCalls(journal, "life", "ImageService/Pull", "OK", since), 3);
   for (const auto& span : life) EXPECT_EQ(span.reboot_calls_ok, 1) << span.node;
+  // LifecycleService/Upgrade does not pull: every install found the image pulled into the CRI
+  // store on that node during its current boot (a reboot after the pre-pull would not matter).
+  std::map<std::string, bool> pulled_this_boot;
+  for (const auto& line : journal) {
+    if (line.seq <= since || line.cluster != "life") continue;
+    if (!line.call && line.what == "up") pulled_this_boot[line.node] = false;
+    if (line.call && line.code == "OK" && line.what.ends_with("ImageService/Pull")) {
+      pulled_this_boot[line.node] = true;
+    }
+    if (line.call && line.what.ends_with("LifecycleService/Upgrade")) {
+      EXPECT_EQ(line.code, "OK") << line.node << ": " << line.detail;
+      EXPECT_TRUE(pulled_this_boot[line.node]) << line.node << ": installed without a pull";
+    }
+  }
   int cordons = 0, uncordons = 0, evictions = 0;
   for (const auto& line : journal) {
     if (line.seq <= since || line.cluster != "life" || line.call) continue;

@@ -151,9 +151,12 @@ SmartHttpServer::SmartHttpServer(const fs::path& root, const fs::path& dir, Http
     fs::create_directories(dir);
     certificate_ = dir / "cert.pem";
     const fs::path key = dir / "key.pem";
+    // For the address, not a name, so no resolver is needed. IP:127.0.0.1 is the proper entry;
+    // Debian's libgit2 verifies with mbedTLS 2.28, which compares the host only with dNSName
+    // entries as text, hence DNS:127.0.0.1 as well.
     MustRun({"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
-             "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-keyout", key.string(),
-             "-out", certificate_.string()});
+             "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1,DNS:127.0.0.1", "-keyout",
+             key.string(), "-out", certificate_.string()});
     server_ = std::make_unique<httplib::SSLServer>(certificate_.c_str(), key.c_str());
   } else {
     server_ = std::make_unique<httplib::Server>();
@@ -173,8 +176,7 @@ SmartHttpServer::~SmartHttpServer() {
 }
 
 std::string SmartHttpServer::Url(const std::string& name) const {
-  return fmt::format("{}://{}:{}/{}.git", options_.tls ? "https" : "http",
-                     options_.tls ? "localhost" : "127.0.0.1", port_, name);
+  return fmt::format("{}://127.0.0.1:{}/{}.git", options_.tls ? "https" : "http", port_, name);
 }
 
 std::vector<std::string> SmartHttpServer::Requests() const {

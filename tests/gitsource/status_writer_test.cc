@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <latch>
 #include <mutex>
 #include <thread>
@@ -43,6 +44,37 @@ class RecordingSleeper final : public Sleeper {
 class FixedRandom final : public RandomSource {
  public:
   double Uniform() override { return 0.5; }
+};
+
+// A sleeper that holds every sleep until the test releases it, so a test can act while the
+// writer waits out its coalescing window.
+class GateSleeper final : public Sleeper {
+ public:
+  bool SleepFor(milliseconds duration, std::stop_token stop) override {
+    std::unique_lock lock(mu_);
+    waits_.push_back(duration);
+    changed_.notify_all();
+    changed_.wait(lock, stop, [&] { return released_ > 0; });
+    if (released_ > 0) --released_;
+    return !stop.stop_requested();
+  }
+  // Waits (up to 30 s) until `count` sleeps have begun; their durations.
+  std::vector<milliseconds> WaitForSleeps(size_t count) {
+    std::unique_lock lock(mu_);
+    changed_.wait_for(lock, std::chrono::seconds(30), [&] { return waits_.size() >= count; });
+    return waits_;
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    ++released_;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable_any changed_;
+  std::vector<milliseconds> waits_;
+  int released_ = 0;
 };
 
 class StatusWriterTest : public UpstreamTest {
@@ -234,6 +266,39 @@ TEST_F(StatusWriterTest, ConcurrentWritesCoalesce) {
   EXPECT_LT(StatusCommits(), kWriters);
   const std::string files = upstream_.GitBare({"ls-tree", "--name-only", "-r", StatusTip()});
   EXPECT_EQ(std::count(files.begin(), files.end(), '\n') + 1, kWriters) << files;
+}
+
+// Updates that arrive within the window after a commit go out as one commit; the first after a
+// quiet spell goes at once; each Write returns only once its own update is pushed.
+TEST_F(StatusWriterTest, UpdatesWithinTheWindowAreOneCommit) {
+  GateSleeper gate;
+  config_.coalesce_window = milliseconds(800);
+  auto writer = GitStatusWriter::Create(*source_, config_, clock_, gate, random_);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());  // no wait
+  const int after_first = StatusCommits();
+
+  absl::StatusOr<StatusCommit> b = absl::UnknownError("not run");
+  absl::StatusOr<StatusCommit> c = absl::UnknownError("not run");
+  std::thread tb([&] { b = (*writer)->Write({{{"status/b.yaml", "b\n"}}, "b"}); });
+  // b came right after a commit (the fixed clock has not moved): it waits the whole window.
+  EXPECT_EQ(gate.WaitForSleeps(1), std::vector<milliseconds>{milliseconds(800)});
+  std::thread tc([&] { c = (*writer)->Write({{{"status/c.yaml", "c\n"}}, "c"}); });
+  for (int i = 0; i < 3000 && (*writer)->Queued() < 2; ++i) {
+    std::this_thread::yield();
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  ASSERT_EQ((*writer)->Queued(), 2u);
+  gate.Release();
+  tb.join();
+  tc.join();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(b->commit, c->commit);
+  EXPECT_EQ(StatusCommits(), after_first + 1);
+  EXPECT_EQ(Show(b->commit + ":status/b.yaml"), "b");
+  EXPECT_EQ(Show(b->commit + ":status/c.yaml"), "c");
+  EXPECT_EQ(Show(StatusTip() + ":status/a.yaml"), "a");
 }
 
 TEST_F(StatusWriterTest, ReadsAndWritesRunConcurrently) {

@@ -1,6 +1,6 @@
 // Pins the field numbers of the Talos API subset: every case decodes wire bytes written by
 // hand from tags ((field << 3) | wire type; 0 = varint, 2 = length-delimited) per
-// shared/talos-api-facts.md, and checks that the decoded message has the expected values.
+// docs/talos-api.md, and checks that the decoded message has the expected values.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -114,6 +114,59 @@ TEST_F(DaemonConfigTest, CredentialsDirectoryMustExist) {
   EXPECT_THAT(FinishDaemonConfig(config).message(), HasSubstr("--credentials-dir"));
 }
 
+// Credentials that can never be used fail at start, naming the flag, instead of being retried.
+TEST_F(DaemonConfigTest, UnusableGitCredentialsFailAtStart) {
+  std::ofstream(dir_ / "token") << "t0ken\n";
+  struct Case {
+    std::string url;
+    std::vector<std::string> extra;
+    std::string expected;  // empty: accepted
+  };
+  for (const Case& c : std::vector<Case>{
+           {"file:///r.git",
+            {"--git-token-file", (dir_ / "missing").string()},
+            "--git-token-file: cannot read"},
+           {"file:///r.git",
+            {"--git-known-hosts", (dir_ / "missing").string()},
+            "--git-known-hosts: cannot read"},
+           {"http://127.0.0.1:1/r.git",
+            {"--git-token-file", (dir_ / "token").string()},
+            "--git-token-file: refusing to send credentials over plain http://"},
+           {"https://127.0.0.1:1/r.git", {"--git-token-file", (dir_ / "token").string()}, ""},
+           {"http://127.0.0.1:1/r.git", {}, ""},  // anonymous plain http is fine
+       }) {
+    SCOPED_TRACE(c.url + " " + c.expected);
+    DaemonConfig config;
+    std::vector<std::string> args = Required();
+    args[1] = c.url;
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    ASSERT_EQ(Parse(args, config), "");
+    absl::Status s = FinishDaemonConfig(config);
+    if (c.expected.empty()) {
+      EXPECT_TRUE(s.ok()) << s;
+      continue;
+    }
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(s.message(), HasSubstr(c.expected));
+  }
+}
+
+TEST_F(DaemonConfigTest, ShutdownAndLivenessBoundsHaveRanges) {
+  for (const char* flag : {"--shutdown-timeout", "--unhealthy-after"}) {
+    DaemonConfig config;
+    std::vector<std::string> args = Required();
+    args.insert(args.end(), {flag, "0s"});
+    ASSERT_EQ(Parse(args, config), "");
+    absl::Status s = FinishDaemonConfig(config);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << flag;
+    EXPECT_THAT(s.message(), HasSubstr(flag));
+  }
+  DaemonConfig config;
+  ASSERT_EQ(Parse(Required(), config), "");
+  EXPECT_EQ(config.shutdown_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(config.unhealthy_after, std::chrono::minutes(15));
+}
+
 TEST_F(DaemonConfigTest, NodePollIntervalTakesMilliseconds) {
   DaemonConfig config;
   std::vector<std::string> args = Required();

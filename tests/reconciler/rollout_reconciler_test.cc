@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "reconciler/kube/drain.h"
+#include "tests/reconciler/step_clock.h"
 #include "tests/core/rollout_world.h"
 
 namespace tr::reconciler {
@@ -13,6 +15,7 @@ using core::testing_fixtures::MakeObserved;
 using core::testing_fixtures::MakeProfile;
 using core::testing_fixtures::RolloutWorld;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The simulated nodes of tests/core, seen through the reconciler's interfaces.
 class WorldClock final : public gitsource::WallClock {
@@ -57,6 +60,13 @@ class WorldExecutor final : public RolloutExecutor {
   absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
                                        const core::RolloutDecision& d, std::stop_token) override {
     calls.push_back(std::string(core::ActionKindName(d.kind)) + " " + d.node);
+    if (d.kind == core::ActionKind::kInstallImage && busy_installs > 0) {
+      --busy_installs;  // an install a killed process started is still running
+      return absl::FailedPreconditionError(
+          "talos LifecycleUpgrade on node 10.0.0.4: another installation/upgrade is already in "
+          "progress");
+    }
+    if (d.kind == core::ActionKind::kDrainNode && drain) return drain();
     if (d.kind == core::ActionKind::kCallUpgrade) {
       // The operation must already be on the status branch when the node is called.
       const auto& in_flight = store_.latest.at(profile.name).rollout.in_flight;
@@ -70,6 +80,8 @@ class WorldExecutor final : public RolloutExecutor {
   std::vector<std::string> calls;
   bool recorded_before_call = true;
   absl::Status refusal;
+  int busy_installs = 0;
+  std::function<absl::Status()> drain;  // the drain's result, when set
 
  private:
   RolloutWorld& world_;
@@ -77,16 +89,19 @@ class WorldExecutor final : public RolloutExecutor {
 };
 
 struct Harness {
-  RolloutWorld world{MakeProfile(FiveNodes("1.11.6", "1.34.1"), "1.12.0", "1.34.1"),
-                     MakeObserved(FiveNodes("1.11.6", "1.34.1"))};
+  explicit Harness(const std::string& from = "1.11.6", const std::string& to = "1.12.0")
+      : world(MakeProfile(FiveNodes(from, "1.34.1"), to, "1.34.1"),
+              MakeObserved(FiveNodes(from, "1.34.1"))) {
+    Publish(world.profile(), {});
+  }
+
+  RolloutWorld world;
   WorldClock clock{world};
   WorldObserver observer{world};
   MemoryStatusStore store;
   WorldExecutor executor{world, store};
   DesiredState desired;
   Metrics metrics;
-
-  Harness() { Publish(world.profile(), {}); }
 
   void Publish(const core::ClusterProfile& profile, std::vector<core::InvalidProfile> invalid) {
     auto snapshot = std::make_shared<DesiredSnapshot>();
@@ -160,6 +175,99 @@ TEST(RolloutReconcilerTest, ANodeRefusalHaltsWithItsWords) {
   const size_t calls = h.executor.calls.size();
   h.RunToRest(*r);
   EXPECT_EQ(h.executor.calls.size(), calls) << "a halted cluster touched a node";
+}
+
+TEST(RolloutReconcilerTest, AnInstallStillRunningFromBeforeARestartIsWaitedFor) {
+  Harness h("1.13.9", "1.14.2");
+  h.executor.busy_installs = 3;
+  auto r = h.Make();
+  // The first answers "already in progress": the reconcile waits, saying so, and halts nothing.
+  ReconcileOutcome outcome;
+  for (int i = 0; i < 50 && h.executor.busy_installs == 3; ++i) {
+    outcome = r->Reconcile("prod", {});
+    h.world.AdvanceTo(h.world.now() + outcome.after);
+  }
+  EXPECT_EQ(outcome.kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kUpgradingTalos);
+  EXPECT_THAT(h.store.latest.at("prod").message, HasSubstr("already in progress"));
+  h.RunToRest(*r);
+  const core::ClusterStatus& s = h.store.latest.at("prod");
+  EXPECT_EQ(s.phase, core::ClusterPhase::kReady) << s.message;
+  EXPECT_FALSE(s.rollout.failure.has_value());
+  EXPECT_EQ(h.executor.busy_installs, 0);
+  for (const auto& [node, count] : h.world.reboots_into_upgrade()) EXPECT_EQ(count, 1) << node;
+  EXPECT_EQ(h.world.reboots_into_upgrade().size(), 5u);
+}
+
+TEST(RolloutReconcilerTest, StatusKeepsTheLastSeenVersionsWhileNodesDoNotAnswer) {
+  Harness h;
+  auto r = h.Make();
+  // Run until the first control plane is in flight (both workers done).
+  for (int i = 0; i < 500 && h.world.log().size() < 3; ++i) {
+    ReconcileOutcome o = r->Reconcile("prod", {});
+    h.world.AdvanceTo(h.world.now() + std::max(o.after, std::chrono::milliseconds(1)));
+  }
+  ASSERT_EQ(h.world.log().back(), "upgrade cp-0");
+  r->Reconcile("prod", {});
+  ASSERT_EQ(h.store.latest.at("prod").talos.progress, "2/5");
+  // The endpoint goes down with it: no node answers for a while.
+  core::ObservedCluster saved = h.world.observed();
+  for (core::NodeObservation& n : h.world.observed().nodes) {
+    n.reachable = false;
+    n.talos.reset();
+    n.kubelet.reset();
+    n.ready = false;
+  }
+  r->Reconcile("prod", {});
+  const core::ClusterStatus& s = h.store.latest.at("prod");
+  EXPECT_EQ(s.phase, core::ClusterPhase::kUpgradingTalos);
+  EXPECT_EQ(s.talos.progress, "2/5");
+  EXPECT_EQ(s.talos.current, "1.11.6");
+  EXPECT_EQ(s.message, "cp-0 rebooting into 1.12.0 (2/5)");
+  for (const core::NodeStatus& n : s.nodes) {
+    EXPECT_EQ(n.talos, n.name.starts_with("w-") ? "1.12.0" : "1.11.6") << n.name;
+    EXPECT_EQ(n.kubelet, "1.34.1") << n.name;
+  }
+  h.world.observed() = saved;
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+}
+
+// A Kubernetes API where one pod is guarded by a budget that never allows its eviction.
+class GuardedPodKube final : public kube::KubeClient {
+ public:
+  absl::StatusOr<std::vector<kube::KubeNode>> ListNodes() override {
+    return std::vector<kube::KubeNode>{};
+  }
+  absl::Status SetUnschedulable(const std::string&, bool) override { return absl::OkStatus(); }
+  absl::StatusOr<std::vector<kube::KubePod>> ListPodsOnNode(const std::string& node) override {
+    return std::vector<kube::KubePod>{
+        {"default", "guarded", node, "ReplicaSet", false, false}};
+  }
+  absl::Status EvictPod(const std::string&, const std::string&) override {
+    return absl::ResourceExhaustedError(
+        "Cannot evict pod as it would violate the pod's disruption budget.");
+  }
+};
+
+using testing::StepClock;
+
+TEST(RolloutReconcilerTest, ADrainThatTimesOutHaltsWithItsCause) {
+  Harness h("1.13.9", "1.14.2");
+  GuardedPodKube kube;
+  StepClock drain_clock;
+  h.executor.drain = [&] {
+    return kube::DrainNode(kube, "w-0", {std::chrono::seconds(30), std::chrono::seconds(5)},
+                           drain_clock, drain_clock, {});
+  };
+  auto r = h.Make();
+  h.RunToRest(*r);
+  const core::ClusterStatus& s = h.store.latest.at("prod");
+  EXPECT_EQ(s.phase, core::ClusterPhase::kUpgradeFailed);
+  EXPECT_THAT(s.message, HasSubstr("drain of w-0 timed out after 30s"));
+  EXPECT_THAT(s.message, HasSubstr("default/guarded"));
+  EXPECT_THAT(s.message, Not(HasSubstr("did not become healthy")));
+  EXPECT_TRUE(h.world.reboots_into_upgrade().empty()) << "a node was rebooted undrained";
 }
 
 TEST(RolloutReconcilerTest, InvalidProfileIsBlockedAndNamesTheFile) {

@@ -4,6 +4,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -63,6 +64,17 @@ std::string Unreachable(const std::string& address) {
 }
 
 }  // namespace
+
+bool AddressContainsPort(std::string_view target) {
+  // As Go's net.SplitHostPort succeeding: "host:port" or "[v6]:port"; a bare IPv6 address
+  // ("fd00::1", two or more colons) or "[fd00::1]" has no port.
+  if (target.starts_with("[")) {
+    const size_t close = target.find(']');
+    return close != std::string_view::npos && close + 1 < target.size() &&
+           target[close + 1] == ':';
+  }
+  return std::count(target.begin(), target.end(), ':') == 1;
+}
 
 std::set<std::string> RolesFromCertificate(const std::string& pem) {
   std::set<std::string> roles;
@@ -136,12 +148,14 @@ absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContext& context,
     return refuse(absl::InvalidArgumentError("node metadata must be single-valued"));
   }
   const std::string& target = targets.front();
-  if (target.find(':') != std::string::npos || target.empty()) {
-    return refuse(absl::InvalidArgumentError("invalid target"));
-  }
+  // A worker has no backend factory: a local target is served, anything else is refused before
+  // the target is even looked at (director.go singleDirector).
   if (!endpoint_->is_control_plane()) {
     if (target == endpoint_->address || target == endpoint_->spec.name) return route;
     return refuse(absl::PermissionDeniedError("no request forwarding"));
+  }
+  if (target.empty() || AddressContainsPort(target)) {
+    return refuse(absl::InternalError(fmt::format("invalid target \"{}\"", target)));
   }
   auto [cluster, node] = directory_(target);
   if (node == nullptr) return refuse(absl::UnavailableError(Unreachable(target)));
@@ -151,6 +165,11 @@ absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContext& context,
         "tls: bad certificate\""));
   }
   if (!node->api_reachable()) return refuse(absl::UnavailableError(Unreachable(node->address)));
+  // This apid's connection to a node that rebooted is still in reconnect backoff
+  // (backend/apid.go: up to 15 s, 20 s minimum connect timeout): calls fail as the dial did.
+  if (node != endpoint_ && cluster_->scheduler().Now() < node->forwardable_from) {
+    return refuse(absl::UnavailableError(Unreachable(node->address)));
+  }
   route.target = node;
   route.forwarded = node != endpoint_;
   return route;

@@ -33,6 +33,10 @@ struct Route {
 // The roles in the PEM certificate's Subject Organization entries that Talos knows.
 std::set<std::string> RolesFromCertificate(const std::string& pem);
 
+// Whether a `node` target carries a port (apid answers Internal `invalid target "..."`); a bare
+// IPv6 address does not.
+bool AddressContainsPort(std::string_view target);
+
 // True when one of `roles` may call `method` ("/machine.MachineService/Upgrade").
 bool Authorized(const std::set<std::string>& roles, std::string_view method);
 

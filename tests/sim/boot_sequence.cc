@@ -52,6 +52,9 @@ void SimCluster::BootUpLocked(SimNode& node, bool instant) {
   node.resources.clear();
   node.cosi_log.clear();
   node.services.clear();
+  // The system containerd keeps its images in memory: a boot starts it empty.
+  node.image_store.erase(ImageStore::kSystemInMemory);
+  node.installing = false;
   node.up = true;
   node.stuck_down = false;
   JournalStateLocked(
@@ -63,6 +66,7 @@ void SimCluster::BootUpLocked(SimNode& node, bool instant) {
     node.stage = MachineStage::kBooting;
     return;
   }
+  node.forwardable_from = scheduler_->Now() + Scaled(timings_.apid_reconnect);
   node.sequence = "boot";
   SequenceEventLocked(node, "initialize", machine::SequenceEvent::START, "");
   SetStageLocked(node, MachineStage::kBooting, false,
@@ -108,83 +112,6 @@ void SimCluster::ReadyLocked(SimNode& node) {
     CordonLocked(node, false, "talos");
   }
   SetStageLocked(node, MachineStage::kRunning, true, {});
-}
-
-absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgrade(
-    SimNode& node, std::string image) {
-  std::lock_guard lock(mu_);
-  if (image.empty()) return absl::InvalidArgumentError("installer image name is required");
-  if (node.installing) {
-    return absl::FailedPreconditionError("another installation/upgrade is already in progress");
-  }
-  node.installing = true;
-  JournalStateLocked(node, "install", fmt::format("start {}", image));
-  auto box = std::make_shared<Mailbox<ProgressItem>>();
-  box->Push(ProgressItem::Message(fmt::format("pulling installer image {}", image)));
-  const uint64_t generation = node.generation;
-  SimNode* n = &node;
-  auto down = [box] {
-    box->Push(ProgressItem::Error(absl::UnavailableError("connection closed: node is rebooting")));
-    box->Close();
-  };
-  scheduler_->After(Scaled(timings_.image_pull), [this, n, generation, box, image, down] {
-    std::lock_guard inner(mu_);
-    if (stopping_ || n->generation != generation) return down();
-    auto tag = ValidateImageLocked(*n, image, true);
-    if (!tag.ok()) {
-      n->installing = false;
-      JournalStateLocked(*n, "install",
-                         fmt::format("failed: {}", std::string(tag.status().message())));
-      box->Push(ProgressItem::Message(
-          fmt::format("error pulling installer image: {}", std::string(tag.status().message()))));
-      box->Push(ProgressItem::Exit(1));
-      box->Close();
-      return;
-    }
-    const char slot = n->active_slot == 0 ? 'B' : 'A';
-    box->Push(ProgressItem::Message(fmt::format("installing {} to boot slot {}", *tag, slot)));
-    scheduler_->After(Scaled(timings_.install), [this, n, generation, box, tag = *tag, down] {
-      std::lock_guard inner2(mu_);
-      if (stopping_ || n->generation != generation) return down();
-      const int inactive = 1 - n->active_slot;
-      n->slots[inactive] = tag;
-      n->next_boot_slot = inactive;
-      n->installing = false;
-      JournalStateLocked(*n, "slot",
-                         fmt::format("{} installed in slot {}", tag, inactive == 0 ? 'A' : 'B'));
-      box->Push(ProgressItem::Message("upgrade complete; reboot to activate the new version"));
-      box->Push(ProgressItem::Exit(0));
-      box->Close();
-      NotifyLocked();
-    });
-  });
-  return box;
-}
-
-std::shared_ptr<Mailbox<ProgressItem>> SimCluster::PullImage(SimNode& node, std::string image) {
-  std::lock_guard lock(mu_);
-  auto box = std::make_shared<Mailbox<ProgressItem>>();
-  JournalStateLocked(node, "pull", image);
-  const uint64_t generation = node.generation;
-  SimNode* n = &node;
-  const std::string layer = "sha256:" + std::string(16, 'a');
-  box->Push(ProgressItem::Layer(layer, 0, 0, 52'428'800));
-  scheduler_->After(Scaled(timings_.image_pull), [this, n, generation, box, image, layer] {
-    std::lock_guard inner(mu_);
-    if (stopping_ || n->generation != generation) {
-      box->Push(
-          ProgressItem::Error(absl::UnavailableError("connection closed: node is rebooting")));
-    } else if (auto tag = ValidateImageLocked(*n, image, false); !tag.ok()) {
-      box->Push(ProgressItem::Error(absl::UnknownError(fmt::format(
-          "failed to pull image \"{}\": {}", image, std::string(tag.status().message())))));
-    } else {
-      box->Push(ProgressItem::Layer(layer, 1, 52'428'800, 52'428'800));
-      box->Push(ProgressItem::Layer(layer, 3, 52'428'800, 52'428'800));
-      box->Push(ProgressItem::Name(image));
-    }
-    box->Close();
-  });
-  return box;
 }
 
 }  // namespace tr::sim

@@ -57,11 +57,6 @@ absl::StatusOr<ParsedConfig> ParseConfig(const std::string& data) {
   }
 }
 
-std::string TagOf(const std::string& image) {
-  auto colon = image.rfind(':');
-  return colon == std::string::npos ? "" : image.substr(colon + 1);
-}
-
 }  // namespace
 
 std::string SimCluster::RenderMachineConfigLocked(const SimNode& node) const {
@@ -136,28 +131,9 @@ absl::StatusOr<ApplyResult> SimCluster::ApplyConfiguration(SimNode& node, const 
     if (node.images[name] == image) continue;
     node.images[name] = image;
     JournalStateLocked(node, "image", fmt::format("{} = {}", name, image));
-    if (name == "kubelet") {
-      // The kubelet restarts: its service resource is destroyed, then comes back running.
-      node.services.erase("kubelet");
-      RefreshResourcesLocked(node);
-      AfterLocked(node, Scaled(timings_.pod_start), [this, tag = TagOf(image)](SimNode& n) {
-        SetServiceLocked(n, "kubelet", "Running", true);
-        if (!tag.empty()) n.kubelet_version = tag.substr(tag[0] == 'v' ? 1 : 0);
-        n.kube_resource_version = NextResourceVersionLocked();
-        JournalStateLocked(n, "kubelet", "restarted " + n.kubelet_version);
-        RefreshResourcesLocked(n);
-      });
-    }
+    if (name == "kubelet") RestartKubeletLocked(node, image);
   }
-  for (auto& pod : pods_) {
-    if (pod.node != node.spec.name || pod.owner_kind != "Node") continue;
-    auto it = node.images.find(pod.container);
-    if (it != node.images.end() && it->second != pod.image) {
-      pod.image = it->second;
-      pod.annotations["talos.dev/config-version"] = std::to_string(node.config_version);
-      pod.resource_version = NextResourceVersionLocked();
-    }
-  }
+  RestartStaticPodsLocked(node);
   RefreshResourcesLocked(node);
   if (result.mode == Mode::REBOOT) {
     StartRebootSequenceLocked(node, "");

@@ -3,6 +3,7 @@
 // then the initial state (one resource: its current state; a kind with bootstrap_contents: every
 // resource then BOOTSTRAPPED), then changes until the node goes down.
 #include "fmt/format.h"
+#include "tests/sim/cosi_types.h"
 #include "tests/sim/node_services.h"
 
 namespace tr::sim {
@@ -31,6 +32,10 @@ void ToProto(const CosiResource& r, cr::Resource* out) {
 }
 
 grpc::Status CheckSensitive(const Route& route, const std::string& type) {
+  if (!KnownCosiType(type)) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        fmt::format("resource type \"{}\" is not supported", type));
+  }
   if (type == "MachineConfigs.config.talos.dev" && !route.roles.contains("os:admin")) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "not authorized");
   }
@@ -85,6 +90,12 @@ grpc::Status CosiStateImpl::Watch(grpc::ServerContext* ctx, const cr::WatchReque
     const std::string& ns = request->namespace_();
     const std::string& type = request->type();
     const bool single = request->has_id();
+    // cosi-project/runtime server.go: a single-resource watch has no bootstrap contents, and
+    // clients before api_version 1 never get BOOTSTRAPPED markers.
+    if (single && request->options().bootstrap_contents()) {
+      return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                          "bootstrap contents is not implemented for resource watch");
+    }
     auto matches = [&](const CosiResource& res) {
       return res.ns == ns && res.type == type && (!single || res.id == request->id());
     };
@@ -112,7 +123,9 @@ grpc::Status CosiStateImpl::Watch(grpc::ServerContext* ctx, const cr::WatchReque
         ev->set_event_type(cr::CREATED);
         ToProto(res, ev->mutable_resource());
       }
-      initial.emplace_back().add_event()->set_event_type(cr::BOOTSTRAPPED);
+      if (request->api_version() >= 1) {
+        initial.emplace_back().add_event()->set_event_type(cr::BOOTSTRAPPED);
+      }
     }
     while (true) {
       lock.unlock();

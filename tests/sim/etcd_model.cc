@@ -52,10 +52,21 @@ void SimCluster::ElectLeaderLocked() {
   JournalStateLocked(*members.front(), "etcd-leader", "none (no quorum)");
 }
 
+bool PreserveSkipsEtcdChecks(const core::Version& version) {
+  // v1alpha1_server.go Upgrade: `!force && !preserve` guards the checks only in v1.12.9+,
+  // v1.13.4+ and v1.14 (from v1.14.0-alpha.2); before, only `force` skips them.
+  if (version.major != 1) return version.major > 1;
+  if (version.minor == 12) return version.patch >= 9;
+  if (version.minor == 13) return version.patch >= 4;
+  return version.minor >= 14;
+}
+
 absl::Status SimCluster::ValidateEtcdForUpgradeLocked(SimNode& node, const LegacyUpgradeParams& p) {
   auto version = core::ParseTalosVersion(node.tag);
   const int minor = version.ok() ? version->minor : 0;
-  if (p.force || (minor >= 12 && p.preserve)) return absl::OkStatus();
+  if (p.force || (p.preserve && version.ok() && PreserveSkipsEtcdChecks(*version))) {
+    return absl::OkStatus();
+  }
   for (auto& f : node.faults) {
     if (f.kind == FaultKind::kUpgradeLockHeld && f.count != 0) {
       if (f.count > 0) --f.count;

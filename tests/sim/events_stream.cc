@@ -2,6 +2,7 @@
 // events per tail_events / tail_id / tail_seconds, then new ones as they happen, filtered by
 // with_actor_id. The stream ends with UNAVAILABLE when the node (or the apid endpoint that
 // forwards it) goes down, as a real node's connection drops on reboot.
+#include "tests/sim/ids.h"
 #include "tests/sim/node_services.h"
 
 namespace tr::sim {
@@ -54,8 +55,10 @@ grpc::Status MachineServiceImpl::Events(grpc::ServerContext* ctx,
     const uint64_t endpoint_generation = r.endpoint->generation;
     uint64_t cursor = StartCursor(*r.target, *request, cluster.scheduler().WallNow());
     lock.unlock();
+    // The hello event is a real event without payload: it has an id (runtime.NewEvent).
     machine::Event hello;
     hello.mutable_data();
+    hello.set_id(NewXid(cluster.scheduler().WallNow()));
     hello.set_actor_id(request->with_actor_id());
     if (!writer->Write(hello)) return grpc::Status::CANCELLED;
     lock.lock();

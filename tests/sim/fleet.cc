@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <set>
 
 #include "fmt/format.h"
 #include "tests/sim/client_config.h"
@@ -108,12 +109,22 @@ absl::Status Fleet::Impl::CreateAuthorities() {
 // AlreadyExists for an explicit address) when an address is taken.
 absl::Status Fleet::Impl::Bind(const std::string& prefix) {
   int next_host = 1;
+  // One registry for the whole fleet: every node's schematic exists, plus the fleet file's.
+  std::set<std::string> schematics = {std::string(kVanillaSchematic)};
+  schematics.insert(spec.registry.schematics.begin(), spec.registry.schematics.end());
+  for (const auto& cs : spec.clusters) {
+    for (const auto& node : cs.nodes) {
+      if (!node.schematic.empty()) schematics.insert(node.schematic);
+    }
+  }
+  auto registry = std::make_shared<RegistryCatalog>(spec.registry.images, std::move(schematics));
   listeners = std::make_unique<NodeListeners>(
       [this](std::string_view target) { return Find(target); }, refuse_while_down);
   for (size_t i = 0; i < spec.clusters.size(); ++i) {
     const ClusterSpec& cs = spec.clusters[i];
     ClusterRuntime& rt = clusters[i];
     rt.sim = std::make_unique<SimCluster>(cs, spec.timings, scale, scheduler, journal.get());
+    rt.sim->set_registry(registry);
     std::vector<std::string> addresses;
     for (const auto& node : cs.nodes) {
       addresses.push_back(node.address.empty() ? fmt::format("{}.{}", prefix, next_host++)
@@ -145,7 +156,7 @@ absl::Status Fleet::Impl::Bind(const std::string& prefix) {
     auto kube_cert = rt.kube_ca->Issue({.common_name = "kube-apiserver",
                                         .organizations = {},
                                         .ip_sans = {api_address},
-                                        .dns_sans = {"kubernetes", "localhost"},
+                                        .dns_sans = {"kubernetes"},
                                         .server = true,
                                         .key_type = KeyType::kEcdsaP256});
     if (!kube_cert.ok()) return kube_cert.status();

@@ -8,6 +8,7 @@
 #include "core/text.h"
 #include "core/version.h"
 #include "fmt/format.h"
+#include "tests/sim/image_registry.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tr::sim {
@@ -21,6 +22,10 @@ constexpr std::pair<FaultKind, std::string_view> kFaultNames[] = {
     {FaultKind::kEtcdUnhealthy, "etcd_unhealthy"},
     {FaultKind::kUpgradeLockHeld, "upgrade_lock_held"},
     {FaultKind::kApiUnreachable, "api_unreachable"},
+    {FaultKind::kImagePullFailure, "image_pull_failure"},
+    {FaultKind::kStaticPodNotReady, "static_pod_not_ready"},
+    {FaultKind::kKubeletNotReturning, "kubelet_not_returning"},
+    {FaultKind::kRemovedApiInUse, "removed_api_in_use"},
 };
 
 // n[key] when n is a map that has it, else an empty (null) node: never a throwing zombie.
@@ -186,13 +191,27 @@ absl::StatusOr<ClusterSpec> ParseCluster(const YAML::Node& y) {
 absl::Status ParseTimings(const YAML::Node& y, Timings& t) {
   const std::pair<const char*, std::chrono::milliseconds*> fields[] = {
       {"image_pull", &t.image_pull}, {"install", &t.install}, {"drain", &t.drain},
-      {"reboot", &t.reboot},         {"boot", &t.boot},       {"pod_start", &t.pod_start}};
+      {"reboot", &t.reboot},         {"boot", &t.boot},       {"pod_start", &t.pod_start},
+      {"apid_reconnect", &t.apid_reconnect}};
   for (const auto& [key, field] : fields) {
     if (!Child(y, key)) continue;
     auto d = ParseDuration(fmt::format("timings.{}", key), Child(y, key).as<std::string>());
     if (!d.ok()) return d.status();
     *field = *d;
   }
+  return absl::OkStatus();
+}
+
+absl::Status ParseRegistry(const YAML::Node& y, RegistrySpec& registry) {
+  if (!y) return absl::OkStatus();
+  if (!y.IsMap()) return Invalid("registry", "must be a mapping with images and schematics");
+  for (const auto& image : Child(y, "images")) {
+    registry.images.push_back(image.as<std::string>());
+    if (!ParseImageRef(registry.images.back()).ok()) {
+      return Invalid("registry.images", fmt::format("bad reference \"{}\"", registry.images.back()));
+    }
+  }
+  for (const auto& id : Child(y, "schematics")) registry.schematics.push_back(id.as<std::string>());
   return absl::OkStatus();
 }
 
@@ -227,6 +246,7 @@ absl::StatusOr<FleetSpec> ParseYaml(const YAML::Node& root) {
   if (spec.address_prefix == "auto") spec.address_prefix.clear();
   spec.refuse_connections_while_down = root["refuse_connections_while_down"].as<bool>(false);
   if (auto st = ParseTimings(Child(root, "timings"), spec.timings); !st.ok()) return st;
+  if (auto st = ParseRegistry(Child(root, "registry"), spec.registry); !st.ok()) return st;
   for (const auto& c : Child(root, "clusters")) {
     auto cluster = ParseCluster(c);
     if (!cluster.ok()) return cluster.status();

@@ -35,10 +35,18 @@ enum class FaultKind {
   kEtcdUnhealthy,      // this node's etcd member fails its health check
   kUpgradeLockHeld,    // Upgrade on this node finds the etcd upgrade mutex held by another session
   kApiUnreachable,     // the node's API answers nothing but Unavailable; the machine keeps running
+  // Kubernetes upgrade faults (kube_upgrade_model.cc):
+  kImagePullFailure,     // pulls of images containing `image` (empty = every image) fail: not found
+  kStaticPodNotReady,    // a static pod restarted by a config change never becomes Ready again
+                         // (`image`: only the component containing this text; empty = all)
+  kKubeletNotReturning,  // a kubelet restarted by a config change never comes back; Node NotReady
+  kRemovedApiInUse,      // the cluster's API server still holds objects of an API the next
+                         // Kubernetes minor removes (podschedulingcontexts.v1alpha3.resource.k8s.io)
 };
 
 // The fleet-file spelling: "bad_installer_image", "boot_failure", "never_returns", "slow_reboot",
-// "etcd_unhealthy", "upgrade_lock_held", "api_unreachable".
+// "etcd_unhealthy", "upgrade_lock_held", "api_unreachable", "image_pull_failure",
+// "static_pod_not_ready", "kubelet_not_returning", "removed_api_in_use".
 std::string_view FaultKindName(FaultKind kind);
 absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name);
 
@@ -64,6 +72,15 @@ struct Timings {
   std::chrono::milliseconds reboot{10000};     // API down between RestartEvent and boot
   std::chrono::milliseconds boot{6000};        // API up (BOOTING) until RUNNING and ready
   std::chrono::milliseconds pod_start{2000};   // an evicted pod's replacement becoming Ready
+  // After a node boots, how long the apid of another node keeps failing calls it forwards there
+  // (its gRPC connection is still in reconnect backoff: up to 15 s in Talos). 0 = none.
+  std::chrono::milliseconds apid_reconnect{0};
+};
+
+// The registry catalogue (see image_registry.h for the images that exist without being listed).
+struct RegistrySpec {
+  std::vector<std::string> images;      // extra image references that exist
+  std::vector<std::string> schematics;  // extra Image Factory schematic ids that exist
 };
 
 struct NodeSpec {
@@ -106,6 +123,7 @@ struct ClusterSpec {
 struct FleetSpec {
   std::vector<ClusterSpec> clusters;
   Timings timings;
+  RegistrySpec registry;
   double time_scale = 1.0;
   // First three octets of node addresses, e.g. "127.0.42"; nodes without an explicit address get
   // .1, .2, ... in fleet-file order. Empty or "auto": derived from the process id, and moved on to

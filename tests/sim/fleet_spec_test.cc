@@ -121,7 +121,9 @@ TEST(FleetSpecTest, LoadReportsMissingFile) {
 TEST(FleetSpecTest, FaultKindNamesRoundTrip) {
   for (auto kind : {FaultKind::kBadInstallerImage, FaultKind::kBootFailure,
                     FaultKind::kNeverReturns, FaultKind::kSlowReboot, FaultKind::kEtcdUnhealthy,
-                    FaultKind::kUpgradeLockHeld, FaultKind::kApiUnreachable}) {
+                    FaultKind::kUpgradeLockHeld, FaultKind::kApiUnreachable,
+                    FaultKind::kImagePullFailure, FaultKind::kStaticPodNotReady,
+                    FaultKind::kKubeletNotReturning, FaultKind::kRemovedApiInUse}) {
     auto parsed = ParseFaultKind(FaultKindName(kind));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, kind);

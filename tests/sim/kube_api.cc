@@ -234,6 +234,7 @@ void KubeApiServer::Routes() {
   LeaseRoutes();
   workloads_ = std::make_unique<WorkloadStore>();
   workloads_->AddRoutes(s);
+  RemovedApiRoutes();
 }
 
 }  // namespace tr::sim

@@ -46,6 +46,7 @@ class KubeApiServer {
   void Routes();
   void PodRoutes();    // pods, evictions, PodDisruptionBudgets (kube_api_pods.cc)
   void LeaseRoutes();  // coordination.k8s.io/v1 Leases (kube_api_pods.cc)
+  void RemovedApiRoutes();  // an API a Kubernetes upgrade removes (kube_api_removed.cc)
 
   SimCluster* cluster_ = nullptr;
   std::string token_;

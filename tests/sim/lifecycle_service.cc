@@ -1,5 +1,7 @@
 // LifecycleService/Upgrade and ImageService (Pull, List) of a simulated node: Talos 1.13+ only;
 // older nodes answer UNIMPLEMENTED "unknown service ..." as a server without them does.
+#include <set>
+
 #include "fmt/format.h"
 #include "tests/sim/node_services.h"
 
@@ -24,7 +26,16 @@ grpc::Status LifecycleServiceImpl::Upgrade(
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                           "upgrade is not supported in container mode");
     }
-    auto box = r.cluster->LifecycleUpgrade(*r.target, request->source().image_name());
+    // The lifecycle service wraps every installer error, the containerd instance's too, in
+    // Internal "upgrade failed: ..." (internal/app/lifecycle/lifecycle.go).
+    auto store = ContainerdStore(request->containerd().driver(), request->containerd().namespace_());
+    if (!store.ok() && !request->source().image_name().empty()) {
+      return grpc::Status(grpc::StatusCode::INTERNAL,
+                          fmt::format("upgrade failed: rpc error: code = InvalidArgument desc = {}",
+                                      std::string(store.status().message())));
+    }
+    auto box = r.cluster->LifecycleUpgrade(*r.target, request->source().image_name(),
+                                           store.value_or(ImageStore::kCriSystem));
     if (!box.ok()) return ToGrpc(box.status());
     while (true) {
       if (CallAbandoned(ctx, *r.cluster)) return grpc::Status::CANCELLED;
@@ -53,7 +64,9 @@ grpc::Status ImageServiceImpl::Pull(grpc::ServerContext* ctx,
     if (request->image_ref().empty()) {
       return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "image reference is required");
     }
-    auto box = r.cluster->PullImage(*r.target, request->image_ref());
+    auto store = ContainerdStore(request->containerd().driver(), request->containerd().namespace_());
+    if (!store.ok()) return ToGrpc(store.status());
+    auto box = r.cluster->PullImage(*r.target, request->image_ref(), *store);
     const auto started = r.cluster->scheduler().Now();
     while (true) {
       if (CallAbandoned(ctx, *r.cluster)) return grpc::Status::CANCELLED;
@@ -86,17 +99,31 @@ grpc::Status ImageServiceImpl::Pull(grpc::ServerContext* ctx,
 }
 
 grpc::Status ImageServiceImpl::List(grpc::ServerContext* ctx,
-                                    const machine::ImageServiceListRequest*,
+                                    const machine::ImageServiceListRequest* request,
                                     grpc::ServerWriter<machine::ImageServiceListResponse>* writer) {
   return HandleCall(router_, ctx, "/machine.ImageService/List", [&](const Route& r) {
     if (auto st = RequiresTalos113(*r.target, "machine.ImageService"); !st.ok()) return st;
+    auto store = ContainerdStore(request->containerd().driver(), request->containerd().namespace_());
+    if (!store.ok()) return ToGrpc(store.status());
     std::vector<machine::ImageServiceListResponse> images;
     {
       std::lock_guard lock(r.cluster->mu());
-      for (const auto& [name, image] : r.target->images) {
+      // What the node runs (kubelet in the system namespace, the rest in k8s.io) and what was
+      // pulled into the store.
+      std::set<std::string> names;
+      if (*store != ImageStore::kSystemInMemory) {
+        for (const auto& [component, image] : r.target->images) {
+          if ((component == "kubelet") == (*store == ImageStore::kCriSystem)) names.insert(image);
+        }
+      }
+      if (auto it = r.target->image_store.find(*store); it != r.target->image_store.end()) {
+        names.insert(it->second.begin(), it->second.end());
+      }
+      for (const auto& name : names) {
         machine::ImageServiceListResponse item;
-        item.set_name(image);
-        item.set_digest(fmt::format("sha256:{:016x}", std::hash<std::string>{}(image)));
+        item.set_name(name);
+        auto ref = ParseImageRef(name);
+        item.set_digest(ref.ok() ? ImageDigest(*ref) : name);
         item.set_size(52'428'800);
         images.push_back(std::move(item));
       }

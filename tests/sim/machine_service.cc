@@ -173,6 +173,7 @@ grpc::Status MachineServiceImpl::EtcdMemberList(grpc::ServerContext* ctx,
       member->add_peer_urls(fmt::format("https://{}:2380", m->address));
       member->add_client_urls(fmt::format("https://{}:2379", m->address));
       member->set_is_learner(false);
+      members->add_legacy_members(m->spec.name);  // the member names, as Talos fills them
     }
     return grpc::Status::OK;
   });
@@ -241,8 +242,10 @@ grpc::Status MachineServiceImpl::Read(grpc::ServerContext* ctx, const machine::R
       } else if (request->path() == "/etc/os-release") {
         content = fmt::format("NAME=\"Talos\"\nID=talos\nVERSION_ID={}\n", r.target->tag);
       } else {
-        return grpc::Status(grpc::StatusCode::UNKNOWN,
-                            fmt::format("open {}: no such file or directory", request->path()));
+        // os.Stat fails; from Talos 1.8 the server maps a missing file to NotFound.
+        return grpc::Status(
+            TalosMinor(*r.target) >= 8 ? grpc::StatusCode::NOT_FOUND : grpc::StatusCode::UNKNOWN,
+            fmt::format("stat {}: no such file or directory", request->path()));
       }
     }
     common::Data data;
@@ -297,7 +300,11 @@ grpc::Status MachineServiceImpl::ImagePull(grpc::ServerContext* ctx,
                                            const machine::ImagePullRequest* request,
                                            machine::ImagePullResponse* response) {
   return HandleCall(router_, ctx, "/machine.MachineService/ImagePull", [&](const Route& r) {
-    auto box = r.cluster->PullImage(*r.target, request->reference());
+    // The legacy call pulls into the CRI containerd (v1alpha1_images.go), not the system one
+    // that the legacy Upgrade pulls into.
+    auto store = LegacyImagePullStore(request->namespace_());
+    if (!store.ok()) return ToGrpc(store.status());
+    auto box = r.cluster->PullImage(*r.target, request->reference(), *store);
     while (true) {
       if (CallAbandoned(ctx, *r.cluster)) return grpc::Status::CANCELLED;
       auto item = box->Pop(kPoll);

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fmt/format.h"
 #include "machine/machine.pb.h"
 #include "tests/sim/sim_cluster.h"
@@ -164,7 +166,8 @@ TEST_F(NodeStateTest, PhasesFollowTheVersion) {
          Node("cp-3", NodeRole::kControlPlane, "v1.7.7"),
          Node("w-1", NodeRole::kWorker, "v1.14.0")});
   ASSERT_TRUE(Upgrade(0, Params("ghcr.io/siderolabs/installer:v1.8.4")).ok());
-  auto p = Params("factory.talos.dev/metal-installer/abc:v1.15.0");
+  auto p = Params("factory.talos.dev/metal-installer/"
+                "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.15.0");
   p.powercycle = true;
   ASSERT_TRUE(Upgrade(3, p).ok());
   clock_->AdvanceBy(timings_.drain + timings_.install);
@@ -194,8 +197,10 @@ TEST_F(NodeStateTest, BadInstallerImagesFailValidation) {
   auto missing_tag = Upgrade(3, Params("ghcr.io/siderolabs/installer"));
   EXPECT_EQ(missing_tag.status().code(), absl::StatusCode::kUnknown);
   EXPECT_EQ(missing_tag.status().message(),
-            "error validating installer image \"ghcr.io/siderolabs/installer\": failed to resolve "
-            "reference \"ghcr.io/siderolabs/installer\": ghcr.io/siderolabs/installer: not found");
+            "error validating installer image \"ghcr.io/siderolabs/installer\": failed to pull "
+            "image \"ghcr.io/siderolabs/installer:latest\": failed to resolve reference "
+            "\"ghcr.io/siderolabs/installer:latest\": ghcr.io/siderolabs/installer:latest: not "
+            "found");
   // The vanilla installer is not published from 1.14 on.
   EXPECT_FALSE(Upgrade(3, Params("ghcr.io/siderolabs/installer:v1.14.0")).ok());
   ASSERT_TRUE(
@@ -277,10 +282,13 @@ TEST_F(NodeStateTest, SecondUpgradeWhileOneRunsPublishesLocked) {
   auto second = Upgrade(3, Params());
   ASSERT_TRUE(second.ok());  // accepted by the RPC...
   std::lock_guard lock(cluster_->mu());
-  const NodeEvent& last = N(3).events.back();
+  // The second call's installer is already in the system containerd: it answers at once, and
+  // its only event is the LOCKED one.
+  auto locked = std::find_if(N(3).events.begin(), N(3).events.end(),
+                             [&](const NodeEvent& e) { return e.actor_id == *second; });
+  ASSERT_NE(locked, N(3).events.end());
   machine::SequenceEvent ev;
-  ASSERT_TRUE(ev.ParseFromString(last.value));
-  EXPECT_EQ(last.actor_id, *second);
+  ASSERT_TRUE(ev.ParseFromString(locked->value));
   EXPECT_EQ(ev.action(), machine::SequenceEvent::NOOP);
   EXPECT_EQ(ev.error().code(), common::LOCKED);
   EXPECT_EQ(ev.error().message(), "sequence not started: locked");
@@ -348,12 +356,17 @@ TEST_F(NodeStateTest, LeaderMovesWhenTheLeaderGoesDown) {
 
 TEST_F(NodeStateTest, LifecycleUpgradeInstallsWithoutRebootThenRebootActivates) {
   StartHa("v1.13.2");
-  auto box = cluster_->LifecycleUpgrade(N(3), "factory.talos.dev/metal-installer/abc:v1.14.1");
-  ASSERT_TRUE(box.ok());
-  auto busy = cluster_->LifecycleUpgrade(N(3), "factory.talos.dev/metal-installer/abc:v1.14.1");
+  const std::string image =
+      "factory.talos.dev/metal-installer/"
+      "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.14.1";
+  cluster_->PullImage(N(3), image);
+  clock_->AdvanceBy(timings_.image_pull);
+  auto box = cluster_->LifecycleUpgrade(N(3), image);
+  ASSERT_TRUE(box.ok()) << box.status();
+  auto busy = cluster_->LifecycleUpgrade(N(3), image);
   EXPECT_EQ(busy.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(busy.status().message(), "another installation/upgrade is already in progress");
-  clock_->AdvanceBy(timings_.image_pull + timings_.install);
+  clock_->AdvanceBy(timings_.install);
   std::vector<ProgressItem> items;
   while (auto item = (*box)->Pop(milliseconds(0))) items.push_back(*item);
   ASSERT_FALSE(items.empty());
@@ -375,11 +388,13 @@ TEST_F(NodeStateTest, LifecycleUpgradeInstallsWithoutRebootThenRebootActivates) 
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(NodeStateTest, LifecycleUpgradeOfABadImageExitsNonZero) {
+TEST_F(NodeStateTest, LifecycleUpgradeOfANonInstallerImageExitsNonZero) {
   StartHa("v1.13.2");
-  auto box = cluster_->LifecycleUpgrade(N(3), "ghcr.io/siderolabs/installer:latest");
-  ASSERT_TRUE(box.ok());
+  const std::string kubelet = "ghcr.io/siderolabs/kubelet:v1.35.0";
+  cluster_->PullImage(N(3), kubelet);
   clock_->AdvanceBy(timings_.image_pull);
+  auto box = cluster_->LifecycleUpgrade(N(3), kubelet);
+  ASSERT_TRUE(box.ok()) << box.status();
   ProgressItem last;
   while (auto item = (*box)->Pop(milliseconds(0))) last = *item;
   EXPECT_TRUE(last.final);

@@ -1,5 +1,5 @@
 // The machine sequences of a simulated node: legacy upgrade, reboot, rollback, boot, and the
-// 1.13+ install and image pull. Phase and task names follow talos-api-facts.md §6.2.
+// 1.13+ install and image pull. Phase and task names follow docs/talos-api.md §6.2.
 #include "core/version.h"
 #include "fmt/format.h"
 #include "machine/machine.pb.h"
@@ -59,39 +59,7 @@ std::vector<std::string> UpgradePhaseNames(int minor, bool control_plane, bool p
   return names;
 }
 
-std::string ImageTag(const std::string& image) {
-  auto slash = image.rfind('/');
-  auto colon = image.rfind(':');
-  if (colon == std::string::npos || (slash != std::string::npos && colon < slash)) return "";
-  return image.substr(colon + 1);
-}
-
 }  // namespace
-
-absl::StatusOr<std::string> SimCluster::ValidateImageLocked(SimNode& node, const std::string& image,
-                                                            bool installer) {
-  const std::string not_found =
-      fmt::format("failed to resolve reference \"{}\": {}: not found", image, image);
-  for (auto& f : node.faults) {
-    if (f.kind == FaultKind::kBadInstallerImage && f.count != 0 &&
-        (f.image.empty() || image.find(f.image) != std::string::npos)) {
-      if (f.count > 0) --f.count;
-      JournalStateLocked(node, "fault", fmt::format("bad_installer_image fired for {}", image));
-      return absl::NotFoundError(not_found);
-    }
-  }
-  const std::string tag = ImageTag(image);
-  if (tag.empty()) return absl::NotFoundError(not_found);
-  if (!installer) return tag;
-  auto version = core::ParseTalosVersion(tag);
-  if (!version.ok()) return absl::NotFoundError(not_found);
-  // The vanilla installer is not published from Talos 1.14 on (facts §9).
-  if (image.starts_with("ghcr.io/siderolabs/installer:") &&
-      version->Minor() >= core::MinorVersion{1, 14}) {
-    return absl::NotFoundError(not_found);
-  }
-  return version->Tag();
-}
 
 bool SimCluster::SequenceLockedLocked(SimNode& node, const std::string& sequence,
                                       const std::string& actor) {
@@ -113,13 +81,18 @@ std::shared_ptr<Mailbox<absl::StatusOr<std::string>>> SimCluster::LegacyUpgrade(
   std::lock_guard lock(mu_);
   const uint64_t generation = node.generation;
   SimNode* n = &node;
-  scheduler_->After(Scaled(timings_.image_pull), [this, n, generation, box, p] {
+  // The installer is pulled into the system containerd (install/pull.go), skipped when it is
+  // already there; the legacy ImagePull pre-pull lands in the CRI containerd and does not count.
+  const bool present = HasImageLocked(node, ImageStore::kSystemInMemory, p.image);
+  scheduler_->After(present ? Scheduler::Duration{} : Scaled(timings_.image_pull), [this, n,
+                                                                                   generation,
+                                                                                   box, p] {
     std::lock_guard inner(mu_);
     if (stopping_ || n->generation != generation || !n->up) {
       box->Push(absl::UnavailableError("connection closed: node is rebooting"));
       return;
     }
-    auto tag = ValidateImageLocked(*n, p.image, true);
+    auto tag = ValidateInstallerLocked(*n, p.image);
     if (!tag.ok()) {
       box->Push(absl::UnknownError(fmt::format("error validating installer image \"{}\": {}",
                                                p.image, std::string(tag.status().message()))));

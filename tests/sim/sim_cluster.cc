@@ -27,6 +27,11 @@ SimCluster::SimCluster(ClusterSpec spec, const Timings& timings, double time_sca
       time_scale_(time_scale),
       scheduler_(std::move(scheduler)),
       journal_(journal) {
+  std::set<std::string> schematics = {std::string(kVanillaSchematic)};
+  for (const auto& node_spec : spec_.nodes) {
+    if (!node_spec.schematic.empty()) schematics.insert(node_spec.schematic);
+  }
+  registry_ = std::make_shared<RegistryCatalog>(std::vector<std::string>{}, schematics);
   uint64_t member_seed = std::hash<std::string>{}(spec_.name);
   for (const auto& node_spec : spec_.nodes) {
     auto node = std::make_unique<SimNode>();
@@ -67,6 +72,7 @@ void SimCluster::Boot(const std::vector<std::string>& addresses) {
     BootUpLocked(node);
     BootedLocked(node);
     ReadyLocked(node);
+    node.forwardable_from = {};  // apid has been connected since before the simulation began
   }
   InitKubeLocked();
   ElectLeaderLocked();

@@ -21,12 +21,15 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/version.h"
 #include "nlohmann/json.hpp"
 #include "tests/sim/fleet.h"
+#include "tests/sim/image_registry.h"
 #include "tests/sim/mailbox.h"
 
 namespace tr::sim {
@@ -109,6 +112,10 @@ struct SimNode {
   std::string staged_config;
   int config_version = 1;
   std::map<std::string, std::string> images;  // "kubelet", "kube-apiserver", ... -> image
+  // Pulled images per containerd store, under every name a pull stores (image_registry.h).
+  std::map<ImageStore, std::set<std::string>> image_store;
+  // After a boot, apid on other nodes forwards here only from this time (reconnect backoff).
+  Scheduler::TimePoint forwardable_from{};
 
   // etcd (control planes).
   uint64_t etcd_member_id = 0;
@@ -192,6 +199,10 @@ struct ApplyResult {
   std::vector<std::string> warnings;
 };
 
+// Whether `preserve` skips a control plane's etcd checks on legacy Upgrade (Talos 1.12.9+,
+// 1.13.4+, 1.14+); on older versions only `force` does.
+bool PreserveSkipsEtcdChecks(const core::Version& version);
+
 class SimCluster {
  public:
   SimCluster(ClusterSpec spec, const Timings& timings, double time_scale,
@@ -228,11 +239,16 @@ class SimCluster {
   absl::StatusOr<std::string> Reboot(SimNode& node);
   // Rollback: FailedPrecondition-like error text when there is no other slot.
   absl::Status Rollback(SimNode& node);
-  // LifecycleService/Upgrade (1.13+): progress messages then exit code.
-  absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> LifecycleUpgrade(SimNode& node,
-                                                                          std::string image);
-  // ImageService/Pull and legacy ImagePull: layer progress then the final name, or an error.
-  std::shared_ptr<Mailbox<ProgressItem>> PullImage(SimNode& node, std::string image);
+  // LifecycleService/Upgrade (1.13+): progress messages then exit code. It does not pull: the
+  // image must already be in `store` under the name as given, else Internal "upgrade failed:
+  // installer image ... not found in containerd store" (internal/app/lifecycle).
+  absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> LifecycleUpgrade(
+      SimNode& node, std::string image, ImageStore store = ImageStore::kCriSystem);
+  // ImageService/Pull and legacy ImagePull into `store`: layer progress then the final name
+  // (pinned to its digest), or an error (NotFound "error pulling image: ..."). An image already
+  // in the store answers at once.
+  std::shared_ptr<Mailbox<ProgressItem>> PullImage(SimNode& node, std::string image,
+                                                   ImageStore store = ImageStore::kCriSystem);
   // ApplyConfiguration by version (config.cc).
   absl::StatusOr<ApplyResult> ApplyConfiguration(SimNode& node, const std::string& data, int mode,
                                                  bool dry_run,
@@ -295,9 +311,17 @@ class SimCluster {
   void CordonLocked(SimNode& node, bool cordon, const std::string& by);
   void DrainLocked(SimNode& node);
   void RescheduleLocked(KubePod pod);
-  // Validates an image as a pull would; the installer's Talos tag for installer images.
-  absl::StatusOr<std::string> ValidateImageLocked(SimNode& node, const std::string& image,
-                                                  bool installer);
+  // --- Images (image_model.cc); callers hold mu() ---
+  // The image as the registry serves it: Unknown for an unparsable reference, NotFound "failed
+  // to pull image ..." when the registry has no such image (or a bad_installer_image fault).
+  absl::StatusOr<ImageRef> ResolveImageLocked(SimNode& node, const std::string& image);
+  // Whether `name` (looked up as written, like containerd's GetImage) is in the store.
+  bool HasImageLocked(const SimNode& node, ImageStore store, const std::string& name) const;
+  // Legacy Upgrade's pull-and-validate into the in-memory store: the installer's Talos tag.
+  absl::StatusOr<std::string> ValidateInstallerLocked(SimNode& node, const std::string& image);
+  void set_registry(std::shared_ptr<const RegistryCatalog> registry) {
+    registry_ = std::move(registry);
+  }
   // Runs `sequence`'s phases one after another (see sequences.cc).
   struct Phase {
     std::string name;
@@ -310,6 +334,12 @@ class SimCluster {
   // True (and a LOCKED SequenceEvent published) when another sequence holds the node.
   bool SequenceLockedLocked(SimNode& node, const std::string& sequence, const std::string& actor);
   std::string RenderMachineConfigLocked(const SimNode& node) const;
+  // Kubernetes components following a configuration change (kube_upgrade_model.cc): the kubelet
+  // service restarts with `image`; static pods whose image changed restart and become Ready.
+  void RestartKubeletLocked(SimNode& node, const std::string& image);
+  void RestartStaticPodsLocked(SimNode& node);
+  // Whether a node of the cluster has the fault (cluster-wide faults such as removed_api_in_use).
+  bool AnyNodeHasFaultLocked(FaultKind kind) const;
 
  private:
   ClusterSpec spec_;
@@ -328,6 +358,7 @@ class SimCluster {
   std::vector<KubePod> pods_;
   std::map<std::string, nlohmann::json> leases_;  // "<ns>/<name>" -> object
   std::string kubeconfig_;
+  std::shared_ptr<const RegistryCatalog> registry_;
 
  public:
   uint64_t raft_term() const { return raft_term_; }

@@ -11,8 +11,12 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "tests/sim/fleet.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tr::sim::testing {
@@ -73,6 +77,22 @@ inline std::unique_ptr<grpc::ClientContext> Call(
   ctx->set_deadline(std::chrono::system_clock::now() + deadline);
   if (!node.empty()) ctx->AddMetadata("node", node);
   return ctx;
+}
+
+// Starts the fleet described by `yaml` in a fresh state directory for the running test,
+// <tmp>/<prefix>-<pid>-<test name>, stored in `dir` (remove it in TearDown). Use with
+// ASSERT_NO_FATAL_FAILURE.
+inline void StartTestFleet(const char* yaml, const std::string& prefix,
+                           std::filesystem::path* dir, std::unique_ptr<Fleet>* fleet) {
+  *dir = std::filesystem::temp_directory_path() /
+         (prefix + "-" + std::to_string(getpid()) + "-" +
+          ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  std::filesystem::remove_all(*dir);
+  auto spec = FleetSpec::Parse(yaml);
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto started = Fleet::Start(*spec, *dir);
+  ASSERT_TRUE(started.ok()) << started.status();
+  *fleet = std::move(*started);
 }
 
 }  // namespace tr::sim::testing

@@ -71,15 +71,25 @@ TEST_P(ClientFaultTest, BadImageOnTheLifecyclePath) {
   ASSERT_NO_FATAL_FAILURE(Inject("w-1", sim::FaultKind::kBadInstallerImage));
   const std::string image = "ghcr.io/siderolabs/installer:v1.13.9";
   auto pulled = client_->PullImage(Address("w-1"), ContainerdNamespace::kSystem, image);
-  EXPECT_EQ(pulled.status().code(), absl::StatusCode::kUnknown);
-  EXPECT_THAT(Message(pulled.status()), HasSubstr("failed to resolve reference"));
+  EXPECT_EQ(pulled.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(Message(pulled.status()), HasSubstr("error pulling image: failed to pull image"));
+  // Nothing was pulled, and the install does not pull.
+  auto installed = client_->LifecycleUpgrade(Address("w-1"), image, {});
+  EXPECT_EQ(installed.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(Message(installed.status()),
+              HasSubstr(fmt::format("talos LifecycleService/Upgrade on node {}", Address("w-1"))));
+  EXPECT_THAT(Message(installed.status()), HasSubstr("not found in containerd store"));
+  EXPECT_EQ(Snapshot("w-1").next_boot_slot, "");
+}
+
+TEST_P(ClientFaultTest, NonInstallerImageExitsNonZero) {
   // The installer's non-zero exit code arrives as a normal message; the client makes it an error.
+  const std::string image = "ghcr.io/siderolabs/kubelet:v1.35.0";
+  ASSERT_TRUE(client_->PullImage(Address("w-1"), ContainerdNamespace::kSystem, image).ok());
   auto installed = client_->LifecycleUpgrade(Address("w-1"), image, {});
   EXPECT_EQ(installed.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(Message(installed.status()),
-              HasSubstr(fmt::format("talos LifecycleService/Upgrade on node {}", Address("w-1"))));
-  EXPECT_THAT(Message(installed.status()),
-              HasSubstr("installer exited with code 1: error pulling installer image"));
+              HasSubstr("installer exited with code 1: error: " + image));
   EXPECT_EQ(Snapshot("w-1").next_boot_slot, "");
 }
 

@@ -10,6 +10,7 @@ namespace tr::reconciler::talos {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 constexpr char kVanilla[] = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
 
@@ -24,21 +25,7 @@ class ClientUpgradeTest : public SimTest, public ::testing::WithParamInterface<b
   // Upgrades `node` with the legacy API and follows it until RUNNING and ready again.
   absl::StatusOr<FollowResult> LegacyUpgrade(const std::string& node, const std::string& image,
                                              std::vector<MachineEvent>* events = nullptr) {
-    auto before = client_->BootId(node);
-    if (!before.ok()) return before.status();
-    EventsFollower follower(*client_, clock_);
-    FollowOptions options = Follow([&]() -> absl::StatusOr<std::string> {
-      LegacyUpgradeRequest request;
-      request.image = image;
-      auto ack = client_->Upgrade(node, request);
-      if (!ack.ok()) return ack.status();
-      EXPECT_EQ(ack->ack, "Upgrade request received");
-      return ack->actor_id;
-    });
-    options.boot_id_before = *before;
-    if (events != nullptr)
-      options.on_event = [events](const MachineEvent& e) { events->push_back(e); };
-    return follower.FollowUntilReady(node, options, {});
+    return FollowLegacyUpgrade(*client_, node, image, events);
   }
 
   std::unique_ptr<TalosClient> client_;
@@ -94,8 +81,14 @@ TEST_P(ClientUpgradeTest, LifecycleUpgradeOfAWorker) {
   const std::string node = Address("w-1");
   const std::string image = fmt::format("factory.talos.dev/metal-installer/{}:v1.14.0", kVanilla);
   ImagePullResult pulled;
+  // LifecycleService/Upgrade does not pull: without the image in the store it refuses.
+  auto unpulled = client_->LifecycleUpgrade(node, image, {});
+  EXPECT_EQ(unpulled.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(unpulled.status().message()),
+              HasSubstr("not found in containerd store"));
   TR_ASSERT_OK_AND_ASSIGN(pulled, client_->PullImage(node, ContainerdNamespace::kSystem, image));
-  EXPECT_FALSE(pulled.name.empty());
+  EXPECT_THAT(pulled.name, StartsWith(fmt::format(
+                               "factory.talos.dev/metal-installer/{}@sha256:", kVanilla)));
 
   std::vector<std::string> lines;
   LifecycleUpgradeResult installed;
@@ -171,8 +164,7 @@ TEST_P(ClientUpgradeTest, ApplyConfigurationNoRebootAndWatchTheKubeletSpec) {
   CosiWatchRequest watch;
   watch.namespace_name = "k8s";
   watch.type = "KubeletSpecs.kubernetes.talos.dev";
-  watch.id = "kubelet";
-  watch.bootstrap_contents = true;
+  watch.id = "kubelet";  // one resource: its current state first (no bootstrap_contents)
   bool applied = false;
   std::string seen_image;
   absl::Status status =

@@ -119,6 +119,29 @@ class SimTest : public ::testing::Test {
     return options;
   }
 
+  // Upgrades `node` with the legacy API and follows it until RUNNING and ready on a new boot;
+  // `events` (may be null) gets every event seen.
+  absl::StatusOr<FollowResult> FollowLegacyUpgrade(TalosClient& client, const std::string& node,
+                                                   const std::string& image,
+                                                   std::vector<MachineEvent>* events = nullptr) {
+    auto before = client.BootId(node);
+    if (!before.ok()) return before.status();
+    EventsFollower follower(client, clock_);
+    FollowOptions options = Follow([&]() -> absl::StatusOr<std::string> {
+      LegacyUpgradeRequest request;
+      request.image = image;
+      auto ack = client.Upgrade(node, request);
+      if (!ack.ok()) return ack.status();
+      EXPECT_EQ(ack->ack, "Upgrade request received");
+      return ack->actor_id;
+    });
+    options.boot_id_before = *before;
+    if (events != nullptr) {
+      options.on_event = [events](const MachineEvent& e) { events->push_back(e); };
+    }
+    return follower.FollowUntilReady(node, options, {});
+  }
+
   // Journal calls of `method` ("/machine.MachineService/Upgrade") served for `node` (by name).
   std::vector<sim::JournalEntry> Calls(const std::string& node, const std::string& method) {
     std::vector<sim::JournalEntry> out;

@@ -1,0 +1,247 @@
+{{/*
+Names. They use .Values and .Release only (not .Chart), so that another chart including the
+sidecar templates with this chart's values gets the same names as the objects rendered here.
+*/}}
+{{- define "talos-reconciler.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default "talos-reconciler" .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "talos-reconciler.selectorLabels" -}}
+app.kubernetes.io/name: {{ default "talos-reconciler" .Values.nameOverride }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "talos-reconciler.labels" -}}
+{{ include "talos-reconciler.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "talos-reconciler.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "talos-reconciler.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "talos-reconciler.gitSecretName" -}}
+{{- default (printf "%s-git" (include "talos-reconciler.fullname" .)) .Values.git.auth.existingSecret -}}
+{{- end -}}
+
+{{- define "talos-reconciler.webhookSecretName" -}}
+{{- default (printf "%s-webhook" (include "talos-reconciler.fullname" .)) .Values.webhook.existingSecret -}}
+{{- end -}}
+
+{{- define "talos-reconciler.forgeSecretName" -}}
+{{- default (printf "%s-forge" (include "talos-reconciler.fullname" .)) .Values.forge.existingSecret -}}
+{{- end -}}
+
+{{- define "talos-reconciler.talosconfigSecretName" -}}
+{{- $ctx := index . 0 -}}{{- $cluster := index . 1 -}}
+{{- default (printf "%s-talos-%s" (include "talos-reconciler.fullname" $ctx) $cluster.name | trunc 253) $cluster.existingSecret -}}
+{{- end -}}
+
+{{/* The arguments of `talos-reconciler run`. */}}
+{{- define "talos-reconciler.args" -}}
+{{- $v := .Values -}}
+{{- $r := $v.reconciler -}}
+- run
+- --repo={{ required "git.repo is required" $v.git.repo }}
+- --branch={{ $v.git.branch }}
+- --status-branch={{ $v.git.statusBranch }}
+- --poll-interval={{ $v.git.pollInterval }}
+- --credentials-dir=/etc/talos-reconciler/talos
+- --state-dir=/var/lib/talos-reconciler
+- --listen=0.0.0.0:{{ $v.metrics.port }}
+- --node-name=$(NODE_NAME)
+- --resync={{ $r.resync }}
+- --workers={{ $r.workers }}
+- --node-poll-interval={{ $r.nodePollInterval }}
+- --drain-timeout={{ $r.drainTimeout }}
+- --log-level={{ $r.logLevel }}
+{{- if $r.dryRun }}
+- --dry-run
+{{- end }}
+{{- if eq $v.git.auth.type "token" }}
+- --git-token-file=/etc/talos-reconciler/git/token
+{{- end }}
+{{- if eq $v.git.auth.type "ssh" }}
+- --git-ssh-key=/etc/talos-reconciler/git/ssh-privatekey
+- --git-known-hosts=/etc/talos-reconciler/git/known_hosts
+{{- end }}
+{{- if $v.git.auth.username }}
+- --git-username={{ $v.git.auth.username }}
+{{- end }}
+{{- if $v.webhook.enabled }}
+- --webhook-listen=0.0.0.0:{{ $v.webhook.port }}
+- --webhook-secret-file=/etc/talos-reconciler/webhook/secret
+{{- end }}
+{{- if $v.forge.type }}
+- --forge={{ $v.forge.type }}
+- --forge-token-file=/etc/talos-reconciler/forge/token
+{{- if $v.forge.apiUrl }}
+- --forge-api-url={{ $v.forge.apiUrl }}
+{{- end }}
+{{- end }}
+{{- if $r.kubernetesUpgradeMode }}
+- --kubernetes-upgrade-mode={{ $r.kubernetesUpgradeMode }}
+{{- end }}
+{{- range $r.extraArgs }}
+- {{ . }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The reconciler's container (one list item). Another chart puts it under initContainers when
+sidecar.native is true (it then has restartPolicy: Always), otherwise under containers, and adds
+"talos-reconciler.volumes" to its pod's volumes. Call it with a context whose .Values are this
+chart's values and .Release the release: (dict "Values" (index .Values "talos-reconciler") "Release" .Release).
+*/}}
+{{- define "talos-reconciler.container" -}}
+{{- $v := .Values -}}
+- name: talos-reconciler
+  image: {{ printf "%s:%s" $v.image.repository $v.image.tag | quote }}
+  imagePullPolicy: {{ $v.image.pullPolicy }}
+  {{- if and (eq $v.mode "sidecar") $v.sidecar.native }}
+  restartPolicy: Always
+  {{- end }}
+  args:
+    {{- include "talos-reconciler.args" . | nindent 4 }}
+  env:
+    - name: NODE_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: spec.nodeName
+    - name: POD_NAMESPACE
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.namespace
+  ports:
+    - name: metrics
+      containerPort: {{ $v.metrics.port }}
+      protocol: TCP
+    {{- if $v.webhook.enabled }}
+    - name: webhook
+      containerPort: {{ $v.webhook.port }}
+      protocol: TCP
+    {{- end }}
+  startupProbe:
+    httpGet:
+      path: /healthz
+      port: metrics
+    periodSeconds: 2
+    failureThreshold: 30
+  livenessProbe:
+    httpGet:
+      path: /healthz
+      port: metrics
+    periodSeconds: 10
+    timeoutSeconds: 2
+    failureThreshold: 3
+  readinessProbe:
+    httpGet:
+      path: /readyz
+      port: metrics
+    periodSeconds: 5
+    timeoutSeconds: 2
+  resources:
+    {{- toYaml $v.resources | nindent 4 }}
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 65532
+    runAsGroup: 65532
+    allowPrivilegeEscalation: false
+    readOnlyRootFilesystem: true
+    capabilities:
+      drop: [ALL]
+    seccompProfile:
+      type: RuntimeDefault
+  volumeMounts:
+    - name: talos-reconciler-state
+      mountPath: /var/lib/talos-reconciler
+    - name: talos-reconciler-tmp
+      mountPath: /tmp
+    {{- range $v.talosconfigs }}
+    - name: {{ printf "talos-reconciler-talos-%s" .name | trunc 63 | trimSuffix "-" }}
+      mountPath: {{ printf "/etc/talos-reconciler/talos/%s" .name }}
+      readOnly: true
+    {{- end }}
+    {{- if ne $v.git.auth.type "none" }}
+    - name: talos-reconciler-git
+      mountPath: /etc/talos-reconciler/git
+      readOnly: true
+    {{- end }}
+    {{- if $v.webhook.enabled }}
+    - name: talos-reconciler-webhook
+      mountPath: /etc/talos-reconciler/webhook
+      readOnly: true
+    {{- end }}
+    {{- if $v.forge.type }}
+    - name: talos-reconciler-forge
+      mountPath: /etc/talos-reconciler/forge
+      readOnly: true
+    {{- end }}
+{{- end -}}
+
+{{/* Kept as the name the issue and README use: the sidecar is the container above. */}}
+{{- define "talos-reconciler.sidecar" -}}
+{{ include "talos-reconciler.container" . }}
+{{- end -}}
+
+{{/* The volumes the container mounts (list items), for the pod that runs it. */}}
+{{- define "talos-reconciler.volumes" -}}
+{{- $v := .Values -}}
+{{- $ctx := . -}}
+- name: talos-reconciler-state
+  emptyDir:
+    sizeLimit: {{ $v.stateVolume.sizeLimit }}
+- name: talos-reconciler-tmp
+  emptyDir:
+    sizeLimit: 64Mi
+{{- range $v.talosconfigs }}
+- name: {{ printf "talos-reconciler-talos-%s" .name | trunc 63 | trimSuffix "-" }}
+  secret:
+    secretName: {{ include "talos-reconciler.talosconfigSecretName" (list $ctx .) }}
+    defaultMode: 0440
+    items:
+      - key: talosconfig
+        path: talosconfig
+{{- end }}
+{{- if ne $v.git.auth.type "none" }}
+- name: talos-reconciler-git
+  secret:
+    secretName: {{ include "talos-reconciler.gitSecretName" . }}
+    defaultMode: 0440
+{{- end }}
+{{- if $v.webhook.enabled }}
+- name: talos-reconciler-webhook
+  secret:
+    secretName: {{ include "talos-reconciler.webhookSecretName" . }}
+    defaultMode: 0440
+{{- end }}
+{{- if $v.forge.type }}
+- name: talos-reconciler-forge
+  secret:
+    secretName: {{ include "talos-reconciler.forgeSecretName" . }}
+    defaultMode: 0440
+{{- end }}
+{{- end -}}
+
+{{/* The pod's security context: the files of mounted Secrets readable by the container's group. */}}
+{{- define "talos-reconciler.podSecurityContext" -}}
+runAsNonRoot: true
+fsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}

@@ -1,0 +1,45 @@
+// What a Kubernetes minor upgrade removes and an upgrade must refuse while still in use: feature
+// gates, command-line flags of the control-plane components and the kubelet, and API resources.
+// The built-in table covers the upgrade paths 1.31→1.32 through 1.34→1.35 (Kubernetes
+// changelogs, as `talosctl upgrade-k8s` checks them); other paths have nothing listed.
+//
+// Pure functions over values; thread-compatible.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/version.h"
+
+namespace tr::core {
+
+// An API resource served under /apis/<group>/<version>/<resource>.
+struct RemovedApiResource {
+  std::string group;
+  std::string version;
+  std::string resource;
+
+  // "/apis/resource.k8s.io/v1alpha3/podschedulingcontexts"
+  std::string ListPath() const;
+  // "podschedulingcontexts.v1alpha3.resource.k8s.io"
+  std::string Name() const;
+};
+
+struct KubernetesRemovals {
+  std::vector<std::string> feature_gates;    // kube-apiserver, -controller-manager, -scheduler
+  std::vector<std::string> apiserver_flags;  // without the leading "--"
+  std::vector<std::string> kubelet_flags;
+  std::vector<RemovedApiResource> api_resources;
+};
+
+// What upgrading from minor `from` to `to` (one minor apart) removes; empty when unknown.
+KubernetesRemovals RemovalsForUpgrade(MinorVersion from, MinorVersion to);
+
+// The removed flags and feature gates that the command line `args` of a component still uses,
+// one message each ("flag --cloud-config", "feature gate CPUManager"). `flags` are the removed
+// flags of that component; `gates` the removed feature gates (empty for the kubelet).
+std::vector<std::string> RemovedItemsInArgs(const std::vector<std::string>& args,
+                                            const std::vector<std::string>& flags,
+                                            const std::vector<std::string>& gates);
+
+}  // namespace tr::core

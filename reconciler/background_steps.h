@@ -1,0 +1,53 @@
+// Long rollout steps off the controller's workers. Pre-pulling an installer image, installing
+// it and draining a node take minutes (a registry, a disk, --drain-timeout); run on a worker
+// they would leave too few workers for the other clusters. BackgroundSteps wraps an executor:
+// the first Execute of such a step starts it on a thread of its own and answers
+// `in_progress`; the reconcile requeues on the node poll interval, and a later Execute of the
+// same step (same cluster, action, node and image) returns its result once it is done. Other
+// actions run inline.
+//
+// One step per cluster: starting a different step of a cluster asks the one still running
+// there to stop (its result is dropped). Nothing is kept across a restart: the rollout state
+// machine decides the step again from what it recorded, and each of these steps is safe to
+// repeat (a pull or drain is idempotent; a second install either waits for the first, which
+// Talos reports as already in progress, or rewrites the same slot).
+//
+// Thread-safe. The destructor asks every step to stop and waits for them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "reconciler/executor.h"
+
+namespace tr::reconciler {
+
+class BackgroundSteps final : public RolloutExecutor {
+ public:
+  explicit BackgroundSteps(RolloutExecutor& inner) : inner_(inner) {}
+  ~BackgroundSteps() override;
+  BackgroundSteps(const BackgroundSteps&) = delete;
+  BackgroundSteps& operator=(const BackgroundSteps&) = delete;
+
+  absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
+                                       const core::RolloutDecision& decision,
+                                       std::stop_token stop) override;
+
+  // True for the actions run in the background.
+  static bool RunsInBackground(core::ActionKind kind);
+
+ private:
+  struct Step;
+  void RetireLocked(std::shared_ptr<Step> step);
+
+  RolloutExecutor& inner_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Step>> running_;  // by cluster
+  std::vector<std::shared_ptr<Step>> retired_;            // asked to stop, not yet joined
+};
+
+}  // namespace tr::reconciler

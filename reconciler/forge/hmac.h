@@ -1,0 +1,19 @@
+// HMAC-SHA256 and constant-time comparison, for checking webhook signatures and signing
+// outbound notifications. OpenSSL is hidden behind these functions.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace tr::reconciler::forge {
+
+// Lower-case hex of HMAC-SHA256(key, message).
+std::string HmacSha256Hex(std::string_view key, std::string_view message);
+
+// Whether `a` equals `b`, taking the same time for every `a` of a given length (the length
+// itself is not secret: a signature's length is public).
+bool ConstantTimeEquals(std::string_view a, std::string_view b);
+
+}  // namespace tr::reconciler::forge

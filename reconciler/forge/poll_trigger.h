@@ -1,0 +1,47 @@
+// A "poll now" signal for the repository poll loop: a push webhook pulls the next poll forward
+// instead of waiting out the poll interval. Triggers that arrive while a poll runs, or many at
+// once, coalesce into one more poll.
+//
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <stop_token>
+
+#include "gitsource/retry.h"
+
+namespace tr::reconciler::forge {
+
+class PollTrigger {
+ public:
+  enum class Wake { kTriggered, kTimedOut, kStopped };
+
+  // Asks for a poll as soon as the loop can run one; returns at once.
+  void Trigger();
+
+  // Waits until `timeout` passes or Trigger() was called since the last wait, whichever comes
+  // first, and clears the trigger. kStopped when `stop` was requested.
+  Wake WaitFor(std::chrono::milliseconds timeout, std::stop_token stop);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable_any cv_;
+  bool triggered_ = false;
+};
+
+// The poll loop's Sleeper: sleeps until the duration passes or `trigger` fires.
+class TriggeredSleeper final : public gitsource::Sleeper {
+ public:
+  explicit TriggeredSleeper(PollTrigger& trigger) : trigger_(trigger) {}
+  // False only when `stop` was requested.
+  bool SleepFor(std::chrono::milliseconds duration, std::stop_token stop) override {
+    return trigger_.WaitFor(duration, stop) != PollTrigger::Wake::kStopped;
+  }
+
+ private:
+  PollTrigger& trigger_;
+};
+
+}  // namespace tr::reconciler::forge

@@ -1,0 +1,19 @@
+#include "reconciler/forge/secret_file.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace tr::reconciler::forge {
+
+absl::StatusOr<std::string> ReadSecretFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError("cannot read secret file " + path.string());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string secret = text.str();
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+  if (secret.empty()) return absl::InvalidArgumentError("secret file " + path.string() + " is empty");
+  return secret;
+}
+
+}  // namespace tr::reconciler::forge

@@ -1,0 +1,119 @@
+// KubernetesUpgrade: one minor Kubernetes upgrade of a Talos cluster, the way `talosctl
+// upgrade-k8s` does it, through the Talos API (machine configuration, COSI resources, image
+// pulls) and the Kubernetes API (static pods, Nodes):
+//   1. pre-checks: the target against every node's Talos version (support matrix); one minor at
+//      most above the lowest running version; removed APIs still holding objects; removed flags
+//      and feature gates still set (core/k8s_removals.h);
+//   2. image pre-pull on every node, for the components that are not at the target yet;
+//   3. kube-apiserver, kube-controller-manager, kube-scheduler, each node by node over the
+//      control planes: the MachineConfig (COSI Get) with the image patched, sent back with
+//      ApplyConfiguration mode NO_REBOOT, then waiting for the static pod on that node to carry
+//      the new config version, run the new image and be Ready;
+//   4. kube-proxy: its image in every control plane's machine configuration;
+//   5. the kubelet on every node, control planes first, waiting until the Node reports the new
+//      kubelet version and is Ready.
+// The bootstrap manifests (the kube-proxy DaemonSet, CoreDNS, ...) are not synchronised.
+//
+// Resumable: every step first reads what the node's configuration says. A component already
+// configured with the target image is not applied again; the run only waits for it to be up.
+// So a run that was killed anywhere can be started again and completes with nothing applied
+// twice and nothing skipped.
+//
+// Thread-compatible: one Run at a time per object. Run blocks; it is stoppable.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/support_matrix.h"
+#include "core/version.h"
+#include "reconciler/k8s_upgrade/machine_config.h"
+#include "reconciler/kube/kube_client.h"
+#include "reconciler/talos/talos_client.h"
+
+namespace tr::reconciler::k8s_upgrade {
+
+struct UpgradeNode {
+  std::string name;     // the Kubernetes Node name (the hostname)
+  std::string address;  // the Talos API target (`node` header)
+  bool control_plane = false;
+};
+
+struct UpgradeOptions {
+  core::Version target;  // the Kubernetes version to reach, e.g. 1.35.0
+  std::vector<UpgradeNode> nodes;
+  core::SupportMatrix matrix = core::SupportMatrix::BuiltIn();
+  bool pre_pull = true;
+  std::chrono::milliseconds poll_interval{1000};
+  std::chrono::milliseconds static_pod_timeout{std::chrono::minutes(5)};
+  std::chrono::milliseconds kubelet_timeout{std::chrono::minutes(3)};
+};
+
+// Where the run is: `phase` "pre-checks", "image pull", "static pods", "kube-proxy",
+// "kubelets", "done"; `done` of `total` steps of the phase.
+struct UpgradeProgress {
+  std::string phase;
+  int done = 0;
+  int total = 0;
+  std::string message;  // the line to print
+};
+
+struct UpgradeOutcome {
+  // OK; FailedPrecondition for a pre-check that refuses (nothing changed); Aborted for a
+  // component that did not come up (stop and look); Unavailable / DeadlineExceeded for an API
+  // that did not answer (retry: the run resumes); Cancelled when stopped; InvalidArgument for
+  // a target or configuration that cannot be used.
+  absl::Status status;
+  std::string component;  // what failed: "pre-checks", "image pull", "kube-apiserver", ...
+  std::string node;       // the node it failed on; "" when not node-specific
+  std::string from;       // the lowest Kubernetes version found before the run ("1.34.1")
+  int applied = 0;        // configurations applied by this run
+  int already_done = 0;   // components found at the target and left alone
+};
+
+class KubernetesUpgrade {
+ public:
+  KubernetesUpgrade(talos::TalosClient& talos, kube::KubeClient& kube, UpgradeOptions options,
+                    std::function<void(const UpgradeProgress&)> on_progress);
+
+  UpgradeOutcome Run(std::stop_token stop);
+
+ private:
+  struct Failure {
+    absl::Status status;
+    std::string component;
+    std::string node;
+  };
+  using Step = std::optional<Failure>;  // nullopt: the step succeeded
+
+  Step PreChecks(UpgradeOutcome& outcome);
+  Step CheckTalosVersions();
+  Step CheckVersionPath(UpgradeOutcome& outcome);
+  Step CheckRemovals(core::MinorVersion from);
+  Step PrePull(std::stop_token stop);
+  Step StaticPods(std::stop_token stop, UpgradeOutcome& outcome);
+  Step KubeProxy(UpgradeOutcome& outcome);
+  Step Kubelets(std::stop_token stop, UpgradeOutcome& outcome);
+
+  // Sets `component`'s image to the target in the node's configuration unless it is already
+  // there; `*applied` says whether a configuration was sent.
+  Step EnsureImage(const UpgradeNode& node, Component component, bool* applied);
+  Step WaitStaticPod(std::stop_token stop, const UpgradeNode& node, Component component);
+  Step WaitKubelet(std::stop_token stop, const UpgradeNode& node);
+
+  absl::StatusOr<std::string> MachineConfig(const UpgradeNode& node);
+  std::string TargetImage(const std::string& current) const;
+  void Report(std::string phase, int done, int total, std::string message);
+
+  talos::TalosClient& talos_;
+  kube::KubeClient& kube_;
+  UpgradeOptions options_;
+  std::function<void(const UpgradeProgress&)> on_progress_;
+};
+
+}  // namespace tr::reconciler::k8s_upgrade

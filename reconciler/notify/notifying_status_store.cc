@@ -1,0 +1,30 @@
+#include "reconciler/notify/notifying_status_store.h"
+
+namespace tr::reconciler::notify {
+
+absl::StatusOr<std::map<std::string, core::ClusterStatus>> NotifyingStatusStore::LoadAll(
+    std::stop_token stop) {
+  auto statuses = inner_.LoadAll(stop);
+  if (statuses.ok()) {
+    std::lock_guard lock(mu_);
+    last_ = *statuses;
+  }
+  return statuses;
+}
+
+absl::Status NotifyingStatusStore::Record(const core::ClusterStatus& status,
+                                          std::stop_token stop) {
+  absl::Status recorded = inner_.Record(status, stop);
+  if (!recorded.ok()) return recorded;
+  std::vector<Notification> notifications;
+  {
+    std::lock_guard lock(mu_);
+    auto it = last_.find(status.cluster);
+    notifications = NotificationsBetween(it == last_.end() ? nullptr : &it->second, status);
+    last_[status.cluster] = status;
+  }
+  for (const Notification& n : notifications) notifier_.Notify(n);
+  return recorded;
+}
+
+}  // namespace tr::reconciler::notify

@@ -1,0 +1,34 @@
+// A StatusStore that tells a Notifier what changed: after each status is recorded durably,
+// the difference from the cluster's previous record (NotificationsBetween) is handed to the
+// notifier, which only spools it. Recording never waits on a receiver.
+//
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <mutex>
+
+#include "reconciler/notify/webhook_notifier.h"
+#include "reconciler/status_store.h"
+
+namespace tr::reconciler::notify {
+
+class NotifyingStatusStore final : public StatusStore {
+ public:
+  // `inner` and `notifier` must outlive this store.
+  NotifyingStatusStore(StatusStore& inner, Notifier& notifier)
+      : inner_(inner), notifier_(notifier) {}
+
+  // The inner store's statuses; remembered as the baseline of the first record.
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token stop) override;
+  // Records through the inner store; notifies only when that succeeded.
+  absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) override;
+
+ private:
+  StatusStore& inner_;
+  Notifier& notifier_;
+  std::mutex mu_;
+  std::map<std::string, core::ClusterStatus> last_;
+};
+
+}  // namespace tr::reconciler::notify

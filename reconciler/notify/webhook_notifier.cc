@@ -1,0 +1,271 @@
+#include "reconciler/notify/webhook_notifier.h"
+
+#include <condition_variable>
+#include <deque>
+#include <fstream>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "fmt/format.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "reconciler/forge/hmac.h"
+#include "reconciler/logging.h"
+
+namespace tr::reconciler::notify {
+namespace {
+
+namespace fs = std::filesystem;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+struct Spooled {
+  fs::path file;
+  std::string delivery;
+  std::string event;
+  std::string body;
+  int attempts = 0;
+  SteadyTime due;
+};
+
+std::string NewDeliveryId(std::mt19937_64& rng) {
+  const uint64_t a = rng(), b = rng();
+  // A version 4 UUID: 4 in the version nibble, 10xx in the variant bits.
+  return fmt::format("{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
+                     a & 0xfff, 0x8000 | (b >> 48 & 0x3fff), b & 0xffffffffffff);
+}
+
+std::chrono::milliseconds RetryDelay(int attempts, const WebhookNotifierOptions& o) {
+  auto delay = o.first_retry;
+  for (int i = 1; i < attempts && delay < o.max_retry; ++i) delay *= 2;
+  return std::min(delay, o.max_retry);
+}
+
+bool Save(const Spooled& s) {
+  const nlohmann::json doc{
+      {"delivery", s.delivery}, {"event", s.event}, {"attempts", s.attempts}, {"body", s.body}};
+  const fs::path tmp = s.file.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << doc.dump();
+    if (!out.flush()) return false;
+  }
+  std::error_code ec;
+  fs::rename(tmp, s.file, ec);
+  return !ec;
+}
+
+std::optional<Spooled> LoadOne(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (!doc.is_object() || !doc.contains("body") || !doc["body"].is_string()) return std::nullopt;
+  Spooled s;
+  s.file = file;
+  s.delivery = doc.value("delivery", "");
+  s.event = doc.value("event", "");
+  s.attempts = doc.value("attempts", 0);
+  s.body = doc["body"].get<std::string>();
+  return s;
+}
+
+}  // namespace
+
+class WebhookNotifier::Sender {
+ public:
+  Sender(NotifyTarget target, const WebhookNotifierOptions& options, Metrics& metrics)
+      : target_(std::move(target)),
+        options_(options),
+        metrics_(metrics),
+        dir_(options.spool_dir / target_.key),
+        rng_(std::random_device{}()),
+        log_(ModuleLogger("notify")) {}
+
+  absl::Status Load() {
+    std::error_code ec;
+    fs::create_directories(dir_, ec);
+    if (ec) return absl::InvalidArgumentError("cannot create " + dir_.string() + ": " + ec.message());
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+      std::optional<Spooled> s = LoadOne(file);
+      if (!s) {
+        log_->error("step=spool-load target={} file={} outcome=unreadable-dropped", Name(), file.filename().string());
+        fs::remove(file, ec);
+        continue;
+      }
+      queue_.push_back(*std::move(s));
+    }
+    if (!queue_.empty()) log_->info("step=spool-load target={} pending={}", Name(), queue_.size());
+    return absl::OkStatus();
+  }
+
+  void Start() {
+    thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  }
+
+  void Enqueue(const Notification& n) {
+    std::lock_guard lock(mu_);
+    Spooled s;
+    s.delivery = NewDeliveryId(rng_);
+    s.event = NotificationEventName(n.event);
+    s.body = target_.format == NotifyFormat::kJson ? RenderJson(n, s.delivery) : RenderSlack(n);
+    s.file = dir_ / fmt::format("{:020}-{}.json", ++sequence_ + Epoch(), s.delivery);
+    if (!Save(s)) {
+      log_->error("step=spool target={} delivery={} error=\"cannot write the spool\"", Name(), s.delivery);
+    }
+    while (queue_.size() >= options_.max_pending) {
+      ++metrics_.notifications_dropped;
+      log_->error("step=spool target={} delivery={} outcome=dropped reason=\"spool full\"", Name(),
+                  queue_.front().delivery);
+      std::error_code ec;
+      fs::remove(queue_.front().file, ec);
+      queue_.pop_front();
+    }
+    queue_.push_back(std::move(s));
+    cv_.notify_all();
+  }
+
+  size_t Pending() const {
+    std::lock_guard lock(mu_);
+    return queue_.size();
+  }
+
+ private:
+  std::string Name() const { return target_.origin + "#" + target_.key; }
+
+  // Spool file names sort in creation order across restarts.
+  static uint64_t Epoch() {
+    static const uint64_t start = static_cast<uint64_t>(
+        std::chrono::system_clock::now().time_since_epoch() / std::chrono::microseconds(1));
+    return start;
+  }
+
+  void Run(std::stop_token stop) {
+    while (!stop.stop_requested()) {
+      std::unique_lock lock(mu_);
+      if (!cv_.wait(lock, stop, [this] { return !queue_.empty(); })) return;
+      const SteadyTime due = queue_.front().due;
+      if (due > std::chrono::steady_clock::now()) {
+        cv_.wait_until(lock, stop, due, [] { return false; });
+        continue;
+      }
+      Spooled head = queue_.front();
+      lock.unlock();
+      const bool sent = Attempt(head);
+      lock.lock();
+      Settle(head, sent);
+    }
+  }
+
+  // Records the outcome of an attempt at the head of the queue. Holds mu_.
+  void Settle(const Spooled& attempted, bool sent) {
+    if (queue_.empty() || queue_.front().file != attempted.file) return;  // dropped meanwhile
+    Spooled& head = queue_.front();
+    std::error_code ec;
+    if (sent || head.attempts + 1 >= options_.max_attempts) {
+      if (sent) {
+        ++metrics_.notifications_sent;
+      } else {
+        ++metrics_.notifications_dropped;
+        log_->error("step=send target={} delivery={} outcome=dropped attempts={}", Name(),
+                    head.delivery, head.attempts + 1);
+      }
+      fs::remove(head.file, ec);
+      queue_.pop_front();
+      return;
+    }
+    ++head.attempts;
+    ++metrics_.notification_failures;
+    head.due = std::chrono::steady_clock::now() + RetryDelay(head.attempts, options_);
+    Save(head);
+  }
+
+  bool Attempt(const Spooled& s) {
+    httplib::Client client(target_.origin);
+    client.set_connection_timeout(options_.timeout);
+    client.set_read_timeout(options_.timeout);
+    client.set_write_timeout(options_.timeout);
+    const std::string timestamp = std::to_string(
+        std::chrono::duration_cast<std::chrono::seconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count());
+    httplib::Headers headers{{"User-Agent", "talos-reconciler"},
+                             {"X-Talos-Reconciler-Event", s.event},
+                             {"X-Talos-Reconciler-Delivery", s.delivery},
+                             {"X-Talos-Reconciler-Timestamp", timestamp}};
+    if (!target_.secret.empty()) {
+      headers.emplace("X-Talos-Reconciler-Signature",
+                      "sha256=" + forge::HmacSha256Hex(target_.secret, s.delivery + "." +
+                                                                       timestamp + "." + s.body));
+    }
+    httplib::Result res = client.Post(target_.path, headers, s.body, "application/json");
+    const bool ok = res && res->status >= 200 && res->status < 300;
+    if (!ok) {
+      log_->warn("step=send target={} delivery={} attempt={} error=\"{}\"", Name(), s.delivery,
+                 s.attempts + 1,
+                 res ? "HTTP " + std::to_string(res->status) : httplib::to_string(res.error()));
+    }
+    return ok;
+  }
+
+  const NotifyTarget target_;
+  const WebhookNotifierOptions options_;
+  Metrics& metrics_;
+  const fs::path dir_;
+  std::mt19937_64 rng_;
+  std::shared_ptr<spdlog::logger> log_;
+  mutable std::mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<Spooled> queue_;
+  uint64_t sequence_ = 0;
+  std::jthread thread_;  // last: stops before the members it uses go
+};
+
+WebhookNotifier::WebhookNotifier(std::vector<std::unique_ptr<Sender>> senders)
+    : senders_(std::move(senders)) {}
+
+WebhookNotifier::~WebhookNotifier() = default;
+
+absl::StatusOr<std::unique_ptr<WebhookNotifier>> WebhookNotifier::Start(
+    std::vector<NotifyTarget> targets, WebhookNotifierOptions options, Metrics& metrics) {
+  std::error_code ec;
+  fs::create_directories(options.spool_dir, ec);
+  if (ec) {
+    return absl::InvalidArgumentError("cannot create " + options.spool_dir.string() + ": " +
+                                      ec.message());
+  }
+  std::set<std::string> keys;
+  std::vector<std::unique_ptr<Sender>> senders;
+  for (NotifyTarget& target : targets) {
+    keys.insert(target.key);
+    senders.push_back(std::make_unique<Sender>(std::move(target), options, metrics));
+    if (absl::Status s = senders.back()->Load(); !s.ok()) return s;
+  }
+  for (const auto& entry : fs::directory_iterator(options.spool_dir, ec)) {
+    if (entry.is_directory() && !keys.contains(entry.path().filename().string())) {
+      ModuleLogger("notify")->warn("step=spool-load dir={} outcome=removed reason=\"receiver no longer configured\"",
+                                   entry.path().filename().string());
+      fs::remove_all(entry.path(), ec);
+    }
+  }
+  for (auto& sender : senders) sender->Start();
+  return std::unique_ptr<WebhookNotifier>(new WebhookNotifier(std::move(senders)));
+}
+
+void WebhookNotifier::Notify(const Notification& notification) {
+  for (auto& sender : senders_) sender->Enqueue(notification);
+}
+
+size_t WebhookNotifier::Pending() const {
+  size_t pending = 0;
+  for (const auto& sender : senders_) pending += sender->Pending();
+  return pending;
+}
+
+}  // namespace tr::reconciler::notify

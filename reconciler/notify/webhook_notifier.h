@@ -1,0 +1,65 @@
+// Sends notifications to the `--notify` receivers, at least once, without ever holding up the
+// caller (a rollout): Notify() writes each delivery to a spool directory and returns; one
+// worker thread per receiver sends them in order, retrying with exponential backoff, and a
+// delivery leaves the spool only once a receiver answered 2xx (or after the last attempt). A
+// restarted process sends what the spool still holds.
+//
+// Each request carries
+//   X-Talos-Reconciler-Event:     rollout.started, ...
+//   X-Talos-Reconciler-Delivery:  a UUID, the same on every retry (receivers drop duplicates)
+//   X-Talos-Reconciler-Timestamp: Unix seconds of this attempt
+//   X-Talos-Reconciler-Signature: sha256=<hex HMAC-SHA256(secret, "<delivery>.<timestamp>.<body>")>
+// (the signature only when the receiver has a secret).
+//
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "reconciler/metrics.h"
+#include "reconciler/notify/notification.h"
+#include "reconciler/notify/notify_target.h"
+
+namespace tr::reconciler::notify {
+
+// Who hears about rollouts. Implementations must return quickly and never fail the caller.
+class Notifier {
+ public:
+  virtual ~Notifier() = default;
+  virtual void Notify(const Notification& notification) = 0;
+};
+
+struct WebhookNotifierOptions {
+  std::filesystem::path spool_dir;                      // <state-dir>/notifications
+  std::chrono::milliseconds first_retry{2000};          // doubled per failed attempt ...
+  std::chrono::milliseconds max_retry{std::chrono::minutes(10)};  // ... up to this
+  int max_attempts = 12;                                // then the delivery is dropped
+  std::chrono::seconds timeout{10};                     // connect, read and write, per attempt
+  size_t max_pending = 1000;                            // per receiver; the oldest go first
+};
+
+class WebhookNotifier final : public Notifier {
+ public:
+  // Loads what the spool holds for `targets` and starts one sender per target. Spooled
+  // deliveries of receivers no longer configured are deleted. InvalidArgument when the spool
+  // directory cannot be created.
+  static absl::StatusOr<std::unique_ptr<WebhookNotifier>> Start(
+      std::vector<NotifyTarget> targets, WebhookNotifierOptions options, Metrics& metrics);
+  ~WebhookNotifier() override;  // stops the senders; what is unsent stays spooled
+
+  void Notify(const Notification& notification) override;
+  // Deliveries not yet sent, over every receiver.
+  size_t Pending() const;
+
+  class Sender;
+
+ private:
+  explicit WebhookNotifier(std::vector<std::unique_ptr<Sender>> senders);
+  std::vector<std::unique_ptr<Sender>> senders_;
+};
+
+}  // namespace tr::reconciler::notify

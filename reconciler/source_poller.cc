@@ -1,0 +1,97 @@
+#include "reconciler/source_poller.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/profile_set.h"
+#include "reconciler/logging.h"
+#include "reconciler/timezones.h"
+
+namespace tr::reconciler {
+namespace {
+
+std::string Msg(const absl::Status& s) { return std::string(s.message()); }
+
+}  // namespace
+
+SourcePoller::SourcePoller(SourcePollerOptions options, SourcePollerDeps deps)
+    : options_(options), deps_(std::move(deps)) {}
+
+absl::Status SourcePoller::Publish(const std::string& commit) {
+  absl::StatusOr<gitsource::ProfileSnapshot> snapshot = deps_.source.Snapshot(commit);
+  if (!snapshot.ok()) return snapshot.status();
+  core::ValidationOptions validation;
+  validation.is_known_timezone = IsKnownTimezone;
+  auto next = std::make_shared<DesiredSnapshot>(
+      DesiredSnapshot{commit, core::DecodeProfileSet(snapshot->files, validation)});
+  ModuleLogger("git")->info("step=snapshot commit={} profiles={} invalid={}", commit.substr(0, 12),
+                            next->profiles.profiles.size(), next->profiles.invalid.size());
+  deps_.desired.Publish(next);
+  for (const auto& profile : next->profiles.profiles) deps_.enqueue(profile.name);
+  for (const auto& invalid : next->profiles.invalid) deps_.enqueue(invalid.cluster);
+  return absl::OkStatus();
+}
+
+absl::Status SourcePoller::PollOnce(std::stop_token stop) {
+  ++deps_.metrics.polls;
+  absl::StatusOr<gitsource::RemoteHead> head = deps_.source.Poll(stop);
+  if (!head.ok()) {
+    ++deps_.metrics.poll_errors;
+    ModuleLogger("git")->warn("step=poll error=\"{}\"", Msg(head.status()));
+    return head.status();
+  }
+  deps_.metrics.MarkProgress(deps_.clock.Now());
+  if (head->commit == published_) return absl::OkStatus();
+  if (absl::Status s = Publish(head->commit); !s.ok()) {
+    ModuleLogger("git")->error("step=snapshot commit={} error=\"{}\"", head->commit, Msg(s));
+    return absl::OkStatus();  // the poll worked; the snapshot is tried again next time
+  }
+  published_ = head->commit;
+  deps_.metrics.ready = deps_.desired.Current() != nullptr;
+  return absl::OkStatus();
+}
+
+std::chrono::milliseconds SourcePoller::NextWait() {
+  const double spread = std::clamp(options_.jitter, 0.0, 1.0);
+  const double factor = 1 - spread + 2 * spread * deps_.random.Uniform();
+  return std::chrono::milliseconds(
+      std::llround(static_cast<double>(options_.interval.count()) * factor));
+}
+
+void SourcePoller::Run(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    (void)PollOnce(stop);  // logged and counted; the next poll retries
+    if (!deps_.sleeper.SleepFor(NextWait(), stop)) break;
+  }
+}
+
+bool IsPermanentSourceError(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kUnauthenticated:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kDataLoss:
+      return true;
+    default:
+      return false;
+  }
+}
+
+absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadStatusesAtStart(
+    StatusStore& store, const gitsource::BackoffPolicy& backoff, gitsource::Sleeper& sleeper,
+    gitsource::RandomSource& random, std::stop_token stop) {
+  for (int retry = 1;; ++retry) {
+    if (stop.stop_requested()) return absl::CancelledError("stopped while loading the status");
+    absl::StatusOr<std::map<std::string, core::ClusterStatus>> statuses = store.LoadAll(stop);
+    if (statuses.ok() || IsPermanentSourceError(statuses.status())) return statuses;
+    const std::chrono::milliseconds wait = gitsource::JitteredBackoff(backoff, retry, random);
+    ModuleLogger("daemon")->error("step=load-status error=\"{}\" retry-in={}ms",
+                                  Msg(statuses.status()), wait.count());
+    if (!sleeper.SleepFor(wait, stop)) {
+      return absl::CancelledError("stopped while loading the status");
+    }
+  }
+}
+
+}  // namespace tr::reconciler

@@ -1,0 +1,102 @@
+// Kubernetes upgrades run by the daemon end to end: a multi-hop change (Talos 1.10 / Kubernetes
+// 1.33 → Talos 1.12 / Kubernetes 1.35) runs its Talos and Kubernetes hops in a valid order, and a
+// daemon killed with SIGKILL during a Kubernetes upgrade resumes it with nothing applied twice.
+#include "tests/e2e/e2e_fixture.h"
+
+namespace tr::e2e {
+namespace {
+
+constexpr auto kTimeout = 180s;
+
+// Sequence numbers of the journal's "version" changes (Talos) and kubelet restarts of `cluster`.
+struct Hops {
+  std::vector<uint64_t> talos;    // a node came up on a new Talos version
+  std::vector<uint64_t> kubelet;  // a kubelet restarted on a new version
+  std::map<std::string, int> applies;
+};
+
+Hops HopsOf(const std::vector<JournalLine>& journal, const std::string& cluster, uint64_t since) {
+  Hops h;
+  for (const auto& line : journal) {
+    if (line.cluster != cluster || line.seq <= since) continue;
+    if (!line.call && line.what == "version") h.talos.push_back(line.seq);
+    if (!line.call && line.what == "kubelet") h.kubelet.push_back(line.seq);
+    if (line.call && line.code == "OK" && line.what.ends_with("/ApplyConfiguration")) {
+      ++h.applies[line.node];
+    }
+  }
+  return h;
+}
+
+TEST_F(E2eTest, TalosAndKubernetesHopsInValidOrderToTalos112AndKubernetes135) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("hop", 1, 1, "1.10.6", "1.33.6")}));
+  world().PushProfiles({{"hop", AtTalos("1.10.6", {}, "1.33.6")}}, "initial profile");
+  E2E_ASSERT_OK(world().StartDaemon());
+  E2E_ASSERT_OK(world().WaitForReady("hop", "1.10.6", "", kTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+
+  const std::string commit = world().PushProfiles({{"hop", AtTalos("1.12.0", {}, "1.35.0")}},
+                                                  "hop: Talos 1.12.0, Kubernetes 1.35.0");
+  core::ClusterStatus done;
+  E2E_ASSERT_OK_AND_ASSIGN(done, world().WaitForStatus(
+                                     "hop",
+                                     [&](const core::ClusterStatus& s) {
+                                       return s.phase == core::ClusterPhase::kReady &&
+                                              s.talos.current == "1.12.0" &&
+                                              s.kubernetes.current == "1.35.0" &&
+                                              s.desired_commit_applied == commit;
+                                     },
+                                     kTimeout));
+  const Hops hops = HopsOf(world().Journal(), "hop", since);
+  // Two Talos hops (1.10 → 1.11 → 1.12) and two Kubernetes hops (1.33 → 1.34 → 1.35) on both
+  // nodes, in an order that keeps every pair supported: Kubernetes 1.34 only once both nodes run
+  // Talos 1.11, Kubernetes 1.35 only once both run Talos 1.12.
+  ASSERT_EQ(hops.talos.size(), 4u) << world().Diagnostics();
+  ASSERT_EQ(hops.kubelet.size(), 4u) << world().Diagnostics();
+  EXPECT_LT(hops.talos[1], hops.kubelet[0]);
+  EXPECT_LT(hops.talos[3], hops.kubelet[2]);
+  // Per Kubernetes hop: the control plane 5 configurations, the worker 1.
+  const std::string cp = world().sim().cluster("hop").ControlPlaneNames().at(0);
+  const std::string w = world().sim().cluster("hop").WorkerNames().at(0);
+  EXPECT_EQ(hops.applies.at(cp), 10);
+  EXPECT_EQ(hops.applies.at(w), 2);
+}
+
+TEST_F(E2eTest, DaemonKilledDuringKubernetesUpgradeResumesWithNothingAppliedTwice) {
+  E2E_ASSERT_OK(
+      world().StartFleet({MakeCluster("k8s", 3, 2, "1.12.0", "1.34.1")}, {.time_scale = 0.05}));
+  world().PushProfiles({{"k8s", AtTalos("1.12.0", {}, "1.34.1")}}, "initial profile");
+  E2E_ASSERT_OK(world().StartDaemon());
+  E2E_ASSERT_OK(world().WaitForReady("k8s", "1.12.0", "", kTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+
+  const std::string commit =
+      world().PushProfiles({{"k8s", AtTalos("1.12.0", {}, "1.35.0")}}, "k8s: Kubernetes 1.35.0");
+  ASSERT_TRUE(world().WaitUntil(60s, [&] {
+    int applies = 0;
+    for (const auto& [node, n] : HopsOf(world().Journal(), "k8s", since).applies) applies += n;
+    return applies >= 4;
+  })) << world().Diagnostics();
+  world().daemon().Kill();
+  E2E_ASSERT_OK(world().daemon().Start());
+  core::ClusterStatus done;
+  E2E_ASSERT_OK_AND_ASSIGN(done, world().WaitForStatus(
+                                     "k8s",
+                                     [&](const core::ClusterStatus& s) {
+                                       return s.phase == core::ClusterPhase::kReady &&
+                                              s.kubernetes.current == "1.35.0" &&
+                                              s.desired_commit_applied == commit;
+                                     },
+                                     kTimeout));
+  const Hops hops = HopsOf(world().Journal(), "k8s", since);
+  for (const auto& cp : world().sim().cluster("k8s").ControlPlaneNames()) {
+    EXPECT_EQ(hops.applies.at(cp), 5) << cp;
+  }
+  for (const auto& w : world().sim().cluster("k8s").WorkerNames()) {
+    EXPECT_EQ(hops.applies.at(w), 1) << w;
+  }
+  EXPECT_EQ(hops.kubelet.size(), 5u);
+}
+
+}  // namespace
+}  // namespace tr::e2e

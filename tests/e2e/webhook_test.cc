@@ -1,0 +1,106 @@
+// The daemon with --webhook-listen and --notify: the poll interval is an hour, so only a
+// signed push webhook (sent by GitHub's own signer under node) can make the daemon see the new
+// commit; the rollout's notifications reach a real HTTP receiver, in order.
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "fmt/format.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "tests/e2e/e2e_fixture.h"
+
+namespace tr::e2e {
+namespace {
+
+// Runs tests/forge/send_webhooks.mjs (installed by tests/forge/setup); the HTTP statuses.
+std::vector<int> SendPushWebhook(const std::string& base_url, const std::string& secret,
+                                 const std::filesystem::path& payload) {
+  const std::string source = TR_SOURCE_DIR;
+  const std::string command = fmt::format(
+      "node '{0}/tests/forge/send_webhooks.mjs' '{0}/.cache/forge-npm/node_modules' '{1}' '{2}' "
+      "github push '{3}'",
+      source, base_url, secret, payload.string());
+  std::vector<int> statuses;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  char line[4096];
+  while (pipe != nullptr && std::fgets(line, sizeof line, pipe) != nullptr) {
+    statuses.push_back(nlohmann::json::parse(line)["status"].get<int>());
+  }
+  if (pipe != nullptr) {
+    EXPECT_EQ(::pclose(pipe), 0) << command;
+  }
+  return statuses;
+}
+
+class NotificationSink {
+ public:
+  NotificationSink() {
+    server_.Post("/n", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      events_.push_back(req.get_header_value("X-Talos-Reconciler-Event"));
+      res.status = 204;
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::jthread([this] { server_.listen_after_bind(); });
+  }
+  ~NotificationSink() { server_.stop(); }
+  std::string Url() const { return fmt::format("http://127.0.0.1:{}/n", port_); }
+  std::vector<std::string> Events() {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+
+ private:
+  httplib::Server server_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::vector<std::string> events_;
+  std::jthread thread_;
+};
+
+TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("hooked", 1, 1, "1.11.6")}));
+  world().PushProfiles({{"hooked", AtTalos("1.11.6", {"settle: 0s"})}}, "initial profile");
+  const std::string host = world().sim().address_prefix() + ".251";
+  auto port = FreePort(host);
+  E2E_ASSERT_OK(port.status());
+  std::ofstream(world().dir() / "webhook-secret") << "e2e-webhook-secret\n";
+  std::ofstream(world().dir() / "notify-key") << "e2e-notify-key\n";
+  NotificationSink sink;
+  E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
+    o.poll_interval = "1h";
+    o.extra_args = {"--webhook-listen", fmt::format("{}:{}", host, *port),
+                    "--webhook-secret-file", (world().dir() / "webhook-secret").string(),
+                    "--notify",
+                    "url=" + sink.Url() + ",format=json,secret-file=" +
+                        (world().dir() / "notify-key").string()};
+  }));
+  E2E_ASSERT_OK(world().WaitForReady("hooked", "1.11.6", "", 60s).status());
+
+  const std::string commit =
+      world().PushProfiles({{"hooked", AtTalos("1.12.0", {"settle: 0s"})}}, "hooked: 1.12.0");
+  const auto payload = world().dir() / "push.json";
+  std::ofstream(payload) << nlohmann::json{{"ref", "refs/heads/main"}, {"after", commit}}.dump();
+  const std::string base_url = fmt::format("http://{}:{}", host, *port);
+  EXPECT_EQ(SendPushWebhook(base_url, "e2e-webhook-secret", payload), std::vector<int>{202});
+  // Much less than the hour-long poll interval: the webhook made the daemon poll.
+  E2E_ASSERT_OK(world().WaitForReady("hooked", "1.12.0", commit, 120s).status());
+
+  ASSERT_TRUE(world().WaitUntil(30s, [&] {
+    const auto events = sink.Events();
+    return !events.empty() && events.back() == "rollout.completed";
+  })) << testing::PrintToString(sink.Events());
+  const auto events = sink.Events();
+  ASSERT_EQ(events.size(), 4u) << testing::PrintToString(events);
+  EXPECT_EQ(events[0], "rollout.started");
+  EXPECT_EQ(events[1], "node.upgraded");
+  EXPECT_EQ(events[2], "node.upgraded");
+  EXPECT_EQ(events[3], "rollout.completed");
+  // A wrong signature is refused and does not leak into the daemon's log.
+  EXPECT_EQ(SendPushWebhook(base_url, "not-the-secret", payload), std::vector<int>{401});
+  EXPECT_EQ(world().daemon().log().find("e2e-webhook-secret"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tr::e2e

@@ -1,0 +1,78 @@
+// The webhook and notification flags of `run`, checked by FinishDaemonConfig.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "reconciler/daemon_config.h"
+
+namespace tr::reconciler {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class ForgeConfigTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tr-forge-config-" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "creds");
+    std::ofstream(dir_ / "secret") << "hook-secret\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Parses `run --repo ... <args>` and finishes it; the error message, or "".
+  std::string Finish(std::vector<std::string> args) {
+    CLI::App app;
+    CLI::App* run = app.add_subcommand("run");
+    DaemonConfig config;
+    AddDaemonFlags(*run, config);
+    std::vector<std::string> argv = {"run", "--repo", "file:///x", "--credentials-dir",
+                                     (dir_ / "creds").string(), "--state-dir",
+                                     (dir_ / "state").string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::reverse(argv.begin(), argv.end());
+    try {
+      app.parse(argv);
+    } catch (const CLI::ParseError& e) {
+      return e.what();
+    }
+    absl::Status s = FinishDaemonConfig(config);
+    config_ = config;
+    return std::string(s.message());
+  }
+
+  fs::path dir_;
+  DaemonConfig config_;
+};
+
+TEST_F(ForgeConfigTest, WebhookListenerNeedsAReadableSecret) {
+  EXPECT_EQ(Finish({}), "");
+  EXPECT_TRUE(config_.webhook_listen.empty());
+  EXPECT_THAT(Finish({"--webhook-listen", "127.0.0.1:9090"}), HasSubstr("--webhook-secret-file"));
+  EXPECT_THAT(Finish({"--webhook-listen", "127.0.0.1:9090", "--webhook-secret-file",
+                      (dir_ / "missing").string()}),
+              HasSubstr("--webhook-secret-file: cannot read"));
+  EXPECT_THAT(Finish({"--webhook-listen", "9090", "--webhook-secret-file",
+                      (dir_ / "secret").string()}),
+              HasSubstr("--webhook-listen: want host:port"));
+  EXPECT_EQ(Finish({"--webhook-listen", "127.0.0.1:9090", "--webhook-secret-file",
+                    (dir_ / "secret").string(), "--webhook-queue", "16"}),
+            "");
+  EXPECT_EQ(config_.webhook_queue, 16);
+  EXPECT_THAT(Finish({"--webhook-queue", "0"}), HasSubstr("--webhook-queue"));
+}
+
+TEST_F(ForgeConfigTest, NotifyEntriesAreCheckedAtStart) {
+  EXPECT_EQ(Finish({"--notify", "url=https://a.test/x,format=json,secret-file=" +
+                                    (dir_ / "secret").string(),
+                    "--notify", "url=https://hooks.slack.test/T/B/X,format=slack"}),
+            "");
+  EXPECT_EQ(config_.notify.size(), 2u);
+  EXPECT_THAT(Finish({"--notify", "url=https://a.test/x,format=json"}),
+              HasSubstr("--notify: format=json needs secret-file="));
+}
+
+}  // namespace
+}  // namespace tr::reconciler

@@ -1,0 +1,33 @@
+// Shared by the tests of tests/forge: where the npm test tools are (installed by
+// tests/forge/setup), running the independent webhook sender, and raw loopback sockets.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+
+namespace tr::forge_test {
+
+// .cache/forge-npm/node_modules of the source tree; fails the test (with the command to run)
+// when tests/forge/setup has not installed it.
+std::string NodeModules();
+
+// tests/forge/payloads/<name>.
+std::string PayloadPath(const std::string& name);
+
+// Runs tests/forge/send_webhooks.mjs against `base_url` and returns its JSON lines.
+std::vector<nlohmann::json> SendWebhooks(const std::string& base_url, const std::string& secret,
+                                         const std::string& forge, const std::string& event,
+                                         const std::string& source, int repeat = 1);
+
+// Connects to 127.0.0.1:`port`; -1 on failure.
+int ConnectLoopback(int port);
+// Sends all of `data` (no SIGPIPE); false when the peer went away.
+bool SendAll(int fd, const std::string& data);
+// Reads until the peer closes or `deadline` passes; nullopt on timeout.
+std::optional<std::string> ReadUntilClosed(int fd, std::chrono::steady_clock::time_point deadline);
+
+}  // namespace tr::forge_test

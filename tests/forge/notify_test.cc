@@ -1,0 +1,278 @@
+// Outbound notifications: what a status change produces, the --notify syntax, and delivery to
+// a real HTTP receiver on loopback (signing checked by GitHub's own verifier under node),
+// retries, giving up, and the spool surviving a restart.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "reconciler/notify/notification.h"
+#include "reconciler/notify/notify_target.h"
+#include "reconciler/notify/webhook_notifier.h"
+#include "tests/forge/forge_test_support.h"
+
+namespace tr::reconciler::notify {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+core::ClusterStatus Status(core::ClusterPhase phase) {
+  core::ClusterStatus s;
+  s.cluster = "prod-eu-1";
+  s.phase = phase;
+  s.talos = {"1.11.6", "1.12.0", "1.12.0", core::ComponentState::kInProgress, "", "1/3"};
+  s.nodes = {{"cp-0", "controlplane", "1.11.6", "1.35.0", true, "", {}}};
+  return s;
+}
+
+std::vector<std::string> Events(const std::vector<Notification>& notifications) {
+  std::vector<std::string> names;
+  for (const auto& n : notifications) names.push_back(NotificationEventName(n.event));
+  return names;
+}
+
+TEST(NotificationsBetweenTest, PhaseChangesAndNodeOperations) {
+  const auto ready = Status(core::ClusterPhase::kReady);
+  auto upgrading = Status(core::ClusterPhase::kUpgradingTalos);
+  EXPECT_THAT(Events(NotificationsBetween(&ready, upgrading)), ElementsAre("rollout.started"));
+  EXPECT_THAT(Events(NotificationsBetween(&upgrading, upgrading)), ElementsAre());
+  auto node_done = upgrading;
+  node_done.nodes[0].last_operation = "upgraded to Talos 1.12.0 in 6m12s";
+  const auto upgraded = NotificationsBetween(&upgrading, node_done);
+  ASSERT_THAT(Events(upgraded), ElementsAre("node.upgraded"));
+  EXPECT_EQ(upgraded[0].node, "cp-0");
+  EXPECT_EQ(upgraded[0].message, "upgraded to Talos 1.12.0 in 6m12s");
+  auto done = node_done;
+  done.phase = core::ClusterPhase::kReady;
+  EXPECT_THAT(Events(NotificationsBetween(&node_done, done)), ElementsAre("rollout.completed"));
+  EXPECT_THAT(Events(NotificationsBetween(&upgrading, Status(core::ClusterPhase::kUpgradeFailed))),
+              ElementsAre("rollout.failed"));
+  EXPECT_THAT(Events(NotificationsBetween(nullptr, Status(core::ClusterPhase::kBlocked))),
+              ElementsAre("rollout.blocked"));
+  EXPECT_THAT(Events(NotificationsBetween(&ready, Status(core::ClusterPhase::kPaused))),
+              ElementsAre());
+}
+
+TEST(NotifyTargetTest, ParsesEntriesAndNamesWhatIsWrong) {
+  const fs::path secret = fs::temp_directory_path() / ("tr-notify-secret-" + std::to_string(::getpid()));
+  std::ofstream(secret) << "k3y\n";
+  auto target = ParseNotifyTarget("url=https://hooks.example.test:8443/a/b?x=1,format=json,secret-file=" +
+                                  secret.string());
+  ASSERT_TRUE(target.ok()) << target.status();
+  EXPECT_EQ(target->origin, "https://hooks.example.test:8443");
+  EXPECT_EQ(target->path, "/a/b?x=1");
+  EXPECT_EQ(target->secret, "k3y");
+  EXPECT_EQ(target->key.size(), 12u);
+  auto slack = ParseNotifyTarget("url=https://hooks.slack.test/services/T/B/X,format=slack");
+  ASSERT_TRUE(slack.ok()) << slack.status();
+  EXPECT_EQ(slack->format, NotifyFormat::kSlack);
+  for (const std::string bad :
+       {"format=json", "url=ftp://x/y,format=slack", "url=https://x/y,format=xml",
+        "url=https://x/y,format=json", "url=https://x/y,colour=red",
+        "url=https://x/y,secret-file=/nonexistent/secret"}) {
+    EXPECT_EQ(ParseNotifyTarget(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+  fs::remove(secret);
+}
+
+struct Received {
+  std::string body;
+  std::string delivery;
+  std::string timestamp;
+  std::string signature;
+  std::string event;
+};
+
+// A real HTTP receiver on loopback that answers with `status_for(attempt number)`.
+class Receiver {
+ public:
+  explicit Receiver(std::function<int(int)> status_for) : status_for_(std::move(status_for)) {
+    server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
+      std::lock_guard lock(mu_);
+      received_.push_back({req.body, req.get_header_value("X-Talos-Reconciler-Delivery"),
+                           req.get_header_value("X-Talos-Reconciler-Timestamp"),
+                           req.get_header_value("X-Talos-Reconciler-Signature"),
+                           req.get_header_value("X-Talos-Reconciler-Event")});
+      res.status = status_for_(static_cast<int>(received_.size()));
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::jthread([this] { server_.listen_after_bind(); });
+  }
+  ~Receiver() { server_.stop(); }
+  std::string Url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hook"; }
+  std::vector<Received> Got() {
+    std::lock_guard lock(mu_);
+    return received_;
+  }
+
+ private:
+  std::function<int(int)> status_for_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::mutex mu_;
+  std::vector<Received> received_;
+  std::jthread thread_;
+};
+
+bool WaitUntil(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // poll interval, not a wait
+  }
+  return done();
+}
+
+class WebhookNotifierTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tr-notify-" + std::to_string(::getpid()) + "-" +
+                                        testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "secret") << "notify-secret\n";
+    options_.spool_dir = dir_ / "spool";
+    options_.first_retry = std::chrono::milliseconds(20);
+    options_.max_retry = std::chrono::milliseconds(100);
+    options_.timeout = std::chrono::seconds(5);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::unique_ptr<WebhookNotifier> Start(const std::string& url, const std::string& format) {
+    auto target = ParseNotifyTarget("url=" + url + ",format=" + format + ",secret-file=" +
+                                    (dir_ / "secret").string());
+    EXPECT_TRUE(target.ok()) << target.status();
+    auto notifier = WebhookNotifier::Start({*target}, options_, metrics_);
+    EXPECT_TRUE(notifier.ok()) << notifier.status();
+    return notifier.ok() ? *std::move(notifier) : nullptr;
+  }
+
+  static Notification Started() {
+    Notification n;
+    n.event = NotificationEvent::kRolloutStarted;
+    n.cluster = "prod-eu-1";
+    n.phase = "UpgradingTalos";
+    n.talos_current = "1.11.6";
+    n.talos_target = "1.12.0";
+    return n;
+  }
+
+  fs::path dir_;
+  WebhookNotifierOptions options_;
+  Metrics metrics_;
+};
+
+TEST_F(WebhookNotifierTest, JsonIsSignedSoAnIndependentVerifierAcceptsIt) {
+  Receiver receiver([](int) { return 204; });
+  auto notifier = Start(receiver.Url(), "json");
+  notifier->Notify(Started());
+  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  const auto got = receiver.Got();
+  ASSERT_EQ(got.size(), 1u);
+  const auto body = nlohmann::json::parse(got[0].body);
+  EXPECT_EQ(body["event"], "rollout.started");
+  EXPECT_EQ(body["cluster"], "prod-eu-1");
+  EXPECT_EQ(body["id"], got[0].delivery);
+  EXPECT_EQ(body["talos"]["target"], "1.12.0");
+  EXPECT_EQ(got[0].event, "rollout.started");
+  const fs::path message = dir_ / "message";
+  std::ofstream(message) << got[0].delivery << "." << got[0].timestamp << "." << got[0].body;
+  const std::string verify = "node '" + std::string(TR_SOURCE_DIR) +
+                             "/tests/forge/verify_signature.mjs' '" + forge_test::NodeModules() +
+                             "' notify-secret '" + message.string() + "' '" + got[0].signature + "'";
+  EXPECT_EQ(std::system(verify.c_str()), 0) << got[0].signature;
+  const std::string tampered = verify.substr(0, verify.find("notify-secret")) + "other-secret" +
+                               verify.substr(verify.find("notify-secret") + 13);
+  EXPECT_NE(std::system(tampered.c_str()), 0);
+  EXPECT_EQ(metrics_.notifications_sent, 1u);
+}
+
+TEST_F(WebhookNotifierTest, FailedAttemptsAreRetriedWithTheSameDeliveryId) {
+  Receiver receiver([](int attempt) { return attempt <= 2 ? 500 : 200; });
+  auto notifier = Start(receiver.Url(), "slack");
+  notifier->Notify(Started());
+  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  const auto got = receiver.Got();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].delivery, got[2].delivery);
+  EXPECT_EQ(got[0].body, got[2].body);
+  EXPECT_THAT(nlohmann::json::parse(got[2].body)["text"].get<std::string>(),
+              HasSubstr("*prod-eu-1* rollout.started"));
+  EXPECT_EQ(metrics_.notification_failures, 2u);
+  EXPECT_EQ(metrics_.notifications_sent, 1u);
+}
+
+TEST_F(WebhookNotifierTest, GivesUpAfterTheLastAttemptAndEmptiesTheSpool) {
+  options_.max_attempts = 3;
+  Receiver receiver([](int) { return 500; });
+  auto notifier = Start(receiver.Url(), "json");
+  notifier->Notify(Started());
+  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  EXPECT_EQ(receiver.Got().size(), 3u);
+  EXPECT_EQ(metrics_.notifications_dropped, 1u);
+  EXPECT_EQ(metrics_.notifications_sent, 0u);
+}
+
+TEST_F(WebhookNotifierTest, SpooledDeliveriesSurviveARestartAndKeepTheirOrder) {
+  Receiver down([](int) { return 503; });
+  options_.first_retry = std::chrono::minutes(10);  // nothing is retried before the restart
+  {
+    auto notifier = Start(down.Url(), "json");
+    Notification failed = Started();
+    failed.event = NotificationEvent::kRolloutFailed;
+    notifier->Notify(Started());
+    notifier->Notify(failed);
+    ASSERT_TRUE(WaitUntil([&] { return !down.Got().empty(); }));
+    EXPECT_EQ(notifier->Pending(), 2u);
+  }
+  const std::string first_delivery = down.Got()[0].delivery;
+  // The same receiver URL, now answering: the spool is keyed by URL, so point it there.
+  options_.first_retry = std::chrono::milliseconds(20);
+  Receiver up([](int) { return 200; });
+  auto target = ParseNotifyTarget("url=" + down.Url() + ",format=json,secret-file=" +
+                                  (dir_ / "secret").string());
+  ASSERT_TRUE(target.ok());
+  target->origin = up.Url().substr(0, up.Url().rfind('/'));
+  auto restarted = WebhookNotifier::Start({*target}, options_, metrics_);
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  ASSERT_TRUE(WaitUntil([&] { return (*restarted)->Pending() == 0; }));
+  const auto got = up.Got();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].delivery, first_delivery);
+  EXPECT_EQ(got[0].event, "rollout.started");
+  EXPECT_EQ(got[1].event, "rollout.failed");
+  EXPECT_TRUE(fs::is_empty(options_.spool_dir / target->key));
+}
+
+TEST_F(WebhookNotifierTest, NotifyReturnsWhileTheReceiverHangs) {
+  std::atomic<bool> release{false};
+  std::atomic<int> inside{0};
+  Receiver slow([&](int) {
+    ++inside;
+    release.wait(false);
+    return 200;
+  });
+  auto notifier = Start(slow.Url(), "json");
+  notifier->Notify(Started());
+  ASSERT_TRUE(WaitUntil([&] { return inside == 1; }));
+  // The receiver holds the first delivery; more notifications are taken at once.
+  notifier->Notify(Started());
+  notifier->Notify(Started());
+  EXPECT_EQ(notifier->Pending(), 3u);
+  release = true;
+  release.notify_all();
+  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  EXPECT_EQ(slow.Got().size(), 3u);
+}
+
+}  // namespace
+}  // namespace tr::reconciler::notify

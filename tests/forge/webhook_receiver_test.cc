@@ -1,0 +1,296 @@
+// The webhook receiver over real HTTP on loopback, driven by an independent sender
+// (GitHub's own signing library under node) with real GitHub payloads and GitLab/Gitea
+// payloads of the documented shape.
+#include "reconciler/forge/webhook_receiver.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "httplib.h"
+#include "reconciler/forge/hmac.h"
+#include "reconciler/logging.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "tests/forge/forge_test_support.h"
+
+namespace tr::reconciler::forge {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using forge_test::SendWebhooks;
+
+constexpr char kSecret[] = "s3cret-for-tests-only";
+
+class WebhookReceiverTest : public testing::Test {
+ protected:
+  void StartReceiver(size_t queue_capacity, std::string branch = "master") {
+    queue_ = std::make_unique<WebhookQueue>(queue_capacity);
+    WebhookReceiverOptions options;
+    options.listen = "127.0.0.1:0";
+    options.secret = kSecret;
+    options.branch = std::move(branch);
+    options.read_timeout = std::chrono::seconds(1);
+    auto receiver = WebhookReceiver::Start(options, *queue_, metrics_);
+    ASSERT_TRUE(receiver.ok()) << receiver.status();
+    receiver_ = *std::move(receiver);
+    base_url_ = "http://127.0.0.1:" + std::to_string(receiver_->port());
+  }
+
+  std::vector<WebhookEvent> Drain() {
+    std::vector<WebhookEvent> events;
+    std::stop_source stop;
+    while (queue_->Size() > 0) events.push_back(*queue_->Pop(stop.get_token()));
+    return events;
+  }
+
+  // POSTs `body` to /hooks/github signed by our own HMAC (for cases the sender cannot make).
+  httplib::Result PostGithub(const std::string& delivery, const std::string& body) {
+    httplib::Client client("127.0.0.1", receiver_->port());
+    httplib::Headers headers{{"X-GitHub-Event", "push"},
+                             {"X-GitHub-Delivery", delivery},
+                             {"X-Hub-Signature-256", "sha256=" + HmacSha256Hex(kSecret, body)}};
+    return client.Post("/hooks/github", headers, body, "application/json");
+  }
+
+  Metrics metrics_;
+  std::unique_ptr<WebhookQueue> queue_;
+  std::unique_ptr<WebhookReceiver> receiver_;
+  std::string base_url_;
+};
+
+TEST_F(WebhookReceiverTest, GithubPushesToTheWatchedBranchAreQueuedOthersIgnored) {
+  StartReceiver(64);
+  auto replies = SendWebhooks(base_url_, kSecret, "github", "push", "examples:push");
+  ASSERT_EQ(replies.size(), 7u);
+  int queued = 0;
+  for (const auto& reply : replies) {
+    const bool watched = reply["ref"] == "refs/heads/master";
+    EXPECT_EQ(reply["status"], watched ? 202 : 200) << reply.dump();
+    queued += watched;
+  }
+  std::vector<WebhookEvent> events = Drain();
+  ASSERT_EQ(events.size(), static_cast<size_t>(queued));
+  for (const WebhookEvent& e : events) {
+    EXPECT_EQ(e.kind, WebhookKind::kPush);
+    EXPECT_EQ(e.ref, "refs/heads/master");
+    EXPECT_EQ(e.after.size(), 40u);
+  }
+  EXPECT_EQ(metrics_.webhook_accepted, static_cast<uint64_t>(queued));
+  EXPECT_EQ(metrics_.webhook_ignored, replies.size() - queued);
+}
+
+TEST_F(WebhookReceiverTest, GithubPullRequestsOpenedUpdatedReopenedAreQueued) {
+  StartReceiver(64);
+  auto replies =
+      SendWebhooks(base_url_, kSecret, "github", "pull_request", "examples:pull_request");
+  ASSERT_GE(replies.size(), 20u);
+  size_t queued = 0;
+  for (const auto& reply : replies) {
+    const std::string action = reply["action"];
+    const bool acted = action == "opened" || action == "reopened" || action == "synchronize";
+    EXPECT_EQ(reply["status"], acted ? 202 : 200) << reply.dump();
+    queued += acted;
+  }
+  std::vector<WebhookEvent> events = Drain();
+  ASSERT_EQ(events.size(), queued);
+  for (const WebhookEvent& e : events) {
+    EXPECT_EQ(e.kind, WebhookKind::kPullRequest);
+    EXPECT_EQ(e.number, 2);
+    EXPECT_EQ(e.base_branch, "master");
+    EXPECT_EQ(e.head_sha.size(), 40u);
+    EXPECT_NE(e.action, PullRequestAction::kOther);
+  }
+}
+
+TEST_F(WebhookReceiverTest, PingAndUnhandledEventsAreAnsweredWith200AndIgnored) {
+  StartReceiver(64);
+  for (const char* event : {"ping", "issues", "star"}) {
+    auto replies =
+        SendWebhooks(base_url_, kSecret, "github", event, std::string("examples:") + event);
+    ASSERT_FALSE(replies.empty()) << event;
+    for (const auto& reply : replies) EXPECT_EQ(reply["status"], 200) << event;
+  }
+  SendWebhooks(base_url_, kSecret, "gitea", "issues", forge_test::PayloadPath("gitea/issues.json"));
+  SendWebhooks(base_url_, kSecret, "gitlab", "Pipeline Hook",
+               forge_test::PayloadPath("gitlab/pipeline.json"));
+  EXPECT_EQ(queue_->Size(), 0u);
+  EXPECT_EQ(metrics_.webhook_accepted, 0u);
+}
+
+TEST_F(WebhookReceiverTest, GiteaPushAndPullRequestsIncludingMerge) {
+  StartReceiver(64, "main");
+  for (const char* name : {"push", "pull_request_opened", "pull_request_synchronized",
+                           "pull_request_merged"}) {
+    const std::string event = std::string(name) == "push" ? "push" : "pull_request";
+    auto replies = SendWebhooks(base_url_, kSecret, "gitea", event,
+                                forge_test::PayloadPath(std::string("gitea/") + name + ".json"));
+    ASSERT_EQ(replies.size(), 1u);
+    EXPECT_EQ(replies[0]["status"], 202) << name;
+  }
+  std::vector<WebhookEvent> events = Drain();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].after, "4d6f8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e");
+  EXPECT_EQ(events[1].action, PullRequestAction::kOpened);
+  EXPECT_EQ(events[2].action, PullRequestAction::kUpdated);
+  EXPECT_EQ(events[2].head_sha, "8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c");
+  EXPECT_EQ(events[3].action, PullRequestAction::kMerged);
+  EXPECT_EQ(events[3].number, 7);
+  EXPECT_EQ(events[3].merge_commit, "a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8");
+}
+
+TEST_F(WebhookReceiverTest, GitlabPushAndMergeRequestsIncludingMerge) {
+  StartReceiver(64, "main");
+  const std::pair<const char*, const char*> deliveries[] = {
+      {"Push Hook", "push"},
+      {"Merge Request Hook", "merge_request_open"},
+      {"Merge Request Hook", "merge_request_update"},
+      {"Merge Request Hook", "merge_request_merge"}};
+  for (const auto& [event, name] : deliveries) {
+    auto replies = SendWebhooks(base_url_, kSecret, "gitlab", event,
+                                forge_test::PayloadPath(std::string("gitlab/") + name + ".json"));
+    ASSERT_EQ(replies.size(), 1u);
+    EXPECT_EQ(replies[0]["status"], 202) << name;
+  }
+  std::vector<WebhookEvent> events = Drain();
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].ref, "refs/heads/main");
+  EXPECT_EQ(events[1].number, 12);
+  EXPECT_EQ(events[1].action, PullRequestAction::kOpened);
+  EXPECT_EQ(events[2].action, PullRequestAction::kUpdated);
+  EXPECT_EQ(events[3].action, PullRequestAction::kMerged);
+  EXPECT_EQ(events[3].merge_commit, "c1d3e5f7a9b1c3d5e7f9a1b3c5d7e9f1a3b5c7d9");
+}
+
+TEST_F(WebhookReceiverTest, BadSignaturesGet401AreCountedAndNeverLogged) {
+  StartReceiver(64);
+  std::ostringstream log_text;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text);
+  ModuleLogger("webhook")->sinks().push_back(sink);
+  ModuleLogger("webhook")->set_level(spdlog::level::trace);
+  constexpr char kWrong[] = "not-the-secret-7f3a";
+  auto github = SendWebhooks(base_url_, kWrong, "github", "push", "examples:push");
+  ASSERT_EQ(github.size(), 7u);
+  for (const auto& reply : github) EXPECT_EQ(reply["status"], 401);
+  EXPECT_EQ(SendWebhooks(base_url_, kWrong, "gitea", "push",
+                         forge_test::PayloadPath("gitea/push.json"))[0]["status"],
+            401);
+  EXPECT_EQ(SendWebhooks(base_url_, kWrong, "gitlab", "Push Hook",
+                         forge_test::PayloadPath("gitlab/push.json"))[0]["status"],
+            401);
+  // GitHub's legacy SHA-1 header alone is not enough.
+  httplib::Client client("127.0.0.1", receiver_->port());
+  auto sha1_only = client.Post("/hooks/github",
+                               {{"X-GitHub-Event", "push"}, {"X-Hub-Signature", "sha1=00"}},
+                               R"({"ref":"refs/heads/master","after":"BODY-MARKER"})",
+                               "application/json");
+  ASSERT_TRUE(sha1_only);
+  EXPECT_EQ(sha1_only->status, 401);
+  EXPECT_EQ(metrics_.webhook_bad_signatures, 10u);
+  EXPECT_EQ(queue_->Size(), 0u);
+  ModuleLogger("webhook")->flush();
+  ModuleLogger("webhook")->sinks().pop_back();
+  EXPECT_THAT(log_text.str(), HasSubstr("outcome=rejected"));
+  EXPECT_THAT(log_text.str(), Not(HasSubstr("BODY-MARKER")));
+  EXPECT_THAT(log_text.str(), Not(HasSubstr(kSecret)));
+  EXPECT_THAT(log_text.str(), Not(HasSubstr(kWrong)));
+}
+
+TEST_F(WebhookReceiverTest, ReplayedDeliveryIsAnsweredButQueuedOnce) {
+  StartReceiver(64, "main");
+  auto replies = SendWebhooks(base_url_, kSecret, "gitea", "push",
+                              forge_test::PayloadPath("gitea/push.json"), /*repeat=*/3);
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_EQ(replies[0]["status"], 202);
+  EXPECT_EQ(replies[1]["status"], 200);
+  EXPECT_EQ(replies[2]["status"], 200);
+  EXPECT_EQ(Drain().size(), 1u);
+  EXPECT_EQ(metrics_.webhook_duplicates, 2u);
+}
+
+TEST_F(WebhookReceiverTest, FloodFillsTheQueueThen503AndARetryIsTakenOnceThereIsRoom) {
+  StartReceiver(4);
+  const std::string body = R"({"ref":"refs/heads/master","after":"abc"})";
+  std::vector<int> statuses;
+  for (int i = 0; i < 20; ++i) {
+    auto res = PostGithub("flood-" + std::to_string(i), body);
+    ASSERT_TRUE(res) << i;
+    statuses.push_back(res->status);
+  }
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 202), 4);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 503), 16);
+  EXPECT_EQ(metrics_.webhook_queue_full, 16u);
+  EXPECT_EQ(Drain().size(), 4u);
+  auto retry = PostGithub("flood-19", body);  // refused before, so not remembered
+  ASSERT_TRUE(retry);
+  EXPECT_EQ(retry->status, 202);
+}
+
+TEST_F(WebhookReceiverTest, DeclaredOversizedBodyGets413WithoutReadingIt) {
+  StartReceiver(4);
+  const int fd = forge_test::ConnectLoopback(receiver_->port());
+  ASSERT_GE(fd, 0);
+  // Headers only: a receiver that waited for the 50 MiB would not answer before the deadline.
+  ASSERT_TRUE(forge_test::SendAll(fd,
+                                  "POST /hooks/github HTTP/1.1\r\nHost: x\r\n"
+                                  "X-GitHub-Event: push\r\nContent-Type: application/json\r\n"
+                                  "Content-Length: 52428800\r\n\r\n"));
+  auto reply = forge_test::ReadUntilClosed(fd, std::chrono::steady_clock::now() +
+                                                   std::chrono::seconds(30));
+  ::close(fd);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_THAT(*reply, HasSubstr("HTTP/1.1 413"));
+  EXPECT_EQ(metrics_.webhook_too_large, 1u);
+}
+
+TEST_F(WebhookReceiverTest, ChunkedBodyPastTheCapGets413) {
+  StartReceiver(4);
+  const int fd = forge_test::ConnectLoopback(receiver_->port());
+  ASSERT_GE(fd, 0);
+  std::jthread writer([fd] {
+    forge_test::SendAll(fd,
+                        "POST /hooks/github HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: push\r\n"
+                        "Transfer-Encoding: chunked\r\n\r\n");
+    const std::string chunk = "10000\r\n" + std::string(0x10000, ' ') + "\r\n";
+    for (int i = 0; i < 24 && forge_test::SendAll(fd, chunk); ++i) {
+    }
+  });
+  auto reply = forge_test::ReadUntilClosed(fd, std::chrono::steady_clock::now() +
+                                                   std::chrono::seconds(30));
+  writer.join();
+  ::close(fd);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_THAT(*reply, HasSubstr("HTTP/1.1 413"));
+  EXPECT_EQ(metrics_.webhook_too_large, 1u);
+}
+
+TEST_F(WebhookReceiverTest, StalledHeadersAreDroppedAfterTheReadTimeout) {
+  StartReceiver(4);
+  const int fd = forge_test::ConnectLoopback(receiver_->port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(forge_test::SendAll(fd, "POST /hooks/github HTTP/1.1\r\nHost: x\r\n"));
+  // The receiver closes the connection once a read waits longer than 1s.
+  auto reply = forge_test::ReadUntilClosed(fd, std::chrono::steady_clock::now() +
+                                                   std::chrono::seconds(30));
+  ::close(fd);
+  EXPECT_TRUE(reply.has_value());
+  EXPECT_EQ(queue_->Size(), 0u);
+}
+
+TEST(WebhookReceiverStartTest, RefusesAnEmptySecretAndABadAddress) {
+  Metrics metrics;
+  WebhookQueue queue(1);
+  WebhookReceiverOptions options;
+  options.listen = "127.0.0.1:0";
+  EXPECT_EQ(WebhookReceiver::Start(options, queue, metrics).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  options.secret = "x";
+  options.listen = "127.0.0.1";
+  EXPECT_EQ(WebhookReceiver::Start(options, queue, metrics).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tr::reconciler::forge

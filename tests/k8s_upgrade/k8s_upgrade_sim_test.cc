@@ -1,0 +1,166 @@
+// KubernetesUpgrade against talos-sim (real gRPC over mTLS, the fake Kubernetes API over HTTPS):
+// a one-minor upgrade, a stopped run resumed, the pre-checks that refuse, and each fault ending
+// in a failure that names the component and node with nothing further touched.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "reconciler/k8s_upgrade/k8s_upgrade.h"
+#include "reconciler/kube/http_kube_client.h"
+#include "reconciler/kube/kubeconfig.h"
+#include "tests/k8s_upgrade/upgrade_fixture.h"
+
+namespace tr::reconciler::k8s_upgrade {
+namespace {
+
+class KubernetesUpgradeTest : public UpgradeFixture {
+ protected:
+  UpgradeOutcome RunUpgrade(const std::string& to,
+                            std::function<void(const UpgradeProgress&)> progress = {},
+                            std::stop_token stop = {}) {
+    auto access = fleet_->Cluster("prod");
+    EXPECT_TRUE(access.ok());
+    std::ifstream in(access->kubeconfig);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto credentials = kube::ParseKubeconfig(text.str());
+    EXPECT_TRUE(credentials.ok()) << credentials.status();
+    auto kube = kube::NewHttpKubeClient(*credentials);
+    EXPECT_TRUE(kube.ok()) << kube.status();
+    std::unique_ptr<talos::TalosClient> client;
+    NewClient("prod", &client);
+    UpgradeOptions options;
+    options.target = core::ParseKubernetesVersion(to).value();
+    for (const auto& node : fleet_->Nodes()) {
+      options.nodes.push_back({node.name, node.address, node.role == sim::NodeRole::kControlPlane});
+    }
+    options.poll_interval = std::chrono::milliseconds(10);
+    options.static_pod_timeout = std::chrono::milliseconds(1500);
+    options.kubelet_timeout = std::chrono::milliseconds(1500);
+    KubernetesUpgrade upgrade(*client, **kube, options, [&](const UpgradeProgress& p) {
+      lines_.push_back(p.message);
+      if (progress) progress(p);
+    });
+    return upgrade.Run(stop);
+  }
+
+  std::vector<std::string> lines_;
+};
+
+TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
+  StartFleet(Fleet("v1.12.0", "1.34.1", ""));
+  UpgradeOutcome outcome = RunUpgrade("1.35.0");
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status << " " << outcome.component;
+  EXPECT_EQ(outcome.from, "1.34.1");
+  EXPECT_EQ(outcome.applied, kAllApplies);
+  EXPECT_EQ(outcome.already_done, 0);
+  ExpectAllAt("1.35.0");
+  EXPECT_EQ(TotalApplies(), kAllApplies);
+  // Control planes: three static pods, kube-proxy, the kubelet; workers: the kubelet.
+  EXPECT_EQ(Applies("cp-2"), 5u);
+  EXPECT_EQ(Applies("w-2"), 1u);
+  EXPECT_NE(std::find(lines_.begin(), lines_.end(), "kubelets 3/5: cp-3 at v1.35.0"), lines_.end());
+  EXPECT_EQ(lines_.back(),
+            "Kubernetes 1.34.1 → 1.35.0: done (17 applied, 0 already at the target)");
+  // Every static pod of cp-1 ran the new image before anything changed on cp-2.
+  EXPECT_LT(FirstStateSeq("cp-1", "static pod", "kube-apiserver-cp-1 ready"),
+            FirstCallSeq("cp-2", "/machine.MachineService/ApplyConfiguration"));
+
+  UpgradeOutcome again = RunUpgrade("1.35.0");
+  ASSERT_TRUE(again.status.ok()) << again.status;
+  EXPECT_EQ(again.applied, 0);
+  EXPECT_EQ(TotalApplies(), kAllApplies);
+}
+
+TEST_F(KubernetesUpgradeTest, StoppedRunResumesWithNothingAppliedTwice) {
+  StartFleet(Fleet("v1.12.0", "1.34.1", ""));
+  std::stop_source stop;
+  UpgradeOutcome first = RunUpgrade(
+      "1.35.0",
+      [&](const UpgradeProgress& p) {
+        if (p.phase == "static pods" && p.done == 4) stop.request_stop();
+      },
+      stop.get_token());
+  EXPECT_EQ(first.status.code(), absl::StatusCode::kCancelled);
+  const size_t before = TotalApplies();
+  EXPECT_GE(before, 4u);
+  EXPECT_LT(before, kAllApplies);
+  UpgradeOutcome second = RunUpgrade("1.35.0");
+  ASSERT_TRUE(second.status.ok()) << second.status << " " << second.component;
+  EXPECT_EQ(first.applied + second.applied, kAllApplies);
+  EXPECT_EQ(TotalApplies(), kAllApplies);
+  ExpectAllAt("1.35.0");
+}
+
+TEST_F(KubernetesUpgradeTest, RefusesATargetTalosDoesNotRun) {
+  StartFleet(Fleet("v1.12.0", "1.34.1", "v1.10.6"));
+  UpgradeOutcome outcome = RunUpgrade("1.35.0");
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(outcome.component, "pre-checks");
+  EXPECT_EQ(outcome.node, "w-1");
+  EXPECT_NE(outcome.status.message().find("Talos v1.10.6 on w-1 does not run Kubernetes 1.35"),
+            std::string::npos)
+      << outcome.status;
+  EXPECT_EQ(TotalApplies(), 0u);
+}
+
+TEST_F(KubernetesUpgradeTest, RefusesTwoMinorsInOneRun) {
+  StartFleet(Fleet("v1.12.0", "1.33.6", ""));
+  UpgradeOutcome outcome = RunUpgrade("1.35.0");
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(outcome.status.message().find("one minor per run (next: 1.34)"), std::string::npos)
+      << outcome.status;
+  EXPECT_EQ(TotalApplies(), 0u);
+}
+
+TEST_F(KubernetesUpgradeTest, RemovedApiInUseIsRefusedBeforeAnythingChanges) {
+  StartFleet(Fleet("v1.10.6", "1.31.4", "", "cp-1", "removed_api_in_use"));
+  UpgradeOutcome outcome = RunUpgrade("1.32.0");
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(outcome.component, "pre-checks");
+  EXPECT_NE(outcome.status.message().find("podschedulingcontexts.v1alpha3.resource.k8s.io"),
+            std::string::npos)
+      << outcome.status;
+  EXPECT_EQ(TotalApplies(), 0u);
+}
+
+TEST_F(KubernetesUpgradeTest, ImagePullFailureStopsBeforeAnyChange) {
+  StartFleet(Fleet("v1.12.0", "1.34.1", "", "cp-2", "image_pull_failure", "kube-scheduler:v1.35"));
+  UpgradeOutcome outcome = RunUpgrade("1.35.0");
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(outcome.component, "image pull");
+  EXPECT_EQ(outcome.node, "cp-2");
+  EXPECT_NE(outcome.status.message().find("registry.k8s.io/kube-scheduler:v1.35.0"),
+            std::string::npos)
+      << outcome.status;
+  EXPECT_EQ(TotalApplies(), 0u);
+}
+
+TEST_F(KubernetesUpgradeTest, StaticPodNeverReadyStopsAtThatNode) {
+  StartFleet(
+      Fleet("v1.12.0", "1.34.1", "", "cp-2", "static_pod_not_ready", "kube-controller-manager"));
+  UpgradeOutcome outcome = RunUpgrade("1.35.0");
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(outcome.component, "kube-controller-manager");
+  EXPECT_EQ(outcome.node, "cp-2");
+  EXPECT_NE(outcome.status.message().find("not Ready"), std::string::npos) << outcome.status;
+  // kube-apiserver on all three, kube-controller-manager on cp-1 and cp-2; nothing after.
+  EXPECT_EQ(TotalApplies(), 5u);
+  EXPECT_EQ(Applies("cp-3"), 1u);
+}
+
+TEST_F(KubernetesUpgradeTest, KubeletThatDoesNotComeBackStopsAtThatNode) {
+  StartFleet(Fleet("v1.12.0", "1.34.1", "", "w-1", "kubelet_not_returning"));
+  UpgradeOutcome outcome = RunUpgrade("1.35.0");
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(outcome.component, "kubelet");
+  EXPECT_EQ(outcome.node, "w-1");
+  EXPECT_NE(outcome.status.message().find("Talos kubelet service: Failed"), std::string::npos)
+      << outcome.status;
+  EXPECT_EQ(Applies("w-1"), 1u);
+  EXPECT_EQ(Applies("w-2"), 0u);
+}
+
+}  // namespace
+}  // namespace tr::reconciler::k8s_upgrade

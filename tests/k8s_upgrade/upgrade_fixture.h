@@ -1,0 +1,76 @@
+// Fixture of the Kubernetes upgrade tests: a talos-sim fleet (three control planes, two workers)
+// started in-process, and what its journal says about the configurations applied.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "fmt/format.h"
+#include "tests/talos/sim_fixture.h"
+
+namespace tr::reconciler::k8s_upgrade {
+
+class UpgradeFixture : public talos::SimTest {
+ protected:
+  // Three control planes on 17 applies: 3 static pods + kube-proxy + kubelet each, 2 kubelets.
+  static constexpr size_t kAllApplies = 17;
+
+  // The fleet file: every node on Talos `talos` and Kubernetes `kubernetes`, except w-1 on
+  // `w1_talos` when given; `fault_node` gets the fault `fault_kind` (image text `fault_image`).
+  std::string Fleet(const std::string& talos, const std::string& kubernetes,
+                    const std::string& w1_talos, const std::string& fault_node = "",
+                    const std::string& fault_kind = "", const std::string& fault_image = "") {
+    auto node = [&](const std::string& name, const char* role, const std::string& version) {
+      std::string faults;
+      if (name == fault_node) {
+        faults = fmt::format(", faults: [{{kind: {}, image: \"{}\"}}]", fault_kind, fault_image);
+      }
+      return fmt::format("      - {{name: {}, role: {}, talos: {}, kubernetes: {}{}}}\n", name,
+                         role, version, kubernetes, faults);
+    };
+    std::string out = "time_scale: " + time_scale_ + "\nclusters:\n  - name: prod\n    nodes:\n";
+    for (const char* cp : {"cp-1", "cp-2", "cp-3"}) out += node(cp, "controlplane", talos);
+    out += node("w-1", "worker", w1_talos.empty() ? talos : w1_talos);
+    out += node("w-2", "worker", talos);
+    return out;
+  }
+
+  std::string time_scale_ = "0.001";
+
+  size_t Applies(const std::string& node) {
+    return Calls(node, "/machine.MachineService/ApplyConfiguration").size();
+  }
+
+  size_t TotalApplies() {
+    size_t total = 0;
+    for (const char* n : {"cp-1", "cp-2", "cp-3", "w-1", "w-2"}) total += Applies(n);
+    return total;
+  }
+
+  uint64_t FirstCallSeq(const std::string& node, const std::string& method) {
+    auto calls = Calls(node, method);
+    return calls.empty() ? UINT64_MAX : calls.front().seq;
+  }
+
+  uint64_t FirstStateSeq(const std::string& node, const std::string& what,
+                         const std::string& detail_prefix) {
+    for (const auto& e : fleet_->journal().Entries()) {
+      if (e.kind == sim::JournalEntry::Kind::kState && e.node == node && e.what == what &&
+          e.detail.starts_with(detail_prefix)) {
+        return e.seq;
+      }
+    }
+    return UINT64_MAX;
+  }
+
+  void ExpectAllAt(const std::string& version) {
+    for (const auto& n : fleet_->Nodes()) {
+      EXPECT_EQ(n.kubernetes_version, version) << n.name;
+      EXPECT_TRUE(n.kube_ready) << n.name;
+    }
+  }
+};
+
+}  // namespace tr::reconciler::k8s_upgrade

@@ -1,0 +1,146 @@
+// `talos-reconciler upgrade-k8s` as a process against the in-process talos-sim: killed with
+// SIGKILL in the middle and run again, it completes with nothing applied twice; a fault gives
+// the documented exit code and a message naming the component and node.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "tests/k8s_upgrade/upgrade_fixture.h"
+
+namespace tr::reconciler::k8s_upgrade {
+namespace {
+
+class UpgradeK8sCommandTest : public UpgradeFixture {
+ protected:
+  // Writes the profile repository (clusters/prod.yaml) for the fleet that is running.
+  void WriteRepo() {
+    repo_ = state_dir_ / "repo";
+    std::filesystem::create_directories(repo_ / "clusters");
+    std::string nodes, endpoints;
+    for (const auto& n : fleet_->Nodes()) {
+      const bool cp = n.role == sim::NodeRole::kControlPlane;
+      nodes += fmt::format("    - {{name: {}, address: {}, role: {}}}\n", n.name, n.address,
+                           cp ? "controlplane" : "worker");
+      if (cp) endpoints += (endpoints.empty() ? "" : ", ") + n.address;
+    }
+    std::ofstream(repo_ / "clusters" / "prod.yaml")
+        << "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\nmetadata:\n"
+        << "  name: prod\nspec:\n  endpoints: [" << endpoints << "]\n  credentials: prod\n"
+        << "  talos:\n    version: 1.12.0\n    image: ghcr.io/siderolabs/installer\n  "
+           "kubernetes:\n    version: 1.35.0\n  nodes:\n"
+        << nodes;
+  }
+
+  // Starts the command; its output goes to <state>/out-N.txt and err-N.txt.
+  pid_t Start() {
+    ++runs_;
+    const std::string binary = std::string(TR_BINARY_DIR) + "/reconciler/talos-reconciler";
+    const std::string out = (state_dir_ / fmt::format("out-{}.txt", runs_)).string();
+    const std::string err = (state_dir_ / fmt::format("err-{}.txt", runs_)).string();
+    std::vector<std::string> args = {binary,
+                                     "upgrade-k8s",
+                                     "--cluster",
+                                     "prod",
+                                     "--to",
+                                     "1.35.0",
+                                     "--repo",
+                                     repo_.string(),
+                                     "--credentials-dir",
+                                     state_dir_.string(),
+                                     "--poll-interval-ms",
+                                     "10",
+                                     "--static-pod-timeout-ms",
+                                     "3000",
+                                     "--kubelet-timeout-ms",
+                                     "3000"};
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(127);
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(binary.c_str(), argv.data());
+      _exit(127);
+    }
+    return pid;
+  }
+
+  // Waits for the process (polling, 60 s deadline); its wait status.
+  int Wait(pid_t pid) {
+    int status = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ADD_FAILURE() << "upgrade-k8s did not finish";
+        return status;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return status;
+  }
+
+  std::string Read(const std::string& name) {
+    std::ifstream in(state_dir_ / fmt::format("{}-{}.txt", name, runs_));
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  std::filesystem::path repo_;
+  int runs_ = 0;
+};
+
+TEST_F(UpgradeK8sCommandTest, KilledMidRunThenRunAgainCompletesWithNothingAppliedTwice) {
+  time_scale_ = "0.05";  // 100 ms per static pod or kubelet restart: time to kill it midway
+  StartFleet(Fleet("v1.12.0", "1.34.1", ""));
+  WriteRepo();
+  pid_t pid = Start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (TotalApplies() < 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  const int killed = Wait(pid);
+  ASSERT_TRUE(WIFSIGNALED(killed)) << "finished before it was killed: " << Read("err");
+  const size_t before = TotalApplies();
+  EXPECT_LT(before, kAllApplies);
+
+  const int status = Wait(Start());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << Read("err");
+  EXPECT_EQ(TotalApplies(), kAllApplies);
+  ExpectAllAt("1.35.0");
+  EXPECT_NE(Read("out").find("kubelets 5/5: w-2 at v1.35.0"), std::string::npos) << Read("out");
+}
+
+TEST_F(UpgradeK8sCommandTest, FailedComponentExitsThreeNamingComponentAndNode) {
+  StartFleet(Fleet("v1.12.0", "1.34.1", "", "w-2", "kubelet_not_returning"));
+  WriteRepo();
+  const int status = Wait(Start());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 3);
+  EXPECT_NE(Read("err").find("upgrade-k8s: kubelet failed on w-2: "), std::string::npos)
+      << Read("err");
+  EXPECT_NE(Read("out").find("kubelets 4/5: w-1 at v1.35.0"), std::string::npos);
+}
+
+TEST_F(UpgradeK8sCommandTest, PreCheckRefusalExitsTwo) {
+  StartFleet(Fleet("v1.12.0", "1.33.6", ""));
+  WriteRepo();
+  const int status = Wait(Start());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  EXPECT_NE(Read("err").find("pre-checks failed: unsupported upgrade path"), std::string::npos)
+      << Read("err");
+  EXPECT_EQ(TotalApplies(), 0u);
+}
+
+}  // namespace
+}  // namespace tr::reconciler::k8s_upgrade

@@ -1,0 +1,116 @@
+// The COSI resource types a Talos node serves (the resource definitions of
+// siderolabs/talos pkg/machinery/resources, Talos 1.15 development tree). apid refuses any other
+// type with PermissionDenied `resource type "<type>" is not supported`
+// (internal/app/resources/access.go).
+#include <algorithm>
+#include <string_view>
+
+#include "tests/sim/cosi_types.h"
+
+namespace tr::sim {
+namespace {
+
+// Sorted, for binary search.
+constexpr std::string_view kTypes[] = {
+    "APIServerConfigs.kubernetes.talos.dev", "APIServiceConfigs.runtime.talos.dev",
+    "AcquireConfigSpecs.v1alpha1.talos.dev", "AcquireConfigStatuses.v1alpha1.talos.dev",
+    "AddressSpecs.net.talos.dev", "AddressStatuses.net.talos.dev",
+    "AdjtimeStatuses.v1alpha1.talos.dev", "AdmissionControlConfigs.kubernetes.talos.dev",
+    "Affiliates.cluster.talos.dev", "ApiCertificates.secrets.talos.dev",
+    "AuditPolicyConfigs.kubernetes.talos.dev", "AuthenticationConfigs.kubernetes.talos.dev",
+    "AuthorizationConfigs.kubernetes.talos.dev", "BGPInstanceConfigs.net.talos.dev",
+    "BGPPeerStatuses.net.talos.dev", "BaseRuntimeSpecConfigs.cri.talos.dev",
+    "BlockDevices.block.talos.dev", "BlockSymlinks.block.talos.dev", "BootIDs.runtime.talos.dev",
+    "BootedEntries.talos.dev", "BootstrapManifestsConfigs.kubernetes.talos.dev",
+    "CPUCores.hardware.talos.dev", "CPUStats.perf.talos.dev", "CertSANs.secrets.talos.dev",
+    "ConfigStatuses.kubernetes.talos.dev", "ContainerImageStatuses.containers.talos.dev",
+    "ContainerInstanceSpecs.containers.talos.dev", "ContainerSpecs.containers.talos.dev",
+    "ControllerManagerConfigs.kubernetes.talos.dev", "CustomizationConfigs.cri.talos.dev",
+    "DNSResolveCaches.net.talos.dev", "DNSUpstreams.net.talos.dev",
+    "DeviceConfigSpecs.net.talos.dev", "DevicesStatuses.runtime.talos.dev",
+    "Diagnostics.runtime.talos.dev", "DiscoveredVolumes.block.talos.dev",
+    "DiscoveredVolumesStatuses.block.talos.dev", "DiscoveryConfigs.cluster.talos.dev",
+    "DiscoveryRefreshRequests.block.talos.dev", "DiscoveryRefreshStatuses.block.talos.dev",
+    "Disks.block.talos.dev", "EncryptionSalts.secrets.talos.dev", "Endpoints.kubernetes.talos.dev",
+    "Environments.runtime.talos.dev", "EtcFileSpecs.files.talos.dev",
+    "EtcFileStatuses.files.talos.dev", "EtcdConfigs.etcd.talos.dev",
+    "EtcdEncryptionConfigs.kubernetes.talos.dev", "EtcdMembers.etcd.talos.dev",
+    "EtcdRootSecrets.secrets.talos.dev", "EtcdSecrets.secrets.talos.dev",
+    "EtcdSpecs.etcd.talos.dev", "EthernetSpecs.net.talos.dev", "EthernetStatuses.net.talos.dev",
+    "EventSinkConfigs.runtime.talos.dev", "ExtensionServiceConfigStatuses.runtime.talos.dev",
+    "ExtensionServiceConfigs.runtime.talos.dev", "ExtensionStatuses.runtime.talos.dev",
+    "ExtraManifestsConfigs.kubernetes.talos.dev", "FSScrubSchedules.block.talos.dev",
+    "FSScrubStatuses.block.talos.dev", "HardwareAddresses.net.talos.dev",
+    "HostDNSConfigs.net.talos.dev", "HostnameSpecs.net.talos.dev", "HostnameStatuses.net.talos.dev",
+    "Identities.cluster.talos.dev", "ImageCacheConfigs.cri.talos.dev",
+    "ImageFactorySchematics.runtime.talos.dev", "ImageVerificationRules.security.talos.dev",
+    "Infos.cluster.talos.dev", "KernelCmdlines.runtime.talos.dev",
+    "KernelModuleSpecs.runtime.talos.dev", "KernelModuleStatuses.runtime.talos.dev",
+    "KernelParamDefaultSpecs.runtime.talos.dev", "KernelParamSpecs.runtime.talos.dev",
+    "KernelParamStatuses.runtime.talos.dev", "KmsgLogConfigs.runtime.talos.dev",
+    "KubePrismConfigs.kubernetes.talos.dev", "KubePrismEndpoints.kubernetes.talos.dev",
+    "KubePrismStatuses.kubernetes.talos.dev", "KubeSpanConfigs.kubespan.talos.dev",
+    "KubeSpanEndpoints.kubespan.talos.dev", "KubeSpanIdentities.kubespan.talos.dev",
+    "KubeSpanPeerSpecs.kubespan.talos.dev", "KubeSpanPeerStatuses.kubespan.talos.dev",
+    "KubeletConfigs.kubernetes.talos.dev", "KubeletKubeconfigs.kubernetes.talos.dev",
+    "KubeletLifecycles.kubernetes.talos.dev", "KubeletSecrets.secrets.talos.dev",
+    "KubeletSpecs.kubernetes.talos.dev", "KubeletStatuses.kubernetes.talos.dev",
+    "KubernetesAccessConfigs.cluster.talos.dev", "KubernetesDynamicCerts.secrets.talos.dev",
+    "KubernetesRootSecrets.secrets.talos.dev", "KubernetesSecrets.secrets.talos.dev",
+    "LVMLogicalVolumeSpecs.storage.talos.dev", "LVMLogicalVolumeStatuses.storage.talos.dev",
+    "LVMPhysicalVolumeSpecs.storage.talos.dev", "LVMPhysicalVolumeStatuses.storage.talos.dev",
+    "LVMRefreshRequests.storage.talos.dev", "LVMValidationErrors.storage.talos.dev",
+    "LVMVolumeGroupSpecs.storage.talos.dev", "LVMVolumeGroupStatuses.storage.talos.dev",
+    "LinkAliasSpecs.net.talos.dev", "LinkRefreshes.net.talos.dev", "LinkSpecs.net.talos.dev",
+    "LinkStatuses.net.talos.dev", "LoadedKernelModules.runtime.talos.dev",
+    "MDArraySpecs.storage.talos.dev", "MDArrayStatuses.storage.talos.dev",
+    "MDRefreshRequests.storage.talos.dev", "MachineConfigs.config.talos.dev",
+    "MachineResetSignals.runtime.talos.dev", "MachineStatuses.runtime.talos.dev",
+    "MachineTypes.config.talos.dev", "MaintenanceRootSecrets.secrets.talos.dev",
+    "MaintenanceServiceConfigs.runtime.talos.dev", "MaintenanceServiceRequests.runtime.talos.dev",
+    "ManifestStatuses.kubernetes.talos.dev", "Manifests.kubernetes.talos.dev",
+    "Members.cluster.talos.dev", "MemoryModules.hardware.talos.dev", "MemoryStats.perf.talos.dev",
+    "MetaKeys.runtime.talos.dev", "MetaLoads.runtime.talos.dev", "MountRequests.block.talos.dev",
+    "MountStatuses.block.talos.dev", "MountStatuses.runtime.talos.dev",
+    "NTPStatuses.v1alpha1.talos.dev", "NetworkStatuses.net.talos.dev",
+    "NfTablesChains.net.talos.dev", "NodeAddressFilters.net.talos.dev",
+    "NodeAddressSortAlgorithms.net.talos.dev", "NodeAddresses.net.talos.dev",
+    "NodeAnnotationSpecs.k8s.talos.dev", "NodeCordonedSpecs.k8s.talos.dev",
+    "NodeIPConfigs.kubernetes.talos.dev", "NodeIPs.kubernetes.talos.dev",
+    "NodeLabelSpecs.k8s.talos.dev", "NodeStatuses.kubernetes.talos.dev",
+    "NodeTaintSpecs.k8s.talos.dev", "Nodenames.kubernetes.talos.dev", "OOMActions.talos.dev",
+    "OSRootSecrets.secrets.talos.dev", "OperatorSpecs.net.talos.dev",
+    "PCIDevices.hardware.talos.dev", "PCIDriverRebindConfigs.runtime.talos.dev",
+    "PCIDriverRebindStatuses.runtime.talos.dev", "PCRStatuses.hardware.talos.dev",
+    "PKIStatuses.etcd.talos.dev", "PlatformConfigs.net.talos.dev", "PlatformMetadatas.talos.dev",
+    "ProbeSpecs.net.talos.dev", "ProbeStatuses.net.talos.dev", "Processors.hardware.talos.dev",
+    "RebootRequests.runtime.talos.dev", "RegistryConfigs.cri.talos.dev",
+    "ResolverSpecs.net.talos.dev", "ResolverStatuses.net.talos.dev", "RouteSpecs.net.talos.dev",
+    "RouteStatuses.net.talos.dev", "RoutingRuleSpecs.net.talos.dev",
+    "RoutingRuleStatuses.net.talos.dev", "SBOMItems.talos.dev",
+    "SchedulerConfigs.kubernetes.talos.dev", "SeccompProfiles.cri.talos.dev",
+    "SecretStatuses.kubernetes.talos.dev", "SecurityStates.talos.dev",
+    "ServicePIDs.runtime.talos.dev", "Services.v1alpha1.talos.dev",
+    "SiderolinkConfigs.siderolink.talos.dev", "SiderolinkStatuses.siderolink.talos.dev",
+    "SiderolinkTunnels.siderolink.talos.dev", "StaticHosts.net.talos.dev",
+    "StaticPodServerStatuses.kubernetes.talos.dev", "StaticPodStatuses.kubernetes.talos.dev",
+    "StaticPods.kubernetes.talos.dev", "SwapStatuses.block.talos.dev",
+    "SystemDisks.block.talos.dev", "SystemInformations.hardware.talos.dev",
+    "TUFTrustedRoots.security.talos.dev", "TimeServerSpecs.net.talos.dev",
+    "TimeServerStatuses.net.talos.dev", "TimeStatuses.v1alpha1.talos.dev",
+    "TrustdCertificates.secrets.talos.dev", "UnattendedInstallStatuses.runtime.talos.dev",
+    "UniqueMachineTokens.runtime.talos.dev", "UserDiskConfigStatuses.block.talos.dev",
+    "Versions.runtime.talos.dev", "VolumeConfigs.block.talos.dev",
+    "VolumeLifecycles.block.talos.dev", "VolumeMountRequests.block.talos.dev",
+    "VolumeMountStatuses.block.talos.dev", "VolumeStatuses.block.talos.dev",
+    "VolumeTrimSchedules.block.talos.dev", "WatchdogTimerConfigs.runtime.talos.dev",
+    "WatchdogTimerStatuses.runtime.talos.dev", "ZswapStatuses.block.talos.dev",
+};
+
+}  // namespace
+
+bool KnownCosiType(std::string_view type) {
+  return std::binary_search(std::begin(kTypes), std::end(kTypes), type);
+}
+
+}  // namespace tr::sim

@@ -1,0 +1,222 @@
+// Where talos-sim fails as real Talos fails, over the wire: containerd instances, registry
+// catalogue, Read of a missing file, COSI type checks and watch options, etcd legacy_members,
+// and apid's reconnect backoff towards a node that rebooted.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "cosi/resource/state.grpc.pb.h"
+#include "machine/image.grpc.pb.h"
+#include "machine/lifecycle.grpc.pb.h"
+#include "machine/machine.grpc.pb.h"
+#include "tests/sim/fleet.h"
+#include "tests/sim/image_registry.h"
+#include "tests/sim/test_client.h"
+
+namespace tr::sim {
+namespace {
+
+using testing::Call;
+using testing::Dial;
+using ::testing::HasSubstr;
+using testing::ReadTalosconfig;
+using namespace std::chrono_literals;
+
+// apid_reconnect of 1500 s fleet time = 1.5 s real at this scale; everything else is quick.
+constexpr const char* kFleet = R"(
+time_scale: 0.001
+timings: {apid_reconnect: 1500s}
+registry:
+  images: [docker.io/acme/tools:v2]
+  schematics: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa]
+clusters:
+  - name: prod
+    nodes:
+      - {name: cp-1, role: controlplane, talos: v1.13.2, kubernetes: 1.34.1}
+      - {name: cp-2, role: controlplane, talos: v1.7.7, kubernetes: 1.34.1}
+      - {name: w-1, role: worker, talos: v1.13.2, kubernetes: 1.34.1}
+)";
+
+class FidelityGrpcTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(testing::StartTestFleet(kFleet, "sim-fidelity", &dir_, &fleet_));
+    access_ = *fleet_->Cluster("prod");
+    const auto admin = ReadTalosconfig(access_.talosconfig);
+    channel_ = Dial(admin, admin.endpoints.front());  // cp-1
+    machine_ = machine::MachineService::NewStub(channel_);
+  }
+  void TearDown() override {
+    if (fleet_) fleet_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+  std::string Addr(const std::string& node) { return *fleet_->NodeAddress(node); }
+
+  grpc::Status Pull(const std::string& node, const std::string& image, int driver, int ns) {
+    auto images = machine::ImageService::NewStub(channel_);
+    machine::ImageServicePullRequest pull;
+    pull.mutable_containerd()->set_driver(static_cast<common::ContainerDriver>(driver));
+    pull.mutable_containerd()->set_namespace_(static_cast<common::ContainerdNamespace>(ns));
+    pull.set_image_ref(image);
+    auto ctx = Call(Addr(node));
+    auto stream = images->Pull(ctx.get(), pull);
+    machine::ImageServicePullResponse item;
+    while (stream->Read(&item)) {
+    }
+    return stream->Finish();
+  }
+  grpc::Status Install(const std::string& node, const std::string& image, int driver, int ns) {
+    auto lifecycle = machine::LifecycleService::NewStub(channel_);
+    machine::LifecycleServiceUpgradeRequest req;
+    req.mutable_containerd()->set_driver(static_cast<common::ContainerDriver>(driver));
+    req.mutable_containerd()->set_namespace_(static_cast<common::ContainerdNamespace>(ns));
+    req.mutable_source()->set_image_name(image);
+    auto ctx = Call(Addr(node));
+    auto stream = lifecycle->Upgrade(ctx.get(), req);
+    machine::LifecycleServiceUpgradeResponse item;
+    while (stream->Read(&item)) {
+    }
+    return stream->Finish();
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Fleet> fleet_;
+  ClusterAccess access_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<machine::MachineService::Stub> machine_;
+};
+
+TEST_F(FidelityGrpcTest, ContainerdInstancesAndTheStoreTheInstallReads) {
+  const std::string image =
+      "factory.talos.dev/metal-installer/" + std::string(64, 'a') + ":v1.14.0";
+  auto bad = Pull("w-1", image, common::CONTAINERD, common::NS_CRI);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(bad.error_message(), "cannot use CRI namespace with containerd driver");
+  // The lifecycle service wraps the same refusal as Internal.
+  auto wrapped = Install("w-1", image, common::CONTAINERD, common::NS_UNKNOWN);
+  EXPECT_EQ(wrapped.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_THAT(wrapped.error_message(), HasSubstr("code = InvalidArgument"));
+  // In the in-memory store, then asked for from the CRI store (talosctl's default): not there.
+  ASSERT_TRUE(Pull("w-1", image, common::CONTAINERD, common::NS_SYSTEM).ok());
+  auto elsewhere = Install("w-1", image, common::CRI, common::NS_SYSTEM);
+  EXPECT_EQ(elsewhere.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_THAT(elsewhere.error_message(), HasSubstr("not found in containerd store"));
+  ASSERT_TRUE(Pull("w-1", image, common::CRI, common::NS_SYSTEM).ok());
+  EXPECT_TRUE(Install("w-1", image, common::CRI, common::NS_SYSTEM).ok());
+}
+
+TEST_F(FidelityGrpcTest, TheRegistryCatalogueDecidesWhatExists) {
+  auto listed = Pull("w-1", "acme/tools:v2", common::CRI, common::NS_CRI);
+  EXPECT_TRUE(listed.ok()) << listed.error_message();
+  auto typo = Pull("w-1", "acme/tools:v3", common::CRI, common::NS_CRI);
+  EXPECT_EQ(typo.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_THAT(typo.error_message(), HasSubstr("error pulling image: failed to pull image "
+                                              "\"docker.io/acme/tools:v3\""));
+  // The legacy ImagePull answers the same, on a node below 1.13.
+  machine::ImagePullRequest legacy;
+  legacy.set_namespace_(common::NS_SYSTEM);
+  legacy.set_reference("factory.talos.dev/metal-installer/" + std::string(64, 'b') + ":v1.8.4");
+  machine::ImagePullResponse pulled;
+  auto ctx = Call(Addr("cp-2"));
+  auto st = machine_->ImagePull(ctx.get(), legacy, &pulled);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND);
+  legacy.set_namespace_(common::NS_UNKNOWN);
+  ctx = Call(Addr("cp-2"));
+  st = machine_->ImagePull(ctx.get(), legacy, &pulled);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message(), "invalid namespace NS_UNKNOWN");
+}
+
+TEST_F(FidelityGrpcTest, ReadOfAMissingFileIsNotFoundFrom18) {
+  machine::ReadRequest req;
+  req.set_path("/etc/missing");
+  for (const auto& [node, code] : {std::pair{"cp-1", grpc::StatusCode::NOT_FOUND},
+                                   std::pair{"cp-2", grpc::StatusCode::UNKNOWN}}) {
+    auto ctx = Call(Addr(node));
+    auto reader = machine_->Read(ctx.get(), req);
+    common::Data data;
+    while (reader->Read(&data)) {
+    }
+    auto st = reader->Finish();
+    EXPECT_EQ(st.error_code(), code) << node;
+    EXPECT_EQ(st.error_message(), "stat /etc/missing: no such file or directory");
+  }
+}
+
+TEST_F(FidelityGrpcTest, EtcdMemberListFillsLegacyMembers) {
+  machine::EtcdMemberListResponse members;
+  auto ctx = Call(Addr("cp-1"));
+  auto st = machine_->EtcdMemberList(ctx.get(), {}, &members);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  EXPECT_THAT(members.messages(0).legacy_members(), ::testing::ElementsAre("cp-1", "cp-2"));
+}
+
+TEST_F(FidelityGrpcTest, CosiRefusesUnknownTypesAndUnsupportedWatchOptions) {
+  auto cosi = cosi::resource::State::NewStub(channel_);
+  cosi::resource::GetRequest get;
+  get.set_namespace_("runtime");
+  get.set_type("MachineStatus.runtime.talos.dev");  // singular: no such type
+  get.set_id("machine");
+  cosi::resource::GetResponse got;
+  auto ctx = Call(Addr("w-1"));
+  auto st = cosi->Get(ctx.get(), get, &got);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(st.error_message(),
+            "resource type \"MachineStatus.runtime.talos.dev\" is not supported");
+
+  cosi::resource::WatchRequest watch;
+  watch.set_namespace_("runtime");
+  watch.set_type("MachineStatuses.runtime.talos.dev");
+  watch.set_id("machine");
+  watch.mutable_options()->set_bootstrap_contents(true);
+  watch.set_api_version(1);
+  ctx = Call(Addr("w-1"), 5s);
+  auto by_id = cosi->Watch(ctx.get(), watch);
+  cosi::resource::WatchResponse resp;
+  EXPECT_FALSE(by_id->Read(&resp));
+  EXPECT_EQ(by_id->Finish().error_code(), grpc::StatusCode::UNIMPLEMENTED);
+
+  // A client before api_version 1 gets the bootstrap contents without the BOOTSTRAPPED marker.
+  watch.clear_id();
+  watch.set_api_version(0);
+  ctx = Call(Addr("w-1"), 300ms);
+  auto kind = cosi->Watch(ctx.get(), watch);
+  int created = 0;
+  while (kind->Read(&resp)) {
+    for (const auto& event : resp.event()) {
+      EXPECT_NE(event.event_type(), cosi::resource::BOOTSTRAPPED);
+      created += event.event_type() == cosi::resource::CREATED;
+    }
+  }
+  EXPECT_EQ(kind->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  EXPECT_EQ(created, 1);
+}
+
+// apid on cp-1 reaches w-1 only after its reconnect backoff, although w-1 is up; w-1's own apid
+// answers at once.
+TEST_F(FidelityGrpcTest, ForwardedCallsFailDuringApidReconnectBackoff) {
+  machine::RebootResponse rebooted;
+  auto ctx = Call(Addr("w-1"));
+  ASSERT_TRUE(machine_->Reboot(ctx.get(), {}, &rebooted).ok());
+  ASSERT_TRUE(fleet_->WaitForNode("w-1", [](const NodeSnapshot& n) { return n.boots == 2; }, 20s)
+                  .ok());
+  machine::VersionResponse version;
+  ctx = Call(Addr("w-1"));
+  auto st = machine_->Version(ctx.get(), {}, &version);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(st.error_message(), HasSubstr("connect: connection refused"));
+  const auto admin = ReadTalosconfig(access_.talosconfig);
+  auto direct = machine::MachineService::NewStub(Dial(admin, Addr("w-1")));
+  ctx = Call();
+  EXPECT_TRUE(direct->Version(ctx.get(), {}, &version).ok());
+  // Polled with a deadline: the forwarded call succeeds once the backoff is over.
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  do {
+    ctx = Call(Addr("w-1"));
+    st = machine_->Version(ctx.get(), {}, &version);
+  } while (!st.ok() && std::chrono::steady_clock::now() < deadline);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+}
+
+}  // namespace
+}  // namespace tr::sim
