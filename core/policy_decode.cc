@@ -124,15 +124,82 @@ std::optional<std::string> DecodeUrl(const Field& field) {
   return ok ? url : std::nullopt;
 }
 
-// The keys only one type may set: reported when set for the other type.
+// An absolute path, read by the daemon when it checks (a mounted Secret or ConfigMap).
+std::optional<std::string> DecodeCaFile(const Field& field) {
+  std::optional<std::string> path = ReadString(field);
+  if (!path) return std::nullopt;
+  bool ok = path->starts_with("/") && path->size() <= 4096;
+  for (char c : *path) ok = ok && static_cast<unsigned char>(c) >= 0x20 && c != 0x7F;
+  if (!ok) field.Error("must be an absolute file path");
+  return ok ? path : std::nullopt;
+}
+
+// The keys only some types may set: reported when set for another type.
 void RefuseForeignKeys(const MappingReader& m, HealthCheck::Kind kind) {
-  const bool http = kind == HealthCheck::Kind::kHttp;
-  for (std::string_view key : http ? std::vector<std::string_view>{"query", "max"}
-                                   : std::vector<std::string_view>{"expectStatus"}) {
-    const Field f = m.Optional(key);
-    if (f.present())
-      f.Error(http ? "only applies to type prometheus" : "only applies to type http");
+  using K = HealthCheck::Kind;
+  struct Rule {
+    std::string_view key;
+    std::vector<K> types;
+    const char* message;
+  };
+  static const Rule kRules[] = {
+      {"url", {K::kHttp, K::kPrometheus}, "does not apply to type kubernetes"},
+      {"caFile", {K::kHttp, K::kPrometheus}, "does not apply to type kubernetes"},
+      {"expectStatus", {K::kHttp}, "only applies to type http"},
+      {"query", {K::kPrometheus}, "only applies to type prometheus"},
+      {"max", {K::kPrometheus}, "only applies to type prometheus"},
+      {"workloads", {K::kKubernetes}, "only applies to type kubernetes"},
+  };
+  for (const Rule& rule : kRules) {
+    const Field f = m.Optional(rule.key);
+    if (f.present() && std::find(rule.types.begin(), rule.types.end(), kind) == rule.types.end()) {
+      f.Error(rule.message);
+    }
   }
+}
+
+// "app=ceph", "tier!=test,app" (equality-based); what the Kubernetes API takes as labelSelector.
+std::optional<std::string> DecodeLabelSelector(const Field& field) {
+  std::optional<std::string> text = ReadString(field);
+  if (!text) return std::nullopt;
+  bool ok = !text->empty() && text->size() <= 1024;
+  for (char c : *text) {
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                std::string_view("._-/=!,").find(c) != std::string_view::npos);
+  }
+  if (!ok) field.Error("must be an equality-based label selector such as app=ceph,tier!=test");
+  return ok ? text : std::nullopt;
+}
+
+// `workloads` of a kubernetes check; false after reporting a problem.
+bool DecodeKubernetesKeys(const MappingReader& m, HealthCheck& check) {
+  MappingReader w(m.Required("workloads"), {"kind", "namespace", "name", "labelSelector"});
+  if (!w.ok()) return false;
+  std::optional<std::string> kind = ReadEnum<std::string>(
+      w.Required("kind"),
+      {{"Deployment", "Deployment"}, {"StatefulSet", "StatefulSet"}, {"DaemonSet", "DaemonSet"}});
+  std::optional<std::string> ns = ReadChecked(w.Required("namespace"), CheckDns1123Label);
+  std::optional<std::string> name, selector;
+  const Field name_field = w.Optional("name"), selector_field = w.Optional("labelSelector");
+  bool ok = kind && ns;
+  if (name_field.present()) {
+    name = ReadChecked(name_field, CheckDns1123Subdomain);
+    ok = ok && name;
+  }
+  if (selector_field.present()) {
+    selector = DecodeLabelSelector(selector_field);
+    ok = ok && selector;
+  }
+  if (name_field.present() && selector_field.present()) {
+    selector_field.Error("set name or labelSelector, not both");
+    ok = false;
+  }
+  if (!ok) return false;
+  check.workload_kind = *kind;
+  check.namespace_name = *ns;
+  check.workload_name = name.value_or("");
+  check.label_selector = selector.value_or("");
+  return true;
 }
 
 // expectStatus of an http check; false after reporting a problem.
@@ -159,7 +226,8 @@ bool DecodePrometheusKeys(const MappingReader& m, HealthCheck& check) {
 }
 
 std::optional<HealthCheck> DecodeHealthCheck(const Field& field) {
-  MappingReader m(field, {"name", "type", "url", "expectStatus", "query", "max", "timeout"});
+  MappingReader m(field, {"name", "type", "url", "caFile", "expectStatus", "query", "max",
+                          "workloads", "timeout"});
   if (!m.ok()) return std::nullopt;
   HealthCheck check;
   bool ok = true;
@@ -173,16 +241,31 @@ std::optional<HealthCheck> DecodeHealthCheck(const Field& field) {
   take(DecodeCheckName(m.Required("name")), check.name);
   take(ReadEnum<HealthCheck::Kind>(
            m.Required("type"),
-           {{"http", HealthCheck::Kind::kHttp}, {"prometheus", HealthCheck::Kind::kPrometheus}}),
+           {{"http", HealthCheck::Kind::kHttp},
+            {"prometheus", HealthCheck::Kind::kPrometheus},
+            {"kubernetes", HealthCheck::Kind::kKubernetes}}),
        check.kind);
-  take(DecodeUrl(m.Required("url")), check.url);
+  if (check.kind != HealthCheck::Kind::kKubernetes) {
+    take(DecodeUrl(m.Required("url")), check.url);
+    if (const Field f = m.Optional("caFile"); f.present()) take(DecodeCaFile(f), check.ca_file);
+  }
   if (const Field f = m.Optional("timeout"); f.present()) {
     take(ReadDuration(f, /*allow_zero=*/false), check.timeout);
   }
   if (!ok) return std::nullopt;
   RefuseForeignKeys(m, check.kind);
-  const bool typed = check.kind == HealthCheck::Kind::kHttp ? DecodeHttpKeys(m, check)
-                                                            : DecodePrometheusKeys(m, check);
+  bool typed = false;
+  switch (check.kind) {
+    case HealthCheck::Kind::kHttp:
+      typed = DecodeHttpKeys(m, check);
+      break;
+    case HealthCheck::Kind::kPrometheus:
+      typed = DecodePrometheusKeys(m, check);
+      break;
+    case HealthCheck::Kind::kKubernetes:
+      typed = DecodeKubernetesKeys(m, check);
+      break;
+  }
   if (!typed) return std::nullopt;
   return check;
 }
@@ -239,13 +322,15 @@ std::optional<std::vector<HealthCheck>> DecodeHealthChecks(const Field& field) {
 PolicyOverrides DecodePolicy(const Field& field, const ValidationOptions& options) {
   PolicyOverrides p;
   MappingReader m(field, {"maxParallelWorkers", "nodeTimeout", "settle", "windows", "healthChecks",
-                          "etcdSnapshot", "onFailure", "paused", "allowDowngrade", "upgradeOrder"});
+                          "etcdSnapshot", "onFailure", "paused", "allowDowngrade", "upgradeOrder",
+                          "gateTimeout"});
   if (!m.ok()) return p;
   if (std::optional<int64_t> n = ReadInteger(m.Optional("maxParallelWorkers"), 1, 1000)) {
     p.max_parallel_workers = static_cast<int>(*n);
   }
   p.node_timeout = ReadDuration(m.Optional("nodeTimeout"), /*allow_zero=*/false);
   p.settle = ReadDuration(m.Optional("settle"), /*allow_zero=*/true);
+  p.gate_timeout = ReadDuration(m.Optional("gateTimeout"), /*allow_zero=*/false);
   if (const Field f = m.Optional("windows"); f.present()) {
     p.windows = DecodeEach<MaintenanceWindow>(
         f, [&options](const Field& item) { return DecodeWindow(item, options); });

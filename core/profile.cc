@@ -18,6 +18,7 @@ Policy MergePolicy(const Policy& base, const PolicyOverrides& o) {
   if (o.paused) p.paused = *o.paused;
   if (o.allow_downgrade) p.allow_downgrade = *o.allow_downgrade;
   if (o.upgrade_order) p.upgrade_order = *o.upgrade_order;
+  if (o.gate_timeout) p.gate_timeout = *o.gate_timeout;
   return p;
 }
 

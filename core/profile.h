@@ -33,15 +33,21 @@ struct MaintenanceWindow {
   std::string timezone = "UTC";      // IANA name
 };
 
-// An extra gate checked between nodes.
+// An extra gate checked before the first node of a step and after each node (settled).
 struct HealthCheck {
-  enum class Kind { kHttp, kPrometheus };
+  enum class Kind { kHttp, kPrometheus, kKubernetes };
   std::string name;
   Kind kind = Kind::kHttp;
   std::string url;
+  std::string ca_file;  // https: PEM file of the CAs to trust instead of the system's
   int expect_status = 200;          // http: the status code that counts as healthy
   std::string query;                // prometheus: an instant query
   std::optional<double> max_value;  // prometheus: healthy while result <= max_value
+  // kubernetes: the workloads that must have rolled out, in the target cluster.
+  std::string workload_kind;   // Deployment | StatefulSet | DaemonSet
+  std::string namespace_name;  // required
+  std::string workload_name;   // one workload; empty: every match of label_selector
+  std::string label_selector;  // equality-based ("app=ceph,tier!=test"); empty: all
   std::chrono::seconds timeout{10};
 };
 
@@ -60,6 +66,7 @@ struct Policy {
   bool paused = false;
   bool allow_downgrade = false;
   UpgradeOrder upgrade_order = UpgradeOrder::kTalosFirst;
+  std::chrono::seconds gate_timeout{30 * 60};  // a failing health check fails the rollout after
 };
 
 // The policy keys a file actually set, so that defaults merge under a profile key by key.
@@ -74,10 +81,23 @@ struct PolicyOverrides {
   std::optional<bool> paused;
   std::optional<bool> allow_downgrade;
   std::optional<UpgradeOrder> upgrade_order;
+  std::optional<std::chrono::seconds> gate_timeout;
 };
 
 // `base` with every key that `overrides` sets replaced.
 Policy MergePolicy(const Policy& base, const PolicyOverrides& overrides);
+
+// `spec.promotion`: this cluster starts a new version only after every cluster it names ran
+// at least that version, Ready, for `soak`.
+struct Promotion {
+  struct After {
+    std::string cluster;
+    int line = 0;  // where it is written, for validation across profiles
+    int column = 0;
+  };
+  std::vector<After> after;
+  std::chrono::seconds soak{0};
+};
 
 struct ClusterProfile {
   std::string file;                    // repository-relative path it was read from
@@ -90,6 +110,7 @@ struct ClusterProfile {
   std::vector<NodeSpec> nodes;
   PolicyOverrides policy_overrides;  // as written in the file
   Policy policy;                     // effective: defaults, then the file's overrides
+  std::optional<Promotion> promotion;
 
   // The installer image reference for the desired version: "<talos_image>:v<version>".
   std::string InstallerImage() const;

@@ -6,6 +6,7 @@
 
 #include "core/names.h"
 #include "core/policy_decode.h"
+#include "core/promotion_decode.h"
 #include "core/strict_yaml.h"
 #include "core/yaml_decode.h"
 #include "fmt/format.h"
@@ -19,17 +20,6 @@ struct DecodedNodes {
   std::vector<Field> fields;  // one per entry of `nodes`
   bool complete = false;      // every node decoded: cross-checks are meaningful
 };
-
-std::optional<std::string> ReadChecked(const Field& field,
-                                       absl::Status (*check)(std::string_view)) {
-  std::optional<std::string> text = ReadString(field);
-  if (!text) return std::nullopt;
-  if (absl::Status s = check(*text); !s.ok()) {
-    field.Error(std::string(s.message()));
-    return std::nullopt;
-  }
-  return text;
-}
 
 Field Sub(const Field& parent, std::string_view key) {
   return Field{.ctx = parent.ctx,
@@ -158,7 +148,8 @@ void DecodeMetadata(const Field& field, std::string_view path, ClusterProfile& p
 }
 
 void DecodeSpec(const Field& field, const ValidationOptions& options, ClusterProfile& profile) {
-  MappingReader spec(field, {"endpoints", "credentials", "talos", "kubernetes", "nodes", "policy"});
+  MappingReader spec(field, {"endpoints", "credentials", "talos", "kubernetes", "nodes", "policy",
+                             "promotion"});
   if (!spec.ok()) return;
   DecodedNodes nodes = DecodeNodes(spec.Required("nodes"));
   profile.nodes = nodes.nodes;
@@ -174,6 +165,9 @@ void DecodeSpec(const Field& field, const ValidationOptions& options, ClusterPro
     profile.kubernetes_version = *v;
   }
   profile.policy_overrides = DecodePolicy(spec.Optional("policy"), options);
+  if (const Field promotion = spec.Optional("promotion"); promotion.present()) {
+    profile.promotion = DecodePromotion(promotion);
+  }
 }
 
 }  // namespace

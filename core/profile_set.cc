@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/profile_decode.h"
+#include "core/promotion_decode.h"
 #include "core/repository_defaults_decode.h"
 #include "core/strict_yaml.h"
 #include "core/yaml_text.h"
@@ -89,6 +90,7 @@ ProfileSet DecodeProfileSet(const std::vector<SourceFile>& files,
             [](const ClusterProfile& a, const ClusterProfile& b) { return a.name < b.name; });
   std::sort(set.invalid.begin(), set.invalid.end(),
             [](const InvalidProfile& a, const InvalidProfile& b) { return a.file < b.file; });
+  ValidatePromotions(set);
   return set;
 }
 

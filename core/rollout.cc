@@ -4,6 +4,7 @@
 
 #include "core/duration.h"
 #include "core/gates.h"
+#include "core/health_gates.h"
 #include "core/rollout_checks.h"
 #include "core/rollout_record.h"
 #include "fmt/format.h"
@@ -143,9 +144,7 @@ RolloutDecision NextNodeOrWait(const RolloutInput& in, const PlanStep& step, Pro
   if (std::string problem = PreflightProblem(in.profile, in.observed, mem); !problem.empty()) {
     return Wait(gate_phase, "waiting: " + problem, later, progress);
   }
-  if (!in.extra_gates.passed) {
-    return Wait(gate_phase, "waiting: health check: " + in.extra_gates.message, later, progress);
-  }
+  if (!in.extra_gates.passed) return WaitForGates(in, progress);
   if (mem.prepulled_image != step.installer_image) {
     RolloutDecision d = Decision(ActionKind::kPrePullImage, ClusterPhase::kUpgradingTalos,
                                  "pre-pulling " + step.installer_image, progress);
@@ -194,6 +193,10 @@ RolloutDecision DecideNextAction(const RolloutInput& in) {
   const PlanStep& step = plan.steps.front();
   if (in.profile.policy.paused) {
     return Decision(ActionKind::kNone, ClusterPhase::kPaused, "paused by policy", progress);
+  }
+  if (!in.promotion.ready && mem.in_flight.empty()) {
+    return Wait(ClusterPhase::kWaitingForPromotion, in.promotion.message,
+                in.promotion.ready_at.value_or(in.now + in.poll_interval), progress);
   }
   if (step.type == StepType::kKubernetes) {
     if (!mem.in_flight.empty()) return WaitForInFlight(in, progress);
@@ -248,6 +251,10 @@ const char* ClusterPhaseName(ClusterPhase phase) {
       return "Paused";
     case ClusterPhase::kWaitingForWindow:
       return "WaitingForWindow";
+    case ClusterPhase::kWaitingForGate:
+      return "WaitingForGate";
+    case ClusterPhase::kWaitingForPromotion:
+      return "WaitingForPromotion";
   }
   return "Unknown";
 }

@@ -66,10 +66,18 @@ struct WindowState {
   std::optional<TimePoint> next_open;
 };
 
-// Extra health checks of the policy, run by the caller between nodes.
+// Extra health checks of the policy, run by the caller between nodes (health_gates.h).
 struct ExtraGateResult {
   bool passed = true;
-  std::string message;  // why not, when not passed
+  std::string message;                     // why not, when not passed
+  std::optional<TimePoint> failing_since;  // start of the wait that policy.gateTimeout bounds
+};
+
+// spec.promotion, evaluated by the caller from the named clusters' status (promotion.h).
+struct PromotionVerdict {
+  bool ready = true;
+  std::string message;                 // "waiting for staging (Ready on 1.12.0 for 3h of 24h)"
+  std::optional<TimePoint> ready_at;   // when the soak ends, if it is only time that is missing
 };
 
 enum class ClusterPhase {
@@ -80,6 +88,8 @@ enum class ClusterPhase {
   kBlocked,
   kPaused,
   kWaitingForWindow,
+  kWaitingForGate,
+  kWaitingForPromotion,
 };
 const char* ClusterPhaseName(ClusterPhase phase);  // "Ready", "UpgradingTalos", ...
 
@@ -126,6 +136,7 @@ struct RolloutInput {
   WindowState window;
   ExtraGateResult extra_gates;
   TimePoint now;
+  PromotionVerdict promotion = {};
   std::chrono::seconds poll_interval{10};  // how soon to look again at a node in flight
 };
 

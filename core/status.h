@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "core/health_gates.h"
 #include "core/observed.h"
 #include "core/planner.h"
 #include "core/rollout.h"
@@ -73,6 +74,7 @@ struct ClusterStatus {
   std::vector<Condition> conditions;
   std::vector<NodeStatus> nodes;
   RolloutMemory rollout;
+  GateState gates;                    // the health checks' last answers
   std::vector<HistoryEntry> history;  // newest last, at most kMaxHistory
 };
 
@@ -86,6 +88,7 @@ struct StatusInput {
   const ObservedCluster* observed = nullptr;
   const RolloutDecision* decision = nullptr;
   RolloutMemory memory;  // after the reconcile's actions
+  GateState gates;       // the health checks' last answers, as of this reconcile
   const ReleaseCatalog* catalog = nullptr;
   std::string desired_commit;
   std::vector<std::string> events;  // what happened in this reconcile, for history

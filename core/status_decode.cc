@@ -123,6 +123,20 @@ void ReadRollout(const Field& f, RolloutMemory& memory) {
   }
 }
 
+GateState ReadGates(const Field& f) {
+  GateState g;
+  if (!f.present()) return g;
+  MappingReader m(f, {"failingSince", "results"});
+  if (Field since = m.Optional("failingSince"); since.present()) g.failing_since = Time(since);
+  for (const Field& item : ReadList(m.Optional("results"))) {
+    MappingReader r(item, {"name", "healthy", "message", "checked"});
+    g.results.push_back({Str(r.Required("name")), ReadBool(r.Required("healthy")).value_or(false),
+                         Str(r.Optional("message")),
+                         Time(r.Required("checked")).value_or(TimePoint{})});
+  }
+  return g;
+}
+
 std::vector<HistoryEntry> ReadHistory(const Field& f) {
   std::vector<HistoryEntry> out;
   for (const Field& item : ReadList(f)) {
@@ -145,14 +159,15 @@ Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_vi
   MappingReader top(
       RootField(ctx, *parsed.root),
       {"apiVersion", "kind", "cluster", "phase", "message", "updated", "desiredCommit", "talos",
-       "kubernetes", "conditions", "history", "nodes", "inFlight", "rollout"});
+       "kubernetes", "conditions", "history", "nodes", "inFlight", "rollout", "gates"});
   CheckHeader(top, kApiVersion, "ClusterStatus");
   ClusterStatus s;
   s.cluster = Str(top.Required("cluster"));
   s.phase = Named(top.Required("phase"), ClusterPhase::kBlocked,
                   {ClusterPhase::kReady, ClusterPhase::kUpgradingTalos,
                    ClusterPhase::kUpgradingKubernetes, ClusterPhase::kUpgradeFailed,
-                   ClusterPhase::kBlocked, ClusterPhase::kPaused, ClusterPhase::kWaitingForWindow},
+                   ClusterPhase::kBlocked, ClusterPhase::kPaused, ClusterPhase::kWaitingForWindow,
+                   ClusterPhase::kWaitingForGate, ClusterPhase::kWaitingForPromotion},
                   ClusterPhaseName);
   s.message = Str(top.Optional("message"));
   s.updated = Time(top.Required("updated")).value_or(TimePoint{});
@@ -166,6 +181,7 @@ Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_vi
   s.nodes = ReadNodes(top.Optional("nodes"));
   s.rollout.in_flight = ReadInFlight(top.Optional("inFlight"));
   ReadRollout(top.Required("rollout"), s.rollout);
+  s.gates = ReadGates(top.Optional("gates"));
   if (ctx.has_errors()) {
     result.diagnostics = ctx.TakeDiagnostics();
   } else {

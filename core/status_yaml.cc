@@ -58,6 +58,21 @@ void EmitRollout(YAML::Emitter& out, const RolloutMemory& m) {
   out << YAML::EndMap;
 }
 
+void EmitGates(YAML::Emitter& out, const GateState& g) {
+  out << YAML::Key << "gates" << YAML::Value << YAML::BeginMap;
+  if (g.failing_since) EmitString(out, "failingSince", FormatTimestamp(*g.failing_since));
+  out << YAML::Key << "results" << YAML::Value << YAML::BeginSeq;
+  for (const GateResult& r : g.results) {
+    out << YAML::BeginMap;
+    EmitString(out, "name", r.name);
+    out << YAML::Key << "healthy" << YAML::Value << r.healthy;
+    EmitString(out, "message", r.message);
+    EmitString(out, "checked", FormatTimestamp(r.checked));
+    out << YAML::EndMap;
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+}
+
 void EmitNodes(YAML::Emitter& out, const std::vector<NodeStatus>& nodes) {
   out << YAML::Key << "nodes" << YAML::Value << YAML::BeginSeq;
   for (const NodeStatus& n : nodes) {
@@ -123,6 +138,7 @@ std::string RenderStatusYaml(const ClusterStatus& s) {
   EmitNodes(out, s.nodes);
   EmitInFlight(out, s.rollout.in_flight);
   EmitRollout(out, s.rollout);
+  if (!s.gates.results.empty()) EmitGates(out, s.gates);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

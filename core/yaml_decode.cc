@@ -246,6 +246,17 @@ std::optional<double> ReadNumber(const Field& field) {
   return value;
 }
 
+std::optional<std::string> ReadChecked(const Field& field,
+                                       absl::Status (*check)(std::string_view)) {
+  std::optional<std::string> text = ReadString(field);
+  if (!text) return std::nullopt;
+  if (absl::Status s = check(*text); !s.ok()) {
+    field.Error(std::string(s.message()));
+    return std::nullopt;
+  }
+  return text;
+}
+
 std::optional<std::chrono::seconds> ReadDuration(const Field& field, bool allow_zero) {
   const YamlNode* node = Scalar(field, "a duration such as 30s, 10m or 1h30m");
   if (node == nullptr) return std::nullopt;

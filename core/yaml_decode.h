@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "core/diagnostic.h"
 #include "core/strict_yaml.h"
 #include "core/version.h"
@@ -88,6 +89,9 @@ std::vector<FieldEntry> ReadMapEntries(const Field& field);
 std::vector<Field> ReadList(const Field& field);
 
 std::optional<std::string> ReadString(const Field& field);
+// A string that `check` accepts; its message is the error otherwise.
+std::optional<std::string> ReadChecked(const Field& field,
+                                       absl::Status (*check)(std::string_view));
 std::optional<bool> ReadBool(const Field& field);
 std::optional<int64_t> ReadInteger(const Field& field, int64_t min, int64_t max);
 std::optional<double> ReadNumber(const Field& field);

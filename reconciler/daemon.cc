@@ -12,6 +12,7 @@
 #include "reconciler/desired_state.h"
 #include "reconciler/background_steps.h"
 #include "reconciler/executor.h"
+#include "reconciler/gates/health_gate_runner.h"
 #include "reconciler/forge/daemon_wiring.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
@@ -191,7 +192,8 @@ int RunDaemon(const DaemonConfig& config) {
       sleeper);
   BackgroundSteps background(executor);  // pulls, installs and drains off the workers
   DesiredState desired;
-  RolloutReconciler reconciler({desired, observer, background, store, clock, metrics},
+  gates::ProbeGateRunner gate_runner(clients);
+  RolloutReconciler reconciler({desired, observer, background, store, clock, metrics, &gate_runner},
                                {config.node_poll_interval, config.dry_run, 32}, *statuses);
   k8s_upgrade::InProcessRunnerOptions upgrade_options;
   upgrade_options.poll_interval =

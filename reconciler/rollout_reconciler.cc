@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/planner.h"
+#include "core/promotion.h"
 #include "core/rollout_record.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
@@ -33,6 +34,33 @@ struct RolloutReconciler::Pass {
   core::RolloutMemory memory;
   std::vector<std::string> events;
   std::shared_ptr<spdlog::logger> log;
+  core::GateState gates;      // the health checks' last answers
+  bool gates_fresh = false;   // checked in this pass since the last node completed
+
+  // Runs the health checks when `d` would start a node, once per pass until a node completes;
+  // true when it ran them. A rollout that stopped otherwise (paused, blocked, failed, done)
+  // ends the gate wait, so a later one starts its gateTimeout afresh.
+  bool CheckGates(gates::HealthGateRunner* runner, const core::RolloutDecision& d,
+                  core::TimePoint now, std::stop_token stop) {
+    using core::ActionKind;
+    const bool starts = d.kind == ActionKind::kPrePullImage ||
+                        d.kind == ActionKind::kSnapshotEtcd || d.kind == ActionKind::kStartNode;
+    if (!starts) {
+      if (d.phase != core::ClusterPhase::kWaitingForGate &&
+          d.phase != core::ClusterPhase::kUpgradingTalos) {
+        gates.failing_since.reset();
+      }
+      return false;
+    }
+    if (runner == nullptr || gates_fresh || profile->policy.health_checks.empty()) return false;
+    gates = core::UpdateGateState(gates, runner->Check(*profile, stop), now);
+    gates_fresh = true;
+    for (const core::GateResult& r : gates.results) {
+      log->info("cluster={} gate={} healthy={} answer=\"{}\"", profile->name, r.name, r.healthy,
+                r.message);
+    }
+    return true;
+  }
 
   core::ClusterStatus Status(const core::ClusterPlan* plan, const core::ObservedCluster* observed,
                              const core::RolloutDecision* decision, core::TimePoint now) const {
@@ -44,6 +72,7 @@ struct RolloutReconciler::Pass {
     in.observed = observed;
     in.decision = decision;
     in.memory = memory;
+    in.gates = gates;
     in.catalog = &desired->profiles.release_catalog;
     in.desired_commit = desired->commit;
     in.events = events;
@@ -94,6 +123,7 @@ ReconcileOutcome RolloutReconciler::Reconcile(const std::string& cluster, std::s
   if (pass.profile == nullptr) return ReconcileOutcome::Forget();
   pass.previous = LastStatus(cluster);
   if (pass.previous) pass.memory = pass.previous->rollout;
+  if (pass.previous) pass.gates = pass.previous->gates;
   if (!core::HaltedByFailure(pass.memory, pass.profile->talos_version)) {
     pass.memory.failure.reset();
   }
@@ -147,6 +177,15 @@ core::RolloutDecision RolloutReconciler::Decide(const Pass& pass, const core::Cl
       profile, plan, observed, pass.memory, EvaluateWindows(profile.policy.windows, now), {}, now};
   input.poll_interval = std::chrono::duration_cast<std::chrono::seconds>(
       std::max(options_.node_poll_interval, std::chrono::milliseconds(1000)));
+  // Only answers taken in this pass hold a node; older ones are checked again first.
+  if (pass.gates_fresh) input.extra_gates = core::GateVerdict(pass.gates);
+  if (profile.promotion) {
+    std::map<std::string, core::ClusterStatus> upstream;
+    for (const core::Promotion::After& a : profile.promotion->after) {
+      if (auto s = LastStatus(a.cluster)) upstream.emplace(a.cluster, *std::move(s));
+    }
+    input.promotion = core::EvaluatePromotion(profile, plan, pass.memory, upstream, now);
+  }
   core::RolloutDecision decision = core::DecideNextAction(input);
   if (decision.kind == core::ActionKind::kStartKubernetesUpgrade && kubernetes_upgrades_ &&
       !options_.dry_run) {
@@ -290,6 +329,9 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
         core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix,
                           pass.desired->profiles.release_catalog);
     core::RolloutDecision decision = Decide(pass, plan, *observed, now);
+    if (pass.CheckGates(deps_.gates, decision, now, stop)) {
+      decision = Decide(pass, plan, *observed, now);
+    }
     if (!Acts(decision) || options_.dry_run) {
       return Rest(pass, plan, *observed, decision, now, stop);
     }
@@ -301,6 +343,7 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     }
     Count(decision.kind);
     pass.memory = core::RecordAction(decision, pass.memory, profile.policy, now, actor_id);
+    if (decision.kind == core::ActionKind::kCompleteNode) pass.gates_fresh = false;
     if (Notable(decision.kind)) pass.events.push_back(decision.message);
     core::ClusterStatus status = pass.Status(&plan, &*observed, &decision, now);
     if (absl::Status s = Record(status, stop); !s.ok()) {

@@ -19,6 +19,7 @@
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
+#include "reconciler/gates/health_gate_runner.h"
 #include "reconciler/k8s_upgrade/upgrade_runner.h"
 #include "reconciler/metrics.h"
 #include "reconciler/observer.h"
@@ -41,6 +42,7 @@ class RolloutReconciler final : public ClusterReconciler {
     StatusStore& store;
     gitsource::WallClock& clock;
     Metrics& metrics;
+    gates::HealthGateRunner* gates = nullptr;  // none: policy.healthChecks hold nothing
   };
 
   // `recorded` is every cluster's status as last recorded (StatusStore::LoadAll).

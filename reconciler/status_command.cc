@@ -25,6 +25,17 @@ nlohmann::json ComponentJson(const core::ComponentStatus& c) {
           {"message", c.message},     {"progress", c.progress}};
 }
 
+nlohmann::json GatesJson(const core::GateState& g) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const core::GateResult& r : g.results) {
+    results.push_back({{"name", r.name},
+                       {"healthy", r.healthy},
+                       {"message", r.message},
+                       {"checked", core::FormatTimestamp(r.checked)}});
+  }
+  return results;
+}
+
 }  // namespace
 
 int RunStatus(const StatusCommandOptions& options, std::ostream& out, std::ostream& err) {
@@ -61,12 +72,18 @@ int RunStatus(const StatusCommandOptions& options, std::ostream& out, std::ostre
                      {"message", s.message},
                      {"updated", core::FormatTimestamp(s.updated)},
                      {"talos", ComponentJson(s.talos)},
-                     {"kubernetes", ComponentJson(s.kubernetes)}});
+                     {"kubernetes", ComponentJson(s.kubernetes)},
+                     {"gates", GatesJson(s.gates)}});
       continue;
     }
     out << fmt::format("{:<20} {:<20} talos {:<32} kubernetes {:<28} {}\n", cluster,
                        core::ClusterPhaseName(s.phase), ComponentText(s.talos),
                        ComponentText(s.kubernetes), s.message);
+    for (const core::GateResult& r : s.gates.results) {
+      out << fmt::format("  gate {:<18} {:<9} {} ({})\n", r.name,
+                         r.healthy ? "healthy" : "unhealthy", r.message,
+                         core::FormatTimestamp(r.checked));
+    }
   }
   if (options.json) out << all.dump(2) << "\n";
   if (!options.json && statuses->empty()) out << "no status recorded yet\n";

@@ -3,6 +3,9 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
+#include <algorithm>
+#include <cctype>
+
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -118,6 +121,28 @@ KubePodDetail PodDetailFromJson(const json& item) {
   return d;
 }
 
+// A Deployment, StatefulSet or DaemonSet's rollout counters.
+core::WorkloadStatus WorkloadFromJson(const std::string& kind, const json& item) {
+  core::WorkloadStatus w;
+  const json meta = item.value("metadata", json::object());
+  const json spec = item.value("spec", json::object());
+  const json status = item.value("status", json::object());
+  w.kind = kind;
+  w.namespace_name = meta.value("namespace", "");
+  w.name = meta.value("name", "");
+  w.generation = meta.value("generation", int64_t{0});
+  w.observed_generation = status.value("observedGeneration", int64_t{0});
+  const bool daemon_set = kind == "DaemonSet";
+  w.desired = daemon_set ? status.value("desiredNumberScheduled", int64_t{0})
+                         : spec.value("replicas", int64_t{1});
+  w.current = status.value(daemon_set ? "currentNumberScheduled" : "replicas", int64_t{0});
+  w.updated =
+      status.value(daemon_set ? "updatedNumberScheduled" : "updatedReplicas", int64_t{0});
+  w.ready = status.value(daemon_set ? "numberReady" : "readyReplicas", int64_t{0});
+  w.available = status.value(daemon_set ? "numberAvailable" : "availableReplicas", int64_t{0});
+  return w;
+}
+
 class HttpKubeClient final : public KubeClient {
  public:
   explicit HttpKubeClient(std::unique_ptr<httplib::SSLClient> client)
@@ -176,6 +201,28 @@ class HttpKubeClient final : public KubeClient {
     absl::StatusOr<json> body = Get(list_path, "list " + list_path);
     if (!body.ok()) return body.status();
     return static_cast<int>(body->value("items", json::array()).size());
+  }
+
+  absl::StatusOr<std::vector<core::WorkloadStatus>> ListWorkloads(
+      const std::string& kind, const std::string& ns, const std::string& name,
+      const std::string& selector) override {
+    std::string plural = kind + "s";
+    std::transform(plural.begin(), plural.end(), plural.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string path = fmt::format("/apis/apps/v1/namespaces/{}/{}", ns, plural);
+    if (!name.empty()) {
+      absl::StatusOr<json> one = Get(path + "/" + name, fmt::format("get {} {}/{}", kind, ns, name));
+      if (!one.ok()) return one.status();
+      return std::vector<core::WorkloadStatus>{WorkloadFromJson(kind, *one)};
+    }
+    if (!selector.empty()) path += "?labelSelector=" + httplib::detail::encode_query_param(selector);
+    absl::StatusOr<json> body = Get(path, fmt::format("list {} in {}", plural, ns));
+    if (!body.ok()) return body.status();
+    std::vector<core::WorkloadStatus> out;
+    for (const json& item : body->value("items", json::array())) {
+      out.push_back(WorkloadFromJson(kind, item));
+    }
+    return out;
   }
 
  private:

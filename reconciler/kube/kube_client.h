@@ -19,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/workload_readiness.h"
 
 namespace tr::reconciler::kube {
 
@@ -64,6 +65,15 @@ class KubeClient {
   virtual absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) = 0;
   // POST .../pods/<name>/eviction. ResourceExhausted (429) when a disruption budget forbids it.
   virtual absl::Status EvictPod(const std::string& namespace_name, const std::string& name) = 0;
+  // The apps/v1 workloads of `kind` (Deployment | StatefulSet | DaemonSet) in `namespace_name`:
+  // the one called `name` (NotFound when there is none), else those matching `label_selector`
+  // (every one when empty).
+  virtual absl::StatusOr<std::vector<core::WorkloadStatus>> ListWorkloads(
+      const std::string& kind, const std::string& namespace_name, const std::string& name,
+      const std::string& label_selector) {
+    (void)kind, (void)namespace_name, (void)name, (void)label_selector;
+    return absl::UnimplementedError("this Kubernetes client cannot list workloads");
+  }
   // Pods of a namespace matching an equality label selector ("k8s-app=kube-apiserver").
   virtual absl::StatusOr<std::vector<KubePodDetail>> ListPods(const std::string& namespace_name,
                                                         const std::string& label_selector) {

@@ -189,7 +189,7 @@ const PolicyCase kPolicyCases[] = {
       At(3, 7, "policy.healthChecks[0].url", "is required")}},
     {"CheckBadType",
      Check("{name: a, type: tcp, url: \"http://x\"}"),
-     {At(3, 23, "policy.healthChecks[0].type", "must be http or prometheus")}},
+     {At(3, 23, "policy.healthChecks[0].type", "must be http, prometheus or kubernetes")}},
     {"CheckBadName",
      Check("{name: \"a b\", type: http, url: \"http://x\"}"),
      {At(3, 14, "policy.healthChecks[0].name", "must be 1-63 letters, digits, '.', '_' or '-'")}},

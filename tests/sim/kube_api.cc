@@ -1,4 +1,5 @@
 #include "tests/sim/kube_api.h"
+#include "tests/sim/kube_workloads.h"
 
 #include <httplib.h>
 #include <openssl/pem.h>
@@ -231,6 +232,8 @@ void KubeApiServer::Routes() {
         });
   PodRoutes();
   LeaseRoutes();
+  workloads_ = std::make_unique<WorkloadStore>();
+  workloads_->AddRoutes(s);
   RemovedApiRoutes();
 }
 

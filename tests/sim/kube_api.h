@@ -23,6 +23,8 @@ class SSLServer;
 
 namespace tr::sim {
 
+class WorkloadStore;
+
 class KubeApiServer {
  public:
   // Binds address:port and starts serving. Unavailable when the address is in use, Internal for
@@ -50,6 +52,7 @@ class KubeApiServer {
   std::string token_;
   std::string url_;
   std::unique_ptr<httplib::SSLServer> server_;
+  std::unique_ptr<WorkloadStore> workloads_;  // Deployments, StatefulSets, DaemonSets
   std::thread thread_;
 };
 

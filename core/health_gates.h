@@ -1,0 +1,45 @@
+// The health checks of a policy (policy.healthChecks) as the rollout sees them: the last
+// answer of each, when it was checked, and since when the rollout has been waiting on a
+// failing one. The daemon runs the checks (reconciler/gates/) before the first node of a step
+// and after each settled node; this part folds their results into that state, tells
+// DecideNextAction whether the gates pass, and decides what a failing gate means: wait with
+// backoff, phase WaitingForGate, and after policy.gateTimeout, fail the rollout.
+//
+// Pure: time is passed in. Thread-compatible.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/rollout.h"
+#include "core/timestamp.h"
+
+namespace tr::core {
+
+struct GateResult {
+  std::string name;  // the health check's name
+  bool healthy = false;
+  std::string message;  // its last answer: "HTTP 200", "value 0 <= 1", "no result", ...
+  TimePoint checked;
+};
+
+struct GateState {
+  std::vector<GateResult> results;         // the last result of each check, in policy order
+  std::optional<TimePoint> failing_since;  // set while the rollout waits on a failing check
+};
+
+// `previous` with fresh `results` (each stamped `now`): the wait starts at the first failing
+// answer and ends at the first all-healthy one.
+GateState UpdateGateState(const GateState& previous, std::vector<GateResult> results,
+                          TimePoint now);
+
+// What DecideNextAction is told: passed when every check was healthy in its last answer.
+ExtraGateResult GateVerdict(const GateState& state);
+
+// The decision while a gate fails and no node may start: wait (phase WaitingForGate, looking
+// again after a backoff that grows with the wait, at most one minute, never past the
+// timeout), or, after policy.gateTimeout with no node in flight, fail the rollout.
+RolloutDecision WaitForGates(const RolloutInput& in, Progress progress);
+
+}  // namespace tr::core

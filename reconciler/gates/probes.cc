@@ -1,0 +1,152 @@
+#include "reconciler/gates/probes.h"
+
+#include <cmath>
+#include <memory>
+#include <variant>
+
+#include "fmt/format.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+
+namespace tr::reconciler::gates {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kExcerpt = 200;
+
+struct Target {
+  std::string origin;  // scheme://host[:port]
+  std::string path;    // "/" at least, with the query when written
+};
+
+Target SplitUrl(const std::string& url) {
+  const size_t scheme_end = url.find("://") + 3;
+  const size_t path_start = url.find_first_of("/?#", scheme_end);
+  if (path_start == std::string::npos) return {url, "/"};
+  std::string path = url.substr(path_start);
+  if (path.front() != '/') path.insert(0, "/");
+  if (size_t hash = path.find('#'); hash != std::string::npos) path.resize(hash);
+  return {url.substr(0, path_start), path};
+}
+
+// A printable excerpt of an answer's body, for messages.
+std::string Excerpt(const std::string& body) {
+  std::string out;
+  for (char c : body.substr(0, kExcerpt)) {
+    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) ? ' ' : c;
+  }
+  return out;
+}
+
+std::unique_ptr<httplib::Client> MakeClient(const core::HealthCheck& check,
+                                            const Target& target) {
+  auto client = std::make_unique<httplib::Client>(target.origin);
+  const auto timeout = check.timeout;
+  client->set_connection_timeout(timeout);
+  client->set_read_timeout(timeout);
+  client->set_write_timeout(timeout);
+  client->set_follow_location(false);
+  client->enable_server_certificate_verification(true);
+  if (!check.ca_file.empty()) client->set_ca_cert_path(check.ca_file);
+  return client;
+}
+
+std::string RequestError(const httplib::Result& res, httplib::Client& client) {
+  std::string text = httplib::to_string(res.error());
+  if (res.error() == httplib::Error::SSLServerVerification) {
+    text += fmt::format(" (certificate verification: {})",
+                        X509_verify_cert_error_string(client.get_openssl_verify_result()));
+  }
+  return "no answer: " + text;
+}
+
+// The single number of a Prometheus `data` object, or why there is none.
+std::variant<double, std::string> SingleValue(const json& data) {
+  const std::string type = data.value("resultType", "");
+  const json result = data.value("result", json());
+  json sample;
+  if (type == "scalar") {
+    sample = result;
+  } else if (type == "vector" && result.is_array()) {
+    if (result.empty()) return std::string("no result");
+    if (result.size() > 1) return fmt::format("{} series, expected one", result.size());
+    sample = result[0].value("value", json());
+  } else {
+    return fmt::format("result type \"{}\", expected a scalar or a vector", Excerpt(type));
+  }
+  if (!sample.is_array() || sample.size() != 2 || !sample[1].is_string()) {
+    return std::string("malformed sample");
+  }
+  const std::string text = sample[1].get<std::string>();
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0') return "value \"" + Excerpt(text) + "\" is not a number";
+  return value;
+}
+
+}  // namespace
+
+ProbeAnswer ProbeHttp(const core::HealthCheck& check) {
+  const Target target = SplitUrl(check.url);
+  std::unique_ptr<httplib::Client> client = MakeClient(check, target);
+  httplib::Result res = client->Get(target.path);
+  if (!res) return {false, RequestError(res, *client)};
+  if (res->status == check.expect_status) return {true, fmt::format("HTTP {}", res->status)};
+  std::string message = fmt::format("HTTP {}, expected {}", res->status, check.expect_status);
+  if (res->status >= 300 && res->status < 400 && res->has_header("Location")) {
+    message += " (redirect to " + Excerpt(res->get_header_value("Location")) + " not followed)";
+  }
+  return {false, message};
+}
+
+ProbeAnswer ProbePrometheus(const core::HealthCheck& check) {
+  Target target = SplitUrl(check.url);
+  if (target.path.back() != '/') target.path += '/';
+  std::unique_ptr<httplib::Client> client = MakeClient(check, target);
+  httplib::Result res =
+      client->Get(target.path + "api/v1/query", httplib::Params{{"query", check.query}},
+                  httplib::Headers{});
+  if (!res) return {false, RequestError(res, *client)};
+  const json body = json::parse(res->body, nullptr, false);
+  if (!body.is_object()) {
+    return {false, fmt::format("HTTP {}: not a Prometheus API answer: {}", res->status,
+                               Excerpt(res->body))};
+  }
+  if (body.value("status", "") != "success") {
+    return {false, fmt::format("query error ({}): {}", Excerpt(body.value("errorType", "")),
+                               Excerpt(body.value("error", "")))};
+  }
+  const auto value = SingleValue(body.value("data", json::object()));
+  if (const std::string* why = std::get_if<std::string>(&value)) return {false, *why};
+  const double v = std::get<double>(value);
+  if (std::isnan(v)) return {false, "value is NaN"};
+  if (check.max_value && !(v <= *check.max_value)) {
+    return {false, fmt::format("value {} > max {}", v, *check.max_value)};
+  }
+  return {true, check.max_value ? fmt::format("value {} <= max {}", v, *check.max_value)
+                                : fmt::format("value {}", v)};
+}
+
+ProbeAnswer ProbeKubernetes(const core::HealthCheck& check, kube::KubeClient& kube) {
+  absl::StatusOr<std::vector<core::WorkloadStatus>> workloads = kube.ListWorkloads(
+      check.workload_kind, check.namespace_name, check.workload_name, check.label_selector);
+  if (!workloads.ok()) return {false, "no answer: " + std::string(workloads.status().message())};
+  if (workloads->empty()) {
+    return {false, fmt::format("no {} in namespace {} matches \"{}\"", check.workload_kind,
+                               check.namespace_name, check.label_selector)};
+  }
+  std::vector<std::string> waiting;
+  for (const core::WorkloadStatus& w : *workloads) {
+    if (std::string why = core::WorkloadNotReady(w); !why.empty()) waiting.push_back(why);
+  }
+  if (waiting.empty()) {
+    return {true, fmt::format("{} {}{} rolled out", workloads->size(), check.workload_kind,
+                              workloads->size() == 1 ? "" : "s")};
+  }
+  std::string message = waiting.front();
+  if (waiting.size() > 1) message += fmt::format(" (and {} more)", waiting.size() - 1);
+  return {false, message};
+}
+
+}  // namespace tr::reconciler::gates

@@ -1,0 +1,34 @@
+// The apps/v1 workloads of the fake Kubernetes API: Deployments, StatefulSets and DaemonSets,
+// as a test (or kubectl) creates them, and their status as their controllers would report it.
+// Like the real API server: POST creates (generation 1; 409 AlreadyExists), GET reads one or
+// lists a namespace (or every namespace) with an equality-based labelSelector, PATCH with a
+// JSON merge patch changes an object (a changed spec bumps metadata.generation), and PATCH on
+// the `status` subresource changes only the status. Nothing runs the workloads: their status
+// is what was last written to it, so a test decides when a rollout is complete.
+//
+// Thread-safe.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "nlohmann/json.hpp"
+
+namespace httplib {
+class Server;
+}
+
+namespace tr::sim {
+
+class WorkloadStore {
+ public:
+  // Registers the routes on `server`, which must not be listening yet.
+  void AddRoutes(httplib::Server& server);
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, nlohmann::json> objects_;  // "<plural>/<namespace>/<name>"
+};
+
+}  // namespace tr::sim
