@@ -7,6 +7,7 @@
 #include <set>
 
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/gitsource/process.h"
 
 namespace tr::e2e {
 namespace {
@@ -255,6 +256,12 @@ TEST_F(E2eTest, ServesHealthReadinessMetricsAndStopsOnSigterm) {
   ASSERT_TRUE(metrics.ok()) << metrics.status();
   EXPECT_EQ(metrics->status, 200);
   EXPECT_NE(metrics->body.find("# TYPE"), std::string::npos) << metrics->body;
+  // Prometheus's own linter accepts the exposition (promtool: package prometheus).
+  gitsource::testing::RunOptions promtool;
+  promtool.input = metrics->body;
+  const gitsource::testing::ProcessResult lint =
+      gitsource::testing::RunCommand({"promtool", "check", "metrics"}, promtool);
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err << metrics->body;
 
   auto exited = daemon.Terminate(30s);
   ASSERT_TRUE(exited.ok()) << exited.status();

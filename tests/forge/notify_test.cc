@@ -30,7 +30,7 @@ core::ClusterStatus Status(core::ClusterPhase phase) {
   s.cluster = "prod-eu-1";
   s.phase = phase;
   s.talos = {"1.11.6", "1.12.0", "1.12.0", core::ComponentState::kInProgress, "", "1/3"};
-  s.nodes = {{"cp-0", "controlplane", "1.11.6", "1.35.0", true, "", {}}};
+  s.nodes = {{"cp-0", "controlplane", "1.11.6", "1.35.0", true, true, {}, "", {}}};
   return s;
 }
 
