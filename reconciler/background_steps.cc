@@ -8,12 +8,12 @@ namespace tr::reconciler {
 
 struct BackgroundSteps::Step {
   std::string key;
-  std::mutex mu;
-  std::optional<absl::StatusOr<ActionResult>> result;  // set once the step is done
+  Mutex mu;
+  std::optional<absl::StatusOr<ActionResult>> result ABSL_GUARDED_BY(mu);  // set once done
   std::jthread thread;
 
   bool Done() {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     return result.has_value();
   }
 };
@@ -39,7 +39,7 @@ bool BackgroundSteps::RunsInBackground(core::ActionKind kind) {
 }
 
 BackgroundSteps::~BackgroundSteps() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [cluster, step] : running_) step->thread.request_stop();
   for (auto& step : retired_) step->thread.request_stop();
   // The jthreads join as the steps are destroyed.
@@ -58,11 +58,11 @@ absl::StatusOr<ActionResult> BackgroundSteps::Execute(const core::ClusterProfile
                                                       std::stop_token stop) {
   if (!RunsInBackground(decision.kind)) return inner_.Execute(profile, decision, stop);
   const std::string key = StepKey(profile, decision);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = running_.find(profile.name);
   if (it != running_.end() && it->second->key == key) {
     std::shared_ptr<Step> step = it->second;
-    std::lock_guard step_lock(step->mu);
+    MutexLock step_lock(step->mu);
     if (!step->result) return InProgress();
     absl::StatusOr<ActionResult> result = *std::move(step->result);
     retired_.push_back(step);  // joined later; its thread is ending
@@ -78,7 +78,7 @@ absl::StatusOr<ActionResult> BackgroundSteps::Execute(const core::ClusterProfile
   Step* raw = step.get();
   step->thread = std::jthread([this, raw, profile, decision](std::stop_token step_stop) {
     absl::StatusOr<ActionResult> result = inner_.Execute(profile, decision, step_stop);
-    std::lock_guard step_lock(raw->mu);
+    MutexLock step_lock(raw->mu);
     raw->result = std::move(result);
   });
   running_.emplace(profile.name, std::move(step));

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "gitsource/mutex.h"
 #include "reconciler/executor.h"
 
 namespace tr::reconciler {
@@ -42,12 +43,13 @@ class BackgroundSteps final : public RolloutExecutor {
 
  private:
   struct Step;
-  void RetireLocked(std::shared_ptr<Step> step);
+  void RetireLocked(std::shared_ptr<Step> step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   RolloutExecutor& inner_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Step>> running_;  // by cluster
-  std::vector<std::shared_ptr<Step>> retired_;            // asked to stop, not yet joined
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<Step>> running_ ABSL_GUARDED_BY(mu_);  // by cluster
+  // Asked to stop, not yet joined.
+  std::vector<std::shared_ptr<Step>> retired_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::reconciler

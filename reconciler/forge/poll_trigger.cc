@@ -4,15 +4,15 @@ namespace tr::reconciler::forge {
 
 void PollTrigger::Trigger() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     triggered_ = true;
   }
   cv_.notify_all();
 }
 
 PollTrigger::Wake PollTrigger::WaitFor(std::chrono::milliseconds timeout, std::stop_token stop) {
-  std::unique_lock lock(mu_);
-  const bool triggered = cv_.wait_for(lock, stop, timeout, [this] { return triggered_; });
+  MutexLock lock(mu_);
+  const bool triggered = cv_.wait_for(lock, stop, timeout, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return triggered_; });
   triggered_ = false;
   if (stop.stop_requested()) return Wake::kStopped;
   return triggered ? Wake::kTriggered : Wake::kTimedOut;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <stop_token>
 
+#include "gitsource/mutex.h"
 #include "gitsource/retry.h"
 
 namespace tr::reconciler::forge {
@@ -26,9 +27,9 @@ class PollTrigger {
   Wake WaitFor(std::chrono::milliseconds timeout, std::stop_token stop);
 
  private:
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable_any cv_;
-  bool triggered_ = false;
+  bool triggered_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // The poll loop's Sleeper: sleeps until the duration passes or `trigger` fires.

@@ -6,7 +6,7 @@ namespace tr::reconciler::forge {
 
 bool WebhookQueue::TryPush(WebhookEvent event) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (events_.size() >= capacity_) return false;
     events_.push_back(std::move(event));
   }
@@ -15,20 +15,20 @@ bool WebhookQueue::TryPush(WebhookEvent event) {
 }
 
 std::optional<WebhookEvent> WebhookQueue::Pop(std::stop_token stop) {
-  std::unique_lock lock(mu_);
-  if (!cv_.wait(lock, stop, [this] { return !events_.empty(); })) return std::nullopt;
+  MutexLock lock(mu_);
+  if (!cv_.wait(lock, stop, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !events_.empty(); })) return std::nullopt;
   WebhookEvent event = std::move(events_.front());
   events_.pop_front();
   return event;
 }
 
 size_t WebhookQueue::Size() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return events_.size();
 }
 
 bool DeliveryMemory::Remember(const std::string& id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (!ids_.insert(id).second) return false;
   order_.push_back(id);
   while (order_.size() > capacity_) {
@@ -39,7 +39,7 @@ bool DeliveryMemory::Remember(const std::string& id) {
 }
 
 void DeliveryMemory::Forget(const std::string& id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (ids_.erase(id) == 0) return;
   order_.erase(std::find(order_.begin(), order_.end(), id));
 }

@@ -14,6 +14,7 @@
 #include <stop_token>
 #include <string>
 
+#include "gitsource/mutex.h"
 #include "reconciler/forge/webhook_event.h"
 
 namespace tr::reconciler::forge {
@@ -30,9 +31,9 @@ class WebhookQueue {
 
  private:
   const size_t capacity_;
-  std::mutex mu_;
+  Mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<WebhookEvent> events_;
+  std::deque<WebhookEvent> events_ ABSL_GUARDED_BY(mu_);
 };
 
 // The last `capacity` delivery ids taken (oldest forgotten first).
@@ -48,9 +49,9 @@ class DeliveryMemory {
 
  private:
   const size_t capacity_;
-  std::mutex mu_;
-  std::set<std::string> ids_;
-  std::deque<std::string> order_;
+  Mutex mu_;
+  std::set<std::string> ids_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> order_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::reconciler::forge

@@ -6,7 +6,7 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> NotifyingStatusStore:
     std::stop_token stop) {
   auto statuses = inner_.LoadAll(stop);
   if (statuses.ok()) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     last_ = *statuses;
   }
   return statuses;
@@ -18,7 +18,7 @@ absl::Status NotifyingStatusStore::Record(const core::ClusterStatus& status,
   if (!recorded.ok()) return recorded;
   std::vector<Notification> notifications;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = last_.find(status.cluster);
     notifications = NotificationsBetween(it == last_.end() ? nullptr : &it->second, status);
     last_[status.cluster] = status;

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "gitsource/mutex.h"
 #include "reconciler/notify/webhook_notifier.h"
 #include "reconciler/status_store.h"
 
@@ -27,8 +28,8 @@ class NotifyingStatusStore final : public StatusStore {
  private:
   StatusStore& inner_;
   Notifier& notifier_;
-  std::mutex mu_;
-  std::map<std::string, core::ClusterStatus> last_;
+  Mutex mu_;
+  std::map<std::string, core::ClusterStatus> last_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::reconciler::notify

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "tests/e2e/e2e_fixture.h"
-#include "tests/gitsource/process.h"
+#include "tests/support/process.h"
 
 namespace tr::e2e {
 namespace {
