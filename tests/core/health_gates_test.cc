@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/planner.h"
-#include "rollout_world.h"
+#include "tests/support/rollout_world.h"
 
 namespace tr::core {
 namespace {
