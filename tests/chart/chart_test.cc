@@ -26,11 +26,6 @@ using ::testing::Not;
 
 constexpr char kRepo[] = "https://git.example.com/platform/clusters.git";
 
-// Flags that the chart renders only when forge.type is set and that issue #12's forge clients
-// add to the binary; until they land they are absent from `talos-reconciler run --help`.
-const std::set<std::string> kFlagsOfPendingIssues = {"--forge", "--forge-token-file",
-                                                     "--forge-api-url"};
-
 class ChartTest : public ::testing::Test {
  protected:
   HelmRunner helm_;
@@ -43,8 +38,8 @@ TEST_F(ChartTest, LintsInEveryMode) {
         std::string("mode: sidecar\nsidecar: {native: false}\ngit: {repo: ") + kRepo + "}\n",
         std::string("git: {repo: ") + kRepo +
             ", auth: {type: ssh, sshPrivateKey: k, knownHosts: h}}\n"
-            "reconciler: {kubernetesUpgradeMode: job}\n"
-            "webhook: {enabled: true, secret: s}\nforge: {type: gitea, token: t}\n"
+            "reconciler: {kubernetesUpgradeMode: inprocess}\n"
+            "webhook: {enabled: true, secret: s}\n"
             "metrics: {serviceMonitor: {enabled: true}}\npodDisruptionBudget: {enabled: true}\n"}) {
     const HelmResult lint = helm_.Run({"lint", "--strict", ChartDir().string(), "-f",
                                        helm_.WriteValues(values).string()});
@@ -154,31 +149,26 @@ TEST_F(ChartTest, SchemaRefusesTyposAndMoreThanOneReplica) {
   EXPECT_THAT(no_repo.err, HasSubstr("git.repo is required"));
 }
 
-TEST_F(ChartTest, JobModeGrantsJobsInTheReleaseNamespaceOnly) {
-  const Objects objects = helm_.Template(std::string("git: {repo: ") + kRepo +
-                                         "}\nreconciler: {kubernetesUpgradeMode: job}\n");
-  ASSERT_TRUE(objects.contains("Role/r-talos-reconciler"));
+TEST_F(ChartTest, ModesTheBinaryDoesNotHaveAreRefusedAndNoRoleIsGranted) {
+  const std::string repo = std::string("git: {repo: ") + kRepo + "}\n";
+  const HelmResult job = helm_.TemplateResult(repo + "reconciler: {kubernetesUpgradeMode: job}\n");
+  EXPECT_NE(job.exit_code, 0);
+  EXPECT_THAT(job.err, HasSubstr("kubernetesUpgradeMode"));
+  const HelmResult forge = helm_.TemplateResult(repo + "forge: {type: github, token: t}\n");
+  EXPECT_NE(forge.exit_code, 0);
+  EXPECT_THAT(forge.err, HasSubstr("forge"));
+  const Objects objects = helm_.Template(repo + "reconciler: {kubernetesUpgradeMode: 'off'}\n");
+  EXPECT_FALSE(objects.contains("Role/r-talos-reconciler"));
   EXPECT_FALSE(objects.contains("ClusterRole/r-talos-reconciler"));
-  const YAML::Node rules = objects.at("Role/r-talos-reconciler")["rules"];
-  ASSERT_EQ(rules.size(), 2u);
-  EXPECT_EQ(rules[0]["apiGroups"][0].as<std::string>(), "batch");
-  EXPECT_EQ(rules[0]["resources"][0].as<std::string>(), "jobs");
-  for (const YAML::Node& rule : rules) {
-    for (const YAML::Node& verb : rule["verbs"]) EXPECT_NE(verb.as<std::string>(), "*");
-  }
-  const YAML::Node binding = objects.at("RoleBinding/r-talos-reconciler");
-  EXPECT_EQ(binding["subjects"][0]["name"].as<std::string>(), "r-talos-reconciler");
-  EXPECT_EQ(binding["subjects"][0]["namespace"].as<std::string>(), "talos-system");
   const YAML::Node pod = objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"];
-  EXPECT_EQ(pod["automountServiceAccountToken"].as<bool>(), true);
-  EXPECT_THAT(Args(pod["containers"][0]), ::testing::Contains("--kubernetes-upgrade-mode=job"));
+  EXPECT_EQ(pod["automountServiceAccountToken"].as<bool>(), false);
+  EXPECT_THAT(Args(pod["containers"][0]), ::testing::Contains("--kubernetes-upgrade-mode=off"));
 }
 
-TEST_F(ChartTest, WebhookForgeServiceMonitorAndPdbWhenAskedFor) {
+TEST_F(ChartTest, WebhookServiceMonitorAndPdbWhenAskedFor) {
   const Objects objects = helm_.Template(
       std::string("git: {repo: ") + kRepo +
       "}\nwebhook: {enabled: true, secret: hook-SECRET-1}\n"
-      "forge: {type: gitlab, apiUrl: 'https://gitlab.example.com', token: forge-TOKEN-2}\n"
       "metrics: {serviceMonitor: {enabled: true, labels: {release: prom}}}\n"
       "podDisruptionBudget: {enabled: true}\n");
   ASSERT_TRUE(objects.contains("Service/r-talos-reconciler-webhook"));
@@ -186,7 +176,6 @@ TEST_F(ChartTest, WebhookForgeServiceMonitorAndPdbWhenAskedFor) {
   EXPECT_EQ(port["port"].as<int>(), 9090);
   EXPECT_EQ(port["targetPort"].as<std::string>(), "webhook");
   EXPECT_TRUE(objects.contains("Secret/r-talos-reconciler-webhook"));
-  EXPECT_TRUE(objects.contains("Secret/r-talos-reconciler-forge"));
   const YAML::Node monitor = objects.at("ServiceMonitor/r-talos-reconciler");
   EXPECT_EQ(monitor["metadata"]["labels"]["release"].as<std::string>(), "prom");
   EXPECT_EQ(monitor["spec"]["endpoints"][0]["path"].as<std::string>(), "/metrics");
@@ -197,18 +186,15 @@ TEST_F(ChartTest, WebhookForgeServiceMonitorAndPdbWhenAskedFor) {
 
   const YAML::Node deployment = objects.at("Deployment/r-talos-reconciler");
   EXPECT_THAT(YAML::Dump(deployment), Not(HasSubstr("hook-SECRET-1")));
-  EXPECT_THAT(YAML::Dump(deployment), Not(HasSubstr("forge-TOKEN-2")));
   const YAML::Node pod = deployment["spec"]["template"]["spec"];
   const YAML::Node c = pod["containers"][0];
   const std::vector<std::string> args = Args(c);
   for (const char* expected :
-       {"--webhook-listen=0.0.0.0:9090", "--webhook-secret-file=/etc/talos-reconciler/webhook/secret",
-        "--forge=gitlab", "--forge-token-file=/etc/talos-reconciler/forge/token",
-        "--forge-api-url=https://gitlab.example.com"}) {
+       {"--webhook-listen=0.0.0.0:9090",
+        "--webhook-secret-file=/etc/talos-reconciler/webhook/secret"}) {
     EXPECT_THAT(args, ::testing::Contains(expected));
   }
   EXPECT_EQ(MountsOf(pod, c).at("/etc/talos-reconciler/webhook"), "r-talos-reconciler-webhook");
-  EXPECT_EQ(MountsOf(pod, c).at("/etc/talos-reconciler/forge"), "r-talos-reconciler-forge");
 }
 
 TEST_F(ChartTest, EveryFlagTheChartPassesIsOneTheBinaryHas) {
@@ -217,8 +203,8 @@ TEST_F(ChartTest, EveryFlagTheChartPassesIsOneTheBinaryHas) {
   const Objects objects = helm_.Template(
       std::string("git: {repo: ") + kRepo +
       ", auth: {type: token, username: u, token: t}}\n"
-      "reconciler: {dryRun: true, kubernetesUpgradeMode: job}\n"
-      "webhook: {enabled: true, secret: s}\nforge: {type: github, apiUrl: 'https://x', token: t}\n");
+      "reconciler: {dryRun: true, kubernetesUpgradeMode: inprocess}\n"
+      "webhook: {enabled: true, secret: s}\n");
   const YAML::Node c =
       objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"]["containers"][0];
   const std::vector<std::string> args = Args(c);
@@ -228,7 +214,7 @@ TEST_F(ChartTest, EveryFlagTheChartPassesIsOneTheBinaryHas) {
     ASSERT_TRUE(flag.starts_with("--")) << args[i];
     const bool in_binary = help.find(flag + " ") != std::string::npos ||
                            help.find(flag + "\n") != std::string::npos;
-    EXPECT_TRUE(in_binary || kFlagsOfPendingIssues.contains(flag))
+    EXPECT_TRUE(in_binary)
         << flag << " is not a flag of talos-reconciler run";
   }
 }
