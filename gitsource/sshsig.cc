@@ -182,8 +182,10 @@ absl::StatusOr<SshSignature> ParseSshSignature(std::string_view armored) {
   SshReader reader(*blob);
   std::string_view magic, key, ns, reserved, hash, sig;
   std::uint32_t version = 0;
+  // ssh-keygen refuses only versions above 1 (the version is not signed), so 0 passes there too;
+  // git trusts ssh-keygen's verdict, and so must we agree with it.
   if (!reader.ReadBytes(kMagic.size(), magic) || magic != kMagic || !reader.ReadU32(version) ||
-      version != 1 || !reader.ReadString(key) || !reader.ReadString(ns) ||
+      version > 1 || !reader.ReadString(key) || !reader.ReadString(ns) ||
       !reader.ReadString(reserved) || !reader.ReadString(hash) || !reader.ReadString(sig) ||
       !reader.empty()) {
     return absl::InvalidArgumentError("malformed SSHSIG blob");
