@@ -56,5 +56,16 @@ TEST(CliTest, UsageErrorsExit1AndNameEveryMissingFlag) {
   EXPECT_THAT(help.out, HasSubstr("--git-allowed-signers"));
 }
 
+// Help speaks the user's words: examples, and no parser internals ("ENUM:value in {text->0}").
+TEST(CliTest, HelpHasExamplesAndNoParserInternals) {
+  for (const char* command : {"validate", "plan", "run", "status"}) {
+    SCOPED_TRACE(command);
+    const ProcessResult help = Cli({command, "--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_THAT(help.out, HasSubstr("Example"));
+    EXPECT_THAT(help.out, AllOf(Not(HasSubstr("ENUM")), Not(HasSubstr("->"))));
+  }
+}
+
 }  // namespace
 }  // namespace tr::reconciler
