@@ -8,6 +8,7 @@
 #include "core/text.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/completion.h"
 #include "reconciler/daemon.h"
 #include "reconciler/daemon_config.h"
 #include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
@@ -162,6 +163,25 @@ void AddVersion(CLI::App& app, std::function<int()>& run) {
   });
 }
 
+void AddCompletion(CLI::App& app, std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand("completion", "Print a shell completion script");
+  cmd->footer(
+      "Examples:\n"
+      "  source <(talos-reconciler completion bash)      # in ~/.bashrc\n"
+      "  talos-reconciler completion zsh > \"${fpath[1]}/_talos-reconciler\"\n"
+      "  talos-reconciler completion fish | source       # in ~/.config/fish/config.fish");
+  auto shell = std::make_shared<std::string>();
+  cmd->add_option("shell", *shell, "bash, zsh or fish")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  cmd->callback([&app, &run, shell] {
+    run = [&app, shell] {
+      std::cout << *CompletionScript(app, *shell);
+      return kExitOk;
+    };
+  });
+}
+
 // "unknown command "stauts" for talos-reconciler; did you mean "status"?" when the first
 // argument is neither a flag nor a command. Empty when it is one.
 std::string UnknownCommand(const CLI::App& app, const std::vector<std::string>& args) {
@@ -210,6 +230,7 @@ int RunCli(int argc, char** argv) {
   AddStatus(app, status, run);
   AddUpgradeK8s(app, upgrade_k8s, run);
   AddVersion(app, run);
+  AddCompletion(app, run);
   app.set_version_flag("--version", std::string(ReconcilerVersion()));
   if (std::string unknown = UnknownCommand(app, args); !unknown.empty()) {
     std::cerr << "Error: " << unknown << "\n";
