@@ -48,12 +48,9 @@ int RunStatus(const StatusCommandOptions& options, std::ostream& out, std::ostre
     err << "error: " << source.status().message() << "\n";
     return 1;
   }
-  gitsource::SystemWallClock clock;
-  gitsource::ThreadSleeper sleeper;
-  gitsource::SeededRandomSource random;
   gitsource::StatusWriterConfig config;
   config.branch = options.status_branch;
-  auto writer = gitsource::GitStatusWriter::Create(**source, config, clock, sleeper, random);
+  auto writer = gitsource::GitStatusWriter::Create(**source, config, Env::Default());
   if (!writer.ok()) {
     err << "error: " << writer.status().message() << "\n";
     return 1;
