@@ -29,7 +29,7 @@ std::string RedactSecrets(std::string text, const std::vector<std::string>& secr
 }
 
 NetworkOperation::NetworkOperation(std::chrono::milliseconds timeout, std::stop_token stop)
-    : deadline_(Clock::now() + timeout), stop_(std::move(stop)) {
+    : deadline_(Env::Default().Now() + timeout), stop_(std::move(stop)) {
   cancel_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (cancel_fd_ >= 0 && stop_.stop_possible()) {
     const int fd = cancel_fd_;
@@ -51,7 +51,7 @@ NetworkOperation::~NetworkOperation() {
 NetworkOperation* NetworkOperation::Current() { return current_operation; }
 
 std::chrono::milliseconds NetworkOperation::Remaining() const {
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - Clock::now());
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - Env::Default().Now());
   return std::max(left, std::chrono::milliseconds(0));
 }
 
@@ -63,7 +63,7 @@ bool NetworkOperation::CheckAlive() {
     RecordFailure(NetworkFailure::kCancelled, "the operation was cancelled");
     return false;
   }
-  if (Clock::now() >= deadline_) {
+  if (Env::Default().Now() >= deadline_) {
     RecordFailure(NetworkFailure::kDeadlineExceeded, "the operation's deadline passed");
     return false;
   }

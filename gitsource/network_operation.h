@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gitsource/env.h"
+
 namespace tr::gitsource {
 
 // Why an operation failed, when we know better than libgit2's message.
@@ -34,8 +36,6 @@ enum class NetworkFailure {
 
 class NetworkOperation {
  public:
-  using Clock = std::chrono::steady_clock;
-
   NetworkOperation(std::chrono::milliseconds timeout, std::stop_token stop);
   ~NetworkOperation();
   NetworkOperation(const NetworkOperation&) = delete;
@@ -43,8 +43,6 @@ class NetworkOperation {
 
   // The operation running on this thread, or null.
   static NetworkOperation* Current();
-
-  Clock::time_point deadline() const { return deadline_; }
 
   // Waits until `fd` is ready for `events` (poll(2) flags). Returns true when ready; false
   // once the deadline passed or the operation was cancelled (the failure is recorded).
@@ -69,7 +67,7 @@ class NetworkOperation {
  private:
   bool Wait(int fd, short events, int* side_fd, std::string* side_output, std::size_t side_limit);
 
-  Clock::time_point deadline_;
+  Env::TimePoint deadline_;  // by Env::Default(): the IO is real
   std::stop_token stop_;
   int cancel_fd_ = -1;  // eventfd, readable once a stop was requested
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;

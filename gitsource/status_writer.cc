@@ -25,18 +25,16 @@ std::string CommitMessage(const std::vector<std::string>& messages,
 }  // namespace
 
 GitStatusWriter::GitStatusWriter(std::shared_ptr<Mirror> mirror, std::string desired_branch,
-                                 StatusWriterConfig config, std::string refspec, Deps deps)
+                                 StatusWriterConfig config, std::string refspec, Env& env)
     : mirror_(std::move(mirror)),
       desired_branch_(std::move(desired_branch)),
       config_(std::move(config)),
       refspec_(std::move(refspec)),
-      deps_(deps) {}
+      env_(env) {}
 
 absl::StatusOr<std::unique_ptr<GitStatusWriter>> GitStatusWriter::Create(const LibGitSource& source,
                                                                          StatusWriterConfig config,
-                                                                         WallClock& clock,
-                                                                         Sleeper& sleeper,
-                                                                         RandomSource& random) {
+                                                                         Env& env) {
   absl::StatusOr<std::string> refspec = StatusPushRefspec(config.branch, source.branch());
   if (!refspec.ok()) return refspec.status();
   if (config.author_name.empty() || config.author_email.empty()) {
@@ -47,7 +45,7 @@ absl::StatusOr<std::unique_ptr<GitStatusWriter>> GitStatusWriter::Create(const L
   }
   return std::unique_ptr<GitStatusWriter>(
       new GitStatusWriter(source.mirror(), source.branch(), std::move(config), *std::move(refspec),
-                          Deps{clock, sleeper, random}));
+                          env));
 }
 
 absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::stop_token stop) {
@@ -79,7 +77,7 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
       lock.unlock();
       absl::StatusOr<StatusCommit> result = Flush(batch, stop);
       lock.lock();
-      last_flush_end_ = deps_.clock.Now();
+      last_flush_end_ = env_.Now();
       results_.emplace(id, std::move(result));
       flushing_ = false;
       flushed_.notify_all();
@@ -97,10 +95,10 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
 void GitStatusWriter::WaitForWindow(std::stop_token stop) {
   if (config_.coalesce_window <= std::chrono::milliseconds(0) || !last_flush_end_) return;
   const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-      *last_flush_end_ + config_.coalesce_window - deps_.clock.Now());
+      *last_flush_end_ + config_.coalesce_window - env_.Now());
   if (wait <= std::chrono::milliseconds(0)) return;
   mu_.unlock();
-  (void)deps_.sleeper.SleepFor(wait, stop);  // a stop only cuts the wait short
+  (void)env_.SleepFor(wait, stop);  // a stop only cuts the wait short
   mu_.lock();
 }
 
@@ -113,8 +111,8 @@ std::size_t GitStatusWriter::Queued() {
 absl::StatusOr<StatusCommit> GitStatusWriter::Flush(const Batch& batch, std::stop_token stop) {
   std::string last_rejection;
   for (int attempt = 1; attempt <= config_.backoff.max_attempts; ++attempt) {
-    if (attempt > 1 && !deps_.sleeper.SleepFor(
-                           JitteredBackoff(config_.backoff, attempt - 1, deps_.random), stop)) {
+    if (attempt > 1 && !env_.SleepFor(
+                           JitteredBackoff(config_.backoff, attempt - 1, env_), stop)) {
       return absl::CancelledError("cancelled while backing off before a status push");
     }
     absl::StatusOr<Attempt> result = TryOnce(batch, stop);
@@ -135,7 +133,7 @@ absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& b
   if (!tip.ok()) return tip.status();
   const StatusCommitSpec spec{tip->remote_tip,     batch.files,
                               config_.author_name, config_.author_email,
-                              deps_.clock.Now(),   CommitMessage(batch.messages, batch.files)};
+                              env_.Now(),   CommitMessage(batch.messages, batch.files)};
   absl::StatusOr<std::optional<git_oid>> commit = CreateStatusCommit(repo->get(), spec);
   if (!commit.ok()) return commit.status();
   if (!commit->has_value()) {  // the tip already says exactly this

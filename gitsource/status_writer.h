@@ -41,7 +41,7 @@
 
 #include "absl/status/statusor.h"
 #include "gitsource/mutex.h"
-#include "gitsource/retry.h"
+#include "gitsource/env.h"
 
 namespace tr::gitsource {
 
@@ -82,12 +82,11 @@ struct StatusWriterConfig {
 class GitStatusWriter final : public StatusWriter {
  public:
   // Shares the source's mirror and remote; the source's branch is the one never written.
-  // InvalidArgument when the status branch is invalid or overlaps the desired branch. The
-  // clock, sleeper and random source must outlive the writer.
+  // InvalidArgument when the status branch is invalid or overlaps the desired branch. `env`
+  // (commit times, backoff, the coalescing window) must outlive the writer.
   static absl::StatusOr<std::unique_ptr<GitStatusWriter>> Create(const LibGitSource& source,
                                                                  StatusWriterConfig config,
-                                                                 WallClock& clock, Sleeper& sleeper,
-                                                                 RandomSource& random);
+                                                                 Env& env);
 
   absl::StatusOr<StatusCommit> Write(StatusUpdate update, std::stop_token stop = {}) override;
   absl::StatusOr<std::map<std::string, std::string>> ReadLatest(std::stop_token stop = {}) override;
@@ -103,11 +102,6 @@ class GitStatusWriter final : public StatusWriter {
     std::map<std::string, std::optional<std::string>> files;
     std::vector<std::string> messages;
   };
-  struct Deps {
-    WallClock& clock;
-    Sleeper& sleeper;
-    RandomSource& random;
-  };
 
   // One fetch-build-push round: the commit, or the reason the push was rejected.
   struct Attempt {
@@ -116,7 +110,7 @@ class GitStatusWriter final : public StatusWriter {
   };
 
   GitStatusWriter(std::shared_ptr<Mirror> mirror, std::string desired_branch,
-                  StatusWriterConfig config, std::string refspec, Deps deps);
+                  StatusWriterConfig config, std::string refspec, Env& env);
   absl::StatusOr<StatusCommit> Flush(const Batch& batch, std::stop_token stop);
   absl::StatusOr<Attempt> TryOnce(const Batch& batch, std::stop_token stop);
   // Waits out the rest of the coalescing window after the last commit (mu_ released).
@@ -127,7 +121,7 @@ class GitStatusWriter final : public StatusWriter {
   const std::string desired_branch_;
   const StatusWriterConfig config_;
   const std::string refspec_;
-  Deps deps_;
+  Env& env_;
 
   Mutex mu_;
   std::condition_variable_any flushed_;

@@ -4,23 +4,26 @@
 #include <thread>
 #include <vector>
 
+#include "reconciler/logging.h"
+
 namespace tr::reconciler {
 
 Controller::Controller(ControllerOptions options, ClusterReconciler& reconciler,
-                       gitsource::WallClock& clock)
-    : options_(options), reconciler_(reconciler), clock_(clock) {}
+                       Env& env)
+    : options_(options), reconciler_(reconciler), env_(env) {}
 
-void Controller::Enqueue(const std::string& cluster) { queue_.AddAt(cluster, clock_.Now()); }
+void Controller::Enqueue(const std::string& cluster) { queue_.AddAt(cluster, env_.Now()); }
 
 std::chrono::milliseconds Controller::Backoff(int failures) const {
-  std::chrono::milliseconds delay = options_.backoff_initial;
-  for (int i = 1; i < failures && delay < options_.backoff_max; ++i) delay *= 2;
-  return std::min(delay, options_.backoff_max);
+  return JitteredBackoff({options_.backoff_initial, options_.backoff_max, 0}, failures, env_);
 }
 
 void Controller::Process(const std::string& cluster, std::stop_token stop) {
-  const ReconcileOutcome outcome = reconciler_.Reconcile(cluster, stop);
-  const TimePoint now = clock_.Now();
+  const ReconcileOutcome outcome = [&] {
+    ReconcileLogScope scope(cluster, NewReconcileId(env_));  // this reconcile's log lines
+    return reconciler_.Reconcile(cluster, stop);
+  }();
+  const TimePoint now = env_.Now();
   std::optional<TimePoint> next;
   {
     MutexLock lock(mu_);
@@ -29,7 +32,7 @@ void Controller::Process(const std::string& cluster, std::stop_token stop) {
     switch (outcome.kind) {
       case ReconcileOutcome::Kind::kDone:
       case ReconcileOutcome::Kind::kStalled:
-        next = now + options_.resync;
+        next = now + Spread(options_.resync, options_.resync_spread, env_);
         break;
       case ReconcileOutcome::Kind::kRequeueAfter:
         next = now + outcome.after;
@@ -49,7 +52,7 @@ void Controller::Process(const std::string& cluster, std::stop_token stop) {
 int Controller::RunDue(std::stop_token stop) {
   int ran = 0;
   while (!stop.stop_requested()) {
-    std::optional<std::string> cluster = queue_.TryTake(clock_.Now());
+    std::optional<std::string> cluster = queue_.TryTake(env_.Now());
     if (!cluster) break;
     Process(*cluster, stop);
     ++ran;
@@ -61,7 +64,7 @@ void Controller::Run(std::stop_token stop) {
   std::vector<std::jthread> workers;
   for (int i = 0; i < std::max(1, options_.workers); ++i) {
     workers.emplace_back([this, stop] {
-      while (std::optional<std::string> cluster = queue_.Take(stop)) Process(*cluster, stop);
+      while (std::optional<std::string> cluster = queue_.Take(env_, stop)) Process(*cluster, stop);
     });
   }
 }

@@ -2,9 +2,11 @@
 // name; workers take names from a work queue and run one level-triggered reconcile each, never
 // two of one cluster at once, many clusters in parallel up to `workers`. A reconcile's outcome
 // decides when the cluster is looked at again: done (after the resync interval), requeue after
-// a duration (a node is rebooting), transient error (capped exponential backoff), stalled
-// (needs a new commit; looked at again after the resync interval), or forget (the cluster is
-// gone from the repository).
+// a duration (a node is rebooting), transient error (capped exponential backoff with jitter),
+// stalled (needs a new commit; looked at again after the resync interval), or forget (the
+// cluster is gone from the repository). Resyncs are spread by `resync_spread` so clusters that
+// started together (all of them, at start-up) do not resync in lockstep. Every line logged during
+// a reconcile carries its cluster and a reconcile id (ReconcileLogScope).
 //
 // Thread-safe.
 #pragma once
@@ -17,7 +19,7 @@
 #include <string>
 
 #include "gitsource/mutex.h"
-#include "gitsource/retry.h"
+#include "gitsource/env.h"
 #include "reconciler/work_queue.h"
 
 namespace tr::reconciler {
@@ -49,6 +51,7 @@ class ClusterReconciler {
 struct ControllerOptions {
   int workers = 4;
   std::chrono::milliseconds resync{std::chrono::minutes(5)};
+  double resync_spread = 0.1;  // each resync is resync * (1 ± resync_spread)
   std::chrono::milliseconds backoff_initial{std::chrono::seconds(1)};
   std::chrono::milliseconds backoff_max{std::chrono::minutes(5)};
 };
@@ -57,12 +60,12 @@ class Controller {
  public:
   using TimePoint = WorkQueue::TimePoint;
 
-  Controller(ControllerOptions options, ClusterReconciler& reconciler, gitsource::WallClock& clock);
+  Controller(ControllerOptions options, ClusterReconciler& reconciler, Env& env);
 
   // Queues `cluster` to be reconciled now (coalesced with any pending trigger).
   void Enqueue(const std::string& cluster);
 
-  // Reconciles every cluster due at the clock's now, on the calling thread, one after another;
+  // Reconciles every cluster due at the env's now, on the calling thread, one after another;
   // returns how many reconciles ran. Used by tests with a simulated clock.
   int RunDue(std::stop_token stop = {});
 
@@ -72,7 +75,8 @@ class Controller {
   // When the next cluster is due; nullopt when none is queued.
   std::optional<TimePoint> NextDue() const { return queue_.NextDue(); }
 
-  // The backoff after `failures` consecutive transient errors: initial * 2^(failures-1), capped.
+  // The backoff after `failures` consecutive transient errors: JitteredBackoff of
+  // initial * 2^(failures-1), capped at backoff_max.
   std::chrono::milliseconds Backoff(int failures) const;
 
  private:
@@ -80,7 +84,7 @@ class Controller {
 
   const ControllerOptions options_;
   ClusterReconciler& reconciler_;
-  gitsource::WallClock& clock_;
+  Env& env_;
   WorkQueue queue_;
   Mutex mu_;
   std::map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);  // consecutive transient errors

@@ -42,18 +42,17 @@ class HttpEndpoints {
     if (!thread_.joinable()) return;
     // stop() is a no-op until the listening thread has started serving; wait for that first.
     for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      (void)Env::Default().SleepFor(std::chrono::milliseconds(1), {});
     }
     server_.stop();
     thread_.join();
   }
 
   // Binds `config.listen` and serves. False when the address cannot be bound.
-  bool Start(const DaemonConfig& config, const Metrics& metrics, gitsource::WallClock& clock,
-             const Log& log) {
-    const system_clock::time_point started = clock.Now();
+  bool Start(const DaemonConfig& config, const Metrics& metrics, Env& env, const Log& log) {
+    const system_clock::time_point started = env.Now();
     server_.Get("/healthz", [&, started](const httplib::Request&, httplib::Response& res) {
-      const bool live = metrics.Live(started, clock.Now(), config.unhealthy_after);
+      const bool live = metrics.Live(started, env.Now(), config.unhealthy_after);
       res.status = live ? 200 : 503;
       res.set_content(live ? "ok\n" : "stuck: no successful poll or reconcile lately\n",
                       "text/plain");
@@ -72,7 +71,7 @@ class HttpEndpoints {
     const int bound = port == 0 ? server_.bind_to_any_port(host.c_str())
                                 : (server_.bind_to_port(host.c_str(), port) ? port : -1);
     if (bound < 0) {
-      log->error("step=listen address={} error=\"cannot bind\"", config.listen);
+      log->error("step=listen address={} error=\"cannot bind\"", LogValue(config.listen));
       return false;
     }
     thread_ = std::thread([this] { server_.listen_after_bind(); });
@@ -95,15 +94,15 @@ std::jthread StopOnSignals(std::stop_source& stop, std::chrono::seconds grace) {
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return std::jthread([set, &stop, grace](std::stop_token own) {
-    std::optional<std::chrono::steady_clock::time_point> deadline;
+    std::optional<Env::TimePoint> deadline;
     while (!own.stop_requested()) {
       timespec tick{0, 200'000'000};
       const bool signalled = sigtimedwait(&set, nullptr, &tick) > 0;
       if (signalled && !deadline) {
         ModuleLogger("daemon")->info("step=stopping grace={}s", grace.count());
         stop.request_stop();
-        deadline = std::chrono::steady_clock::now() + grace;
-      } else if (deadline && (signalled || std::chrono::steady_clock::now() >= *deadline)) {
+        deadline = Env::Default().Now() + grace;
+      } else if (deadline && (signalled || Env::Default().Now() >= *deadline)) {
         ModuleLogger("daemon")->error("step=stop error=\"did not stop within {}s; exiting\"",
                                       grace.count());
         spdlog::shutdown();
@@ -117,24 +116,23 @@ std::jthread StopOnSignals(std::stop_source& stop, std::chrono::seconds grace) {
 // whose reconciles keep finishing is not stuck.
 class ProgressMarkingReconciler final : public ClusterReconciler {
  public:
-  ProgressMarkingReconciler(ClusterReconciler& inner, Metrics& metrics,
-                            gitsource::WallClock& clock)
-      : inner_(inner), metrics_(metrics), clock_(clock) {}
+  ProgressMarkingReconciler(ClusterReconciler& inner, Metrics& metrics, Env& env)
+      : inner_(inner), metrics_(metrics), env_(env) {}
   ReconcileOutcome Reconcile(const std::string& cluster, std::stop_token stop) override {
     ReconcileOutcome outcome = inner_.Reconcile(cluster, stop);
-    metrics_.MarkProgress(clock_.Now());
+    metrics_.MarkProgress(env_.Now());
     return outcome;
   }
 
  private:
   ClusterReconciler& inner_;
   Metrics& metrics_;
-  gitsource::WallClock& clock_;
+  Env& env_;
 };
 
 // The start-up failures: exit code 1 with the reason logged.
 int FailStart(const Log& log, const absl::Status& status) {
-  log->critical("step=start error=\"{}\"", Msg(status));
+  log->critical("step=start error={}", LogValue(Msg(status)));
   return 1;
 }
 
@@ -151,17 +149,15 @@ int RunDaemon(const DaemonConfig& config) {
   auto source = gitsource::LibGitSource::Open(config.git);
   if (!source.ok()) return FailStart(log, source.status());
   for (const std::string& removed : (*source)->mirror_repairs()) {
-    log->warn("step=repair-mirror removed=\"{}\"", removed);
+    log->warn("step=repair-mirror removed={}", LogValue(removed));
   }
-  gitsource::SystemWallClock clock;
-  gitsource::ThreadSleeper sleeper;
-  gitsource::SeededRandomSource random;
+  Env& env = Env::Default();
   gitsource::StatusWriterConfig writer_config;
   writer_config.branch = config.status_branch;
   writer_config.author_name = config.status_author_name;
   writer_config.author_email = config.status_author_email;
   writer_config.coalesce_window = config.status_commit_window;
-  auto writer = gitsource::GitStatusWriter::Create(**source, writer_config, clock, sleeper, random);
+  auto writer = gitsource::GitStatusWriter::Create(**source, writer_config, env);
   if (!writer.ok()) return FailStart(log, writer.status());
   Metrics metrics;
   GitStatusStore git_store(**writer);
@@ -169,18 +165,18 @@ int RunDaemon(const DaemonConfig& config) {
   if (!notifier.ok()) return FailStart(log, notifier.status());
   notify::NotifyingStatusStore store(git_store, **notifier);
   HttpEndpoints http;
-  if (!http.Start(config, metrics, clock, log)) return 1;
+  if (!http.Start(config, metrics, env, log)) return 1;
   forge::PollTrigger poll_now;  // --webhook-listen: a verified push polls at once
-  forge::TriggeredSleeper poll_sleeper(poll_now);
+  forge::TriggeredEnv poll_env(env, poll_now);
   forge::WebhookQueue webhook_queue(static_cast<size_t>(config.webhook_queue));
   auto webhooks = forge::StartWebhookListener(config, webhook_queue, metrics);
   if (!webhooks.ok()) return FailStart(log, webhooks.status());
   std::jthread webhook_dispatcher([&](std::stop_token own) {
     forge::DispatchWebhooks(webhook_queue, poll_now, own);
   });
-  const gitsource::BackoffPolicy load_backoff{std::chrono::seconds(1), std::chrono::seconds(30),
-                                              /*max_attempts=*/0};  // unused: until stopped
-  auto statuses = LoadStatusesAtStart(store, load_backoff, sleeper, random, stop.get_token());
+  const BackoffPolicy load_backoff{std::chrono::seconds(1), std::chrono::seconds(30),
+                                   /*max_attempts=*/0};  // unused: until stopped
+  auto statuses = LoadStatusesAtStart(store, load_backoff, env, stop.get_token());
   if (!statuses.ok()) {
     if (absl::IsCancelled(statuses.status())) return 0;
     return FailStart(log, statuses.status());
@@ -196,12 +192,11 @@ int RunDaemon(const DaemonConfig& config) {
   TalosFleetObserver observer(clients, config.node_name);
   TalosRolloutExecutor executor(
       clients,
-      {config.state_dir / "etcd-snapshots", {config.drain_timeout, std::chrono::seconds(2)}}, clock,
-      sleeper);
+      {config.state_dir / "etcd-snapshots", {config.drain_timeout, std::chrono::seconds(2)}}, env);
   BackgroundSteps background(executor);  // pulls, installs and drains off the workers
   DesiredState desired;
   gates::ProbeGateRunner gate_runner(clients);
-  RolloutReconciler reconciler({desired, observer, background, store, clock, metrics, &gate_runner},
+  RolloutReconciler reconciler({desired, observer, background, store, env, metrics, &gate_runner},
                                {config.node_poll_interval, config.dry_run, 32}, *statuses);
   k8s_upgrade::InProcessRunnerOptions upgrade_options;
   upgrade_options.poll_interval =
@@ -210,15 +205,15 @@ int RunDaemon(const DaemonConfig& config) {
   if (config.kubernetes_upgrade_mode == "inprocess") {
     reconciler.SetKubernetesUpgrades(&kubernetes_upgrades);
   }
-  ProgressMarkingReconciler marking(reconciler, metrics, clock);
+  ProgressMarkingReconciler marking(reconciler, metrics, env);
   ControllerOptions controller_options;
   controller_options.workers = config.workers;
   controller_options.resync = config.resync;
-  Controller controller(controller_options, marking, clock);
+  Controller controller(controller_options, marking, env);
   SourcePoller poller(
       {config.poll_interval, config.poll_jitter},
-      {**source, desired, [&](const std::string& c) { controller.Enqueue(c); }, metrics, clock,
-       poll_sleeper, random});
+      {**source, desired, [&](const std::string& c) { controller.Enqueue(c); }, metrics,
+       poll_env});
   {
     std::jthread polling([&] { poller.Run(stop.get_token()); });
     controller.Run(stop.get_token());

@@ -75,7 +75,7 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterPr
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const core::ClusterProfile& profile,
                                                             talos::TalosClient& talos) {
-  std::string stamp = core::FormatTimestamp(clock_.Now());
+  std::string stamp = core::FormatTimestamp(env_.Now());
   std::replace(stamp.begin(), stamp.end(), ':', '-');
   const std::filesystem::path file =
       options_.snapshot_dir / fmt::format("{}-{}.snapshot", profile.name, stamp);
@@ -100,7 +100,7 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const core::NodeSpec& n
   if (kube == nullptr) return absl::UnavailableError("the Kubernetes API is not reachable yet");
   absl::StatusOr<std::string> name = KubeName(*kube, node);
   if (!name.ok()) return name.status();
-  if (absl::Status s = kube::DrainNode(*kube, *name, options_.drain, clock_, sleeper_, stop);
+  if (absl::Status s = kube::DrainNode(*kube, *name, options_.drain, env_, stop);
       !s.ok()) {
     return s;
   }

@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "core/profile.h"
 #include "core/rollout.h"
-#include "gitsource/retry.h"
+#include "gitsource/env.h"
 #include "reconciler/cluster_clients.h"
 #include "reconciler/kube/drain.h"
 
@@ -47,9 +47,8 @@ struct ExecutorOptions {
 
 class TalosRolloutExecutor final : public RolloutExecutor {
  public:
-  TalosRolloutExecutor(ClusterClientFactory& clients, ExecutorOptions options,
-                       gitsource::WallClock& clock, gitsource::Sleeper& sleeper)
-      : clients_(clients), options_(std::move(options)), clock_(clock), sleeper_(sleeper) {}
+  TalosRolloutExecutor(ClusterClientFactory& clients, ExecutorOptions options, Env& env)
+      : clients_(clients), options_(std::move(options)), env_(env) {}
 
   absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
                                        const core::RolloutDecision& decision,
@@ -66,8 +65,7 @@ class TalosRolloutExecutor final : public RolloutExecutor {
 
   ClusterClientFactory& clients_;
   const ExecutorOptions options_;
-  gitsource::WallClock& clock_;
-  gitsource::Sleeper& sleeper_;
+  Env& env_;
 };
 
 }  // namespace tr::reconciler

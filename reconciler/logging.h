@@ -1,19 +1,53 @@
 // Structured logs: one spdlog logger per module, lines of key=value fields. Secrets are never
 // passed to a logger.
+//
+// A field's value goes through LogValue, so a value read from outside (an error message, a
+// file name, a profile's text) cannot end its field, add a field or start a line. Every line
+// logged on a thread while a ReconcileLogScope lives there carries `cluster=<name>
+// reconcile=<id>` after the module, so the lines of one reconcile can be followed (the
+// controller opens one around each reconcile).
+//
+// Thread-safe.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 
+#include "gitsource/env.h"
 #include "spdlog/spdlog.h"
 
 namespace tr::reconciler {
 
 // Sets the level of every logger ("trace" ... "error") and the line format:
-// `2026-11-22T03:00:00.123Z level module message`, to stderr.
+// `2026-11-22T03:00:00.123Z level module [cluster=.. reconcile=..] message`, to stderr.
 void ConfigureLogging(const std::string& level);
 
 // The logger of `module` ("controller", "rollout", "git", "http"), made on first use.
 std::shared_ptr<spdlog::logger> ModuleLogger(const std::string& module);
+
+// The line format of ConfigureLogging, for a sink added later (a test's capture).
+std::unique_ptr<spdlog::formatter> LogLineFormatter();
+
+// `value` as a field value: bare when it is a non-empty plain token (letters, digits and
+// . _ : / @ + , -), otherwise in double quotes with \ and " escaped and control characters
+// written as \n, \r, \t or \xNN.
+std::string LogValue(std::string_view value);
+
+// A new reconcile id: 8 hex digits from `env`'s randomness.
+std::string NewReconcileId(Env& env);
+
+// While it lives, lines logged on this thread carry `cluster=<cluster> reconcile=<id>`. Scopes
+// nest (the inner one wins until it ends). Not movable: it belongs to one thread's stack.
+class ReconcileLogScope {
+ public:
+  ReconcileLogScope(std::string_view cluster, std::string_view id);
+  ~ReconcileLogScope();
+  ReconcileLogScope(const ReconcileLogScope&) = delete;
+  ReconcileLogScope& operator=(const ReconcileLogScope&) = delete;
+
+ private:
+  std::string previous_;
+};
 
 }  // namespace tr::reconciler

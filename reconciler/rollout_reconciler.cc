@@ -56,8 +56,7 @@ struct RolloutReconciler::Pass {
     gates = core::UpdateGateState(gates, runner->Check(*profile, stop), now);
     gates_fresh = true;
     for (const core::GateResult& r : gates.results) {
-      log->info("cluster={} gate={} healthy={} answer=\"{}\"", profile->name, r.name, r.healthy,
-                r.message);
+      log->info("gate={} healthy={} answer={}", LogValue(r.name), r.healthy, LogValue(r.message));
     }
     return true;
   }
@@ -142,10 +141,10 @@ ReconcileOutcome RolloutReconciler::ReconcileInvalid(const std::string& cluster,
   in.previous = previous ? &*previous : nullptr;
   in.invalid = &problems;
   in.desired_commit = commit;
-  in.now = deps_.clock.Now();
+  in.now = deps_.env.Now();
   core::ClusterStatus status = core::BuildClusterStatus(in);
-  ModuleLogger("rollout")->warn("cluster={} phase=Blocked reason=invalid-profile error=\"{}\"",
-                                cluster, status.message);
+  ModuleLogger("rollout")->warn("phase=Blocked reason=invalid-profile error={}",
+                                LogValue(status.message));
   if (absl::Status s = Record(status, stop); !s.ok()) {
     return ReconcileOutcome::TransientError(Text(s));
   }
@@ -155,14 +154,14 @@ ReconcileOutcome RolloutReconciler::ReconcileInvalid(const std::string& cluster,
 ReconcileOutcome RolloutReconciler::ObservationFailed(Pass& pass, const absl::Status& error,
                                                       std::stop_token stop) {
   const ErrorClass error_class = ClassifyError(error, ErrorSource::kObserve);
-  pass.log->warn("cluster={} step=observe class={} error=\"{}\"", pass.profile->name,
-                 ErrorClassName(error_class), Text(error));
+  pass.log->warn("step=observe class={} error={}", ErrorClassName(error_class),
+                 LogValue(Text(error)));
   if (error_class != ErrorClass::kStall) return ReconcileOutcome::TransientError(Text(error));
   // Credentials or permissions: nothing changes until someone fixes them.
   core::RolloutDecision blocked;
   blocked.phase = core::ClusterPhase::kBlocked;
   blocked.message = "cannot observe the nodes: " + Text(error);
-  if (absl::Status s = Record(pass.Status(nullptr, nullptr, &blocked, deps_.clock.Now()), stop);
+  if (absl::Status s = Record(pass.Status(nullptr, nullptr, &blocked, deps_.env.Now()), stop);
       !s.ok()) {
     return ReconcileOutcome::TransientError(Text(s));
   }
@@ -214,8 +213,8 @@ ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const core::ClusterPlan& pl
                                          const core::ObservedCluster& observed,
                                          const core::RolloutDecision& decision, core::TimePoint now,
                                          std::stop_token stop) {
-  pass.log->debug("cluster={} phase={} decision=none message=\"{}\"", pass.profile->name,
-                  core::ClusterPhaseName(decision.phase), decision.message);
+  pass.log->debug("phase={} decision=none message={}", core::ClusterPhaseName(decision.phase),
+                  LogValue(decision.message));
   if (absl::Status s = Record(pass.Status(&plan, &observed, &decision, now), stop); !s.ok()) {
     return ReconcileOutcome::TransientError(Text(s));
   }
@@ -233,9 +232,10 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
                                                        std::string& actor_id, core::TimePoint now,
                                                        std::stop_token stop) {
   const core::ClusterProfile& profile = *pass.profile;
-  pass.log->info("cluster={} phase={} action={} node={} progress={} message=\"{}\"", profile.name,
+  pass.log->info("phase={} action={} node={} progress={} message={}",
                  core::ClusterPhaseName(decision.phase), core::ActionKindName(decision.kind),
-                 decision.node, decision.progress.ToString(), decision.message);
+                 LogValue(decision.node), LogValue(decision.progress.ToString()),
+                 LogValue(decision.message));
   // Starting a node and recording a failure only change what is recorded.
   if (decision.kind == core::ActionKind::kStartNode ||
       decision.kind == core::ActionKind::kFailNode) {
@@ -249,16 +249,15 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
   if (result.ok()) {
     actor_id = result->actor_id;
     if (!result->detail.empty()) {
-      pass.log->info("cluster={} node={} result=\"{}\"", profile.name, decision.node,
-                     result->detail);
+      pass.log->info("node={} result={}", LogValue(decision.node), LogValue(result->detail));
     }
     return std::nullopt;
   }
   const ErrorClass error_class = ClassifyError(result.status(), ErrorSource::kAct);
   pass.log->log(error_class == ErrorClass::kHalt ? spdlog::level::err : spdlog::level::warn,
-                "cluster={} action={} node={} class={} error=\"{}\"", profile.name,
-                core::ActionKindName(decision.kind), decision.node, ErrorClassName(error_class),
-                Text(result.status()));
+                "action={} node={} class={} error={}", core::ActionKindName(decision.kind),
+                LogValue(decision.node), ErrorClassName(error_class),
+                LogValue(Text(result.status())));
   switch (error_class) {
     case ErrorClass::kBusy:
       StillRunning(decision, "the node reports one already in progress", now);
@@ -324,7 +323,7 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     // Nodes that do not answer keep their last recorded versions in status and progress.
     *observed = core::WithLastKnownVersions(*std::move(observed),
                                             pass.previous ? &*pass.previous : nullptr);
-    const core::TimePoint now = deps_.clock.Now();
+    const core::TimePoint now = deps_.env.Now();
     const core::ClusterPlan plan =
         core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix,
                           pass.desired->profiles.release_catalog);
@@ -347,7 +346,7 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     if (Notable(decision.kind)) pass.events.push_back(decision.message);
     core::ClusterStatus status = pass.Status(&plan, &*observed, &decision, now);
     if (absl::Status s = Record(status, stop); !s.ok()) {
-      pass.log->warn("cluster={} step=record error=\"{}\"", profile.name, Text(s));
+      pass.log->warn("step=record error={}", LogValue(Text(s)));
       return ReconcileOutcome::TransientError(Text(s));
     }
     pass.previous = status;

@@ -15,7 +15,7 @@
 
 #include "core/status.h"
 #include "gitsource/mutex.h"
-#include "gitsource/retry.h"
+#include "gitsource/env.h"
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
@@ -40,7 +40,7 @@ class RolloutReconciler final : public ClusterReconciler {
     FleetObserver& observer;
     RolloutExecutor& executor;
     StatusStore& store;
-    gitsource::WallClock& clock;
+    Env& env;
     Metrics& metrics;
     gates::HealthGateRunner* gates = nullptr;  // none: policy.healthChecks hold nothing
   };

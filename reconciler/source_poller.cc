@@ -1,8 +1,5 @@
 #include "reconciler/source_poller.h"
 
-#include <algorithm>
-#include <cmath>
-
 #include "core/profile_set.h"
 #include "reconciler/logging.h"
 #include "reconciler/timezones.h"
@@ -37,13 +34,14 @@ absl::Status SourcePoller::PollOnce(std::stop_token stop) {
   absl::StatusOr<gitsource::RemoteHead> head = deps_.source.Poll(stop);
   if (!head.ok()) {
     ++deps_.metrics.poll_errors;
-    ModuleLogger("git")->warn("step=poll error=\"{}\"", Msg(head.status()));
+    ModuleLogger("git")->warn("step=poll error={}", LogValue(Msg(head.status())));
     return head.status();
   }
-  deps_.metrics.MarkProgress(deps_.clock.Now());
+  deps_.metrics.MarkProgress(deps_.env.Now());
   if (head->commit == published_) return absl::OkStatus();
   if (absl::Status s = Publish(head->commit); !s.ok()) {
-    ModuleLogger("git")->error("step=snapshot commit={} error=\"{}\"", head->commit, Msg(s));
+    ModuleLogger("git")->error("step=snapshot commit={} error={}", LogValue(head->commit),
+                               LogValue(Msg(s)));
     return absl::OkStatus();  // the poll worked; the snapshot is tried again next time
   }
   published_ = head->commit;
@@ -52,16 +50,13 @@ absl::Status SourcePoller::PollOnce(std::stop_token stop) {
 }
 
 std::chrono::milliseconds SourcePoller::NextWait() {
-  const double spread = std::clamp(options_.jitter, 0.0, 1.0);
-  const double factor = 1 - spread + 2 * spread * deps_.random.Uniform();
-  return std::chrono::milliseconds(
-      std::llround(static_cast<double>(options_.interval.count()) * factor));
+  return Spread(options_.interval, options_.jitter, deps_.env);
 }
 
 void SourcePoller::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     (void)PollOnce(stop);  // logged and counted; the next poll retries
-    if (!deps_.sleeper.SleepFor(NextWait(), stop)) break;
+    if (!deps_.env.SleepFor(NextWait(), stop)) break;
   }
 }
 
@@ -79,16 +74,15 @@ bool IsPermanentSourceError(const absl::Status& status) {
 }
 
 absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadStatusesAtStart(
-    StatusStore& store, const gitsource::BackoffPolicy& backoff, gitsource::Sleeper& sleeper,
-    gitsource::RandomSource& random, std::stop_token stop) {
+    StatusStore& store, const BackoffPolicy& backoff, Env& env, std::stop_token stop) {
   for (int retry = 1;; ++retry) {
     if (stop.stop_requested()) return absl::CancelledError("stopped while loading the status");
     absl::StatusOr<std::map<std::string, core::ClusterStatus>> statuses = store.LoadAll(stop);
     if (statuses.ok() || IsPermanentSourceError(statuses.status())) return statuses;
-    const std::chrono::milliseconds wait = gitsource::JitteredBackoff(backoff, retry, random);
-    ModuleLogger("daemon")->error("step=load-status error=\"{}\" retry-in={}ms",
-                                  Msg(statuses.status()), wait.count());
-    if (!sleeper.SleepFor(wait, stop)) {
+    const std::chrono::milliseconds wait = JitteredBackoff(backoff, retry, env);
+    ModuleLogger("daemon")->error("step=load-status error={} retry-in={}ms",
+                                  LogValue(Msg(statuses.status())), wait.count());
+    if (!env.SleepFor(wait, stop)) {
       return absl::CancelledError("stopped while loading the status");
     }
   }

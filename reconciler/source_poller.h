@@ -2,8 +2,8 @@
 // new commit as the desired state and enqueues the clusters they name; and, once at start, reads
 // every cluster's last recorded status.
 //
-// Time, sleep and randomness come from the injected clock, sleeper and random source, so tests
-// run the loop in simulated time. Every successful poll marks progress on the metrics (see
+// Time, sleep and randomness come from the injected Env, so tests run the loop in simulated
+// time. Every successful poll marks progress on the metrics (see
 // Metrics::MarkProgress; /healthz turns unhealthy when progress stops).
 //
 // Thread-safety: one thread runs a SourcePoller; `PollOnce` and `Run` are not to be called
@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "core/status.h"
 #include "gitsource/git_source.h"
-#include "gitsource/retry.h"
+#include "gitsource/env.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/metrics.h"
 #include "reconciler/status_store.h"
@@ -36,9 +36,7 @@ struct SourcePollerDeps {
   DesiredState& desired;
   std::function<void(const std::string& cluster)> enqueue;
   Metrics& metrics;
-  gitsource::WallClock& clock;
-  gitsource::Sleeper& sleeper;
-  gitsource::RandomSource& random;
+  Env& env;  // the waits between polls sleep on it (the daemon's wakes early on a push webhook)
 };
 
 class SourcePoller {
@@ -70,8 +68,7 @@ class SourcePoller {
 // fails at start: InvalidArgument, Unauthenticated, PermissionDenied, FailedPrecondition and
 // DataLoss (a status file that cannot be read back).
 absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadStatusesAtStart(
-    StatusStore& store, const gitsource::BackoffPolicy& backoff, gitsource::Sleeper& sleeper,
-    gitsource::RandomSource& random, std::stop_token stop);
+    StatusStore& store, const BackoffPolicy& backoff, Env& env, std::stop_token stop);
 
 // Whether an error reaching the repository needs a person (bad configuration or credentials)
 // rather than time.

@@ -161,23 +161,21 @@ int RunStatus(const StatusCommandOptions& given, std::ostream& out, std::ostream
   if (options.git.state_dir.empty()) options.git.state_dir = scratch.path();
   auto source = gitsource::LibGitSource::Open(options.git);
   if (!source.ok()) return fail(source.status());
-  gitsource::SystemWallClock clock;
-  gitsource::ThreadSleeper sleeper;
-  gitsource::SeededRandomSource random;
+  Env& env = Env::Default();
   gitsource::StatusWriterConfig config;
   config.branch = options.status_branch;
-  auto writer = gitsource::GitStatusWriter::Create(**source, config, clock, sleeper, random);
+  auto writer = gitsource::GitStatusWriter::Create(**source, config, env);
   if (!writer.ok()) return fail(writer.status());
   std::string last;
   do {
     auto statuses = ReadStatuses(**writer, options);
     if (!statuses.ok()) return fail(statuses.status());
     // --watch prints only what changed; the table's AGE column alone is no change.
-    const std::string shown = Render(options, *statuses, clock.Now());
+    const std::string shown = Render(options, *statuses, env.Now());
     const std::string compared = options.output == "text" ? RenderJson(*statuses) : shown;
     if (compared != last) out << shown << std::flush;
     last = compared;
-  } while (options.watch && sleeper.SleepFor(options.watch_interval, {}));
+  } while (options.watch && env.SleepFor(options.watch_interval, {}));
   return 0;
 }
 

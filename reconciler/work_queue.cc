@@ -37,15 +37,16 @@ std::optional<std::string> WorkQueue::TakeLocked(TimePoint now) {
   return key;
 }
 
-std::optional<std::string> WorkQueue::Take(std::stop_token stop) {
+std::optional<std::string> WorkQueue::Take(Env& env, std::stop_token stop) {
   MutexLock lock(mu_);
   while (!stop.stop_requested()) {
-    if (auto key = TakeLocked(std::chrono::system_clock::now())) return key;
+    const TimePoint now = env.Now();
+    if (auto key = TakeLocked(now)) return key;
     // Wake when the earliest key falls due or the queue changes.
     const uint64_t seen = generation_;
     auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return generation_ != seen; };
     if (std::optional<TimePoint> next = NextDueLocked()) {
-      changed_.wait_until(lock, stop, *next, changed);
+      changed_.wait_for(lock, stop, *next - now, changed);
     } else {
       changed_.wait(lock, stop, changed);
     }

@@ -4,7 +4,7 @@
 // reconcile; a key added while it is being processed is handed out again after Done, so two
 // reconciles of one cluster never run at once and no trigger is lost.
 //
-// Thread-safe. Time is passed in; Take blocks on the system clock.
+// Thread-safe. Time is passed in; Take reads it from an Env whose clock moves by itself.
 #pragma once
 
 #include <chrono>
@@ -17,6 +17,7 @@
 #include <stop_token>
 #include <string>
 
+#include "gitsource/env.h"
 #include "gitsource/mutex.h"
 
 namespace tr::reconciler {
@@ -31,8 +32,8 @@ class WorkQueue {
   // The key due earliest at or before `now`, now marked in process; nullopt when none is due.
   std::optional<std::string> TryTake(TimePoint now);
 
-  // Waits until a key is due by the system clock and takes it; nullopt once `stop` fires.
-  std::optional<std::string> Take(std::stop_token stop);
+  // Waits until a key is due by `env`'s clock and takes it; nullopt once `stop` fires.
+  std::optional<std::string> Take(Env& env, std::stop_token stop);
 
   // Ends processing of `key`; a trigger that came meanwhile is queued again.
   void Done(const std::string& key);

@@ -11,7 +11,7 @@
 #include <stop_token>
 
 #include "gitsource/mutex.h"
-#include "gitsource/retry.h"
+#include "gitsource/env.h"
 
 namespace tr::reconciler::forge {
 
@@ -32,16 +32,21 @@ class PollTrigger {
   bool triggered_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-// The poll loop's Sleeper: sleeps until the duration passes or `trigger` fires.
-class TriggeredSleeper final : public gitsource::Sleeper {
+// The poll loop's environment: `base`'s clock and randomness, but a sleep ends early when
+// `trigger` fires.
+class TriggeredEnv final : public Env {
  public:
-  explicit TriggeredSleeper(PollTrigger& trigger) : trigger_(trigger) {}
+  TriggeredEnv(Env& base, PollTrigger& trigger) : base_(base), trigger_(trigger) {}
+  TimePoint Now() override { return base_.Now(); }
+  double Uniform() override { return base_.Uniform(); }
   // False only when `stop` was requested.
-  bool SleepFor(std::chrono::milliseconds duration, std::stop_token stop) override {
-    return trigger_.WaitFor(duration, stop) != PollTrigger::Wake::kStopped;
+  bool SleepFor(std::chrono::nanoseconds duration, std::stop_token stop) override {
+    return trigger_.WaitFor(std::chrono::ceil<std::chrono::milliseconds>(duration), stop) !=
+           PollTrigger::Wake::kStopped;
   }
 
  private:
+  Env& base_;
   PollTrigger& trigger_;
 };
 

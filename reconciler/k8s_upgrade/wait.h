@@ -1,17 +1,17 @@
-// Polling with a deadline and a stop token, for the waits of a Kubernetes upgrade.
+// Polling with a deadline and a stop token, for the waits of a Kubernetes upgrade. Time and the
+// pause between checks come from the real environment: the checks are real API calls.
 //
 // Thread-safe (no shared state).
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <stop_token>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "gitsource/env.h"
 
 namespace tr::reconciler::k8s_upgrade {
 
@@ -22,17 +22,15 @@ inline absl::Status PollUntil(std::stop_token stop, std::chrono::milliseconds in
                               std::chrono::milliseconds timeout,
                               const std::function<absl::StatusOr<bool>()>& check,
                               std::string* last_error) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::mutex mu;
-  std::condition_variable_any cv;
+  Env& env = Env::Default();
+  const Env::TimePoint deadline = env.Now() + timeout;
   while (true) {
     absl::StatusOr<bool> done = check();
     if (done.ok() && *done) return absl::OkStatus();
     if (!done.ok()) *last_error = std::string(done.status().message());
     if (stop.stop_requested()) return absl::CancelledError("stopped");
-    if (std::chrono::steady_clock::now() >= deadline) return absl::DeadlineExceededError("timeout");
-    std::unique_lock lock(mu);
-    cv.wait_for(lock, stop, interval, [] { return false; });
+    if (env.Now() >= deadline) return absl::DeadlineExceededError("timeout");
+    (void)env.SleepFor(interval, stop);  // a stop is seen at the top of the loop
   }
 }
 

@@ -9,10 +9,9 @@ bool DrainSkips(const KubePod& pod) {
 }
 
 absl::Status DrainNode(KubeClient& client, const std::string& node, const DrainOptions& options,
-                       gitsource::WallClock& clock, gitsource::Sleeper& sleeper,
-                       std::stop_token stop) {
+                       Env& env, std::stop_token stop) {
   if (absl::Status s = client.SetUnschedulable(node, true); !s.ok()) return s;
-  const auto deadline = clock.Now() + options.timeout;
+  const auto deadline = env.Now() + options.timeout;
   std::string last_refusal;
   while (true) {
     absl::StatusOr<std::vector<KubePod>> pods = client.ListPodsOnNode(node);
@@ -28,13 +27,13 @@ absl::Status DrainNode(KubeClient& client, const std::string& node, const DrainO
       last_refusal = std::string(evicted.message());
     }
     if (left.empty()) return absl::OkStatus();
-    if (clock.Now() >= deadline) {
+    if (env.Now() >= deadline) {
       return absl::FailedPreconditionError(fmt::format(
           "drain of {} timed out after {}s: {} pod(s) left ({}); last refusal: {}", node,
           std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count(), left.size(),
           fmt::join(left, ", "), last_refusal));
     }
-    if (!sleeper.SleepFor(options.retry_interval, stop)) {
+    if (!env.SleepFor(options.retry_interval, stop)) {
       return absl::CancelledError(fmt::format("drain of {} cancelled", node));
     }
   }

@@ -2,7 +2,7 @@
 // --delete-emptydir-data` does, honouring PodDisruptionBudgets: evictions a budget refuses
 // (429) are retried until the drain timeout.
 //
-// Thread-compatible; blocks the calling thread (sleeping through the injected Sleeper).
+// Thread-compatible; blocks the calling thread (sleeping through the injected Env).
 #pragma once
 
 #include <chrono>
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "gitsource/retry.h"
+#include "gitsource/env.h"
 #include "reconciler/kube/kube_client.h"
 
 namespace tr::reconciler::kube {
@@ -28,7 +28,6 @@ bool DrainSkips(const KubePod& pod);
 // not let the node go, which waiting longer does not fix; Cancelled on stop; the client's error
 // for anything else.
 absl::Status DrainNode(KubeClient& client, const std::string& node, const DrainOptions& options,
-                       gitsource::WallClock& clock, gitsource::Sleeper& sleeper,
-                       std::stop_token stop);
+                       Env& env, std::stop_token stop);
 
 }  // namespace tr::reconciler::kube

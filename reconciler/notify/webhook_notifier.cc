@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "fmt/format.h"
+#include "gitsource/env.h"
+#include "gitsource/mutex.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/forge/hmac.h"
@@ -18,7 +20,6 @@ namespace tr::reconciler::notify {
 namespace {
 
 namespace fs = std::filesystem;
-using SteadyTime = std::chrono::steady_clock::time_point;
 
 struct Spooled {
   fs::path file;
@@ -26,7 +27,7 @@ struct Spooled {
   std::string event;
   std::string body;
   int attempts = 0;
-  SteadyTime due;
+  Env::TimePoint due;
 };
 
 std::string NewDeliveryId(std::mt19937_64& rng) {
@@ -36,10 +37,10 @@ std::string NewDeliveryId(std::mt19937_64& rng) {
                      a & 0xfff, 0x8000 | (b >> 48 & 0x3fff), b & 0xffffffffffff);
 }
 
-std::chrono::milliseconds RetryDelay(int attempts, const WebhookNotifierOptions& o) {
-  auto delay = o.first_retry;
-  for (int i = 1; i < attempts && delay < o.max_retry; ++i) delay *= 2;
-  return std::min(delay, o.max_retry);
+// 64 bits from the environment's randomness: the seed of a sender's delivery ids.
+uint64_t Seed(Env& env) {
+  const auto half = [&env] { return static_cast<uint64_t>(env.Uniform() * 4294967296.0); };
+  return half() << 32 | half();
 }
 
 bool Save(const Spooled& s) {
@@ -80,10 +81,12 @@ class WebhookNotifier::Sender {
         options_(options),
         metrics_(metrics),
         dir_(options.spool_dir / target_.key),
-        rng_(std::random_device{}()),
+        rng_(Seed(env_)),
         log_(ModuleLogger("notify")) {}
 
+  // Before Start; takes the lock only to satisfy the analysis (nothing else runs yet).
   absl::Status Load() {
+    MutexLock lock(mu_);
     std::error_code ec;
     fs::create_directories(dir_, ec);
     if (ec) return absl::InvalidArgumentError("cannot create " + dir_.string() + ": " + ec.message());
@@ -110,7 +113,7 @@ class WebhookNotifier::Sender {
   }
 
   void Enqueue(const Notification& n) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     Spooled s;
     s.delivery = NewDeliveryId(rng_);
     s.event = NotificationEventName(n.event);
@@ -132,7 +135,7 @@ class WebhookNotifier::Sender {
   }
 
   size_t Pending() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return queue_.size();
   }
 
@@ -142,17 +145,18 @@ class WebhookNotifier::Sender {
   // Spool file names sort in creation order across restarts.
   static uint64_t Epoch() {
     static const uint64_t start = static_cast<uint64_t>(
-        std::chrono::system_clock::now().time_since_epoch() / std::chrono::microseconds(1));
+        Env::Default().Now().time_since_epoch() / std::chrono::microseconds(1));
     return start;
   }
 
   void Run(std::stop_token stop) {
     while (!stop.stop_requested()) {
-      std::unique_lock lock(mu_);
-      if (!cv_.wait(lock, stop, [this] { return !queue_.empty(); })) return;
-      const SteadyTime due = queue_.front().due;
-      if (due > std::chrono::steady_clock::now()) {
-        cv_.wait_until(lock, stop, due, [] { return false; });
+      MutexLock lock(mu_);
+      const auto pending = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty(); };
+      if (!cv_.wait(lock, stop, pending)) return;
+      const Env::TimePoint due = queue_.front().due, now = env_.Now();
+      if (due > now) {
+        cv_.wait_for(lock, stop, due - now, [] { return false; });
         continue;
       }
       Spooled head = queue_.front();
@@ -163,8 +167,8 @@ class WebhookNotifier::Sender {
     }
   }
 
-  // Records the outcome of an attempt at the head of the queue. Holds mu_.
-  void Settle(const Spooled& attempted, bool sent) {
+  // Records the outcome of an attempt at the head of the queue.
+  void Settle(const Spooled& attempted, bool sent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (queue_.empty() || queue_.front().file != attempted.file) return;  // dropped meanwhile
     Spooled& head = queue_.front();
     std::error_code ec;
@@ -182,7 +186,8 @@ class WebhookNotifier::Sender {
     }
     ++head.attempts;
     ++metrics_.notification_failures;
-    head.due = std::chrono::steady_clock::now() + RetryDelay(head.attempts, options_);
+    head.due = env_.Now() + JitteredBackoff({options_.first_retry, options_.max_retry, 0},
+                                            head.attempts, env_);
     Save(head);
   }
 
@@ -193,7 +198,7 @@ class WebhookNotifier::Sender {
     client.set_write_timeout(options_.timeout);
     const std::string timestamp = std::to_string(
         std::chrono::duration_cast<std::chrono::seconds>(
-            std::chrono::system_clock::now().time_since_epoch())
+            env_.Now().time_since_epoch())
             .count());
     httplib::Headers headers{{"User-Agent", "talos-reconciler"},
                              {"X-Talos-Reconciler-Event", s.event},
@@ -218,12 +223,13 @@ class WebhookNotifier::Sender {
   const WebhookNotifierOptions options_;
   Metrics& metrics_;
   const fs::path dir_;
-  std::mt19937_64 rng_;
+  Env& env_ = Env::Default();  // the IO is real, so is its time
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<spdlog::logger> log_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<Spooled> queue_;
-  uint64_t sequence_ = 0;
+  std::deque<Spooled> queue_ ABSL_GUARDED_BY(mu_);
+  uint64_t sequence_ ABSL_GUARDED_BY(mu_) = 0;
   std::jthread thread_;  // last: stops before the members it uses go
 };
 

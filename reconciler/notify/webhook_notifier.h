@@ -35,7 +35,7 @@ class Notifier {
 
 struct WebhookNotifierOptions {
   std::filesystem::path spool_dir;                      // <state-dir>/notifications
-  std::chrono::milliseconds first_retry{2000};          // doubled per failed attempt ...
+  std::chrono::milliseconds first_retry{2000};          // doubled per failed attempt (jittered)
   std::chrono::milliseconds max_retry{std::chrono::minutes(10)};  // ... up to this
   int max_attempts = 12;                                // then the delivery is dropped
   std::chrono::seconds timeout{10};                     // connect, read and write, per attempt

@@ -101,12 +101,12 @@ absl::StatusOr<FollowResult> EventsFollower::FollowUntilReady(const std::string&
                                                               const FollowOptions& options,
                                                               std::stop_token stop) {
   FollowState state(client_, node, options);
-  auto backoff = options.initial_backoff;
+  int retry = 1;  // resubscriptions since the last hello
   const bool started_before = !options.start;
   while (true) {
     if (stop.stop_requested()) return absl::CancelledError(fmt::format("node {}: cancelled", node));
     const auto remaining =
-        std::chrono::duration_cast<std::chrono::milliseconds>(options.deadline - clock_.Now());
+        std::chrono::duration_cast<std::chrono::milliseconds>(options.deadline - env_.Now());
     if (remaining.count() <= 0) {
       return absl::DeadlineExceededError(
           fmt::format("node {}: not RUNNING and ready by the deadline (last stage {})", node,
@@ -135,11 +135,11 @@ absl::StatusOr<FollowResult> EventsFollower::FollowUntilReady(const std::string&
                          : status;
     }
     state.broke = true;
-    if (state.got_hello) backoff = options.initial_backoff;
-    if (!clock_.SleepFor(backoff, stop)) {
+    if (state.got_hello) retry = 1;
+    const BackoffPolicy backoff{options.initial_backoff, options.max_backoff, 0};
+    if (!env_.SleepFor(JitteredBackoff(backoff, retry++, env_), stop)) {
       return absl::CancelledError(fmt::format("node {}: cancelled", node));
     }
-    backoff = std::min(backoff * 2, options.max_backoff);
   }
 }
 

@@ -19,7 +19,7 @@
 // Cancelled when `stop` is requested; the Events error as is when it is not a stream break
 // (PermissionDenied, Unimplemented, ...) or when the very first subscription fails.
 //
-// Time and sleeping come from the injected Clock. Thread-safety: one FollowUntilReady at a time
+// Time, sleeping and the jitter of the resubscribe backoff come from the injected Env. Thread-safety: one FollowUntilReady at a time
 // per follower; the client may be shared.
 #pragma once
 
@@ -29,7 +29,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "reconciler/talos/clock.h"
+#include "gitsource/env.h"
 #include "reconciler/talos/talos_client.h"
 
 namespace tr::reconciler::talos {
@@ -44,7 +44,7 @@ struct FollowOptions {
   std::string boot_id_before;
   // Whether RUNNING and ready counts only after the stream broke (the node rebooted).
   bool expect_reboot = true;
-  Clock::TimePoint deadline;
+  Env::TimePoint deadline;
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{std::chrono::seconds(5)};
   // Sees every event that counts (after the actor filter), hello messages excluded.
@@ -61,7 +61,7 @@ struct FollowResult {
 
 class EventsFollower {
  public:
-  EventsFollower(TalosClient& client, Clock& clock) : client_(client), clock_(clock) {}
+  EventsFollower(TalosClient& client, Env& env) : client_(client), env_(env) {}
 
   // See the file comment. `node` is the node's address as used for the `node` metadata.
   absl::StatusOr<FollowResult> FollowUntilReady(const std::string& node,
@@ -69,7 +69,7 @@ class EventsFollower {
 
  private:
   TalosClient& client_;
-  Clock& clock_;
+  Env& env_;
 };
 
 }  // namespace tr::reconciler::talos

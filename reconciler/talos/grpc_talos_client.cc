@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "cosi/resource/state.grpc.pb.h"
+#include "gitsource/env.h"
 #include "machine/image.grpc.pb.h"
 #include "machine/lifecycle.grpc.pb.h"
 #include "machine/machine.grpc.pb.h"
@@ -14,7 +15,8 @@
 namespace tr::reconciler::talos {
 namespace {
 
-using WallClock = std::chrono::system_clock;
+// gRPC deadlines are real time: the calls are real IO, so the real environment's clock.
+Env::TimePoint Now() { return Env::Default().Now(); }
 
 // How long one connection wait may block before the stop token is looked at again.
 constexpr auto kConnectSlice = std::chrono::milliseconds(100);
@@ -89,7 +91,7 @@ std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node) const {
   return others.empty() ? self : others;
 }
 
-bool GrpcTalosClient::Connect(grpc::Channel& channel, WallClock::time_point deadline,
+bool GrpcTalosClient::Connect(grpc::Channel& channel, Env::TimePoint deadline,
                               const std::stop_token& stop) {
   // A refused connection or a failed handshake puts the channel in TRANSIENT_FAILURE at once:
   // move on to the next endpoint then. Only an endpoint that does not answer at all (a machine
@@ -98,7 +100,7 @@ bool GrpcTalosClient::Connect(grpc::Channel& channel, WallClock::time_point dead
   while (!stop.stop_requested()) {
     if (state == GRPC_CHANNEL_READY) return true;
     if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) return false;
-    const auto slice_end = std::min(deadline, WallClock::now() + kConnectSlice);
+    const auto slice_end = std::min(deadline, Now() + kConnectSlice);
     if (!channel.WaitForStateChange(state, slice_end) && slice_end >= deadline) return false;
     state = channel.GetState(/*try_to_connect=*/true);
   }
@@ -113,17 +115,17 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
   std::stop_callback on_caller(caller_stop, [&either] { either.request_stop(); });
   std::stop_callback on_shutdown(options_.shutdown, [&either] { either.request_stop(); });
   const std::stop_token stop = either.get_token();
-  const auto deadline = WallClock::now() + timeout;
+  const auto deadline = Now() + timeout;
   const std::vector<size_t> candidates = Candidates(node);
   std::vector<std::string> failed;
   for (size_t n = 0; n < candidates.size(); ++n) {
     const size_t index = candidates[n];
     grpc::Channel& channel = *channels_[index];
     const std::string endpoint = endpoints_[index].Target();
-    if (!Connect(channel, std::min(deadline, WallClock::now() + options_.timeouts.connect), stop)) {
+    if (!Connect(channel, std::min(deadline, Now() + options_.timeouts.connect), stop)) {
       if (stop.stop_requested()) break;
       failed.push_back(endpoint);
-      if (WallClock::now() >= deadline) break;
+      if (Now() >= deadline) break;
       continue;
     }
     CallAttempt call{{}, channels_[index], CallInfo{method, node, endpoint}};
@@ -146,7 +148,7 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
   }
   const CallInfo info{method, node, ""};
   if (stop.stop_requested()) return CallError(absl::StatusCode::kCancelled, info, "cancelled");
-  const auto code = WallClock::now() >= deadline ? absl::StatusCode::kDeadlineExceeded
+  const auto code = Now() >= deadline ? absl::StatusCode::kDeadlineExceeded
                                                  : absl::StatusCode::kUnavailable;
   return CallError(code, info, fmt::format("no endpoint reachable (tried {})", Join(failed)));
 }

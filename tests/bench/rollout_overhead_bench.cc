@@ -24,9 +24,9 @@
 #include <string>
 
 #include "fmt/format.h"
-#include "tests/e2e/e2e_world.h"
-#include "tests/e2e/journal_checks.h"
-#include "tests/e2e/process_usage.h"
+#include "tests/support/e2e/e2e_world.h"
+#include "tests/support/e2e/journal_checks.h"
+#include "tests/support/e2e/process_usage.h"
 
 namespace tr::e2e {
 namespace {

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "tests/e2e/e2e_world.h"
-#include "tests/e2e/journal_checks.h"
+#include "tests/support/e2e/e2e_world.h"
+#include "tests/support/e2e/journal_checks.h"
 
 #define E2E_CONCAT_INNER(a, b) a##b
 #define E2E_CONCAT(a, b) E2E_CONCAT_INNER(a, b)

@@ -10,6 +10,7 @@
 #include "fmt/format.h"
 #include "httplib.h"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/support/wait.h"
 
 namespace tr::e2e {
 namespace {
@@ -29,10 +30,8 @@ class AppHealth {
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     // stop() is lost on a server that is not running yet: wait until it is.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!server_.is_running() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::yield();
-    }
+    EXPECT_TRUE(test_support::WaitUntil([&] { return server_.is_running(); },
+                                        std::chrono::seconds(10)));
   }
   ~AppHealth() {
     server_.stop();

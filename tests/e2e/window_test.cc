@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "fmt/format.h"
+#include "gitsource/env.h"
 #include "tests/e2e/e2e_fixture.h"
 
 namespace tr::e2e {
@@ -19,7 +20,7 @@ struct Window {
 
 // A 30-minute window in UTC that opens at the next whole minute at least `lead` from now.
 Window NextWindow(std::chrono::seconds lead) {
-  const auto opens = std::chrono::ceil<std::chrono::minutes>(Clock::now() + lead);
+  const auto opens = std::chrono::ceil<std::chrono::minutes>(Env::Default().Now() + lead);
   const time_t t = Clock::to_time_t(opens);
   tm utc{};
   gmtime_r(&t, &utc);
@@ -53,12 +54,12 @@ TEST_F(E2eTest, ClosedMaintenanceWindowWaitsThenProceeds) {
                                                  s.phase == ClusterPhase::kWaitingForWindow;
                                         },
                                         60s));
-  ASSERT_LT(Clock::now(), window.opens) << "the window opened before the daemon saw the change";
+  ASSERT_LT(Env::Default().Now(), window.opens) << "the window opened before the daemon saw the change";
   EXPECT_TRUE(TouchedNodes(world().Journal(), "night", since).empty());
   EXPECT_EQ(waiting.talos.target, "1.12.0");
 
   const auto until_open =
-      std::chrono::duration_cast<std::chrono::milliseconds>(window.opens - Clock::now());
+      std::chrono::duration_cast<std::chrono::milliseconds>(window.opens - Env::Default().Now());
   E2E_ASSERT_OK(world().WaitForReady("night", "1.12.0", commit, until_open + 120s).status());
   const auto spans = UpgradeSpans(world().Journal(), "night", since);
   SCOPED_TRACE("journal spans:\n" + Describe(spans));

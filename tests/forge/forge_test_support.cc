@@ -68,11 +68,10 @@ bool SendAll(int fd, const std::string& data) {
   return true;
 }
 
-std::optional<std::string> ReadUntilClosed(int fd,
-                                           std::chrono::steady_clock::time_point deadline) {
+std::optional<std::string> ReadUntilClosed(int fd, Env::TimePoint deadline) {
   std::string out;
   char buffer[4096];
-  while (std::chrono::steady_clock::now() < deadline) {
+  while (Env::Default().Now() < deadline) {
     pollfd p{fd, POLLIN, 0};
     if (::poll(&p, 1, 50) <= 0) continue;
     const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);

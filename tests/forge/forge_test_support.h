@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gitsource/env.h"
 #include "nlohmann/json.hpp"
 
 namespace tr::forge_test {
@@ -28,6 +29,6 @@ int ConnectLoopback(int port);
 // Sends all of `data` (no SIGPIPE); false when the peer went away.
 bool SendAll(int fd, const std::string& data);
 // Reads until the peer closes or `deadline` passes; nullopt on timeout.
-std::optional<std::string> ReadUntilClosed(int fd, std::chrono::steady_clock::time_point deadline);
+std::optional<std::string> ReadUntilClosed(int fd, Env::TimePoint deadline);
 
 }  // namespace tr::forge_test

@@ -17,6 +17,7 @@
 #include "reconciler/notify/notify_target.h"
 #include "reconciler/notify/webhook_notifier.h"
 #include "tests/forge/forge_test_support.h"
+#include "tests/support/wait.h"
 
 namespace tr::reconciler::notify {
 namespace {
@@ -123,14 +124,7 @@ class Receiver {
   std::jthread thread_;
 };
 
-bool WaitUntil(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // poll interval, not a wait
-  }
-  return done();
-}
+using test_support::WaitUntil;
 
 class WebhookNotifierTest : public testing::Test {
  protected:

@@ -237,7 +237,7 @@ TEST_F(WebhookReceiverTest, DeclaredOversizedBodyGets413WithoutReadingIt) {
                                   "POST /hooks/github HTTP/1.1\r\nHost: x\r\n"
                                   "X-GitHub-Event: push\r\nContent-Type: application/json\r\n"
                                   "Content-Length: 52428800\r\n\r\n"));
-  auto reply = forge_test::ReadUntilClosed(fd, std::chrono::steady_clock::now() +
+  auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() +
                                                    std::chrono::seconds(30));
   ::close(fd);
   ASSERT_TRUE(reply.has_value());
@@ -257,7 +257,7 @@ TEST_F(WebhookReceiverTest, ChunkedBodyPastTheCapGets413) {
     for (int i = 0; i < 24 && forge_test::SendAll(fd, chunk); ++i) {
     }
   });
-  auto reply = forge_test::ReadUntilClosed(fd, std::chrono::steady_clock::now() +
+  auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() +
                                                    std::chrono::seconds(30));
   writer.join();
   ::close(fd);
@@ -272,7 +272,7 @@ TEST_F(WebhookReceiverTest, StalledHeadersAreDroppedAfterTheReadTimeout) {
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(forge_test::SendAll(fd, "POST /hooks/github HTTP/1.1\r\nHost: x\r\n"));
   // The receiver closes the connection once a read waits longer than 1s.
-  auto reply = forge_test::ReadUntilClosed(fd, std::chrono::steady_clock::now() +
+  auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() +
                                                    std::chrono::seconds(30));
   ::close(fd);
   EXPECT_TRUE(reply.has_value());

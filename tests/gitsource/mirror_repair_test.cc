@@ -24,7 +24,7 @@ class MirrorRepairTest : public UpstreamTest {
   fs::path MirrorPath() const { return tmp_ / "state" / "mirror.git"; }
 
   std::unique_ptr<GitStatusWriter> Writer(const LibGitSource& source) {
-    auto writer = GitStatusWriter::Create(source, {}, clock_, sleeper_, random_);
+    auto writer = GitStatusWriter::Create(source, {}, Env::Default());
     EXPECT_TRUE(writer.ok()) << writer.status();
     return writer.ok() ? *std::move(writer) : nullptr;
   }
@@ -40,9 +40,6 @@ class MirrorRepairTest : public UpstreamTest {
   }
 
   GitDaemon daemon_{served_};
-  SystemWallClock clock_;
-  ThreadSleeper sleeper_;
-  SeededRandomSource random_;
 };
 
 TEST_F(MirrorRepairTest, StaleRefLocksOfAKilledProcessAreRemoved) {

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "fmt/format.h"
+#include "gitsource/env.h"
 #include "core/base64.h"
 #include "gitsource/ssh_wire.h"
 #include "gitsource/sshsig.h"
@@ -16,7 +17,6 @@
 namespace tr::gitsource::testing {
 namespace {
 
-using std::chrono::system_clock;
 
 constexpr char kPrincipal[] = "dev@example.com";
 
@@ -105,7 +105,7 @@ TEST_F(SshSigCrossCheckTest, AgreesWithSshKeygenOnACorpus) {
   for (const Case& c : corpus) {
     SCOPED_TRACE(c.name);
     absl::StatusOr<SignatureVerdict> ours =
-        VerifyGitSignature(c.signature, c.payload, c.allowed_signers, system_clock::now());
+        VerifyGitSignature(c.signature, c.payload, c.allowed_signers, Env::Default().Now());
     EXPECT_EQ(ours.ok(), ReferenceAccepts(c)) << ours.status();
     if (!ours.ok()) {
       EXPECT_TRUE(absl::IsFailedPrecondition(ours.status()) ||
@@ -136,7 +136,7 @@ TEST_F(SshSigCrossCheckTest, AgreesWithSshKeygenOnTheVersionField) {
     const Case c{"version", head + EncodeBase64(changed, /*pad=*/true) + tail, payload, allowed};
     SCOPED_TRACE(static_cast<int>(version));
     absl::StatusOr<SignatureVerdict> ours =
-        VerifyGitSignature(c.signature, c.payload, c.allowed_signers, system_clock::now());
+        VerifyGitSignature(c.signature, c.payload, c.allowed_signers, Env::Default().Now());
     EXPECT_EQ(ours.ok(), ReferenceAccepts(c)) << ours.status();
     EXPECT_EQ(ours.ok(), version <= 1) << ours.status();
   }
@@ -173,7 +173,7 @@ TEST_F(SshSigCrossCheckTest, DamagedInputIsRefusedWithAClearCode) {
       where = std::uniform_int_distribution<size_t>(0, target.size() - 1);
     }
     absl::StatusOr<SignatureVerdict> verdict =
-        VerifyGitSignature(signature, payload, signers, system_clock::now());
+        VerifyGitSignature(signature, payload, signers, Env::Default().Now());
     if (verdict.ok()) {
       // Only harmless damage may pass: the parsed signature and signer key are the originals.
       absl::StatusOr<SshSignature> parsed = ParseSshSignature(signature);

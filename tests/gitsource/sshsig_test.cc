@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "fmt/format.h"
+#include "gitsource/env.h"
 #include "tests/support/process.h"
 
 namespace tr::gitsource::testing {
@@ -40,7 +41,7 @@ TEST_F(SshSigTest, AcceptsEd25519RsaAndEcdsaKeys) {
     const std::string signature = Sign(type, "tree 1234\n\nmessage\n");
     absl::StatusOr<SignatureVerdict> verdict =
         VerifyGitSignature(signature, "tree 1234\n\nmessage\n",
-                           fmt::format("dev@example.com {}\n", pub), system_clock::now());
+                           fmt::format("dev@example.com {}\n", pub), Env::Default().Now());
     ASSERT_TRUE(verdict.ok()) << verdict.status();
     EXPECT_EQ(verdict->principals, "dev@example.com");
     const std::string fingerprint =
@@ -53,7 +54,7 @@ TEST_F(SshSigTest, RejectsAnAlteredMessage) {
   const std::string pub = MakeKey("alice", "ed25519");
   const std::string signature = Sign("alice", "payload");
   absl::StatusOr<SignatureVerdict> verdict =
-      VerifyGitSignature(signature, "payload, altered", "alice " + pub + "\n", system_clock::now());
+      VerifyGitSignature(signature, "payload, altered", "alice " + pub + "\n", Env::Default().Now());
   EXPECT_EQ(verdict.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(verdict.status().message().find("not valid"), absl::string_view::npos);
 }
@@ -62,7 +63,7 @@ TEST_F(SshSigTest, RejectsAnUnknownKey) {
   MakeKey("alice", "ed25519");
   const std::string bob = MakeKey("bob", "ed25519");
   absl::StatusOr<SignatureVerdict> verdict = VerifyGitSignature(
-      Sign("alice", "payload"), "payload", "bob " + bob + "\n", system_clock::now());
+      Sign("alice", "payload"), "payload", "bob " + bob + "\n", Env::Default().Now());
   EXPECT_EQ(verdict.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(verdict.status().message().find("not in the allowed signers"), absl::string_view::npos);
 }
@@ -70,7 +71,7 @@ TEST_F(SshSigTest, RejectsAnUnknownKey) {
 TEST_F(SshSigTest, RejectsAnotherNamespace) {
   const std::string pub = MakeKey("alice", "ed25519");
   absl::StatusOr<SignatureVerdict> verdict = VerifyGitSignature(
-      Sign("alice", "payload", "file"), "payload", "alice " + pub + "\n", system_clock::now());
+      Sign("alice", "payload", "file"), "payload", "alice " + pub + "\n", Env::Default().Now());
   EXPECT_EQ(verdict.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
@@ -120,7 +121,7 @@ TEST_F(SshSigTest, MalformedSignaturesAreRefused) {
   std::string signature = Sign("alice", "payload");
   signature[signature.find('\n') + 10] ^= 1;
   EXPECT_EQ(
-      VerifyGitSignature(signature, "payload", "alice " + pub, system_clock::now()).status().code(),
+      VerifyGitSignature(signature, "payload", "alice " + pub, Env::Default().Now()).status().code(),
       absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(ParseSshSignature("-----BEGIN PGP SIGNATURE-----\n").status().code(),
             absl::StatusCode::kInvalidArgument);

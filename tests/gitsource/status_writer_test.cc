@@ -16,6 +16,8 @@
 #include "gitsource/git_source.h"
 #include "tests/gitsource/fixture.h"
 #include "tests/support/servers.h"
+#include "tests/support/simulated_env.h"
+#include "tests/support/wait.h"
 
 namespace tr::gitsource::testing {
 namespace {
@@ -24,35 +26,21 @@ using std::chrono::milliseconds;
 
 constexpr char kStatusBranch[] = "talos-reconciler/status";
 
-class FixedClock final : public WallClock {
+// Simulated time from a fixed moment (commit times are checked), jitter at its middle.
+class WriterEnv : public tr::test_support::SimulatedEnv {
  public:
-  std::chrono::system_clock::time_point Now() override {
-    return std::chrono::system_clock::from_time_t(1'750'000'000);
+  WriterEnv() : SimulatedEnv(std::chrono::system_clock::from_time_t(1'750'000'000)) {
+    uniforms = {0.5};
   }
 };
 
-class RecordingSleeper final : public Sleeper {
+// An environment whose sleeps hold until the test releases them (its clock does not move), so a
+// test can act while the writer waits out its coalescing window.
+class GateEnv final : public WriterEnv {
  public:
-  bool SleepFor(milliseconds duration, std::stop_token stop) override {
-    slept.push_back(duration);
-    return !stop.stop_requested() && !refuse;
-  }
-  std::vector<milliseconds> slept;
-  bool refuse = false;
-};
-
-class FixedRandom final : public RandomSource {
- public:
-  double Uniform() override { return 0.5; }
-};
-
-// A sleeper that holds every sleep until the test releases it, so a test can act while the
-// writer waits out its coalescing window.
-class GateSleeper final : public Sleeper {
- public:
-  bool SleepFor(milliseconds duration, std::stop_token stop) override {
+  bool SleepFor(std::chrono::nanoseconds duration, std::stop_token stop) override {
     std::unique_lock lock(mu_);
-    waits_.push_back(duration);
+    waits_.push_back(std::chrono::duration_cast<milliseconds>(duration));
     changed_.notify_all();
     changed_.wait(lock, stop, [&] { return released_ > 0; });
     if (released_ > 0) --released_;
@@ -98,7 +86,7 @@ class StatusWriterTest : public UpstreamTest {
   std::unique_ptr<GitStatusWriter> MakeWriter(const LibGitSource& source,
                                               const StatusWriterConfig& config) {
     absl::StatusOr<std::unique_ptr<GitStatusWriter>> writer =
-        GitStatusWriter::Create(source, config, clock_, sleeper_, random_);
+        GitStatusWriter::Create(source, config, env_);
     EXPECT_TRUE(writer.ok()) << writer.status();
     return writer.ok() ? *std::move(writer) : nullptr;
   }
@@ -122,9 +110,7 @@ class StatusWriterTest : public UpstreamTest {
   }
 
   GitDaemon daemon_{served_};
-  FixedClock clock_;
-  RecordingSleeper sleeper_;
-  FixedRandom random_;
+  WriterEnv env_;
   StatusWriterConfig config_;
   std::unique_ptr<LibGitSource> source_;
   std::unique_ptr<GitStatusWriter> writer_;
@@ -198,7 +184,7 @@ TEST_F(StatusWriterTest, StatusBranchMustNotBeTheDesiredBranch) {
   for (const std::string branch : {"main", "main/status", "", "bad..name", "-x"}) {
     StatusWriterConfig config;
     config.branch = branch;
-    EXPECT_EQ(GitStatusWriter::Create(*source_, config, clock_, sleeper_, random_).status().code(),
+    EXPECT_EQ(GitStatusWriter::Create(*source_, config, env_).status().code(),
               absl::StatusCode::kInvalidArgument)
         << branch;
   }
@@ -222,7 +208,7 @@ TEST_F(StatusWriterTest, RejectedPushIsReappliedOnTheNewTipAfterABackoff) {
   EXPECT_EQ(Show(written->commit + ":status/other.yaml"), "theirs 2");
   EXPECT_EQ(Show(written->commit + ":status/prod.yaml"), "phase: Ready");
   // One retry, after the jittered delay for retry 1: 200ms step, half fixed + half * 0.5.
-  EXPECT_EQ(sleeper_.slept, std::vector<milliseconds>{milliseconds(150)});
+  EXPECT_EQ(env_.slept, std::vector<milliseconds>{milliseconds(150)});
 }
 
 TEST_F(StatusWriterTest, GivesUpAfterTheLastAttemptWithoutForcing) {
@@ -232,14 +218,14 @@ TEST_F(StatusWriterTest, GivesUpAfterTheLastAttemptWithoutForcing) {
   writer_ = MakeWriter(*source_, config_);
   absl::StatusOr<StatusCommit> written = writer_->Write({{{"status/prod.yaml", "x\n"}}, "x"});
   EXPECT_EQ(written.status().code(), absl::StatusCode::kAborted) << written.status();
-  EXPECT_EQ(sleeper_.slept.size(), 2u);
+  EXPECT_EQ(env_.slept.size(), 2u);
   EXPECT_EQ(StatusTip(), theirs);
 }
 
 TEST_F(StatusWriterTest, CancelledWhileBackingOff) {
   ForeignStatusCommit("status/other.yaml", "theirs\n");
   InstallPreReceiveHook("exit 1\n");
-  sleeper_.refuse = true;
+  env_.sleep_budget = 0;  // every sleep is refused
   EXPECT_EQ(writer_->Write({{{"status/prod.yaml", "x\n"}}, "x"}).status().code(),
             absl::StatusCode::kCancelled);
 }
@@ -271,9 +257,9 @@ TEST_F(StatusWriterTest, ConcurrentWritesCoalesce) {
 // Updates that arrive within the window after a commit go out as one commit; the first after a
 // quiet spell goes at once; each Write returns only once its own update is pushed.
 TEST_F(StatusWriterTest, UpdatesWithinTheWindowAreOneCommit) {
-  GateSleeper gate;
+  GateEnv gate;
   config_.coalesce_window = milliseconds(800);
-  auto writer = GitStatusWriter::Create(*source_, config_, clock_, gate, random_);
+  auto writer = GitStatusWriter::Create(*source_, config_, gate);
   ASSERT_TRUE(writer.ok()) << writer.status();
   ASSERT_TRUE((*writer)->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());  // no wait
   const int after_first = StatusCommits();
@@ -284,10 +270,7 @@ TEST_F(StatusWriterTest, UpdatesWithinTheWindowAreOneCommit) {
   // b came right after a commit (the fixed clock has not moved): it waits the whole window.
   EXPECT_EQ(gate.WaitForSleeps(1), std::vector<milliseconds>{milliseconds(800)});
   std::thread tc([&] { c = (*writer)->Write({{{"status/c.yaml", "c\n"}}, "c"}); });
-  for (int i = 0; i < 3000 && (*writer)->Queued() < 2; ++i) {
-    std::this_thread::yield();
-    std::this_thread::sleep_for(milliseconds(1));
-  }
+  ASSERT_TRUE(tr::test_support::WaitUntil([&] { return (*writer)->Queued() >= 2; }));
   ASSERT_EQ((*writer)->Queued(), 2u);
   gate.Release();
   tb.join();
@@ -326,10 +309,8 @@ TEST_F(StatusWriterTest, ReadsAndWritesRunConcurrently) {
 }
 
 TEST_F(StatusWriterTest, RacingGitPushesLoseNoStatusAndAreNeverOverwritten) {
-  ThreadSleeper sleeper;
-  SeededRandomSource random;
   config_.backoff = {milliseconds(1), milliseconds(20), 50};
-  auto writer = GitStatusWriter::Create(*source_, config_, clock_, sleeper, random);
+  auto writer = GitStatusWriter::Create(*source_, config_, Env::Default());  // real backoff
   ASSERT_TRUE(writer.ok()) << writer.status();
   ForeignStatusCommit("status/human.txt", "0\n");
   constexpr int kRounds = 6;
@@ -378,9 +359,7 @@ TEST_F(StatusWriterTest, RacingGitPushesLoseNoStatusAndAreNeverOverwritten) {
 class StatusWriterTransportTest : public UpstreamTest {};
 
 TEST_F(StatusWriterTransportTest, PushesOverSmartHttpAndSsh) {
-  FixedClock clock;
-  RecordingSleeper sleeper;
-  FixedRandom random;
+  WriterEnv env;
   SmartHttpServer http(served_, tmp_ / "http");
   SshServer sshd(tmp_ / "sshd");
   GitSourceConfig over_ssh = Config(sshd.Url(upstream_.bare()));
@@ -391,7 +370,7 @@ TEST_F(StatusWriterTransportTest, PushesOverSmartHttpAndSsh) {
   int round = 0;
   for (const GitSourceConfig& config : {Config(http.Url("profiles")), over_ssh}) {
     auto source = OpenSource(config);
-    auto writer = GitStatusWriter::Create(*source, {}, clock, sleeper, random);
+    auto writer = GitStatusWriter::Create(*source, {}, env);
     ASSERT_TRUE(writer.ok()) << writer.status();
     const std::string content = fmt::format("round {}\n", ++round);
     absl::StatusOr<StatusCommit> written =
@@ -402,7 +381,7 @@ TEST_F(StatusWriterTransportTest, PushesOverSmartHttpAndSsh) {
     ASSERT_TRUE(latest.ok()) << latest.status();
     EXPECT_EQ(latest->at("status/prod.yaml"), content);
   }
-  EXPECT_TRUE(sleeper.slept.empty());
+  EXPECT_TRUE(env.slept.empty());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "tests/k8s_upgrade/upgrade_fixture.h"
+#include "tests/support/wait.h"
 
 namespace tr::reconciler::k8s_upgrade {
 namespace {
@@ -73,15 +74,11 @@ class UpgradeK8sCommandTest : public UpgradeFixture {
   // Waits for the process (polling, 60 s deadline); its wait status.
   int Wait(pid_t pid) {
     int status = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        ADD_FAILURE() << "upgrade-k8s did not finish";
-        return status;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!test_support::WaitUntil([&] { return waitpid(pid, &status, WNOHANG) != 0; },
+                                 std::chrono::seconds(60))) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ADD_FAILURE() << "upgrade-k8s did not finish";
     }
     return status;
   }
@@ -102,10 +99,8 @@ TEST_F(UpgradeK8sCommandTest, KilledMidRunThenRunAgainCompletesWithNothingApplie
   StartFleet(Fleet("v1.12.0", "1.34.1", ""));
   WriteRepo();
   pid_t pid = Start();
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (TotalApplies() < 3 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  ASSERT_TRUE(
+      test_support::WaitUntil([&] { return TotalApplies() >= 3; }, std::chrono::seconds(60)));
   ASSERT_EQ(kill(pid, SIGKILL), 0);
   const int killed = Wait(pid);
   ASSERT_TRUE(WIFSIGNALED(killed)) << "finished before it was killed: " << Read("err");

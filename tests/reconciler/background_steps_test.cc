@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "tests/support/fleet_fixtures.h"
+#include "tests/support/wait.h"
 
 namespace tr::reconciler {
 namespace {
@@ -72,11 +73,10 @@ TEST(BackgroundStepsTest, ALongStepRunsOffTheCallerAndIsCollectedWhenDone) {
   EXPECT_TRUE(again->in_progress);
   inner.Release();
   absl::StatusOr<ActionResult> done = ActionResult{"", "", true};
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (done.ok() && done->in_progress && std::chrono::steady_clock::now() < deadline) {
+  (void)test_support::WaitUntil([&] {
     done = steps.Execute(profile, drain, {});
-    if (done.ok() && done->in_progress) std::this_thread::yield();
-  }
+    return !done.ok() || !done->in_progress;
+  });  // asserted below
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_FALSE(done->in_progress);
   EXPECT_EQ(done->detail, "drained w-0");

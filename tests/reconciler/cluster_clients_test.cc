@@ -11,6 +11,7 @@
 
 #include "tests/sim/fleet.h"
 #include "tests/support/blackhole.h"
+#include "tests/support/wait.h"
 
 namespace tr::reconciler {
 namespace {
@@ -58,10 +59,8 @@ clusters:
       Profile("hanging", "lab", hole_host + ":" + std::to_string(hole.port()), hole_host);
   auto hanging_clients =
       std::async(std::launch::async, [&] { return factory.ForProfile(hanging); });
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (hole.accepted() == 0 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(5ms);  // polling the blackhole; nothing else shows the call
-  }
+  // Polling the blackhole: nothing else shows the call.
+  (void)test_support::WaitUntil([&] { return hole.accepted() > 0; });
   ASSERT_GT(hole.accepted(), 0) << "the hanging cluster's kubeconfig fetch never connected";
 
   absl::StatusOr<ClusterClients> lab = factory.ForProfile(Profile("lab", "lab", cp, cp));

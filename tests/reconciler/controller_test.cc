@@ -6,16 +6,23 @@
 #include <deque>
 #include <thread>
 
+#include "tests/support/simulated_env.h"
+#include "tests/support/wait.h"
+
 namespace tr::reconciler {
 namespace {
 
 using namespace std::chrono_literals;
 
-class ManualClock final : public gitsource::WallClock {
- public:
-  std::chrono::system_clock::time_point Now() override { return now; }
-  std::chrono::system_clock::time_point now = std::chrono::system_clock::time_point{} + 1000h;
-};
+using tr::test_support::SimulatedEnv;
+
+// Simulated time with the jitter at its middle: resyncs exactly on the interval, backoffs three
+// quarters of their exponential step.
+SimulatedEnv MiddleEnv() {
+  SimulatedEnv env;
+  env.uniforms = {0.5};
+  return env;
+}
 
 // Returns scripted outcomes per cluster and records every call.
 class ScriptedReconciler final : public ClusterReconciler {
@@ -41,21 +48,21 @@ ControllerOptions Options() {
 }
 
 TEST(ControllerTest, DoneRequeuesAtTheResyncInterval) {
-  ManualClock clock;
+  SimulatedEnv clock = MiddleEnv();
   ScriptedReconciler r;
   Controller c(Options(), r, clock);
   c.Enqueue("a");
   c.Enqueue("a");
   EXPECT_EQ(c.RunDue(), 1);
-  EXPECT_EQ(c.NextDue(), clock.now + 5min);
-  clock.now += 4min;
+  EXPECT_EQ(c.NextDue(), clock.Now() + 5min);
+  clock.Advance(4min);
   EXPECT_EQ(c.RunDue(), 0);
-  clock.now += 1min;
+  clock.Advance(1min);
   EXPECT_EQ(c.RunDue(), 1);
 }
 
 TEST(ControllerTest, RequeueAfterAndCappedBackoff) {
-  ManualClock clock;
+  SimulatedEnv clock = MiddleEnv();
   ScriptedReconciler r;
   for (int i = 0; i < 6; ++i) r.scripts["a"].push_back(ReconcileOutcome::TransientError("down"));
   r.scripts["a"].push_back(ReconcileOutcome::RequeueAfter(30s));
@@ -63,25 +70,50 @@ TEST(ControllerTest, RequeueAfterAndCappedBackoff) {
   c.Enqueue("a");
   std::vector<std::chrono::milliseconds> delays;
   for (int i = 0; i < 7; ++i) {
-    const auto before = clock.now;
+    const auto before = clock.Now();
     ASSERT_EQ(c.RunDue(), 1);
     delays.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(*c.NextDue() - before));
-    clock.now = *c.NextDue();
+    clock.Set(*c.NextDue());
   }
-  EXPECT_EQ(delays, (std::vector<std::chrono::milliseconds>{1s, 2s, 4s, 8s, 8s, 8s, 30s}));
+  EXPECT_EQ(delays, (std::vector<std::chrono::milliseconds>{750ms, 1500ms, 3s, 6s, 6s, 6s, 30s}));
   // A success resets the backoff.
   r.scripts["a"].push_back(ReconcileOutcome::Done());
   r.scripts["a"].push_back(ReconcileOutcome::TransientError("again"));
   ASSERT_EQ(c.RunDue(), 1);
-  EXPECT_EQ(*c.NextDue() - clock.now, 5min);
-  clock.now = *c.NextDue();
-  const auto before = clock.now;
+  EXPECT_EQ(*c.NextDue() - clock.Now(), 5min);
+  clock.Set(*c.NextDue());
+  const auto before = clock.Now();
   ASSERT_EQ(c.RunDue(), 1);
-  EXPECT_EQ(*c.NextDue() - before, 1s);
+  EXPECT_EQ(*c.NextDue() - before, 750ms);
+}
+
+// A fleet reconciled at one moment (every cluster at start-up) resyncs spread over
+// resync * (1 ± 0.1), not in lockstep: none before 4.5 min, all by 5.5 min, and no second of the
+// window holds more than a few.
+TEST(ControllerTest, ResyncsOfAFleetAreSpread) {
+  SimulatedEnv clock;  // seeded randomness
+  ScriptedReconciler r;
+  Controller c(Options(), r, clock);
+  constexpr int kClusters = 200;
+  for (int i = 0; i < kClusters; ++i) c.Enqueue("c" + std::to_string(i));
+  ASSERT_EQ(c.RunDue(), kClusters);
+  clock.Advance(4min + 30s - 1ms);
+  EXPECT_EQ(c.RunDue(), 0);
+  std::map<int, int> per_second;
+  int ran = 0;
+  for (int second = 0; second <= 60; ++second) {
+    clock.Advance(1s);
+    const int now_ran = c.RunDue();
+    if (now_ran > 0) per_second[second] = now_ran;
+    ran += now_ran;
+  }
+  EXPECT_EQ(ran, kClusters);
+  EXPECT_GT(per_second.size(), 40u);  // about 60 seconds hold some of the 200
+  for (const auto& [second, count] : per_second) EXPECT_LE(count, 15) << "second " << second;
 }
 
 TEST(ControllerTest, ForgetDropsTheCluster) {
-  ManualClock clock;
+  SimulatedEnv clock = MiddleEnv();
   ScriptedReconciler r;
   r.scripts["gone"].push_back(ReconcileOutcome::Forget());
   Controller c(Options(), r, clock);
@@ -120,21 +152,18 @@ class ConcurrencyProbe final : public ClusterReconciler {
 };
 
 TEST(ControllerTest, WorkersNeverOverlapOneCluster) {
-  gitsource::SystemWallClock clock;
   ConcurrencyProbe probe;
   ControllerOptions options = Options();
   options.workers = 4;
-  Controller c(options, probe, clock);
+  Controller c(options, probe, Env::Default());
   std::stop_source stop;
   std::jthread runner([&] { c.Run(stop.get_token()); });
   for (int round = 0; round < 200; ++round) {
     for (int i = 0; i < 10; ++i) c.Enqueue("c" + std::to_string(i));
   }
   // Wait until the queue has drained (every trigger coalesced into some reconcile).
-  const auto deadline = std::chrono::steady_clock::now() + 60s;
-  while ((c.NextDue() || probe.running > 0) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::yield();
-  }
+  EXPECT_TRUE(
+      test_support::WaitUntil([&] { return !c.NextDue() && probe.running == 0; }, 60s));
   stop.request_stop();
   runner.join();
   EXPECT_FALSE(probe.overlap);

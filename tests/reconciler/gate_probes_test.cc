@@ -16,6 +16,7 @@
 
 #include "gitsource/subprocess.h"
 #include "httplib.h"
+#include "tests/support/wait.h"
 
 namespace tr::reconciler::gates {
 namespace {
@@ -47,10 +48,8 @@ class LoopbackServer {
     port_ = server_->bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_->listen_after_bind(); });
     // stop() is lost on a server that is not running yet: wait until it is.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!server_->is_running() && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::yield();
-    }
+    EXPECT_TRUE(test_support::WaitUntil([&] { return server_->is_running(); },
+                                        std::chrono::seconds(10)));
   }
   ~LoopbackServer() {
     server_->stop();
@@ -227,14 +226,16 @@ class PrometheusProbeTest : public ::testing::Test {
       auto child = gitsource::Subprocess::Spawn(options);
       if (!child.ok()) return;
       httplib::Client client("127.0.0.1", port);
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      while (std::chrono::steady_clock::now() < deadline) {
-        if (child->WaitFor(std::chrono::milliseconds(100))) return;  // exited: port taken?
-        if (auto res = client.Get("/-/ready"); res && res->status == 200) {
-          prometheus = *std::move(child);
-          return;
-        }
-      }
+      bool exited = false;  // the port was taken?
+      const bool ready = test_support::WaitUntil(
+          [&] {
+            exited = child->WaitFor(std::chrono::milliseconds(100)).has_value();
+            if (exited) return true;
+            const auto res = client.Get("/-/ready");
+            return res && res->status == 200;
+          },
+          std::chrono::seconds(60));
+      if (ready && !exited) prometheus = *std::move(child);
     }
   };
 
@@ -252,11 +253,13 @@ class PrometheusProbeTest : public ::testing::Test {
   // Probes until the answer's health is `healthy`, for at most 30 s; the last answer.
   ProbeAnswer Until(const core::HealthCheck& check, bool healthy) {
     ProbeAnswer a;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    do {
-      a = ProbePrometheus(check);
-    } while (a.healthy != healthy && std::chrono::steady_clock::now() < deadline);
-    return a;
+    (void)test_support::WaitUntil(
+        [&] {
+          a = ProbePrometheus(check);
+          return a.healthy == healthy;
+        },
+        std::chrono::seconds(30));
+    return a;  // the caller asserts on it
   }
 
   static World* world_;

@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "reconciler/kube/drain.h"
-#include "tests/reconciler/step_clock.h"
 #include "tests/support/rollout_world.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler {
 namespace {
@@ -18,10 +18,10 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // The simulated nodes of tests/core, seen through the reconciler's interfaces.
-class WorldClock final : public gitsource::WallClock {
+class WorldClock final : public tr::test_support::SimulatedEnv {
  public:
   explicit WorldClock(RolloutWorld& world) : world_(world) {}
-  std::chrono::system_clock::time_point Now() override { return world_.now(); }
+  TimePoint Now() override { return world_.now(); }
 
  private:
   RolloutWorld& world_;
@@ -250,15 +250,15 @@ class GuardedPodKube final : public kube::KubeClient {
   }
 };
 
-using testing::StepClock;
+using tr::test_support::SimulatedEnv;
 
 TEST(RolloutReconcilerTest, ADrainThatTimesOutHaltsWithItsCause) {
   Harness h("1.13.9", "1.14.2");
   GuardedPodKube kube;
-  StepClock drain_clock;
+  SimulatedEnv drain_clock;
   h.executor.drain = [&] {
     return kube::DrainNode(kube, "w-0", {std::chrono::seconds(30), std::chrono::seconds(5)},
-                           drain_clock, drain_clock, {});
+                           drain_clock, {});
   };
   auto r = h.Make();
   EXPECT_NE(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kRequeueAfter);

@@ -7,6 +7,8 @@
 
 #include <deque>
 
+#include "tests/support/simulated_env.h"
+
 namespace tr::reconciler {
 namespace {
 
@@ -52,50 +54,21 @@ class ScriptedSource final : public gitsource::GitSource {
   int snapshots = 0;
 };
 
-class ManualClock final : public gitsource::WallClock {
- public:
-  std::chrono::system_clock::time_point Now() override { return now; }
-  std::chrono::system_clock::time_point now = std::chrono::system_clock::time_point{} + 1000h;
-};
-
-// Simulated sleep: advances the clock by the duration; stops after `budget` sleeps.
-class SimulatedSleeper final : public gitsource::Sleeper {
- public:
-  explicit SimulatedSleeper(ManualClock& clock) : clock_(clock) {}
-  bool SleepFor(milliseconds d, std::stop_token stop) override {
-    slept.push_back(d);
-    clock_.now += d;
-    return !stop.stop_requested() && static_cast<int>(slept.size()) < budget;
-  }
-  std::vector<milliseconds> slept;
-  int budget = 1000;
-
- private:
-  ManualClock& clock_;
-};
-
-class CyclingRandom final : public gitsource::RandomSource {
- public:
-  double Uniform() override { return values[next++ % values.size()]; }
-  std::vector<double> values = {0.0, 0.5, 0.999};
-  size_t next = 0;
-};
-
 class SourcePollerTest : public ::testing::Test {
  protected:
   SourcePoller MakePoller(SourcePollerOptions options = {10s, 0.1}) {
     return SourcePoller(options, {source_, desired_, [this](const std::string& c) {
                                     enqueued_.push_back(c);
                                   },
-                                  metrics_, clock_, sleeper_, random_});
+                                  metrics_, env_});
   }
   ScriptedSource source_;
   DesiredState desired_;
   std::vector<std::string> enqueued_;
   Metrics metrics_;
-  ManualClock clock_;
-  SimulatedSleeper sleeper_{clock_};
-  CyclingRandom random_;
+  SourcePollerTest() { env_.uniforms = {0.0, 0.5, 0.999}; }
+
+  tr::test_support::SimulatedEnv env_;
 };
 
 TEST_F(SourcePollerTest, PublishesEachNewCommitOnceAndEnqueuesItsClusters) {
@@ -135,28 +108,28 @@ TEST_F(SourcePollerTest, AnUnreadableSnapshotIsTriedAgainAtTheNextPoll) {
 }
 
 TEST_F(SourcePollerTest, OnlyASuccessfulPollIsProgress) {
-  const auto started = clock_.now;
+  const auto started = env_.Now();
   source_.heads = {absl::UnavailableError("down"), absl::UnavailableError("down"), "c1"};
   source_.files["c1"] = {};
   SourcePoller poller = MakePoller();
   EXPECT_EQ(poller.PollOnce({}).code(), absl::StatusCode::kUnavailable);
-  clock_.now += 20min;
+  env_.Advance(20min);
   EXPECT_EQ(poller.PollOnce({}).code(), absl::StatusCode::kUnavailable);
-  EXPECT_FALSE(metrics_.Live(started, clock_.now, 15min));
+  EXPECT_FALSE(metrics_.Live(started, env_.Now(), 15min));
   EXPECT_EQ(metrics_.poll_errors, 2u);
   EXPECT_TRUE(poller.PollOnce({}).ok());
-  EXPECT_TRUE(metrics_.Live(started, clock_.now, 15min));
-  EXPECT_FALSE(metrics_.Live(started, clock_.now + 16min, 15min));
+  EXPECT_TRUE(metrics_.Live(started, env_.Now(), 15min));
+  EXPECT_FALSE(metrics_.Live(started, env_.Now() + 16min, 15min));
 }
 
 TEST_F(SourcePollerTest, RunWaitsAJitteredIntervalBetweenPolls) {
   source_.files["c1"] = {{"clusters/a.yaml", Profile("a")}};
   source_.heads = {"c1", "c1", "c1"};
-  sleeper_.budget = 3;
+  env_.sleep_budget = 3;
   SourcePoller poller = MakePoller({10s, 0.1});
   poller.Run({});
   // 10s * (0.9 + 0.2 * u) for u = 0, 0.5, 0.999: spread, never in lockstep.
-  EXPECT_EQ(sleeper_.slept, (std::vector<milliseconds>{9000ms, 10000ms, 10998ms}));
+  EXPECT_EQ(env_.slept, (std::vector<milliseconds>{9000ms, 10000ms, 10998ms}));
   EXPECT_EQ(metrics_.polls, 3u);
 }
 
@@ -182,11 +155,11 @@ TEST_F(SourcePollerTest, StatusLoadRetriesTransientErrorsWithJitteredBackoff) {
   ScriptedStore store;
   store.results = {absl::UnavailableError("connection refused"),
                    absl::DeadlineExceededError("slow"), absl::OkStatus()};
-  random_.values = {0.0};
-  auto loaded = LoadStatusesAtStart(store, {1s, 30s, 0}, sleeper_, random_, {});
+  env_.uniforms = {0.0};
+  auto loaded = LoadStatusesAtStart(store, {1s, 30s, 0}, env_, {});
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(store.loads, 3);
-  EXPECT_EQ(sleeper_.slept, (std::vector<milliseconds>{500ms, 1000ms}));
+  EXPECT_EQ(env_.slept, (std::vector<milliseconds>{500ms, 1000ms}));
 }
 
 TEST_F(SourcePollerTest, StatusLoadReturnsErrorsOnlyAPersonCanFixAtOnce) {
@@ -196,18 +169,18 @@ TEST_F(SourcePollerTest, StatusLoadReturnsErrorsOnlyAPersonCanFixAtOnce) {
         absl::DataLossError("cannot read back status/a.yaml")}) {
     ScriptedStore store;
     store.results = {permanent};
-    auto loaded = LoadStatusesAtStart(store, {1s, 30s, 0}, sleeper_, random_, {});
+    auto loaded = LoadStatusesAtStart(store, {1s, 30s, 0}, env_, {});
     EXPECT_EQ(loaded.status().code(), permanent.code());
     EXPECT_EQ(store.loads, 1);
   }
-  EXPECT_TRUE(sleeper_.slept.empty());
+  EXPECT_TRUE(env_.slept.empty());
 }
 
 TEST_F(SourcePollerTest, StatusLoadEndsWhenStopped) {
   ScriptedStore store;
   store.results = {absl::UnavailableError("down"), absl::UnavailableError("down")};
-  sleeper_.budget = 1;  // the first backoff is interrupted by the stop
-  auto loaded = LoadStatusesAtStart(store, {1s, 30s, 0}, sleeper_, random_, {});
+  env_.sleep_budget = 1;  // the first backoff is interrupted by the stop
+  auto loaded = LoadStatusesAtStart(store, {1s, 30s, 0}, env_, {});
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(store.loads, 1);
 }

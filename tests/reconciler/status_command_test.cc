@@ -36,10 +36,7 @@ TEST(StatusCommandTest, PrintsWhatTheDaemonRecorded) {
   ASSERT_TRUE(gitsource::ConfigureLibgit2().ok());
   auto source = gitsource::LibGitSource::Open(git);
   ASSERT_TRUE(source.ok()) << source.status();
-  gitsource::SystemWallClock clock;
-  gitsource::ThreadSleeper sleeper;
-  gitsource::SeededRandomSource random;
-  auto writer = gitsource::GitStatusWriter::Create(**source, {}, clock, sleeper, random);
+  auto writer = gitsource::GitStatusWriter::Create(**source, {}, Env::Default());
   ASSERT_TRUE(writer.ok()) << writer.status();
   GitStatusStore store(**writer);
   core::ClusterStatus status;

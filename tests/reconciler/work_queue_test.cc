@@ -46,11 +46,11 @@ TEST(WorkQueueTest, BlockingTakeWakesOnAddAndStops) {
   WorkQueue q;
   std::stop_source stop;
   std::optional<std::string> got;
-  std::thread taker([&] { got = q.Take(stop.get_token()); });
-  q.AddAt("x", std::chrono::system_clock::now());
+  std::thread taker([&] { got = q.Take(Env::Default(), stop.get_token()); });
+  q.AddAt("x", Env::Default().Now());
   taker.join();
   EXPECT_EQ(got, "x");
-  std::thread idle([&] { got = q.Take(stop.get_token()); });
+  std::thread idle([&] { got = q.Take(Env::Default(), stop.get_token()); });
   stop.request_stop();
   idle.join();
   EXPECT_EQ(got, std::nullopt);
@@ -58,11 +58,11 @@ TEST(WorkQueueTest, BlockingTakeWakesOnAddAndStops) {
 
 TEST(WorkQueueTest, BlockingTakeWakesForAnEarlierKey) {
   WorkQueue q;
-  q.AddAt("late", std::chrono::system_clock::now() + 1h);
+  q.AddAt("late", Env::Default().Now() + 1h);
   std::stop_source stop;
   std::optional<std::string> got;
-  std::thread taker([&] { got = q.Take(stop.get_token()); });
-  q.AddAt("now", std::chrono::system_clock::now());
+  std::thread taker([&] { got = q.Take(Env::Default(), stop.get_token()); });
+  q.AddAt("now", Env::Default().Now());
   taker.join();
   EXPECT_EQ(got, "now");
 }

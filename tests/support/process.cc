@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "gitsource/env.h"
 #include "gitsource/subprocess.h"
 
 namespace tr::gitsource::testing {
@@ -37,7 +38,7 @@ void SetNonBlocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK
 
 // Moves data between the child's pipes until both outputs end or the deadline passes.
 bool Pump(int in, int out, int err, const std::string& input, ProcessResult& result,
-          std::chrono::steady_clock::time_point deadline) {
+          Env::TimePoint deadline) {
   std::size_t written = 0;
   if (input.empty() && in >= 0) {
     close(in);
@@ -46,7 +47,7 @@ bool Pump(int in, int out, int err, const std::string& input, ProcessResult& res
   while (out >= 0 || err >= 0) {
     pollfd fds[3] = {{out, POLLIN, 0}, {err, POLLIN, 0}, {in, POLLOUT, 0}};
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+        deadline - Env::Default().Now());
     if (left.count() <= 0) return false;
     if (poll(fds, 3, static_cast<int>(left.count())) < 0 && errno != EINTR) return false;
     for (int i = 0; i < 2; ++i) {
@@ -101,7 +102,7 @@ ProcessResult RunCommand(const std::vector<std::string>& argv, const RunOptions&
   SetNonBlocking(out[0]);
   SetNonBlocking(err[0]);
   signal(SIGPIPE, SIG_IGN);
-  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  const auto deadline = Env::Default().Now() + options.timeout;
   if (!Pump(in[1], out[0], err[0], options.input, result, deadline)) {
     child->Signal(SIGKILL);
     result.err += "\n(killed at the timeout)";

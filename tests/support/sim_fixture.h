@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "fmt/format.h"
-#include "reconciler/talos/clock.h"
+#include "gitsource/env.h"
 #include "reconciler/talos/events_follower.h"
 #include "reconciler/talos/grpc_talos_client.h"
 #include "reconciler/talos/talosconfig.h"
@@ -113,7 +113,7 @@ class SimTest : public ::testing::Test {
   FollowOptions Follow(std::function<absl::StatusOr<std::string>()> start) {
     FollowOptions options;
     options.start = std::move(start);
-    options.deadline = clock_.Now() + std::chrono::seconds(30);
+    options.deadline = env_.Now() + std::chrono::seconds(30);
     options.initial_backoff = std::chrono::milliseconds(5);
     options.max_backoff = std::chrono::milliseconds(50);
     return options;
@@ -126,7 +126,7 @@ class SimTest : public ::testing::Test {
                                                    std::vector<MachineEvent>* events = nullptr) {
     auto before = client.BootId(node);
     if (!before.ok()) return before.status();
-    EventsFollower follower(client, clock_);
+    EventsFollower follower(client, env_);
     FollowOptions options = Follow([&]() -> absl::StatusOr<std::string> {
       LegacyUpgradeRequest request;
       request.image = image;
@@ -156,7 +156,7 @@ class SimTest : public ::testing::Test {
 
   std::filesystem::path state_dir_;
   std::unique_ptr<sim::Fleet> fleet_;
-  SystemClock clock_;
+  Env& env_ = Env::Default();  // real time: the simulator runs on it too
 };
 
 // Three control planes and a worker on Talos `version` with Kubernetes 1.34.1, at a time scale

@@ -68,7 +68,7 @@ void ClientAccessTest::FollowAcrossAReboot() {
   const std::string node = Address("cp-3");
   std::string before;
   TR_ASSERT_OK_AND_ASSIGN(before, client->BootId(node));
-  EventsFollower follower(*client, clock_);
+  EventsFollower follower(*client, env_);
   FollowOptions options = Follow([&] { return client->Reboot(node, RebootMode::kDefault); });
   options.boot_id_before = before;
   std::vector<core::MachineStage> stages;

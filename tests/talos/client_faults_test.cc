@@ -42,14 +42,14 @@ class ClientFaultTest : public SimTest, public ::testing::WithParamInterface<boo
     const std::string address = Address(node);
     auto before = client_->BootId(address);
     if (!before.ok()) return before.status();
-    EventsFollower follower(*client_, clock_);
+    EventsFollower follower(*client_, env_);
     FollowOptions options = Follow([&]() -> absl::StatusOr<std::string> {
       auto ack = Upgrade(node);
       if (!ack.ok()) return ack.status();
       return ack->actor_id;
     });
     options.boot_id_before = *before;
-    options.deadline = clock_.Now() + deadline;
+    options.deadline = env_.Now() + deadline;
     return follower.FollowUntilReady(address, options, {});
   }
 

@@ -102,7 +102,7 @@ TEST_P(ClientUpgradeTest, LifecycleUpgradeOfAWorker) {
 
   std::string before;
   TR_ASSERT_OK_AND_ASSIGN(before, client_->BootId(node));
-  EventsFollower follower(*client_, clock_);
+  EventsFollower follower(*client_, env_);
   FollowOptions options = Follow([&] { return client_->Reboot(node, RebootMode::kDefault); });
   options.boot_id_before = before;
   FollowResult result;
@@ -134,7 +134,7 @@ TEST_P(ClientUpgradeTest, RollbackReturnsToThePreviousSlot) {
   ASSERT_TRUE(LegacyUpgrade(node, "ghcr.io/siderolabs/installer:v1.12.4").ok());
   ASSERT_EQ(Snapshot("w-1").talos_tag, "v1.12.4");
 
-  EventsFollower follower(*client_, clock_);
+  EventsFollower follower(*client_, env_);
   FollowOptions options = Follow([&]() -> absl::StatusOr<std::string> {
     if (auto status = client_->Rollback(node); !status.ok()) return status;
     return std::string();

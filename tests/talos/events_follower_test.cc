@@ -5,27 +5,14 @@
 
 #include <deque>
 
+#include "tests/support/simulated_env.h"
+
 namespace tr::reconciler::talos {
 namespace {
 
 using std::chrono::milliseconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-// Time moves only when the follower sleeps.
-class ManualClock final : public Clock {
- public:
-  TimePoint Now() const override { return now_; }
-  bool SleepFor(std::chrono::nanoseconds duration, std::stop_token stop) override {
-    sleeps.push_back(std::chrono::duration_cast<milliseconds>(duration));
-    now_ += duration;
-    return !stop.stop_requested();
-  }
-  std::vector<milliseconds> sleeps;
-
- private:
-  TimePoint now_{std::chrono::seconds(1000)};
-};
 
 // One scripted Events call: the events it delivers, then how it ends.
 struct Subscription {
@@ -127,7 +114,9 @@ class EventsFollowerTest : public ::testing::Test {
   }
 
   ScriptedClient client;
-  ManualClock clock;
+  EventsFollowerTest() { clock.uniforms = {0.5}; }
+
+  tr::test_support::SimulatedEnv clock;  // time moves only when the follower sleeps
   int starts = 0;
   bool started_after_hello = false;
   int observed = 0;
@@ -162,8 +151,9 @@ TEST_F(EventsFollowerTest, FollowsALegacyUpgradeAcrossTheReboot) {
   EXPECT_EQ(result->events, 6);  // 3 of actor-1 before, 3 after the reboot
   EXPECT_EQ(observed, 6);
   EXPECT_THAT(client.tail_events, ElementsAre(0, -1, -1, -1));
-  // Backoff doubles while the node is down and is capped.
-  EXPECT_THAT(clock.sleeps, ElementsAre(milliseconds(100), milliseconds(200), milliseconds(300)));
+  // Backoff doubles while the node is down and is capped; jittered, at Uniform() = 0.5 three
+  // quarters of 100, 200, 300 (the cap).
+  EXPECT_THAT(clock.slept, ElementsAre(milliseconds(75), milliseconds(150), milliseconds(225)));
 }
 
 TEST_F(EventsFollowerTest, SameBootIdKeepsWaitingForTheRealReboot) {
@@ -180,7 +170,7 @@ TEST_F(EventsFollowerTest, SameBootIdKeepsWaitingForTheRealReboot) {
   EXPECT_EQ(result->boot_id, "new-boot");
   EXPECT_EQ(result->subscriptions, 3);
   // A subscription that delivered its hello resets the backoff.
-  EXPECT_THAT(clock.sleeps, ElementsAre(milliseconds(100), milliseconds(100)));
+  EXPECT_THAT(clock.slept, ElementsAre(milliseconds(75), milliseconds(75)));
 }
 
 TEST_F(EventsFollowerTest, BootIdPermissionDeniedSkipsTheCheck) {

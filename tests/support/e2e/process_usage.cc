@@ -1,4 +1,4 @@
-#include "tests/e2e/process_usage.h"
+#include "tests/support/e2e/process_usage.h"
 
 #include <unistd.h>
 

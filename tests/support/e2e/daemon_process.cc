@@ -1,4 +1,4 @@
-#include "tests/e2e/daemon_process.h"
+#include "tests/support/e2e/daemon_process.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "fmt/format.h"
-#include "tests/e2e/sim_process.h"
+#include "tests/support/e2e/sim_process.h"
 
 namespace tr::e2e {
 namespace fs = std::filesystem;

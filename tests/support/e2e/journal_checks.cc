@@ -1,4 +1,4 @@
-#include "tests/e2e/journal_checks.h"
+#include "tests/support/e2e/journal_checks.h"
 
 #include <algorithm>
 #include <map>

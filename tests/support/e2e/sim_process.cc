@@ -1,4 +1,4 @@
-#include "tests/e2e/sim_process.h"
+#include "tests/support/e2e/sim_process.h"
 
 #include <fcntl.h>
 #include <httplib.h>
@@ -13,7 +13,7 @@
 
 #include "core/timestamp.h"
 #include "fmt/format.h"
-#include "tests/e2e/waiter.h"
+#include "tests/support/e2e/waiter.h"
 
 namespace tr::e2e {
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "tests/e2e/fleet_builder.h"
+#include "tests/support/e2e/fleet_builder.h"
 
 #include "fmt/format.h"
 

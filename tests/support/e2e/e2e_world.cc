@@ -1,4 +1,4 @@
-#include "tests/e2e/e2e_world.h"
+#include "tests/support/e2e/e2e_world.h"
 
 #include "core/rollout.h"
 #include "fmt/format.h"

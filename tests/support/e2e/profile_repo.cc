@@ -1,4 +1,4 @@
-#include "tests/e2e/profile_repo.h"
+#include "tests/support/e2e/profile_repo.h"
 
 #include <fstream>
 #include <sstream>

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/e2e/sim_process.h"
+#include "tests/support/e2e/sim_process.h"
 
 namespace tr::e2e {
 

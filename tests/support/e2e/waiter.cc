@@ -1,4 +1,4 @@
-#include "tests/e2e/waiter.h"
+#include "tests/support/e2e/waiter.h"
 
 #include <poll.h>
 #include <sys/inotify.h>
@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <vector>
+
+#include "gitsource/env.h"
 
 namespace tr::e2e {
 namespace fs = std::filesystem;
@@ -60,10 +62,10 @@ void ChangeWatcher::WaitForChange(std::chrono::milliseconds cap) {
 
 bool WaitUntil(ChangeWatcher& watcher, std::chrono::milliseconds timeout,
                const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto deadline = Env::Default().Now() + timeout;
   while (!condition()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+        deadline - Env::Default().Now());
     if (left.count() <= 0) return condition();
     watcher.WaitForChange(std::min(left, std::chrono::milliseconds(50)));
   }

@@ -20,11 +20,11 @@
 
 #include "absl/status/statusor.h"
 #include "core/status.h"
-#include "tests/e2e/daemon_process.h"
-#include "tests/e2e/fleet_builder.h"
-#include "tests/e2e/profile_repo.h"
-#include "tests/e2e/sim_process.h"
-#include "tests/e2e/waiter.h"
+#include "tests/support/e2e/daemon_process.h"
+#include "tests/support/e2e/fleet_builder.h"
+#include "tests/support/e2e/profile_repo.h"
+#include "tests/support/e2e/sim_process.h"
+#include "tests/support/e2e/waiter.h"
 
 namespace tr::e2e {
 

@@ -1,0 +1,125 @@
+// The environment: the one jittered backoff, the spread of periodic work, the real sleep's
+// stop, and the simulated environment tests use.
+#include "gitsource/env.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "fmt/ranges.h"
+#include "tests/support/simulated_env.h"
+
+namespace tr {
+namespace {
+
+using std::chrono::milliseconds;
+using tr::test_support::SimulatedEnv;
+
+SimulatedEnv Fixed(double value) {
+  SimulatedEnv env;
+  env.uniforms = {value};
+  return env;
+}
+
+TEST(EnvTest, BackoffDoublesPerRetryUpToTheCapWithHalfJitter) {
+  const BackoffPolicy policy{milliseconds(100), milliseconds(1000), 10};
+  SimulatedEnv none = Fixed(0.0), all = Fixed(0.999999), half = Fixed(0.5);
+  EXPECT_EQ(JitteredBackoff(policy, 1, none), milliseconds(50));
+  EXPECT_EQ(JitteredBackoff(policy, 1, half), milliseconds(75));
+  EXPECT_EQ(JitteredBackoff(policy, 2, none), milliseconds(100));
+  EXPECT_EQ(JitteredBackoff(policy, 3, none), milliseconds(200));
+  EXPECT_EQ(JitteredBackoff(policy, 4, all), milliseconds(799));
+  EXPECT_EQ(JitteredBackoff(policy, 5, none), milliseconds(500));
+  EXPECT_EQ(JitteredBackoff(policy, 60, none), milliseconds(500));
+  EXPECT_EQ(JitteredBackoff(policy, 60, all), milliseconds(999));
+}
+
+TEST(EnvTest, SpreadKeepsTheMeanWithinTheBounds) {
+  SimulatedEnv low = Fixed(0.0), mid = Fixed(0.5), high = Fixed(0.999999);
+  EXPECT_EQ(Spread(milliseconds(1000), 0.1, low), milliseconds(900));
+  EXPECT_EQ(Spread(milliseconds(1000), 0.1, mid), milliseconds(1000));
+  EXPECT_EQ(Spread(milliseconds(1000), 0.1, high), milliseconds(1100));
+  EXPECT_EQ(Spread(milliseconds(1000), 0.0, high), milliseconds(1000));
+  EXPECT_EQ(Spread(milliseconds(1000), 7.0, low), milliseconds(0));  // spread clamped to 1
+}
+
+TEST(EnvTest, RealSleepWakesWhenStopped) {
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_FALSE(Env::Default().SleepFor(std::chrono::hours(1), stop.get_token()));
+  EXPECT_TRUE(Env::Default().SleepFor(milliseconds(1), {}));
+}
+
+TEST(EnvTest, RealRandomnessIsInTheUnitInterval) {
+  for (int i = 0; i < 1000; ++i) {
+    const double u = Env::Default().Uniform();
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+  }
+}
+
+TEST(EnvTest, SimulatedSleepMovesTheClockAndEndsWithTheBudget) {
+  SimulatedEnv env;
+  const Env::TimePoint start = env.Now();
+  env.sleep_budget = 2;
+  EXPECT_TRUE(env.SleepFor(milliseconds(30), {}));
+  EXPECT_FALSE(env.SleepFor(std::chrono::seconds(1), {}));
+  EXPECT_EQ(env.Now() - start, milliseconds(1030));
+  EXPECT_EQ(env.slept, (std::vector<milliseconds>{milliseconds(30), milliseconds(1000)}));
+}
+
+// The one environment holds: outside its implementation, no code of core, gitsource,
+// reconciler or the tests reads a clock, sleeps or draws from a random source of its own.
+// Exempt: tests/sim, the simulator, which may use only core and proto and so keeps its own time
+// model (tests/sim/scheduler.h, real or manual), and tests/bench, programs that measure real time.
+TEST(EnvTest, NothingOutsideTheEnvironmentReadsAClockSleepsOrDrawsRandomness) {
+  namespace fs = std::filesystem;
+  const fs::path root = TR_SOURCE_DIR;
+  const std::vector<std::pair<std::regex, std::string>> forbidden = {
+      {std::regex(R"(\b\w*[Cc]lock::now\s*\()"), "reads a clock (Env::Now)"},
+      {std::regex(R"(\bsleep_(for|until)\b)"), "sleeps (Env::SleepFor, test_support::WaitUntil)"},
+      {std::regex(R"(\b(usleep|nanosleep|sleep)\s*\()"), "sleeps (Env::SleepFor)"},
+      {std::regex(R"(\brandom_dev(ice)\b)"), "seeds randomness (Env::Uniform)"},
+      {std::regex(R"(\bs?rand\s*\()"), "draws randomness (Env::Uniform)"},
+      {std::regex(R"(\babsl::(Now|SleepFor)\b)"), "uses absl's clock (Env)"},
+      {std::regex(R"(\btime\s*\(\s*(nullptr|NULL|0)\s*\))"), "reads a clock (Env::Now)"},
+  };
+  const std::set<fs::path> exempt = {root / "gitsource/env.cc", root / "tests/sim",
+                                     root / "tests/bench"};
+  std::vector<std::string> offenders;
+  int files = 0;
+  for (const char* top : {"core", "gitsource", "reconciler", "tests"}) {
+    for (auto it = fs::recursive_directory_iterator(root / top); it != fs::end(it); ++it) {
+      if (exempt.contains(it->path())) {
+        if (it->is_directory()) it.disable_recursion_pending();
+        continue;
+      }
+      const std::string ext = it->path().extension().string();
+      if (!it->is_regular_file() || (ext != ".h" && ext != ".cc")) continue;
+      ++files;
+      std::ifstream in(it->path());
+      std::string line;
+      for (int number = 1; std::getline(in, line); ++number) {
+        const std::string code = line.substr(0, line.find("//"));  // comments may name them
+        for (const auto& [pattern, what] : forbidden) {
+          if (!std::regex_search(code, pattern)) continue;
+          offenders.push_back(fmt::format("{}:{}: {}: {}",
+                                          fs::relative(it->path(), root).string(), number, what,
+                                          line));
+        }
+      }
+    }
+  }
+  EXPECT_GT(files, 200);  // the walk found the tree
+  EXPECT_TRUE(offenders.empty()) << "outside the environment:\n"
+                                 << fmt::format("{}", fmt::join(offenders, "\n"));
+}
+
+}  // namespace
+}  // namespace tr
