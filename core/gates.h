@@ -8,14 +8,18 @@
 #include <string>
 #include <vector>
 
+#include "core/health_gates.h"
 #include "core/observed.h"
 #include "core/planner.h"
 #include "core/profile.h"
 
 namespace tr::core {
 
-// The gates of a plan, in the order they apply, as lines a person reads.
-std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterPlan& plan);
+// The gates of a plan, in the order they apply, as lines a person reads: first the start checks
+// the rollout enforces (start_checks.h, the same list), then what each step does around its
+// nodes. With `last` (the cluster's recorded status), each health check shows its last answer.
+std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterPlan& plan,
+                                   const GateState* last = nullptr);
 
 // Expected wall time: per Talos batch the slowest node (its recorded duration, else
 // kDefaultTalosNodeDuration) plus the settle time; per Kubernetes step the control-plane

@@ -7,6 +7,7 @@
 #include "core/health_gates.h"
 #include "core/rollout_checks.h"
 #include "core/rollout_record.h"
+#include "core/start_checks.h"
 #include "core/timestamp.h"
 #include "fmt/format.h"
 
@@ -130,22 +131,63 @@ RolloutDecision StartNode(const RolloutInput& in, const PlanStep& step, const st
   return d;
 }
 
-// No node is in flight, or a batch of workers may take one more: what starts next.
-RolloutDecision NextNodeOrWait(const RolloutInput& in, const PlanStep& step, Progress progress) {
+// The decision of a start check that holds the rollout now, if it does (start_checks.h).
+std::optional<RolloutDecision> HeldBy(StartCheck check, const RolloutInput& in,
+                                      const PlanStep& step, Progress progress) {
   const RolloutMemory& mem = in.memory;
-  const TimePoint later = in.now + in.poll_interval;
-  // While nothing more may start beside the nodes in flight, the gates do not matter yet (an
-  // upgraded control plane rebooting is not an etcd member, and must not read as a quorum
-  // problem).
-  std::optional<std::string> next = NextStartableNode(in.profile, step, mem);
-  if (!next) return WaitForInFlight(in, progress);
-  const ClusterPhase gate_phase = progress.done == 0 && mem.in_flight.empty()
-                                      ? ClusterPhase::kBlocked
-                                      : ClusterPhase::kUpgradingTalos;
-  if (std::string problem = PreflightProblem(in.profile, in.observed, mem); !problem.empty()) {
-    return Wait(gate_phase, "waiting: " + problem, later, progress);
+  // Before the first node or a Kubernetes step a cluster problem blocks; between nodes it is
+  // part of the rollout.
+  const ClusterPhase health_phase =
+      step.type == StepType::kKubernetes || (progress.done == 0 && mem.in_flight.empty())
+          ? ClusterPhase::kBlocked
+          : ClusterPhase::kUpgradingTalos;
+  std::string problem;
+  switch (check) {
+    case StartCheck::kPaused:
+      if (!in.profile.policy.paused) return std::nullopt;
+      return Decision(ActionKind::kNone, ClusterPhase::kPaused, "paused by policy", progress);
+    case StartCheck::kPromotion:
+      if (in.promotion.ready || !mem.in_flight.empty()) return std::nullopt;
+      return Wait(ClusterPhase::kWaitingForPromotion, in.promotion.message,
+                  in.promotion.ready_at.value_or(in.now + in.poll_interval), progress);
+    case StartCheck::kWindow: {
+      if (in.window.open) return std::nullopt;
+      if (!mem.in_flight.empty()) return WaitForInFlight(in, progress);
+      // Say when: "waiting" alone leaves people guessing whether anything will happen.
+      const std::string when =
+          in.window.next_open ? fmt::format(" (opens {})", FormatTimestamp(*in.window.next_open))
+                              : "";
+      RolloutDecision d = Decision(ActionKind::kNone, ClusterPhase::kWaitingForWindow,
+                                   "waiting for the next maintenance window" + when, progress);
+      d.wait_until = in.window.next_open;
+      return d;
+    }
+    case StartCheck::kNodesReady:
+      problem = NodesNotReadyProblem(in.profile, in.observed, mem);
+      break;
+    case StartCheck::kEtcdQuorum:
+      problem = EtcdQuorumProblem(in.profile, in.observed, mem);
+      break;
+    case StartCheck::kHealthChecks:
+      if (in.extra_gates.passed) return std::nullopt;
+      return WaitForGates(in, progress);
   }
-  if (!in.extra_gates.passed) return WaitForGates(in, progress);
+  if (problem.empty()) return std::nullopt;
+  return Wait(health_phase, "waiting: " + problem, in.now + in.poll_interval, progress);
+}
+
+// What starts next once every start check passed.
+RolloutDecision StartNext(const RolloutInput& in, const PlanStep& step, const std::string& next,
+                          Progress progress) {
+  const RolloutMemory& mem = in.memory;
+  if (step.type == StepType::kKubernetes) {
+    RolloutDecision d = Decision(
+        ActionKind::kStartKubernetesUpgrade, ClusterPhase::kUpgradingKubernetes,
+        fmt::format("upgrading Kubernetes {} → {}", step.from.ToString(), step.to.ToString()),
+        progress);
+    d.nodes = step.Nodes();
+    return d;
+  }
   if (mem.prepulled_image != step.installer_image) {
     RolloutDecision d = Decision(ActionKind::kPrePullImage, ClusterPhase::kUpgradingTalos,
                                  "pre-pulling " + step.installer_image, progress);
@@ -153,7 +195,7 @@ RolloutDecision NextNodeOrWait(const RolloutInput& in, const PlanStep& step, Pro
     d.nodes = step.Nodes();
     return d;
   }
-  if (in.profile.policy.etcd_snapshot && IsControlPlane(in.profile, *next) &&
+  if (in.profile.policy.etcd_snapshot && IsControlPlane(in.profile, next) &&
       mem.etcd_snapshot_image != step.installer_image) {
     RolloutDecision d =
         Decision(ActionKind::kSnapshotEtcd, ClusterPhase::kUpgradingTalos,
@@ -161,7 +203,30 @@ RolloutDecision NextNodeOrWait(const RolloutInput& in, const PlanStep& step, Pro
     d.image = step.installer_image;
     return d;
   }
-  return StartNode(in, step, *next, progress);
+  return StartNode(in, step, next, progress);
+}
+
+// Nothing in flight needs a call: run the start checks, then start what is next.
+RolloutDecision StartOrWait(const RolloutInput& in, const PlanStep& step, Progress progress) {
+  if (step.type == StepType::kKubernetes && in.kubernetes_step_started) {
+    return StartNext(in, step, "", progress);
+  }
+  std::optional<std::string> next;
+  bool room_checked = false;
+  for (StartCheck check : StartChecks(in.profile)) {
+    // While nothing more may start beside the work in flight, the cluster's health does not
+    // matter yet (an upgraded control plane rebooting is not an etcd member, and must not
+    // read as a quorum problem).
+    if (ChecksClusterHealth(check) && !room_checked) {
+      room_checked = true;
+      if (step.type == StepType::kTalos) next = NextStartableNode(in.profile, step, in.memory);
+      const bool room =
+          step.type == StepType::kTalos ? next.has_value() : in.memory.in_flight.empty();
+      if (!room) return WaitForInFlight(in, progress);
+    }
+    if (std::optional<RolloutDecision> d = HeldBy(check, in, step, progress)) return *d;
+  }
+  return StartNext(in, step, next.value_or(""), progress);
 }
 
 }  // namespace
@@ -191,35 +256,7 @@ RolloutDecision DecideNextAction(const RolloutInput& in) {
     return Wait(ClusterPhase::kUpgradingTalos, "settling", *mem.settle_until, progress);
   }
   if (plan.steps.empty()) return WaitForInFlight(in, progress);
-  const PlanStep& step = plan.steps.front();
-  if (in.profile.policy.paused) {
-    return Decision(ActionKind::kNone, ClusterPhase::kPaused, "paused by policy", progress);
-  }
-  if (!in.promotion.ready && mem.in_flight.empty()) {
-    return Wait(ClusterPhase::kWaitingForPromotion, in.promotion.message,
-                in.promotion.ready_at.value_or(in.now + in.poll_interval), progress);
-  }
-  if (step.type == StepType::kKubernetes) {
-    if (!mem.in_flight.empty()) return WaitForInFlight(in, progress);
-    RolloutDecision d = Decision(
-        ActionKind::kStartKubernetesUpgrade, ClusterPhase::kUpgradingKubernetes,
-        fmt::format("upgrading Kubernetes {} → {}", step.from.ToString(), step.to.ToString()),
-        progress);
-    d.nodes = step.Nodes();
-    return d;
-  }
-  if (!in.window.open && mem.in_flight.empty()) {
-    // Say when: "waiting" alone leaves people guessing whether anything will happen.
-    const std::string when =
-        in.window.next_open ? fmt::format(" (opens {})", FormatTimestamp(*in.window.next_open))
-                            : "";
-    RolloutDecision d = Decision(ActionKind::kNone, ClusterPhase::kWaitingForWindow,
-                                 "waiting for the next maintenance window" + when, progress);
-    d.wait_until = in.window.next_open;
-    return d;
-  }
-  if (!in.window.open) return WaitForInFlight(in, progress);
-  return NextNodeOrWait(in, step, progress);
+  return StartOrWait(in, plan.steps.front(), progress);
 }
 
 // Names of the rollout vocabulary, as they appear in status, logs and JSON.

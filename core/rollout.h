@@ -138,8 +138,13 @@ struct RolloutInput {
   TimePoint now;
   PromotionVerdict promotion = {};
   std::chrono::seconds poll_interval{10};  // how soon to look again at a node in flight
+  // The first step is Kubernetes and its upgrade task already started for that step's target:
+  // seen through like a node in flight, not held by the start checks again.
+  bool kubernetes_step_started = false;
 };
 
+// Before anything new starts, every start check of the profile (start_checks.h, the list
+// `plan` prints) must pass, in that list's order; the first that fails is the decision.
 RolloutDecision DecideNextAction(const RolloutInput& input);
 
 }  // namespace tr::core

@@ -16,29 +16,6 @@ bool NewBoot(const NodeObservation& seen, const OperationInFlight& op) {
   return op.boot_id_before.empty() || (!seen.boot_id.empty() && seen.boot_id != op.boot_id_before);
 }
 
-std::string EtcdProblem(const ClusterProfile& profile, const ObservedCluster& observed,
-                        const RolloutMemory& memory) {
-  int control_planes = 0, members = 0;
-  for (const NodeSpec& node : profile.nodes) {
-    if (node.role != NodeRole::kControlPlane) continue;
-    ++control_planes;
-    const NodeObservation* seen = observed.FindNode(node.name);
-    if (seen && seen->etcd_member) ++members;
-    if (InFlight(memory, node.name)) continue;
-    if (!seen || !seen->etcd_member) {
-      return fmt::format("etcd member on {} is not started", node.name);
-    }
-    if (!seen->etcd_healthy) return fmt::format("etcd member on {} is not healthy", node.name);
-  }
-  if (control_planes > 1 && members < 3) {
-    return fmt::format(
-        "etcd has {} members; upgrading one would lose quorum (at least 3 are "
-        "needed, or a single control plane)",
-        members);
-  }
-  return "";
-}
-
 }  // namespace
 
 bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
@@ -111,8 +88,8 @@ std::string DescribeInFlight(const OperationInFlight& op, const NodeObservation*
   return op.node;
 }
 
-std::string PreflightProblem(const ClusterProfile& profile, const ObservedCluster& observed,
-                             const RolloutMemory& memory) {
+std::string NodesNotReadyProblem(const ClusterProfile& profile, const ObservedCluster& observed,
+                                 const RolloutMemory& memory) {
   for (const NodeSpec& node : profile.nodes) {
     if (InFlight(memory, node.name)) continue;
     const NodeObservation* seen = observed.FindNode(node.name);
@@ -121,7 +98,30 @@ std::string PreflightProblem(const ClusterProfile& profile, const ObservedCluste
       return fmt::format("node {} is not Ready", node.name);
     }
   }
-  return EtcdProblem(profile, observed, memory);
+  return "";
+}
+
+std::string EtcdQuorumProblem(const ClusterProfile& profile, const ObservedCluster& observed,
+                              const RolloutMemory& memory) {
+  int control_planes = 0, members = 0;
+  for (const NodeSpec& node : profile.nodes) {
+    if (node.role != NodeRole::kControlPlane) continue;
+    ++control_planes;
+    const NodeObservation* seen = observed.FindNode(node.name);
+    if (seen && seen->etcd_member) ++members;
+    if (InFlight(memory, node.name)) continue;
+    if (!seen || !seen->etcd_member) {
+      return fmt::format("etcd member on {} is not started", node.name);
+    }
+    if (!seen->etcd_healthy) return fmt::format("etcd member on {} is not healthy", node.name);
+  }
+  if (control_planes > 1 && members < 3) {
+    return fmt::format(
+        "etcd has {} members; upgrading one would lose quorum (at least 3 are "
+        "needed, or a single control plane)",
+        members);
+  }
+  return "";
 }
 
 std::optional<std::string> NextStartableNode(const ClusterProfile& profile, const PlanStep& step,

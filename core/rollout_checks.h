@@ -32,10 +32,14 @@ bool NodeUntouched(const NodeObservation& seen, const OperationInFlight& op);
 // `seen` is null when the node was not observed.
 std::string DescribeInFlight(const OperationInFlight& op, const NodeObservation* seen);
 
-// Why no new node may start now ("" when it may): unreachable or unready nodes (other than
-// those in flight), unhealthy etcd, or too few etcd members to lose one.
-std::string PreflightProblem(const ClusterProfile& profile, const ObservedCluster& observed,
-                             const RolloutMemory& memory);
+// The start checks kNodesReady and kEtcdQuorum (start_checks.h): why nothing new may start
+// now, or "" when it may. Nodes in flight are not held against it.
+// An unreachable or unready node:
+std::string NodesNotReadyProblem(const ClusterProfile& profile, const ObservedCluster& observed,
+                                 const RolloutMemory& memory);
+// An etcd member not started or unhealthy, or too few members to lose one:
+std::string EtcdQuorumProblem(const ClusterProfile& profile, const ObservedCluster& observed,
+                              const RolloutMemory& memory);
 
 // The next node of `step` to start, if one may start beside those in flight: any node when
 // none is in flight, else another worker while only workers are in flight and fewer than

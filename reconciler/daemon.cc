@@ -196,8 +196,11 @@ int RunDaemon(const DaemonConfig& config) {
   BackgroundSteps background(executor);  // pulls, installs and drains off the workers
   DesiredState desired;
   gates::ProbeGateRunner gate_runner(clients);
-  RolloutReconciler reconciler({desired, observer, background, store, env, metrics, &gate_runner},
-                               {config.node_poll_interval, config.dry_run, 32}, *statuses);
+  // Promotion reads the upstream clusters from the branch itself (the plain store: no
+  // notifications), so a cluster another replica reconciles counts too.
+  RolloutReconciler reconciler(
+      {desired, observer, background, store, env, metrics, &gate_runner, &git_store},
+      {config.node_poll_interval, config.dry_run, 32}, *statuses);
   k8s_upgrade::InProcessRunnerOptions upgrade_options;
   upgrade_options.poll_interval =
       std::min(config.node_poll_interval, std::chrono::milliseconds(1000));

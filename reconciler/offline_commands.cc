@@ -3,10 +3,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/gates.h"
 #include "core/observed_decode.h"
 #include "core/plan_render.h"
 #include "core/planner.h"
 #include "core/profile_set.h"
+#include "core/status_decode.h"
+#include "core/status_yaml.h"
 #include "fmt/format.h"
 #include "gitsource/snapshot.h"
 #include "reconciler/observer.h"
@@ -50,17 +53,22 @@ void PrintGithubAnnotation(const core::Diagnostic& d, std::ostream& out) {
   out << "::" << EscapeGithubData(d.message) << "\n";
 }
 
+std::optional<std::string> ReadFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
 std::optional<core::ObservedFleet> LoadObserved(const std::filesystem::path& path,
                                                 std::ostream& err) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::optional<std::string> content = ReadFile(path);
+  if (!content) {
     err << "error: cannot read the observed-state file " << path.string() << "\n";
     return std::nullopt;
   }
-  std::ostringstream content;
-  content << in.rdbuf();
-  core::Decoded<core::ObservedFleet> fleet =
-      core::DecodeObservedFleet(path.string(), content.str());
+  core::Decoded<core::ObservedFleet> fleet = core::DecodeObservedFleet(path.string(), *content);
   for (const core::Diagnostic& d : fleet.diagnostics) err << d.ToString() << "\n";
   return fleet.value;
 }
@@ -83,8 +91,27 @@ std::optional<core::ObservedFleet> ObserveLive(const core::ProfileSet& set,
   return fleet;
 }
 
-std::vector<core::PlanReportEntry> PlanAll(const core::ProfileSet& set,
-                                           const core::ObservedFleet& fleet) {
+// The recorded status of each valid profile's cluster found under `dir` (a checkout of the
+// status branch); nullopt (after printing why) when a file there cannot be read back.
+std::optional<std::map<std::string, core::ClusterStatus>> LoadStatuses(
+    const std::filesystem::path& dir, const core::ProfileSet& set, std::ostream& err) {
+  std::map<std::string, core::ClusterStatus> statuses;
+  if (dir.empty()) return statuses;
+  for (const core::ClusterProfile& profile : set.profiles) {
+    const std::filesystem::path path = dir / core::ClusterStatusPath(profile.name);
+    std::optional<std::string> content = ReadFile(path);
+    if (!content) continue;  // never recorded: the plan shows no last answers
+    core::Decoded<core::ClusterStatus> status = core::DecodeClusterStatus(path.string(), *content);
+    for (const core::Diagnostic& d : status.diagnostics) err << d.ToString() << "\n";
+    if (!status.ok()) return std::nullopt;
+    statuses[profile.name] = *std::move(status.value);
+  }
+  return statuses;
+}
+
+std::vector<core::PlanReportEntry> PlanAll(
+    const core::ProfileSet& set, const core::ObservedFleet& fleet,
+    const std::map<std::string, core::ClusterStatus>& statuses) {
   std::vector<core::PlanReportEntry> entries;
   for (const core::ClusterProfile& profile : set.profiles) {
     core::PlanReportEntry entry{profile.name, std::nullopt, {}};
@@ -95,6 +122,9 @@ std::vector<core::PlanReportEntry> PlanAll(const core::ProfileSet& set,
     if (!observed) {
       entry.plan->status = core::PlanStatus::kBlocked;
       entry.plan->message = "cluster " + profile.name + " was not observed";
+    }
+    if (auto it = statuses.find(profile.name); it != statuses.end()) {
+      entry.plan->gates = core::PlanGates(profile, *entry.plan, &it->second.gates);
     }
     entries.push_back(std::move(entry));
   }
@@ -163,7 +193,10 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
                                                  ? LoadObserved(options.observed_file, err)
                                                  : ObserveLive(*set, options, err);
   if (!fleet) return kExitInvalid;
-  const std::vector<core::PlanReportEntry> entries = PlanAll(*set, *fleet);
+  std::optional<std::map<std::string, core::ClusterStatus>> statuses =
+      LoadStatuses(options.status_dir, *set, err);
+  if (!statuses) return kExitInvalid;
+  const std::vector<core::PlanReportEntry> entries = PlanAll(*set, *fleet, *statuses);
   switch (options.format) {
     case PlanFormat::kText:
       out << core::RenderPlanText(entries);

@@ -34,11 +34,15 @@ struct PlanOptions {
   PlanFormat format = PlanFormat::kText;
   std::filesystem::path credentials_dir;  // observe live: <dir>/<credentials>/talosconfig
   std::string self_node;                  // live: the node this process runs on
+  // A checkout of the status branch: each cluster's status/<cluster>.yaml, when there, adds
+  // its health checks' last answers to the plan's gates. Empty: none.
+  std::filesystem::path status_dir;
 };
 
 // Prints the plan of every cluster, observed from the file or, with `credentials_dir`, live
 // through the Talos and Kubernetes APIs. kExitOk when every cluster is planned or up to date,
-// kExitBlocked when a plan is blocked, kExitInvalid when a profile or the input is invalid.
+// kExitBlocked when a plan is blocked, kExitInvalid when a profile or the input (a status
+// file included) is invalid.
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
 
 // A GitHub Actions workflow command's data or property, escaped as the runner expects.

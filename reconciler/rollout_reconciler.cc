@@ -36,15 +36,19 @@ struct RolloutReconciler::Pass {
   std::shared_ptr<spdlog::logger> log;
   core::GateState gates;      // the health checks' last answers
   bool gates_fresh = false;   // checked in this pass since the last node completed
+  // spec.promotion: the upstream clusters' status, read once per pass when a step is planned.
+  std::optional<std::map<std::string, core::ClusterStatus>> upstream;
 
-  // Runs the health checks when `d` would start a node, once per pass until a node completes;
-  // true when it ran them. A rollout that stopped otherwise (paused, blocked, failed, done)
-  // ends the gate wait, so a later one starts its gateTimeout afresh.
+  // Runs the health checks when `d` would start a node or a Kubernetes step not yet
+  // `kubernetes_started`, once per pass until a node completes; true when it ran them. A
+  // rollout that stopped otherwise (paused, blocked, failed, done) ends the gate wait, so a
+  // later one starts its gateTimeout afresh.
   bool CheckGates(gates::HealthGateRunner* runner, const core::RolloutDecision& d,
-                  core::TimePoint now, std::stop_token stop) {
+                  bool kubernetes_started, core::TimePoint now, std::stop_token stop) {
     using core::ActionKind;
     const bool starts = d.kind == ActionKind::kPrePullImage ||
-                        d.kind == ActionKind::kSnapshotEtcd || d.kind == ActionKind::kStartNode;
+                        d.kind == ActionKind::kSnapshotEtcd || d.kind == ActionKind::kStartNode ||
+                        (d.kind == ActionKind::kStartKubernetesUpgrade && !kubernetes_started);
     if (!starts) {
       if (d.phase != core::ClusterPhase::kWaitingForGate &&
           d.phase != core::ClusterPhase::kUpgradingTalos) {
@@ -179,16 +183,52 @@ core::RolloutDecision RolloutReconciler::Decide(const Pass& pass, const core::Cl
   // Only answers taken in this pass hold a node; older ones are checked again first.
   if (pass.gates_fresh) input.extra_gates = core::GateVerdict(pass.gates);
   if (profile.promotion) {
-    std::map<std::string, core::ClusterStatus> upstream;
-    for (const core::Promotion::After& a : profile.promotion->after) {
-      if (auto s = LastStatus(a.cluster)) upstream.emplace(a.cluster, *std::move(s));
-    }
-    input.promotion = core::EvaluatePromotion(profile, plan, pass.memory, upstream, now);
+    const std::map<std::string, core::ClusterStatus> none;
+    input.promotion = core::EvaluatePromotion(profile, plan, pass.memory,
+                                              pass.upstream ? *pass.upstream : none, now);
   }
-  core::RolloutDecision decision = core::DecideNextAction(input);
+  input.kubernetes_step_started = KubernetesStepStarted(profile.name, plan);
+  return core::DecideNextAction(input);
+}
+
+std::map<std::string, core::ClusterStatus> RolloutReconciler::UpstreamStatus(
+    const core::ClusterProfile& profile, std::stop_token stop) {
+  std::map<std::string, core::ClusterStatus> branch;
+  if (deps_.peers != nullptr) {
+    absl::StatusOr<std::map<std::string, core::ClusterStatus>> read = deps_.peers->LoadAll(stop);
+    if (read.ok()) {
+      branch = *std::move(read);
+    } else {
+      ModuleLogger("rollout")->warn(
+          "cluster={} step=read-upstream-status error=\"{}\"; using this process's records",
+          profile.name, Text(read.status()));
+    }
+  }
+  std::map<std::string, core::ClusterStatus> upstream;
+  for (const core::Promotion::After& a : profile.promotion->after) {
+    std::optional<core::ClusterStatus> mine = LastStatus(a.cluster);
+    auto it = branch.find(a.cluster);
+    if (it != branch.end() && (!mine || it->second.updated >= mine->updated)) {
+      upstream.emplace(a.cluster, std::move(it->second));
+    } else if (mine) {
+      upstream.emplace(a.cluster, *std::move(mine));
+    }
+  }
+  return upstream;
+}
+
+bool RolloutReconciler::KubernetesStepStarted(const std::string& cluster,
+                                              const core::ClusterPlan& plan) const {
+  return kubernetes_upgrades_ != nullptr && !plan.steps.empty() &&
+         plan.steps.front().type == core::StepType::kKubernetes &&
+         kubernetes_upgrades_->Started(cluster, plan.steps.front().to);
+}
+
+void RolloutReconciler::HandOver(const Pass& pass, const core::ClusterPlan& plan,
+                                 core::TimePoint now, core::RolloutDecision& decision) const {
   if (decision.kind == core::ActionKind::kStartKubernetesUpgrade && kubernetes_upgrades_ &&
       !options_.dry_run) {
-    k8s_upgrade::FollowKubernetesUpgrade(*kubernetes_upgrades_, profile, plan,
+    k8s_upgrade::FollowKubernetesUpgrade(*kubernetes_upgrades_, *pass.profile, plan,
                                          pass.desired->profiles.support_matrix, now,
                                          options_.node_poll_interval, decision);
   }
@@ -201,7 +241,6 @@ core::RolloutDecision RolloutReconciler::Decide(const Pass& pass, const core::Cl
                        "upgrade-k8s";
   }
   if (options_.dry_run && Acts(decision)) decision.message = "dry-run: would " + decision.message;
-  return decision;
 }
 
 bool RolloutReconciler::Acts(const core::RolloutDecision& decision) {
@@ -327,10 +366,15 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     const core::ClusterPlan plan =
         core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix,
                           pass.desired->profiles.release_catalog);
+    if (profile.promotion && !pass.upstream && plan.status == core::PlanStatus::kPlanned) {
+      pass.upstream = UpstreamStatus(profile, stop);
+    }
     core::RolloutDecision decision = Decide(pass, plan, *observed, now);
-    if (pass.CheckGates(deps_.gates, decision, now, stop)) {
+    if (pass.CheckGates(deps_.gates, decision, KubernetesStepStarted(profile.name, plan), now,
+                        stop)) {
       decision = Decide(pass, plan, *observed, now);
     }
+    HandOver(pass, plan, now, decision);
     if (!Acts(decision) || options_.dry_run) {
       return Rest(pass, plan, *observed, decision, now, stop);
     }

@@ -43,6 +43,9 @@ class RolloutReconciler final : public ClusterReconciler {
     Env& env;
     Metrics& metrics;
     gates::HealthGateRunner* gates = nullptr;  // none: policy.healthChecks hold nothing
+    // Where the clusters a profile is promoted after are read (spec.promotion): the status
+    // branch, which other reconciler processes write too. None: this process's records only.
+    StatusStore* peers = nullptr;
   };
 
   // `recorded` is every cluster's status as last recorded (StatusStore::LoadAll).
@@ -65,7 +68,17 @@ class RolloutReconciler final : public ClusterReconciler {
   ReconcileOutcome ObservationFailed(Pass& pass, const absl::Status& error, std::stop_token stop);
   core::RolloutDecision Decide(const Pass& pass, const core::ClusterPlan& plan,
                                const core::ObservedCluster& observed, core::TimePoint now) const;
+  // The first step is Kubernetes and the runner already started its task.
+  bool KubernetesStepStarted(const std::string& cluster, const core::ClusterPlan& plan) const;
+  // Hands a decision to start the Kubernetes step to the runner (or, without one or in a dry
+  // run, reports the step Blocked), and words what a dry run would do.
+  void HandOver(const Pass& pass, const core::ClusterPlan& plan, core::TimePoint now,
+                core::RolloutDecision& decision) const;
   static bool Acts(const core::RolloutDecision& decision);
+  // The last status of each cluster `profile` is promoted after: the newer of the one read
+  // from `Deps::peers` and this process's own record.
+  std::map<std::string, core::ClusterStatus> UpstreamStatus(const core::ClusterProfile& profile,
+                                                            std::stop_token stop);
   // Records the status of a decision that acts on nothing; when to look again.
   ReconcileOutcome Rest(Pass& pass, const core::ClusterPlan& plan,
                         const core::ObservedCluster& observed,

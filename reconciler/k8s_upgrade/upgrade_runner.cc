@@ -36,6 +36,12 @@ UpgradeTaskStatus InProcessUpgradeRunner::Ensure(const core::ClusterProfile& pro
   return task->status;
 }
 
+bool InProcessUpgradeRunner::Started(const std::string& cluster, const core::Version& target) {
+  MutexLock lock(mu_);
+  auto it = tasks_.find(cluster);
+  return it != tasks_.end() && it->second->status.target == target.ToString();
+}
+
 void InProcessUpgradeRunner::Start(Task& task, const core::ClusterProfile& profile,
                                    const core::Version& target, const core::SupportMatrix& matrix) {
   task.status.target = target.ToString();

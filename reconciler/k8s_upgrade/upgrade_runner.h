@@ -39,6 +39,9 @@ class KubernetesUpgradeRunner {
   // for that target.
   virtual UpgradeTaskStatus Ensure(const core::ClusterProfile& profile, const core::Version& target,
                                    const core::SupportMatrix& matrix) = 0;
+  // Whether a task for `cluster` and `target` was started by this process (running, done or
+  // failed): the step is then seen through, and the start checks do not hold it again.
+  virtual bool Started(const std::string& cluster, const core::Version& target) = 0;
 };
 
 struct InProcessRunnerOptions {
@@ -55,6 +58,7 @@ class InProcessUpgradeRunner final : public KubernetesUpgradeRunner {
 
   UpgradeTaskStatus Ensure(const core::ClusterProfile& profile, const core::Version& target,
                            const core::SupportMatrix& matrix) override;
+  bool Started(const std::string& cluster, const core::Version& target) override;
 
  private:
   struct Task {

@@ -38,9 +38,18 @@ TEST(GateStateTest, TheWaitStartsAtTheFirstFailureAndEndsAtTheFirstPass) {
   EXPECT_FALSE(s.failing_since.has_value());
 }
 
+// A profile with one health check (the rollout waits only on checks its profile sets).
+ClusterProfile WithHealthCheck(ClusterProfile profile) {
+  HealthCheck check;
+  check.name = "api";
+  check.url = "http://127.0.0.1:9/healthz";
+  profile.policy.health_checks = {check};
+  return profile;
+}
+
 struct GateWorld {
   std::vector<NodeDef> nodes = FiveNodes("1.11.6", "1.34.1");
-  RolloutWorld world{MakeProfile(nodes, "1.12.0", "1.34.1"), MakeObserved(nodes)};
+  RolloutWorld world{WithHealthCheck(MakeProfile(nodes, "1.12.0", "1.34.1")), MakeObserved(nodes)};
   RolloutMemory memory;
 
   RolloutDecision Decide(ExtraGateResult gates) {

@@ -183,6 +183,8 @@ TEST(RolloutTest, SingleNodeClusterUpgrades) {
 
 TEST(RolloutTest, ClosedWindowWaitsUntilItOpens) {
   RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  world.profile().policy.windows = {
+      MaintenanceWindow{{0, 6}, std::chrono::minutes(120), std::chrono::hours(4), "UTC"}};
   RolloutMemory mem;
   ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
                                  ReleaseCatalog::BuiltIn());

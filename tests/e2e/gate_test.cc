@@ -1,7 +1,7 @@
 // Gates that hold: a health check served by the test (a real HTTP server on loopback whose
 // answer the test flips) stops the rollout between nodes, lets it go on when it passes, and
-// fails it after gateTimeout; and promotion between clusters, lab → staging → prod, where a
-// cluster starts only after the one before it has soaked.
+// fails it after gateTimeout, and holds a Kubernetes upgrade the same way; and promotion between
+// clusters, lab → staging → prod, where a cluster starts only after the one before it has soaked.
 #include <gmock/gmock.h>
 
 #include <atomic>
@@ -146,6 +146,41 @@ TEST_F(E2eTest, FailingHealthCheckHoldsTheNextNodeResumesAndTimesOut) {
   EXPECT_THAT(failed.message, ::testing::HasSubstr("gateTimeout 4s"));
   ASSERT_TRUE(failed.rollout.failure.has_value());
   EXPECT_TRUE(TouchedNodes(world().Journal(), "doomed", since).empty());
+}
+
+// The start checks hold a Kubernetes step too: while the health check fails no kubelet and no
+// control-plane component is touched; once it passes the upgrade runs to Ready.
+TEST_F(E2eTest, FailingHealthCheckHoldsAKubernetesUpgrade) {
+  AppHealth app;
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("kgated", 1, 1, "1.12.0", "1.34.1")}));
+  const std::string initial = world().PushProfiles(
+      {{"kgated", AtTalos("1.12.0", GatedPolicy(app, "10m"), "1.34.1")}}, "initial profile");
+  E2E_ASSERT_OK(world().StartDaemon());
+  E2E_ASSERT_OK(world().WaitForReady("kgated", "1.12.0", initial, kTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+  app.Set(false);
+  const std::string commit = world().PushProfiles(
+      {{"kgated", AtTalos("1.12.0", GatedPolicy(app, "10m"), "1.35.0")}}, "Kubernetes 1.35.0");
+  core::ClusterStatus held;
+  E2E_ASSERT_OK_AND_ASSIGN(held, world().WaitForStatus(
+                                     "kgated", [&](auto& s) { return Waiting(s, commit); },
+                                     kTimeout));
+  EXPECT_THAT(held.message, ::testing::HasSubstr("app: HTTP 503, expected 200"));
+  EXPECT_EQ(CountCalls(world().Journal(), "kgated", "MachineService/ApplyConfiguration", "", since),
+            0);
+  app.Set(true);
+  E2E_ASSERT_OK(world()
+                    .WaitForStatus(
+                        "kgated",
+                        [&](const core::ClusterStatus& s) {
+                          return s.phase == ClusterPhase::kReady &&
+                                 s.kubernetes.current == "1.35.0" &&
+                                 s.desired_commit_applied == commit;
+                        },
+                        kTimeout)
+                    .status());
+  EXPECT_GT(CountCalls(world().Journal(), "kgated", "MachineService/ApplyConfiguration", "", since),
+            0);
 }
 
 // clusters/<name>.yaml on `talos` with `promotion` (a flow mapping) under spec.

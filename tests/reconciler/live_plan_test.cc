@@ -50,7 +50,7 @@ spec:
                                                  << R"(, role: worker}
 )";
   std::ostringstream out, err;
-  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, dir / "sim", "live-w0"};
+  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, dir / "sim", "live-w0", {}};
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   const auto& cluster = j["clusters"][0];

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/status_yaml.h"
 #include "nlohmann/json.hpp"
 
 namespace tr::reconciler {
@@ -108,8 +109,8 @@ TEST(GithubEscapeTest, EscapesAsTheRunnerExpects) {
 
 TEST(PlanCommandTest, ExamplePlansAsJson) {
   std::ostringstream out, err;
-  int code = RunPlan({kExamples / "repo", kExamples / "observed.yaml", PlanFormat::kJson, {}, {}},
-                     out, err);
+  int code = RunPlan(
+      {kExamples / "repo", kExamples / "observed.yaml", PlanFormat::kJson, {}, {}, {}}, out, err);
   EXPECT_EQ(code, kExitOk) << err.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j["clusters"].size(), 3u);
@@ -130,9 +131,49 @@ TEST(PlanCommandTest, ClusterMissingFromObservedFileIsBlocked) {
   repo.Write("observed.yaml", "clusters: {}\n");
   std::ostringstream out, err;
   EXPECT_EQ(
-      RunPlan({repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}}, out, err),
+      RunPlan({repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}}, out, err),
       kExitBlocked);
   EXPECT_THAT(out.str(), HasSubstr("was not observed"));
+}
+
+TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
+  TempRepo repo;
+  repo.Write("clusters/prod-eu-1.yaml",
+             ReadFile(kExamples / "repo/clusters/prod-eu-1.yaml") +
+                 "    healthChecks:\n"
+                 "      - {name: ingress, type: http, url: http://127.0.0.1:9/healthz}\n"
+                 "      - {name: errors, type: http, url: http://127.0.0.1:9/errors}\n");
+  repo.Write("observed.yaml", ReadFile(kExamples / "observed.yaml"));
+  core::ClusterStatus status;
+  status.cluster = "prod-eu-1";
+  status.phase = core::ClusterPhase::kWaitingForGate;
+  const core::TimePoint checked = *core::ParseTimestamp("2026-11-23T10:00:00Z");
+  status.updated = checked;
+  status.gates.results = {{"ingress", false, "HTTP 503, expected 200", checked}};
+  status.gates.failing_since = *core::ParseTimestamp("2026-11-23T09:30:00Z");
+  fs::create_directories(repo.dir() / "branch/status");
+  repo.Write("branch/" + core::ClusterStatusPath("prod-eu-1"), core::RenderStatusYaml(status));
+  PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}};
+  std::ostringstream out, err;
+  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), Not(HasSubstr("; last:")));  // no status checkout: no answers
+  options.status_dir = repo.dir() / "branch";
+  out.str("");
+  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("health check ingress: GET http://127.0.0.1:9/healthz answers "
+                                   "200"));
+  EXPECT_THAT(out.str(), HasSubstr("; last: unhealthy \"HTTP 503, expected 200\" at "
+                                   "2026-11-23T10:00:00Z"));
+  EXPECT_THAT(out.str(), HasSubstr("errors: GET http://127.0.0.1:9/errors answers 200 (within "
+                                   "10s), before the first node of a step, before each further "
+                                   "node (after settle) and before a Kubernetes step; last: not "
+                                   "checked yet"));
+  EXPECT_THAT(out.str(), HasSubstr("failing since 2026-11-23T09:30:00Z"));
+  // A status file that cannot be read back is an error, not a plan without answers.
+  repo.Write("branch/" + core::ClusterStatusPath("prod-eu-1"), "phase: [\n");
+  err.str("");
+  EXPECT_EQ(RunPlan(options, out, err), kExitInvalid);
+  EXPECT_THAT(err.str(), HasSubstr("status/prod-eu-1.yaml:"));
 }
 
 // The real binary, as CI runs it.

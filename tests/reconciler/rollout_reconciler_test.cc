@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "reconciler/kube/drain.h"
 #include "tests/support/rollout_world.h"
 #include "tests/support/simulated_env.h"
@@ -102,6 +104,8 @@ struct Harness {
   WorldExecutor executor{world, store};
   DesiredState desired;
   Metrics metrics;
+  gates::HealthGateRunner* gates = nullptr;
+  StatusStore* peers = nullptr;
 
   void Publish(const core::ClusterProfile& profile, std::vector<core::InvalidProfile> invalid) {
     auto snapshot = std::make_shared<DesiredSnapshot>();
@@ -115,7 +119,7 @@ struct Harness {
 
   std::unique_ptr<RolloutReconciler> Make(bool dry_run = false) {
     return std::make_unique<RolloutReconciler>(
-        RolloutReconciler::Deps{desired, observer, executor, store, clock, metrics},
+        RolloutReconciler::Deps{desired, observer, executor, store, clock, metrics, gates, peers},
         RolloutReconcilerOptions{std::chrono::milliseconds(1000), dry_run, 32}, store.latest);
   }
 
@@ -306,6 +310,116 @@ TEST(RolloutReconcilerTest, ARemovedClusterIsForgotten) {
   Harness h;
   auto r = h.Make();
   EXPECT_EQ(r->Reconcile("gone", {}).kind, ReconcileOutcome::Kind::kForget);
+}
+
+// Health checks answered from a script: all healthy or all failing.
+class ScriptedGates final : public gates::HealthGateRunner {
+ public:
+  std::vector<core::GateResult> Check(const core::ClusterProfile& profile,
+                                      std::stop_token) override {
+    ++checks;
+    std::vector<core::GateResult> out;
+    for (const core::HealthCheck& c : profile.policy.health_checks) {
+      out.push_back({c.name, healthy, healthy ? "HTTP 200" : "HTTP 503, expected 200", {}});
+    }
+    return out;
+  }
+  bool healthy = false;
+  int checks = 0;
+};
+
+// A Kubernetes upgrade runner whose task, once started, runs until the test ends.
+class RecordingUpgrades final : public k8s_upgrade::KubernetesUpgradeRunner {
+ public:
+  k8s_upgrade::UpgradeTaskStatus Ensure(const core::ClusterProfile&, const core::Version& target,
+                                        const core::SupportMatrix&) override {
+    ensured.push_back(target.ToString());
+    k8s_upgrade::UpgradeTaskStatus status;
+    status.target = target.ToString();
+    status.progress = "kubelets 1/5";
+    return status;
+  }
+  bool Started(const std::string&, const core::Version& target) override {
+    return std::find(ensured.begin(), ensured.end(), target.ToString()) != ensured.end();
+  }
+  std::vector<std::string> ensured;
+};
+
+TEST(RolloutReconcilerTest, HealthChecksHoldTheKubernetesUpgradeUntilTheyPass) {
+  Harness h("1.12.0", "1.12.0");
+  h.world.profile().kubernetes_version = core::testing_fixtures::V("1.35.0");
+  core::HealthCheck check;
+  check.name = "ingress";
+  check.url = "http://127.0.0.1:9/healthz";
+  h.world.profile().policy.health_checks = {check};
+  h.Publish(h.world.profile(), {});
+  ScriptedGates gates;
+  RecordingUpgrades upgrades;
+  h.gates = &gates;
+  auto r = h.Make();
+  r->SetKubernetesUpgrades(&upgrades);
+
+  EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(gates.checks, 1);
+  EXPECT_TRUE(upgrades.ensured.empty()) << "the Kubernetes upgrade started past a failing gate";
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kWaitingForGate);
+  EXPECT_THAT(h.store.latest.at("prod").message, HasSubstr("ingress: HTTP 503, expected 200"));
+
+  gates.healthy = true;
+  h.world.AdvanceTo(h.world.now() + std::chrono::seconds(10));
+  EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(upgrades.ensured, (std::vector<std::string>{"1.35.0"}));
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kUpgradingKubernetes);
+
+  // Once started, the upgrade is followed, not held again (its kubelet restarts make nodes
+  // NotReady for a while).
+  gates.healthy = false;
+  const int checks = gates.checks;
+  h.world.observed().nodes[3].ready = false;
+  EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(gates.checks, checks);
+  EXPECT_EQ(upgrades.ensured.size(), 2u);
+  EXPECT_THAT(h.store.latest.at("prod").message, HasSubstr("kubelets 1/5"));
+}
+
+// The status an upstream cluster recorded: Ready on `talos` since `since`.
+core::ClusterStatus ReadyUpstream(const std::string& name, const std::string& talos,
+                                  core::TimePoint since) {
+  core::ClusterStatus s;
+  s.cluster = name;
+  s.phase = core::ClusterPhase::kReady;
+  s.updated = since;
+  s.talos.current = talos;
+  s.kubernetes.current = "1.34.1";
+  s.conditions.push_back({"Ready", true, "Ready", "", since});
+  return s;
+}
+
+TEST(RolloutReconcilerTest, PromotionReadsUpstreamClustersFromTheStatusBranch) {
+  Harness h;
+  h.world.profile().promotion = core::Promotion{{{"staging", 3, 5}}, std::chrono::hours(1)};
+  h.Publish(h.world.profile(), {});
+  // Only this process's records: staging was never seen, so prod waits.
+  auto alone = h.Make();
+  static_cast<void>(alone->Reconcile("prod", {}));
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kWaitingForPromotion);
+  EXPECT_TRUE(h.executor.calls.empty());
+
+  // Another replica recorded staging on the branch: 40 minutes Ready, then past the soak.
+  MemoryStatusStore branch;
+  branch.latest["staging"] =
+      ReadyUpstream("staging", "1.12.0", h.world.now() - std::chrono::minutes(40));
+  h.peers = &branch;
+  auto r = h.Make();
+  static_cast<void>(r->Reconcile("prod", {}));
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kWaitingForPromotion);
+  EXPECT_THAT(h.store.latest.at("prod").message,
+              HasSubstr("waiting for staging (Ready on 1.12.0 for 40m of 1h)"));
+  EXPECT_TRUE(h.executor.calls.empty());
+  h.world.AdvanceTo(h.world.now() + std::chrono::minutes(20));
+  static_cast<void>(r->Reconcile("prod", {}));
+  ASSERT_FALSE(h.executor.calls.empty());
+  EXPECT_EQ(h.executor.calls.front(), "pre-pull-image ");
 }
 
 }  // namespace
