@@ -64,6 +64,7 @@ json SnapshotToJson(const NodeSnapshot& n) {
             {"next_boot_slot", n.next_boot_slot},
             {"kube_ready", n.kube_ready},
             {"unschedulable", n.unschedulable},
+            {"hanging_calls", n.hanging_calls},
             {"faults", faults}};
   if (n.etcd_member_id) {
     j["etcd"] = {{"member_id", fmt::format("{:016x}", *n.etcd_member_id)},

@@ -132,6 +132,11 @@ TEST_F(ClientReadTest, CosiGetListAndSpecs) {
   auto missing =
       client_->CosiGet(Address("w-1"), "k8s", "KubeletSpecs.kubernetes.talos.dev", "no-such-id");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  // A namespace Talos does not register is refused by the node's access policy, not NotFound.
+  auto nowhere =
+      client_->CosiGet(Address("w-1"), "kubelet", "KubeletSpecs.kubernetes.talos.dev", "kubelet");
+  EXPECT_EQ(nowhere.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(nowhere.status().message(), HasSubstr("namespace \"kubelet\" is not supported"));
 }
 
 TEST_F(ClientReadTest, CallsForAnEndpointNodeGoThroughAnotherEndpoint) {
