@@ -55,7 +55,10 @@ void SimCluster::BootUpLocked(SimNode& node, bool instant) {
   // The system containerd keeps its images in memory: a boot starts it empty. The CRI
   // containerd's live on the EPHEMERAL partition, unless that was wiped.
   node.image_store.erase(ImageStore::kSystemInMemory);
-  if (FireFaultLocked(node, FaultKind::kEphemeralWiped, "")) node.image_store.clear();
+  const bool first_boot = node.boots == 1;  // the fleet's start: nothing to wipe yet
+  if (!first_boot && FireFaultLocked(node, FaultKind::kEphemeralWiped, "")) {
+    node.image_store.clear();
+  }
   node.installing = false;
   node.up = true;
   node.stuck_down = false;

@@ -72,6 +72,10 @@ void SimCluster::Boot(const std::vector<std::string>& addresses) {
     BootUpLocked(node);
     BootedLocked(node);
     ReadyLocked(node);
+    // Booted and ready at once: drop the steps the boot scheduled, or they would run again a
+    // moment later and flip the node to RUNNING-not-ready and back (spurious MachineStatus
+    // updates a watcher could take for the start of a reboot).
+    ++node.epoch;
     // apid has been connected since before the simulation began.
     node.forwardable_from = {};
     node.forward_hangs_until = {};
