@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <thread>
 
 #include "cosi/resource/state.grpc.pb.h"
@@ -60,7 +61,11 @@ absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(const TalosConte
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   const int backoff_ms = static_cast<int>(options.max_reconnect_backoff.count());
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, backoff_ms);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(backoff_ms, 1000));
+  // gRPC takes this one as the minimum time a connection attempt (TCP and TLS handshake) may
+  // last, not as a backoff: keep it at the connect timeout, or a slow handshake fails every
+  // attempt ("connection attempt timed out before receiving SETTINGS frame").
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(std::min<int64_t>(options.timeouts.connect.count(), INT32_MAX)));
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(backoff_ms, 1000));
   if (!options.tls_server_name.empty()) args.SetSslTargetNameOverride(options.tls_server_name);
 

@@ -1,5 +1,6 @@
 // Behaviours of real Talos that the simulator reproduces and the reconciler must live with,
-// end to end.
+// end to end: the etcd upgrade mutex on 1.12, a reboot between pre-pull and install, calls that
+// hang after a reboot, an installer image the registry does not have.
 #include "tests/e2e/e2e_fixture.h"
 
 namespace tr::e2e {
@@ -32,6 +33,111 @@ TEST_F(E2eTest, UpgradeMutexHeldOn112IsRetriedNotFatal) {
     EXPECT_EQ(span.version_changes, std::vector<std::string>{"v1.12.5 -> v1.13.9"}) << span.node;
   }
   EXPECT_EQ(OverlapProblem(spans), "");
+}
+
+// A worker loses power right after it answers the pre-pull, and comes back with its EPHEMERAL
+// wiped: the image is gone from the CRI store the install reads. The executor pulls again
+// right before the install, so the install never fails (Talos would answer Internal "not
+// found in containerd store" and the rollout would halt) and each node is upgraded once.
+TEST_F(E2eTest, ANodeRebootedBetweenPrePullAndInstallIsPulledAgainAndUpgradedOnce) {
+  ClusterDef cluster = MakeCluster("blip", 1, 2, "1.13.2");
+  cluster.nodes[1].faults =
+      "[{kind: reboot_after_pull, count: 1, image: metal-installer}, "
+      "{kind: ephemeral_wiped, count: 1}]";
+  const std::string blipped = cluster.nodes[1].name;
+  E2E_ASSERT_OK(world().StartFleet({cluster}));
+  world().PushProfiles({{"blip", AtTalos("1.13.2")}}, "initial profiles");
+  E2E_ASSERT_OK(world().StartDaemon());
+  E2E_ASSERT_OK(world().WaitForReady("blip", "1.13.2", "", kTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+
+  const std::string commit = world().PushProfiles({{"blip", AtTalos("1.13.9")}}, "blip: 1.13.9");
+  E2E_ASSERT_OK(world().WaitForReady("blip", "1.13.9", commit, kTimeout).status());
+  const auto& journal = world().Journal();
+  // The blip happened after the pre-pull and before that node's install.
+  uint64_t fired = 0, wiped = 0, installed = 0;
+  for (const auto& line : journal) {
+    if (line.seq <= since || line.node != blipped) continue;
+    if (!line.call && line.what == "fault" && line.detail.starts_with("reboot_after_pull fired")) {
+      fired = line.seq;
+    }
+    if (!line.call && line.what == "fault" && line.detail == "ephemeral_wiped fired") {
+      wiped = line.seq;
+    }
+    if (line.call && line.code == "OK" && line.what.ends_with("LifecycleService/Upgrade")) {
+      installed = line.seq;
+    }
+  }
+  ASSERT_NE(fired, 0u);
+  EXPECT_LT(fired, wiped);
+  EXPECT_LT(wiped, installed);
+  EXPECT_EQ(CountCalls(journal, "blip", "LifecycleService/Upgrade", "OK", since), 3);
+  EXPECT_EQ(CountCalls(journal, "blip", "LifecycleService/Upgrade", "INTERNAL", since), 0);
+  const auto spans = UpgradeSpans(journal, "blip", since);
+  SCOPED_TRACE(Describe(spans));
+  ASSERT_EQ(spans.size(), 3u);
+  for (const auto& span : spans) {
+    EXPECT_EQ(span.version_changes, std::vector<std::string>{"v1.13.2 -> v1.13.9"}) << span.node;
+    EXPECT_EQ(span.upgrade_calls_ok, 1) << span.node;
+  }
+}
+
+// After each reboot, calls the control plane's apid forwards to the worker hang for 3 s (real)
+// and then fail Unavailable "i/o timeout": the rollout waits them out and completes.
+TEST_F(E2eTest, CallsHangingAfterAWorkerRebootsDelayTheRolloutButDoNotFailIt) {
+  FleetOptions options;
+  options.timings = "{apid_hang: 300s}";
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("hang", 1, 1, "1.13.2")}, options));
+  world().PushProfiles({{"hang", AtTalos("1.13.2")}}, "initial profiles");
+  E2E_ASSERT_OK(world().StartDaemon());
+  E2E_ASSERT_OK(world().WaitForReady("hang", "1.13.2", "", kTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+
+  const std::string commit = world().PushProfiles({{"hang", AtTalos("1.13.9")}}, "hang: 1.13.9");
+  E2E_ASSERT_OK(world().WaitForReady("hang", "1.13.9", commit, kTimeout).status());
+  const auto& journal = world().Journal();
+  int timed_out = 0;
+  for (const auto& line : journal) {
+    timed_out += line.seq > since && line.call && line.code == "UNAVAILABLE" &&
+                 line.detail.ends_with(":50000: i/o timeout\"");
+  }
+  EXPECT_GT(timed_out, 0);
+  EXPECT_EQ(CountCalls(journal, "hang", "LifecycleService/Upgrade", "OK", since), 2);
+  const auto spans = UpgradeSpans(journal, "hang", since);
+  SCOPED_TRACE(Describe(spans));
+  ASSERT_EQ(spans.size(), 2u);
+  for (const auto& span : spans) EXPECT_EQ(span.upgrade_calls_ok, 1) << span.node;
+}
+
+// The registry has no installer for a schematic nobody built (a typo in the profile): the
+// pre-pull fails NotFound "error pulling image" and the rollout stops before any node is
+// touched.
+TEST_F(E2eTest, ATypoedSchematicStopsAtThePrePullBeforeAnyNodeIsTouched) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("typo", 1, 1, "1.13.2")}));
+  world().PushProfiles({{"typo", AtTalos("1.13.2")}}, "initial profiles");
+  E2E_ASSERT_OK(world().StartDaemon());
+  E2E_ASSERT_OK(world().WaitForReady("typo", "1.13.2", "", kTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+
+  ProfileDef typo = AtTalos("1.13.9");
+  typo.image = "factory.talos.dev/metal-installer/" + std::string(64, 'f');
+  const std::string commit = world().PushProfiles({{"typo", typo}}, "typo: 1.13.9, wrong schematic");
+  core::ClusterStatus failed;
+  E2E_ASSERT_OK_AND_ASSIGN(
+      failed, world().WaitForStatus(
+                  "typo",
+                  [&](const core::ClusterStatus& s) {
+                    return s.phase == core::ClusterPhase::kUpgradeFailed &&
+                           s.desired_commit_attempted == commit;
+                  },
+                  kTimeout));
+  const std::string said = failed.message + " | " + failed.talos.message;
+  EXPECT_NE(said.find("error pulling image"), std::string::npos) << said;
+  const auto& journal = world().Journal();
+  EXPECT_GE(CountCalls(journal, "typo", "ImageService/Pull", "NOT_FOUND", since), 1);
+  EXPECT_EQ(CountCalls(journal, "typo", "LifecycleService/Upgrade", "", since), 0);
+  EXPECT_TRUE(TouchedNodes(journal, "typo", since).empty())
+      << Describe(UpgradeSpans(journal, "typo", since));
 }
 
 }  // namespace

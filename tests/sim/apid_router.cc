@@ -65,6 +65,24 @@ std::string Unreachable(const std::string& address) {
 
 }  // namespace
 
+absl::Status ApidRouter::HangWhileConnecting(const grpc::ServerContext& context,
+                                             std::unique_lock<std::mutex>& lock,
+                                             const SimNode& node) const {
+  // apid's connection attempt to the node has not timed out yet (the node's address does not
+  // answer while it comes up): the call waits without an answer, as a non-wait-for-ready gRPC
+  // call does while its channel is connecting.
+  while (cluster_->scheduler().Now() < node.forward_hangs_until) {
+    if (context.IsCancelled() || cluster_->stopping()) {
+      return absl::CancelledError("the caller gave up while apid was connecting to the node");
+    }
+    cluster_->cv().wait_for(lock, std::chrono::milliseconds(20));
+  }
+  return absl::UnavailableError(fmt::format(
+      "connection error: desc = \"transport: Error while dialing: dial tcp {}:50000: i/o "
+      "timeout\"",
+      node.address));
+}
+
 bool AddressContainsPort(std::string_view target) {
   // As Go's net.SplitHostPort succeeding: "host:port" or "[v6]:port"; a bare IPv6 address
   // ("fd00::1", two or more colons) or "[fd00::1]" has no port.
@@ -126,7 +144,7 @@ absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContext& context,
   }
   const bool one_to_many = md.find("nodes") != md.end();
   const bool proxied = md.find("proxyfrom") != md.end();
-  std::lock_guard lock(cluster_->mu());
+  std::unique_lock lock(cluster_->mu());
   auto refuse = [&](absl::Status status) -> absl::StatusOr<Route> {
     cluster_->JournalCallLocked(*endpoint_, std::string(method), route.role,
                                 std::string(absl::StatusCodeToString(status.code())), "",
@@ -165,6 +183,14 @@ absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContext& context,
         "tls: bad certificate\""));
   }
   if (!node->api_reachable()) return refuse(absl::UnavailableError(Unreachable(node->address)));
+  if (node != endpoint_ && cluster_->scheduler().Now() < node->forward_hangs_until) {
+    ++node->hanging_calls;
+    cluster_->NotifyLocked();
+    absl::Status hung = HangWhileConnecting(context, lock, *node);
+    --node->hanging_calls;
+    cluster_->NotifyLocked();
+    return refuse(std::move(hung));
+  }
   // This apid's connection to a node that rebooted is still in reconnect backoff
   // (backend/apid.go: up to 15 s, 20 s minimum connect timeout): calls fail as the dial did.
   if (node != endpoint_ && cluster_->scheduler().Now() < node->forwardable_from) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
@@ -46,14 +47,21 @@ class ApidRouter {
       : cluster_(cluster), endpoint_(endpoint), directory_(std::move(directory)) {}
 
   // The route of a call to `method`, or the status apid would answer with: Unavailable when the
-  // endpoint or the target is not reachable, PermissionDenied ("not authorized", "no request
-  // forwarding"), InvalidArgument for bad `node` metadata. Journals refusals.
+  // endpoint or the target is not reachable (after hanging through the target's apid_hang
+  // window), PermissionDenied ("not authorized", "no request forwarding"), InvalidArgument for
+  // bad `node` metadata. Journals refusals. May block while a forwarded call hangs.
   absl::StatusOr<Route> Resolve(const grpc::ServerContext& context, std::string_view method) const;
 
   SimCluster* cluster() const { return cluster_; }
   SimNode* endpoint() const { return endpoint_; }
 
  private:
+  // Waits (the lock released meanwhile) until the node's forward_hangs_until, then answers what
+  // apid does when its connection attempt times out: Unavailable `i/o timeout`. Cancelled when
+  // the caller gives up first or the fleet stops.
+  absl::Status HangWhileConnecting(const grpc::ServerContext& context,
+                                   std::unique_lock<std::mutex>& lock, const SimNode& node) const;
+
   SimCluster* cluster_;
   SimNode* endpoint_;
   NodeDirectory directory_;

@@ -52,8 +52,13 @@ void SimCluster::BootUpLocked(SimNode& node, bool instant) {
   node.resources.clear();
   node.cosi_log.clear();
   node.services.clear();
-  // The system containerd keeps its images in memory: a boot starts it empty.
+  // The system containerd keeps its images in memory: a boot starts it empty. The CRI
+  // containerd's live on the EPHEMERAL partition, unless that was wiped.
   node.image_store.erase(ImageStore::kSystemInMemory);
+  const bool first_boot = node.boots == 1;  // the fleet's start: nothing to wipe yet
+  if (!first_boot && FireFaultLocked(node, FaultKind::kEphemeralWiped, "")) {
+    node.image_store.clear();
+  }
   node.installing = false;
   node.up = true;
   node.stuck_down = false;
@@ -67,6 +72,7 @@ void SimCluster::BootUpLocked(SimNode& node, bool instant) {
     return;
   }
   node.forwardable_from = scheduler_->Now() + Scaled(timings_.apid_reconnect);
+  node.forward_hangs_until = scheduler_->Now() + Scaled(timings_.apid_hang);
   node.sequence = "boot";
   SequenceEventLocked(node, "initialize", machine::SequenceEvent::START, "");
   SetStageLocked(node, MachineStage::kBooting, false,

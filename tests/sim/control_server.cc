@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "fmt/format.h"
+#include "tests/sim/http_listener.h"
 
 namespace tr::sim {
 namespace {
@@ -64,6 +65,7 @@ json SnapshotToJson(const NodeSnapshot& n) {
             {"next_boot_slot", n.next_boot_slot},
             {"kube_ready", n.kube_ready},
             {"unschedulable", n.unschedulable},
+            {"hanging_calls", n.hanging_calls},
             {"faults", faults}};
   if (n.etcd_member_id) {
     j["etcd"] = {{"member_id", fmt::format("{:016x}", *n.etcd_member_id)},
@@ -95,7 +97,7 @@ absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(Fleet* fleet
   const int port = control->server_->bind_to_any_port("127.0.0.1");
   if (port <= 0) return absl::UnavailableError("control endpoint: cannot bind 127.0.0.1");
   control->url_ = fmt::format("http://127.0.0.1:{}", port);
-  control->thread_ = std::thread([s = control->server_.get()] { s->listen_after_bind(); });
+  control->thread_ = ListenInBackground(control->server_.get());
   return control;
 }
 

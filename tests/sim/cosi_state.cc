@@ -1,5 +1,5 @@
-// cosi.resource.State (Get, List, Watch) of a simulated node (facts §5). Sensitive resources
-// (MachineConfig) need os:admin. Watch first sends an empty response (the watch is established),
+// cosi.resource.State (Get, List, Watch) of a simulated node (facts §5). Unknown types and
+// namespaces are refused; sensitive resources (MachineConfig) need os:admin. Watch first sends an empty response (the watch is established),
 // then the initial state (one resource: its current state; a kind with bootstrap_contents: every
 // resource then BOOTSTRAPPED), then changes until the node goes down.
 #include "fmt/format.h"
@@ -31,13 +31,24 @@ void ToProto(const CosiResource& r, cr::Resource* out) {
   out->mutable_spec()->set_yaml_spec(r.yaml_spec);
 }
 
-grpc::Status CheckSensitive(const Route& route, const std::string& type) {
+// apid's access policy (internal/app/resources/access.go), in its order: the type, the
+// sensitivity, then the namespace.
+grpc::Status CheckAccess(const Route& route, const std::string& ns, const std::string& type) {
   if (!KnownCosiType(type)) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         fmt::format("resource type \"{}\" is not supported", type));
   }
   if (type == "MachineConfigs.config.talos.dev" && !route.roles.contains("os:admin")) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "not authorized");
+  }
+  int minor = 0;
+  {
+    std::lock_guard lock(route.cluster->mu());
+    minor = TalosMinor(*route.target);
+  }
+  if (!KnownCosiNamespace(ns, minor)) {
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        fmt::format("namespace \"{}\" is not supported", ns));
   }
   return grpc::Status::OK;
 }
@@ -52,7 +63,7 @@ grpc::Status NotFound(const std::string& ns, const std::string& type, const std:
 grpc::Status CosiStateImpl::Get(grpc::ServerContext* ctx, const cr::GetRequest* request,
                                 cr::GetResponse* response) {
   return HandleCall(router_, ctx, "/cosi.resource.State/Get", [&](const Route& r) {
-    if (auto st = CheckSensitive(r, request->type()); !st.ok()) return st;
+    if (auto st = CheckAccess(r, request->namespace_(), request->type()); !st.ok()) return st;
     std::lock_guard lock(r.cluster->mu());
     auto it = r.target->resources.find(
         fmt::format("{}/{}/{}", request->namespace_(), request->type(), request->id()));
@@ -67,7 +78,7 @@ grpc::Status CosiStateImpl::Get(grpc::ServerContext* ctx, const cr::GetRequest* 
 grpc::Status CosiStateImpl::List(grpc::ServerContext* ctx, const cr::ListRequest* request,
                                  grpc::ServerWriter<cr::ListResponse>* writer) {
   return HandleCall(router_, ctx, "/cosi.resource.State/List", [&](const Route& r) {
-    if (auto st = CheckSensitive(r, request->type()); !st.ok()) return st;
+    if (auto st = CheckAccess(r, request->namespace_(), request->type()); !st.ok()) return st;
     std::vector<cr::ListResponse> items;
     {
       std::lock_guard lock(r.cluster->mu());
@@ -86,7 +97,7 @@ grpc::Status CosiStateImpl::List(grpc::ServerContext* ctx, const cr::ListRequest
 grpc::Status CosiStateImpl::Watch(grpc::ServerContext* ctx, const cr::WatchRequest* request,
                                   grpc::ServerWriter<cr::WatchResponse>* writer) {
   return HandleCall(router_, ctx, "/cosi.resource.State/Watch", [&](const Route& r) {
-    if (auto st = CheckSensitive(r, request->type()); !st.ok()) return st;
+    if (auto st = CheckAccess(r, request->namespace_(), request->type()); !st.ok()) return st;
     const std::string& ns = request->namespace_();
     const std::string& type = request->type();
     const bool single = request->has_id();

@@ -107,7 +107,21 @@ constexpr std::string_view kTypes[] = {
     "WatchdogTimerStatuses.runtime.talos.dev", "ZswapStatuses.block.talos.dev",
 };
 
+// The namespaces machined registers (internal/app/machined/pkg/runtime/v1alpha2/v1alpha2_state.go,
+// plus COSI's own "meta"), the same from 1.7 to 1.12; "security" from 1.13, "containers" and
+// "storage" from 1.14.
+constexpr std::string_view kNamespaces[] = {
+    "cluster", "cluster-raw", "config",  "controlplane",   "cri",  "etcd",    "files",   "hardware",
+    "k8s",     "kubespan",    "meta",    "network",        "network-config", "perf",    "runtime",
+    "secrets"};
+
 }  // namespace
+
+bool KnownCosiNamespace(std::string_view ns, int talos_minor) {
+  if (ns == "security") return talos_minor >= 13;
+  if (ns == "containers" || ns == "storage") return talos_minor >= 14;
+  return std::find(std::begin(kNamespaces), std::end(kNamespaces), ns) != std::end(kNamespaces);
+}
 
 bool KnownCosiType(std::string_view type) {
   return std::binary_search(std::begin(kTypes), std::end(kTypes), type);

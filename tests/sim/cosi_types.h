@@ -1,4 +1,5 @@
-// Which COSI resource types exist on a Talos node (see cosi_types.cc for the source).
+// Which COSI resource types and namespaces exist on a Talos node (see cosi_types.cc for the
+// source).
 // Pure; thread-safe.
 #pragma once
 
@@ -8,5 +9,9 @@ namespace tr::sim {
 
 // Whether `type` ("MachineStatuses.runtime.talos.dev") is a resource type Talos defines.
 bool KnownCosiType(std::string_view type);
+
+// Whether Talos 1.`talos_minor` registers the resource namespace `ns` ("runtime", "network", ...).
+// apid refuses any other with PermissionDenied `namespace "<ns>" is not supported`.
+bool KnownCosiNamespace(std::string_view ns, int talos_minor);
 
 }  // namespace tr::sim

@@ -1,9 +1,12 @@
 // Where talos-sim fails as real Talos fails, over the wire: containerd instances, registry
-// catalogue, Read of a missing file, COSI type checks and watch options, etcd legacy_members,
-// and apid's reconnect backoff towards a node that rebooted.
+// catalogue, Read of a missing file, COSI type and namespace checks and watch options, etcd
+// legacy_members, and apid's reconnect backoff (refused, then hanging calls) towards a node that
+// rebooted.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <future>
 
 #include "cosi/resource/state.grpc.pb.h"
 #include "machine/image.grpc.pb.h"
@@ -192,6 +195,45 @@ TEST_F(FidelityGrpcTest, CosiRefusesUnknownTypesAndUnsupportedWatchOptions) {
   EXPECT_EQ(created, 1);
 }
 
+// The access policy checks the namespace after the type, against the namespaces the node's
+// Talos version registers ("security" from 1.13, "storage" from 1.14).
+TEST_F(FidelityGrpcTest, CosiRefusesNamespacesTheNodeDoesNotRegister) {
+  auto cosi = cosi::resource::State::NewStub(channel_);
+  auto get = [&](const std::string& node, const std::string& ns, const std::string& type) {
+    cosi::resource::GetRequest req;
+    req.set_namespace_(ns);
+    req.set_type(type);
+    req.set_id("machine");
+    cosi::resource::GetResponse got;
+    auto ctx = Call(Addr(node));
+    return cosi->Get(ctx.get(), req, &got);
+  };
+  const std::string status_type = "MachineStatuses.runtime.talos.dev";
+  auto unknown = get("w-1", "v1alpha1", status_type);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(unknown.error_message(), "namespace \"v1alpha1\" is not supported");
+  auto both = get("w-1", "v1alpha1", "MachineStatus.runtime.talos.dev");
+  EXPECT_EQ(both.error_message(),
+            "resource type \"MachineStatus.runtime.talos.dev\" is not supported");
+  // A registered namespace without that resource: the state's own NotFound.
+  EXPECT_EQ(get("w-1", "security", status_type).error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(get("cp-2", "security", status_type).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(get("w-1", "storage", status_type).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(get("cp-2", "runtime", status_type).ok());
+
+  cosi::resource::ListRequest list;
+  list.set_namespace_("Runtime");
+  list.set_type(status_type);
+  auto ctx = Call(Addr("w-1"));
+  auto reader = cosi->List(ctx.get(), list);
+  cosi::resource::ListResponse item;
+  EXPECT_FALSE(reader->Read(&item));
+  auto st = reader->Finish();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(st.error_message(), "namespace \"Runtime\" is not supported");
+}
+
 // apid on cp-1 reaches w-1 only after its reconnect backoff, although w-1 is up; w-1's own apid
 // answers at once.
 TEST_F(FidelityGrpcTest, ForwardedCallsFailDuringApidReconnectBackoff) {
@@ -216,6 +258,73 @@ TEST_F(FidelityGrpcTest, ForwardedCallsFailDuringApidReconnectBackoff) {
     st = machine_->Version(ctx.get(), {}, &version);
   } while (!st.ok() && std::chrono::steady_clock::now() < deadline);
   EXPECT_TRUE(st.ok()) << st.error_message();
+}
+
+// Right after a node boots, apid's connection attempt to it has not timed out yet: calls it
+// forwards there hang (accepted, never answered) until the caller's deadline, or until the
+// window ends with Unavailable `i/o timeout`; then the reconnect backoff refuses, then they pass.
+// On a simulated clock, so the windows do not depend on how fast the machine is.
+TEST(ApidHangTest, ForwardedCallsHangAfterABootThenFailThenPass) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("sim-hang-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  auto spec = FleetSpec::Parse(R"(
+timings: {apid_hang: 20s, apid_reconnect: 30s}
+clusters:
+  - name: prod
+    nodes:
+      - {name: cp-1, role: controlplane, talos: v1.13.2, kubernetes: 1.34.1}
+      - {name: w-1, role: worker, talos: v1.13.2, kubernetes: 1.34.1}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  auto clock = std::make_shared<ManualScheduler>();
+  FleetOptions options;
+  options.scheduler = clock;
+  auto started = Fleet::Start(*spec, dir, options);
+  ASSERT_TRUE(started.ok()) << started.status();
+  std::unique_ptr<Fleet> fleet = *std::move(started);
+  const auto admin = ReadTalosconfig(fleet->Cluster("prod")->talosconfig);
+  auto via_cp1 = machine::MachineService::NewStub(Dial(admin, admin.endpoints.front()));
+  const std::string w1 = *fleet->NodeAddress("w-1");
+  auto version = [&](std::chrono::milliseconds deadline) {
+    machine::VersionResponse reply;
+    auto ctx = Call(w1, deadline);
+    return via_cp1->Version(ctx.get(), {}, &reply);
+  };
+
+  machine::RebootResponse rebooted;
+  auto ctx = Call(w1);
+  ASSERT_TRUE(via_cp1->Reboot(ctx.get(), {}, &rebooted).ok());
+  for (int i = 0; i < 600 && fleet->Node("w-1")->boots < 2; ++i) clock->AdvanceBy(100ms);
+  ASSERT_EQ(fleet->Node("w-1")->boots, 2);
+
+  // The clock stands still: only the caller's deadline ends the call.
+  EXPECT_EQ(version(300ms).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  ASSERT_TRUE(fleet->WaitForNode("w-1", [](const NodeSnapshot& n) { return n.hanging_calls == 0; },
+                                 10s)
+                  .ok());
+  auto pending = std::async(std::launch::async, [&] { return version(20s); });
+  ASSERT_TRUE(fleet->WaitForNode("w-1", [](const NodeSnapshot& n) { return n.hanging_calls == 1; },
+                                 10s)
+                  .ok());
+  clock->AdvanceBy(20s);
+  const grpc::Status timed_out = pending.get();
+  EXPECT_EQ(timed_out.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(timed_out.error_message(), HasSubstr(w1 + ":50000: i/o timeout"));
+  auto refused = version(10s);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_THAT(refused.error_message(), HasSubstr("connect: connection refused"));
+  clock->AdvanceBy(10s);
+  auto served = version(10s);
+  EXPECT_TRUE(served.ok()) << served.error_message();
+
+  int gave_up = 0;
+  for (const auto& entry : fleet->journal().Entries()) {
+    gave_up += entry.what == "/machine.MachineService/Version" && entry.code == "CANCELLED";
+  }
+  EXPECT_EQ(gave_up, 1);
+  fleet->Stop();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -73,6 +73,7 @@ struct NodeSnapshot {
   bool etcd_leader = false;
 
   std::vector<Fault> faults;  // active faults with remaining counts
+  int hanging_calls = 0;      // calls other nodes' apid forward here that hang now (apid_hang)
 };
 
 // Where to reach one cluster of the fleet.

@@ -24,8 +24,11 @@ using ::testing::StartsWith;
 using testing::Talosconfig;
 using namespace std::chrono_literals;
 
+// The legacy upgrade's drain lasts 0.5 s (real): a test subscribes to the node's events after
+// Upgrade answers and before the node goes down, also on a loaded machine.
 constexpr const char* kFleet = R"(
 time_scale: 0.002
+timings: {drain: 250s}
 clusters:
   - name: prod
     nodes:

@@ -26,6 +26,8 @@ constexpr std::pair<FaultKind, std::string_view> kFaultNames[] = {
     {FaultKind::kStaticPodNotReady, "static_pod_not_ready"},
     {FaultKind::kKubeletNotReturning, "kubelet_not_returning"},
     {FaultKind::kRemovedApiInUse, "removed_api_in_use"},
+    {FaultKind::kRebootAfterPull, "reboot_after_pull"},
+    {FaultKind::kEphemeralWiped, "ephemeral_wiped"},
 };
 
 // n[key] when n is a map that has it, else an empty (null) node: never a throwing zombie.
@@ -192,7 +194,7 @@ absl::Status ParseTimings(const YAML::Node& y, Timings& t) {
   const std::pair<const char*, std::chrono::milliseconds*> fields[] = {
       {"image_pull", &t.image_pull}, {"install", &t.install}, {"drain", &t.drain},
       {"reboot", &t.reboot},         {"boot", &t.boot},       {"pod_start", &t.pod_start},
-      {"apid_reconnect", &t.apid_reconnect}};
+      {"apid_reconnect", &t.apid_reconnect}, {"apid_hang", &t.apid_hang}};
   for (const auto& [key, field] : fields) {
     if (!Child(y, key)) continue;
     auto d = ParseDuration(fmt::format("timings.{}", key), Child(y, key).as<std::string>());

@@ -42,11 +42,16 @@ enum class FaultKind {
   kKubeletNotReturning,  // a kubelet restarted by a config change never comes back; Node NotReady
   kRemovedApiInUse,      // the cluster's API server still holds objects of an API the next
                          // Kubernetes minor removes (podschedulingcontexts.v1alpha3.resource.k8s.io)
+  kRebootAfterPull,  // right after answering a pull (ImageService/Pull, ImagePull) of an image
+                     // containing `image` (empty = any), the node reboots at once (a power blip)
+  kEphemeralWiped,   // at its next boot the node's EPHEMERAL partition is empty: the CRI
+                     // containerd's images are gone too (only the image stores are modelled)
 };
 
 // The fleet-file spelling: "bad_installer_image", "boot_failure", "never_returns", "slow_reboot",
 // "etcd_unhealthy", "upgrade_lock_held", "api_unreachable", "image_pull_failure",
-// "static_pod_not_ready", "kubelet_not_returning", "removed_api_in_use".
+// "static_pod_not_ready", "kubelet_not_returning", "removed_api_in_use", "reboot_after_pull",
+// "ephemeral_wiped".
 std::string_view FaultKindName(FaultKind kind);
 absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name);
 
@@ -54,11 +59,13 @@ struct Fault {
   FaultKind kind = FaultKind::kBootFailure;
   // How many times the fault fires before it is used up; -1 = until cleared. Only the one-shot
   // kinds count down (boot_failure, never_returns, bad_installer_image, upgrade_lock_held: each
-  // refused or failed attempt is one); the others are conditions that hold until cleared.
+  // refused or failed attempt is one; reboot_after_pull: each reboot; ephemeral_wiped: each
+  // boot); the others are conditions that hold until cleared.
   int count = -1;
   // slow_reboot: extra time down per reboot, in fleet time (multiplied by the time scale).
   std::chrono::milliseconds delay{0};
-  // bad_installer_image: only images containing this text are bad; empty = every image.
+  // bad_installer_image, reboot_after_pull: only images containing this text; empty = every
+  // image.
   std::string image;
 };
 
@@ -75,6 +82,11 @@ struct Timings {
   // After a node boots, how long the apid of another node keeps failing calls it forwards there
   // (its gRPC connection is still in reconnect backoff: up to 15 s in Talos). 0 = none.
   std::chrono::milliseconds apid_reconnect{0};
+  // After a node boots, how long calls another node's apid forwards there hang: accepted, never
+  // answered, until the window ends (then Unavailable `i/o timeout`, as apid's connection
+  // attempt reaching its 20 s connect timeout) or the caller's deadline passes. Counted from the
+  // boot, like apid_reconnect, and checked first. 0 = none.
+  std::chrono::milliseconds apid_hang{0};
 };
 
 // The registry catalogue (see image_registry.h for the images that exist without being listed).

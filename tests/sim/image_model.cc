@@ -19,17 +19,25 @@ absl::Status NotFound(const std::string& normalized) {
 absl::StatusOr<ImageRef> SimCluster::ResolveImageLocked(SimNode& node, const std::string& image) {
   auto ref = ParseImageRef(image);
   if (!ref.ok()) return ref.status();
-  for (auto& f : node.faults) {
-    const bool pull_fault =
-        f.kind == FaultKind::kBadInstallerImage || f.kind == FaultKind::kImagePullFailure;
-    if (pull_fault && f.count != 0 && (f.image.empty() || image.find(f.image) != std::string::npos)) {
-      if (f.count > 0) --f.count;
-      JournalStateLocked(node, "fault", fmt::format("{} fired for {}", FaultKindName(f.kind), image));
-      return NotFound(ref->Normalized());
-    }
+  if (FireFaultLocked(node, FaultKind::kBadInstallerImage, image) ||
+      FireFaultLocked(node, FaultKind::kImagePullFailure, image)) {
+    return NotFound(ref->Normalized());
   }
   if (!registry_->Exists(*ref)) return NotFound(ref->Normalized());
   return ref;
+}
+
+bool SimCluster::FireFaultLocked(SimNode& node, FaultKind kind, const std::string& image) {
+  for (auto& f : node.faults) {
+    if (f.kind != kind || f.count == 0) continue;
+    if (!f.image.empty() && image.find(f.image) == std::string::npos) continue;
+    if (f.count > 0) --f.count;
+    JournalStateLocked(node, "fault",
+                       image.empty() ? fmt::format("{} fired", FaultKindName(kind))
+                                     : fmt::format("{} fired for {}", FaultKindName(kind), image));
+    return true;
+  }
+  return false;
 }
 
 bool SimCluster::HasImageLocked(const SimNode& node, ImageStore store,
@@ -90,6 +98,8 @@ std::shared_ptr<Mailbox<ProgressItem>> SimCluster::PullImage(SimNode& node, std:
         box->Push(ProgressItem::Layer(layer, 3, 52'428'800, 52'428'800));
       }
       box->Push(ProgressItem::Name(PinnedName(*ref)));
+      // The answer is on its way; then the machine loses power and comes back.
+      if (FireFaultLocked(*n, FaultKind::kRebootAfterPull, image)) GoDownLocked(*n, false);
     }
     box->Close();
   });

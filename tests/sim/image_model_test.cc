@@ -94,6 +94,40 @@ TEST_F(ImageModelTest, TheInMemoryStoreIsEmptiedByAReboot) {
   EXPECT_EQ(*installed, 0);
 }
 
+// The fault hooks for "rebooted between pre-pull and install": the node reboots right after
+// answering the pull; with its EPHEMERAL wiped, the CRI store comes back empty and the install
+// fails as Talos does until the image is pulled again.
+TEST_F(ImageModelTest, ARebootRightAfterThePullAndAWipedEphemeral) {
+  Start("v1.13.2");
+  ASSERT_TRUE(cluster_->InjectFault(Worker(), {.kind = FaultKind::kRebootAfterPull,
+                                               .count = 1,
+                                               .delay = {},
+                                               .image = "metal-installer"})
+                  .ok());
+  ASSERT_TRUE(cluster_->InjectFault(Worker(), {.kind = FaultKind::kEphemeralWiped, .count = 1, .delay = {}, .image = {}})
+                  .ok());
+  const ProgressItem pulled = Pull(kFactory);
+  ASSERT_TRUE(pulled.final);
+  EXPECT_TRUE(pulled.error.ok());
+  EXPECT_FALSE(Worker().up);
+  clock_->AdvanceBy(timings_.reboot + timings_.boot);
+  ASSERT_TRUE(Worker().up);
+  EXPECT_EQ(Worker().boots, 2);
+  auto missing = Install(kFactory);
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(missing.status().message(), HasSubstr("not found in containerd store"));
+  ASSERT_TRUE(Pull(kFactory).final);
+  EXPECT_TRUE(Worker().up);  // used up: this pull does not reboot the node
+  auto installed = Install(kFactory);
+  ASSERT_TRUE(installed.ok()) << installed.status();
+  EXPECT_EQ(*installed, 0);
+  // Used up too: the next reboot keeps the CRI store.
+  ASSERT_TRUE(cluster_->Reboot(Worker()).ok());
+  clock_->AdvanceBy(timings_.reboot + timings_.boot + timings_.install);
+  ASSERT_TRUE(Worker().up);
+  EXPECT_TRUE(cluster_->HasImageLocked(Worker(), ImageStore::kCriSystem, kFactory));
+}
+
 TEST_F(ImageModelTest, PullsAreStoredNormalizedAndInstallsLookUpTheRawName) {
   Start("v1.13.2");
   cluster_->set_registry(std::make_shared<RegistryCatalog>(

@@ -6,6 +6,7 @@
 
 #include "core/text.h"
 #include "fmt/format.h"
+#include "tests/sim/http_listener.h"
 #include "tests/sim/kube_tables.h"
 
 namespace tr::sim {
@@ -103,7 +104,7 @@ absl::StatusOr<std::unique_ptr<KubeApiServer>> KubeApiServer::Start(SimCluster* 
     return absl::UnavailableError(fmt::format("kube api: cannot bind {}:{}", address, port));
   }
   api->url_ = fmt::format("https://{}:{}", address, port);
-  api->thread_ = std::thread([server = api->server_.get()] { server->listen_after_bind(); });
+  api->thread_ = ListenInBackground(api->server_.get());
   return api;
 }
 

@@ -72,7 +72,13 @@ void SimCluster::Boot(const std::vector<std::string>& addresses) {
     BootUpLocked(node);
     BootedLocked(node);
     ReadyLocked(node);
-    node.forwardable_from = {};  // apid has been connected since before the simulation began
+    // Booted and ready at once: drop the steps the boot scheduled, or they would run again a
+    // moment later and flip the node to RUNNING-not-ready and back (spurious MachineStatus
+    // updates a watcher could take for the start of a reboot).
+    ++node.epoch;
+    // apid has been connected since before the simulation began.
+    node.forwardable_from = {};
+    node.forward_hangs_until = {};
   }
   InitKubeLocked();
   ElectLeaderLocked();
@@ -102,6 +108,7 @@ NodeSnapshot SimCluster::SnapshotLocked(const SimNode& node) const {
   s.role = node.spec.role;
   s.up = node.up;
   s.api_reachable = node.api_reachable();
+  s.hanging_calls = node.hanging_calls;
   s.stage = node.stage;
   s.ready = node.ready;
   s.unmet_conditions = node.unmet;

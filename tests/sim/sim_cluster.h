@@ -116,6 +116,9 @@ struct SimNode {
   std::map<ImageStore, std::set<std::string>> image_store;
   // After a boot, apid on other nodes forwards here only from this time (reconnect backoff).
   Scheduler::TimePoint forwardable_from{};
+  // Until then, calls forwarded here hang (apid's connection attempt has not timed out yet).
+  Scheduler::TimePoint forward_hangs_until{};
+  int hanging_calls = 0;  // forwarded calls waiting in that window now
 
   // etcd (control planes).
   uint64_t etcd_member_id = 0;
@@ -315,6 +318,9 @@ class SimCluster {
   // The image as the registry serves it: Unknown for an unparsable reference, NotFound "failed
   // to pull image ..." when the registry has no such image (or a bad_installer_image fault).
   absl::StatusOr<ImageRef> ResolveImageLocked(SimNode& node, const std::string& image);
+  // Uses one firing of the node's fault of `kind` whose `image` filter matches `image` (journaled
+  // "fault"); false when it has none left.
+  bool FireFaultLocked(SimNode& node, FaultKind kind, const std::string& image);
   // Whether `name` (looked up as written, like containerd's GetImage) is in the store.
   bool HasImageLocked(const SimNode& node, ImageStore store, const std::string& name) const;
   // Legacy Upgrade's pull-and-validate into the in-memory store: the installer's Talos tag.

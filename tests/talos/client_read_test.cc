@@ -8,6 +8,7 @@
 #include "resource/definitions/k8s/k8s.pb.h"
 #include "resource/definitions/v1alpha1/v1alpha1.pb.h"
 #include "tests/support/sim_fixture.h"
+#include "tests/support/slow_link.h"
 
 namespace tr::reconciler::talos {
 namespace {
@@ -132,6 +133,11 @@ TEST_F(ClientReadTest, CosiGetListAndSpecs) {
   auto missing =
       client_->CosiGet(Address("w-1"), "k8s", "KubeletSpecs.kubernetes.talos.dev", "no-such-id");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  // A namespace Talos does not register is refused by the node's access policy, not NotFound.
+  auto nowhere =
+      client_->CosiGet(Address("w-1"), "kubelet", "KubeletSpecs.kubernetes.talos.dev", "kubelet");
+  EXPECT_EQ(nowhere.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(nowhere.status().message(), HasSubstr("namespace \"kubelet\" is not supported"));
 }
 
 TEST_F(ClientReadTest, CallsForAnEndpointNodeGoThroughAnotherEndpoint) {
@@ -155,6 +161,24 @@ TEST_F(ClientReadTest, SingleEndpointThatIsTheNodeIsDialledDirectly) {
   NodeVersion version;
   TR_ASSERT_OK_AND_ASSIGN(version, direct->Version(Address("cp-3")));
   EXPECT_EQ(version.tag, "v1.11.6");
+}
+
+// A TLS handshake that takes longer than the reconnect backoff is still waited for, up to the
+// connect timeout: gRPC's "min reconnect backoff" is its connect timeout, and a backoff-sized
+// value made every attempt over a slow link fail ("timed out before receiving SETTINGS frame").
+TEST_F(ClientReadTest, ASlowHandshakeIsWaitedForUpToTheConnectTimeout) {
+  const std::string cp1 = Address("cp-1");
+  test_support::SlowLink link(cp1, cp1, 50000, std::chrono::milliseconds(600));
+  ASSERT_TRUE(link.ok());
+  TalosContext context;
+  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+  context.endpoints = {Endpoint{cp1, static_cast<uint16_t>(link.port())}};
+  std::unique_ptr<TalosClient> slow;
+  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &slow));
+  NodeVersion version;
+  TR_ASSERT_OK_AND_ASSIGN(version, slow->Version(Address("w-1")));
+  EXPECT_EQ(version.tag, "v1.11.6");
+  EXPECT_EQ(link.accepted(), 1);
 }
 
 TEST_F(ClientReadTest, WrongCertificateAuthorityFailsTheHandshake) {

@@ -1,12 +1,16 @@
 // The client across a reboot when apid on the endpoints is slow to reconnect to the rebooted
-// node (its backoff is up to 15 s in Talos): forwarded calls stay Unavailable after the node is
-// back, and following the node still ends RUNNING and ready on the new version.
+// node (its backoff is up to 15 s in Talos, its connect timeout 20 s): forwarded calls stay
+// Unavailable, or hang, after the node is back; the client's deadlines turn a hang into
+// DeadlineExceeded (retry), and following the node still ends RUNNING and ready on the new
+// version.
 #include <gmock/gmock.h>
 
 #include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {
 namespace {
+
+using namespace std::chrono_literals;
 
 // apid_reconnect of 1000 s fleet time is one real second at this scale.
 constexpr char kFleet[] = R"(
@@ -49,6 +53,67 @@ TEST_F(ClientReconnectTest, FollowingANodeToleratesApidReconnectBackoff) {
                         entry.detail.find(node + ":50000") != std::string::npos;
   }
   EXPECT_GT(refused_after_up, 0);
+}
+
+// apid_hang of 2000 s fleet time is two real seconds at this scale: forwarded calls to a node
+// that just booted are accepted and not answered for that long.
+constexpr char kHangingFleet[] = R"(
+time_scale: 0.001
+timings: {apid_hang: 2000s}
+clusters:
+  - name: prod
+    nodes:
+      - {name: cp-1, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: cp-2, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: cp-3, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: w-1, role: worker, talos: v1.11.6, kubernetes: 1.34.1}
+)";
+
+TEST_F(ClientReconnectTest, HangingForwardedCallsEndAtTheDeadlineAndTheFollowGetsThrough) {
+  ASSERT_NO_FATAL_FAILURE(StartFleet(kHangingFleet));
+  TalosContext context;
+  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+  GrpcTalosClientOptions options = TestClientOptions();
+  options.timeouts.read = std::chrono::milliseconds(200);
+  auto made = NewGrpcTalosClient(context, options);
+  ASSERT_TRUE(made.ok()) << made.status();
+  std::unique_ptr<TalosClient> client = *std::move(made);
+  const std::string node = Address("w-1");
+
+  ASSERT_TRUE(client->Reboot(node, RebootMode::kDefault).ok());
+  ASSERT_TRUE(
+      fleet_->WaitForNode("w-1", [](const sim::NodeSnapshot& n) { return n.boots == 2; }, 20s)
+          .ok());
+  // Every endpoint's apid hangs towards w-1: the read's own deadline ends it, a retryable code.
+  auto hung = client->Version(node);
+  EXPECT_EQ(hung.status().code(), absl::StatusCode::kDeadlineExceeded) << hung.status();
+  // Retried, it gets through once the window is over.
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (!hung.ok() && std::chrono::steady_clock::now() < give_up) hung = client->Version(node);
+  ASSERT_TRUE(hung.ok()) << hung.status();
+
+  // Following an upgrade across the next boot: the event stream hangs until apid's connection
+  // attempt times out, then the follower subscribes again and sees the node ready.
+  FollowResult result;
+  TR_ASSERT_OK_AND_ASSIGN(
+      result, FollowLegacyUpgrade(*client, node, "ghcr.io/siderolabs/installer:v1.12.4"));
+  EXPECT_TRUE(result.status.RunningAndReady());
+  uint64_t up = 0;
+  int timed_out_after_up = 0;
+  for (const auto& entry : fleet_->journal().Entries()) {
+    if (entry.kind == sim::JournalEntry::Kind::kState && entry.node == "w-1" &&
+        entry.what == "up") {
+      up = entry.seq;
+      timed_out_after_up = 0;
+    }
+    timed_out_after_up += up != 0 && entry.kind == sim::JournalEntry::Kind::kCall &&
+                          entry.code == "UNAVAILABLE" &&
+                          entry.detail.find(node + ":50000: i/o timeout") != std::string::npos;
+  }
+  EXPECT_GT(timed_out_after_up, 0);
+  NodeVersion version;
+  TR_ASSERT_OK_AND_ASSIGN(version, client->Version(node));
+  EXPECT_EQ(version.tag, "v1.12.4");
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ ProfileDef AtTalos(std::string talos, std::vector<std::string> policy, std::stri
 std::string FleetYaml(const std::vector<ClusterDef>& clusters, const FleetOptions& options) {
   std::string yaml = fmt::format("time_scale: {}\naddress_prefix: auto\n", options.time_scale);
   if (options.refuse_connections_while_down) yaml += "refuse_connections_while_down: true\n";
+  if (!options.timings.empty()) yaml += "timings: " + options.timings + "\n";
   yaml += "clusters:\n";
   for (const auto& cluster : clusters) {
     yaml += fmt::format("  - name: {}\n    nodes:\n", cluster.name);

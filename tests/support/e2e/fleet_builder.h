@@ -44,6 +44,7 @@ ClusterDef MakeCluster(const std::string& name, int control_planes, int workers,
 struct FleetOptions {
   double time_scale = kTestTimeScale;
   bool refuse_connections_while_down = false;
+  std::string timings = {};  // a YAML flow mapping, "{apid_hang: 300s}"; empty: the defaults
 };
 
 // A talos-sim fleet file with "address_prefix: auto".
