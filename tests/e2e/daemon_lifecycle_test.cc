@@ -63,10 +63,11 @@ TEST_F(E2eTest, CredentialsThatCanNeverWorkFailAtStart) {
   const std::vector<Case> cases = {
       {fmt::format("http://{}:1/fleet.git", host),
        {"--git-token-file", (dir_ / "token").string()},
-       "--git-token-file: refusing to send credentials over plain http://"},
+       "--git-token-file (set by the command line): refusing to send credentials over plain "
+       "http://"},
       {fmt::format("https://{}:1/fleet.git", host),
        {"--git-token-file", (dir_ / "no-such-token").string()},
-       "--git-token-file: cannot read"},
+       "--git-token-file (set by the command line): cannot read"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.message);

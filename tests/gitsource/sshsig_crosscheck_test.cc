@@ -101,8 +101,12 @@ TEST_F(SshSigCrossCheckTest, AgreesWithSshKeygenOnACorpus) {
                         payload, allowed});
     }
   }
+  // The good and git-limited signer cases must pass and every other unflipped case must not;
+  // a flipped byte may land where it changes nothing signed (the version field), so those
+  // need only agree with ssh-keygen.
   int accepted = 0;
   for (const Case& c : corpus) {
+    if (c.name.find("flipped") != std::string::npos) continue;
     SCOPED_TRACE(c.name);
     absl::StatusOr<SignatureVerdict> ours =
         VerifyGitSignature(c.signature, c.payload, c.allowed_signers, Env::Default().Now());
@@ -115,6 +119,13 @@ TEST_F(SshSigCrossCheckTest, AgreesWithSshKeygenOnACorpus) {
     accepted += ours.ok();
   }
   EXPECT_EQ(accepted, 10) << "the good and the git-limited signer case of each key";
+  for (const Case& c : corpus) {
+    if (c.name.find("flipped") == std::string::npos) continue;
+    SCOPED_TRACE(c.name);
+    absl::StatusOr<SignatureVerdict> ours =
+        VerifyGitSignature(c.signature, c.payload, c.allowed_signers, Env::Default().Now());
+    EXPECT_EQ(ours.ok(), ReferenceAccepts(c)) << ours.status();
+  }
 }
 
 // The version field is not signed; ssh-keygen refuses only versions above 1. A random flip hit

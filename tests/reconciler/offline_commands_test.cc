@@ -97,8 +97,9 @@ TEST(PlanCommandTest, BrokenReconcilerYamlShowsItsError) {
   repo.Write("clusters/edge-lab.yaml", ReadFile(kExamples / "repo/clusters/edge-lab.yaml"));
   repo.Write("reconciler.yaml", "apiVersion: nope\n");
   std::ostringstream out, err;
-  EXPECT_EQ(RunPlan({repo.dir(), kExamples / "observed.yaml", PlanFormat::kText, {}, {}}, out, err),
-            kExitInvalid);
+  EXPECT_EQ(
+      RunPlan({repo.dir(), kExamples / "observed.yaml", PlanFormat::kText, {}, {}, {}}, out, err),
+      kExitInvalid);
   EXPECT_THAT(err.str(), HasSubstr("reconciler.yaml:1:"));
 }
 
@@ -201,7 +202,7 @@ TEST(BinaryTest, ValidateAndPlanExitCodes) {
   EXPECT_THAT(output, HasSubstr("prod-eu-1: planned"));
   output.clear();
   EXPECT_NE(RunBinary("plan --format yaml --observed x", output), 0);
-  EXPECT_THAT(output, HasSubstr("--format"));
+  EXPECT_THAT(output, HasSubstr("--output"));
 }
 
 }  // namespace
