@@ -7,6 +7,7 @@
 #include "core/rollout_record.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
+#include "reconciler/background_steps.h"
 #include "reconciler/error_class.h"
 #include "reconciler/k8s_upgrade/rollout_step.h"
 #include "reconciler/logging.h"
@@ -233,9 +234,13 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
                                                        std::string& actor_id, core::TimePoint now,
                                                        std::stop_token stop) {
   const core::ClusterProfile& profile = *pass.profile;
-  pass.log->info("cluster={} phase={} action={} node={} progress={} message=\"{}\"", profile.name,
-                 core::ClusterPhaseName(decision.phase), core::ActionKindName(decision.kind),
-                 decision.node, decision.progress.ToString(), decision.message);
+  const std::optional<OutstandingStep> outstanding = deps_.executor.Outstanding(profile.name);
+  const bool collecting = outstanding && outstanding->Is(decision);
+  // A background step's line is written when it starts and when it ends, not at every look.
+  pass.log->log(collecting ? spdlog::level::debug : spdlog::level::info,
+                "cluster={} phase={} action={} node={} progress={} message=\"{}\"", profile.name,
+                core::ClusterPhaseName(decision.phase), core::ActionKindName(decision.kind),
+                decision.node, decision.progress.ToString(), decision.message);
   // Starting a node and recording a failure only change what is recorded.
   if (decision.kind == core::ActionKind::kStartNode ||
       decision.kind == core::ActionKind::kFailNode) {
@@ -248,9 +253,10 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
   }
   if (result.ok()) {
     actor_id = result->actor_id;
-    if (!result->detail.empty()) {
-      pass.log->info("cluster={} node={} result=\"{}\"", profile.name, decision.node,
-                     result->detail);
+    if (!result->detail.empty() || BackgroundSteps::RunsInBackground(decision.kind)) {
+      pass.log->info("cluster={} action={} node={} result=\"{}\"", profile.name,
+                     core::ActionKindName(decision.kind), decision.node,
+                     result->detail.empty() ? "done" : result->detail);
     }
     return std::nullopt;
   }
@@ -279,6 +285,23 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
   decision.failure =
       core::RolloutFailure{decision.node, profile.talos_version, decision.message, now};
   return std::nullopt;
+}
+
+bool RolloutReconciler::WaitForStep(const std::string& cluster, core::RolloutDecision& decision,
+                                    core::TimePoint now) {
+  // Recording a failure does not act, and halts the cluster.
+  if (!Acts(decision) || decision.kind == core::ActionKind::kFailNode) return false;
+  const std::optional<OutstandingStep> step = deps_.executor.Outstanding(cluster);
+  if (!step || step->done || step->Is(decision)) return false;
+  const std::string held =
+      fmt::format("{}{}", core::ActionKindName(decision.kind),
+                  decision.node.empty() ? std::string() : " on " + decision.node);
+  decision.kind = core::ActionKind::kNone;
+  decision.message = fmt::format(
+      "waiting for {}{} to finish before {} ({})", core::ActionKindName(step->kind),
+      step->node.empty() ? std::string() : " on " + step->node, held, decision.progress.ToString());
+  decision.wait_until = now + options_.node_poll_interval;
+  return true;
 }
 
 void RolloutReconciler::StillRunning(core::RolloutDecision& decision, const std::string& why,
@@ -329,6 +352,11 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
         core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix,
                           pass.desired->profiles.release_catalog);
     core::RolloutDecision decision = Decide(pass, plan, *observed, now);
+    // One action per cluster at a time: a step still running in the background comes first
+    // (before the gates, which only matter when a node may start).
+    if (!options_.dry_run && WaitForStep(profile.name, decision, now)) {
+      return Rest(pass, plan, *observed, decision, now, stop);
+    }
     if (pass.CheckGates(deps_.gates, decision, now, stop)) {
       decision = Decide(pass, plan, *observed, now);
     }
