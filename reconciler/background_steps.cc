@@ -8,6 +8,7 @@ namespace tr::reconciler {
 
 struct BackgroundSteps::Step {
   std::string key;
+  OutstandingStep what;
   Mutex mu;
   std::optional<absl::StatusOr<ActionResult>> result ABSL_GUARDED_BY(mu);  // set once done
   std::jthread thread;
@@ -53,14 +54,39 @@ void BackgroundSteps::RetireLocked(std::shared_ptr<Step> step) {
   retired_.push_back(std::move(step));
 }
 
+std::optional<OutstandingStep> BackgroundSteps::Outstanding(const std::string& cluster) {
+  MutexLock lock(mu_);
+  auto it = running_.find(cluster);
+  if (it == running_.end()) return std::nullopt;
+  OutstandingStep what = it->second->what;
+  what.done = it->second->Done();
+  return what;
+}
+
+bool BackgroundSteps::OtherStepRunningLocked(const std::string& cluster, const std::string& key) {
+  auto it = running_.find(cluster);
+  if (it == running_.end() || it->second->key == key) return false;
+  if (!it->second->Done()) return true;
+  RetireLocked(std::move(it->second));  // finished, and no longer asked for: dropped
+  running_.erase(it);
+  return false;
+}
+
 absl::StatusOr<ActionResult> BackgroundSteps::Execute(const core::ClusterProfile& profile,
                                                       const core::RolloutDecision& decision,
                                                       std::stop_token stop) {
-  if (!RunsInBackground(decision.kind)) return inner_.Execute(profile, decision, stop);
   const std::string key = StepKey(profile, decision);
+  if (!RunsInBackground(decision.kind)) {
+    {
+      MutexLock lock(mu_);
+      if (OtherStepRunningLocked(profile.name, key)) return InProgress();
+    }
+    return inner_.Execute(profile, decision, stop);  // no lock across an inline action
+  }
   MutexLock lock(mu_);
+  if (OtherStepRunningLocked(profile.name, key)) return InProgress();
   auto it = running_.find(profile.name);
-  if (it != running_.end() && it->second->key == key) {
+  if (it != running_.end()) {  // this very step
     std::shared_ptr<Step> step = it->second;
     MutexLock step_lock(step->mu);
     if (!step->result) return InProgress();
@@ -69,12 +95,9 @@ absl::StatusOr<ActionResult> BackgroundSteps::Execute(const core::ClusterProfile
     running_.erase(it);
     return result;
   }
-  if (it != running_.end()) {
-    RetireLocked(std::move(it->second));
-    running_.erase(it);
-  }
   auto step = std::make_shared<Step>();
   step->key = key;
+  step->what = {decision.kind, decision.node, decision.image, false};
   Step* raw = step.get();
   step->thread = std::jthread([this, raw, profile, decision](std::stop_token step_stop) {
     absl::StatusOr<ActionResult> result = inner_.Execute(profile, decision, step_stop);

@@ -6,11 +6,14 @@
 // same step (same cluster, action, node and image) returns its result once it is done. Other
 // actions run inline.
 //
-// One step per cluster: starting a different step of a cluster asks the one still running
-// there to stop (its result is dropped). Nothing is kept across a restart: the rollout state
-// machine decides the step again from what it recorded, and each of these steps is safe to
-// repeat (a pull or drain is idempotent; a second install either waits for the first, which
-// Talos reports as already in progress, or rewrites the same slot).
+// One action per cluster at a time: while a step of a cluster runs, every other action of that
+// cluster — another node's install, a drain, a reboot, an uncordon — answers `in_progress`
+// and is not started; the reconcile waits (RolloutReconciler holds even the decisions that
+// only record, such as starting a node). A step that finished but is no longer asked for is
+// dropped when the cluster's next action comes. Nothing is kept across a restart: the rollout
+// state machine decides the step again from what it recorded, and each of these steps is safe
+// to repeat (a pull or drain is idempotent; a second install either waits for the first,
+// which Talos reports as already in progress, or rewrites the same slot).
 //
 // Thread-safe. The destructor asks every step to stop and waits for them.
 #pragma once
@@ -38,12 +41,17 @@ class BackgroundSteps final : public RolloutExecutor {
                                        const core::RolloutDecision& decision,
                                        std::stop_token stop) override;
 
+  std::optional<OutstandingStep> Outstanding(const std::string& cluster) override;
+
   // True for the actions run in the background.
   static bool RunsInBackground(core::ActionKind kind);
 
  private:
   struct Step;
   void RetireLocked(std::shared_ptr<Step> step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // True while a step of `cluster` other than `key` runs; a finished one is dropped.
+  bool OtherStepRunningLocked(const std::string& cluster, const std::string& key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   RolloutExecutor& inner_;
   Mutex mu_;

@@ -42,7 +42,9 @@ absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
 
 // The admin kubeconfig from the first control plane that hands out a usable one.
 std::shared_ptr<kube::KubeClient> FetchKube(const core::ClusterProfile& profile,
-                                            talos::TalosClient& talos) {
+                                            talos::TalosClient& talos, std::stop_token shutdown) {
+  kube::HttpKubeClientOptions kube_options;
+  kube_options.shutdown = std::move(shutdown);
   for (const core::NodeSpec& node : profile.nodes) {
     if (node.role != core::NodeRole::kControlPlane) continue;
     absl::StatusOr<std::string> tarball = talos.Kubeconfig(node.address);
@@ -52,7 +54,7 @@ std::shared_ptr<kube::KubeClient> FetchKube(const core::ClusterProfile& profile,
     absl::StatusOr<kube::KubeCredentials> credentials = kube::ParseKubeconfig(*yaml);
     if (!credentials.ok()) continue;
     absl::StatusOr<std::unique_ptr<kube::KubeClient>> client =
-        kube::NewHttpKubeClient(*credentials);
+        kube::NewHttpKubeClient(*credentials, kube_options);
     if (client.ok()) return std::move(*client);
   }
   return nullptr;
@@ -95,16 +97,17 @@ void TalosconfigClientFactory::StartKubeFetch(const core::ClusterProfile& profil
   MutexLock lock(mu_);
   std::erase_if(fetches_, [](const Fetch& f) { return f.done->load(); });  // joins at once
   auto done = std::make_shared<std::atomic<bool>>(false);
-  fetches_.push_back({done, std::jthread([profile, entry = std::move(entry), done] {
-                        std::shared_ptr<kube::KubeClient> kube = FetchKube(profile, *entry->talos);
-                        {
-                          MutexLock entry_lock(entry->mu);
-                          entry->kube = std::move(kube);
-                          entry->fetching = false;
-                          entry->fetched.notify_all();
-                        }
-                        done->store(true);
-                      })});
+  fetches_.push_back(
+      {done, std::jthread([profile, entry = std::move(entry), done, shutdown = options_.shutdown] {
+         std::shared_ptr<kube::KubeClient> kube = FetchKube(profile, *entry->talos, shutdown);
+         {
+           MutexLock entry_lock(entry->mu);
+           entry->kube = std::move(kube);
+           entry->fetching = false;
+           entry->fetched.notify_all();
+         }
+         done->store(true);
+       })});
 }
 
 absl::StatusOr<ClusterClients> TalosconfigClientFactory::ForProfile(

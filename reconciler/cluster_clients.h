@@ -9,6 +9,8 @@
 // most `kube_wait` and otherwise returns without the Kubernetes client, so a cluster whose
 // control planes accept connections and never answer only delays its own reconciles.
 //
+// The Kubernetes clients take `options.shutdown` too: the process's shutdown cancels their calls.
+//
 // Thread-safe.
 #pragma once
 

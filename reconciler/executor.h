@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <stop_token>
 #include <string>
 
@@ -32,12 +33,30 @@ struct [[nodiscard]] ActionResult {
   bool in_progress = false;
 };
 
+// A step of a cluster started in the background and not yet collected (background_steps.h).
+struct OutstandingStep {
+  core::ActionKind kind = core::ActionKind::kNone;
+  std::string node;  // empty for a step of the whole cluster (pre-pull, etcd snapshot)
+  std::string image;
+  bool done = false;  // finished; the Execute of the same step collects its result
+
+  bool Is(const core::RolloutDecision& d) const {
+    return kind == d.kind && node == d.node && image == d.image;
+  }
+};
+
 class RolloutExecutor {
  public:
   virtual ~RolloutExecutor() = default;
   virtual absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
                                                const core::RolloutDecision& decision,
                                                std::stop_token stop) = 0;
+  // The step of `cluster` still outstanding in the background, if any; an executor that runs
+  // everything inline has none.
+  virtual std::optional<OutstandingStep> Outstanding(const std::string& cluster) {
+    (void)cluster;
+    return std::nullopt;
+  }
 };
 
 struct ExecutorOptions {

@@ -7,6 +7,7 @@
 #include "core/rollout_record.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
+#include "reconciler/background_steps.h"
 #include "reconciler/error_class.h"
 #include "reconciler/k8s_upgrade/rollout_step.h"
 #include "reconciler/logging.h"
@@ -271,10 +272,14 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
                                                        std::string& actor_id, core::TimePoint now,
                                                        std::stop_token stop) {
   const core::ClusterProfile& profile = *pass.profile;
-  pass.log->info("phase={} action={} node={} progress={} message={}",
-                 core::ClusterPhaseName(decision.phase), core::ActionKindName(decision.kind),
-                 LogValue(decision.node), LogValue(decision.progress.ToString()),
-                 LogValue(decision.message));
+  const std::optional<OutstandingStep> outstanding = deps_.executor.Outstanding(profile.name);
+  const bool collecting = outstanding && outstanding->Is(decision);
+  // A background step's line is written when it starts and when it ends, not at every look.
+  pass.log->log(collecting ? spdlog::level::debug : spdlog::level::info,
+                "phase={} action={} node={} progress={} message={}",
+                core::ClusterPhaseName(decision.phase), core::ActionKindName(decision.kind),
+                LogValue(decision.node), LogValue(decision.progress.ToString()),
+                LogValue(decision.message));
   // Starting a node and recording a failure only change what is recorded.
   if (decision.kind == core::ActionKind::kStartNode ||
       decision.kind == core::ActionKind::kFailNode) {
@@ -287,8 +292,10 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
   }
   if (result.ok()) {
     actor_id = result->actor_id;
-    if (!result->detail.empty()) {
-      pass.log->info("node={} result={}", LogValue(decision.node), LogValue(result->detail));
+    if (!result->detail.empty() || BackgroundSteps::RunsInBackground(decision.kind)) {
+      pass.log->info("action={} node={} result={}", core::ActionKindName(decision.kind),
+                     LogValue(decision.node),
+                     LogValue(result->detail.empty() ? "done" : result->detail));
     }
     return std::nullopt;
   }
@@ -317,6 +324,23 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
   decision.failure =
       core::RolloutFailure{decision.node, profile.talos_version, decision.message, now};
   return std::nullopt;
+}
+
+bool RolloutReconciler::WaitForStep(const std::string& cluster, core::RolloutDecision& decision,
+                                    core::TimePoint now) {
+  // Recording a failure does not act, and halts the cluster.
+  if (!Acts(decision) || decision.kind == core::ActionKind::kFailNode) return false;
+  const std::optional<OutstandingStep> step = deps_.executor.Outstanding(cluster);
+  if (!step || step->done || step->Is(decision)) return false;
+  const std::string held =
+      fmt::format("{}{}", core::ActionKindName(decision.kind),
+                  decision.node.empty() ? std::string() : " on " + decision.node);
+  decision.kind = core::ActionKind::kNone;
+  decision.message = fmt::format(
+      "waiting for {}{} to finish before {} ({})", core::ActionKindName(step->kind),
+      step->node.empty() ? std::string() : " on " + step->node, held, decision.progress.ToString());
+  decision.wait_until = now + options_.node_poll_interval;
+  return true;
 }
 
 void RolloutReconciler::StillRunning(core::RolloutDecision& decision, const std::string& why,
@@ -370,6 +394,11 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
       pass.upstream = UpstreamStatus(profile, stop);
     }
     core::RolloutDecision decision = Decide(pass, plan, *observed, now);
+    // One action per cluster at a time: a step still running in the background comes first
+    // (before the gates, which only matter when a node may start).
+    if (!options_.dry_run && WaitForStep(profile.name, decision, now)) {
+      return Rest(pass, plan, *observed, decision, now, stop);
+    }
     if (pass.CheckGates(deps_.gates, decision, KubernetesStepStarted(profile.name, plan), now,
                         stop)) {
       decision = Decide(pass, plan, *observed, now);

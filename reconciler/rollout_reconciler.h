@@ -91,6 +91,10 @@ class RolloutReconciler final : public ClusterReconciler {
   std::optional<ReconcileOutcome> Act(Pass& pass, core::RolloutDecision& decision,
                                       std::string& actor_id, core::TimePoint now,
                                       std::stop_token stop);
+  // While another step of `cluster` runs in the background, turns an acting `decision` into a
+  // wait on the node poll interval for it and returns true.
+  bool WaitForStep(const std::string& cluster, core::RolloutDecision& decision,
+                   core::TimePoint now);
   // Turns `decision` into a wait on the node poll interval that says what is running.
   void StillRunning(core::RolloutDecision& decision, const std::string& why,
                     core::TimePoint now) const;

@@ -1,12 +1,19 @@
 #include "reconciler/kube/http_kube_client.h"
 
+#include <fcntl.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
+#include <stop_token>
+#include <thread>
 
 #include "fmt/format.h"
+#include "gitsource/mutex.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 
@@ -143,10 +150,70 @@ core::WorkloadStatus WorkloadFromJson(const std::string& kind, const json& item)
   return w;
 }
 
+// Ends a client's calls when the process shuts down. httplib's stop() shuts the socket of a
+// request in flight, but it waits for one still being opened (connect and TLS handshake hold
+// httplib's socket lock, up to the connect timeout), so the socket being opened is shut down
+// here first. The calling thread keeps a duplicate of that socket while its call runs: the
+// socket stays alive under us and its number cannot be reused by another part of the process.
+//
+// Thread-safe.
+class ShutdownCanceller {
+ public:
+  ShutdownCanceller(httplib::SSLClient& client, std::stop_token shutdown)
+      : client_(client),
+        shutdown_(std::move(shutdown)),
+        on_shutdown_(shutdown_, [this] { Cancel(); }) {}
+  ~ShutdownCanceller() {
+    MutexLock lock(mu_);
+    if (opening_ >= 0) ::close(opening_);
+  }
+  ShutdownCanceller(const ShutdownCanceller&) = delete;
+  ShutdownCanceller& operator=(const ShutdownCanceller&) = delete;
+
+  bool stopped() const { return shutdown_.stop_requested(); }
+
+  // httplib opened `fd` for the calling thread's request and is about to connect it.
+  void Opened(int fd) {
+    MutexLock lock(mu_);
+    if (opening_ >= 0) ::close(opening_);
+    opening_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    opener_ = std::this_thread::get_id();
+    if (opening_ >= 0 && shutdown_.stop_requested()) ::shutdown(opening_, SHUT_RDWR);
+  }
+
+  // The calling thread's request returned: its socket is httplib's alone again.
+  void CallEnded() {
+    MutexLock lock(mu_);
+    if (opening_ >= 0 && opener_ == std::this_thread::get_id()) {
+      ::close(opening_);
+      opening_ = -1;
+    }
+  }
+
+ private:
+  void Cancel() {
+    {
+      MutexLock lock(mu_);
+      if (opening_ >= 0) ::shutdown(opening_, SHUT_RDWR);  // ends connect or handshake
+    }
+    client_.stop();  // ends a request waiting for its answer
+  }
+
+  httplib::SSLClient& client_;
+  const std::stop_token shutdown_;
+  Mutex mu_;
+  int opening_ ABSL_GUARDED_BY(mu_) = -1;
+  std::thread::id opener_ ABSL_GUARDED_BY(mu_);
+  // Last: registered once everything it uses exists, unregistered before it goes.
+  std::stop_callback<std::function<void()>> on_shutdown_;
+};
+
 class HttpKubeClient final : public KubeClient {
  public:
-  explicit HttpKubeClient(std::unique_ptr<httplib::SSLClient> client)
-      : client_(std::move(client)) {}
+  HttpKubeClient(std::unique_ptr<httplib::SSLClient> client, std::stop_token shutdown)
+      : client_(std::move(client)), canceller_(*client_, std::move(shutdown)) {
+    client_->set_socket_options([this](socket_t fd) { canceller_.Opened(fd); });
+  }
 
   absl::StatusOr<std::vector<KubeNode>> ListNodes() override {
     absl::StatusOr<json> body = Get("/api/v1/nodes", "list nodes");
@@ -159,9 +226,11 @@ class HttpKubeClient final : public KubeClient {
 
   absl::Status SetUnschedulable(const std::string& node, bool unschedulable) override {
     const json patch = {{"spec", {{"unschedulable", unschedulable}}}};
-    auto res = client_->Patch(("/api/v1/nodes/" + node).c_str(), patch.dump(),
-                              "application/merge-patch+json");
-    return FromResponse(res, unschedulable ? "cordon " + node : "uncordon " + node);
+    httplib::Result res = Send([&] {
+      return client_->Patch(("/api/v1/nodes/" + node).c_str(), patch.dump(),
+                            "application/merge-patch+json");
+    });
+    return Checked(res, unschedulable ? "cordon " + node : "uncordon " + node);
   }
 
   absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) override {
@@ -177,9 +246,11 @@ class HttpKubeClient final : public KubeClient {
     const json eviction = {{"apiVersion", "policy/v1"},
                            {"kind", "Eviction"},
                            {"metadata", {{"name", name}, {"namespace", ns}}}};
-    auto res = client_->Post(fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name).c_str(),
-                             eviction.dump(), "application/json");
-    return FromResponse(res, fmt::format("evict {}/{}", ns, name));
+    httplib::Result res = Send([&] {
+      return client_->Post(fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name).c_str(),
+                           eviction.dump(), "application/json");
+    });
+    return Checked(res, fmt::format("evict {}/{}", ns, name));
   }
 
   absl::StatusOr<std::vector<KubePodDetail>> ListPods(const std::string& ns,
@@ -226,9 +297,26 @@ class HttpKubeClient final : public KubeClient {
   }
 
  private:
+  // One request, unless the process is shutting down.
+  template <typename Request>
+  httplib::Result Send(Request request) {
+    if (canceller_.stopped()) return httplib::Result(nullptr, httplib::Error::Canceled);
+    httplib::Result res = request();
+    canceller_.CallEnded();
+    return res;
+  }
+
+  // A request the shutdown broke off is Cancelled, whatever httplib saw of it.
+  absl::Status Checked(const httplib::Result& res, std::string_view what) const {
+    if (!res && canceller_.stopped()) {
+      return absl::CancelledError(fmt::format("kubernetes {}: the process is stopping", what));
+    }
+    return FromResponse(res, what);
+  }
+
   absl::StatusOr<json> Get(const std::string& path, std::string_view what) {
-    auto res = client_->Get(path.c_str());
-    if (absl::Status s = FromResponse(res, what); !s.ok()) return s;
+    httplib::Result res = Send([&] { return client_->Get(path.c_str()); });
+    if (absl::Status s = Checked(res, what); !s.ok()) return s;
     json body = json::parse(res->body, nullptr, false);
     if (!body.is_object()) return absl::InternalError(fmt::format("kubernetes {}: not JSON", what));
     return body;
@@ -237,6 +325,7 @@ class HttpKubeClient final : public KubeClient {
   // One TLS context and one keep-alive connection for the cluster; httplib serialises the
   // requests made on it from several threads.
   const std::unique_ptr<httplib::SSLClient> client_;
+  ShutdownCanceller canceller_;  // after client_: made after it, gone before it
 };
 
 struct BioFree {
@@ -336,7 +425,7 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
   }
   SetTimeouts(**client, options);
   (*client)->set_keep_alive(true);
-  return std::make_unique<HttpKubeClient>(std::move(*client));
+  return std::make_unique<HttpKubeClient>(std::move(*client), std::move(options.shutdown));
 }
 
 }  // namespace tr::reconciler::kube

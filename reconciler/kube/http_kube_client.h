@@ -3,12 +3,16 @@
 // credentials are a bearer token or a client certificate, every request has a timeout. One client
 // holds one TLS context, built once, and one keep-alive connection, re-opened when the server
 // closes it. A server whose certificate is refused answers Unavailable and receives no request.
+// The process's shutdown ends a call in flight at once (Cancelled), whether it is connecting,
+// in its TLS handshake or waiting for the answer; calls made after it fail the same way without
+// touching the network.
 //
 // Thread-safety: safe from several threads; their requests take turns on the one connection.
 #pragma once
 
 #include <chrono>
 #include <memory>
+#include <stop_token>
 
 #include "reconciler/kube/kube_client.h"
 #include "reconciler/kube/kubeconfig.h"
@@ -18,6 +22,7 @@ namespace tr::reconciler::kube {
 struct HttpKubeClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds request_timeout{15000};
+  std::stop_token shutdown;  // the process's; none: calls end only by their timeouts
 };
 
 // InvalidArgument for a server URL that is not https://host[:port], a kubeconfig CA with no

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
+#include <thread>
 
 #include "tests/support/fleet_fixtures.h"
 #include "tests/support/wait.h"
@@ -92,16 +94,61 @@ TEST(BackgroundStepsTest, ShortStepsRunInline) {
   EXPECT_EQ(r->detail, "inline");
 }
 
-TEST(BackgroundStepsTest, AnotherStepOfTheClusterStopsTheOneRunning) {
+// Polls until `condition` holds, for at most 30 s.
+bool Eventually(const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// While a drain of w-0 runs, no other action of the cluster starts — neither another node's
+// install nor an inline uncordon — and none stops it; another cluster's step runs meanwhile.
+TEST(BackgroundStepsTest, NoOtherActionOfTheClusterStartsWhileAStepRuns) {
+  GatedExecutor inner;
+  BackgroundSteps steps(inner);
+  const core::ClusterProfile profile = Profile();
+  const auto drain = Step(core::ActionKind::kDrainNode, "w-0");
+  ASSERT_TRUE(steps.Execute(profile, drain, {}).ok());
+  ASSERT_TRUE(Eventually([&] { return inner.started == 1; }));
+  for (const auto& other :
+       {Step(core::ActionKind::kInstallImage, "w-1"), Step(core::ActionKind::kCompleteNode, "w-1"),
+        Step(core::ActionKind::kDrainNode, "w-1")}) {
+    absl::StatusOr<ActionResult> r = steps.Execute(profile, other, {});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->in_progress) << core::ActionKindName(other.kind);
+  }
+  std::optional<OutstandingStep> outstanding = steps.Outstanding("prod");
+  ASSERT_TRUE(outstanding.has_value());
+  EXPECT_TRUE(outstanding->Is(drain));
+  EXPECT_FALSE(outstanding->done);
+
+  core::ClusterProfile lab = profile;
+  lab.name = "lab";
+  ASSERT_TRUE(steps.Execute(lab, drain, {}).ok());  // one step per cluster, not per process
+  ASSERT_TRUE(Eventually([&] { return inner.started == 2; }));
+  EXPECT_EQ(inner.stopped, 0) << "a step was stopped for another";
+
+  inner.Release();
+  ASSERT_TRUE(Eventually([&] { return steps.Outstanding("prod")->done; }));
+  // Finished but no longer asked for: dropped, and the cluster's next action starts.
+  const auto install = Step(core::ActionKind::kInstallImage, "w-1");
+  ASSERT_TRUE(steps.Execute(profile, install, {}).ok());
+  EXPECT_TRUE(steps.Outstanding("prod")->Is(install));
+  ASSERT_TRUE(Eventually([&] { return inner.started == 3; }));
+  EXPECT_EQ(inner.stopped, 0);
+}
+
+TEST(BackgroundStepsTest, TheDestructorStopsTheStepsStillRunning) {
   GatedExecutor inner;
   {
     BackgroundSteps steps(inner);
-    const core::ClusterProfile profile = Profile();
-    ASSERT_TRUE(steps.Execute(profile, Step(core::ActionKind::kDrainNode, "w-0"), {}).ok());
-    ASSERT_TRUE(steps.Execute(profile, Step(core::ActionKind::kDrainNode, "w-1"), {}).ok());
-  }  // the destructor stops the second and waits for both
-  EXPECT_EQ(inner.started, 2);
-  EXPECT_EQ(inner.stopped, 2);
+    ASSERT_TRUE(steps.Execute(Profile(), Step(core::ActionKind::kDrainNode, "w-0"), {}).ok());
+  }  // stops the drain and waits for it
+  EXPECT_EQ(inner.started, 1);
+  EXPECT_EQ(inner.stopped, 1);
 }
 
 }  // namespace

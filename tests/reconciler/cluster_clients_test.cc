@@ -1,6 +1,6 @@
 // The client factory against talos-sim over mutual TLS and a blackhole (a listener that
 // accepts connections and never answers): one cluster's hanging kubeconfig fetch never holds
-// up another's clients, and the process's shutdown cancels it.
+// up another's clients, and the process's shutdown cancels it and every Kubernetes call.
 #include "reconciler/cluster_clients.h"
 
 #include <gtest/gtest.h>
@@ -69,8 +69,12 @@ clusters:
   EXPECT_NE(lab->kube, nullptr);
   EXPECT_EQ(hanging_clients.wait_for(0s), std::future_status::timeout)
       << "the hanging cluster's fetch ended before the other cluster got its clients";
+  ASSERT_TRUE(lab->kube->ListNodes().ok());
 
   shutdown.request_stop();  // cancels the hanging call
+  // The Kubernetes client takes the same shutdown (http_kube_client_test.cc shows it ending
+  // calls in flight).
+  EXPECT_EQ(lab->kube->ListNodes().status().code(), absl::StatusCode::kCancelled);
   absl::StatusOr<ClusterClients> hung = hanging_clients.get();
   ASSERT_TRUE(hung.ok()) << hung.status();
   EXPECT_NE(hung->talos, nullptr);

@@ -1,27 +1,35 @@
 // HttpKubeClient against a real HTTPS server on loopback: the kubeconfig's CA is the only trust
-// anchor, the certificate must name the host, and one keep-alive connection serves the calls.
+// anchor, the certificate must name the host, one keep-alive connection serves the calls, and
+// the process's shutdown ends a call that waits for an answer or a handshake.
 #include "reconciler/kube/http_kube_client.h"
 
 #include <gtest/gtest.h>
 #include <openssl/pem.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
 
 #include "httplib.h"
 #include "tests/sim/pki.h"
+#include "tests/support/blackhole.h"
 
 namespace tr::reconciler::kube {
 namespace {
 
 constexpr char kToken[] = "cluster-token";
 
+using namespace std::chrono_literals;
+
 // An API server that answers GET /api/v1/nodes and notes the client ports it was asked from.
+// Held, it keeps every request waiting until released (at most a minute, so that a broken
+// test ends).
 class NodesServer {
  public:
   explicit NodesServer(const sim::CertifiedKey& tls) {
@@ -35,8 +43,10 @@ class NodesServer {
     X509_free(cert);
     EVP_PKEY_free(key);
     server_->Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
       ports_.insert(req.remote_port);
+      ++requests_;
+      released_.wait_for(lock, 60s, [this] { return !held_; });
       authorized_ = req.get_header_value("Authorization") == std::string("Bearer ") + kToken;
       res.set_content(R"({"items":[{"metadata":{"name":"cp-0"}}]})", "application/json");
     });
@@ -44,8 +54,22 @@ class NodesServer {
     thread_ = std::thread([this] { server_->listen_after_bind(); });
   }
   ~NodesServer() {
+    Release();
     server_->stop();
     thread_.join();
+  }
+  void Hold() {
+    std::lock_guard lock(mu_);
+    held_ = true;
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    held_ = false;
+    released_.notify_all();
+  }
+  int requests() {
+    std::lock_guard lock(mu_);
+    return requests_;
   }
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
   std::set<int> ports() {
@@ -64,6 +88,9 @@ class NodesServer {
   std::mutex mu_;
   std::set<int> ports_;
   bool authorized_ = false;
+  bool held_ = false;
+  int requests_ = 0;
+  std::condition_variable released_;
 };
 
 class HttpKubeClientTest : public ::testing::Test {
@@ -88,15 +115,39 @@ class HttpKubeClientTest : public ::testing::Test {
   }
 
   std::unique_ptr<KubeClient> ClientFor(const NodesServer& server) {
+    HttpKubeClientOptions options;
+    options.connect_timeout = 5s;
+    options.request_timeout = 5s;
+    return ClientAt(server.url(), options);
+  }
+
+  std::unique_ptr<KubeClient> ClientAt(const std::string& url, HttpKubeClientOptions options) {
     KubeCredentials credentials;
-    credentials.server = server.url();
+    credentials.server = url;
     credentials.ca_pem = cluster_ca_->cert_pem();
     credentials.token = kToken;
-    absl::StatusOr<std::unique_ptr<KubeClient>> client =
-        NewHttpKubeClient(credentials, {.connect_timeout = std::chrono::seconds(5),
-                                        .request_timeout = std::chrono::seconds(5)});
+    absl::StatusOr<std::unique_ptr<KubeClient>> client = NewHttpKubeClient(credentials, options);
     EXPECT_TRUE(client.ok()) << client.status();
     return client.ok() ? std::move(*client) : nullptr;
+  }
+
+  // Timeouts far beyond the test's own deadlines: a call that ends was cancelled.
+  static HttpKubeClientOptions Patient(std::stop_token shutdown) {
+    HttpKubeClientOptions options;
+    options.connect_timeout = 10min;
+    options.request_timeout = 10min;
+    options.shutdown = std::move(shutdown);
+    return options;
+  }
+
+  // Polls `condition` until it holds, for at most a minute.
+  static bool Eventually(const std::function<bool()>& condition) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (!condition()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(2ms);  // nothing to wait on: the server is another thread's
+    }
+    return true;
   }
 
   std::optional<sim::CertificateAuthority> cluster_ca_;
@@ -142,6 +193,46 @@ TEST_F(HttpKubeClientTest, RefusesACertificateForAnotherHost) {
   ASSERT_FALSE(nodes.ok());
   EXPECT_EQ(nodes.status().code(), absl::StatusCode::kUnavailable) << nodes.status();
   EXPECT_TRUE(server.ports().empty());
+}
+
+// The API server holds the answer; the process shuts down. The call ends Cancelled while the
+// server still holds it (so not by a timeout), and later calls do not reach the server.
+TEST_F(HttpKubeClientTest, ShutdownCancelsACallWaitingForItsAnswer) {
+  NodesServer server(ServerCert(*cluster_ca_, "127.0.0.1"));
+  server.Hold();
+  std::stop_source shutdown;
+  std::unique_ptr<KubeClient> client = ClientAt(server.url(), Patient(shutdown.get_token()));
+  ASSERT_NE(client, nullptr);
+  auto call = std::async(std::launch::async, [&] { return client->ListNodes(); });
+  ASSERT_TRUE(Eventually([&] { return server.requests() == 1; })) << "the request never came";
+  shutdown.request_stop();
+  ASSERT_EQ(call.wait_for(60s), std::future_status::ready)
+      << "the call still waits for its answer after the shutdown";
+  EXPECT_EQ(server.requests(), 1);
+  server.Release();
+  absl::StatusOr<std::vector<KubeNode>> nodes = call.get();
+  EXPECT_EQ(nodes.status().code(), absl::StatusCode::kCancelled) << nodes.status();
+  EXPECT_EQ(client->ListNodes().status().code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(client->SetUnschedulable("cp-0", true).code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(server.requests(), 1) << "a call after the shutdown reached the server";
+}
+
+// An API server that accepts the connection and never says a word: the call is stuck in the
+// TLS handshake, where httplib's own stop would wait for the connect timeout.
+TEST_F(HttpKubeClientTest, ShutdownCancelsACallStuckInTheHandshake) {
+  test_support::Blackhole hole("127.0.0.1");
+  ASSERT_TRUE(hole.ok());
+  std::stop_source shutdown;
+  std::unique_ptr<KubeClient> client =
+      ClientAt("https://127.0.0.1:" + std::to_string(hole.port()), Patient(shutdown.get_token()));
+  ASSERT_NE(client, nullptr);
+  auto call = std::async(std::launch::async, [&] { return client->ListNodes(); });
+  ASSERT_TRUE(Eventually([&] { return hole.accepted() == 1; })) << "the call never connected";
+  shutdown.request_stop();
+  ASSERT_EQ(call.wait_for(60s), std::future_status::ready)
+      << "the call still waits for the handshake after the shutdown";
+  absl::StatusOr<std::vector<KubeNode>> nodes = call.get();
+  EXPECT_EQ(nodes.status().code(), absl::StatusCode::kCancelled) << nodes.status();
 }
 
 TEST(HttpKubeClientConfigTest, ACaWithoutACertificateIsInvalid) {

@@ -4,8 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <sstream>
+#include <thread>
 
+#include "reconciler/background_steps.h"
 #include "reconciler/kube/drain.h"
+#include "reconciler/logging.h"
+#include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/rollout_world.h"
 #include "tests/support/simulated_env.h"
 
@@ -272,6 +279,189 @@ TEST(RolloutReconcilerTest, ADrainThatTimesOutHaltsWithItsCause) {
   EXPECT_THAT(s.message, HasSubstr("default/guarded"));
   EXPECT_THAT(s.message, Not(HasSubstr("did not become healthy")));
   EXPECT_TRUE(h.world.reboots_into_upgrade().empty()) << "a node was rebooted undrained";
+}
+
+// The daemon's arrangement: the world's executor behind BackgroundSteps. Installs wait until the
+// test lets them finish; the world is touched under one lock, which the observer takes too.
+class HeldInstalls final : public RolloutExecutor {
+ public:
+  HeldInstalls(WorldExecutor& inner, std::mutex& world_mu) : inner_(inner), world_mu_(world_mu) {}
+  absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
+                                       const core::RolloutDecision& d,
+                                       std::stop_token stop) override {
+    if (d.kind == core::ActionKind::kInstallImage) {
+      std::unique_lock lock(mu_);
+      installs_.push_back(d.node);
+      // At most a minute, so that a broken test ends.
+      released_.wait_for(lock, stop, std::chrono::minutes(1), [&] { return open_; });
+      if (stop.stop_requested()) {
+        ++stopped_;
+        return absl::CancelledError("install stopped");
+      }
+    }
+    std::lock_guard world(world_mu_);
+    return inner_.Execute(profile, d, stop);
+  }
+  void Release() {
+    std::lock_guard lock(mu_);
+    open_ = true;
+    released_.notify_all();
+  }
+  std::vector<std::string> installs() {
+    std::lock_guard lock(mu_);
+    return installs_;
+  }
+  int stopped() {
+    std::lock_guard lock(mu_);
+    return stopped_;
+  }
+
+ private:
+  WorldExecutor& inner_;
+  std::mutex& world_mu_;
+  std::mutex mu_;
+  std::condition_variable_any released_;
+  bool open_ = false;
+  std::vector<std::string> installs_;
+  int stopped_ = 0;
+};
+
+class LockedObserver final : public FleetObserver {
+ public:
+  LockedObserver(RolloutWorld& world, std::mutex& world_mu) : world_(world), world_mu_(world_mu) {}
+  absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile&) override {
+    std::lock_guard lock(world_mu_);
+    return world_.observed();
+  }
+
+ private:
+  RolloutWorld& world_;
+  std::mutex& world_mu_;
+};
+
+// A lifecycle rollout (two workers at once) through BackgroundSteps, as in the daemon, with the
+// installs held until Release().
+struct BackgroundHarness {
+  BackgroundHarness() {
+    h.world.profile().policy.max_parallel_workers = 2;
+    h.Publish(h.world.profile(), {});
+  }
+  Harness h{"1.13.9", "1.14.2"};
+  std::mutex world_mu;
+  HeldInstalls held{h.executor, world_mu};
+  BackgroundSteps steps{held};
+  LockedObserver observer{h.world, world_mu};
+  RolloutReconciler r{{h.desired, observer, steps, h.store, h.clock, h.metrics},
+                      {std::chrono::milliseconds(1000), false, 32},
+                      h.store.latest};
+  const std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  bool installs_held = true;
+
+  ReconcileOutcome ReconcileAndAdvance() {
+    ReconcileOutcome o = r.Reconcile("prod", {});
+    std::lock_guard lock(world_mu);
+    h.world.AdvanceTo(h.world.now() + std::max(o.after, std::chrono::milliseconds(1)));
+    return o;
+  }
+  // A step that is not held finishes before the clock moves on.
+  void Settle() {
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::optional<OutstandingStep> o = steps.Outstanding("prod");
+      if (!o || o->done || (installs_held && o->kind == core::ActionKind::kInstallImage)) return;
+      std::this_thread::yield();
+    }
+  }
+  // Until w-0's install is started (and held).
+  void RunToFirstInstall() {
+    while (held.installs().empty() && std::chrono::steady_clock::now() < deadline) {
+      static_cast<void>(ReconcileAndAdvance());
+      Settle();
+    }
+  }
+  void SetStage(const std::string& node, core::MachineStage stage) {
+    std::lock_guard lock(world_mu);
+    for (core::NodeObservation& n : h.world.observed().nodes) {
+      if (n.name == node) n.stage = stage;
+    }
+  }
+  ReconcileOutcome ReleaseAndRunToRest() {
+    held.Release();
+    installs_held = false;
+    ReconcileOutcome outcome;
+    for (int i = 0; i < 5000 && std::chrono::steady_clock::now() < deadline; ++i) {
+      outcome = r.Reconcile("prod", {});
+      if (outcome.kind != ReconcileOutcome::Kind::kRequeueAfter) break;
+      Settle();
+      std::lock_guard lock(world_mu);
+      h.world.AdvanceTo(h.world.now() + std::max(outcome.after, std::chrono::milliseconds(1)));
+    }
+    return outcome;
+  }
+};
+
+// w-0's install runs in the background and w-0 reports itself upgrading; with two workers
+// allowed at once, the state machine would start w-1. Nothing else of the cluster
+// starts until the install is done, and the install is not stopped for another.
+TEST(RolloutReconcilerTest, NoOtherActionStartsWhileABackgroundStepRuns) {
+  BackgroundHarness b;
+  b.RunToFirstInstall();
+  ASSERT_EQ(b.held.installs(), std::vector<std::string>{"w-0"});
+  b.SetStage("w-0", core::MachineStage::kUpgrading);
+  for (int i = 0; i < 20; ++i) static_cast<void>(b.ReconcileAndAdvance());
+  EXPECT_EQ(b.held.installs(), std::vector<std::string>{"w-0"}) << "another install started";
+  EXPECT_EQ(b.held.stopped(), 0) << "the running install was stopped for another action";
+  const core::ClusterStatus& waiting = b.h.store.latest.at("prod");
+  EXPECT_THAT(waiting.message, HasSubstr("waiting for install-image on w-0 to finish before "
+                                         "start-node on w-1"));
+  EXPECT_EQ(waiting.rollout.in_flight.size(), 1u);
+
+  b.SetStage("w-0", core::MachineStage::kRunning);
+  EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(b.h.store.latest.at("prod").phase, core::ClusterPhase::kReady)
+      << b.h.store.latest.at("prod").message;
+  std::map<std::string, int> installs;
+  for (const std::string& node : b.held.installs()) ++installs[node];
+  EXPECT_EQ(installs.size(), 5u);
+  for (const auto& [node, count] : installs) EXPECT_EQ(count, 1) << node;
+}
+
+// The rollout module's log lines while the test runs.
+class CapturedLog {
+ public:
+  CapturedLog() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(text_)) {
+    ModuleLogger("rollout")->sinks().push_back(sink_);
+  }
+  ~CapturedLog() {
+    auto& sinks = ModuleLogger("rollout")->sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+  }
+  int Count(const std::string& needle) const {
+    const std::string text = text_.str();
+    int n = 0;
+    for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  }
+
+ private:
+  std::ostringstream text_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+};
+
+// A background step is logged (at info) when it starts and when it ends, not at every look.
+TEST(RolloutReconcilerTest, ABackgroundStepIsLoggedWhenItStartsAndWhenItEnds) {
+  CapturedLog log;
+  BackgroundHarness b;
+  b.RunToFirstInstall();
+  for (int i = 0; i < 20; ++i) static_cast<void>(b.ReconcileAndAdvance());
+  EXPECT_EQ(log.Count("phase=UpgradingTalos action=install-image node=w-0 "), 1);
+  EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(log.Count("phase=UpgradingTalos action=install-image node=w-0 "), 1);
+  EXPECT_EQ(log.Count("action=install-image node=w-0 result="), 1);
+  EXPECT_EQ(log.Count("phase=UpgradingTalos action=drain-node node=w-1 "), 1);
+  EXPECT_EQ(log.Count("action=drain-node node=w-1 result="), 1);
 }
 
 TEST(RolloutReconcilerTest, InvalidProfileIsBlockedAndNamesTheFile) {

@@ -42,8 +42,30 @@ DaemonProcess::DaemonProcess(DaemonOptions options, fs::path log_file)
 
 DaemonProcess::~DaemonProcess() { Kill(); }
 
+namespace {
+
+// A hard link (or, across file systems, a copy) of the built daemon beside `log_file`: the
+// linker writes a new file in place of the old one, so what is linked here stays the binary
+// the run started with.
+absl::StatusOr<fs::path> PinBinary(const fs::path& log_file) {
+  const fs::path built = BuiltBinary("reconciler/talos-reconciler");
+  const fs::path pinned = log_file.string() + ".talos-reconciler";
+  std::error_code error;
+  fs::remove(pinned, error);
+  fs::create_hard_link(built, pinned, error);
+  if (error) fs::copy_file(built, pinned, error);
+  if (error) {
+    return absl::InternalError(
+        fmt::format("cannot link {} to {}: {}", built.string(), pinned.string(), error.message()));
+  }
+  return pinned;
+}
+
+}  // namespace
+
 std::vector<std::string> DaemonProcess::Argv() const {
-  std::vector<std::string> argv = {BuiltBinary("reconciler/talos-reconciler").string(),
+  const fs::path binary = binary_.empty() ? BuiltBinary("reconciler/talos-reconciler") : binary_;
+  std::vector<std::string> argv = {binary.string(),
                                    "run",
                                    "--repo",
                                    options_.repo_url,
@@ -71,6 +93,11 @@ std::vector<std::string> DaemonProcess::Argv() const {
 
 absl::Status DaemonProcess::Start() {
   if (running()) return absl::FailedPreconditionError("the daemon is running");
+  if (binary_.empty()) {
+    absl::StatusOr<fs::path> pinned = PinBinary(log_file_);
+    if (!pinned.ok()) return pinned.status();
+    binary_ = *pinned;
+  }
   ++starts_;
   {
     std::ofstream marker(log_file_, std::ios::app);

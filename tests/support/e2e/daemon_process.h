@@ -52,7 +52,9 @@ class DaemonProcess {
 
   // Starts the daemon (again), with the same flags and state directory; its stderr and stdout
   // go to the end of the log file after a "=== start N ===" line. FailedPrecondition while it
-  // runs.
+  // runs. Every start runs the binary as it was at the first one (a link to it beside the log
+  // file): a rebuild of the tree during a long run replaces the built file, and starting it
+  // while the linker writes it fails (ETXTBSY).
   absl::Status Start();
   // SIGKILL, then reaps it. No-op when it is not running.
   void Kill();
@@ -77,6 +79,7 @@ class DaemonProcess {
   DaemonOptions options_;
   std::filesystem::path log_file_;
   std::optional<gitsource::Subprocess> process_;
+  std::filesystem::path binary_;  // set by the first Start
   int starts_ = 0;
 };
 
