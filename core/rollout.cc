@@ -8,6 +8,7 @@
 #include "core/rollout_checks.h"
 #include "core/rollout_record.h"
 #include "core/start_checks.h"
+#include "core/timestamp.h"
 #include "fmt/format.h"
 
 namespace tr::core {
@@ -152,8 +153,12 @@ std::optional<RolloutDecision> HeldBy(StartCheck check, const RolloutInput& in,
     case StartCheck::kWindow: {
       if (in.window.open) return std::nullopt;
       if (!mem.in_flight.empty()) return WaitForInFlight(in, progress);
+      // Say when: "waiting" alone leaves people guessing whether anything will happen.
+      const std::string when =
+          in.window.next_open ? fmt::format(" (opens {})", FormatTimestamp(*in.window.next_open))
+                              : "";
       RolloutDecision d = Decision(ActionKind::kNone, ClusterPhase::kWaitingForWindow,
-                                   "waiting for the next maintenance window", progress);
+                                   "waiting for the next maintenance window" + when, progress);
       d.wait_until = in.window.next_open;
       return d;
     }
