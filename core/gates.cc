@@ -18,7 +18,7 @@ bool TouchesControlPlane(const ClusterProfile& profile, const PlanStep& step) {
 }  // namespace
 
 std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterPlan& plan,
-                                   const GateState* last) {
+                                   const StartCheckAnswers* answers) {
   const Policy& policy = profile.policy;
   bool talos = false, control_plane = false, kubernetes = false, legacy = false;
   for (const PlanStep& step : plan.steps) {
@@ -32,7 +32,7 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
   }
   std::vector<std::string> gates;
   for (StartCheck check : StartChecks(profile)) {
-    for (std::string& line : DescribeStartCheck(check, profile, last)) {
+    for (std::string& line : DescribeStartCheck(check, profile, answers)) {
       gates.push_back(std::move(line));
     }
   }

@@ -8,18 +8,19 @@
 #include <string>
 #include <vector>
 
-#include "core/health_gates.h"
 #include "core/observed.h"
 #include "core/planner.h"
 #include "core/profile.h"
+#include "core/start_checks.h"
 
 namespace tr::core {
 
 // The gates of a plan, in the order they apply, as lines a person reads: first the start checks
 // the rollout enforces (start_checks.h, the same list), then what each step does around its
-// nodes. With `last` (the cluster's recorded status), each health check shows its last answer.
+// nodes. With `answers` (from the recorded statuses), each health check shows its last answer
+// and the promotion where it stands.
 std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterPlan& plan,
-                                   const GateState* last = nullptr);
+                                   const StartCheckAnswers* answers = nullptr);
 
 // Expected wall time: per Talos batch the slowest node (its recorded duration, else
 // kDefaultTalosNodeDuration) plus the settle time; per Kubernetes step the control-plane

@@ -88,7 +88,8 @@ bool ChecksClusterHealth(StartCheck check) {
 }
 
 std::vector<std::string> DescribeStartCheck(StartCheck check, const ClusterProfile& profile,
-                                            const GateState* last) {
+                                            const StartCheckAnswers* answers) {
+  const GateState* last = answers ? answers->gates : nullptr;
   const Policy& policy = profile.policy;
   std::vector<std::string> lines;
   switch (check) {
@@ -96,7 +97,12 @@ std::vector<std::string> DescribeStartCheck(StartCheck check, const ClusterProfi
       lines.push_back("paused: nothing starts until policy.paused is false");
       break;
     case StartCheck::kPromotion:
-      if (profile.promotion) lines.push_back(DescribePromotion(*profile.promotion));
+      if (!profile.promotion) break;
+      lines.push_back(DescribePromotion(*profile.promotion));
+      if (answers && answers->promotion) {
+        lines.back() +=
+            answers->promotion->ready ? "; now: ready" : "; now: " + answers->promotion->message;
+      }
       break;
     case StartCheck::kWindow:
       for (const MaintenanceWindow& w : policy.windows) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,11 +41,17 @@ std::vector<StartCheck> StartChecks(const ClusterProfile& profile);
 // matter only once something may start beside the work in flight.
 bool ChecksClusterHealth(StartCheck check);
 
+// What a cluster's recorded status says about its start checks, for `plan` to show beside them.
+struct StartCheckAnswers {
+  const GateState* gates = nullptr;           // the health checks' last answers
+  std::optional<PromotionVerdict> promotion;  // spec.promotion, evaluated from the statuses
+};
+
 // How `plan` states `check` for `profile`: one line, or one per window / health check (the
-// health checks end with the gateTimeout line). With `last` (the recorded status's gates),
-// each health check's line ends with its last answer and time, and the gateTimeout line with
-// since when the rollout has waited.
+// health checks end with the gateTimeout line). With `answers`, each health check's line ends
+// with its last answer and time, the gateTimeout line with since when the rollout has waited,
+// and the promotion line with where the promotion stands now.
 std::vector<std::string> DescribeStartCheck(StartCheck check, const ClusterProfile& profile,
-                                            const GateState* last = nullptr);
+                                            const StartCheckAnswers* answers = nullptr);
 
 }  // namespace tr::core

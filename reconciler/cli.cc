@@ -50,7 +50,8 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   observed->excludes(live);
   cmd->add_option("--node-name", options.self_node, "Live: the node this process runs on");
   cmd->add_option("--status", options.status_dir,
-                  "A checkout of the status branch: show each health check's last answer");
+                  "A checkout of the status branch: show the health checks' last answers and "
+                  "where promotion stands");
   cmd->callback([&, observed, live] {
     if (observed->count() + live->count() == 0) {
       throw CLI::RequiredError("--observed or --credentials-dir");

@@ -8,6 +8,7 @@
 #include "core/plan_render.h"
 #include "core/planner.h"
 #include "core/profile_set.h"
+#include "core/promotion.h"
 #include "core/status_decode.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
@@ -109,9 +110,25 @@ std::optional<std::map<std::string, core::ClusterStatus>> LoadStatuses(
   return statuses;
 }
 
+// What the recorded statuses say about `profile`'s start checks; points into `statuses`.
+core::StartCheckAnswers AnswersOf(const core::ClusterProfile& profile,
+                                  const core::ClusterPlan& plan,
+                                  const std::map<std::string, core::ClusterStatus>& statuses,
+                                  core::TimePoint now) {
+  core::StartCheckAnswers answers;
+  auto own = statuses.find(profile.name);
+  if (own != statuses.end()) answers.gates = &own->second.gates;
+  if (profile.promotion && plan.status == core::PlanStatus::kPlanned) {
+    const core::RolloutMemory memory =
+        own != statuses.end() ? own->second.rollout : core::RolloutMemory{};
+    answers.promotion = core::EvaluatePromotion(profile, plan, memory, statuses, now);
+  }
+  return answers;
+}
+
 std::vector<core::PlanReportEntry> PlanAll(
     const core::ProfileSet& set, const core::ObservedFleet& fleet,
-    const std::map<std::string, core::ClusterStatus>& statuses) {
+    const std::map<std::string, core::ClusterStatus>& statuses, core::TimePoint now) {
   std::vector<core::PlanReportEntry> entries;
   for (const core::ClusterProfile& profile : set.profiles) {
     core::PlanReportEntry entry{profile.name, std::nullopt, {}};
@@ -123,8 +140,9 @@ std::vector<core::PlanReportEntry> PlanAll(
       entry.plan->status = core::PlanStatus::kBlocked;
       entry.plan->message = "cluster " + profile.name + " was not observed";
     }
-    if (auto it = statuses.find(profile.name); it != statuses.end()) {
-      entry.plan->gates = core::PlanGates(profile, *entry.plan, &it->second.gates);
+    if (!statuses.empty()) {
+      const core::StartCheckAnswers answers = AnswersOf(profile, *entry.plan, statuses, now);
+      entry.plan->gates = core::PlanGates(profile, *entry.plan, &answers);
     }
     entries.push_back(std::move(entry));
   }
@@ -196,7 +214,8 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<std::map<std::string, core::ClusterStatus>> statuses =
       LoadStatuses(options.status_dir, *set, err);
   if (!statuses) return kExitInvalid;
-  const std::vector<core::PlanReportEntry> entries = PlanAll(*set, *fleet, *statuses);
+  const std::vector<core::PlanReportEntry> entries =
+      PlanAll(*set, *fleet, *statuses, std::chrono::system_clock::now());
   switch (options.format) {
     case PlanFormat::kText:
       out << core::RenderPlanText(entries);

@@ -34,8 +34,8 @@ struct PlanOptions {
   PlanFormat format = PlanFormat::kText;
   std::filesystem::path credentials_dir;  // observe live: <dir>/<credentials>/talosconfig
   std::string self_node;                  // live: the node this process runs on
-  // A checkout of the status branch: each cluster's status/<cluster>.yaml, when there, adds
-  // its health checks' last answers to the plan's gates. Empty: none.
+  // A checkout of the status branch: the status/<cluster>.yaml files there add each health
+  // check's last answer and where spec.promotion stands to the plan's gates. Empty: none.
   std::filesystem::path status_dir;
 };
 

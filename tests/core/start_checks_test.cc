@@ -176,7 +176,9 @@ TEST(StartChecksTest, ThePlanShowsEachHealthCheckLastAnswer) {
   last.results = {GateResult{"ingress", false, "HTTP 503, expected 200",
                              *ParseTimestamp("2026-11-23T10:00:00Z")}};
   last.failing_since = *ParseTimestamp("2026-11-23T09:58:00Z");
-  const std::vector<std::string> gates = PlanGates(w.profile, w.Plan(), &last);
+  StartCheckAnswers answers;
+  answers.gates = &last;
+  const std::vector<std::string> gates = PlanGates(w.profile, w.Plan(), &answers);
   EXPECT_THAT(
       gates,
       Contains(HasSubstr("health check ingress: GET http://127.0.0.1:9/healthz answers 200")));
@@ -191,6 +193,18 @@ TEST(StartChecksTest, ThePlanShowsEachHealthCheckLastAnswer) {
   EXPECT_THAT(gates, Contains(HasSubstr(
                          "the rollout halts without rolling any node back (onFailure: rollback "
                          "applies to a failed node only); failing since 2026-11-23T09:58:00Z")));
+}
+
+TEST(StartChecksTest, ThePlanShowsWherePromotionStands) {
+  StartWorld w(StepType::kTalos);
+  Fail(StartCheck::kPromotion, w);
+  StartCheckAnswers answers;
+  answers.promotion = w.promotion;
+  EXPECT_THAT(PlanGates(w.profile, w.Plan(), &answers),
+              Contains("promotion: starts only after staging ran the new versions, Ready, for "
+                       "24h; now: waiting for staging (Ready on 1.12.0 for 3h of 24h)"));
+  answers.promotion = PromotionVerdict{};
+  EXPECT_THAT(PlanGates(w.profile, w.Plan(), &answers), Contains(HasSubstr("for 24h; now: ready")));
 }
 
 }  // namespace

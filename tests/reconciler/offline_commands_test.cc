@@ -143,7 +143,9 @@ TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
              ReadFile(kExamples / "repo/clusters/prod-eu-1.yaml") +
                  "    healthChecks:\n"
                  "      - {name: ingress, type: http, url: http://127.0.0.1:9/healthz}\n"
-                 "      - {name: errors, type: http, url: http://127.0.0.1:9/errors}\n");
+                 "      - {name: errors, type: http, url: http://127.0.0.1:9/errors}\n"
+                 "  promotion: {after: [staging], soak: 24h}\n");
+  repo.Write("clusters/staging.yaml", ReadFile(kExamples / "repo/clusters/staging.yaml"));
   repo.Write("observed.yaml", ReadFile(kExamples / "observed.yaml"));
   core::ClusterStatus status;
   status.cluster = "prod-eu-1";
@@ -154,6 +156,13 @@ TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
   status.gates.failing_since = *core::ParseTimestamp("2026-11-23T09:30:00Z");
   fs::create_directories(repo.dir() / "branch/status");
   repo.Write("branch/" + core::ClusterStatusPath("prod-eu-1"), core::RenderStatusYaml(status));
+  core::ClusterStatus staging;  // Ready for 3 hours, recorded by the daemon
+  staging.cluster = "staging";
+  staging.updated = std::chrono::system_clock::now() - std::chrono::hours(3);
+  staging.talos.current = "1.13.9";
+  staging.kubernetes.current = "1.36.3";
+  staging.conditions.push_back({"Ready", true, "Ready", "", staging.updated});
+  repo.Write("branch/" + core::ClusterStatusPath("staging"), core::RenderStatusYaml(staging));
   PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}};
   std::ostringstream out, err;
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
@@ -170,6 +179,7 @@ TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
                                    "node (after settle) and before a Kubernetes step; last: not "
                                    "checked yet"));
   EXPECT_THAT(out.str(), HasSubstr("failing since 2026-11-23T09:30:00Z"));
+  EXPECT_THAT(out.str(), HasSubstr("for 24h; now: waiting for staging (Ready on 1.13.9 for 3h"));
   // A status file that cannot be read back is an error, not a plan without answers.
   repo.Write("branch/" + core::ClusterStatusPath("prod-eu-1"), "phase: [\n");
   err.str("");
