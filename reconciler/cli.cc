@@ -2,13 +2,19 @@
 
 #include <iostream>
 #include <map>
+#include <string_view>
 
 #include "CLI/CLI.hpp"
+#include "core/text.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "reconciler/completion.h"
 #include "reconciler/daemon.h"
 #include "reconciler/daemon_config.h"
 #include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
 #include "reconciler/offline_commands.h"
 #include "reconciler/status_command.h"
+#include "reconciler/version.h"
 
 namespace tr::reconciler {
 namespace {
@@ -16,16 +22,26 @@ namespace {
 void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& run) {
   CLI::App* cmd =
       app.add_subcommand("validate", "Check every profile in a checkout of a profile repository");
+  cmd->footer(
+      "Examples:\n"
+      "  talos-reconciler validate                 # the checkout in the current directory\n"
+      "  talos-reconciler validate fleet -o github # annotations for a GitHub Actions job");
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
   const std::map<std::string, ValidateFormat> formats{{"text", ValidateFormat::kText},
                                                       {"github", ValidateFormat::kGithub}};
-  cmd->add_option("--format", options.format, "text, or github for Actions annotations")
-      ->transform(CLI::CheckedTransformer(formats));
+  cmd->add_option("-o,--output,--format", options.format,
+                  "text, or github for Actions annotations")
+      ->transform(CLI::CheckedTransformer(formats))
+      ->option_text("text|github");
   cmd->callback([&] { run = [&] { return RunValidate(options, std::cout, std::cerr); }; });
 }
 
 void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand("plan", "Print the upgrade plan of every cluster");
+  cmd->footer(
+      "Examples:\n"
+      "  talos-reconciler plan fleet --observed observed.yaml\n"
+      "  talos-reconciler plan fleet --credentials-dir /etc/talos-reconciler/talos -o markdown");
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
   CLI::Option* observed = cmd->add_option("--observed", options.observed_file,
                                           "YAML file with what the nodes run (see README)");
@@ -41,20 +57,30 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   const std::map<std::string, PlanFormat> formats{{"text", PlanFormat::kText},
                                                   {"markdown", PlanFormat::kMarkdown},
                                                   {"json", PlanFormat::kJson}};
-  cmd->add_option("--format", options.format, "text, markdown or json")
-      ->transform(CLI::CheckedTransformer(formats));
+  cmd->add_option("-o,--output,--format", options.format, "text, markdown or json")
+      ->transform(CLI::CheckedTransformer(formats))
+      ->option_text("text|markdown|json");
   cmd->parse_complete_callback(
       [&] { run = [&] { return RunPlan(options, std::cout, std::cerr); }; });
 }
 
-CLI::App* AddRun(CLI::App& app, DaemonConfig& config, std::function<int()>& run) {
+// `origins` and `args` say where a bad value came from (flag, environment, config file line).
+CLI::App* AddRun(CLI::App& app, DaemonConfig& config, const SettingOrigins& origins,
+                 const std::vector<std::string>& args, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Keep every cluster of the repository at its desired Talos version");
+  cmd->footer(
+      "Example:\n"
+      "  talos-reconciler run --repo https://git.example.com/fleet.git \\\n"
+      "      --git-token-file /etc/talos-reconciler/git/token \\\n"
+      "      --credentials-dir /etc/talos-reconciler/talos --state-dir /var/lib/talos-reconciler\n"
+      "Every flag can also be set as TALOS_RECONCILER_<FLAG> or in --config FILE.");
   AddDaemonFlags(*cmd, config);
   cmd->callback([&] {
     run = [&] {
       if (absl::Status s = FinishDaemonConfig(config); !s.ok()) {
-        std::cerr << "talos-reconciler run: " << s.message() << "\n";
+        std::cerr << "talos-reconciler run: "
+                  << origins.Annotate(std::string(s.message()), args) << "\n";
         return kExitInvalid;
       }
       return RunDaemon(config);
@@ -64,21 +90,26 @@ CLI::App* AddRun(CLI::App& app, DaemonConfig& config, std::function<int()>& run)
 }
 
 void AddStatus(CLI::App& app, StatusCommandOptions& options, std::function<int()>& run) {
-  CLI::App* cmd =
-      app.add_subcommand("status", "Print every cluster's status from the status branch");
-  cmd->add_option("--repo", options.git.remote.url, "Profile repository URL")
-      ->required()
-      ->envname("TALOS_RECONCILER_REPO");
+  CLI::App* cmd = app.add_subcommand(
+      "status", "Print every cluster's status (or one's) from the status branch");
+  cmd->footer(
+      "Examples:\n"
+      "  talos-reconciler status --repo https://git.example.com/fleet.git\n"
+      "  talos-reconciler status prod-eu-1 --repo ssh://git@git.example.com/fleet.git \\\n"
+      "      --git-ssh-key key --git-known-hosts known_hosts --watch\n"
+      "  talos-reconciler status --repo file:///srv/git/fleet.git -o json");
+  cmd->add_option("cluster", options.cluster, "Only this cluster");
+  AddGitFlags(*cmd, options);
   cmd->add_option("--status-branch", options.status_branch, "The status branch")
       ->capture_default_str();
-  cmd->add_option("--state-dir", options.git.state_dir, "Directory for the Git mirror")
-      ->required()
+  cmd->add_option("--state-dir", options.git.state_dir,
+                  "Keep the Git mirror here between runs (default: a temporary directory)")
       ->envname("TALOS_RECONCILER_STATE_DIR");
-  cmd->add_option("--git-token-file", options.git.remote.auth.token_file, "HTTPS token file");
-  cmd->add_option("--git-ssh-key", options.git.remote.auth.ssh_key_file, "SSH private key");
-  cmd->add_option("--git-known-hosts", options.git.remote.auth.known_hosts_file,
-                  "SSH known_hosts file");
-  cmd->add_flag("--json", options.json, "Print JSON");
+  cmd->add_option("-o,--output", options.output, "text (a table), json or yaml")
+      ->check(CLI::IsMember({"text", "json", "yaml"}))
+      ->capture_default_str();
+  cmd->add_flag_callback("--json", [&] { options.output = "json"; }, "The same as -o json");
+  cmd->add_flag("-w,--watch", options.watch, "Print again whenever a status changes (every 5s)");
   cmd->callback([&] { run = [&] { return RunStatus(options, std::cout, std::cerr); }; });
 }
 
@@ -114,6 +145,72 @@ void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
   });
 }
 
+void AddVersion(CLI::App& app, std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand("version", "Print the version");
+  auto output = std::make_shared<std::string>("text");
+  cmd->add_option("-o,--output", *output, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->callback([&run, output] {
+    run = [output] {
+      if (*output == "json") {
+        std::cout << nlohmann::json{{"version", ReconcilerVersion()}}.dump() << "\n";
+      } else {
+        std::cout << "talos-reconciler " << ReconcilerVersion() << "\n";
+      }
+      return kExitOk;
+    };
+  });
+}
+
+void AddCompletion(CLI::App& app, std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand("completion", "Print a shell completion script");
+  cmd->footer(
+      "Examples:\n"
+      "  source <(talos-reconciler completion bash)      # in ~/.bashrc\n"
+      "  talos-reconciler completion zsh > \"${fpath[1]}/_talos-reconciler\"\n"
+      "  talos-reconciler completion fish | source       # in ~/.config/fish/config.fish");
+  auto shell = std::make_shared<std::string>();
+  cmd->add_option("shell", *shell, "bash, zsh or fish")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  cmd->callback([&app, &run, shell] {
+    run = [&app, shell] {
+      std::cout << *CompletionScript(app, *shell);
+      return kExitOk;
+    };
+  });
+}
+
+// "unknown command "stauts" for talos-reconciler; did you mean "status"?" when the first
+// argument is neither a flag nor a command. Empty when it is one.
+std::string UnknownCommand(const CLI::App& app, const std::vector<std::string>& args) {
+  if (args.empty() || args.front().starts_with("-")) return "";
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == args.front()) return "";
+    names.push_back(sub->get_name());
+  }
+  const std::string best =
+      core::ClosestSpelling(args.front(), std::vector<std::string_view>(names.begin(), names.end()));
+  std::string text = fmt::format("unknown command \"{}\" for talos-reconciler", args.front());
+  if (!best.empty()) text += fmt::format("; did you mean \"{}\"?", best);
+  return text + "\nRun 'talos-reconciler --help' for the commands.";
+}
+
+// Every required flag the chosen command lacks, named at once (CLI11 stops at the first).
+std::string MissingRequired(const CLI::App& app) {
+  std::vector<std::string> missing;
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const CLI::Option* opt : sub->get_options()) {
+      if (opt->get_required() && opt->count() == 0) missing.push_back(opt->get_name());
+    }
+  }
+  if (missing.empty()) return "";
+  return fmt::format("required flag{} not set: {}", missing.size() > 1 ? "s" : "",
+                     fmt::join(missing, ", "));
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -127,20 +224,36 @@ int RunCli(int argc, char** argv) {
   std::function<int()> run;
   AddValidate(app, validate, run);
   AddPlan(app, plan, run);
-  CLI::App* run_cmd = AddRun(app, daemon, run);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  SettingOrigins origins;
+  CLI::App* run_cmd = AddRun(app, daemon, origins, args, run);
   AddStatus(app, status, run);
   AddUpgradeK8s(app, upgrade_k8s, run);
-  const std::vector<std::string> args(argv + 1, argv + argc);
+  AddVersion(app, run);
+  AddCompletion(app, run);
+  app.set_version_flag("--version", std::string(ReconcilerVersion()));
+  if (std::string unknown = UnknownCommand(app, args); !unknown.empty()) {
+    std::cerr << "Error: " << unknown << "\n";
+    return kExitInvalid;
+  }
   if (!args.empty() && args.front() == "run") {
-    if (absl::Status s = ApplyConfigFile(args, *run_cmd); !s.ok()) {
+    if (absl::Status s = ApplyConfigFile(args, *run_cmd, &origins); !s.ok()) {
       std::cerr << "talos-reconciler run: " << s.message() << "\n";
       return kExitInvalid;
     }
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RequiredError& e) {
+    const std::string missing = MissingRequired(app);
+    std::cerr << "Error: " << (missing.empty() ? e.what() : missing) << "\n";
+    return kExitInvalid;
+  } catch (const CLI::ValidationError& e) {
+    std::cerr << "Error: " << origins.Annotate(e.what(), args) << "\n";
+    return kExitInvalid;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Help and --version exit 0; every usage error exits 1, not CLI11's own codes.
+    return app.exit(e) == 0 ? kExitOk : kExitInvalid;
   }
   return run ? run() : kExitInvalid;
 }

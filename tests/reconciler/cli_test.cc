@@ -1,0 +1,110 @@
+// The command line's conventions, on the real binary: `version` and `--version`, an unknown
+// command with a suggestion, usage errors exit 1 and name every missing flag at once.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "nlohmann/json.hpp"
+#include "tests/support/process.h"
+
+namespace tr::reconciler {
+namespace {
+
+using gitsource::testing::ProcessResult;
+using gitsource::testing::RunCommand;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+ProcessResult Cli(std::vector<std::string> args) {
+  args.insert(args.begin(), std::string(TR_BINARY_DIR) + "/reconciler/talos-reconciler");
+  return RunCommand(args);
+}
+
+TEST(CliTest, VersionAsACommandAFlagAndJson) {
+  const ProcessResult command = Cli({"version"});
+  EXPECT_EQ(command.exit_code, 0) << command.err;
+  EXPECT_THAT(command.out, testing::MatchesRegex("talos-reconciler [0-9]+\\.[0-9]+\\.[0-9]+\n"));
+  const ProcessResult flag = Cli({"--version"});
+  EXPECT_EQ(flag.exit_code, 0) << flag.err;
+  EXPECT_THAT(command.out, HasSubstr(flag.out.substr(0, flag.out.find('\n'))));
+  const ProcessResult json = Cli({"version", "-o", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ("talos-reconciler " + nlohmann::json::parse(json.out).at("version").get<std::string>(),
+            command.out.substr(0, command.out.size() - 1));
+}
+
+TEST(CliTest, UnknownCommandSuggestsTheClosestAndExits1) {
+  const ProcessResult typo = Cli({"stauts"});
+  EXPECT_EQ(typo.exit_code, 1);
+  EXPECT_THAT(typo.err, HasSubstr("unknown command \"stauts\" for talos-reconciler; did you mean "
+                                  "\"status\"?"));
+  const ProcessResult far = Cli({"deploy"});
+  EXPECT_EQ(far.exit_code, 1);
+  EXPECT_THAT(far.err, AllOf(HasSubstr("unknown command \"deploy\""), Not(HasSubstr("did you"))));
+}
+
+TEST(CliTest, UsageErrorsExit1AndNameEveryMissingFlag) {
+  const ProcessResult run = Cli({"run"});
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.err, AllOf(HasSubstr("--repo"), HasSubstr("--credentials-dir"),
+                             HasSubstr("--state-dir")));
+  const ProcessResult bad_flag = Cli({"validate", "--no-such-flag"});
+  EXPECT_EQ(bad_flag.exit_code, 1);
+  EXPECT_THAT(bad_flag.err, HasSubstr("--no-such-flag"));
+  const ProcessResult help = Cli({"run", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_THAT(help.out, HasSubstr("--git-allowed-signers"));
+}
+
+std::string Binary() { return std::string(TR_BINARY_DIR) + "/reconciler/talos-reconciler"; }
+
+// What bash completes for the words typed so far (the last one is being typed).
+std::string BashCompletes(const std::string& typed_words) {
+  const std::string script = "source <(" + Binary() + " completion bash); COMP_WORDS=(" +
+                             typed_words + "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); " +
+                             "_talos_reconciler; echo \"${COMPREPLY[*]}\"";
+  const ProcessResult r = RunCommand({"bash", "-c", script});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out;
+}
+
+TEST(CliTest, BashCompletesCommandsAndTheirFlags) {
+  EXPECT_EQ(BashCompletes("talos-reconciler sta"), "status\n");
+  EXPECT_EQ(BashCompletes("talos-reconciler run --git-al"),
+            "--git-allowed-signers --git-allow-insecure-http\n");
+  EXPECT_EQ(BashCompletes("talos-reconciler status --json --rep"), "--repo\n");
+  // After a flag that takes a value, the shell completes file names instead.
+  EXPECT_EQ(BashCompletes("talos-reconciler run --git-ca-file ''"), "\n");
+}
+
+TEST(CliTest, FishCompletesCommandsAndTheirFlags) {
+  const std::string script = Binary() + " completion fish | source; complete -C'talos-reconciler sta'; " +
+                             "complete -C'talos-reconciler plan --obs'";
+  const ProcessResult r = RunCommand({"fish", "-c", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("status\tPrint every cluster"));
+  EXPECT_THAT(r.out, HasSubstr("--observed\tYAML file with what the nodes run"));
+}
+
+TEST(CliTest, ZshLoadsTheCompletionThroughItsBashEmulation) {
+  const std::string script = "autoload -U compinit && compinit -u && source <(" + Binary() +
+                             " completion zsh) && whence -w _talos_reconciler";
+  const ProcessResult r = RunCommand({"zsh", "-f", "-c", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "_talos_reconciler: function\n");
+  EXPECT_EQ(Cli({"completion", "powershell"}).exit_code, 1);
+}
+
+// Help speaks the user's words: examples, and no parser internals ("ENUM:value in {text->0}").
+TEST(CliTest, HelpHasExamplesAndNoParserInternals) {
+  for (const char* command : {"validate", "plan", "run", "status"}) {
+    SCOPED_TRACE(command);
+    const ProcessResult help = Cli({command, "--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_THAT(help.out, HasSubstr("Example"));
+    EXPECT_THAT(help.out, AllOf(Not(HasSubstr("ENUM")), Not(HasSubstr("->"))));
+  }
+}
+
+}  // namespace
+}  // namespace tr::reconciler
