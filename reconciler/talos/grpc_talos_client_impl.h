@@ -50,9 +50,6 @@ class GrpcTalosClient final : public TalosClient {
   absl::StatusOr<std::vector<CosiResource>> CosiList(const std::string& node,
                                                      const std::string& namespace_name,
                                                      const std::string& type) override;
-  absl::Status CosiWatch(const std::string& node, const CosiWatchRequest& request,
-                         std::chrono::milliseconds timeout, std::stop_token stop,
-                         const std::function<bool(const CosiEvent&)>& on_event) override;
   absl::Status Events(const std::string& node, const EventsRequest& request,
                       std::chrono::milliseconds timeout, std::stop_token stop,
                       const std::function<bool(const MachineEvent&)>& on_event) override;

@@ -86,35 +86,6 @@ absl::StatusOr<std::vector<CosiResource>> GrpcTalosClient::CosiList(
   return result;
 }
 
-absl::Status GrpcTalosClient::CosiWatch(const std::string& node, const CosiWatchRequest& request,
-                                        std::chrono::milliseconds timeout, std::stop_token stop,
-                                        const std::function<bool(const CosiEvent&)>& on_event) {
-  cosi::resource::WatchRequest proto;
-  proto.set_namespace_(request.namespace_name);
-  proto.set_type(request.type);
-  if (request.id) proto.set_id(*request.id);
-  proto.mutable_options()->set_bootstrap_contents(request.bootstrap_contents);
-  proto.mutable_options()->set_tail_events(request.tail_events);
-  proto.set_api_version(1);
-  return Call(
-      "cosi.State/Watch", node, timeout, Failover::kConnectOnly,
-      [&](CallAttempt& a) {
-        std::stop_callback cancel(stop, [&a] { a.context.TryCancel(); });
-        auto reader = cosi::resource::State::NewStub(a.channel)->Watch(&a.context, proto);
-        cosi::resource::WatchResponse response;
-        while (reader->Read(&response)) {
-          for (const auto& event : response.event()) {
-            if (!on_event(ToCosiEvent(event))) {
-              Abandon(a, *reader);
-              return absl::OkStatus();
-            }
-          }
-        }
-        return Finished(a, reader->Finish(), stop, /*open_ended=*/true);
-      },
-      stop);
-}
-
 absl::Status GrpcTalosClient::Events(const std::string& node, const EventsRequest& request,
                                      std::chrono::milliseconds timeout, std::stop_token stop,
                                      const std::function<bool(const MachineEvent&)>& on_event) {

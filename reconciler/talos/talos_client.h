@@ -103,12 +103,6 @@ class TalosClient {
                                                              const std::string& namespace_name,
                                                              const std::string& type) = 0;
 
-  // cosi.resource.State/Watch. Calls `on_event` for every event until it returns false (then
-  // OK). When the node ends the stream: Unavailable.
-  virtual absl::Status CosiWatch(const std::string& node, const CosiWatchRequest& request,
-                                 std::chrono::milliseconds timeout, std::stop_token stop,
-                                 const std::function<bool(const CosiEvent&)>& on_event) = 0;
-
   // MachineService/Events. Calls `on_event` for every event, the hello message included, until
   // it returns false (then OK). When the node ends the stream (shutdown, reboot): Unavailable.
   virtual absl::Status Events(const std::string& node, const EventsRequest& request,

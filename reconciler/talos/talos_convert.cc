@@ -157,15 +157,6 @@ CosiResource ToCosiResource(const cosi::resource::Resource& resource) {
   return out;
 }
 
-CosiEvent ToCosiEvent(const cosi::resource::Event& event) {
-  CosiEvent out;
-  out.type = static_cast<CosiEventType>(event.event_type());
-  if (event.has_resource()) out.resource = ToCosiResource(event.resource());
-  if (event.has_old()) out.old = ToCosiResource(event.old());
-  out.error = event.error();
-  return out;
-}
-
 absl::StatusOr<MachineEvent> ToMachineEvent(const machine::Event& event) {
   auto payload = DecodePayload(event.data());
   if (!payload.ok()) return payload.status();

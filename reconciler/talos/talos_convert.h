@@ -31,7 +31,6 @@ ServiceState ToServiceState(const machine::ServiceInfo& info);
 EtcdMember ToEtcdMember(const machine::EtcdMember& member);
 EtcdMemberStatus ToEtcdMemberStatus(const machine::EtcdMemberStatus& status);
 CosiResource ToCosiResource(const cosi::resource::Resource& resource);
-CosiEvent ToCosiEvent(const cosi::resource::Event& event);
 
 // Decodes an Events message by its payload type URL. An empty type URL is the hello message;
 // unknown type URLs become OtherEvent. InvalidArgument when a known payload does not parse.

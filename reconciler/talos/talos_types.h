@@ -136,30 +136,6 @@ struct CosiResource {
   std::string yaml_spec;
 };
 
-enum class CosiEventType {
-  kCreated = 0,
-  kUpdated = 1,
-  kDestroyed = 2,
-  kBootstrapped = 3,
-  kErrored = 4,
-  kNoop = 5
-};
-
-struct CosiEvent {
-  CosiEventType type = CosiEventType::kCreated;
-  std::optional<CosiResource> resource;  // unset for BOOTSTRAPPED / NOOP markers
-  std::optional<CosiResource> old;
-  std::string error;  // ERRORED
-};
-
-struct CosiWatchRequest {
-  std::string namespace_name;
-  std::string type;
-  std::optional<std::string> id;  // unset: every resource of the type
-  bool bootstrap_contents = false;
-  int32_t tail_events = 0;
-};
-
 // ---- Events (MachineService/Events)
 
 struct EventsRequest {

@@ -87,37 +87,5 @@ void ClientAccessTest::FollowAcrossAReboot() {
   EXPECT_NE(std::find(stages.begin(), stages.end(), core::MachineStage::kBooting), stages.end());
 }
 
-TEST_F(ClientAccessTest, StopTokenCancelsAWatch) {
-  std::unique_ptr<TalosClient> client;
-  ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client));
-  std::stop_source stop;
-  CosiWatchRequest request;
-  request.namespace_name = "runtime";
-  request.type = "MachineStatuses.runtime.talos.dev";
-  request.bootstrap_contents = true;
-  int events = 0;
-  // Cancel from the callback's thread once the watch is live; nothing else would end it.
-  absl::Status status = client->CosiWatch(Address("w-1"), request, std::chrono::seconds(30),
-                                          stop.get_token(), [&](const CosiEvent&) {
-                                            ++events;
-                                            stop.request_stop();
-                                            return true;
-                                          });
-  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
-  EXPECT_GE(events, 1);
-}
-
-TEST_F(ClientAccessTest, QuietWatchEndsAtItsDeadline) {
-  std::unique_ptr<TalosClient> client;
-  ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client));
-  CosiWatchRequest request;
-  request.namespace_name = "k8s";
-  request.type = "KubeletSpecs.kubernetes.talos.dev";
-  request.id = "kubelet";
-  absl::Status status = client->CosiWatch(Address("w-1"), request, std::chrono::milliseconds(300),
-                                          {}, [](const CosiEvent&) { return true; });
-  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
-}
-
 }  // namespace
 }  // namespace tr::reconciler::talos

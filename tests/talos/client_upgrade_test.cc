@@ -5,6 +5,7 @@
 #include "resource/config/config.pb.h"
 #include "resource/definitions/k8s/k8s.pb.h"
 #include "tests/support/sim_fixture.h"
+#include "tests/support/wait.h"
 
 namespace tr::reconciler::talos {
 namespace {
@@ -146,7 +147,7 @@ TEST_P(ClientUpgradeTest, RollbackReturnsToThePreviousSlot) {
   EXPECT_EQ(version.tag, "v1.11.6");
 }
 
-TEST_P(ClientUpgradeTest, ApplyConfigurationNoRebootAndWatchTheKubeletSpec) {
+TEST_P(ClientUpgradeTest, ApplyConfigurationNoRebootUpdatesTheKubeletSpec) {
   ASSERT_NO_FATAL_FAILURE(Start("v1.11.6", "v1.11.6"));
   const std::string node = Address("w-1");
   CosiResource config;
@@ -160,34 +161,23 @@ TEST_P(ClientUpgradeTest, ApplyConfigurationNoRebootAndWatchTheKubeletSpec) {
   ASSERT_NE(yaml.find(old_image), std::string::npos);
   yaml.replace(yaml.find(old_image), old_image.size(), new_image);
 
-  // Watch the KubeletSpec; apply the patched config once the watch is live; stop at the update.
-  CosiWatchRequest watch;
-  watch.namespace_name = "k8s";
-  watch.type = "KubeletSpecs.kubernetes.talos.dev";
-  watch.id = "kubelet";  // one resource: its current state first (no bootstrap_contents)
-  bool applied = false;
+  // Apply the patched config without a reboot; the KubeletSpec follows it.
+  ApplyConfigurationRequest request;
+  request.config_yaml = yaml;
+  request.mode = ApplyMode::kNoReboot;
+  absl::StatusOr<ApplyConfigurationResult> result = client_->ApplyConfiguration(node, request);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->mode, ApplyMode::kNoReboot);
   std::string seen_image;
-  absl::Status status =
-      client_->CosiWatch(node, watch, std::chrono::seconds(20), {}, [&](const CosiEvent& event) {
-        if (!applied) {
-          applied = true;
-          ApplyConfigurationRequest request;
-          request.config_yaml = yaml;
-          request.mode = ApplyMode::kNoReboot;
-          auto result = client_->ApplyConfiguration(node, request);
-          EXPECT_TRUE(result.ok()) << result.status();
-          if (result.ok()) {
-            EXPECT_EQ(result->mode, ApplyMode::kNoReboot);
-          }
-          return true;
-        }
-        if (!event.resource) return true;
-        ::talos::resource::definitions::k8s::KubeletSpecSpec kubelet;
-        if (!kubelet.ParseFromString(event.resource->proto_spec)) return true;
-        seen_image = kubelet.image();
-        return seen_image != new_image;
-      });
-  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(test_support::WaitUntil([&] {
+    absl::StatusOr<CosiResource> kubelet_spec =
+        client_->CosiGet(node, "k8s", "KubeletSpecs.kubernetes.talos.dev", "kubelet");
+    ::talos::resource::definitions::k8s::KubeletSpecSpec kubelet;
+    if (kubelet_spec.ok() && kubelet.ParseFromString(kubelet_spec->proto_spec)) {
+      seen_image = kubelet.image();
+    }
+    return seen_image == new_image;
+  }));
   EXPECT_EQ(seen_image, new_image);
 }
 

@@ -76,9 +76,6 @@ class ScriptedClient final : public TalosClient {
   TR_UNIMPLEMENTED(absl::StatusOr<std::vector<CosiResource>> CosiList(const std::string&,
                                                                       const std::string&,
                                                                       const std::string&))
-  TR_UNIMPLEMENTED(absl::Status CosiWatch(const std::string&, const CosiWatchRequest&, milliseconds,
-                                          std::stop_token,
-                                          const std::function<bool(const CosiEvent&)>&))
   TR_UNIMPLEMENTED(absl::StatusOr<uint64_t> EtcdSnapshot(const std::string&,
                                                          const std::filesystem::path&))
 #undef TR_UNIMPLEMENTED
