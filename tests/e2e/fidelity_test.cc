@@ -8,17 +8,25 @@ namespace {
 
 constexpr auto kTimeout = 120s;
 
+// Starts the fleet with `cluster`, the daemon on a profile at `talos`, waits until the cluster
+// is Ready there; `since` gets the journal's last sequence number.
+void StartReadyAt(E2eWorld& world, const ClusterDef& cluster, const std::string& talos,
+                  uint64_t* since, const FleetOptions& options = {}) {
+  E2E_ASSERT_OK(world.StartFleet({cluster}, options));
+  world.PushProfiles({{cluster.name, AtTalos(talos)}}, "initial profiles");
+  E2E_ASSERT_OK(world.StartDaemon());
+  E2E_ASSERT_OK(world.WaitForReady(cluster.name, talos, "", kTimeout).status());
+  *since = LastSeq(world.Journal());
+}
+
 // On Talos 1.12.0-1.12.8 a control plane's Upgrade takes the etcd upgrade mutex even with
 // preserve (v1alpha1_server.go). Held by another session, the node refuses; the mutex's lease
 // expires, so the reconciler retries instead of failing the rollout.
 TEST_F(E2eTest, UpgradeMutexHeldOn112IsRetriedNotFatal) {
   ClusterDef cluster = MakeCluster("mutex", 3, 0, "1.12.5");
   for (auto& node : cluster.nodes) node.faults = "[{kind: upgrade_lock_held, count: 1}]";
-  E2E_ASSERT_OK(world().StartFleet({cluster}));
-  world().PushProfiles({{"mutex", AtTalos("1.12.5")}}, "initial profiles");
-  E2E_ASSERT_OK(world().StartDaemon());
-  E2E_ASSERT_OK(world().WaitForReady("mutex", "1.12.5", "", kTimeout).status());
-  const uint64_t since = LastSeq(world().Journal());
+  uint64_t since = 0;
+  ASSERT_NO_FATAL_FAILURE(StartReadyAt(world(), cluster, "1.12.5", &since));
 
   const std::string commit =
       world().PushProfiles({{"mutex", AtTalos("1.13.9")}}, "mutex: Talos 1.13.9");
@@ -45,11 +53,8 @@ TEST_F(E2eTest, ANodeRebootedBetweenPrePullAndInstallIsPulledAgainAndUpgradedOnc
       "[{kind: reboot_after_pull, count: 1, image: metal-installer}, "
       "{kind: ephemeral_wiped, count: 1}]";
   const std::string blipped = cluster.nodes[1].name;
-  E2E_ASSERT_OK(world().StartFleet({cluster}));
-  world().PushProfiles({{"blip", AtTalos("1.13.2")}}, "initial profiles");
-  E2E_ASSERT_OK(world().StartDaemon());
-  E2E_ASSERT_OK(world().WaitForReady("blip", "1.13.2", "", kTimeout).status());
-  const uint64_t since = LastSeq(world().Journal());
+  uint64_t since = 0;
+  ASSERT_NO_FATAL_FAILURE(StartReadyAt(world(), cluster, "1.13.2", &since));
 
   const std::string commit = world().PushProfiles({{"blip", AtTalos("1.13.9")}}, "blip: 1.13.9");
   E2E_ASSERT_OK(world().WaitForReady("blip", "1.13.9", commit, kTimeout).status());
@@ -87,11 +92,9 @@ TEST_F(E2eTest, ANodeRebootedBetweenPrePullAndInstallIsPulledAgainAndUpgradedOnc
 TEST_F(E2eTest, CallsHangingAfterAWorkerRebootsDelayTheRolloutButDoNotFailIt) {
   FleetOptions options;
   options.timings = "{apid_hang: 300s}";
-  E2E_ASSERT_OK(world().StartFleet({MakeCluster("hang", 1, 1, "1.13.2")}, options));
-  world().PushProfiles({{"hang", AtTalos("1.13.2")}}, "initial profiles");
-  E2E_ASSERT_OK(world().StartDaemon());
-  E2E_ASSERT_OK(world().WaitForReady("hang", "1.13.2", "", kTimeout).status());
-  const uint64_t since = LastSeq(world().Journal());
+  uint64_t since = 0;
+  ASSERT_NO_FATAL_FAILURE(
+      StartReadyAt(world(), MakeCluster("hang", 1, 1, "1.13.2"), "1.13.2", &since, options));
 
   const std::string commit = world().PushProfiles({{"hang", AtTalos("1.13.9")}}, "hang: 1.13.9");
   E2E_ASSERT_OK(world().WaitForReady("hang", "1.13.9", commit, kTimeout).status());
@@ -113,24 +116,22 @@ TEST_F(E2eTest, CallsHangingAfterAWorkerRebootsDelayTheRolloutButDoNotFailIt) {
 // pre-pull fails NotFound "error pulling image" and the rollout stops before any node is
 // touched.
 TEST_F(E2eTest, ATypoedSchematicStopsAtThePrePullBeforeAnyNodeIsTouched) {
-  E2E_ASSERT_OK(world().StartFleet({MakeCluster("typo", 1, 1, "1.13.2")}));
-  world().PushProfiles({{"typo", AtTalos("1.13.2")}}, "initial profiles");
-  E2E_ASSERT_OK(world().StartDaemon());
-  E2E_ASSERT_OK(world().WaitForReady("typo", "1.13.2", "", kTimeout).status());
-  const uint64_t since = LastSeq(world().Journal());
+  uint64_t since = 0;
+  ASSERT_NO_FATAL_FAILURE(
+      StartReadyAt(world(), MakeCluster("typo", 1, 1, "1.13.2"), "1.13.2", &since));
 
   ProfileDef typo = AtTalos("1.13.9");
   typo.image = "factory.talos.dev/metal-installer/" + std::string(64, 'f');
-  const std::string commit = world().PushProfiles({{"typo", typo}}, "typo: 1.13.9, wrong schematic");
+  const std::string commit =
+      world().PushProfiles({{"typo", typo}}, "typo: 1.13.9, wrong schematic");
   core::ClusterStatus failed;
-  E2E_ASSERT_OK_AND_ASSIGN(
-      failed, world().WaitForStatus(
-                  "typo",
-                  [&](const core::ClusterStatus& s) {
-                    return s.phase == core::ClusterPhase::kUpgradeFailed &&
-                           s.desired_commit_attempted == commit;
-                  },
-                  kTimeout));
+  E2E_ASSERT_OK_AND_ASSIGN(failed, world().WaitForStatus(
+                                       "typo",
+                                       [&](const core::ClusterStatus& s) {
+                                         return s.phase == core::ClusterPhase::kUpgradeFailed &&
+                                                s.desired_commit_attempted == commit;
+                                       },
+                                       kTimeout));
   const std::string said = failed.message + " | " + failed.talos.message;
   EXPECT_NE(said.find("error pulling image"), std::string::npos) << said;
   const auto& journal = world().Journal();

@@ -1,7 +1,8 @@
 // cosi.resource.State (Get, List, Watch) of a simulated node (facts §5). Unknown types and
-// namespaces are refused; sensitive resources (MachineConfig) need os:admin. Watch first sends an empty response (the watch is established),
-// then the initial state (one resource: its current state; a kind with bootstrap_contents: every
-// resource then BOOTSTRAPPED), then changes until the node goes down.
+// namespaces are refused; sensitive resources (MachineConfig) need os:admin. Watch first sends an
+// empty response (the watch is established), then the initial state (one resource: its current
+// state; a kind with bootstrap_contents: every resource then BOOTSTRAPPED), then changes until the
+// node goes down.
 #include "fmt/format.h"
 #include "tests/sim/cosi_types.h"
 #include "tests/sim/node_services.h"

@@ -160,10 +160,13 @@ class SimTest : public ::testing::Test {
 };
 
 // Three control planes and a worker on Talos `version` with Kubernetes 1.34.1, at a time scale
-// that makes a whole upgrade take tens of milliseconds.
-inline std::string ThreeNodeFleet(const std::string& version, const std::string& worker_version) {
+// that makes a whole upgrade take tens of milliseconds. `timings`: a fleet-file flow mapping
+// ("{apid_hang: 2000s}"), empty for the defaults.
+inline std::string ThreeNodeFleet(const std::string& version, const std::string& worker_version,
+                                  const std::string& timings = "") {
   return fmt::format(R"(
 time_scale: 0.001
+timings: {2}
 clusters:
   - name: prod
     nodes:
@@ -172,7 +175,7 @@ clusters:
       - {{name: cp-3, role: controlplane, talos: {0}, kubernetes: 1.34.1}}
       - {{name: w-1, role: worker, talos: {1}, kubernetes: 1.34.1}}
 )",
-                     version, worker_version);
+                     version, worker_version, timings.empty() ? "{}" : timings);
 }
 
 }  // namespace tr::reconciler::talos

@@ -44,8 +44,8 @@ class SlowLink {
     });
   }
   ~SlowLink() {
-    ::close(stop_[1]);             // wakes every relay
-    ::shutdown(fd_, SHUT_RDWR);    // ends accept()
+    ::close(stop_[1]);           // wakes every relay
+    ::shutdown(fd_, SHUT_RDWR);  // ends accept()
     acceptor_.join();
     for (auto& relay : relays_) relay.join();
     ::close(fd_);

@@ -13,23 +13,26 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// apid_reconnect of 1000 s fleet time is one real second at this scale.
-constexpr char kFleet[] = R"(
-time_scale: 0.001
-timings: {apid_reconnect: 1000s}
-clusters:
-  - name: prod
-    nodes:
-      - {name: cp-1, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
-      - {name: cp-2, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
-      - {name: cp-3, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
-      - {name: w-1, role: worker, talos: v1.11.6, kubernetes: 1.34.1}
-)";
-
-class ClientReconnectTest : public SimTest {};
+class ClientReconnectTest : public SimTest {
+ protected:
+  // Calls journaled after the last boot of w-1 (its last "up") that `match`.
+  int CallsAfterTheLastBoot(const std::function<bool(const sim::JournalEntry&)>& match) {
+    int count = 0;
+    for (const auto& entry : fleet_->journal().Entries()) {
+      if (entry.kind == sim::JournalEntry::Kind::kState && entry.node == "w-1" &&
+          entry.what == "up") {
+        count = 0;
+      }
+      count += entry.kind == sim::JournalEntry::Kind::kCall && match(entry);
+    }
+    return count;
+  }
+};
 
 TEST_F(ClientReconnectTest, FollowingANodeToleratesApidReconnectBackoff) {
-  ASSERT_NO_FATAL_FAILURE(StartFleet(kFleet));
+  // apid_reconnect of 1000 s fleet time is one real second at this scale.
+  ASSERT_NO_FATAL_FAILURE(
+      StartFleet(ThreeNodeFleet("v1.11.6", "v1.11.6", "{apid_reconnect: 1000s}")));
   std::unique_ptr<TalosClient> client;
   ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client));
   const std::string node = Address("w-1");
@@ -41,37 +44,17 @@ TEST_F(ClientReconnectTest, FollowingANodeToleratesApidReconnectBackoff) {
   TR_ASSERT_OK_AND_ASSIGN(version, client->Version(node));
   EXPECT_EQ(version.tag, "v1.12.4");
   // Calls for the node were refused by the endpoints after its last boot (journal "up").
-  uint64_t up = 0;
-  int refused_after_up = 0;
-  for (const auto& entry : fleet_->journal().Entries()) {
-    if (entry.kind == sim::JournalEntry::Kind::kState && entry.node == "w-1" &&
-        entry.what == "up") {
-      up = entry.seq;
-      refused_after_up = 0;
-    }
-    refused_after_up += up != 0 && entry.kind == sim::JournalEntry::Kind::kCall &&
-                        entry.code == "UNAVAILABLE" && entry.node != "w-1" &&
-                        entry.detail.find(node + ":50000") != std::string::npos;
-  }
+  const int refused_after_up = CallsAfterTheLastBoot([&](const sim::JournalEntry& entry) {
+    return entry.code == "UNAVAILABLE" && entry.node != "w-1" &&
+           entry.detail.find(node + ":50000") != std::string::npos;
+  });
   EXPECT_GT(refused_after_up, 0);
 }
 
-// apid_hang of 2000 s fleet time is two real seconds at this scale: forwarded calls to a node
-// that just booted are accepted and not answered for that long.
-constexpr char kHangingFleet[] = R"(
-time_scale: 0.001
-timings: {apid_hang: 2000s}
-clusters:
-  - name: prod
-    nodes:
-      - {name: cp-1, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
-      - {name: cp-2, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
-      - {name: cp-3, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
-      - {name: w-1, role: worker, talos: v1.11.6, kubernetes: 1.34.1}
-)";
-
 TEST_F(ClientReconnectTest, HangingForwardedCallsEndAtTheDeadlineAndTheFollowGetsThrough) {
-  ASSERT_NO_FATAL_FAILURE(StartFleet(kHangingFleet));
+  // apid_hang of 2000 s fleet time is two real seconds at this scale: forwarded calls to a node
+  // that just booted are accepted and not answered for that long.
+  ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet("v1.11.6", "v1.11.6", "{apid_hang: 2000s}")));
   TalosContext context;
   ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
   GrpcTalosClientOptions options = TestClientOptions();
@@ -82,9 +65,10 @@ TEST_F(ClientReconnectTest, HangingForwardedCallsEndAtTheDeadlineAndTheFollowGet
   const std::string node = Address("w-1");
 
   ASSERT_TRUE(client->Reboot(node, RebootMode::kDefault).ok());
-  ASSERT_TRUE(
-      fleet_->WaitForNode("w-1", [](const sim::NodeSnapshot& n) { return n.boots == 2; }, 20s)
-          .ok());
+  ASSERT_TRUE(fleet_
+                  ->WaitForNode(
+                      "w-1", [](const sim::NodeSnapshot& n) { return n.boots == 2; }, 20s)
+                  .ok());
   // Every endpoint's apid hangs towards w-1: the read's own deadline ends it, a retryable code.
   auto hung = client->Version(node);
   EXPECT_EQ(hung.status().code(), absl::StatusCode::kDeadlineExceeded) << hung.status();
@@ -103,18 +87,10 @@ TEST_F(ClientReconnectTest, HangingForwardedCallsEndAtTheDeadlineAndTheFollowGet
   TR_ASSERT_OK_AND_ASSIGN(
       result, FollowLegacyUpgrade(*client, node, "ghcr.io/siderolabs/installer:v1.12.4"));
   EXPECT_TRUE(result.status.RunningAndReady());
-  uint64_t up = 0;
-  int timed_out_after_up = 0;
-  for (const auto& entry : fleet_->journal().Entries()) {
-    if (entry.kind == sim::JournalEntry::Kind::kState && entry.node == "w-1" &&
-        entry.what == "up") {
-      up = entry.seq;
-      timed_out_after_up = 0;
-    }
-    timed_out_after_up += up != 0 && entry.kind == sim::JournalEntry::Kind::kCall &&
-                          entry.code == "UNAVAILABLE" &&
-                          entry.detail.find(node + ":50000: i/o timeout") != std::string::npos;
-  }
+  const int timed_out_after_up = CallsAfterTheLastBoot([&](const sim::JournalEntry& entry) {
+    return entry.code == "UNAVAILABLE" &&
+           entry.detail.find(node + ":50000: i/o timeout") != std::string::npos;
+  });
   EXPECT_GT(timed_out_after_up, 0);
   NodeVersion version;
   TR_ASSERT_OK_AND_ASSIGN(version, client->Version(node));
