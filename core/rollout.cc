@@ -7,6 +7,7 @@
 #include "core/health_gates.h"
 #include "core/rollout_checks.h"
 #include "core/rollout_record.h"
+#include "core/timestamp.h"
 #include "fmt/format.h"
 
 namespace tr::core {
@@ -208,8 +209,12 @@ RolloutDecision DecideNextAction(const RolloutInput& in) {
     return d;
   }
   if (!in.window.open && mem.in_flight.empty()) {
+    // Say when: "waiting" alone leaves people guessing whether anything will happen.
+    const std::string when =
+        in.window.next_open ? fmt::format(" (opens {})", FormatTimestamp(*in.window.next_open))
+                            : "";
     RolloutDecision d = Decision(ActionKind::kNone, ClusterPhase::kWaitingForWindow,
-                                 "waiting for the next maintenance window", progress);
+                                 "waiting for the next maintenance window" + when, progress);
     d.wait_until = in.window.next_open;
     return d;
   }

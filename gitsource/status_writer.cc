@@ -156,13 +156,20 @@ absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& b
 
 absl::StatusOr<std::map<std::string, std::string>> GitStatusWriter::ReadLatest(
     std::stop_token stop) {
+  auto files = ReadLatestIfBranchExists(std::move(stop));
+  if (!files.ok()) return files.status();
+  return files->value_or(std::map<std::string, std::string>());
+}
+
+absl::StatusOr<std::optional<std::map<std::string, std::string>>>
+GitStatusWriter::ReadLatestIfBranchExists(std::stop_token stop) {
   std::shared_lock shared(mirror_->lock());
   absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
   if (!repo.ok()) return repo.status();
   absl::StatusOr<SyncResult> tip =
       mirror_->SyncBranch(repo->get(), config_.branch, std::move(stop));
   if (!tip.ok()) return tip.status();
-  if (!tip->remote_tip.has_value()) return std::map<std::string, std::string>();
+  if (!tip->remote_tip.has_value()) return std::nullopt;
   return ReadStatusFiles(repo->get(), *tip->remote_tip, config_.max_read_bytes);
 }
 

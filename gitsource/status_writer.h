@@ -91,6 +91,9 @@ class GitStatusWriter final : public StatusWriter {
 
   absl::StatusOr<StatusCommit> Write(StatusUpdate update, std::stop_token stop = {}) override;
   absl::StatusOr<std::map<std::string, std::string>> ReadLatest(std::stop_token stop = {}) override;
+  // As ReadLatest, but nullopt when the branch does not exist (rather than no files).
+  absl::StatusOr<std::optional<std::map<std::string, std::string>>> ReadLatestIfBranchExists(
+      std::stop_token stop = {});
 
   // How many Writes are waiting for a commit that has not started yet.
   std::size_t Queued();

@@ -2,13 +2,17 @@
 
 #include <iostream>
 #include <map>
+#include <string_view>
 
 #include "CLI/CLI.hpp"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
 #include "reconciler/daemon.h"
 #include "reconciler/daemon_config.h"
 #include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
 #include "reconciler/offline_commands.h"
 #include "reconciler/status_command.h"
+#include "reconciler/version.h"
 
 namespace tr::reconciler {
 namespace {
@@ -64,21 +68,26 @@ CLI::App* AddRun(CLI::App& app, DaemonConfig& config, std::function<int()>& run)
 }
 
 void AddStatus(CLI::App& app, StatusCommandOptions& options, std::function<int()>& run) {
-  CLI::App* cmd =
-      app.add_subcommand("status", "Print every cluster's status from the status branch");
-  cmd->add_option("--repo", options.git.remote.url, "Profile repository URL")
-      ->required()
-      ->envname("TALOS_RECONCILER_REPO");
+  CLI::App* cmd = app.add_subcommand(
+      "status", "Print every cluster's status (or one's) from the status branch");
+  cmd->footer(
+      "Examples:\n"
+      "  talos-reconciler status --repo https://git.example.com/fleet.git\n"
+      "  talos-reconciler status prod-eu-1 --repo ssh://git@git.example.com/fleet.git \\\n"
+      "      --git-ssh-key key --git-known-hosts known_hosts --watch\n"
+      "  talos-reconciler status --repo file:///srv/git/fleet.git -o json");
+  cmd->add_option("cluster", options.cluster, "Only this cluster");
+  AddGitFlags(*cmd, options);
   cmd->add_option("--status-branch", options.status_branch, "The status branch")
       ->capture_default_str();
-  cmd->add_option("--state-dir", options.git.state_dir, "Directory for the Git mirror")
-      ->required()
+  cmd->add_option("--state-dir", options.git.state_dir,
+                  "Keep the Git mirror here between runs (default: a temporary directory)")
       ->envname("TALOS_RECONCILER_STATE_DIR");
-  cmd->add_option("--git-token-file", options.git.remote.auth.token_file, "HTTPS token file");
-  cmd->add_option("--git-ssh-key", options.git.remote.auth.ssh_key_file, "SSH private key");
-  cmd->add_option("--git-known-hosts", options.git.remote.auth.known_hosts_file,
-                  "SSH known_hosts file");
-  cmd->add_flag("--json", options.json, "Print JSON");
+  cmd->add_option("-o,--output", options.output, "text (a table), json or yaml")
+      ->check(CLI::IsMember({"text", "json", "yaml"}))
+      ->capture_default_str();
+  cmd->add_flag_callback("--json", [&] { options.output = "json"; }, "The same as -o json");
+  cmd->add_flag("-w,--watch", options.watch, "Print again whenever a status changes (every 5s)");
   cmd->callback([&] { run = [&] { return RunStatus(options, std::cout, std::cerr); }; });
 }
 
@@ -114,6 +123,72 @@ void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
   });
 }
 
+void AddVersion(CLI::App& app, std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand("version", "Print the version");
+  auto output = std::make_shared<std::string>("text");
+  cmd->add_option("-o,--output", *output, "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->callback([&run, output] {
+    run = [output] {
+      if (*output == "json") {
+        std::cout << nlohmann::json{{"version", ReconcilerVersion()}}.dump() << "\n";
+      } else {
+        std::cout << "talos-reconciler " << ReconcilerVersion() << "\n";
+      }
+      return kExitOk;
+    };
+  });
+}
+
+// Levenshtein distance, for "did you mean".
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown command "stauts" for talos-reconciler; did you mean "status"?" when the first
+// argument is neither a flag nor a command. Empty when it is one.
+std::string UnknownCommand(const CLI::App& app, const std::vector<std::string>& args) {
+  if (args.empty() || args.front().starts_with("-")) return "";
+  std::string best;
+  size_t best_distance = 3;  // farther than two edits is no suggestion
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    if (sub->get_name() == args.front()) return "";
+    const size_t d = EditDistance(args.front(), sub->get_name());
+    if (d < best_distance) {
+      best_distance = d;
+      best = sub->get_name();
+    }
+  }
+  std::string text = fmt::format("unknown command \"{}\" for talos-reconciler", args.front());
+  if (!best.empty()) text += fmt::format("; did you mean \"{}\"?", best);
+  return text + "\nRun 'talos-reconciler --help' for the commands.";
+}
+
+// Every required flag the chosen command lacks, named at once (CLI11 stops at the first).
+std::string MissingRequired(const CLI::App& app) {
+  std::vector<std::string> missing;
+  for (const CLI::App* sub : app.get_subcommands()) {
+    for (const CLI::Option* opt : sub->get_options()) {
+      if (opt->get_required() && opt->count() == 0) missing.push_back(opt->get_name());
+    }
+  }
+  if (missing.empty()) return "";
+  return fmt::format("required flag{} not set: {}", missing.size() > 1 ? "s" : "",
+                     fmt::join(missing, ", "));
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -130,7 +205,13 @@ int RunCli(int argc, char** argv) {
   CLI::App* run_cmd = AddRun(app, daemon, run);
   AddStatus(app, status, run);
   AddUpgradeK8s(app, upgrade_k8s, run);
+  AddVersion(app, run);
+  app.set_version_flag("--version", std::string(ReconcilerVersion()));
   const std::vector<std::string> args(argv + 1, argv + argc);
+  if (std::string unknown = UnknownCommand(app, args); !unknown.empty()) {
+    std::cerr << "Error: " << unknown << "\n";
+    return kExitInvalid;
+  }
   if (!args.empty() && args.front() == "run") {
     if (absl::Status s = ApplyConfigFile(args, *run_cmd); !s.ok()) {
       std::cerr << "talos-reconciler run: " << s.message() << "\n";
@@ -139,8 +220,13 @@ int RunCli(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RequiredError& e) {
+    const std::string missing = MissingRequired(app);
+    std::cerr << "Error: " << (missing.empty() ? e.what() : missing) << "\n";
+    return kExitInvalid;
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Help and --version exit 0; every usage error exits 1, not CLI11's own codes.
+    return app.exit(e) == 0 ? kExitOk : kExitInvalid;
   }
   return run ? run() : kExitInvalid;
 }

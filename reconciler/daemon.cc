@@ -1,4 +1,5 @@
 #include "reconciler/daemon.h"
+#include "reconciler/version.h"
 
 #include <csignal>
 #include <cstdlib>
@@ -67,12 +68,15 @@ class HttpEndpoints {
     const size_t colon = config.listen.rfind(':');
     const std::string host = config.listen.substr(0, colon);
     const int port = std::atoi(config.listen.substr(colon + 1).c_str());
-    if (!server_.bind_to_port(host.c_str(), port)) {
+    // Port 0 asks for any free port; the log names the one bound.
+    const int bound = port == 0 ? server_.bind_to_any_port(host.c_str())
+                                : (server_.bind_to_port(host.c_str(), port) ? port : -1);
+    if (bound < 0) {
       log->error("step=listen address={} error=\"cannot bind\"", config.listen);
       return false;
     }
     thread_ = std::thread([this] { server_.listen_after_bind(); });
-    log->info("step=listen address={}", config.listen);
+    log->info("step=listen address={}:{}", host, bound);
     return true;
   }
 
@@ -141,7 +145,9 @@ int RunDaemon(const DaemonConfig& config) {
   Log log = ModuleLogger("daemon");
   std::stop_source stop;
   std::jthread signals = StopOnSignals(stop, config.shutdown_timeout);
-  if (absl::Status s = gitsource::ConfigureLibgit2(); !s.ok()) return FailStart(log, s);
+  if (absl::Status s = gitsource::ConfigureLibgit2(Libgit2SettingsOf(config)); !s.ok()) {
+    return FailStart(log, s);
+  }
   auto source = gitsource::LibGitSource::Open(config.git);
   if (!source.ok()) return FailStart(log, source.status());
   for (const std::string& removed : (*source)->mirror_repairs()) {
@@ -183,7 +189,9 @@ int RunDaemon(const DaemonConfig& config) {
     if (absl::IsCancelled(statuses.status())) return 0;
     return FailStart(log, statuses.status());
   }
-  log->info("step=start repo-branch={} status-branch={} clusters-with-status={} dry-run={}",
+  log->info(
+      "step=start version={} repo-branch={} status-branch={} clusters-with-status={} dry-run={}",
+      ReconcilerVersion(),
             config.git.branch, config.status_branch, statuses->size(), config.dry_run);
 
   talos::GrpcTalosClientOptions talos_options;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
+#include <tuple>
 
 #include "core/duration.h"
 #include "core/text.h"
@@ -73,27 +74,6 @@ absl::Status Invalid(std::string_view setting, std::string_view why) {
   return absl::InvalidArgumentError(fmt::format("--{}: {}", setting, why));
 }
 
-// Credentials that could never be used are a configuration error, found at start rather than
-// at the first request the server authenticates.
-absl::Status CheckGitCredentials(const gitsource::RemoteAuth& auth, const std::string& url) {
-  const std::pair<const char*, const std::filesystem::path*> files[] = {
-      {"git-token-file", &auth.token_file},
-      {"git-password-file", &auth.password_file},
-      {"git-ssh-key", &auth.ssh_key_file},
-      {"git-known-hosts", &auth.known_hosts_file}};
-  for (const auto& [flag, path] : files) {
-    if (path->empty()) continue;
-    std::ifstream in(*path);
-    if (!in) return Invalid(flag, fmt::format("cannot read {}", path->string()));
-  }
-  const bool secret = !auth.token_file.empty() || !auth.password_file.empty();
-  if (secret && url.starts_with("http://") && !auth.allow_insecure_http) {
-    return Invalid(auth.token_file.empty() ? "git-password-file" : "git-token-file",
-                   "refusing to send credentials over plain http:// (use https://)");
-  }
-  return absl::OkStatus();
-}
-
 void AddForgeFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "webhook-listen", c.webhook_listen,
        "host:port for POST /hooks/github|gitlab|gitea (default: no webhook listener)");
@@ -152,8 +132,8 @@ absl::Status FinishForgeApiConfig(DaemonConfig& c) {
 // entry must parse (its secret file is read).
 absl::Status FinishForgeConfig(DaemonConfig& c) {
   if (!c.webhook_listen.empty()) {
-    if (c.webhook_listen.find(':') == std::string::npos) {
-      return Invalid("webhook-listen", "want host:port");
+    if (absl::Status s = CheckListenAddress("webhook-listen", c.webhook_listen); !s.ok()) {
+      return s;
     }
     if (c.webhook_secret_file.empty()) return Invalid("webhook-secret-file", "required");
     auto secret = forge::ReadSecretFile(c.webhook_secret_file);
@@ -168,11 +148,35 @@ absl::Status FinishForgeConfig(DaemonConfig& c) {
 
 }  // namespace
 
+void AddGitFlags(CLI::App& cmd, GitFlags& f) {
+  gitsource::RemoteConfig& remote = f.git.remote;
+  Flag(cmd, "repo", remote.url, "Profile repository URL (https, ssh, git or file)")->required();
+  Flag(cmd, "git-token-file", remote.auth.token_file, "HTTPS token file");
+  Flag(cmd, "git-password-file", remote.auth.password_file, "HTTPS password file");
+  Flag(cmd, "git-username", remote.auth.username, "HTTPS or SSH user name");
+  Flag(cmd, "git-ssh-key", remote.auth.ssh_key_file, "SSH private key file");
+  Flag(cmd, "git-known-hosts", remote.auth.known_hosts_file, "SSH known_hosts file");
+  Flag(cmd, "git-ca-file", f.ca_file, "PEM bundle trusted for HTTPS instead of the system's");
+  cmd.add_option_function<std::string>(
+         "--git-allowed-signers",
+         [&f](const std::string& path) {
+           f.git.verify_signatures = gitsource::SignatureVerification{path};
+         },
+         "Act only on commits SSH-signed by a key in this allowed-signers file")
+      ->envname(EnvName("git-allowed-signers"));
+  cmd.add_flag("--git-allow-insecure-http", remote.auth.allow_insecure_http,
+               "Allow credentials over plain http:// (tests only)")
+      ->envname(EnvName("git-allow-insecure-http"));
+  MillisFlag(cmd, "git-timeout", remote.limits.operation_timeout,
+             "Deadline of one Git network operation, the first clone included (default 60s)");
+  Flag(cmd, "git-max-fetch-bytes", remote.limits.max_fetch_bytes,
+       "A fetch that receives more is aborted");
+}
+
 void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   cmd.add_option("--config", c.config_file,
                  "A file of `flag = value` lines (the flags' long names, without --)");
-  Flag(cmd, "repo", c.git.remote.url, "Profile repository URL (https, ssh, git or file)")
-      ->required();
+  AddGitFlags(cmd, c);
   Flag(cmd, "branch", c.git.branch, "The desired-state branch (never written)");
   Flag(cmd, "status-branch", c.status_branch, "The branch status is written to");
   Flag(cmd, "status-author-name", c.status_author_name, "Author of status commits");
@@ -203,11 +207,6 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
        "inprocess: run Kubernetes upgrades as daemon tasks; off: report them Blocked")
       ->check(CLI::IsMember({"inprocess", "off"}));
   Flag(cmd, "log-level", c.log_level, "trace, debug, info, warn or error");
-  Flag(cmd, "git-token-file", c.git.remote.auth.token_file, "HTTPS token file");
-  Flag(cmd, "git-password-file", c.git.remote.auth.password_file, "HTTPS password file");
-  Flag(cmd, "git-username", c.git.remote.auth.username, "HTTPS or SSH user name");
-  Flag(cmd, "git-ssh-key", c.git.remote.auth.ssh_key_file, "SSH private key file");
-  Flag(cmd, "git-known-hosts", c.git.remote.auth.known_hosts_file, "SSH known_hosts file");
   AddForgeFlags(cmd, c);
 }
 
@@ -254,24 +253,27 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
     return Invalid("state-dir",
                    fmt::format("cannot create {}: {}", c.state_dir.string(), ec.message()));
   c.git.state_dir = c.state_dir;
-  if (c.poll_interval < std::chrono::seconds(1)) return Invalid("poll-interval", "at least 1s");
-  if (c.unhealthy_after < std::chrono::seconds(1)) return Invalid("unhealthy-after", "at least 1s");
-  if (c.shutdown_timeout < std::chrono::seconds(1)) {
-    return Invalid("shutdown-timeout", "at least 1s");
+  using std::chrono::hours, std::chrono::milliseconds, std::chrono::minutes,
+      std::chrono::seconds;
+  // Every duration has a range: 0s would be a hot loop, a year a setting nobody meant.
+  const std::tuple<const char*, milliseconds, milliseconds, milliseconds, const char*> ranges[] = {
+      {"poll-interval", c.poll_interval, seconds(1), hours(24), "1s to 24h"},
+      {"resync", c.resync, seconds(1), hours(24), "1s to 24h"},
+      {"drain-timeout", c.drain_timeout, seconds(1), hours(24), "1s to 24h"},
+      {"unhealthy-after", c.unhealthy_after, seconds(1), hours(24 * 7), "1s to 168h"},
+      {"shutdown-timeout", c.shutdown_timeout, seconds(1), minutes(10), "1s to 10m"},
+      {"node-poll-interval", c.node_poll_interval, milliseconds(10), minutes(10), "10ms to 10m"},
+      {"status-commit-window", c.status_commit_window, milliseconds(0), minutes(1), "0ms to 1m"}};
+  for (const auto& [flag, value, low, high, range] : ranges) {
+    if (value < low || value > high) return Invalid(flag, range);
   }
-  if (absl::Status s = CheckGitCredentials(c.git.remote.auth, c.git.remote.url); !s.ok()) return s;
+  if (absl::Status s = FinishGitFlags(c); !s.ok()) return s;
   if (c.poll_jitter < 0 || c.poll_jitter > 0.5) return Invalid("poll-jitter", "0 to 0.5");
   if (c.workers < 1 || c.workers > 256) return Invalid("workers", "1 to 256");
-  if (c.status_commit_window > std::chrono::seconds(60)) {
-    return Invalid("status-commit-window", "at most 1m");
-  }
-  if (c.node_poll_interval < std::chrono::milliseconds(10)) {
-    return Invalid("node-poll-interval", "at least 10ms");
-  }
   if (c.status_branch.empty() || c.status_branch == c.git.branch) {
     return Invalid("status-branch", "must differ from --branch");
   }
-  if (c.listen.find(':') == std::string::npos) return Invalid("listen", "want host:port");
+  if (absl::Status s = CheckListenAddress("listen", c.listen); !s.ok()) return s;
   static const char* kLevels[] = {"trace", "debug", "info", "warn", "error"};
   if (std::find(std::begin(kLevels), std::end(kLevels), c.log_level) == std::end(kLevels)) {
     return Invalid("log-level", "trace, debug, info, warn or error");

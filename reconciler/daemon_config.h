@@ -10,16 +10,20 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "gitsource/config.h"
+#include "reconciler/git_flags.h"
 
 namespace tr::reconciler {
 
-struct DaemonConfig {
-  gitsource::GitSourceConfig git;  // repository URL, branch, auth, limits; mirror in state dir
+// Registers the Git source flags (--repo, --git-*) with their environment variables.
+void AddGitFlags(CLI::App& cmd, GitFlags& flags);
+
+struct DaemonConfig : GitFlags {
   std::string status_branch = "talos-reconciler/status";
   std::string status_author_name = "talos-reconciler";
   std::string status_author_email = "talos-reconciler@localhost";

@@ -25,6 +25,14 @@ core::ProfileSet DecodeProfiles(const std::vector<core::SourceFile>& files) {
 
 // Reads and decodes the repository at `dir`; nullopt (after printing why) when unreadable.
 std::optional<core::ProfileSet> LoadProfiles(const std::filesystem::path& dir, std::ostream& err) {
+  // "0 of 0 profiles valid" for a mistyped directory would pass a CI check that checks nothing.
+  std::error_code ec;
+  if (std::filesystem::is_directory(dir, ec) &&
+      !std::filesystem::is_directory(dir / "clusters", ec)) {
+    err << "error: " << dir.string()
+        << " has no clusters/ directory; is it a checkout of a profile repository?\n";
+    return std::nullopt;
+  }
   absl::StatusOr<gitsource::ProfileSnapshot> snapshot = gitsource::ReadDirectorySnapshot(dir);
   if (!snapshot.ok()) {
     err << "error: " << snapshot.status().message() << "\n";
@@ -172,6 +180,7 @@ int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream&
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<core::ProfileSet> set = LoadProfiles(options.dir, err);
   if (!set) return kExitInvalid;
+  for (const core::Diagnostic& d : set->defaults_diagnostics) err << d.ToString() << "\n";
   std::optional<core::ObservedFleet> fleet = options.credentials_dir.empty()
                                                  ? LoadObserved(options.observed_file, err)
                                                  : ObserveLive(*set, options, err);

@@ -1,5 +1,9 @@
 #include "reconciler/status_command.h"
 
+#include <stdlib.h>
+
+#include <cstdlib>
+
 #include "core/status_yaml.h"
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
@@ -9,15 +13,6 @@
 
 namespace tr::reconciler {
 namespace {
-
-std::string ComponentText(const core::ComponentStatus& c) {
-  std::string s = c.current == c.target || c.target.empty()
-                      ? c.current
-                      : fmt::format("{} → {}", c.current, c.target);
-  s += fmt::format(" {}", core::ComponentStateName(c.state));
-  if (!c.progress.empty() && c.state == core::ComponentState::kInProgress) s += " " + c.progress;
-  return s;
-}
 
 nlohmann::json ComponentJson(const core::ComponentStatus& c) {
   return {{"current", c.current},     {"target", c.target},
@@ -36,57 +31,153 @@ nlohmann::json GatesJson(const core::GateState& g) {
   return results;
 }
 
+std::string VersionText(const core::ComponentStatus& c) {
+  if (c.current.empty() && c.target.empty()) return "-";
+  if (c.current == c.target || c.target.empty()) return c.current;
+  return fmt::format("{}→{}", c.current.empty() ? "?" : c.current, c.target);
+}
+
+std::string ProgressText(const core::ClusterStatus& s) {
+  for (const core::ComponentStatus* c : {&s.talos, &s.kubernetes}) {
+    if (c->state == core::ComponentState::kInProgress && !c->progress.empty()) return c->progress;
+  }
+  return "-";
+}
+
+// "45s", "12m", "3h", "2d": how long ago the status was recorded.
+std::string AgeText(core::TimePoint updated, core::TimePoint now) {
+  const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - updated).count();
+  if (age < 0) return "0s";
+  if (age < 120) return fmt::format("{}s", age);
+  if (age < 2 * 3600) return fmt::format("{}m", age / 60);
+  if (age < 2 * 86400) return fmt::format("{}h", age / 3600);
+  return fmt::format("{}d", age / 86400);
+}
+
+std::string RenderTable(const std::map<std::string, core::ClusterStatus>& statuses,
+                        core::TimePoint now) {
+  constexpr const char* kRow = "{:<20} {:<20} {:<16} {:<16} {:<8} {:<12} {:<5} {}\n";
+  std::string out = fmt::format(kRow, "CLUSTER", "PHASE", "TALOS", "KUBERNETES", "PROGRESS",
+                                "REVISION", "AGE", "MESSAGE");
+  for (const auto& [cluster, s] : statuses) {
+    const std::string& commit = s.desired_commit_applied.empty() ? s.desired_commit_attempted
+                                                                  : s.desired_commit_applied;
+    out += fmt::format(kRow, cluster, core::ClusterPhaseName(s.phase), VersionText(s.talos),
+                       VersionText(s.kubernetes), ProgressText(s),
+                       commit.empty() ? "-" : commit.substr(0, 12), AgeText(s.updated, now),
+                       s.message);
+    for (const core::GateResult& r : s.gates.results) {
+      out += fmt::format("  gate {:<18} {:<9} {} ({})\n", r.name,
+                         r.healthy ? "healthy" : "unhealthy", r.message,
+                         core::FormatTimestamp(r.checked));
+    }
+  }
+  return out;
+}
+
+std::string RenderJson(const std::map<std::string, core::ClusterStatus>& statuses) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& [cluster, s] : statuses) {
+    all.push_back({{"cluster", cluster},
+                   {"phase", core::ClusterPhaseName(s.phase)},
+                   {"message", s.message},
+                   {"updated", core::FormatTimestamp(s.updated)},
+                   {"revision", s.desired_commit_applied},
+                   {"talos", ComponentJson(s.talos)},
+                   {"kubernetes", ComponentJson(s.kubernetes)},
+                   {"gates", GatesJson(s.gates)}});
+  }
+  return all.dump(2) + "\n";
+}
+
+// The status files themselves, one YAML document each.
+std::string RenderYaml(const std::map<std::string, core::ClusterStatus>& statuses) {
+  std::string out;
+  for (const auto& [cluster, s] : statuses) out += "---\n" + core::RenderStatusYaml(s);
+  return out;
+}
+
+// A mirror directory for a one-off read, removed at the end.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr ? base : "/tmp") + "/tr-status-XXXXXX";
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Reads the branch once; the statuses to print, or the error to report.
+absl::StatusOr<std::map<std::string, core::ClusterStatus>> ReadStatuses(
+    gitsource::GitStatusWriter& writer, const StatusCommandOptions& options) {
+  auto files = writer.ReadLatestIfBranchExists();
+  if (!files.ok()) return files.status();
+  if (!files->has_value()) {
+    return absl::NotFoundError(fmt::format(
+        "the status branch {} does not exist on {} (is --status-branch right? the daemon "
+        "creates it with its first status)",
+        options.status_branch, options.git.remote.url));
+  }
+  auto statuses = DecodeStatusFiles(**files);
+  if (!statuses.ok() || options.cluster.empty()) return statuses;
+  auto found = statuses->find(options.cluster);
+  if (found == statuses->end()) {
+    return absl::NotFoundError(fmt::format("no status for cluster {} on {}", options.cluster,
+                                           options.status_branch));
+  }
+  return std::map<std::string, core::ClusterStatus>{*found};
+}
+
+std::string Render(const StatusCommandOptions& options,
+                   const std::map<std::string, core::ClusterStatus>& statuses,
+                   core::TimePoint now) {
+  if (options.output == "json") return RenderJson(statuses);
+  if (options.output == "yaml") return RenderYaml(statuses);
+  if (statuses.empty()) return "no status recorded yet\n";
+  return RenderTable(statuses, now);
+}
+
 }  // namespace
 
-int RunStatus(const StatusCommandOptions& options, std::ostream& out, std::ostream& err) {
-  if (absl::Status s = gitsource::ConfigureLibgit2(); !s.ok()) {
+int RunStatus(const StatusCommandOptions& given, std::ostream& out, std::ostream& err) {
+  auto fail = [&err](const absl::Status& s) {
     err << "error: " << s.message() << "\n";
     return 1;
+  };
+  if (absl::Status s = FinishGitFlags(given); !s.ok()) return fail(s);
+  if (absl::Status s = gitsource::ConfigureLibgit2(Libgit2SettingsOf(given)); !s.ok()) {
+    return fail(s);
   }
+  StatusCommandOptions options = given;
+  ScratchDir scratch;
+  if (options.git.state_dir.empty()) options.git.state_dir = scratch.path();
   auto source = gitsource::LibGitSource::Open(options.git);
-  if (!source.ok()) {
-    err << "error: " << source.status().message() << "\n";
-    return 1;
-  }
+  if (!source.ok()) return fail(source.status());
   gitsource::SystemWallClock clock;
   gitsource::ThreadSleeper sleeper;
   gitsource::SeededRandomSource random;
   gitsource::StatusWriterConfig config;
   config.branch = options.status_branch;
   auto writer = gitsource::GitStatusWriter::Create(**source, config, clock, sleeper, random);
-  if (!writer.ok()) {
-    err << "error: " << writer.status().message() << "\n";
-    return 1;
-  }
-  GitStatusStore store(**writer);
-  auto statuses = store.LoadAll({});
-  if (!statuses.ok()) {
-    err << "error: " << statuses.status().message() << "\n";
-    return 1;
-  }
-  nlohmann::json all = nlohmann::json::array();
-  for (const auto& [cluster, s] : *statuses) {
-    if (options.json) {
-      all.push_back({{"cluster", cluster},
-                     {"phase", core::ClusterPhaseName(s.phase)},
-                     {"message", s.message},
-                     {"updated", core::FormatTimestamp(s.updated)},
-                     {"talos", ComponentJson(s.talos)},
-                     {"kubernetes", ComponentJson(s.kubernetes)},
-                     {"gates", GatesJson(s.gates)}});
-      continue;
-    }
-    out << fmt::format("{:<20} {:<20} talos {:<32} kubernetes {:<28} {}\n", cluster,
-                       core::ClusterPhaseName(s.phase), ComponentText(s.talos),
-                       ComponentText(s.kubernetes), s.message);
-    for (const core::GateResult& r : s.gates.results) {
-      out << fmt::format("  gate {:<18} {:<9} {} ({})\n", r.name,
-                         r.healthy ? "healthy" : "unhealthy", r.message,
-                         core::FormatTimestamp(r.checked));
-    }
-  }
-  if (options.json) out << all.dump(2) << "\n";
-  if (!options.json && statuses->empty()) out << "no status recorded yet\n";
+  if (!writer.ok()) return fail(writer.status());
+  std::string last;
+  do {
+    auto statuses = ReadStatuses(**writer, options);
+    if (!statuses.ok()) return fail(statuses.status());
+    // --watch prints only what changed; the table's AGE column alone is no change.
+    const std::string shown = Render(options, *statuses, clock.Now());
+    const std::string compared = options.output == "text" ? RenderJson(*statuses) : shown;
+    if (compared != last) out << shown << std::flush;
+    last = compared;
+  } while (options.watch && sleeper.SleepFor(options.watch_interval, {}));
   return 0;
 }
 

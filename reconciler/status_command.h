@@ -2,22 +2,29 @@
 // status branch, read through the Git source (no work tree).
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <ostream>
 #include <string>
 
-#include "gitsource/config.h"
+#include "reconciler/git_flags.h"
 
 namespace tr::reconciler {
 
-struct StatusCommandOptions {
-  gitsource::GitSourceConfig git;  // repository, auth and a state directory for the mirror
+// The repository, auth, TLS trust and limits (as `run` takes them) and a mirror directory.
+struct StatusCommandOptions : GitFlags {
   std::string status_branch = "talos-reconciler/status";
-  bool json = false;
+  std::string cluster;          // only this cluster; empty: all
+  std::string output = "text";  // text (a table), json or yaml
+  bool watch = false;           // print again whenever the status changes, until interrupted
+  std::chrono::seconds watch_interval{5};
 };
 
-// Prints one line per cluster (or a JSON array). 0 on success; 1 when the branch cannot be
-// read (the reason on `err`).
+// Prints a table (CLUSTER PHASE TALOS KUBERNETES PROGRESS REVISION AGE MESSAGE, each gate's
+// last answer under its cluster), a JSON array or a YAML stream of the status files. Without
+// `git.state_dir` the mirror lives in a temporary directory removed at the end. 0 on success;
+// 1 when the branch cannot be read or does not exist, or the cluster has no status (the reason
+// on `err`).
 int RunStatus(const StatusCommandOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace tr::reconciler

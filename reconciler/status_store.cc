@@ -10,8 +10,13 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> GitStatusStore::LoadA
     std::stop_token stop) {
   absl::StatusOr<std::map<std::string, std::string>> files = writer_.ReadLatest(stop);
   if (!files.ok()) return files.status();
+  return DecodeStatusFiles(*files);
+}
+
+absl::StatusOr<std::map<std::string, core::ClusterStatus>> DecodeStatusFiles(
+    const std::map<std::string, std::string>& files) {
   std::map<std::string, core::ClusterStatus> out;
-  for (const auto& [path, content] : *files) {
+  for (const auto& [path, content] : files) {
     if (!path.ends_with(".yaml")) continue;
     core::Decoded<core::ClusterStatus> status = core::DecodeClusterStatus(path, content);
     if (!status.ok()) {

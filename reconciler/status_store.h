@@ -27,6 +27,11 @@ class StatusStore {
   virtual absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) = 0;
 };
 
+// Decodes status files (path -> content, as on the status branch) by cluster; other files
+// are skipped. DataLoss naming the file when one cannot be read back.
+absl::StatusOr<std::map<std::string, core::ClusterStatus>> DecodeStatusFiles(
+    const std::map<std::string, std::string>& files);
+
 class GitStatusStore final : public StatusStore {
  public:
   explicit GitStatusStore(gitsource::StatusWriter& writer) : writer_(writer) {}

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/planner.h"
+#include "core/timestamp.h"
 #include "tests/support/rollout_world.h"
 
 namespace tr::core {
@@ -190,6 +191,8 @@ TEST(RolloutTest, ClosedWindowWaitsUntilItOpens) {
       {world.profile(), plan, world.observed(), mem, {false, opens}, {}, world.now()});
   EXPECT_EQ(d.phase, ClusterPhase::kWaitingForWindow);
   EXPECT_EQ(d.wait_until, opens);
+  EXPECT_EQ(d.message,
+            "waiting for the next maintenance window (opens " + FormatTimestamp(opens) + ")");
 }
 
 TEST(RolloutTest, PausedStartsNothingButFinishesANodeInFlight) {

@@ -90,6 +90,7 @@ TEST_F(DaemonConfigTest, BadValuesNameTheFlag) {
            {{"--workers", "0"}, "--workers: 1 to 256"},
            {{"--status-branch", "main"}, "--status-branch: must differ from --branch"},
            {{"--listen", "8080"}, "--listen: want host:port"},
+           {{"--resync", "0s"}, "--resync: 1s to 24h"},
            {{"--log-level", "loud"}, "--log-level"},
        }) {
     DaemonConfig config;
@@ -173,6 +174,87 @@ TEST_F(DaemonConfigTest, NodePollIntervalTakesMilliseconds) {
   args.insert(args.end(), {"--node-poll-interval", "250ms"});
   ASSERT_EQ(Parse(args, config), "");
   EXPECT_EQ(config.node_poll_interval, std::chrono::milliseconds(250));
+}
+
+// Every numeric setting has a range: the values just outside are refused naming the flag and
+// the range, the bounds themselves are accepted.
+TEST_F(DaemonConfigTest, EveryNumericFlagHasARange) {
+  struct Case {
+    std::string flag;
+    std::vector<std::string> refused;
+    std::vector<std::string> accepted;
+  };
+  const std::vector<Case> cases = {
+      {"--poll-interval", {"0s", "25h"}, {"1s", "24h"}},
+      {"--resync", {"0s", "25h"}, {"1s", "24h"}},
+      {"--drain-timeout", {"0s", "25h"}, {"1s", "24h"}},
+      {"--unhealthy-after", {"0s", "169h"}, {"1s", "168h"}},
+      {"--shutdown-timeout", {"0s", "11m"}, {"1s", "10m"}},
+      {"--node-poll-interval", {"9ms", "11m"}, {"10ms", "10m"}},
+      {"--status-commit-window", {"61s"}, {"0ms", "1m"}},
+      {"--poll-jitter", {"-0.1", "0.6"}, {"0", "0.5"}},
+      {"--workers", {"0", "257"}, {"1", "256"}},
+      {"--webhook-queue", {"0", "100001"}, {"1", "100000"}},
+      {"--git-timeout", {"999ms", "61m"}, {"1s", "1h"}},
+      {"--git-max-fetch-bytes", {"1048575"}, {"1048576"}},
+      {"--listen", {"127.0.0.1:99999", "127.0.0.1:", ":80", "127.0.0.1:http", "8080"},
+       {"127.0.0.1:0", "0.0.0.0:65535"}},
+  };
+  for (const Case& c : cases) {
+    for (const std::string& value : c.refused) {
+      SCOPED_TRACE(c.flag + " " + value);
+      DaemonConfig config;
+      std::vector<std::string> args = Required();
+      args.insert(args.end(), {c.flag, value});
+      const std::string parse_error = Parse(args, config);
+      if (!parse_error.empty()) {
+        EXPECT_THAT(parse_error, HasSubstr(c.flag));
+        continue;
+      }
+      absl::Status s = FinishDaemonConfig(config);
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(s.message(), HasSubstr(c.flag + ":"));
+    }
+    for (const std::string& value : c.accepted) {
+      SCOPED_TRACE(c.flag + " " + value);
+      DaemonConfig config;
+      std::vector<std::string> args = Required();
+      args.insert(args.end(), {c.flag, value});
+      ASSERT_EQ(Parse(args, config), "");
+      EXPECT_TRUE(FinishDaemonConfig(config).ok()) << FinishDaemonConfig(config);
+    }
+  }
+}
+
+// The Git settings of the manual are flags: CA bundle, allowed signers, plain-http consent,
+// the operation deadline and the fetch cap.
+TEST_F(DaemonConfigTest, EveryGitSourceSettingIsAFlag) {
+  std::ofstream(dir_ / "ca.pem") << "-----BEGIN CERTIFICATE-----\n";
+  std::ofstream(dir_ / "allowed_signers") << "a@b ssh-ed25519 AAAA\n";
+  std::ofstream(dir_ / "token") << "t0ken\n";
+  DaemonConfig config;
+  std::vector<std::string> args = Required();
+  args[1] = "http://127.0.0.1:1/r.git";
+  args.insert(args.end(), {"--git-ca-file", (dir_ / "ca.pem").string(), "--git-allowed-signers",
+                           (dir_ / "allowed_signers").string(), "--git-allow-insecure-http",
+                           "--git-token-file", (dir_ / "token").string(), "--git-timeout", "90s",
+                           "--git-max-fetch-bytes", "2097152"});
+  ASSERT_EQ(Parse(args, config), "");
+  ASSERT_TRUE(FinishDaemonConfig(config).ok()) << FinishDaemonConfig(config);
+  EXPECT_EQ(Libgit2SettingsOf(config).https_ca_file, dir_ / "ca.pem");
+  ASSERT_TRUE(config.git.verify_signatures.has_value());
+  EXPECT_EQ(config.git.verify_signatures->allowed_signers_file, dir_ / "allowed_signers");
+  EXPECT_TRUE(config.git.remote.auth.allow_insecure_http);
+  EXPECT_EQ(config.git.remote.limits.operation_timeout, std::chrono::seconds(90));
+  EXPECT_EQ(config.git.remote.limits.max_fetch_bytes, 2097152u);
+  for (const char* flag : {"--git-ca-file", "--git-allowed-signers"}) {
+    DaemonConfig missing;
+    std::vector<std::string> bad = Required();
+    bad.insert(bad.end(), {flag, (dir_ / "absent").string()});
+    ASSERT_EQ(Parse(bad, missing), "");
+    EXPECT_THAT(FinishDaemonConfig(missing).message(),
+                HasSubstr(std::string(flag).substr(2) + ": cannot read"));
+  }
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const fs::path kExamples = fs::path(TR_SOURCE_DIR) / "examples";
 
@@ -78,6 +79,26 @@ TEST(ValidateTest, MissingDirectoryIsAnError) {
   std::ostringstream out, err;
   EXPECT_EQ(RunValidate({"/nonexistent/tr-dir", ValidateFormat::kText}, out, err), kExitInvalid);
   EXPECT_THAT(err.str(), HasSubstr("no such directory"));
+}
+
+// A directory that is not a profile repository fails instead of "0 of 0 profiles valid".
+TEST(ValidateTest, DirectoryWithoutClustersIsAnError) {
+  TempRepo repo;
+  fs::remove_all(repo.dir() / "clusters");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText}, out, err), kExitInvalid);
+  EXPECT_THAT(err.str(), HasSubstr("has no clusters/ directory"));
+  EXPECT_THAT(err.str(), Not(HasSubstr("profiles valid")));
+}
+
+TEST(PlanCommandTest, BrokenReconcilerYamlShowsItsError) {
+  TempRepo repo;
+  repo.Write("clusters/edge-lab.yaml", ReadFile(kExamples / "repo/clusters/edge-lab.yaml"));
+  repo.Write("reconciler.yaml", "apiVersion: nope\n");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunPlan({repo.dir(), kExamples / "observed.yaml", PlanFormat::kText, {}, {}}, out, err),
+            kExitInvalid);
+  EXPECT_THAT(err.str(), HasSubstr("reconciler.yaml:1:"));
 }
 
 TEST(GithubEscapeTest, EscapesAsTheRunnerExpects) {

@@ -52,16 +52,39 @@ TEST(StatusCommandTest, PrintsWhatTheDaemonRecorded) {
 
   StatusCommandOptions options;
   options.git = git;
-  options.git.state_dir = dir / "cli";
+  options.git.state_dir.clear();  // a one-off read needs no state directory
   std::ostringstream out, err;
   ASSERT_EQ(RunStatus(options, out, err), 0) << err.str();
-  EXPECT_THAT(out.str(), HasSubstr("prod-eu-1"));
-  EXPECT_THAT(out.str(), HasSubstr("UpgradingTalos"));
-  EXPECT_THAT(out.str(), HasSubstr("1.11.6 → 1.12.0 in-progress 2/5"));
-  options.json = true;
+  EXPECT_THAT(out.str(), testing::StartsWith("CLUSTER "));
+  EXPECT_THAT(out.str(), HasSubstr("PHASE"));
+  EXPECT_THAT(out.str(), HasSubstr("REVISION"));
+  EXPECT_THAT(out.str(), testing::ContainsRegex(
+                             "prod-eu-1 +UpgradingTalos +1.11.6→1.12.0 .* 2/5 .*upgrading w-1"));
+  options.output = "json";
   std::ostringstream json;
   ASSERT_EQ(RunStatus(options, json, err), 0) << err.str();
   EXPECT_THAT(json.str(), HasSubstr("\"phase\": \"UpgradingTalos\""));
+  options.output = "yaml";
+  std::ostringstream yaml;
+  ASSERT_EQ(RunStatus(options, yaml, err), 0) << err.str();
+  EXPECT_THAT(yaml.str(), testing::StartsWith("---\n"));
+  EXPECT_THAT(yaml.str(), HasSubstr("cluster: \"prod-eu-1\""));
+
+  options.output = "text";
+  options.cluster = "prod-eu-1";
+  std::ostringstream one;
+  ASSERT_EQ(RunStatus(options, one, err), 0) << err.str();
+  EXPECT_THAT(one.str(), HasSubstr("prod-eu-1"));
+  options.cluster = "nope";
+  std::ostringstream none, none_err;
+  EXPECT_EQ(RunStatus(options, none, none_err), 1);
+  EXPECT_THAT(none_err.str(), HasSubstr("no status for cluster nope"));
+
+  options.cluster.clear();
+  options.status_branch = "no-such-branch";
+  std::ostringstream missing, missing_err;
+  EXPECT_EQ(RunStatus(options, missing, missing_err), 1);
+  EXPECT_THAT(missing_err.str(), HasSubstr("the status branch no-such-branch does not exist"));
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,78 @@
+#include "reconciler/git_flags.h"
+
+#include <fstream>
+#include <utility>
+
+#include "core/text.h"
+#include "fmt/format.h"
+
+namespace tr::reconciler {
+namespace {
+
+absl::Status Invalid(std::string_view flag, std::string_view why) {
+  return absl::InvalidArgumentError(fmt::format("--{}: {}", flag, why));
+}
+
+// Credentials that could never be used are a configuration error, found at start rather than
+// at the first request the server authenticates.
+absl::Status CheckGitCredentials(const gitsource::RemoteAuth& auth, const std::string& url) {
+  const std::pair<const char*, const std::filesystem::path*> files[] = {
+      {"git-token-file", &auth.token_file},
+      {"git-password-file", &auth.password_file},
+      {"git-ssh-key", &auth.ssh_key_file},
+      {"git-known-hosts", &auth.known_hosts_file}};
+  for (const auto& [flag, path] : files) {
+    if (path->empty()) continue;
+    std::ifstream in(*path);
+    if (!in) return Invalid(flag, fmt::format("cannot read {}", path->string()));
+  }
+  const bool secret = !auth.token_file.empty() || !auth.password_file.empty();
+  if (secret && url.starts_with("http://") && !auth.allow_insecure_http) {
+    return Invalid(auth.token_file.empty() ? "git-password-file" : "git-token-file",
+                   "refusing to send credentials over plain http:// (use https://)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status FinishGitFlags(const GitFlags& f) {
+  const gitsource::RemoteConfig& remote = f.git.remote;
+  if (absl::Status s = CheckGitCredentials(remote.auth, remote.url); !s.ok()) return s;
+  const std::pair<const char*, std::filesystem::path> files[] = {
+      {"git-ca-file", f.ca_file},
+      {"git-allowed-signers",
+       f.git.verify_signatures ? f.git.verify_signatures->allowed_signers_file : ""}};
+  for (const auto& [flag, path] : files) {
+    if (!path.empty() && !std::ifstream(path)) {
+      return Invalid(flag, fmt::format("cannot read {}", path.string()));
+    }
+  }
+  if (remote.limits.operation_timeout < std::chrono::seconds(1) ||
+      remote.limits.operation_timeout > std::chrono::hours(1)) {
+    return Invalid("git-timeout", "1s to 1h");
+  }
+  if (remote.limits.max_fetch_bytes < (std::uint64_t{1} << 20)) {
+    return Invalid("git-max-fetch-bytes", "at least 1048576 (1 MiB)");
+  }
+  return absl::OkStatus();
+}
+
+gitsource::Libgit2Settings Libgit2SettingsOf(const GitFlags& flags) {
+  gitsource::Libgit2Settings settings;
+  settings.https_ca_file = flags.ca_file;
+  return settings;
+}
+
+absl::Status CheckListenAddress(std::string_view setting, const std::string& address) {
+  const size_t colon = address.rfind(':');
+  const std::string port = colon == std::string::npos ? "" : address.substr(colon + 1);
+  if (colon == std::string::npos || colon == 0 || port.empty() || port.size() > 5 ||
+      !core::IsDigits(port) || std::stoi(port) > 65535) {
+    return Invalid(setting, fmt::format("want host:port with a port from 0 to 65535, not \"{}\"",
+                                        address));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tr::reconciler

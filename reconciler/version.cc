@@ -1,0 +1,7 @@
+#include "reconciler/version.h"
+
+namespace tr::reconciler {
+
+std::string_view ReconcilerVersion() { return TR_VERSION; }
+
+}  // namespace tr::reconciler
