@@ -162,6 +162,11 @@ std::vector<std::string> FakeForge::Violations() const {
   return violations_;
 }
 
+size_t FakeForge::InjectedLeft() const {
+  std::lock_guard lock(mu_);
+  return injected_.size();
+}
+
 std::string FakeForge::Transcript() const {
   std::lock_guard lock(mu_);
   return transcript_;

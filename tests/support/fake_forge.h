@@ -70,6 +70,8 @@ class FakeForge {
   // "POST /repos/o/r/statuses/abc" for every request served or refused, in order.
   std::vector<std::string> Requests() const;
   std::vector<std::string> Violations() const;
+  // How many injected responses are still to be sent.
+  size_t InjectedLeft() const;
   // Every raw header value and body it was sent, for leak checks.
   std::string Transcript() const;
 
