@@ -11,6 +11,7 @@
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/e2e/signed_webhook.h"
 #include "tests/support/fake_forge.h"
 #include "tests/support/process.h"
 
@@ -22,26 +23,6 @@ using forge_test::FakeStatus;
 
 constexpr char kForgeToken[] = "ghp_e2eForgeTokenNeverInTheLog";
 constexpr char kSecret[] = "e2e-pr-webhook-secret";
-
-// Sends one GitHub delivery signed by @octokit/webhooks; its HTTP status.
-int SendGithubWebhook(const std::string& base_url, const std::string& event,
-                      const std::filesystem::path& payload) {
-  const std::string source = TR_SOURCE_DIR;
-  const std::string command = fmt::format(
-      "node '{0}/tests/forge/send_webhooks.mjs' '{0}/.cache/forge-npm/node_modules' '{1}' '{2}' "
-      "github {3} '{4}'",
-      source, base_url, kSecret, event, payload.string());
-  FILE* pipe = ::popen(command.c_str(), "r");
-  char line[4096];
-  int status = 0;
-  while (pipe != nullptr && std::fgets(line, sizeof line, pipe) != nullptr) {
-    status = nlohmann::json::parse(line)["status"].get<int>();
-  }
-  if (pipe != nullptr) {
-    EXPECT_EQ(::pclose(pipe), 0) << command;
-  }
-  return status;
-}
 
 class PullRequestLoop {
  public:
@@ -76,7 +57,9 @@ class PullRequestLoop {
         {"action", action},
         {"number", 7},
         {"pull_request", pr}}.dump();
-    return SendGithubWebhook(hooks_url_, "pull_request", payload);
+    const std::vector<int> statuses =
+        SendGithubWebhook(hooks_url_, kSecret, "pull_request", payload);
+    return statuses.size() == 1 ? statuses[0] : 0;
   }
 
  private:
