@@ -47,37 +47,8 @@ const YamlNode* Scalar(const Field& field, std::string_view want) {
   return field.node;
 }
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      const size_t substitution = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitution});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string UnknownKeyMessage(std::string_view key, std::initializer_list<std::string_view> known) {
-  std::string_view best;
-  size_t best_distance = 3;  // suggest only close spellings
-  if (key.size() <= 64) {
-    for (std::string_view candidate : known) {
-      // A known key and a prefix of it ("maxParallel", "kubeletVersion") count as close.
-      const bool prefix = (key.size() >= 4 && candidate.starts_with(key)) ||
-                          (candidate.size() >= 4 && key.starts_with(candidate));
-      const size_t d = prefix ? 1 : EditDistance(key, candidate);
-      if (d < best_distance) {
-        best_distance = d;
-        best = candidate;
-      }
-    }
-  }
+  const std::string best = ClosestSpelling(key, std::vector<std::string_view>(known));
   if (best.empty()) return fmt::format("unknown key \"{}\"", key);
   return fmt::format("unknown key \"{}\" (did you mean \"{}\"?)", key, best);
 }

@@ -5,8 +5,10 @@
 #include <string_view>
 
 #include "CLI/CLI.hpp"
+#include "core/text.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/completion.h"
 #include "reconciler/daemon.h"
 #include "reconciler/daemon_config.h"
 #include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
@@ -20,16 +22,26 @@ namespace {
 void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& run) {
   CLI::App* cmd =
       app.add_subcommand("validate", "Check every profile in a checkout of a profile repository");
+  cmd->footer(
+      "Examples:\n"
+      "  talos-reconciler validate                 # the checkout in the current directory\n"
+      "  talos-reconciler validate fleet -o github # annotations for a GitHub Actions job");
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
   const std::map<std::string, ValidateFormat> formats{{"text", ValidateFormat::kText},
                                                       {"github", ValidateFormat::kGithub}};
-  cmd->add_option("--format", options.format, "text, or github for Actions annotations")
-      ->transform(CLI::CheckedTransformer(formats));
+  cmd->add_option("-o,--output,--format", options.format,
+                  "text, or github for Actions annotations")
+      ->transform(CLI::CheckedTransformer(formats))
+      ->option_text("text|github");
   cmd->callback([&] { run = [&] { return RunValidate(options, std::cout, std::cerr); }; });
 }
 
 void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand("plan", "Print the upgrade plan of every cluster");
+  cmd->footer(
+      "Examples:\n"
+      "  talos-reconciler plan fleet --observed observed.yaml\n"
+      "  talos-reconciler plan fleet --credentials-dir /etc/talos-reconciler/talos -o markdown");
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
   CLI::Option* observed = cmd->add_option("--observed", options.observed_file,
                                           "YAML file with what the nodes run (see README)");
@@ -45,20 +57,30 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   const std::map<std::string, PlanFormat> formats{{"text", PlanFormat::kText},
                                                   {"markdown", PlanFormat::kMarkdown},
                                                   {"json", PlanFormat::kJson}};
-  cmd->add_option("--format", options.format, "text, markdown or json")
-      ->transform(CLI::CheckedTransformer(formats));
+  cmd->add_option("-o,--output,--format", options.format, "text, markdown or json")
+      ->transform(CLI::CheckedTransformer(formats))
+      ->option_text("text|markdown|json");
   cmd->parse_complete_callback(
       [&] { run = [&] { return RunPlan(options, std::cout, std::cerr); }; });
 }
 
-CLI::App* AddRun(CLI::App& app, DaemonConfig& config, std::function<int()>& run) {
+// `origins` and `args` say where a bad value came from (flag, environment, config file line).
+CLI::App* AddRun(CLI::App& app, DaemonConfig& config, const SettingOrigins& origins,
+                 const std::vector<std::string>& args, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Keep every cluster of the repository at its desired Talos version");
+  cmd->footer(
+      "Example:\n"
+      "  talos-reconciler run --repo https://git.example.com/fleet.git \\\n"
+      "      --git-token-file /etc/talos-reconciler/git/token \\\n"
+      "      --credentials-dir /etc/talos-reconciler/talos --state-dir /var/lib/talos-reconciler\n"
+      "Every flag can also be set as TALOS_RECONCILER_<FLAG> or in --config FILE.");
   AddDaemonFlags(*cmd, config);
   cmd->callback([&] {
     run = [&] {
       if (absl::Status s = FinishDaemonConfig(config); !s.ok()) {
-        std::cerr << "talos-reconciler run: " << s.message() << "\n";
+        std::cerr << "talos-reconciler run: "
+                  << origins.Annotate(std::string(s.message()), args) << "\n";
         return kExitInvalid;
       }
       return RunDaemon(config);
@@ -141,36 +163,36 @@ void AddVersion(CLI::App& app, std::function<int()>& run) {
   });
 }
 
-// Levenshtein distance, for "did you mean".
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
+void AddCompletion(CLI::App& app, std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand("completion", "Print a shell completion script");
+  cmd->footer(
+      "Examples:\n"
+      "  source <(talos-reconciler completion bash)      # in ~/.bashrc\n"
+      "  talos-reconciler completion zsh > \"${fpath[1]}/_talos-reconciler\"\n"
+      "  talos-reconciler completion fish | source       # in ~/.config/fish/config.fish");
+  auto shell = std::make_shared<std::string>();
+  cmd->add_option("shell", *shell, "bash, zsh or fish")
+      ->required()
+      ->check(CLI::IsMember({"bash", "zsh", "fish"}));
+  cmd->callback([&app, &run, shell] {
+    run = [&app, shell] {
+      std::cout << *CompletionScript(app, *shell);
+      return kExitOk;
+    };
+  });
 }
 
 // "unknown command "stauts" for talos-reconciler; did you mean "status"?" when the first
 // argument is neither a flag nor a command. Empty when it is one.
 std::string UnknownCommand(const CLI::App& app, const std::vector<std::string>& args) {
   if (args.empty() || args.front().starts_with("-")) return "";
-  std::string best;
-  size_t best_distance = 3;  // farther than two edits is no suggestion
+  std::vector<std::string> names;
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
     if (sub->get_name() == args.front()) return "";
-    const size_t d = EditDistance(args.front(), sub->get_name());
-    if (d < best_distance) {
-      best_distance = d;
-      best = sub->get_name();
-    }
+    names.push_back(sub->get_name());
   }
+  const std::string best =
+      core::ClosestSpelling(args.front(), std::vector<std::string_view>(names.begin(), names.end()));
   std::string text = fmt::format("unknown command \"{}\" for talos-reconciler", args.front());
   if (!best.empty()) text += fmt::format("; did you mean \"{}\"?", best);
   return text + "\nRun 'talos-reconciler --help' for the commands.";
@@ -202,18 +224,20 @@ int RunCli(int argc, char** argv) {
   std::function<int()> run;
   AddValidate(app, validate, run);
   AddPlan(app, plan, run);
-  CLI::App* run_cmd = AddRun(app, daemon, run);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  SettingOrigins origins;
+  CLI::App* run_cmd = AddRun(app, daemon, origins, args, run);
   AddStatus(app, status, run);
   AddUpgradeK8s(app, upgrade_k8s, run);
   AddVersion(app, run);
+  AddCompletion(app, run);
   app.set_version_flag("--version", std::string(ReconcilerVersion()));
-  const std::vector<std::string> args(argv + 1, argv + argc);
   if (std::string unknown = UnknownCommand(app, args); !unknown.empty()) {
     std::cerr << "Error: " << unknown << "\n";
     return kExitInvalid;
   }
   if (!args.empty() && args.front() == "run") {
-    if (absl::Status s = ApplyConfigFile(args, *run_cmd); !s.ok()) {
+    if (absl::Status s = ApplyConfigFile(args, *run_cmd, &origins); !s.ok()) {
       std::cerr << "talos-reconciler run: " << s.message() << "\n";
       return kExitInvalid;
     }
@@ -223,6 +247,9 @@ int RunCli(int argc, char** argv) {
   } catch (const CLI::RequiredError& e) {
     const std::string missing = MissingRequired(app);
     std::cerr << "Error: " << (missing.empty() ? e.what() : missing) << "\n";
+    return kExitInvalid;
+  } catch (const CLI::ValidationError& e) {
+    std::cerr << "Error: " << origins.Annotate(e.what(), args) << "\n";
     return kExitInvalid;
   } catch (const CLI::ParseError& e) {
     // Help and --version exit 0; every usage error exits 1, not CLI11's own codes.

@@ -146,6 +146,17 @@ absl::Status FinishForgeConfig(DaemonConfig& c) {
   return FinishForgeApiConfig(c);
 }
 
+// " (did you mean \"poll-interval\"?)" for a mistyped flag of `cmd`; empty when none is close.
+std::string Suggestion(const CLI::App& cmd, const std::string& key) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : cmd.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back(name);
+  }
+  const std::string best =
+      core::ClosestSpelling(key, std::vector<std::string_view>(names.begin(), names.end()));
+  return best.empty() ? "" : fmt::format(" (did you mean \"{}\"?)", best);
+}
+
 }  // namespace
 
 void AddGitFlags(CLI::App& cmd, GitFlags& f) {
@@ -210,7 +221,32 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   AddForgeFlags(cmd, c);
 }
 
-absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::App& cmd) {
+void SettingOrigins::SetFromFile(const std::string& flag, std::string file_line) {
+  from_file_[flag] = std::move(file_line);
+}
+
+std::string SettingOrigins::Of(const std::string& flag, const std::vector<std::string>& args) const {
+  for (const std::string& arg : args) {
+    if (arg == "--" + flag || arg.starts_with("--" + flag + "=")) return "the command line";
+  }
+  if (auto it = from_file_.find(flag); it != from_file_.end()) return it->second;
+  if (std::getenv(EnvName(flag).c_str()) != nullptr) return EnvName(flag);
+  return "";
+}
+
+std::string SettingOrigins::Annotate(const std::string& message,
+                                     const std::vector<std::string>& args) const {
+  if (!message.starts_with("--")) return message;
+  const size_t end = message.find_first_of(": ", 2);
+  const std::string flag = message.substr(2, end == std::string::npos ? end : end - 2);
+  const std::string origin = Of(flag, args);
+  if (origin.empty()) return message;
+  return fmt::format("--{} (set by {}){}", flag, origin,
+                     end == std::string::npos ? "" : message.substr(end));
+}
+
+absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::App& cmd,
+                             SettingOrigins* origins) {
   std::string path;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--config" && i + 1 < args.size()) path = args[i + 1];
@@ -230,10 +266,16 @@ absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::Ap
       return t;
     };
     const std::string key = eq == std::string::npos ? "" : trim(line.substr(0, eq));
-    if (key.empty() || key == "config" || cmd.get_option_no_throw("--" + key) == nullptr) {
+    if (key.empty() || key == "config") {
       return absl::InvalidArgumentError(fmt::format(
           "--config: {}:{}: want `flag = value` with a flag of this command", path, number));
     }
+    if (cmd.get_option_no_throw("--" + key) == nullptr) {
+      return absl::InvalidArgumentError(
+          fmt::format("--config: {}:{}: unknown setting \"{}\"{}", path, number, key,
+                      Suggestion(cmd, key)));
+    }
+    if (origins != nullptr) origins->SetFromFile(key, fmt::format("{}:{}", path, number));
     std::string value = trim(line.substr(eq + 1));
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
       value = value.substr(1, value.size() - 2);

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -68,7 +69,23 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& config);
 // (blank lines and `#` comments aside) becomes the environment variable of that flag unless it
 // is already set, so a flag beats the environment, which beats the file. InvalidArgument
 // naming the file and line for a malformed line or a key that is not a flag of `cmd`.
-absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::App& cmd);
+// Where each setting of `run` came from, so an error can say so: "the command line",
+// "TALOS_RECONCILER_WORKERS" or "fleet.conf:3".
+class SettingOrigins {
+ public:
+  void SetFromFile(const std::string& flag, std::string file_line);
+  // The origin of `flag` (long name without --) given the command line `args`; empty when it
+  // was not set (a default).
+  std::string Of(const std::string& flag, const std::vector<std::string>& args) const;
+  // `message` ("--workers: 1 to 256") with " (set by …)" after the flag it starts with.
+  std::string Annotate(const std::string& message, const std::vector<std::string>& args) const;
+
+ private:
+  std::map<std::string, std::string> from_file_;
+};
+
+absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::App& cmd,
+                             SettingOrigins* origins = nullptr);
 
 // Checks and completes the parsed configuration: required settings, ranges, directories
 // (created when missing for the state directory). InvalidArgument naming the setting.

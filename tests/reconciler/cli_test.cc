@@ -56,5 +56,55 @@ TEST(CliTest, UsageErrorsExit1AndNameEveryMissingFlag) {
   EXPECT_THAT(help.out, HasSubstr("--git-allowed-signers"));
 }
 
+std::string Binary() { return std::string(TR_BINARY_DIR) + "/reconciler/talos-reconciler"; }
+
+// What bash completes for the words typed so far (the last one is being typed).
+std::string BashCompletes(const std::string& typed_words) {
+  const std::string script = "source <(" + Binary() + " completion bash); COMP_WORDS=(" +
+                             typed_words + "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); " +
+                             "_talos_reconciler; echo \"${COMPREPLY[*]}\"";
+  const ProcessResult r = RunCommand({"bash", "-c", script});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out;
+}
+
+TEST(CliTest, BashCompletesCommandsAndTheirFlags) {
+  EXPECT_EQ(BashCompletes("talos-reconciler sta"), "status\n");
+  EXPECT_EQ(BashCompletes("talos-reconciler run --git-al"),
+            "--git-allowed-signers --git-allow-insecure-http\n");
+  EXPECT_EQ(BashCompletes("talos-reconciler status --json --rep"), "--repo\n");
+  // After a flag that takes a value, the shell completes file names instead.
+  EXPECT_EQ(BashCompletes("talos-reconciler run --git-ca-file ''"), "\n");
+}
+
+TEST(CliTest, FishCompletesCommandsAndTheirFlags) {
+  const std::string script = Binary() + " completion fish | source; complete -C'talos-reconciler sta'; " +
+                             "complete -C'talos-reconciler plan --obs'";
+  const ProcessResult r = RunCommand({"fish", "-c", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("status\tPrint every cluster"));
+  EXPECT_THAT(r.out, HasSubstr("--observed\tYAML file with what the nodes run"));
+}
+
+TEST(CliTest, ZshLoadsTheCompletionThroughItsBashEmulation) {
+  const std::string script = "autoload -U compinit && compinit -u && source <(" + Binary() +
+                             " completion zsh) && whence -w _talos_reconciler";
+  const ProcessResult r = RunCommand({"zsh", "-f", "-c", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "_talos_reconciler: function\n");
+  EXPECT_EQ(Cli({"completion", "powershell"}).exit_code, 1);
+}
+
+// Help speaks the user's words: examples, and no parser internals ("ENUM:value in {text->0}").
+TEST(CliTest, HelpHasExamplesAndNoParserInternals) {
+  for (const char* command : {"validate", "plan", "run", "status"}) {
+    SCOPED_TRACE(command);
+    const ProcessResult help = Cli({command, "--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_THAT(help.out, HasSubstr("Example"));
+    EXPECT_THAT(help.out, AllOf(Not(HasSubstr("ENUM")), Not(HasSubstr("->"))));
+  }
+}
+
 }  // namespace
 }  // namespace tr::reconciler

@@ -72,7 +72,35 @@ TEST_F(DaemonConfigTest, ConfigFileErrorsNameTheLine) {
   EXPECT_THAT(Parse(args, config), HasSubstr("bad.ini:2:"));
   std::ofstream(dir_ / "unknown.ini") << "colour = blue\n";
   args.back() = (dir_ / "unknown.ini").string();
-  EXPECT_THAT(Parse(args, config), HasSubstr("unknown.ini:1:"));
+  EXPECT_THAT(Parse(args, config), HasSubstr("unknown.ini:1: unknown setting \"colour\""));
+  std::ofstream(dir_ / "typo.ini") << "\npoll-intervall = 10s\n";
+  args.back() = (dir_ / "typo.ini").string();
+  EXPECT_THAT(Parse(args, config),
+              HasSubstr("typo.ini:2: unknown setting \"poll-intervall\" (did you mean "
+                        "\"poll-interval\"?)"));
+}
+
+// A bad value names where it was set: the command line, the environment or the file's line.
+TEST_F(DaemonConfigTest, BadValuesSayWhereTheyCameFrom) {
+  std::ofstream(dir_ / "fleet.conf") << "# fleet\nworkers = 0\n";
+  std::vector<std::string> args = Required();
+  args.insert(args.end(), {"--config", (dir_ / "fleet.conf").string()});
+  SettingOrigins origins;
+  {
+    CLI::App app;
+    DaemonConfig config;
+    AddDaemonFlags(app, config);
+    ASSERT_TRUE(ApplyConfigFile(args, app, &origins).ok());
+  }
+  EXPECT_EQ(origins.Annotate("--workers: 1 to 256", args),
+            "--workers (set by " + (dir_ / "fleet.conf").string() + ":2): 1 to 256");
+  ::setenv("TALOS_RECONCILER_LISTEN", "nowhere", 1);
+  EXPECT_EQ(origins.Annotate("--listen: want host:port", args),
+            "--listen (set by TALOS_RECONCILER_LISTEN): want host:port");
+  args.insert(args.end(), {"--resync", "0s"});
+  EXPECT_EQ(origins.Annotate("--resync: 1s to 24h", args),
+            "--resync (set by the command line): 1s to 24h");
+  EXPECT_EQ(origins.Annotate("--drain-timeout: 1s to 24h", args), "--drain-timeout: 1s to 24h");
 }
 
 TEST_F(DaemonConfigTest, MissingRequiredFlagIsNamed) {
