@@ -1,5 +1,7 @@
 #include "gitsource/git_source.h"
 
+#include <regex>
+
 #include "fmt/format.h"
 #include "gitsource/commit_snapshot.h"
 #include "gitsource/mirror.h"
@@ -111,6 +113,28 @@ absl::StatusOr<ProfileSnapshot> LibGitSource::Snapshot(std::string_view commit) 
       ReadCommitSnapshot(repo->get(), *id, config_.snapshot_limits);
   if (snapshot.ok()) snapshot->origin.signer = std::move(signer);
   return snapshot;
+}
+
+absl::StatusOr<ProfileSnapshot> LibGitSource::FetchPreview(const std::string& remote_ref,
+                                                         std::stop_token stop) {
+  static const std::regex kPreviewRef("refs/(pull|merge-requests)/[0-9]{1,12}/head");
+  if (!std::regex_match(remote_ref, kPreviewRef)) {
+    return absl::InvalidArgumentError(fmt::format("'{}' is no pull request head", remote_ref));
+  }
+  std::shared_lock shared(mirror_->lock());
+  absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
+  if (!repo.ok()) return repo.status();
+  absl::StatusOr<SyncResult> sync =
+      mirror_->remote().Sync(repo->get(), remote_ref, std::move(stop));
+  if (!sync.ok()) return sync.status();
+  if (!sync->remote_tip.has_value()) {
+    return absl::NotFoundError(
+        fmt::format("'{}' does not exist on {}", remote_ref, mirror_->remote().display_url()));
+  }
+  // A ref keeps the objects through compaction, which packs only what refs reach.
+  const std::string kept = "refs/previews/" + remote_ref.substr(std::string("refs/").size());
+  if (absl::Status s = mirror_->SetRef(repo->get(), kept, *sync->remote_tip); !s.ok()) return s;
+  return ReadCommitSnapshot(repo->get(), *sync->remote_tip, config_.snapshot_limits);
 }
 
 }  // namespace tr::gitsource

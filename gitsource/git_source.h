@@ -63,7 +63,20 @@ class GitSource {
   virtual absl::StatusOr<ProfileSnapshot> Snapshot(std::string_view commit) = 0;
 };
 
-class LibGitSource final : public GitSource {
+// A pull request's proposed profiles, read for a plan preview and never acted on.
+class PreviewSource {
+ public:
+  virtual ~PreviewSource() = default;
+  // The profiles at the commit that `remote_ref` ("refs/pull/7/head",
+  // "refs/merge-requests/7/head") names on the configured remote, fetched into the mirror and
+  // kept there under refs/previews/. Signatures are not checked: a preview is only read.
+  // InvalidArgument for any other kind of ref; NotFound when the remote has no such ref;
+  // the network errors of Poll.
+  virtual absl::StatusOr<ProfileSnapshot> FetchPreview(const std::string& remote_ref,
+                                                       std::stop_token stop) = 0;
+};
+
+class LibGitSource final : public GitSource, public PreviewSource {
  public:
   // Opens (or creates) the mirror in `config.state_dir`. No network traffic happens here.
   // InvalidArgument for unusable configuration.
@@ -71,6 +84,8 @@ class LibGitSource final : public GitSource {
 
   absl::StatusOr<RemoteHead> Poll(std::stop_token stop = {}) override;
   absl::StatusOr<ProfileSnapshot> Snapshot(std::string_view commit) override;
+  absl::StatusOr<ProfileSnapshot> FetchPreview(const std::string& remote_ref,
+                                               std::stop_token stop) override;
 
   // For the status writer, which shares the mirror and must never write `branch()`.
   std::shared_ptr<Mirror> mirror() const { return mirror_; }

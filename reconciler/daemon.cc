@@ -163,7 +163,10 @@ int RunDaemon(const DaemonConfig& config) {
   GitStatusStore git_store(**writer);
   auto notifier = forge::StartNotifier(config, metrics);  // --notify; spooled, never blocking
   if (!notifier.ok()) return FailStart(log, notifier.status());
-  notify::NotifyingStatusStore store(git_store, **notifier);
+  notify::NotifyingStatusStore notifying(git_store, **notifier);
+  auto forge_reporting = forge::ForgeReporting::Start(config, **source, notifying, env);
+  if (!forge_reporting.ok()) return FailStart(log, forge_reporting.status());  // --forge
+  StatusStore& store = *forge_reporting ? (*forge_reporting)->store() : notifying;
   HttpEndpoints http;
   if (!http.Start(config, metrics, env, log)) return 1;
   forge::PollTrigger poll_now;  // --webhook-listen: a verified push polls at once
@@ -172,7 +175,8 @@ int RunDaemon(const DaemonConfig& config) {
   auto webhooks = forge::StartWebhookListener(config, webhook_queue, metrics);
   if (!webhooks.ok()) return FailStart(log, webhooks.status());
   std::jthread webhook_dispatcher([&](std::stop_token own) {
-    forge::DispatchWebhooks(webhook_queue, poll_now, own);
+    forge::DispatchWebhooks(webhook_queue, poll_now,
+                            *forge_reporting ? &(*forge_reporting)->flow() : nullptr, own);
   });
   const BackoffPolicy load_backoff{std::chrono::seconds(1), std::chrono::seconds(30),
                                    /*max_attempts=*/0};  // unused: until stopped

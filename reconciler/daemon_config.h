@@ -54,6 +54,12 @@ struct DaemonConfig : GitFlags {
   std::filesystem::path webhook_secret_file;
   int webhook_queue = 256;          // verified deliveries waiting; a full queue answers 503
   std::vector<std::string> notify;  // `url=...,format=json|slack,secret-file=...` entries
+  // The forge's REST API (reconciler/forge): pull-request comments and commit statuses.
+  std::string forge;                 // "github", "gitlab", "gitea"; empty: none
+  std::string forge_api_url;         // empty: GitHub's public API (required for the others)
+  std::filesystem::path forge_token_file;
+  std::string forge_repository;      // "owner/name"; empty: the path of --repo
+  std::chrono::milliseconds forge_comment_interval{10'000};  // at most one edit per PR per this
 };
 
 // Registers every setting on `cmd` as a flag with its environment variable, and `--config`.

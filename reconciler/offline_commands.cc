@@ -1,6 +1,8 @@
 #include "reconciler/offline_commands.h"
 
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "core/gates.h"
@@ -12,12 +14,19 @@
 #include "core/status_decode.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
+#include "gitsource/env.h"
 #include "gitsource/snapshot.h"
 #include "reconciler/observer.h"
 #include "reconciler/timezones.h"
 
 namespace tr::reconciler {
 namespace {
+
+core::ProfileSet DecodeProfiles(const std::vector<core::SourceFile>& files) {
+  core::ValidationOptions options;
+  options.is_known_timezone = IsKnownTimezone;
+  return core::DecodeProfileSet(files, options);
+}
 
 // Reads and decodes the repository at `dir`; nullopt (after printing why) when unreadable.
 std::optional<core::ProfileSet> LoadProfiles(const std::filesystem::path& dir, std::ostream& err) {
@@ -34,9 +43,7 @@ std::optional<core::ProfileSet> LoadProfiles(const std::filesystem::path& dir, s
     err << "error: " << snapshot.status().message() << "\n";
     return std::nullopt;
   }
-  core::ValidationOptions options;
-  options.is_known_timezone = IsKnownTimezone;
-  return core::DecodeProfileSet(snapshot->files, options);
+  return DecodeProfiles(snapshot->files);
 }
 
 core::Diagnostics AllDiagnostics(const core::ProfileSet& set) {
@@ -76,10 +83,8 @@ std::optional<core::ObservedFleet> LoadObserved(const std::filesystem::path& pat
 
 // Observes every valid profile's cluster; a cluster that cannot be observed is left out (and
 // so planned as blocked) after its error is printed.
-std::optional<core::ObservedFleet> ObserveLive(const core::ProfileSet& set,
-                                               const PlanOptions& options, std::ostream& err) {
-  TalosconfigClientFactory clients(options.credentials_dir, {});
-  TalosFleetObserver observer(clients, options.self_node);
+core::ObservedFleet ObserveWith(TalosFleetObserver& observer, const core::ProfileSet& set,
+                                std::ostream& err) {
   core::ObservedFleet fleet;
   for (const core::ClusterProfile& profile : set.profiles) {
     absl::StatusOr<core::ObservedCluster> observed = observer.Observe(profile);
@@ -126,6 +131,13 @@ core::StartCheckAnswers AnswersOf(const core::ClusterProfile& profile,
   return answers;
 }
 
+std::optional<core::ObservedFleet> ObserveLive(const core::ProfileSet& set,
+                                               const PlanOptions& options, std::ostream& err) {
+  TalosconfigClientFactory clients(options.credentials_dir, {});
+  TalosFleetObserver observer(clients, options.self_node);
+  return ObserveWith(observer, set, err);
+}
+
 std::vector<core::PlanReportEntry> PlanAll(
     const core::ProfileSet& set, const core::ObservedFleet& fleet,
     const std::map<std::string, core::ClusterStatus>& statuses, core::TimePoint now) {
@@ -152,6 +164,17 @@ std::vector<core::PlanReportEntry> PlanAll(
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.cluster < b.cluster; });
   return entries;
+}
+
+int ExitCode(const core::ProfileSet& set, const std::vector<core::PlanReportEntry>& entries) {
+  if (!set.defaults_diagnostics.empty()) return kExitInvalid;
+  for (const core::PlanReportEntry& e : entries) {
+    if (!e.plan) return kExitInvalid;
+  }
+  for (const core::PlanReportEntry& e : entries) {
+    if (e.plan->status == core::PlanStatus::kBlocked) return kExitBlocked;
+  }
+  return kExitOk;
 }
 
 }  // namespace
@@ -215,7 +238,7 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
       LoadStatuses(options.status_dir, *set, err);
   if (!statuses) return kExitInvalid;
   const std::vector<core::PlanReportEntry> entries =
-      PlanAll(*set, *fleet, *statuses, std::chrono::system_clock::now());
+      PlanAll(*set, *fleet, *statuses, Env::Default().Now());
   switch (options.format) {
     case PlanFormat::kText:
       out << core::RenderPlanText(entries);
@@ -227,11 +250,52 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
       out << core::RenderPlanJson(entries);
       break;
   }
-  if (!set->invalid.empty() || !set->defaults_diagnostics.empty()) return kExitInvalid;
-  for (const core::PlanReportEntry& e : entries) {
-    if (e.plan && e.plan->status == core::PlanStatus::kBlocked) return kExitBlocked;
+  return ExitCode(*set, entries);
+}
+
+PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
+                        const std::vector<core::SourceFile>& trusted,
+                        const std::filesystem::path& credentials_dir,
+                        const std::string& self_node) {
+  PlanPreview preview;
+  const core::ProfileSet set = DecodeProfiles(proposed);
+  const core::ProfileSet base = DecodeProfiles(trusted);
+  std::map<std::string, std::string> before;
+  for (const core::SourceFile& f : trusted) before[f.path] = f.content;
+  bool all_changed = false;
+  std::set<std::string> changed_files;
+  for (const core::SourceFile& f : proposed) {
+    auto it = before.find(f.path);
+    if (it != before.end() && it->second == f.content) continue;
+    changed_files.insert(f.path);
+    if (!f.path.starts_with("clusters/")) all_changed = true;
   }
-  return kExitOk;
+  auto changed = [&](const std::string& file) {
+    return all_changed || changed_files.contains(file);
+  };
+  // Observed through the trusted profiles only: the proposal's endpoints are never dialled.
+  TalosconfigClientFactory clients(credentials_dir, {});
+  TalosFleetObserver observer(clients, self_node);
+  std::stringstream observe_errors;
+  const core::ObservedFleet fleet = ObserveWith(observer, base, observe_errors);
+  std::vector<core::PlanReportEntry> entries;
+  for (core::PlanReportEntry& entry : PlanAll(set, fleet, {}, Env::Default().Now())) {
+    std::string file = "clusters/" + entry.cluster + ".yaml";
+    for (const core::ClusterProfile& profile : set.profiles) {
+      if (profile.name == entry.cluster) file = profile.file;
+    }
+    for (const core::InvalidProfile& invalid : set.invalid) {
+      if (invalid.cluster == entry.cluster) file = invalid.file;
+    }
+    if (!changed(file)) continue;
+    preview.changed.push_back(entry.cluster);
+    entries.push_back(std::move(entry));
+  }
+  for (std::string line; std::getline(observe_errors, line);) preview.unobserved.push_back(line);
+  if (entries.empty() && set.defaults_diagnostics.empty()) return preview;
+  preview.markdown = core::RenderPlanMarkdown(entries);
+  preview.exit_code = ExitCode(set, entries);
+  return preview;
 }
 
 }  // namespace tr::reconciler

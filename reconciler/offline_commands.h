@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include "core/profile_set.h"
 
 namespace tr::reconciler {
 
@@ -44,6 +47,24 @@ struct PlanOptions {
 // kExitBlocked when a plan is blocked, kExitInvalid when a profile or the input (a status
 // file included) is invalid.
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
+
+// A pull request's plan: its profiles planned against the live fleet.
+struct PlanPreview {
+  std::string markdown;                   // the plan of every changed cluster
+  int exit_code = kExitOk;                // as RunPlan's, over the changed clusters
+  std::vector<std::string> changed;       // the clusters whose profile the proposal changes
+  std::vector<std::string> unobserved;    // "<cluster>: <why>" for those not observed
+};
+
+// Plans the clusters that `proposed` (a pull request's files: untrusted, only read) changes
+// relative to `trusted` (the watched branch's files), through the same planner and markdown as
+// `plan`. Every cluster is observed live with its endpoints and credentials from `trusted`,
+// never from the proposal, so a pull request cannot point the reconciler anywhere; a cluster
+// only the proposal has is planned as not observed. A change to reconciler.yaml changes every
+// cluster; a proposal that changes no profile has nothing in `changed`.
+PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
+                        const std::vector<core::SourceFile>& trusted,
+                        const std::filesystem::path& credentials_dir, const std::string& self_node);
 
 // A GitHub Actions workflow command's data or property, escaped as the runner expects.
 std::string EscapeGithubData(std::string_view text);

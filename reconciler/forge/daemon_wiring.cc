@@ -18,9 +18,51 @@ absl::StatusOr<std::unique_ptr<WebhookReceiver>> StartWebhookListener(const Daem
   return WebhookReceiver::Start(std::move(options), queue, metrics);
 }
 
-void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, std::stop_token stop) {
+namespace {
+
+// Where people find the status files: the status branch's folder in the forge's web view,
+// when --repo is an https URL (the forge's web address); else nothing.
+std::string StatusUrl(const DaemonConfig& config) {
+  std::string web = config.git.remote.url;
+  if (!web.starts_with("https://")) return "";
+  if (web.ends_with(".git")) web.resize(web.size() - 4);
+  return web + (config.forge == "gitlab" ? "/-/tree/" : "/tree/") + config.status_branch +
+         "/status";
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
+    const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
+    Env& env) {
+  if (config.forge.empty()) return nullptr;
+  absl::StatusOr<std::string> token = ReadSecretFile(config.forge_token_file);
+  if (!token.ok()) return token.status();
+  const Forge forge = ForgeFromName(config.forge).value_or(Forge::kGithub);
+  ForgeClientOptions options;
+  options.target = {forge, config.forge_repository};
+  options.api_url = config.forge_api_url;
+  options.token = *std::move(token);
+  auto client = HttpForgeClient::Create(std::move(options), env);
+  if (!client.ok()) return client.status();
+  std::unique_ptr<ForgeReporting> reporting(new ForgeReporting());
+  reporting->client_ = *std::move(client);
+  reporting->comments_ =
+      std::make_unique<PullRequestComments>(*reporting->client_, config.forge_comment_interval, env);
+  reporting->flow_ = std::make_unique<PullRequestFlow>(
+      source, source, *reporting->client_, *reporting->comments_,
+      PullRequestFlowOptions{forge, config.credentials_dir, config.node_name, StatusUrl(config)});
+  reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);
+  return reporting;
+}
+
+void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, PullRequestFlow* flow,
+                      std::stop_token stop) {
   auto log = ModuleLogger("webhook");
   while (std::optional<WebhookEvent> event = queue.Pop(stop)) {
+    if (flow != nullptr && event->kind == WebhookKind::kPullRequest) {
+      flow->PullRequestChanged(*event);
+    }
     if (event->kind == WebhookKind::kPush || event->action == PullRequestAction::kMerged) {
       log->info("step=dispatch forge={} delivery={} outcome=poll-now", ForgeName(event->forge),
                 event->delivery);

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "reconciler/daemon_config.h"
 #include "reconciler/forge/poll_trigger.h"
+#include "reconciler/forge/pull_request_flow.h"
 #include "reconciler/forge/webhook_receiver.h"
 #include "reconciler/metrics.h"
 #include "reconciler/notify/webhook_notifier.h"
@@ -21,11 +22,31 @@ absl::StatusOr<std::unique_ptr<WebhookReceiver>> StartWebhookListener(const Daem
                                                                       WebhookQueue& queue,
                                                                       Metrics& metrics);
 
+// The forge reporting of `--forge`: the API client, the pull request comments and the flow
+// that plans pull requests and reports rollouts, with the status store that feeds it.
+class ForgeReporting {
+ public:
+  // Null when --forge is unset. InvalidArgument for an unusable token file or API URL.
+  static absl::StatusOr<std::unique_ptr<ForgeReporting>> Start(const DaemonConfig& config,
+                                                              gitsource::LibGitSource& source,
+                                                              StatusStore& inner, Env& env);
+  StatusStore& store() { return *store_; }
+  PullRequestFlow& flow() { return *flow_; }
+
+ private:
+  ForgeReporting() = default;
+  std::unique_ptr<HttpForgeClient> client_;
+  std::unique_ptr<PullRequestComments> comments_;
+  std::unique_ptr<PullRequestFlow> flow_;
+  std::unique_ptr<ReportingStatusStore> store_;
+};
+
 // Takes deliveries from `queue` until `stop`: a push to the watched branch (or a merged pull
 // request into it) triggers a poll at once, coalesced by `trigger`; the poll, not the payload,
-// decides what changed. Other pull-request events are logged only: planning them on the forge
-// is not built yet.
-void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, std::stop_token stop);
+// decides what changed. With `flow` (--forge), pull request events also go to the flow, which
+// plans them on the forge; without, they are logged only.
+void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, PullRequestFlow* flow,
+                      std::stop_token stop);
 
 // The senders of every `--notify` entry, spooling under <state-dir>/notifications (with no
 // entry, a notifier that drops everything and clears old spools). InvalidArgument for a bad

@@ -9,29 +9,10 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/e2e/signed_webhook.h"
 
 namespace tr::e2e {
 namespace {
-
-// Runs tests/forge/send_webhooks.mjs (installed by tests/forge/setup); the HTTP statuses.
-std::vector<int> SendPushWebhook(const std::string& base_url, const std::string& secret,
-                                 const std::filesystem::path& payload) {
-  const std::string source = TR_SOURCE_DIR;
-  const std::string command = fmt::format(
-      "node '{0}/tests/forge/send_webhooks.mjs' '{0}/.cache/forge-npm/node_modules' '{1}' '{2}' "
-      "github push '{3}'",
-      source, base_url, secret, payload.string());
-  std::vector<int> statuses;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  char line[4096];
-  while (pipe != nullptr && std::fgets(line, sizeof line, pipe) != nullptr) {
-    statuses.push_back(nlohmann::json::parse(line)["status"].get<int>());
-  }
-  if (pipe != nullptr) {
-    EXPECT_EQ(::pclose(pipe), 0) << command;
-  }
-  return statuses;
-}
 
 class NotificationSink {
  public:
@@ -83,7 +64,8 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
   const auto payload = world().dir() / "push.json";
   std::ofstream(payload) << nlohmann::json{{"ref", "refs/heads/main"}, {"after", commit}}.dump();
   const std::string base_url = fmt::format("http://{}:{}", host, *port);
-  EXPECT_EQ(SendPushWebhook(base_url, "e2e-webhook-secret", payload), std::vector<int>{202});
+  EXPECT_EQ(SendGithubWebhook(base_url, "e2e-webhook-secret", "push", payload),
+            std::vector<int>{202});
   // Much less than the hour-long poll interval: the webhook made the daemon poll.
   E2E_ASSERT_OK(world().WaitForReady("hooked", "1.12.0", commit, 120s).status());
 
@@ -98,7 +80,7 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
   EXPECT_EQ(events[2], "node.upgraded");
   EXPECT_EQ(events[3], "rollout.completed");
   // A wrong signature is refused and does not leak into the daemon's log.
-  EXPECT_EQ(SendPushWebhook(base_url, "not-the-secret", payload), std::vector<int>{401});
+  EXPECT_EQ(SendGithubWebhook(base_url, "not-the-secret", "push", payload), std::vector<int>{401});
   EXPECT_EQ(world().daemon().log().find("e2e-webhook-secret"), std::string::npos);
 }
 

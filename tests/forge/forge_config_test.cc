@@ -74,5 +74,25 @@ TEST_F(ForgeConfigTest, NotifyEntriesAreCheckedAtStart) {
               HasSubstr("--notify: format=json needs secret-file="));
 }
 
+TEST_F(ForgeConfigTest, ForgeFlagsNeedATokenAndAnApiUrlOffGithub) {
+  const std::string token = "--forge-token-file=" + (dir_ / "secret").string();
+  EXPECT_EQ(Finish({"--forge", "github", token, "--forge-repository", "acme/fleet"}), "");
+  EXPECT_EQ(config_.forge_api_url, "https://api.github.com");
+  EXPECT_EQ(config_.forge_comment_interval, std::chrono::seconds(10));
+  EXPECT_THAT(Finish({"--forge", "bitbucket", token}), HasSubstr("--forge: want github"));
+  EXPECT_THAT(Finish({"--forge", "github"}), HasSubstr("--forge-token-file: required"));
+  EXPECT_THAT(Finish({"--forge", "github", "--forge-token-file", (dir_ / "missing").string()}),
+              HasSubstr("--forge-token-file: cannot read"));
+  EXPECT_THAT(Finish({"--forge", "gitlab", token}), HasSubstr("--forge-api-url: required for gitlab"));
+  EXPECT_THAT(Finish({"--forge", "gitea", token, "--forge-api-url", "ftp://x"}),
+              HasSubstr("--forge-api-url: must start with http"));
+  // --repo file:///x names no owner/name.
+  EXPECT_THAT(Finish({"--forge", "github", token}), HasSubstr("--forge-repository: want owner/name"));
+  EXPECT_EQ(Finish({"--forge", "gitea", token, "--forge-api-url", "https://gitea.test/api/v1",
+                    "--forge-repository", "ops/fleet", "--forge-comment-interval", "500ms"}),
+            "");
+  EXPECT_EQ(config_.forge_comment_interval, std::chrono::milliseconds(500));
+}
+
 }  // namespace
 }  // namespace tr::reconciler

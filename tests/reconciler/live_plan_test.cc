@@ -63,5 +63,50 @@ spec:
   fs::remove_all(dir);
 }
 
+// A pull request's profiles: planned against the fleet observed through the trusted profile,
+// so the proposal's endpoints (here an address nothing listens on) are never dialled.
+TEST(LivePlanTest, PreviewObservesThroughTheTrustedProfileOnly) {
+  const fs::path dir = fs::temp_directory_path() / ("tr-preview-plan-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(R"(
+time_scale: 0.001
+address_prefix: auto
+clusters:
+  - name: prev
+    nodes:
+      - {name: prev-cp, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir / "sim");
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  auto profile = [](const std::string& address, const std::string& talos) {
+    return "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\nmetadata: {name: prev}\n"
+           "spec:\n  endpoints: [" + address + "]\n  credentials: prev\n"
+           "  talos: {version: " + talos + ", image: factory.talos.dev/metal-installer/abc}\n"
+           "  kubernetes: {version: 1.34.1}\n  nodes:\n"
+           "    - {name: prev-cp, address: " + address + ", role: controlplane}\n";
+  };
+  const std::string cp = *(*fleet)->NodeAddress("prev-cp");
+  const std::vector<core::SourceFile> trusted{{"clusters/prev.yaml", profile(cp, "1.11.6")}};
+  PlanPreview same = PreviewPlan(trusted, trusted, dir / "sim", "");
+  EXPECT_TRUE(same.changed.empty());
+  EXPECT_TRUE(same.markdown.empty());
+
+  const std::vector<core::SourceFile> proposed{
+      {"clusters/prev.yaml", profile("127.0.0.99", "1.12.0")}};
+  PlanPreview preview = PreviewPlan(proposed, trusted, dir / "sim", "");
+  EXPECT_EQ(preview.changed, std::vector<std::string>{"prev"});
+  EXPECT_TRUE(preview.unobserved.empty()) << testing::PrintToString(preview.unobserved);
+  EXPECT_EQ(preview.exit_code, kExitOk) << preview.markdown;
+  EXPECT_THAT(preview.markdown, HasSubstr("1.12.0"));
+
+  const std::vector<core::SourceFile> invalid{{"clusters/prev.yaml", "spec: [unclosed"}};
+  PlanPreview broken = PreviewPlan(invalid, trusted, dir / "sim", "");
+  EXPECT_EQ(broken.exit_code, kExitInvalid);
+  EXPECT_THAT(broken.markdown, HasSubstr("clusters/prev.yaml"));
+  (*fleet)->Stop();
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace tr::reconciler

@@ -1,0 +1,236 @@
+#include "reconciler/forge/forge_client.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "httplib.h"
+#include "reconciler/logging.h"
+
+namespace tr::reconciler::forge {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using SystemTime = std::chrono::system_clock::time_point;
+
+constexpr seconds kSecondaryLimitWait{60};  // GitHub: "wait at least one minute"
+constexpr seconds kMaxWait{3600};
+
+std::optional<int64_t> Number(const std::map<std::string, std::string>& headers,
+                              const std::string& name) {
+  auto it = headers.find(name);
+  int64_t value = 0;
+  if (it == headers.end() || !absl::SimpleAtoi(it->second, &value)) return std::nullopt;
+  return value;
+}
+
+bool MentionsRateLimit(std::string_view body) {
+  std::string lower(body.substr(0, 4096));
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return lower.find("rate limit") != std::string::npos;
+}
+
+std::map<std::string, std::string> LowerHeaders(const httplib::Headers& headers) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, value] : headers) {
+    std::string key = name;
+    std::transform(key.begin(), key.end(), key.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    out.emplace(std::move(key), value);
+  }
+  return out;
+}
+
+// The code by what the caller should do next: fix configuration, or retry later.
+absl::Status FromHttpStatus(int status, const ForgeRequest& request) {
+  const std::string what =
+      absl::StrCat("forge ", request.method, " ", request.path, ": HTTP ", status);
+  if (status == 401) return absl::UnauthenticatedError(what + " (check --forge-token-file)");
+  if (status == 403) return absl::PermissionDeniedError(what + " (forbidden or rate-limited)");
+  if (status == 404) return absl::NotFoundError(what);
+  if (status >= 400 && status < 500) return absl::InvalidArgumentError(what);
+  return absl::UnavailableError(what);
+}
+
+}  // namespace
+
+std::optional<std::string> DefaultApiUrl(Forge forge) {
+  if (forge == Forge::kGithub) return "https://api.github.com";
+  return std::nullopt;
+}
+
+std::optional<milliseconds> RetryDelay(int status,
+                                       const std::map<std::string, std::string>& headers,
+                                       std::string_view body, SystemTime now, int retry) {
+  if (status >= 500) return milliseconds(1000) * (1 << std::min(retry - 1, 5));
+  if (status != 403 && status != 429) return std::nullopt;
+  if (std::optional<int64_t> after = Number(headers, "retry-after")) {
+    return std::clamp<milliseconds>(seconds(*after), milliseconds(0), kMaxWait);
+  }
+  const std::optional<int64_t> remaining = Number(headers, "x-ratelimit-remaining");
+  const std::optional<int64_t> reset = Number(headers, "x-ratelimit-reset");
+  if (remaining == 0 && reset) {
+    const auto wait = std::chrono::duration_cast<milliseconds>(SystemTime(seconds(*reset)) - now);
+    return std::clamp<milliseconds>(wait + seconds(1), seconds(1), kMaxWait);
+  }
+  // A 403 that names no limit is a permission problem, not a reason to wait.
+  if (status == 403 && !MentionsRateLimit(body)) return std::nullopt;
+  return std::min<milliseconds>(kSecondaryLimitWait * (1 << std::min(retry - 1, 5)), kMaxWait);
+}
+
+absl::StatusOr<std::unique_ptr<HttpForgeClient>> HttpForgeClient::Create(
+    ForgeClientOptions options, Env& env) {
+  const std::string& url = options.api_url;
+  const size_t scheme_end = url.find("://");
+  const std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
+  if (scheme != "http" && scheme != "https") {
+    return absl::InvalidArgumentError("--forge-api-url must start with http:// or https://");
+  }
+  const size_t path_start = url.find('/', scheme_end + 3);
+  std::string origin = url.substr(0, path_start);
+  std::string prefix = path_start == std::string::npos ? "" : url.substr(path_start);
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  if (origin.size() <= scheme_end + 3)
+    return absl::InvalidArgumentError("--forge-api-url has no host");
+  if (options.token.empty()) return absl::InvalidArgumentError("the forge token is empty");
+  if (options.target.repository.empty()) {
+    return absl::InvalidArgumentError("the forge repository is empty");
+  }
+  return std::unique_ptr<HttpForgeClient>(new HttpForgeClient(std::move(options), std::move(origin),
+                                                              std::move(prefix), env));
+}
+
+HttpForgeClient::HttpForgeClient(ForgeClientOptions options, std::string origin, std::string prefix,
+                                 Env& env)
+    : options_(std::move(options)),
+      origin_(std::move(origin)),
+      prefix_(std::move(prefix)),
+      env_(env) {}
+
+bool HttpForgeClient::Pace(bool content_creating, std::stop_token stop) {
+  for (;;) {
+    milliseconds wait{0};
+    {
+      MutexLock lock(mu_);
+      const SystemTime now = env_.Now();
+      if (blocked_until_ > now) {
+        wait = std::chrono::duration_cast<milliseconds>(blocked_until_ - now);
+      } else if (content_creating) {
+        while (!recent_content_.empty() &&
+               now - recent_content_.front() >= std::chrono::minutes(1)) {
+          recent_content_.pop_front();
+        }
+        if (static_cast<int>(recent_content_.size()) < options_.content_requests_per_minute) {
+          recent_content_.push_back(now);
+          return true;
+        }
+        wait = std::chrono::duration_cast<milliseconds>(recent_content_.front() +
+                                                        std::chrono::minutes(1) - now);
+      } else {
+        return true;
+      }
+    }
+    if (!env_.SleepFor(std::max(wait, milliseconds(1)), stop)) return false;
+  }
+}
+
+absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
+                                                  std::stop_token stop) {
+  auto log = ModuleLogger("forge");
+  httplib::Headers headers{{"User-Agent", "talos-reconciler"}};
+  for (auto& [name, value] : AuthHeaders(options_.target.forge, options_.token)) {
+    headers.emplace(name, value);
+  }
+  const std::string path = prefix_ + request.path;
+  const std::string body = request.body ? request.body->dump() : "";
+  for (int attempt = 1;; ++attempt) {
+    if (!Pace(request.content_creating(), stop)) return absl::CancelledError("forge call stopped");
+    httplib::Client client(origin_);
+    client.set_connection_timeout(options_.timeout);
+    client.set_read_timeout(options_.timeout);
+    client.set_write_timeout(options_.timeout);
+    httplib::Result res = [&] {
+      if (request.method == "POST") return client.Post(path, headers, body, "application/json");
+      if (request.method == "PATCH") return client.Patch(path, headers, body, "application/json");
+      if (request.method == "PUT") return client.Put(path, headers, body, "application/json");
+      return client.Get(path, headers);
+    }();
+    std::optional<milliseconds> delay;
+    absl::Status failure;
+    if (!res) {
+      failure = absl::UnavailableError(absl::StrCat("forge ", request.method, " ", request.path,
+                                                    ": ", httplib::to_string(res.error())));
+      delay = milliseconds(1000) * (1 << std::min(attempt - 1, 5));
+    } else {
+      const auto lower = LowerHeaders(res->headers);
+      if (Number(lower, "x-ratelimit-remaining") == 0) {
+        if (std::optional<int64_t> reset = Number(lower, "x-ratelimit-reset")) {
+          MutexLock lock(mu_);
+          blocked_until_ = std::max(blocked_until_, SystemTime(seconds(*reset)));
+        }
+      }
+      log->debug("step=forge-call method={} path={} status={} attempt={}", request.method,
+                 request.path, res->status, attempt);
+      if (res->status >= 200 && res->status < 300) return res->body;
+      failure = FromHttpStatus(res->status, request);
+      delay = RetryDelay(res->status, lower, res->body, env_.Now(), attempt);
+    }
+    if (!delay) return failure;
+    if (attempt >= options_.max_attempts) {
+      return absl::UnavailableError(
+          absl::StrCat(failure.message(), " (gave up after ", attempt, " attempts)"));
+    }
+    log->warn("step=forge-call method={} path={} attempt={} retry-in-ms={} error=\"{}\"",
+              request.method, request.path, attempt, delay->count(),
+              std::string(failure.message()));
+    if (!env_.SleepFor(*delay, stop)) return absl::CancelledError("forge call stopped");
+  }
+}
+
+absl::StatusOr<std::optional<ForgeComment>> HttpForgeClient::FindComment(int64_t number,
+                                                                         std::string_view marker,
+                                                                         std::stop_token stop) {
+  for (int page = 1; page <= 50; ++page) {
+    absl::StatusOr<std::string> answer =
+        Send(ListCommentsRequest(options_.target, number, page), stop);
+    if (!answer.ok()) return answer.status();
+    absl::StatusOr<std::vector<ForgeComment>> comments = ParseComments(*answer);
+    if (!comments.ok()) return comments.status();
+    for (ForgeComment& comment : *comments) {
+      if (comment.body.find(marker) != std::string::npos) return std::move(comment);
+    }
+    if (comments->size() < CommentsPageSize(options_.target.forge)) break;
+  }
+  return std::optional<ForgeComment>();
+}
+
+absl::StatusOr<int64_t> HttpForgeClient::CreateComment(int64_t number, const std::string& body,
+                                                       std::stop_token stop) {
+  absl::StatusOr<std::string> answer =
+      Send(CreateCommentRequest(options_.target, number, body), stop);
+  if (!answer.ok()) return answer.status();
+  return ParseCreatedId(*answer);
+}
+
+absl::Status HttpForgeClient::EditComment(int64_t number, int64_t comment_id,
+                                          const std::string& body, std::stop_token stop) {
+  return Send(EditCommentRequest(options_.target, number, comment_id, body), stop).status();
+}
+
+absl::Status HttpForgeClient::SetCommitStatus(const CommitStatus& status, std::stop_token stop) {
+  return Send(CommitStatusRequest(options_.target, status), stop).status();
+}
+
+absl::StatusOr<std::optional<int64_t>> HttpForgeClient::MergedPullOf(const std::string& sha,
+                                                                     std::stop_token stop) {
+  std::optional<ForgeRequest> request = PullsOfCommitRequest(options_.target, sha);
+  if (!request) return std::optional<int64_t>();
+  absl::StatusOr<std::string> answer = Send(*request, stop);
+  if (!answer.ok()) return answer.status();
+  return ParsePullOfCommit(options_.target.forge, *answer);
+}
+
+}  // namespace tr::reconciler::forge

@@ -1,0 +1,107 @@
+// The forge's REST API as the reconciler uses it: finding, creating and editing a pull
+// request's comment, setting a commit status, and finding the pull request a merge commit came
+// from. HttpForgeClient speaks GitHub, GitLab and Gitea (base URL configurable for GitHub
+// Enterprise and self-hosted instances) and keeps to GitHub's rate limits, the strictest:
+//  - on 403/429 it waits `retry-after`, else until `x-ratelimit-reset` when
+//    `x-ratelimit-remaining` is 0, else 60 s doubling, and gives up after `max_attempts`;
+//  - after an answer with `x-ratelimit-remaining: 0` it sends nothing until the reset;
+//  - it sends at most `content_requests_per_minute` content-creating requests a minute.
+// The token is sent in a header and never logged.
+//
+// Thread-safe: calls may come from any thread; waits are cancelled by the caller's stop token.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "gitsource/mutex.h"
+#include "gitsource/env.h"
+#include "reconciler/forge/forge_requests.h"
+
+namespace tr::reconciler::forge {
+
+class ForgeApi {
+ public:
+  virtual ~ForgeApi() = default;
+  // The first comment of pull request `number` whose body contains `marker`; nullopt when none.
+  virtual absl::StatusOr<std::optional<ForgeComment>> FindComment(int64_t number,
+                                                                  std::string_view marker,
+                                                                  std::stop_token stop) = 0;
+  // The new comment's id.
+  virtual absl::StatusOr<int64_t> CreateComment(int64_t number, const std::string& body,
+                                                std::stop_token stop) = 0;
+  virtual absl::Status EditComment(int64_t number, int64_t comment_id, const std::string& body,
+                                   std::stop_token stop) = 0;
+  virtual absl::Status SetCommitStatus(const CommitStatus& status, std::stop_token stop) = 0;
+  // The merged pull request that `sha` belongs to; nullopt when none (or, on Gitea, unknown).
+  virtual absl::StatusOr<std::optional<int64_t>> MergedPullOf(const std::string& sha,
+                                                              std::stop_token stop) = 0;
+};
+
+struct ForgeClientOptions {
+  ForgeTarget target;
+  // "https://api.github.com", "https://ghe.example/api/v3", "https://gitlab.example/api/v4",
+  // "https://gitea.example/api/v1".
+  std::string api_url;
+  std::string token;
+  std::chrono::milliseconds timeout{10'000};  // per request: connect, read, write
+  int max_attempts = 4;
+  int content_requests_per_minute = 40;  // GitHub allows 80; keep well under
+};
+
+// The default API base URL of `forge` when none is configured: GitHub's public API; the
+// others are self-hosted and need one (nullopt).
+std::optional<std::string> DefaultApiUrl(Forge forge);
+
+// How long to wait before retrying an answer with HTTP `status` and these (lower-cased)
+// headers, at retry number `retry` (1 for the first); nullopt when the answer is not to be
+// retried. See the file comment for the rules.
+std::optional<std::chrono::milliseconds> RetryDelay(
+    int status, const std::map<std::string, std::string>& headers, std::string_view body,
+    std::chrono::system_clock::time_point now, int retry);
+
+class HttpForgeClient final : public ForgeApi {
+ public:
+  // InvalidArgument when `api_url` is not http(s)://host[:port][/path] or the token is empty.
+  static absl::StatusOr<std::unique_ptr<HttpForgeClient>> Create(ForgeClientOptions options,
+                                                                 Env& env);
+
+  absl::StatusOr<std::optional<ForgeComment>> FindComment(int64_t number, std::string_view marker,
+                                                          std::stop_token stop) override;
+  absl::StatusOr<int64_t> CreateComment(int64_t number, const std::string& body,
+                                        std::stop_token stop) override;
+  absl::Status EditComment(int64_t number, int64_t comment_id, const std::string& body,
+                           std::stop_token stop) override;
+  absl::Status SetCommitStatus(const CommitStatus& status, std::stop_token stop) override;
+  absl::StatusOr<std::optional<int64_t>> MergedPullOf(const std::string& sha,
+                                                      std::stop_token stop) override;
+
+ private:
+  HttpForgeClient(ForgeClientOptions options, std::string origin, std::string prefix,
+                  Env& env);
+
+  // Sends `request` with retries; the answer's body on 2xx. NotFound (404), Unauthenticated
+  // (401), PermissionDenied (a 403 that is no rate limit), InvalidArgument (other 4xx),
+  // Unavailable (network, 5xx, or rate-limited past max_attempts), Cancelled when stopped.
+  absl::StatusOr<std::string> Send(const ForgeRequest& request, std::stop_token stop);
+  // Waits out a known rate-limit reset and the content-creating pace; false when stopped.
+  bool Pace(bool content_creating, std::stop_token stop);
+
+  const ForgeClientOptions options_;
+  const std::string origin_;  // scheme://host:port
+  const std::string prefix_;  // the base URL's path, "" or "/api/v4"
+  Env& env_;
+  Mutex mu_;  // held only while deciding a wait, never across a request
+  std::chrono::system_clock::time_point blocked_until_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::chrono::system_clock::time_point> recent_content_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tr::reconciler::forge

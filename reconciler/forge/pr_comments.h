@@ -1,0 +1,64 @@
+// One comment per pull request, kept up to date in place: the reconciler's plan, then the
+// rollout's progress and result. The comment carries a hidden marker line; the first write
+// finds a comment with the marker (after a restart) or creates one, later writes edit it.
+// Writes are coalesced: at most one edit per pull request per `min_edit_interval`, the latest
+// body winning, so a busy rollout cannot spend the forge's rate limit.
+//
+// Thread-safe. Publish() returns at once; a background thread writes. A failed write is
+// retried after `min_edit_interval` (the client already retried the transient failures).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "gitsource/mutex.h"
+#include "reconciler/forge/forge_client.h"
+
+namespace tr::reconciler::forge {
+
+// The hidden line that marks the reconciler's comment (an HTML comment: not rendered).
+inline constexpr char kCommentMarker[] = "<!-- talos-reconciler:pull-request-comment -->";
+
+class PullRequestComments {
+ public:
+  PullRequestComments(ForgeApi& api, std::chrono::milliseconds min_edit_interval, Env& env);
+  ~PullRequestComments();  // stops the writer; unwritten bodies are dropped
+  PullRequestComments(const PullRequestComments&) = delete;
+  PullRequestComments& operator=(const PullRequestComments&) = delete;
+
+  // Makes `body` (the marker is added in front) the comment of pull request `number`.
+  void Publish(int64_t number, std::string body);
+
+  // Whether every published body was written (for tests and an orderly stop).
+  bool Idle();
+
+ private:
+  struct Comment {
+    std::optional<int64_t> id;
+    std::string wanted;   // the body to show, marker included
+    std::string written;  // the body last written
+    Env::TimePoint next_write{};
+  };
+
+  void Run(std::stop_token stop);
+  // Writes one comment's wanted body: find-or-create, or edit. Called without mu_ held.
+  absl::Status Write(int64_t number, std::optional<int64_t>& id, const std::string& body,
+                     std::stop_token stop);
+
+  ForgeApi& api_;
+  const std::chrono::milliseconds min_edit_interval_;
+  Env& env_;
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  std::map<int64_t, Comment> comments_ ABSL_GUARDED_BY(mu_);
+  int writing_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t published_ ABSL_GUARDED_BY(mu_) = 0;  // wakes the writer
+  std::jthread thread_;                          // last: stops before the members it uses go
+};
+
+}  // namespace tr::reconciler::forge

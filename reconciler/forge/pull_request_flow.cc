@@ -1,0 +1,231 @@
+#include "reconciler/forge/pull_request_flow.h"
+
+#include "absl/strings/str_cat.h"
+#include "reconciler/logging.h"
+#include "reconciler/offline_commands.h"
+
+namespace tr::reconciler::forge {
+namespace {
+
+constexpr size_t kMaxQueuedEvents = 256;
+
+std::string Short(const std::string& sha) { return sha.substr(0, 12); }
+
+std::string HeadRef(Forge forge, int64_t number) {
+  if (forge == Forge::kGitlab) return absl::StrCat("refs/merge-requests/", number, "/head");
+  return absl::StrCat("refs/pull/", number, "/head");
+}
+
+std::string PlanSection(const WebhookEvent& event, const PlanPreview& preview) {
+  std::string text = absl::StrCat("## Plan for ", Short(event.head_sha), "\n\n", preview.markdown);
+  if (!preview.unobserved.empty()) {
+    text += "\n\nNot observed (planned as blocked):\n";
+    for (const std::string& line : preview.unobserved) text += "- " + line + "\n";
+  }
+  return text;
+}
+
+std::string PlanDescription(const PlanPreview& preview) {
+  const std::string clusters =
+      absl::StrCat(preview.changed.size(), " cluster", preview.changed.size() == 1 ? "" : "s");
+  if (preview.exit_code == kExitInvalid) return "A profile is invalid: see the plan comment";
+  if (preview.exit_code == kExitBlocked) return "A plan is blocked: see the plan comment";
+  return "Planned " + clusters;
+}
+
+}  // namespace
+
+PullRequestFlow::PullRequestFlow(gitsource::GitSource& source, gitsource::PreviewSource& previews,
+                                 ForgeApi& api, PullRequestComments& comments,
+                                 PullRequestFlowOptions options)
+    : source_(source),
+      previews_(previews),
+      api_(api),
+      comments_(comments),
+      options_(std::move(options)),
+      log_(ModuleLogger("forge")),
+      thread_([this](std::stop_token stop) { Run(stop); }) {}
+
+PullRequestFlow::~PullRequestFlow() {
+  thread_.request_stop();
+  cv_.notify_all();
+}
+
+void PullRequestFlow::PullRequestChanged(const WebhookEvent& event) {
+  {
+    MutexLock lock(mu_);
+    if (events_.size() >= kMaxQueuedEvents) events_.pop_front();  // the newest state wins
+    events_.push_back(event);
+  }
+  cv_.notify_all();
+}
+
+void PullRequestFlow::StatusRecorded(const core::ClusterStatus& status) {
+  {
+    MutexLock lock(mu_);
+    recorded_[status.cluster] = status;
+  }
+  cv_.notify_all();
+}
+
+void PullRequestFlow::StatusesLoaded(const std::map<std::string, core::ClusterStatus>& statuses) {
+  {
+    MutexLock lock(mu_);
+    for (const auto& [cluster, status] : statuses) loaded_[cluster] = status;
+  }
+  cv_.notify_all();
+}
+
+bool PullRequestFlow::Idle() {
+  MutexLock lock(mu_);
+  return !busy_ && events_.empty() && recorded_.empty() && loaded_.empty();
+}
+
+void PullRequestFlow::Run(std::stop_token stop) {
+  MutexLock lock(mu_);
+  while (!stop.stop_requested()) {
+    busy_ = false;
+    if (!cv_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return !events_.empty() || !recorded_.empty() || !loaded_.empty();
+        })) {
+      return;
+    }
+    busy_ = true;
+    std::deque<WebhookEvent> events;
+    events.swap(events_);
+    std::map<std::string, core::ClusterStatus> recorded;
+    recorded.swap(recorded_);
+    for (auto& [cluster, status] : loaded_) clusters_.try_emplace(cluster, std::move(status));
+    loaded_.clear();
+    lock.unlock();
+    for (const WebhookEvent& event : events) {
+      if (event.action == PullRequestAction::kMerged) {
+        merged_[event.merge_commit] = event.number;
+      } else {
+        Plan(event, stop);
+      }
+    }
+    std::set<std::string> commits;
+    for (auto& [cluster, status] : recorded) {
+      commits.insert(status.desired_commit_attempted);
+      commits.insert(status.desired_commit_applied);
+      clusters_[cluster] = std::move(status);
+    }
+    for (const std::string& commit : commits) {
+      if (!commit.empty()) Progress(commit, stop);
+    }
+    lock.lock();
+  }
+}
+
+void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
+  const std::string ref = HeadRef(options_.forge, event.number);
+  absl::StatusOr<gitsource::ProfileSnapshot> proposed = previews_.FetchPreview(ref, stop);
+  absl::StatusOr<gitsource::RemoteHead> head =
+      proposed.ok() ? source_.Poll(stop) : absl::StatusOr<gitsource::RemoteHead>(proposed.status());
+  absl::StatusOr<gitsource::ProfileSnapshot> trusted =
+      head.ok() ? source_.Snapshot(head->commit)
+                : absl::StatusOr<gitsource::ProfileSnapshot>(head.status());
+  if (!trusted.ok()) {
+    log_->warn("step=plan-pull-request pull-request={} error=\"{}\"", event.number,
+               std::string(trusted.status().message()));
+    return;
+  }
+  if (proposed->origin.commit != event.head_sha) {
+    // The head moved since the webhook; the newer webhook plans the newer head.
+    log_->info("step=plan-pull-request pull-request={} outcome=head-moved", event.number);
+  }
+  const PlanPreview preview =
+      PreviewPlan(proposed->files, trusted->files, options_.credentials_dir, options_.self_node);
+  if (preview.changed.empty() && preview.markdown.empty()) {
+    log_->info("step=plan-pull-request pull-request={} outcome=no-profile-changed", event.number);
+    return;
+  }
+  plans_[event.number] = PlanSection(event, preview);
+  comments_.Publish(event.number, plans_[event.number]);
+  const CommitStatus status{
+      proposed->origin.commit, kPlanContext,
+      preview.exit_code == kExitOk ? CommitState::kSuccess : CommitState::kFailure,
+      PlanDescription(preview), ""};
+  if (absl::Status s = api_.SetCommitStatus(status, stop); !s.ok()) {
+    log_->warn("step=plan-status pull-request={} error=\"{}\"", event.number,
+               std::string(s.message()));
+  }
+  log_->info("step=plan-pull-request pull-request={} head={} clusters={} outcome={}", event.number,
+             Short(proposed->origin.commit), preview.changed.size(), CommitStateName(status.state));
+}
+
+std::string PullRequestFlow::RolloutSection(const std::string& commit, std::string_view state) {
+  std::string text = absl::StrCat("## Rollout of ", Short(commit), ": ", std::string(state), "\n\n",
+                                  "| Cluster | Phase | Talos | Kubernetes | Message |\n",
+                                  "|---|---|---|---|---|\n");
+  for (const auto& [name, status] : clusters_) {
+    if (status.desired_commit_attempted != commit && status.desired_commit_applied != commit) {
+      continue;
+    }
+    absl::StrAppend(&text, "| ", name, " | ", core::ClusterPhaseName(status.phase), " | ",
+                    status.talos.current, " → ", status.talos.target, " (", status.talos.progress,
+                    ") | ", status.kubernetes.current, " → ", status.kubernetes.target, " | ",
+                    status.message, " |\n");
+  }
+  return text;
+}
+
+void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) {
+  Rollout& rollout = rollouts_[commit];
+  if (!rollout.pull_request) {
+    if (auto it = merged_.find(commit); it != merged_.end()) {
+      rollout.pull_request = it->second;
+    } else if (!rollout.looked_up) {
+      absl::StatusOr<std::optional<int64_t>> pull = api_.MergedPullOf(commit, stop);
+      rollout.looked_up = pull.ok();  // a failed lookup is tried again on the next record
+      if (pull.ok()) rollout.pull_request = *pull;
+    }
+  }
+  if (!rollout.pull_request) return;  // not a merged pull request's commit
+  // Success once every cluster applied the commit; failure once one failed on it.
+  bool all_applied = true, failed = false;
+  for (const auto& [name, status] : clusters_) {
+    all_applied = all_applied && status.desired_commit_applied == commit &&
+                  status.phase == core::ClusterPhase::kReady;
+    failed = failed || (status.desired_commit_attempted == commit &&
+                        status.phase == core::ClusterPhase::kUpgradeFailed);
+  }
+  const std::string state = failed ? "failure" : all_applied ? "success" : "pending";
+  std::string body =
+      plans_.contains(*rollout.pull_request) ? plans_[*rollout.pull_request] + "\n\n" : "";
+  comments_.Publish(*rollout.pull_request,
+                    body + RolloutSection(commit, failed        ? "failed"
+                                                  : all_applied ? "succeeded"
+                                                                : "in progress"));
+  if (state == rollout.reported) return;
+  const CommitStatus status{commit, kRolloutContext,
+                            failed        ? CommitState::kFailure
+                            : all_applied ? CommitState::kSuccess
+                                          : CommitState::kPending,
+                            failed        ? "The rollout failed"
+                            : all_applied ? "Every cluster applied it"
+                                          : "Rolling out",
+                            options_.status_url};
+  if (absl::Status s = api_.SetCommitStatus(status, stop); s.ok()) {
+    rollout.reported = state;
+  } else {
+    log_->warn("step=rollout-status commit={} error=\"{}\"", Short(commit),
+               std::string(s.message()));
+  }
+}
+
+absl::StatusOr<std::map<std::string, core::ClusterStatus>> ReportingStatusStore::LoadAll(
+    std::stop_token stop) {
+  auto statuses = inner_.LoadAll(stop);
+  if (statuses.ok()) flow_.StatusesLoaded(*statuses);
+  return statuses;
+}
+
+absl::Status ReportingStatusStore::Record(const core::ClusterStatus& status, std::stop_token stop) {
+  absl::Status recorded = inner_.Record(status, stop);
+  if (recorded.ok()) flow_.StatusRecorded(status);
+  return recorded;
+}
+
+}  // namespace tr::reconciler::forge

@@ -1,0 +1,112 @@
+// The reconciler's side of a pull request on the forge:
+//  - opened, updated or reopened (into the watched branch): its head is fetched from the
+//    configured repository (refs/pull/N/head; GitLab refs/merge-requests/N/head), every
+//    cluster it changes is planned against the live fleet (PreviewPlan: observed through the
+//    watched branch's profiles only), the plan becomes the pull request's one comment, and
+//    the head gets the commit status `talos-reconciler/plan` (failure when a profile is
+//    invalid or a plan is blocked). A pull request that changes no profile gets neither.
+//  - merged: once the reconcilers record statuses for the merge commit, the same comment
+//    gains the rollout's progress and result, and the merge commit gets
+//    `talos-reconciler/rollout`, pending then success or failure. The pull request is the one
+//    the merged webhook named, else the one the forge says the commit belongs to.
+// A pull request's content is only read: it is never applied and its endpoints never dialled.
+//
+// Thread-safe. Every call returns at once; one background thread talks to Git and the forge,
+// so neither a webhook nor a rollout ever waits on them.
+#pragma once
+
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "core/status.h"
+#include "gitsource/git_source.h"
+#include "gitsource/mutex.h"
+#include "reconciler/forge/forge_client.h"
+#include "reconciler/forge/pr_comments.h"
+#include "reconciler/forge/webhook_event.h"
+#include "reconciler/status_store.h"
+#include "spdlog/spdlog.h"
+
+namespace tr::reconciler::forge {
+
+inline constexpr char kPlanContext[] = "talos-reconciler/plan";
+inline constexpr char kRolloutContext[] = "talos-reconciler/rollout";
+
+struct PullRequestFlowOptions {
+  Forge forge = Forge::kGithub;
+  std::filesystem::path credentials_dir;  // as `run`'s: <dir>/<credentials>/talosconfig
+  std::string self_node;
+  std::string status_url;  // linked from the rollout status; empty: none
+};
+
+class PullRequestFlow {
+ public:
+  // Every reference must outlive the flow.
+  PullRequestFlow(gitsource::GitSource& source, gitsource::PreviewSource& previews, ForgeApi& api,
+                  PullRequestComments& comments, PullRequestFlowOptions options);
+  ~PullRequestFlow();  // stops the worker; what is queued is dropped
+  PullRequestFlow(const PullRequestFlow&) = delete;
+  PullRequestFlow& operator=(const PullRequestFlow&) = delete;
+
+  // A verified pull-request webhook (IsRelevant): plans it, or remembers its merge.
+  void PullRequestChanged(const WebhookEvent& event);
+  // A cluster's status was recorded durably (a rollout's progress).
+  void StatusRecorded(const core::ClusterStatus& status);
+  // The statuses recorded before this process started: known clusters, no progress to report.
+  void StatusesLoaded(const std::map<std::string, core::ClusterStatus>& statuses);
+  // Whether nothing is queued or running (for tests and an orderly stop).
+  bool Idle();
+
+ private:
+  struct Rollout {
+    std::optional<int64_t> pull_request;
+    bool looked_up = false;
+    std::string reported;  // the last rollout state sent: "", pending, success, failure
+  };
+
+  void Run(std::stop_token stop);
+  void Plan(const WebhookEvent& event, std::stop_token stop);
+  void Progress(const std::string& commit, std::stop_token stop);
+  std::string RolloutSection(const std::string& commit, std::string_view state);
+
+  gitsource::GitSource& source_;
+  gitsource::PreviewSource& previews_;
+  ForgeApi& api_;
+  PullRequestComments& comments_;
+  const PullRequestFlowOptions options_;
+  std::shared_ptr<spdlog::logger> log_;
+  // Worker-only state (never touched under mu_ from other threads).
+  std::map<int64_t, std::string> plans_;                 // pull request -> its plan markdown
+  std::map<std::string, int64_t> merged_;                // merge commit -> pull request
+  std::map<std::string, Rollout> rollouts_;              // merge commit -> its report
+  std::map<std::string, core::ClusterStatus> clusters_;  // latest status of every cluster
+
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  std::deque<WebhookEvent> events_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, core::ClusterStatus> recorded_ ABSL_GUARDED_BY(mu_);  // not yet seen
+  std::map<std::string, core::ClusterStatus> loaded_ ABSL_GUARDED_BY(mu_);    // not yet seen
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;
+  std::jthread thread_;  // last: stops before the members it uses go
+};
+
+// A StatusStore that tells a PullRequestFlow what it loaded and, after each successful record,
+// what was recorded. Thread-safe; never waits on the forge.
+class ReportingStatusStore final : public StatusStore {
+ public:
+  // `inner` and `flow` must outlive this store.
+  ReportingStatusStore(StatusStore& inner, PullRequestFlow& flow) : inner_(inner), flow_(flow) {}
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token stop) override;
+  absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) override;
+
+ private:
+  StatusStore& inner_;
+  PullRequestFlow& flow_;
+};
+
+}  // namespace tr::reconciler::forge
