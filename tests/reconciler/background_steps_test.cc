@@ -96,12 +96,7 @@ TEST(BackgroundStepsTest, ShortStepsRunInline) {
 
 // Polls until `condition` holds, for at most 30 s.
 bool Eventually(const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::yield();
-  }
-  return true;
+  return test_support::WaitUntil(condition, 30s);
 }
 
 // While a drain of w-0 runs, no other action of the cluster starts — neither another node's

@@ -19,6 +19,7 @@
 #include "httplib.h"
 #include "tests/sim/pki.h"
 #include "tests/support/blackhole.h"
+#include "tests/support/wait.h"
 
 namespace tr::reconciler::kube {
 namespace {
@@ -142,12 +143,7 @@ class HttpKubeClientTest : public ::testing::Test {
 
   // Polls `condition` until it holds, for at most a minute.
   static bool Eventually(const std::function<bool()>& condition) {
-    const auto deadline = std::chrono::steady_clock::now() + 60s;
-    while (!condition()) {
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(2ms);  // nothing to wait on: the server is another thread's
-    }
-    return true;
+    return test_support::WaitUntil(condition, 60s);
   }
 
   std::optional<sim::CertificateAuthority> cluster_ca_;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/status_yaml.h"
+#include "gitsource/env.h"
 #include "nlohmann/json.hpp"
 
 namespace tr::reconciler {
@@ -158,7 +159,7 @@ TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
   repo.Write("branch/" + core::ClusterStatusPath("prod-eu-1"), core::RenderStatusYaml(status));
   core::ClusterStatus staging;  // Ready for 3 hours, recorded by the daemon
   staging.cluster = "staging";
-  staging.updated = std::chrono::system_clock::now() - std::chrono::hours(3);
+  staging.updated = Env::Default().Now() - std::chrono::hours(3);
   staging.talos.current = "1.13.9";
   staging.kubernetes.current = "1.36.3";
   staging.conditions.push_back({"Ready", true, "Ready", "", staging.updated});

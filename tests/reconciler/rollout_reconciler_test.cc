@@ -354,8 +354,8 @@ struct BackgroundHarness {
   RolloutReconciler r{{h.desired, observer, steps, h.store, h.clock, h.metrics},
                       {std::chrono::milliseconds(1000), false, 32},
                       h.store.latest};
-  const std::chrono::steady_clock::time_point deadline =
-      std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  // A bound against a hang, on the real clock (the world's clock is simulated).
+  const Env::TimePoint deadline = Env::Default().Now() + std::chrono::minutes(1);
   bool installs_held = true;
 
   ReconcileOutcome ReconcileAndAdvance() {
@@ -366,7 +366,7 @@ struct BackgroundHarness {
   }
   // A step that is not held finishes before the clock moves on.
   void Settle() {
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (Env::Default().Now() < deadline) {
       std::optional<OutstandingStep> o = steps.Outstanding("prod");
       if (!o || o->done || (installs_held && o->kind == core::ActionKind::kInstallImage)) return;
       std::this_thread::yield();
@@ -374,7 +374,7 @@ struct BackgroundHarness {
   }
   // Until w-0's install is started (and held).
   void RunToFirstInstall() {
-    while (held.installs().empty() && std::chrono::steady_clock::now() < deadline) {
+    while (held.installs().empty() && Env::Default().Now() < deadline) {
       static_cast<void>(ReconcileAndAdvance());
       Settle();
     }
@@ -389,7 +389,7 @@ struct BackgroundHarness {
     held.Release();
     installs_held = false;
     ReconcileOutcome outcome;
-    for (int i = 0; i < 5000 && std::chrono::steady_clock::now() < deadline; ++i) {
+    for (int i = 0; i < 5000 && Env::Default().Now() < deadline; ++i) {
       outcome = r.Reconcile("prod", {});
       if (outcome.kind != ReconcileOutcome::Kind::kRequeueAfter) break;
       Settle();
