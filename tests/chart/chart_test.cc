@@ -154,9 +154,12 @@ TEST_F(ChartTest, ModesTheBinaryDoesNotHaveAreRefusedAndNoRoleIsGranted) {
   const HelmResult job = helm_.TemplateResult(repo + "reconciler: {kubernetesUpgradeMode: job}\n");
   EXPECT_NE(job.exit_code, 0);
   EXPECT_THAT(job.err, HasSubstr("kubernetesUpgradeMode"));
-  const HelmResult forge = helm_.TemplateResult(repo + "forge: {type: github, token: t}\n");
+  const HelmResult forge = helm_.TemplateResult(repo + "forge: {type: bitbucket, token: t}\n");
   EXPECT_NE(forge.exit_code, 0);
   EXPECT_THAT(forge.err, HasSubstr("forge"));
+  const HelmResult no_url = helm_.TemplateResult(repo + "forge: {type: gitlab, token: t}\n");
+  EXPECT_NE(no_url.exit_code, 0);
+  EXPECT_THAT(no_url.err, HasSubstr("forge.apiUrl is required for gitlab and gitea"));
   const Objects objects = helm_.Template(repo + "reconciler: {kubernetesUpgradeMode: 'off'}\n");
   EXPECT_FALSE(objects.contains("Role/r-talos-reconciler"));
   EXPECT_FALSE(objects.contains("ClusterRole/r-talos-reconciler"));
@@ -204,7 +207,9 @@ TEST_F(ChartTest, EveryFlagTheChartPassesIsOneTheBinaryHas) {
       std::string("git: {repo: ") + kRepo +
       ", auth: {type: token, username: u, token: t}}\n"
       "reconciler: {dryRun: true, kubernetesUpgradeMode: inprocess}\n"
-      "webhook: {enabled: true, secret: s}\n");
+      "webhook: {enabled: true, secret: s}\n"
+      "forge: {type: gitea, apiUrl: 'https://gitea.example.com', repository: acme/fleet, "
+      "token: t}\n");
   const YAML::Node c =
       objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"]["containers"][0];
   const std::vector<std::string> args = Args(c);
@@ -216,6 +221,11 @@ TEST_F(ChartTest, EveryFlagTheChartPassesIsOneTheBinaryHas) {
                            help.find(flag + "\n") != std::string::npos;
     EXPECT_TRUE(in_binary)
         << flag << " is not a flag of talos-reconciler run";
+  }
+  for (const char* expected :
+       {"--forge=gitea", "--forge-token-file=/etc/talos-reconciler/forge/token",
+        "--forge-api-url=https://gitea.example.com", "--forge-repository=acme/fleet"}) {
+    EXPECT_THAT(args, ::testing::Contains(expected));
   }
 }
 

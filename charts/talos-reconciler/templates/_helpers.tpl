@@ -90,8 +90,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if $v.forge.type }}
 - --forge={{ $v.forge.type }}
 - --forge-token-file=/etc/talos-reconciler/forge/token
-{{- if $v.forge.apiUrl }}
-- --forge-api-url={{ $v.forge.apiUrl }}
+{{- if or $v.forge.apiUrl (ne $v.forge.type "github") }}
+- --forge-api-url={{ required "forge.apiUrl is required for gitlab and gitea" $v.forge.apiUrl }}
+{{- end }}
+{{- if $v.forge.repository }}
+- --forge-repository={{ $v.forge.repository }}
 {{- end }}
 {{- end }}
 {{- if $r.kubernetesUpgradeMode }}
