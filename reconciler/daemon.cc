@@ -139,7 +139,7 @@ int FailStart(const Log& log, const absl::Status& status) {
 }  // namespace
 
 int RunDaemon(const DaemonConfig& config) {
-  ConfigureLogging(config.log_level);
+  ConfigureLogging(config.log_level, config.log_format);
   Log log = ModuleLogger("daemon");
   std::stop_source stop;
   std::jthread signals = StopOnSignals(stop, config.shutdown_timeout);

@@ -218,6 +218,8 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
        "inprocess: run Kubernetes upgrades as daemon tasks; off: report them Blocked")
       ->check(CLI::IsMember({"inprocess", "off"}));
   Flag(cmd, "log-level", c.log_level, "trace, debug, info, warn or error");
+  Flag(cmd, "log-format", c.log_format, "text (key=value lines) or json (one object a line)")
+      ->check(CLI::IsMember({"text", "json"}));
   AddForgeFlags(cmd, c);
 }
 

@@ -48,6 +48,7 @@ struct DaemonConfig : GitFlags {
   std::string kubernetes_upgrade_mode = "inprocess";
   int workers = 4;                        // clusters reconciled at once
   std::string log_level = "info";
+  std::string log_format = "text";  // text (key=value lines) or json (an object a line)
   std::filesystem::path config_file;  // --config, applied before parsing (ApplyConfigFile)
   // Inbound webhooks and outbound notifications (reconciler/forge, reconciler/notify).
   std::string webhook_listen;  // host:port of the webhook listener; empty: none

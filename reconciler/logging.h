@@ -11,23 +11,34 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gitsource/env.h"
 #include "spdlog/spdlog.h"
 
 namespace tr::reconciler {
 
-// Sets the level of every logger ("trace" ... "error") and the line format:
-// `2026-11-22T03:00:00.123Z level module [cluster=.. reconcile=..] message`, to stderr.
-void ConfigureLogging(const std::string& level);
+// Sets the level of every logger ("trace" ... "error") and the line format, to stderr:
+// "text": `2026-11-22T03:00:00.123Z level module [cluster=.. reconcile=..] message`;
+// "json": one object a line, {"time", "level", "module", "cluster", "reconcile", and each
+// key=value field of the message}, or "msg" for a message that is not key=value fields.
+void ConfigureLogging(const std::string& level, const std::string& format = "text");
 
 // The logger of `module` ("controller", "rollout", "git", "http"), made on first use.
 std::shared_ptr<spdlog::logger> ModuleLogger(const std::string& module);
 
-// The line format of ConfigureLogging, for a sink added later (a test's capture).
+// The line formats of ConfigureLogging, for a sink added later (a test's capture).
 std::unique_ptr<spdlog::formatter> LogLineFormatter();
+std::unique_ptr<spdlog::formatter> JsonLogLineFormatter();
+
+// The key=value fields of a message written with LogValue (quoted values unescaped); nullopt
+// when the message is not made of such fields.
+std::optional<std::vector<std::pair<std::string, std::string>>> ParseLogFields(
+    std::string_view message);
 
 // `value` as a field value: bare when it is a non-empty plain token (letters, digits and
 // . _ : / @ + , -), otherwise in double quotes with \ and " escaped and control characters
@@ -48,6 +59,8 @@ class ReconcileLogScope {
 
  private:
   std::string previous_;
+  std::string previous_cluster_;
+  std::string previous_id_;
 };
 
 }  // namespace tr::reconciler

@@ -196,6 +196,18 @@ TEST_F(DaemonConfigTest, ShutdownAndLivenessBoundsHaveRanges) {
   EXPECT_EQ(config.unhealthy_after, std::chrono::minutes(15));
 }
 
+TEST_F(DaemonConfigTest, LogFormatIsTextOrJson) {
+  DaemonConfig config;
+  ASSERT_EQ(Parse(Required(), config), "");
+  EXPECT_EQ(config.log_format, "text");
+  std::vector<std::string> args = Required();
+  args.insert(args.end(), {"--log-format", "json"});
+  ASSERT_EQ(Parse(args, config), "");
+  EXPECT_EQ(config.log_format, "json");
+  args.back() = "xml";
+  EXPECT_THAT(Parse(args, config), HasSubstr("--log-format"));
+}
+
 TEST_F(DaemonConfigTest, NodePollIntervalTakesMilliseconds) {
   DaemonConfig config;
   std::vector<std::string> args = Required();

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <vector>
 
+#include "nlohmann/json.hpp"
 #include "reconciler/controller.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/simulated_env.h"
@@ -123,6 +124,48 @@ TEST(ReconcileLogTest, TheLinesOfOneReconcileShareItsClusterAndId) {
   std::sort(clusters.begin(), clusters.end());
   EXPECT_THAT(clusters, ElementsAre("lab x", "prod", "prod"));
   EXPECT_THAT(all.back(), ::testing::EndsWith(" rollout step=outside"));
+}
+
+// The parser the JSON lines use reads every value LogValue writes back as it was.
+TEST(LogFieldsTest, ParsesWhatLogValueWrites) {
+  const std::string hostile = "refused\" cluster=other\n\x01 \\ end";
+  auto fields = ParseLogFields("step=observe error=" + LogValue(hostile) + " class=retry");
+  ASSERT_TRUE(fields.has_value());
+  EXPECT_THAT(*fields,
+              ElementsAre(Pair("step", "observe"), Pair("error", hostile), Pair("class", "retry")));
+  EXPECT_FALSE(ParseLogFields("not fields at all").has_value());
+  EXPECT_FALSE(ParseLogFields("step=\"unclosed").has_value());
+}
+
+// --log-format json: one object a line, the reconcile's cluster and id and the message's fields
+// as members; a hostile value stays inside its member.
+TEST(ReconcileLogTest, JsonLinesCarryTheReconcileAndTheFields) {
+  std::ostringstream captured;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(captured);
+  sink->set_formatter(JsonLogLineFormatter());
+  auto logger = ModuleLogger("rollout");
+  logger->sinks().push_back(sink);
+  logger->set_level(spdlog::level::info);
+  {
+    ReconcileLogScope scope("prod", "0badcafe");
+    logger->info("step=observe error={}", LogValue("a\" reconcile=forged"));
+  }
+  logger->warn("free text, no fields");
+  logger->sinks().pop_back();
+  std::istringstream lines(captured.str());
+  std::string first, second;
+  ASSERT_TRUE(std::getline(lines, first) && std::getline(lines, second)) << captured.str();
+  const nlohmann::json a = nlohmann::json::parse(first);
+  EXPECT_EQ(a["level"], "info");
+  EXPECT_EQ(a["module"], "rollout");
+  EXPECT_EQ(a["cluster"], "prod");
+  EXPECT_EQ(a["reconcile"], "0badcafe");
+  EXPECT_EQ(a["step"], "observe");
+  EXPECT_EQ(a["error"], "a\" reconcile=forged");
+  EXPECT_THAT(a["time"].get<std::string>(), ::testing::MatchesRegex("[0-9-]+T[0-9:.]+Z"));
+  const nlohmann::json b = nlohmann::json::parse(second);
+  EXPECT_EQ(b["msg"], "free text, no fields");
+  EXPECT_FALSE(b.contains("cluster"));
 }
 
 }  // namespace
