@@ -29,8 +29,7 @@ void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& 
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
   const std::map<std::string, ValidateFormat> formats{{"text", ValidateFormat::kText},
                                                       {"github", ValidateFormat::kGithub}};
-  cmd->add_option("-o,--output,--format", options.format,
-                  "text, or github for Actions annotations")
+  cmd->add_option("-o,--output,--format", options.format, "text, or github for Actions annotations")
       ->transform(CLI::CheckedTransformer(formats))
       ->option_text("text|github");
   cmd->callback([&] { run = [&] { return RunValidate(options, std::cout, std::cerr); }; });
@@ -47,14 +46,19 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
                                           "YAML file with what the nodes run (see README)");
   CLI::Option* live = cmd->add_option("--credentials-dir", options.credentials_dir,
                                       "Observe live: <dir>/<credentials>/talosconfig per profile");
+  CLI::Option* talosconfig =
+      cmd->add_option("--talosconfig", options.talosconfig,
+                      "Observe live: one talosconfig, the context named by spec.credentials");
   observed->excludes(live);
+  observed->excludes(talosconfig);
+  live->excludes(talosconfig);
   cmd->add_option("--node-name", options.self_node, "Live: the node this process runs on");
   cmd->add_option("--status", options.status_dir,
                   "A checkout of the status branch: show the health checks' last answers and "
                   "where promotion stands");
-  cmd->callback([&, observed, live] {
-    if (observed->count() + live->count() == 0) {
-      throw CLI::RequiredError("--observed or --credentials-dir");
+  cmd->callback([&, observed, live, talosconfig] {
+    if (observed->count() + live->count() + talosconfig->count() == 0) {
+      throw CLI::RequiredError("--observed, --credentials-dir or --talosconfig");
     }
   });
   const std::map<std::string, PlanFormat> formats{{"text", PlanFormat::kText},
@@ -82,8 +86,8 @@ CLI::App* AddRun(CLI::App& app, DaemonConfig& config, const SettingOrigins& orig
   cmd->callback([&] {
     run = [&] {
       if (absl::Status s = FinishDaemonConfig(config); !s.ok()) {
-        std::cerr << "talos-reconciler run: "
-                  << origins.Annotate(std::string(s.message()), args) << "\n";
+        std::cerr << "talos-reconciler run: " << origins.Annotate(std::string(s.message()), args)
+                  << "\n";
         return kExitInvalid;
       }
       return RunDaemon(config);
@@ -111,7 +115,8 @@ void AddStatus(CLI::App& app, StatusCommandOptions& options, std::function<int()
   cmd->add_option("-o,--output", options.output, "text (a table), json or yaml")
       ->check(CLI::IsMember({"text", "json", "yaml"}))
       ->capture_default_str();
-  cmd->add_flag_callback("--json", [&] { options.output = "json"; }, "The same as -o json");
+  cmd->add_flag_callback(
+      "--json", [&] { options.output = "json"; }, "The same as -o json");
   cmd->add_flag("-w,--watch", options.watch, "Print again whenever a status changes (every 5s)");
   cmd->callback([&] { run = [&] { return RunStatus(options, std::cout, std::cerr); }; });
 }
@@ -194,8 +199,8 @@ std::string UnknownCommand(const CLI::App& app, const std::vector<std::string>& 
     if (sub->get_name() == args.front()) return "";
     names.push_back(sub->get_name());
   }
-  const std::string best =
-      core::ClosestSpelling(args.front(), std::vector<std::string_view>(names.begin(), names.end()));
+  const std::string best = core::ClosestSpelling(
+      args.front(), std::vector<std::string_view>(names.begin(), names.end()));
   std::string text = fmt::format("unknown command \"{}\" for talos-reconciler", args.front());
   if (!best.empty()) text += fmt::format("; did you mean \"{}\"?", best);
   return text + "\nRun 'talos-reconciler --help' for the commands.";

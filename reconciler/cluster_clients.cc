@@ -13,15 +13,20 @@ std::string CacheKey(const core::ClusterProfile& profile) {
   return profile.credentials + "|" + fmt::format("{}", fmt::join(profile.endpoints, ","));
 }
 
+// The talosconfig is read at each (re)creation, so a rotated Secret applies without a restart.
 absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
-    const std::filesystem::path& file, const core::ClusterProfile& profile,
+    const TalosCredentials& credentials, const core::ClusterProfile& profile,
     const talos::GrpcTalosClientOptions& options) {
+  const bool one_file = !credentials.talosconfig.empty();
+  const std::filesystem::path file =
+      one_file ? credentials.talosconfig : credentials.dir / profile.credentials / "talosconfig";
   absl::StatusOr<talos::TalosConfig> config = talos::LoadTalosConfig(file);
   if (!config.ok()) {
     return absl::FailedPreconditionError(fmt::format("credentials {}: {}", profile.credentials,
                                                      std::string(config.status().message())));
   }
-  absl::StatusOr<talos::TalosContext> context = config->Context();
+  absl::StatusOr<talos::TalosContext> context =
+      config->Context(one_file ? std::string_view(profile.credentials) : std::string_view());
   if (!context.ok()) {
     return absl::FailedPreconditionError(fmt::format("credentials {}: {}", profile.credentials,
                                                      std::string(context.status().message())));
@@ -81,7 +86,7 @@ absl::StatusOr<std::shared_ptr<TalosconfigClientFactory::Entry>> TalosconfigClie
   }
   // Reads the talosconfig; no lock held.
   absl::StatusOr<std::unique_ptr<talos::TalosClient>> talos =
-      MakeTalosClient(credentials_dir_ / profile.credentials / "talosconfig", profile, options_);
+      MakeTalosClient(credentials_, profile, options_);
   if (!talos.ok()) return talos.status();
   auto fresh = std::make_shared<Entry>(key, std::shared_ptr<talos::TalosClient>(std::move(*talos)));
   std::shared_ptr<Entry> replaced;  // released after the lock
@@ -120,7 +125,8 @@ absl::StatusOr<ClusterClients> TalosconfigClientFactory::ForProfile(
     e.fetching = true;
     StartKubeFetch(profile, *entry);
   }
-  e.fetched.wait_for(lock, kube_wait_, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(e.mu) { return !e.fetching; });
+  e.fetched.wait_for(lock, kube_wait_,
+                     [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(e.mu) { return !e.fetching; });
   return ClusterClients{e.talos, e.kube};
 }
 

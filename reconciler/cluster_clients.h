@@ -1,8 +1,9 @@
 // The API clients of one cluster: a Talos client from the talosconfig that the profile's
-// `credentials` names (<credentials-dir>/<credentials>/talosconfig, dialling the profile's
-// endpoints), and a Kubernetes client from the admin kubeconfig the Talos API hands out.
-// Clients are made on first use and kept while the profile's credentials and endpoints stay
-// the same; the talosconfig is read again when they change.
+// `credentials` names (<credentials-dir>/<credentials>/talosconfig, or the context of that name
+// in one talosconfig file; dialling the profile's endpoints), and a Kubernetes client from the
+// admin kubeconfig the Talos API hands out. Clients are made on first use and kept while the
+// profile's credentials and endpoints stay the same; the talosconfig is read again when they
+// change.
 //
 // One cluster never slows another: no lock is held across a network call. The kubeconfig is
 // fetched on a thread of its own (one fetch per cluster at a time); ForProfile waits for it at
@@ -31,6 +32,7 @@
 #include "reconciler/kube/kube_client.h"
 #include "reconciler/talos/grpc_talos_client.h"
 #include "reconciler/talos/talos_client.h"
+#include "reconciler/talos_credentials.h"
 
 namespace tr::reconciler {
 
@@ -52,12 +54,14 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
  public:
   // Cancel `options.shutdown` before destroying the factory: the destructor waits for the
   // kubeconfig fetches in flight.
+  TalosconfigClientFactory(TalosCredentials credentials, talos::GrpcTalosClientOptions options,
+                           std::chrono::milliseconds kube_wait = std::chrono::seconds(10))
+      : credentials_(std::move(credentials)), options_(std::move(options)), kube_wait_(kube_wait) {}
   TalosconfigClientFactory(std::filesystem::path credentials_dir,
                            talos::GrpcTalosClientOptions options,
                            std::chrono::milliseconds kube_wait = std::chrono::seconds(10))
-      : credentials_dir_(std::move(credentials_dir)),
-        options_(std::move(options)),
-        kube_wait_(kube_wait) {}
+      : TalosconfigClientFactory(TalosCredentials{std::move(credentials_dir), {}},
+                                 std::move(options), kube_wait) {}
   ~TalosconfigClientFactory() override;
   absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile& profile) override;
 
@@ -75,7 +79,7 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
   absl::StatusOr<std::shared_ptr<Entry>> EntryFor(const core::ClusterProfile& profile);
   void StartKubeFetch(const core::ClusterProfile& profile, std::shared_ptr<Entry> entry);
 
-  const std::filesystem::path credentials_dir_;
+  const TalosCredentials credentials_;
   const talos::GrpcTalosClientOptions options_;
   const std::chrono::milliseconds kube_wait_;
   Mutex mu_;  // never held across IO

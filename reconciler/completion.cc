@@ -23,7 +23,9 @@ void Flags(const CLI::App& cmd, std::vector<std::string>& all, std::vector<std::
   }
 }
 
-std::string Join(const std::vector<std::string>& words) { return fmt::format("{}", fmt::join(words, " ")); }
+std::string Join(const std::vector<std::string>& words) {
+  return fmt::format("{}", fmt::join(words, " "));
+}
 
 // A value after a flag that takes one is left to the shell's file-name completion.
 std::string BashScript(const CLI::App& app) {
@@ -66,7 +68,8 @@ std::string FishQuote(const std::string& text) {
 }
 
 std::string FishScript(const CLI::App& app) {
-  std::string out = fmt::format("# {0} completion for fish: {0} completion fish | source\n", kProgram);
+  std::string out =
+      fmt::format("# {0} completion for fish: {0} completion fish | source\n", kProgram);
   out += fmt::format("complete -c {} -f\n", kProgram);
   for (const CLI::App* cmd : Commands(app)) {
     out += fmt::format("complete -c {} -n __fish_use_subcommand -a {} -d {}\n", kProgram,

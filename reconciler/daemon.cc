@@ -192,7 +192,7 @@ int RunDaemon(const DaemonConfig& config) {
 
   talos::GrpcTalosClientOptions talos_options;
   talos_options.shutdown = stop.get_token();
-  TalosconfigClientFactory clients(config.credentials_dir, talos_options);
+  TalosconfigClientFactory clients({config.credentials_dir, config.talosconfig}, talos_options);
   TalosFleetObserver observer(clients, config.node_name);
   TalosRolloutExecutor executor(
       clients,

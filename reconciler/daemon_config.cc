@@ -139,7 +139,8 @@ absl::Status FinishForgeConfig(DaemonConfig& c) {
     auto secret = forge::ReadSecretFile(c.webhook_secret_file);
     if (!secret.ok()) return Invalid("webhook-secret-file", std::string(secret.status().message()));
   }
-  if (c.webhook_queue < 1 || c.webhook_queue > 100000) return Invalid("webhook-queue", "1 to 100000");
+  if (c.webhook_queue < 1 || c.webhook_queue > 100000)
+    return Invalid("webhook-queue", "1 to 100000");
   for (const std::string& entry : c.notify) {
     if (auto target = notify::ParseNotifyTarget(entry); !target.ok()) return target.status();
   }
@@ -206,8 +207,10 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
              "Least time between two status commits; updates in between share one: 250ms, 1s, "
              "0ms (default 250ms)");
   Flag(cmd, "credentials-dir", c.credentials_dir,
-       "Directory of credentials: <dir>/<credentials>/talosconfig per profile")
-      ->required();
+       "Directory of credentials: <dir>/<credentials>/talosconfig per profile");
+  Flag(cmd, "talosconfig", c.talosconfig,
+       "Instead of --credentials-dir: one talosconfig, the context named by each profile's "
+       "spec.credentials (default: $TALOSCONFIG)");
   Flag(cmd, "state-dir", c.state_dir, "Directory for the Git mirror and local state")->required();
   Flag(cmd, "listen", c.listen, "host:port for /healthz, /readyz and /metrics");
   Flag(cmd, "node-name", c.node_name, "The node this process runs on (upgraded last)");
@@ -227,7 +230,8 @@ void SettingOrigins::SetFromFile(const std::string& flag, std::string file_line)
   from_file_[flag] = std::move(file_line);
 }
 
-std::string SettingOrigins::Of(const std::string& flag, const std::vector<std::string>& args) const {
+std::string SettingOrigins::Of(const std::string& flag,
+                               const std::vector<std::string>& args) const {
   for (const std::string& arg : args) {
     if (arg == "--" + flag || arg.starts_with("--" + flag + "=")) return "the command line";
   }
@@ -273,9 +277,8 @@ absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::Ap
           "--config: {}:{}: want `flag = value` with a flag of this command", path, number));
     }
     if (cmd.get_option_no_throw("--" + key) == nullptr) {
-      return absl::InvalidArgumentError(
-          fmt::format("--config: {}:{}: unknown setting \"{}\"{}", path, number, key,
-                      Suggestion(cmd, key)));
+      return absl::InvalidArgumentError(fmt::format("--config: {}:{}: unknown setting \"{}\"{}",
+                                                    path, number, key, Suggestion(cmd, key)));
     }
     if (origins != nullptr) origins->SetFromFile(key, fmt::format("{}:{}", path, number));
     std::string value = trim(line.substr(eq + 1));
@@ -287,18 +290,34 @@ absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::Ap
   return absl::OkStatus();
 }
 
-absl::Status FinishDaemonConfig(DaemonConfig& c) {
+// Exactly one of --credentials-dir and --talosconfig ($TALOSCONFIG, as talosctl reads it, when
+// neither is given), and it exists.
+absl::Status FinishTalosCredentials(DaemonConfig& c) {
+  if (c.credentials_dir.empty() && c.talosconfig.empty()) {
+    if (const char* env = std::getenv("TALOSCONFIG"); env != nullptr) c.talosconfig = env;
+  }
+  if (c.credentials_dir.empty() == c.talosconfig.empty()) {
+    return Invalid("credentials-dir", "give it or --talosconfig (one of the two)");
+  }
   std::error_code ec;
-  if (!std::filesystem::is_directory(c.credentials_dir, ec)) {
+  if (!c.talosconfig.empty() && !std::filesystem::is_regular_file(c.talosconfig, ec)) {
+    return Invalid("talosconfig", c.talosconfig.string() + " is not a readable file");
+  }
+  if (!c.credentials_dir.empty() && !std::filesystem::is_directory(c.credentials_dir, ec)) {
     return Invalid("credentials-dir", c.credentials_dir.string() + " is not a directory");
   }
+  return absl::OkStatus();
+}
+
+absl::Status FinishDaemonConfig(DaemonConfig& c) {
+  if (absl::Status s = FinishTalosCredentials(c); !s.ok()) return s;
+  std::error_code ec;
   std::filesystem::create_directories(c.state_dir, ec);
   if (ec)
     return Invalid("state-dir",
                    fmt::format("cannot create {}: {}", c.state_dir.string(), ec.message()));
   c.git.state_dir = c.state_dir;
-  using std::chrono::hours, std::chrono::milliseconds, std::chrono::minutes,
-      std::chrono::seconds;
+  using std::chrono::hours, std::chrono::milliseconds, std::chrono::minutes, std::chrono::seconds;
   // Every duration has a range: 0s would be a hot loop, a year a setting nobody meant.
   const std::tuple<const char*, milliseconds, milliseconds, milliseconds, const char*> ranges[] = {
       {"poll-interval", c.poll_interval, seconds(1), hours(24), "1s to 24h"},

@@ -39,16 +39,17 @@ struct DaemonConfig : GitFlags {
   std::chrono::seconds unhealthy_after{900};
   // SIGTERM/SIGINT: calls in flight are cancelled; the process exits by then at the latest.
   std::chrono::seconds shutdown_timeout{10};
-  std::filesystem::path credentials_dir;  // <dir>/<credentials>/talosconfig per profile
+  std::filesystem::path credentials_dir;  // <dir>/<credentials>/talosconfig per profile, or
+  std::filesystem::path talosconfig;      // one talosconfig, a context per spec.credentials
   std::filesystem::path state_dir;
   std::string listen = "127.0.0.1:8080";  // health, readiness and metrics
   std::string node_name;                  // the node this process runs on, if any
   bool dry_run = false;                   // plan and report, never call Upgrade
   // "inprocess": Kubernetes steps run as supervised tasks of the daemon; "off": reported Blocked.
   std::string kubernetes_upgrade_mode = "inprocess";
-  int workers = 4;                        // clusters reconciled at once
+  int workers = 4;  // clusters reconciled at once
   std::string log_level = "info";
-  std::string log_format = "text";  // text (key=value lines) or json (an object a line)
+  std::string log_format = "text";    // text (key=value lines) or json (an object a line)
   std::filesystem::path config_file;  // --config, applied before parsing (ApplyConfigFile)
   // Inbound webhooks and outbound notifications (reconciler/forge, reconciler/notify).
   std::string webhook_listen;  // host:port of the webhook listener; empty: none
@@ -56,10 +57,10 @@ struct DaemonConfig : GitFlags {
   int webhook_queue = 256;          // verified deliveries waiting; a full queue answers 503
   std::vector<std::string> notify;  // `url=...,format=json|slack,secret-file=...` entries
   // The forge's REST API (reconciler/forge): pull-request comments and commit statuses.
-  std::string forge;                 // "github", "gitlab", "gitea"; empty: none
-  std::string forge_api_url;         // empty: GitHub's public API (required for the others)
+  std::string forge;          // "github", "gitlab", "gitea"; empty: none
+  std::string forge_api_url;  // empty: GitHub's public API (required for the others)
   std::filesystem::path forge_token_file;
-  std::string forge_repository;      // "owner/name"; empty: the path of --repo
+  std::string forge_repository;  // "owner/name"; empty: the path of --repo
   std::chrono::milliseconds forge_comment_interval{10'000};  // at most one edit per PR per this
 };
 

@@ -69,8 +69,8 @@ absl::Status CheckListenAddress(std::string_view setting, const std::string& add
   const std::string port = colon == std::string::npos ? "" : address.substr(colon + 1);
   if (colon == std::string::npos || colon == 0 || port.empty() || port.size() > 5 ||
       !core::IsDigits(port) || std::stoi(port) > 65535) {
-    return Invalid(setting, fmt::format("want host:port with a port from 0 to 65535, not \"{}\"",
-                                        address));
+    return Invalid(setting,
+                   fmt::format("want host:port with a port from 0 to 65535, not \"{}\"", address));
   }
   return absl::OkStatus();
 }

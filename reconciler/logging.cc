@@ -89,7 +89,8 @@ std::optional<std::string> ReadLogValue(std::string_view text, size_t& at) {
       continue;
     }
     const char e = text[++at];
-    if (e == 'x' && at + 2 < text.size() && std::isxdigit(static_cast<unsigned char>(text[at + 1])) &&
+    if (e == 'x' && at + 2 < text.size() &&
+        std::isxdigit(static_cast<unsigned char>(text[at + 1])) &&
         std::isxdigit(static_cast<unsigned char>(text[at + 2]))) {
       value += static_cast<char>(std::stoi(std::string(text.substr(at + 1, 2)), nullptr, 16));
       at += 2;

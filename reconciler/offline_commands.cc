@@ -133,7 +133,8 @@ core::StartCheckAnswers AnswersOf(const core::ClusterProfile& profile,
 
 std::optional<core::ObservedFleet> ObserveLive(const core::ProfileSet& set,
                                                const PlanOptions& options, std::ostream& err) {
-  TalosconfigClientFactory clients(options.credentials_dir, {});
+  TalosconfigClientFactory clients(TalosCredentials{options.credentials_dir, options.talosconfig},
+                                   {});
   TalosFleetObserver observer(clients, options.self_node);
   return ObserveWith(observer, set, err);
 }
@@ -230,9 +231,9 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<core::ProfileSet> set = LoadProfiles(options.dir, err);
   if (!set) return kExitInvalid;
   for (const core::Diagnostic& d : set->defaults_diagnostics) err << d.ToString() << "\n";
-  std::optional<core::ObservedFleet> fleet = options.credentials_dir.empty()
-                                                 ? LoadObserved(options.observed_file, err)
-                                                 : ObserveLive(*set, options, err);
+  const bool live = !options.credentials_dir.empty() || !options.talosconfig.empty();
+  std::optional<core::ObservedFleet> fleet =
+      live ? ObserveLive(*set, options, err) : LoadObserved(options.observed_file, err);
   if (!fleet) return kExitInvalid;
   std::optional<std::map<std::string, core::ClusterStatus>> statuses =
       LoadStatuses(options.status_dir, *set, err);
@@ -255,8 +256,7 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
 
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
-                        const std::filesystem::path& credentials_dir,
-                        const std::string& self_node) {
+                        const TalosCredentials& credentials, const std::string& self_node) {
   PlanPreview preview;
   const core::ProfileSet set = DecodeProfiles(proposed);
   const core::ProfileSet base = DecodeProfiles(trusted);
@@ -274,7 +274,7 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
     return all_changed || changed_files.contains(file);
   };
   // Observed through the trusted profiles only: the proposal's endpoints are never dialled.
-  TalosconfigClientFactory clients(credentials_dir, {});
+  TalosconfigClientFactory clients(credentials, {});
   TalosFleetObserver observer(clients, self_node);
   std::stringstream observe_errors;
   const core::ObservedFleet fleet = ObserveWith(observer, base, observe_errors);

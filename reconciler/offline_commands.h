@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/profile_set.h"
+#include "reconciler/talos_credentials.h"
 
 namespace tr::reconciler {
 
@@ -40,6 +41,8 @@ struct PlanOptions {
   // A checkout of the status branch: the status/<cluster>.yaml files there add each health
   // check's last answer and where spec.promotion stands to the plan's gates. Empty: none.
   std::filesystem::path status_dir;
+  // Observe live through one talosconfig instead: the context named by spec.credentials.
+  std::filesystem::path talosconfig;
 };
 
 // Prints the plan of every cluster, observed from the file or, with `credentials_dir`, live
@@ -50,10 +53,10 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
 
 // A pull request's plan: its profiles planned against the live fleet.
 struct PlanPreview {
-  std::string markdown;                   // the plan of every changed cluster
-  int exit_code = kExitOk;                // as RunPlan's, over the changed clusters
-  std::vector<std::string> changed;       // the clusters whose profile the proposal changes
-  std::vector<std::string> unobserved;    // "<cluster>: <why>" for those not observed
+  std::string markdown;                 // the plan of every changed cluster
+  int exit_code = kExitOk;              // as RunPlan's, over the changed clusters
+  std::vector<std::string> changed;     // the clusters whose profile the proposal changes
+  std::vector<std::string> unobserved;  // "<cluster>: <why>" for those not observed
 };
 
 // Plans the clusters that `proposed` (a pull request's files: untrusted, only read) changes
@@ -64,7 +67,7 @@ struct PlanPreview {
 // cluster; a proposal that changes no profile has nothing in `changed`.
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
-                        const std::filesystem::path& credentials_dir, const std::string& self_node);
+                        const TalosCredentials& credentials, const std::string& self_node);
 
 // A GitHub Actions workflow command's data or property, escaped as the runner expects.
 std::string EscapeGithubData(std::string_view text);

@@ -60,16 +60,16 @@ std::string RenderTable(const std::map<std::string, core::ClusterStatus>& status
   std::string out = fmt::format(kRow, "CLUSTER", "PHASE", "TALOS", "KUBERNETES", "PROGRESS",
                                 "REVISION", "AGE", "MESSAGE");
   for (const auto& [cluster, s] : statuses) {
-    const std::string& commit = s.desired_commit_applied.empty() ? s.desired_commit_attempted
-                                                                  : s.desired_commit_applied;
+    const std::string& commit =
+        s.desired_commit_applied.empty() ? s.desired_commit_attempted : s.desired_commit_applied;
     out += fmt::format(kRow, cluster, core::ClusterPhaseName(s.phase), VersionText(s.talos),
                        VersionText(s.kubernetes), ProgressText(s),
                        commit.empty() ? "-" : commit.substr(0, 12), AgeText(s.updated, now),
                        s.message);
     for (const core::GateResult& r : s.gates.results) {
-      out += fmt::format("  gate {:<18} {:<9} {} ({})\n", r.name,
-                         r.healthy ? "healthy" : "unhealthy", r.message,
-                         core::FormatTimestamp(r.checked));
+      out +=
+          fmt::format("  gate {:<18} {:<9} {} ({})\n", r.name, r.healthy ? "healthy" : "unhealthy",
+                      r.message, core::FormatTimestamp(r.checked));
     }
   }
   return out;
@@ -130,8 +130,8 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> ReadStatuses(
   if (!statuses.ok() || options.cluster.empty()) return statuses;
   auto found = statuses->find(options.cluster);
   if (found == statuses->end()) {
-    return absl::NotFoundError(fmt::format("no status for cluster {} on {}", options.cluster,
-                                           options.status_branch));
+    return absl::NotFoundError(
+        fmt::format("no status for cluster {} on {}", options.cluster, options.status_branch));
   }
   return std::map<std::string, core::ClusterStatus>{*found};
 }

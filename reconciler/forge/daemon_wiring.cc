@@ -51,7 +51,8 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
       std::make_unique<PullRequestComments>(*reporting->client_, config.forge_comment_interval, env);
   reporting->flow_ = std::make_unique<PullRequestFlow>(
       source, source, *reporting->client_, *reporting->comments_,
-      PullRequestFlowOptions{forge, config.credentials_dir, config.node_name, StatusUrl(config)});
+      PullRequestFlowOptions{forge, {config.credentials_dir, config.talosconfig}, config.node_name,
+                             StatusUrl(config)});
   reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);
   return reporting;
 }

@@ -30,6 +30,7 @@
 #include "reconciler/forge/pr_comments.h"
 #include "reconciler/forge/webhook_event.h"
 #include "reconciler/status_store.h"
+#include "reconciler/talos_credentials.h"
 #include "spdlog/spdlog.h"
 
 namespace tr::reconciler::forge {
@@ -39,7 +40,7 @@ inline constexpr char kRolloutContext[] = "talos-reconciler/rollout";
 
 struct PullRequestFlowOptions {
   Forge forge = Forge::kGithub;
-  std::filesystem::path credentials_dir;  // as `run`'s: <dir>/<credentials>/talosconfig
+  TalosCredentials credentials;  // as `run`'s
   std::string self_node;
   std::string status_url;  // linked from the rollout status; empty: none
 };

@@ -50,8 +50,9 @@ class GitSettingsTest : public E2eTest {
   }
 
   ProcessResult Status(const std::string& url, std::vector<std::string> extra) {
-    std::vector<std::string> argv = {kBinary, "status", "--repo", url, "--state-dir",
-                                     (dir_ / fmt::format("status-{}", ++status_runs_)).string()};
+    std::vector<std::string> argv = {
+        kBinary, "status",      "--repo",
+        url,     "--state-dir", (dir_ / fmt::format("status-{}", ++status_runs_)).string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return RunCommand(argv);
   }

@@ -105,7 +105,47 @@ TEST_F(DaemonConfigTest, BadValuesSayWhereTheyCameFrom) {
 
 TEST_F(DaemonConfigTest, MissingRequiredFlagIsNamed) {
   DaemonConfig config;
-  EXPECT_THAT(Parse({"--repo", "x"}, config), HasSubstr("--credentials-dir"));
+  EXPECT_THAT(Parse({"--repo", "x"}, config), HasSubstr("--state-dir"));
+}
+
+// The Talos credentials: a directory per cluster or one talosconfig with a context per cluster
+// (--talosconfig, else $TALOSCONFIG as talosctl reads it); exactly one of the two.
+TEST_F(DaemonConfigTest, OneTalosconfigInsteadOfACredentialsDirectory) {
+  std::ofstream(dir_ / "talosconfig") << "context: a\ncontexts: {}\n";
+  std::vector<std::string> base = Required();
+  base.erase(base.begin() + 2, base.begin() + 4);  // no --credentials-dir
+  struct Case {
+    std::vector<std::string> extra;
+    const char* env;
+    std::string expected;  // empty: accepted
+  };
+  const std::string file = (dir_ / "talosconfig").string();
+  for (const Case& c : std::vector<Case>{
+           {{"--talosconfig", file}, nullptr, ""},
+           {{}, file.c_str(), ""},
+           {{}, nullptr, "--credentials-dir: give it or --talosconfig"},
+           {{"--talosconfig", file, "--credentials-dir", (dir_ / "creds").string()},
+            nullptr,
+            "--credentials-dir: give it or --talosconfig"},
+           {{"--talosconfig", (dir_ / "absent").string()},
+            nullptr,
+            "--talosconfig: " + (dir_ / "absent").string() + " is not a readable file"},
+       }) {
+    SCOPED_TRACE(c.expected);
+    if (c.env != nullptr) ::setenv("TALOSCONFIG", c.env, 1);
+    DaemonConfig config;
+    std::vector<std::string> args = base;
+    args.insert(args.end(), c.extra.begin(), c.extra.end());
+    ASSERT_EQ(Parse(args, config), "");
+    absl::Status s = FinishDaemonConfig(config);
+    ::unsetenv("TALOSCONFIG");
+    if (c.expected.empty()) {
+      EXPECT_TRUE(s.ok()) << s;
+      EXPECT_EQ(config.talosconfig, dir_ / "talosconfig");
+      continue;
+    }
+    EXPECT_THAT(s.message(), HasSubstr(c.expected));
+  }
 }
 
 TEST_F(DaemonConfigTest, BadValuesNameTheFlag) {
@@ -237,7 +277,8 @@ TEST_F(DaemonConfigTest, EveryNumericFlagHasARange) {
       {"--webhook-queue", {"0", "100001"}, {"1", "100000"}},
       {"--git-timeout", {"999ms", "61m"}, {"1s", "1h"}},
       {"--git-max-fetch-bytes", {"1048575"}, {"1048576"}},
-      {"--listen", {"127.0.0.1:99999", "127.0.0.1:", ":80", "127.0.0.1:http", "8080"},
+      {"--listen",
+       {"127.0.0.1:99999", "127.0.0.1:", ":80", "127.0.0.1:http", "8080"},
        {"127.0.0.1:0", "0.0.0.0:65535"}},
   };
   for (const Case& c : cases) {

@@ -50,7 +50,7 @@ spec:
                                                  << R"(, role: worker}
 )";
   std::ostringstream out, err;
-  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, dir / "sim", "live-w0", {}};
+  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, dir / "sim", "live-w0", {}, {}};
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   const auto& cluster = j["clusters"][0];
@@ -63,10 +63,79 @@ spec:
   fs::remove_all(dir);
 }
 
+// The context blocks of a talosconfig file (the lines under `contexts:`).
+std::string ContextBlocks(const fs::path& talosconfig) {
+  std::ifstream in(talosconfig);
+  std::ostringstream content;
+  content << in.rdbuf();
+  const std::string text = content.str();
+  const size_t at = text.find("contexts:\n");
+  return at == std::string::npos ? "" : text.substr(at + 10);
+}
+
+// `plan --talosconfig`: one file with a context per cluster; a profile's spec.credentials names
+// its context, whatever the file's current context is.
+TEST(LivePlanTest, OneTalosconfigWithAContextPerCluster) {
+  const fs::path dir = fs::temp_directory_path() / ("tr-one-config-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "repo/clusters");
+  absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(R"(
+time_scale: 0.001
+address_prefix: auto
+clusters:
+  - name: solo
+    nodes:
+      - {name: solo-cp, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+  - name: other
+    nodes:
+      - {name: other-cp, role: controlplane, talos: v1.12.0, kubernetes: 1.34.1}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir / "sim");
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  std::ofstream(dir / "talosconfig") << "context: other\ncontexts:\n"
+                                     << ContextBlocks(dir / "sim/other/talosconfig")
+                                     << ContextBlocks(dir / "sim/solo/talosconfig");
+  const std::string cp = *(*fleet)->NodeAddress("solo-cp");
+  std::ofstream(dir / "repo/clusters/solo.yaml") << R"(apiVersion: talos-reconciler.dev/v1alpha1
+kind: ClusterProfile
+metadata: {name: solo}
+spec:
+  endpoints: [)" << cp << R"(]
+  credentials: solo
+  talos: {version: 1.12.0, image: factory.talos.dev/metal-installer/abc}
+  kubernetes: {version: 1.34.1}
+  nodes:
+    - {name: solo-cp, address: )" << cp << R"(, role: controlplane}
+)";
+  std::ostringstream out, err;
+  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, {}, "", {}, dir / "talosconfig"};
+  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
+  nlohmann::json j = nlohmann::json::parse(out.str());
+  EXPECT_EQ(j["clusters"][0]["status"], "planned");
+  EXPECT_EQ(j["clusters"][0]["current"]["talos"], "1.11.6");  // solo's node, not other's
+  // A context the file does not have is named.
+  std::string profile;
+  {
+    std::ifstream in(dir / "repo/clusters/solo.yaml");
+    std::ostringstream text;
+    text << in.rdbuf();
+    profile = text.str();
+  }
+  profile.replace(profile.find("credentials: solo"), 17, "credentials: gone");
+  std::ofstream(dir / "repo/clusters/solo.yaml") << profile;
+  std::ostringstream out2, err2;
+  EXPECT_EQ(RunPlan(options, out2, err2), kExitBlocked) << err2.str() << out2.str();
+  EXPECT_THAT(err2.str(), HasSubstr("gone"));
+  (*fleet)->Stop();
+  fs::remove_all(dir);
+}
+
 // A pull request's profiles: planned against the fleet observed through the trusted profile,
 // so the proposal's endpoints (here an address nothing listens on) are never dialled.
 TEST(LivePlanTest, PreviewObservesThroughTheTrustedProfileOnly) {
-  const fs::path dir = fs::temp_directory_path() / ("tr-preview-plan-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("tr-preview-plan-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(R"(
 time_scale: 0.001
@@ -80,28 +149,34 @@ clusters:
   absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir / "sim");
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   auto profile = [](const std::string& address, const std::string& talos) {
-    return "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\nmetadata: {name: prev}\n"
-           "spec:\n  endpoints: [" + address + "]\n  credentials: prev\n"
-           "  talos: {version: " + talos + ", image: factory.talos.dev/metal-installer/abc}\n"
+    return "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\nmetadata: {name: "
+           "prev}\n"
+           "spec:\n  endpoints: [" +
+           address +
+           "]\n  credentials: prev\n"
+           "  talos: {version: " +
+           talos +
+           ", image: factory.talos.dev/metal-installer/abc}\n"
            "  kubernetes: {version: 1.34.1}\n  nodes:\n"
-           "    - {name: prev-cp, address: " + address + ", role: controlplane}\n";
+           "    - {name: prev-cp, address: " +
+           address + ", role: controlplane}\n";
   };
   const std::string cp = *(*fleet)->NodeAddress("prev-cp");
   const std::vector<core::SourceFile> trusted{{"clusters/prev.yaml", profile(cp, "1.11.6")}};
-  PlanPreview same = PreviewPlan(trusted, trusted, dir / "sim", "");
+  PlanPreview same = PreviewPlan(trusted, trusted, {dir / "sim", {}}, "");
   EXPECT_TRUE(same.changed.empty());
   EXPECT_TRUE(same.markdown.empty());
 
   const std::vector<core::SourceFile> proposed{
       {"clusters/prev.yaml", profile("127.0.0.99", "1.12.0")}};
-  PlanPreview preview = PreviewPlan(proposed, trusted, dir / "sim", "");
+  PlanPreview preview = PreviewPlan(proposed, trusted, {dir / "sim", {}}, "");
   EXPECT_EQ(preview.changed, std::vector<std::string>{"prev"});
   EXPECT_TRUE(preview.unobserved.empty()) << testing::PrintToString(preview.unobserved);
   EXPECT_EQ(preview.exit_code, kExitOk) << preview.markdown;
   EXPECT_THAT(preview.markdown, HasSubstr("1.12.0"));
 
   const std::vector<core::SourceFile> invalid{{"clusters/prev.yaml", "spec: [unclosed"}};
-  PlanPreview broken = PreviewPlan(invalid, trusted, dir / "sim", "");
+  PlanPreview broken = PreviewPlan(invalid, trusted, {dir / "sim", {}}, "");
   EXPECT_EQ(broken.exit_code, kExitInvalid);
   EXPECT_THAT(broken.markdown, HasSubstr("clusters/prev.yaml"));
   (*fleet)->Stop();

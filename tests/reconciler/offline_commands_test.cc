@@ -98,9 +98,9 @@ TEST(PlanCommandTest, BrokenReconcilerYamlShowsItsError) {
   repo.Write("clusters/edge-lab.yaml", ReadFile(kExamples / "repo/clusters/edge-lab.yaml"));
   repo.Write("reconciler.yaml", "apiVersion: nope\n");
   std::ostringstream out, err;
-  EXPECT_EQ(
-      RunPlan({repo.dir(), kExamples / "observed.yaml", PlanFormat::kText, {}, {}, {}}, out, err),
-      kExitInvalid);
+  EXPECT_EQ(RunPlan({repo.dir(), kExamples / "observed.yaml", PlanFormat::kText, {}, {}, {}, {}},
+                    out, err),
+            kExitInvalid);
   EXPECT_THAT(err.str(), HasSubstr("reconciler.yaml:1:"));
 }
 
@@ -111,8 +111,9 @@ TEST(GithubEscapeTest, EscapesAsTheRunnerExpects) {
 
 TEST(PlanCommandTest, ExamplePlansAsJson) {
   std::ostringstream out, err;
-  int code = RunPlan(
-      {kExamples / "repo", kExamples / "observed.yaml", PlanFormat::kJson, {}, {}, {}}, out, err);
+  int code =
+      RunPlan({kExamples / "repo", kExamples / "observed.yaml", PlanFormat::kJson, {}, {}, {}, {}},
+              out, err);
   EXPECT_EQ(code, kExitOk) << err.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j["clusters"].size(), 3u);
@@ -132,9 +133,9 @@ TEST(PlanCommandTest, ClusterMissingFromObservedFileIsBlocked) {
   repo.Write("clusters/edge-lab.yaml", ReadFile(kExamples / "repo/clusters/edge-lab.yaml"));
   repo.Write("observed.yaml", "clusters: {}\n");
   std::ostringstream out, err;
-  EXPECT_EQ(
-      RunPlan({repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}}, out, err),
-      kExitBlocked);
+  EXPECT_EQ(RunPlan({repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}, {}},
+                    out, err),
+            kExitBlocked);
   EXPECT_THAT(out.str(), HasSubstr("was not observed"));
 }
 
@@ -164,7 +165,7 @@ TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
   staging.kubernetes.current = "1.36.3";
   staging.conditions.push_back({"Ready", true, "Ready", "", staging.updated});
   repo.Write("branch/" + core::ClusterStatusPath("staging"), core::RenderStatusYaml(staging));
-  PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}};
+  PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}, {}};
   std::ostringstream out, err;
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
   EXPECT_THAT(out.str(), Not(HasSubstr("; last:")));  // no status checkout: no answers

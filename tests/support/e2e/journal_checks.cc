@@ -64,6 +64,7 @@ std::vector<NodeUpgradeSpan> UpgradeSpans(const std::vector<JournalLine>& journa
       span.last_time = line.time;
     }
     if (IsUpgradeCall(line) && line.code == "OK") ++span.upgrade_calls_ok;
+    if (IsUpgradeCall(line) && line.code == "CANCELLED") ++span.upgrade_calls_cancelled;
     if (line.call && line.what == "/machine.MachineService/Reboot" && line.code == "OK") {
       ++span.reboot_calls_ok;
     }
@@ -118,10 +119,10 @@ std::string Describe(const std::vector<NodeUpgradeSpan>& spans) {
     std::string versions;
     for (const auto& v : s.version_changes) versions += (versions.empty() ? "" : ", ") + v;
     text += fmt::format(
-        "  {}: journal #{}..#{} ({} ms), upgrade calls ok {}, upgrade sequences {}, reboots "
-        "ok {}, versions [{}]\n",
+        "  {}: journal #{}..#{} ({} ms), upgrade calls ok {} (cancelled {}), upgrade "
+        "sequences {}, reboots ok {}, versions [{}]\n",
         s.node, s.first_seq, s.last_seq, s.busy().count() / 1000, s.upgrade_calls_ok,
-        s.upgrade_sequences, s.reboot_calls_ok, versions);
+        s.upgrade_calls_cancelled, s.upgrade_sequences, s.reboot_calls_ok, versions);
   }
   return text;
 }

@@ -25,6 +25,9 @@ struct NodeUpgradeSpan {
   std::chrono::system_clock::time_point first_time;
   std::chrono::system_clock::time_point last_time;
   int upgrade_calls_ok = 0;   // MachineService/Upgrade or LifecycleService/Upgrade answered OK
+  // Upgrade calls whose caller went away (killed) while the node handled them: the node may
+  // have started the upgrade all the same, as Talos does.
+  int upgrade_calls_cancelled = 0;
   int upgrade_sequences = 0;  // "upgrade"/"stageUpgrade" sequences the node started
   int reboot_calls_ok = 0;    // MachineService/Reboot answered OK
   std::vector<std::string> version_changes;  // "v1.11.6 -> v1.12.0", each boot on a new version
