@@ -1,5 +1,6 @@
 #include "reconciler/cli.h"
 
+#include <csignal>
 #include <iostream>
 #include <map>
 #include <string_view>
@@ -222,6 +223,10 @@ std::string MissingRequired(const CLI::App& app) {
 }  // namespace
 
 int RunCli(int argc, char** argv) {
+  // A peer that hangs up mid-write (a notification receiver, a forge, a Kubernetes API whose
+  // handshake a shutdown cuts) must give the writer EPIPE, not kill the process: httplib and
+  // OpenSSL write with plain write(). Children get the default back (gitsource/subprocess).
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"talos-reconciler: keeps Talos clusters at the versions written in Git"};
   app.require_subcommand(1);
   ValidateOptions validate;

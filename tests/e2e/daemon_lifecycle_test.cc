@@ -3,6 +3,7 @@
 // reports itself stuck on /healthz, and one cluster that never answers does not slow another.
 #include <sys/wait.h>
 
+#include <csignal>
 #include <fstream>
 
 #include "fmt/format.h"
@@ -37,6 +38,21 @@ TEST_F(E2eTest, StopsOnSigtermWhileTheRepositoryIsUnreachable) {
   int status = 0;
   E2E_ASSERT_OK_AND_ASSIGN(status, world().daemon().Terminate(15s));
   EXPECT_TRUE(ExitedWith(status, 0)) << gitsource::DescribeWaitStatus(status);
+}
+
+// A peer hanging up mid-write gives EPIPE: the daemon ignores SIGPIPE (/proc/<pid>/status SigIgn).
+TEST_F(E2eTest, TheDaemonIgnoresSigpipe) {
+  ASSERT_NO_FATAL_FAILURE(StartAgainstADeadRepository(world(), {}));
+  ASSERT_TRUE(world().WaitUntil(30s, [&] { return world().daemon().Get("/healthz").ok(); }))
+      << world().Diagnostics();
+  std::ifstream status(fmt::format("/proc/{}/status", world().daemon().pid()));
+  std::string line, ignored;
+  while (std::getline(status, line)) {
+    if (line.starts_with("SigIgn:")) ignored = line.substr(7);
+  }
+  ASSERT_FALSE(ignored.empty());
+  const unsigned long long mask = std::stoull(ignored, nullptr, 16);
+  EXPECT_NE(mask & (1ull << (SIGPIPE - 1)), 0u) << "SigIgn:" << ignored;
 }
 
 TEST_F(E2eTest, HealthzReportsADaemonThatMakesNoProgress) {

@@ -7,6 +7,7 @@
 #include <openssl/pem.h>
 
 #include <atomic>
+#include <csignal>
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
@@ -95,6 +96,10 @@ class NodesServer {
 };
 
 class HttpKubeClientTest : public ::testing::Test {
+ public:
+  // As talos-reconciler's RunCli does: a cut handshake gives EPIPE, not a SIGPIPE death.
+  static void SetUpTestSuite() { std::signal(SIGPIPE, SIG_IGN); }
+
  protected:
   void SetUp() override {
     auto cluster = sim::CertificateAuthority::Create("cluster", sim::KeyType::kEcdsaP256);
