@@ -16,6 +16,27 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+struct ProfileNode {
+  std::string name;
+  std::string address;
+  std::string role;
+};
+
+// The profile of `cluster` asking for Talos `talos`, reached through its first node's address,
+// with the credentials (a directory or a talosconfig context) named `credentials`.
+std::string Profile(const std::string& cluster, const std::string& credentials,
+                    const std::string& talos, const std::vector<ProfileNode>& nodes) {
+  std::string text = "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\n";
+  text += "metadata: {name: " + cluster + "}\nspec:\n  endpoints: [" + nodes.front().address +
+          "]\n  credentials: " + credentials + "\n  talos: {version: " + talos +
+          ", image: factory.talos.dev/metal-installer/abc}\n"
+          "  kubernetes: {version: 1.34.1}\n  nodes:\n";
+  for (const ProfileNode& n : nodes) {
+    text += "    - {name: " + n.name + ", address: " + n.address + ", role: " + n.role + "}\n";
+  }
+  return text;
+}
+
 TEST(LivePlanTest, ObservesTheFleetAndPlansIt) {
   const fs::path dir = fs::temp_directory_path() / ("tr-live-plan-" + std::to_string(::getpid()));
   fs::remove_all(dir);
@@ -34,21 +55,11 @@ clusters:
   absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir / "sim");
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   const std::string cp = *(*fleet)->NodeAddress("live-cp");
-  std::ofstream(dir / "repo/clusters/live.yaml") << R"(apiVersion: talos-reconciler.dev/v1alpha1
-kind: ClusterProfile
-metadata: {name: live}
-spec:
-  endpoints: [)" << cp << R"(]
-  credentials: live
-  talos: {version: 1.12.0, image: factory.talos.dev/metal-installer/abc}
-  kubernetes: {version: 1.34.1}
-  nodes:
-    - {name: live-cp, address: )" << cp << R"(, role: controlplane}
-    - {name: live-w0, address: )" << *(*fleet)->NodeAddress("live-w0")
-                                                 << R"(, role: worker}
-    - {name: live-w1, address: )" << *(*fleet)->NodeAddress("live-w1")
-                                                 << R"(, role: worker}
-)";
+  std::ofstream(dir / "repo/clusters/live.yaml")
+      << Profile("live", "live", "1.12.0",
+                 {{"live-cp", cp, "controlplane"},
+                  {"live-w0", *(*fleet)->NodeAddress("live-w0"), "worker"},
+                  {"live-w1", *(*fleet)->NodeAddress("live-w1"), "worker"}});
   std::ostringstream out, err;
   PlanOptions options{dir / "repo", {}, PlanFormat::kJson, dir / "sim", "live-w0", {}, {}};
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
@@ -97,17 +108,8 @@ clusters:
                                      << ContextBlocks(dir / "sim/other/talosconfig")
                                      << ContextBlocks(dir / "sim/solo/talosconfig");
   const std::string cp = *(*fleet)->NodeAddress("solo-cp");
-  std::ofstream(dir / "repo/clusters/solo.yaml") << R"(apiVersion: talos-reconciler.dev/v1alpha1
-kind: ClusterProfile
-metadata: {name: solo}
-spec:
-  endpoints: [)" << cp << R"(]
-  credentials: solo
-  talos: {version: 1.12.0, image: factory.talos.dev/metal-installer/abc}
-  kubernetes: {version: 1.34.1}
-  nodes:
-    - {name: solo-cp, address: )" << cp << R"(, role: controlplane}
-)";
+  std::ofstream(dir / "repo/clusters/solo.yaml")
+      << Profile("solo", "solo", "1.12.0", {{"solo-cp", cp, "controlplane"}});
   std::ostringstream out, err;
   PlanOptions options{dir / "repo", {}, PlanFormat::kJson, {}, "", {}, dir / "talosconfig"};
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
@@ -115,15 +117,8 @@ spec:
   EXPECT_EQ(j["clusters"][0]["status"], "planned");
   EXPECT_EQ(j["clusters"][0]["current"]["talos"], "1.11.6");  // solo's node, not other's
   // A context the file does not have is named.
-  std::string profile;
-  {
-    std::ifstream in(dir / "repo/clusters/solo.yaml");
-    std::ostringstream text;
-    text << in.rdbuf();
-    profile = text.str();
-  }
-  profile.replace(profile.find("credentials: solo"), 17, "credentials: gone");
-  std::ofstream(dir / "repo/clusters/solo.yaml") << profile;
+  std::ofstream(dir / "repo/clusters/solo.yaml")
+      << Profile("solo", "gone", "1.12.0", {{"solo-cp", cp, "controlplane"}});
   std::ostringstream out2, err2;
   EXPECT_EQ(RunPlan(options, out2, err2), kExitBlocked) << err2.str() << out2.str();
   EXPECT_THAT(err2.str(), HasSubstr("gone"));
@@ -149,17 +144,7 @@ clusters:
   absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir / "sim");
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   auto profile = [](const std::string& address, const std::string& talos) {
-    return "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\nmetadata: {name: "
-           "prev}\n"
-           "spec:\n  endpoints: [" +
-           address +
-           "]\n  credentials: prev\n"
-           "  talos: {version: " +
-           talos +
-           ", image: factory.talos.dev/metal-installer/abc}\n"
-           "  kubernetes: {version: 1.34.1}\n  nodes:\n"
-           "    - {name: prev-cp, address: " +
-           address + ", role: controlplane}\n";
+    return Profile("prev", "prev", talos, {{"prev-cp", address, "controlplane"}});
   };
   const std::string cp = *(*fleet)->NodeAddress("prev-cp");
   const std::vector<core::SourceFile> trusted{{"clusters/prev.yaml", profile(cp, "1.11.6")}};
