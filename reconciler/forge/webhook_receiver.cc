@@ -34,6 +34,11 @@ WebhookHeaders PickHeaders(Forge forge, const httplib::Request& req) {
       h.signature = FirstHeader(
           req, {"X-Gitea-Signature", "X-Forgejo-Signature", "X-Hub-Signature-256"});
       break;
+    case Forge::kGeneric:
+      h.event = "push";
+      h.delivery = FirstHeader(req, {"X-Delivery-Id"});
+      h.signature = FirstHeader(req, {"X-Signature-256"});
+      break;
   }
   return h;
 }
@@ -132,7 +137,7 @@ void WebhookReceiver::Route() {
   // One request per connection: after a 413 the unread rest of the body must not be taken for
   // the next request, and forges open a connection per delivery anyway.
   server.set_keep_alive_max_count(1);
-  for (Forge forge : {Forge::kGithub, Forge::kGitlab, Forge::kGitea}) {
+  for (Forge forge : {Forge::kGithub, Forge::kGitlab, Forge::kGitea, Forge::kGeneric}) {
     server.Post(std::string("/hooks/") + ForgeName(forge),
                 [this, forge](const httplib::Request& req, httplib::Response& res,
                               const httplib::ContentReader& reader) {
