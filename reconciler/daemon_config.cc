@@ -195,7 +195,7 @@ void AddLeaderElectionFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "kubeconfig", c.kubeconfig,
        "The Kubernetes API of the Leases (default: the in-cluster service account)");
   Flag(cmd, "leader-elect-namespace", c.leader_elect_namespace,
-       "Namespace of the Leases (default: the service account's, or the kubeconfig context's)");
+       "Namespace of the Leases (default: the service account's; \"default\" with --kubeconfig)");
   Flag(cmd, "leader-elect-name", c.leader_elect_name,
        "Name of the Lease (<name>-shard-<i> with --shards)");
   Flag(cmd, "leader-elect-identity", c.leader_elect_identity,
