@@ -285,5 +285,63 @@ TEST_F(LeaseTest, ShardsAreSharedAndMoveWhenAReplicaDies) {
   }
 }
 
+// Ownership set by the test.
+class FixedOwnership final : public ClusterOwnership {
+ public:
+  std::optional<uint64_t> Term(const std::string&) override { return term; }
+  std::optional<uint64_t> term;
+};
+
+class RecordingReconciler final : public ClusterReconciler {
+ public:
+  ReconcileOutcome Reconcile(const std::string& cluster, std::stop_token) override {
+    reconciled.push_back(cluster);
+    return ReconcileOutcome::RequeueAfter(1s);
+  }
+  std::vector<std::string> reconciled;
+};
+
+class BranchStore final : public StatusStore {
+ public:
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token) override {
+    ++loads;
+    return branch;
+  }
+  absl::Status Record(const core::ClusterStatus&, std::stop_token) override {
+    return absl::OkStatus();
+  }
+  std::map<std::string, core::ClusterStatus> branch;
+  int loads = 0;
+};
+
+TEST(ShardedReconcilerTest, SkipsClustersNotHeldAndReadsTheBranchOnEachNewTerm) {
+  FixedOwnership ownership;
+  RecordingReconciler inner;
+  BranchStore branch;
+  branch.branch["prod"].cluster = "prod";
+  branch.branch["prod"].message = "upgrading w-1 (by the previous holder)";
+  std::vector<std::pair<std::string, std::string>> adopted;
+  ShardedReconciler sharded(inner, ownership, branch,
+                            [&](const std::string& cluster, std::optional<core::ClusterStatus> s) {
+                              adopted.emplace_back(cluster, s ? s->message : "none");
+                            });
+  EXPECT_EQ(sharded.Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_TRUE(inner.reconciled.empty());
+  EXPECT_EQ(branch.loads, 0);
+  ownership.term = 1;
+  EXPECT_EQ(sharded.Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(sharded.Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(branch.loads, 1);  // once per term
+  ownership.term = 2;          // lost and taken again: another replica may have acted meanwhile
+  EXPECT_EQ(sharded.Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(sharded.Reconcile("staging", {}).kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(branch.loads, 3);
+  using Adopted = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(adopted, (Adopted{{"prod", "upgrading w-1 (by the previous holder)"},
+                              {"prod", "upgrading w-1 (by the previous holder)"},
+                              {"staging", "none"}}));
+  EXPECT_EQ(inner.reconciled, (std::vector<std::string>{"prod", "prod", "prod", "staging"}));
+}
+
 }  // namespace
 }  // namespace tr::reconciler::lease
