@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "core/shards.h"
 #include "gitsource/git_source.h"
 #include "gitsource/status_writer.h"
 #include "httplib.h"
@@ -14,10 +15,9 @@
 #include "reconciler/background_steps.h"
 #include "reconciler/executor.h"
 #include "reconciler/gates/health_gate_runner.h"
-#include "core/shards.h"
+#include "reconciler/forge/daemon_wiring.h"
 #include "reconciler/lease/election.h"
 #include "reconciler/lease/fencing.h"
-#include "reconciler/forge/daemon_wiring.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
 #include "reconciler/notify/notifying_status_store.h"

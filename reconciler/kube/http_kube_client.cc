@@ -74,8 +74,7 @@ absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
     case 404:
       return absl::NotFoundError(text);
     case 409:
-      return reason == "AlreadyExists" ? absl::AlreadyExistsError(text)
-                                       : absl::AbortedError(text);
+      return reason == "AlreadyExists" ? absl::AlreadyExistsError(text) : absl::AbortedError(text);
     case 429:
       return absl::ResourceExhaustedError(text);
     case 500:
@@ -307,9 +306,8 @@ class HttpKubeClient final : public KubeClient {
 
   absl::StatusOr<std::string> CreateObject(const std::string& path,
                                            const std::string& object) override {
-    return Text(
-        Send([&] { return client_->Post(path.c_str(), object, "application/json"); }),
-        "create in " + path);
+    return Text(Send([&] { return client_->Post(path.c_str(), object, "application/json"); }),
+                "create in " + path);
   }
 
   absl::StatusOr<std::string> ReplaceObject(const std::string& path,

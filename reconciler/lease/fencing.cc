@@ -41,8 +41,8 @@ ReconcileOutcome ShardedReconciler::Reconcile(const std::string& cluster, std::s
                       std::string(branch.status().message())));
     }
     auto it = branch->find(cluster);
-    adopt_(cluster, it == branch->end() ? std::nullopt
-                                        : std::optional<core::ClusterStatus>(it->second));
+    adopt_(cluster,
+           it == branch->end() ? std::nullopt : std::optional<core::ClusterStatus>(it->second));
     ModuleLogger("lease")->info("step=adopt term={} recorded={}", *term, it != branch->end());
     MutexLock lock(mu_);
     adopted_term_[cluster] = *term;

@@ -66,8 +66,8 @@ class FencedStatusStore final : public StatusStore {
 class ShardedReconciler final : public ClusterReconciler {
  public:
   // Replaces the reconciler's memory of a cluster with its status on the branch (nullopt: none).
-  using Adopt = std::function<void(const std::string& cluster,
-                                   std::optional<core::ClusterStatus> recorded)>;
+  using Adopt =
+      std::function<void(const std::string& cluster, std::optional<core::ClusterStatus> recorded)>;
 
   ShardedReconciler(ClusterReconciler& inner, ClusterOwnership& ownership, StatusStore& branch,
                     Adopt adopt)

@@ -38,12 +38,14 @@ absl::StatusOr<LeaseRecord> FromJson(const std::string& text, const std::string&
   if (duration.is_number_integer()) r.duration = std::chrono::seconds(duration.get<int64_t>());
   const json transitions = spec.value("leaseTransitions", json());
   if (transitions.is_number_integer()) r.transitions = transitions.get<int>();
-  for (auto [field, slot] : {std::pair{"acquireTime", &r.acquire_time},
-                             std::pair{"renewTime", &r.renew_time}}) {
+  for (auto [field, slot] :
+       {std::pair{"acquireTime", &r.acquire_time}, std::pair{"renewTime", &r.renew_time}}) {
     const json value = spec.value(field, json());
     if (!value.is_string()) continue;
     absl::StatusOr<TimePoint> t = ParseMicroTime(value.get<std::string>());
-    if (!t.ok()) return absl::InternalError(fmt::format("lease {}: {}", what, std::string(t.status().message())));
+    if (!t.ok())
+      return absl::InternalError(
+          fmt::format("lease {}: {}", what, std::string(t.status().message())));
     *slot = *t;
   }
   return r;

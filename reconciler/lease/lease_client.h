@@ -26,8 +26,8 @@ struct LeaseRecord {
   std::chrono::seconds duration{15};
   std::optional<TimePoint> acquire_time;
   std::optional<TimePoint> renew_time;
-  int transitions = 0;            // spec.leaseTransitions
-  std::string resource_version;   // metadata.resourceVersion; empty before it is created
+  int transitions = 0;           // spec.leaseTransitions
+  std::string resource_version;  // metadata.resourceVersion; empty before it is created
 
   // The same holder, timings and transitions (resourceVersion aside): what an observer
   // compares to tell whether the holder is still renewing.

@@ -51,8 +51,11 @@ class ServiceAccountClient final : public kube::KubeClient {
  public:
   ServiceAccountClient(std::filesystem::path dir, kube::HttpKubeClientOptions options, Env& env,
                        kube::KubeCredentials credentials, std::unique_ptr<kube::KubeClient> client)
-      : dir_(std::move(dir)), options_(std::move(options)), env_(env),
-        credentials_(std::move(credentials)), client_(std::move(client)),
+      : dir_(std::move(dir)),
+        options_(std::move(options)),
+        env_(env),
+        credentials_(std::move(credentials)),
+        client_(std::move(client)),
         read_at_(env_.Now()) {}
 
   absl::StatusOr<std::vector<kube::KubeNode>> ListNodes() override {

@@ -27,9 +27,8 @@ struct LeaseEndpoint {
 
 // InvalidArgument naming what is missing (never a secret's value): an unreadable kubeconfig, or
 // outside a pod (no KUBERNETES_SERVICE_HOST, no token or CA file).
-absl::StatusOr<LeaseEndpoint> OpenLeaseEndpoint(const std::filesystem::path& kubeconfig,
-                                                kube::HttpKubeClientOptions options, Env& env,
-                                                const std::filesystem::path& account_dir =
-                                                    kServiceAccountDir);
+absl::StatusOr<LeaseEndpoint> OpenLeaseEndpoint(
+    const std::filesystem::path& kubeconfig, kube::HttpKubeClientOptions options, Env& env,
+    const std::filesystem::path& account_dir = kServiceAccountDir);
 
 }  // namespace tr::reconciler::lease

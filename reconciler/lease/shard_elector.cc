@@ -28,7 +28,10 @@ absl::Status ValidateTimings(const ElectionTimings& t) {
 }
 
 ShardElector::ShardElector(LeaseClient& leases, ShardElectorOptions options, Env& env)
-    : leases_(leases), options_(std::move(options)), env_(env), count_(std::max(1, options_.shards)) {
+    : leases_(leases),
+      options_(std::move(options)),
+      env_(env),
+      count_(std::max(1, options_.shards)) {
   MutexLock lock(mu_);
   shards_.resize(static_cast<size_t>(count_));
 }
@@ -46,8 +49,8 @@ void ShardElector::Observe(int shard, TimePoint now) {
   }
   MutexLock lock(mu_);
   Shard& s = shards_[static_cast<size_t>(shard)];
-  const bool changed = s.observed.has_value() != read->has_value() ||
-                       (s.observed && !s.observed->SameSpec(**read));
+  const bool changed =
+      s.observed.has_value() != read->has_value() || (s.observed && !s.observed->SameSpec(**read));
   if (changed || s.observed_at == TimePoint{}) s.observed_at = now;
   s.observed = *read;
   if (s.held_until > now && (!s.observed || s.observed->holder != options_.identity)) {
@@ -86,7 +89,8 @@ void ShardElector::Tick() {
     fair = FairShareNow(now);
     // Start the search for a free shard at a place of our own, so replicas starting together
     // mostly try different shards.
-    const int offset = static_cast<int>(core::Fnv1a32(options_.identity) % static_cast<uint32_t>(n));
+    const int offset =
+        static_cast<int>(core::Fnv1a32(options_.identity) % static_cast<uint32_t>(n));
     for (int k = 0; k < n; ++k) {
       const int i = (offset + k) % n;
       const Shard& s = shards_[static_cast<size_t>(i)];
@@ -131,8 +135,8 @@ void ShardElector::Wrote(int shard, const absl::StatusOr<LeaseRecord>& written, 
   }
   s.observed = *written;
   s.observed_at = sent;
-  s.held_until = written->holder == options_.identity ? sent + options_.timings.renew_deadline
-                                                      : TimePoint{};
+  s.held_until =
+      written->holder == options_.identity ? sent + options_.timings.renew_deadline : TimePoint{};
 }
 
 void ShardElector::Renew(int shard) {

@@ -209,10 +209,9 @@ TEST_F(ChartTest, ReplicasNeedLeaderElectionWhichGrantsLeasesAndNamesThePod) {
   EXPECT_FALSE(objects.contains("ClusterRole/r-talos-reconciler"));
   EXPECT_EQ(objects.at("RoleBinding/r-talos-reconciler")["subjects"][0]["name"].as<std::string>(),
             "r-talos-reconciler");
-  const HelmResult lint =
-      helm_.Run({"lint", "--strict", ChartDir().string(), "-f",
-                 helm_.WriteValues(repo + "replicaCount: 2\nleaderElection: {enabled: true}\n")
-                     .string()});
+  const HelmResult lint = helm_.Run(
+      {"lint", "--strict", ChartDir().string(), "-f",
+       helm_.WriteValues(repo + "replicaCount: 2\nleaderElection: {enabled: true}\n").string()});
   EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
 }
 

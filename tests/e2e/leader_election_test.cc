@@ -106,9 +106,9 @@ class LeaderElectionTest : public E2eTest {
 };
 
 TEST_F(LeaderElectionTest, KillingTheLeaderMidRolloutHandsItOverAndNoNodeUpgradesTwice) {
-  E2E_ASSERT_OK(world().StartFleet(
-      {MakeCluster("ha", 1, 2, "1.11.6"), MakeCluster("home", 1, 0, "1.11.6")},
-      {.time_scale = 0.02}));
+  E2E_ASSERT_OK(
+      world().StartFleet({MakeCluster("ha", 1, 2, "1.11.6"), MakeCluster("home", 1, 0, "1.11.6")},
+                         {.time_scale = 0.02}));
   world().PushProfiles({{"ha", AtTalos("1.11.6")}}, "initial profile");
   E2E_ASSERT_OK(StartReplicas(1, 1));
   E2E_ASSERT_OK(world().WaitForReady("ha", "1.11.6", "", 60s).status());
@@ -176,12 +176,15 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOne) {
   }
   // Every shard has exactly one owner.
   std::string owned;
-  ASSERT_TRUE(world().WaitUntil(20s, [&] {
-    owned.clear();
-    for (int i = 0; i < 3; ++i) owned += OwnedShards(i, 4);
-    std::sort(owned.begin(), owned.end());
-    return owned == "0123";
-  })) << owned << "\n" << Logs();
+  ASSERT_TRUE(world().WaitUntil(20s,
+                                [&] {
+                                  owned.clear();
+                                  for (int i = 0; i < 3; ++i) owned += OwnedShards(i, 4);
+                                  std::sort(owned.begin(), owned.end());
+                                  return owned == "0123";
+                                }))
+      << owned << "\n"
+      << Logs();
 
   // The ownership gauges pass Prometheus's linter.
   absl::StatusOr<HttpReply> metrics = Replica(1).Get("/metrics");

@@ -348,8 +348,8 @@ TEST_F(DaemonConfigTest, LeaderElectionFlagsHaveRangesAndAnIdentity) {
   {
     DaemonConfig config;
     std::vector<std::string> args = Required();
-    args.insert(args.end(), {"--leader-elect", "--leader-elect-identity", "pod-a", "--shards",
-                             "4", "--leader-elect-retry-period", "250ms"});
+    args.insert(args.end(), {"--leader-elect", "--leader-elect-identity", "pod-a", "--shards", "4",
+                             "--leader-elect-retry-period", "250ms"});
     ASSERT_EQ(Parse(args, config), "");
     ASSERT_TRUE(FinishDaemonConfig(config).ok());
     EXPECT_TRUE(config.leader_elect);

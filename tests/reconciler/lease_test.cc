@@ -68,10 +68,9 @@ class CountingStore final : public StatusStore {
 class LeaseTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("lease-" + std::to_string(getpid()) + "-" +
-                                                     ::testing::UnitTest::GetInstance()
-                                                         ->current_test_info()
-                                                         ->name());
+    dir_ = std::filesystem::temp_directory_path() /
+           ("lease-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     auto fleet = sim::Fleet::Start(*sim::FleetSpec::Parse(kFleet), dir_);
     ASSERT_TRUE(fleet.ok()) << fleet.status();

@@ -54,7 +54,7 @@ bool PodSelected(const httplib::Request& req, const json& pod) {
 
 // A Status of a refused request, as the API server words it.
 json Refusal(int code, const std::string& reason, const std::string& message) {
-  return {{"kind", "Status"},   {"apiVersion", "v1"},   {"metadata", json::object()},
+  return {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
           {"status", "Failure"}, {"message", message}, {"reason", reason},
           {"code", code}};
 }
@@ -63,16 +63,20 @@ json Refusal(int code, const std::string& reason, const std::string& message) {
 std::string InvalidLease(const json& lease, const std::string& name) {
   if (!lease.contains("spec")) return "";
   const json& spec = lease["spec"];
-  if (!spec.is_object()) return fmt::format("Lease \"{}\" is invalid: spec: must be an object", name);
+  if (!spec.is_object())
+    return fmt::format("Lease \"{}\" is invalid: spec: must be an object", name);
   for (const char* field : {"leaseDurationSeconds", "leaseTransitions"}) {
     if (!spec.contains(field)) continue;
     const json& v = spec[field];
     const bool duration = std::string(field) == "leaseDurationSeconds";
     if (!v.is_number_integer() || v.get<int64_t>() < (duration ? 1 : 0)) {
-      return fmt::format("Lease.coordination.k8s.io \"{}\" is invalid: spec.{}: Invalid value: {}: "
-                         "must be {}",
-                         name, field, v.dump(), duration ? "greater than 0" : "greater than or "
-                                                                              "equal to 0");
+      return fmt::format(
+          "Lease.coordination.k8s.io \"{}\" is invalid: spec.{}: Invalid value: {}: "
+          "must be {}",
+          name, field, v.dump(),
+          duration ? "greater than 0"
+                   : "greater than or "
+                     "equal to 0");
     }
   }
   return "";
@@ -207,11 +211,12 @@ void KubeApiServer::LeaseRoutes() {
     for (const auto& [key, lease] : cluster_->leases()) {
       if (lease["metadata"]["namespace"] == req.matches[1].str()) items.push_back(lease);
     }
-    Reply(res, 200,
-          {{"kind", "LeaseList"},
-           {"apiVersion", "coordination.k8s.io/v1"},
-           {"metadata", {{"resourceVersion", std::to_string(cluster_->NextResourceVersionLocked())}}},
-           {"items", items}});
+    Reply(
+        res, 200,
+        {{"kind", "LeaseList"},
+         {"apiVersion", "coordination.k8s.io/v1"},
+         {"metadata", {{"resourceVersion", std::to_string(cluster_->NextResourceVersionLocked())}}},
+         {"items", items}});
   });
   s.Get(base + "/([^/]+)", [this, node_lease](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
@@ -232,13 +237,13 @@ void KubeApiServer::LeaseRoutes() {
     json lease = json::parse(req.body, nullptr, false);
     if (!lease.is_object() || !lease.contains("metadata") ||
         lease["metadata"].value("name", "").empty()) {
-      return Reply(res, lease.is_object() ? 422 : 400,
-                   Refusal(lease.is_object() ? 422 : 400,
-                           lease.is_object() ? "Invalid" : "BadRequest",
-                           lease.is_object() ? "Lease.coordination.k8s.io \"\" is invalid: "
-                                               "metadata.name: Required value: name or "
-                                               "generateName is required"
-                                             : "the body of the request was in an unknown format"));
+      return Reply(
+          res, lease.is_object() ? 422 : 400,
+          Refusal(lease.is_object() ? 422 : 400, lease.is_object() ? "Invalid" : "BadRequest",
+                  lease.is_object() ? "Lease.coordination.k8s.io \"\" is invalid: "
+                                      "metadata.name: Required value: name or "
+                                      "generateName is required"
+                                    : "the body of the request was in an unknown format"));
     }
     std::lock_guard lock(cluster_->mu());
     const std::string ns = req.matches[1].str();
@@ -256,7 +261,8 @@ void KubeApiServer::LeaseRoutes() {
     lease["apiVersion"] = "coordination.k8s.io/v1";
     lease["metadata"]["namespace"] = ns;
     lease["metadata"]["uid"] = NewUuid();
-    lease["metadata"]["creationTimestamp"] = Now(cluster_->scheduler().WallNow()).substr(0, 19) + "Z";
+    lease["metadata"]["creationTimestamp"] =
+        Now(cluster_->scheduler().WallNow()).substr(0, 19) + "Z";
     lease["metadata"]["resourceVersion"] = std::to_string(cluster_->NextResourceVersionLocked());
     cluster_->leases()[key] = lease;
     Reply(res, 201, lease);
