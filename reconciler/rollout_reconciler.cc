@@ -96,6 +96,16 @@ std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::stri
   return it->second;
 }
 
+void RolloutReconciler::Adopt(const std::string& cluster,
+                              std::optional<core::ClusterStatus> recorded) {
+  MutexLock lock(mu_);
+  if (recorded) {
+    recorded_[cluster] = *std::move(recorded);
+  } else {
+    recorded_.erase(cluster);
+  }
+}
+
 absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::stop_token stop) {
   std::optional<core::ClusterStatus> last = LastStatus(status.cluster);
   if (last && !core::StatusChanged(*last, status)) return absl::OkStatus();
