@@ -102,6 +102,7 @@ void Print(const char* label, int clusters, const Result& r) {
       r.daemon_after.cpu_seconds - r.daemon_before.cpu_seconds, r.daemon_after.cpu_seconds,
       static_cast<double>(r.daemon_after.peak_rss_kib) / 1024, r.daemon_after.threads,
       r.sim_after.cpu_seconds, static_cast<double>(r.sim_after.rss_kib) / 1024);
+  std::fflush(stdout);
 }
 
 int Run(const Options& options) {
@@ -128,6 +129,7 @@ int Run(const Options& options) {
   Print("all at once:", options.clusters, *many);
   const double ratio = many->wall_seconds / one->wall_seconds;
   std::printf("wall time relative to one cluster alone: %.2f\n", ratio);
+  std::fflush(stdout);
   PrintBenchRow(fmt::format("{} clusters × 5 nodes at once ÷ one cluster alone", options.clusters),
                 "≤ 1.10", fmt::format("{:.2f}", ratio), ratio <= 1.10,
                 fmt::format("time scale {}; daemon {:.0f} CPU s, talos-sim {:.0f} CPU s, "
