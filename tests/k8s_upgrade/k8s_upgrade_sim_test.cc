@@ -45,11 +45,28 @@ class KubernetesUpgradeTest : public UpgradeFixture {
     return upgrade.Run(stop);
   }
 
+  // The machine configuration `node` serves now.
+  std::string ServedConfig(const std::string& node) {
+    std::unique_ptr<talos::TalosClient> client;
+    NewClient("prod", &client);
+    for (const auto& n : fleet_->Nodes()) {
+      if (n.name != node) continue;
+      auto r = client->CosiGet(n.address, "config", "MachineConfigs.config.talos.dev", "v1alpha1");
+      EXPECT_TRUE(r.ok()) << r.status();
+      return r.ok() ? r->yaml_spec : "";
+    }
+    return "";
+  }
+
   std::vector<std::string> lines_;
 };
 
 TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
   StartFleet(Fleet("v1.12.0", "1.34.1", ""));
+  // The workers' configurations have two documents after v1alpha1 (see tests/sim/config.cc).
+  const std::string worker_config = ServedConfig("w-1");
+  const size_t extra = worker_config.find("--- # kubelet ingress");
+  ASSERT_NE(extra, std::string::npos) << "the simulator serves a single document";
   UpgradeOutcome outcome = RunUpgrade("1.35.0");
   ASSERT_TRUE(outcome.status.ok()) << outcome.status << " " << outcome.component;
   EXPECT_EQ(outcome.from, "1.34.1");
@@ -63,6 +80,9 @@ TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
   EXPECT_NE(std::find(lines_.begin(), lines_.end(), "kubelets 3/5: cp-3 at v1.35.0"), lines_.end());
   EXPECT_EQ(lines_.back(),
             "Kubernetes 1.34.1 → 1.35.0: done (17 applied, 0 already at the target)");
+  const std::string upgraded = ServedConfig("w-1");
+  EXPECT_TRUE(upgraded.ends_with(worker_config.substr(extra))) << upgraded;
+  EXPECT_NE(upgraded.find("kubelet:v1.35.0"), std::string::npos);
   // Every static pod of cp-1 ran the new image before anything changed on cp-2.
   EXPECT_LT(FirstStateSeq("cp-1", "static pod", "kube-apiserver-cp-1 ready"),
             FirstCallSeq("cp-2", "/machine.MachineService/ApplyConfiguration"));

@@ -36,6 +36,33 @@ TEST(MachineConfigTest, ReadsAndPatchesImagesKeepingOtherDocuments) {
   EXPECT_NE(patched->find("secret-token-123"), std::string::npos);
 }
 
+// Documents before and after the v1alpha1 one, written the way people write them (comments,
+// flow style, quoting, a block scalar with a `---` inside), come back byte for byte.
+TEST(MachineConfigTest, PatchingKeepsTheOtherDocumentsByteForByte) {
+  const std::string before =
+      "# firewall first\napiVersion: v1alpha1\nkind: NetworkDefaultActionConfig\n"
+      "ingress:   block   # deny\n";
+  const std::string after =
+      "--- # kubelet ingress\napiVersion: v1alpha1\nkind: NetworkRuleConfig\n"
+      "name: 'kubelet-ingress'\nportSelector: {ports: [10250], protocol: tcp}\n"
+      "ingress:\n  - subnet: \"10.0.0.0/8\"\n---\napiVersion: v1alpha1\nkind: "
+      "ExtensionServiceConfig\nname: banner\nconfigFiles:\n  - mountPath: /etc/banner\n"
+      "    content: |\n      ---\n      hello\n";
+  const std::string v1alpha1 =
+      "---\nversion: v1alpha1\nmachine:\n  kubelet:\n    image: "
+      "ghcr.io/siderolabs/kubelet:v1.34.1\n";
+  auto patched = WithImage(before + v1alpha1 + after, Component::kKubelet,
+                           "ghcr.io/siderolabs/kubelet:v1.35.0");
+  ASSERT_TRUE(patched.ok()) << patched.status();
+  EXPECT_TRUE(patched->starts_with(before + "---\n")) << *patched;
+  EXPECT_TRUE(patched->ends_with(after)) << *patched;
+  EXPECT_EQ(ConfiguredImage(*patched, Component::kKubelet).value(),
+            "ghcr.io/siderolabs/kubelet:v1.35.0");
+  // The YAML error's line counts from the top of the whole configuration.
+  auto bad = ConfiguredImage(before + v1alpha1 + "---\nkind: [unclosed\n", Component::kKubelet);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(MachineConfigTest, ErrorsDoNotQuoteTheConfiguration) {
   auto bad = ConfiguredImage("machine: {token: secret-token-123\n", Component::kKubelet);
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
