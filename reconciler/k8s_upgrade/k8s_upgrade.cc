@@ -73,7 +73,7 @@ UpgradeOutcome KubernetesUpgrade::Run(std::stop_token stop) {
     if (Step s = PrePull(stop)) return finish(s);
   }
   if (Step s = StaticPods(stop, outcome)) return finish(s);
-  if (Step s = KubeProxy(outcome)) return finish(s);
+  if (Step s = KubeProxy(stop, outcome)) return finish(s);
   if (Step s = Kubelets(stop, outcome)) return finish(s);
   Report(
       "done", 1, 1,
@@ -225,7 +225,10 @@ KubernetesUpgrade::Step KubernetesUpgrade::PrePull(std::stop_token stop) {
     }
   }
   for (size_t i = 0; i < pulls.size(); ++i) {
-    if (stop.stop_requested()) return Failure{absl::CancelledError("stopped"), "image pull", ""};
+    if (stop.stop_requested()) {
+      return Failure{absl::CancelledError("stopped during the image pre-pull, nothing applied"),
+                     "image pull", ""};
+    }
     const Pull& p = pulls[i];
     absl::Status s = talos_.PullImageLegacy(p.node->address, p.ns, p.image);
     if (absl::IsUnimplemented(s)) continue;  // the node cannot pre-pull: the kubelet pulls later

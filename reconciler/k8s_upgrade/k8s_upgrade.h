@@ -27,6 +27,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -97,7 +98,7 @@ class KubernetesUpgrade {
   Step CheckRemovals(core::MinorVersion from);
   Step PrePull(std::stop_token stop);
   Step StaticPods(std::stop_token stop, UpgradeOutcome& outcome);
-  Step KubeProxy(UpgradeOutcome& outcome);
+  Step KubeProxy(std::stop_token stop, UpgradeOutcome& outcome);
   Step Kubelets(std::stop_token stop, UpgradeOutcome& outcome);
 
   // Sets `component`'s image to the target in the node's configuration unless it is already
@@ -105,6 +106,9 @@ class KubernetesUpgrade {
   Step EnsureImage(const UpgradeNode& node, Component component, bool* applied);
   Step WaitStaticPod(std::stop_token stop, const UpgradeNode& node, Component component);
   Step WaitKubelet(std::stop_token stop, const UpgradeNode& node);
+  // The Cancelled failures of a stop, saying where the run stopped and what a new run does.
+  static Failure Stopped(std::string_view component, const UpgradeNode& node);
+  static Failure StoppedWaiting(std::string_view component, const UpgradeNode& node);
 
   absl::StatusOr<std::string> MachineConfig(const UpgradeNode& node);
   std::string TargetImage(const std::string& current) const;
