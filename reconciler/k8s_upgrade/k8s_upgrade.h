@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/k8s_removals.h"
 #include "core/support_matrix.h"
 #include "core/version.h"
 #include "reconciler/k8s_upgrade/machine_config.h"
@@ -96,6 +97,8 @@ class KubernetesUpgrade {
   Step CheckTalosVersions();
   Step CheckVersionPath(UpgradeOutcome& outcome);
   Step CheckRemovals(core::MinorVersion from);
+  Step CheckRemovedInConfig(const core::KubernetesRemovals& removals);
+  Step CheckRemovedInRunningArgs(const core::KubernetesRemovals& removals);
   Step PrePull(std::stop_token stop);
   Step StaticPods(std::stop_token stop, UpgradeOutcome& outcome);
   Step KubeProxy(std::stop_token stop, UpgradeOutcome& outcome);

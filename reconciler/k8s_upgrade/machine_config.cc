@@ -90,6 +90,18 @@ absl::StatusOr<Documents> Load(const std::string& config_yaml) {
   return d;
 }
 
+// `n[key]`, or an undefined node when `n` is not a map or lacks the key (a const lookup of a
+// missing key gives an invalid node, which throws when looked at).
+YAML::Node Child(const YAML::Node& n, const char* key) {
+  return n.IsMap() && n[key] ? n[key] : YAML::Node(YAML::NodeType::Undefined);
+}
+
+// `key` of the component's section of the v1alpha1 document (`cluster.apiServer.<key>`, ...).
+YAML::Node SectionField(const Documents& d, Component component, const char* key) {
+  const FieldPath path = PathOf(component);
+  return Child(Child(Child(d.docs[d.v1alpha1].node, path.section), path.key), key);
+}
+
 }  // namespace
 
 std::string_view ComponentName(Component component) {
@@ -111,14 +123,34 @@ std::string_view ComponentName(Component component) {
 absl::StatusOr<std::string> ConfiguredImage(const std::string& config_yaml, Component component) {
   absl::StatusOr<Documents> d = Load(config_yaml);
   if (!d.ok()) return d.status();
-  const FieldPath path = PathOf(component);
-  // Map lookups on a const node that lacks the key give invalid nodes: check each level.
-  auto child = [](const YAML::Node& n, const char* key) {
-    return n.IsMap() && n[key] ? n[key] : YAML::Node(YAML::NodeType::Undefined);
-  };
-  const YAML::Node image =
-      child(child(child(d->docs[d->v1alpha1].node, path.section), path.key), "image");
+  const YAML::Node image = SectionField(*d, component, "image");
   return image.IsScalar() ? image.as<std::string>() : std::string();
+}
+
+absl::StatusOr<std::vector<std::string>> ConfiguredExtraArgs(const std::string& config_yaml,
+                                                             Component component) {
+  absl::StatusOr<Documents> d = Load(config_yaml);
+  if (!d.ok()) return d.status();
+  const YAML::Node extra = SectionField(*d, component, "extraArgs");
+  std::vector<std::string> args;
+  if (!extra.IsMap()) return args;
+  for (const auto& entry : extra) {
+    std::string value;
+    if (entry.second.IsSequence()) {
+      for (const YAML::Node& item : entry.second) {
+        value += (value.empty() ? "" : ",") + item.as<std::string>("");
+      }
+    } else {
+      value = entry.second.as<std::string>("");
+    }
+    args.push_back("--" + entry.first.as<std::string>("") + "=" + value);
+  }
+  return args;
+}
+
+std::string ExtraArgsPath(Component component) {
+  const FieldPath path = PathOf(component);
+  return std::string(path.section) + "." + path.key + ".extraArgs";
 }
 
 absl::StatusOr<std::string> WithImage(const std::string& config_yaml, Component component,

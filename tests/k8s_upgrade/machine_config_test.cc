@@ -91,5 +91,28 @@ TEST(KubernetesRemovalsTest, FindsRemovedFlagsAndFeatureGatesInArgs) {
             "/apis/resource.k8s.io/v1alpha3/podschedulingcontexts");
 }
 
+TEST(KubernetesRemovalsTest, FindsRemovedAdmissionPluginsInEitherList) {
+  const core::KubernetesRemovals r = core::RemovalsForUpgrade({1, 29}, {1, 30});
+  const std::vector<std::string> args = {"--enable-admission-plugins=NodeRestriction",
+                                         "--disable-admission-plugins=SecurityContextDeny"};
+  EXPECT_EQ(core::RemovedItemsInArgs(args, r.apiserver_flags, r.feature_gates, r.admission_plugins),
+            (std::vector<std::string>{
+                "admission plugin SecurityContextDeny in --disable-admission-plugins"}));
+  EXPECT_TRUE(core::RemovalsForUpgrade({1, 30}, {1, 31}).admission_plugins ==
+              std::vector<std::string>{"PersistentVolumeLabel"});
+}
+
+TEST(MachineConfigTest, ReadsExtraArgsAsFlags) {
+  const std::string config =
+      "version: v1alpha1\nmachine:\n  kubelet:\n    extraArgs:\n      rotate-certificates: "
+      "true\ncluster:\n  apiServer:\n    extraArgs:\n      feature-gates: [A=true, B=false]\n";
+  EXPECT_EQ(ConfiguredExtraArgs(config, Component::kApiServer).value(),
+            std::vector<std::string>{"--feature-gates=A=true,B=false"});
+  EXPECT_EQ(ConfiguredExtraArgs(config, Component::kKubelet).value(),
+            std::vector<std::string>{"--rotate-certificates=true"});
+  EXPECT_TRUE(ConfiguredExtraArgs(config, Component::kScheduler).value().empty());
+  EXPECT_EQ(ExtraArgsPath(Component::kControllerManager), "cluster.controllerManager.extraArgs");
+}
+
 }  // namespace
 }  // namespace tr::reconciler::k8s_upgrade
