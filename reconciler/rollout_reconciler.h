@@ -69,6 +69,14 @@ class RolloutReconciler final : public ClusterReconciler {
  private:
   struct Pass;  // one reconcile's working state (rollout_reconciler.cc)
   ReconcileOutcome ReconcileProfile(Pass& pass, std::stop_token stop);
+  // The cluster's nodes now: every node, or with `follow_in_flight` only the nodes in flight
+  // (merged into the last full observation of the cluster, when there is one).
+  absl::StatusOr<core::ObservedCluster> ObserveStep(const Pass& pass, bool follow_in_flight);
+  // True while the nodes in flight leave no room for another node to start.
+  static bool NoRoomBesideInFlight(const Pass& pass);
+  // True when `kind` changes no node (it only records, or it reads), so the observation that
+  // decided it still holds for the next decision.
+  static bool ObservationKeeps(core::ActionKind kind);
   ReconcileOutcome ObservationFailed(Pass& pass, const absl::Status& error, std::stop_token stop);
   core::RolloutDecision Decide(const Pass& pass, const core::ClusterPlan& plan,
                                const core::ObservedCluster& observed, core::TimePoint now) const;
@@ -112,6 +120,8 @@ class RolloutReconciler final : public ClusterReconciler {
   const RolloutReconcilerOptions options_;
   mutable Mutex mu_;
   std::map<std::string, core::ClusterStatus> recorded_ ABSL_GUARDED_BY(mu_);
+  // Each cluster's last observation of every node, for following the nodes in flight.
+  std::map<std::string, core::ObservedCluster> last_observed_ ABSL_GUARDED_BY(mu_);
   k8s_upgrade::KubernetesUpgradeRunner* kubernetes_upgrades_ = nullptr;
 };
 

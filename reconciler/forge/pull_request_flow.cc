@@ -135,8 +135,8 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
       head.ok() ? source_.Snapshot(head->commit)
                 : absl::StatusOr<gitsource::ProfileSnapshot>(head.status());
   if (!trusted.ok()) {
-    log_->warn("step=plan-pull-request pull-request={} error=\"{}\"", event.number,
-               std::string(trusted.status().message()));
+    log_->warn("step=plan-pull-request pull-request={} error={}", event.number,
+               LogValue(std::string(trusted.status().message())));
     return;
   }
   if (proposed->origin.commit != event.head_sha) {
@@ -156,8 +156,8 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
       preview.exit_code == kExitOk ? CommitState::kSuccess : CommitState::kFailure,
       PlanDescription(preview), ""};
   if (absl::Status s = api_.SetCommitStatus(status, stop); !s.ok()) {
-    log_->warn("step=plan-status pull-request={} error=\"{}\"", event.number,
-               std::string(s.message()));
+    log_->warn("step=plan-status pull-request={} error={}", event.number,
+               LogValue(std::string(s.message())));
   }
   log_->info("step=plan-pull-request pull-request={} head={} clusters={} outcome={}", event.number,
              Short(proposed->origin.commit), preview.changed.size(), CommitStateName(status.state));
@@ -249,8 +249,8 @@ void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) 
   if (absl::Status s = api_.SetCommitStatus(status, stop); s.ok()) {
     rollout.reported = state;
   } else {
-    log_->warn("step=rollout-status commit={} error=\"{}\"", Short(commit),
-               std::string(s.message()));
+    log_->warn("step=rollout-status commit={} error={}", Short(commit),
+               LogValue(std::string(s.message())));
   }
 }
 

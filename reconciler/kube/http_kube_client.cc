@@ -341,6 +341,12 @@ class HttpKubeClient final : public KubeClient {
 
   absl::StatusOr<json> Get(const std::string& path, std::string_view what) {
     httplib::Result res = Send([&] { return client_->Get(path.c_str()); });
+    // The kept-alive connection may have been closed by the server since the last request
+    // (its idle timeout); httplib finds out only when the answer does not come. A GET is
+    // safe to send again, once, on a new connection.
+    if (!res && res.error() != httplib::Error::Connection && !canceller_.stopped()) {
+      res = Send([&] { return client_->Get(path.c_str()); });
+    }
     if (absl::Status s = Checked(res, what); !s.ok()) return s;
     json body = json::parse(res->body, nullptr, false);
     if (!body.is_object()) return absl::InternalError(fmt::format("kubernetes {}: not JSON", what));

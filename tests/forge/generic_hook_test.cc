@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "httplib.h"
 #include "reconciler/forge/hmac.h"
 #include "reconciler/forge/webhook_receiver.h"
+#include "reconciler/logging.h"
+#include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/process.h"
 
 namespace tr::reconciler::forge {
@@ -128,6 +131,31 @@ TEST_F(GenericHookTest, UnsignedOrMalformedDeliveriesAreRefused) {
   ASSERT_TRUE(bad_ref);
   EXPECT_EQ(bad_ref->status, 400);
   EXPECT_TRUE(Drain().empty());
+}
+
+// The delivery id is a header the signature does not cover: whatever it holds stays one
+// field of the log line.
+TEST_F(GenericHookTest, ADeliveryIdCannotAddFieldsToTheLog) {
+  std::ostringstream log_text;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text);
+  sink->set_pattern("%v");
+  ModuleLogger("webhook")->sinks().push_back(sink);
+  const std::string forged = "d5 outcome=forged";
+  auto res = Post("{}", "sha256=" + HmacSha256Hex(kSecret, "{}"), forged);
+  ModuleLogger("webhook")->flush();
+  ModuleLogger("webhook")->sinks().pop_back();
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202);
+  std::string line;
+  std::getline(std::istringstream(log_text.str()), line);
+  auto fields = ParseLogFields(line);
+  ASSERT_TRUE(fields.has_value()) << line;
+  std::map<std::string, std::string> by_key;
+  for (const auto& [key, value] : *fields) {
+    EXPECT_TRUE(by_key.emplace(key, value).second) << "repeated field " << key << ": " << line;
+  }
+  EXPECT_EQ(by_key["delivery"], forged);
+  EXPECT_EQ(by_key["outcome"], "queued");
 }
 
 }  // namespace
