@@ -144,11 +144,10 @@ int Run(const Options& options) {
     std::printf("sum of the nodes' own upgrade time         %8.2f s (simulator nominal %.2f s)\n",
                 nodes, 5 * 30 * options.time_scale);
     std::printf("overhead ratio (goal <= 1.02)              %8.3f\n", wall / nodes);
-    PrintBenchRow(
-        fmt::format("5-node rollout wall ÷ the nodes' own upgrade time, time scale {}",
-                    options.time_scale),
-        "≤ 1.02", fmt::format("{:.3f}", wall / nodes), wall / nodes <= 1.02,
-        fmt::format("{:.1f} s overhead", wall - nodes));
+    PrintBenchRow(fmt::format("5-node rollout wall ÷ the nodes' own upgrade time, time scale {}",
+                              options.time_scale),
+                  "≤ 1.02", fmt::format("{:.3f}", wall / nodes), wall / nodes <= 1.02,
+                  fmt::format("{:.1f} s overhead", wall - nodes));
     std::printf("the overhead, %.2f s:\n", wall - nodes);
     std::printf("  push -> first pre-pull call starts       %8.2f s\n",
                 ToSeconds(first_call - pushed));
