@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/plan_outlook.h"
 #include "core/planner.h"
 #include "core/promotion.h"
 #include "core/rollout_record.h"
@@ -94,6 +95,16 @@ std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::stri
   auto it = recorded_.find(c);
   if (it == recorded_.end()) return std::nullopt;
   return it->second;
+}
+
+void RolloutReconciler::Adopt(const std::string& cluster,
+                              std::optional<core::ClusterStatus> recorded) {
+  MutexLock lock(mu_);
+  if (recorded) {
+    recorded_[cluster] = *std::move(recorded);
+  } else {
+    recorded_.erase(cluster);
+  }
 }
 
 absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::stop_token stop) {
@@ -234,12 +245,11 @@ void RolloutReconciler::HandOver(const Pass& pass, const core::ClusterPlan& plan
                                          options_.node_poll_interval, decision);
   }
   if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
-    // Not run here (no runner, or a dry run): say so rather than claim an upgrade in progress.
-    decision.kind = core::ActionKind::kNone;
-    decision.phase = core::ClusterPhase::kBlocked;
-    decision.message = "next: " + decision.message +
-                       "; Kubernetes upgrades are not automated in this version: run talosctl "
-                       "upgrade-k8s";
+    // Not run here (no runner, or a dry run): say so rather than claim an upgrade in progress;
+    // `plan` words it the same way (core/plan_outlook.h).
+    decision = core::KubernetesStepNotRun(decision, *pass.profile, plan.steps.front(),
+                                          options_.dry_run ? "dry run"
+                                                           : "--kubernetes-upgrade-mode off");
   }
   if (options_.dry_run && Acts(decision)) decision.message = "dry-run: would " + decision.message;
 }
