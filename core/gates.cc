@@ -44,8 +44,9 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
   if (legacy) {
     // v1alpha1_images.go pulls into the CRI containerd, install/pull.go into the system one.
     gates.push_back(
-        "below Talos 1.13 that pre-pull only proves the image exists: it lands in the CRI "
-        "containerd, and each node's Upgrade pulls the image again into its system containerd");
+        "below Talos 1.13 nodes are not pre-pulled: each node's Upgrade pulls the image into "
+        "its system containerd itself (a pull into the CRI one would spare it nothing) and "
+        "refuses an image it cannot pull before it touches the node");
   }
   if (control_plane && policy.etcd_snapshot) {
     gates.push_back("etcd snapshot saved before the first control plane");

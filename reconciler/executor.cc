@@ -27,15 +27,18 @@ absl::StatusOr<std::string> KubeName(kube::KubeClient& kube, const core::NodeSpe
 }
 
 // Pulls `image` on one node with the API its version has; nodes without an image API validate
-// the image in Upgrade itself.
+// the image in Upgrade itself. With `only_if_kept`, a node below 1.13 is not asked: its legacy
+// Upgrade pulls into another store and refuses an image it cannot pull before it touches the
+// node, so a pull beforehand would only add its time to the rollout.
 absl::Status PullOnNode(talos::TalosClient& talos, const std::string& address,
-                        const std::string& image) {
+                        const std::string& image, bool only_if_kept = false) {
   absl::StatusOr<talos::NodeVersion> version = talos.Version(address);
   if (!version.ok()) return version.status();
+  const bool lifecycle = core::UsesLifecycleApi(version->version);
+  if (only_if_kept && !lifecycle) return absl::OkStatus();
   absl::Status pulled =
-      core::UsesLifecycleApi(version->version)
-          ? talos.PullImage(address, talos::ContainerdNamespace::kSystem, image).status()
-          : talos.PullImageLegacy(address, talos::ContainerdNamespace::kSystem, image);
+      lifecycle ? talos.PullImage(address, talos::ContainerdNamespace::kSystem, image).status()
+                : talos.PullImageLegacy(address, talos::ContainerdNamespace::kSystem, image);
   return absl::IsUnimplemented(pulled) ? absl::OkStatus() : pulled;
 }
 
@@ -62,7 +65,7 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterPr
       const core::NodeSpec* node = FindNode(profile, decision.nodes[i]);
       if (node == nullptr) continue;
       pulls.emplace_back([&talos, &decision, &results, i, address = node->address] {
-        results[i] = PullOnNode(talos, address, decision.image);
+        results[i] = PullOnNode(talos, address, decision.image, /*only_if_kept=*/true);
       });
     }
   }

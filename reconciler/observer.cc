@@ -40,7 +40,8 @@ class EtcdMembers {
 // Kubernetes facts: the kubelet version, and Ready / cordoned folded into the node's state.
 void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::NodeSpec& spec,
                  core::NodeObservation& node) {
-  const kube::KubeNode* k = kube_nodes ? kube::FindKubeNode(*kube_nodes, spec.name, spec.address) : nullptr;
+  const kube::KubeNode* k =
+      kube_nodes ? kube::FindKubeNode(*kube_nodes, spec.name, spec.address) : nullptr;
   if (k == nullptr) {
     node.ready = false;
     return;
@@ -57,8 +58,7 @@ void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::Node
 // Talos facts of one node: the boot id first, and the version only when the boot is new to
 // this process (a version changes only across a reboot). Returns an error only for what
 // unreachability does not explain.
-absl::Status TalosFleetObserver::ObserveTalos(talos::TalosClient& talos,
-                                              const std::string& cluster,
+absl::Status TalosFleetObserver::ObserveTalos(talos::TalosClient& talos, const std::string& cluster,
                                               const core::NodeSpec& spec,
                                               core::NodeObservation& node) {
   absl::StatusOr<std::string> boot = talos.BootId(spec.address);

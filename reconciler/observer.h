@@ -39,8 +39,8 @@ class TalosFleetObserver final : public FleetObserver {
   TalosFleetObserver(ClusterClientFactory& clients, std::string self_node)
       : clients_(clients), self_node_(std::move(self_node)) {}
   absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) override;
-  absl::StatusOr<core::ObservedCluster> ObserveNodes(const core::ClusterProfile& profile,
-                                                     const std::vector<std::string>& nodes) override;
+  absl::StatusOr<core::ObservedCluster> ObserveNodes(
+      const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
 
   // What cannot change within one boot of a node: its Talos version. Kept by cluster and node
   // address with the boot id, so a node is asked its version again only after it rebooted.

@@ -276,10 +276,8 @@ ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const core::ClusterPlan& pl
   // settle time with none in flight is waited out.
   const bool settling = pass.memory.in_flight.empty() && pass.memory.settle_until &&
                         *decision.wait_until == *pass.memory.settle_until;
-  return ReconcileOutcome::RequeueAfter(
-      decision.phase == core::ClusterPhase::kUpgradingTalos && !settling
-          ? std::min(wait, options_.node_poll_interval)
-          : wait);
+  const bool poll = decision.phase == core::ClusterPhase::kUpgradingTalos && !settling;
+  return ReconcileOutcome::RequeueAfter(poll ? std::min(wait, options_.node_poll_interval) : wait);
 }
 
 std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::RolloutDecision& decision,
@@ -393,7 +391,7 @@ void RolloutReconciler::Count(core::ActionKind kind) {
 }
 
 absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveStep(const Pass& pass,
-                                                                    bool follow_in_flight) {
+                                                                     bool follow_in_flight) {
   const core::ClusterProfile& profile = *pass.profile;
   std::optional<core::ObservedCluster> last;
   if (follow_in_flight) {
@@ -425,15 +423,12 @@ absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveStep(const Pass&
 bool RolloutReconciler::NoRoomBesideInFlight(const Pass& pass) {
   const core::RolloutMemory& memory = pass.memory;
   if (memory.in_flight.empty()) return false;
-  const bool control_plane = std::any_of(
-      memory.in_flight.begin(), memory.in_flight.end(), [&](const core::OperationInFlight& op) {
-        for (const core::NodeSpec& n : pass.profile->nodes) {
-          if (n.name == op.node) return n.role == core::NodeRole::kControlPlane;
-        }
-        return false;
-      });
-  return control_plane ||
-         static_cast<int>(memory.in_flight.size()) >= pass.profile->policy.max_parallel_workers;
+  for (const core::OperationInFlight& op : memory.in_flight) {
+    for (const core::NodeSpec& n : pass.profile->nodes) {
+      if (n.name == op.node && n.role == core::NodeRole::kControlPlane) return true;
+    }
+  }
+  return static_cast<int>(memory.in_flight.size()) >= pass.profile->policy.max_parallel_workers;
 }
 
 bool RolloutReconciler::ObservationKeeps(core::ActionKind kind) {

@@ -143,16 +143,16 @@ int Run(const Options& options) {
   }
   Print(*many);
   std::filesystem::remove_all(dir);
-  PrintBenchRow("CPU per no-op reconcile (5 nodes)", "≤ 5 ms", fmt::format("{:.1f} ms", one->cpu_ms_per_reconcile),
-      one->cpu_ms_per_reconcile <= 5,
-      fmt::format("{:.1f} ms with {} clusters; {:.0f} Talos calls each", many->cpu_ms_per_reconcile,
-                  many->clusters, one->calls_per_reconcile));
+  PrintBenchRow("CPU per no-op reconcile (5 nodes)", "≤ 5 ms",
+                fmt::format("{:.1f} ms", one->cpu_ms_per_reconcile), one->cpu_ms_per_reconcile <= 5,
+                fmt::format("{:.1f} ms with {} clusters; {:.0f} Talos calls each",
+                            many->cpu_ms_per_reconcile, many->clusters, one->calls_per_reconcile));
   PrintBenchRow("idle RSS, 1 cluster", "≤ 20 MiB", fmt::format("{:.1f} MiB", one->rss_mib),
-      one->rss_mib <= 20, "");
+                one->rss_mib <= 20, "");
   PrintBenchRow(fmt::format("idle RSS, {} clusters", many->clusters), "≤ 100 MiB",
-      fmt::format("{:.1f} MiB", many->rss_mib), many->rss_mib <= 100,
-      fmt::format("{:.2f} MiB per cluster beyond the first",
-                  (many->rss_mib - one->rss_mib) / (many->clusters - 1)));
+                fmt::format("{:.1f} MiB", many->rss_mib), many->rss_mib <= 100,
+                fmt::format("{:.2f} MiB per cluster beyond the first",
+                            (many->rss_mib - one->rss_mib) / (many->clusters - 1)));
   return 0;
 }
 

@@ -144,19 +144,24 @@ int Run(const Options& options) {
     std::printf("sum of the nodes' own upgrade time         %8.2f s (simulator nominal %.2f s)\n",
                 nodes, 5 * 30 * options.time_scale);
     std::printf("overhead ratio (goal <= 1.02)              %8.3f\n", wall / nodes);
-    PrintBenchRow(
-        fmt::format("5-node rollout wall ÷ the nodes' own upgrade time, time scale {}",
-                    options.time_scale),
-        "≤ 1.02", fmt::format("{:.3f}", wall / nodes), wall / nodes <= 1.02,
-        fmt::format("{:.1f} s overhead", wall - nodes));
+    PrintBenchRow(fmt::format("5-node rollout wall ÷ the nodes' own upgrade time, time scale {}",
+                              options.time_scale),
+                  "≤ 1.02", fmt::format("{:.3f}", wall / nodes), wall / nodes <= 1.02,
+                  fmt::format("{:.1f} s overhead", wall - nodes));
     std::printf("the overhead, %.2f s:\n", wall - nodes);
-    std::printf("  push -> first pre-pull call starts       %8.2f s\n",
-                ToSeconds(first_call - pushed));
-    if (!times.empty()) {
+    if (!times.empty() && pulls == 0) {
+      // No pre-pull (nodes below 1.13): the push is followed by the first node's Upgrade.
+      std::printf("  push -> first node's Upgrade call        %8.2f s (no pre-pull)\n",
+                  ToSeconds(times.front().start - pushed));
+    } else if (!times.empty()) {
+      std::printf("  push -> first pre-pull call starts       %8.2f s\n",
+                  ToSeconds(first_call - pushed));
       std::printf("  pre-flight -> first node's Upgrade call  %8.2f s\n",
                   ToSeconds(times.front().start - first_call));
       std::printf("    of which pre-pulling on %d nodes       %8.2f s (one pull takes %.2f s)\n",
                   pulls, ToSeconds(last_pull - first_call), kImagePull * options.time_scale);
+    }
+    if (!times.empty()) {
       std::printf("  between nodes (%zu gaps; snapshot, verify, %8.2f s\n", times.size() - 1, gaps);
       std::printf("    status commits, node poll)\n");
       std::printf("  last node Ready -> Ready on status branch %7.2f s\n",

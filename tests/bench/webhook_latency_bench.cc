@@ -24,6 +24,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/forge/hmac.h"
+#include "tests/bench/bench_row.h"
 #include "tests/support/e2e/e2e_world.h"
 #include "tests/support/e2e/journal_checks.h"
 
@@ -125,15 +126,11 @@ int Run(int rounds) {
                 Percentile(latencies_ms, 0.50), Percentile(latencies_ms, 0.99),
                 *std::max_element(latencies_ms.begin(), latencies_ms.end()));
     std::printf("  calls while idle between rounds: %d\n", idle_calls);
-    const double p50 = Percentile(latencies_ms, 0.50), p99 = Percentile(latencies_ms, 0.99);
-    std::printf("ROW %s\n",
-                nlohmann::json{{"measure", "webhook receipt -> first Talos call, p99"},
-                               {"goal", "<= 200 ms"},
-                               {"figure", fmt::format("{:.0f} ms", p99)},
-                               {"met", p99 <= 200},
-                               {"note", fmt::format("p50 {:.0f} ms, {} rounds", p50, rounds)}}
-                    .dump()
-                    .c_str());
+    bench::PrintBenchRow("webhook receipt → first Talos call, p99", "≤ 200 ms",
+                         fmt::format("{:.0f} ms", Percentile(latencies_ms, 0.99)),
+                         Percentile(latencies_ms, 0.99) <= 200,
+                         fmt::format("p50 {:.0f} ms, {} rounds", Percentile(latencies_ms, 0.50),
+                                     rounds));
   }
   std::filesystem::remove_all(dir);
   return rc;

@@ -41,7 +41,7 @@ TEST(PlanRenderTest, TextShowsOrderImageGatesAndEstimate) {
 
 TEST(PlanRenderTest, SaysThatTheLegacyPrePullDoesNotShortenTheUpgrade) {
   const std::string legacy = RenderPlanText(SampleReport());  // from Talos 1.11.6
-  EXPECT_THAT(legacy, HasSubstr("below Talos 1.13 that pre-pull only proves the image exists"));
+  EXPECT_THAT(legacy, HasSubstr("below Talos 1.13 nodes are not pre-pulled"));
   auto nodes = FiveNodes("1.13.2", "1.35.0");
   ClusterProfile profile = MakeProfile(nodes, "1.13.9", "1.35.0");
   ClusterPlan plan = PlanCluster(profile, MakeObserved(nodes), SupportMatrix::BuiltIn(),
@@ -49,7 +49,7 @@ TEST(PlanRenderTest, SaysThatTheLegacyPrePullDoesNotShortenTheUpgrade) {
   ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
   const std::string lifecycle = RenderPlanText({{"prod", plan, {}, std::nullopt, {}}});
   EXPECT_THAT(lifecycle, HasSubstr("installer image pulled on every node"));
-  EXPECT_THAT(lifecycle, ::testing::Not(HasSubstr("only proves the image exists")));
+  EXPECT_THAT(lifecycle, ::testing::Not(HasSubstr("nodes are not pre-pulled")));
 }
 
 TEST(PlanRenderTest, MarkdownHasATableAndTheBlockedReason) {

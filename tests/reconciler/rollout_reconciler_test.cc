@@ -44,8 +44,8 @@ class WorldObserver final : public FleetObserver {
     ++full_looks;
     return world_.observed();
   }
-  absl::StatusOr<core::ObservedCluster> ObserveNodes(const core::ClusterProfile&,
-                                                     const std::vector<std::string>& nodes) override {
+  absl::StatusOr<core::ObservedCluster> ObserveNodes(
+      const core::ClusterProfile&, const std::vector<std::string>& nodes) override {
     if (!error.ok()) return error;
     followed.insert(followed.end(), nodes.begin(), nodes.end());
     core::ObservedCluster some = world_.observed();
