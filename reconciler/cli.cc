@@ -179,9 +179,11 @@ void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
          "How long a static pod may take to be Ready (default 300000)");
   millis("--kubelet-timeout-ms", options.kubelet_timeout,
          "How long a kubelet may take to come back (default 180000)");
+  cmd->add_option("--termination-log", options.termination_log,
+                  "Also write the last line here (a Job's /dev/termination-log)");
   cmd->callback([&, repo, profile] {
     if (profile->count() == 0 && repo->count() == 0) options.repo_dir = ".";
-    run = [&] { return k8s_upgrade::RunUpgradeK8s(options, std::cout, std::cerr); };
+    run = [&] { return k8s_upgrade::RunUpgradeK8sUntilSignalled(options, std::cout, std::cerr); };
   });
 }
 
