@@ -1,5 +1,7 @@
 #include "reconciler/cli.h"
 
+#include <grpc/support/log.h>
+
 #include <csignal>
 #include <iostream>
 #include <map>
@@ -13,6 +15,7 @@
 #include "reconciler/daemon.h"
 #include "reconciler/daemon_config.h"
 #include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
+#include "reconciler/logging.h"
 #include "reconciler/offline_commands.h"
 #include "reconciler/status_command.h"
 #include "reconciler/version.h"
@@ -250,6 +253,14 @@ std::string MissingRequired(const CLI::App& app) {
                      fmt::join(missing, ", "));
 }
 
+// gRPC's own lines ("E1123 ssl_transport_security.cc:1501] Handshake failed ...") go to the
+// log at debug level, as key=value lines: the call that failed reports its error itself, and a
+// `plan` should not print library internals.
+void LogGrpc(gpr_log_func_args* args) {
+  ModuleLogger("grpc")->debug("source={}:{} message={}", args->file, args->line,
+                              LogValue(args->message));
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -257,6 +268,7 @@ int RunCli(int argc, char** argv) {
   // handshake a shutdown cuts) must give the writer EPIPE, not kill the process: httplib and
   // OpenSSL write with plain write(). Children get the default back (gitsource/subprocess).
   std::signal(SIGPIPE, SIG_IGN);
+  gpr_set_log_function(LogGrpc);
   CLI::App app{"talos-reconciler: keeps Talos clusters at the versions written in Git"};
   app.require_subcommand(1);
   ValidateOptions validate;

@@ -14,14 +14,29 @@ std::string CacheKey(const core::ClusterProfile& profile) {
   return profile.credentials + "|" + fmt::format("{}", fmt::join(profile.endpoints, ","));
 }
 
-// The talosconfig is read at each (re)creation, so a rotated Secret applies without a restart.
-absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
-    const TalosCredentials& credentials, const core::ClusterProfile& profile,
-    const talos::GrpcTalosClientOptions& options) {
+// The file a profile's credentials are in, and the context there that is the cluster's.
+struct Credential {
+  std::filesystem::path file;
+  talos::TalosContext context;
+};
+
+// "credentials <name>: <file>: contexts.<context>: <what>", FailedPrecondition.
+absl::Status CredentialError(const core::ClusterProfile& profile, const Credential& c,
+                             const absl::Status& what) {
+  return absl::FailedPreconditionError(fmt::format("credentials {}: {}: contexts.{}: {}",
+                                                   profile.credentials, c.file.string(),
+                                                   c.context.name, std::string(what.message())));
+}
+
+// Reads the profile's talosconfig context and checks its material, before anything is dialled:
+// gRPC would report damaged material only as unreachable nodes.
+absl::StatusOr<Credential> LoadCredential(const TalosCredentials& credentials,
+                                          const core::ClusterProfile& profile) {
   const bool one_file = !credentials.talosconfig.empty();
-  const std::filesystem::path file =
+  Credential c;
+  c.file =
       one_file ? credentials.talosconfig : credentials.dir / profile.credentials / "talosconfig";
-  absl::StatusOr<talos::TalosConfig> config = talos::LoadTalosConfig(file);
+  absl::StatusOr<talos::TalosConfig> config = talos::LoadTalosConfig(c.file);
   if (!config.ok()) {
     return absl::FailedPreconditionError(fmt::format("credentials {}: {}", profile.credentials,
                                                      std::string(config.status().message())));
@@ -32,22 +47,29 @@ absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
     return absl::FailedPreconditionError(fmt::format("credentials {}: {}", profile.credentials,
                                                      std::string(context.status().message())));
   }
-  // Checked before any dial: gRPC would report damaged material only as unreachable nodes.
-  if (absl::Status s = talos::CheckTlsMaterial(*context); !s.ok()) {
-    return absl::FailedPreconditionError(fmt::format("credentials {}: {}: contexts.{}: {}",
-                                                     profile.credentials, file.string(),
-                                                     context->name, std::string(s.message())));
+  c.context = *std::move(context);
+  if (absl::Status s = talos::CheckTlsMaterial(c.context); !s.ok()) {
+    return CredentialError(profile, c, s);
   }
   // The profile's endpoints are the desired state; the talosconfig's are only a default.
-  if (!profile.endpoints.empty()) context->endpoints.clear();
+  if (!profile.endpoints.empty()) c.context.endpoints.clear();
   for (const std::string& text : profile.endpoints) {
     absl::StatusOr<talos::Endpoint> endpoint = talos::ParseEndpoint(text);
     if (!endpoint.ok())
       return absl::FailedPreconditionError(std::string(endpoint.status().message()));
-    context->endpoints.push_back(*endpoint);
+    c.context.endpoints.push_back(*endpoint);
   }
+  return c;
+}
+
+// The talosconfig is read at each (re)creation, so a rotated Secret applies without a restart.
+absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
+    const TalosCredentials& credentials, const core::ClusterProfile& profile,
+    const talos::GrpcTalosClientOptions& options) {
+  absl::StatusOr<Credential> credential = LoadCredential(credentials, profile);
+  if (!credential.ok()) return credential.status();
   absl::StatusOr<std::unique_ptr<talos::TalosClient>> client =
-      talos::NewGrpcTalosClient(*context, options);
+      talos::NewGrpcTalosClient(credential->context, options);
   if (!client.ok()) return absl::FailedPreconditionError(std::string(client.status().message()));
   return client;
 }
@@ -120,6 +142,17 @@ void TalosconfigClientFactory::StartKubeFetch(const core::ClusterProfile& profil
          }
          done->store(true);
        })});
+}
+
+absl::Status TalosconfigClientFactory::DiagnoseUnreachable(const core::ClusterProfile& profile) {
+  absl::StatusOr<Credential> credential = LoadCredential(credentials_, profile);
+  if (!credential.ok()) return credential.status();
+  for (const talos::Endpoint& endpoint : credential->context.endpoints) {
+    absl::Status handshake =
+        talos::DiagnoseHandshake(credential->context, endpoint, options_.timeouts.connect);
+    if (!handshake.ok()) return CredentialError(profile, *credential, handshake);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<ClusterClients> TalosconfigClientFactory::ForProfile(

@@ -64,6 +64,11 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
                                  std::move(options), kube_wait) {}
   ~TalosconfigClientFactory() override;
   absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile& profile) override;
+  // For `plan`, when no node of `profile` answers: FailedPrecondition naming the talosconfig's
+  // file, context and field when its material is why (the nodes refuse the client certificate,
+  // or their certificates are not signed by its ca); OK when it cannot tell. One connection per
+  // endpoint, each up to the connect timeout; not stoppable, so not for the daemon.
+  absl::Status DiagnoseUnreachable(const core::ClusterProfile& profile);
 
  private:
   struct Entry {

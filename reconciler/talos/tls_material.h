@@ -6,6 +6,8 @@
 // Stateless; thread-safe.
 #pragma once
 
+#include <chrono>
+
 #include "absl/status/status.h"
 #include "reconciler/talos/talosconfig.h"
 
@@ -16,5 +18,14 @@ namespace tr::reconciler::talos {
 // InvalidArgument naming the field ("key: ...", "crt: ...") otherwise; the message never
 // contains the material.
 absl::Status CheckTlsMaterial(const TalosContext& context);
+
+// Why the mutual-TLS handshake with `endpoint` fails, when the material is to blame: the node's
+// certificate is not signed by `ca` ("ca: …"), or the node refuses `crt` ("crt: …"). OK when
+// the handshake succeeds, and when it fails for any other reason (nothing listening, no answer
+// within `timeout`, a connection cut): those are the network's, not the talosconfig's. Used to
+// explain nodes that read as unreachable; it makes one TCP connection and sends nothing but the
+// handshake and an HTTP/2 preface.
+absl::Status DiagnoseHandshake(const TalosContext& context, const Endpoint& endpoint,
+                               std::chrono::milliseconds timeout);
 
 }  // namespace tr::reconciler::talos

@@ -24,12 +24,12 @@ using gitsource::testing::RunCommand;
 
 const std::string kSource = TR_SOURCE_DIR;
 const std::string kBinaryDir = std::string(TR_BINARY_DIR) + "/reconciler";
-const std::vector<std::string> kCommands = {"",       "validate",    "plan",   "run",
+const std::vector<std::string> kCommands = {"",       "validate",    "plan",    "run",
                                             "status", "upgrade-k8s", "version", "completion"};
 // Flags of other programs that the README names as inline code of their own.
 const std::set<std::string> kOtherTools = {
     "--cloud-config", "--pod-infra-container-image",  // kube-apiserver and kubelet flags
-    "--namespace",                                     // talosctl image pull
+    "--namespace",                                    // talosctl image pull
 };
 
 std::string Readme() {
@@ -40,7 +40,7 @@ std::string Readme() {
 }
 
 struct Block {
-  int line = 0;  // of the opening fence, 1-based
+  int line = 0;        // of the opening fence, 1-based
   std::string marker;  // the readme-test marker's text, empty when unmarked
   std::string info;    // the fence's info string
   std::vector<std::string> lines;
@@ -224,8 +224,8 @@ TEST(ReadmeTest, EveryFlagTheReadmeNamesExists) {
           << flag << "*";
       continue;
     }
-    EXPECT_TRUE(any.contains(flag)) << "README names " << flag
-                                    << ", which no talos-reconciler command has";
+    EXPECT_TRUE(any.contains(flag))
+        << "README names " << flag << ", which no talos-reconciler command has";
   }
 }
 

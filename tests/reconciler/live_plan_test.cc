@@ -174,16 +174,24 @@ clusters:
   absl::StatusOr<sim::CertifiedKey> stranger = other->Issue(admin);
   ASSERT_TRUE(stranger.ok()) << stranger.status();
   struct Case {
-    std::string field, pem, expected;
+    std::vector<std::pair<std::string, std::string>> material;  // field, PEM
+    std::string expected;
   } cases[] = {
-      {"key", damaged_key, "contexts.lab: key: not a private key that can be read"},
-      {"crt", stranger->cert_pem, "contexts.lab: crt: the certificate does not belong to key"},
+      {{{"key", damaged_key}}, "contexts.lab: key: not a private key that can be read"},
+      {{{"crt", stranger->cert_pem}}, "contexts.lab: crt: the certificate does not belong to key"},
+      // Readable and matching, but another cluster's: the handshake says which half is wrong.
+      {{{"ca", other->cert_pem()}},
+       "contexts.lab: ca: the certificate of the node at " + cp + ":50000 is not signed by it"},
+      {{{"crt", stranger->cert_pem}, {"key", sim::TalosKeyPem(stranger->key_pem)}},
+       "contexts.lab: crt: the node at " + cp +
+           ":50000 closes the connection right after the "
+           "TLS handshake: it refuses this client certificate"},
   };
   for (const Case& c : cases) {
-    SCOPED_TRACE(c.field);
+    SCOPED_TRACE(c.expected);
     fs::create_directories(file.parent_path());
     fs::copy_file(dir / "sim/lab/talosconfig", file, fs::copy_options::overwrite_existing);
-    ReplaceMaterial(file, c.field, c.pem);
+    for (const auto& [field, pem] : c.material) ReplaceMaterial(file, field, pem);
     PlanOptions options{dir / "repo", {}, PlanFormat::kText, dir / "creds", "", {}, {}, true};
     std::ostringstream out, err;
     EXPECT_EQ(RunPlan(options, out, err), kExitBlocked) << err.str() << out.str();
