@@ -65,6 +65,8 @@ UpgradeOutcome KubernetesUpgrade::Run(std::stop_token stop) {
   };
   if (Step s = PreChecks(outcome)) return finish(s);
   if (outcome.from == options_.target.ToString()) {
+    // A run stopped after the kubelets still owes the manifests; otherwise nothing is applied.
+    if (Step s = SyncManifests(stop, outcome)) return finish(s);
     Report("done", 0, 0,
            fmt::format("every component already runs Kubernetes {}", options_.target.ToString()));
     return outcome;
@@ -75,10 +77,12 @@ UpgradeOutcome KubernetesUpgrade::Run(std::stop_token stop) {
   if (Step s = StaticPods(stop, outcome)) return finish(s);
   if (Step s = KubeProxy(stop, outcome)) return finish(s);
   if (Step s = Kubelets(stop, outcome)) return finish(s);
-  Report(
-      "done", 1, 1,
-      fmt::format("Kubernetes {} → {}: done ({} applied, {} already at the target)", outcome.from,
-                  options_.target.ToString(), outcome.applied, outcome.already_done));
+  if (Step s = SyncManifests(stop, outcome)) return finish(s);
+  Report("done", 1, 1,
+         fmt::format("Kubernetes {} → {}: done ({} applied, {} already at the target, {} "
+                     "manifest object(s) applied)",
+                     outcome.from, options_.target.ToString(), outcome.applied,
+                     outcome.already_done, outcome.manifests_applied));
   return outcome;
 }
 

@@ -11,8 +11,11 @@
 //      the new config version, run the new image and be Ready;
 //   4. kube-proxy: its image in every control plane's machine configuration;
 //   5. the kubelet on every node, control planes first, waiting until the Node reports the new
-//      kubelet version and is Ready.
-// The bootstrap manifests (the kube-proxy DaemonSet, CoreDNS, ...) are not synchronised.
+//      kubelet version and is Ready;
+//   6. the bootstrap manifests Talos renders from the machine configuration (the kube-proxy
+//      DaemonSet, CoreDNS, ...), read from the first control plane and server-side applied to
+//      the Kubernetes API, each object only when the cluster does not already have it as written
+//      (k8s_upgrade_manifests.cc).
 //
 // Resumable: every step first reads what the node's configuration says. A component already
 // configured with the target image is not applied again; the run only waits for it to be up.
@@ -57,7 +60,7 @@ struct UpgradeOptions {
 };
 
 // Where the run is: `phase` "pre-checks", "image pull", "static pods", "kube-proxy",
-// "kubelets", "done"; `done` of `total` steps of the phase.
+// "kubelets", "manifests", "done"; `done` of `total` steps of the phase.
 struct UpgradeProgress {
   std::string phase;
   int done = 0;
@@ -71,11 +74,12 @@ struct UpgradeOutcome {
   // that did not answer (retry: the run resumes); Cancelled when stopped; InvalidArgument for
   // a target or configuration that cannot be used.
   absl::Status status;
-  std::string component;  // what failed: "pre-checks", "image pull", "kube-apiserver", ...
-  std::string node;       // the node it failed on; "" when not node-specific
-  std::string from;       // the lowest Kubernetes version found before the run ("1.34.1")
-  int applied = 0;        // configurations applied by this run
-  int already_done = 0;   // components found at the target and left alone
+  std::string component;      // what failed: "pre-checks", "image pull", "kube-apiserver", ...
+  std::string node;           // the node it failed on; "" when not node-specific
+  std::string from;           // the lowest Kubernetes version found before the run ("1.34.1")
+  int applied = 0;            // configurations applied by this run
+  int already_done = 0;       // components found at the target and left alone
+  int manifests_applied = 0;  // bootstrap manifest objects applied (the others were current)
 };
 
 class KubernetesUpgrade {
@@ -103,6 +107,7 @@ class KubernetesUpgrade {
   Step StaticPods(std::stop_token stop, UpgradeOutcome& outcome);
   Step KubeProxy(std::stop_token stop, UpgradeOutcome& outcome);
   Step Kubelets(std::stop_token stop, UpgradeOutcome& outcome);
+  Step SyncManifests(std::stop_token stop, UpgradeOutcome& outcome);
 
   // Sets `component`'s image to the target in the node's configuration unless it is already
   // there; `*applied` says whether a configuration was sent.

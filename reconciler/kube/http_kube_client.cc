@@ -278,6 +278,22 @@ class HttpKubeClient final : public KubeClient {
     return static_cast<int>(body->value("items", json::array()).size());
   }
 
+  absl::StatusOr<std::string> GetObject(const std::string& path) override {
+    absl::StatusOr<json> body = Get(path, "get " + path);
+    if (!body.ok()) return body.status();
+    return body->dump();
+  }
+
+  absl::Status ApplyObject(const std::string& path, const std::string& object_yaml,
+                           const std::string& field_manager) override {
+    const std::string target = fmt::format("{}?fieldManager={}&force=true", path,
+                                           httplib::detail::encode_query_param(field_manager));
+    httplib::Result res = Send([&] {
+      return client_->Patch(target.c_str(), object_yaml, "application/apply-patch+yaml");
+    });
+    return Checked(res, "apply " + path);
+  }
+
   absl::StatusOr<std::vector<core::WorkloadStatus>> ListWorkloads(
       const std::string& kind, const std::string& ns, const std::string& name,
       const std::string& selector) override {

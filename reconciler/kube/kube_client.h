@@ -78,7 +78,7 @@ class KubeClient {
   }
   // Pods of a namespace matching an equality label selector ("k8s-app=kube-apiserver").
   virtual absl::StatusOr<std::vector<KubePodDetail>> ListPods(const std::string& namespace_name,
-                                                        const std::string& label_selector) {
+                                                              const std::string& label_selector) {
     (void)namespace_name;
     (void)label_selector;
     return absl::UnimplementedError("ListPods");
@@ -105,6 +105,19 @@ class KubeClient {
   virtual absl::StatusOr<int> CountObjects(const std::string& list_path) {
     (void)list_path;
     return absl::UnimplementedError("CountObjects");
+  }
+  // The object at `path` ("/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy") as JSON
+  // text; NotFound when there is none.
+  virtual absl::StatusOr<std::string> GetObject(const std::string& path) {
+    (void)path;
+    return absl::UnimplementedError("GetObject");
+  }
+  // Server-side apply of `object_yaml` at `path` (PATCH application/apply-patch+yaml) as
+  // `field_manager`, taking over fields other managers own (force).
+  virtual absl::Status ApplyObject(const std::string& path, const std::string& object_yaml,
+                                   const std::string& field_manager) {
+    (void)path, (void)object_yaml, (void)field_manager;
+    return absl::UnimplementedError("ApplyObject");
   }
 };
 

@@ -102,8 +102,19 @@ TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
   EXPECT_EQ(Applies("cp-2"), 5u);
   EXPECT_EQ(Applies("w-2"), 1u);
   EXPECT_NE(std::find(lines_.begin(), lines_.end(), "kubelets 3/5: cp-3 at v1.35.0"), lines_.end());
+  // The bootstrap manifests: the kube-proxy DaemonSet gets the new image, CoreDNS is as written.
+  EXPECT_NE(std::find(lines_.begin(), lines_.end(),
+                      "manifests 1/2: DaemonSet kube-system/kube-proxy applied"),
+            lines_.end());
+  EXPECT_NE(std::find(lines_.begin(), lines_.end(),
+                      "manifests 2/2: Deployment kube-system/coredns already current"),
+            lines_.end());
+  EXPECT_EQ(ManifestChanges(),
+            (std::vector<std::string>{
+                "daemonsets/kube-proxy image = registry.k8s.io/kube-proxy:v1.35.0"}));
   EXPECT_EQ(lines_.back(),
-            "Kubernetes 1.34.1 → 1.35.0: done (17 applied, 0 already at the target)");
+            "Kubernetes 1.34.1 → 1.35.0: done (17 applied, 0 already at the target, 1 manifest "
+            "object(s) applied)");
   const std::string upgraded = ServedConfig("w-1");
   EXPECT_TRUE(upgraded.ends_with(worker_config.substr(extra))) << upgraded;
   EXPECT_NE(upgraded.find("kubelet:v1.35.0"), std::string::npos);
@@ -114,6 +125,8 @@ TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
   UpgradeOutcome again = RunUpgrade("1.35.0");
   ASSERT_TRUE(again.status.ok()) << again.status;
   EXPECT_EQ(again.applied, 0);
+  EXPECT_EQ(again.manifests_applied, 0);
+  EXPECT_EQ(ManifestChanges().size(), 1u);
   EXPECT_EQ(TotalApplies(), kAllApplies);
 }
 

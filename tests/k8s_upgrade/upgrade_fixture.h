@@ -60,6 +60,17 @@ class UpgradeFixture : public talos::SimTest {
     return changes;
   }
 
+  // What server-side applies of the bootstrap manifests changed, in order.
+  std::vector<std::string> ManifestChanges() {
+    std::vector<std::string> changes;
+    for (const auto& e : fleet_->journal().Entries()) {
+      if (e.kind == sim::JournalEntry::Kind::kState && e.what == "manifest") {
+        changes.push_back(e.detail);
+      }
+    }
+    return changes;
+  }
+
   uint64_t FirstCallSeq(const std::string& node, const std::string& method) {
     auto calls = Calls(node, method);
     return calls.empty() ? UINT64_MAX : calls.front().seq;

@@ -138,6 +138,7 @@ TEST_F(UpgradeK8sCommandTest, KilledThenTerminatedThenRunAgainPatchesEachCompone
       EXPECT_EQ(ImageChanges(n.name, c), expected ? 1u : 0u) << c << " on " << n.name;
     }
   }
+  EXPECT_EQ(ManifestChanges().size(), 1u);  // the kube-proxy DaemonSet, once
   ExpectAllAt("1.35.0");
   EXPECT_NE(Read("out").find("kubelets 5/5: w-2 at v1.35.0"), std::string::npos) << Read("out");
   EXPECT_EQ(Read("termination-log"), "upgrade-k8s: Kubernetes 1.34.1 → 1.35.0: done\n");

@@ -109,6 +109,35 @@ void AddControlPlane(const SimNode& node, std::vector<Desired>& out) {
   }
 }
 
+// The bootstrap manifests Talos renders from the machine configuration on control planes
+// (Manifests in the controlplane namespace), reduced to their workloads: the kube-proxy DaemonSet
+// and the CoreDNS Deployment. The spec is the list of objects.
+void AddManifest(const std::string& id, const char* api_version, const char* kind, const char* name,
+                 const std::string& image, std::vector<Desired>& out) {
+  k8s::ManifestSpec spec;
+  auto& fields = *spec.add_items()->mutable_object()->mutable_fields();
+  fields["apiVersion"].set_string_value(api_version);
+  fields["kind"].set_string_value(kind);
+  auto& meta = *fields["metadata"].mutable_struct_value()->mutable_fields();
+  meta["name"].set_string_value(name);
+  meta["namespace"].set_string_value("kube-system");
+  auto* spec_fields = fields["spec"].mutable_struct_value()->mutable_fields();
+  auto* template_fields = (*spec_fields)["template"].mutable_struct_value()->mutable_fields();
+  auto* pod_fields = (*template_fields)["spec"].mutable_struct_value()->mutable_fields();
+  auto& container = *(*pod_fields)["containers"]
+                         .mutable_list_value()
+                         ->add_values()
+                         ->mutable_struct_value()
+                         ->mutable_fields();
+  container["name"].set_string_value(name);
+  container["image"].set_string_value(image);
+  out.push_back({"controlplane", "Manifests.kubernetes.talos.dev", id, spec.SerializeAsString(),
+                 fmt::format("- apiVersion: {}\n  kind: {}\n  metadata:\n    name: {}\n"
+                             "    namespace: kube-system\n  spec:\n    template:\n      spec:\n"
+                             "        containers:\n          - name: {}\n            image: {}\n",
+                             api_version, kind, name, name, image)});
+}
+
 std::vector<Desired> DesiredResources(const SimNode& node) {
   std::vector<Desired> out;
   AddMachineStatus(node, out);
@@ -124,7 +153,12 @@ std::vector<Desired> DesiredResources(const SimNode& node) {
   config.set_yaml_marshalled(node.machine_config);
   out.push_back({"config", "MachineConfigs.config.talos.dev", "v1alpha1",
                  config.SerializeAsString(), node.machine_config});
-  if (node.is_control_plane()) AddControlPlane(node, out);
+  if (node.is_control_plane()) {
+    AddControlPlane(node, out);
+    AddManifest("10-kube-proxy", "apps/v1", "DaemonSet", "kube-proxy", ImageOf(node, "kube-proxy"),
+                out);
+    AddManifest("11-core-dns", "apps/v1", "Deployment", "coredns", kDefaultCoreDnsImage, out);
+  }
   return out;
 }
 

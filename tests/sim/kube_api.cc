@@ -222,15 +222,8 @@ void KubeApiServer::Routes() {
                 {"spec", {{"unschedulable", spec.value("unschedulable", false)}}}});
     Reply(res, 200, cluster_->KubeNodeJsonLocked(*node));
   });
-  // kube-proxy is the only DaemonSet; kubectl drain looks its owner up.
-  s.Get("/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
-        [](const httplib::Request&, httplib::Response& res) {
-          Reply(res, 200,
-                {{"kind", "DaemonSet"},
-                 {"apiVersion", "apps/v1"},
-                 {"metadata", {{"name", "kube-proxy"}, {"namespace", "kube-system"}}},
-                 {"spec", {{"selector", {{"matchLabels", {{"k8s-app", "kube-proxy"}}}}}}}});
-        });
+  // Before the workload store: kube-proxy (the DaemonSet kubectl drain looks up) and CoreDNS.
+  BootstrapWorkloadRoutes();
   PodRoutes();
   LeaseRoutes();
   workloads_ = std::make_unique<WorkloadStore>();

@@ -48,6 +48,9 @@ class KubeApiServer {
   void LeaseRoutes();  // coordination.k8s.io/v1 Leases (kube_api_pods.cc)
   void RemovedApiRoutes();  // an API a Kubernetes upgrade removes (kube_api_removed.cc)
 
+  // The kube-proxy DaemonSet and CoreDNS Deployment (kube_api_manifests.cc).
+  void BootstrapWorkloadRoutes();
+
   SimCluster* cluster_ = nullptr;
   std::string token_;
   std::string url_;

@@ -95,4 +95,36 @@ void SimCluster::RestartStaticPodsLocked(SimNode& node) {
   }
 }
 
+std::string SimCluster::BootstrapWorkloadImageLocked(const std::string& key) const {
+  if (auto it = bootstrap_images_.find(key); it != bootstrap_images_.end()) return it->second;
+  if (key == "deployments/coredns") return kDefaultCoreDnsImage;
+  // Until an apply, the DaemonSet is as bootstrap created it: what its pods run.
+  for (const auto& pod : pods_) {
+    if (pod.container == "kube-proxy") return pod.image;
+  }
+  return "";
+}
+
+void SimCluster::SetBootstrapWorkloadImageLocked(const std::string& key, const std::string& image) {
+  if (BootstrapWorkloadImageLocked(key) == image) return;
+  bootstrap_images_[key] = image;
+  SimNode& first = *nodes_.front();
+  JournalStateLocked(first, "manifest", fmt::format("{} image = {}", key, image));
+  if (key != "daemonsets/kube-proxy") return;
+  for (auto& pod : pods_) {
+    if (pod.container != "kube-proxy") continue;
+    pod.image = image;
+    pod.ready = false;
+    pod.resource_version = NextResourceVersionLocked();
+    AfterLocked(first, Scaled(timings_.pod_start),
+                [this, key = pod.ns + "/" + pod.name, image](SimNode&) {
+                  for (auto& p : pods_) {
+                    if (p.ns + "/" + p.name != key || p.image != image) continue;
+                    p.ready = true;
+                    p.resource_version = NextResourceVersionLocked();
+                  }
+                });
+  }
+}
+
 }  // namespace tr::sim

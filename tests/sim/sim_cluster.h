@@ -34,6 +34,10 @@
 
 namespace tr::sim {
 
+// The CoreDNS image of the bootstrap manifests (Talos renders cluster.coreDNS.image, by default
+// the one its release was built with; the simulator keeps one).
+inline constexpr const char* kDefaultCoreDnsImage = "registry.k8s.io/coredns/coredns:v1.12.4";
+
 using WallTime = std::chrono::system_clock::time_point;
 
 // One event in a node's Events buffer.
@@ -346,6 +350,11 @@ class SimCluster {
   void RestartStaticPodsLocked(SimNode& node);
   // Whether a node of the cluster has the fault (cluster-wide faults such as removed_api_in_use).
   bool AnyNodeHasFaultLocked(FaultKind kind) const;
+  // The bootstrap manifests' workloads as the API holds them (kube_upgrade_model.cc):
+  // "daemonsets/kube-proxy" and "deployments/coredns" in kube-system, by their container image.
+  // Setting a new kube-proxy image rolls its pods out (each restarts, Ready after pod_start).
+  std::string BootstrapWorkloadImageLocked(const std::string& key) const;
+  void SetBootstrapWorkloadImageLocked(const std::string& key, const std::string& image);
 
  private:
   ClusterSpec spec_;
@@ -363,6 +372,8 @@ class SimCluster {
   uint64_t resource_version_ = 1000;
   std::vector<KubePod> pods_;
   std::map<std::string, nlohmann::json> leases_;  // "<ns>/<name>" -> object
+  // Images of the bootstrap workloads set by a server-side apply (BootstrapWorkloadImageLocked).
+  std::map<std::string, std::string> bootstrap_images_;
   std::string kubeconfig_;
   std::shared_ptr<const RegistryCatalog> registry_;
 
