@@ -65,7 +65,8 @@ absl::Status ReadGithubPullRequest(const json& doc, WebhookEvent& event) {
   absl::StatusOr<std::string> base = StringAt(doc, {"pull_request", "base", "ref"});
   if (!base.ok()) return base.status();
   const json& pr = doc["pull_request"];
-  const bool merged = pr.contains("merged") && pr["merged"].is_boolean() && pr["merged"].get<bool>();
+  const bool merged =
+      pr.contains("merged") && pr["merged"].is_boolean() && pr["merged"].get<bool>();
   absl::StatusOr<std::string> merge_commit = StringAt(doc, {"pull_request", "merge_commit_sha"});
   event.number = *number;
   event.action = GithubAction(*action, merged);

@@ -31,8 +31,8 @@ WebhookHeaders PickHeaders(Forge forge, const httplib::Request& req) {
     case Forge::kGitea:
       h.event = FirstHeader(req, {"X-Gitea-Event", "X-Forgejo-Event", "X-Gogs-Event"});
       h.delivery = FirstHeader(req, {"X-Gitea-Delivery", "X-Forgejo-Delivery", "X-Gogs-Delivery"});
-      h.signature = FirstHeader(
-          req, {"X-Gitea-Signature", "X-Forgejo-Signature", "X-Hub-Signature-256"});
+      h.signature =
+          FirstHeader(req, {"X-Gitea-Signature", "X-Forgejo-Signature", "X-Hub-Signature-256"});
       break;
   }
   return h;

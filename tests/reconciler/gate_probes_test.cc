@@ -187,23 +187,11 @@ class PrometheusProbeTest : public ::testing::Test {
     // Starts Prometheus on a free port; keeps it once it answers on that port.
     void Start() {
       port = FreePort();
-      gitsource::SpawnOptions options;
-      options.argv = {"prometheus", "--config.file=" + (dir.path() / "prometheus.yml").string(),
-                      "--storage.tsdb.path=" + (dir.path() / "data").string(),
-                      "--web.listen-address=127.0.0.1:" + std::to_string(port)};
-      auto child = gitsource::Subprocess::Spawn(options);
-      if (!child.ok()) return;
-      httplib::Client client("127.0.0.1", port);
-      bool exited = false;  // the port was taken?
-      const bool ready = test_support::WaitUntil(
-          [&] {
-            exited = child->WaitFor(std::chrono::milliseconds(100)).has_value();
-            if (exited) return true;
-            const auto res = client.Get("/-/ready");
-            return res && res->status == 200;
-          },
-          std::chrono::seconds(60));
-      if (ready && !exited) prometheus = *std::move(child);
+      prometheus = test_support::StartServerProcess(
+          {"prometheus", "--config.file=" + (dir.path() / "prometheus.yml").string(),
+           "--storage.tsdb.path=" + (dir.path() / "data").string(),
+           "--web.listen-address=127.0.0.1:" + std::to_string(port)},
+          port, "/-/ready", std::chrono::seconds(60));
     }
   };
 

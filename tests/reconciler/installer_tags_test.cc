@@ -81,21 +81,9 @@ class RealRegistry {
                                               "storage: {{filesystem: {{rootdirectory: {}}}}}\n"
                                               "http: {{addr: 127.0.0.1:{}, secret: test-only}}\n",
                                               (dir_ / "data").string(), port_));
-    gitsource::SpawnOptions options;
-    options.argv = {"docker-registry", "serve", (dir_ / "config.yml").string()};
-    auto child = gitsource::Subprocess::Spawn(options);
-    if (!child.ok()) return;
-    httplib::Client client("127.0.0.1", port_);
-    bool exited = false;  // the port was taken meanwhile?
-    const bool ready = test_support::WaitUntil(
-        [&] {
-          exited = child->WaitFor(std::chrono::milliseconds(20)).has_value();
-          if (exited) return true;
-          const auto res = client.Get("/v2/");
-          return res && res->status == 200;
-        },
+    process_ = test_support::StartServerProcess(
+        {"docker-registry", "serve", (dir_ / "config.yml").string()}, port_, "/v2/",
         std::chrono::seconds(30));
-    if (ready && !exited) process_ = *std::move(child);
   }
 
   TempDir dir_;

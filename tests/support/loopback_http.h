@@ -12,8 +12,12 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
+#include "gitsource/subprocess.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "tests/support/wait.h"
@@ -54,6 +58,31 @@ inline int FreePort() {
   getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
   close(fd);
   return ntohs(addr.sin_port);
+}
+
+// Starts `argv`, a server told to listen on 127.0.0.1:`port`, and waits up to `within` until
+// GET `ready_path` there answers 200. nullopt when it did not start, did not get ready, or
+// exited first (the port was taken meanwhile: try again with another FreePort()).
+inline std::optional<gitsource::Subprocess> StartServerProcess(std::vector<std::string> argv,
+                                                               int port,
+                                                               const std::string& ready_path,
+                                                               std::chrono::milliseconds within) {
+  gitsource::SpawnOptions options;
+  options.argv = std::move(argv);
+  auto child = gitsource::Subprocess::Spawn(options);
+  if (!child.ok()) return std::nullopt;
+  httplib::Client client("127.0.0.1", port);
+  bool exited = false;
+  const bool ready = WaitUntil(
+      [&] {
+        exited = child->WaitFor(std::chrono::milliseconds(20)).has_value();
+        if (exited) return true;
+        const auto res = client.Get(ready_path);
+        return res && res->status == 200;
+      },
+      within);
+  if (!ready || exited) return std::nullopt;
+  return *std::move(child);
 }
 
 }  // namespace tr::test_support
