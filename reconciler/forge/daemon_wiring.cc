@@ -67,11 +67,11 @@ void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, PullRequestFlow
     }
     if (event->kind == WebhookKind::kPush || event->action == PullRequestAction::kMerged) {
       log->info("step=dispatch forge={} delivery={} outcome=poll-now", ForgeName(event->forge),
-                event->delivery);
+                LogValue(event->delivery));
       trigger.Trigger();
     } else {
       log->info("step=dispatch forge={} delivery={} pull-request={} action={} outcome=noted",
-                ForgeName(event->forge), event->delivery, event->number,
+                ForgeName(event->forge), LogValue(event->delivery), event->number,
                 PullRequestActionName(event->action));
     }
   }

@@ -183,9 +183,9 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
       return absl::UnavailableError(
           absl::StrCat(failure.message(), " (gave up after ", attempt, " attempts)"));
     }
-    log->warn("step=forge-call method={} path={} attempt={} retry-in-ms={} error=\"{}\"",
+    log->warn("step=forge-call method={} path={} attempt={} retry-in-ms={} error={}",
               request.method, request.path, attempt, delay->count(),
-              std::string(failure.message()));
+              LogValue(std::string(failure.message())));
     if (!env_.SleepFor(*delay, stop)) return absl::CancelledError("forge call stopped");
   }
 }
