@@ -210,6 +210,17 @@ TEST_F(WebhookReceiverTest, ReplayedDeliveryIsAnsweredButQueuedOnce) {
   EXPECT_EQ(metrics_.webhook_requests.Value("duplicate"), 2u);
 }
 
+// A correctly signed body that is not a push payload: 400, counted as malformed, not queued.
+TEST_F(WebhookReceiverTest, SignedButMalformedIs400AndCounted) {
+  StartReceiver(4);
+  auto res = PostGithub("malformed-1", "not json at all");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(metrics_.webhook_requests.Value("malformed"), 1u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("accepted"), 0u);
+  EXPECT_EQ(queue_->Size(), 0u);
+}
+
 TEST_F(WebhookReceiverTest, FloodFillsTheQueueThen503AndARetryIsTakenOnceThereIsRoom) {
   StartReceiver(4);
   const std::string body = R"({"ref":"refs/heads/master","after":"abc"})";
