@@ -128,8 +128,8 @@ struct Metrics {
   CounterFamily notifications;
   ClusterPhaseGauge cluster_phase;
   std::atomic<bool> ready{false};  // the first poll succeeded
-  // Leadership gauges (talos_reconciler_leader, talos_reconciler_shard_owned{shard}) belong
-  // here, as GaugeFamily members rendered after `ready`, once leader election exists.
+  // The leadership gauges (talos_reconciler_leader, talos_reconciler_shard_owned{shard}) are
+  // rendered by reconciler/lease/election.h and appended to the scrape by the daemon.
 
   // Liveness: the last time the process made progress (a successful poll or a finished
   // reconcile). A process that makes none for a while is stuck and should be restarted.
