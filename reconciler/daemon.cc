@@ -234,9 +234,15 @@ int RunDaemon(const DaemonConfig& config) {
   gates::ProbeGateRunner gate_runner(clients);
   // Promotion reads the upstream clusters from the branch itself (the plain store: no
   // notifications), so a cluster another replica reconciles counts too.
-  RolloutReconciler reconciler(
-      {desired, observer, background, acting_store, env, metrics, &gate_runner, &git_store},
-      {config.node_poll_interval, config.dry_run, 32}, *statuses);
+  std::optional<registry::InstallerReleases> releases;  // --installer-registry
+  if (const auto& registry = config.installer_registry) {
+    releases.emplace(
+        [registry](std::stop_token s) { return registry::ListRegistryTags(*registry, s); },
+        registry->ttl, env);
+  }
+  RolloutReconciler reconciler({desired, observer, background, acting_store, env, metrics,
+                                &gate_runner, &git_store, releases ? &*releases : nullptr},
+                               {config.node_poll_interval, config.dry_run, 32}, *statuses);
   k8s_upgrade::InProcessRunnerOptions upgrade_options;
   upgrade_options.poll_interval =
       std::min(config.node_poll_interval, std::chrono::milliseconds(1000));
@@ -273,6 +279,9 @@ int RunDaemon(const DaemonConfig& config) {
   }
   {
     std::jthread polling([&] { poller.Run(stop.get_token()); });
+    std::jthread listing_releases([&] {
+      if (releases) releases->Run(stop.get_token());  // never holds up a reconcile
+    });
     controller.Run(stop.get_token());
   }
   if (*election) (*election)->Stop();  // nothing acts any more: give the Leases back

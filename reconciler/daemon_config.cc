@@ -96,6 +96,40 @@ void AddForgeFlags(CLI::App& cmd, DaemonConfig& c) {
              "At most one edit of a pull request's comment per this (default 10s)");
 }
 
+void AddInstallerRegistryFlags(CLI::App& cmd, DaemonConfig& c) {
+  Flag(cmd, "installer-registry", c.installer_registry_url,
+       "http(s)://host[:port]/<name> of the installer repository whose release tags are "
+       "listed (OCI distribution API) into the release catalog (default: none)");
+  Flag(cmd, "installer-registry-credentials-file", c.installer_registry_credentials_file,
+       "File holding one line username:password for the registry");
+  Flag(cmd, "installer-registry-ca-file", c.installer_registry_ca_file,
+       "PEM bundle trusted for the registry instead of the system's");
+  MillisFlag(cmd, "installer-registry-timeout", c.installer_registry_timeout,
+             "Deadline of one registry request (default 10s)");
+  DurationFlag(cmd, "installer-registry-ttl", c.installer_registry_ttl,
+               "How often the tags are listed again (default 1h)");
+}
+
+absl::Status FinishInstallerRegistryConfig(DaemonConfig& c) {
+  if (c.installer_registry_url.empty()) return absl::OkStatus();
+  auto options = registry::ParseInstallerRegistry(c.installer_registry_url,
+                                                  c.installer_registry_credentials_file,
+                                                  c.installer_registry_ca_file);
+  if (!options.ok()) return Invalid("installer-registry", std::string(options.status().message()));
+  using std::chrono::milliseconds, std::chrono::minutes, std::chrono::hours;
+  if (c.installer_registry_timeout < milliseconds(100) ||
+      c.installer_registry_timeout > minutes(5)) {
+    return Invalid("installer-registry-timeout", "100ms to 5m");
+  }
+  if (c.installer_registry_ttl < minutes(1) || c.installer_registry_ttl > hours(24 * 7)) {
+    return Invalid("installer-registry-ttl", "1m to 168h");
+  }
+  options->timeout = c.installer_registry_timeout;
+  options->ttl = c.installer_registry_ttl;
+  c.installer_registry = *std::move(options);
+  return absl::OkStatus();
+}
+
 // "owner/name" from a repository URL's path: https://host/owner/name.git, git@host:owner/name.
 std::string RepositoryPath(const std::string& url) {
   size_t start = url.find("://");
@@ -284,6 +318,7 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
       ->check(CLI::IsMember({"text", "json"}));
   AddForgeFlags(cmd, c);
   AddLeaderElectionFlags(cmd, c);
+  AddInstallerRegistryFlags(cmd, c);
 }
 
 void SettingOrigins::SetFromFile(const std::string& flag, std::string file_line) {
@@ -402,6 +437,7 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
     return Invalid("log-level", "trace, debug, info, warn or error");
   }
   if (absl::Status s = FinishLeaderElection(c); !s.ok()) return s;
+  if (absl::Status s = FinishInstallerRegistryConfig(c); !s.ok()) return s;
   return FinishForgeConfig(c);
 }
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "absl/status/status.h"
 #include "gitsource/config.h"
 #include "reconciler/git_flags.h"
+#include "reconciler/registry/installer_tags.h"
 
 namespace tr::reconciler {
 
@@ -72,6 +74,15 @@ struct DaemonConfig : GitFlags {
   std::chrono::milliseconds leader_elect_renew_deadline{10'000};
   std::chrono::milliseconds leader_elect_retry_period{2'000};
   int shards = 1;
+  // The installer repository whose release tags join the release catalog (reconciler/registry):
+  // http(s)://host[:port]/<name>; empty: none. FinishDaemonConfig parses it into
+  // `installer_registry`.
+  std::string installer_registry_url;
+  std::filesystem::path installer_registry_credentials_file;  // one line username:password
+  std::filesystem::path installer_registry_ca_file;
+  std::chrono::milliseconds installer_registry_timeout{10'000};
+  std::chrono::seconds installer_registry_ttl{3600};
+  std::optional<registry::InstallerRegistryOptions> installer_registry;
 };
 
 // Registers every setting on `cmd` as a flag with its environment variable, and `--config`.

@@ -1,37 +1,135 @@
-// Counters and gauges the daemon exposes on /metrics in the Prometheus text format.
+// What the daemon exposes on /metrics, in the Prometheus text format (version 0.0.4), which
+// `promtool check metrics` accepts (tests/reconciler/metrics_promtool_test.cc runs it).
 //
-// Thread-safe (atomics).
+// The families are the ones README.md "Metrics" lists. Each is a value type here with one
+// label at most (the cluster phase gauge has two), rendered in a fixed order with its HELP
+// and TYPE lines. Label values a family knows up front (outcomes, results) are rendered at 0
+// from the start, so a rate() over them exists before the first event.
+//
+// Durations are measured by the caller with its injected Env (gitsource/env.h): nothing here
+// reads a clock.
+//
+// Thread-safe: every member may be updated and rendered from any thread.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
+#include <map>
 #include <string>
+#include <string_view>
+#include <vector>
+
+#include "gitsource/mutex.h"
 
 namespace tr::reconciler {
 
+// A counter per value of one label; with an empty label, one unlabelled counter (value "").
+class CounterFamily {
+ public:
+  CounterFamily(std::string_view name, std::string_view help, std::string_view label,
+                std::initializer_list<std::string_view> known_values);
+  void Inc(std::string_view value = "", uint64_t by = 1);
+  uint64_t Value(std::string_view value = "") const;
+  void Render(std::string& out) const;
+
+ private:
+  const std::string name_, help_, label_;
+  mutable Mutex mu_;
+  std::map<std::string, uint64_t, std::less<>> counts_ ABSL_GUARDED_BY(mu_);
+};
+
+// A histogram per value of one label (or one unlabelled), with fixed upper bounds in seconds.
+class HistogramFamily {
+ public:
+  HistogramFamily(std::string_view name, std::string_view help, std::string_view label,
+                  std::vector<double> bounds_seconds);
+  void Observe(std::string_view value, std::chrono::duration<double> duration);
+  // Observations of `value` so far (the _count series).
+  uint64_t Count(std::string_view value = "") const;
+  // Observations of `value` at or under `bound_seconds` (that bucket's series).
+  uint64_t CountAtMost(std::string_view value, double bound_seconds) const;
+  double Sum(std::string_view value = "") const;
+  void Render(std::string& out) const;
+
+ private:
+  struct Series {
+    std::vector<uint64_t> buckets;  // per bound, not cumulative; rendered cumulative
+    uint64_t count = 0;
+    double sum = 0;
+  };
+  const std::string name_, help_, label_;
+  const std::vector<double> bounds_;
+  mutable Mutex mu_;
+  std::map<std::string, Series, std::less<>> series_ ABSL_GUARDED_BY(mu_);
+};
+
+// A gauge per value of one label (or one unlabelled); series can be removed.
+class GaugeFamily {
+ public:
+  GaugeFamily(std::string_view name, std::string_view help, std::string_view label);
+  void Set(std::string_view value, double gauge);
+  void Erase(std::string_view value);
+  // The series' value; 0 when it does not exist.
+  double Value(std::string_view value = "") const;
+  bool Has(std::string_view value) const;
+  void Render(std::string& out) const;
+
+ private:
+  const std::string name_, help_, label_;
+  mutable Mutex mu_;
+  std::map<std::string, double, std::less<>> values_ ABSL_GUARDED_BY(mu_);
+};
+
+// talos_reconciler_cluster_phase{cluster, phase}: for every cluster known, one series per
+// phase, 1 for the cluster's current phase and 0 for the others (as kube-state-metrics does
+// for a pod's phase), so `== 1` selects and `sum by (phase)` counts.
+class ClusterPhaseGauge {
+ public:
+  explicit ClusterPhaseGauge(std::vector<std::string> phases);
+  void Set(const std::string& cluster, std::string_view phase);
+  void Forget(const std::string& cluster);
+  // The cluster's phase; "" when it is not known.
+  std::string PhaseOf(const std::string& cluster) const;
+  void Render(std::string& out) const;
+
+ private:
+  const std::vector<std::string> phases_;
+  mutable Mutex mu_;
+  std::map<std::string, std::string> phase_ ABSL_GUARDED_BY(mu_);
+};
+
+// Bucket bounds: node upgrades take minutes (a reboot, an image pull); Git polls and fetches
+// take well under a second on a healthy remote and up to the operation's deadline otherwise.
+std::vector<double> NodeUpgradeBuckets();
+std::vector<double> GitBuckets();
+
 struct Metrics {
-  std::atomic<uint64_t> reconciles{0};
-  std::atomic<uint64_t> reconcile_errors{0};
-  std::atomic<uint64_t> polls{0};
-  std::atomic<uint64_t> poll_errors{0};
-  std::atomic<uint64_t> node_upgrades_started{0};
-  std::atomic<uint64_t> node_upgrades_completed{0};
-  std::atomic<uint64_t> node_upgrades_failed{0};
-  std::atomic<uint64_t> status_commits{0};
-  // Inbound webhooks (reconciler/forge/webhook_receiver.h).
-  std::atomic<uint64_t> webhook_deliveries{0};
-  std::atomic<uint64_t> webhook_accepted{0};
-  std::atomic<uint64_t> webhook_ignored{0};
-  std::atomic<uint64_t> webhook_duplicates{0};
-  std::atomic<uint64_t> webhook_bad_signatures{0};
-  std::atomic<uint64_t> webhook_too_large{0};
-  std::atomic<uint64_t> webhook_queue_full{0};
-  // Outbound notifications (reconciler/notify/webhook_notifier.h).
-  std::atomic<uint64_t> notifications_sent{0};
-  std::atomic<uint64_t> notification_failures{0};  // failed attempts that will be retried
-  std::atomic<uint64_t> notifications_dropped{0};
+  Metrics();
+
+  // Reconciles by how they ended: done, requeue, transient_error, stalled, forget.
+  CounterFamily reconciles;
+  // Node upgrades started, and by result (completed, failed, rolled_back) with how long each
+  // took from being recorded to that result.
+  CounterFamily node_upgrades_started;
+  CounterFamily node_upgrades;
+  HistogramFamily node_upgrade_duration;
+  // Polls of the profile repository (ls-remote and, when the branch moved, a fetch) by result
+  // (ok, failed), and their durations.
+  CounterFamily git_polls;
+  HistogramFamily git_poll_duration;
+  CounterFamily status_commits;
+  // Inbound webhook requests by outcome (reconciler/forge/webhook_receiver.h): accepted,
+  // ignored, duplicate, bad_signature, too_large, malformed, queue_full.
+  CounterFamily webhook_requests;
+  // Outbound notification attempts by result (reconciler/notify/webhook_notifier.h): sent,
+  // retried (a failed attempt to be retried), dropped (given up, or pushed out of a full spool).
+  CounterFamily notifications;
+  ClusterPhaseGauge cluster_phase;
   std::atomic<bool> ready{false};  // the first poll succeeded
+  // The leadership gauges (talos_reconciler_leader, talos_reconciler_shard_owned{shard}) are
+  // rendered by reconciler/lease/election.h and appended to the scrape by the daemon.
 
   // Liveness: the last time the process made progress (a successful poll or a finished
   // reconcile). A process that makes none for a while is stuck and should be restarted.
@@ -41,7 +139,7 @@ struct Metrics {
   bool Live(std::chrono::system_clock::time_point started,
             std::chrono::system_clock::time_point now, std::chrono::milliseconds stuck_after) const;
 
-  // "# HELP ...\n# TYPE ...\ntalos_reconciler_... N\n" for every metric.
+  // Every family, with its HELP and TYPE lines.
   std::string RenderPrometheus() const;
 
  private:

@@ -31,6 +31,7 @@ bool Notable(core::ActionKind kind) {
 
 struct RolloutReconciler::Pass {
   std::shared_ptr<const DesiredSnapshot> desired;
+  core::ReleaseCatalog catalog;  // the desired state's, with the registry's releases added
   const core::ClusterProfile* profile = nullptr;
   std::optional<core::ClusterStatus> previous;
   core::RolloutMemory memory;
@@ -78,7 +79,7 @@ struct RolloutReconciler::Pass {
     in.decision = decision;
     in.memory = memory;
     in.gates = gates;
-    in.catalog = &desired->profiles.release_catalog;
+    in.catalog = &catalog;
     in.desired_commit = desired->commit;
     in.events = events;
     in.now = now;
@@ -88,7 +89,12 @@ struct RolloutReconciler::Pass {
 
 RolloutReconciler::RolloutReconciler(Deps deps, RolloutReconcilerOptions options,
                                      std::map<std::string, core::ClusterStatus> recorded)
-    : deps_(deps), options_(options), recorded_(std::move(recorded)) {}
+    : deps_(deps), options_(options), recorded_(std::move(recorded)) {
+  MutexLock lock(mu_);
+  for (const auto& [cluster, status] : recorded_) {
+    deps_.metrics.cluster_phase.Set(cluster, core::ClusterPhaseName(status.phase));
+  }
+}
 
 std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::string& c) const {
   MutexLock lock(mu_);
@@ -109,20 +115,38 @@ void RolloutReconciler::Adopt(const std::string& cluster,
 
 absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::stop_token stop) {
   std::optional<core::ClusterStatus> last = LastStatus(status.cluster);
+  deps_.metrics.cluster_phase.Set(status.cluster, core::ClusterPhaseName(status.phase));
   if (last && !core::StatusChanged(*last, status)) return absl::OkStatus();
   if (absl::Status s = deps_.store.Record(status, stop); !s.ok()) return s;
-  ++deps_.metrics.status_commits;
+  deps_.metrics.status_commits.Inc();
   MutexLock lock(mu_);
   recorded_[status.cluster] = status;
   return absl::OkStatus();
 }
 
 ReconcileOutcome RolloutReconciler::Reconcile(const std::string& cluster, std::stop_token stop) {
-  ++deps_.metrics.reconciles;
+  ReconcileOutcome outcome = ReconcileCluster(cluster, stop);
+  using Kind = ReconcileOutcome::Kind;
+  static const std::map<Kind, const char*> kNames = {{Kind::kDone, "done"},
+                                                     {Kind::kRequeueAfter, "requeue"},
+                                                     {Kind::kTransientError, "transient_error"},
+                                                     {Kind::kStalled, "stalled"},
+                                                     {Kind::kForget, "forget"}};
+  deps_.metrics.reconciles.Inc(kNames.at(outcome.kind));
+  if (outcome.kind == Kind::kForget) deps_.metrics.cluster_phase.Forget(cluster);
+  return outcome;
+}
+
+ReconcileOutcome RolloutReconciler::ReconcileCluster(const std::string& cluster,
+                                                     std::stop_token stop) {
   Pass pass;
   pass.desired = deps_.desired.Current();
   pass.log = ModuleLogger("rollout");
   if (!pass.desired) return ReconcileOutcome::TransientError("no desired state read yet");
+  pass.catalog = pass.desired->profiles.release_catalog;
+  if (deps_.installer_releases != nullptr) {
+    for (const core::Version& v : deps_.installer_releases->Known()) pass.catalog.AddTalos(v);
+  }
   for (const core::InvalidProfile& invalid : pass.desired->profiles.invalid) {
     if (invalid.cluster == cluster) {
       return ReconcileInvalid(cluster, invalid.diagnostics, pass.desired->commit, stop);
@@ -142,9 +166,7 @@ ReconcileOutcome RolloutReconciler::Reconcile(const std::string& cluster, std::s
   if (!core::HaltedByFailure(pass.memory, pass.profile->talos_version)) {
     pass.memory.failure.reset();
   }
-  ReconcileOutcome outcome = ReconcileProfile(pass, stop);
-  if (outcome.kind == ReconcileOutcome::Kind::kTransientError) ++deps_.metrics.reconcile_errors;
-  return outcome;
+  return ReconcileProfile(pass, stop);
 }
 
 ReconcileOutcome RolloutReconciler::ReconcileInvalid(const std::string& cluster,
@@ -381,12 +403,20 @@ void RolloutReconciler::StillRunning(core::RolloutDecision& decision, const std:
   decision.wait_until = now + options_.node_poll_interval;
 }
 
-void RolloutReconciler::Count(core::ActionKind kind) {
+void RolloutReconciler::Count(const core::RolloutDecision& decision,
+                              const core::RolloutMemory& memory, core::TimePoint now) {
   using core::ActionKind;
-  if (kind == ActionKind::kStartNode) ++deps_.metrics.node_upgrades_started;
-  if (kind == ActionKind::kCompleteNode) ++deps_.metrics.node_upgrades_completed;
-  if (kind == ActionKind::kFailNode || kind == ActionKind::kRollbackNode) {
-    ++deps_.metrics.node_upgrades_failed;
+  if (decision.kind == ActionKind::kStartNode) deps_.metrics.node_upgrades_started.Inc();
+  const char* result = decision.kind == ActionKind::kCompleteNode   ? "completed"
+                       : decision.kind == ActionKind::kFailNode     ? "failed"
+                       : decision.kind == ActionKind::kRollbackNode ? "rolled_back"
+                                                                    : nullptr;
+  if (result == nullptr) return;
+  deps_.metrics.node_upgrades.Inc(result);
+  for (const core::OperationInFlight& op : memory.in_flight) {
+    if (op.node == decision.node) {
+      deps_.metrics.node_upgrade_duration.Observe(result, now - op.started);
+    }
   }
 }
 
@@ -456,8 +486,7 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
                                             pass.previous ? &*pass.previous : nullptr);
     const core::TimePoint now = deps_.env.Now();
     const core::ClusterPlan plan =
-        core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix,
-                          pass.desired->profiles.release_catalog);
+        core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix, pass.catalog);
     if (profile.promotion && !pass.upstream && plan.status == core::PlanStatus::kPlanned) {
       pass.upstream = UpstreamStatus(profile, stop);
     }
@@ -481,7 +510,7 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     if (decision.kind == core::ActionKind::kNone) {
       return Rest(pass, plan, *observed, decision, now, stop);
     }
-    Count(decision.kind);
+    Count(decision, pass.memory, now);
     pass.memory = core::RecordAction(decision, pass.memory, profile.policy, now, actor_id);
     if (decision.kind == core::ActionKind::kCompleteNode) pass.gates_fresh = false;
     if (Notable(decision.kind)) pass.events.push_back(decision.message);

@@ -14,8 +14,8 @@
 #include <string>
 
 #include "core/status.h"
-#include "gitsource/mutex.h"
 #include "gitsource/env.h"
+#include "gitsource/mutex.h"
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
@@ -23,6 +23,7 @@
 #include "reconciler/k8s_upgrade/upgrade_runner.h"
 #include "reconciler/metrics.h"
 #include "reconciler/observer.h"
+#include "reconciler/registry/installer_tags.h"
 #include "reconciler/status_store.h"
 
 namespace tr::reconciler {
@@ -46,6 +47,9 @@ class RolloutReconciler final : public ClusterReconciler {
     // Where the clusters a profile is promoted after are read (spec.promotion): the status
     // branch, which other reconciler processes write too. None: this process's records only.
     StatusStore* peers = nullptr;
+    // Releases listed from the installer's registry (--installer-registry), added to the
+    // repository's release catalog. None: the catalog alone.
+    const registry::InstallerReleases* installer_releases = nullptr;
   };
 
   // `recorded` is every cluster's status as last recorded (StatusStore::LoadAll).
@@ -110,7 +114,11 @@ class RolloutReconciler final : public ClusterReconciler {
   // Turns `decision` into a wait on the node poll interval that says what is running.
   void StillRunning(core::RolloutDecision& decision, const std::string& why,
                     core::TimePoint now) const;
-  void Count(core::ActionKind kind);
+  // Counts the node upgrades `decision` starts or ends; an ending one's duration is from its
+  // record in `memory` (before the decision is applied to it) to `now`.
+  void Count(const core::RolloutDecision& decision, const core::RolloutMemory& memory,
+             core::TimePoint now);
+  ReconcileOutcome ReconcileCluster(const std::string& cluster, std::stop_token stop);
   ReconcileOutcome ReconcileInvalid(const std::string& cluster, const core::Diagnostics& problems,
                                     const std::string& commit, std::stop_token stop);
   // Records `status` when it differs from the last recorded one; the store's error otherwise.

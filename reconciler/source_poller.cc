@@ -30,10 +30,12 @@ absl::Status SourcePoller::Publish(const std::string& commit) {
 }
 
 absl::Status SourcePoller::PollOnce(std::stop_token stop) {
-  ++deps_.metrics.polls;
+  const Env::TimePoint started = deps_.env.Now();
   absl::StatusOr<gitsource::RemoteHead> head = deps_.source.Poll(stop);
+  const char* result = head.ok() ? "ok" : "failed";
+  deps_.metrics.git_polls.Inc(result);
+  deps_.metrics.git_poll_duration.Observe(result, deps_.env.Now() - started);
   if (!head.ok()) {
-    ++deps_.metrics.poll_errors;
     ModuleLogger("git")->warn("step=poll error={}", LogValue(Msg(head.status())));
     return head.status();
   }

@@ -141,15 +141,17 @@ void WebhookReceiver::Route() {
     server.Post(std::string("/hooks/") + ForgeName(forge),
                 [this, forge](const httplib::Request& req, httplib::Response& res,
                               const httplib::ContentReader& reader) {
-                  ++metrics_.webhook_deliveries;
                   bool too_large = false;
                   std::optional<std::string> body =
                       ReadCapped(req, reader, options_.max_body_bytes, too_large);
                   if (too_large) {
-                    ++metrics_.webhook_too_large;
+                    metrics_.webhook_requests.Inc("too_large");
                     return Answer(res, 413, "payload too large");
                   }
-                  if (!body) return Answer(res, 400, "cannot read the body");
+                  if (!body) {
+                    metrics_.webhook_requests.Inc("malformed");
+                    return Answer(res, 400, "cannot read the body");
+                  }
                   Handle(forge, PickHeaders(forge, req), *body, res);
                 });
   }
@@ -163,7 +165,7 @@ void WebhookReceiver::Handle(Forge forge, const WebhookHeaders& headers, const s
                              httplib::Response& res) {
   static const auto log = ModuleLogger("webhook");
   if (absl::Status s = VerifyWebhookSignature(forge, options_.secret, headers, body); !s.ok()) {
-    ++metrics_.webhook_bad_signatures;
+    metrics_.webhook_requests.Inc("bad_signature");
     log->warn("step=verify forge={} outcome=rejected reason={}", ForgeName(forge),
               LogValue(std::string(s.message())));
     return Answer(res, 401, "bad signature");
@@ -172,29 +174,30 @@ void WebhookReceiver::Handle(Forge forge, const WebhookHeaders& headers, const s
   if (!event.ok()) {
     log->warn("step=parse forge={} outcome=rejected reason={}", ForgeName(forge),
               LogValue(std::string(event.status().message())));
+    metrics_.webhook_requests.Inc("malformed");
     return Answer(res, 400, "malformed payload");
   }
   if (!IsRelevant(*event, options_.branch)) {
-    ++metrics_.webhook_ignored;
+    metrics_.webhook_requests.Inc("ignored");
     log->debug("step=receive forge={} event={} delivery={} outcome=ignored", ForgeName(forge),
                LogValue(event->event), LogValue(event->delivery));
     return Answer(res, 200, "ignored");
   }
   const std::string delivery = event->delivery;
   if (!deliveries_.Remember(delivery)) {
-    ++metrics_.webhook_duplicates;
+    metrics_.webhook_requests.Inc("duplicate");
     log->info("step=receive forge={} delivery={} outcome=duplicate", ForgeName(forge),
               LogValue(delivery));
     return Answer(res, 200, "duplicate delivery");
   }
   if (!queue_.TryPush(*std::move(event))) {
     deliveries_.Forget(delivery);
-    ++metrics_.webhook_queue_full;
+    metrics_.webhook_requests.Inc("queue_full");
     log->warn("step=receive forge={} delivery={} outcome=queue-full", ForgeName(forge),
               LogValue(delivery));
     return Answer(res, 503, "busy, retry later");
   }
-  ++metrics_.webhook_accepted;
+  metrics_.webhook_requests.Inc("accepted");
   log->info("step=receive forge={} delivery={} outcome=queued", ForgeName(forge),
             LogValue(delivery));
   Answer(res, 202, "queued");

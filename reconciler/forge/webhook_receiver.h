@@ -5,7 +5,7 @@
 // Per delivery, answered within the read/write timeouts and never after doing the work:
 //   body over the cap      -> 413 as soon as the declared length or the bytes read pass the
 //                             cap (the rest is not read; the connection is closed)
-//   missing/bad signature  -> 401 and talos_reconciler_webhook_bad_signatures_total
+//   missing/bad signature  -> 401, counted as webhook_requests_total{outcome="bad_signature"}
 //   not JSON / fields gone -> 400
 //   ping, other events, pushes to other branches, PR actions we do not act on -> 200, ignored
 //   a delivery id already taken -> 200, not queued again

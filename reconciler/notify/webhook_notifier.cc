@@ -123,7 +123,7 @@ class WebhookNotifier::Sender {
       log_->error("step=spool target={} delivery={} error=\"cannot write the spool\"", Name(), s.delivery);
     }
     while (queue_.size() >= options_.max_pending) {
-      ++metrics_.notifications_dropped;
+      metrics_.notifications.Inc("dropped");
       log_->error("step=spool target={} delivery={} outcome=dropped reason=\"spool full\"", Name(),
                   queue_.front().delivery);
       std::error_code ec;
@@ -174,9 +174,9 @@ class WebhookNotifier::Sender {
     std::error_code ec;
     if (sent || head.attempts + 1 >= options_.max_attempts) {
       if (sent) {
-        ++metrics_.notifications_sent;
+        metrics_.notifications.Inc("sent");
       } else {
-        ++metrics_.notifications_dropped;
+        metrics_.notifications.Inc("dropped");
         log_->error("step=send target={} delivery={} outcome=dropped attempts={}", Name(),
                     head.delivery, head.attempts + 1);
       }
@@ -185,7 +185,7 @@ class WebhookNotifier::Sender {
       return;
     }
     ++head.attempts;
-    ++metrics_.notification_failures;
+    metrics_.notifications.Inc("retried");
     head.due = env_.Now() + JitteredBackoff({options_.first_retry, options_.max_retry, 0},
                                             head.attempts, env_);
     Save(head);

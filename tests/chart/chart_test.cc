@@ -321,13 +321,27 @@ TEST_F(ChartTest, NotesSayHowToSeeStatus) {
   EXPECT_THAT(install.out, HasSubstr("kubectl -n talos-system logs deploy/r-talos-reconciler"));
 }
 
-TEST_F(ChartTest, ReadmeDeployingWithHelmCommandsWork) {
-  const std::vector<std::string> commands = ReadmeHelmCommands();
-  ASSERT_GE(commands.size(), 3u) << "the README's \"Deploying with Helm\" section lost its commands";
-  for (const std::string& command : commands) {
-    const HelmResult result = helm_.RunReadmeCommand(command);
-    EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.out << result.err;
+// Every marked command block of the README runs, and renders what its marker says.
+TEST_F(ChartTest, ReadmeHelmCommandBlocksWorkAndRenderWhatTheySay) {
+  const std::vector<ReadmeHelmBlock> blocks = ReadmeHelmBlocks();
+  ASSERT_GE(blocks.size(), 2u) << "the README lost its standalone and sidecar command blocks";
+  for (const ReadmeHelmBlock& block : blocks) {
+    SCOPED_TRACE("README.md:" + std::to_string(block.line));
+    EXPECT_FALSE(block.commands.empty());
+    EXPECT_FALSE(block.expects.empty());
+    std::set<std::string> rendered;
+    for (const std::string& command : block.commands) {
+      const HelmResult result = helm_.RunReadmeCommand(command);
+      EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.out << result.err;
+      if (!command.starts_with("helm template ")) continue;
+      for (const auto& [key, object] : Parse(result.out)) rendered.insert(key);
+    }
+    for (const std::string& expected : block.expects) {
+      EXPECT_TRUE(rendered.contains(expected)) << expected << " not rendered";
+    }
   }
+  EXPECT_THAT(UnmarkedReadmeHelmCommands(), ::testing::IsEmpty())
+      << "a helm command of \"Deploying with Helm\" outside a <!-- helm-test --> block";
 }
 
 }  // namespace

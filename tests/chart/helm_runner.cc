@@ -1,6 +1,7 @@
 #include "tests/chart/helm_runner.h"
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "fmt/format.h"
@@ -156,21 +157,50 @@ std::string RunHelp() {
   return r.out;
 }
 
-std::vector<std::string> ReadmeHelmCommands() {
+std::vector<ReadmeHelmBlock> ReadmeHelmBlocks() {
   std::ifstream in(kSource / "README.md");
-  std::vector<std::string> commands;
-  bool in_section = false;
+  std::vector<ReadmeHelmBlock> blocks;
+  std::optional<ReadmeHelmBlock> pending;  // marker seen, its block not yet closed
   bool in_block = false;
+  const std::string marker = "<!-- helm-test expects=\"";
+  int number = 0;
   for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("## ")) in_section = line == "## Deploying with Helm";
-    if (!in_section) continue;
-    if (line.starts_with("```")) {
-      in_block = !in_block && line == "```sh";
+    ++number;
+    if (line.starts_with(marker)) {
+      const size_t end = line.find('"', marker.size());
+      pending = ReadmeHelmBlock{number, Words(line.substr(marker.size(), end - marker.size())), {}};
       continue;
     }
-    if (in_block && line.starts_with("helm ")) commands.push_back(line.substr(0, line.find(" #")));
+    if (!in_block && !line.starts_with("```")) pending.reset();  // the block follows the marker
+    if (line.starts_with("```")) {
+      if (in_block && pending) blocks.push_back(*std::move(pending));
+      if (in_block || line != "```sh") pending.reset();
+      in_block = !in_block;
+      continue;
+    }
+    if (in_block && pending && line.starts_with("helm ")) {
+      pending->commands.push_back(line.substr(0, line.find(" #")));
+    }
   }
-  return commands;
+  return blocks;
+}
+
+std::vector<std::string> UnmarkedReadmeHelmCommands() {
+  std::ifstream in(kSource / "README.md");
+  std::vector<std::string> unmarked;
+  bool in_section = false, in_block = false, marked = false, after_marker = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("## ")) in_section = line == "## Deploying with Helm";
+    if (line.starts_with("```")) {
+      marked = !in_block && after_marker;
+      in_block = !in_block && line == "```sh";
+      after_marker = false;
+      continue;
+    }
+    after_marker = line.starts_with("<!-- helm-test expects=");
+    if (in_section && in_block && !marked && line.starts_with("helm ")) unmarked.push_back(line);
+  }
+  return unmarked;
 }
 
 }  // namespace tr::chart

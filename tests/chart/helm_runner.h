@@ -58,7 +58,19 @@ void ExpectVolumesForEveryMount(const YAML::Node& pod_spec, const YAML::Node& co
 std::string Base64Decode(const std::string& text);
 // `talos-reconciler run --help` of the build under test.
 std::string RunHelp();
-// The `helm …` lines of ```sh blocks in README.md's "Deploying with Helm" section.
-std::vector<std::string> ReadmeHelmCommands();
+// A command block of README.md that the tests run: a ```sh block right after a line
+//   <!-- helm-test expects="Kind/name Kind/name ..." -->
+// Every `helm` line of it is run (install and upgrade with --dry-run=client), and the objects
+// that its `helm template` lines render together must include each expected one.
+struct ReadmeHelmBlock {
+  int line = 0;                       // of the marker, for messages
+  std::vector<std::string> expects;   // "Deployment/talos-reconciler", ...
+  std::vector<std::string> commands;  // the block's `helm …` lines
+};
+// Every marked block of README.md, in order.
+std::vector<ReadmeHelmBlock> ReadmeHelmBlocks();
+// The lines of ```sh blocks in README.md's "Deploying with Helm" section that start with
+// `helm ` but are in no marked block (each should be tested, so: none).
+std::vector<std::string> UnmarkedReadmeHelmCommands();
 
 }  // namespace tr::chart

@@ -1,5 +1,6 @@
 // Rolling Talos upgrades end to end: a pushed commit bumps a profile, the real daemon upgrades
 // the simulated nodes, and the simulator's journal and the status branch show how.
+#include <gmock/gmock.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -39,6 +40,20 @@ void ExpectEachUpgradedOnce(const std::vector<NodeUpgradeSpan>& spans, const std
     EXPECT_LE(span.upgrade_sequences, 1);
     EXPECT_EQ(span.version_changes, std::vector<std::string>{"v" + from + " -> v" + to});
   }
+}
+
+// The daemon's /metrics, checked by Prometheus's own linter (promtool: package prometheus).
+std::string ScrapeCheckedMetrics(DaemonProcess& daemon) {
+  auto metrics = daemon.Get("/metrics");
+  EXPECT_TRUE(metrics.ok()) << metrics.status();
+  if (!metrics.ok()) return "";
+  EXPECT_EQ(metrics->status, 200);
+  gitsource::testing::RunOptions promtool;
+  promtool.input = metrics->body;
+  const gitsource::testing::ProcessResult lint =
+      gitsource::testing::RunCommand({"promtool", "check", "metrics"}, promtool);
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err << metrics->body;
+  return metrics->body;
 }
 
 // Brings `cluster` (already in the fleet) to Ready on `talos` under a running daemon.
@@ -146,6 +161,22 @@ TEST_F(E2eTest, SingleNodeCluster) {
   ExpectEachUpgradedOnce(spans, "1.11.6", "1.12.0");
   ASSERT_EQ(done.nodes.size(), 1u);
   EXPECT_EQ(done.nodes[0].talos, "1.12.0");
+
+  // The scrape of a daemon that rolled out: promtool accepts it, and it counts that rollout.
+  const std::string metrics = ScrapeCheckedMetrics(world().daemon());
+  for (const char* line :
+       {"talos_reconciler_node_upgrades_started_total 1\n",
+        "talos_reconciler_node_upgrades_total{result=\"completed\"} 1\n",
+        "talos_reconciler_node_upgrade_duration_seconds_count{result=\"completed\"} 1\n",
+        "talos_reconciler_cluster_phase{cluster=\"solo\",phase=\"Ready\"} 1\n",
+        "talos_reconciler_cluster_phase{cluster=\"solo\",phase=\"UpgradingTalos\"} 0\n",
+        "talos_reconciler_ready 1\n"}) {
+    EXPECT_THAT(metrics, ::testing::HasSubstr(line));
+  }
+  EXPECT_THAT(metrics, ::testing::ContainsRegex(
+                           "talos_reconciler_git_polls_total\\{result=\"ok\"\\} [1-9]"));
+  EXPECT_THAT(metrics, ::testing::ContainsRegex(
+                           "talos_reconciler_reconciles_total\\{outcome=\"requeue\"\\} [1-9]"));
 }
 
 TEST_F(E2eTest, TwoClustersUpgradeInParallel) {
@@ -250,16 +281,7 @@ TEST_F(E2eTest, ServesHealthReadinessMetricsAndStopsOnSigterm) {
   EXPECT_TRUE(world().WaitUntil(30s, [&] { return get("/healthz") == 200; }));
   // The first poll succeeded long ago (the status branch says Ready).
   EXPECT_EQ(get("/readyz"), 200);
-  auto metrics = daemon.Get("/metrics");
-  ASSERT_TRUE(metrics.ok()) << metrics.status();
-  EXPECT_EQ(metrics->status, 200);
-  EXPECT_NE(metrics->body.find("# TYPE"), std::string::npos) << metrics->body;
-  // Prometheus's own linter accepts the exposition (promtool: package prometheus).
-  gitsource::testing::RunOptions promtool;
-  promtool.input = metrics->body;
-  const gitsource::testing::ProcessResult lint =
-      gitsource::testing::RunCommand({"promtool", "check", "metrics"}, promtool);
-  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err << metrics->body;
+  EXPECT_THAT(ScrapeCheckedMetrics(daemon), ::testing::HasSubstr("# TYPE"));
 
   auto exited = daemon.Terminate(30s);
   ASSERT_TRUE(exited.ok()) << exited.status();

@@ -88,14 +88,14 @@ TEST_F(GenericHookTest, APushToTheWatchedBranchIsQueuedOtherBranchesAreNot) {
   EXPECT_EQ(events[0].ref, "refs/heads/main");
   const std::string head = MustRun({"git", "-C", (dir_ / "work").string(), "rev-parse", "HEAD"});
   EXPECT_EQ(events[0].delivery, "refs/heads/main@" + head);
-  EXPECT_EQ(metrics_.webhook_ignored, 1u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("ignored"), 1u);
 }
 
 TEST_F(GenericHookTest, AWrongSecretIsRefusedTheHookSaysSoAndThePushStillSucceeds) {
   const std::string err = Push("refs/heads/main", "not-the-secret");
   EXPECT_THAT(err, HasSubstr("could not tell"));
   EXPECT_TRUE(Drain().empty());
-  EXPECT_EQ(metrics_.webhook_bad_signatures, 1u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("bad_signature"), 1u);
 }
 
 TEST_F(GenericHookTest, ABodyWithoutARefPollsTheWatchedBranchAndAReplayIsTakenOnce) {

@@ -187,7 +187,7 @@ TEST_F(WebhookNotifierTest, JsonIsSignedSoAnIndependentVerifierAcceptsIt) {
   const std::string tampered = verify.substr(0, verify.find("notify-secret")) + "other-secret" +
                                verify.substr(verify.find("notify-secret") + 13);
   EXPECT_NE(std::system(tampered.c_str()), 0);
-  EXPECT_EQ(metrics_.notifications_sent, 1u);
+  EXPECT_EQ(metrics_.notifications.Value("sent"), 1u);
 }
 
 TEST_F(WebhookNotifierTest, FailedAttemptsAreRetriedWithTheSameDeliveryId) {
@@ -201,8 +201,8 @@ TEST_F(WebhookNotifierTest, FailedAttemptsAreRetriedWithTheSameDeliveryId) {
   EXPECT_EQ(got[0].body, got[2].body);
   EXPECT_THAT(nlohmann::json::parse(got[2].body)["text"].get<std::string>(),
               HasSubstr("*prod-eu-1* rollout.started"));
-  EXPECT_EQ(metrics_.notification_failures, 2u);
-  EXPECT_EQ(metrics_.notifications_sent, 1u);
+  EXPECT_EQ(metrics_.notifications.Value("retried"), 2u);
+  EXPECT_EQ(metrics_.notifications.Value("sent"), 1u);
 }
 
 TEST_F(WebhookNotifierTest, GivesUpAfterTheLastAttemptAndEmptiesTheSpool) {
@@ -212,8 +212,8 @@ TEST_F(WebhookNotifierTest, GivesUpAfterTheLastAttemptAndEmptiesTheSpool) {
   notifier->Notify(Started());
   ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
   EXPECT_EQ(receiver.Got().size(), 3u);
-  EXPECT_EQ(metrics_.notifications_dropped, 1u);
-  EXPECT_EQ(metrics_.notifications_sent, 0u);
+  EXPECT_EQ(metrics_.notifications.Value("dropped"), 1u);
+  EXPECT_EQ(metrics_.notifications.Value("sent"), 0u);
 }
 
 TEST_F(WebhookNotifierTest, SpooledDeliveriesSurviveARestartAndKeepTheirOrder) {

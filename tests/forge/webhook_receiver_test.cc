@@ -78,8 +78,8 @@ TEST_F(WebhookReceiverTest, GithubPushesToTheWatchedBranchAreQueuedOthersIgnored
     EXPECT_EQ(e.ref, "refs/heads/master");
     EXPECT_EQ(e.after.size(), 40u);
   }
-  EXPECT_EQ(metrics_.webhook_accepted, static_cast<uint64_t>(queued));
-  EXPECT_EQ(metrics_.webhook_ignored, replies.size() - queued);
+  EXPECT_EQ(metrics_.webhook_requests.Value("accepted"), static_cast<uint64_t>(queued));
+  EXPECT_EQ(metrics_.webhook_requests.Value("ignored"), replies.size() - queued);
 }
 
 TEST_F(WebhookReceiverTest, GithubPullRequestsOpenedUpdatedReopenedAreQueued) {
@@ -117,7 +117,7 @@ TEST_F(WebhookReceiverTest, PingAndUnhandledEventsAreAnsweredWith200AndIgnored) 
   SendWebhooks(base_url_, kSecret, "gitlab", "Pipeline Hook",
                forge_test::PayloadPath("gitlab/pipeline.json"));
   EXPECT_EQ(queue_->Size(), 0u);
-  EXPECT_EQ(metrics_.webhook_accepted, 0u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("accepted"), 0u);
 }
 
 TEST_F(WebhookReceiverTest, GiteaPushAndPullRequestsIncludingMerge) {
@@ -188,7 +188,7 @@ TEST_F(WebhookReceiverTest, BadSignaturesGet401AreCountedAndNeverLogged) {
                                "application/json");
   ASSERT_TRUE(sha1_only);
   EXPECT_EQ(sha1_only->status, 401);
-  EXPECT_EQ(metrics_.webhook_bad_signatures, 10u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("bad_signature"), 10u);
   EXPECT_EQ(queue_->Size(), 0u);
   ModuleLogger("webhook")->flush();
   ModuleLogger("webhook")->sinks().pop_back();
@@ -207,7 +207,18 @@ TEST_F(WebhookReceiverTest, ReplayedDeliveryIsAnsweredButQueuedOnce) {
   EXPECT_EQ(replies[1]["status"], 200);
   EXPECT_EQ(replies[2]["status"], 200);
   EXPECT_EQ(Drain().size(), 1u);
-  EXPECT_EQ(metrics_.webhook_duplicates, 2u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("duplicate"), 2u);
+}
+
+// A correctly signed body that is not a push payload: 400, counted as malformed, not queued.
+TEST_F(WebhookReceiverTest, SignedButMalformedIs400AndCounted) {
+  StartReceiver(4);
+  auto res = PostGithub("malformed-1", "not json at all");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_EQ(metrics_.webhook_requests.Value("malformed"), 1u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("accepted"), 0u);
+  EXPECT_EQ(queue_->Size(), 0u);
 }
 
 TEST_F(WebhookReceiverTest, FloodFillsTheQueueThen503AndARetryIsTakenOnceThereIsRoom) {
@@ -221,7 +232,7 @@ TEST_F(WebhookReceiverTest, FloodFillsTheQueueThen503AndARetryIsTakenOnceThereIs
   }
   EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 202), 4);
   EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 503), 16);
-  EXPECT_EQ(metrics_.webhook_queue_full, 16u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("queue_full"), 16u);
   EXPECT_EQ(Drain().size(), 4u);
   auto retry = PostGithub("flood-19", body);  // refused before, so not remembered
   ASSERT_TRUE(retry);
@@ -242,7 +253,7 @@ TEST_F(WebhookReceiverTest, DeclaredOversizedBodyGets413WithoutReadingIt) {
   ::close(fd);
   ASSERT_TRUE(reply.has_value());
   EXPECT_THAT(*reply, HasSubstr("HTTP/1.1 413"));
-  EXPECT_EQ(metrics_.webhook_too_large, 1u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("too_large"), 1u);
 }
 
 TEST_F(WebhookReceiverTest, ChunkedBodyPastTheCapGets413) {
@@ -263,7 +274,7 @@ TEST_F(WebhookReceiverTest, ChunkedBodyPastTheCapGets413) {
   ::close(fd);
   ASSERT_TRUE(reply.has_value());
   EXPECT_THAT(*reply, HasSubstr("HTTP/1.1 413"));
-  EXPECT_EQ(metrics_.webhook_too_large, 1u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("too_large"), 1u);
 }
 
 TEST_F(WebhookReceiverTest, StalledHeadersAreDroppedAfterTheReadTimeout) {

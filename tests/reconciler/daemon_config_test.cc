@@ -160,6 +160,11 @@ TEST_F(DaemonConfigTest, BadValuesNameTheFlag) {
            {{"--listen", "8080"}, "--listen: want host:port"},
            {{"--resync", "0s"}, "--resync: 1s to 24h"},
            {{"--log-level", "loud"}, "--log-level"},
+           {{"--installer-registry", "ftp://registry.example.com/a"},
+            "--installer-registry: want http(s)://host[:port]/<repository>"},
+           {{"--installer-registry", "https://registry.example.com/a", "--installer-registry-ttl",
+             "10s"},
+            "--installer-registry-ttl: 1m to 168h"},
        }) {
     DaemonConfig config;
     std::vector<std::string> args = Required();
@@ -218,6 +223,25 @@ TEST_F(DaemonConfigTest, UnusableGitCredentialsFailAtStart) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(s.message(), HasSubstr(c.expected));
   }
+}
+
+TEST_F(DaemonConfigTest, InstallerRegistryIsOffUnlessGiven) {
+  DaemonConfig config;
+  ASSERT_EQ(Parse(Required(), config), "");
+  ASSERT_TRUE(FinishDaemonConfig(config).ok());
+  EXPECT_FALSE(config.installer_registry.has_value());
+  std::vector<std::string> args = Required();
+  args.insert(args.end(),
+              {"--installer-registry", "https://registry.example.com/siderolabs/installer",
+               "--installer-registry-timeout", "3s", "--installer-registry-ttl", "2h"});
+  DaemonConfig with;
+  ASSERT_EQ(Parse(args, with), "");
+  ASSERT_TRUE(FinishDaemonConfig(with).ok());
+  ASSERT_TRUE(with.installer_registry.has_value());
+  EXPECT_EQ(with.installer_registry->origin, "https://registry.example.com");
+  EXPECT_EQ(with.installer_registry->repository, "siderolabs/installer");
+  EXPECT_EQ(with.installer_registry->timeout, std::chrono::seconds(3));
+  EXPECT_EQ(with.installer_registry->ttl, std::chrono::hours(2));
 }
 
 TEST_F(DaemonConfigTest, ShutdownAndLivenessBoundsHaveRanges) {

@@ -1,8 +1,6 @@
 // The health-gate probes (reconciler/gates/probes.h) against real servers on loopback: an
 // httplib server (plain and TLS with a certificate made by openssl) and a real Prometheus
 // (Debian's `prometheus`) scraping a test exporter every second.
-#include "reconciler/gates/probes.h"
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -16,11 +14,15 @@
 
 #include "gitsource/subprocess.h"
 #include "httplib.h"
+#include "reconciler/gates/probes.h"
+#include "tests/support/loopback_http.h"
 #include "tests/support/wait.h"
 
 namespace tr::reconciler::gates {
 namespace {
 
+using test_support::FreePort;
+using test_support::LoopbackServer;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -40,28 +42,6 @@ class TempDir {
 void Write(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path) << text;
 }
-
-// A server of ours on 127.0.0.1, listening on its own thread until destroyed.
-class LoopbackServer {
- public:
-  explicit LoopbackServer(std::unique_ptr<httplib::Server> server) : server_(std::move(server)) {
-    port_ = server_->bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
-    // stop() is lost on a server that is not running yet: wait until it is.
-    EXPECT_TRUE(test_support::WaitUntil([&] { return server_->is_running(); },
-                                        std::chrono::seconds(10)));
-  }
-  ~LoopbackServer() {
-    server_->stop();
-    thread_.join();
-  }
-  int port() const { return port_; }
-
- private:
-  std::unique_ptr<httplib::Server> server_;
-  int port_ = 0;
-  std::thread thread_;
-};
 
 core::HealthCheck Http(const std::string& url) {
   core::HealthCheck c;
@@ -168,18 +148,6 @@ TEST(HttpsProbeTest, VerifiesTheServerAgainstCaFile) {
 }
 
 // A free loopback port: bound, read, closed. Prometheus cannot report a port 0 choice.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), len);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // A real Prometheus scraping an exporter of ours every second; the test sets the gauge.
 class PrometheusProbeTest : public ::testing::Test {
  protected:
@@ -219,23 +187,11 @@ class PrometheusProbeTest : public ::testing::Test {
     // Starts Prometheus on a free port; keeps it once it answers on that port.
     void Start() {
       port = FreePort();
-      gitsource::SpawnOptions options;
-      options.argv = {"prometheus", "--config.file=" + (dir.path() / "prometheus.yml").string(),
-                      "--storage.tsdb.path=" + (dir.path() / "data").string(),
-                      "--web.listen-address=127.0.0.1:" + std::to_string(port)};
-      auto child = gitsource::Subprocess::Spawn(options);
-      if (!child.ok()) return;
-      httplib::Client client("127.0.0.1", port);
-      bool exited = false;  // the port was taken?
-      const bool ready = test_support::WaitUntil(
-          [&] {
-            exited = child->WaitFor(std::chrono::milliseconds(100)).has_value();
-            if (exited) return true;
-            const auto res = client.Get("/-/ready");
-            return res && res->status == 200;
-          },
-          std::chrono::seconds(60));
-      if (ready && !exited) prometheus = *std::move(child);
+      prometheus = test_support::StartServerProcess(
+          {"prometheus", "--config.file=" + (dir.path() / "prometheus.yml").string(),
+           "--storage.tsdb.path=" + (dir.path() / "data").string(),
+           "--web.listen-address=127.0.0.1:" + std::to_string(port)},
+          port, "/-/ready", std::chrono::seconds(60));
     }
   };
 

@@ -126,6 +126,7 @@ struct Harness {
   Metrics metrics;
   gates::HealthGateRunner* gates = nullptr;
   StatusStore* peers = nullptr;
+  const registry::InstallerReleases* releases = nullptr;
 
   void Publish(const core::ClusterProfile& profile, std::vector<core::InvalidProfile> invalid) {
     auto snapshot = std::make_shared<DesiredSnapshot>();
@@ -139,7 +140,8 @@ struct Harness {
 
   std::unique_ptr<RolloutReconciler> Make(bool dry_run = false) {
     return std::make_unique<RolloutReconciler>(
-        RolloutReconciler::Deps{desired, observer, executor, store, clock, metrics, gates, peers},
+        RolloutReconciler::Deps{desired, observer, executor, store, clock, metrics, gates, peers,
+                                releases},
         RolloutReconcilerOptions{std::chrono::milliseconds(1000), dry_run, 32}, store.latest);
   }
 
@@ -166,8 +168,34 @@ TEST(RolloutReconcilerTest, RollsOutRecordingEachOperationBeforeTheCall) {
   EXPECT_TRUE(h.executor.recorded_before_call);
   EXPECT_EQ(h.world.log(), (std::vector<std::string>{"upgrade w-0", "upgrade w-1", "upgrade cp-0",
                                                      "upgrade cp-2", "upgrade cp-1"}));
-  EXPECT_EQ(h.metrics.node_upgrades_completed, 5u);
+  EXPECT_EQ(h.metrics.node_upgrades_started.Value(), 5u);
+  EXPECT_EQ(h.metrics.node_upgrades.Value("completed"), 5u);
+  EXPECT_EQ(h.metrics.node_upgrade_duration.Count("completed"), 5u);
+  EXPECT_GT(h.metrics.node_upgrade_duration.Sum("completed"), 0);
+  EXPECT_EQ(h.metrics.node_upgrades.Value("failed"), 0u);
+  EXPECT_EQ(h.metrics.cluster_phase.PhaseOf("prod"), "Ready");
+  EXPECT_GE(h.metrics.reconciles.Value("done"), 1u);
   EXPECT_EQ(h.store.latest.at("prod").desired_commit_applied, "c0ffee");
+}
+
+// Releases listed from the installer's registry join the catalog: status reports the newest
+// as available, and the built-in catalog's newest without them.
+TEST(RolloutReconcilerTest, RegistryReleasesAreAvailable) {
+  Harness h("1.12.0", "1.12.0");
+  auto r = h.Make();
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.store.latest.at("prod").talos.available, "1.13.9");
+  test_support::SimulatedEnv env;
+  registry::InstallerReleases releases(
+      [](std::stop_token) -> absl::StatusOr<std::vector<std::string>> {
+        return std::vector<std::string>{"v1.12.0", "v1.14.2", "v1.15.0-beta.1", "latest"};
+      },
+      std::chrono::hours(1), env);
+  ASSERT_TRUE(releases.Refresh({}).ok());
+  h.releases = &releases;
+  r = h.Make();
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.store.latest.at("prod").talos.available, "1.14.2");
 }
 
 TEST(RolloutReconcilerTest, ANodeInFlightIsFollowedAloneAndBetweenNodesOneCommit) {

@@ -37,6 +37,7 @@ std::string Profile(const std::string& name) {
 class ScriptedSource final : public gitsource::GitSource {
  public:
   absl::StatusOr<gitsource::RemoteHead> Poll(std::stop_token) override {
+    if (env != nullptr) env->Advance(poll_takes);
     if (heads.empty()) return absl::UnavailableError("script ended");
     absl::StatusOr<std::string> next = heads.front();
     heads.pop_front();
@@ -52,6 +53,8 @@ class ScriptedSource final : public gitsource::GitSource {
   std::deque<absl::StatusOr<std::string>> heads;
   std::map<std::string, std::vector<core::SourceFile>> files;
   int snapshots = 0;
+  tr::test_support::SimulatedEnv* env = nullptr;  // moved on by `poll_takes` in each Poll
+  std::chrono::milliseconds poll_takes{0};
 };
 
 class SourcePollerTest : public ::testing::Test {
@@ -92,8 +95,9 @@ TEST_F(SourcePollerTest, PublishesEachNewCommitOnceAndEnqueuesItsClusters) {
   EXPECT_EQ(desired_.Current()->profiles.invalid.size(), 1u);
   // The invalid profile's cluster is enqueued too, so its Blocked status is written.
   EXPECT_EQ(enqueued_, (std::vector<std::string>{"a", "a", "b", "broken"}));
-  EXPECT_EQ(metrics_.polls, 3u);
-  EXPECT_EQ(metrics_.poll_errors, 0u);
+  EXPECT_EQ(metrics_.git_polls.Value("ok"), 3u);
+  EXPECT_EQ(metrics_.git_polls.Value("failed"), 0u);
+  EXPECT_EQ(metrics_.git_poll_duration.Count("ok"), 3u);
 }
 
 TEST_F(SourcePollerTest, AnUnreadableSnapshotIsTriedAgainAtTheNextPoll) {
@@ -116,10 +120,30 @@ TEST_F(SourcePollerTest, OnlyASuccessfulPollIsProgress) {
   env_.Advance(20min);
   EXPECT_EQ(poller.PollOnce({}).code(), absl::StatusCode::kUnavailable);
   EXPECT_FALSE(metrics_.Live(started, env_.Now(), 15min));
-  EXPECT_EQ(metrics_.poll_errors, 2u);
+  EXPECT_EQ(metrics_.git_polls.Value("failed"), 2u);
   EXPECT_TRUE(poller.PollOnce({}).ok());
   EXPECT_TRUE(metrics_.Live(started, env_.Now(), 15min));
   EXPECT_FALSE(metrics_.Live(started, env_.Now() + 16min, 15min));
+}
+
+// Each poll's duration is measured on the environment's clock and lands in its bucket, by result.
+TEST_F(SourcePollerTest, PollDurationsAndFailuresAreObserved) {
+  source_.env = &env_;
+  source_.poll_takes = 2s;
+  source_.heads = {absl::UnavailableError("down"), "c1"};
+  source_.files["c1"] = {};
+  SourcePoller poller = MakePoller();
+  EXPECT_EQ(poller.PollOnce({}).code(), absl::StatusCode::kUnavailable);
+  source_.poll_takes = 40ms;
+  EXPECT_TRUE(poller.PollOnce({}).ok());
+  EXPECT_EQ(metrics_.git_polls.Value("failed"), 1u);
+  EXPECT_EQ(metrics_.git_polls.Value("ok"), 1u);
+  EXPECT_EQ(metrics_.git_poll_duration.Count("failed"), 1u);
+  EXPECT_EQ(metrics_.git_poll_duration.CountAtMost("failed", 1), 0u);
+  EXPECT_EQ(metrics_.git_poll_duration.CountAtMost("failed", 2.5), 1u);
+  EXPECT_DOUBLE_EQ(metrics_.git_poll_duration.Sum("failed"), 2.0);
+  EXPECT_EQ(metrics_.git_poll_duration.CountAtMost("ok", 0.05), 1u);
+  EXPECT_DOUBLE_EQ(metrics_.git_poll_duration.Sum("ok"), 0.04);
 }
 
 TEST_F(SourcePollerTest, RunWaitsAJitteredIntervalBetweenPolls) {
@@ -130,7 +154,7 @@ TEST_F(SourcePollerTest, RunWaitsAJitteredIntervalBetweenPolls) {
   poller.Run({});
   // 10s * (0.9 + 0.2 * u) for u = 0, 0.5, 0.999: spread, never in lockstep.
   EXPECT_EQ(env_.slept, (std::vector<milliseconds>{9000ms, 10000ms, 10998ms}));
-  EXPECT_EQ(metrics_.polls, 3u);
+  EXPECT_EQ(metrics_.git_polls.Value("ok"), 3u);
 }
 
 // A status store as a script of LoadAll results.

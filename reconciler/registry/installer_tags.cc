@@ -1,0 +1,292 @@
+#include "reconciler/registry/installer_tags.h"
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+
+#include "fmt/format.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "reconciler/logging.h"
+
+namespace tr::reconciler::registry {
+namespace {
+
+struct SplitUrlResult {
+  std::string origin;  // scheme://host[:port]
+  std::string target;  // /path?query, at least "/"
+};
+
+// http(s)://authority[/target]; nullopt for anything else.
+std::optional<SplitUrlResult> SplitUrl(std::string_view url) {
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return std::nullopt;
+  const std::string_view scheme = url.substr(0, scheme_end);
+  if (scheme != "http" && scheme != "https") return std::nullopt;
+  const size_t slash = url.find('/', scheme_end + 3);
+  SplitUrlResult split{std::string(url.substr(0, slash)), "/"};
+  if (slash != std::string_view::npos) split.target = std::string(url.substr(slash));
+  if (split.origin.size() == scheme_end + 3) return std::nullopt;  // no host
+  return split;
+}
+
+std::string PercentEncode(std::string_view text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+struct Answer {
+  int status = 0;
+  std::string body;
+  std::string www_authenticate;
+  std::string link;
+};
+
+enum class Auth { kNone, kBasic, kBearer };
+
+// One GET with the options' timeout and trust.
+absl::StatusOr<Answer> Get(const InstallerRegistryOptions& options, const std::string& origin,
+                           const std::string& target, Auth auth, const std::string& token) {
+  httplib::Client client(origin);
+  client.set_connection_timeout(options.timeout);
+  client.set_read_timeout(options.timeout);
+  client.set_write_timeout(options.timeout);
+  client.enable_server_certificate_verification(true);
+  if (!options.ca_file.empty()) client.set_ca_cert_path(options.ca_file.string());
+  if (auth == Auth::kBasic) client.set_basic_auth(options.username, options.password);
+  if (auth == Auth::kBearer) client.set_bearer_token_auth(token);
+  httplib::Headers headers{{"User-Agent", "talos-reconciler"}, {"Accept", "application/json"}};
+  httplib::Result res = client.Get(target, headers);
+  if (!res) {
+    const std::string what = fmt::format("GET {}{}: {}", origin, target.substr(0, target.find('?')),
+                                         httplib::to_string(res.error()));
+    if (res.error() == httplib::Error::Read || res.error() == httplib::Error::Write ||
+        res.error() == httplib::Error::ConnectionTimeout) {
+      return absl::DeadlineExceededError(what);
+    }
+    return absl::UnavailableError(what);
+  }
+  return Answer{res->status, res->body, res->get_header_value("WWW-Authenticate"),
+                res->get_header_value("Link")};
+}
+
+// The error an answer that is not 200 stands for.
+absl::Status StatusOfAnswer(const Answer& a, std::string_view what) {
+  const std::string message = fmt::format("{}: HTTP {}", what, a.status);
+  if (a.status == 401) return absl::UnauthenticatedError(message);
+  if (a.status == 403) return absl::PermissionDeniedError(message);
+  if (a.status == 404) return absl::NotFoundError(message);
+  if (a.status == 429 || a.status >= 500) return absl::UnavailableError(message);
+  return absl::InternalError(message);
+}
+
+// Asks the challenge's realm for a token for its service and scope.
+absl::StatusOr<std::string> FetchToken(const InstallerRegistryOptions& options,
+                                       const Challenge& challenge) {
+  std::optional<SplitUrlResult> realm = SplitUrl(challenge.realm);
+  if (!realm) return absl::InternalError("the registry's token realm is not an http(s) URL");
+  std::string target = realm->target;
+  for (const auto& [key, value] :
+       {std::pair{"service", challenge.service}, std::pair{"scope", challenge.scope}}) {
+    if (value.empty()) continue;
+    target += fmt::format("{}{}={}", target.find('?') == std::string::npos ? '?' : '&', key,
+                          PercentEncode(value));
+  }
+  const Auth auth = options.username.empty() ? Auth::kNone : Auth::kBasic;
+  absl::StatusOr<Answer> a = Get(options, realm->origin, target, auth, "");
+  if (!a.ok()) return a.status();
+  if (a->status != 200) return StatusOfAnswer(*a, "token from " + realm->origin);
+  const nlohmann::json json = nlohmann::json::parse(a->body, nullptr, /*allow_exceptions=*/false);
+  for (const char* key : {"token", "access_token"}) {
+    if (json.is_object() && json.contains(key) && json[key].is_string()) {
+      return json[key].get<std::string>();
+    }
+  }
+  return absl::InternalError("the token server's answer holds no token");
+}
+
+// The target of a `Link: <…>; rel="next"` header on `origin`; nullopt when there is none.
+std::optional<std::string> NextPage(const std::string& link, const std::string& origin) {
+  const size_t open = link.find('<'), close = link.find('>');
+  if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
+  if (link.find("rel=\"next\"", close) == std::string::npos &&
+      link.find("rel=next", close) == std::string::npos) {
+    return std::nullopt;
+  }
+  std::string target = link.substr(open + 1, close - open - 1);
+  if (target.starts_with("/")) return target;
+  std::optional<SplitUrlResult> absolute = SplitUrl(target);
+  // Pages stay on the registry: a next link elsewhere is not followed with its credentials.
+  if (!absolute || absolute->origin != origin) return std::nullopt;
+  return absolute->target;
+}
+
+// Appends the page's tags; Internal when the body is not a tag list.
+absl::Status AppendTags(const std::string& body, std::vector<std::string>& tags) {
+  const nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || !json.contains("tags")) {
+    return absl::InternalError("the registry's answer is not a tag list");
+  }
+  if (json["tags"].is_null()) return absl::OkStatus();  // a repository without tags
+  if (!json["tags"].is_array()) return absl::InternalError("the registry's tags are not a list");
+  for (const nlohmann::json& tag : json["tags"]) {
+    if (tag.is_string()) tags.push_back(tag.get<std::string>());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<InstallerRegistryOptions> ParseInstallerRegistry(
+    std::string_view url, const std::filesystem::path& credentials_file,
+    const std::filesystem::path& ca_file) {
+  std::optional<SplitUrlResult> split = SplitUrl(url);
+  if (!split) return absl::InvalidArgumentError("want http(s)://host[:port]/<repository>");
+  if (split->origin.find('@') != std::string::npos) {
+    return absl::InvalidArgumentError("credentials go in the credentials file, not the URL");
+  }
+  InstallerRegistryOptions options;
+  options.origin = split->origin;
+  options.repository = split->target.substr(1);
+  while (options.repository.ends_with("/")) options.repository.pop_back();
+  if (options.repository.empty() ||
+      options.repository.find_first_of("?#:@ ") != std::string::npos) {
+    return absl::InvalidArgumentError("want http(s)://host[:port]/<repository>");
+  }
+  options.ca_file = ca_file;
+  if (credentials_file.empty()) return options;
+  std::ifstream in(credentials_file);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    return absl::InvalidArgumentError(
+        fmt::format("cannot read the credentials file {}", credentials_file.string()));
+  }
+  while (!line.empty() && (line.back() == '\r' || line.back() == '\n')) line.pop_back();
+  const size_t colon = line.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == line.size()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "the credentials file {} must hold one line username:password", credentials_file.string()));
+  }
+  options.username = line.substr(0, colon);
+  options.password = line.substr(colon + 1);
+  return options;
+}
+
+std::optional<Challenge> ParseChallenge(std::string_view header) {
+  const size_t space = header.find(' ');
+  Challenge c;
+  for (char ch : header.substr(0, space)) c.scheme += static_cast<char>(std::tolower(ch));
+  if (c.scheme.empty()) return std::nullopt;
+  std::string_view rest = space == std::string_view::npos ? "" : header.substr(space + 1);
+  while (!rest.empty()) {
+    rest.remove_prefix(std::min(rest.find_first_not_of(" ,"), rest.size()));
+    const size_t eq = rest.find('=');
+    if (eq == std::string_view::npos) break;
+    std::string key;
+    for (char ch : rest.substr(0, eq)) key += static_cast<char>(std::tolower(ch));
+    rest.remove_prefix(eq + 1);
+    std::string value;
+    if (!rest.empty() && rest.front() == '"') {
+      const size_t end = rest.find('"', 1);
+      if (end == std::string_view::npos) return std::nullopt;
+      value = std::string(rest.substr(1, end - 1));
+      rest.remove_prefix(end + 1);
+    } else {
+      const size_t end = std::min(rest.find(','), rest.size());
+      value = std::string(rest.substr(0, end));
+      rest.remove_prefix(end);
+    }
+    if (key == "realm") c.realm = value;
+    if (key == "service") c.service = value;
+    if (key == "scope") c.scope = value;
+  }
+  return c;
+}
+
+absl::StatusOr<std::vector<std::string>> ListRegistryTags(const InstallerRegistryOptions& options,
+                                                          std::stop_token stop) {
+  std::string target = fmt::format("/v2/{}/tags/list?n={}", options.repository, options.page_size);
+  const std::string what = fmt::format("tags of {}/{}", options.origin, options.repository);
+  Auth auth = Auth::kNone;
+  std::string token;
+  std::vector<std::string> tags;
+  for (int page = 0; page < options.max_pages; ++page) {
+    if (stop.stop_requested()) return absl::CancelledError("stopped listing " + what);
+    absl::StatusOr<Answer> a = Get(options, options.origin, target, auth, token);
+    if (a.ok() && a->status == 401 && auth == Auth::kNone) {
+      const std::optional<Challenge> challenge = ParseChallenge(a->www_authenticate);
+      if (challenge && challenge->scheme == "bearer" && !challenge->realm.empty()) {
+        absl::StatusOr<std::string> got = FetchToken(options, *challenge);
+        if (!got.ok()) return got.status();
+        auth = Auth::kBearer;
+        token = *std::move(got);
+      } else if (challenge && challenge->scheme == "basic" && !options.username.empty()) {
+        auth = Auth::kBasic;
+      } else {
+        return absl::UnauthenticatedError(what + ": the registry wants credentials");
+      }
+      a = Get(options, options.origin, target, auth, token);
+    }
+    if (!a.ok()) return a.status();
+    if (a->status != 200) return StatusOfAnswer(*a, what);
+    if (absl::Status s = AppendTags(a->body, tags); !s.ok()) return s;
+    std::optional<std::string> next = NextPage(a->link, options.origin);
+    if (!next) return tags;
+    target = *std::move(next);
+  }
+  ModuleLogger("registry")->warn("step=list-tags pages={} outcome=truncated", options.max_pages);
+  return tags;
+}
+
+std::vector<core::Version> ReleaseTags(const std::vector<std::string>& tags) {
+  std::vector<core::Version> releases;
+  for (const std::string& tag : tags) {
+    if (!tag.starts_with("v")) continue;
+    absl::StatusOr<core::Version> v = core::ParseTalosVersion(tag);
+    if (!v.ok() || !v->IsRelease() || v->Tag() != tag) continue;  // "v1.12" or "v01.2.3"
+    releases.push_back(*std::move(v));
+  }
+  std::sort(releases.begin(), releases.end());
+  releases.erase(std::unique(releases.begin(), releases.end()), releases.end());
+  return releases;
+}
+
+InstallerReleases::InstallerReleases(Lister lister, std::chrono::milliseconds ttl, Env& env)
+    : lister_(std::move(lister)), ttl_(ttl), env_(env) {}
+
+absl::Status InstallerReleases::Refresh(std::stop_token stop) {
+  absl::StatusOr<std::vector<std::string>> tags = lister_(stop);
+  auto log = ModuleLogger("registry");
+  if (!tags.ok()) {
+    log->warn("step=list-tags error={} outcome=keeping-last-known",
+              LogValue(tags.status().ToString()));
+    return tags.status();
+  }
+  std::vector<core::Version> releases = ReleaseTags(*tags);
+  log->info("step=list-tags tags={} releases={} newest={}", tags->size(), releases.size(),
+            releases.empty() ? "none" : releases.back().ToString());
+  MutexLock lock(mu_);
+  known_ = std::move(releases);
+  return absl::OkStatus();
+}
+
+void InstallerReleases::Run(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    (void)Refresh(stop);  // logged; the last known list stays
+    if (!env_.SleepFor(ttl_, stop)) break;
+  }
+}
+
+std::vector<core::Version> InstallerReleases::Known() const {
+  MutexLock lock(mu_);
+  return known_;
+}
+
+}  // namespace tr::reconciler::registry
