@@ -316,6 +316,9 @@ class HttpKubeClient final : public KubeClient {
 
   absl::StatusOr<json> Get(const std::string& path, std::string_view what) {
     httplib::Result res = Send([&] { return client_->Get(path.c_str()); });
+    // The server may have closed the kept-alive connection while it idled (httplib 0.11 sends
+    // on it all the same and reads nothing): a GET is safe to send again, on a new connection.
+    if (!res && !canceller_.stopped()) res = Send([&] { return client_->Get(path.c_str()); });
     if (absl::Status s = Checked(res, what); !s.ok()) return s;
     json body = json::parse(res->body, nullptr, false);
     if (!body.is_object()) return absl::InternalError(fmt::format("kubernetes {}: not JSON", what));
