@@ -33,8 +33,7 @@ std::string StatusUrl(const DaemonConfig& config) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
-    const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
-    Env& env) {
+    const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner, Env& env) {
   if (config.forge.empty()) return nullptr;
   absl::StatusOr<std::string> token = ReadSecretFile(config.forge_token_file);
   if (!token.ok()) return token.status();
@@ -47,11 +46,13 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
   if (!client.ok()) return client.status();
   std::unique_ptr<ForgeReporting> reporting(new ForgeReporting());
   reporting->client_ = *std::move(client);
-  reporting->comments_ =
-      std::make_unique<PullRequestComments>(*reporting->client_, config.forge_comment_interval, env);
+  reporting->comments_ = std::make_unique<PullRequestComments>(*reporting->client_,
+                                                               config.forge_comment_interval, env);
   reporting->flow_ = std::make_unique<PullRequestFlow>(
       source, source, *reporting->client_, *reporting->comments_,
-      PullRequestFlowOptions{forge, {config.credentials_dir, config.talosconfig}, config.node_name,
+      PullRequestFlowOptions{forge,
+                             {config.credentials_dir, config.talosconfig},
+                             config.node_name,
                              StatusUrl(config)});
   reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);
   return reporting;
@@ -66,11 +67,11 @@ void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, PullRequestFlow
     }
     if (event->kind == WebhookKind::kPush || event->action == PullRequestAction::kMerged) {
       log->info("step=dispatch forge={} delivery={} outcome=poll-now", ForgeName(event->forge),
-                event->delivery);
+                LogValue(event->delivery));
       trigger.Trigger();
     } else {
       log->info("step=dispatch forge={} delivery={} pull-request={} action={} outcome=noted",
-                ForgeName(event->forge), event->delivery, event->number,
+                ForgeName(event->forge), LogValue(event->delivery), event->number,
                 PullRequestActionName(event->action));
     }
   }

@@ -81,8 +81,8 @@ std::optional<milliseconds> RetryDelay(int status,
   return std::min<milliseconds>(kSecondaryLimitWait * (1 << std::min(retry - 1, 5)), kMaxWait);
 }
 
-absl::StatusOr<std::unique_ptr<HttpForgeClient>> HttpForgeClient::Create(
-    ForgeClientOptions options, Env& env) {
+absl::StatusOr<std::unique_ptr<HttpForgeClient>> HttpForgeClient::Create(ForgeClientOptions options,
+                                                                         Env& env) {
   const std::string& url = options.api_url;
   const size_t scheme_end = url.find("://");
   const std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
@@ -99,8 +99,8 @@ absl::StatusOr<std::unique_ptr<HttpForgeClient>> HttpForgeClient::Create(
   if (options.target.repository.empty()) {
     return absl::InvalidArgumentError("the forge repository is empty");
   }
-  return std::unique_ptr<HttpForgeClient>(new HttpForgeClient(std::move(options), std::move(origin),
-                                                              std::move(prefix), env));
+  return std::unique_ptr<HttpForgeClient>(
+      new HttpForgeClient(std::move(options), std::move(origin), std::move(prefix), env));
 }
 
 HttpForgeClient::HttpForgeClient(ForgeClientOptions options, std::string origin, std::string prefix,
@@ -183,9 +183,9 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
       return absl::UnavailableError(
           absl::StrCat(failure.message(), " (gave up after ", attempt, " attempts)"));
     }
-    log->warn("step=forge-call method={} path={} attempt={} retry-in-ms={} error=\"{}\"",
+    log->warn("step=forge-call method={} path={} attempt={} retry-in-ms={} error={}",
               request.method, request.path, attempt, delay->count(),
-              std::string(failure.message()));
+              LogValue(std::string(failure.message())));
     if (!env_.SleepFor(*delay, stop)) return absl::CancelledError("forge call stopped");
   }
 }

@@ -85,6 +85,8 @@ std::vector<std::pair<std::string, std::string>> AuthHeaders(Forge forge,
       return {{"PRIVATE-TOKEN", token}, {"Accept", "application/json"}};
     case Forge::kGitea:
       return {{"Authorization", "token " + token}, {"Accept", "application/json"}};
+    case Forge::kGeneric:
+      break;  // no API: never a --forge
   }
   return {};
 }
@@ -131,7 +133,8 @@ std::optional<ForgeRequest> PullsOfCommitRequest(const ForgeTarget& target,
       return ForgeRequest{
           "GET", absl::StrCat(RepoPath(target), "/repository/commits/", sha, "/merge_requests"),
           std::nullopt};
-    case Forge::kGitea:
+    case Forge::kGitea:  // finds the merged pull request from its webhook only
+    case Forge::kGeneric:
       return std::nullopt;
   }
   return std::nullopt;

@@ -89,8 +89,8 @@ void PullRequestComments::Run(std::stop_token stop) {
     if (written.ok()) {
       after.written = body;
     } else {
-      log->warn("step=pull-request-comment pull-request={} error=\"{}\"", *due,
-                std::string(written.message()));
+      log->warn("step=pull-request-comment pull-request={} error={}", *due,
+                LogValue(std::string(written.message())));
     }
   }
 }

@@ -1,5 +1,7 @@
 #include "reconciler/forge/pull_request_flow.h"
 
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "reconciler/logging.h"
 #include "reconciler/offline_commands.h"
@@ -8,6 +10,10 @@ namespace tr::reconciler::forge {
 namespace {
 
 constexpr size_t kMaxQueuedEvents = 256;
+// Pull requests and merge commits remembered: a long-lived daemon must not grow with history;
+// one forgotten is looked up on the forge again if it ever reports.
+constexpr size_t kMaxTracked = 512;
+constexpr char kRolloutHeading[] = "## Rollout of ";
 
 std::string Short(const std::string& sha) { return sha.substr(0, 12); }
 
@@ -100,6 +106,7 @@ void PullRequestFlow::Run(std::stop_token stop) {
     lock.unlock();
     for (const WebhookEvent& event : events) {
       if (event.action == PullRequestAction::kMerged) {
+        Track(event.merge_commit);
         merged_[event.merge_commit] = event.number;
       } else {
         Plan(event, stop);
@@ -114,6 +121,7 @@ void PullRequestFlow::Run(std::stop_token stop) {
     for (const std::string& commit : commits) {
       if (!commit.empty()) Progress(commit, stop);
     }
+    Trim();
     lock.lock();
   }
 }
@@ -127,8 +135,8 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
       head.ok() ? source_.Snapshot(head->commit)
                 : absl::StatusOr<gitsource::ProfileSnapshot>(head.status());
   if (!trusted.ok()) {
-    log_->warn("step=plan-pull-request pull-request={} error=\"{}\"", event.number,
-               std::string(trusted.status().message()));
+    log_->warn("step=plan-pull-request pull-request={} error={}", event.number,
+               LogValue(std::string(trusted.status().message())));
     return;
   }
   if (proposed->origin.commit != event.head_sha) {
@@ -148,15 +156,15 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
       preview.exit_code == kExitOk ? CommitState::kSuccess : CommitState::kFailure,
       PlanDescription(preview), ""};
   if (absl::Status s = api_.SetCommitStatus(status, stop); !s.ok()) {
-    log_->warn("step=plan-status pull-request={} error=\"{}\"", event.number,
-               std::string(s.message()));
+    log_->warn("step=plan-status pull-request={} error={}", event.number,
+               LogValue(std::string(s.message())));
   }
   log_->info("step=plan-pull-request pull-request={} head={} clusters={} outcome={}", event.number,
              Short(proposed->origin.commit), preview.changed.size(), CommitStateName(status.state));
 }
 
 std::string PullRequestFlow::RolloutSection(const std::string& commit, std::string_view state) {
-  std::string text = absl::StrCat("## Rollout of ", Short(commit), ": ", std::string(state), "\n\n",
+  std::string text = absl::StrCat(kRolloutHeading, Short(commit), ": ", std::string(state), "\n\n",
                                   "| Cluster | Phase | Talos | Kubernetes | Message |\n",
                                   "|---|---|---|---|---|\n");
   for (const auto& [name, status] : clusters_) {
@@ -171,7 +179,38 @@ std::string PullRequestFlow::RolloutSection(const std::string& commit, std::stri
   return text;
 }
 
+std::string PullRequestFlow::PlanOf(int64_t number, std::stop_token stop) {
+  if (auto it = plans_.find(number); it != plans_.end()) return it->second;
+  absl::StatusOr<std::optional<ForgeComment>> comment =
+      api_.FindComment(number, kCommentMarker, stop);
+  if (!comment.ok() || !comment->has_value()) return "";  // a failed read costs the plan text only
+  std::string body = (*comment)->body;
+  if (size_t marker = body.find(kCommentMarker); marker != std::string::npos) {
+    body.erase(0, body.find_first_not_of('\n', marker + std::strlen(kCommentMarker)));
+  }
+  if (size_t rollout = body.find(kRolloutHeading); rollout != std::string::npos) {
+    body.resize(rollout);
+  }
+  while (!body.empty() && body.back() == '\n') body.pop_back();
+  plans_[number] = body;
+  return body;
+}
+
+void PullRequestFlow::Track(const std::string& commit) {
+  if (!rollouts_.contains(commit) && !merged_.contains(commit)) rollout_order_.push_back(commit);
+}
+
+void PullRequestFlow::Trim() {
+  while (plans_.size() > kMaxTracked) plans_.erase(plans_.begin());  // the lowest numbers
+  while (rollout_order_.size() > kMaxTracked) {
+    rollouts_.erase(rollout_order_.front());
+    merged_.erase(rollout_order_.front());
+    rollout_order_.pop_front();
+  }
+}
+
 void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) {
+  Track(commit);
   Rollout& rollout = rollouts_[commit];
   if (!rollout.pull_request) {
     if (auto it = merged_.find(commit); it != merged_.end()) {
@@ -192,8 +231,8 @@ void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) 
                         status.phase == core::ClusterPhase::kUpgradeFailed);
   }
   const std::string state = failed ? "failure" : all_applied ? "success" : "pending";
-  std::string body =
-      plans_.contains(*rollout.pull_request) ? plans_[*rollout.pull_request] + "\n\n" : "";
+  std::string body = PlanOf(*rollout.pull_request, stop);
+  if (!body.empty()) body += "\n\n";
   comments_.Publish(*rollout.pull_request,
                     body + RolloutSection(commit, failed        ? "failed"
                                                   : all_applied ? "succeeded"
@@ -210,8 +249,8 @@ void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) 
   if (absl::Status s = api_.SetCommitStatus(status, stop); s.ok()) {
     rollout.reported = state;
   } else {
-    log_->warn("step=rollout-status commit={} error=\"{}\"", Short(commit),
-               std::string(s.message()));
+    log_->warn("step=rollout-status commit={} error={}", Short(commit),
+               LogValue(std::string(s.message())));
   }
 }
 

@@ -74,6 +74,13 @@ class PullRequestFlow {
   void Plan(const WebhookEvent& event, std::stop_token stop);
   void Progress(const std::string& commit, std::stop_token stop);
   std::string RolloutSection(const std::string& commit, std::string_view state);
+  // The plan part of pull request `number`'s comment: remembered, else (after a restart) read
+  // back from the forge so the rollout report does not replace it; empty when there is none.
+  std::string PlanOf(int64_t number, std::stop_token stop);
+  // Notes `commit` in rollout_order_ when neither rollouts_ nor merged_ holds it yet.
+  void Track(const std::string& commit);
+  // Forgets the oldest pull requests and merge commits beyond kMaxTracked.
+  void Trim();
 
   gitsource::GitSource& source_;
   gitsource::PreviewSource& previews_;
@@ -86,6 +93,7 @@ class PullRequestFlow {
   std::map<std::string, int64_t> merged_;                // merge commit -> pull request
   std::map<std::string, Rollout> rollouts_;              // merge commit -> its report
   std::map<std::string, core::ClusterStatus> clusters_;  // latest status of every cluster
+  std::deque<std::string> rollout_order_;                // merge commits, oldest first
 
   Mutex mu_;
   std::condition_variable_any cv_;

@@ -12,7 +12,8 @@ absl::StatusOr<std::string> ReadSecretFile(const std::filesystem::path& path) {
   text << in.rdbuf();
   std::string secret = text.str();
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
-  if (secret.empty()) return absl::InvalidArgumentError("secret file " + path.string() + " is empty");
+  if (secret.empty())
+    return absl::InvalidArgumentError("secret file " + path.string() + " is empty");
   return secret;
 }
 

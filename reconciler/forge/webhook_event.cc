@@ -65,7 +65,8 @@ absl::Status ReadGithubPullRequest(const json& doc, WebhookEvent& event) {
   absl::StatusOr<std::string> base = StringAt(doc, {"pull_request", "base", "ref"});
   if (!base.ok()) return base.status();
   const json& pr = doc["pull_request"];
-  const bool merged = pr.contains("merged") && pr["merged"].is_boolean() && pr["merged"].get<bool>();
+  const bool merged =
+      pr.contains("merged") && pr["merged"].is_boolean() && pr["merged"].get<bool>();
   absl::StatusOr<std::string> merge_commit = StringAt(doc, {"pull_request", "merge_commit_sha"});
   event.number = *number;
   event.action = GithubAction(*action, merged);
@@ -105,7 +106,17 @@ absl::Status ReadGitlabMergeRequest(const json& doc, WebhookEvent& event) {
   return absl::OkStatus();
 }
 
+// {"ref": "refs/heads/main"} or {}: a generic sender may not know which branch moved.
+absl::Status ReadGenericPush(const json& doc, WebhookEvent& event) {
+  if (!doc.contains("ref")) return absl::OkStatus();
+  absl::StatusOr<std::string> ref = StringAt(doc, {"ref"});
+  if (!ref.ok()) return ref.status();
+  event.ref = *ref;
+  return absl::OkStatus();
+}
+
 WebhookKind KindOf(Forge forge, const std::string& event) {
+  if (forge == Forge::kGeneric) return WebhookKind::kPush;
   if (forge == Forge::kGitlab) {
     if (event == "Push Hook") return WebhookKind::kPush;
     if (event == "Merge Request Hook") return WebhookKind::kPullRequest;
@@ -127,6 +138,8 @@ const char* ForgeName(Forge forge) {
       return "gitlab";
     case Forge::kGitea:
       return "gitea";
+    case Forge::kGeneric:
+      return "generic";
   }
   return "unknown";
 }
@@ -169,7 +182,7 @@ absl::Status VerifyWebhookSignature(Forge forge, std::string_view secret,
   }
   std::string_view given = headers.signature;
   if (given.empty()) return Unauthenticated("no signature header");
-  if (forge == Forge::kGithub || given.starts_with("sha256=")) {
+  if (forge == Forge::kGithub || forge == Forge::kGeneric || given.starts_with("sha256=")) {
     if (!given.starts_with("sha256=")) return Unauthenticated("signature is not sha256=<hex>");
     given.remove_prefix(7);
   }
@@ -190,7 +203,9 @@ absl::StatusOr<WebhookEvent> ParseWebhook(Forge forge, const WebhookHeaders& hea
       headers.delivery.empty() ? "sha256:" + HmacSha256Hex("delivery", body) : headers.delivery;
   event.kind = KindOf(forge, headers.event);
   absl::Status read = absl::OkStatus();
-  if (event.kind == WebhookKind::kPush) {
+  if (forge == Forge::kGeneric) {
+    read = ReadGenericPush(doc, event);
+  } else if (event.kind == WebhookKind::kPush) {
     read = ReadPush(doc, event);
   } else if (event.kind == WebhookKind::kPullRequest) {
     read = forge == Forge::kGitlab ? ReadGitlabMergeRequest(doc, event)
@@ -207,7 +222,8 @@ namespace tr::reconciler::forge {
 bool IsRelevant(const WebhookEvent& event, const std::string& branch) {
   switch (event.kind) {
     case WebhookKind::kPush:
-      return event.ref == "refs/heads/" + branch;
+      return event.ref == "refs/heads/" + branch ||
+             (event.forge == Forge::kGeneric && event.ref.empty());
     case WebhookKind::kPullRequest:
       return event.base_branch == branch && event.action != PullRequestAction::kOther &&
              event.action != PullRequestAction::kClosed;

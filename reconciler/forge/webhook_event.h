@@ -16,18 +16,21 @@
 
 namespace tr::reconciler::forge {
 
-enum class Forge { kGithub, kGitlab, kGitea };
+// Who sends a delivery. kGeneric is any other Git server (a plain `git daemon`, cgit, a
+// post-receive hook): it has no forge API, so it is never a `--forge`, only a webhook sender.
+enum class Forge { kGithub, kGitlab, kGitea, kGeneric };
 
-// "github", "gitlab", "gitea".
+// "github", "gitlab", "gitea", "generic".
 const char* ForgeName(Forge forge);
-// The forge named `name` ("github", "gitlab", "gitea"); nullopt for any other name.
+// The forge named `name` ("github", "gitlab", "gitea"); nullopt for any other name, "generic"
+// included (it has no API to report to).
 std::optional<Forge> ForgeFromName(std::string_view name);
 
 // The headers of a delivery that matter, already picked per forge (see HeaderNames).
 struct WebhookHeaders {
   std::string event;      // GitHub/Gitea "push", GitLab "Push Hook"
   std::string delivery;   // the sender's delivery id; empty when the sender has none
-  std::string signature;  // GitHub "sha256=<hex>", Gitea "<hex>"; empty for GitLab
+  std::string signature;  // GitHub and generic "sha256=<hex>", Gitea "<hex>"; empty for GitLab
   std::string token;      // GitLab's shared token; empty for the others
 };
 
@@ -55,14 +58,16 @@ struct WebhookEvent {
 
 // Checks that `body` was sent by someone holding `secret`: GitHub's
 // `X-Hub-Signature-256: sha256=<hex HMAC-SHA256>`, Gitea's `X-Gitea-Signature: <hex>`, GitLab's
-// `X-Gitlab-Token: <secret>`; every comparison takes constant time. Unauthenticated when the
-// signature is missing or wrong.
+// `X-Gitlab-Token: <secret>`, generic `X-Signature-256: sha256=<hex HMAC-SHA256>`; every
+// comparison takes constant time. Unauthenticated when the signature is missing or wrong.
 absl::Status VerifyWebhookSignature(Forge forge, std::string_view secret,
                                     const WebhookHeaders& headers, std::string_view body);
 
 // Reads a verified delivery. Push and pull-request events must carry the fields named in
 // WebhookEvent, else InvalidArgument naming the field; other events (and `ping`) are returned
 // with their kind and no fields. InvalidArgument when `body` is not a JSON object.
+// A generic delivery is always a push: it says only that something moved; its `ref` is
+// optional (absent: the watched branch is polled) and `after` is not read.
 absl::StatusOr<WebhookEvent> ParseWebhook(Forge forge, const WebhookHeaders& headers,
                                           std::string_view body);
 

@@ -16,7 +16,9 @@ bool WebhookQueue::TryPush(WebhookEvent event) {
 
 std::optional<WebhookEvent> WebhookQueue::Pop(std::stop_token stop) {
   MutexLock lock(mu_);
-  if (!cv_.wait(lock, stop, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !events_.empty(); })) return std::nullopt;
+  if (!cv_.wait(lock, stop,
+                [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !events_.empty(); }))
+    return std::nullopt;
   WebhookEvent event = std::move(events_.front());
   events_.pop_front();
   return event;

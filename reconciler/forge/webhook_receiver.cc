@@ -31,8 +31,13 @@ WebhookHeaders PickHeaders(Forge forge, const httplib::Request& req) {
     case Forge::kGitea:
       h.event = FirstHeader(req, {"X-Gitea-Event", "X-Forgejo-Event", "X-Gogs-Event"});
       h.delivery = FirstHeader(req, {"X-Gitea-Delivery", "X-Forgejo-Delivery", "X-Gogs-Delivery"});
-      h.signature = FirstHeader(
-          req, {"X-Gitea-Signature", "X-Forgejo-Signature", "X-Hub-Signature-256"});
+      h.signature =
+          FirstHeader(req, {"X-Gitea-Signature", "X-Forgejo-Signature", "X-Hub-Signature-256"});
+      break;
+    case Forge::kGeneric:
+      h.event = "push";
+      h.delivery = FirstHeader(req, {"X-Delivery-Id"});
+      h.signature = FirstHeader(req, {"X-Signature-256"});
       break;
   }
   return h;
@@ -132,7 +137,7 @@ void WebhookReceiver::Route() {
   // One request per connection: after a 413 the unread rest of the body must not be taken for
   // the next request, and forges open a connection per delivery anyway.
   server.set_keep_alive_max_count(1);
-  for (Forge forge : {Forge::kGithub, Forge::kGitlab, Forge::kGitea}) {
+  for (Forge forge : {Forge::kGithub, Forge::kGitlab, Forge::kGitea, Forge::kGeneric}) {
     server.Post(std::string("/hooks/") + ForgeName(forge),
                 [this, forge](const httplib::Request& req, httplib::Response& res,
                               const httplib::ContentReader& reader) {
@@ -159,36 +164,39 @@ void WebhookReceiver::Handle(Forge forge, const WebhookHeaders& headers, const s
   static const auto log = ModuleLogger("webhook");
   if (absl::Status s = VerifyWebhookSignature(forge, options_.secret, headers, body); !s.ok()) {
     ++metrics_.webhook_bad_signatures;
-    log->warn("step=verify forge={} outcome=rejected reason=\"{}\"", ForgeName(forge),
-              std::string(s.message()));
+    log->warn("step=verify forge={} outcome=rejected reason={}", ForgeName(forge),
+              LogValue(std::string(s.message())));
     return Answer(res, 401, "bad signature");
   }
   absl::StatusOr<WebhookEvent> event = ParseWebhook(forge, headers, body);
   if (!event.ok()) {
-    log->warn("step=parse forge={} outcome=rejected reason=\"{}\"", ForgeName(forge),
-              std::string(event.status().message()));
+    log->warn("step=parse forge={} outcome=rejected reason={}", ForgeName(forge),
+              LogValue(std::string(event.status().message())));
     return Answer(res, 400, "malformed payload");
   }
   if (!IsRelevant(*event, options_.branch)) {
     ++metrics_.webhook_ignored;
-    log->debug("step=receive forge={} event=\"{}\" delivery={} outcome=ignored", ForgeName(forge),
-               event->event, event->delivery);
+    log->debug("step=receive forge={} event={} delivery={} outcome=ignored", ForgeName(forge),
+               LogValue(event->event), LogValue(event->delivery));
     return Answer(res, 200, "ignored");
   }
   const std::string delivery = event->delivery;
   if (!deliveries_.Remember(delivery)) {
     ++metrics_.webhook_duplicates;
-    log->info("step=receive forge={} delivery={} outcome=duplicate", ForgeName(forge), delivery);
+    log->info("step=receive forge={} delivery={} outcome=duplicate", ForgeName(forge),
+              LogValue(delivery));
     return Answer(res, 200, "duplicate delivery");
   }
   if (!queue_.TryPush(*std::move(event))) {
     deliveries_.Forget(delivery);
     ++metrics_.webhook_queue_full;
-    log->warn("step=receive forge={} delivery={} outcome=queue-full", ForgeName(forge), delivery);
+    log->warn("step=receive forge={} delivery={} outcome=queue-full", ForgeName(forge),
+              LogValue(delivery));
     return Answer(res, 503, "busy, retry later");
   }
   ++metrics_.webhook_accepted;
-  log->info("step=receive forge={} delivery={} outcome=queued", ForgeName(forge), delivery);
+  log->info("step=receive forge={} delivery={} outcome=queued", ForgeName(forge),
+            LogValue(delivery));
   Answer(res, 202, "queued");
 }
 

@@ -1,5 +1,6 @@
-// The inbound webhook listener (`--webhook-listen`): `POST /hooks/github`, `/hooks/gitlab` and
-// `/hooks/gitea`, on an address of its own so only it needs to be exposed to the forge.
+// The inbound webhook listener (`--webhook-listen`): `POST /hooks/github`, `/hooks/gitlab`,
+// `/hooks/gitea` and `/hooks/generic` (any other Git server: a hook script signs the body), on
+// an address of its own so only it needs to be exposed to the forge.
 //
 // Per delivery, answered within the read/write timeouts and never after doing the work:
 //   body over the cap      -> 413 as soon as the declared length or the bytes read pass the

@@ -24,10 +24,12 @@ using forge_test::FakeStatus;
 constexpr char kForgeToken[] = "ghp_e2eForgeTokenNeverInTheLog";
 constexpr char kSecret[] = "e2e-pr-webhook-secret";
 
+// A pull (merge) request number 7 on `forge`: its head ref and the forge's webhooks for it.
 class PullRequestLoop {
  public:
-  PullRequestLoop(E2eWorld& world, std::string hooks_url)
+  PullRequestLoop(E2eWorld& world, std::string forge, std::string hooks_url)
       : world_(world),
+        forge_(std::move(forge)),
         hooks_url_(std::move(hooks_url)),
         work_(world.repo().bare().parent_path() / "fleet-work") {}
 
@@ -44,26 +46,55 @@ class PullRequestLoop {
     Git({"checkout", "-q", "-B", "pr-7"});
     std::ofstream(work_ / ("clusters/" + cluster + ".yaml")) << profile;
     Git({"commit", "-q", "-am", "pr 7: " + cluster});
-    Git({"push", "-q", "-f", "origin", "HEAD:refs/pull/7/head"});
+    Git({"push", "-q", "-f", "origin",
+         forge_ == "gitlab" ? "HEAD:refs/merge-requests/7/head" : "HEAD:refs/pull/7/head"});
     return Git({"rev-parse", "HEAD"});
   }
 
+  // Merges the pull request into main and pushes it; the merge commit.
+  std::string Merge() {
+    Git({"checkout", "-q", "main"});
+    Git({"merge", "-q", "--no-ff", "pr-7", "-m", "Merge pull request #7"});
+    Git({"push", "-q", "origin", "main"});
+    return Git({"rev-parse", "HEAD"});
+  }
+
+  // `action` in GitHub's words: opened, synchronize, closed (+ merged).
   int Webhook(const std::string& action, const std::string& head, bool merged = false,
               const std::string& merge_commit = "") {
-    nlohmann::json pr{{"head", {{"sha", head}}}, {"base", {{"ref", "main"}}}, {"merged", merged}};
-    pr["merge_commit_sha"] = merge_commit.empty() ? nlohmann::json() : nlohmann::json(merge_commit);
     const auto payload = world_.dir() / ("pr-" + action + ".json");
+    const nlohmann::json merge_sha =
+        merge_commit.empty() ? nlohmann::json() : nlohmann::json(merge_commit);
+    if (forge_ == "gitlab") {
+      const std::string gitlab_action = merged               ? "merge"
+                                        : action == "opened" ? "open"
+                                                             : "update";
+      std::ofstream(payload) << nlohmann::json{
+          {"object_kind", "merge_request"},
+          {"object_attributes",
+           {{"iid", 7},
+            {"action", gitlab_action},
+            {"last_commit", {{"id", head}}},
+            {"target_branch", "main"},
+            {"merge_commit_sha", merge_sha}}}}.dump();
+      return Single(SendWebhook(hooks_url_, kSecret, forge_, "Merge Request Hook", payload));
+    }
+    nlohmann::json pr{{"head", {{"sha", head}}}, {"base", {{"ref", "main"}}}, {"merged", merged}};
+    pr["merge_commit_sha"] = merge_sha;
     std::ofstream(payload) << nlohmann::json{
         {"action", action},
         {"number", 7},
         {"pull_request", pr}}.dump();
-    const std::vector<int> statuses =
-        SendGithubWebhook(hooks_url_, kSecret, "pull_request", payload);
-    return statuses.size() == 1 ? statuses[0] : 0;
+    return Single(SendWebhook(hooks_url_, kSecret, forge_, "pull_request", payload));
   }
 
  private:
+  static int Single(const std::vector<int>& statuses) {
+    return statuses.size() == 1 ? statuses[0] : 0;
+  }
+
   E2eWorld& world_;
+  std::string forge_;
   std::string hooks_url_;
   std::filesystem::path work_;
 };
@@ -74,34 +105,47 @@ bool HasState(const std::vector<FakeStatus>& statuses, const std::string& contex
                      [&](const FakeStatus& s) { return s.context == context && s.state == state; });
 }
 
+// The daemon watching `main` with --forge `forge` against the fake; the hooks' base URL.
+absl::StatusOr<std::string> StartWithForge(E2eWorld& world, const std::string& forge,
+                                           const FakeForge& fake) {
+  if (auto st = world.StartFleet({MakeCluster("pr", 1, 1, "1.11.6")}); !st.ok()) return st;
+  world.PushProfiles({{"pr", AtTalos("1.11.6", {"settle: 0s"})}}, "initial profile");
+  const std::string host = world.sim().address_prefix() + ".252";
+  absl::StatusOr<int> port = FreePort(host);
+  if (!port.ok()) return port.status();
+  std::ofstream(world.dir() / "webhook-secret") << kSecret << "\n";
+  std::ofstream(world.dir() / "forge-token") << kForgeToken << "\n";
+  if (auto st = world.StartDaemon([&](DaemonOptions& o) {
+        o.poll_interval = "1h";
+        o.extra_args = {"--webhook-listen",
+                        fmt::format("{}:{}", host, *port),
+                        "--webhook-secret-file",
+                        (world.dir() / "webhook-secret").string(),
+                        "--forge",
+                        forge,
+                        "--forge-api-url",
+                        fake.api_url(),
+                        "--forge-token-file",
+                        (world.dir() / "forge-token").string(),
+                        "--forge-repository",
+                        "acme/fleet",
+                        "--forge-comment-interval",
+                        "200ms"};
+      });
+      !st.ok()) {
+    return st;
+  }
+  if (auto ready = world.WaitForReady("pr", "1.11.6", "", 60s); !ready.ok()) {
+    return ready.status();
+  }
+  return fmt::format("http://{}:{}", host, *port);
+}
+
 TEST_F(E2eTest, PullRequestIsPlannedInOneCommentAndItsMergeReportsTheRollout) {
-  E2E_ASSERT_OK(world().StartFleet({MakeCluster("pr", 1, 1, "1.11.6")}));
-  world().PushProfiles({{"pr", AtTalos("1.11.6", {"settle: 0s"})}}, "initial profile");
-  const std::string host = world().sim().address_prefix() + ".252";
-  auto port = FreePort(host);
-  E2E_ASSERT_OK(port.status());
-  std::ofstream(world().dir() / "webhook-secret") << kSecret << "\n";
-  std::ofstream(world().dir() / "forge-token") << kForgeToken << "\n";
   FakeForge forge("github", "acme/fleet", kForgeToken);
-  E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
-    o.poll_interval = "1h";
-    o.extra_args = {"--webhook-listen",
-                    fmt::format("{}:{}", host, *port),
-                    "--webhook-secret-file",
-                    (world().dir() / "webhook-secret").string(),
-                    "--forge",
-                    "github",
-                    "--forge-api-url",
-                    forge.api_url(),
-                    "--forge-token-file",
-                    (world().dir() / "forge-token").string(),
-                    "--forge-repository",
-                    "acme/fleet",
-                    "--forge-comment-interval",
-                    "200ms"};
-  }));
-  E2E_ASSERT_OK(world().WaitForReady("pr", "1.11.6", "", 60s).status());
-  PullRequestLoop loop(world(), fmt::format("http://{}:{}", host, *port));
+  std::string hooks;
+  E2E_ASSERT_OK_AND_ASSIGN(hooks, StartWithForge(world(), "github", forge));
+  PullRequestLoop loop(world(), "github", hooks);
   const auto& cluster = world().sim().cluster("pr");
 
   // Opened with an invalid profile: a failure status and a comment naming the problem.
@@ -137,11 +181,14 @@ TEST_F(E2eTest, PullRequestIsPlannedInOneCommentAndItsMergeReportsTheRollout) {
   EXPECT_THAT(forge.Comments(7)[0].body, testing::HasSubstr("1.12.0"));
 
   // Merged: the rollout is reported in the same comment and on the merge commit.
-  loop.Git({"checkout", "-q", "main"});
-  loop.Git({"merge", "-q", "--no-ff", "pr-7", "-m", "Merge pull request #7"});
-  loop.Git({"push", "-q", "origin", "main"});
-  const std::string merge = loop.Git({"rev-parse", "HEAD"});
+  const std::string merge = loop.Merge();
   EXPECT_EQ(loop.Webhook("closed", good, /*merged=*/true, merge), 202);
+  // Killed as the merge arrives (a rollout takes seconds, so the new process reports all of
+  // it): it learns the merged pull request from the forge, as the webhook went to the old
+  // one, and reads the plan back from the comment to keep it above the rollout's result.
+  forge.SetMergedPull(merge, 7);
+  world().daemon().Kill();
+  E2E_ASSERT_OK(world().daemon().Start());
   E2E_ASSERT_OK(world().WaitForReady("pr", "1.12.0", merge, 120s).status());
   ASSERT_TRUE(world().WaitUntil(
       60s,
@@ -156,8 +203,54 @@ TEST_F(E2eTest, PullRequestIsPlannedInOneCommentAndItsMergeReportsTheRollout) {
   EXPECT_EQ(rollout.front().state, "pending");
   EXPECT_EQ(rollout.back().state, "success");
   EXPECT_THAT(forge.Comments(7)[0].body, testing::HasSubstr("Rollout of " + merge.substr(0, 12)));
+  EXPECT_THAT(forge.Comments(7)[0].body, testing::HasSubstr("## Plan for " + good.substr(0, 12)));
+  EXPECT_THAT(forge.Requests(), testing::Contains(testing::HasSubstr(merge + "/pulls")));
   EXPECT_TRUE(forge.Violations().empty());
   EXPECT_EQ(world().daemon().log().find(kForgeToken), std::string::npos);
+}
+
+// GitLab and Gitea: the same loop, shorter (the rate limit and the fix are GitHub's test):
+// a merge request opened with a valid profile is planned into one comment and a success
+// status; its merge rolls out and lands in that comment and on the merge commit.
+void PlanAndRolloutThrough(E2eWorld& world, const std::string& forge_name) {
+  FakeForge forge(forge_name, "acme/fleet", kForgeToken);
+  std::string hooks;
+  E2E_ASSERT_OK_AND_ASSIGN(hooks, StartWithForge(world, forge_name, forge));
+  PullRequestLoop loop(world, forge_name, hooks);
+  const std::string head = loop.PushHead(
+      "pr", ProfileYaml(world.sim().cluster("pr"), AtTalos("1.12.0", {"settle: 0s"})));
+  EXPECT_EQ(loop.Webhook("opened", head), 202);
+  ASSERT_TRUE(world.WaitUntil(60s,
+                              [&] {
+                                return HasState(forge.Statuses(head), "talos-reconciler/plan",
+                                                "success") &&
+                                       forge.Comments(7).size() == 1;
+                              }))
+      << testing::PrintToString(forge.Requests()) << world.Diagnostics();
+  EXPECT_THAT(forge.Comments(7)[0].body, testing::HasSubstr("1.12.0"));
+
+  const std::string merge = loop.Merge();
+  EXPECT_EQ(loop.Webhook("closed", head, /*merged=*/true, merge), 202);
+  E2E_ASSERT_OK(world.WaitForReady("pr", "1.12.0", merge, 120s).status());
+  ASSERT_TRUE(world.WaitUntil(
+      60s,
+      [&] {
+        const auto comments = forge.Comments(7);
+        return HasState(forge.Statuses(merge), "talos-reconciler/rollout", "success") &&
+               comments.size() == 1 && comments[0].body.find("succeeded") != std::string::npos;
+      }))
+      << testing::PrintToString(forge.Requests()) << world.Diagnostics();
+  EXPECT_EQ(forge.Statuses(merge).front().state, "pending");
+  EXPECT_TRUE(forge.Violations().empty()) << testing::PrintToString(forge.Violations());
+  EXPECT_EQ(world.daemon().log().find(kForgeToken), std::string::npos);
+}
+
+TEST_F(E2eTest, GitlabMergeRequestIsPlannedAndItsMergeReportsTheRollout) {
+  PlanAndRolloutThrough(world(), "gitlab");
+}
+
+TEST_F(E2eTest, GiteaPullRequestIsPlannedAndItsMergeReportsTheRollout) {
+  PlanAndRolloutThrough(world(), "gitea");
 }
 
 }  // namespace

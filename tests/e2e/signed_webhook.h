@@ -1,4 +1,4 @@
-// Sends a GitHub webhook delivery the way GitHub does: signed by GitHub's own library
+// Sends a webhook delivery the way GitHub (GitLab, Gitea) does: signed by GitHub's own library
 // (@octokit/webhooks, run by tests/forge/send_webhooks.mjs under node, installed by
 // tests/forge/setup) and POSTed over real HTTP. Header-only: it needs TR_SOURCE_DIR, which only
 // the test binaries define.
@@ -16,16 +16,17 @@
 
 namespace tr::e2e {
 
-// POSTs the JSON file `payload` as GitHub event `event` to `base_url`/hooks/github, signed
-// with `secret`; the HTTP statuses it got (one per delivery).
-inline std::vector<int> SendGithubWebhook(const std::string& base_url, const std::string& secret,
-                                          const std::string& event,
-                                          const std::filesystem::path& payload) {
+// POSTs the JSON file `payload` as event `event` of `forge` ("github", "gitlab", "gitea") to
+// `base_url`/hooks/<forge>, signed (or carrying the token) as that forge does; the HTTP
+// statuses it got (one per delivery).
+inline std::vector<int> SendWebhook(const std::string& base_url, const std::string& secret,
+                                    const std::string& forge, const std::string& event,
+                                    const std::filesystem::path& payload) {
   const std::string source = TR_SOURCE_DIR;
   const std::string command = fmt::format(
       "node '{0}/tests/forge/send_webhooks.mjs' '{0}/.cache/forge-npm/node_modules' '{1}' '{2}' "
-      "github {3} '{4}'",
-      source, base_url, secret, event, payload.string());
+      "{3} '{4}' '{5}'",
+      source, base_url, secret, forge, event, payload.string());
   std::vector<int> statuses;
   FILE* pipe = ::popen(command.c_str(), "r");
   char line[4096];
@@ -36,6 +37,12 @@ inline std::vector<int> SendGithubWebhook(const std::string& base_url, const std
     EXPECT_EQ(::pclose(pipe), 0) << command;
   }
   return statuses;
+}
+
+inline std::vector<int> SendGithubWebhook(const std::string& base_url, const std::string& secret,
+                                          const std::string& event,
+                                          const std::filesystem::path& payload) {
+  return SendWebhook(base_url, secret, "github", event, payload);
 }
 
 }  // namespace tr::e2e

@@ -1,0 +1,163 @@
+// Benchmark: from a push webhook's receipt to the reconciler's first Talos API call. The real
+// talos-reconciler daemon (repository poll interval one hour, so only the webhook can make it
+// look) watches a git daemon on loopback and a 2-node talos-sim cluster. Each round commits a
+// profile change, then POSTs a signed GitHub push delivery to /hooks/github and measures until
+// the simulator's journal shows the first gRPC call of the reconcile it caused (webhook ->
+// dispatch -> fetch from the Git server -> profiles -> reconcile -> observe the nodes).
+//
+// Prints p50, p99 and max over the rounds, and the calls seen while idle between rounds (0
+// means nothing but the webhook could have caused the call measured).
+//
+// Usage: webhook_latency_bench [--rounds N (default 100)]
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fmt/format.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "reconciler/forge/hmac.h"
+#include "tests/support/e2e/e2e_world.h"
+#include "tests/support/e2e/journal_checks.h"
+
+namespace tr::e2e {
+namespace {
+
+using Clock = std::chrono::system_clock;
+using Millis = std::chrono::duration<double, std::milli>;
+
+constexpr char kSecret[] = "bench-webhook-secret";
+
+// The first gRPC call (not the fake Kubernetes API) after `since`, or nullopt.
+std::optional<JournalLine> FirstTalosCall(const std::vector<JournalLine>& journal,
+                                          uint64_t since) {
+  for (const auto& line : journal) {
+    if (line.seq > since && line.call && !line.what.starts_with("kube:")) return line;
+  }
+  return std::nullopt;
+}
+
+double Percentile(std::vector<double> values, double p) {
+  std::sort(values.begin(), values.end());
+  return values[std::min(values.size() - 1, static_cast<size_t>(p * values.size()))];
+}
+
+int Run(int rounds) {
+  char pattern[] = "/tmp/tr-bench-webhook-XXXXXX";
+  if (mkdtemp(pattern) == nullptr) return 1;
+  const std::filesystem::path dir = pattern;
+  int rc = 0;
+  {
+    E2eWorld world(dir);
+    auto fail = [&](const absl::Status& st) {
+      std::fprintf(stderr, "%s\n%s\n", std::string(st.message()).c_str(),
+                   world.Diagnostics().c_str());
+      return 1;
+    };
+    if (auto st = world.StartFleet({MakeCluster("hooked", 1, 1, "1.11.6")}, {.time_scale = 0.05});
+        !st.ok()) {
+      return fail(st);
+    }
+    world.PushProfiles({{"hooked", AtTalos("1.11.6", {"settle: 0s"})}}, "initial profile");
+    const std::string host = world.sim().address_prefix() + ".251";
+    absl::StatusOr<int> port = FreePort(host);
+    if (!port.ok()) return fail(port.status());
+    std::ofstream(dir / "webhook-secret") << kSecret << "\n";
+    if (auto st = world.StartDaemon([&](DaemonOptions& d) {
+          d.poll_interval = "1h";
+          d.resync = "1h";
+          d.log_level = "warn";
+          d.extra_args = {"--webhook-listen", fmt::format("{}:{}", host, *port),
+                          "--webhook-secret-file", (dir / "webhook-secret").string()};
+        });
+        !st.ok()) {
+      return fail(st);
+    }
+    if (auto st = world.WaitForReady("hooked", "1.11.6", "", std::chrono::minutes(2)); !st.ok()) {
+      return fail(st.status());
+    }
+    httplib::Client client(host, *port);
+    std::vector<double> latencies_ms;
+    int idle_calls = 0;
+    uint64_t last_seen = LastSeq(world.Journal());
+    for (int round = 0; round < rounds; ++round) {
+      // A change to the profile only: the nodes already run it, so the reconcile observes them
+      // and finds nothing to do.
+      const std::string commit = world.PushProfiles(
+          {{"hooked", AtTalos("1.11.6", {fmt::format("settle: {}s", round % 2)})}},
+          fmt::format("round {}", round));
+      const uint64_t since = LastSeq(world.Journal());
+      idle_calls += static_cast<int>(since - last_seen);
+      const std::string body =
+          nlohmann::json{{"ref", "refs/heads/main"}, {"after", commit}}.dump();
+      const httplib::Headers headers{
+          {"X-GitHub-Event", "push"},
+          {"X-GitHub-Delivery", fmt::format("bench-{}", round)},
+          {"X-Hub-Signature-256", "sha256=" + reconciler::forge::HmacSha256Hex(kSecret, body)}};
+      const auto sent = Clock::now();
+      auto reply = client.Post("/hooks/github", headers, body, "application/json");
+      if (!reply || reply->status != 202) {
+        return fail(absl::UnavailableError(fmt::format(
+            "round {}: webhook answered {}", round, reply ? reply->status : 0)));
+      }
+      std::optional<JournalLine> first;
+      if (!world.WaitUntil(std::chrono::seconds(30), [&] {
+            first = FirstTalosCall(world.Journal(), since);
+            return first.has_value();
+          })) {
+        return fail(absl::DeadlineExceededError(fmt::format("round {}: no Talos call", round)));
+      }
+      latencies_ms.push_back(Millis(first->time - sent).count());
+      // Let the reconcile finish before the next round, so rounds do not overlap.
+      if (auto st = world.WaitForReady("hooked", "1.11.6", commit, std::chrono::seconds(30));
+          !st.ok()) {
+        return fail(st.status());
+      }
+      last_seen = LastSeq(world.Journal());
+    }
+    std::printf("webhook receipt -> first Talos call, %d rounds, git daemon on loopback\n",
+                rounds);
+    std::printf("  p50 %8.1f ms\n  p99 %8.1f ms (goal <= 200 ms)\n  max %8.1f ms\n",
+                Percentile(latencies_ms, 0.50), Percentile(latencies_ms, 0.99),
+                *std::max_element(latencies_ms.begin(), latencies_ms.end()));
+    std::printf("  calls while idle between rounds: %d\n", idle_calls);
+    std::printf("ROW %s\n",
+                nlohmann::json{{"measure", "webhook receipt -> first Talos call, p99"},
+                               {"goal", "<= 200 ms"},
+                               {"value", fmt::format("{:.0f} ms (p50 {:.0f} ms)",
+                                                     Percentile(latencies_ms, 0.99),
+                                                     Percentile(latencies_ms, 0.50))},
+                               {"met", Percentile(latencies_ms, 0.99) <= 200}}
+                    .dump()
+                    .c_str());
+  }
+  std::filesystem::remove_all(dir);
+  return rc;
+}
+
+}  // namespace
+}  // namespace tr::e2e
+
+int main(int argc, char** argv) {
+  int rounds = 100;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--rounds") == 0) {
+      rounds = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  if (rounds < 1) {
+    std::fprintf(stderr, "--rounds must be at least 1\n");
+    return 2;
+  }
+  return tr::e2e::Run(rounds);
+}
