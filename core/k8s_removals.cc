@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/text.h"
+#include "fmt/format.h"
 
 namespace tr::core {
 
@@ -15,6 +16,18 @@ std::string RemovedApiResource::Name() const { return resource + "." + version +
 KubernetesRemovals RemovalsForUpgrade(MinorVersion from, MinorVersion to) {
   if (to != from.Next() || from.major != 1) return {};
   switch (from.minor) {
+    case 29:
+      return {.feature_gates = {},
+              .apiserver_flags = {},
+              .kubelet_flags = {},
+              .admission_plugins = {"SecurityContextDeny"},
+              .api_resources = {}};
+    case 30:
+      return {.feature_gates = {},
+              .apiserver_flags = {},
+              .kubelet_flags = {"keep-terminated-pod-volumes"},
+              .admission_plugins = {"PersistentVolumeLabel"},
+              .api_resources = {}};
     case 31:
       return {.feature_gates = {"AllowServiceLBStatusOnNonLB", "CloudDualStackNodeIPs",
                                 "DRAControlPlaneController", "HPAContainerMetrics", "KMSv2",
@@ -25,6 +38,7 @@ KubernetesRemovals RemovalsForUpgrade(MinorVersion from, MinorVersion to) {
                                 "ValidatingAdmissionPolicy", "ZeroLimitedNominalConcurrencyShares"},
               .apiserver_flags = {},
               .kubelet_flags = {},
+              .admission_plugins = {},
               .api_resources = {{"resource.k8s.io", "v1alpha3", "podschedulingcontexts"}}};
     case 32:
       return {
@@ -34,38 +48,62 @@ KubernetesRemovals RemovalsForUpgrade(MinorVersion from, MinorVersion to) {
                             "PersistentVolumeLastPhaseTransitionTime", "VolumeCapacityPriority"},
           .apiserver_flags = {"cloud-config"},
           .kubelet_flags = {},
+          .admission_plugins = {},
           .api_resources = {}};
     case 33:
       return {.feature_gates = {"DevicePluginCDIDevices", "LegacySidecarContainers",
                                 "PodDisruptionConditions"},
               .apiserver_flags = {},
               .kubelet_flags = {"cloud-config"},
+              .admission_plugins = {},
               .api_resources = {}};
     case 34:
       return {.feature_gates = {"SizeMemoryBackedVolumes", "UserNamespacesHostNetworkSupport"},
               .apiserver_flags = {},
               .kubelet_flags = {"pod-infra-container-image"},
+              .admission_plugins = {},
               .api_resources = {}};
     default:
       return {};
   }
 }
 
+namespace {
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  return text;
+}
+
+bool Contains(const std::vector<std::string>& list, std::string_view item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+}  // namespace
+
 std::vector<std::string> RemovedItemsInArgs(const std::vector<std::string>& args,
                                             const std::vector<std::string>& flags,
-                                            const std::vector<std::string>& gates) {
+                                            const std::vector<std::string>& gates,
+                                            const std::vector<std::string>& admission_plugins) {
   std::vector<std::string> found;
   for (const std::string& arg : args) {
     if (!arg.starts_with("--")) continue;
     const size_t eq = arg.find('=');
     const std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    if (std::find(flags.begin(), flags.end(), name) != flags.end())
-      found.push_back("flag --" + name);
-    if (name != "feature-gates" || eq == std::string::npos) continue;
-    for (std::string_view gate : Split(std::string_view(arg).substr(eq + 1), ',')) {
-      const std::string gate_name(gate.substr(0, gate.find('=')));
-      if (std::find(gates.begin(), gates.end(), gate_name) != gates.end()) {
-        found.push_back("feature gate " + gate_name);
+    if (Contains(flags, name)) found.push_back("flag --" + name);
+    if (eq == std::string::npos) continue;
+    const std::string_view value = std::string_view(arg).substr(eq + 1);
+    if (name == "feature-gates") {
+      for (std::string_view gate : Split(value, ',')) {
+        const std::string gate_name(Trim(gate.substr(0, gate.find('='))));
+        if (Contains(gates, gate_name)) found.push_back("feature gate " + gate_name);
+      }
+    } else if (name == "enable-admission-plugins" || name == "disable-admission-plugins") {
+      for (std::string_view plugin : Split(value, ',')) {
+        if (Contains(admission_plugins, Trim(plugin))) {
+          found.push_back(fmt::format("admission plugin {} in --{}", Trim(plugin), name));
+        }
       }
     }
   }

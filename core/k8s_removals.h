@@ -1,7 +1,11 @@
 // What a Kubernetes minor upgrade removes and an upgrade must refuse while still in use: feature
-// gates, command-line flags of the control-plane components and the kubelet, and API resources.
-// The built-in table covers the upgrade paths 1.31→1.32 through 1.34→1.35 (Kubernetes
-// changelogs, as `talosctl upgrade-k8s` checks them); other paths have nothing listed.
+// gates, command-line flags of the control-plane components and the kubelet, kube-apiserver
+// admission plugins, and API resources. The built-in table covers the upgrade paths 1.31→1.32
+// through 1.34→1.35 (Kubernetes changelogs, as `talosctl upgrade-k8s` checks them), and for
+// 1.29→1.30 and 1.30→1.31 only the admission plugins and the kubelet flag their changelogs
+// list as removed (SecurityContextDeny, kubernetes#122612; PersistentVolumeLabel,
+// kubernetes#124505; --keep-terminated-pod-volumes, kubernetes#122082). Other paths have
+// nothing listed.
 //
 // Pure functions over values; thread-compatible.
 #pragma once
@@ -29,17 +33,23 @@ struct KubernetesRemovals {
   std::vector<std::string> feature_gates;    // kube-apiserver, -controller-manager, -scheduler
   std::vector<std::string> apiserver_flags;  // without the leading "--"
   std::vector<std::string> kubelet_flags;
+  // kube-apiserver refuses to start when --enable-admission-plugins or
+  // --disable-admission-plugins names a plugin it does not know.
+  std::vector<std::string> admission_plugins;
   std::vector<RemovedApiResource> api_resources;
 };
 
 // What upgrading from minor `from` to `to` (one minor apart) removes; empty when unknown.
 KubernetesRemovals RemovalsForUpgrade(MinorVersion from, MinorVersion to);
 
-// The removed flags and feature gates that the command line `args` of a component still uses,
-// one message each ("flag --cloud-config", "feature gate CPUManager"). `flags` are the removed
-// flags of that component; `gates` the removed feature gates (empty for the kubelet).
+// The removed flags, feature gates and admission plugins that the command line `args` of a
+// component still uses, one message each ("flag --cloud-config", "feature gate CPUManager",
+// "admission plugin SecurityContextDeny in --enable-admission-plugins"). `flags` are the removed
+// flags of that component; `gates` the removed feature gates (empty for the kubelet);
+// `admission_plugins` the removed admission plugins (kube-apiserver only).
 std::vector<std::string> RemovedItemsInArgs(const std::vector<std::string>& args,
                                             const std::vector<std::string>& flags,
-                                            const std::vector<std::string>& gates);
+                                            const std::vector<std::string>& gates,
+                                            const std::vector<std::string>& admission_plugins = {});
 
 }  // namespace tr::core

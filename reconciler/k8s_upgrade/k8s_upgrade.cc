@@ -73,7 +73,7 @@ UpgradeOutcome KubernetesUpgrade::Run(std::stop_token stop) {
     if (Step s = PrePull(stop)) return finish(s);
   }
   if (Step s = StaticPods(stop, outcome)) return finish(s);
-  if (Step s = KubeProxy(outcome)) return finish(s);
+  if (Step s = KubeProxy(stop, outcome)) return finish(s);
   if (Step s = Kubelets(stop, outcome)) return finish(s);
   Report(
       "done", 1, 1,
@@ -170,16 +170,60 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovals(core::MinorVersion from
                        api.Name(), options_.target.Minor().ToString(), *count)),
                    kPreChecks, ""};
   }
+  // The machine configuration first: what is found there can be named with the field to change.
+  if (Step s = CheckRemovedInConfig(removals)) return s;
+  if (Step s = CheckRemovedInRunningArgs(removals)) return s;
+  Report(kPreChecks, 3, 3,
+         "pre-checks: no removed API, flag, feature gate or admission plugin in use");
+  return std::nullopt;
+}
+
+KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovedInConfig(
+    const core::KubernetesRemovals& removals) {
+  std::vector<std::string> in_use;
+  for (const UpgradeNode& node : options_.nodes) {
+    absl::StatusOr<std::string> config = MachineConfig(node);
+    if (!config.ok()) return Failure{config.status(), kPreChecks, node.name};
+    for (Component c : {Component::kApiServer, Component::kControllerManager, Component::kScheduler,
+                        Component::kKubelet}) {
+      if (!node.control_plane && c != Component::kKubelet) continue;
+      absl::StatusOr<std::vector<std::string>> args = ConfiguredExtraArgs(*config, c);
+      if (!args.ok()) return Failure{args.status(), kPreChecks, node.name};
+      const bool kubelet = c == Component::kKubelet;
+      const bool apiserver = c == Component::kApiServer;
+      for (const std::string& item : core::RemovedItemsInArgs(
+               *args,
+               kubelet     ? removals.kubelet_flags
+               : apiserver ? removals.apiserver_flags
+                           : std::vector<std::string>{},
+               kubelet ? std::vector<std::string>{} : removals.feature_gates,
+               apiserver ? removals.admission_plugins : std::vector<std::string>{})) {
+        in_use.push_back(fmt::format("{} in {} of {}", item, ExtraArgsPath(c), node.name));
+      }
+    }
+  }
+  if (in_use.empty()) return std::nullopt;
+  return Failure{absl::FailedPreconditionError(fmt::format(
+                     "removed in Kubernetes {} but still set in the machine configuration: {}; "
+                     "remove them from those extraArgs (a config patch) and run again",
+                     options_.target.Minor().ToString(), fmt::join(in_use, "; "))),
+                 kPreChecks, ""};
+}
+
+KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovedInRunningArgs(
+    const core::KubernetesRemovals& removals) {
   std::vector<std::string> in_use;
   for (const UpgradeNode& node : options_.nodes) {
     if (node.control_plane) {
       auto pods = talos_.CosiList(node.address, "k8s", "StaticPods.kubernetes.talos.dev");
       if (!pods.ok()) return Failure{pods.status(), kPreChecks, node.name};
       for (const talos::CosiResource& pod : *pods) {
-        const auto& flags =
-            pod.id == "kube-apiserver" ? removals.apiserver_flags : std::vector<std::string>{};
-        for (const std::string& item :
-             core::RemovedItemsInArgs(StaticPodArgs(pod.yaml_spec), flags, removals.feature_gates))
+        const bool apiserver = pod.id == "kube-apiserver";
+        for (const std::string& item : core::RemovedItemsInArgs(
+                 StaticPodArgs(pod.yaml_spec),
+                 apiserver ? removals.apiserver_flags : std::vector<std::string>{},
+                 removals.feature_gates,
+                 apiserver ? removals.admission_plugins : std::vector<std::string>{}))
           in_use.push_back(fmt::format("{} of {} on {}", item, pod.id, node.name));
       }
     }
@@ -193,14 +237,11 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovals(core::MinorVersion from
          core::RemovedItemsInArgs(KubeletArgs(kubelet->yaml_spec), removals.kubelet_flags, {}))
       in_use.push_back(fmt::format("{} of the kubelet on {}", item, node.name));
   }
-  if (!in_use.empty()) {
-    return Failure{absl::FailedPreconditionError(
-                       fmt::format("removed in Kubernetes {} but still set: {}",
-                                   options_.target.Minor().ToString(), fmt::join(in_use, "; "))),
-                   kPreChecks, ""};
-  }
-  Report(kPreChecks, 3, 3, "pre-checks: no removed API, flag or feature gate in use");
-  return std::nullopt;
+  if (in_use.empty()) return std::nullopt;
+  return Failure{absl::FailedPreconditionError(
+                     fmt::format("removed in Kubernetes {} but still set: {}",
+                                 options_.target.Minor().ToString(), fmt::join(in_use, "; "))),
+                 kPreChecks, ""};
 }
 
 KubernetesUpgrade::Step KubernetesUpgrade::PrePull(std::stop_token stop) {
@@ -225,7 +266,10 @@ KubernetesUpgrade::Step KubernetesUpgrade::PrePull(std::stop_token stop) {
     }
   }
   for (size_t i = 0; i < pulls.size(); ++i) {
-    if (stop.stop_requested()) return Failure{absl::CancelledError("stopped"), "image pull", ""};
+    if (stop.stop_requested()) {
+      return Failure{absl::CancelledError("stopped during the image pre-pull, nothing applied"),
+                     "image pull", ""};
+    }
     const Pull& p = pulls[i];
     absl::Status s = talos_.PullImageLegacy(p.node->address, p.ns, p.image);
     if (absl::IsUnimplemented(s)) continue;  // the node cannot pre-pull: the kubelet pulls later

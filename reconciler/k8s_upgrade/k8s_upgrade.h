@@ -27,9 +27,11 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/k8s_removals.h"
 #include "core/support_matrix.h"
 #include "core/version.h"
 #include "reconciler/k8s_upgrade/machine_config.h"
@@ -95,9 +97,11 @@ class KubernetesUpgrade {
   Step CheckTalosVersions();
   Step CheckVersionPath(UpgradeOutcome& outcome);
   Step CheckRemovals(core::MinorVersion from);
+  Step CheckRemovedInConfig(const core::KubernetesRemovals& removals);
+  Step CheckRemovedInRunningArgs(const core::KubernetesRemovals& removals);
   Step PrePull(std::stop_token stop);
   Step StaticPods(std::stop_token stop, UpgradeOutcome& outcome);
-  Step KubeProxy(UpgradeOutcome& outcome);
+  Step KubeProxy(std::stop_token stop, UpgradeOutcome& outcome);
   Step Kubelets(std::stop_token stop, UpgradeOutcome& outcome);
 
   // Sets `component`'s image to the target in the node's configuration unless it is already
@@ -105,6 +109,9 @@ class KubernetesUpgrade {
   Step EnsureImage(const UpgradeNode& node, Component component, bool* applied);
   Step WaitStaticPod(std::stop_token stop, const UpgradeNode& node, Component component);
   Step WaitKubelet(std::stop_token stop, const UpgradeNode& node);
+  // The Cancelled failures of a stop, saying where the run stopped and what a new run does.
+  static Failure Stopped(std::string_view component, const UpgradeNode& node);
+  static Failure StoppedWaiting(std::string_view component, const UpgradeNode& node);
 
   absl::StatusOr<std::string> MachineConfig(const UpgradeNode& node);
   std::string TargetImage(const std::string& current) const;

@@ -44,7 +44,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::StaticPods(std::stop_token stop,
        {Component::kApiServer, Component::kControllerManager, Component::kScheduler}) {
     for (const UpgradeNode& node : options_.nodes) {
       if (!node.control_plane) continue;
-      if (stop.stop_requested()) return Failure{absl::CancelledError("stopped"), "", ""};
+      if (stop.stop_requested()) return Stopped(ComponentName(c), node);
       bool applied = false;
       if (Step s = EnsureImage(node, c, &applied)) return s;
       (applied ? outcome.applied : outcome.already_done) += 1;
@@ -58,10 +58,12 @@ KubernetesUpgrade::Step KubernetesUpgrade::StaticPods(std::stop_token stop,
   return std::nullopt;
 }
 
-KubernetesUpgrade::Step KubernetesUpgrade::KubeProxy(UpgradeOutcome& outcome) {
+KubernetesUpgrade::Step KubernetesUpgrade::KubeProxy(std::stop_token stop,
+                                                     UpgradeOutcome& outcome) {
   int done = 0;
   for (const UpgradeNode& node : options_.nodes) {
     if (!node.control_plane) continue;
+    if (stop.stop_requested()) return Stopped("kube-proxy", node);
     bool applied = false;
     if (Step s = EnsureImage(node, Component::kKubeProxy, &applied)) return s;
     (applied ? outcome.applied : outcome.already_done) += 1;
@@ -75,7 +77,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::Kubelets(std::stop_token stop, Upgrad
   const int total = static_cast<int>(options_.nodes.size());
   int done = 0;
   for (const UpgradeNode& node : options_.nodes) {  // control planes first (constructor)
-    if (stop.stop_requested()) return Failure{absl::CancelledError("stopped"), "", ""};
+    if (stop.stop_requested()) return Stopped("kubelet", node);
     bool applied = false;
     if (Step s = EnsureImage(node, Component::kKubelet, &applied)) return s;
     (applied ? outcome.applied : outcome.already_done) += 1;
@@ -86,6 +88,22 @@ KubernetesUpgrade::Step KubernetesUpgrade::Kubelets(std::stop_token stop, Upgrad
                        options_.target.ToString()));
   }
   return std::nullopt;
+}
+
+KubernetesUpgrade::Failure KubernetesUpgrade::Stopped(std::string_view component,
+                                                      const UpgradeNode& node) {
+  return Failure{absl::CancelledError(fmt::format("stopped before {} on {}, nothing of it applied",
+                                                  component, node.name)),
+                 std::string(component), node.name};
+}
+
+KubernetesUpgrade::Failure KubernetesUpgrade::StoppedWaiting(std::string_view component,
+                                                             const UpgradeNode& node) {
+  return Failure{absl::CancelledError(fmt::format(
+                     "stopped while waiting for {} on {}: its configuration is applied, a new "
+                     "run only waits for it",
+                     component, node.name)),
+                 std::string(component), node.name};
 }
 
 KubernetesUpgrade::Step KubernetesUpgrade::EnsureImage(const UpgradeNode& node, Component component,
@@ -151,7 +169,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::WaitStaticPod(std::stop_token stop,
         &error);
   }
   if (waited.ok()) return std::nullopt;
-  if (absl::IsCancelled(waited)) return Failure{waited, name, node.name};
+  if (absl::IsCancelled(waited)) return StoppedWaiting(name, node);
   return Failure{absl::AbortedError(fmt::format(
                      "{} on {}: the static pod did not run {} Ready (config version {}) within "
                      "{}; last seen: {}{}",
@@ -181,7 +199,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::WaitKubelet(std::stop_token stop,
       },
       &error);
   if (waited.ok()) return std::nullopt;
-  if (absl::IsCancelled(waited)) return Failure{waited, "kubelet", node.name};
+  if (absl::IsCancelled(waited)) return StoppedWaiting("kubelet", node);
   std::string service = "unknown";
   if (auto services = talos_.ServiceList(node.address); services.ok()) {
     service = "absent";

@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -22,6 +23,14 @@ std::string_view ComponentName(Component component);
 // The image configured for `component`; "" when the field is absent. InvalidArgument when the
 // YAML does not parse or has no v1alpha1 document.
 absl::StatusOr<std::string> ConfiguredImage(const std::string& config_yaml, Component component);
+
+// The command-line flags `component`'s extraArgs in the configuration add ("--name=value", a
+// list value joined with commas); empty when there are none. Errors as ConfiguredImage.
+absl::StatusOr<std::vector<std::string>> ConfiguredExtraArgs(const std::string& config_yaml,
+                                                             Component component);
+
+// Where those are: "cluster.apiServer.extraArgs", ..., "machine.kubelet.extraArgs".
+std::string ExtraArgsPath(Component component);
 
 // The whole configuration with `component`'s image set to `image` (other documents kept).
 absl::StatusOr<std::string> WithImage(const std::string& config_yaml, Component component,

@@ -1,5 +1,9 @@
 #include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
 
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -49,6 +53,13 @@ absl::StatusOr<LoadedProfile> LoadFromRepo(const std::filesystem::path& dir,
       fmt::format("no valid profile for cluster {} in {}", cluster, dir.string()));
 }
 
+// The last line, where a Kubernetes Job's controller reads it (terminationMessagePath). Best
+// effort: the exit code already says everything a controller needs.
+void WriteTerminationLog(const std::filesystem::path& path, const std::string& line) {
+  if (path.empty()) return;
+  std::ofstream(path, std::ios::trunc) << line << "\n";
+}
+
 UpgradeOptions ToUpgradeOptions(const UpgradeK8sOptions& options, const LoadedProfile& loaded,
                                 const core::Version& target) {
   UpgradeOptions upgrade;
@@ -83,7 +94,8 @@ int ExitCodeFor(const absl::Status& status) {
   }
 }
 
-int RunUpgradeK8s(const UpgradeK8sOptions& options, std::ostream& out, std::ostream& err) {
+int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::ostream& out,
+                  std::ostream& err) {
   absl::StatusOr<core::Version> target = core::ParseKubernetesVersion(options.to);
   if (!target.ok()) {
     err << "upgrade-k8s: --to: " << target.status().message() << "\n";
@@ -114,13 +126,54 @@ int RunUpgradeK8s(const UpgradeK8sOptions& options, std::ostream& out, std::ostr
   KubernetesUpgrade upgrade(*clients->talos, *clients->kube,
                             ToUpgradeOptions(options, *loaded, *target),
                             [&out](const UpgradeProgress& p) { out << p.message << std::endl; });
-  UpgradeOutcome outcome = upgrade.Run(std::stop_token());
-  if (!outcome.status.ok()) {
-    err << fmt::format("upgrade-k8s: {} failed{}: {}\n", outcome.component,
-                       outcome.node.empty() ? "" : " on " + outcome.node,
-                       std::string(outcome.status.message()));
+  UpgradeOutcome outcome = upgrade.Run(stop);
+  std::string last_line;
+  if (absl::IsCancelled(outcome.status)) {
+    last_line =
+        fmt::format("upgrade-k8s: {}; run again to resume", std::string(outcome.status.message()));
+  } else if (!outcome.status.ok()) {
+    last_line = fmt::format("upgrade-k8s: {} failed{}: {}", outcome.component,
+                            outcome.node.empty() ? "" : " on " + outcome.node,
+                            std::string(outcome.status.message()));
   }
+  if (last_line.empty() && outcome.from == target->ToString()) {
+    last_line = fmt::format("upgrade-k8s: Kubernetes {}: already done", outcome.from);
+  } else if (last_line.empty()) {
+    last_line =
+        fmt::format("upgrade-k8s: Kubernetes {} → {}: done", outcome.from, target->ToString());
+  } else {
+    err << last_line << "\n";
+  }
+  WriteTerminationLog(options.termination_log, last_line);
   return ExitCodeFor(outcome.status);
+}
+
+SignalStop::SignalStop() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  watcher_ = std::jthread([this, set](std::stop_token own) {
+    while (!own.stop_requested()) {
+      timespec tick{0, 200'000'000};
+      if (sigtimedwait(&set, nullptr, &tick) <= 0) continue;
+      // A second signal: no more patience. Leaving at once is safe, as after a kill -9.
+      if (stop_.stop_requested()) std::_Exit(kUpgradeRetry);
+      stop_.request_stop();
+    }
+  });
+}
+
+SignalStop::~SignalStop() {
+  watcher_.request_stop();
+  watcher_.join();
+}
+
+int RunUpgradeK8sUntilSignalled(const UpgradeK8sOptions& options, std::ostream& out,
+                                std::ostream& err) {
+  SignalStop signals;
+  return RunUpgradeK8s(options, signals.token(), out, err);
 }
 
 }  // namespace tr::reconciler::k8s_upgrade

@@ -8,14 +8,21 @@
 //   1  invalid input: flags, profile, credentials, a target that is a downgrade
 //   2  refused by a pre-check, nothing changed (Talos too old, two minors, removed API in use)
 //   3  a component failed (image pull, static pod not Ready, kubelet not back): look first
-//   4  an API did not answer: run again, it resumes where it stopped
+//   4  an API did not answer, or the run was stopped by SIGTERM/SIGINT (as a Job's pod is when
+//      it is deleted or evicted): run again, it resumes where it stopped
+// On SIGTERM or SIGINT the run stops at the next safe point: before the next component's
+// configuration is sent, or in the wait for one whose configuration was applied (never in the
+// middle of a call). It says where it stopped; a second signal ends it at once, which is as
+// safe as a kill -9 (every component is read back from the node's configuration on a new run).
 // Thread-compatible.
 #pragma once
 
 #include <chrono>
 #include <filesystem>
 #include <ostream>
+#include <stop_token>
 #include <string>
+#include <thread>
 
 #include "absl/status/status.h"
 
@@ -40,8 +47,34 @@ struct UpgradeK8sOptions {
   std::chrono::milliseconds poll_interval{1000};
   std::chrono::milliseconds static_pod_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds kubelet_timeout{std::chrono::minutes(3)};
+  // When set, the last line (done, failed or stopped) is also written here, for a Kubernetes
+  // Job's terminationMessagePath ("/dev/termination-log").
+  std::filesystem::path termination_log;
 };
 
-int RunUpgradeK8s(const UpgradeK8sOptions& options, std::ostream& out, std::ostream& err);
+// One run; it stops (exit code 4) when `stop` is requested.
+int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::ostream& out,
+                  std::ostream& err);
+
+// Blocks SIGTERM and SIGINT in the calling thread (and every thread it starts afterwards: create
+// it before any other thread) and turns the first into a stop request; a second one exits the
+// process at once with exit code 4. Not copyable; one per process.
+class SignalStop {
+ public:
+  SignalStop();
+  ~SignalStop();
+  SignalStop(const SignalStop&) = delete;
+  SignalStop& operator=(const SignalStop&) = delete;
+
+  std::stop_token token() const { return stop_.get_token(); }
+
+ private:
+  std::stop_source stop_;
+  std::jthread watcher_;
+};
+
+// RunUpgradeK8s stopped by SIGTERM/SIGINT (SignalStop): what `talos-reconciler upgrade-k8s` runs.
+int RunUpgradeK8sUntilSignalled(const UpgradeK8sOptions& options, std::ostream& out,
+                                std::ostream& err);
 
 }  // namespace tr::reconciler::k8s_upgrade

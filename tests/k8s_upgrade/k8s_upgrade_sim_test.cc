@@ -10,6 +10,7 @@
 #include "reconciler/kube/http_kube_client.h"
 #include "reconciler/kube/kubeconfig.h"
 #include "tests/k8s_upgrade/upgrade_fixture.h"
+#include "yaml-cpp/yaml.h"
 
 namespace tr::reconciler::k8s_upgrade {
 namespace {
@@ -45,11 +46,51 @@ class KubernetesUpgradeTest : public UpgradeFixture {
     return upgrade.Run(stop);
   }
 
+  // The machine configuration `node` serves now.
+  std::string ServedConfig(const std::string& node) {
+    std::unique_ptr<talos::TalosClient> client;
+    NewClient("prod", &client);
+    for (const auto& n : fleet_->Nodes()) {
+      if (n.name != node) continue;
+      auto r = client->CosiGet(n.address, "config", "MachineConfigs.config.talos.dev", "v1alpha1");
+      EXPECT_TRUE(r.ok()) << r.status();
+      return r.ok() ? r->yaml_spec : "";
+    }
+    return "";
+  }
+
+  // Sets `section.key.extraArgs[flag]` in `node`'s configuration, as an operator would with a
+  // config patch (applied without a reboot).
+  void SetExtraArg(const std::string& node, const char* section, const char* key,
+                   const std::string& flag, const std::string& value) {
+    // The v1alpha1 document comes first in the simulator's configurations; others are kept.
+    std::vector<YAML::Node> docs = YAML::LoadAll(ServedConfig(node));
+    ASSERT_FALSE(docs.empty());
+    YAML::Node component = docs[0][section][key];
+    component["extraArgs"][flag] = value;
+    YAML::Emitter out;
+    for (const YAML::Node& doc : docs) out << YAML::BeginDoc << doc;
+    std::unique_ptr<talos::TalosClient> client;
+    NewClient("prod", &client);
+    talos::ApplyConfigurationRequest request;
+    request.config_yaml = out.c_str();
+    request.mode = talos::ApplyMode::kNoReboot;
+    for (const auto& n : fleet_->Nodes()) {
+      if (n.name != node) continue;
+      auto applied = client->ApplyConfiguration(n.address, request);
+      ASSERT_TRUE(applied.ok()) << applied.status();
+    }
+  }
+
   std::vector<std::string> lines_;
 };
 
 TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
   StartFleet(Fleet("v1.12.0", "1.34.1", ""));
+  // The workers' configurations have two documents after v1alpha1 (see tests/sim/config.cc).
+  const std::string worker_config = ServedConfig("w-1");
+  const size_t extra = worker_config.find("--- # kubelet ingress");
+  ASSERT_NE(extra, std::string::npos) << "the simulator serves a single document";
   UpgradeOutcome outcome = RunUpgrade("1.35.0");
   ASSERT_TRUE(outcome.status.ok()) << outcome.status << " " << outcome.component;
   EXPECT_EQ(outcome.from, "1.34.1");
@@ -63,6 +104,9 @@ TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
   EXPECT_NE(std::find(lines_.begin(), lines_.end(), "kubelets 3/5: cp-3 at v1.35.0"), lines_.end());
   EXPECT_EQ(lines_.back(),
             "Kubernetes 1.34.1 → 1.35.0: done (17 applied, 0 already at the target)");
+  const std::string upgraded = ServedConfig("w-1");
+  EXPECT_TRUE(upgraded.ends_with(worker_config.substr(extra))) << upgraded;
+  EXPECT_NE(upgraded.find("kubelet:v1.35.0"), std::string::npos);
   // Every static pod of cp-1 ran the new image before anything changed on cp-2.
   EXPECT_LT(FirstStateSeq("cp-1", "static pod", "kube-apiserver-cp-1 ready"),
             FirstCallSeq("cp-2", "/machine.MachineService/ApplyConfiguration"));
@@ -123,6 +167,29 @@ TEST_F(KubernetesUpgradeTest, RemovedApiInUseIsRefusedBeforeAnythingChanges) {
             std::string::npos)
       << outcome.status;
   EXPECT_EQ(TotalApplies(), 0u);
+}
+
+// Kubernetes 1.31 removed the PersistentVolumeLabel admission plugin and the kubelet's
+// --keep-terminated-pod-volumes: set in the machine configuration, each is named with the field
+// to change, and nothing is upgraded.
+TEST_F(KubernetesUpgradeTest, RemovedAdmissionPluginAndFlagInExtraArgsAreRefused) {
+  StartFleet(Fleet("v1.10.6", "1.30.4", ""));
+  SetExtraArg("cp-2", "cluster", "apiServer", "enable-admission-plugins",
+              "NodeRestriction,PersistentVolumeLabel");
+  SetExtraArg("w-1", "machine", "kubelet", "keep-terminated-pod-volumes", "true");
+  const size_t patches = TotalApplies();
+  UpgradeOutcome outcome = RunUpgrade("1.31.0");
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(outcome.component, "pre-checks");
+  const std::string message(outcome.status.message());
+  EXPECT_NE(message.find("removed in Kubernetes 1.31 but still set in the machine configuration: "
+                         "admission plugin PersistentVolumeLabel in --enable-admission-plugins "
+                         "in cluster.apiServer.extraArgs of cp-2; flag "
+                         "--keep-terminated-pod-volumes in machine.kubelet.extraArgs of w-1; "
+                         "remove them"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(TotalApplies(), patches);
 }
 
 TEST_F(KubernetesUpgradeTest, ImagePullFailureStopsBeforeAnyChange) {

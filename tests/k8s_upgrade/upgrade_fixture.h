@@ -49,6 +49,17 @@ class UpgradeFixture : public talos::SimTest {
     return total;
   }
 
+  // How often the simulator changed `component`'s image on `node` (one per configuration that
+  // set a new one).
+  size_t ImageChanges(const std::string& node, const std::string& component) {
+    size_t changes = 0;
+    for (const auto& e : fleet_->journal().Entries()) {
+      changes += e.kind == sim::JournalEntry::Kind::kState && e.node == node && e.what == "image" &&
+                 e.detail.starts_with(component + " = ");
+    }
+    return changes;
+  }
+
   uint64_t FirstCallSeq(const std::string& node, const std::string& method) {
     auto calls = Calls(node, method);
     return calls.empty() ? UINT64_MAX : calls.front().seq;

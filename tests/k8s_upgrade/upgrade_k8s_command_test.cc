@@ -58,7 +58,9 @@ class UpgradeK8sCommandTest : public UpgradeFixture {
                                      "--static-pod-timeout-ms",
                                      "3000",
                                      "--kubelet-timeout-ms",
-                                     "3000"};
+                                     "3000",
+                                     "--termination-log",
+                                     (state_dir_ / "termination-log").string()};
     pid_t pid = fork();
     if (pid == 0) {
       if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(127);
@@ -84,7 +86,8 @@ class UpgradeK8sCommandTest : public UpgradeFixture {
   }
 
   std::string Read(const std::string& name) {
-    std::ifstream in(state_dir_ / fmt::format("{}-{}.txt", name, runs_));
+    std::ifstream in(state_dir_ /
+                     (name == "termination-log" ? name : fmt::format("{}-{}.txt", name, runs_)));
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
@@ -94,7 +97,10 @@ class UpgradeK8sCommandTest : public UpgradeFixture {
   int runs_ = 0;
 };
 
-TEST_F(UpgradeK8sCommandTest, KilledMidRunThenRunAgainCompletesWithNothingAppliedTwice) {
+// A run killed with SIGKILL, the next one stopped with SIGTERM (what a Job's pod gets when it is
+// deleted or evicted), the third completes: every component's image changed exactly once on
+// every node (the simulator journals each change), none twice, none skipped.
+TEST_F(UpgradeK8sCommandTest, KilledThenTerminatedThenRunAgainPatchesEachComponentOnce) {
   time_scale_ = "0.05";  // 100 ms per static pod or kubelet restart: time to kill it midway
   StartFleet(Fleet("v1.12.0", "1.34.1", ""));
   WriteRepo();
@@ -107,12 +113,34 @@ TEST_F(UpgradeK8sCommandTest, KilledMidRunThenRunAgainCompletesWithNothingApplie
   const size_t before = TotalApplies();
   EXPECT_LT(before, kAllApplies);
 
+  pid = Start();
+  ASSERT_TRUE(test_support::WaitUntil([&] { return TotalApplies() >= before + 3; },
+                                      std::chrono::seconds(60)));
+  ASSERT_EQ(kill(pid, SIGTERM), 0);
+  const int terminated = Wait(pid);
+  ASSERT_TRUE(WIFEXITED(terminated)) << "died of the signal";
+  EXPECT_EQ(WEXITSTATUS(terminated), 4) << Read("err");
+  EXPECT_NE(Read("err").find("upgrade-k8s: stopped "), std::string::npos) << Read("err");
+  EXPECT_NE(Read("err").find("; run again to resume"), std::string::npos) << Read("err");
+  EXPECT_EQ(Read("termination-log"), Read("err"));
+  const size_t stopped_at = TotalApplies();
+  EXPECT_LT(stopped_at, kAllApplies);
+
   const int status = Wait(Start());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0) << Read("err");
   EXPECT_EQ(TotalApplies(), kAllApplies);
+  for (const auto& n : fleet_->Nodes()) {
+    const bool cp = n.role == sim::NodeRole::kControlPlane;
+    for (const char* c :
+         {"kube-apiserver", "kube-controller-manager", "kube-scheduler", "kube-proxy", "kubelet"}) {
+      const bool expected = cp || std::string(c) == "kubelet";
+      EXPECT_EQ(ImageChanges(n.name, c), expected ? 1u : 0u) << c << " on " << n.name;
+    }
+  }
   ExpectAllAt("1.35.0");
   EXPECT_NE(Read("out").find("kubelets 5/5: w-2 at v1.35.0"), std::string::npos) << Read("out");
+  EXPECT_EQ(Read("termination-log"), "upgrade-k8s: Kubernetes 1.34.1 → 1.35.0: done\n");
 }
 
 TEST_F(UpgradeK8sCommandTest, FailedComponentExitsThreeNamingComponentAndNode) {

@@ -57,6 +57,21 @@ absl::StatusOr<ParsedConfig> ParseConfig(const std::string& data) {
   }
 }
 
+// Since Talos 1.5 a machine configuration may hold more documents than v1alpha1 (network
+// rules, extension services, ...). Workers on Talos 1.6 or later carry two, written as a person
+// would (comments, flow style, quotes), so that whoever patches the configuration shows whether
+// it gives them back unchanged.
+constexpr const char* kWorkerExtraDocuments =
+    "--- # kubelet ingress from the node network only\n"
+    "apiVersion: v1alpha1\nkind: NetworkRuleConfig\nname: 'kubelet-ingress'\n"
+    "portSelector: {ports: [10250], protocol: tcp}\ningress:\n  - subnet: \"10.0.0.0/8\"\n"
+    "---\napiVersion: v1alpha1\nkind: NetworkDefaultActionConfig\ningress:   block\n";
+
+bool HasExtraDocuments(const SimNode& node) {
+  auto version = core::ParseTalosVersion(node.tag);
+  return !node.is_control_plane() && version.ok() && version->Minor() >= core::MinorVersion{1, 6};
+}
+
 }  // namespace
 
 std::string SimCluster::RenderMachineConfigLocked(const SimNode& node) const {
@@ -81,6 +96,7 @@ std::string SimCluster::RenderMachineConfigLocked(const SimNode& node) const {
         "    image: {}\n",
         image("kube-apiserver"), image("kube-controller-manager"), image("kube-scheduler"));
   }
+  if (HasExtraDocuments(node)) out += kWorkerExtraDocuments;
   return out;
 }
 
