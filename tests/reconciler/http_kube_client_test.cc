@@ -34,7 +34,8 @@ using namespace std::chrono_literals;
 // test ends).
 class NodesServer {
  public:
-  explicit NodesServer(const sim::CertifiedKey& tls) {
+  // `port` 0: any free port.
+  explicit NodesServer(const sim::CertifiedKey& tls, int port = 0) {
     std::unique_ptr<BIO, decltype(&BIO_free)> cb(
         BIO_new_mem_buf(tls.cert_pem.data(), static_cast<int>(tls.cert_pem.size())), BIO_free);
     std::unique_ptr<BIO, decltype(&BIO_free)> kb(
@@ -52,11 +53,16 @@ class NodesServer {
       authorized_ = req.get_header_value("Authorization") == std::string("Bearer ") + kToken;
       res.set_content(R"({"items":[{"metadata":{"name":"cp-0"}}]})", "application/json");
     });
-    port_ = server_->bind_to_any_port("127.0.0.1");
+    // An idle kept-alive connection is closed after a second (a real server's is after a while).
+    server_->set_keep_alive_timeout(1);
+    port_ = port == 0 ? server_->bind_to_any_port("127.0.0.1")
+                      : (server_->bind_to_port("127.0.0.1", port) ? port : -1);
     thread_ = std::thread([this] { server_->listen_after_bind(); });
   }
   ~NodesServer() {
     Release();
+    // httplib 0.11: stop() before the listen loop started leaves that loop running forever.
+    (void)test_support::WaitUntil([&] { return server_->is_running(); }, 10s);
     server_->stop();
     thread_.join();
   }
@@ -74,6 +80,7 @@ class NodesServer {
     return requests_;
   }
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
+  int port() const { return port_; }
   std::set<int> ports() {
     std::lock_guard lock(mu_);
     return ports_;
@@ -167,6 +174,26 @@ TEST_F(HttpKubeClientTest, TrustsTheClusterCaAndReusesOneConnection) {
   }
   EXPECT_EQ(server.ports().size(), 1u) << "three calls, one connection";
   EXPECT_TRUE(server.authorized());
+}
+
+// The server closed the kept-alive connection (here: it stopped, and another took its port): the
+// next call is sent again on a new connection instead of failing (it failed every 5 s against
+// talos-sim, whose idle connections close after 5 s, and the cluster flapped to Blocked).
+TEST_F(HttpKubeClientTest, ACallOnAConnectionTheServerClosedIsSentAgain) {
+  const sim::CertifiedKey cert = ServerCert(*cluster_ca_, "127.0.0.1");
+  auto first = std::make_unique<NodesServer>(cert);
+  ASSERT_GT(first->port(), 0);
+  const int port = first->port();
+  std::unique_ptr<KubeClient> client = ClientFor(*first);
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->ListNodes().ok());
+  first.reset();  // closes the connection the client keeps
+  NodesServer second(cert, port);
+  ASSERT_EQ(second.port(), port);
+  absl::StatusOr<std::vector<KubeNode>> nodes = client->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_EQ(nodes->size(), 1u);
+  EXPECT_EQ(second.requests(), 1);
 }
 
 // The other CA stands for every CA but the cluster's, a public one included: it is made the
