@@ -316,10 +316,6 @@ class HttpKubeClient final : public KubeClient {
     return out;
   }
 
-  absl::StatusOr<std::string> GetObject(const std::string& path) override {
-    return Text(Send([&] { return client_->Get(path.c_str()); }), "get " + path);
-  }
-
   absl::StatusOr<std::string> CreateObject(const std::string& path,
                                            const std::string& object) override {
     return Text(Send([&] { return client_->Post(path.c_str(), object, "application/json"); }),

@@ -84,12 +84,8 @@ class KubeClient {
     return absl::UnimplementedError("ListPods");
   }
   // Raw object calls for kinds without a typed method (coordination.k8s.io Leases): the
-  // object's JSON as the server answered it. Get: GET `path`. Create: POST `object` to the
-  // collection `path`. Replace: PUT `object` at `path`.
-  virtual absl::StatusOr<std::string> GetObject(const std::string& path) {
-    (void)path;
-    return absl::UnimplementedError("GetObject");
-  }
+  // object's JSON as the server answered it. Create: POST `object` to the collection `path`.
+  // Replace: PUT `object` at `path`. (GetObject below reads one.)
   virtual absl::StatusOr<std::string> CreateObject(const std::string& path,
                                                    const std::string& object) {
     (void)path, (void)object;
