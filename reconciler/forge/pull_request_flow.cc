@@ -150,6 +150,7 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
     return;
   }
   plans_[event.number] = PlanSection(event, preview);
+  scopes_[event.number] = {preview.changed.begin(), preview.changed.end()};
   comments_.Publish(event.number, plans_[event.number]);
   const CommitStatus status{
       proposed->origin.commit, kPlanContext,
@@ -163,7 +164,8 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
              Short(proposed->origin.commit), preview.changed.size(), CommitStateName(status.state));
 }
 
-std::string PullRequestFlow::RolloutSection(const std::string& commit, std::string_view state) {
+std::string PullRequestFlow::RolloutSection(const std::string& commit, std::string_view state,
+                                            const std::set<std::string>* scope) {
   std::string text = absl::StrCat(kRolloutHeading, Short(commit), ": ", std::string(state), "\n\n",
                                   "| Cluster | Phase | Talos | Kubernetes | Message |\n",
                                   "|---|---|---|---|---|\n");
@@ -171,6 +173,7 @@ std::string PullRequestFlow::RolloutSection(const std::string& commit, std::stri
     if (status.desired_commit_attempted != commit && status.desired_commit_applied != commit) {
       continue;
     }
+    if (scope != nullptr && !scope->contains(name)) continue;
     absl::StrAppend(&text, "| ", name, " | ", core::ClusterPhaseName(status.phase), " | ",
                     status.talos.current, " → ", status.talos.target, " (", status.talos.progress,
                     ") | ", status.kubernetes.current, " → ", status.kubernetes.target, " | ",
@@ -202,6 +205,7 @@ void PullRequestFlow::Track(const std::string& commit) {
 
 void PullRequestFlow::Trim() {
   while (plans_.size() > kMaxTracked) plans_.erase(plans_.begin());  // the lowest numbers
+  while (scopes_.size() > kMaxTracked) scopes_.erase(scopes_.begin());
   while (rollout_order_.size() > kMaxTracked) {
     rollouts_.erase(rollout_order_.front());
     merged_.erase(rollout_order_.front());
@@ -222,9 +226,14 @@ void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) 
     }
   }
   if (!rollout.pull_request) return;  // not a merged pull request's commit
-  // Success once every cluster applied the commit; failure once one failed on it.
+  // Success once every cluster in scope applied the commit; failure once one failed on it.
+  const std::set<std::string>* scope = nullptr;
+  if (auto it = scopes_.find(*rollout.pull_request); it != scopes_.end() && !it->second.empty()) {
+    scope = &it->second;
+  }
   bool all_applied = true, failed = false;
   for (const auto& [name, status] : clusters_) {
+    if (scope != nullptr && !scope->contains(name)) continue;
     all_applied = all_applied && status.desired_commit_applied == commit &&
                   status.phase == core::ClusterPhase::kReady;
     failed = failed || (status.desired_commit_attempted == commit &&
@@ -233,19 +242,21 @@ void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) 
   const std::string state = failed ? "failure" : all_applied ? "success" : "pending";
   std::string body = PlanOf(*rollout.pull_request, stop);
   if (!body.empty()) body += "\n\n";
-  comments_.Publish(*rollout.pull_request,
-                    body + RolloutSection(commit, failed        ? "failed"
-                                                  : all_applied ? "succeeded"
-                                                                : "in progress"));
+  comments_.Publish(*rollout.pull_request, body + RolloutSection(commit,
+                                                                 failed        ? "failed"
+                                                                 : all_applied ? "succeeded"
+                                                                               : "in progress",
+                                                                 scope));
   if (state == rollout.reported) return;
-  const CommitStatus status{commit, kRolloutContext,
-                            failed        ? CommitState::kFailure
-                            : all_applied ? CommitState::kSuccess
-                                          : CommitState::kPending,
-                            failed        ? "The rollout failed"
-                            : all_applied ? "Every cluster applied it"
-                                          : "Rolling out",
-                            options_.status_url};
+  const CommitStatus status{
+      commit, kRolloutContext,
+      failed        ? CommitState::kFailure
+      : all_applied ? CommitState::kSuccess
+                    : CommitState::kPending,
+      failed        ? "The rollout failed"
+      : all_applied ? (scope ? "Every cluster it changes applied it" : "Every cluster applied it")
+                    : "Rolling out",
+      options_.status_url};
   if (absl::Status s = api_.SetCommitStatus(status, stop); s.ok()) {
     rollout.reported = state;
   } else {

@@ -8,7 +8,10 @@
 //  - merged: once the reconcilers record statuses for the merge commit, the same comment
 //    gains the rollout's progress and result, and the merge commit gets
 //    `talos-reconciler/rollout`, pending then success or failure. The pull request is the one
-//    the merged webhook named, else the one the forge says the commit belongs to.
+//    the merged webhook named, else the one the forge says the commit belongs to. The rollout
+//    is the clusters the pull request's last plan changed (another cluster waiting for its
+//    window neither holds nor fails it); every cluster when that plan is not known (planned by
+//    an earlier process).
 // A pull request's content is only read: it is never applied and its endpoints never dialled.
 //
 // Thread-safe. Every call returns at once; one background thread talks to Git and the forge,
@@ -73,7 +76,8 @@ class PullRequestFlow {
   void Run(std::stop_token stop);
   void Plan(const WebhookEvent& event, std::stop_token stop);
   void Progress(const std::string& commit, std::stop_token stop);
-  std::string RolloutSection(const std::string& commit, std::string_view state);
+  std::string RolloutSection(const std::string& commit, std::string_view state,
+                             const std::set<std::string>* scope);
   // The plan part of pull request `number`'s comment: remembered, else (after a restart) read
   // back from the forge so the rollout report does not replace it; empty when there is none.
   std::string PlanOf(int64_t number, std::stop_token stop);
@@ -90,6 +94,7 @@ class PullRequestFlow {
   std::shared_ptr<spdlog::logger> log_;
   // Worker-only state (never touched under mu_ from other threads).
   std::map<int64_t, std::string> plans_;                 // pull request -> its plan markdown
+  std::map<int64_t, std::set<std::string>> scopes_;      // pull request -> clusters it changes
   std::map<std::string, int64_t> merged_;                // merge commit -> pull request
   std::map<std::string, Rollout> rollouts_;              // merge commit -> its report
   std::map<std::string, core::ClusterStatus> clusters_;  // latest status of every cluster

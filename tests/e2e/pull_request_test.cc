@@ -6,6 +6,9 @@
 // status on the merge commit. A secondary rate limit (403 + retry-after) is injected midway.
 #include <gmock/gmock.h>
 
+#include <time.h>
+
+#include <chrono>
 #include <fstream>
 
 #include "fmt/format.h"
@@ -105,11 +108,28 @@ bool HasState(const std::vector<FakeStatus>& statuses, const std::string& contex
                      [&](const FakeStatus& s) { return s.context == context && s.state == state; });
 }
 
-// The daemon watching `main` with --forge `forge` against the fake; the hooks' base URL.
+// A maintenance window that is closed now and for the next day: two days ahead, in UTC.
+std::string ClosedWindowPolicy() {
+  const time_t t = std::chrono::system_clock::to_time_t(Env::Default().Now());
+  tm utc{};
+  gmtime_r(&t, &utc);
+  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  return fmt::format("windows: [{{days: [{}], start: \"00:00\", duration: 1h, timezone: UTC}}]",
+                     kDays[(utc.tm_wday + 2) % 7]);
+}
+
+// The daemon watching `main` with --forge `forge` against the fake; the hooks' base URL. With
+// `held`, a second cluster "held" wants 1.12.0 but waits for a closed window throughout.
 absl::StatusOr<std::string> StartWithForge(E2eWorld& world, const std::string& forge,
-                                           const FakeForge& fake) {
-  if (auto st = world.StartFleet({MakeCluster("pr", 1, 1, "1.11.6")}); !st.ok()) return st;
-  world.PushProfiles({{"pr", AtTalos("1.11.6", {"settle: 0s"})}}, "initial profile");
+                                           const FakeForge& fake, bool held = false) {
+  std::vector<ClusterDef> clusters = {MakeCluster("pr", 1, 1, "1.11.6")};
+  std::map<std::string, ProfileDef> profiles = {{"pr", AtTalos("1.11.6", {"settle: 0s"})}};
+  if (held) {
+    clusters.push_back(MakeCluster("held", 1, 0, "1.11.6"));
+    profiles.emplace("held", AtTalos("1.12.0", {ClosedWindowPolicy()}));
+  }
+  if (auto st = world.StartFleet(clusters); !st.ok()) return st;
+  world.PushProfiles(profiles, "initial profile");
   const std::string host = world.sim().address_prefix() + ".252";
   absl::StatusOr<int> port = FreePort(host);
   if (!port.ok()) return port.status();
@@ -211,11 +231,13 @@ TEST_F(E2eTest, PullRequestIsPlannedInOneCommentAndItsMergeReportsTheRollout) {
 
 // GitLab and Gitea: the same loop, shorter (the rate limit and the fix are GitHub's test):
 // a merge request opened with a valid profile is planned into one comment and a success
-// status; its merge rolls out and lands in that comment and on the merge commit.
+// status; its merge rolls out and lands in that comment and on the merge commit. Another
+// cluster, which the merge request does not change, waits for its window all along: it
+// neither holds the merge's rollout status nor appears in its comment.
 void PlanAndRolloutThrough(E2eWorld& world, const std::string& forge_name) {
   FakeForge forge(forge_name, "acme/fleet", kForgeToken);
   std::string hooks;
-  E2E_ASSERT_OK_AND_ASSIGN(hooks, StartWithForge(world, forge_name, forge));
+  E2E_ASSERT_OK_AND_ASSIGN(hooks, StartWithForge(world, forge_name, forge, /*held=*/true));
   PullRequestLoop loop(world, forge_name, hooks);
   const std::string head = loop.PushHead(
       "pr", ProfileYaml(world.sim().cluster("pr"), AtTalos("1.12.0", {"settle: 0s"})));
@@ -241,6 +263,10 @@ void PlanAndRolloutThrough(E2eWorld& world, const std::string& forge_name) {
       }))
       << testing::PrintToString(forge.Requests()) << world.Diagnostics();
   EXPECT_EQ(forge.Statuses(merge).front().state, "pending");
+  EXPECT_THAT(forge.Comments(7)[0].body, testing::Not(testing::HasSubstr("| held |")));
+  auto held = world.repo().Status("held");
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_EQ(held->phase, core::ClusterPhase::kWaitingForWindow);
   EXPECT_TRUE(forge.Violations().empty()) << testing::PrintToString(forge.Violations());
   EXPECT_EQ(world.daemon().log().find(kForgeToken), std::string::npos);
 }
