@@ -3,7 +3,6 @@
 #include "core/duration.h"
 #include "core/gates.h"
 #include "fmt/format.h"
-#include "nlohmann/json.hpp"
 
 namespace tr::core {
 namespace {
@@ -39,6 +38,28 @@ std::string CurrentText(const ClusterPlan& plan) {
                      plan.talos_target.ToString(), plan.kubernetes_target.ToString());
 }
 
+// "waits: …" / "will not run it: …" (what the daemon does) for a step that does not simply run;
+// empty when it does (or the outlook was not worked out).
+std::string StepMark(const PlanReportEntry& e, size_t index) {
+  if (!e.outlook || index >= e.outlook->steps.size()) return "";
+  const StepOutlook& o = e.outlook->steps[index];
+  switch (o.run) {
+    case StepRun::kRuns:
+      return "";
+    case StepRun::kWaits:
+      return "waits: " + o.reason;
+    case StepRun::kNotRun:
+      return "will not run it: " + o.reason;
+  }
+  return "";
+}
+
+std::string NextText(const PlanOutlook& o) {
+  const std::string_view next = o.next;
+  return fmt::format("{} ({})", next.starts_with("next: ") ? next.substr(6) : next,
+                     ClusterPhaseName(o.phase));
+}
+
 void TextEntry(const PlanReportEntry& e, std::string& out) {
   out += fmt::format("{}: {}\n", e.cluster, Status(e));
   if (!e.plan) {
@@ -48,10 +69,14 @@ void TextEntry(const PlanReportEntry& e, std::string& out) {
   const ClusterPlan& plan = *e.plan;
   out += "  " + CurrentText(plan) + "\n";
   if (!plan.message.empty()) out += "  " + plan.message + "\n";
-  int n = 0;
-  for (const PlanStep& step : plan.steps) {
-    out += fmt::format("  {}. {}\n     nodes: {}\n", ++n, StepTitle(step), BatchesText(step));
+  if (e.outlook && plan.status == PlanStatus::kPlanned) {
+    out += "  next: " + NextText(*e.outlook) + "\n";
+  }
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const PlanStep& step = plan.steps[i];
+    out += fmt::format("  {}. {}\n     nodes: {}\n", i + 1, StepTitle(step), BatchesText(step));
     if (!step.installer_image.empty()) out += "     image: " + step.installer_image + "\n";
+    if (std::string mark = StepMark(e, i); !mark.empty()) out += "     daemon " + mark + "\n";
   }
   if (!plan.gates.empty()) out += "  gates:\n";
   for (const std::string& gate : plan.gates) out += "    - " + gate + "\n";
@@ -73,12 +98,17 @@ void MarkdownEntry(const PlanReportEntry& e, std::string& out) {
   if (plan.status == PlanStatus::kBlocked) out += "> **Blocked:** " + plan.message + "\n\n";
   if (plan.status == PlanStatus::kUpToDate) out += plan.message + "\n\n";
   if (plan.paused) out += "> **Paused** by policy: nothing will be acted on.\n\n";
+  if (e.outlook && plan.status == PlanStatus::kPlanned) {
+    out += "Next: " + NextText(*e.outlook) + "\n\n";
+  }
   if (!plan.steps.empty()) {
-    out += "| # | step | nodes, in order | installer image |\n|---|---|---|---|\n";
-    int n = 0;
-    for (const PlanStep& step : plan.steps) {
-      out += fmt::format("| {} | {} | {} | {} |\n", ++n, StepTitle(step), BatchesText(step),
-                         step.installer_image.empty() ? "" : "`" + step.installer_image + "`");
+    out += "| # | step | nodes, in order | installer image | daemon |\n|---|---|---|---|---|\n";
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const PlanStep& step = plan.steps[i];
+      std::string mark = StepMark(e, i);
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", i + 1, StepTitle(step), BatchesText(step),
+                         step.installer_image.empty() ? "" : "`" + step.installer_image + "`",
+                         mark.empty() ? "runs" : mark);
     }
     out += "\n";
   }
@@ -90,42 +120,6 @@ void MarkdownEntry(const PlanReportEntry& e, std::string& out) {
   if (plan.status == PlanStatus::kPlanned) {
     out += "Estimated duration: " + FormatDuration(plan.estimate) + "\n\n";
   }
-}
-
-nlohmann::json VersionsJson(const std::optional<Version>& talos,
-                            const std::optional<Version>& kubernetes) {
-  return {{"talos", talos ? nlohmann::json(talos->ToString()) : nlohmann::json(nullptr)},
-          {"kubernetes",
-           kubernetes ? nlohmann::json(kubernetes->ToString()) : nlohmann::json(nullptr)}};
-}
-
-nlohmann::json JsonEntry(const PlanReportEntry& e) {
-  nlohmann::json j = {{"name", e.cluster}, {"status", Status(e)}};
-  if (!e.plan) {
-    j["message"] = e.diagnostics.empty() ? "invalid profile" : e.diagnostics.front().ToString();
-    j["diagnostics"] = nlohmann::json::array();
-    for (const Diagnostic& d : e.diagnostics) j["diagnostics"].push_back(d.ToString());
-    j["steps"] = nlohmann::json::array();
-    return j;
-  }
-  const ClusterPlan& plan = *e.plan;
-  j["message"] = plan.message;
-  j["paused"] = plan.paused;
-  j["current"] = VersionsJson(plan.talos_current, plan.kubernetes_current);
-  j["target"] = VersionsJson(plan.talos_target, plan.kubernetes_target);
-  j["steps"] = nlohmann::json::array();
-  for (const PlanStep& step : plan.steps) {
-    nlohmann::json s = {{"type", StepTypeName(step.type)},
-                        {"from", step.from.ToString()},
-                        {"to", step.to.ToString()},
-                        {"nodes", step.Nodes()},
-                        {"batches", step.batches}};
-    if (!step.installer_image.empty()) s["image"] = step.installer_image;
-    j["steps"].push_back(std::move(s));
-  }
-  j["gates"] = plan.gates;
-  j["estimateSeconds"] = plan.estimate.count();
-  return j;
 }
 
 }  // namespace
@@ -143,12 +137,6 @@ std::string RenderPlanMarkdown(const std::vector<PlanReportEntry>& entries) {
   std::string out;
   for (const PlanReportEntry& e : entries) MarkdownEntry(e, out);
   return out;
-}
-
-std::string RenderPlanJson(const std::vector<PlanReportEntry>& entries) {
-  nlohmann::json clusters = nlohmann::json::array();
-  for (const PlanReportEntry& e : entries) clusters.push_back(JsonEntry(e));
-  return nlohmann::json{{"clusters", std::move(clusters)}}.dump(2) + "\n";
 }
 
 }  // namespace tr::core

@@ -1,11 +1,5 @@
-// Renders plans for people and programs: plain text for the terminal, Markdown for pull-request
-// comments, and JSON, a contract other tools read:
-//
-//   {"clusters": [{"name", "status": "planned"|"blocked"|"up-to-date"|"invalid", "message",
-//                  "paused", "current": {"talos", "kubernetes"}, "target": {...},
-//                  "steps": [{"type": "talos"|"kubernetes", "from", "to", "nodes": [...],
-//                             "batches": [[...]], "image"}],
-//                  "gates": [...], "estimateSeconds", "diagnostics": [...]}]}
+// Renders plans for people: plain text for the terminal and Markdown for pull-request comments.
+// JSON and YAML, the contract other tools read, are cluster_report.h's.
 //
 // Pure; thread-compatible.
 #pragma once
@@ -14,7 +8,9 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "core/plan_outlook.h"
 #include "core/planner.h"
+#include "core/status.h"
 
 namespace tr::core {
 
@@ -23,10 +19,12 @@ struct PlanReportEntry {
   std::string cluster;
   std::optional<ClusterPlan> plan;  // unset when the profile is invalid
   Diagnostics diagnostics;          // the invalid profile's problems
+  // What the daemon would do with the plan (plan_outlook.h); unset when not worked out.
+  std::optional<PlanOutlook> outlook;
+  std::vector<NodeStatus> nodes;  // the profile's nodes as observed
 };
 
 std::string RenderPlanText(const std::vector<PlanReportEntry>& entries);
 std::string RenderPlanMarkdown(const std::vector<PlanReportEntry>& entries);
-std::string RenderPlanJson(const std::vector<PlanReportEntry>& entries);
 
 }  // namespace tr::core

@@ -20,6 +20,29 @@
 namespace tr::reconciler {
 namespace {
 
+// `-o text|json|yaml|markdown`, the one output flag of `plan` and `status`, and the flag each
+// had before it (plan's --format VALUE, status' --json), hidden and warned about on stderr.
+void AddOutputFlag(CLI::App& cmd, std::string& output, const std::string& deprecated) {
+  cmd.add_option("-o,--output", output,
+                 "text, json, yaml (both in the shape README \"Output formats\" documents) or "
+                 "markdown")
+      ->check(CLI::IsMember({"text", "json", "yaml", "markdown"}))
+      ->option_text("text|json|yaml|markdown");
+  auto warn = [deprecated] {
+    std::cerr << "warning: " << deprecated << " is deprecated; use -o\n";
+  };
+  if (deprecated == "--json") {
+    cmd.add_flag_callback(
+           deprecated, [&output, warn] { output = "json", warn(); }, "")
+        ->group("");
+    return;
+  }
+  cmd.add_option_function<std::string>(
+         deprecated, [&output, warn](const std::string& value) { output = value, warn(); }, "")
+      ->check(CLI::IsMember({"text", "json", "yaml", "markdown"}))
+      ->group("");
+}
+
 void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& run) {
   CLI::App* cmd =
       app.add_subcommand("validate", "Check every profile in a checkout of a profile repository");
@@ -41,7 +64,8 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   cmd->footer(
       "Examples:\n"
       "  talos-reconciler plan fleet --observed observed.yaml\n"
-      "  talos-reconciler plan fleet --credentials-dir /etc/talos-reconciler/talos -o markdown");
+      "  talos-reconciler plan fleet --credentials-dir /etc/talos-reconciler/talos -o markdown\n"
+      "  talos-reconciler plan fleet --observed observed.yaml -o json | jq '.clusters[].phase'");
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
   CLI::Option* observed = cmd->add_option("--observed", options.observed_file,
                                           "YAML file with what the nodes run (see README)");
@@ -57,17 +81,25 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   cmd->add_option("--status", options.status_dir,
                   "A checkout of the status branch: show the health checks' last answers and "
                   "where promotion stands");
-  cmd->callback([&, observed, live, talosconfig] {
+  auto output = std::make_shared<std::string>("text");
+  AddOutputFlag(*cmd, *output, "--format");
+  cmd->add_option_function<std::string>(
+         "--kubernetes-upgrade-mode",
+         [&](const std::string& mode) { options.kubernetes_upgrades = mode == "inprocess"; },
+         "As the daemon's: off marks Kubernetes steps as not run by the daemon")
+      ->check(CLI::IsMember({"inprocess", "off"}))
+      ->envname("TALOS_RECONCILER_KUBERNETES_UPGRADE_MODE")
+      ->option_text("inprocess|off");
+  cmd->callback([&, observed, live, talosconfig, output] {
     if (observed->count() + live->count() + talosconfig->count() == 0) {
       throw CLI::RequiredError("--observed, --credentials-dir or --talosconfig");
     }
+    const std::map<std::string, PlanFormat> formats{{"text", PlanFormat::kText},
+                                                    {"markdown", PlanFormat::kMarkdown},
+                                                    {"json", PlanFormat::kJson},
+                                                    {"yaml", PlanFormat::kYaml}};
+    options.format = formats.at(*output);
   });
-  const std::map<std::string, PlanFormat> formats{{"text", PlanFormat::kText},
-                                                  {"markdown", PlanFormat::kMarkdown},
-                                                  {"json", PlanFormat::kJson}};
-  cmd->add_option("-o,--output,--format", options.format, "text, markdown or json")
-      ->transform(CLI::CheckedTransformer(formats))
-      ->option_text("text|markdown|json");
   cmd->parse_complete_callback(
       [&] { run = [&] { return RunPlan(options, std::cout, std::cerr); }; });
 }
@@ -113,11 +145,7 @@ void AddStatus(CLI::App& app, StatusCommandOptions& options, std::function<int()
   cmd->add_option("--state-dir", options.git.state_dir,
                   "Keep the Git mirror here between runs (default: a temporary directory)")
       ->envname("TALOS_RECONCILER_STATE_DIR");
-  cmd->add_option("-o,--output", options.output, "text (a table), json or yaml")
-      ->check(CLI::IsMember({"text", "json", "yaml"}))
-      ->capture_default_str();
-  cmd->add_flag_callback(
-      "--json", [&] { options.output = "json"; }, "The same as -o json");
+  AddOutputFlag(*cmd, options.output, "--json");
   cmd->add_flag("-w,--watch", options.watch, "Print again whenever a status changes (every 5s)");
   cmd->callback([&] { run = [&] { return RunStatus(options, std::cout, std::cerr); }; });
 }

@@ -5,6 +5,7 @@
 #include "reconciler/kube/kubeconfig.h"
 #include "reconciler/talos/talosconfig.h"
 #include "reconciler/talos/tar_gz.h"
+#include "reconciler/talos/tls_material.h"
 
 namespace tr::reconciler {
 namespace {
@@ -30,6 +31,12 @@ absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
   if (!context.ok()) {
     return absl::FailedPreconditionError(fmt::format("credentials {}: {}", profile.credentials,
                                                      std::string(context.status().message())));
+  }
+  // Checked before any dial: gRPC would report damaged material only as unreachable nodes.
+  if (absl::Status s = talos::CheckTlsMaterial(*context); !s.ok()) {
+    return absl::FailedPreconditionError(fmt::format("credentials {}: {}: contexts.{}: {}",
+                                                     profile.credentials, file.string(),
+                                                     context->name, std::string(s.message())));
   }
   // The profile's endpoints are the desired state; the talosconfig's are only a default.
   if (!profile.endpoints.empty()) context->endpoints.clear();

@@ -16,6 +16,7 @@ std::vector<const CLI::App*> Commands(const CLI::App& app) {
 // Every long flag of `cmd` ("--repo"), and separately those that take a value.
 void Flags(const CLI::App& cmd, std::vector<std::string>& all, std::vector<std::string>& valued) {
   for (const CLI::Option* option : cmd.get_options()) {
+    if (option->get_group().empty()) continue;  // hidden: a deprecated spelling
     for (const std::string& name : option->get_lnames()) {
       all.push_back("--" + name);
       if (option->get_expected_min() > 0) valued.push_back("--" + name);

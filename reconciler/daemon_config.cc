@@ -1,11 +1,14 @@
 #include "reconciler/daemon_config.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
 #include <tuple>
 
 #include "core/duration.h"
+#include "core/names.h"
 #include "core/text.h"
 #include "fmt/format.h"
 #include "reconciler/forge/secret_file.h"
@@ -185,6 +188,62 @@ void AddGitFlags(CLI::App& cmd, GitFlags& f) {
        "A fetch that receives more is aborted");
 }
 
+void AddLeaderElectionFlags(CLI::App& cmd, DaemonConfig& c) {
+  cmd.add_flag("--leader-elect", c.leader_elect,
+               "Act only while holding a Kubernetes Lease (more than one replica)")
+      ->envname(EnvName("leader-elect"));
+  Flag(cmd, "kubeconfig", c.kubeconfig,
+       "The Kubernetes API of the Leases (default: the in-cluster service account)");
+  Flag(cmd, "leader-elect-namespace", c.leader_elect_namespace,
+       "Namespace of the Leases (default: the service account's, or the kubeconfig context's)");
+  Flag(cmd, "leader-elect-name", c.leader_elect_name,
+       "Name of the Lease (<name>-shard-<i> with --shards)");
+  Flag(cmd, "leader-elect-identity", c.leader_elect_identity,
+       "This replica's holder identity (default: $POD_NAME, else the host name)");
+  MillisFlag(cmd, "leader-elect-lease-duration", c.leader_elect_lease_duration,
+             "How long a Lease not renewed stays held (default 15s)");
+  MillisFlag(cmd, "leader-elect-renew-deadline", c.leader_elect_renew_deadline,
+             "How long the holder acts after its last renewal (default 10s)");
+  MillisFlag(cmd, "leader-elect-retry-period", c.leader_elect_retry_period,
+             "Time between two tries to take or renew a Lease (default 2s)");
+  Flag(cmd, "shards", c.shards,
+       "Split the clusters into this many shards, one Lease each (needs --leader-elect)");
+}
+
+// Ranges of the leader election settings; the identity defaults to the pod or host name.
+absl::Status FinishLeaderElection(DaemonConfig& c) {
+  if (c.shards < 1 || c.shards > 1024) return Invalid("shards", "1 to 1024");
+  if (!c.leader_elect) {
+    if (c.shards > 1) return Invalid("shards", "needs --leader-elect");
+    return absl::OkStatus();
+  }
+  if (!core::CheckDns1123Subdomain(c.leader_elect_name).ok() || c.leader_elect_name.size() > 200) {
+    return Invalid("leader-elect-name", "a DNS subdomain name of at most 200 characters");
+  }
+  using std::chrono::milliseconds, std::chrono::minutes;
+  if (c.leader_elect_lease_duration < std::chrono::seconds(1) ||
+      c.leader_elect_lease_duration > minutes(10)) {
+    return Invalid("leader-elect-lease-duration", "1s to 10m");
+  }
+  if (c.leader_elect_retry_period < milliseconds(10) ||
+      c.leader_elect_renew_deadline <= c.leader_elect_retry_period ||
+      c.leader_elect_lease_duration <= c.leader_elect_renew_deadline) {
+    return Invalid("leader-elect-renew-deadline",
+                   "want lease duration > renew deadline > retry period >= 10ms");
+  }
+  if (c.leader_elect_identity.empty()) {
+    if (const char* pod = std::getenv("POD_NAME"); pod != nullptr) c.leader_elect_identity = pod;
+  }
+  if (c.leader_elect_identity.empty()) {
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) == 0) c.leader_elect_identity = host;
+  }
+  if (c.leader_elect_identity.empty()) {
+    return Invalid("leader-elect-identity", "give it (no POD_NAME and no host name)");
+  }
+  return absl::OkStatus();
+}
+
 void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   cmd.add_option("--config", c.config_file,
                  "A file of `flag = value` lines (the flags' long names, without --)");
@@ -224,6 +283,7 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "log-format", c.log_format, "text (key=value lines) or json (one object a line)")
       ->check(CLI::IsMember({"text", "json"}));
   AddForgeFlags(cmd, c);
+  AddLeaderElectionFlags(cmd, c);
 }
 
 void SettingOrigins::SetFromFile(const std::string& flag, std::string file_line) {
@@ -341,6 +401,7 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
   if (std::find(std::begin(kLevels), std::end(kLevels), c.log_level) == std::end(kLevels)) {
     return Invalid("log-level", "trace, debug, info, warn or error");
   }
+  if (absl::Status s = FinishLeaderElection(c); !s.ok()) return s;
   return FinishForgeConfig(c);
 }
 

@@ -62,6 +62,16 @@ struct DaemonConfig : GitFlags {
   std::filesystem::path forge_token_file;
   std::string forge_repository;  // "owner/name"; empty: the path of --repo
   std::chrono::milliseconds forge_comment_interval{10'000};  // at most one edit per PR per this
+  // Leader election and sharding on Kubernetes Leases (reconciler/lease).
+  bool leader_elect = false;
+  std::filesystem::path kubeconfig;    // the Leases' API server; empty: in-cluster account
+  std::string leader_elect_namespace;  // empty: the kubeconfig's or service account's
+  std::string leader_elect_name = "talos-reconciler";
+  std::string leader_elect_identity;  // empty: $POD_NAME, else the host name
+  std::chrono::milliseconds leader_elect_lease_duration{15'000};
+  std::chrono::milliseconds leader_elect_renew_deadline{10'000};
+  std::chrono::milliseconds leader_elect_retry_period{2'000};
+  int shards = 1;
 };
 
 // Registers every setting on `cmd` as a flag with its environment variable, and `--config`.

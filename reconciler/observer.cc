@@ -1,6 +1,7 @@
 #include "reconciler/observer.h"
 
-#include <set>
+#include <algorithm>
+#include <optional>
 
 #include "reconciler/error_class.h"
 
@@ -12,40 +13,29 @@ bool Unreachable(const absl::Status& s) {
   return ClassifyError(s, ErrorSource::kObserve) == ErrorClass::kRetry;
 }
 
-// Talos facts of one node. Returns an error only for what unreachability does not explain.
-absl::Status ObserveTalos(talos::TalosClient& talos, const core::NodeSpec& spec,
-                          core::NodeObservation& node) {
-  absl::StatusOr<talos::NodeVersion> version = talos.Version(spec.address);
-  if (!version.ok()) {
-    if (Unreachable(version.status())) {
-      node.reachable = false;
-      node.ready = false;
-      return absl::OkStatus();
+// The etcd member list is the cluster's, not a node's: asked once per observation, of the
+// first control plane that answers, and again of a node whose member it does not list.
+class EtcdMembers {
+ public:
+  // Whether `member_id` is a voting member, as `node`'s cluster sees it.
+  bool Voting(talos::TalosClient& talos, const std::string& node, uint64_t member_id) {
+    if (!list_ || !Listed(*list_, member_id)) {
+      absl::StatusOr<std::vector<talos::EtcdMember>> members = talos.EtcdMemberList(node);
+      if (!members.ok()) return false;
+      list_ = *std::move(members);
     }
-    return version.status();
-  }
-  node.talos = version->version;
-  if (absl::StatusOr<std::string> boot = talos.BootId(spec.address); boot.ok()) {
-    node.boot_id = *boot;
-  }
-  absl::StatusOr<talos::MachineStatus> machine = talos.GetMachineStatus(spec.address);
-  node.stage = machine.ok() ? machine->stage : core::MachineStage::kUnknown;
-  node.ready = machine.ok() && machine->ready;
-  if (spec.role != core::NodeRole::kControlPlane) return absl::OkStatus();
-  absl::StatusOr<talos::EtcdMemberStatus> etcd = talos.EtcdStatus(spec.address);
-  node.etcd_healthy = etcd.ok() && etcd->errors.empty();
-  node.etcd_member = false;
-  if (etcd.ok()) {
-    node.etcd_leader = etcd->leader != 0 && etcd->leader == etcd->member_id;
-    if (absl::StatusOr<std::vector<talos::EtcdMember>> members = talos.EtcdMemberList(spec.address);
-        members.ok()) {
-      for (const talos::EtcdMember& m : *members) {
-        if (m.id == etcd->member_id && !m.is_learner) node.etcd_member = true;
-      }
+    for (const talos::EtcdMember& m : *list_) {
+      if (m.id == member_id && !m.is_learner) return true;
     }
+    return false;
   }
-  return absl::OkStatus();
-}
+
+ private:
+  static bool Listed(const std::vector<talos::EtcdMember>& list, uint64_t id) {
+    return std::any_of(list.begin(), list.end(), [&](const auto& m) { return m.id == id; });
+  }
+  std::optional<std::vector<talos::EtcdMember>> list_;
+};
 
 // Kubernetes facts: the kubelet version, and Ready / cordoned folded into the node's state.
 void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::NodeSpec& spec,
@@ -64,8 +54,50 @@ void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::Node
 
 }  // namespace
 
-absl::StatusOr<core::ObservedCluster> TalosFleetObserver::Observe(
-    const core::ClusterProfile& profile) {
+// Talos facts of one node: the boot id first, and the version only when the boot is new to
+// this process (a version changes only across a reboot). Returns an error only for what
+// unreachability does not explain.
+absl::Status TalosFleetObserver::ObserveTalos(talos::TalosClient& talos,
+                                              const std::string& cluster,
+                                              const core::NodeSpec& spec,
+                                              core::NodeObservation& node) {
+  absl::StatusOr<std::string> boot = talos.BootId(spec.address);
+  if (!boot.ok() && Unreachable(boot.status())) {
+    node.reachable = false;
+    node.ready = false;
+    return absl::OkStatus();
+  }
+  const std::string key = cluster + "/" + spec.address;
+  if (boot.ok()) {
+    node.boot_id = *boot;
+    MutexLock lock(mu_);
+    if (auto it = boots_.find(key); it != boots_.end() && it->second.boot_id == *boot) {
+      node.talos = it->second.talos;
+    }
+  }
+  if (!node.talos) {
+    absl::StatusOr<talos::NodeVersion> version = talos.Version(spec.address);
+    if (!version.ok()) {
+      if (!Unreachable(version.status())) return version.status();
+      node.reachable = false;
+      node.ready = false;
+      return absl::OkStatus();
+    }
+    node.talos = version->version;
+    // Without os:admin there is no boot id to key the version by: asked every time.
+    if (!node.boot_id.empty()) {
+      MutexLock lock(mu_);
+      boots_[key] = BootFacts{node.boot_id, version->version};
+    }
+  }
+  absl::StatusOr<talos::MachineStatus> machine = talos.GetMachineStatus(spec.address);
+  node.stage = machine.ok() ? machine->stage : core::MachineStage::kUnknown;
+  node.ready = machine.ok() && machine->ready;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
+    const core::ClusterProfile& profile, const std::vector<std::string>* only) {
   absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
   if (!clients.ok()) return clients.status();
   std::optional<std::vector<kube::KubeNode>> kube_nodes;
@@ -74,15 +106,38 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::Observe(
   }
   core::ObservedCluster observed;
   observed.name = profile.name;
+  EtcdMembers members;
   for (const core::NodeSpec& spec : profile.nodes) {
+    if (only && std::find(only->begin(), only->end(), spec.name) == only->end()) continue;
     core::NodeObservation node;
     node.name = spec.name;
-    if (absl::Status s = ObserveTalos(*clients->talos, spec, node); !s.ok()) return s;
+    if (absl::Status s = ObserveTalos(*clients->talos, profile.name, spec, node); !s.ok()) {
+      return s;
+    }
+    if (node.reachable && spec.role == core::NodeRole::kControlPlane) {
+      absl::StatusOr<talos::EtcdMemberStatus> etcd = clients->talos->EtcdStatus(spec.address);
+      node.etcd_healthy = etcd.ok() && etcd->errors.empty();
+      node.etcd_member = false;
+      if (etcd.ok()) {
+        node.etcd_leader = etcd->leader != 0 && etcd->leader == etcd->member_id;
+        node.etcd_member = members.Voting(*clients->talos, spec.address, etcd->member_id);
+      }
+    }
     if (node.reachable) ObserveKube(kube_nodes ? &*kube_nodes : nullptr, spec, node);
     if (spec.name == self_node_) observed.self_node = spec.name;
     observed.nodes.push_back(std::move(node));
   }
   return observed;
+}
+
+absl::StatusOr<core::ObservedCluster> TalosFleetObserver::Observe(
+    const core::ClusterProfile& profile) {
+  return ObserveSome(profile, nullptr);
+}
+
+absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveNodes(
+    const core::ClusterProfile& profile, const std::vector<std::string>& nodes) {
+  return ObserveSome(profile, &nodes);
 }
 
 }  // namespace tr::reconciler

@@ -5,11 +5,14 @@
 // Thread-safe when the client factory is.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/observed.h"
 #include "core/profile.h"
+#include "gitsource/mutex.h"
 #include "reconciler/cluster_clients.h"
 
 namespace tr::reconciler {
@@ -21,6 +24,13 @@ class FleetObserver {
   // error. Errors: FailedPrecondition for unusable credentials, PermissionDenied when the
   // credentials' role cannot read a node.
   virtual absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) = 0;
+  // As Observe, but only the nodes named in `nodes` need be looked at (a node in flight);
+  // the result holds at least those. The default observes every node.
+  virtual absl::StatusOr<core::ObservedCluster> ObserveNodes(
+      const core::ClusterProfile& profile, const std::vector<std::string>& nodes) {
+    (void)nodes;
+    return Observe(profile);
+  }
 };
 
 class TalosFleetObserver final : public FleetObserver {
@@ -29,10 +39,26 @@ class TalosFleetObserver final : public FleetObserver {
   TalosFleetObserver(ClusterClientFactory& clients, std::string self_node)
       : clients_(clients), self_node_(std::move(self_node)) {}
   absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) override;
+  absl::StatusOr<core::ObservedCluster> ObserveNodes(const core::ClusterProfile& profile,
+                                                     const std::vector<std::string>& nodes) override;
+
+  // What cannot change within one boot of a node: its Talos version. Kept by cluster and node
+  // address with the boot id, so a node is asked its version again only after it rebooted.
+  struct BootFacts {
+    std::string boot_id;
+    core::Version talos;
+  };
 
  private:
+  absl::StatusOr<core::ObservedCluster> ObserveSome(const core::ClusterProfile& profile,
+                                                    const std::vector<std::string>* nodes);
+  absl::Status ObserveTalos(talos::TalosClient& talos, const std::string& cluster,
+                            const core::NodeSpec& spec, core::NodeObservation& node);
+
   ClusterClientFactory& clients_;
   const std::string self_node_;
+  Mutex mu_;
+  std::map<std::string, BootFacts> boots_ ABSL_GUARDED_BY(mu_);  // by "<cluster>/<address>"
 };
 
 }  // namespace tr::reconciler

@@ -5,8 +5,11 @@
 #include <set>
 #include <sstream>
 
+#include "core/cluster_report.h"
 #include "core/gates.h"
+#include "core/health_gates.h"
 #include "core/observed_decode.h"
+#include "core/plan_outlook.h"
 #include "core/plan_render.h"
 #include "core/planner.h"
 #include "core/profile_set.h"
@@ -18,6 +21,7 @@
 #include "gitsource/snapshot.h"
 #include "reconciler/observer.h"
 #include "reconciler/timezones.h"
+#include "reconciler/windows.h"
 
 namespace tr::reconciler {
 namespace {
@@ -81,15 +85,19 @@ std::optional<core::ObservedFleet> LoadObserved(const std::filesystem::path& pat
   return fleet.value;
 }
 
+// Why clusters could not be observed, by cluster.
+using Unobserved = std::map<std::string, std::string>;
+
 // Observes every valid profile's cluster; a cluster that cannot be observed is left out (and
-// so planned as blocked) after its error is printed.
+// so planned as blocked) with its error in `unobserved`, and printed.
 core::ObservedFleet ObserveWith(TalosFleetObserver& observer, const core::ProfileSet& set,
-                                std::ostream& err) {
+                                Unobserved& unobserved, std::ostream& err) {
   core::ObservedFleet fleet;
   for (const core::ClusterProfile& profile : set.profiles) {
     absl::StatusOr<core::ObservedCluster> observed = observer.Observe(profile);
     if (!observed.ok()) {
       err << profile.name << ": cannot observe: " << observed.status().message() << "\n";
+      unobserved[profile.name] = std::string(observed.status().message());
       continue;
     }
     fleet.clusters.push_back(*std::move(observed));
@@ -132,35 +140,100 @@ core::StartCheckAnswers AnswersOf(const core::ClusterProfile& profile,
 }
 
 std::optional<core::ObservedFleet> ObserveLive(const core::ProfileSet& set,
-                                               const PlanOptions& options, std::ostream& err) {
+                                               const PlanOptions& options, Unobserved& unobserved,
+                                               std::ostream& err) {
   TalosconfigClientFactory clients(TalosCredentials{options.credentials_dir, options.talosconfig},
                                    {});
   TalosFleetObserver observer(clients, options.self_node);
-  return ObserveWith(observer, set, err);
+  return ObserveWith(observer, set, unobserved, err);
 }
 
-std::vector<core::PlanReportEntry> PlanAll(
-    const core::ProfileSet& set, const core::ObservedFleet& fleet,
-    const std::map<std::string, core::ClusterStatus>& statuses, core::TimePoint now) {
-  std::vector<core::PlanReportEntry> entries;
-  for (const core::ClusterProfile& profile : set.profiles) {
-    core::PlanReportEntry entry{profile.name, std::nullopt, {}};
-    const core::ObservedCluster* observed = fleet.FindCluster(profile.name);
-    core::ObservedCluster empty{profile.name, {}, ""};
-    entry.plan = core::PlanCluster(profile, observed ? *observed : empty, set.support_matrix,
-                                   set.release_catalog);
-    if (!observed) {
-      entry.plan->status = core::PlanStatus::kBlocked;
-      entry.plan->message = "cluster " + profile.name + " was not observed";
-    }
-    if (!statuses.empty()) {
-      const core::StartCheckAnswers answers = AnswersOf(profile, *entry.plan, statuses, now);
-      entry.plan->gates = core::PlanGates(profile, *entry.plan, &answers);
-    }
-    entries.push_back(std::move(entry));
+// The profile's nodes as observed, in the status file's terms.
+std::vector<core::NodeStatus> NodesOf(const core::ClusterProfile& profile,
+                                      const core::ObservedCluster* observed) {
+  std::vector<core::NodeStatus> nodes;
+  for (const core::NodeSpec& spec : profile.nodes) {
+    core::NodeStatus n;
+    n.name = spec.name;
+    n.role = core::NodeRoleName(spec.role);
+    const core::NodeObservation* seen = observed ? observed->FindNode(spec.name) : nullptr;
+    n.reachable = seen != nullptr && seen->reachable;
+    n.ready = seen != nullptr && seen->ready;
+    if (seen && seen->talos) n.talos = seen->talos->ToString();
+    if (seen && seen->kubelet) n.kubelet = seen->kubelet->ToString();
+    nodes.push_back(std::move(n));
   }
-  for (const core::InvalidProfile& invalid : set.invalid) {
-    entries.push_back({invalid.cluster, std::nullopt, invalid.diagnostics});
+  return nodes;
+}
+
+// What the daemon would do with `plan` now. With a status checkout (`status_known`), from what
+// the cluster's recorded status (`status`, null when it has none) and the promotion say.
+core::PlanOutlook Outlook(const core::ClusterProfile& profile, const core::ClusterPlan& plan,
+                          const core::ObservedCluster& observed, bool status_known,
+                          const core::ClusterStatus* status, const core::StartCheckAnswers& answers,
+                          bool kubernetes_upgrades, core::TimePoint now) {
+  core::OutlookInput in{profile,
+                        plan,
+                        observed,
+                        {},
+                        EvaluateWindows(profile.policy.windows, now),
+                        {},
+                        std::nullopt,
+                        kubernetes_upgrades,
+                        false,
+                        now};
+  if (status_known) in.promotion = answers.promotion.value_or(core::PromotionVerdict{});
+  if (status != nullptr) {
+    in.memory = status->rollout;
+    in.gates = core::GateVerdict(status->gates);
+    in.kubernetes_step_started = status->phase == core::ClusterPhase::kUpgradingKubernetes &&
+                                 !plan.steps.empty() &&
+                                 plan.steps.front().type == core::StepType::kKubernetes;
+  }
+  return core::OutlookOf(in);
+}
+
+struct PlanInputs {
+  const core::ProfileSet& set;
+  const core::ObservedFleet& fleet;
+  const Unobserved& unobserved;
+  // Empty when no status checkout was given.
+  const std::map<std::string, core::ClusterStatus>& statuses;
+  bool status_known = false;
+  bool kubernetes_upgrades = true;
+  core::TimePoint now;
+};
+
+core::PlanReportEntry PlanOne(const core::ClusterProfile& profile, const PlanInputs& in) {
+  core::PlanReportEntry entry{profile.name, std::nullopt, {}, std::nullopt, {}};
+  const core::ObservedCluster* observed = in.fleet.FindCluster(profile.name);
+  core::ObservedCluster empty{profile.name, {}, ""};
+  entry.plan = core::PlanCluster(profile, observed ? *observed : empty, in.set.support_matrix,
+                                 in.set.release_catalog);
+  entry.nodes = NodesOf(profile, observed);
+  if (!observed) {
+    entry.plan->status = core::PlanStatus::kBlocked;
+    auto why = in.unobserved.find(profile.name);
+    entry.plan->message = why != in.unobserved.end()
+                              ? "cannot observe the nodes: " + why->second
+                              : "cluster " + profile.name + " was not observed";
+  }
+  auto own = in.statuses.find(profile.name);
+  const core::ClusterStatus* status = own != in.statuses.end() ? &own->second : nullptr;
+  const core::StartCheckAnswers answers = AnswersOf(profile, *entry.plan, in.statuses, in.now);
+  if (in.status_known) entry.plan->gates = core::PlanGates(profile, *entry.plan, &answers);
+  entry.outlook = Outlook(profile, *entry.plan, observed ? *observed : empty, in.status_known,
+                          status, answers, in.kubernetes_upgrades, in.now);
+  return entry;
+}
+
+std::vector<core::PlanReportEntry> PlanAll(const PlanInputs& in) {
+  std::vector<core::PlanReportEntry> entries;
+  for (const core::ClusterProfile& profile : in.set.profiles) {
+    entries.push_back(PlanOne(profile, in));
+  }
+  for (const core::InvalidProfile& invalid : in.set.invalid) {
+    entries.push_back({invalid.cluster, std::nullopt, invalid.diagnostics, std::nullopt, {}});
   }
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.cluster < b.cluster; });
@@ -232,14 +305,16 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   if (!set) return kExitInvalid;
   for (const core::Diagnostic& d : set->defaults_diagnostics) err << d.ToString() << "\n";
   const bool live = !options.credentials_dir.empty() || !options.talosconfig.empty();
+  Unobserved unobserved;
   std::optional<core::ObservedFleet> fleet =
-      live ? ObserveLive(*set, options, err) : LoadObserved(options.observed_file, err);
+      live ? ObserveLive(*set, options, unobserved, err) : LoadObserved(options.observed_file, err);
   if (!fleet) return kExitInvalid;
   std::optional<std::map<std::string, core::ClusterStatus>> statuses =
       LoadStatuses(options.status_dir, *set, err);
   if (!statuses) return kExitInvalid;
   const std::vector<core::PlanReportEntry> entries =
-      PlanAll(*set, *fleet, *statuses, Env::Default().Now());
+      PlanAll({*set, *fleet, unobserved, *statuses, !options.status_dir.empty(),
+               options.kubernetes_upgrades, Env::Default().Now()});
   switch (options.format) {
     case PlanFormat::kText:
       out << core::RenderPlanText(entries);
@@ -248,7 +323,10 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
       out << core::RenderPlanMarkdown(entries);
       break;
     case PlanFormat::kJson:
-      out << core::RenderPlanJson(entries);
+      out << core::RenderPlanReport(entries, core::ReportFormat::kJson);
+      break;
+    case PlanFormat::kYaml:
+      out << core::RenderPlanReport(entries, core::ReportFormat::kYaml);
       break;
   }
   return ExitCode(*set, entries);
@@ -256,7 +334,8 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
 
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
-                        const TalosCredentials& credentials, const std::string& self_node) {
+                        const TalosCredentials& credentials, const std::string& self_node,
+                        bool kubernetes_upgrades) {
   PlanPreview preview;
   const core::ProfileSet set = DecodeProfiles(proposed);
   const core::ProfileSet base = DecodeProfiles(trusted);
@@ -277,9 +356,12 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
   TalosconfigClientFactory clients(credentials, {});
   TalosFleetObserver observer(clients, self_node);
   std::stringstream observe_errors;
-  const core::ObservedFleet fleet = ObserveWith(observer, base, observe_errors);
+  Unobserved unobserved;
+  const core::ObservedFleet fleet = ObserveWith(observer, base, unobserved, observe_errors);
   std::vector<core::PlanReportEntry> entries;
-  for (core::PlanReportEntry& entry : PlanAll(set, fleet, {}, Env::Default().Now())) {
+  const std::map<std::string, core::ClusterStatus> no_statuses;
+  for (core::PlanReportEntry& entry : PlanAll({set, fleet, unobserved, no_statuses, false,
+                                               kubernetes_upgrades, Env::Default().Now()})) {
     std::string file = "clusters/" + entry.cluster + ".yaml";
     for (const core::ClusterProfile& profile : set.profiles) {
       if (profile.name == entry.cluster) file = profile.file;

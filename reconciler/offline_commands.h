@@ -30,7 +30,7 @@ struct ValidateOptions {
 // `::error` annotations) and a summary. kExitOk when every profile is valid, else kExitInvalid.
 int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream& err);
 
-enum class PlanFormat { kText, kMarkdown, kJson };
+enum class PlanFormat { kText, kMarkdown, kJson, kYaml };
 
 struct PlanOptions {
   std::filesystem::path dir = ".";
@@ -43,12 +43,16 @@ struct PlanOptions {
   std::filesystem::path status_dir;
   // Observe live through one talosconfig instead: the context named by spec.credentials.
   std::filesystem::path talosconfig;
+  // As the daemon's --kubernetes-upgrade-mode: false ("off") marks Kubernetes steps, and every
+  // step after one, as not run by the daemon.
+  bool kubernetes_upgrades = true;
 };
 
 // Prints the plan of every cluster, observed from the file or, with `credentials_dir`, live
-// through the Talos and Kubernetes APIs. kExitOk when every cluster is planned or up to date,
-// kExitBlocked when a plan is blocked, kExitInvalid when a profile or the input (a status
-// file included) is invalid.
+// through the Talos and Kubernetes APIs, with what the daemon would do with each step
+// (core/plan_outlook.h); JSON and YAML in core/cluster_report.h's shape. kExitOk when every cluster
+// is planned or up to date, kExitBlocked when a plan is blocked, kExitInvalid when a profile or the
+// input (a status file included) is invalid.
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
 
 // A pull request's plan: its profiles planned against the live fleet.
@@ -67,7 +71,8 @@ struct PlanPreview {
 // cluster; a proposal that changes no profile has nothing in `changed`.
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
-                        const TalosCredentials& credentials, const std::string& self_node);
+                        const TalosCredentials& credentials, const std::string& self_node,
+                        bool kubernetes_upgrades = true);
 
 // A GitHub Actions workflow command's data or property, escaped as the runner expects.
 std::string EscapeGithubData(std::string_view text);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/plan_outlook.h"
 #include "core/planner.h"
 #include "core/promotion.h"
 #include "core/rollout_record.h"
@@ -94,6 +95,16 @@ std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::stri
   auto it = recorded_.find(c);
   if (it == recorded_.end()) return std::nullopt;
   return it->second;
+}
+
+void RolloutReconciler::Adopt(const std::string& cluster,
+                              std::optional<core::ClusterStatus> recorded) {
+  MutexLock lock(mu_);
+  if (recorded) {
+    recorded_[cluster] = *std::move(recorded);
+  } else {
+    recorded_.erase(cluster);
+  }
 }
 
 absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::stop_token stop) {
@@ -234,12 +245,11 @@ void RolloutReconciler::HandOver(const Pass& pass, const core::ClusterPlan& plan
                                          options_.node_poll_interval, decision);
   }
   if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
-    // Not run here (no runner, or a dry run): say so rather than claim an upgrade in progress.
-    decision.kind = core::ActionKind::kNone;
-    decision.phase = core::ClusterPhase::kBlocked;
-    decision.message = "next: " + decision.message +
-                       "; Kubernetes upgrades are not automated in this version: run talosctl "
-                       "upgrade-k8s";
+    // Not run here (no runner, or a dry run): say so rather than claim an upgrade in progress;
+    // `plan` words it the same way (core/plan_outlook.h).
+    decision = core::KubernetesStepNotRun(decision, *pass.profile, plan.steps.front(),
+                                          options_.dry_run ? "dry run"
+                                                           : "--kubernetes-upgrade-mode off");
   }
   if (options_.dry_run && Acts(decision)) decision.message = "dry-run: would " + decision.message;
 }
@@ -262,10 +272,14 @@ ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const core::ClusterPlan& pl
   const auto wait =
       std::max(std::chrono::milliseconds(0),
                std::chrono::duration_cast<std::chrono::milliseconds>(*decision.wait_until - now));
-  // A node in flight is looked at on the node poll interval, not the rollout's seconds.
-  return ReconcileOutcome::RequeueAfter(decision.phase == core::ClusterPhase::kUpgradingTalos
-                                            ? std::min(wait, options_.node_poll_interval)
-                                            : wait);
+  // A node in flight is looked at on the node poll interval, not the rollout's seconds; a
+  // settle time with none in flight is waited out.
+  const bool settling = pass.memory.in_flight.empty() && pass.memory.settle_until &&
+                        *decision.wait_until == *pass.memory.settle_until;
+  return ReconcileOutcome::RequeueAfter(
+      decision.phase == core::ClusterPhase::kUpgradingTalos && !settling
+          ? std::min(wait, options_.node_poll_interval)
+          : wait);
 }
 
 std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::RolloutDecision& decision,
@@ -378,10 +392,69 @@ void RolloutReconciler::Count(core::ActionKind kind) {
   }
 }
 
+absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveStep(const Pass& pass,
+                                                                    bool follow_in_flight) {
+  const core::ClusterProfile& profile = *pass.profile;
+  std::optional<core::ObservedCluster> last;
+  if (follow_in_flight) {
+    MutexLock lock(mu_);
+    if (auto it = last_observed_.find(profile.name); it != last_observed_.end()) last = it->second;
+  }
+  if (!last) {
+    absl::StatusOr<core::ObservedCluster> full = deps_.observer.Observe(profile);
+    if (full.ok()) {
+      MutexLock lock(mu_);
+      last_observed_[profile.name] = *full;
+    }
+    return full;
+  }
+  std::vector<std::string> nodes;
+  for (const core::OperationInFlight& op : pass.memory.in_flight) nodes.push_back(op.node);
+  absl::StatusOr<core::ObservedCluster> some = deps_.observer.ObserveNodes(profile, nodes);
+  if (!some.ok()) return some;
+  // The nodes in flight as they are now; every other node as the last full look saw it.
+  for (core::NodeObservation& node : last->nodes) {
+    if (const core::NodeObservation* seen = some->FindNode(node.name);
+        seen && std::find(nodes.begin(), nodes.end(), node.name) != nodes.end()) {
+      node = *seen;
+    }
+  }
+  return *std::move(last);
+}
+
+bool RolloutReconciler::NoRoomBesideInFlight(const Pass& pass) {
+  const core::RolloutMemory& memory = pass.memory;
+  if (memory.in_flight.empty()) return false;
+  const bool control_plane = std::any_of(
+      memory.in_flight.begin(), memory.in_flight.end(), [&](const core::OperationInFlight& op) {
+        for (const core::NodeSpec& n : pass.profile->nodes) {
+          if (n.name == op.node) return n.role == core::NodeRole::kControlPlane;
+        }
+        return false;
+      });
+  return control_plane ||
+         static_cast<int>(memory.in_flight.size()) >= pass.profile->policy.max_parallel_workers;
+}
+
+bool RolloutReconciler::ObservationKeeps(core::ActionKind kind) {
+  using core::ActionKind;
+  return kind == ActionKind::kStartNode || kind == ActionKind::kPrePullImage ||
+         kind == ActionKind::kSnapshotEtcd;
+}
+
 ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token stop) {
   const core::ClusterProfile& profile = *pass.profile;
+  // An observation no action since has changed, reused by the next decision.
+  std::optional<core::ObservedCluster> kept;
+  // A completed node whose record waits for the next decision, to go out in one commit.
+  std::optional<core::ClusterStatus> unrecorded;
   for (int i = 0; i < options_.max_actions_per_reconcile && !stop.stop_requested(); ++i) {
-    absl::StatusOr<core::ObservedCluster> observed = deps_.observer.Observe(profile);
+    // While no other node may start, only the nodes in flight can change what is decided:
+    // follow them, not the whole cluster.
+    const bool follow = NoRoomBesideInFlight(pass);
+    absl::StatusOr<core::ObservedCluster> observed =
+        kept ? *std::move(kept) : ObserveStep(pass, follow);
+    kept.reset();
     if (!observed.ok()) return ObservationFailed(pass, observed.status(), stop);
     // Nodes that do not answer keep their last recorded versions in status and progress.
     *observed = core::WithLastKnownVersions(*std::move(observed),
@@ -418,12 +491,25 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     if (decision.kind == core::ActionKind::kCompleteNode) pass.gates_fresh = false;
     if (Notable(decision.kind)) pass.events.push_back(decision.message);
     core::ClusterStatus status = pass.Status(&plan, &*observed, &decision, now);
+    pass.previous = status;
+    // A completed node is recorded with what comes next (the next node's start, or the
+    // wait): one status commit between two nodes. A crash in between completes it again.
+    if (decision.kind == core::ActionKind::kCompleteNode) {
+      unrecorded = status;
+      continue;
+    }
+    unrecorded.reset();
     if (absl::Status s = Record(status, stop); !s.ok()) {
       pass.log->warn("step=record error={}", LogValue(Text(s)));
       return ReconcileOutcome::TransientError(Text(s));
     }
-    pass.previous = status;
     pass.events.clear();
+    if (ObservationKeeps(decision.kind)) kept = *std::move(observed);
+  }
+  if (unrecorded) {
+    if (absl::Status s = Record(*unrecorded, stop); !s.ok()) {
+      return ReconcileOutcome::TransientError(Text(s));
+    }
   }
   return ReconcileOutcome::RequeueAfter(options_.node_poll_interval);
 }

@@ -56,6 +56,10 @@ class RolloutReconciler final : public ClusterReconciler {
 
   // The last recorded status of `cluster`, if any.
   std::optional<core::ClusterStatus> LastStatus(const std::string& cluster) const;
+  // Replaces what this process remembers of `cluster` with `recorded` (its status as another
+  // replica left it on the branch; nullopt: none), before a replica that just took the
+  // cluster's shard reconciles it.
+  void Adopt(const std::string& cluster, std::optional<core::ClusterStatus> recorded);
   // Runs the Kubernetes steps through `runner` (not owned; outlives this). Without one they are
   // reported Blocked. Call before the first Reconcile.
   void SetKubernetesUpgrades(k8s_upgrade::KubernetesUpgradeRunner* runner) {
@@ -65,6 +69,14 @@ class RolloutReconciler final : public ClusterReconciler {
  private:
   struct Pass;  // one reconcile's working state (rollout_reconciler.cc)
   ReconcileOutcome ReconcileProfile(Pass& pass, std::stop_token stop);
+  // The cluster's nodes now: every node, or with `follow_in_flight` only the nodes in flight
+  // (merged into the last full observation of the cluster, when there is one).
+  absl::StatusOr<core::ObservedCluster> ObserveStep(const Pass& pass, bool follow_in_flight);
+  // True while the nodes in flight leave no room for another node to start.
+  static bool NoRoomBesideInFlight(const Pass& pass);
+  // True when `kind` changes no node (it only records, or it reads), so the observation that
+  // decided it still holds for the next decision.
+  static bool ObservationKeeps(core::ActionKind kind);
   ReconcileOutcome ObservationFailed(Pass& pass, const absl::Status& error, std::stop_token stop);
   core::RolloutDecision Decide(const Pass& pass, const core::ClusterPlan& plan,
                                const core::ObservedCluster& observed, core::TimePoint now) const;
@@ -108,6 +120,8 @@ class RolloutReconciler final : public ClusterReconciler {
   const RolloutReconcilerOptions options_;
   mutable Mutex mu_;
   std::map<std::string, core::ClusterStatus> recorded_ ABSL_GUARDED_BY(mu_);
+  // Each cluster's last observation of every node, for following the nodes in flight.
+  std::map<std::string, core::ObservedCluster> last_observed_ ABSL_GUARDED_BY(mu_);
   k8s_upgrade::KubernetesUpgradeRunner* kubernetes_upgrades_ = nullptr;
 };
 

@@ -4,32 +4,15 @@
 
 #include <cstdlib>
 
+#include "core/cluster_report.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
 #include "gitsource/status_writer.h"
-#include "nlohmann/json.hpp"
 #include "reconciler/status_store.h"
 
 namespace tr::reconciler {
 namespace {
-
-nlohmann::json ComponentJson(const core::ComponentStatus& c) {
-  return {{"current", c.current},     {"target", c.target},
-          {"available", c.available}, {"status", core::ComponentStateName(c.state)},
-          {"message", c.message},     {"progress", c.progress}};
-}
-
-nlohmann::json GatesJson(const core::GateState& g) {
-  nlohmann::json results = nlohmann::json::array();
-  for (const core::GateResult& r : g.results) {
-    results.push_back({{"name", r.name},
-                       {"healthy", r.healthy},
-                       {"message", r.message},
-                       {"checked", core::FormatTimestamp(r.checked)}});
-  }
-  return results;
-}
 
 std::string VersionText(const core::ComponentStatus& c) {
   if (c.current.empty() && c.target.empty()) return "-";
@@ -75,26 +58,11 @@ std::string RenderTable(const std::map<std::string, core::ClusterStatus>& status
   return out;
 }
 
-std::string RenderJson(const std::map<std::string, core::ClusterStatus>& statuses) {
-  nlohmann::json all = nlohmann::json::array();
-  for (const auto& [cluster, s] : statuses) {
-    all.push_back({{"cluster", cluster},
-                   {"phase", core::ClusterPhaseName(s.phase)},
-                   {"message", s.message},
-                   {"updated", core::FormatTimestamp(s.updated)},
-                   {"revision", s.desired_commit_applied},
-                   {"talos", ComponentJson(s.talos)},
-                   {"kubernetes", ComponentJson(s.kubernetes)},
-                   {"gates", GatesJson(s.gates)}});
-  }
-  return all.dump(2) + "\n";
-}
-
-// The status files themselves, one YAML document each.
-std::string RenderYaml(const std::map<std::string, core::ClusterStatus>& statuses) {
-  std::string out;
-  for (const auto& [cluster, s] : statuses) out += "---\n" + core::RenderStatusYaml(s);
-  return out;
+std::vector<core::ClusterStatus> Listed(
+    const std::map<std::string, core::ClusterStatus>& statuses) {
+  std::vector<core::ClusterStatus> list;
+  for (const auto& [cluster, s] : statuses) list.push_back(s);
+  return list;
 }
 
 // A mirror directory for a one-off read, removed at the end.
@@ -139,8 +107,13 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> ReadStatuses(
 std::string Render(const StatusCommandOptions& options,
                    const std::map<std::string, core::ClusterStatus>& statuses,
                    core::TimePoint now) {
-  if (options.output == "json") return RenderJson(statuses);
-  if (options.output == "yaml") return RenderYaml(statuses);
+  if (options.output == "json") {
+    return core::RenderStatusReport(Listed(statuses), core::ReportFormat::kJson);
+  }
+  if (options.output == "yaml") {
+    return core::RenderStatusReport(Listed(statuses), core::ReportFormat::kYaml);
+  }
+  if (options.output == "markdown") return core::RenderStatusMarkdown(Listed(statuses));
   if (statuses.empty()) return "no status recorded yet\n";
   return RenderTable(statuses, now);
 }
@@ -172,7 +145,10 @@ int RunStatus(const StatusCommandOptions& given, std::ostream& out, std::ostream
     if (!statuses.ok()) return fail(statuses.status());
     // --watch prints only what changed; the table's AGE column alone is no change.
     const std::string shown = Render(options, *statuses, env.Now());
-    const std::string compared = options.output == "text" ? RenderJson(*statuses) : shown;
+    const std::string compared =
+        options.output == "text"
+            ? core::RenderStatusReport(Listed(*statuses), core::ReportFormat::kJson)
+            : shown;
     if (compared != last) out << shown << std::flush;
     last = compared;
   } while (options.watch && env.SleepFor(options.watch_interval, {}));

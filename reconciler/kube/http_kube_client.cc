@@ -60,8 +60,10 @@ absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
   }
   if (res->status >= 200 && res->status < 300) return absl::OkStatus();
   std::string message = res->body.substr(0, 300);
+  std::string reason;
   if (json body = json::parse(res->body, nullptr, false); body.is_object()) {
     message = body.value("message", message);
+    reason = body.value("reason", "");
   }
   const std::string text = fmt::format("kubernetes {}: HTTP {}: {}", what, res->status, message);
   switch (res->status) {
@@ -71,6 +73,9 @@ absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
       return absl::PermissionDeniedError(text);
     case 404:
       return absl::NotFoundError(text);
+    case 409:
+      return reason == "AlreadyExists" ? absl::AlreadyExistsError(text)
+                                       : absl::AbortedError(text);
     case 429:
       return absl::ResourceExhaustedError(text);
     case 500:
@@ -312,7 +317,29 @@ class HttpKubeClient final : public KubeClient {
     return out;
   }
 
+  absl::StatusOr<std::string> GetObject(const std::string& path) override {
+    return Text(Send([&] { return client_->Get(path.c_str()); }), "get " + path);
+  }
+
+  absl::StatusOr<std::string> CreateObject(const std::string& path,
+                                           const std::string& object) override {
+    return Text(
+        Send([&] { return client_->Post(path.c_str(), object, "application/json"); }),
+        "create in " + path);
+  }
+
+  absl::StatusOr<std::string> ReplaceObject(const std::string& path,
+                                            const std::string& object) override {
+    return Text(Send([&] { return client_->Put(path.c_str(), object, "application/json"); }),
+                "replace " + path);
+  }
+
  private:
+  absl::StatusOr<std::string> Text(const httplib::Result& res, const std::string& what) const {
+    if (absl::Status s = Checked(res, what); !s.ok()) return s;
+    return res->body;
+  }
+
   // One request, unless the process is shutting down.
   template <typename Request>
   httplib::Result Send(Request request) {
@@ -332,6 +359,12 @@ class HttpKubeClient final : public KubeClient {
 
   absl::StatusOr<json> Get(const std::string& path, std::string_view what) {
     httplib::Result res = Send([&] { return client_->Get(path.c_str()); });
+    // The kept-alive connection may have been closed by the server since the last request
+    // (its idle timeout); httplib finds out only when the answer does not come. A GET is
+    // safe to send again, once, on a new connection.
+    if (!res && res.error() != httplib::Error::Connection && !canceller_.stopped()) {
+      res = Send([&] { return client_->Get(path.c_str()); });
+    }
     if (absl::Status s = Checked(res, what); !s.ok()) return s;
     json body = json::parse(res->body, nullptr, false);
     if (!body.is_object()) return absl::InternalError(fmt::format("kubernetes {}: not JSON", what));

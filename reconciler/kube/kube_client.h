@@ -4,6 +4,8 @@
 //   Unavailable / DeadlineExceeded  the API server did not answer: retry later
 //   ResourceExhausted               429: an eviction a PodDisruptionBudget forbids now
 //   NotFound                        404
+//   AlreadyExists                   409 AlreadyExists: a create of a name that is taken
+//   Aborted                         409 Conflict: an update on a stale resourceVersion
 //   PermissionDenied / Unauthenticated  403 / 401
 //   Internal                        any other answer, with the server's message
 // No HTTP library type appears here.
@@ -80,6 +82,23 @@ class KubeClient {
     (void)namespace_name;
     (void)label_selector;
     return absl::UnimplementedError("ListPods");
+  }
+  // Raw object calls for kinds without a typed method (coordination.k8s.io Leases): the
+  // object's JSON as the server answered it. Get: GET `path`. Create: POST `object` to the
+  // collection `path`. Replace: PUT `object` at `path`.
+  virtual absl::StatusOr<std::string> GetObject(const std::string& path) {
+    (void)path;
+    return absl::UnimplementedError("GetObject");
+  }
+  virtual absl::StatusOr<std::string> CreateObject(const std::string& path,
+                                                   const std::string& object) {
+    (void)path, (void)object;
+    return absl::UnimplementedError("CreateObject");
+  }
+  virtual absl::StatusOr<std::string> ReplaceObject(const std::string& path,
+                                                    const std::string& object) {
+    (void)path, (void)object;
+    return absl::UnimplementedError("ReplaceObject");
   }
   // How many objects a list path ("/apis/<group>/<version>/<resource>") holds; NotFound when
   // the API is not served.

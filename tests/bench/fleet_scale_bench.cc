@@ -8,8 +8,6 @@
 // Usage: fleet_scale_bench [--clusters N] [--time-scale X (default 0.1: 3 s per node)]
 //        [--workers N (the daemon's --workers, default 4)]
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -18,6 +16,7 @@
 #include <string>
 
 #include "fmt/format.h"
+#include "tests/bench/bench_support.h"
 #include "tests/support/e2e/e2e_world.h"
 #include "tests/support/e2e/journal_checks.h"
 #include "tests/support/e2e/process_usage.h"
@@ -41,50 +40,10 @@ struct Result {
   int not_once = 0;  // nodes not upgraded exactly once
 };
 
-// Clusters c-000 … with explicit addresses 127.A.B.C, 50 clusters (250 nodes) per /24, so a
-// fleet larger than one /24 fits.
-std::vector<ClusterDef> Fleet(int clusters) {
-  const int a = 100 + static_cast<int>(getpid() % 100);
-  std::vector<ClusterDef> fleet;
-  for (int c = 0; c < clusters; ++c) {
-    ClusterDef cluster = MakeCluster(fmt::format("c-{:03}", c), 3, 2, "1.11.6");
-    for (size_t n = 0; n < cluster.nodes.size(); ++n) {
-      cluster.nodes[n].address =
-          fmt::format("127.{}.{}.{}", a, 200 + c / 50, (c % 50) * 5 + static_cast<int>(n) + 1);
-    }
-    fleet.push_back(std::move(cluster));
-  }
-  return fleet;
-}
-
-// Waits until every cluster is Ready on `talos` (with `commit` applied unless empty).
-absl::Status WaitAllReady(E2eWorld& world, const std::vector<std::string>& names,
-                          const std::string& talos, const std::string& commit,
-                          std::chrono::minutes timeout) {
-  std::string checked_tip;
-  size_t ready = 0;
-  const bool done = world.WaitUntil(timeout, [&] {
-    const std::string tip = world.repo().StatusTip();
-    if (tip.empty() || tip == checked_tip) return false;
-    checked_tip = tip;
-    auto all = world.repo().StatusAll(names);
-    if (!all.ok()) return false;
-    ready = 0;
-    for (const auto& [name, s] : *all) {
-      ready += s.phase == core::ClusterPhase::kReady && s.talos.current == talos &&
-               (commit.empty() || s.desired_commit_applied == commit);
-    }
-    return ready == names.size();
-  });
-  if (done) return absl::OkStatus();
-  return absl::DeadlineExceededError(
-      fmt::format("{} of {} clusters Ready on {}", ready, names.size(), talos));
-}
-
 absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
                                 const Options& options) {
   E2eWorld world(dir);
-  const auto fleet = Fleet(clusters);
+  const auto fleet = LargeFleet(clusters, "1.11.6");
   if (auto st = world.StartFleet(
           fleet, {.time_scale = options.time_scale, .refuse_connections_while_down = false});
       !st.ok()) {
@@ -143,15 +102,11 @@ void Print(const char* label, int clusters, const Result& r) {
       r.daemon_after.cpu_seconds - r.daemon_before.cpu_seconds, r.daemon_after.cpu_seconds,
       static_cast<double>(r.daemon_after.peak_rss_kib) / 1024, r.daemon_after.threads,
       r.sim_after.cpu_seconds, static_cast<double>(r.sim_after.rss_kib) / 1024);
+  std::fflush(stdout);
 }
 
 int Run(const Options& options) {
-  // A thousand node listeners and their connections need more than the usual 1024 descriptors.
-  rlimit files{};
-  if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
-    files.rlim_cur = files.rlim_max;
-    setrlimit(RLIMIT_NOFILE, &files);
-  }
+  RaiseFileLimit();
   char pattern[] = "/tmp/tr-bench-fleet-XXXXXX";
   if (mkdtemp(pattern) == nullptr) return 1;
   const std::filesystem::path dir = pattern;
@@ -172,8 +127,17 @@ int Run(const Options& options) {
     return 1;
   }
   Print("all at once:", options.clusters, *many);
-  std::printf("wall time relative to one cluster alone: %.2f\n",
-              many->wall_seconds / one->wall_seconds);
+  const double ratio = many->wall_seconds / one->wall_seconds;
+  std::printf("wall time relative to one cluster alone: %.2f\n", ratio);
+  std::fflush(stdout);
+  PrintBenchRow(fmt::format("{} clusters × 5 nodes at once ÷ one cluster alone", options.clusters),
+                "≤ 1.10", fmt::format("{:.2f}", ratio), ratio <= 1.10,
+                fmt::format("time scale {}; daemon {:.0f} CPU s, talos-sim {:.0f} CPU s, "
+                            "daemon peak RSS {:.0f} MiB",
+                            options.time_scale,
+                            many->daemon_after.cpu_seconds - many->daemon_before.cpu_seconds,
+                            many->sim_after.cpu_seconds,
+                            static_cast<double>(many->daemon_after.peak_rss_kib) / 1024));
   std::filesystem::remove_all(dir);
   if (one->not_once + many->not_once > 0) {
     std::fprintf(stderr, "%d nodes were not upgraded exactly once\n",

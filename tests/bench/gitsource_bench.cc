@@ -15,6 +15,7 @@
 
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
+#include "tests/bench/bench_row.h"
 #include "tests/support/process.h"
 #include "tests/support/repos.h"
 #include "tests/support/servers.h"
@@ -111,6 +112,9 @@ void PrintRow(const std::string& operation, double ours, const std::string& thei
               double theirs) {
   std::printf("%-22s %10.2f ms   %-22s %10.2f ms   %6.2f\n", operation.c_str(), ours,
               theirs_name.c_str(), theirs, theirs > 0 ? ours / theirs : 0.0);
+  bench::PrintBenchRow("Git source " + operation + " ÷ " + theirs_name, "",
+                       fmt::format("{:.2f}", theirs > 0 ? ours / theirs : 0.0), std::nullopt,
+                       fmt::format("{:.2f} ms against {:.2f} ms", ours, theirs));
 }
 
 int Main(const Options& options) {

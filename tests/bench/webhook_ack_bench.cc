@@ -20,6 +20,7 @@
 #include "reconciler/forge/hmac.h"
 #include "reconciler/forge/webhook_receiver.h"
 #include "reconciler/logging.h"
+#include "tests/bench/bench_row.h"
 
 namespace tr::reconciler::forge {
 namespace {
@@ -105,6 +106,10 @@ int Run(const Options& o) {
               Percentile(latencies_ms, 0.50), Percentile(latencies_ms, 0.99),
               latencies_ms.empty() ? 0 : latencies_ms.back());
   for (const auto& [status, count] : statuses) std::printf("status %d: %d\n", status, count);
+  bench::PrintBenchRow(fmt::format("webhook acknowledgement at {}/s, p50 / p99", o.rate), "",
+                       fmt::format("{:.2f} / {:.2f} ms", Percentile(latencies_ms, 0.50),
+                                   Percentile(latencies_ms, 0.99)),
+                       std::nullopt);
   return 0;
 }
 

@@ -168,6 +168,54 @@ TEST_F(ChartTest, ModesTheBinaryDoesNotHaveAreRefusedAndNoRoleIsGranted) {
   EXPECT_THAT(Args(pod["containers"][0]), ::testing::Contains("--kubernetes-upgrade-mode=off"));
 }
 
+TEST_F(ChartTest, ReplicasNeedLeaderElectionWhichGrantsLeasesAndNamesThePod) {
+  const std::string repo = std::string("git: {repo: ") + kRepo + "}\n";
+  const HelmResult refused =
+      helm_.TemplateResult(repo + "replicaCount: 2\nleaderElection: {enabled: false}\n");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("replicaCount"));
+  const Objects objects = helm_.Template(
+      repo + "replicaCount: 3\nleaderElection: {enabled: true, shards: 4, retryPeriod: 1s}\n");
+  const YAML::Node deployment = objects.at("Deployment/r-talos-reconciler");
+  EXPECT_EQ(deployment["spec"]["replicas"].as<int>(), 3);
+  EXPECT_EQ(deployment["spec"]["strategy"]["type"].as<std::string>(), "RollingUpdate");
+  const YAML::Node pod = deployment["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["automountServiceAccountToken"].as<bool>(), true);
+  const YAML::Node c = pod["containers"][0];
+  const std::vector<std::string> args = Args(c);
+  for (const char* expected :
+       {"--leader-elect", "--leader-elect-namespace=$(POD_NAMESPACE)",
+        "--leader-elect-name=r-talos-reconciler", "--leader-elect-identity=$(POD_NAME)",
+        "--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s",
+        "--leader-elect-retry-period=1s", "--shards=4"}) {
+    EXPECT_THAT(args, ::testing::Contains(expected));
+  }
+  bool pod_name = false;
+  for (const YAML::Node& env : c["env"]) {
+    if (env["name"].as<std::string>() == "POD_NAME") {
+      pod_name = env["valueFrom"]["fieldRef"]["fieldPath"].as<std::string>() == "metadata.name";
+    }
+  }
+  EXPECT_TRUE(pod_name) << "POD_NAME comes from the downward API";
+  // Leases only, in the release namespace; no Jobs without the job mode.
+  ASSERT_TRUE(objects.contains("Role/r-talos-reconciler"));
+  const YAML::Node rules = objects.at("Role/r-talos-reconciler")["rules"];
+  ASSERT_EQ(rules.size(), 1u);
+  EXPECT_EQ(rules[0]["apiGroups"][0].as<std::string>(), "coordination.k8s.io");
+  EXPECT_EQ(rules[0]["resources"][0].as<std::string>(), "leases");
+  std::vector<std::string> verbs;
+  for (const YAML::Node& verb : rules[0]["verbs"]) verbs.push_back(verb.as<std::string>());
+  EXPECT_EQ(verbs, (std::vector<std::string>{"get", "create", "update"}));
+  EXPECT_FALSE(objects.contains("ClusterRole/r-talos-reconciler"));
+  EXPECT_EQ(objects.at("RoleBinding/r-talos-reconciler")["subjects"][0]["name"].as<std::string>(),
+            "r-talos-reconciler");
+  const HelmResult lint =
+      helm_.Run({"lint", "--strict", ChartDir().string(), "-f",
+                 helm_.WriteValues(repo + "replicaCount: 2\nleaderElection: {enabled: true}\n")
+                     .string()});
+  EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err;
+}
+
 TEST_F(ChartTest, WebhookServiceMonitorAndPdbWhenAskedFor) {
   const Objects objects = helm_.Template(
       std::string("git: {repo: ") + kRepo +
@@ -209,11 +257,13 @@ TEST_F(ChartTest, EveryFlagTheChartPassesIsOneTheBinaryHas) {
       "reconciler: {dryRun: true, kubernetesUpgradeMode: inprocess}\n"
       "webhook: {enabled: true, secret: s}\n"
       "forge: {type: gitea, apiUrl: 'https://gitea.example.com', repository: acme/fleet, "
-      "token: t}\n");
+      "token: t}\n"
+      "replicaCount: 3\nleaderElection: {enabled: true, shards: 4}\n");
   const YAML::Node c =
       objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"]["containers"][0];
   const std::vector<std::string> args = Args(c);
   ASSERT_EQ(args.front(), "run");
+  EXPECT_THAT(args, ::testing::Contains("--leader-elect"));
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string flag = args[i].substr(0, args[i].find('='));
     ASSERT_TRUE(flag.starts_with("--")) << args[i];

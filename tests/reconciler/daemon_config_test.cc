@@ -340,3 +340,56 @@ TEST_F(DaemonConfigTest, EveryGitSourceSettingIsAFlag) {
 
 }  // namespace
 }  // namespace tr::reconciler
+
+namespace tr::reconciler {
+namespace {
+
+TEST_F(DaemonConfigTest, LeaderElectionFlagsHaveRangesAndAnIdentity) {
+  {
+    DaemonConfig config;
+    std::vector<std::string> args = Required();
+    args.insert(args.end(), {"--leader-elect", "--leader-elect-identity", "pod-a", "--shards",
+                             "4", "--leader-elect-retry-period", "250ms"});
+    ASSERT_EQ(Parse(args, config), "");
+    ASSERT_TRUE(FinishDaemonConfig(config).ok());
+    EXPECT_TRUE(config.leader_elect);
+    EXPECT_EQ(config.shards, 4);
+    EXPECT_EQ(config.leader_elect_identity, "pod-a");
+    EXPECT_EQ(config.leader_elect_name, "talos-reconciler");
+    EXPECT_EQ(config.leader_elect_lease_duration, std::chrono::seconds(15));
+    EXPECT_EQ(config.leader_elect_renew_deadline, std::chrono::seconds(10));
+    EXPECT_EQ(config.leader_elect_retry_period, std::chrono::milliseconds(250));
+  }
+  {
+    // No identity given: POD_NAME, as the chart sets it from the downward API.
+    ::setenv("POD_NAME", "talos-reconciler-7d9f-abcde", 1);
+    DaemonConfig config;
+    std::vector<std::string> args = Required();
+    args.push_back("--leader-elect");
+    ASSERT_EQ(Parse(args, config), "");
+    ASSERT_TRUE(FinishDaemonConfig(config).ok());
+    EXPECT_EQ(config.leader_elect_identity, "talos-reconciler-7d9f-abcde");
+    ::unsetenv("POD_NAME");
+  }
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--shards", "2"}, "--shards: needs --leader-elect"},
+      {{"--leader-elect", "--shards", "0"}, "--shards: 1 to 1024"},
+      {{"--leader-elect", "--leader-elect-renew-deadline", "20s"}, "--leader-elect-renew-deadline"},
+      {{"--leader-elect", "--leader-elect-retry-period", "10s"}, "--leader-elect-renew-deadline"},
+      {{"--leader-elect", "--leader-elect-lease-duration", "500ms"},
+       "--leader-elect-lease-duration: 1s to 10m"},
+      {{"--leader-elect", "--leader-elect-name", "Not_A_Name"}, "--leader-elect-name"},
+  };
+  for (const auto& [extra, message] : bad) {
+    DaemonConfig config;
+    std::vector<std::string> args = Required();
+    args.insert(args.end(), extra.begin(), extra.end());
+    ASSERT_EQ(Parse(args, config), "") << message;
+    const absl::Status s = FinishDaemonConfig(config);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(message));
+  }
+}
+
+}  // namespace
+}  // namespace tr::reconciler

@@ -9,6 +9,7 @@
 #include "nlohmann/json.hpp"
 #include "reconciler/offline_commands.h"
 #include "tests/sim/fleet.h"
+#include "tests/sim/pki.h"
 
 namespace tr::reconciler {
 namespace {
@@ -61,13 +62,13 @@ clusters:
                   {"live-w0", *(*fleet)->NodeAddress("live-w0"), "worker"},
                   {"live-w1", *(*fleet)->NodeAddress("live-w1"), "worker"}});
   std::ostringstream out, err;
-  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, dir / "sim", "live-w0", {}, {}};
+  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, dir / "sim", "live-w0", {}, {}, true};
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   const auto& cluster = j["clusters"][0];
-  EXPECT_EQ(cluster["status"], "planned");
-  EXPECT_EQ(cluster["current"]["talos"], "1.11.6");
-  EXPECT_EQ(cluster["current"]["kubernetes"], "1.34.1");
+  EXPECT_EQ(cluster["plan"], "planned");
+  EXPECT_EQ(cluster["talos"]["from"], "1.11.6");
+  EXPECT_EQ(cluster["kubernetes"]["from"], "1.34.1");
   // live-w1 already runs 1.12.0; the own node live-w0 goes last among the workers anyway.
   EXPECT_EQ(cluster["steps"][0]["nodes"], nlohmann::json::array({"live-w0", "live-cp"}));
   (*fleet)->Stop();
@@ -111,17 +112,84 @@ clusters:
   std::ofstream(dir / "repo/clusters/solo.yaml")
       << Profile("solo", "solo", "1.12.0", {{"solo-cp", cp, "controlplane"}});
   std::ostringstream out, err;
-  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, {}, "", {}, dir / "talosconfig"};
+  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, {}, "", {}, dir / "talosconfig", true};
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
-  EXPECT_EQ(j["clusters"][0]["status"], "planned");
-  EXPECT_EQ(j["clusters"][0]["current"]["talos"], "1.11.6");  // solo's node, not other's
+  EXPECT_EQ(j["clusters"][0]["plan"], "planned");
+  EXPECT_EQ(j["clusters"][0]["talos"]["from"], "1.11.6");  // solo's node, not other's
   // A context the file does not have is named.
   std::ofstream(dir / "repo/clusters/solo.yaml")
       << Profile("solo", "gone", "1.12.0", {{"solo-cp", cp, "controlplane"}});
   std::ostringstream out2, err2;
   EXPECT_EQ(RunPlan(options, out2, err2), kExitBlocked) << err2.str() << out2.str();
   EXPECT_THAT(err2.str(), HasSubstr("gone"));
+  (*fleet)->Stop();
+  fs::remove_all(dir);
+}
+
+// Replaces the value of `field` (ca, crt or key) in every context of the talosconfig at `path`.
+void ReplaceMaterial(const fs::path& path, const std::string& field, const std::string& pem) {
+  std::ifstream in(path);
+  std::string text, line;
+  while (std::getline(in, line)) {
+    const size_t at = line.find(field + ": ");
+    if (at != std::string::npos && line.find_first_not_of(' ') == at) {
+      line = line.substr(0, at) + field + ": " + sim::Base64(pem);
+    }
+    text += line + "\n";
+  }
+  std::ofstream(path) << text;
+}
+
+// A talosconfig whose material is damaged or does not belong together names the file, the
+// context and the field, and the plan says so, instead of every node reading as unreachable
+// (with gRPC's own lines on stderr).
+TEST(LivePlanTest, BrokenTalosconfigNamesTheFileAndTheField) {
+  const fs::path dir = fs::temp_directory_path() / ("tr-bad-config-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "repo/clusters");
+  absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(R"(
+time_scale: 0.001
+address_prefix: auto
+clusters:
+  - name: lab
+    nodes:
+      - {name: lab, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir / "sim");
+  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  const std::string cp = *(*fleet)->NodeAddress("lab");
+  std::ofstream(dir / "repo/clusters/lab.yaml")
+      << Profile("lab", "lab", "1.12.0", {{"lab", cp, "controlplane"}});
+  const fs::path file = dir / "creds/lab/talosconfig";
+  const std::string damaged_key =
+      "-----BEGIN ED25519 PRIVATE KEY-----\nAAAA\n-----END ED25519 PRIVATE KEY-----\n";
+  absl::StatusOr<sim::CertificateAuthority> other =
+      sim::CertificateAuthority::Create("other", sim::KeyType::kEd25519);
+  ASSERT_TRUE(other.ok()) << other.status();
+  sim::LeafRequest admin;
+  admin.common_name = "admin";
+  admin.organizations = {"os:admin"};
+  absl::StatusOr<sim::CertifiedKey> stranger = other->Issue(admin);
+  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  struct Case {
+    std::string field, pem, expected;
+  } cases[] = {
+      {"key", damaged_key, "contexts.lab: key: not a private key that can be read"},
+      {"crt", stranger->cert_pem, "contexts.lab: crt: the certificate does not belong to key"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.field);
+    fs::create_directories(file.parent_path());
+    fs::copy_file(dir / "sim/lab/talosconfig", file, fs::copy_options::overwrite_existing);
+    ReplaceMaterial(file, c.field, c.pem);
+    PlanOptions options{dir / "repo", {}, PlanFormat::kText, dir / "creds", "", {}, {}, true};
+    std::ostringstream out, err;
+    EXPECT_EQ(RunPlan(options, out, err), kExitBlocked) << err.str() << out.str();
+    EXPECT_THAT(out.str(), HasSubstr("credentials lab: " + file.string() + ": " + c.expected));
+    EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("unreachable")));
+  }
   (*fleet)->Stop();
   fs::remove_all(dir);
 }

@@ -98,9 +98,10 @@ TEST(PlanCommandTest, BrokenReconcilerYamlShowsItsError) {
   repo.Write("clusters/edge-lab.yaml", ReadFile(kExamples / "repo/clusters/edge-lab.yaml"));
   repo.Write("reconciler.yaml", "apiVersion: nope\n");
   std::ostringstream out, err;
-  EXPECT_EQ(RunPlan({repo.dir(), kExamples / "observed.yaml", PlanFormat::kText, {}, {}, {}, {}},
-                    out, err),
-            kExitInvalid);
+  EXPECT_EQ(
+      RunPlan({repo.dir(), kExamples / "observed.yaml", PlanFormat::kText, {}, {}, {}, {}, true},
+              out, err),
+      kExitInvalid);
   EXPECT_THAT(err.str(), HasSubstr("reconciler.yaml:1:"));
 }
 
@@ -111,16 +112,19 @@ TEST(GithubEscapeTest, EscapesAsTheRunnerExpects) {
 
 TEST(PlanCommandTest, ExamplePlansAsJson) {
   std::ostringstream out, err;
-  int code =
-      RunPlan({kExamples / "repo", kExamples / "observed.yaml", PlanFormat::kJson, {}, {}, {}, {}},
-              out, err);
+  int code = RunPlan(
+      {kExamples / "repo", kExamples / "observed.yaml", PlanFormat::kJson, {}, {}, {}, {}, true},
+      out, err);
   EXPECT_EQ(code, kExitOk) << err.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j["clusters"].size(), 3u);
   EXPECT_EQ(j["clusters"][0]["name"], "edge-lab");
-  EXPECT_EQ(j["clusters"][0]["status"], "up-to-date");
+  EXPECT_EQ(j["clusters"][0]["plan"], "up-to-date");
+  EXPECT_EQ(j["clusters"][0]["phase"], "Ready");
   EXPECT_EQ(j["clusters"][1]["name"], "prod-eu-1");
-  EXPECT_EQ(j["clusters"][1]["status"], "planned");
+  EXPECT_EQ(j["clusters"][1]["plan"], "planned");
+  EXPECT_EQ(j["clusters"][1]["talos"], (nlohmann::json{{"from", "1.11.6"}, {"to", "1.12.0"}}));
+  EXPECT_EQ(j["clusters"][1]["nodes"].size(), 5u);
   EXPECT_EQ(j["clusters"][1]["steps"][0]["nodes"],
             nlohmann::json::array({"w-0", "w-1", "cp-0", "cp-2", "cp-1"}));
   EXPECT_EQ(j["clusters"][1]["steps"][1]["type"], "kubernetes");
@@ -133,9 +137,10 @@ TEST(PlanCommandTest, ClusterMissingFromObservedFileIsBlocked) {
   repo.Write("clusters/edge-lab.yaml", ReadFile(kExamples / "repo/clusters/edge-lab.yaml"));
   repo.Write("observed.yaml", "clusters: {}\n");
   std::ostringstream out, err;
-  EXPECT_EQ(RunPlan({repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}, {}},
-                    out, err),
-            kExitBlocked);
+  EXPECT_EQ(
+      RunPlan({repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}, {}, true},
+              out, err),
+      kExitBlocked);
   EXPECT_THAT(out.str(), HasSubstr("was not observed"));
 }
 
@@ -165,7 +170,8 @@ TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
   staging.kubernetes.current = "1.36.3";
   staging.conditions.push_back({"Ready", true, "Ready", "", staging.updated});
   repo.Write("branch/" + core::ClusterStatusPath("staging"), core::RenderStatusYaml(staging));
-  PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}, {}};
+  PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}, {},
+                      true};
   std::ostringstream out, err;
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
   EXPECT_THAT(out.str(), Not(HasSubstr("; last:")));  // no status checkout: no answers
@@ -187,6 +193,74 @@ TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
   err.str("");
   EXPECT_EQ(RunPlan(options, out, err), kExitInvalid);
   EXPECT_THAT(err.str(), HasSubstr("status/prod-eu-1.yaml:"));
+}
+
+// `plan` marks what the daemon would not do with each step, in every format, by the rollout's
+// own decision: a Kubernetes step with --kubernetes-upgrade-mode off (and every step after it),
+// a step held by a start check (here paused, and a promotion no status checkout can answer),
+// and every step of a cluster halted by a failure on its target.
+TEST(PlanCommandTest, MarksStepsTheDaemonWillNotRun) {
+  TempRepo repo;
+  repo.Write("clusters/prod-eu-1.yaml",
+             ReadFile(kExamples / "repo/clusters/prod-eu-1.yaml") + "    paused: true\n");
+  repo.Write("clusters/staging.yaml", ReadFile(kExamples / "repo/clusters/staging.yaml"));
+  std::string lab = ReadFile(kExamples / "repo/clusters/edge-lab.yaml");
+  lab.replace(lab.find("version: 1.11.6"), 15, "version: 1.12.0");
+  repo.Write("clusters/edge-lab.yaml", lab + "  promotion: {after: [staging]}\n");
+  repo.Write("observed.yaml", ReadFile(kExamples / "observed.yaml"));
+  PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kJson, {}, {}, {}, {},
+                      false};
+  std::ostringstream out, err;
+  ASSERT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  const nlohmann::json& lab_plan = j["clusters"][0];
+  EXPECT_EQ(lab_plan["phase"], "WaitingForPromotion");
+  EXPECT_EQ(lab_plan["steps"][0]["daemon"], "waits");
+  EXPECT_THAT(lab_plan["steps"][0]["reason"].get<std::string>(),
+              HasSubstr("spec.promotion not evaluated"));
+  const nlohmann::json& prod = j["clusters"][1];
+  EXPECT_EQ(prod["phase"], "Paused");
+  EXPECT_EQ(prod["steps"][0]["daemon"], "waits");
+  EXPECT_EQ(prod["steps"][0]["reason"], "paused by policy");
+  EXPECT_EQ(prod["steps"][1]["daemon"], "not-run");
+  EXPECT_THAT(prod["steps"][1]["reason"].get<std::string>(),
+              HasSubstr("--kubernetes-upgrade-mode off"));
+  const nlohmann::json& staging = j["clusters"][2];
+  EXPECT_EQ(staging["phase"], "Blocked");
+  EXPECT_EQ(staging["steps"][0]["daemon"], "not-run");
+  EXPECT_THAT(staging["next"].get<std::string>(),
+              HasSubstr("run talos-reconciler upgrade-k8s --cluster staging --to 1.36.3"));
+  options.format = PlanFormat::kText;
+  out.str("");
+  ASSERT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("     daemon waits: paused by policy\n"));
+  EXPECT_THAT(out.str(), HasSubstr("     daemon will not run it: this daemon does not run "
+                                   "Kubernetes steps (--kubernetes-upgrade-mode off)"));
+  options.format = PlanFormat::kMarkdown;
+  out.str("");
+  ASSERT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("| will not run it: this daemon does not run Kubernetes"));
+
+  // A rollout that failed on this target: the daemon runs nothing until talos.version changes.
+  core::ClusterStatus failed;
+  failed.cluster = "prod-eu-1";
+  failed.phase = core::ClusterPhase::kUpgradeFailed;
+  failed.rollout.failure = core::RolloutFailure{"w-0", *core::ParseTalosVersion("1.12.0"),
+                                                "node w-0 did not become healthy",
+                                                *core::ParseTimestamp("2026-11-23T10:00:00Z")};
+  fs::create_directories(repo.dir() / "branch/status");
+  repo.Write("branch/" + core::ClusterStatusPath("prod-eu-1"), core::RenderStatusYaml(failed));
+  options.status_dir = repo.dir() / "branch";
+  options.format = PlanFormat::kJson;
+  out.str("");
+  ASSERT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  const nlohmann::json halted = nlohmann::json::parse(out.str())["clusters"][1];
+  EXPECT_EQ(halted["phase"], "UpgradeFailed");
+  for (const nlohmann::json& step : halted["steps"]) {
+    EXPECT_EQ(step["daemon"], "not-run");
+    EXPECT_THAT(step["reason"].get<std::string>(),
+                HasSubstr("halted: node w-0 did not become healthy"));
+  }
 }
 
 // The real binary, as CI runs it.
@@ -213,8 +287,15 @@ TEST(BinaryTest, ValidateAndPlanExitCodes) {
       << output;
   EXPECT_THAT(output, HasSubstr("prod-eu-1: planned"));
   output.clear();
-  EXPECT_NE(RunBinary("plan --format yaml --observed x", output), 0);
+  EXPECT_EQ(RunBinary("plan -o html --observed x", output), 1);
   EXPECT_THAT(output, HasSubstr("--output"));
+  output.clear();  // the flag plan had before -o still works, and says it is deprecated
+  EXPECT_EQ(RunBinary("plan " + (kExamples / "repo").string() + " --format json --observed " +
+                          (kExamples / "observed.yaml").string(),
+                      output),
+            0)
+      << output;
+  EXPECT_THAT(output, HasSubstr("warning: --format is deprecated; use -o"));
 }
 
 }  // namespace

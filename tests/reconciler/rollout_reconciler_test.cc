@@ -41,9 +41,22 @@ class WorldObserver final : public FleetObserver {
   explicit WorldObserver(RolloutWorld& world) : world_(world) {}
   absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile&) override {
     if (!error.ok()) return error;
+    ++full_looks;
     return world_.observed();
   }
+  absl::StatusOr<core::ObservedCluster> ObserveNodes(const core::ClusterProfile&,
+                                                     const std::vector<std::string>& nodes) override {
+    if (!error.ok()) return error;
+    followed.insert(followed.end(), nodes.begin(), nodes.end());
+    core::ObservedCluster some = world_.observed();
+    std::erase_if(some.nodes, [&](const core::NodeObservation& n) {
+      return std::find(nodes.begin(), nodes.end(), n.name) == nodes.end();
+    });
+    return some;
+  }
   absl::Status error;
+  int full_looks = 0;
+  std::vector<std::string> followed;  // every node a partial look asked for
 
  private:
   RolloutWorld& world_;
@@ -155,6 +168,28 @@ TEST(RolloutReconcilerTest, RollsOutRecordingEachOperationBeforeTheCall) {
                                                      "upgrade cp-2", "upgrade cp-1"}));
   EXPECT_EQ(h.metrics.node_upgrades_completed, 5u);
   EXPECT_EQ(h.store.latest.at("prod").desired_commit_applied, "c0ffee");
+}
+
+TEST(RolloutReconcilerTest, ANodeInFlightIsFollowedAloneAndBetweenNodesOneCommit) {
+  Harness h;
+  h.world.profile().policy.settle = std::chrono::seconds(0);
+  h.Publish(h.world.profile(), {});
+  auto r = h.Make();
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  for (const auto& [node, count] : h.world.reboots_into_upgrade()) EXPECT_EQ(count, 1) << node;
+  // While a node rebooted, only that node was looked at; the whole cluster a few times per node.
+  EXPECT_GT(h.observer.followed.size(), 10u);
+  EXPECT_LE(h.observer.full_looks, 15);
+  // A completion goes out with the next node's start, in one record; only before the first
+  // control plane, whose etcd snapshot runs in between, is it recorded alone.
+  int completions_alone = 0;
+  for (const core::ClusterStatus& s : h.store.history) {
+    completions_alone += s.phase == core::ClusterPhase::kUpgradingTalos &&
+                         s.rollout.in_flight.empty() && !s.history.empty() &&
+                         s.history.back().event.find("healthy on") != std::string::npos;
+  }
+  EXPECT_LE(completions_alone, 1);
 }
 
 TEST(RolloutReconcilerTest, ARestartResumesFromTheRecordedStatus) {

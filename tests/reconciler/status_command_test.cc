@@ -64,8 +64,12 @@ TEST(StatusCommandTest, PrintsWhatTheDaemonRecorded) {
   options.output = "yaml";
   std::ostringstream yaml;
   ASSERT_EQ(RunStatus(options, yaml, err), 0) << err.str();
-  EXPECT_THAT(yaml.str(), testing::StartsWith("---\n"));
-  EXPECT_THAT(yaml.str(), HasSubstr("cluster: \"prod-eu-1\""));
+  EXPECT_THAT(yaml.str(), testing::StartsWith("clusters:\n  - name: \"prod-eu-1\"\n"));
+  EXPECT_THAT(yaml.str(), HasSubstr("    phase: \"UpgradingTalos\"\n"));
+  options.output = "markdown";
+  std::ostringstream markdown;
+  ASSERT_EQ(RunStatus(options, markdown, err), 0) << err.str();
+  EXPECT_THAT(markdown.str(), HasSubstr("| `prod-eu-1` | UpgradingTalos | 1.11.6 → 1.12.0 |"));
 
   options.output = "text";
   options.cluster = "prod-eu-1";

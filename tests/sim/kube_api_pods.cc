@@ -52,6 +52,32 @@ bool PodSelected(const httplib::Request& req, const json& pod) {
   return true;
 }
 
+// A Status of a refused request, as the API server words it.
+json Refusal(int code, const std::string& reason, const std::string& message) {
+  return {{"kind", "Status"},   {"apiVersion", "v1"},   {"metadata", json::object()},
+          {"status", "Failure"}, {"message", message}, {"reason", reason},
+          {"code", code}};
+}
+
+// What the API server's validation of a Lease refuses (422 Invalid), or "" when it is valid.
+std::string InvalidLease(const json& lease, const std::string& name) {
+  if (!lease.contains("spec")) return "";
+  const json& spec = lease["spec"];
+  if (!spec.is_object()) return fmt::format("Lease \"{}\" is invalid: spec: must be an object", name);
+  for (const char* field : {"leaseDurationSeconds", "leaseTransitions"}) {
+    if (!spec.contains(field)) continue;
+    const json& v = spec[field];
+    const bool duration = std::string(field) == "leaseDurationSeconds";
+    if (!v.is_number_integer() || v.get<int64_t>() < (duration ? 1 : 0)) {
+      return fmt::format("Lease.coordination.k8s.io \"{}\" is invalid: spec.{}: Invalid value: {}: "
+                         "must be {}",
+                         name, field, v.dump(), duration ? "greater than 0" : "greater than or "
+                                                                              "equal to 0");
+    }
+  }
+  return "";
+}
+
 std::string Now(WallTime t) {
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}.000000Z",
                      std::chrono::time_point_cast<std::chrono::seconds>(t));
@@ -184,7 +210,7 @@ void KubeApiServer::LeaseRoutes() {
     Reply(res, 200,
           {{"kind", "LeaseList"},
            {"apiVersion", "coordination.k8s.io/v1"},
-           {"metadata", {{"resourceVersion", "1"}}},
+           {"metadata", {{"resourceVersion", std::to_string(cluster_->NextResourceVersionLocked())}}},
            {"items", items}});
   });
   s.Get(base + "/([^/]+)", [this, node_lease](const httplib::Request& req, httplib::Response& res) {
@@ -200,41 +226,61 @@ void KubeApiServer::LeaseRoutes() {
     }
     Reply(res, 200, it->second);
   });
+  // Create: 409 AlreadyExists for a taken name; the server sets uid, resourceVersion and
+  // creationTimestamp.
   s.Post(base, [this](const httplib::Request& req, httplib::Response& res) {
     json lease = json::parse(req.body, nullptr, false);
-    if (lease.is_discarded() || !lease.contains("metadata")) {
-      return Reply(res, 400, {{"kind", "Status"}, {"status", "Failure"}, {"code", 400}});
+    if (!lease.is_object() || !lease.contains("metadata") ||
+        lease["metadata"].value("name", "").empty()) {
+      return Reply(res, lease.is_object() ? 422 : 400,
+                   Refusal(lease.is_object() ? 422 : 400,
+                           lease.is_object() ? "Invalid" : "BadRequest",
+                           lease.is_object() ? "Lease.coordination.k8s.io \"\" is invalid: "
+                                               "metadata.name: Required value: name or "
+                                               "generateName is required"
+                                             : "the body of the request was in an unknown format"));
     }
     std::lock_guard lock(cluster_->mu());
     const std::string ns = req.matches[1].str();
     const std::string name = lease["metadata"].value("name", "");
+    if (std::string invalid = InvalidLease(lease, name); !invalid.empty()) {
+      return Reply(res, 422, Refusal(422, "Invalid", invalid));
+    }
     const std::string key = ns + "/" + name;
     if (cluster_->leases().contains(key)) {
       return Reply(res, 409,
-                   {{"kind", "Status"},
-                    {"apiVersion", "v1"},
-                    {"status", "Failure"},
-                    {"message", fmt::format("leases.coordination.k8s.io \"{}\" "
-                                            "already exists",
-                                            name)},
-                    {"reason", "AlreadyExists"},
-                    {"code", 409}});
+                   Refusal(409, "AlreadyExists",
+                           fmt::format("leases.coordination.k8s.io \"{}\" already exists", name)));
     }
     lease["kind"] = "Lease";
     lease["apiVersion"] = "coordination.k8s.io/v1";
     lease["metadata"]["namespace"] = ns;
     lease["metadata"]["uid"] = NewUuid();
+    lease["metadata"]["creationTimestamp"] = Now(cluster_->scheduler().WallNow()).substr(0, 19) + "Z";
     lease["metadata"]["resourceVersion"] = std::to_string(cluster_->NextResourceVersionLocked());
     cluster_->leases()[key] = lease;
     Reply(res, 201, lease);
   });
+  // Replace: optimistic concurrency on metadata.resourceVersion (a stale or missing one is a
+  // 409 Conflict, as the API server answers for an object whose strategy forbids unconditional
+  // updates); uid and creationTimestamp stay the server's.
   s.Put(base + "/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
     json lease = json::parse(req.body, nullptr, false);
-    if (lease.is_discarded() || !lease.contains("metadata")) {
-      return Reply(res, 400, {{"kind", "Status"}, {"status", "Failure"}, {"code", 400}});
+    const std::string name = req.matches[2].str();
+    if (!lease.is_object() || !lease.contains("metadata")) {
+      return Reply(res, 400,
+                   Refusal(400, "BadRequest", "the body of the request was in an unknown format"));
+    }
+    if (lease["metadata"].value("name", name) != name) {
+      return Reply(res, 400,
+                   Refusal(400, "BadRequest",
+                           "the name of the object (" + lease["metadata"].value("name", "") +
+                               ") does not match the name on the URL (" + name + ")"));
+    }
+    if (std::string invalid = InvalidLease(lease, name); !invalid.empty()) {
+      return Reply(res, 422, Refusal(422, "Invalid", invalid));
     }
     std::lock_guard lock(cluster_->mu());
-    const std::string name = req.matches[2].str();
     auto it = cluster_->leases().find(req.matches[1].str() + "/" + name);
     if (it == cluster_->leases().end()) {
       return Reply(res, 404, NotFound("leases.coordination.k8s.io", name));
@@ -242,19 +288,20 @@ void KubeApiServer::LeaseRoutes() {
     if (lease["metadata"].value("resourceVersion", "") !=
         it->second["metadata"]["resourceVersion"]) {
       return Reply(res, 409,
-                   {{"kind", "Status"},
-                    {"apiVersion", "v1"},
-                    {"status", "Failure"},
-                    {"message", fmt::format("Operation cannot be fulfilled on "
-                                            "leases.coordination.k8s.io \"{}\": the object has "
-                                            "been modified; please apply your changes to the "
-                                            "latest version and try again",
-                                            name)},
-                    {"reason", "Conflict"},
-                    {"code", 409}});
+                   Refusal(409, "Conflict",
+                           fmt::format("Operation cannot be fulfilled on "
+                                       "leases.coordination.k8s.io \"{}\": the object has "
+                                       "been modified; please apply your changes to the "
+                                       "latest version and try again",
+                                       name)));
     }
-    lease["metadata"]["resourceVersion"] = std::to_string(cluster_->NextResourceVersionLocked());
+    lease["kind"] = "Lease";
+    lease["apiVersion"] = "coordination.k8s.io/v1";
+    lease["metadata"]["name"] = name;
     lease["metadata"]["namespace"] = req.matches[1].str();
+    lease["metadata"]["uid"] = it->second["metadata"]["uid"];
+    lease["metadata"]["creationTimestamp"] = it->second["metadata"]["creationTimestamp"];
+    lease["metadata"]["resourceVersion"] = std::to_string(cluster_->NextResourceVersionLocked());
     it->second = lease;
     Reply(res, 200, lease);
   });

@@ -181,6 +181,64 @@ TEST_F(KubeApiTest, LeasesSupportOptimisticConcurrency) {
   EXPECT_EQ(node_leases["items"].size(), 3u);
 }
 
+// The answers a leader elector depends on, with the Status bodies the API server sends.
+TEST_F(KubeApiTest, LeasesAnswerConflictsAndMissingObjectsAsTheApiServerDoes) {
+  const std::string base = "/apis/coordination.k8s.io/v1/namespaces/ops/leases";
+  const json lease = {{"metadata", {{"name", "talos-reconciler"}}},
+                      {"spec",
+                       {{"holderIdentity", "pod-a"},
+                        {"leaseDurationSeconds", 15},
+                        {"acquireTime", "2026-11-23T10:00:00.123456Z"},
+                        {"renewTime", "2026-11-23T10:00:00.123456Z"},
+                        {"leaseTransitions", 0}}}};
+  auto send = [&](const char* method, const std::string& path, const json& body) {
+    auto res = std::string(method) == "POST"
+                   ? client_->Post(path.c_str(), body.dump(), "application/json")
+                   : client_->Put(path.c_str(), body.dump(), "application/json");
+    EXPECT_TRUE(res);
+    return res ? std::pair{res->status, json::parse(res->body)} : std::pair{0, json{}};
+  };
+  auto missing = send("PUT", base + "/talos-reconciler", lease);
+  EXPECT_EQ(missing.first, 404);
+  EXPECT_EQ(missing.second["reason"], "NotFound");
+  EXPECT_EQ(missing.second["kind"], "Status");
+  auto [code, created] = send("POST", base, lease);
+  ASSERT_EQ(code, 201);
+  EXPECT_EQ(created["metadata"]["namespace"], "ops");
+  EXPECT_FALSE(created["metadata"]["uid"].get<std::string>().empty());
+  EXPECT_EQ(created["spec"]["renewTime"], "2026-11-23T10:00:00.123456Z");
+  auto again = send("POST", base, lease);
+  EXPECT_EQ(again.first, 409);
+  EXPECT_EQ(again.second["reason"], "AlreadyExists");
+
+  json renewed = created;
+  renewed["spec"]["renewTime"] = "2026-11-23T10:00:02.000001Z";
+  auto [renew_code, after] = send("PUT", base + "/talos-reconciler", renewed);
+  ASSERT_EQ(renew_code, 200);
+  EXPECT_NE(after["metadata"]["resourceVersion"], created["metadata"]["resourceVersion"]);
+  EXPECT_EQ(after["metadata"]["uid"], created["metadata"]["uid"]);
+  // A second writer still holding the first version loses.
+  json stale = created;
+  stale["spec"]["holderIdentity"] = "pod-b";
+  auto conflict = send("PUT", base + "/talos-reconciler", stale);
+  EXPECT_EQ(conflict.first, 409);
+  EXPECT_EQ(conflict.second["reason"], "Conflict");
+  json unversioned = after;
+  unversioned["metadata"].erase("resourceVersion");
+  EXPECT_EQ(send("PUT", base + "/talos-reconciler", unversioned).first, 409);
+  json renamed = after;
+  renamed["metadata"]["name"] = "other";
+  EXPECT_EQ(send("PUT", base + "/talos-reconciler", renamed).second["reason"], "BadRequest");
+  json zero = after;
+  zero["spec"]["leaseDurationSeconds"] = 0;
+  auto invalid = send("PUT", base + "/talos-reconciler", zero);
+  EXPECT_EQ(invalid.first, 422);
+  EXPECT_EQ(invalid.second["reason"], "Invalid");
+  EXPECT_EQ(Get(base + "/talos-reconciler")["spec"]["holderIdentity"], "pod-a");
+  EXPECT_EQ(Get(base + "/nope", 404)["reason"], "NotFound");
+  EXPECT_EQ(Get(base)["items"].size(), 1u);
+}
+
 TEST_F(KubeApiTest, KubectlGetNodesWorks) {
   auto [rc, out] = Kubectl("get nodes");
   ASSERT_EQ(rc, 0) << out;

@@ -100,6 +100,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if $r.kubernetesUpgradeMode }}
 - --kubernetes-upgrade-mode={{ $r.kubernetesUpgradeMode }}
 {{- end }}
+{{- with $v.leaderElection }}
+{{- if .enabled }}
+- --leader-elect
+- --leader-elect-namespace=$(POD_NAMESPACE)
+- --leader-elect-name={{ include "talos-reconciler.fullname" $ }}
+- --leader-elect-identity=$(POD_NAME)
+- --leader-elect-lease-duration={{ .leaseDuration }}
+- --leader-elect-renew-deadline={{ .renewDeadline }}
+- --leader-elect-retry-period={{ .retryPeriod }}
+- --shards={{ .shards }}
+{{- end }}
+{{- end }}
 {{- range $r.extraArgs }}
 - {{ . }}
 {{- end }}
@@ -130,6 +142,10 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
       valueFrom:
         fieldRef:
           fieldPath: metadata.namespace
+    - name: POD_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.name
   ports:
     - name: metrics
       containerPort: {{ $v.metrics.port }}

@@ -1,0 +1,238 @@
+#include "core/cluster_report.h"
+
+#include "core/timestamp.h"
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+
+namespace tr::core {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json TextOrNull(const std::string& text) { return text.empty() ? Json(nullptr) : Json(text); }
+
+Json VersionOrNull(const std::optional<Version>& v) {
+  return v ? Json(v->ToString()) : Json(nullptr);
+}
+
+// The core every cluster object shares, plan and status alike.
+struct Core {
+  std::string name;
+  ClusterPhase phase = ClusterPhase::kReady;
+  std::string message;
+  bool paused = false;
+  Json talos_from, talos_to, kubernetes_from, kubernetes_to;
+  const std::vector<NodeStatus>* nodes = nullptr;
+};
+
+Json NodeJson(const NodeStatus& n) {
+  return {{"name", n.name},
+          {"role", n.role},
+          {"talos", TextOrNull(n.talos)},
+          {"kubelet", TextOrNull(n.kubelet)},
+          {"ready", n.ready},
+          {"reachable", n.reachable}};
+}
+
+Json CoreJson(const Core& c) {
+  Json nodes = Json::array();
+  if (c.nodes != nullptr) {
+    for (const NodeStatus& n : *c.nodes) nodes.push_back(NodeJson(n));
+  }
+  return {{"name", c.name},
+          {"phase", ClusterPhaseName(c.phase)},
+          {"message", c.message},
+          {"paused", c.paused},
+          {"talos", {{"from", c.talos_from}, {"to", c.talos_to}}},
+          {"kubernetes", {{"from", c.kubernetes_from}, {"to", c.kubernetes_to}}},
+          {"nodes", std::move(nodes)}};
+}
+
+Json StepJson(const PlanStep& step, const StepOutlook* outlook) {
+  Json s = {{"type", StepTypeName(step.type)},
+            {"from", step.from.ToString()},
+            {"to", step.to.ToString()},
+            {"nodes", step.Nodes()},
+            {"batches", step.batches}};
+  if (!step.installer_image.empty()) s["image"] = step.installer_image;
+  s["daemon"] = StepRunName(outlook ? outlook->run : StepRun::kRuns);
+  if (outlook && !outlook->reason.empty()) s["reason"] = outlook->reason;
+  return s;
+}
+
+Json PlanEntryJson(const PlanReportEntry& e) {
+  Core c{e.cluster, ClusterPhase::kBlocked, "", false, nullptr, nullptr, nullptr, nullptr,
+         &e.nodes};
+  if (!e.plan) {
+    c.message = e.diagnostics.empty() ? "invalid profile" : e.diagnostics.front().ToString();
+    Json j = CoreJson(c);
+    j["plan"] = "invalid";
+    j["next"] = c.message;
+    j["steps"] = Json::array();
+    j["gates"] = Json::array();
+    j["estimateSeconds"] = 0;
+    j["diagnostics"] = Json::array();
+    for (const Diagnostic& d : e.diagnostics) j["diagnostics"].push_back(d.ToString());
+    return j;
+  }
+  const ClusterPlan& plan = *e.plan;
+  c.phase = e.outlook                             ? e.outlook->phase
+            : plan.status == PlanStatus::kBlocked ? ClusterPhase::kBlocked
+                                                  : ClusterPhase::kReady;
+  c.message = plan.message;
+  c.paused = plan.paused;
+  c.talos_from = VersionOrNull(plan.talos_current);
+  c.talos_to = plan.talos_target.ToString();
+  c.kubernetes_from = VersionOrNull(plan.kubernetes_current);
+  c.kubernetes_to = plan.kubernetes_target.ToString();
+  Json j = CoreJson(c);
+  j["plan"] = PlanStatusName(plan.status);
+  j["next"] = e.outlook ? e.outlook->next : plan.message;
+  j["steps"] = Json::array();
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const bool known = e.outlook && i < e.outlook->steps.size();
+    j["steps"].push_back(StepJson(plan.steps[i], known ? &e.outlook->steps[i] : nullptr));
+  }
+  j["gates"] = plan.gates;
+  j["estimateSeconds"] = plan.estimate.count();
+  j["diagnostics"] = Json::array();
+  return j;
+}
+
+void AddComponentDetail(const ComponentStatus& c, Json& into) {
+  into["available"] = TextOrNull(c.available);
+  into["status"] = ComponentStateName(c.state);
+  into["progress"] = TextOrNull(c.progress);
+  into["message"] = c.message;
+}
+
+std::string ProgressOf(const ClusterStatus& s) {
+  for (const ComponentStatus* c : {&s.talos, &s.kubernetes}) {
+    if (c->state == ComponentState::kInProgress && !c->progress.empty()) return c->progress;
+  }
+  return "";
+}
+
+Json StatusJson(const ClusterStatus& s) {
+  Core c{s.cluster,
+         s.phase,
+         s.message,
+         s.phase == ClusterPhase::kPaused,
+         TextOrNull(s.talos.current),
+         TextOrNull(s.talos.target),
+         TextOrNull(s.kubernetes.current),
+         TextOrNull(s.kubernetes.target),
+         &s.nodes};
+  Json j = CoreJson(c);
+  AddComponentDetail(s.talos, j["talos"]);
+  AddComponentDetail(s.kubernetes, j["kubernetes"]);
+  for (size_t i = 0; i < s.nodes.size(); ++i) {
+    Json& n = j["nodes"][i];
+    n["lastSeen"] = s.nodes[i].last_seen ? Json(FormatTimestamp(*s.nodes[i].last_seen)) : nullptr;
+    n["lastOperation"] = TextOrNull(s.nodes[i].last_operation);
+  }
+  j["updated"] = FormatTimestamp(s.updated);
+  j["revision"] = TextOrNull(s.desired_commit_applied.empty() ? s.desired_commit_attempted
+                                                              : s.desired_commit_applied);
+  j["progress"] = TextOrNull(ProgressOf(s));
+  j["conditions"] = Json::array();
+  for (const Condition& cond : s.conditions) {
+    j["conditions"].push_back({{"type", cond.type},
+                               {"status", cond.status},
+                               {"reason", cond.reason},
+                               {"message", cond.message},
+                               {"lastTransition", FormatTimestamp(cond.last_transition)}});
+  }
+  j["healthChecks"] = Json::array();
+  for (const GateResult& r : s.gates.results) {
+    j["healthChecks"].push_back({{"name", r.name},
+                                 {"healthy", r.healthy},
+                                 {"message", r.message},
+                                 {"checked", FormatTimestamp(r.checked)}});
+  }
+  return j;
+}
+
+bool Inline(const Json& v) { return !v.is_structured() || v.empty(); }
+
+std::string Scalar(const Json& v) {
+  if (v.is_object()) return "{}";
+  if (v.is_array()) return "[]";
+  return v.dump();  // a JSON string is a valid YAML double-quoted scalar
+}
+
+// The same document as YAML, block style; strings double-quoted so no value changes type.
+void EmitYaml(const Json& v, int indent, std::string& out) {
+  const std::string pad(static_cast<size_t>(indent), ' ');
+  if (v.is_object()) {
+    for (const auto& [key, value] : v.items()) {
+      out += pad + key + ":";
+      if (Inline(value)) {
+        out += " " + Scalar(value) + "\n";
+      } else {
+        out += "\n";
+        EmitYaml(value, indent + 2, out);
+      }
+    }
+    return;
+  }
+  for (const Json& item : v) {
+    if (Inline(item)) {
+      out += pad + "- " + Scalar(item) + "\n";
+      continue;
+    }
+    std::string nested;
+    EmitYaml(item, indent + 2, nested);
+    out += pad + "- " + nested.substr(static_cast<size_t>(indent) + 2);
+  }
+}
+
+std::string Render(Json clusters, ReportFormat format) {
+  Json doc = {{"clusters", std::move(clusters)}};
+  if (format == ReportFormat::kJson) return doc.dump(2) + "\n";
+  std::string out;
+  EmitYaml(doc, 0, out);
+  return out;
+}
+
+std::string Cell(std::string text) {
+  for (char& ch : text) {
+    if (ch == '|' || ch == '\n') ch = ' ';
+  }
+  return text;
+}
+
+std::string VersionCell(const ComponentStatus& c) {
+  if (c.current == c.target || c.target.empty()) return c.current.empty() ? "-" : c.current;
+  return fmt::format("{} → {}", c.current.empty() ? "?" : c.current, c.target);
+}
+
+}  // namespace
+
+std::string RenderPlanReport(const std::vector<PlanReportEntry>& entries, ReportFormat format) {
+  Json clusters = Json::array();
+  for (const PlanReportEntry& e : entries) clusters.push_back(PlanEntryJson(e));
+  return Render(std::move(clusters), format);
+}
+
+std::string RenderStatusReport(const std::vector<ClusterStatus>& statuses, ReportFormat format) {
+  Json clusters = Json::array();
+  for (const ClusterStatus& s : statuses) clusters.push_back(StatusJson(s));
+  return Render(std::move(clusters), format);
+}
+
+std::string RenderStatusMarkdown(const std::vector<ClusterStatus>& statuses) {
+  std::string out =
+      "| cluster | phase | Talos | Kubernetes | progress | updated | message |\n"
+      "|---|---|---|---|---|---|---|\n";
+  for (const ClusterStatus& s : statuses) {
+    const std::string progress = ProgressOf(s);
+    out +=
+        fmt::format("| `{}` | {} | {} | {} | {} | {} | {} |\n", s.cluster,
+                    ClusterPhaseName(s.phase), VersionCell(s.talos), VersionCell(s.kubernetes),
+                    progress.empty() ? "-" : progress, FormatTimestamp(s.updated), Cell(s.message));
+  }
+  return out;
+}
+
+}  // namespace tr::core

@@ -1,0 +1,246 @@
+#include "reconciler/lease/shard_elector.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/shards.h"
+#include "fmt/format.h"
+#include "reconciler/logging.h"
+
+namespace tr::reconciler::lease {
+namespace {
+
+std::string Text(const absl::Status& s) { return std::string(s.message()); }
+
+std::chrono::seconds WholeSeconds(std::chrono::milliseconds d) {
+  return std::chrono::ceil<std::chrono::seconds>(d);
+}
+
+}  // namespace
+
+absl::Status ValidateTimings(const ElectionTimings& t) {
+  if (t.retry_period <= std::chrono::milliseconds(0) || t.renew_deadline <= t.retry_period ||
+      WholeSeconds(t.lease_duration) <= t.renew_deadline) {
+    return absl::InvalidArgumentError(
+        "leader election timings: want lease duration > renew deadline > retry period > 0");
+  }
+  return absl::OkStatus();
+}
+
+ShardElector::ShardElector(LeaseClient& leases, ShardElectorOptions options, Env& env)
+    : leases_(leases), options_(std::move(options)), env_(env), count_(std::max(1, options_.shards)) {
+  MutexLock lock(mu_);
+  shards_.resize(static_cast<size_t>(count_));
+}
+
+std::string ShardElector::LeaseName(int shard) const {
+  return core::ShardLeaseName(options_.lease_name, shard, options_.shards);
+}
+
+void ShardElector::Observe(int shard, TimePoint now) {
+  absl::StatusOr<std::optional<LeaseRecord>> read = leases_.Get(LeaseName(shard));
+  if (!read.ok()) {
+    ModuleLogger("lease")->warn("lease={} step=read error={}", LeaseName(shard),
+                                LogValue(Text(read.status())));
+    return;
+  }
+  MutexLock lock(mu_);
+  Shard& s = shards_[static_cast<size_t>(shard)];
+  const bool changed = s.observed.has_value() != read->has_value() ||
+                       (s.observed && !s.observed->SameSpec(**read));
+  if (changed || s.observed_at == TimePoint{}) s.observed_at = now;
+  s.observed = *read;
+  if (s.held_until > now && (!s.observed || s.observed->holder != options_.identity)) {
+    s.held_until = {};  // someone else wrote it: stop acting at once
+    ModuleLogger("lease")->warn("lease={} step=lost holder={}", LeaseName(shard),
+                                LogValue(s.observed ? s.observed->holder : ""));
+  }
+}
+
+bool ShardElector::Free(int shard, TimePoint now) const {
+  const Shard& s = shards_[static_cast<size_t>(shard)];
+  if (!s.observed || s.observed->holder.empty()) return true;
+  if (s.observed->holder == options_.identity) return false;  // ours: renewed, not taken
+  return s.observed_at + s.observed->duration <= now;
+}
+
+int ShardElector::FairShareNow(TimePoint now) const {
+  std::set<std::string> replicas = {options_.identity};
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const Shard& s = shards_[i];
+    if (s.observed && !s.observed->holder.empty() && !Free(static_cast<int>(i), now)) {
+      replicas.insert(s.observed->holder);
+    }
+  }
+  return core::FairShare(options_.shards, static_cast<int>(replicas.size()));
+}
+
+void ShardElector::Tick() {
+  const int n = count_;
+  for (int i = 0; i < n; ++i) Observe(i, env_.Now());
+  const TimePoint now = env_.Now();
+  std::vector<int> mine, free;
+  int fair = 0;
+  {
+    MutexLock lock(mu_);
+    fair = FairShareNow(now);
+    // Start the search for a free shard at a place of our own, so replicas starting together
+    // mostly try different shards.
+    const int offset = static_cast<int>(core::Fnv1a32(options_.identity) % static_cast<uint32_t>(n));
+    for (int k = 0; k < n; ++k) {
+      const int i = (offset + k) % n;
+      const Shard& s = shards_[static_cast<size_t>(i)];
+      if (s.observed && s.observed->holder == options_.identity) {
+        mine.push_back(i);
+      } else if (Free(i, now)) {
+        free.push_back(i);
+      }
+    }
+  }
+  std::sort(mine.begin(), mine.end());
+  for (size_t k = 0; k < mine.size(); ++k) {
+    if (static_cast<int>(k) < fair) {
+      Renew(mine[k]);
+    } else {
+      Release(mine[k]);  // beyond the share: another replica appeared
+    }
+  }
+  if (static_cast<int>(mine.size()) >= fair) return;
+  for (int i : free) {
+    if (Acquire(i)) break;  // one a round, so replicas starting together share
+  }
+}
+
+void ShardElector::Wrote(int shard, const absl::StatusOr<LeaseRecord>& written, TimePoint sent,
+                         const char* what) {
+  MutexLock lock(mu_);
+  Shard& s = shards_[static_cast<size_t>(shard)];
+  if (!written.ok()) {
+    // A conflict means another replica wrote it: stop acting now, read it again next round.
+    // Any other failure leaves the deadline to run out.
+    if (absl::IsAborted(written.status()) || absl::IsAlreadyExists(written.status())) {
+      s.held_until = {};
+      s.observed_at = {};
+    }
+    ModuleLogger("lease")->log(
+        absl::IsAborted(written.status()) || absl::IsAlreadyExists(written.status())
+            ? spdlog::level::info
+            : spdlog::level::warn,
+        "lease={} step={} error={}", LeaseName(shard), what, LogValue(Text(written.status())));
+    return;
+  }
+  s.observed = *written;
+  s.observed_at = sent;
+  s.held_until = written->holder == options_.identity ? sent + options_.timings.renew_deadline
+                                                      : TimePoint{};
+}
+
+void ShardElector::Renew(int shard) {
+  LeaseRecord record;
+  bool lapsed = false;
+  {
+    MutexLock lock(mu_);
+    const Shard& s = shards_[static_cast<size_t>(shard)];
+    record = *s.observed;
+    lapsed = s.held_until <= env_.Now();
+  }
+  const TimePoint sent = env_.Now();
+  record.renew_time = sent;
+  record.duration = WholeSeconds(options_.timings.lease_duration);
+  Wrote(shard, leases_.Update(LeaseName(shard), record), sent, "renew");
+  if (!lapsed) return;
+  // Held again after a gap (or after a restart of this identity): a new term.
+  bool held = false;
+  {
+    MutexLock lock(mu_);
+    Shard& s = shards_[static_cast<size_t>(shard)];
+    held = s.held_until > sent;
+    if (held) ++s.term;
+  }
+  if (held) {
+    ModuleLogger("lease")->info("lease={} step=acquired identity={}", LeaseName(shard),
+                                LogValue(options_.identity));
+    if (on_acquired_) on_acquired_(shard);
+  }
+}
+
+bool ShardElector::Acquire(int shard) {
+  std::optional<LeaseRecord> old;
+  {
+    MutexLock lock(mu_);
+    old = shards_[static_cast<size_t>(shard)].observed;
+  }
+  const TimePoint sent = env_.Now();
+  LeaseRecord record = old.value_or(LeaseRecord{});
+  record.transitions = old ? old->transitions + (old->holder != options_.identity ? 1 : 0) : 0;
+  record.holder = options_.identity;
+  record.duration = WholeSeconds(options_.timings.lease_duration);
+  record.acquire_time = sent;
+  record.renew_time = sent;
+  const absl::StatusOr<LeaseRecord> written =
+      old ? leases_.Update(LeaseName(shard), record) : leases_.Create(LeaseName(shard), record);
+  Wrote(shard, written, sent, "acquire");
+  if (!written.ok()) return false;
+  {
+    MutexLock lock(mu_);
+    ++shards_[static_cast<size_t>(shard)].term;
+  }
+  ModuleLogger("lease")->info("lease={} step=acquired identity={} previous={} transitions={}",
+                              LeaseName(shard), LogValue(options_.identity),
+                              LogValue(old ? old->holder : ""), record.transitions);
+  if (on_acquired_) on_acquired_(shard);
+  return true;
+}
+
+void ShardElector::Release(int shard) {
+  LeaseRecord record;
+  {
+    MutexLock lock(mu_);
+    Shard& s = shards_[static_cast<size_t>(shard)];
+    if (!s.observed || s.observed->holder != options_.identity) return;
+    s.held_until = {};  // stop acting before giving it back
+    record = *s.observed;
+  }
+  const TimePoint sent = env_.Now();
+  // As client-go releases: no holder, the shortest duration, so the next taker waits 1 s.
+  record.holder.clear();
+  record.duration = std::chrono::seconds(1);
+  record.acquire_time = sent;
+  record.renew_time = sent;
+  Wrote(shard, leases_.Update(LeaseName(shard), record), sent, "release");
+  ModuleLogger("lease")->info("lease={} step=released", LeaseName(shard));
+}
+
+void ShardElector::ReleaseAll() {
+  for (int i = 0; i < count_; ++i) Release(i);
+}
+
+void ShardElector::Run(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    Tick();
+    if (!env_.SleepFor(Spread(options_.timings.retry_period, 0.1, env_), stop)) break;
+  }
+  ReleaseAll();
+}
+
+std::optional<uint64_t> ShardElector::Holding(int shard, TimePoint now) const {
+  if (shard < 0 || shard >= count_) return std::nullopt;
+  MutexLock lock(mu_);
+  const Shard& s = shards_[static_cast<size_t>(shard)];
+  if (s.held_until <= now) return std::nullopt;
+  return s.term;
+}
+
+std::vector<int> ShardElector::Held(TimePoint now) const {
+  std::vector<int> held;
+  for (int i = 0; i < count_; ++i) {
+    if (Holding(i, now)) held.push_back(i);
+  }
+  return held;
+}
+
+std::optional<uint64_t> ShardElector::Term(const std::string& cluster) {
+  return Holding(core::ShardOf(cluster, options_.shards), env_.Now());
+}
+
+}  // namespace tr::reconciler::lease

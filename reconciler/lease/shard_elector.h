@@ -1,0 +1,120 @@
+// Leader election and sharding on Kubernetes Leases, with the timings of controller-runtime
+// (lease 15 s, renew deadline 10 s, retry 2 s by default).
+//
+// The fleet is split into `shards` shards (core/shards.h), each with its own Lease
+// (`<name>` for one shard — plain leader election — else `<name>-shard-<i>`). Every retry
+// period a replica reads every shard's Lease and
+//   - renews the ones it holds, up to its fair share ceil(shards / replicas), where the
+//     replicas are the holders of the live Leases plus itself, and gives back the rest;
+//   - takes one shard that is free (no Lease, or released) or expired, while it holds fewer
+//     than its share. A Lease is expired when its record has not changed for its
+//     leaseDurationSeconds as measured on this replica's own clock since it first saw that
+//     record (as client-go does), so clock differences between replicas do not matter.
+// Writes are conditional on the resourceVersion read, so of two replicas taking a shard at
+// once exactly one succeeds.
+//
+// Fencing: this replica acts for a shard only while Holding() says so: until the start of its
+// last successful write to the Lease plus the renew deadline. Another replica can take the
+// shard only a full lease duration after it saw that write, so the difference (5 s by
+// default) is the margin for clock rate skew and for an action already under way.
+//
+// Replicas started together share the shards out; a replica started later takes shards only
+// as they are given back or expire (a replica stopped, killed or shedding beyond its share).
+//
+// Thread-safety: Run (or Tick) on one thread; Holding, Held and Term from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "gitsource/env.h"
+#include "gitsource/mutex.h"
+#include "reconciler/lease/lease_client.h"
+
+namespace tr::reconciler::lease {
+
+struct ElectionTimings {
+  std::chrono::milliseconds lease_duration{15'000};  // written as whole seconds (rounded up)
+  std::chrono::milliseconds renew_deadline{10'000};  // how long a holder acts after a renew
+  std::chrono::milliseconds retry_period{2'000};     // between two rounds
+};
+
+// InvalidArgument unless lease_duration > renew_deadline > retry_period > 0 (as client-go
+// requires).
+absl::Status ValidateTimings(const ElectionTimings& timings);
+
+struct ShardElectorOptions {
+  std::string lease_name = "talos-reconciler";
+  std::string identity;  // this replica's holderIdentity (the pod name)
+  int shards = 1;
+  ElectionTimings timings;
+};
+
+// Which clusters this replica may act on now, and under which term (a number that changes each
+// time the replica newly takes the shard, so the caller knows to re-read what another replica
+// may have written meanwhile).
+class ClusterOwnership {
+ public:
+  virtual ~ClusterOwnership() = default;
+  virtual std::optional<uint64_t> Term(const std::string& cluster) = 0;
+};
+
+class ShardElector final : public ClusterOwnership {
+ public:
+  // `leases` and `env` are not owned and outlive this.
+  ShardElector(LeaseClient& leases, ShardElectorOptions options, Env& env);
+
+  // Called (on the elector's thread) with a shard this replica has just taken.
+  void OnAcquired(std::function<void(int shard)> callback) { on_acquired_ = std::move(callback); }
+
+  // One round (see above).
+  void Tick();
+  // Rounds every retry period (spread by ±10%) until `stop`; then gives back every shard held.
+  void Run(std::stop_token stop);
+  // Gives back every shard this replica holds (holder cleared); it stops acting first.
+  void ReleaseAll();
+
+  // The term of `shard` while this replica holds it at `now`; nullopt otherwise.
+  std::optional<uint64_t> Holding(int shard, TimePoint now) const;
+  // The shards held at `now`, ascending.
+  std::vector<int> Held(TimePoint now) const;
+  // ClusterOwnership: Holding(ShardOf(cluster)) at the env's now.
+  std::optional<uint64_t> Term(const std::string& cluster) override;
+
+  int shards() const { return options_.shards; }
+  const ShardElectorOptions& options() const { return options_; }
+
+ private:
+  struct Shard {
+    std::optional<LeaseRecord> observed;  // as last read; nullopt: no Lease
+    TimePoint observed_at{};              // when `observed` last changed, on our clock
+    TimePoint held_until{};               // fencing deadline; in the past: not held
+    uint64_t term = 0;
+  };
+
+  std::string LeaseName(int shard) const;
+  void Observe(int shard, TimePoint now);
+  bool Free(int shard, TimePoint now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int FairShareNow(TimePoint now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Renew(int shard);
+  bool Acquire(int shard);
+  void Release(int shard);
+  // Stores the outcome of a write to `shard` made at `sent`.
+  void Wrote(int shard, const absl::StatusOr<LeaseRecord>& written, TimePoint sent,
+             const char* what);
+
+  LeaseClient& leases_;
+  const ShardElectorOptions options_;
+  Env& env_;
+  const int count_;  // shards_.size(), fixed
+  std::function<void(int)> on_acquired_;
+  mutable Mutex mu_;
+  std::vector<Shard> shards_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tr::reconciler::lease

@@ -1,0 +1,73 @@
+// What the end-to-end benchmarks share: a fleet of many
+// 5-node clusters with explicit loopback addresses, raising the descriptor limit, and waiting
+// until every cluster of a fleet is Ready.
+//
+// Thread-compatible.
+#pragma once
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "tests/bench/bench_row.h"
+#include "tests/support/e2e/e2e_world.h"
+
+namespace tr::e2e {
+
+using bench::PrintBenchRow;
+
+// A thousand node listeners and their connections need more than the usual 1024 descriptors.
+inline void RaiseFileLimit() {
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
+}
+
+// Clusters c-000 … of 3 control planes and 2 workers on `talos`, with explicit addresses
+// 127.A.B.C, 50 clusters (250 nodes) per /24, so a fleet larger than one /24 fits.
+inline std::vector<ClusterDef> LargeFleet(int clusters, const std::string& talos) {
+  const int a = 100 + static_cast<int>(getpid() % 100);
+  std::vector<ClusterDef> fleet;
+  for (int c = 0; c < clusters; ++c) {
+    ClusterDef cluster = MakeCluster(fmt::format("c-{:03}", c), 3, 2, talos);
+    for (size_t n = 0; n < cluster.nodes.size(); ++n) {
+      cluster.nodes[n].address =
+          fmt::format("127.{}.{}.{}", a, 200 + c / 50, (c % 50) * 5 + static_cast<int>(n) + 1);
+    }
+    fleet.push_back(std::move(cluster));
+  }
+  return fleet;
+}
+
+// Waits until every cluster is Ready on `talos` (with `commit` applied unless empty), reading
+// the status branch each time its tip moves.
+inline absl::Status WaitAllReady(E2eWorld& world, const std::vector<std::string>& names,
+                                 const std::string& talos, const std::string& commit,
+                                 std::chrono::minutes timeout) {
+  std::string checked_tip;
+  size_t ready = 0;
+  const bool done = world.WaitUntil(timeout, [&] {
+    const std::string tip = world.repo().StatusTip();
+    if (tip.empty() || tip == checked_tip) return false;
+    checked_tip = tip;
+    auto all = world.repo().StatusAll(names);
+    if (!all.ok()) return false;
+    ready = 0;
+    for (const auto& [name, s] : *all) {
+      ready += s.phase == core::ClusterPhase::kReady && s.talos.current == talos &&
+               (commit.empty() || s.desired_commit_applied == commit);
+    }
+    return ready == names.size();
+  });
+  if (done) return absl::OkStatus();
+  return absl::DeadlineExceededError(
+      fmt::format("{} of {} clusters Ready on {}", ready, names.size(), talos));
+}
+
+}  // namespace tr::e2e

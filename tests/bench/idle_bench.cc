@@ -1,0 +1,175 @@
+// Benchmark: what the daemon costs while nothing changes. The real talos-reconciler daemon
+// watches 1 cluster, then 100 clusters (5 nodes each: 3 control planes, 2 workers, all on the
+// profile's versions) served by one talos-sim; every cluster is resynced each second, so every
+// reconcile is a no-op (observe, plan, decide Ready, record nothing). Prints, for each fleet:
+//
+//   CPU per no-op reconcile = the daemon's CPU time over a window ÷ reconciles in it (from
+//                             /metrics, read at both ends only), goal ≤ 5 ms; the repository
+//                             is polled only once a minute so that polls do not count
+//   idle RSS                = the daemon's resident memory at the end of the window, goals
+//                             ≤ 20 MiB (1 cluster) and ≤ 100 MiB (100 clusters)
+//   Talos calls per reconcile (from the simulator's journal), and the simulator's CPU.
+//
+// Usage: idle_bench [--clusters N (the large fleet, default 100)] [--window S (the
+//        measurement window, default 30 s)]
+#include <stdlib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "fmt/format.h"
+#include "tests/bench/bench_support.h"
+#include "tests/support/e2e/e2e_world.h"
+#include "tests/support/e2e/journal_checks.h"
+#include "tests/support/e2e/process_usage.h"
+
+namespace tr::e2e {
+namespace {
+
+struct Options {
+  int clusters = 100;
+  int window_seconds = 30;
+};
+
+struct Result {
+  int clusters = 0;
+  double cpu_ms_per_reconcile = 0;
+  double sim_cpu_ms_per_reconcile = 0;
+  double calls_per_reconcile = 0;
+  double rss_mib = 0;
+  long reconciles = 0;
+};
+
+// talos_reconciler_reconciles_total from /metrics; -1 when it cannot be read.
+long Reconciles(E2eWorld& world) {
+  auto reply = world.daemon().Get("/metrics");
+  if (!reply.ok()) return -1;
+  const std::string key = "talos_reconciler_reconciles_total ";
+  const size_t at = reply->body.find("\n" + key);
+  if (at == std::string::npos) return -1;
+  const size_t start = at + 1 + key.size();
+  long n = -1;
+  if (!absl::SimpleAtoi(reply->body.substr(start, reply->body.find('\n', start) - start), &n)) {
+    return -1;
+  }
+  return n;
+}
+
+size_t Calls(E2eWorld& world) {
+  size_t calls = 0;
+  for (const auto& line : world.Journal()) calls += line.call;
+  return calls;
+}
+
+absl::StatusOr<Result> Measure(const std::filesystem::path& dir, int clusters,
+                               const Options& options) {
+  E2eWorld world(dir);
+  const std::vector<ClusterDef> fleet = LargeFleet(clusters, "1.11.6");
+  std::map<std::string, ProfileDef> profiles;
+  std::vector<std::string> names;
+  for (const auto& c : fleet) {
+    profiles[c.name] = AtTalos("1.11.6");
+    names.push_back(c.name);
+  }
+  if (auto st = world.StartFleet(fleet, {.time_scale = 0.1}); !st.ok()) return st;
+  world.PushProfiles(profiles, "profiles", {{"reconciler.yaml", RepositoryDefaultsYaml("30m")}});
+  if (auto st = world.StartDaemon([&](DaemonOptions& d) {
+        d.resync = "1s";
+        d.poll_interval = "1m";
+        d.workers = 4;
+      });
+      !st.ok()) {
+    return st;
+  }
+  if (auto st = WaitAllReady(world, names, "1.11.6", "", std::chrono::minutes(15)); !st.ok()) {
+    return st;
+  }
+  // Settle: the first reconciles fetched kubeconfigs and wrote the first status.
+  const long warm = Reconciles(world);
+  world.WaitUntil(std::chrono::minutes(2), [&] { return Reconciles(world) >= warm + clusters; });
+  const long r0 = Reconciles(world);
+  const size_t calls0 = Calls(world);
+  auto d0 = ReadProcessUsage(world.daemon().pid());
+  auto s0 = ReadProcessUsage(world.sim().pid());
+  // A window of time, not a poll of /metrics: answering it would count as the daemon's CPU.
+  std::this_thread::sleep_for(std::chrono::seconds(options.window_seconds));
+  const long r1 = Reconciles(world);
+  auto d1 = ReadProcessUsage(world.daemon().pid());
+  auto s1 = ReadProcessUsage(world.sim().pid());
+  if (!d0.ok() || !d1.ok() || !s0.ok() || !s1.ok() || r0 < 0 || r1 <= r0) {
+    return absl::InternalError("cannot read the processes' usage");
+  }
+  Result r;
+  r.clusters = clusters;
+  r.reconciles = r1 - r0;
+  const double n = static_cast<double>(r.reconciles);
+  r.cpu_ms_per_reconcile = (d1->cpu_seconds - d0->cpu_seconds) * 1000 / n;
+  r.sim_cpu_ms_per_reconcile = (s1->cpu_seconds - s0->cpu_seconds) * 1000 / n;
+  r.calls_per_reconcile = static_cast<double>(Calls(world) - calls0) / n;
+  r.rss_mib = static_cast<double>(d1->rss_kib) / 1024;
+  return r;
+}
+
+void Print(const Result& r) {
+  std::printf(
+      "%3d clusters: %ld no-op reconciles; daemon %.2f CPU ms each, RSS %.1f MiB; "
+      "%.1f Talos calls each; talos-sim %.2f CPU ms each\n",
+      r.clusters, r.reconciles, r.cpu_ms_per_reconcile, r.rss_mib, r.calls_per_reconcile,
+      r.sim_cpu_ms_per_reconcile);
+  std::fflush(stdout);
+}
+
+int Run(const Options& options) {
+  RaiseFileLimit();
+  char pattern[] = "/tmp/tr-bench-idle-XXXXXX";
+  if (mkdtemp(pattern) == nullptr) return 1;
+  const std::filesystem::path dir = pattern;
+  auto one = Measure(dir / "one", 1, options);
+  if (!one.ok()) {
+    std::fprintf(stderr, "1 cluster: %s\n", std::string(one.status().message()).c_str());
+    return 1;
+  }
+  Print(*one);
+  auto many = Measure(dir / "many", options.clusters, options);
+  if (!many.ok()) {
+    std::fprintf(stderr, "%d clusters: %s\n", options.clusters,
+                 std::string(many.status().message()).c_str());
+    return 1;
+  }
+  Print(*many);
+  std::filesystem::remove_all(dir);
+  PrintBenchRow("CPU per no-op reconcile (5 nodes)", "≤ 5 ms", fmt::format("{:.1f} ms", one->cpu_ms_per_reconcile),
+      one->cpu_ms_per_reconcile <= 5,
+      fmt::format("{:.1f} ms with {} clusters; {:.0f} Talos calls each", many->cpu_ms_per_reconcile,
+                  many->clusters, one->calls_per_reconcile));
+  PrintBenchRow("idle RSS, 1 cluster", "≤ 20 MiB", fmt::format("{:.1f} MiB", one->rss_mib),
+      one->rss_mib <= 20, "");
+  PrintBenchRow(fmt::format("idle RSS, {} clusters", many->clusters), "≤ 100 MiB",
+      fmt::format("{:.1f} MiB", many->rss_mib), many->rss_mib <= 100,
+      fmt::format("{:.2f} MiB per cluster beyond the first",
+                  (many->rss_mib - one->rss_mib) / (many->clusters - 1)));
+  return 0;
+}
+
+}  // namespace
+}  // namespace tr::e2e
+
+int main(int argc, char** argv) {
+  tr::e2e::Options options;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--clusters") == 0) {
+      options.clusters = std::atoi(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--window") == 0) {
+      options.window_seconds = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
+    }
+  }
+  return tr::e2e::Run(options);
+}

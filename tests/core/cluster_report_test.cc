@@ -1,0 +1,144 @@
+// The one machine-readable shape of `plan` and `status`: the same core per cluster, the YAML the
+// same document as the JSON.
+#include "core/cluster_report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "core/timestamp.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/fleet_fixtures.h"
+
+namespace tr::core {
+namespace {
+
+using namespace testing_fixtures;
+using ::testing::HasSubstr;
+
+std::vector<PlanReportEntry> SamplePlan() {
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.35.0");
+  ObservedCluster observed = MakeObserved(nodes);
+  ClusterPlan planned =
+      PlanCluster(profile, observed, SupportMatrix::BuiltIn(), ReleaseCatalog::BuiltIn());
+  OutlookInput in{profile, planned,      observed, {},    {},
+                  {},      std::nullopt, false,    false, *ParseTimestamp("2026-11-23T10:00:00Z")};
+  std::vector<NodeStatus> listed;
+  for (const NodeSpec& n : profile.nodes) {
+    NodeStatus s;
+    s.name = n.name;
+    s.role = NodeRoleName(n.role);
+    s.talos = "1.11.6";
+    s.kubelet = "1.34.1";
+    s.ready = true;
+    listed.push_back(s);
+  }
+  Diagnostic bad{"clusters/broken.yaml", 4, 7, "spec.nodes[0].role",
+                 "must be controlplane or worker"};
+  return {{"prod", planned, {}, OutlookOf(in), listed},
+          {"broken", std::nullopt, {bad}, std::nullopt, {}}};
+}
+
+ClusterStatus SampleStatus() {
+  ClusterStatus s;
+  s.cluster = "prod";
+  s.phase = ClusterPhase::kUpgradingTalos;
+  s.message = "upgrading w-1 (2/5) to Talos 1.12.0";
+  s.updated = *ParseTimestamp("2026-11-23T10:00:00Z");
+  s.talos = {"1.11.6", "1.12.0", "1.13.9", ComponentState::kInProgress, "", "2/5"};
+  s.kubernetes = {"1.34.1", "1.35.0", "1.36.3", ComponentState::kIdle, "", ""};
+  s.nodes = {{"w-0", "worker", "1.12.0", "1.34.1", true, true, std::nullopt, "upgraded", {}}};
+  s.gates.results = {{"ingress", false, "HTTP 503, expected 200", s.updated}};
+  return s;
+}
+
+// The JSON type of every key of `j`, recursing into objects (and the first element of arrays).
+std::map<std::string, nlohmann::json::value_t> Shape(const nlohmann::json& j,
+                                                     const std::string& prefix = "") {
+  std::map<std::string, nlohmann::json::value_t> shape;
+  for (const auto& [key, value] : j.items()) {
+    const std::string path = prefix + key;
+    shape[path] = value.type();
+    if (value.is_object()) shape.merge(Shape(value, path + "."));
+    if (value.is_array() && !value.empty() && value[0].is_object()) {
+      shape.merge(Shape(value[0], path + "[]."));
+    }
+  }
+  return shape;
+}
+
+TEST(ClusterReportTest, PlanAndStatusShareOneCore) {
+  const nlohmann::json plan =
+      nlohmann::json::parse(RenderPlanReport(SamplePlan(), ReportFormat::kJson));
+  const nlohmann::json status =
+      nlohmann::json::parse(RenderStatusReport({SampleStatus()}, ReportFormat::kJson));
+  auto plan_shape = Shape(plan["clusters"][0]);
+  auto status_shape = Shape(status["clusters"][0]);
+  for (const char* key :
+       {"name", "phase", "message", "paused", "talos", "talos.from", "talos.to", "kubernetes",
+        "kubernetes.from", "kubernetes.to", "nodes", "nodes[].name", "nodes[].role",
+        "nodes[].talos", "nodes[].kubelet", "nodes[].ready", "nodes[].reachable"}) {
+    SCOPED_TRACE(key);
+    ASSERT_TRUE(plan_shape.contains(key));
+    ASSERT_TRUE(status_shape.contains(key));
+    EXPECT_EQ(plan_shape[key], status_shape[key]);
+  }
+  const nlohmann::json& p = plan["clusters"][0];
+  EXPECT_EQ(p["phase"], "UpgradingTalos");  // the daemon would start: pre-pull
+  EXPECT_EQ(p["plan"], "planned");
+  EXPECT_EQ(p["talos"], (nlohmann::json{{"from", "1.11.6"}, {"to", "1.12.0"}}));
+  EXPECT_EQ(p["steps"][0]["daemon"], "runs");
+  EXPECT_EQ(p["steps"][1]["daemon"], "not-run");  // Kubernetes steps are off in this outlook
+  const nlohmann::json& s = status["clusters"][0];
+  EXPECT_EQ(s["talos"]["from"], "1.11.6");
+  EXPECT_EQ(s["talos"]["progress"], "2/5");
+  EXPECT_EQ(s["progress"], "2/5");
+  EXPECT_EQ(s["healthChecks"][0]["message"], "HTTP 503, expected 200");
+  const nlohmann::json& broken = plan["clusters"][1];
+  EXPECT_EQ(broken["plan"], "invalid");
+  EXPECT_EQ(broken["phase"], "Blocked");  // what the daemon records for an invalid profile
+  EXPECT_EQ(broken["message"],
+            "clusters/broken.yaml:4:7: spec.nodes[0].role: must be controlplane or worker");
+}
+
+// YAML -> JSON, strings staying strings (every scalar of the report is quoted or a bool/number).
+nlohmann::json FromYaml(const YAML::Node& node) {
+  if (node.IsMap()) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& kv : node) j[kv.first.as<std::string>()] = FromYaml(kv.second);
+    return j;
+  }
+  if (node.IsSequence()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& item : node) j.push_back(FromYaml(item));
+    return j;
+  }
+  if (node.IsNull()) return nullptr;
+  if (node.Tag() == "!") return node.as<std::string>();  // a quoted scalar
+  const std::string text = node.as<std::string>();
+  if (text == "true" || text == "false") return text == "true";
+  if (text == "[]") return nlohmann::json::array();
+  if (text == "{}") return nlohmann::json::object();
+  return std::stoll(text);
+}
+
+TEST(ClusterReportTest, YamlIsTheSameDocumentAsJson) {
+  for (const auto& [json, yaml] :
+       {std::pair{RenderPlanReport(SamplePlan(), ReportFormat::kJson),
+                  RenderPlanReport(SamplePlan(), ReportFormat::kYaml)},
+        std::pair{RenderStatusReport({SampleStatus()}, ReportFormat::kJson),
+                  RenderStatusReport({SampleStatus()}, ReportFormat::kYaml)}}) {
+    EXPECT_EQ(FromYaml(YAML::Load(yaml)), nlohmann::json::parse(json)) << yaml;
+  }
+}
+
+TEST(ClusterReportTest, StatusMarkdownIsATable) {
+  const std::string md = RenderStatusMarkdown({SampleStatus()});
+  EXPECT_THAT(md, HasSubstr("| cluster | phase | Talos | Kubernetes | progress |"));
+  EXPECT_THAT(md,
+              HasSubstr("| `prod` | UpgradingTalos | 1.11.6 → 1.12.0 | 1.34.1 → 1.35.0 | 2/5 |"));
+}
+
+}  // namespace
+}  // namespace tr::core

@@ -1,0 +1,219 @@
+// Replicas of the real daemon sharing a fleet through Leases on the simulator's Kubernetes API
+// (a cluster of its own, "home", stands for the cluster the reconciler runs in): kill -9 of the
+// leader mid-rollout hands the rollout over to another replica within the lease time, and no
+// node is upgraded twice; with --shards every cluster is reconciled by one replica, and a dead
+// replica's shards move to the others. Short lease timings (2 s / 1.5 s / 250 ms) keep each test
+// to seconds.
+#include "fmt/format.h"
+#include "tests/e2e/e2e_fixture.h"
+
+namespace tr::e2e {
+namespace {
+
+class LeaderElectionTest : public E2eTest {
+ protected:
+  // Flags of a replica named `identity` electing on the home cluster's Leases.
+  std::vector<std::string> ElectionFlags(const std::string& identity, int shards) {
+    return {"--leader-elect",
+            "--kubeconfig",
+            (world().sim().state_dir() / "home" / "kubeconfig").string(),
+            "--leader-elect-namespace",
+            "talos-reconciler",
+            "--leader-elect-identity",
+            identity,
+            "--leader-elect-lease-duration",
+            "2s",
+            "--leader-elect-renew-deadline",
+            "1500ms",
+            "--leader-elect-retry-period",
+            "250ms",
+            "--shards",
+            std::to_string(shards),
+            "--status-commit-window",
+            "0ms"};
+  }
+
+  // The first replica is the world's daemon; the others are started here (AddReplica).
+  absl::Status StartReplicas(int count, int shards) {
+    absl::Status first = world().StartDaemon([&](DaemonOptions& o) {
+      o.extra_args = ElectionFlags("replica-0", shards);
+      o.node_poll_interval = "100ms";
+    });
+    if (!first.ok()) return first;
+    for (int i = 1; i < count; ++i) {
+      if (absl::Status s = AddReplica(shards); !s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+  // One more replica, with its own state directory and address.
+  absl::Status AddReplica(int shards) {
+    const int i = static_cast<int>(others_.size()) + 1;
+    const std::string host = fmt::format("{}.{}", world().sim().address_prefix(), 250 - i);
+    absl::StatusOr<int> port = FreePort(host);
+    if (!port.ok()) return port.status();
+    DaemonOptions options = world().daemon().options();
+    options.state_dir = world().dir() / fmt::format("replica-{}-state", i);
+    options.listen = fmt::format("{}:{}", host, *port);
+    options.extra_args = ElectionFlags(fmt::format("replica-{}", i), shards);
+    others_.push_back(
+        std::make_unique<DaemonProcess>(options, world().dir() / fmt::format("replica-{}.log", i)));
+    return others_.back()->Start();
+  }
+
+  // Replica `i` (0 is the world's daemon).
+  DaemonProcess& Replica(int i) { return i == 0 ? world().daemon() : *others_[i - 1]; }
+
+  // talos_reconciler_shard_owned of replica `i`, shard by shard ("" when it does not answer).
+  std::string OwnedShards(int i, int shards) {
+    absl::StatusOr<HttpReply> metrics = Replica(i).Get("/metrics");
+    if (!metrics.ok()) return "";
+    std::string owned;
+    for (int s = 0; s < shards; ++s) {
+      if (metrics->body.find(fmt::format("talos_reconciler_shard_owned{{shard=\"{}\"}} 1", s)) !=
+          std::string::npos) {
+        owned += std::to_string(s);
+      }
+    }
+    return owned;
+  }
+
+  // Every node of `cluster` went from `from` to `to` exactly once since `since`.
+  void ExpectEachUpgradedOnce(const std::string& cluster, uint64_t since, size_t nodes,
+                              const std::string& from, const std::string& to) {
+    const auto spans = UpgradeSpans(world().Journal(), cluster, since);
+    SCOPED_TRACE(cluster + ":\n" + Describe(spans));
+    ASSERT_EQ(spans.size(), nodes);
+    for (const auto& span : spans) {
+      SCOPED_TRACE(span.node);
+      EXPECT_LE(span.upgrade_sequences, 1);
+      EXPECT_EQ(span.version_changes,
+                std::vector<std::string>{fmt::format("v{} -> v{}", from, to)});
+    }
+  }
+
+  std::string Logs() {
+    std::string all;
+    for (auto& other : others_) {
+      const std::string log = other->log();
+      all += log.substr(log.size() > 4000 ? log.size() - 4000 : 0);
+    }
+    return all;
+  }
+
+  std::vector<std::unique_ptr<DaemonProcess>> others_;
+};
+
+TEST_F(LeaderElectionTest, KillingTheLeaderMidRolloutHandsItOverAndNoNodeUpgradesTwice) {
+  E2E_ASSERT_OK(world().StartFleet(
+      {MakeCluster("ha", 1, 2, "1.11.6"), MakeCluster("home", 1, 0, "1.11.6")},
+      {.time_scale = 0.02}));
+  world().PushProfiles({{"ha", AtTalos("1.11.6")}}, "initial profile");
+  E2E_ASSERT_OK(StartReplicas(1, 1));
+  E2E_ASSERT_OK(world().WaitForReady("ha", "1.11.6", "", 60s).status());
+  ASSERT_EQ(OwnedShards(0, 1), "0");
+  E2E_ASSERT_OK(AddReplica(1));  // the standby
+  ASSERT_TRUE(world().WaitUntil(10s, [&] { return Replica(1).Get("/readyz").ok(); }));
+  EXPECT_EQ(OwnedShards(1, 1), "");  // the standby waits
+
+  const uint64_t since = LastSeq(world().Journal());
+  const std::string commit = world().PushProfiles({{"ha", AtTalos("1.12.0")}}, "ha: 1.12.0");
+  // Kill the leader right after its first Upgrade call.
+  ASSERT_TRUE(world().WaitUntil(60s, [&] {
+    for (const auto& line : world().Journal()) {
+      if (line.seq > since && line.cluster == "ha" && IsUpgradeCall(line)) return true;
+    }
+    return false;
+  }));
+  world().daemon().Kill();
+  const uint64_t killed = LastSeq(world().Journal());
+  // The standby takes over once the lease (2 s) has expired on its clock.
+  EXPECT_TRUE(world().WaitUntil(10s, [&] { return OwnedShards(1, 1) == "0"; })) << Logs();
+  auto ready = world().WaitForStatus(
+      "ha",
+      [&](const core::ClusterStatus& s) {
+        return s.phase == core::ClusterPhase::kUpgradeFailed ||
+               (s.phase == core::ClusterPhase::kReady && s.talos.current == "1.12.0" &&
+                s.desired_commit_applied == commit);
+      },
+      90s, /*allow_daemon_down=*/true);
+  ASSERT_TRUE(ready.ok()) << ready.status() << "\n" << Logs();
+  EXPECT_EQ(PhaseName(*ready), "Ready") << Summary(*ready);
+  ExpectEachUpgradedOnce("ha", since, 3, "1.11.6", "1.12.0");
+  // The standby did the rest: it read the status branch on taking over, then upgraded nodes.
+  int after_kill = 0;
+  for (const auto& line : world().Journal()) {
+    if (line.seq > killed && line.cluster == "ha" && IsUpgradeCall(line)) ++after_kill;
+  }
+  EXPECT_GE(after_kill, 1);
+  EXPECT_NE(Replica(1).log().find("step=adopt"), std::string::npos) << Logs();
+  // The standby stops on SIGTERM and gives the lease back.
+  auto stopped = Replica(1).Terminate();
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_NE(Replica(1).log().find("step=released"), std::string::npos) << Logs();
+}
+
+TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOne) {
+  std::vector<ClusterDef> clusters;
+  std::map<std::string, ProfileDef> at_old, at_new;
+  for (int i = 0; i < 5; ++i) {
+    const std::string name = fmt::format("fleet-{}", i);
+    clusters.push_back(MakeCluster(name, 1, 0, "1.11.6"));
+    at_old[name] = AtTalos("1.11.6");
+    at_new[name] = AtTalos("1.12.0");
+  }
+  clusters.push_back(MakeCluster("home", 1, 0, "1.11.6"));
+  E2E_ASSERT_OK(world().StartFleet(clusters, {.time_scale = 0.02}));
+  world().PushProfiles(at_old, "initial profiles");
+  E2E_ASSERT_OK(StartReplicas(3, 4));
+  for (const auto& [name, profile] : at_old) {
+    E2E_ASSERT_OK(world().WaitForReady(name, "1.11.6", "", 60s).status());
+  }
+  // Every shard has exactly one owner.
+  std::string owned;
+  ASSERT_TRUE(world().WaitUntil(20s, [&] {
+    owned.clear();
+    for (int i = 0; i < 3; ++i) owned += OwnedShards(i, 4);
+    std::sort(owned.begin(), owned.end());
+    return owned == "0123";
+  })) << owned << "\n" << Logs();
+
+  const uint64_t since = LastSeq(world().Journal());
+  const std::string commit = world().PushProfiles(at_new, "fleet: 1.12.0");
+  // Kill the first replica that holds a shard once the rollouts began.
+  ASSERT_TRUE(world().WaitUntil(60s, [&] {
+    for (const auto& line : world().Journal()) {
+      if (line.seq > since && IsUpgradeCall(line)) return true;
+    }
+    return false;
+  }));
+  int victim = 0;
+  while (victim < 3 && OwnedShards(victim, 4).empty()) ++victim;
+  ASSERT_LT(victim, 3);
+  Replica(victim).Kill();
+  for (const auto& [name, profile] : at_new) {
+    auto ready = world().WaitForStatus(
+        name,
+        [&](const core::ClusterStatus& s) {
+          return s.phase == core::ClusterPhase::kUpgradeFailed ||
+                 (s.phase == core::ClusterPhase::kReady && s.talos.current == "1.12.0" &&
+                  s.desired_commit_applied == commit);
+        },
+        90s, /*allow_daemon_down=*/true);
+    ASSERT_TRUE(ready.ok()) << name << ": " << ready.status() << "\n" << Logs();
+    EXPECT_EQ(PhaseName(*ready), "Ready") << name << ": " << Summary(*ready);
+    ExpectEachUpgradedOnce(name, since, 1, "1.11.6", "1.12.0");
+  }
+  // The survivors hold every shard between them.
+  ASSERT_TRUE(world().WaitUntil(20s, [&] {
+    owned.clear();
+    for (int i = 0; i < 3; ++i) {
+      if (i != victim) owned += OwnedShards(i, 4);
+    }
+    std::sort(owned.begin(), owned.end());
+    return owned == "0123";
+  })) << owned;
+}
+
+}  // namespace
+}  // namespace tr::e2e

@@ -1,0 +1,289 @@
+// Leases, leader election, sharding and fencing through the real HTTPS Kubernetes client against
+// the simulator's Kubernetes API (resourceVersion conflicts and all). Each replica has a
+// simulated clock of its own, moved by the test, so lease expiry takes no real time and the
+// replicas' clocks need not agree.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "core/shards.h"
+#include "reconciler/kube/http_kube_client.h"
+#include "reconciler/kube/kubeconfig.h"
+#include "reconciler/lease/fencing.h"
+#include "reconciler/lease/lease_client.h"
+#include "reconciler/lease/shard_elector.h"
+#include "tests/sim/fleet.h"
+#include "tests/sim/fleet_spec.h"
+#include "tests/support/simulated_env.h"
+
+namespace tr::reconciler::lease {
+namespace {
+
+using namespace std::chrono_literals;
+using test_support::SimulatedEnv;
+
+constexpr const char* kFleet = R"(
+time_scale: 0.002
+clusters:
+  - name: home
+    nodes:
+      - {name: cp-1, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+)";
+
+// A replica: its clock, and its elector over its own connection.
+struct Replica {
+  Replica(kube::KubeClient& kube, const std::string& identity, int shards)
+      : leases(kube, "ops"),
+        elector(leases, {"talos-reconciler", identity, shards, {15s, 10s, 2s}}, env) {}
+  SimulatedEnv env;
+  LeaseClient leases;
+  ShardElector elector;
+};
+
+// Counts the node operations that got through.
+class CountingExecutor final : public RolloutExecutor {
+ public:
+  absl::StatusOr<ActionResult> Execute(const core::ClusterProfile&, const core::RolloutDecision&,
+                                       std::stop_token) override {
+    ++calls;
+    return ActionResult{};
+  }
+  int calls = 0;
+};
+
+class CountingStore final : public StatusStore {
+ public:
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token) override {
+    return std::map<std::string, core::ClusterStatus>{};
+  }
+  absl::Status Record(const core::ClusterStatus&, std::stop_token) override {
+    ++records;
+    return absl::OkStatus();
+  }
+  int records = 0;
+};
+
+class LeaseTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("lease-" + std::to_string(getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()
+                                                         ->current_test_info()
+                                                         ->name());
+    std::filesystem::remove_all(dir_);
+    auto fleet = sim::Fleet::Start(*sim::FleetSpec::Parse(kFleet), dir_);
+    ASSERT_TRUE(fleet.ok()) << fleet.status();
+    fleet_ = std::move(*fleet);
+    std::ifstream in(fleet_->Cluster("home")->kubeconfig);
+    std::stringstream text;
+    text << in.rdbuf();
+    credentials_ = *kube::ParseKubeconfig(text.str());
+  }
+  void TearDown() override {
+    replicas_.clear();
+    clients_.clear();
+    fleet_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  Replica& AddReplica(const std::string& identity, int shards = 1) {
+    clients_.push_back(*kube::NewHttpKubeClient(credentials_));
+    replicas_.push_back(std::make_unique<Replica>(*clients_.back(), identity, shards));
+    return *replicas_.back();
+  }
+  kube::KubeClient& kube() {
+    if (clients_.empty()) clients_.push_back(*kube::NewHttpKubeClient(credentials_));
+    return *clients_.front();
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<sim::Fleet> fleet_;
+  kube::KubeCredentials credentials_;
+  std::vector<std::unique_ptr<kube::KubeClient>> clients_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+};
+
+TEST_F(LeaseTest, ClientMapsTheApiServersAnswers) {
+  LeaseClient leases(kube(), "ops");
+  absl::StatusOr<std::optional<LeaseRecord>> none = leases.Get("lock");
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+  LeaseRecord record;
+  record.holder = "pod-a";
+  record.renew_time = Env::TimePoint{} + 1'700'000'000s + 123456us;
+  absl::StatusOr<LeaseRecord> created = leases.Create("lock", record);
+  ASSERT_TRUE(created.ok()) << created.status();
+  EXPECT_FALSE(created->resource_version.empty());
+  EXPECT_EQ(created->renew_time, record.renew_time);  // microseconds kept
+  EXPECT_EQ(FormatMicroTime(*record.renew_time), "2023-11-14T22:13:20.123456Z");
+  EXPECT_EQ(leases.Create("lock", record).status().code(), absl::StatusCode::kAlreadyExists);
+  LeaseRecord renewed = *created;
+  renewed.renew_time = *record.renew_time + 2s;
+  ASSERT_TRUE(leases.Update("lock", renewed).ok());
+  // `renewed` still carries the version it was based on: a second writer with it loses.
+  EXPECT_EQ(leases.Update("lock", renewed).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(leases.Update("absent", renewed).status().code(), absl::StatusCode::kNotFound);
+  absl::StatusOr<std::optional<LeaseRecord>> read = leases.Get("lock");
+  ASSERT_TRUE(read.ok() && read->has_value());
+  EXPECT_EQ((*read)->renew_time, renewed.renew_time);
+  EXPECT_EQ(ParseMicroTime("nonsense").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(LeaseTest, OneLeaderUntilItStopsRenewingThenTheOtherTakesOver) {
+  Replica& a = AddReplica("pod-a");
+  Replica& b = AddReplica("pod-b");
+  a.elector.Tick();
+  b.elector.Tick();
+  ASSERT_TRUE(a.elector.Holding(0, a.env.Now()).has_value());
+  EXPECT_FALSE(b.elector.Holding(0, b.env.Now()).has_value());
+  // a renews every retry period; b never gets it.
+  for (int i = 0; i < 10; ++i) {
+    a.env.Advance(2s);
+    b.env.Advance(2s);
+    a.elector.Tick();
+    b.elector.Tick();
+    ASSERT_TRUE(a.elector.Holding(0, a.env.Now())) << i;
+    ASSERT_FALSE(b.elector.Holding(0, b.env.Now())) << i;
+  }
+  // a stops (a kill -9: no release). b waits a lease duration from the last change it saw.
+  b.env.Advance(14s);
+  b.elector.Tick();
+  EXPECT_FALSE(b.elector.Holding(0, b.env.Now()));
+  b.env.Advance(2s);
+  b.elector.Tick();
+  ASSERT_TRUE(b.elector.Holding(0, b.env.Now()));
+  absl::StatusOr<std::optional<LeaseRecord>> lease = b.leases.Get("talos-reconciler");
+  ASSERT_TRUE(lease.ok() && lease->has_value());
+  EXPECT_EQ((*lease)->holder, "pod-b");
+  EXPECT_EQ((*lease)->transitions, 1);
+  EXPECT_EQ((*lease)->duration, 15s);
+  // a's own clock: past its renew deadline it no longer claims the lease, even unaware of b.
+  a.env.Advance(10s);
+  EXPECT_FALSE(a.elector.Holding(0, a.env.Now()));
+  a.elector.Tick();
+  EXPECT_FALSE(a.elector.Holding(0, a.env.Now()));
+}
+
+TEST_F(LeaseTest, ADeposedLeaderRefusesToActOrRecord) {
+  Replica& a = AddReplica("pod-a");
+  Replica& b = AddReplica("pod-b");
+  CountingExecutor executor;
+  CountingStore store;
+  FencedExecutor fenced(executor, a.elector);
+  FencedStatusStore fenced_store(store, a.elector);
+  core::ClusterProfile profile;
+  profile.name = "prod";
+  core::ClusterStatus status;
+  status.cluster = "prod";
+  a.elector.Tick();
+  ASSERT_TRUE(fenced.Execute(profile, {}, {}).ok());
+  ASSERT_TRUE(fenced_store.Record(status, {}).ok());
+  // a is paused (no renewals) past its renew deadline; b takes over after the lease duration.
+  a.env.Advance(11s);
+  b.elector.Tick();
+  b.env.Advance(16s);
+  b.elector.Tick();
+  ASSERT_TRUE(b.elector.Holding(0, b.env.Now()));
+  // a wakes up: before it even reads the lease again, its deadline has passed.
+  EXPECT_EQ(fenced.Execute(profile, {}, {}).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(fenced_store.Record(status, {}).code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(executor.calls, 1);
+  EXPECT_EQ(store.records, 1);
+}
+
+TEST_F(LeaseTest, ALeaseLostMidRolloutStopsActingAtOnce) {
+  Replica& a = AddReplica("pod-a");
+  CountingExecutor executor;
+  FencedExecutor fenced(executor, a.elector);
+  core::ClusterProfile profile;
+  profile.name = "prod";
+  a.elector.Tick();
+  ASSERT_TRUE(fenced.Execute(profile, {}, {}).ok());
+  // Someone else (an operator, another replica whose clock ran ahead) writes the lease while a
+  // is well within its renew deadline: a's next round sees it and stops at once.
+  absl::StatusOr<std::optional<LeaseRecord>> lease = a.leases.Get("talos-reconciler");
+  ASSERT_TRUE(lease.ok() && lease->has_value());
+  LeaseRecord stolen = **lease;
+  stolen.holder = "pod-z";
+  ASSERT_TRUE(a.leases.Update("talos-reconciler", stolen).ok());
+  a.env.Advance(2s);
+  ASSERT_TRUE(fenced.Execute(profile, {}, {}).ok());  // not seen yet, still within the margin
+  a.elector.Tick();
+  EXPECT_FALSE(a.elector.Holding(0, a.env.Now()));
+  EXPECT_EQ(fenced.Execute(profile, {}, {}).status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(executor.calls, 2);
+}
+
+TEST_F(LeaseTest, ReleaseOnShutdownHandsOverWithoutWaiting) {
+  Replica& a = AddReplica("pod-a");
+  Replica& b = AddReplica("pod-b");
+  a.elector.Tick();
+  b.elector.Tick();
+  std::stop_source stop;
+  stop.request_stop();
+  a.elector.Run(stop.get_token());  // one round, then gives the lease back
+  EXPECT_FALSE(a.elector.Holding(0, a.env.Now()));
+  absl::StatusOr<std::optional<LeaseRecord>> lease = a.leases.Get("talos-reconciler");
+  ASSERT_TRUE(lease.ok() && lease->has_value());
+  EXPECT_EQ((*lease)->holder, "");
+  b.env.Advance(2s);
+  b.elector.Tick();
+  EXPECT_TRUE(b.elector.Holding(0, b.env.Now()));
+}
+
+TEST_F(LeaseTest, ShardsAreSharedAndMoveWhenAReplicaDies) {
+  constexpr int kShards = 4;
+  std::vector<Replica*> replicas = {&AddReplica("pod-a", kShards), &AddReplica("pod-b", kShards),
+                                    &AddReplica("pod-c", kShards)};
+  auto round = [&](const std::vector<Replica*>& alive, std::chrono::seconds step = 2s) {
+    for (Replica* r : alive) {
+      r->env.Advance(step);
+      r->elector.Tick();
+    }
+  };
+  // Owners of each shard; every shard held by exactly one replica.
+  auto owners = [&](const std::vector<Replica*>& alive) {
+    std::vector<int> held(kShards, 0);
+    std::map<Replica*, int> count;
+    for (Replica* r : alive) {
+      for (int shard : r->elector.Held(r->env.Now())) {
+        ++held[static_cast<size_t>(shard)];
+        ++count[r];
+      }
+    }
+    for (int shard = 0; shard < kShards; ++shard) {
+      EXPECT_EQ(held[static_cast<size_t>(shard)], 1) << "shard " << shard;
+    }
+    return count;
+  };
+  for (int i = 0; i < 4; ++i) round(replicas);
+  std::map<Replica*, int> shares = owners(replicas);
+  for (Replica* r : replicas) {
+    EXPECT_GE(shares[r], 1) << r->elector.options().identity;
+    EXPECT_LE(shares[r], 2) << r->elector.options().identity;
+  }
+  // The replica with the most shards dies; its shards expire and move to the others.
+  Replica* dead = replicas[0];
+  for (Replica* r : replicas) {
+    if (shares[r] > shares[dead]) dead = r;
+  }
+  std::vector<Replica*> alive;
+  for (Replica* r : replicas) {
+    if (r != dead) alive.push_back(r);
+  }
+  // Rounds 8 s apart (within the renew deadline): the dead one's leases expire in the second.
+  for (int i = 0; i < 5; ++i) round(alive, 8s);
+  shares = owners(alive);
+  for (Replica* r : alive) EXPECT_EQ(shares[r], 2) << r->elector.options().identity;
+  // The ownership seen by the reconciler follows the shard of each cluster.
+  for (const char* cluster : {"prod-eu-1", "prod-us-1", "staging"}) {
+    const int shard = core::ShardOf(cluster, kShards);
+    int holders = 0;
+    for (Replica* r : alive) holders += r->elector.Term(cluster).has_value() ? 1 : 0;
+    EXPECT_EQ(holders, 1) << cluster << " (shard " << shard << ")";
+  }
+}
+
+}  // namespace
+}  // namespace tr::reconciler::lease

@@ -1,0 +1,94 @@
+// TalosFleetObserver against the in-process simulator over mutual TLS: what it asks the nodes,
+// counted in the simulator's journal.
+#include "reconciler/observer.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/sim_fixture.h"
+
+namespace tr::reconciler::talos {
+namespace {
+
+// The clients of the one cluster of a test: its Talos client, no Kubernetes API.
+class OneClusterClients final : public ClusterClientFactory {
+ public:
+  explicit OneClusterClients(std::shared_ptr<TalosClient> talos) : talos_(std::move(talos)) {}
+  absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile&) override {
+    return ClusterClients{talos_, nullptr};
+  }
+
+ private:
+  std::shared_ptr<TalosClient> talos_;
+};
+
+class ObserverTest : public SimTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet("1.11.6", "1.11.6")));
+    std::unique_ptr<TalosClient> client;
+    ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client));
+    talos_ = std::move(client);
+    profile_.name = "prod";
+    for (const char* cp : {"cp-1", "cp-2", "cp-3"}) {
+      profile_.nodes.push_back({cp, Address(cp), core::NodeRole::kControlPlane});
+    }
+    profile_.nodes.push_back({"w-1", Address("w-1"), core::NodeRole::kWorker});
+  }
+
+  size_t CallsTo(const std::string& method) {
+    size_t n = 0;
+    for (const char* node : {"cp-1", "cp-2", "cp-3", "w-1"}) n += Calls(node, method).size();
+    return n;
+  }
+
+  std::shared_ptr<TalosClient> talos_;
+  core::ClusterProfile profile_;
+};
+
+TEST_F(ObserverTest, AsksEachNodeItsVersionOncePerBootAndTheMemberListOncePerLook) {
+  OneClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "");
+  for (int look = 0; look < 3; ++look) {
+    absl::StatusOr<core::ObservedCluster> observed = observer.Observe(profile_);
+    ASSERT_TRUE(observed.ok()) << observed.status();
+    ASSERT_EQ(observed->nodes.size(), 4u);
+    for (const core::NodeObservation& node : observed->nodes) {
+      ASSERT_TRUE(node.talos.has_value()) << node.name;
+      EXPECT_EQ(node.talos->ToString(), "1.11.6") << node.name;
+      EXPECT_FALSE(node.boot_id.empty()) << node.name;
+    }
+    EXPECT_TRUE(observed->FindNode("cp-2")->etcd_member);
+  }
+  EXPECT_EQ(CallsTo("/machine.MachineService/Version"), 4u);
+  EXPECT_EQ(CallsTo("/machine.MachineService/EtcdMemberList"), 3u);
+  EXPECT_EQ(CallsTo("/machine.MachineService/EtcdStatus"), 9u);
+
+  // A new boot on a new version is asked again, and only that node.
+  absl::StatusOr<FollowResult> upgraded =
+      FollowLegacyUpgrade(*talos_, Address("w-1"), "ghcr.io/siderolabs/installer:v1.12.4");
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status();
+  absl::StatusOr<core::ObservedCluster> after = observer.Observe(profile_);
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->FindNode("w-1")->talos->ToString(), "1.12.4");
+  EXPECT_EQ(Calls("w-1", "/machine.MachineService/Version").size(), 2u);
+  EXPECT_EQ(CallsTo("/machine.MachineService/Version"), 5u);
+}
+
+TEST_F(ObserverTest, FollowingOneNodeAsksOnlyThatNode) {
+  OneClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "");
+  const size_t before = fleet_->journal().Entries().size();
+  absl::StatusOr<core::ObservedCluster> observed = observer.ObserveNodes(profile_, {"w-1"});
+  ASSERT_TRUE(observed.ok()) << observed.status();
+  ASSERT_EQ(observed->nodes.size(), 1u);
+  EXPECT_EQ(observed->nodes.front().name, "w-1");
+  const std::vector<sim::JournalEntry> entries = fleet_->journal().Entries();
+  for (size_t i = before; i < entries.size(); ++i) {
+    if (entries[i].kind == sim::JournalEntry::Kind::kCall) {
+      EXPECT_EQ(entries[i].node, "w-1") << entries[i].what;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tr::reconciler::talos
