@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include "fmt/format.h"
+#include "gitsource/env.h"
 #include "nlohmann/json.hpp"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/e2e/signed_webhook.h"
