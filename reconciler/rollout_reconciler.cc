@@ -428,6 +428,12 @@ absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveStep(const Pass&
     MutexLock lock(mu_);
     if (auto it = last_observed_.find(profile.name); it != last_observed_.end()) last = it->second;
   }
+  // A profile whose nodes changed since that look is looked at whole.
+  if (last && (last->nodes.size() != profile.nodes.size() ||
+               !std::all_of(profile.nodes.begin(), profile.nodes.end(),
+                            [&](const core::NodeSpec& n) { return last->FindNode(n.name); }))) {
+    last.reset();
+  }
   if (!last) {
     absl::StatusOr<core::ObservedCluster> full = deps_.observer.Observe(profile);
     if (full.ok()) {
