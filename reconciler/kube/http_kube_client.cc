@@ -279,12 +279,6 @@ class HttpKubeClient final : public KubeClient {
     return static_cast<int>(body->value("items", json::array()).size());
   }
 
-  absl::StatusOr<std::string> GetObject(const std::string& path) override {
-    absl::StatusOr<json> body = Get(path, "get " + path);
-    if (!body.ok()) return body.status();
-    return body->dump();
-  }
-
   absl::Status ApplyObject(const std::string& path, const std::string& object_yaml,
                            const std::string& field_manager) override {
     const std::string target = fmt::format("{}?fieldManager={}&force=true", path,

@@ -106,12 +106,6 @@ class KubeClient {
     (void)list_path;
     return absl::UnimplementedError("CountObjects");
   }
-  // The object at `path` ("/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy") as JSON
-  // text; NotFound when there is none.
-  virtual absl::StatusOr<std::string> GetObject(const std::string& path) {
-    (void)path;
-    return absl::UnimplementedError("GetObject");
-  }
   // Server-side apply of `object_yaml` at `path` (PATCH application/apply-patch+yaml) as
   // `field_manager`, taking over fields other managers own (force).
   virtual absl::Status ApplyObject(const std::string& path, const std::string& object_yaml,

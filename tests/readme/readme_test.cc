@@ -29,6 +29,7 @@ const std::vector<std::string> kCommands = {"",       "validate",    "plan",   "
 // Flags of other programs that the README names as inline code of their own.
 const std::set<std::string> kOtherTools = {
     "--cloud-config", "--pod-infra-container-image",  // kube-apiserver and kubelet flags
+    "--enable-admission-plugins", "--disable-admission-plugins", "--keep-terminated-pod-volumes",
     "--namespace",                                     // talosctl image pull
 };
 
