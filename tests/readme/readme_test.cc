@@ -29,7 +29,8 @@ const std::vector<std::string> kCommands = {"",       "validate",    "plan",    
 // Flags of other programs that the README names as inline code of their own.
 const std::set<std::string> kOtherTools = {
     "--cloud-config", "--pod-infra-container-image",  // kube-apiserver and kubelet flags
-    "--namespace",                                    // talosctl image pull
+    "--enable-admission-plugins", "--disable-admission-plugins", "--keep-terminated-pod-volumes",
+    "--namespace",                                     // talosctl image pull
 };
 
 std::string Readme() {
