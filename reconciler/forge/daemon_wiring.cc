@@ -53,7 +53,8 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
       PullRequestFlowOptions{forge,
                              {config.credentials_dir, config.talosconfig},
                              config.node_name,
-                             StatusUrl(config)});
+                             StatusUrl(config),
+                             config.kubernetes_upgrade_mode == "inprocess"});
   reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);
   return reporting;
 }

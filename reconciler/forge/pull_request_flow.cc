@@ -144,7 +144,8 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
     log_->info("step=plan-pull-request pull-request={} outcome=head-moved", event.number);
   }
   const PlanPreview preview =
-      PreviewPlan(proposed->files, trusted->files, options_.credentials, options_.self_node);
+      PreviewPlan(proposed->files, trusted->files, options_.credentials, options_.self_node,
+                  options_.kubernetes_upgrades);
   if (preview.changed.empty() && preview.markdown.empty()) {
     log_->info("step=plan-pull-request pull-request={} outcome=no-profile-changed", event.number);
     return;

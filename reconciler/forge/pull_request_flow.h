@@ -46,6 +46,9 @@ struct PullRequestFlowOptions {
   TalosCredentials credentials;  // as `run`'s
   std::string self_node;
   std::string status_url;  // linked from the rollout status; empty: none
+  // Whether the daemon runs Kubernetes steps (--kubernetes-upgrade-mode inprocess): the plan
+  // marks them "not-run" otherwise, as `plan` does.
+  bool kubernetes_upgrades = true;
 };
 
 class PullRequestFlow {
