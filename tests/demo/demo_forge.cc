@@ -4,13 +4,13 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <random>
 #include <regex>
 #include <thread>
 #include <vector>
@@ -214,9 +214,11 @@ int SendGithubWebhook(const std::string& url, const std::string& secret, const s
   httplib::Client client(m[1], std::stoi(m[2]));
   client.set_connection_timeout(5, 0);
   client.set_read_timeout(10, 0);
-  std::mt19937_64 random(std::random_device{}());
+  // One delivery id per webhook sent: this process sends one, and its body names the action.
+  const std::string delivery =
+      std::to_string(::getpid()) + "-" + HmacSha256Hex("delivery", body).substr(0, 12);
   const httplib::Headers headers{{"X-GitHub-Event", event},
-                                 {"X-GitHub-Delivery", std::to_string(random())},
+                                 {"X-GitHub-Delivery", delivery},
                                  {"X-Hub-Signature-256", "sha256=" + HmacSha256Hex(secret, body)},
                                  {"User-Agent", "GitHub-Hookshot/demo"}};
   const auto result = client.Post(m[3].str(), headers, body, "application/json");
