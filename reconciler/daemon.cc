@@ -1,5 +1,4 @@
 #include "reconciler/daemon.h"
-#include "reconciler/version.h"
 
 #include <csignal>
 #include <cstdlib>
@@ -10,13 +9,13 @@
 #include "gitsource/git_source.h"
 #include "gitsource/status_writer.h"
 #include "httplib.h"
+#include "reconciler/background_steps.h"
 #include "reconciler/cluster_clients.h"
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
-#include "reconciler/background_steps.h"
 #include "reconciler/executor.h"
-#include "reconciler/gates/health_gate_runner.h"
 #include "reconciler/forge/daemon_wiring.h"
+#include "reconciler/gates/health_gate_runner.h"
 #include "reconciler/lease/election.h"
 #include "reconciler/lease/fencing.h"
 #include "reconciler/logging.h"
@@ -26,6 +25,7 @@
 #include "reconciler/rollout_reconciler.h"
 #include "reconciler/source_poller.h"
 #include "reconciler/status_store.h"
+#include "reconciler/version.h"
 
 namespace tr::reconciler {
 namespace {
@@ -67,11 +67,11 @@ class HttpEndpoints {
       res.status = metrics.ready ? 200 : 503;
       res.set_content(metrics.ready ? "ready\n" : "waiting for the first poll\n", "text/plain");
     });
-    server_.Get("/metrics", [&metrics, extra_metrics](const httplib::Request&,
-                                                      httplib::Response& res) {
-      res.set_content(metrics.RenderPrometheus() + (extra_metrics ? extra_metrics() : ""),
-                      "text/plain; version=0.0.4");
-    });
+    server_.Get(
+        "/metrics", [&metrics, extra_metrics](const httplib::Request&, httplib::Response& res) {
+          res.set_content(metrics.RenderPrometheus() + (extra_metrics ? extra_metrics() : ""),
+                          "text/plain; version=0.0.4");
+        });
     const size_t colon = config.listen.rfind(':');
     const std::string host = config.listen.substr(0, colon);
     const int port = std::atoi(config.listen.substr(colon + 1).c_str());
@@ -210,8 +210,8 @@ int RunDaemon(const DaemonConfig& config) {
   }
   log->info(
       "step=start version={} repo-branch={} status-branch={} clusters-with-status={} dry-run={}",
-      ReconcilerVersion(),
-            config.git.branch, config.status_branch, statuses->size(), config.dry_run);
+      ReconcilerVersion(), config.git.branch, config.status_branch, statuses->size(),
+      config.dry_run);
 
   talos::GrpcTalosClientOptions talos_options;
   talos_options.shutdown = stop.get_token();
@@ -246,6 +246,11 @@ int RunDaemon(const DaemonConfig& config) {
   k8s_upgrade::InProcessRunnerOptions upgrade_options;
   upgrade_options.poll_interval =
       std::min(config.node_poll_interval, std::chrono::milliseconds(1000));
+  if (*election) {  // a deposed replica's running upgrade stops before its next change
+    upgrade_options.may_change = [&elector = (*election)->elector()](const std::string& c) {
+      return lease::CheckHeld(elector, c);
+    };
+  }
   k8s_upgrade::InProcessUpgradeRunner kubernetes_upgrades(clients, upgrade_options);
   if (config.kubernetes_upgrade_mode == "inprocess") {
     reconciler.SetKubernetesUpgrades(&kubernetes_upgrades);
@@ -265,8 +270,7 @@ int RunDaemon(const DaemonConfig& config) {
   Controller controller(controller_options, marking, env);
   SourcePoller poller(
       {config.poll_interval, config.poll_jitter},
-      {**source, desired, [&](const std::string& c) { controller.Enqueue(c); }, metrics,
-       poll_env});
+      {**source, desired, [&](const std::string& c) { controller.Enqueue(c); }, metrics, poll_env});
   if (*election) {
     // A shard just taken: its clusters are reconciled at once.
     (*election)->Start([&](int shard) {

@@ -57,6 +57,10 @@ struct UpgradeOptions {
   std::chrono::milliseconds poll_interval{1000};
   std::chrono::milliseconds static_pod_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds kubelet_timeout{std::chrono::minutes(3)};
+  // Fencing (leader election): asked just before each change to the cluster (a machine config
+  // applied, a manifest applied); a non-OK answer stops the run there, Cancelled, with nothing
+  // of that change made. Empty: never asked.
+  std::function<absl::Status()> before_change;
 };
 
 // Where the run is: `phase` "pre-checks", "image pull", "static pods", "kube-proxy",
@@ -117,6 +121,8 @@ class KubernetesUpgrade {
   // The Cancelled failures of a stop, saying where the run stopped and what a new run does.
   static Failure Stopped(std::string_view component, const UpgradeNode& node);
   static Failure StoppedWaiting(std::string_view component, const UpgradeNode& node);
+  // options_.before_change's refusal as a Failure (Cancelled); nullopt when it allows the change.
+  Step Fenced(std::string_view component, const UpgradeNode& node);
 
   absl::StatusOr<std::string> MachineConfig(const UpgradeNode& node);
   std::string TargetImage(const std::string& current) const;

@@ -114,6 +114,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::SyncManifests(std::stop_token stop,
     }
     const bool current = live.ok() && Covers(json::parse(*live, nullptr, false), object);
     if (!current) {
+      if (Step s = Fenced(kManifests, first)) return s;
       YAML::Emitter body;
       body << object;
       if (absl::Status s = kube_.ApplyObject(path, body.c_str(), kFieldManager); !s.ok()) {

@@ -97,6 +97,17 @@ KubernetesUpgrade::Failure KubernetesUpgrade::Stopped(std::string_view component
                  std::string(component), node.name};
 }
 
+KubernetesUpgrade::Step KubernetesUpgrade::Fenced(std::string_view component,
+                                                  const UpgradeNode& node) {
+  if (!options_.before_change) return std::nullopt;
+  absl::Status held = options_.before_change();
+  if (held.ok()) return std::nullopt;
+  return Failure{
+      absl::CancelledError(fmt::format("stopped before {} on {}, nothing of it applied: {}",
+                                       component, node.name, std::string(held.message()))),
+      std::string(component), node.name};
+}
+
 KubernetesUpgrade::Failure KubernetesUpgrade::StoppedWaiting(std::string_view component,
                                                              const UpgradeNode& node) {
   return Failure{absl::CancelledError(fmt::format(
@@ -123,6 +134,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::EnsureImage(const UpgradeNode& node, 
   if (!*applied) return std::nullopt;
   absl::StatusOr<std::string> patched = WithImage(*config, component, target);
   if (!patched.ok()) return Failure{patched.status(), name, node.name};
+  if (Step s = Fenced(name, node)) return s;
   Report("apply", 0, 1,
          fmt::format("{} on {}: {} → {} (apply, no reboot)", name, node.name, *current, target));
   talos::ApplyConfigurationRequest request;

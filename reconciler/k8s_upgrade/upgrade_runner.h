@@ -10,6 +10,7 @@
 // Thread-safe. The destructor stops every task and waits for it.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,6 +49,9 @@ struct InProcessRunnerOptions {
   std::chrono::milliseconds poll_interval{1000};
   std::chrono::milliseconds static_pod_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds kubelet_timeout{std::chrono::minutes(3)};
+  // Fencing (leader election): OK while this replica may change `cluster`; asked before each
+  // change a task makes (UpgradeOptions::before_change). Empty: always allowed.
+  std::function<absl::Status(const std::string& cluster)> may_change;
 };
 
 class InProcessUpgradeRunner final : public KubernetesUpgradeRunner {

@@ -1,6 +1,7 @@
 // KubernetesUpgrade against talos-sim (real gRPC over mTLS, the fake Kubernetes API over HTTPS):
 // a one-minor upgrade, a stopped run resumed, the pre-checks that refuse, and each fault ending
 // in a failure that names the component and node with nothing further touched.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -39,6 +40,7 @@ class KubernetesUpgradeTest : public UpgradeFixture {
     options.poll_interval = std::chrono::milliseconds(10);
     options.static_pod_timeout = std::chrono::milliseconds(1500);
     options.kubelet_timeout = std::chrono::milliseconds(1500);
+    options.before_change = fence_;
     KubernetesUpgrade upgrade(*client, **kube, options, [&](const UpgradeProgress& p) {
       lines_.push_back(p.message);
       if (progress) progress(p);
@@ -83,6 +85,7 @@ class KubernetesUpgradeTest : public UpgradeFixture {
   }
 
   std::vector<std::string> lines_;
+  std::function<absl::Status()> fence_;  // UpgradeOptions::before_change
 };
 
 TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
@@ -146,6 +149,26 @@ TEST_F(KubernetesUpgradeTest, StoppedRunResumesWithNothingAppliedTwice) {
   UpgradeOutcome second = RunUpgrade("1.35.0");
   ASSERT_TRUE(second.status.ok()) << second.status << " " << second.component;
   EXPECT_EQ(first.applied + second.applied, kAllApplies);
+  EXPECT_EQ(TotalApplies(), kAllApplies);
+  ExpectAllAt("1.35.0");
+}
+
+// Leader election's fence: once this replica may no longer change the cluster, the run stops
+// before the next change, having made none after the refusal; the holder's run resumes it.
+TEST_F(KubernetesUpgradeTest, ARefusedFenceStopsTheRunBeforeTheNextChange) {
+  StartFleet(Fleet("v1.12.0", "1.34.1", ""));
+  int allowed = 4;
+  fence_ = [&]() -> absl::Status {
+    if (allowed-- > 0) return absl::OkStatus();
+    return absl::AbortedError("shard 0 is held by replica-b");
+  };
+  UpgradeOutcome deposed = RunUpgrade("1.35.0");
+  EXPECT_EQ(deposed.status.code(), absl::StatusCode::kCancelled) << deposed.status;
+  EXPECT_THAT(std::string(deposed.status.message()), testing::HasSubstr("held by replica-b"));
+  EXPECT_EQ(TotalApplies(), 4u);
+  fence_ = nullptr;
+  UpgradeOutcome holder = RunUpgrade("1.35.0");
+  ASSERT_TRUE(holder.status.ok()) << holder.status << " " << holder.component;
   EXPECT_EQ(TotalApplies(), kAllApplies);
   ExpectAllAt("1.35.0");
 }
