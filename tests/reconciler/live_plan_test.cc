@@ -38,11 +38,37 @@ std::string Profile(const std::string& cluster, const std::string& credentials,
   return text;
 }
 
-TEST(LivePlanTest, ObservesTheFleetAndPlansIt) {
-  const fs::path dir = fs::temp_directory_path() / ("tr-live-plan-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "repo/clusters");
-  absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(R"(
+// A directory of its own with an empty repo/clusters, and the talos-sim fleet a test starts in
+// it (each cluster's talosconfig under sim/<cluster>/); both gone at the end.
+class LivePlanTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tr-live-plan-" +
+            std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
+            std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "repo/clusters");
+  }
+  void TearDown() override {
+    if (fleet_) fleet_->Stop();
+    fs::remove_all(dir_);
+  }
+  void StartFleet(const char* yaml) {
+    absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(yaml);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir_ / "sim");
+    ASSERT_TRUE(fleet.ok()) << fleet.status();
+    fleet_ = *std::move(fleet);
+  }
+  std::string Address(const std::string& node) { return *fleet_->NodeAddress(node); }
+
+  fs::path dir_;
+  std::unique_ptr<sim::Fleet> fleet_;
+};
+
+TEST_F(LivePlanTest, ObservesTheFleetAndPlansIt) {
+  StartFleet(R"(
 time_scale: 0.001
 address_prefix: auto
 clusters:
@@ -52,17 +78,15 @@ clusters:
       - {name: live-w0, role: worker, talos: v1.11.6, kubernetes: 1.34.1}
       - {name: live-w1, role: worker, talos: v1.12.0, kubernetes: 1.34.1}
 )");
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir / "sim");
-  ASSERT_TRUE(fleet.ok()) << fleet.status();
-  const std::string cp = *(*fleet)->NodeAddress("live-cp");
-  std::ofstream(dir / "repo/clusters/live.yaml")
+  if (HasFatalFailure()) return;
+  const std::string cp = Address("live-cp");
+  std::ofstream(dir_ / "repo/clusters/live.yaml")
       << Profile("live", "live", "1.12.0",
                  {{"live-cp", cp, "controlplane"},
-                  {"live-w0", *(*fleet)->NodeAddress("live-w0"), "worker"},
-                  {"live-w1", *(*fleet)->NodeAddress("live-w1"), "worker"}});
+                  {"live-w0", Address("live-w0"), "worker"},
+                  {"live-w1", Address("live-w1"), "worker"}});
   std::ostringstream out, err;
-  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, dir / "sim", "live-w0", {}, {}, true};
+  PlanOptions options{dir_ / "repo", {}, PlanFormat::kJson, dir_ / "sim", "live-w0", {}, {}, true};
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   const auto& cluster = j["clusters"][0];
@@ -71,8 +95,6 @@ clusters:
   EXPECT_EQ(cluster["kubernetes"]["from"], "1.34.1");
   // live-w1 already runs 1.12.0; the own node live-w0 goes last among the workers anyway.
   EXPECT_EQ(cluster["steps"][0]["nodes"], nlohmann::json::array({"live-w0", "live-cp"}));
-  (*fleet)->Stop();
-  fs::remove_all(dir);
 }
 
 // The context blocks of a talosconfig file (the lines under `contexts:`).
@@ -87,11 +109,8 @@ std::string ContextBlocks(const fs::path& talosconfig) {
 
 // `plan --talosconfig`: one file with a context per cluster; a profile's spec.credentials names
 // its context, whatever the file's current context is.
-TEST(LivePlanTest, OneTalosconfigWithAContextPerCluster) {
-  const fs::path dir = fs::temp_directory_path() / ("tr-one-config-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "repo/clusters");
-  absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(R"(
+TEST_F(LivePlanTest, OneTalosconfigWithAContextPerCluster) {
+  StartFleet(R"(
 time_scale: 0.001
 address_prefix: auto
 clusters:
@@ -102,29 +121,25 @@ clusters:
     nodes:
       - {name: other-cp, role: controlplane, talos: v1.12.0, kubernetes: 1.34.1}
 )");
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir / "sim");
-  ASSERT_TRUE(fleet.ok()) << fleet.status();
-  std::ofstream(dir / "talosconfig") << "context: other\ncontexts:\n"
-                                     << ContextBlocks(dir / "sim/other/talosconfig")
-                                     << ContextBlocks(dir / "sim/solo/talosconfig");
-  const std::string cp = *(*fleet)->NodeAddress("solo-cp");
-  std::ofstream(dir / "repo/clusters/solo.yaml")
+  if (HasFatalFailure()) return;
+  std::ofstream(dir_ / "talosconfig") << "context: other\ncontexts:\n"
+                                      << ContextBlocks(dir_ / "sim/other/talosconfig")
+                                      << ContextBlocks(dir_ / "sim/solo/talosconfig");
+  const std::string cp = Address("solo-cp");
+  std::ofstream(dir_ / "repo/clusters/solo.yaml")
       << Profile("solo", "solo", "1.12.0", {{"solo-cp", cp, "controlplane"}});
   std::ostringstream out, err;
-  PlanOptions options{dir / "repo", {}, PlanFormat::kJson, {}, "", {}, dir / "talosconfig", true};
+  PlanOptions options{dir_ / "repo", {}, PlanFormat::kJson, {}, "", {}, dir_ / "talosconfig", true};
   EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["clusters"][0]["plan"], "planned");
   EXPECT_EQ(j["clusters"][0]["talos"]["from"], "1.11.6");  // solo's node, not other's
   // A context the file does not have is named.
-  std::ofstream(dir / "repo/clusters/solo.yaml")
+  std::ofstream(dir_ / "repo/clusters/solo.yaml")
       << Profile("solo", "gone", "1.12.0", {{"solo-cp", cp, "controlplane"}});
   std::ostringstream out2, err2;
   EXPECT_EQ(RunPlan(options, out2, err2), kExitBlocked) << err2.str() << out2.str();
   EXPECT_THAT(err2.str(), HasSubstr("gone"));
-  (*fleet)->Stop();
-  fs::remove_all(dir);
 }
 
 // Replaces the value of `field` (ca, crt or key) in every context of the talosconfig at `path`.
@@ -144,11 +159,8 @@ void ReplaceMaterial(const fs::path& path, const std::string& field, const std::
 // A talosconfig whose material is damaged or does not belong together names the file, the
 // context and the field, and the plan says so, instead of every node reading as unreachable
 // (with gRPC's own lines on stderr).
-TEST(LivePlanTest, BrokenTalosconfigNamesTheFileAndTheField) {
-  const fs::path dir = fs::temp_directory_path() / ("tr-bad-config-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "repo/clusters");
-  absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(R"(
+TEST_F(LivePlanTest, BrokenTalosconfigNamesTheFileAndTheField) {
+  StartFleet(R"(
 time_scale: 0.001
 address_prefix: auto
 clusters:
@@ -156,13 +168,11 @@ clusters:
     nodes:
       - {name: lab, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
 )");
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir / "sim");
-  ASSERT_TRUE(fleet.ok()) << fleet.status();
-  const std::string cp = *(*fleet)->NodeAddress("lab");
-  std::ofstream(dir / "repo/clusters/lab.yaml")
+  if (HasFatalFailure()) return;
+  const std::string cp = Address("lab");
+  std::ofstream(dir_ / "repo/clusters/lab.yaml")
       << Profile("lab", "lab", "1.12.0", {{"lab", cp, "controlplane"}});
-  const fs::path file = dir / "creds/lab/talosconfig";
+  const fs::path file = dir_ / "creds/lab/talosconfig";
   const std::string damaged_key =
       "-----BEGIN ED25519 PRIVATE KEY-----\nAAAA\n-----END ED25519 PRIVATE KEY-----\n";
   absl::StatusOr<sim::CertificateAuthority> other =
@@ -190,25 +200,20 @@ clusters:
   for (const Case& c : cases) {
     SCOPED_TRACE(c.expected);
     fs::create_directories(file.parent_path());
-    fs::copy_file(dir / "sim/lab/talosconfig", file, fs::copy_options::overwrite_existing);
+    fs::copy_file(dir_ / "sim/lab/talosconfig", file, fs::copy_options::overwrite_existing);
     for (const auto& [field, pem] : c.material) ReplaceMaterial(file, field, pem);
-    PlanOptions options{dir / "repo", {}, PlanFormat::kText, dir / "creds", "", {}, {}, true};
+    PlanOptions options{dir_ / "repo", {}, PlanFormat::kText, dir_ / "creds", "", {}, {}, true};
     std::ostringstream out, err;
     EXPECT_EQ(RunPlan(options, out, err), kExitBlocked) << err.str() << out.str();
     EXPECT_THAT(out.str(), HasSubstr("credentials lab: " + file.string() + ": " + c.expected));
     EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("unreachable")));
   }
-  (*fleet)->Stop();
-  fs::remove_all(dir);
 }
 
 // A pull request's profiles: planned against the fleet observed through the trusted profile,
 // so the proposal's endpoints (here an address nothing listens on) are never dialled.
-TEST(LivePlanTest, PreviewObservesThroughTheTrustedProfileOnly) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("tr-preview-plan-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(R"(
+TEST_F(LivePlanTest, PreviewObservesThroughTheTrustedProfileOnly) {
+  StartFleet(R"(
 time_scale: 0.001
 address_prefix: auto
 clusters:
@@ -216,32 +221,28 @@ clusters:
     nodes:
       - {name: prev-cp, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
 )");
-  ASSERT_TRUE(spec.ok()) << spec.status();
-  absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir / "sim");
-  ASSERT_TRUE(fleet.ok()) << fleet.status();
+  if (HasFatalFailure()) return;
   auto profile = [](const std::string& address, const std::string& talos) {
     return Profile("prev", "prev", talos, {{"prev-cp", address, "controlplane"}});
   };
-  const std::string cp = *(*fleet)->NodeAddress("prev-cp");
+  const std::string cp = Address("prev-cp");
   const std::vector<core::SourceFile> trusted{{"clusters/prev.yaml", profile(cp, "1.11.6")}};
-  PlanPreview same = PreviewPlan(trusted, trusted, {dir / "sim", {}}, "");
+  PlanPreview same = PreviewPlan(trusted, trusted, {dir_ / "sim", {}}, "");
   EXPECT_TRUE(same.changed.empty());
   EXPECT_TRUE(same.markdown.empty());
 
   const std::vector<core::SourceFile> proposed{
       {"clusters/prev.yaml", profile("127.0.0.99", "1.12.0")}};
-  PlanPreview preview = PreviewPlan(proposed, trusted, {dir / "sim", {}}, "");
+  PlanPreview preview = PreviewPlan(proposed, trusted, {dir_ / "sim", {}}, "");
   EXPECT_EQ(preview.changed, std::vector<std::string>{"prev"});
   EXPECT_TRUE(preview.unobserved.empty()) << testing::PrintToString(preview.unobserved);
   EXPECT_EQ(preview.exit_code, kExitOk) << preview.markdown;
   EXPECT_THAT(preview.markdown, HasSubstr("1.12.0"));
 
   const std::vector<core::SourceFile> invalid{{"clusters/prev.yaml", "spec: [unclosed"}};
-  PlanPreview broken = PreviewPlan(invalid, trusted, {dir / "sim", {}}, "");
+  PlanPreview broken = PreviewPlan(invalid, trusted, {dir_ / "sim", {}}, "");
   EXPECT_EQ(broken.exit_code, kExitInvalid);
   EXPECT_THAT(broken.markdown, HasSubstr("clusters/prev.yaml"));
-  (*fleet)->Stop();
-  fs::remove_all(dir);
 }
 
 }  // namespace
