@@ -117,8 +117,19 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
   std::optional<core::ClusterStatus> last = LastStatus(status.cluster);
   deps_.metrics.cluster_phase.Set(status.cluster, core::ClusterPhaseName(status.phase));
   if (last && !core::StatusChanged(*last, status)) return absl::OkStatus();
-  if (absl::Status s = deps_.store.Record(status, stop); !s.ok()) return s;
+  if (absl::Status s = deps_.store.Record(status, stop); !s.ok()) {
+    if (!absl::IsCancelled(s)) {
+      ModuleLogger("rollout")->warn("step=record error={}", LogValue(Text(s)));
+    }
+    return s;
+  }
   deps_.metrics.status_commits.Inc();
+  // What the status branch now says, at the info level: a cluster that is Ready or waits for
+  // its window is otherwise silent there.
+  if (!last || last->phase != status.phase || last->message != status.message) {
+    ModuleLogger("rollout")->info("step=record phase={} message={}",
+                                  core::ClusterPhaseName(status.phase), LogValue(status.message));
+  }
   MutexLock lock(mu_);
   recorded_[status.cluster] = status;
   return absl::OkStatus();
@@ -530,7 +541,6 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     }
     unrecorded.reset();
     if (absl::Status s = Record(status, stop); !s.ok()) {
-      pass.log->warn("step=record error={}", LogValue(Text(s)));
       return ReconcileOutcome::TransientError(Text(s));
     }
     pass.events.clear();

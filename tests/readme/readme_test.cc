@@ -1,24 +1,45 @@
 // README.md tells the truth about the binary:
-//  - every fenced block marked `<!-- readme-test: exit=N [dir=PATH] -->` holds talos-reconciler
-//    commands, each run from the repository root (or PATH) and expected to exit N; a block marked
-//    `<!-- readme-test: output -->` after it is the shape of the last command's output: its lines,
-//    in order, with `…` matching anything (a JSON block: each of its keys is in the output);
+//  - every fenced block marked `<!-- readme-test: exit=N [dir=PATH] -->` holds commands, each
+//    run with bash from the repository root (or PATH), the built talos-reconciler first on
+//    PATH, and expected to exit N; a block marked `<!-- readme-test: output -->` after it is
+//    the shape of the last command's stdout: its lines, in order, with `…` matching anything
+//    (a JSON block: each of its keys is in the output);
+//  - `<!-- readme-test: exit=N stop=sigterm -->`: a command that runs until stopped (the
+//    daemon). It runs until its stdout and stderr hold every line of the output block after
+//    it, in any order (its clusters are reconciled at once), then gets SIGTERM and must exit N;
+//  - `<!-- readme-test: background ready=FILE -->`: a server (talos-sim), started and waited
+//    for until FILE exists; stopped with SIGTERM, and expected to exit 0, at the end of its
+//    `## ` section;
+//  - `<!-- readme-test: skip REASON -->`: a command block that cannot run here, and why. Every
+//    `sh` block has one of these markers, or tests/chart's `<!-- helm-test … -->`;
 //  - every flag a command's --help lists is in the README, and every flag the README gives a
 //    talos-reconciler command (in a code line, or as inline code of its own) is one it has.
+// The commands run as written but for two substitutions, which cannot be avoided: every `/tmp/`
+// is this test's own directory (tests run at once, and the README's paths are one person's),
+// and a leading `build/` is the build this test belongs to (build-asan in the second pass).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <map>
+#include <memory>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "gitsource/subprocess.h"
 #include "tests/support/process.h"
+#include "tests/support/wait.h"
 
 namespace tr {
 namespace {
 
+namespace fs = std::filesystem;
+using gitsource::Subprocess;
 using gitsource::testing::ProcessResult;
 using gitsource::testing::RunCommand;
 
@@ -32,6 +53,7 @@ const std::set<std::string> kOtherTools = {
     "--enable-admission-plugins", "--disable-admission-plugins", "--keep-terminated-pod-volumes",
     "--namespace",                                     // talosctl image pull
     "--keep",                                          // scripts/demo
+    "--time-scale", "--address-prefix",               // talos-sim
 };
 
 std::string Readme() {
@@ -43,16 +65,18 @@ std::string Readme() {
 
 struct Block {
   int line = 0;        // of the opening fence, 1-based
+  int section = 0;     // line of the `## ` heading it is under
   std::string marker;  // the readme-test marker's text, empty when unmarked
   std::string info;    // the fence's info string
   std::vector<std::string> lines;
+  bool Is(const std::string& kind) const { return marker.starts_with(kind); }
 };
 
 std::vector<Block> FencedBlocks(const std::string& text) {
   std::vector<Block> blocks;
   std::istringstream in(text);
   std::string line, marker;
-  int number = 0;
+  int number = 0, section = 0;
   Block* open = nullptr;
   while (std::getline(in, line)) {
     ++number;
@@ -64,14 +88,19 @@ std::vector<Block> FencedBlocks(const std::string& text) {
       }
       continue;
     }
+    if (line.starts_with("## ")) section = number;
     if (line.starts_with("```")) {
-      blocks.push_back({number, marker, line.substr(3), {}});
+      blocks.push_back({number, section, marker, line.substr(3), {}});
       open = &blocks.back();
       marker.clear();
       continue;
     }
-    if (line.starts_with("<!-- readme-test:")) {
+    if (line.starts_with("<!-- helm-test ")) {
+      marker = "helm-test";  // tests/chart runs the block
+    } else if (line.starts_with("<!-- readme-test:")) {
       marker = line.substr(17, line.find("-->") - 17);
+      marker.erase(0, marker.find_first_not_of(' '));
+      marker.erase(marker.find_last_not_of(' ') + 1);
     } else if (!line.empty()) {
       marker.clear();
     }
@@ -102,6 +131,19 @@ std::string Attribute(const std::string& marker, const std::string& name) {
   return std::regex_search(marker, m, pattern) ? m[1].str() : "";
 }
 
+// The README's text with its two substitutions (see the top of this file).
+std::string Substituted(const std::string& text, const fs::path& tmp) {
+  const std::string built = std::regex_replace(text, std::regex("(^| )build/"),
+                                               "$1" + std::string(TR_BINARY_DIR) + "/");
+  return std::regex_replace(built, std::regex("/tmp/"), tmp.string() + "/");
+}
+
+// `command` for bash: from the repository root (or `dir`), the built binary first on PATH.
+std::string Shell(const std::string& command, const std::string& dir) {
+  return "export PATH='" + kBinaryDir + "':$PATH && cd '" + kSource + "/" + dir + "' && " +
+         command;
+}
+
 std::string RegexOf(const std::string& expected) {
   std::string out;
   static const std::string kEllipsis = "…";
@@ -118,17 +160,18 @@ std::string RegexOf(const std::string& expected) {
   return out;
 }
 
-// The output matches the shape: every line (but a lone `…`) in order; JSON: every key.
-void ExpectShape(const Block& shape, const std::string& output) {
-  SCOPED_TRACE("README.md:" + std::to_string(shape.line) + " output shape");
+// The first part of the shape `output` lacks ("" when it has them all): every line but a lone
+// `…`, in order unless `any_order`; for a JSON block, every key.
+std::string Missing(const Block& shape, const std::string& output, bool any_order) {
   if (shape.info.starts_with("json")) {
     const std::regex key("\"([A-Za-z]+)\":");
     for (const std::string& line : shape.lines) {
       for (std::sregex_iterator it(line.begin(), line.end(), key), end; it != end; ++it) {
-        EXPECT_THAT(output, testing::HasSubstr("\"" + (*it)[1].str() + "\":"));
+        const std::string quoted = "\"" + (*it)[1].str() + "\":";
+        if (output.find(quoted) == std::string::npos) return "the key " + quoted;
       }
     }
-    return;
+    return "";
   }
   std::istringstream in(output);
   std::vector<std::string> got;
@@ -137,36 +180,126 @@ void ExpectShape(const Block& shape, const std::string& output) {
   for (const std::string& expected : shape.lines) {
     if (expected == "…" || expected.empty()) continue;
     const std::regex pattern(RegexOf(expected));
+    if (any_order) at = 0;
     while (at < got.size() && !std::regex_match(got[at], pattern)) ++at;
-    EXPECT_LT(at, got.size()) << "no line like \"" << expected << "\" (in order) in:\n" << output;
-    if (at == got.size()) return;
+    if (at == got.size()) return "a line like \"" + expected + "\"";
     ++at;
   }
+  return "";
+}
+
+void ExpectShape(const Block& shape, const std::string& output) {
+  SCOPED_TRACE("README.md:" + std::to_string(shape.line) + " output shape");
+  const std::string missing = Missing(shape, output, false);
+  EXPECT_EQ(missing, "") << "(in order) not in:\n" << output;
+}
+
+// A command of the README running in the background, its stdout and stderr in `log`.
+struct Running {
+  std::string what;  // README.md:<line>: <command>
+  fs::path log;
+  std::unique_ptr<Subprocess> process;
+};
+
+std::unique_ptr<Running> Start(const Block& block, const std::string& command, const fs::path& tmp,
+                               int number) {
+  auto running = std::make_unique<Running>();
+  running->what = "README.md:" + std::to_string(block.line) + ": " + command;
+  running->log = tmp / ("background-" + std::to_string(number) + ".log");
+  const int fd = ::open(running->log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  std::vector<std::string> env = gitsource::testing::HermeticEnvironment();
+  // `exec`: the signal reaches the command itself, not bash.
+  absl::StatusOr<Subprocess> child = Subprocess::Spawn(
+      {{"bash", "-c", Shell("exec " + command, Attribute(block.marker, "dir"))}, env, -1, fd, fd, {}});
+  ::close(fd);
+  EXPECT_TRUE(child.ok()) << running->what << ": " << child.status();
+  if (child.ok()) running->process = std::make_unique<Subprocess>(*std::move(child));
+  return running;
+}
+
+std::string LogOf(const Running& running) {
+  return gitsource::testing::ReadFile(running.log);
+}
+
+// SIGTERM, and the exit code (-1 when it did not exit within the time a clean stop takes).
+int Stop(Running& running) {
+  if (!running.process) return -1;
+  running.process->Signal(SIGTERM);
+  const std::optional<int> status = running.process->WaitFor(std::chrono::seconds(30));
+  return status && WIFEXITED(*status) ? WEXITSTATUS(*status) : -1;
+}
+
+void StopServers(std::vector<std::unique_ptr<Running>>& servers) {
+  for (const auto& server : servers) {
+    EXPECT_EQ(Stop(*server), 0) << server->what << ":\n" << LogOf(*server);
+  }
+  servers.clear();
 }
 
 TEST(ReadmeTest, MarkedExamplesRunAndTheirOutputHasTheShapeShown) {
   const std::vector<Block> blocks = FencedBlocks(Readme());
-  int examples = 0;
+  const fs::path tmp = fs::temp_directory_path() / ("tr-readme-" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  std::vector<std::unique_ptr<Running>> servers;  // stopped at the end of their section
+  int examples = 0, started = 0;
   std::string last_output;
-  for (const Block& block : blocks) {
-    if (block.marker.find("output") != std::string::npos) {
-      ExpectShape(block, last_output);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const Block& block = blocks[i];
+    if (!servers.empty() && block.section != blocks[i - 1].section) StopServers(servers);
+    if (block.Is("output")) {
+      ExpectShape(block, Substituted(last_output, tmp));
       continue;
     }
-    if (block.marker.find("exit=") == std::string::npos) continue;
-    const std::string dir = kSource + "/" + Attribute(block.marker, "dir");
+    if (block.Is("background")) {
+      const fs::path ready = Substituted(Attribute(block.marker, "ready"), tmp);
+      for (const std::string& command : Commands(block)) {
+        fs::remove(ready);  // an earlier section's server left it
+        servers.push_back(Start(block, Substituted(command, tmp), tmp, ++started));
+        ASSERT_TRUE(test_support::WaitUntil([&] { return fs::exists(ready); }))
+            << servers.back()->what << ": no " << ready << "\n" << LogOf(*servers.back());
+      }
+      continue;
+    }
+    if (!block.Is("exit=")) continue;
     const int exit_code = std::stoi(Attribute(block.marker, "exit"));
     for (const std::string& command : Commands(block)) {
       SCOPED_TRACE("README.md:" + std::to_string(block.line) + ": " + command);
-      ASSERT_TRUE(command.starts_with("talos-reconciler")) << "only talos-reconciler runs here";
+      ++examples;
+      if (Attribute(block.marker, "stop") == "sigterm") {
+        ASSERT_TRUE(i + 1 < blocks.size() && blocks[i + 1].Is("output"))
+            << "a command that runs until stopped needs the output block it is stopped after";
+        const Block& shape = blocks[++i];
+        std::unique_ptr<Running> run = Start(block, Substituted(command, tmp), tmp, ++started);
+        const bool shown = test_support::WaitUntil(
+            [&] { return Missing(shape, LogOf(*run), true).empty(); });
+        EXPECT_TRUE(shown) << Missing(shape, LogOf(*run), true) << " is not in:\n" << LogOf(*run);
+        EXPECT_EQ(Stop(*run), exit_code) << LogOf(*run);
+        continue;
+      }
       const ProcessResult r = RunCommand(
-          {"bash", "-c", "cd '" + dir + "' && PATH='" + kBinaryDir + "':$PATH " + command});
+          {"bash", "-c", Shell(Substituted(command, tmp), Attribute(block.marker, "dir"))});
       EXPECT_EQ(r.exit_code, exit_code) << r.out << r.err;
       last_output = r.out;
-      ++examples;
     }
   }
-  EXPECT_GE(examples, 8) << "the README's examples lost their readme-test markers";
+  StopServers(servers);
+  fs::remove_all(tmp);
+  EXPECT_GE(examples, 20) << "the README's examples lost their readme-test markers";
+}
+
+// A command block is run, or says why it cannot be.
+TEST(ReadmeTest, EveryCommandBlockIsRunOrSaysWhyNot) {
+  for (const Block& block : FencedBlocks(Readme())) {
+    const bool prompt = std::any_of(block.lines.begin(), block.lines.end(),
+                                    [](const std::string& l) { return l.starts_with("$ "); });
+    if (!block.info.starts_with("sh") && !prompt) continue;
+    SCOPED_TRACE("README.md:" + std::to_string(block.line));
+    const bool run = block.Is("exit=") || block.Is("background ready=") || block.Is("helm-test");
+    const bool skipped = block.Is("skip ") && block.marker.size() > 10;
+    EXPECT_TRUE(run || skipped) << "a command block without <!-- readme-test: exit=N --> or "
+                                   "<!-- readme-test: skip REASON -->";
+  }
 }
 
 std::set<std::string> FlagsIn(const std::string& text) {
