@@ -148,8 +148,9 @@ absl::Status TalosconfigClientFactory::DiagnoseUnreachable(const core::ClusterPr
   absl::StatusOr<Credential> credential = LoadCredential(credentials_, profile);
   if (!credential.ok()) return credential.status();
   for (const talos::Endpoint& endpoint : credential->context.endpoints) {
-    absl::Status handshake =
-        talos::DiagnoseHandshake(credential->context, endpoint, options_.timeouts.connect);
+    absl::Status handshake = talos::DiagnoseHandshake(credential->context, endpoint,
+                                                      options_.timeouts.connect, options_.shutdown);
+    if (absl::IsCancelled(handshake)) return handshake;
     if (!handshake.ok()) return CredentialError(profile, *credential, handshake);
   }
   return absl::OkStatus();

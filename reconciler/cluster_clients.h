@@ -48,6 +48,12 @@ class ClusterClientFactory {
   // unusable (stalled until fixed); the Kubernetes client may be null when the kubeconfig
   // cannot be fetched yet (Talos API unreachable).
   virtual absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile& profile) = 0;
+  // When no node of `profile` answers: FailedPrecondition naming the talosconfig's file,
+  // context and field when its material is why; OK when it cannot tell (Cancelled when stopped).
+  virtual absl::Status DiagnoseUnreachable(const core::ClusterProfile& profile) {
+    (void)profile;
+    return absl::OkStatus();
+  }
 };
 
 class TalosconfigClientFactory final : public ClusterClientFactory {
@@ -64,11 +70,9 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
                                  std::move(options), kube_wait) {}
   ~TalosconfigClientFactory() override;
   absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile& profile) override;
-  // For `plan`, when no node of `profile` answers: FailedPrecondition naming the talosconfig's
-  // file, context and field when its material is why (the nodes refuse the client certificate,
-  // or their certificates are not signed by its ca); OK when it cannot tell. One connection per
-  // endpoint, each up to the connect timeout; not stoppable, so not for the daemon.
-  absl::Status DiagnoseUnreachable(const core::ClusterProfile& profile);
+  // The nodes refuse the client certificate, or their certificates are not signed by its ca:
+  // one TLS handshake per endpoint, each up to the connect timeout, ended by `options.shutdown`.
+  absl::Status DiagnoseUnreachable(const core::ClusterProfile& profile) override;
 
  private:
   struct Entry {

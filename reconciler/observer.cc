@@ -60,11 +60,12 @@ void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::Node
 // unreachability does not explain.
 absl::Status TalosFleetObserver::ObserveTalos(talos::TalosClient& talos, const std::string& cluster,
                                               const core::NodeSpec& spec,
-                                              core::NodeObservation& node) {
+                                              core::NodeObservation& node, bool& refused) {
   absl::StatusOr<std::string> boot = talos.BootId(spec.address);
   if (!boot.ok() && Unreachable(boot.status())) {
     node.reachable = false;
     node.ready = false;
+    refused = refused || talos::EveryEndpointRefused(boot.status());
     return absl::OkStatus();
   }
   const std::string key = cluster + "/" + spec.address;
@@ -79,6 +80,7 @@ absl::Status TalosFleetObserver::ObserveTalos(talos::TalosClient& talos, const s
     absl::StatusOr<talos::NodeVersion> version = talos.Version(spec.address);
     if (!version.ok()) {
       if (!Unreachable(version.status())) return version.status();
+      refused = refused || talos::EveryEndpointRefused(version.status());
       node.reachable = false;
       node.ready = false;
       return absl::OkStatus();
@@ -107,11 +109,13 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
   core::ObservedCluster observed;
   observed.name = profile.name;
   EtcdMembers members;
+  bool refused = false;  // an endpoint refused the connection or failed the TLS handshake
   for (const core::NodeSpec& spec : profile.nodes) {
     if (only && std::find(only->begin(), only->end(), spec.name) == only->end()) continue;
     core::NodeObservation node;
     node.name = spec.name;
-    if (absl::Status s = ObserveTalos(*clients->talos, profile.name, spec, node); !s.ok()) {
+    if (absl::Status s = ObserveTalos(*clients->talos, profile.name, spec, node, refused);
+        !s.ok()) {
       return s;
     }
     if (node.reachable && spec.role == core::NodeRole::kControlPlane) {
@@ -126,6 +130,16 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
     if (node.reachable) ObserveKube(kube_nodes ? &*kube_nodes : nullptr, spec, node);
     if (spec.name == self_node_) observed.self_node = spec.name;
     observed.nodes.push_back(std::move(node));
+  }
+  // No node answers and the endpoints turn the connection down at once: another cluster's
+  // talosconfig reads exactly so, and the handshake says which half of it does not fit. A node
+  // that merely does not answer (down, blackholed) costs no second wait.
+  const bool none = std::none_of(observed.nodes.begin(), observed.nodes.end(),
+                                 [](const core::NodeObservation& n) { return n.reachable; });
+  if (only == nullptr && none && refused) {
+    if (absl::Status why = clients_.DiagnoseUnreachable(profile); absl::IsFailedPrecondition(why)) {
+      return why;
+    }
   }
   return observed;
 }

@@ -21,7 +21,8 @@ class FleetObserver {
  public:
   virtual ~FleetObserver() = default;
   // Every node of `profile`. A node that does not answer is reported unreachable, not as an
-  // error. Errors: FailedPrecondition for unusable credentials, PermissionDenied when the
+  // error. Errors: FailedPrecondition for unusable credentials (also when no node answers
+  // because the talosconfig's ca or crt is another cluster's), PermissionDenied when the
   // credentials' role cannot read a node.
   virtual absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) = 0;
   // As Observe, but only the nodes named in `nodes` need be looked at (a node in flight);
@@ -52,8 +53,9 @@ class TalosFleetObserver final : public FleetObserver {
  private:
   absl::StatusOr<core::ObservedCluster> ObserveSome(const core::ClusterProfile& profile,
                                                     const std::vector<std::string>* nodes);
+  // Sets `refused` when the node is unreachable because every endpoint turned it down at once.
   absl::Status ObserveTalos(talos::TalosClient& talos, const std::string& cluster,
-                            const core::NodeSpec& spec, core::NodeObservation& node);
+                            const core::NodeSpec& spec, core::NodeObservation& node, bool& refused);
 
   ClusterClientFactory& clients_;
   const std::string self_node_;

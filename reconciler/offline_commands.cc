@@ -90,20 +90,13 @@ std::optional<core::ObservedFleet> LoadObserved(const std::filesystem::path& pat
 using Unobserved = std::map<std::string, std::string>;
 
 // Observes every valid profile's cluster; a cluster that cannot be observed is left out (and
-// so planned as blocked) with its error in `unobserved`, and printed.
-// With `diagnose`, a cluster none of whose nodes answers is looked at once more: when its
-// talosconfig is why, that is the error (naming the file and field), not unreachable nodes.
+// so planned as blocked) with its error in `unobserved`, and printed. (A talosconfig of
+// another cluster is such an error, naming the file and field: see TalosFleetObserver.)
 core::ObservedFleet ObserveWith(TalosFleetObserver& observer, const core::ProfileSet& set,
-                                Unobserved& unobserved, std::ostream& err,
-                                TalosconfigClientFactory* diagnose = nullptr) {
+                                Unobserved& unobserved, std::ostream& err) {
   core::ObservedFleet fleet;
   for (const core::ClusterProfile& profile : set.profiles) {
     absl::StatusOr<core::ObservedCluster> observed = observer.Observe(profile);
-    if (observed.ok() && diagnose != nullptr &&
-        std::none_of(observed->nodes.begin(), observed->nodes.end(),
-                     [](const core::NodeObservation& n) { return n.reachable; })) {
-      if (absl::Status why = diagnose->DiagnoseUnreachable(profile); !why.ok()) observed = why;
-    }
     if (!observed.ok()) {
       err << profile.name << ": cannot observe: " << observed.status().message() << "\n";
       unobserved[profile.name] = std::string(observed.status().message());
@@ -154,7 +147,7 @@ std::optional<core::ObservedFleet> ObserveLive(const core::ProfileSet& set,
   TalosconfigClientFactory clients(TalosCredentials{options.credentials_dir, options.talosconfig},
                                    {});
   TalosFleetObserver observer(clients, options.self_node);
-  return ObserveWith(observer, set, unobserved, err, &clients);
+  return ObserveWith(observer, set, unobserved, err);
 }
 
 // The profile's nodes as observed, in the status file's terms.

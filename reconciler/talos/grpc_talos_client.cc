@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <thread>
 
+#include "absl/strings/cord.h"
 #include "cosi/resource/state.grpc.pb.h"
 #include "gitsource/env.h"
 #include "machine/image.grpc.pb.h"
@@ -21,6 +22,8 @@ Env::TimePoint Now() { return Env::Default().Now(); }
 
 // How long one connection wait may block before the stop token is looked at again.
 constexpr auto kConnectSlice = std::chrono::milliseconds(100);
+// The payload (absl::Status::SetPayload) of a call's Unavailable when every endpoint refused.
+constexpr char kEveryEndpointRefused[] = "talos-reconciler/every-endpoint-refused";
 
 constexpr std::string_view kMachineStatusNamespace = "runtime";
 constexpr std::string_view kMachineStatusType = "MachineStatuses.runtime.talos.dev";
@@ -40,6 +43,10 @@ std::string Join(const std::vector<std::string>& parts) {
 }
 
 }  // namespace
+
+bool EveryEndpointRefused(const absl::Status& status) {
+  return status.GetPayload(kEveryEndpointRefused).has_value();
+}
 
 absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(const TalosContext& context,
                                                                 GrpcTalosClientOptions options) {
@@ -96,20 +103,25 @@ std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node) const {
   return others.empty() ? self : others;
 }
 
-bool GrpcTalosClient::Connect(grpc::Channel& channel, Env::TimePoint deadline,
-                              const std::stop_token& stop) {
+GrpcTalosClient::Connection GrpcTalosClient::Connect(grpc::Channel& channel,
+                                                     Env::TimePoint deadline,
+                                                     const std::stop_token& stop) {
   // A refused connection or a failed handshake puts the channel in TRANSIENT_FAILURE at once:
   // move on to the next endpoint then. Only an endpoint that does not answer at all (a machine
   // that is off) costs the whole connect timeout.
   grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
   while (!stop.stop_requested()) {
-    if (state == GRPC_CHANNEL_READY) return true;
-    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) return false;
+    if (state == GRPC_CHANNEL_READY) return Connection::kReady;
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) {
+      return Connection::kRefused;
+    }
     const auto slice_end = std::min(deadline, Now() + kConnectSlice);
-    if (!channel.WaitForStateChange(state, slice_end) && slice_end >= deadline) return false;
+    if (!channel.WaitForStateChange(state, slice_end) && slice_end >= deadline) {
+      return Connection::kNoAnswer;
+    }
     state = channel.GetState(/*try_to_connect=*/true);
   }
-  return false;
+  return Connection::kNoAnswer;
 }
 
 absl::Status GrpcTalosClient::Call(const std::string& method, const std::string& node,
@@ -123,12 +135,16 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
   const auto deadline = Now() + timeout;
   const std::vector<size_t> candidates = Candidates(node);
   std::vector<std::string> failed;
+  bool every_refused = true;  // no endpoint tried merely failed to answer
   for (size_t n = 0; n < candidates.size(); ++n) {
     const size_t index = candidates[n];
     grpc::Channel& channel = *channels_[index];
     const std::string endpoint = endpoints_[index].Target();
-    if (!Connect(channel, std::min(deadline, Now() + options_.timeouts.connect), stop)) {
+    const Connection connection =
+        Connect(channel, std::min(deadline, Now() + options_.timeouts.connect), stop);
+    if (connection != Connection::kReady) {
       if (stop.stop_requested()) break;
+      every_refused = every_refused && connection == Connection::kRefused;
       failed.push_back(endpoint);
       if (Now() >= deadline) break;
       continue;
@@ -147,6 +163,7 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
     if (failover == Failover::kReadOnly && status.code() == absl::StatusCode::kUnavailable &&
         n + 1 < candidates.size() && !stop.stop_requested()) {
       failed.push_back(endpoint);
+      every_refused = false;  // it connected
       continue;
     }
     return status;
@@ -155,7 +172,12 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
   if (stop.stop_requested()) return CallError(absl::StatusCode::kCancelled, info, "cancelled");
   const auto code = Now() >= deadline ? absl::StatusCode::kDeadlineExceeded
                                                  : absl::StatusCode::kUnavailable;
-  return CallError(code, info, fmt::format("no endpoint reachable (tried {})", Join(failed)));
+  absl::Status error =
+      CallError(code, info, fmt::format("no endpoint reachable (tried {})", Join(failed)));
+  if (every_refused && code == absl::StatusCode::kUnavailable) {
+    error.SetPayload(kEveryEndpointRefused, absl::Cord("1"));
+  }
+  return error;
 }
 
 absl::StatusOr<NodeVersion> GrpcTalosClient::Version(const std::string& node) {

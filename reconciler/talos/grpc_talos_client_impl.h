@@ -72,10 +72,11 @@ class GrpcTalosClient final : public TalosClient {
   // Endpoint indices for a call to `node`: endpoints other than the node first (preferred one
   // first), the node itself only when it is the only endpoint.
   std::vector<size_t> Candidates(const std::string& node) const;
-  // Waits for the channel to connect until `deadline` or `stop`; false at once when the
+  // Waits for the channel to connect until `deadline` or `stop`; kRefused at once when the
   // connection attempt fails (refused, TLS handshake failure) or recently failed.
-  static bool Connect(grpc::Channel& channel, std::chrono::system_clock::time_point deadline,
-                      const std::stop_token& stop);
+  enum class Connection { kReady, kRefused, kNoAnswer };
+  static Connection Connect(grpc::Channel& channel, std::chrono::system_clock::time_point deadline,
+                            const std::stop_token& stop);
   // Reads a stream of common.Data into one string (Read, Kubeconfig, Logs).
   absl::StatusOr<std::string> ReadDataStream(
       const std::string& method, const std::string& node, std::chrono::milliseconds timeout,

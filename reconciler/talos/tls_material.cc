@@ -48,6 +48,11 @@ absl::Status Invalid(std::string_view field, std::string_view why) {
   return absl::InvalidArgumentError(fmt::format("{}: {}", field, why));
 }
 
+absl::Status Stopped() {
+  ERR_clear_error();
+  return absl::CancelledError("stopped while diagnosing the TLS handshake");
+}
+
 struct CtxFree {
   void operator()(SSL_CTX* c) const { SSL_CTX_free(c); }
 };
@@ -71,8 +76,10 @@ class Socket {
 };
 
 // A TCP connection to `endpoint` within `timeout`, blocking afterwards with `timeout` on every
-// read and write; -1 when none could be made.
-int Connect(const Endpoint& endpoint, std::chrono::milliseconds timeout) {
+// read and write; -1 when none could be made. `stop` shuts the socket down, which ends the
+// connect's poll and any read or write blocked on it (Linux).
+int Connect(const Endpoint& endpoint, std::chrono::milliseconds timeout,
+            const std::stop_token& stop) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* found = nullptr;
@@ -83,6 +90,7 @@ int Connect(const Endpoint& endpoint, std::chrono::milliseconds timeout) {
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, ::freeaddrinfo);
   const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
+  std::stop_callback interrupt(stop, [fd] { ::shutdown(fd, SHUT_RDWR); });
   pollfd wait{fd, POLLOUT, 0};
   int error = 0;
   socklen_t length = sizeof(error);
@@ -182,15 +190,22 @@ absl::Status CheckTlsMaterial(const TalosContext& context) {
 }
 
 absl::Status DiagnoseHandshake(const TalosContext& context, const Endpoint& endpoint,
-                               std::chrono::milliseconds timeout) {
+                               std::chrono::milliseconds timeout, std::stop_token stop) {
   const std::unique_ptr<SSL_CTX, CtxFree> ctx = ClientContext(context);
-  const Socket socket(ctx ? Connect(endpoint, timeout) : -1);
+  const Socket socket(ctx ? Connect(endpoint, timeout, stop) : -1);
+  // Runs at once when the stop came while connecting.
+  std::stop_callback interrupt(stop, [&socket] {
+    if (socket.fd() >= 0) ::shutdown(socket.fd(), SHUT_RDWR);
+  });
   const std::unique_ptr<SSL, SslFree> ssl(socket.fd() >= 0 ? SSL_new(ctx.get()) : nullptr);
+  if (stop.stop_requested()) return Stopped();
   if (!ssl || SSL_set_fd(ssl.get(), socket.fd()) != 1) {
     ERR_clear_error();
     return absl::OkStatus();  // nothing to say about the material
   }
-  if (SSL_connect(ssl.get()) != 1) {
+  const bool handshake = SSL_connect(ssl.get()) == 1;
+  if (stop.stop_requested()) return Stopped();
+  if (!handshake) {
     const long verify = SSL_get_verify_result(ssl.get());
     if (verify != X509_V_OK) {
       return Invalid("ca", fmt::format("the certificate of the node at {} is not signed by it "
@@ -212,6 +227,7 @@ absl::Status DiagnoseHandshake(const TalosContext& context, const Endpoint& endp
     return absl::OkStatus();
   }
   const int read = SSL_read(ssl.get(), &byte, 1);
+  if (stop.stop_requested()) return Stopped();
   const int outcome = SSL_get_error(ssl.get(), read);
   const unsigned long error = ERR_peek_last_error();
   if (read <= 0 && RefusedClientCertificate(error)) return Refused(endpoint, error);

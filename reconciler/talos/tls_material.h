@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <stop_token>
 
 #include "absl/status/status.h"
 #include "reconciler/talos/talosconfig.h"
@@ -24,8 +25,9 @@ absl::Status CheckTlsMaterial(const TalosContext& context);
 // the handshake succeeds, and when it fails for any other reason (nothing listening, no answer
 // within `timeout`, a connection cut): those are the network's, not the talosconfig's. Used to
 // explain nodes that read as unreachable; it makes one TCP connection and sends nothing but the
-// handshake and an HTTP/2 preface.
+// handshake and an HTTP/2 preface. `stop` ends it at once (Cancelled): the connection is shut
+// down under the connect or handshake waiting on it.
 absl::Status DiagnoseHandshake(const TalosContext& context, const Endpoint& endpoint,
-                               std::chrono::milliseconds timeout);
+                               std::chrono::milliseconds timeout, std::stop_token stop = {});
 
 }  // namespace tr::reconciler::talos

@@ -17,9 +17,9 @@
 // The commands run as written but for two substitutions, which cannot be avoided: every `/tmp/`
 // is this test's own directory (tests run at once, and the README's paths are one person's),
 // and a leading `build/` is the build this test belongs to (build-asan in the second pass).
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,7 +53,7 @@ const std::set<std::string> kOtherTools = {
     "--enable-admission-plugins", "--disable-admission-plugins", "--keep-terminated-pod-volumes",
     "--namespace",                                     // talosctl image pull
     "--keep",                                          // scripts/demo
-    "--time-scale", "--address-prefix",               // talos-sim
+    "--time-scale", "--address-prefix",                // talos-sim
 };
 
 std::string Readme() {

@@ -1,15 +1,24 @@
-// `plan --credentials-dir`: the real observer against talos-sim over mutual TLS.
+// `plan --credentials-dir`: the real observer against talos-sim over mutual TLS; and the daemon
+// (`talos-reconciler run`) on the same kind of broken talosconfig.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "fmt/format.h"
+#include "gitsource/subprocess.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/offline_commands.h"
 #include "tests/sim/fleet.h"
 #include "tests/sim/pki.h"
+#include "tests/support/process.h"
+#include "tests/support/repos.h"
+#include "tests/support/wait.h"
 
 namespace tr::reconciler {
 namespace {
@@ -208,6 +217,61 @@ clusters:
     EXPECT_THAT(out.str(), HasSubstr("credentials lab: " + file.string() + ": " + c.expected));
     EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("unreachable")));
   }
+}
+
+// The daemon on a talosconfig whose ca, or crt and key, are another cluster's: the cluster is
+// Blocked with the file, the context and the field that does not fit, on the status branch and
+// in the log, not "node lab is unreachable" (as before).
+TEST_F(LivePlanTest, TheDaemonNamesAnotherClustersTalosconfigToo) {
+  StartFleet(R"(
+time_scale: 0.001
+address_prefix: auto
+clusters:
+  - name: lab
+    nodes:
+      - {name: lab, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+)");
+  if (HasFatalFailure()) return;
+  const std::string cp = Address("lab");
+  gitsource::testing::UpstreamRepo repo(dir_, "fleet");
+  repo.Commit(
+      {{"clusters/lab.yaml", Profile("lab", "lab", "1.12.0", {{"lab", cp, "controlplane"}})}},
+      "lab");
+  absl::StatusOr<sim::CertificateAuthority> other =
+      sim::CertificateAuthority::Create("other", sim::KeyType::kEd25519);
+  ASSERT_TRUE(other.ok()) << other.status();
+  sim::LeafRequest admin;
+  admin.common_name = "admin";
+  admin.organizations = {"os:admin"};
+  absl::StatusOr<sim::CertifiedKey> stranger = other->Issue(admin);
+  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  const fs::path file = dir_ / "creds/lab/talosconfig";
+  fs::create_directories(file.parent_path());
+  fs::copy_file(dir_ / "sim/lab/talosconfig", file);
+  ReplaceMaterial(file, "ca", other->cert_pem());
+  const fs::path log = dir_ / "daemon.log";
+  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  absl::StatusOr<gitsource::Subprocess> daemon = gitsource::Subprocess::Spawn(
+      {{std::string(TR_BINARY_DIR) + "/reconciler/talos-reconciler", "run", "--repo",
+        "file://" + repo.bare().string(), "--credentials-dir", (dir_ / "creds").string(),
+        "--state-dir", (dir_ / "state").string(), "--listen", "127.0.0.1:0"},
+       gitsource::testing::HermeticEnvironment(), -1, fd, fd, {}});
+  ::close(fd);
+  ASSERT_TRUE(daemon.ok()) << daemon.status();
+  const std::string blocked = fmt::format(
+      "step=record phase=Blocked message=\"cannot observe the nodes: credentials lab: {}: "
+      "contexts.lab: ca: the certificate of the node at {}:50000 is not signed by it",
+      file.string(), cp);
+  const bool recorded = test_support::WaitUntil(
+      [&] { return gitsource::testing::ReadFile(log).find(blocked) != std::string::npos; });
+  daemon->Signal(SIGTERM);
+  const int status = daemon->Wait();
+  const std::string text = gitsource::testing::ReadFile(log);
+  EXPECT_TRUE(recorded) << text;
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("unreachable")));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+  EXPECT_THAT(repo.GitBare({"show", "talos-reconciler/status:status/lab.yaml"}),
+              HasSubstr("contexts.lab: ca: the certificate of the node at"));
 }
 
 // A pull request's profiles: planned against the fleet observed through the trusted profile,
