@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "reconciler/daemon_config.h"
+#include "tests/support/run_flags.h"
 
 namespace tr::reconciler {
 namespace {
@@ -13,37 +14,24 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-class ForgeConfigTest : public testing::Test {
+class ForgeConfigTest : public test_support::RunFlagsTest {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tr-forge-config-" + std::to_string(::getpid()));
-    fs::create_directories(dir_ / "creds");
+    RunFlagsTest::SetUp();
     std::ofstream(dir_ / "secret") << "hook-secret\n";
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Parses `run --repo ... <args>` and finishes it; the error message, or "".
-  std::string Finish(std::vector<std::string> args) {
-    CLI::App app;
-    CLI::App* run = app.add_subcommand("run");
+  std::string Finish(const std::vector<std::string>& args) {
     DaemonConfig config;
-    AddDaemonFlags(*run, config);
-    std::vector<std::string> argv = {"run", "--repo", "file:///x", "--credentials-dir",
-                                     (dir_ / "creds").string(), "--state-dir",
-                                     (dir_ / "state").string()};
+    std::vector<std::string> argv = Required();
     argv.insert(argv.end(), args.begin(), args.end());
-    std::reverse(argv.begin(), argv.end());
-    try {
-      app.parse(argv);
-    } catch (const CLI::ParseError& e) {
-      return e.what();
-    }
+    if (std::string error = Parse(argv, config); !error.empty()) return error;
     absl::Status s = FinishDaemonConfig(config);
     config_ = config;
     return std::string(s.message());
   }
 
-  fs::path dir_;
   DaemonConfig config_;
 };
 
@@ -86,7 +74,7 @@ TEST_F(ForgeConfigTest, ForgeFlagsNeedATokenAndAnApiUrlOffGithub) {
   EXPECT_THAT(Finish({"--forge", "gitlab", token}), HasSubstr("--forge-api-url: required for gitlab"));
   EXPECT_THAT(Finish({"--forge", "gitea", token, "--forge-api-url", "ftp://x"}),
               HasSubstr("--forge-api-url: must start with http"));
-  // --repo file:///x names no owner/name.
+  // --repo file:///r.git names no owner/name.
   EXPECT_THAT(Finish({"--forge", "github", token}), HasSubstr("--forge-repository: want owner/name"));
   EXPECT_EQ(Finish({"--forge", "gitea", token, "--forge-api-url", "https://gitea.test/api/v1",
                     "--forge-repository", "ops/fleet", "--forge-comment-interval", "500ms"}),

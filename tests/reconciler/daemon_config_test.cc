@@ -7,44 +7,22 @@
 
 #include <fstream>
 
+#include "tests/support/run_flags.h"
+
 namespace tr::reconciler {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-class DaemonConfigTest : public testing::Test {
+class DaemonConfigTest : public test_support::RunFlagsTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tr-config-" + std::to_string(::getpid()));
-    fs::create_directories(dir_ / "creds");
-  }
   void TearDown() override {
-    fs::remove_all(dir_);
+    RunFlagsTest::TearDown();
     for (const char* name : {"WORKERS", "POLL_INTERVAL", "BRANCH", "LISTEN"}) {
       ::unsetenv((std::string("TALOS_RECONCILER_") + name).c_str());
     }
   }
-  // Parses `args` after "run"; returns the CLI error text, or "" and fills `config`.
-  std::string Parse(std::vector<std::string> args, DaemonConfig& config) {
-    CLI::App app;
-    CLI::App* run = app.add_subcommand("run");
-    AddDaemonFlags(*run, config);
-    if (absl::Status s = ApplyConfigFile(args, *run); !s.ok()) return std::string(s.message());
-    args.insert(args.begin(), "run");
-    std::reverse(args.begin(), args.end());
-    try {
-      app.parse(args);
-    } catch (const CLI::ParseError& e) {
-      return e.what();
-    }
-    return "";
-  }
-  std::vector<std::string> Required() {
-    return {"--repo",      "file:///r.git",          "--credentials-dir", (dir_ / "creds").string(),
-            "--state-dir", (dir_ / "state").string()};
-  }
-  fs::path dir_;
 };
 
 TEST_F(DaemonConfigTest, FlagsBeatEnvironmentWhichBeatsTheFile) {

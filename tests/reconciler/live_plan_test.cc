@@ -70,6 +70,17 @@ class LivePlanTest : public testing::Test {
     ASSERT_TRUE(fleet.ok()) << fleet.status();
     fleet_ = *std::move(fleet);
   }
+  // One cluster, lab, of one control plane named lab.
+  void StartLab() {
+    StartFleet(R"(
+time_scale: 0.001
+address_prefix: auto
+clusters:
+  - name: lab
+    nodes:
+      - {name: lab, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+)");
+  }
   std::string Address(const std::string& node) { return *fleet_->NodeAddress(node); }
 
   fs::path dir_;
@@ -165,43 +176,47 @@ void ReplaceMaterial(const fs::path& path, const std::string& field, const std::
   std::ofstream(path) << text;
 }
 
-// A talosconfig whose material is damaged or does not belong together names the file, the
-// context and the field, and the plan says so, instead of every node reading as unreachable
-// (with gRPC's own lines on stderr).
-TEST_F(LivePlanTest, BrokenTalosconfigNamesTheFileAndTheField) {
-  StartFleet(R"(
-time_scale: 0.001
-address_prefix: auto
-clusters:
-  - name: lab
-    nodes:
-      - {name: lab, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
-)");
-  if (HasFatalFailure()) return;
-  const std::string cp = Address("lab");
-  std::ofstream(dir_ / "repo/clusters/lab.yaml")
-      << Profile("lab", "lab", "1.12.0", {{"lab", cp, "controlplane"}});
-  const fs::path file = dir_ / "creds/lab/talosconfig";
-  const std::string damaged_key =
-      "-----BEGIN ED25519 PRIVATE KEY-----\nAAAA\n-----END ED25519 PRIVATE KEY-----\n";
+// Another cluster's CA certificate, and an admin certificate and key it issued.
+struct Stranger {
+  std::string ca_pem;
+  sim::CertifiedKey admin;
+};
+
+void MakeStranger(Stranger* out) {
   absl::StatusOr<sim::CertificateAuthority> other =
       sim::CertificateAuthority::Create("other", sim::KeyType::kEd25519);
   ASSERT_TRUE(other.ok()) << other.status();
   sim::LeafRequest admin;
   admin.common_name = "admin";
   admin.organizations = {"os:admin"};
-  absl::StatusOr<sim::CertifiedKey> stranger = other->Issue(admin);
-  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  absl::StatusOr<sim::CertifiedKey> issued = other->Issue(admin);
+  ASSERT_TRUE(issued.ok()) << issued.status();
+  *out = {other->cert_pem(), *std::move(issued)};
+}
+
+// A talosconfig whose material is damaged or does not belong together names the file, the
+// context and the field, and the plan says so, instead of every node reading as unreachable
+// (with gRPC's own lines on stderr).
+TEST_F(LivePlanTest, BrokenTalosconfigNamesTheFileAndTheField) {
+  ASSERT_NO_FATAL_FAILURE(StartLab());
+  const std::string cp = Address("lab");
+  std::ofstream(dir_ / "repo/clusters/lab.yaml")
+      << Profile("lab", "lab", "1.12.0", {{"lab", cp, "controlplane"}});
+  const fs::path file = dir_ / "creds/lab/talosconfig";
+  const std::string damaged_key =
+      "-----BEGIN ED25519 PRIVATE KEY-----\nAAAA\n-----END ED25519 PRIVATE KEY-----\n";
+  Stranger other;
+  ASSERT_NO_FATAL_FAILURE(MakeStranger(&other));
   struct Case {
     std::vector<std::pair<std::string, std::string>> material;  // field, PEM
     std::string expected;
   } cases[] = {
       {{{"key", damaged_key}}, "contexts.lab: key: not a private key that can be read"},
-      {{{"crt", stranger->cert_pem}}, "contexts.lab: crt: the certificate does not belong to key"},
+      {{{"crt", other.admin.cert_pem}}, "contexts.lab: crt: the certificate does not belong to key"},
       // Readable and matching, but another cluster's: the handshake says which half is wrong.
-      {{{"ca", other->cert_pem()}},
+      {{{"ca", other.ca_pem}},
        "contexts.lab: ca: the certificate of the node at " + cp + ":50000 is not signed by it"},
-      {{{"crt", stranger->cert_pem}, {"key", sim::TalosKeyPem(stranger->key_pem)}},
+      {{{"crt", other.admin.cert_pem}, {"key", sim::TalosKeyPem(other.admin.key_pem)}},
        "contexts.lab: crt: the node at " + cp +
            ":50000 closes the connection right after the "
            "TLS handshake: it refuses this client certificate"},
@@ -223,32 +238,18 @@ clusters:
 // Blocked with the file, the context and the field that does not fit, on the status branch and
 // in the log, not "node lab is unreachable" (as before).
 TEST_F(LivePlanTest, TheDaemonNamesAnotherClustersTalosconfigToo) {
-  StartFleet(R"(
-time_scale: 0.001
-address_prefix: auto
-clusters:
-  - name: lab
-    nodes:
-      - {name: lab, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
-)");
-  if (HasFatalFailure()) return;
+  ASSERT_NO_FATAL_FAILURE(StartLab());
   const std::string cp = Address("lab");
   gitsource::testing::UpstreamRepo repo(dir_, "fleet");
   repo.Commit(
       {{"clusters/lab.yaml", Profile("lab", "lab", "1.12.0", {{"lab", cp, "controlplane"}})}},
       "lab");
-  absl::StatusOr<sim::CertificateAuthority> other =
-      sim::CertificateAuthority::Create("other", sim::KeyType::kEd25519);
-  ASSERT_TRUE(other.ok()) << other.status();
-  sim::LeafRequest admin;
-  admin.common_name = "admin";
-  admin.organizations = {"os:admin"};
-  absl::StatusOr<sim::CertifiedKey> stranger = other->Issue(admin);
-  ASSERT_TRUE(stranger.ok()) << stranger.status();
+  Stranger other;
+  ASSERT_NO_FATAL_FAILURE(MakeStranger(&other));
   const fs::path file = dir_ / "creds/lab/talosconfig";
   fs::create_directories(file.parent_path());
   fs::copy_file(dir_ / "sim/lab/talosconfig", file);
-  ReplaceMaterial(file, "ca", other->cert_pem());
+  ReplaceMaterial(file, "ca", other.ca_pem);
   const fs::path log = dir_ / "daemon.log";
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   absl::StatusOr<gitsource::Subprocess> daemon = gitsource::Subprocess::Spawn(

@@ -40,20 +40,10 @@ clusters:
       - {name: w-1, role: worker, talos: v1.13.2, kubernetes: 1.34.1}
 )";
 
-class FidelityGrpcTest : public ::testing::Test {
+class FidelityGrpcTest : public testing::ProdFleetTest {
  protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(testing::StartTestFleet(kFleet, "sim-fidelity", &dir_, &fleet_));
-    access_ = *fleet_->Cluster("prod");
-    const auto admin = ReadTalosconfig(access_.talosconfig);
-    channel_ = Dial(admin, admin.endpoints.front());  // cp-1
-    machine_ = machine::MachineService::NewStub(channel_);
-  }
-  void TearDown() override {
-    if (fleet_) fleet_->Stop();
-    std::filesystem::remove_all(dir_);
-  }
-  std::string Addr(const std::string& node) { return *fleet_->NodeAddress(node); }
+  // Through cp-1, the first endpoint.
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartProdFleet(kFleet, "sim-fidelity")); }
 
   grpc::Status Pull(const std::string& node, const std::string& image, int driver, int ns) {
     auto images = machine::ImageService::NewStub(channel_);
@@ -81,12 +71,6 @@ class FidelityGrpcTest : public ::testing::Test {
     }
     return stream->Finish();
   }
-
-  std::filesystem::path dir_;
-  std::unique_ptr<Fleet> fleet_;
-  ClusterAccess access_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<machine::MachineService::Stub> machine_;
 };
 
 TEST_F(FidelityGrpcTest, ContainerdInstancesAndTheStoreTheInstallReads) {

@@ -39,22 +39,9 @@ clusters:
       - {name: w-2, role: worker, talos: v1.12.5, kubernetes: 1.34.1}
 )";
 
-class FleetGrpcTest : public ::testing::Test {
+class FleetGrpcTest : public testing::ProdFleetTest {
  protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(testing::StartTestFleet(kFleet, "sim-grpc", &dir_, &fleet_));
-    auto access = fleet_->Cluster("prod");
-    ASSERT_TRUE(access.ok());
-    access_ = *access;
-    admin_ = ReadTalosconfig(access_.talosconfig);
-    endpoint_ = admin_.endpoints.front();
-    machine_ = machine::MachineService::NewStub(Dial(admin_, endpoint_));
-  }
-  void TearDown() override {
-    if (fleet_) fleet_->Stop();
-    std::filesystem::remove_all(dir_);
-  }
-  std::string Addr(const std::string& node) { return *fleet_->NodeAddress(node); }
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartProdFleet(kFleet, "sim-grpc")); }
   std::unique_ptr<machine::MachineService::Stub> Stub(const std::string& role,
                                                       const std::string& endpoint) {
     return machine::MachineService::NewStub(
@@ -77,13 +64,6 @@ class FleetGrpcTest : public ::testing::Test {
     auto st = machine_->Version(ctx.get(), {}, &resp);
     return st.ok() ? resp.messages(0).version().tag() : "error: " + st.error_message();
   }
-
-  std::filesystem::path dir_;
-  std::unique_ptr<Fleet> fleet_;
-  ClusterAccess access_;
-  Talosconfig admin_;
-  std::string endpoint_;
-  std::unique_ptr<machine::MachineService::Stub> machine_;
 };
 
 TEST_F(FleetGrpcTest, TalosconfigHasTalosShape) {

@@ -15,6 +15,7 @@
 #include "core/base64.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "machine/machine.grpc.pb.h"
 #include "tests/sim/fleet.h"
 #include "yaml-cpp/yaml.h"
 
@@ -89,5 +90,35 @@ inline void StartTestFleet(const char* yaml, const std::string& prefix,
   ASSERT_TRUE(started.ok()) << started.status();
   *fleet = std::move(*started);
 }
+
+// A fleet of one test with cluster "prod", dialled over mutual TLS as its admin: `channel_` and
+// `machine_` go through the first endpoint of the admin talosconfig. Call StartProdFleet in
+// SetUp (with ASSERT_NO_FATAL_FAILURE); the fleet stops and its directory goes in TearDown.
+class ProdFleetTest : public ::testing::Test {
+ protected:
+  void StartProdFleet(const char* yaml, const std::string& prefix) {
+    ASSERT_NO_FATAL_FAILURE(StartTestFleet(yaml, prefix, &dir_, &fleet_));
+    auto access = fleet_->Cluster("prod");
+    ASSERT_TRUE(access.ok()) << access.status();
+    access_ = *access;
+    admin_ = ReadTalosconfig(access_.talosconfig);
+    endpoint_ = admin_.endpoints.front();
+    channel_ = Dial(admin_, endpoint_);
+    machine_ = machine::MachineService::NewStub(channel_);
+  }
+  void TearDown() override {
+    if (fleet_) fleet_->Stop();
+    std::filesystem::remove_all(dir_);
+  }
+  std::string Addr(const std::string& node) { return *fleet_->NodeAddress(node); }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Fleet> fleet_;
+  ClusterAccess access_;
+  Talosconfig admin_;
+  std::string endpoint_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<machine::MachineService::Stub> machine_;
+};
 
 }  // namespace tr::sim::testing
