@@ -107,7 +107,7 @@ void AddInstallerRegistryFlags(CLI::App& cmd, DaemonConfig& c) {
   MillisFlag(cmd, "installer-registry-timeout", c.installer_registry_timeout,
              "Deadline of one registry request (default 10s)");
   DurationFlag(cmd, "installer-registry-ttl", c.installer_registry_ttl,
-               "How often the tags are listed again (default 1h)");
+               "How often the tags are listed again");
 }
 
 absl::Status FinishInstallerRegistryConfig(DaemonConfig& c) {
