@@ -168,11 +168,19 @@ void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
                   "<dir>/<credentials>/talosconfig per profile")
       ->required()
       ->envname("TALOS_RECONCILER_CREDENTIALS_DIR");
-  cmd->add_flag("!--no-pre-pull", options.pre_pull, "Do not pull the new images beforehand");
+  cmd->add_flag_callback(
+      "--no-pre-pull", [&options] { options.pre_pull = false; },
+      "Do not pull the new images beforehand");
   auto millis = [cmd](const char* name, std::chrono::milliseconds& into, const char* help) {
     cmd->add_option_function<int64_t>(
            name, [&into](int64_t ms) { into = std::chrono::milliseconds(ms); }, help)
-        ->check(CLI::PositiveNumber);
+        ->check([](const std::string& text) {
+          return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos &&
+                         text.find_first_not_of('0') != std::string::npos
+                     ? std::string()
+                     : "want a number of milliseconds above 0, not " + text;
+        })
+        ->type_name("MS");
   };
   millis("--poll-interval-ms", options.poll_interval, "How often waits look (default 1000)");
   millis("--static-pod-timeout-ms", options.static_pod_timeout,
@@ -181,6 +189,12 @@ void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
          "How long a kubelet may take to come back (default 180000)");
   cmd->add_option("--termination-log", options.termination_log,
                   "Also write the last line here (a Job's /dev/termination-log)");
+  cmd->footer(
+      "Examples:\n"
+      "  talos-reconciler upgrade-k8s --cluster prod-eu-1 --to 1.35.0 \\\n"
+      "      --profile clusters/prod-eu-1.yaml --credentials-dir /secrets/talos\n"
+      "  talos-reconciler upgrade-k8s --cluster staging --to 1.36.3 --repo fleet \\\n"
+      "      --credentials-dir /secrets/talos --no-pre-pull");
   cmd->callback([&, repo, profile] {
     if (profile->count() == 0 && repo->count() == 0) options.repo_dir = ".";
     run = [&] { return k8s_upgrade::RunUpgradeK8sUntilSignalled(options, std::cout, std::cerr); };

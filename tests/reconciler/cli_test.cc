@@ -53,6 +53,12 @@ TEST(CliTest, UsageErrorsExit1AndNameEveryMissingFlag) {
   const ProcessResult help = Cli({"run", "--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_THAT(help.out, HasSubstr("--git-allowed-signers"));
+  // A bad value is named in the user's words, not as a range up to 1.8e308.
+  const ProcessResult zero = Cli({"upgrade-k8s", "--cluster", "x", "--to", "1.35.0",
+                                  "--credentials-dir", "creds", "--poll-interval-ms", "0"});
+  EXPECT_EQ(zero.exit_code, 1);
+  EXPECT_THAT(zero.err, HasSubstr("--poll-interval-ms (set by the command line): want a number "
+                                  "of milliseconds above 0, not 0"));
 }
 
 std::string Binary() { return std::string(TR_BINARY_DIR) + "/reconciler/talos-reconciler"; }
@@ -97,12 +103,13 @@ TEST(CliTest, ZshLoadsTheCompletionThroughItsBashEmulation) {
 
 // Help speaks the user's words: examples, and no parser internals ("ENUM:value in {text->0}").
 TEST(CliTest, HelpHasExamplesAndNoParserInternals) {
-  for (const char* command : {"validate", "plan", "run", "status"}) {
+  for (const char* command : {"validate", "plan", "run", "status", "upgrade-k8s"}) {
     SCOPED_TRACE(command);
     const ProcessResult help = Cli({command, "--help"});
     EXPECT_EQ(help.exit_code, 0);
     EXPECT_THAT(help.out, HasSubstr("Example"));
-    EXPECT_THAT(help.out, AllOf(Not(HasSubstr("ENUM")), Not(HasSubstr("->"))));
+    EXPECT_THAT(help.out, AllOf(Not(HasSubstr("ENUM")), Not(HasSubstr("->")),
+                                Not(HasSubstr("POSITIVE")), Not(HasSubstr("{false}"))));
   }
 }
 
