@@ -14,6 +14,7 @@
 //        measurement window, default 30 s)]
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -45,19 +46,22 @@ struct Result {
   long reconciles = 0;
 };
 
-// talos_reconciler_reconciles_total from /metrics; -1 when it cannot be read.
+// talos_reconciler_reconciles_total from /metrics, summed over its outcomes; -1 when it cannot
+// be read.
 long Reconciles(E2eWorld& world) {
   auto reply = world.daemon().Get("/metrics");
   if (!reply.ok()) return -1;
-  const std::string key = "talos_reconciler_reconciles_total ";
-  const size_t at = reply->body.find("\n" + key);
-  if (at == std::string::npos) return -1;
-  const size_t start = at + 1 + key.size();
-  long n = -1;
-  if (!absl::SimpleAtoi(reply->body.substr(start, reply->body.find('\n', start) - start), &n)) {
-    return -1;
+  const std::string key = "\ntalos_reconciler_reconciles_total";
+  long total = -1;
+  for (size_t at = reply->body.find(key); at != std::string::npos;
+       at = reply->body.find(key, at + 1)) {
+    const size_t end = reply->body.find('\n', at + 1);
+    const std::string line = reply->body.substr(at + 1, end - at - 1);
+    long n = 0;
+    if (!absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &n)) return -1;
+    total = std::max(total, 0L) + n;
   }
-  return n;
+  return total;
 }
 
 size_t Calls(E2eWorld& world) {
