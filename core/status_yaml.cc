@@ -143,10 +143,14 @@ std::string RenderStatusYaml(const ClusterStatus& s) {
   return std::string(out.c_str()) + "\n";
 }
 
+std::string StatusContentYaml(const ClusterStatus& status) {
+  ClusterStatus undated = status;
+  undated.updated = TimePoint{};
+  return RenderStatusYaml(undated);
+}
+
 bool StatusChanged(const ClusterStatus& a, const ClusterStatus& b) {
-  ClusterStatus x = a, y = b;
-  x.updated = y.updated = TimePoint{};
-  return RenderStatusYaml(x) != RenderStatusYaml(y);
+  return StatusContentYaml(a) != StatusContentYaml(b);
 }
 
 std::string ClusterStatusPath(std::string_view cluster) {

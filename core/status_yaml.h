@@ -40,4 +40,9 @@ std::string RenderStatusYaml(const ClusterStatus& status);
 // True when the two differ in anything but `updated` (unchanged status is not committed).
 bool StatusChanged(const ClusterStatus& a, const ClusterStatus& b);
 
+// The status as text without `updated`: two statuses whose content texts are equal differ only
+// in when they were written. Kept by a caller that compares many statuses with one, so the
+// one is rendered once.
+std::string StatusContentYaml(const ClusterStatus& status);
+
 }  // namespace tr::core

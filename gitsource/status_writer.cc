@@ -129,27 +129,60 @@ absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& b
   std::shared_lock shared(mirror_->lock());
   absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
   if (!repo.ok()) return repo.status();
+  // The tip this writer pushed last is most likely still the remote's: build on it without a
+  // fetch. The push is a compare-and-swap on that tip, so a branch someone else moved meanwhile
+  // only costs this try; the fetch below follows at once.
+  if (std::optional<git_oid> known = KnownTip()) {
+    absl::StatusOr<std::optional<Attempt>> pushed = BuildAndPush(repo->get(), batch, known, stop);
+    if (!pushed.ok()) return pushed.status();
+    if (pushed->has_value() && (*pushed)->written && (*pushed)->written->created) {
+      return **pushed;
+    }
+  }
+  SetKnownTip(std::nullopt);
   absl::StatusOr<SyncResult> tip = mirror_->SyncBranch(repo->get(), config_.branch, stop);
   if (!tip.ok()) return tip.status();
-  const StatusCommitSpec spec{tip->remote_tip,     batch.files,
-                              config_.author_name, config_.author_email,
-                              env_.Now(),   CommitMessage(batch.messages, batch.files)};
-  absl::StatusOr<std::optional<git_oid>> commit = CreateStatusCommit(repo->get(), spec);
+  absl::StatusOr<std::optional<Attempt>> pushed =
+      BuildAndPush(repo->get(), batch, tip->remote_tip, stop);
+  if (!pushed.ok()) return pushed.status();
+  if (pushed->has_value()) return **pushed;
+  // The tip already says exactly this.
+  return Attempt{StatusCommit{tip->remote_tip ? OidHex(*tip->remote_tip) : "", false}, {}};
+}
+
+absl::StatusOr<std::optional<GitStatusWriter::Attempt>> GitStatusWriter::BuildAndPush(
+    git_repository* repo, const Batch& batch, const std::optional<git_oid>& base,
+    std::stop_token stop) {
+  const StatusCommitSpec spec{base,
+                              batch.files,
+                              config_.author_name,
+                              config_.author_email,
+                              env_.Now(),
+                              CommitMessage(batch.messages, batch.files)};
+  absl::StatusOr<std::optional<git_oid>> commit = CreateStatusCommit(repo, spec);
   if (!commit.ok()) return commit.status();
-  if (!commit->has_value()) {  // the tip already says exactly this
-    return Attempt{StatusCommit{tip->remote_tip ? OidHex(*tip->remote_tip) : "", false}, {}};
-  }
-  if (absl::Status s = mirror_->SetRef(repo->get(), std::string(kStatusOutgoingRef), **commit);
-      !s.ok()) {
+  if (!commit->has_value()) return std::nullopt;
+  if (absl::Status s = mirror_->SetRef(repo, std::string(kStatusOutgoingRef), **commit); !s.ok()) {
     return s;
   }
-  const PushRequest push{config_.branch, desired_branch_, refspec_, tip->remote_tip, **commit};
-  absl::StatusOr<PushOutcome> outcome = mirror_->remote().Push(repo->get(), push, stop);
+  const PushRequest push{config_.branch, desired_branch_, refspec_, base, **commit};
+  absl::StatusOr<PushOutcome> outcome = mirror_->remote().Push(repo, push, stop);
   if (!outcome.ok()) return outcome.status();
   if (!outcome->accepted) return Attempt{std::nullopt, outcome->rejection};
+  SetKnownTip(**commit);
   // Best effort: the next fetch refreshes it anyway.
-  (void)mirror_->SetRef(repo->get(), Mirror::TrackingRef(config_.branch), **commit);
+  (void)mirror_->SetRef(repo, Mirror::TrackingRef(config_.branch), **commit);
   return Attempt{StatusCommit{OidHex(**commit), true}, {}};
+}
+
+std::optional<git_oid> GitStatusWriter::KnownTip() {
+  MutexLock lock(mu_);
+  return known_tip_;
+}
+
+void GitStatusWriter::SetKnownTip(std::optional<git_oid> tip) {
+  MutexLock lock(mu_);
+  known_tip_ = tip;
 }
 
 absl::StatusOr<std::map<std::string, std::string>> GitStatusWriter::ReadLatest(

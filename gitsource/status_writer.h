@@ -7,7 +7,9 @@
 // at the injected clock's time, and pushes it fast-forward only. When the push is rejected
 // (someone else moved the branch) it fetches the new tip, re-applies the same files on it
 // and retries after a jittered backoff from the injected sleeper and random source, up to
-// the policy's attempts. It never forces and never pushes any ref but the status branch:
+// the policy's attempts. After a push of its own it builds the next commit on the commit it
+// pushed, without a fetch; a rejection of that (someone else pushed) is followed at once by
+// the fetch and the usual attempt. It never forces and never pushes any ref but the status branch:
 // the one refspec it uses comes from StatusPushRefspec and is checked again before every
 // push, together with the fast-forward and expected-tip checks at the wire.
 //
@@ -27,6 +29,8 @@
 //
 // Thread-safe.
 #pragma once
+
+#include <git2.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -113,6 +117,13 @@ class GitStatusWriter final : public StatusWriter {
                   StatusWriterConfig config, std::string refspec, Env& env);
   absl::StatusOr<StatusCommit> Flush(const Batch& batch, std::stop_token stop);
   absl::StatusOr<Attempt> TryOnce(const Batch& batch, std::stop_token stop);
+  // Builds the batch on `base` and pushes it (expecting the remote at `base`); nullopt when
+  // `base` already holds exactly this content.
+  absl::StatusOr<std::optional<Attempt>> BuildAndPush(git_repository* repo, const Batch& batch,
+                                                      const std::optional<git_oid>& base,
+                                                      std::stop_token stop);
+  std::optional<git_oid> KnownTip();
+  void SetKnownTip(std::optional<git_oid> tip);
   // Waits out the rest of the coalescing window after the last commit (mu_ released).
   // Releases mu_ while it waits; holds it again on return.
   void WaitForWindow(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -132,6 +143,8 @@ class GitStatusWriter final : public StatusWriter {
   std::map<std::uint64_t, int> waiters_ ABSL_GUARDED_BY(mu_);
   std::map<std::uint64_t, absl::StatusOr<StatusCommit>> results_ ABSL_GUARDED_BY(mu_);
   std::optional<std::chrono::system_clock::time_point> last_flush_end_ ABSL_GUARDED_BY(mu_);
+  // The commit this writer pushed last (the remote's tip unless someone else pushed since).
+  std::optional<git_oid> known_tip_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::gitsource

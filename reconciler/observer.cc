@@ -102,10 +102,17 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
     const core::ClusterProfile& profile, const std::vector<std::string>* only) {
   absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
   if (!clients.ok()) return clients.status();
+  // The node list is asked once, when the first reachable node needs it: following a node
+  // that is down (most of an upgrade) asks Talos only.
   std::optional<std::vector<kube::KubeNode>> kube_nodes;
-  if (clients->kube) {
-    if (auto listed = clients->kube->ListNodes(); listed.ok()) kube_nodes = *std::move(listed);
-  }
+  bool kube_asked = false;
+  auto kube_list = [&]() -> const std::vector<kube::KubeNode>* {
+    if (!kube_asked && clients->kube) {
+      kube_asked = true;
+      if (auto listed = clients->kube->ListNodes(); listed.ok()) kube_nodes = *std::move(listed);
+    }
+    return kube_nodes ? &*kube_nodes : nullptr;
+  };
   core::ObservedCluster observed;
   observed.name = profile.name;
   EtcdMembers members;
@@ -127,7 +134,7 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
         node.etcd_member = members.Voting(*clients->talos, spec.address, etcd->member_id);
       }
     }
-    if (node.reachable) ObserveKube(kube_nodes ? &*kube_nodes : nullptr, spec, node);
+    if (node.reachable) ObserveKube(kube_list(), spec, node);
     if (spec.name == self_node_) observed.self_node = spec.name;
     observed.nodes.push_back(std::move(node));
   }

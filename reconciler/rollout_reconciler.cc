@@ -106,6 +106,7 @@ std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::stri
 void RolloutReconciler::Adopt(const std::string& cluster,
                               std::optional<core::ClusterStatus> recorded) {
   MutexLock lock(mu_);
+  recorded_content_.erase(cluster);
   if (recorded) {
     recorded_[cluster] = *std::move(recorded);
   } else {
@@ -114,9 +115,22 @@ void RolloutReconciler::Adopt(const std::string& cluster,
 }
 
 absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::stop_token stop) {
-  std::optional<core::ClusterStatus> last = LastStatus(status.cluster);
   deps_.metrics.cluster_phase.Set(status.cluster, core::ClusterPhaseName(status.phase));
-  if (last && !core::StatusChanged(*last, status)) return absl::OkStatus();
+  std::string content = core::StatusContentYaml(status);
+  std::optional<core::ClusterStatus> last;
+  {
+    MutexLock lock(mu_);
+    auto found = recorded_.find(status.cluster);
+    if (found != recorded_.end()) {
+      last = found->second;
+      auto text = recorded_content_.find(status.cluster);
+      if (text == recorded_content_.end()) {  // recorded by another process or replica
+        text = recorded_content_.emplace(status.cluster, core::StatusContentYaml(found->second))
+                   .first;
+      }
+      if (text->second == content) return absl::OkStatus();
+    }
+  }
   if (absl::Status s = deps_.store.Record(status, stop); !s.ok()) {
     if (!absl::IsCancelled(s)) {
       ModuleLogger("rollout")->warn("step=record error={}", LogValue(Text(s)));
@@ -132,6 +146,7 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
   }
   MutexLock lock(mu_);
   recorded_[status.cluster] = status;
+  recorded_content_[status.cluster] = std::move(content);
   return absl::OkStatus();
 }
 

@@ -128,6 +128,9 @@ class RolloutReconciler final : public ClusterReconciler {
   const RolloutReconcilerOptions options_;
   mutable Mutex mu_;
   std::map<std::string, core::ClusterStatus> recorded_ ABSL_GUARDED_BY(mu_);
+  // core::StatusContentYaml of each status this process recorded, so that telling whether a
+  // new status changes anything renders only the new one (once per look at a cluster).
+  std::map<std::string, std::string> recorded_content_ ABSL_GUARDED_BY(mu_);
   // Each cluster's last observation of every node, for following the nodes in flight.
   std::map<std::string, core::ObservedCluster> last_observed_ ABSL_GUARDED_BY(mu_);
   k8s_upgrade::KubernetesUpgradeRunner* kubernetes_upgrades_ = nullptr;

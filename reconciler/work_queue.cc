@@ -1,23 +1,32 @@
 #include "reconciler/work_queue.h"
 
 namespace tr::reconciler {
-namespace {
 
-void KeepEarliest(std::map<std::string, WorkQueue::TimePoint>& due, const std::string& key,
-                  WorkQueue::TimePoint when) {
-  auto [it, inserted] = due.try_emplace(key, when);
-  if (!inserted && when < it->second) it->second = when;
+void WorkQueue::QueueLocked(const std::string& key, TimePoint when) {
+  auto [it, inserted] = due_.try_emplace(key, when);
+  if (!inserted) {
+    if (when >= it->second) return;
+    due_order_.erase({it->second, key});
+    it->second = when;
+  }
+  due_order_.emplace(when, key);
 }
 
-}  // namespace
+void WorkQueue::ChangedLocked() {
+  ++generation_;
+  timer_.notify_one();
+  if (!timer_kept_) idle_.notify_one();
+}
 
 void WorkQueue::AddAt(const std::string& key, TimePoint when) {
-  {
-    MutexLock lock(mu_);
-    KeepEarliest(processing_.contains(key) ? due_after_done_ : due_, key, when);
-    ++generation_;
+  MutexLock lock(mu_);
+  if (processing_.contains(key)) {
+    auto [it, inserted] = due_after_done_.try_emplace(key, when);
+    if (!inserted && when < it->second) it->second = when;
+  } else {
+    QueueLocked(key, when);
   }
-  changed_.notify_all();
+  ChangedLocked();
 }
 
 std::optional<std::string> WorkQueue::TryTake(TimePoint now) {
@@ -26,45 +35,54 @@ std::optional<std::string> WorkQueue::TryTake(TimePoint now) {
 }
 
 std::optional<std::string> WorkQueue::TakeLocked(TimePoint now) {
-  auto best = due_.end();
-  for (auto it = due_.begin(); it != due_.end(); ++it) {
-    if (it->second <= now && (best == due_.end() || it->second < best->second)) best = it;
-  }
-  if (best == due_.end()) return std::nullopt;
-  std::string key = best->first;
-  due_.erase(best);
+  if (due_order_.empty() || due_order_.begin()->first > now) return std::nullopt;
+  std::string key = due_order_.begin()->second;
+  due_order_.erase(due_order_.begin());
+  due_.erase(key);
   processing_.insert(key);
   return key;
 }
 
 std::optional<std::string> WorkQueue::Take(Env& env, std::stop_token stop) {
   MutexLock lock(mu_);
+  bool keeper = false;  // this worker keeps the timer
   while (!stop.stop_requested()) {
     const TimePoint now = env.Now();
-    if (auto key = TakeLocked(now)) return key;
+    if (auto key = TakeLocked(now)) {
+      // Leaving: the post goes to another idle worker (another key may be due already).
+      if (keeper) timer_kept_ = false;
+      if (!timer_kept_) idle_.notify_one();
+      return key;
+    }
+    if (!keeper && timer_kept_) {
+      idle_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !timer_kept_; });
+      continue;
+    }
+    keeper = timer_kept_ = true;
     // Wake when the earliest key falls due or the queue changes.
     const uint64_t seen = generation_;
     auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return generation_ != seen; };
     if (std::optional<TimePoint> next = NextDueLocked()) {
-      changed_.wait_for(lock, stop, *next - now, changed);
+      timer_.wait_for(lock, stop, *next - now, changed);
     } else {
-      changed_.wait(lock, stop, changed);
+      timer_.wait(lock, stop, changed);
     }
+  }
+  if (keeper) {
+    timer_kept_ = false;
+    idle_.notify_one();
   }
   return std::nullopt;
 }
 
 void WorkQueue::Done(const std::string& key) {
-  {
-    MutexLock lock(mu_);
-    processing_.erase(key);
-    if (auto it = due_after_done_.find(key); it != due_after_done_.end()) {
-      KeepEarliest(due_, key, it->second);
-      due_after_done_.erase(it);
-    }
-    ++generation_;
+  MutexLock lock(mu_);
+  processing_.erase(key);
+  if (auto it = due_after_done_.find(key); it != due_after_done_.end()) {
+    QueueLocked(key, it->second);
+    due_after_done_.erase(it);
   }
-  changed_.notify_all();
+  ChangedLocked();
 }
 
 std::optional<WorkQueue::TimePoint> WorkQueue::NextDue() const {
@@ -73,11 +91,8 @@ std::optional<WorkQueue::TimePoint> WorkQueue::NextDue() const {
 }
 
 std::optional<WorkQueue::TimePoint> WorkQueue::NextDueLocked() const {
-  std::optional<TimePoint> next;
-  for (const auto& [key, when] : due_) {
-    if (!next || when < *next) next = when;
-  }
-  return next;
+  if (due_order_.empty()) return std::nullopt;
+  return due_order_.begin()->first;
 }
 
 }  // namespace tr::reconciler

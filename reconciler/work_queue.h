@@ -4,6 +4,11 @@
 // reconcile; a key added while it is being processed is handed out again after Done, so two
 // reconciles of one cluster never run at once and no trigger is lost.
 //
+// Many workers (hundreds, for a large fleet rolling out at once) wait in Take without a
+// thundering herd: one idle worker at a time keeps the timer (waits for the earliest due key
+// or a change), the others sleep until it leaves that post; a change wakes only the timer
+// keeper, and a keeper that takes a key hands the post to one other idle worker.
+//
 // Thread-safe. Time is passed in; Take reads it from an Env whose clock moves by itself.
 #pragma once
 
@@ -16,6 +21,7 @@
 #include <set>
 #include <stop_token>
 #include <string>
+#include <utility>
 
 #include "gitsource/env.h"
 #include "gitsource/mutex.h"
@@ -44,12 +50,19 @@ class WorkQueue {
  private:
   std::optional<std::string> TakeLocked(TimePoint now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<TimePoint> NextDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void QueueLocked(const std::string& key, TimePoint when) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Marks a change and wakes the timer keeper (only it: the others wait for the post).
+  void ChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable Mutex mu_;
-  std::condition_variable_any changed_;
-  // Queued keys and when they are due; keys handed out, not yet Done; triggers that came
-  // while their key was processed; a generation bumped on every change, which wakes Take.
+  std::condition_variable_any timer_;  // the timer keeper waits here
+  std::condition_variable_any idle_;   // other idle workers wait here for the post
+  bool timer_kept_ ABSL_GUARDED_BY(mu_) = false;
+  // Queued keys and when they are due (by key, and in due order); keys handed out, not yet
+  // Done; triggers that came while their key was processed; a generation bumped on every
+  // change, which wakes the timer keeper.
   std::map<std::string, TimePoint> due_ ABSL_GUARDED_BY(mu_);
+  std::set<std::pair<TimePoint, std::string>> due_order_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> processing_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, TimePoint> due_after_done_ ABSL_GUARDED_BY(mu_);
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;

@@ -1,6 +1,7 @@
 // What the end-to-end benchmarks share: a fleet of many
-// 5-node clusters with explicit loopback addresses, raising the descriptor limit, and waiting
-// until every cluster of a fleet is Ready.
+// 5-node clusters with explicit loopback addresses, raising the descriptor limit, waiting
+// until every cluster of a fleet is Ready, and setting up a world at rest (fleet, profiles,
+// daemon, every cluster Ready) before a benchmark changes something.
 //
 // Thread-compatible.
 #pragma once
@@ -9,6 +10,10 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,6 +73,45 @@ inline absl::Status WaitAllReady(E2eWorld& world, const std::vector<std::string>
   if (done) return absl::OkStatus();
   return absl::DeadlineExceededError(
       fmt::format("{} of {} clusters Ready on {}", ready, names.size(), talos));
+}
+
+// A new directory /tmp/tr-bench-<name>-XXXXXX for one benchmark run; empty when none could be
+// made. The benchmark removes it when the run succeeded (a failed run's logs stay there).
+inline std::filesystem::path BenchDirectory(const std::string& name) {
+  std::string pattern = "/tmp/tr-bench-" + name + "-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr) return {};
+  return pattern;
+}
+
+// A world at rest, before the benchmark changes anything.
+struct AtRest {
+  std::vector<ClusterDef> fleet;
+  FleetOptions sim;
+  std::string talos;  // the version every node runs and every profile asks for
+  std::vector<std::string> policy = {};  // each profile's policy lines
+  std::map<std::string, std::string> files = {};  // more repository files (reconciler.yaml…)
+  std::function<void(DaemonOptions&)> daemon = {};
+  std::chrono::minutes timeout{2};  // for every cluster to be Ready
+};
+
+// Starts the simulator with `at_rest.fleet`, pushes a profile per cluster, starts the daemon,
+// and waits until every cluster is Ready. Returns the cluster names, in the fleet's order.
+inline absl::StatusOr<std::vector<std::string>> StartAtRest(E2eWorld& world,
+                                                            const AtRest& at_rest) {
+  if (auto st = world.StartFleet(at_rest.fleet, at_rest.sim); !st.ok()) return st;
+  std::vector<std::string> names;
+  std::map<std::string, ProfileDef> profiles;
+  for (const auto& c : at_rest.fleet) {
+    names.push_back(c.name);
+    profiles[c.name] = AtTalos(at_rest.talos, at_rest.policy);
+  }
+  world.PushProfiles(profiles, "initial profiles", at_rest.files);
+  if (auto st = world.StartDaemon(at_rest.daemon); !st.ok()) return st;
+  if (auto st = WaitAllReady(world, names, at_rest.talos, "", at_rest.timeout); !st.ok()) {
+    return absl::DeadlineExceededError(
+        fmt::format("before the change: {}\n{}", std::string(st.message()), world.Diagnostics()));
+  }
+  return names;
 }
 
 }  // namespace tr::e2e

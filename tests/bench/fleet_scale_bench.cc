@@ -3,17 +3,21 @@
 // real talos-reconciler daemon rolls them all out against one talos-sim process. Prints the wall
 // time from the push until every cluster is Ready on the status branch, relative to one cluster
 // alone (measured first, the same way), and the daemon's CPU seconds and peak RSS (from /proc),
-// beside the simulator's.
+// beside the simulator's, and how busy the whole machine was meanwhile (from /proc/stat: the
+// git server and anything else running count too).
 //
 // Usage: fleet_scale_bench [--clusters N] [--time-scale X (default 0.1: 3 s per node)]
-//        [--workers N (the daemon's --workers, default 4)]
+//        [--workers N (the daemon's --workers, default: one per cluster, at most 256)]
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <utility>
 
 #include "fmt/format.h"
 #include "tests/bench/bench_support.h"
@@ -29,63 +33,71 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   int clusters = 200;
   double time_scale = 0.1;
-  int workers = 4;
+  int workers = 0;  // 0: one per cluster, at most 256
 };
 
 struct Result {
   double wall_seconds = 0;
   ProcessUsage daemon_before;  // at the push
   ProcessUsage daemon_after;   // when every cluster is Ready
+  ProcessUsage sim_before;
   ProcessUsage sim_after;
+  double machine_busy = 0;  // share of all cores' time busy during the rollout
   int not_once = 0;  // nodes not upgraded exactly once
 };
+
+// Busy and total time of all cores so far (/proc/stat's first line, in ticks).
+std::pair<double, double> MachineTicks() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  stat >> cpu;
+  double total = 0, idle = 0, value = 0;
+  for (int field = 0; field < 8 && stat >> value; ++field) {
+    total += value;
+    if (field == 3 || field == 4) idle += value;  // idle, iowait
+  }
+  return {total - idle, total};
+}
 
 absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
                                 const Options& options) {
   E2eWorld world(dir);
-  const auto fleet = LargeFleet(clusters, "1.11.6");
-  if (auto st = world.StartFleet(
-          fleet, {.time_scale = options.time_scale, .refuse_connections_while_down = false});
-      !st.ok()) {
-    return st;
-  }
-  std::vector<std::string> names;
-  std::map<std::string, ProfileDef> before, after;
-  for (const auto& c : fleet) {
-    names.push_back(c.name);
-    before[c.name] = AtTalos("1.11.6");
-    after[c.name] = AtTalos("1.12.0");
-  }
-  world.PushProfiles(before, "initial profiles",
-                     {{"reconciler.yaml", RepositoryDefaultsYaml("30m")}});
-  if (auto st = world.StartDaemon([&](DaemonOptions& d) {
-        d.workers = options.workers;
-        d.node_poll_interval = "200ms";
-        d.resync = "1m";
-      });
-      !st.ok()) {
-    return st;
-  }
-  if (auto st = WaitAllReady(world, names, "1.11.6", "", std::chrono::minutes(10)); !st.ok()) {
-    return absl::DeadlineExceededError(
-        fmt::format("before the change: {}\n{}", std::string(st.message()), world.Diagnostics()));
-  }
+  absl::StatusOr<std::vector<std::string>> names = StartAtRest(
+      world, {.fleet = LargeFleet(clusters, "1.11.6"),
+              .sim = {.time_scale = options.time_scale, .refuse_connections_while_down = false},
+              .talos = "1.11.6",
+              .files = {{"reconciler.yaml", RepositoryDefaultsYaml("30m")}},
+              .daemon =
+                  [&](DaemonOptions& d) {
+                    d.workers = options.workers;
+                    d.node_poll_interval = "200ms";
+                    d.resync = "1m";
+                  },
+              .timeout = std::chrono::minutes(10)});
+  if (!names.ok()) return names.status();
+  std::map<std::string, ProfileDef> after;
+  for (const auto& name : *names) after[name] = AtTalos("1.12.0");
   const uint64_t since = LastSeq(world.Journal());
   Result result;
   const std::string commit = world.PushProfiles(after, "every cluster: Talos 1.12.0");
   const auto pushed = Clock::now();
+  const auto machine_before = MachineTicks();
   if (auto usage = ReadProcessUsage(world.daemon().pid()); usage.ok()) {
     result.daemon_before = *usage;
   }
-  if (auto st = WaitAllReady(world, names, "1.12.0", commit, std::chrono::minutes(60)); !st.ok()) {
+  if (auto usage = ReadProcessUsage(world.sim().pid()); usage.ok()) result.sim_before = *usage;
+  if (auto st = WaitAllReady(world, *names, "1.12.0", commit, std::chrono::minutes(60)); !st.ok()) {
     return absl::DeadlineExceededError(
         fmt::format("the rollout: {}\n{}", std::string(st.message()), world.Diagnostics()));
   }
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - pushed).count();
+  const auto machine_after = MachineTicks();
+  result.machine_busy = (machine_after.first - machine_before.first) /
+                        std::max(1.0, machine_after.second - machine_before.second);
   if (auto usage = ReadProcessUsage(world.daemon().pid()); usage.ok()) result.daemon_after = *usage;
   if (auto usage = ReadProcessUsage(world.sim().pid()); usage.ok()) result.sim_after = *usage;
   const auto& journal = world.Journal();
-  for (const auto& name : names) {
+  for (const auto& name : *names) {
     for (const auto& span : UpgradeSpans(journal, name, since)) {
       result.not_once += span.version_changes.size() != 1 || span.upgrade_calls_ok != 1;
     }
@@ -96,20 +108,20 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
 void Print(const char* label, int clusters, const Result& r) {
   std::printf(
       "%-22s %4d clusters, %5d nodes: wall %7.2f s; daemon %6.2f CPU s (rollout), "
-      "%6.2f CPU s (all), peak RSS %6.1f MiB, %d threads; talos-sim %6.2f CPU s, "
-      "RSS %6.1f MiB\n",
+      "%6.2f CPU s (all), peak RSS %6.1f MiB, %d threads; talos-sim %6.2f CPU s (rollout), "
+      "%6.2f CPU s (all), RSS %6.1f MiB; machine %3.0f%% busy during the rollout\n",
       label, clusters, clusters * 5, r.wall_seconds,
       r.daemon_after.cpu_seconds - r.daemon_before.cpu_seconds, r.daemon_after.cpu_seconds,
       static_cast<double>(r.daemon_after.peak_rss_kib) / 1024, r.daemon_after.threads,
-      r.sim_after.cpu_seconds, static_cast<double>(r.sim_after.rss_kib) / 1024);
+      r.sim_after.cpu_seconds - r.sim_before.cpu_seconds, r.sim_after.cpu_seconds,
+      static_cast<double>(r.sim_after.rss_kib) / 1024, 100 * r.machine_busy);
   std::fflush(stdout);
 }
 
 int Run(const Options& options) {
   RaiseFileLimit();
-  char pattern[] = "/tmp/tr-bench-fleet-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) return 1;
-  const std::filesystem::path dir = pattern;
+  const std::filesystem::path dir = BenchDirectory("fleet");
+  if (dir.empty()) return 1;
   std::printf(
       "every cluster: 3 control planes + 2 workers, Talos 1.11.6 -> 1.12.0, time scale %g "
       "(%.1f s per node), daemon --workers %d\n",
@@ -132,11 +144,13 @@ int Run(const Options& options) {
   std::fflush(stdout);
   PrintBenchRow(fmt::format("{} clusters × 5 nodes at once ÷ one cluster alone", options.clusters),
                 "≤ 1.10", fmt::format("{:.2f}", ratio), ratio <= 1.10,
-                fmt::format("time scale {}; daemon {:.0f} CPU s, talos-sim {:.0f} CPU s, "
-                            "daemon peak RSS {:.0f} MiB",
-                            options.time_scale,
+                fmt::format("time scale {}, --workers {}; in the rollout daemon {:.0f} CPU s, "
+                            "talos-sim {:.0f} CPU s, machine {:.0f}% busy; daemon peak RSS "
+                            "{:.0f} MiB",
+                            options.time_scale, options.workers,
                             many->daemon_after.cpu_seconds - many->daemon_before.cpu_seconds,
-                            many->sim_after.cpu_seconds,
+                            many->sim_after.cpu_seconds - many->sim_before.cpu_seconds,
+                            100 * many->machine_busy,
                             static_cast<double>(many->daemon_after.peak_rss_kib) / 1024));
   std::filesystem::remove_all(dir);
   if (one->not_once + many->not_once > 0) {
@@ -164,5 +178,6 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (options.workers == 0) options.workers = std::min(options.clusters, 256);
   return tr::e2e::Run(options);
 }

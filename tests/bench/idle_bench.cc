@@ -14,6 +14,7 @@
 //        measurement window, default 30 s)]
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -45,19 +46,22 @@ struct Result {
   long reconciles = 0;
 };
 
-// talos_reconciler_reconciles_total from /metrics; -1 when it cannot be read.
+// talos_reconciler_reconciles_total from /metrics, summed over its outcomes; -1 when it cannot
+// be read.
 long Reconciles(E2eWorld& world) {
   auto reply = world.daemon().Get("/metrics");
   if (!reply.ok()) return -1;
-  const std::string key = "talos_reconciler_reconciles_total ";
-  const size_t at = reply->body.find("\n" + key);
-  if (at == std::string::npos) return -1;
-  const size_t start = at + 1 + key.size();
-  long n = -1;
-  if (!absl::SimpleAtoi(reply->body.substr(start, reply->body.find('\n', start) - start), &n)) {
-    return -1;
+  const std::string key = "\ntalos_reconciler_reconciles_total";
+  long total = -1;
+  for (size_t at = reply->body.find(key); at != std::string::npos;
+       at = reply->body.find(key, at + 1)) {
+    const size_t end = reply->body.find('\n', at + 1);
+    const std::string line = reply->body.substr(at + 1, end - at - 1);
+    long n = 0;
+    if (!absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &n)) return -1;
+    total = std::max(total, 0L) + n;
   }
-  return n;
+  return total;
 }
 
 size_t Calls(E2eWorld& world) {
@@ -69,25 +73,19 @@ size_t Calls(E2eWorld& world) {
 absl::StatusOr<Result> Measure(const std::filesystem::path& dir, int clusters,
                                const Options& options) {
   E2eWorld world(dir);
-  const std::vector<ClusterDef> fleet = LargeFleet(clusters, "1.11.6");
-  std::map<std::string, ProfileDef> profiles;
-  std::vector<std::string> names;
-  for (const auto& c : fleet) {
-    profiles[c.name] = AtTalos("1.11.6");
-    names.push_back(c.name);
-  }
-  if (auto st = world.StartFleet(fleet, {.time_scale = 0.1}); !st.ok()) return st;
-  world.PushProfiles(profiles, "profiles", {{"reconciler.yaml", RepositoryDefaultsYaml("30m")}});
-  if (auto st = world.StartDaemon([&](DaemonOptions& d) {
-        d.resync = "1s";
-        d.poll_interval = "1m";
-        d.workers = 4;
-      });
-      !st.ok()) {
-    return st;
-  }
-  if (auto st = WaitAllReady(world, names, "1.11.6", "", std::chrono::minutes(15)); !st.ok()) {
-    return st;
+  if (auto names = StartAtRest(world, {.fleet = LargeFleet(clusters, "1.11.6"),
+                                       .sim = {.time_scale = 0.1},
+                                       .talos = "1.11.6",
+                                       .files = {{"reconciler.yaml", RepositoryDefaultsYaml("30m")}},
+                                       .daemon =
+                                           [&](DaemonOptions& d) {
+                                             d.resync = "1s";
+                                             d.poll_interval = "1m";
+                                             d.workers = 4;
+                                           },
+                                       .timeout = std::chrono::minutes(15)});
+      !names.ok()) {
+    return names.status();
   }
   // Settle: the first reconciles fetched kubeconfigs and wrote the first status.
   const long warm = Reconciles(world);
@@ -126,9 +124,8 @@ void Print(const Result& r) {
 
 int Run(const Options& options) {
   RaiseFileLimit();
-  char pattern[] = "/tmp/tr-bench-idle-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) return 1;
-  const std::filesystem::path dir = pattern;
+  const std::filesystem::path dir = BenchDirectory("idle");
+  if (dir.empty()) return 1;
   auto one = Measure(dir / "one", 1, options);
   if (!one.ok()) {
     std::fprintf(stderr, "1 cluster: %s\n", std::string(one.status().message()).c_str());

@@ -72,9 +72,8 @@ NodeTime OwnTime(const std::vector<JournalLine>& journal, const NodeUpgradeSpan&
 }
 
 int Run(const Options& options) {
-  char pattern[] = "/tmp/tr-bench-overhead-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) return 1;
-  const std::filesystem::path dir = pattern;
+  const std::filesystem::path dir = BenchDirectory("overhead");
+  if (dir.empty()) return 1;
   int rc = 0;
   {
     E2eWorld world(dir);
@@ -83,24 +82,16 @@ int Run(const Options& options) {
                    world.Diagnostics().c_str());
       return 1;
     };
-    if (auto st = world.StartFleet(
-            {MakeCluster("bench", 3, 2, "1.11.6")},
-            {.time_scale = options.time_scale, .refuse_connections_while_down = false});
-        !st.ok()) {
-      return fail(st);
-    }
-    world.PushProfiles({{"bench", AtTalos("1.11.6")}}, "initial profile",
-                       {{"reconciler.yaml", RepositoryDefaultsYaml("30m")}});
-    if (auto st = world.StartDaemon([&](DaemonOptions& d) {
-          d.node_poll_interval = options.node_poll_interval;
-          d.poll_interval = options.poll_interval;
-        });
-        !st.ok()) {
-      return fail(st);
-    }
-    if (auto st = world.WaitForReady("bench", "1.11.6", "", std::chrono::minutes(2)); !st.ok()) {
-      return fail(st.status());
-    }
+    auto at_rest = StartAtRest(
+        world, {.fleet = {MakeCluster("bench", 3, 2, "1.11.6")},
+                .sim = {.time_scale = options.time_scale, .refuse_connections_while_down = false},
+                .talos = "1.11.6",
+                .files = {{"reconciler.yaml", RepositoryDefaultsYaml("30m")}},
+                .daemon = [&](DaemonOptions& d) {
+                  d.node_poll_interval = options.node_poll_interval;
+                  d.poll_interval = options.poll_interval;
+                }});
+    if (!at_rest.ok()) return fail(at_rest.status());
     const uint64_t since = LastSeq(world.Journal());
     const std::string commit = world.PushProfiles({{"bench", AtTalos("1.12.0")}}, "Talos 1.12.0");
     const auto pushed = Clock::now();

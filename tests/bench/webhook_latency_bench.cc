@@ -24,7 +24,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/forge/hmac.h"
-#include "tests/bench/bench_row.h"
+#include "tests/bench/bench_support.h"
 #include "tests/support/e2e/e2e_world.h"
 #include "tests/support/e2e/journal_checks.h"
 
@@ -50,9 +50,8 @@ double Percentile(std::vector<double> values, double p) {
 }
 
 int Run(int rounds) {
-  char pattern[] = "/tmp/tr-bench-webhook-XXXXXX";
-  if (mkdtemp(pattern) == nullptr) return 1;
-  const std::filesystem::path dir = pattern;
+  const std::filesystem::path dir = BenchDirectory("webhook");
+  if (dir.empty()) return 1;
   int rc = 0;
   {
     E2eWorld world(dir);
@@ -61,29 +60,25 @@ int Run(int rounds) {
                    world.Diagnostics().c_str());
       return 1;
     };
-    if (auto st = world.StartFleet({MakeCluster("hooked", 1, 1, "1.11.6")}, {.time_scale = 0.05});
-        !st.ok()) {
-      return fail(st);
-    }
-    world.PushProfiles({{"hooked", AtTalos("1.11.6", {"settle: 0s"})}}, "initial profile");
-    const std::string host = world.sim().address_prefix() + ".251";
-    absl::StatusOr<int> port = FreePort(host);
-    if (!port.ok()) return fail(port.status());
     std::ofstream(dir / "webhook-secret") << kSecret << "\n";
-    if (auto st = world.StartDaemon([&](DaemonOptions& d) {
-          d.poll_interval = "1h";
-          d.resync = "1h";
-          d.log_level = "warn";
-          d.extra_args = {"--webhook-listen", fmt::format("{}:{}", host, *port),
-                          "--webhook-secret-file", (dir / "webhook-secret").string()};
-        });
-        !st.ok()) {
-      return fail(st);
-    }
-    if (auto st = world.WaitForReady("hooked", "1.11.6", "", std::chrono::minutes(2)); !st.ok()) {
-      return fail(st.status());
-    }
-    httplib::Client client(host, *port);
+    std::string host;  // beside the fleet's nodes, known once the simulator runs
+    int port = 0;
+    auto at_rest = StartAtRest(
+        world, {.fleet = {MakeCluster("hooked", 1, 1, "1.11.6")},
+                .sim = {.time_scale = 0.05},
+                .talos = "1.11.6",
+                .policy = {"settle: 0s"},
+                .daemon = [&](DaemonOptions& d) {
+                  host = world.sim().address_prefix() + ".251";
+                  port = FreePort(host).value_or(0);  // 0: the daemon cannot listen, and says so
+                  d.poll_interval = "1h";
+                  d.resync = "1h";
+                  d.log_level = "warn";
+                  d.extra_args = {"--webhook-listen", fmt::format("{}:{}", host, port),
+                                  "--webhook-secret-file", (dir / "webhook-secret").string()};
+                }});
+    if (!at_rest.ok()) return fail(at_rest.status());
+    httplib::Client client(host, port);
     std::vector<double> latencies_ms;
     int idle_calls = 0;
     uint64_t last_seen = LastSeq(world.Journal());

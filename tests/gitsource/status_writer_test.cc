@@ -211,6 +211,29 @@ TEST_F(StatusWriterTest, RejectedPushIsReappliedOnTheNewTipAfterABackoff) {
   EXPECT_EQ(env_.slept, std::vector<milliseconds>{milliseconds(150)});
 }
 
+TEST_F(StatusWriterTest, AfterItsOwnPushAForeignPushIsFollowedAtOnceAndNothingIsLost) {
+  // The second write is built on the writer's own last commit without a fetch; someone else
+  // pushed meanwhile, so that push is refused and the writer fetches and builds again at once
+  // (no backoff: the refusal came from its own stale tip, not from a race).
+  ASSERT_TRUE(writer_->Write({{{"status/prod.yaml", "phase: Ready\n"}}, "prod: Ready"}).ok());
+  const std::string ours = StatusTip();
+  ASSERT_TRUE(writer_->Write({{{"status/prod.yaml", "phase: Upgrading\n"}}, "prod: 1/5"}).ok());
+  EXPECT_EQ(upstream_.GitBare({"rev-parse", StatusTip() + "^"}), ours);
+  // Someone else's clone, up to date, pushes on top.
+  upstream_.Git({"fetch", "--quiet", "origin"});
+  upstream_.Git({"checkout", "--quiet", "-B", kStatusBranch, "origin/" + std::string(kStatusBranch)});
+  const std::string theirs = ForeignStatusCommit("status/other.yaml", "theirs\n");
+  absl::StatusOr<StatusCommit> written =
+      writer_->Write({{{"status/prod.yaml", "phase: Ready 2\n"}}, "prod: Ready"});
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_EQ(StatusTip(), written->commit);
+  EXPECT_EQ(upstream_.GitBare({"rev-parse", written->commit + "^"}), theirs);
+  EXPECT_EQ(Show(written->commit + ":status/other.yaml"), "theirs");
+  EXPECT_EQ(Show(written->commit + ":status/prod.yaml"), "phase: Ready 2");
+  EXPECT_TRUE(env_.slept.empty());
+  EXPECT_EQ(StatusCommits(), 4);
+}
+
 TEST_F(StatusWriterTest, GivesUpAfterTheLastAttemptWithoutForcing) {
   const std::string theirs = ForeignStatusCommit("status/other.yaml", "theirs\n");
   InstallPreReceiveHook("echo 'not today' >&2\nexit 1\n");

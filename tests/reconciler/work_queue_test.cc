@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <set>
 #include <thread>
+#include <vector>
+
+#include "fmt/format.h"
 
 namespace tr::reconciler {
 namespace {
@@ -65,6 +70,42 @@ TEST(WorkQueueTest, BlockingTakeWakesForAnEarlierKey) {
   q.AddAt("now", Env::Default().Now());
   taker.join();
   EXPECT_EQ(got, "now");
+}
+
+TEST(WorkQueueTest, ManyIdleWorkersTakeEveryKeyOnceNowAndWhenDue) {
+  // Idle workers wait for the timer post one at a time: a burst of keys due now, then keys
+  // that fall due later with no change to wake anyone, must all be taken, each once.
+  WorkQueue q;
+  std::stop_source stop;
+  std::mutex mu;
+  std::multiset<std::string> taken;
+  std::vector<std::jthread> workers;
+  for (int i = 0; i < 8; ++i) {
+    workers.emplace_back([&] {
+      while (std::optional<std::string> key = q.Take(Env::Default(), stop.get_token())) {
+        std::lock_guard lock(mu);
+        taken.insert(*key);
+      }  // never Done: each key is taken at most once
+    });
+  }
+  const auto now = Env::Default().Now();
+  for (int i = 0; i < 6; ++i) q.AddAt(fmt::format("now-{}", i), now);
+  for (int i = 0; i < 6; ++i) q.AddAt(fmt::format("later-{}", i), now + 50ms * (i + 1));
+  const auto deadline = Env::Default().Now() + 10s;
+  while (Env::Default().Now() < deadline) {
+    {
+      std::lock_guard lock(mu);
+      if (taken.size() == 12) break;
+    }
+    std::this_thread::yield();
+  }
+  stop.request_stop();
+  workers.clear();
+  ASSERT_EQ(taken.size(), 12u);
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(taken.count(fmt::format("now-{}", i)), 1u);
+    EXPECT_EQ(taken.count(fmt::format("later-{}", i)), 1u);
+  }
 }
 
 }  // namespace

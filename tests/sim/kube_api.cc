@@ -99,6 +99,10 @@ absl::StatusOr<std::unique_ptr<KubeApiServer>> KubeApiServer::Start(SimCluster* 
   EVP_PKEY_free(key);
   if (!api->server_->is_valid()) return absl::InternalError("kube api: TLS setup failed");
   api->server_->new_task_queue = [] { return new httplib::ThreadPool(4); };
+  // A kube-apiserver keeps a client's connection open for many requests (httplib's default
+  // closes it after 5, so a reconciler polling every few hundred ms would pay a TLS handshake
+  // on both sides every few polls).
+  api->server_->set_keep_alive_max_count(1000);
   api->Routes();
   if (!api->server_->bind_to_port(address, port)) {
     return absl::UnavailableError(fmt::format("kube api: cannot bind {}:{}", address, port));
