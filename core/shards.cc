@@ -28,4 +28,38 @@ int FairShare(int shards, int replicas) {
   return (shards + replicas - 1) / replicas;
 }
 
+std::string MemberLeaseName(std::string_view base, std::string_view identity) {
+  return fmt::format("{}-member-{}", base, identity);
+}
+
+std::set<std::string> LiveMembers(const std::vector<Member>& members, std::string_view self,
+                                  std::chrono::system_clock::time_point now,
+                                  std::chrono::milliseconds skew_margin) {
+  std::set<std::string> live = {std::string(self)};
+  for (const Member& m : members) {
+    if (!m.identity.empty() && m.renewed + m.duration + skew_margin > now) live.insert(m.identity);
+  }
+  return live;
+}
+
+ShareStep NextShareStep(const ShardCensus& census, std::string_view self) {
+  const auto mine_it = census.held.find(std::string(self));
+  const int mine = mine_it == census.held.end() ? 0 : mine_it->second;
+  const int replicas = static_cast<int>(census.held.size() + (mine_it == census.held.end()));
+  const int floor = census.shards / replicas;
+  const int ceil = FairShare(census.shards, replicas);
+  bool starving = false;  // another live replica below floor
+  std::string richest;    // most shards; the smallest identity among equals
+  int most = -1;
+  for (const auto& [identity, count] : census.held) {  // ascending identities
+    if (identity != self && count < floor) starving = true;
+    if (count > most) most = count, richest = identity;
+  }
+  ShareStep step;
+  step.take = census.free > 0 && mine < (starving ? floor : ceil);
+  step.give_back =
+      mine > ceil || (starving && census.free == 0 && mine > floor && richest == self);
+  return step;
+}
+
 }  // namespace tr::core
