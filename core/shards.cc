@@ -18,6 +18,11 @@ int ShardOf(std::string_view cluster, int shards) {
   return static_cast<int>(Fnv1a32(cluster) % static_cast<uint32_t>(shards));
 }
 
+int ShardOf(std::string_view cluster, std::optional<int> pinned, int shards) {
+  if (pinned && *pinned >= 0 && *pinned < shards) return *pinned;
+  return ShardOf(cluster, shards);
+}
+
 std::string ShardLeaseName(std::string_view base, int shard, int shards) {
   if (shards <= 1) return std::string(base);
   return fmt::format("{}-shard-{}", base, shard);

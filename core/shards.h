@@ -4,7 +4,8 @@
 // A cluster's shard is the 32-bit FNV-1a hash of its name (the bytes of metadata.name, offset
 // basis 2166136261, prime 16777619) modulo the number of shards. It depends on nothing but the
 // name and the count, so every replica, every version and every restart agrees on it; changing
-// `--shards` moves clusters between shards (the Leases of the new count decide who acts).
+// `--shards` moves clusters between shards (the Leases of the new count decide who acts). A
+// profile may pin its cluster to a shard instead (spec.shard), e.g. to keep two clusters apart.
 //
 // Presence: every replica also renews a membership Lease of its own, so a replica that holds no
 // shard yet (one started after the others took them all) is counted. The shares follow from
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,6 +34,9 @@ uint32_t Fnv1a32(std::string_view text);
 
 // The shard of `cluster` among `shards` (>= 1): Fnv1a32(cluster) % shards.
 int ShardOf(std::string_view cluster, int shards);
+// The shard of a cluster whose profile may pin it (spec.shard): `pinned` when it is one of the
+// shards, else ShardOf(cluster, shards).
+int ShardOf(std::string_view cluster, std::optional<int> pinned, int shards);
 
 // The Lease of `shard`: `base` itself when there is one shard (plain leader election),
 // "<base>-shard-<shard>" otherwise.

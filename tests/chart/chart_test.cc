@@ -205,7 +205,7 @@ TEST_F(ChartTest, ReplicasNeedLeaderElectionWhichGrantsLeasesAndNamesThePod) {
   EXPECT_EQ(rules[0]["resources"][0].as<std::string>(), "leases");
   std::vector<std::string> verbs;
   for (const YAML::Node& verb : rules[0]["verbs"]) verbs.push_back(verb.as<std::string>());
-  EXPECT_EQ(verbs, (std::vector<std::string>{"get", "create", "update"}));
+  EXPECT_EQ(verbs, (std::vector<std::string>{"get", "list", "create", "update"}));
   EXPECT_FALSE(objects.contains("ClusterRole/r-talos-reconciler"));
   EXPECT_EQ(objects.at("RoleBinding/r-talos-reconciler")["subjects"][0]["name"].as<std::string>(),
             "r-talos-reconciler");
