@@ -24,6 +24,7 @@ enum class ValidateFormat { kText, kGithub };
 struct ValidateOptions {
   std::filesystem::path dir = ".";
   ValidateFormat format = ValidateFormat::kText;
+  int shards = 0;  // as `run --shards`: spec.shard must be below it (0: not checked)
 };
 
 // Prints every problem as `file:line:column: field.path: message` (or as GitHub Actions
@@ -46,6 +47,7 @@ struct PlanOptions {
   // As the daemon's --kubernetes-upgrade-mode: false ("off") marks Kubernetes steps, and every
   // step after one, as not run by the daemon.
   bool kubernetes_upgrades = true;
+  int shards = 0;  // as `run --shards`: spec.shard must be below it (0: not checked)
 };
 
 // Prints the plan of every cluster, observed from the file or, with `credentials_dir`, live
