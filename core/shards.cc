@@ -61,7 +61,8 @@ ShareStep NextShareStep(const ShardCensus& census, std::string_view self) {
     if (count > most) most = count, richest = identity;
   }
   ShareStep step;
-  step.take = census.free > 0 && mine < (starving ? floor : ceil);
+  step.take = (census.free > 0 && mine < (starving ? floor : ceil)) ||
+              (census.stale_free > 0 && mine < ceil);
   step.give_back =
       mine > ceil || (starving && census.free == 0 && mine > floor && richest == self);
   return step;

@@ -68,6 +68,9 @@ struct ShardCensus {
   int shards = 1;
   std::map<std::string, int> held;  // every live replica (self included) -> shards it holds
   int free = 0;                     // shards no live replica holds
+  // Of those, the ones free for a lease duration already: the replica they were left for did
+  // not take them, so any replica below ceil(S/R) may.
+  int stale_free = 0;
 };
 
 // What the replica `self` does this round (see the top of this file).

@@ -81,6 +81,7 @@ core::ShardCensus ShardElector::Census(const std::vector<core::Member>& members,
     const Shard& s = shards_[static_cast<size_t>(i)];
     if (Free(i, now)) {
       ++census.free;
+      if (now - s.observed_at >= options_.timings.lease_duration) ++census.stale_free;
     } else if (s.observed && !s.observed->holder.empty()) {
       ++census.held[s.observed->holder];  // a holder without a member Lease counts too
     }

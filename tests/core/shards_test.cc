@@ -77,6 +77,11 @@ TEST(ShardsTest, ALateReplicaIsGivenAShareOneShardAtATime) {
   EXPECT_FALSE(NextShareStep(census, "a").take);
   EXPECT_FALSE(NextShareStep(census, "b").take);
   EXPECT_FALSE(NextShareStep(census, "b").give_back);
+  // c did not take it for a lease duration (stuck, though its member Lease is renewed): a
+  // replica below ceil takes it rather than leave the shard without a holder.
+  census = {4, {{"a", 1}, {"b", 2}, {"c", 0}}, 1, 1};
+  EXPECT_TRUE(NextShareStep(census, "a").take);
+  EXPECT_FALSE(NextShareStep(census, "b").take);
   // Balanced: nobody moves.
   census = {4, {{"a", 1}, {"b", 2}, {"c", 1}}, 0};
   for (const char* r : {"a", "b", "c"}) {
