@@ -346,10 +346,10 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node,
-                        bool kubernetes_upgrades) {
+                        bool kubernetes_upgrades, int shards) {
   PlanPreview preview;
-  const core::ProfileSet set = DecodeProfiles(proposed);
-  const core::ProfileSet base = DecodeProfiles(trusted);
+  const core::ProfileSet set = DecodeProfiles(proposed, shards);
+  const core::ProfileSet base = DecodeProfiles(trusted, shards);
   std::map<std::string, std::string> before;
   for (const core::SourceFile& f : trusted) before[f.path] = f.content;
   bool all_changed = false;

@@ -70,11 +70,12 @@ struct PlanPreview {
 // `plan`. Every cluster is observed live with its endpoints and credentials from `trusted`,
 // never from the proposal, so a pull request cannot point the reconciler anywhere; a cluster
 // only the proposal has is planned as not observed. A change to reconciler.yaml changes every
-// cluster; a proposal that changes no profile has nothing in `changed`.
+// cluster; a proposal that changes no profile has nothing in `changed`. `shards` as
+// ValidateOptions::shards.
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node,
-                        bool kubernetes_upgrades = true);
+                        bool kubernetes_upgrades = true, int shards = 0);
 
 // A GitHub Actions workflow command's data or property, escaped as the runner expects.
 std::string EscapeGithubData(std::string_view text);
