@@ -111,6 +111,9 @@ struct ClusterProfile {
   PolicyOverrides policy_overrides;  // as written in the file
   Policy policy;                     // effective: defaults, then the file's overrides
   std::optional<Promotion> promotion;
+  // spec.shard: the shard the cluster is pinned to under `run --shards` (instead of the hash
+  // of its name; core/shards.h). Below the number of shards when one is known.
+  std::optional<int> shard;
 
   // The installer image reference for the desired version: "<talos_image>:v<version>".
   std::string InstallerImage() const;

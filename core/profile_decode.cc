@@ -149,7 +149,7 @@ void DecodeMetadata(const Field& field, std::string_view path, ClusterProfile& p
 
 void DecodeSpec(const Field& field, const ValidationOptions& options, ClusterProfile& profile) {
   MappingReader spec(field, {"endpoints", "credentials", "talos", "kubernetes", "nodes", "policy",
-                             "promotion"});
+                             "promotion", "shard"});
   if (!spec.ok()) return;
   DecodedNodes nodes = DecodeNodes(spec.Required("nodes"));
   profile.nodes = nodes.nodes;
@@ -167,6 +167,14 @@ void DecodeSpec(const Field& field, const ValidationOptions& options, ClusterPro
   profile.policy_overrides = DecodePolicy(spec.Optional("policy"), options);
   if (const Field promotion = spec.Optional("promotion"); promotion.present()) {
     profile.promotion = DecodePromotion(promotion);
+  }
+  const Field shard = spec.Optional("shard");
+  if (std::optional<int64_t> n = ReadInteger(shard, 0, 1023)) {
+    if (options.shards > 0 && *n >= options.shards) {
+      shard.Error(fmt::format("must be below the number of shards, {} (--shards)", options.shards));
+    } else {
+      profile.shard = static_cast<int>(*n);
+    }
   }
 }
 

@@ -26,6 +26,8 @@ struct SourceFile {
 struct ValidationOptions {
   // Tells whether an IANA time-zone name exists. Unset: only the name's syntax is checked.
   std::function<bool(std::string_view)> is_known_timezone;
+  // The number of shards (`--shards`) spec.shard must be below. 0: unknown; 0 to 1023 pass.
+  int shards = 0;
 };
 
 // A profile file that did not decode or validate.

@@ -46,6 +46,14 @@ void AddOutputFlag(CLI::App& cmd, std::string& output, const std::string& deprec
       ->group("");
 }
 
+// --shards of validate and plan: spec.shard is checked against the daemon's shard count.
+void AddShardsCheck(CLI::App* cmd, int& shards) {
+  cmd->add_option("--shards", shards,
+                  "As `run --shards`: each profile's spec.shard must be below it (default: "
+                  "not checked)")
+      ->check(CLI::Range(1, 1024));
+}
+
 void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& run) {
   CLI::App* cmd =
       app.add_subcommand("validate", "Check every profile in a checkout of a profile repository");
@@ -59,6 +67,7 @@ void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& 
   cmd->add_option("-o,--output,--format", options.format, "text, or github for Actions annotations")
       ->transform(CLI::CheckedTransformer(formats))
       ->option_text("text|github");
+  AddShardsCheck(cmd, options.shards);
   cmd->callback([&] { run = [&] { return RunValidate(options, std::cout, std::cerr); }; });
 }
 
@@ -70,6 +79,7 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
       "  talos-reconciler plan fleet --credentials-dir /etc/talos-reconciler/talos -o markdown\n"
       "  talos-reconciler plan fleet --observed observed.yaml -o json | jq '.clusters[].phase'");
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
+  AddShardsCheck(cmd, options.shards);
   CLI::Option* observed = cmd->add_option("--observed", options.observed_file,
                                           "YAML file with what the nodes run (see README)");
   CLI::Option* live = cmd->add_option("--credentials-dir", options.credentials_dir,

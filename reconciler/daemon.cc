@@ -257,6 +257,15 @@ int RunDaemon(const DaemonConfig& config) {
   }
   std::optional<lease::ShardedReconciler> sharded;
   if (*election) {
+    (*election)->elector().PinnedShards([&desired](const std::string& cluster) {
+      std::optional<int> pin;
+      if (std::shared_ptr<const DesiredSnapshot> now = desired.Current()) {
+        for (const core::ClusterProfile& p : now->profiles.profiles) {
+          if (p.name == cluster) pin = p.shard;
+        }
+      }
+      return pin;
+    });
     sharded.emplace(reconciler, (*election)->elector(), git_store,
                     [&](const std::string& cluster, std::optional<core::ClusterStatus> recorded) {
                       reconciler.Adopt(cluster, std::move(recorded));
@@ -269,7 +278,7 @@ int RunDaemon(const DaemonConfig& config) {
   controller_options.resync = config.resync;
   Controller controller(controller_options, marking, env);
   SourcePoller poller(
-      {config.poll_interval, config.poll_jitter},
+      {config.poll_interval, config.poll_jitter, config.shards > 1 ? config.shards : 0},
       {**source, desired, [&](const std::string& c) { controller.Enqueue(c); }, metrics, poll_env});
   if (*election) {
     // A shard just taken: its clusters are reconciled at once.
@@ -277,7 +286,7 @@ int RunDaemon(const DaemonConfig& config) {
       std::shared_ptr<const DesiredSnapshot> now = desired.Current();
       if (!now) return;
       for (const core::ClusterProfile& p : now->profiles.profiles) {
-        if (core::ShardOf(p.name, config.shards) == shard) controller.Enqueue(p.name);
+        if (core::ShardOf(p.name, p.shard, config.shards) == shard) controller.Enqueue(p.name);
       }
     });
   }

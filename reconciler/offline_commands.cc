@@ -27,14 +27,16 @@
 namespace tr::reconciler {
 namespace {
 
-core::ProfileSet DecodeProfiles(const std::vector<core::SourceFile>& files) {
+core::ProfileSet DecodeProfiles(const std::vector<core::SourceFile>& files, int shards = 0) {
   core::ValidationOptions options;
   options.is_known_timezone = IsKnownTimezone;
+  options.shards = shards;
   return core::DecodeProfileSet(files, options);
 }
 
 // Reads and decodes the repository at `dir`; nullopt (after printing why) when unreadable.
-std::optional<core::ProfileSet> LoadProfiles(const std::filesystem::path& dir, std::ostream& err) {
+std::optional<core::ProfileSet> LoadProfiles(const std::filesystem::path& dir, int shards,
+                                             std::ostream& err) {
   // "0 of 0 profiles valid" for a mistyped directory would pass a CI check that checks nothing.
   std::error_code ec;
   if (std::filesystem::is_directory(dir, ec) &&
@@ -48,7 +50,7 @@ std::optional<core::ProfileSet> LoadProfiles(const std::filesystem::path& dir, s
     err << "error: " << snapshot.status().message() << "\n";
     return std::nullopt;
   }
-  return DecodeProfiles(snapshot->files);
+  return DecodeProfiles(snapshot->files, shards);
 }
 
 core::Diagnostics AllDiagnostics(const core::ProfileSet& set) {
@@ -284,7 +286,7 @@ std::string EscapeGithubProperty(std::string_view text) {
 }
 
 int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream& err) {
-  std::optional<core::ProfileSet> set = LoadProfiles(options.dir, err);
+  std::optional<core::ProfileSet> set = LoadProfiles(options.dir, options.shards, err);
   if (!set) return kExitInvalid;
   const core::Diagnostics problems = AllDiagnostics(*set);
   for (const core::Diagnostic& d : problems) {
@@ -303,7 +305,7 @@ int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream&
 }
 
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
-  std::optional<core::ProfileSet> set = LoadProfiles(options.dir, err);
+  std::optional<core::ProfileSet> set = LoadProfiles(options.dir, options.shards, err);
   if (!set) return kExitInvalid;
   for (const core::Diagnostic& d : set->defaults_diagnostics) err << d.ToString() << "\n";
   const bool live = !options.credentials_dir.empty() || !options.talosconfig.empty();
@@ -337,10 +339,10 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node,
-                        bool kubernetes_upgrades) {
+                        bool kubernetes_upgrades, int shards) {
   PlanPreview preview;
-  const core::ProfileSet set = DecodeProfiles(proposed);
-  const core::ProfileSet base = DecodeProfiles(trusted);
+  const core::ProfileSet set = DecodeProfiles(proposed, shards);
+  const core::ProfileSet base = DecodeProfiles(trusted, shards);
   std::map<std::string, std::string> before;
   for (const core::SourceFile& f : trusted) before[f.path] = f.content;
   bool all_changed = false;

@@ -24,6 +24,7 @@ enum class ValidateFormat { kText, kGithub };
 struct ValidateOptions {
   std::filesystem::path dir = ".";
   ValidateFormat format = ValidateFormat::kText;
+  int shards = 0;  // as `run --shards`: spec.shard must be below it (0: not checked)
 };
 
 // Prints every problem as `file:line:column: field.path: message` (or as GitHub Actions
@@ -46,6 +47,7 @@ struct PlanOptions {
   // As the daemon's --kubernetes-upgrade-mode: false ("off") marks Kubernetes steps, and every
   // step after one, as not run by the daemon.
   bool kubernetes_upgrades = true;
+  int shards = 0;  // as `run --shards`: spec.shard must be below it (0: not checked)
 };
 
 // Prints the plan of every cluster, observed from the file or, with `credentials_dir`, live
@@ -68,11 +70,12 @@ struct PlanPreview {
 // `plan`. Every cluster is observed live with its endpoints and credentials from `trusted`,
 // never from the proposal, so a pull request cannot point the reconciler anywhere; a cluster
 // only the proposal has is planned as not observed. A change to reconciler.yaml changes every
-// cluster; a proposal that changes no profile has nothing in `changed`.
+// cluster; a proposal that changes no profile has nothing in `changed`. `shards` as
+// ValidateOptions::shards.
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node,
-                        bool kubernetes_upgrades = true);
+                        bool kubernetes_upgrades = true, int shards = 0);
 
 // A GitHub Actions workflow command's data or property, escaped as the runner expects.
 std::string EscapeGithubData(std::string_view text);

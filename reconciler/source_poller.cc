@@ -19,6 +19,7 @@ absl::Status SourcePoller::Publish(const std::string& commit) {
   if (!snapshot.ok()) return snapshot.status();
   core::ValidationOptions validation;
   validation.is_known_timezone = IsKnownTimezone;
+  validation.shards = options_.shards;
   auto next = std::make_shared<DesiredSnapshot>(
       DesiredSnapshot{commit, core::DecodeProfileSet(snapshot->files, validation)});
   ModuleLogger("git")->info("step=snapshot commit={} profiles={} invalid={}", commit.substr(0, 12),

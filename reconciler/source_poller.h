@@ -29,6 +29,7 @@ namespace tr::reconciler {
 struct SourcePollerOptions {
   std::chrono::milliseconds interval{std::chrono::seconds(60)};
   double jitter = 0.1;  // each wait is interval * (1 ± jitter), so replicas spread out
+  int shards = 0;       // --shards: a profile's spec.shard must be below it (0: not checked)
 };
 
 struct SourcePollerDeps {

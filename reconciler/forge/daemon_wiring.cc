@@ -54,7 +54,8 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
                              {config.credentials_dir, config.talosconfig},
                              config.node_name,
                              StatusUrl(config),
-                             config.kubernetes_upgrade_mode == "inprocess"});
+                             config.kubernetes_upgrade_mode == "inprocess",
+                             config.shards > 1 ? config.shards : 0});
   reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);
   return reporting;
 }

@@ -49,6 +49,7 @@ struct PullRequestFlowOptions {
   // Whether the daemon runs Kubernetes steps (--kubernetes-upgrade-mode inprocess): the plan
   // marks them "not-run" otherwise, as `plan` does.
   bool kubernetes_upgrades = true;
+  int shards = 0;  // --shards when above 1: each profile's spec.shard must be below it
 };
 
 class PullRequestFlow {

@@ -6,17 +6,27 @@
 
 namespace tr::reconciler::lease {
 
-absl::Status CheckHeld(ClusterOwnership& ownership, const std::string& cluster) {
-  if (ownership.Term(cluster)) return absl::OkStatus();
+namespace {
+
+absl::Status NotHeld(const std::string& cluster) {
   return absl::AbortedError(
       fmt::format("this replica no longer holds the lease of {}'s shard; not acting", cluster));
+}
+
+}  // namespace
+
+absl::Status CheckHeld(ClusterOwnership& ownership, const std::string& cluster) {
+  if (ownership.Term(cluster)) return absl::OkStatus();
+  return NotHeld(cluster);
 }
 
 absl::StatusOr<ActionResult> FencedExecutor::Execute(const core::ClusterProfile& profile,
                                                      const core::RolloutDecision& decision,
                                                      std::stop_token stop) {
-  if (absl::Status held = CheckHeld(ownership_, profile.name); !held.ok()) return held;
-  return inner_.Execute(profile, decision, stop);
+  if (!ownership_.BeginActing(profile.name)) return NotHeld(profile.name);
+  absl::StatusOr<ActionResult> result = inner_.Execute(profile, decision, stop);
+  ownership_.EndActing(profile.name);
+  return result;
 }
 
 absl::Status FencedStatusStore::Record(const core::ClusterStatus& status, std::stop_token stop) {

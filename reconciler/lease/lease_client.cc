@@ -2,6 +2,7 @@
 
 #include "core/timestamp.h"
 #include "fmt/format.h"
+#include "httplib.h"
 #include "nlohmann/json.hpp"
 
 namespace tr::reconciler::lease {
@@ -17,19 +18,25 @@ json ToJson(const std::string& name, const LeaseRecord& r) {
   if (r.renew_time) spec["renewTime"] = FormatMicroTime(*r.renew_time);
   json meta = {{"name", name}};
   if (!r.resource_version.empty()) meta["resourceVersion"] = r.resource_version;
+  if (!r.labels.empty()) meta["labels"] = r.labels;
   return {{"apiVersion", "coordination.k8s.io/v1"},
           {"kind", "Lease"},
           {"metadata", meta},
           {"spec", spec}};
 }
 
-absl::StatusOr<LeaseRecord> FromJson(const std::string& text, const std::string& what) {
-  const json obj = json::parse(text, nullptr, false);
+absl::StatusOr<LeaseRecord> FromObject(const json& obj, const std::string& what) {
   if (!obj.is_object() || !obj.contains("metadata") || !obj["metadata"].is_object()) {
     return absl::InternalError(fmt::format("lease {}: the answer is not a Lease", what));
   }
   LeaseRecord r;
   r.resource_version = obj["metadata"].value("resourceVersion", "");
+  const json labels = obj["metadata"].value("labels", json::object());
+  if (labels.is_object()) {
+    for (const auto& [key, value] : labels.items()) {
+      if (value.is_string()) r.labels[key] = value.get<std::string>();
+    }
+  }
   const json spec = obj.value("spec", json::object());
   if (!spec.is_object()) return absl::InternalError(fmt::format("lease {}: bad spec", what));
   const json holder = spec.value("holderIdentity", json());
@@ -49,6 +56,10 @@ absl::StatusOr<LeaseRecord> FromJson(const std::string& text, const std::string&
     *slot = *t;
   }
   return r;
+}
+
+absl::StatusOr<LeaseRecord> FromJson(const std::string& text, const std::string& what) {
+  return FromObject(json::parse(text, nullptr, false), what);
 }
 
 }  // namespace
@@ -110,6 +121,24 @@ absl::StatusOr<LeaseRecord> LeaseClient::Update(const std::string& name,
   absl::StatusOr<std::string> text = kube_.ReplaceObject(Path(name), ToJson(name, record).dump());
   if (!text.ok()) return text.status();
   return FromJson(*text, name);
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, LeaseRecord>>> LeaseClient::List(
+    const std::string& label_selector) {
+  absl::StatusOr<std::string> text = kube_.GetObject(
+      Path("") + "?labelSelector=" + httplib::detail::encode_query_param(label_selector));
+  if (!text.ok()) return text.status();
+  const json list = json::parse(*text, nullptr, false);
+  if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
+    return absl::InternalError("lease list: the answer is not a LeaseList");
+  }
+  std::vector<std::pair<std::string, LeaseRecord>> leases;
+  for (const json& item : list["items"]) {
+    absl::StatusOr<LeaseRecord> record = FromObject(item, "list");
+    if (!record.ok()) return record.status();
+    leases.emplace_back(item["metadata"].value("name", ""), *std::move(record));
+  }
+  return leases;
 }
 
 }  // namespace tr::reconciler::lease

@@ -11,8 +11,11 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "reconciler/kube/kube_client.h"
@@ -28,6 +31,7 @@ struct LeaseRecord {
   std::optional<TimePoint> renew_time;
   int transitions = 0;           // spec.leaseTransitions
   std::string resource_version;  // metadata.resourceVersion; empty before it is created
+  std::map<std::string, std::string> labels;  // metadata.labels (kept across updates)
 
   // The same holder, timings and transitions (resourceVersion aside): what an observer
   // compares to tell whether the holder is still renewing.
@@ -51,6 +55,9 @@ class LeaseClient {
   absl::StatusOr<LeaseRecord> Create(const std::string& name, const LeaseRecord& record);
   // Replaces `name` with `record`, conditional on record.resource_version.
   absl::StatusOr<LeaseRecord> Update(const std::string& name, const LeaseRecord& record);
+  // The Leases whose labels match `label_selector` ("key=value"), with their names.
+  absl::StatusOr<std::vector<std::pair<std::string, LeaseRecord>>> List(
+      const std::string& label_selector);
 
   const std::string& namespace_name() const { return namespace_; }
 

@@ -1,7 +1,6 @@
 #include "reconciler/lease/shard_elector.h"
 
 #include <algorithm>
-#include <set>
 
 #include "core/shards.h"
 #include "fmt/format.h"
@@ -11,6 +10,9 @@ namespace tr::reconciler::lease {
 namespace {
 
 std::string Text(const absl::Status& s) { return std::string(s.message()); }
+
+// The label of every membership Lease; its value is the election's Lease name.
+constexpr std::string_view kElectionLabel = "talos-reconciler/election";
 
 std::chrono::seconds WholeSeconds(std::chrono::milliseconds d) {
   return std::chrono::ceil<std::chrono::seconds>(d);
@@ -67,26 +69,80 @@ bool ShardElector::Free(int shard, TimePoint now) const {
   return s.observed_at + s.observed->duration <= now;
 }
 
-int ShardElector::FairShareNow(TimePoint now) const {
-  std::set<std::string> replicas = {options_.identity};
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    const Shard& s = shards_[i];
-    if (s.observed && !s.observed->holder.empty() && !Free(static_cast<int>(i), now)) {
-      replicas.insert(s.observed->holder);
+core::ShardCensus ShardElector::Census(const std::vector<core::Member>& members,
+                                       TimePoint now) const {
+  core::ShardCensus census;
+  census.shards = count_;
+  const auto margin = options_.timings.lease_duration - options_.timings.renew_deadline;
+  for (const std::string& identity : core::LiveMembers(members, options_.identity, now, margin)) {
+    census.held[identity] = 0;
+  }
+  for (int i = 0; i < count_; ++i) {
+    const Shard& s = shards_[static_cast<size_t>(i)];
+    if (Free(i, now)) {
+      ++census.free;
+      if (now - s.observed_at >= options_.timings.lease_duration) ++census.stale_free;
+    } else if (s.observed && !s.observed->holder.empty()) {
+      ++census.held[s.observed->holder];  // a holder without a member Lease counts too
     }
   }
-  return core::FairShare(options_.shards, static_cast<int>(replicas.size()));
+  return census;
+}
+
+void ShardElector::Heartbeat() {
+  const std::string name = core::MemberLeaseName(options_.lease_name, options_.identity);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const TimePoint sent = env_.Now();
+    LeaseRecord record = member_.value_or(LeaseRecord{});
+    record.holder = options_.identity;
+    record.duration = WholeSeconds(options_.timings.lease_duration);
+    if (!member_ || !record.acquire_time) record.acquire_time = sent;
+    record.renew_time = sent;
+    record.labels = {{std::string(kElectionLabel), options_.lease_name}};
+    absl::StatusOr<LeaseRecord> written =
+        member_ ? leases_.Update(name, record) : leases_.Create(name, record);
+    if (written.ok()) {
+      member_ = *std::move(written);
+      return;
+    }
+    if (!absl::IsAlreadyExists(written.status()) && !absl::IsAborted(written.status())) {
+      ModuleLogger("lease")->warn("lease={} step=member error={}", name,
+                                  LogValue(Text(written.status())));
+      return;
+    }
+    // Left by an earlier run of this identity, or written meanwhile: read it, write again.
+    absl::StatusOr<std::optional<LeaseRecord>> read = leases_.Get(name);
+    if (!read.ok()) return;
+    member_ = *read;
+  }
+}
+
+std::vector<core::Member> ShardElector::Members() {
+  absl::StatusOr<std::vector<std::pair<std::string, LeaseRecord>>> listed =
+      leases_.List(fmt::format("{}={}", kElectionLabel, options_.lease_name));
+  if (!listed.ok()) {
+    ModuleLogger("lease")->warn("step=members error={}", LogValue(Text(listed.status())));
+    return {};  // counted from the shard holders alone this round
+  }
+  std::vector<core::Member> members;
+  for (const auto& [name, record] : *listed) {
+    if (record.renew_time) members.push_back({record.holder, *record.renew_time, record.duration});
+  }
+  return members;
 }
 
 void ShardElector::Tick() {
   const int n = count_;
+  Heartbeat();
+  const std::vector<core::Member> members = Members();
   for (int i = 0; i < n; ++i) Observe(i, env_.Now());
   const TimePoint now = env_.Now();
   std::vector<int> mine, free;
-  int fair = 0;
+  core::ShardCensus census;
   {
     MutexLock lock(mu_);
-    fair = FairShareNow(now);
+    census = Census(members, now);
+    replicas_ = static_cast<int>(census.held.size());
     // Start the search for a free shard at a place of our own, so replicas starting together
     // mostly try different shards.
     const int offset =
@@ -102,14 +158,12 @@ void ShardElector::Tick() {
     }
   }
   std::sort(mine.begin(), mine.end());
-  for (size_t k = 0; k < mine.size(); ++k) {
-    if (static_cast<int>(k) < fair) {
-      Renew(mine[k]);
-    } else {
-      Release(mine[k]);  // beyond the share: another replica appeared
-    }
+  const core::ShareStep step = core::NextShareStep(census, options_.identity);
+  if (step.give_back && !mine.empty()) {
+    if (Release(mine.back(), /*voluntary=*/true)) mine.pop_back();
   }
-  if (static_cast<int>(mine.size()) >= fair) return;
+  for (int shard : mine) Renew(shard);
+  if (!step.take) return;
   for (int i : free) {
     if (Acquire(i)) break;  // one a round, so replicas starting together share
   }
@@ -196,12 +250,17 @@ bool ShardElector::Acquire(int shard) {
   return true;
 }
 
-void ShardElector::Release(int shard) {
+bool ShardElector::Release(int shard, bool voluntary) {
   LeaseRecord record;
   {
     MutexLock lock(mu_);
     Shard& s = shards_[static_cast<size_t>(shard)];
-    if (!s.observed || s.observed->holder != options_.identity) return;
+    if (!s.observed || s.observed->holder != options_.identity) return false;
+    if (voluntary && s.acting > 0) {
+      ModuleLogger("lease")->info("lease={} step=give-back-deferred acting={}", LeaseName(shard),
+                                  s.acting);
+      return false;  // a node operation is under way: give it back in a later round
+    }
     s.held_until = {};  // stop acting before giving it back
     record = *s.observed;
   }
@@ -213,10 +272,20 @@ void ShardElector::Release(int shard) {
   record.renew_time = sent;
   Wrote(shard, leases_.Update(LeaseName(shard), record), sent, "release");
   ModuleLogger("lease")->info("lease={} step=released", LeaseName(shard));
+  return true;
 }
 
 void ShardElector::ReleaseAll() {
-  for (int i = 0; i < count_; ++i) Release(i);
+  for (int i = 0; i < count_; ++i) Release(i, /*voluntary=*/false);
+  if (!member_) return;
+  // Leave the members at once rather than after the lease duration.
+  LeaseRecord record = *member_;
+  record.holder.clear();
+  record.duration = std::chrono::seconds(1);
+  record.renew_time = env_.Now();
+  absl::StatusOr<LeaseRecord> written = leases_.Update(
+      core::MemberLeaseName(options_.lease_name, options_.identity), record);
+  if (written.ok()) member_ = *std::move(written);
 }
 
 void ShardElector::Run(std::stop_token stop) {
@@ -243,8 +312,36 @@ std::vector<int> ShardElector::Held(TimePoint now) const {
   return held;
 }
 
+int ShardElector::ShardOfCluster(const std::string& cluster) const {
+  return core::ShardOf(cluster, pinned_ ? pinned_(cluster) : std::nullopt, count_);
+}
+
 std::optional<uint64_t> ShardElector::Term(const std::string& cluster) {
-  return Holding(core::ShardOf(cluster, options_.shards), env_.Now());
+  return Holding(ShardOfCluster(cluster), env_.Now());
+}
+
+bool ShardElector::BeginActing(const std::string& cluster) {
+  const int shard = ShardOfCluster(cluster);
+  const TimePoint now = env_.Now();
+  MutexLock lock(mu_);
+  Shard& s = shards_[static_cast<size_t>(shard)];
+  if (s.held_until <= now) return false;
+  ++s.acting;
+  acting_.emplace(cluster, shard);
+  return true;
+}
+
+void ShardElector::EndActing(const std::string& cluster) {
+  MutexLock lock(mu_);
+  auto it = acting_.find(cluster);
+  if (it == acting_.end()) return;
+  --shards_[static_cast<size_t>(it->second)].acting;
+  acting_.erase(it);
+}
+
+int ShardElector::Replicas() const {
+  MutexLock lock(mu_);
+  return replicas_;
 }
 
 }  // namespace tr::reconciler::lease

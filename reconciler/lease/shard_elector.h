@@ -18,8 +18,10 @@
 // shard only a full lease duration after it saw that write, so the difference (5 s by
 // default) is the margin for clock rate skew and for an action already under way.
 //
-// Replicas started together share the shards out; a replica started later takes shards only
-// as they are given back or expire (a replica stopped, killed or shedding beyond its share).
+// A shard is given back only while no node operation of this replica is under way on it (the
+// fenced executor marks each call with BeginActing/EndActing; a give-back waits for a round
+// without one). Between two operations the shard's operation in flight is on the status
+// branch, and the next holder adopts it (fencing.h).
 //
 // Thread-safety: Run (or Tick) on one thread; Holding, Held and Term from any thread.
 #pragma once
@@ -27,11 +29,13 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
 
+#include "core/shards.h"
 #include "gitsource/env.h"
 #include "gitsource/mutex.h"
 #include "reconciler/lease/lease_client.h"
@@ -62,12 +66,24 @@ class ClusterOwnership {
  public:
   virtual ~ClusterOwnership() = default;
   virtual std::optional<uint64_t> Term(const std::string& cluster) = 0;
+  // Marks an action on `cluster` under way until EndActing, when the cluster is held (false
+  // otherwise: do not act). While one is under way, the shard is not given back voluntarily.
+  virtual bool BeginActing(const std::string& cluster) { return Term(cluster).has_value(); }
+  virtual void EndActing(const std::string& /*cluster*/) {}
 };
 
 class ShardElector final : public ClusterOwnership {
  public:
   // `leases` and `env` are not owned and outlive this.
   ShardElector(LeaseClient& leases, ShardElectorOptions options, Env& env);
+
+  // The shard a profile pins its cluster to (spec.shard), nullopt when it does not; the hash of
+  // the name decides then. Set before Run; called from any thread.
+  void PinnedShards(std::function<std::optional<int>(const std::string& cluster)> pinned) {
+    pinned_ = std::move(pinned);
+  }
+  // The shard of `cluster`: its pin, else the hash of its name (core::ShardOf).
+  int ShardOfCluster(const std::string& cluster) const;
 
   // Called (on the elector's thread) with a shard this replica has just taken.
   void OnAcquired(std::function<void(int shard)> callback) { on_acquired_ = std::move(callback); }
@@ -85,6 +101,10 @@ class ShardElector final : public ClusterOwnership {
   std::vector<int> Held(TimePoint now) const;
   // ClusterOwnership: Holding(ShardOf(cluster)) at the env's now.
   std::optional<uint64_t> Term(const std::string& cluster) override;
+  bool BeginActing(const std::string& cluster) override;
+  void EndActing(const std::string& cluster) override;
+  // The replicas counted in the last round (live members and holders, this one included).
+  int Replicas() const;
 
   int shards() const { return options_.shards; }
   const ShardElectorOptions& options() const { return options_; }
@@ -95,15 +115,20 @@ class ShardElector final : public ClusterOwnership {
     TimePoint observed_at{};              // when `observed` last changed, on our clock
     TimePoint held_until{};               // fencing deadline; in the past: not held
     uint64_t term = 0;
+    int acting = 0;  // node operations under way (BeginActing .. EndActing)
   };
 
   std::string LeaseName(int shard) const;
+  void Heartbeat();
+  std::vector<core::Member> Members();
   void Observe(int shard, TimePoint now);
   bool Free(int shard, TimePoint now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  int FairShareNow(TimePoint now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  core::ShardCensus Census(const std::vector<core::Member>& members, TimePoint now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Renew(int shard);
   bool Acquire(int shard);
-  void Release(int shard);
+  // Gives `shard` back; when `voluntary`, not while an action is under way on it (false).
+  bool Release(int shard, bool voluntary);
   // Stores the outcome of a write to `shard` made at `sent`.
   void Wrote(int shard, const absl::StatusOr<LeaseRecord>& written, TimePoint sent,
              const char* what);
@@ -113,8 +138,13 @@ class ShardElector final : public ClusterOwnership {
   Env& env_;
   const int count_;  // shards_.size(), fixed
   std::function<void(int)> on_acquired_;
+  std::function<std::optional<int>(const std::string&)> pinned_;
   mutable Mutex mu_;
   std::vector<Shard> shards_ ABSL_GUARDED_BY(mu_);
+  int replicas_ ABSL_GUARDED_BY(mu_) = 1;
+  // The shard each action under way counted against (a pin may change meanwhile).
+  std::multimap<std::string, int> acting_ ABSL_GUARDED_BY(mu_);
+  std::optional<LeaseRecord> member_;  // this replica's membership Lease (elector thread only)
 };
 
 }  // namespace tr::reconciler::lease

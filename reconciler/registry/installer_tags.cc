@@ -102,6 +102,13 @@ absl::StatusOr<std::string> FetchToken(const InstallerRegistryOptions& options,
   const Auth auth = options.username.empty() ? Auth::kNone : Auth::kBasic;
   absl::StatusOr<Answer> a = Get(options, realm->origin, target, auth, "");
   if (!a.ok()) return a.status();
+  if (a->status == 401 || a->status == 403) {
+    return StatusOfAnswer(
+        *a, fmt::format("the token server {} refused {}", realm->origin,
+                        auth == Auth::kBasic
+                            ? "the credentials of --installer-registry-credentials-file"
+                            : "an anonymous request (no --installer-registry-credentials-file)"));
+  }
   if (a->status != 200) return StatusOfAnswer(*a, "token from " + realm->origin);
   const nlohmann::json json = nlohmann::json::parse(a->body, nullptr, /*allow_exceptions=*/false);
   for (const char* key : {"token", "access_token"}) {

@@ -205,7 +205,7 @@ TEST_F(ChartTest, ReplicasNeedLeaderElectionWhichGrantsLeasesAndNamesThePod) {
   EXPECT_EQ(rules[0]["resources"][0].as<std::string>(), "leases");
   std::vector<std::string> verbs;
   for (const YAML::Node& verb : rules[0]["verbs"]) verbs.push_back(verb.as<std::string>());
-  EXPECT_EQ(verbs, (std::vector<std::string>{"get", "create", "update"}));
+  EXPECT_EQ(verbs, (std::vector<std::string>{"get", "list", "create", "update"}));
   EXPECT_FALSE(objects.contains("ClusterRole/r-talos-reconciler"));
   EXPECT_EQ(objects.at("RoleBinding/r-talos-reconciler")["subjects"][0]["name"].as<std::string>(),
             "r-talos-reconciler");
@@ -257,7 +257,9 @@ TEST_F(ChartTest, EveryFlagTheChartPassesIsOneTheBinaryHas) {
       "webhook: {enabled: true, secret: s}\n"
       "forge: {type: gitea, apiUrl: 'https://gitea.example.com', repository: acme/fleet, "
       "token: t}\n"
-      "replicaCount: 3\nleaderElection: {enabled: true, shards: 4}\n");
+      "replicaCount: 3\nleaderElection: {enabled: true, shards: 4}\n"
+      "installerRegistry: {url: 'https://registry.example.com/siderolabs/installer', "
+      "existingSecret: regcred}\n");
   const YAML::Node c =
       objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"]["containers"][0];
   const std::vector<std::string> args = Args(c);
@@ -275,6 +277,40 @@ TEST_F(ChartTest, EveryFlagTheChartPassesIsOneTheBinaryHas) {
        {"--forge=gitea", "--forge-token-file=/etc/talos-reconciler/forge/token",
         "--forge-api-url=https://gitea.example.com", "--forge-repository=acme/fleet"}) {
     EXPECT_THAT(args, ::testing::Contains(expected));
+  }
+}
+
+TEST_F(ChartTest, InstallerRegistryIsPassedWithItsCredentialsMountedFromASecret) {
+  const std::string repo = std::string("git: {repo: ") + kRepo + "}\n";
+  const Objects objects = helm_.Template(
+      repo + "installerRegistry: {url: 'https://registry.example.com/siderolabs/installer', "
+             "existingSecret: regcred, ttl: 30m}\n");
+  const YAML::Node pod = objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"];
+  const std::vector<std::string> args = Args(pod["containers"][0]);
+  for (const char* expected :
+       {"--installer-registry=https://registry.example.com/siderolabs/installer",
+        "--installer-registry-ttl=30m", "--installer-registry-timeout=10s",
+        "--installer-registry-credentials-file=/etc/talos-reconciler/registry/credentials"}) {
+    EXPECT_THAT(args, ::testing::Contains(expected));
+  }
+  EXPECT_EQ(MountsOf(pod, pod["containers"][0]).at("/etc/talos-reconciler/registry"), "regcred");
+  // Anonymous: no credentials flag, no mount; no url: no registry flag at all.
+  const YAML::Node anonymous =
+      helm_.Template(repo + "installerRegistry: {url: 'http://127.0.0.1:5000/installer'}\n")
+          .at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"];
+  const std::string anonymous_text = YAML::Dump(anonymous);
+  EXPECT_THAT(anonymous_text, HasSubstr("--installer-registry=http://127.0.0.1:5000/installer"));
+  EXPECT_THAT(anonymous_text, Not(HasSubstr("credentials-file")));
+  EXPECT_THAT(anonymous_text, Not(HasSubstr("/etc/talos-reconciler/registry")));
+  EXPECT_THAT(YAML::Dump(helm_.Template(repo).at("Deployment/r-talos-reconciler")),
+              Not(HasSubstr("--installer-registry")));
+  // The schema refuses a URL with credentials in it, or without a repository.
+  for (const char* bad : {"https://user:pw@registry.example.com/installer",
+                          "https://registry.example.com", "registry.example.com/installer"}) {
+    const HelmResult refused =
+        helm_.TemplateResult(repo + "installerRegistry: {url: '" + bad + "'}\n");
+    EXPECT_NE(refused.exit_code, 0) << bad;
+    EXPECT_THAT(refused.err, HasSubstr("installerRegistry")) << bad;
   }
 }
 

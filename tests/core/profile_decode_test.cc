@@ -1,4 +1,5 @@
 #include "core/profile_decode.h"
+#include "core/shards.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -90,6 +91,31 @@ TEST(ProfileDecodeTest, DecodesTheDesignExample) {
   EXPECT_EQ(policy.upgrade_order, UpgradeOrder::kTalosFirst);
   EXPECT_TRUE(p.policy_overrides.windows.has_value());
   EXPECT_FALSE(p.policy_overrides.upgrade_order.has_value());
+}
+
+TEST(ProfileDecodeTest, ShardPinsTheClusterWithinTheShardCount) {
+  EXPECT_FALSE(Decode(kProfile).value->shard.has_value());
+  const std::string pinned = ReplaceOnce(kProfile, "  policy:\n", "  shard: 3\n  policy:\n");
+  ValidationOptions four;
+  four.shards = 4;
+  Decoded<ClusterProfile> decoded = Decode(pinned, {}, four);
+  ASSERT_TRUE(decoded.ok()) << testing::PrintToString(DiagnosticStrings(decoded.diagnostics));
+  EXPECT_EQ(decoded.value->shard, 3);
+  EXPECT_EQ(ShardOf(decoded.value->name, decoded.value->shard, 4), 3);
+  EXPECT_EQ(ShardOf("prod-eu-1", std::nullopt, 4), ShardOf("prod-eu-1", 4));
+  // No shard count known (validate without --shards): any shard 0..1023 passes.
+  EXPECT_EQ(Decode(pinned).value->shard, 3);
+  ValidationOptions three;
+  three.shards = 3;
+  EXPECT_THAT(DiagnosticStrings(Decode(pinned, {}, three).diagnostics),
+              ElementsAre("clusters/prod-eu-1.yaml:18:10: spec.shard: must be below the number "
+                          "of shards, 3 (--shards)"));
+  EXPECT_FALSE(Decode(pinned, {}, three).ok());
+  for (const char* bad : {"-1", "two", "\"1\""}) {
+    const std::string text = ReplaceOnce(kProfile, "  policy:\n",
+                                         std::string("  shard: ") + bad + "\n  policy:\n");
+    EXPECT_FALSE(Decode(text).ok()) << bad;
+  }
 }
 
 TEST(ProfileDecodeTest, TheLiteralDesignExampleNamesItsTwoGaps) {

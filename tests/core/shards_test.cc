@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
 #include <vector>
 
 #include "fmt/format.h"
@@ -43,6 +45,71 @@ TEST(ShardsTest, LeaseNamesAndFairShares) {
   EXPECT_EQ(FairShare(4, 1), 4);
   EXPECT_EQ(FairShare(1, 2), 1);
   EXPECT_EQ(FairShare(5, 0), 5);
+}
+
+TEST(ShardsTest, MembersAreLiveUntilTheirLeaseRunsOutPlusTheSkewMargin) {
+  using std::chrono::seconds;
+  const std::chrono::system_clock::time_point t0{seconds(1'000'000)};
+  const std::vector<Member> members = {
+      {"a", t0, seconds(15)},               // renewed just now
+      {"b", t0 - seconds(19), seconds(15)},  // 15 s + 5 s margin not over yet
+      {"c", t0 - seconds(20), seconds(15)},  // over: dead
+      {"", t0, seconds(1)},                 // left (holder cleared)
+  };
+  EXPECT_EQ(LiveMembers(members, "self", t0, std::chrono::milliseconds(5000)),
+            (std::set<std::string>{"a", "b", "self"}));
+  EXPECT_EQ(LiveMembers({}, "self", t0, std::chrono::milliseconds(0)),
+            (std::set<std::string>{"self"}));
+  EXPECT_EQ(MemberLeaseName("talos-reconciler", "pod-1"), "talos-reconciler-member-pod-1");
+}
+
+TEST(ShardsTest, ALateReplicaIsGivenAShareOneShardAtATime) {
+  // Two replicas hold 4 shards; c joins with none. Both a and b are at ceil(4/3) = 2, but c is
+  // below floor(4/3) = 1 and nothing is free: only a (most shards, smaller name) gives back.
+  ShardCensus census{4, {{"a", 2}, {"b", 2}, {"c", 0}}, 0};
+  EXPECT_TRUE(NextShareStep(census, "a").give_back);
+  EXPECT_FALSE(NextShareStep(census, "b").give_back);
+  EXPECT_FALSE(NextShareStep(census, "c").give_back);
+  EXPECT_FALSE(NextShareStep(census, "c").take);  // nothing free yet
+  // a gave one back: c takes it, a and b (at floor, c starving) do not.
+  census = {4, {{"a", 1}, {"b", 2}, {"c", 0}}, 1};
+  EXPECT_TRUE(NextShareStep(census, "c").take);
+  EXPECT_FALSE(NextShareStep(census, "a").take);
+  EXPECT_FALSE(NextShareStep(census, "b").take);
+  EXPECT_FALSE(NextShareStep(census, "b").give_back);
+  // c did not take it for a lease duration (stuck, though its member Lease is renewed): a
+  // replica below ceil takes it rather than leave the shard without a holder.
+  census = {4, {{"a", 1}, {"b", 2}, {"c", 0}}, 1, 1};
+  EXPECT_TRUE(NextShareStep(census, "a").take);
+  EXPECT_FALSE(NextShareStep(census, "b").take);
+  // Balanced: nobody moves.
+  census = {4, {{"a", 1}, {"b", 2}, {"c", 1}}, 0};
+  for (const char* r : {"a", "b", "c"}) {
+    EXPECT_FALSE(NextShareStep(census, r).take) << r;
+    EXPECT_FALSE(NextShareStep(census, r).give_back) << r;
+  }
+}
+
+TEST(ShardsTest, BeyondTheCeilingGivesBackAndFreeShardsAreTakenUpToIt) {
+  // One replica held all 4; a second appears: 4 > ceil(4/2) = 2, one back per round.
+  ShardCensus census{4, {{"a", 4}, {"b", 0}}, 0};
+  EXPECT_TRUE(NextShareStep(census, "a").give_back);
+  census = {4, {{"a", 3}, {"b", 1}}, 0};
+  EXPECT_TRUE(NextShareStep(census, "a").give_back);
+  census = {4, {{"a", 2}, {"b", 2}}, 0};
+  EXPECT_FALSE(NextShareStep(census, "a").give_back);
+  // Starting together with nothing held: everyone takes up to floor first, then up to ceil.
+  census = {5, {{"a", 0}, {"b", 0}}, 5};
+  EXPECT_TRUE(NextShareStep(census, "a").take);
+  census = {5, {{"a", 2}, {"b", 1}}, 2};
+  EXPECT_FALSE(NextShareStep(census, "a").take);  // b is below floor(5/2) = 2
+  EXPECT_TRUE(NextShareStep(census, "b").take);
+  census = {5, {{"a", 2}, {"b", 2}}, 1};
+  EXPECT_TRUE(NextShareStep(census, "a").take);  // up to ceil(5/2) = 3
+  // A replica missing from the census counts itself, with nothing held (a is starving it).
+  EXPECT_FALSE(NextShareStep({2, {{"a", 2}}, 0}, "z").take);
+  EXPECT_FALSE(NextShareStep({2, {{"a", 2}}, 0}, "a").give_back);
+  EXPECT_TRUE(NextShareStep({2, {{"a", 2}, {"z", 0}}, 0}, "a").give_back);
 }
 
 }  // namespace

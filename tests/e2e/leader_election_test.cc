@@ -1,9 +1,9 @@
 // Replicas of the real daemon sharing a fleet through Leases on the simulator's Kubernetes API
 // (a cluster of its own, "home", stands for the cluster the reconciler runs in): kill -9 of the
 // leader mid-rollout hands the rollout over to another replica within the lease time, and no
-// node is upgraded twice; with --shards every cluster is reconciled by one replica, and a dead
-// replica's shards move to the others. Short lease timings (2 s / 1.5 s / 250 ms) keep each test
-// to seconds.
+// node is upgraded twice; with --shards every cluster is reconciled by one replica, a dead
+// replica's shards move to the others, and one started later is handed a share. Short lease
+// timings (2 s / 1.5 s / 250 ms) keep each test to seconds.
 #include "fmt/format.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/support/process.h"
@@ -158,7 +158,7 @@ TEST_F(LeaderElectionTest, KillingTheLeaderMidRolloutHandsItOverAndNoNodeUpgrade
 // sanitizers: registered in the plain pass only (GCC defines __SANITIZE_ADDRESS__ with
 // -fsanitize=address), as the test time budget asks. The leader test above runs in both.
 #ifndef __SANITIZE_ADDRESS__
-TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOne) {
+TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOneAndShareWithANewcomer) {
   std::vector<ClusterDef> clusters;
   std::map<std::string, ProfileDef> at_old, at_new;
   for (int i = 0; i < 5; ++i) {
@@ -209,6 +209,9 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOne) {
   while (victim < 3 && OwnedShards(victim, 4).empty()) ++victim;
   ASSERT_LT(victim, 3);
   Replica(victim).Kill();
+  // A replica started now, after the others hold every shard, is handed a share (its
+  // membership Lease counts it) while the rollouts go on.
+  E2E_ASSERT_OK(AddReplica(4));
   for (const auto& [name, profile] : at_new) {
     auto ready = world().WaitForStatus(
         name,
@@ -222,15 +225,15 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOne) {
     EXPECT_EQ(PhaseName(*ready), "Ready") << name << ": " << Summary(*ready);
     ExpectEachUpgradedOnce(name, since, 1, "1.11.6", "1.12.0");
   }
-  // The survivors hold every shard between them.
+  // The survivors and the newcomer hold every shard between them, the newcomer at least one.
   ASSERT_TRUE(world().WaitUntil(20s, [&] {
     owned.clear();
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
       if (i != victim) owned += OwnedShards(i, 4);
     }
     std::sort(owned.begin(), owned.end());
-    return owned == "0123";
-  })) << owned;
+    return owned == "0123" && !OwnedShards(3, 4).empty();
+  })) << owned << " newcomer: " << OwnedShards(3, 4) << "\n" << Logs();
 }
 #endif  // __SANITIZE_ADDRESS__
 

@@ -1,12 +1,10 @@
 // The installer's release tags from an OCI registry: listing against a real registry
 // (Debian's docker-registry, started here on loopback with its storage in a temporary
 // directory; the test pushes a tiny OCI image under several tags through the registry's HTTP
-// API), and the token flow and pagination against a registry and token server of the test's
-// own (docker-registry 2.8 ignores `n` and `last` on tag lists, and its token auth needs a
-// signing certificate chain). Plus the parsing of challenges, flags and tags.
+// API), and pagination against a registry and token server of the test's own (docker-registry
+// 2.8 ignores `n` and `last` on tag lists; its token auth is tested against the real one in
+// registry_token_auth_test.cc). Plus the parsing of challenges, flags and tags.
 #include "reconciler/registry/installer_tags.h"
-
-#include <openssl/sha.h>
 
 #include <atomic>
 #include <fstream>
@@ -16,6 +14,7 @@
 #include "gitsource/subprocess.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/reconciler/real_registry.h"
 #include "tests/support/loopback_http.h"
 #include "tests/support/process.h"
 #include "tests/support/simulated_env.h"
@@ -29,67 +28,6 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::UnorderedElementsAre;
-
-std::string Sha256Digest(const std::string& data) {
-  unsigned char md[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), md);
-  std::string hex = "sha256:";
-  for (unsigned char c : md) hex += fmt::format("{:02x}", c);
-  return hex;
-}
-
-// docker-registry serving 127.0.0.1:<port> from a temporary directory, for the whole suite.
-class RealRegistry {
- public:
-  RealRegistry() {
-    for (int attempt = 0; attempt < 5 && !process_; ++attempt) Start();
-  }
-  bool running() const { return process_.has_value(); }
-  std::string origin() const { return fmt::format("http://127.0.0.1:{}", port_); }
-  void Stop() { process_.reset(); }
-
-  // Pushes a one-blob OCI image to `repository` under each tag; false when the registry refused.
-  bool Push(const std::string& repository, const std::vector<std::string>& tags) {
-    httplib::Client client("127.0.0.1", port_);
-    const std::string config = "{}";
-    const std::string digest = Sha256Digest(config);
-    auto started = client.Post(fmt::format("/v2/{}/blobs/uploads/", repository), "", "");
-    if (!started || started->status != 202) return false;
-    std::string location = started->get_header_value("Location");
-    if (location.starts_with("http")) location = location.substr(location.find('/', 8));
-    location += (location.find('?') == std::string::npos ? "?" : "&") + ("digest=" + digest);
-    auto blob = client.Put(location, config, "application/octet-stream");
-    if (!blob || blob->status != 201) return false;
-    const std::string manifest = fmt::format(
-        R"({{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json",)"
-        R"("config":{{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"{}",)"
-        R"("size":{}}},"layers":[]}})",
-        digest, config.size());
-    for (const std::string& tag : tags) {
-      auto put = client.Put(fmt::format("/v2/{}/manifests/{}", repository, tag), manifest,
-                            "application/vnd.oci.image.manifest.v1+json");
-      if (!put || put->status != 201) return false;
-    }
-    return true;
-  }
-
- private:
-  void Start() {
-    port_ = test_support::FreePort();
-    gitsource::testing::WriteFile(dir_ / "config.yml",
-                                  fmt::format("version: 0.1\nlog: {{level: error}}\n"
-                                              "storage: {{filesystem: {{rootdirectory: {}}}}}\n"
-                                              "http: {{addr: 127.0.0.1:{}, secret: test-only}}\n",
-                                              (dir_ / "data").string(), port_));
-    process_ = test_support::StartServerProcess(
-        {"docker-registry", "serve", (dir_ / "config.yml").string()}, port_, "/v2/",
-        std::chrono::seconds(30));
-  }
-
-  TempDir dir_;
-  int port_ = 0;
-  std::optional<gitsource::Subprocess> process_;
-};
 
 class RealRegistryTest : public ::testing::Test {
  protected:

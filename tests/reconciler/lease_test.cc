@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/shards.h"
+#include "fmt/format.h"
 #include "reconciler/kube/http_kube_client.h"
 #include "reconciler/kube/kubeconfig.h"
 #include "reconciler/lease/fencing.h"
@@ -282,6 +283,81 @@ TEST_F(LeaseTest, ShardsAreSharedAndMoveWhenAReplicaDies) {
     for (Replica* r : alive) holders += r->elector.Term(cluster).has_value() ? 1 : 0;
     EXPECT_EQ(holders, 1) << cluster << " (shard " << shard << ")";
   }
+}
+
+// Runs `during` in the middle of each node operation.
+class CallbackExecutor final : public RolloutExecutor {
+ public:
+  absl::StatusOr<ActionResult> Execute(const core::ClusterProfile&, const core::RolloutDecision&,
+                                       std::stop_token) override {
+    during();
+    return ActionResult{};
+  }
+  std::function<void()> during;
+};
+
+TEST_F(LeaseTest, AReplicaStartedLaterIsHandedAShareBetweenNodeOperations) {
+  constexpr int kShards = 4;
+  Replica& a = AddReplica("pod-a", kShards);
+  Replica& b = AddReplica("pod-b", kShards);
+  auto round = [&](const std::vector<Replica*>& alive) {
+    for (Replica* r : alive) {
+      r->env.Advance(2s);
+      r->elector.Tick();
+    }
+  };
+  auto held = [](Replica& r) { return r.elector.Held(r.env.Now()); };
+  for (int i = 0; i < 3; ++i) round({&a, &b});
+  ASSERT_EQ(held(a).size(), 2u);
+  ASSERT_EQ(held(b).size(), 2u);
+  // c starts later, on a clock like the others'. a and b both hold ceil(4/3) = 2, c none:
+  // a (the most, the smaller name) gives back its highest shard — but not mid-operation.
+  Replica& c = AddReplica("pod-c", kShards);
+  c.env.Advance(a.env.Now() - c.env.Now());
+  const int top = held(a).back();
+  std::string cluster;
+  for (int i = 0; cluster.empty(); ++i) {
+    if (core::ShardOf(fmt::format("prod-{}", i), kShards) == top) cluster = fmt::format("prod-{}", i);
+  }
+  core::ClusterProfile profile;
+  profile.name = cluster;
+  CallbackExecutor executor;
+  FencedExecutor fenced(executor, a.elector);
+  int rounds_during = 0;
+  executor.during = [&] {
+    // c is counted from the second round on (its member Lease is written in its own round).
+    for (int i = 0; i < 2; ++i, ++rounds_during) {
+      round({&a, &b, &c});
+      EXPECT_TRUE(a.elector.Holding(top, a.env.Now())) << "given back mid-operation, round " << i;
+      EXPECT_TRUE(held(c).empty());
+      EXPECT_EQ(c.elector.Replicas(), 3);  // c is counted although it holds nothing
+    }
+  };
+  ASSERT_TRUE(fenced.Execute(profile, {}, {}).ok());
+  EXPECT_EQ(rounds_during, 2);
+  // The operation ended: the next round hands the shard over, and the shares stay.
+  for (int i = 0; i < 2; ++i) round({&a, &b, &c});
+  EXPECT_EQ(held(a).size(), 1u);
+  EXPECT_EQ(held(b).size(), 2u);
+  EXPECT_EQ(held(c), std::vector<int>{top});
+  EXPECT_FALSE(a.elector.Term(cluster).has_value());
+  EXPECT_TRUE(c.elector.Term(cluster).has_value());
+  // a leaves on shutdown: its member Lease is given back with its shards, c and b share 4.
+  std::stop_source stop;
+  stop.request_stop();
+  a.elector.Run(stop.get_token());
+  for (int i = 0; i < 2; ++i) round({&b, &c});
+  EXPECT_EQ(held(b).size(), 2u);
+  EXPECT_EQ(held(c).size(), 2u);
+  EXPECT_EQ(b.elector.Replicas(), 2);
+  absl::StatusOr<std::vector<std::pair<std::string, LeaseRecord>>> members =
+      a.leases.List("talos-reconciler/election=talos-reconciler");
+  ASSERT_TRUE(members.ok()) << members.status();
+  std::map<std::string, std::string> holders;
+  for (const auto& [name, record] : *members) holders[name] = record.holder;
+  EXPECT_EQ(holders, (std::map<std::string, std::string>{{"talos-reconciler-member-pod-a", ""},
+                                                         {"talos-reconciler-member-pod-b", "pod-b"},
+                                                         {"talos-reconciler-member-pod-c", "pod-c"}}));
 }
 
 // Ownership set by the test.

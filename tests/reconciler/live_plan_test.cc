@@ -308,6 +308,14 @@ clusters:
   PlanPreview broken = PreviewPlan(invalid, trusted, {dir_ / "sim", {}}, "");
   EXPECT_EQ(broken.exit_code, kExitInvalid);
   EXPECT_THAT(broken.markdown, HasSubstr("clusters/prev.yaml"));
+
+  // A pin beyond the daemon's shards is invalid in the preview as it will be after the merge.
+  const std::vector<core::SourceFile> pinned{
+      {"clusters/prev.yaml", profile(cp, "1.12.0") + "  shard: 5\n"}};
+  PlanPreview beyond = PreviewPlan(pinned, trusted, {dir_ / "sim", {}}, "", true, 4);
+  EXPECT_EQ(beyond.exit_code, kExitInvalid);
+  EXPECT_THAT(beyond.markdown, HasSubstr("spec.shard: must be below the number of shards, 4"));
+  EXPECT_EQ(PreviewPlan(pinned, trusted, {dir_ / "sim", {}}, "", true, 8).exit_code, kExitOk);
 }
 
 }  // namespace

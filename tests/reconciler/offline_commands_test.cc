@@ -69,6 +69,23 @@ TEST(ValidateTest, BrokenProfileIsReportedWithItsPosition) {
   EXPECT_THAT(err.str(), HasSubstr("1 of 2 profiles valid"));
 }
 
+// validate --shards N checks spec.shard as `run --shards N` does; without it only its range.
+TEST(ValidateTest, ShardsCheckEachProfilesPinnedShard) {
+  TempRepo repo;
+  repo.Write("clusters/edge-lab.yaml",
+             ReadFile(kExamples / "repo/clusters/edge-lab.yaml") + "  shard: 5\n");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText}, out, err), kExitOk) << out.str();
+  std::ostringstream out4, err4;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText, 4}, out4, err4), kExitInvalid);
+  EXPECT_THAT(out4.str(), HasSubstr("clusters/edge-lab.yaml:"));
+  EXPECT_THAT(out4.str(),
+              HasSubstr("spec.shard: must be below the number of shards, 4 (--shards)"));
+  std::ostringstream out8, err8;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText, 8}, out8, err8), kExitOk)
+      << out8.str();
+}
+
 TEST(ValidateTest, GithubFormatPrintsAnnotations) {
   TempRepo repo;
   repo.Write("clusters/x.yaml", "apiVersion: nope\n");

@@ -100,6 +100,27 @@ TEST_F(SourcePollerTest, PublishesEachNewCommitOnceAndEnqueuesItsClusters) {
   EXPECT_EQ(metrics_.git_poll_duration.Count("ok"), 3u);
 }
 
+// With --shards, a spec.shard beyond them makes the profile invalid — enqueued, so its status
+// says why — rather than a cluster no replica ever holds.
+TEST_F(SourcePollerTest, AShardBeyondTheShardCountIsAnInvalidProfileNotADroppedCluster) {
+  std::string pinned = Profile("far") + "  shard: 4\n";
+  source_.files["c1"] = {{"clusters/near.yaml", Profile("near") + "  shard: 3\n"},
+                         {"clusters/far.yaml", pinned}};
+  source_.heads = {"c1"};
+  SourcePoller poller = MakePoller({10s, 0.1, 4});
+  ASSERT_TRUE(poller.PollOnce({}).ok());
+  const core::ProfileSet& set = desired_.Current()->profiles;
+  ASSERT_EQ(set.profiles.size(), 1u);
+  EXPECT_EQ(set.profiles[0].shard, 3);
+  ASSERT_EQ(set.invalid.size(), 1u);
+  EXPECT_EQ(set.invalid[0].cluster, "far");
+  ASSERT_EQ(set.invalid[0].diagnostics.size(), 1u);
+  EXPECT_EQ(set.invalid[0].diagnostics[0].ToString(),
+            "clusters/far.yaml:11:10: spec.shard: must be below the number of shards, 4 "
+            "(--shards)");
+  EXPECT_EQ(enqueued_, (std::vector<std::string>{"near", "far"}));
+}
+
 TEST_F(SourcePollerTest, AnUnreadableSnapshotIsTriedAgainAtTheNextPoll) {
   source_.heads = {"c1", "c1"};
   SourcePoller poller = MakePoller();

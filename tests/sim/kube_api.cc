@@ -32,39 +32,9 @@ json List(const std::string& kind, const std::string& api_version, json items, u
           {"items", std::move(items)}};
 }
 
-// labelSelector "a=b,c!=d,e" and fieldSelector "spec.nodeName=x" on an object's JSON.
 bool Selected(const httplib::Request& req, const json& obj) {
-  const json labels = obj["metadata"].value("labels", json::object());
-  const std::string label_selector = req.get_param_value("labelSelector");
-  const std::string field_selector = req.get_param_value("fieldSelector");
-  for (auto term : core::Split(label_selector, ',')) {
-    if (term.empty()) continue;
-    const std::string t(term);
-    auto ne = t.find("!="), eq = t.find('=');
-    if (ne != std::string::npos) {
-      const std::string k = t.substr(0, ne);
-      if (labels.contains(k) && labels[k] == t.substr(ne + 2)) return false;
-    } else if (eq != std::string::npos) {
-      const std::string k = t.substr(0, eq);
-      const std::string v = t.substr(t[eq + 1] == '=' ? eq + 2 : eq + 1);
-      if (!labels.contains(k) || labels[k] != v) return false;
-    } else if (!labels.contains(t)) {
-      return false;
-    }
-  }
-  for (auto term : core::Split(field_selector, ',')) {
-    const std::string t(term);
-    auto eq = t.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string field = t.substr(0, eq);
-    const std::string value = t.substr(t[eq + 1] == '=' ? eq + 2 : eq + 1);
-    std::string actual;
-    if (field == "spec.nodeName") actual = obj["spec"].value("nodeName", "");
-    if (field == "metadata.name") actual = obj["metadata"].value("name", "");
-    if (field == "metadata.namespace") actual = obj["metadata"].value("namespace", "");
-    if (actual != value) return false;
-  }
-  return true;
+  return MatchesSelectors(obj, req.get_param_value("labelSelector"),
+                          req.get_param_value("fieldSelector"));
 }
 
 bool WantsTable(const httplib::Request& req) {

@@ -209,13 +209,17 @@ void KubeApiServer::LeaseRoutes() {
       }
     }
     for (const auto& [key, lease] : cluster_->leases()) {
-      if (lease["metadata"]["namespace"] == req.matches[1].str()) items.push_back(lease);
+      if (lease["metadata"]["namespace"] == req.matches[1].str() &&
+          MatchesSelectors(lease, req.get_param_value("labelSelector"),
+                           req.get_param_value("fieldSelector"))) {
+        items.push_back(lease);
+      }
     }
     Reply(
         res, 200,
         {{"kind", "LeaseList"},
          {"apiVersion", "coordination.k8s.io/v1"},
-         {"metadata", {{"resourceVersion", std::to_string(cluster_->NextResourceVersionLocked())}}},
+         {"metadata", {{"resourceVersion", std::to_string(cluster_->ResourceVersionLocked())}}},
          {"items", items}});
   });
   s.Get(base + "/([^/]+)", [this, node_lease](const httplib::Request& req, httplib::Response& res) {

@@ -239,6 +239,44 @@ TEST_F(KubeApiTest, LeasesAnswerConflictsAndMissingObjectsAsTheApiServerDoes) {
   EXPECT_EQ(Get(base)["items"].size(), 1u);
 }
 
+// Membership Leases are found by label; a replace without the labels drops them (PUT replaces
+// the whole object); the list's resourceVersion is the newest, and reading does not move it.
+TEST_F(KubeApiTest, LeasesAreListedByLabelSelector) {
+  const std::string base = "/apis/coordination.k8s.io/v1/namespaces/ops/leases";
+  auto create = [&](const std::string& name, const json& labels) {
+    json lease = {{"metadata", {{"name", name}}}, {"spec", {{"holderIdentity", name}}}};
+    if (!labels.is_null()) lease["metadata"]["labels"] = labels;
+    auto res = client_->Post(base.c_str(), lease.dump(), "application/json");
+    EXPECT_TRUE(res && res->status == 201);
+    return res ? json::parse(res->body) : json{};
+  };
+  create("tr-member-a", {{"talos-reconciler/election", "tr"}});
+  const json b = create("tr-member-b", {{"talos-reconciler/election", "tr"}, {"zone", "x"}});
+  create("tr-shard-0", nullptr);
+  create("other-member-c", {{"talos-reconciler/election", "other"}});
+  auto names = [&](const std::string& selector) {
+    json list = Get(base + "?labelSelector=" + selector);
+    std::vector<std::string> out;
+    for (const json& item : list["items"]) out.push_back(item["metadata"]["name"]);
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(names("talos-reconciler%2Felection%3Dtr"), (Names{"tr-member-a", "tr-member-b"}));
+  EXPECT_EQ(names("talos-reconciler%2Felection%3Dtr%2Czone%21%3Dx"), Names{"tr-member-a"});
+  EXPECT_EQ(names("zone"), Names{"tr-member-b"});
+  EXPECT_EQ(names("").size(), 4u);
+  const json list = Get(base);
+  EXPECT_EQ(list["metadata"]["resourceVersion"], Get(base)["metadata"]["resourceVersion"]);
+  EXPECT_GE(std::stoull(list["metadata"]["resourceVersion"].get<std::string>()),
+            std::stoull(b["metadata"]["resourceVersion"].get<std::string>()));
+  json unlabelled = b;
+  unlabelled["metadata"].erase("labels");
+  auto res = client_->Put((base + "/tr-member-b").c_str(), unlabelled.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(names("talos-reconciler%2Felection%3Dtr"), Names{"tr-member-a"});
+}
+
 TEST_F(KubeApiTest, KubectlGetNodesWorks) {
   auto [rc, out] = Kubectl("get nodes");
   ASSERT_EQ(rc, 0) << out;

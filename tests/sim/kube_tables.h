@@ -19,4 +19,9 @@ nlohmann::json GroupResources(const std::string& group);
 nlohmann::json NodeTable(const nlohmann::json& nodes, WallTime now, uint64_t resource_version);
 nlohmann::json PodTable(const nlohmann::json& pods, WallTime now, uint64_t resource_version);
 
+// Whether `obj` (its JSON as served) matches a labelSelector ("a=b,c!=d,e") and a fieldSelector
+// ("spec.nodeName=x", "metadata.name=x", "metadata.namespace=x"); empty selectors match all.
+bool MatchesSelectors(const nlohmann::json& obj, const std::string& label_selector,
+                      const std::string& field_selector);
+
 }  // namespace tr::sim

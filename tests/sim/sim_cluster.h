@@ -282,6 +282,8 @@ class SimCluster {
   void PatchNodeLocked(SimNode& node, const nlohmann::json& patch);
   std::string KubeApiVersionLocked() const;
   uint64_t NextResourceVersionLocked() { return ++resource_version_; }
+  // The newest resourceVersion given out, as a list answers it (a read does not move it).
+  uint64_t ResourceVersionLocked() const { return resource_version_; }
 
   // --- COSI resources (cosi_model.cc); callers hold mu() ---
   // Recomputes the node's resources from its state and logs the differences.

@@ -97,6 +97,16 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - --forge-repository={{ $v.forge.repository }}
 {{- end }}
 {{- end }}
+{{- with $v.installerRegistry }}
+{{- if .url }}
+- --installer-registry={{ .url }}
+- --installer-registry-ttl={{ .ttl }}
+- --installer-registry-timeout={{ .timeout }}
+{{- if .existingSecret }}
+- --installer-registry-credentials-file=/etc/talos-reconciler/registry/credentials
+{{- end }}
+{{- end }}
+{{- end }}
 {{- if $r.kubernetesUpgradeMode }}
 - --kubernetes-upgrade-mode={{ $r.kubernetesUpgradeMode }}
 {{- end }}
@@ -211,6 +221,11 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
       mountPath: /etc/talos-reconciler/forge
       readOnly: true
     {{- end }}
+    {{- if and $v.installerRegistry.url $v.installerRegistry.existingSecret }}
+    - name: talos-reconciler-registry
+      mountPath: /etc/talos-reconciler/registry
+      readOnly: true
+    {{- end }}
 {{- end -}}
 
 {{/* Kept as the name the issue and README use: the sidecar is the container above. */}}
@@ -254,6 +269,15 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
   secret:
     secretName: {{ include "talos-reconciler.forgeSecretName" . }}
     defaultMode: 0440
+{{- end }}
+{{- if and $v.installerRegistry.url $v.installerRegistry.existingSecret }}
+- name: talos-reconciler-registry
+  secret:
+    secretName: {{ $v.installerRegistry.existingSecret }}
+    defaultMode: 0440
+    items:
+      - key: credentials
+        path: credentials
 {{- end }}
 {{- end -}}
 
