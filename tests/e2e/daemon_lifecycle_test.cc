@@ -154,6 +154,10 @@ TEST_F(E2eTest, SigtermCancelsHangingCallsAndExitsInTime) {
 // that works upgrades while the other is still hanging (its first kubeconfig fetch alone may
 // take 9 endpoints x 10 s connect timeout = 90 s), the other is reported unreachable, /healthz
 // answers throughout, and SIGTERM ends the daemon at once although calls are hanging.
+//
+// It waits out the Talos client's 30 s read deadline: registered in the plain pass only, as the
+// test time budget asks (SIGTERM while calls hang is checked in both passes above).
+#ifndef __SANITIZE_ADDRESS__
 TEST_F(E2eTest, AClusterThatNeverAnswersDoesNotSlowAnother) {
   E2E_ASSERT_OK(world().StartFleet({MakeCluster("lab", 1, 1, "1.11.6")}));
   HangingCluster hanging = MakeHangingCluster(world().sim().address_prefix() + ".241", 9);
@@ -191,6 +195,7 @@ TEST_F(E2eTest, AClusterThatNeverAnswersDoesNotSlowAnother) {
   E2E_ASSERT_OK_AND_ASSIGN(status, world().daemon().Terminate(15s));
   EXPECT_TRUE(ExitedWith(status, 0)) << gitsource::DescribeWaitStatus(status);
 }
+#endif  // __SANITIZE_ADDRESS__
 
 }  // namespace
 }  // namespace tr::e2e
