@@ -16,6 +16,7 @@
 #include "reconciler/executor.h"
 #include "reconciler/forge/daemon_wiring.h"
 #include "reconciler/gates/health_gate_runner.h"
+#include "reconciler/k8s_job/job_daemon.h"
 #include "reconciler/lease/election.h"
 #include "reconciler/lease/fencing.h"
 #include "reconciler/logging.h"
@@ -254,6 +255,13 @@ int RunDaemon(const DaemonConfig& config) {
   k8s_upgrade::InProcessUpgradeRunner kubernetes_upgrades(clients, upgrade_options);
   if (config.kubernetes_upgrade_mode == "inprocess") {
     reconciler.SetKubernetesUpgrades(&kubernetes_upgrades);
+  }
+  std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner> job_upgrades;  // Jobs (job mode)
+  if (config.kubernetes_upgrade_mode == "job") {
+    auto opened = k8s_job::OpenJobUpgrades(config, env, upgrade_options.may_change);
+    if (!opened.ok()) return FailStart(log, opened.status());
+    job_upgrades = *std::move(opened);
+    reconciler.SetKubernetesUpgrades(job_upgrades.get());
   }
   std::optional<lease::ShardedReconciler> sharded;
   if (*election) {

@@ -227,7 +227,8 @@ void AddLeaderElectionFlags(CLI::App& cmd, DaemonConfig& c) {
                "Act only while holding a Kubernetes Lease (more than one replica)")
       ->envname(EnvName("leader-elect"));
   Flag(cmd, "kubeconfig", c.kubeconfig,
-       "The Kubernetes API of the Leases (default: the in-cluster service account)");
+       "The Kubernetes API of the Leases and upgrade Jobs (default: the in-cluster service "
+       "account)");
   Flag(cmd, "leader-elect-namespace", c.leader_elect_namespace,
        "Namespace of the Leases (default: the service account's; \"default\" with --kubeconfig)");
   Flag(cmd, "leader-elect-name", c.leader_elect_name,
@@ -242,6 +243,40 @@ void AddLeaderElectionFlags(CLI::App& cmd, DaemonConfig& c) {
              "Time between two tries to take or renew a Lease (default 2s)");
   Flag(cmd, "shards", c.shards,
        "Split the clusters into this many shards, one Lease each (needs --leader-elect)");
+}
+
+void AddKubernetesUpgradeJobFlags(CLI::App& cmd, DaemonConfig& c) {
+  Flag(cmd, "kubernetes-upgrade-job-image", c.kubernetes_upgrade_job_image,
+       "The talos-reconciler image the upgrade Jobs run (needed for --kubernetes-upgrade-mode "
+       "job)");
+  Flag(cmd, "kubernetes-upgrade-job-namespace", c.kubernetes_upgrade_job_namespace,
+       "Namespace of the upgrade Jobs (default: the service account's; \"default\" with "
+       "--kubeconfig)");
+  Flag(cmd, "kubernetes-upgrade-job-secret", c.kubernetes_upgrade_job_secrets,
+       "CREDENTIALS=SECRET: the Secret (key talosconfig) a Job mounts for profiles with "
+       "spec.credentials CREDENTIALS; repeatable")
+      ->delimiter(',');
+  DurationFlag(cmd, "kubernetes-upgrade-job-deadline", c.kubernetes_upgrade_job_deadline,
+               "activeDeadlineSeconds of an upgrade Job");
+}
+
+absl::Status FinishKubernetesUpgradeJob(const DaemonConfig& c) {
+  if (c.kubernetes_upgrade_mode != "job") return absl::OkStatus();
+  if (c.kubernetes_upgrade_job_image.empty()) {
+    return Invalid("kubernetes-upgrade-job-image", "required with --kubernetes-upgrade-mode job");
+  }
+  for (const std::string& entry : c.kubernetes_upgrade_job_secrets) {
+    const size_t eq = entry.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == entry.size()) {
+      return Invalid("kubernetes-upgrade-job-secret",
+                     fmt::format("\"{}\" is not CREDENTIALS=SECRET", entry));
+    }
+  }
+  if (c.kubernetes_upgrade_job_deadline < std::chrono::minutes(1) ||
+      c.kubernetes_upgrade_job_deadline > std::chrono::hours(24 * 7)) {
+    return Invalid("kubernetes-upgrade-job-deadline", "1m to 168h");
+  }
+  return absl::OkStatus();
 }
 
 // Ranges of the leader election settings; the identity defaults to the pod or host name.
@@ -311,8 +346,10 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
       ->envname(EnvName("dry-run"));
   Flag(cmd, "workers", c.workers, "Clusters reconciled at once");
   Flag(cmd, "kubernetes-upgrade-mode", c.kubernetes_upgrade_mode,
-       "inprocess: run Kubernetes upgrades as daemon tasks; off: report them Blocked")
-      ->check(CLI::IsMember({"inprocess", "off"}));
+       "inprocess: run Kubernetes upgrades as daemon tasks; job: as Kubernetes Jobs; off: "
+       "report them Blocked")
+      ->check(CLI::IsMember({"inprocess", "job", "off"}));
+  AddKubernetesUpgradeJobFlags(cmd, c);
   Flag(cmd, "log-level", c.log_level, "trace, debug, info, warn or error");
   Flag(cmd, "log-format", c.log_format, "text (key=value lines) or json (one object a line)")
       ->check(CLI::IsMember({"text", "json"}));
@@ -437,6 +474,7 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
     return Invalid("log-level", "trace, debug, info, warn or error");
   }
   if (absl::Status s = FinishLeaderElection(c); !s.ok()) return s;
+  if (absl::Status s = FinishKubernetesUpgradeJob(c); !s.ok()) return s;
   if (absl::Status s = FinishInstallerRegistryConfig(c); !s.ok()) return s;
   return FinishForgeConfig(c);
 }

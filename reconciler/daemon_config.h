@@ -47,8 +47,13 @@ struct DaemonConfig : GitFlags {
   std::string listen = "127.0.0.1:8080";  // health, readiness and metrics
   std::string node_name;                  // the node this process runs on, if any
   bool dry_run = false;                   // plan and report, never call Upgrade
-  // "inprocess": Kubernetes steps run as supervised tasks of the daemon; "off": reported Blocked.
+  // "inprocess": Kubernetes steps run as supervised tasks of the daemon; "job": as Kubernetes
+  // Jobs in the reconciler's namespace (reconciler/k8s_job); "off": reported Blocked.
   std::string kubernetes_upgrade_mode = "inprocess";
+  std::string kubernetes_upgrade_job_image;      // the image the Jobs run; required for "job"
+  std::string kubernetes_upgrade_job_namespace;  // empty: the service account's / "default"
+  std::vector<std::string> kubernetes_upgrade_job_secrets;  // "credentials=secret-name"
+  std::chrono::seconds kubernetes_upgrade_job_deadline{2 * 3600};  // activeDeadlineSeconds
   int workers = 4;  // clusters reconciled at once
   std::string log_level = "info";
   std::string log_format = "text";    // text (key=value lines) or json (an object a line)

@@ -328,6 +328,12 @@ class HttpKubeClient final : public KubeClient {
                 "replace " + path);
   }
 
+  absl::Status DeleteObject(const std::string& path, const std::string& options) override {
+    return Checked(
+        Send([&] { return client_->Delete(path.c_str(), options, "application/json"); }),
+        "delete " + path);
+  }
+
  private:
   absl::StatusOr<std::string> Text(const httplib::Result& res, const std::string& what) const {
     if (absl::Status s = Checked(res, what); !s.ok()) return s;

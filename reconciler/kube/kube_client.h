@@ -96,6 +96,12 @@ class KubeClient {
     (void)path, (void)object;
     return absl::UnimplementedError("ReplaceObject");
   }
+  // DELETE `path` with `options` (a meta/v1 DeleteOptions as JSON, e.g. propagationPolicy
+  // Background so a Job's pods go with it); NotFound when there is nothing to delete.
+  virtual absl::Status DeleteObject(const std::string& path, const std::string& options) {
+    (void)path, (void)options;
+    return absl::UnimplementedError("DeleteObject");
+  }
   // How many objects a list path ("/apis/<group>/<version>/<resource>") holds; NotFound when
   // the API is not served.
   virtual absl::StatusOr<int> CountObjects(const std::string& list_path) {

@@ -30,7 +30,8 @@ absl::StatusOr<kube::KubeCredentials> ServiceAccount(const std::filesystem::path
   const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
   if (host == nullptr || *host == '\0') {
     return absl::InvalidArgumentError(
-        "--leader-elect: not in a pod (no KUBERNETES_SERVICE_HOST); give --kubeconfig");
+        "--leader-elect / --kubernetes-upgrade-mode job: not in a pod (no "
+        "KUBERNETES_SERVICE_HOST); give --kubeconfig");
   }
   kube::KubeCredentials c;
   const std::string h(host);
@@ -80,6 +81,9 @@ class ServiceAccountClient final : public kube::KubeClient {
   absl::StatusOr<std::string> ReplaceObject(const std::string& path,
                                             const std::string& object) override {
     return Current()->ReplaceObject(path, object);
+  }
+  absl::Status DeleteObject(const std::string& path, const std::string& options) override {
+    return Current()->DeleteObject(path, options);
   }
 
  private:

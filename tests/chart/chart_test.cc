@@ -37,6 +37,9 @@ TEST_F(ChartTest, LintsInEveryMode) {
         std::string("mode: sidecar\ngit: {repo: ") + kRepo + "}\n",
         std::string("mode: sidecar\nsidecar: {native: false}\ngit: {repo: ") + kRepo + "}\n",
         std::string("git: {repo: ") + kRepo +
+            "}\nreconciler: {kubernetesUpgradeMode: job}\n"
+            "talosconfigs: [{name: prod, talosconfig: c}]\n",
+        std::string("git: {repo: ") + kRepo +
             ", auth: {type: ssh, sshPrivateKey: k, knownHosts: h}}\n"
             "reconciler: {kubernetesUpgradeMode: inprocess}\n"
             "webhook: {enabled: true, secret: s}\n"
@@ -151,9 +154,10 @@ TEST_F(ChartTest, SchemaRefusesTyposAndMoreThanOneReplica) {
 
 TEST_F(ChartTest, ModesTheBinaryDoesNotHaveAreRefusedAndNoRoleIsGranted) {
   const std::string repo = std::string("git: {repo: ") + kRepo + "}\n";
-  const HelmResult job = helm_.TemplateResult(repo + "reconciler: {kubernetesUpgradeMode: job}\n");
-  EXPECT_NE(job.exit_code, 0);
-  EXPECT_THAT(job.err, HasSubstr("kubernetesUpgradeMode"));
+  const HelmResult cron =
+      helm_.TemplateResult(repo + "reconciler: {kubernetesUpgradeMode: cron}\n");
+  EXPECT_NE(cron.exit_code, 0);
+  EXPECT_THAT(cron.err, HasSubstr("kubernetesUpgradeMode"));
   const HelmResult forge = helm_.TemplateResult(repo + "forge: {type: bitbucket, token: t}\n");
   EXPECT_NE(forge.exit_code, 0);
   EXPECT_THAT(forge.err, HasSubstr("forge"));
@@ -247,13 +251,59 @@ TEST_F(ChartTest, WebhookServiceMonitorAndPdbWhenAskedFor) {
   EXPECT_EQ(MountsOf(pod, c).at("/etc/talos-reconciler/webhook"), "r-talos-reconciler-webhook");
 }
 
+std::vector<std::string> Strings(const YAML::Node& list) {
+  std::vector<std::string> out;
+  for (const YAML::Node& item : list) out.push_back(item.as<std::string>());
+  return out;
+}
+
+TEST_F(ChartTest, JobModeGrantsJobsAndPodsOnlyAndNamesImageAndSecrets) {
+  const Objects objects = helm_.Template(
+      std::string("git: {repo: ") + kRepo + "}\n" +
+      "image: {repository: registry.example.com/talos-reconciler, tag: '1.2.3'}\n"
+      "reconciler: {kubernetesUpgradeMode: job}\n"
+      "talosconfigs: [{name: prod, talosconfig: c}, {name: lab, existingSecret: lab-talos}]\n");
+  ASSERT_TRUE(objects.contains("Role/r-talos-reconciler"));
+  const YAML::Node rules = objects.at("Role/r-talos-reconciler")["rules"];
+  ASSERT_EQ(rules.size(), 2u);  // no Leases without leader election
+  EXPECT_EQ(Strings(rules[0]["apiGroups"]), std::vector<std::string>{"batch"});
+  EXPECT_EQ(Strings(rules[0]["resources"]), std::vector<std::string>{"jobs"});
+  EXPECT_EQ(Strings(rules[0]["verbs"]),
+            (std::vector<std::string>{"get", "list", "watch", "create", "delete"}));
+  EXPECT_EQ(Strings(rules[1]["apiGroups"]), std::vector<std::string>{""});
+  EXPECT_EQ(Strings(rules[1]["resources"]), std::vector<std::string>{"pods"});
+  EXPECT_EQ(Strings(rules[1]["verbs"]), (std::vector<std::string>{"get", "list"}));
+  EXPECT_FALSE(objects.contains("ClusterRole/r-talos-reconciler"));
+  const YAML::Node pod = objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"];
+  EXPECT_EQ(pod["automountServiceAccountToken"].as<bool>(), true);
+  const std::vector<std::string> args = Args(pod["containers"][0]);
+  for (const char* expected :
+       {"--kubernetes-upgrade-mode=job",
+        "--kubernetes-upgrade-job-image=registry.example.com/talos-reconciler:1.2.3",
+        "--kubernetes-upgrade-job-secret=prod=r-talos-reconciler-talos-prod",
+        "--kubernetes-upgrade-job-secret=lab=lab-talos"}) {
+    EXPECT_THAT(args, ::testing::Contains(expected));
+  }
+  // Any other mode: no job flags and no Role.
+  const Objects inprocess = helm_.Template(std::string("git: {repo: ") + kRepo + "}\n" +
+                                           "reconciler: {kubernetesUpgradeMode: inprocess}\n"
+                                           "talosconfigs: [{name: prod, talosconfig: c}]\n");
+  EXPECT_FALSE(inprocess.contains("Role/r-talos-reconciler"));
+  const YAML::Node other =
+      inprocess.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"]["containers"][0];
+  for (const std::string& arg : Args(other)) {
+    EXPECT_THAT(arg, Not(HasSubstr("--kubernetes-upgrade-job")));
+  }
+}
+
 TEST_F(ChartTest, EveryFlagTheChartPassesIsOneTheBinaryHas) {
   const std::string help = RunHelp();
   ASSERT_THAT(help, HasSubstr("--repo"));
   const Objects objects = helm_.Template(
       std::string("git: {repo: ") + kRepo +
       ", auth: {type: token, username: u, token: t}}\n"
-      "reconciler: {dryRun: true, kubernetesUpgradeMode: inprocess}\n"
+      "reconciler: {dryRun: true, kubernetesUpgradeMode: job}\n"
+      "talosconfigs: [{name: prod, talosconfig: c}]\n"
       "webhook: {enabled: true, secret: s}\n"
       "forge: {type: gitea, apiUrl: 'https://gitea.example.com', repository: acme/fleet, "
       "token: t}\n"

@@ -1,10 +1,12 @@
 #include "tests/sim/kube_api.h"
+#include "tests/sim/kube_jobs.h"
 #include "tests/sim/kube_workloads.h"
 
 #include <httplib.h>
 #include <openssl/pem.h>
 
 #include "core/text.h"
+#include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "tests/sim/http_listener.h"
 #include "tests/sim/kube_tables.h"
@@ -196,6 +198,17 @@ void KubeApiServer::Routes() {
                 {"spec", {{"unschedulable", spec.value("unschedulable", false)}}}});
     Reply(res, 200, cluster_->KubeNodeJsonLocked(*node));
   });
+  jobs_ = std::make_unique<JobStore>(JobStore::Clock{
+      [this] {
+        std::lock_guard lock(cluster_->mu());
+        return cluster_->NextResourceVersionLocked();
+      },
+      [this] {
+        const auto now = cluster_->scheduler().WallNow();
+        return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z",
+                           std::chrono::time_point_cast<std::chrono::seconds>(now));
+      }});
+  jobs_->AddRoutes(s);
   // Before the workload store: kube-proxy (the DaemonSet kubectl drain looks up) and CoreDNS.
   BootstrapWorkloadRoutes();
   PodRoutes();

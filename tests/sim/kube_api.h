@@ -2,7 +2,8 @@
 // first control plane's address, bearer-token authentication, serving what an upgrade
 // orchestrator and kubectl need: /version, discovery, Nodes (list, get, merge / strategic-merge /
 // JSON patch for cordon), Pods (list with label and field selectors, get, delete, the eviction
-// subresource honouring PodDisruptionBudgets), PodDisruptionBudgets and Leases. Objects reflect
+// subresource honouring PodDisruptionBudgets), PodDisruptionBudgets, Leases and batch/v1 Jobs
+// with their pods (kube_jobs.h). Objects reflect
 // the simulated machines (SimCluster). Lists answer with a meta.k8s.io/v1 Table when asked, as
 // kubectl does.
 //
@@ -23,6 +24,7 @@ class SSLServer;
 
 namespace tr::sim {
 
+class JobStore;
 class WorkloadStore;
 
 class KubeApiServer {
@@ -56,6 +58,7 @@ class KubeApiServer {
   std::string url_;
   std::unique_ptr<httplib::SSLServer> server_;
   std::unique_ptr<WorkloadStore> workloads_;  // Deployments, StatefulSets, DaemonSets
+  std::unique_ptr<JobStore> jobs_;            // Jobs and the pods created for them
   std::thread thread_;
 };
 

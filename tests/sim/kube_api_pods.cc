@@ -5,6 +5,7 @@
 #include "fmt/format.h"
 #include "tests/sim/ids.h"
 #include "tests/sim/kube_api.h"
+#include "tests/sim/kube_jobs.h"
 #include "tests/sim/kube_tables.h"
 
 namespace tr::sim {
@@ -99,6 +100,7 @@ void KubeApiServer::PodRoutes() {
       json obj = cluster_->KubePodJsonLocked(pod);
       if (PodSelected(req, obj)) items.push_back(std::move(obj));
     }
+    jobs_->AppendPods(ns, [&req](const json& obj) { return PodSelected(req, obj); }, items);
     const uint64_t rv = cluster_->NextResourceVersionLocked();
     if (req.get_header_value("Accept").find("as=Table") != std::string::npos) {
       return Reply(res, 200, PodTable(items, cluster_->scheduler().WallNow(), rv));
@@ -117,6 +119,9 @@ void KubeApiServer::PodRoutes() {
         });
   s.Get("/api/v1/namespaces/([^/]+)/pods/([^/]+)",
         [this](const httplib::Request& req, httplib::Response& res) {
+          if (auto pod = jobs_->Pod(req.matches[1].str(), req.matches[2].str())) {
+            return Reply(res, 200, *pod);
+          }
           std::lock_guard lock(cluster_->mu());
           for (const auto& pod : cluster_->pods()) {
             if (pod.ns == req.matches[1].str() && pod.name == req.matches[2].str()) {
@@ -127,6 +132,9 @@ void KubeApiServer::PodRoutes() {
         });
   s.Delete("/api/v1/namespaces/([^/]+)/pods/([^/]+)",
            [this](const httplib::Request& req, httplib::Response& res) {
+             if (auto pod = jobs_->DeletePod(req.matches[1].str(), req.matches[2].str())) {
+               return Reply(res, 200, *pod);
+             }
              std::lock_guard lock(cluster_->mu());
              auto& pods = cluster_->pods();
              for (auto it = pods.begin(); it != pods.end(); ++it) {

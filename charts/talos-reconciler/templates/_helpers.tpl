@@ -110,6 +110,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if $r.kubernetesUpgradeMode }}
 - --kubernetes-upgrade-mode={{ $r.kubernetesUpgradeMode }}
 {{- end }}
+{{- if eq $r.kubernetesUpgradeMode "job" }}
+{{- /* The Jobs run this chart's image and mount the same talosconfig Secrets. */}}
+- --kubernetes-upgrade-job-image={{ printf "%s:%s" $v.image.repository $v.image.tag }}
+{{- range $v.talosconfigs }}
+- --kubernetes-upgrade-job-secret={{ .name }}={{ include "talos-reconciler.talosconfigSecretName" (list $ .) }}
+{{- end }}
+{{- end }}
 {{- with $v.leaderElection }}
 {{- if .enabled }}
 - --leader-elect

@@ -1,0 +1,58 @@
+#include "reconciler/k8s_job/job_daemon.h"
+
+#include "reconciler/k8s_job/job_runner.h"
+#include "reconciler/lease/lease_endpoint.h"
+#include "reconciler/logging.h"
+
+namespace tr::reconciler::k8s_job {
+namespace {
+
+// The runner with the API client it uses, owned together.
+class OwningJobRunner final : public k8s_upgrade::KubernetesUpgradeRunner {
+ public:
+  OwningJobRunner(std::unique_ptr<kube::KubeClient> kube, JobRunnerOptions options)
+      : kube_(std::move(kube)), runner_(*kube_, std::move(options)) {}
+  k8s_upgrade::UpgradeTaskStatus Ensure(const core::ClusterProfile& profile,
+                                        const core::Version& target,
+                                        const core::SupportMatrix& matrix) override {
+    return runner_.Ensure(profile, target, matrix);
+  }
+  bool Started(const std::string& cluster, const core::Version& target) override {
+    return runner_.Started(cluster, target);
+  }
+
+ private:
+  std::unique_ptr<kube::KubeClient> kube_;
+  JobUpgradeRunner runner_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner>> OpenJobUpgrades(
+    const DaemonConfig& config, Env& env,
+    std::function<absl::Status(const std::string& cluster)> may_change) {
+  kube::HttpKubeClientOptions http;
+  http.connect_timeout = std::chrono::seconds(5);
+  http.request_timeout = std::chrono::seconds(10);
+  absl::StatusOr<lease::LeaseEndpoint> endpoint =
+      lease::OpenLeaseEndpoint(config.kubeconfig, http, env);
+  if (!endpoint.ok()) return endpoint.status();
+  JobRunnerOptions options;
+  options.job.namespace_name = config.kubernetes_upgrade_job_namespace.empty()
+                                   ? endpoint->namespace_name
+                                   : config.kubernetes_upgrade_job_namespace;
+  options.job.image = config.kubernetes_upgrade_job_image;
+  options.job.active_deadline = config.kubernetes_upgrade_job_deadline;
+  options.job.poll_interval = std::min(config.node_poll_interval, std::chrono::milliseconds(1000));
+  for (const std::string& entry : config.kubernetes_upgrade_job_secrets) {
+    const size_t eq = entry.find('=');
+    options.secrets[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  options.may_change = std::move(may_change);
+  ModuleLogger("k8s-upgrade")
+      ->info("step=job-mode namespace={} image={}", LogValue(options.job.namespace_name),
+             LogValue(options.job.image));
+  return std::make_unique<OwningJobRunner>(std::move(endpoint->client), std::move(options));
+}
+
+}  // namespace tr::reconciler::k8s_job

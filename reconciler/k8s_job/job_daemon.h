@@ -1,0 +1,25 @@
+// The daemon's side of `--kubernetes-upgrade-mode job`: the Kubernetes API of the cluster the
+// reconciler runs in (the one of the Leases: --kubeconfig or the pod's service account), the
+// namespace of the Jobs and their settings, from the daemon configuration.
+//
+// Thread-safety: the runner returned is thread-safe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "gitsource/env.h"
+#include "reconciler/daemon_config.h"
+#include "reconciler/k8s_upgrade/upgrade_runner.h"
+
+namespace tr::reconciler::k8s_job {
+
+// InvalidArgument for unusable Kubernetes credentials (see lease/lease_endpoint.h).
+// `may_change` is the fence (empty without leader election).
+absl::StatusOr<std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner>> OpenJobUpgrades(
+    const DaemonConfig& config, Env& env,
+    std::function<absl::Status(const std::string& cluster)> may_change);
+
+}  // namespace tr::reconciler::k8s_job

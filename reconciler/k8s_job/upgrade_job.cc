@@ -1,0 +1,321 @@
+#include "reconciler/k8s_job/upgrade_job.h"
+
+#include <cstdint>
+
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
+
+namespace tr::reconciler::k8s_job {
+namespace {
+
+using k8s_upgrade::UpgradeTaskStatus;
+using nlohmann::json;
+
+constexpr char kProfileAnnotation[] = "talos-reconciler.dev/profile";
+constexpr char kDefaultsAnnotation[] = "talos-reconciler.dev/repository-defaults";
+constexpr char kRepoDir[] = "/etc/talos-reconciler/upgrade";
+constexpr char kCredentialsDir[] = "/etc/talos-reconciler/talos";
+constexpr char kTerminationLog[] = "/dev/termination-log";
+
+// A YAML double-quoted scalar: JSON's string escapes are YAML's.
+std::string Quoted(const std::string& s) { return json(s).dump(); }
+
+// The profile as far as `upgrade-k8s` reads it, asking for `target`.
+std::string ProfileYaml(const core::ClusterProfile& p, const core::Version& target) {
+  std::string out = fmt::format(
+      "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\nmetadata:\n  name: {}\n"
+      "spec:\n  endpoints: [",
+      Quoted(p.name));
+  for (size_t i = 0; i < p.endpoints.size(); ++i) {
+    out += (i == 0 ? "" : ", ") + Quoted(p.endpoints[i]);
+  }
+  out += fmt::format(
+      "]\n  credentials: {}\n  talos:\n    version: {}\n    image: {}\n  kubernetes:\n"
+      "    version: {}\n  nodes:\n",
+      Quoted(p.credentials), Quoted(p.talos_version.ToString()), Quoted(p.talos_image),
+      Quoted(target.ToString()));
+  for (const core::NodeSpec& n : p.nodes) {
+    out += fmt::format("    - {{name: {}, address: {}, role: {}}}\n", Quoted(n.name),
+                       Quoted(n.address), core::NodeRoleName(n.role));
+  }
+  return out;
+}
+
+// reconciler.yaml with every row of the daemon's support matrix, so the Job checks the same.
+std::string DefaultsYaml(const core::SupportMatrix& matrix) {
+  std::string out =
+      "apiVersion: talos-reconciler.dev/v1alpha1\nkind: RepositoryDefaults\nsupportMatrix:\n";
+  for (const core::MinorVersion& talos : matrix.TalosMinors()) {
+    const core::SupportMatrixEntry row = *matrix.Find(talos);
+    out += fmt::format(
+        "  - {{talos: \"{}\", kubernetes: {{min: \"{}\", max: \"{}\"}}, "
+        "minimumUpgradeFrom: \"{}\"}}\n",
+        talos.ToString(), row.kubernetes_min.ToString(), row.kubernetes_max.ToString(),
+        row.minimum_upgrade_from.ToString());
+  }
+  return out;
+}
+
+std::string Dashed(std::string s) {
+  for (char& c : s) {
+    if (c == '.') c = '-';
+  }
+  return s;
+}
+
+uint32_t Fnv1a(const std::string& s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char c : s) h = (h ^ c) * 16777619u;
+  return h;
+}
+
+}  // namespace
+
+std::string ClusterLabelValue(const std::string& cluster) {
+  if (cluster.size() <= 63) return cluster;
+  return fmt::format("{}-{:08x}", cluster.substr(0, 54), Fnv1a(cluster));
+}
+
+namespace {
+
+json Labels(const core::ClusterProfile& profile, const core::Version& target) {
+  return {{"app.kubernetes.io/name", "talos-reconciler"},
+          {kComponentLabel, kComponentValue},
+          {kClusterLabel, ClusterLabelValue(profile.name)},
+          {kTargetLabel, target.ToString()}};
+}
+
+json Container(const core::ClusterProfile& profile, const core::Version& target,
+               const UpgradeJobSettings& s) {
+  json args = {"upgrade-k8s",
+               "--cluster",
+               profile.name,
+               "--to",
+               target.ToString(),
+               "--repo",
+               kRepoDir,
+               "--credentials-dir",
+               kCredentialsDir,
+               "--termination-log",
+               kTerminationLog,
+               "--poll-interval-ms",
+               std::to_string(s.poll_interval.count()),
+               "--static-pod-timeout-ms",
+               std::to_string(s.static_pod_timeout.count()),
+               "--kubelet-timeout-ms",
+               std::to_string(s.kubelet_timeout.count())};
+  return {{"name", kContainerName},
+          {"image", s.image},
+          {"command", {"/usr/local/bin/talos-reconciler"}},
+          {"args", std::move(args)},
+          {"terminationMessagePath", kTerminationLog},
+          {"terminationMessagePolicy", "FallbackToLogsOnError"},
+          {"resources", {{"requests", {{"cpu", "20m"}, {"memory", "32Mi"}}}}},
+          {"securityContext",
+           {{"runAsNonRoot", true},
+            {"runAsUser", 65532},
+            {"allowPrivilegeEscalation", false},
+            {"readOnlyRootFilesystem", true},
+            {"capabilities", {{"drop", {"ALL"}}}}}},
+          {"volumeMounts",
+           {{{"name", "talosconfig"},
+             {"mountPath", fmt::format("{}/{}", kCredentialsDir, profile.credentials)},
+             {"readOnly", true}},
+            {{"name", "profile"}, {"mountPath", kRepoDir}, {"readOnly", true}}}}};
+}
+
+json Volumes(const core::ClusterProfile& profile, const UpgradeJobSettings& s) {
+  auto annotation = [](const char* key) {
+    return json{{"fieldPath", fmt::format("metadata.annotations['{}']", key)}};
+  };
+  return {{{"name", "talosconfig"},
+           {"secret",
+            {{"secretName", s.secret_name},
+             {"defaultMode", 0440},
+             {"items", {{{"key", "talosconfig"}, {"path", "talosconfig"}}}}}}},
+          {{"name", "profile"},
+           {"downwardAPI",
+            {{"items",
+              {{{"path", fmt::format("clusters/{}.yaml", profile.name)},
+                {"fieldRef", annotation(kProfileAnnotation)}},
+               {{"path", "reconciler.yaml"}, {"fieldRef", annotation(kDefaultsAnnotation)}}}}}}}};
+}
+
+// Exit codes of `upgrade-k8s` (upgrade_k8s_command.h) back to the status class they came from.
+absl::StatusCode CodeOfExit(int exit_code) {
+  switch (exit_code) {
+    case k8s_upgrade::kUpgradeInvalid:
+      return absl::StatusCode::kInvalidArgument;
+    case k8s_upgrade::kUpgradeRefused:
+      return absl::StatusCode::kFailedPrecondition;
+    case k8s_upgrade::kUpgradeFailed:
+      return absl::StatusCode::kAborted;
+    default:
+      return absl::StatusCode::kUnavailable;
+  }
+}
+
+// "upgrade-k8s: kubelet failed on w-2: not Ready after 3m" → component, node, message.
+void ParseFailureLine(std::string line, k8s_upgrade::UpgradeOutcome& outcome, std::string& text) {
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  if (auto nl = line.rfind('\n'); nl != std::string::npos) line = line.substr(nl + 1);
+  text = line;
+  constexpr std::string_view kPrefix = "upgrade-k8s: ";
+  if (!line.starts_with(kPrefix)) return;
+  line = line.substr(kPrefix.size());
+  const size_t failed = line.find(" failed");
+  if (failed == std::string::npos) {
+    text = line;
+    return;
+  }
+  outcome.component = line.substr(0, failed);
+  std::string rest = line.substr(failed + 7);
+  if (rest.starts_with(" on ")) {
+    const size_t colon = rest.find(": ");
+    outcome.node = rest.substr(4, colon == std::string::npos ? std::string::npos : colon - 4);
+    rest = colon == std::string::npos ? "" : rest.substr(colon);
+  }
+  text = rest.starts_with(": ") ? rest.substr(2) : rest;
+}
+
+struct LastPod {
+  bool terminated = false;
+  int exit_code = 0;
+  std::string message;
+  std::string finished_at;
+};
+
+LastPod LastTerminated(const json& pods) {
+  LastPod last;
+  for (const json& pod : pods.value("items", json::array())) {
+    const json status = pod.value("status", json::object());
+    for (const json& c : status.value("containerStatuses", json::array())) {
+      if (c.value("name", "") != kContainerName) continue;
+      const json state = c.value("state", json::object());
+      if (!state.contains("terminated")) continue;
+      const json& t = state["terminated"];
+      const std::string at = t.value("finishedAt", "");
+      if (last.terminated && at < last.finished_at) continue;
+      last = {true, t.value("exitCode", 0), t.value("message", ""), at};
+    }
+  }
+  return last;
+}
+
+}  // namespace
+
+std::string UpgradeJobName(const std::string& cluster, const core::Version& target) {
+  const std::string version = "v" + Dashed(target.ToString());
+  constexpr size_t kMax = 63;
+  const std::string prefix = "k8s-upgrade-";
+  std::string name = prefix + Dashed(cluster) + "-" + version;
+  if (name.size() <= kMax) return name;
+  const std::string hash = fmt::format("{:08x}", Fnv1a(cluster));
+  const size_t room = kMax - prefix.size() - version.size() - hash.size() - 2;
+  std::string cut = Dashed(cluster).substr(0, room);
+  while (!cut.empty() && cut.back() == '-') cut.pop_back();
+  return prefix + cut + "-" + hash + "-" + version;
+}
+
+std::string UpgradeJobJson(const core::ClusterProfile& profile, const core::Version& target,
+                           const core::SupportMatrix& matrix, const UpgradeJobSettings& s) {
+  const json labels = Labels(profile, target);
+  const json exit_codes = {
+      {"containerName", kContainerName},
+      {"operator", "In"},
+      {"values",
+       {k8s_upgrade::kUpgradeInvalid, k8s_upgrade::kUpgradeRefused, k8s_upgrade::kUpgradeFailed}}};
+  const json pod_spec = {{"restartPolicy", "Never"},
+                         {"automountServiceAccountToken", false},
+                         {"enableServiceLinks", false},
+                         {"securityContext",
+                          {{"runAsNonRoot", true},
+                           {"fsGroup", 65532},
+                           {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
+                         {"containers", {Container(profile, target, s)}},
+                         {"volumes", Volumes(profile, s)}};
+  const json job = {
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata",
+       {{"name", UpgradeJobName(profile.name, target)},
+        {"namespace", s.namespace_name},
+        {"labels", labels}}},
+      {"spec",
+       {{"backoffLimit", s.backoff_limit},
+        {"activeDeadlineSeconds", s.active_deadline.count()},
+        {"ttlSecondsAfterFinished", s.ttl_after_finished.count()},
+        {"podFailurePolicy",
+         {{"rules",
+           {{{"action", "FailJob"}, {"onExitCodes", exit_codes}},
+            {{"action", "Ignore"}, {"onPodConditions", {{{"type", "DisruptionTarget"}}}}}}}}},
+        {"template",
+         {{"metadata",
+           {{"labels", labels},
+            {"annotations",
+             {{kProfileAnnotation, ProfileYaml(profile, target)},
+              {kDefaultsAnnotation, DefaultsYaml(matrix)}}}}},
+          {"spec", pod_spec}}}}}};
+  return job.dump();
+}
+
+absl::StatusOr<JobReading> ReadUpgradeJob(const std::string& job_json,
+                                          const std::string& pods_json) {
+  const json job = json::parse(job_json, nullptr, false);
+  const json pods = json::parse(pods_json, nullptr, false);
+  if (!job.is_object() || !pods.is_object()) {
+    return absl::InternalError("the Kubernetes API answered something that is not JSON");
+  }
+  JobReading r;
+  const json meta = job.value("metadata", json::object());
+  r.task.target = meta.value("labels", json::object()).value(kTargetLabel, "");
+  r.deleting = meta.contains("deletionTimestamp");
+  const json status = job.value("status", json::object());
+  std::string failed_reason, failed_message;
+  bool complete = false, failed = false;
+  for (const json& c : status.value("conditions", json::array())) {
+    if (c.value("status", "") != "True") continue;
+    if (c.value("type", "") == "Complete") complete = true;
+    if (c.value("type", "") == "Failed") {
+      failed = true;
+      failed_reason = c.value("reason", "");
+      failed_message = c.value("message", "");
+    }
+  }
+  const LastPod last = LastTerminated(pods);
+  const std::string name = meta.value("name", "");
+  if (complete) {
+    r.task.state = UpgradeTaskStatus::State::kSucceeded;
+    return r;
+  }
+  if (!failed) {
+    const int attempt = status.value("failed", 0) + 1;
+    r.task.progress = fmt::format("Job {} running, attempt {}", name, attempt);
+    if (last.terminated && !last.message.empty()) {
+      k8s_upgrade::UpgradeOutcome ignored;
+      std::string text;
+      ParseFailureLine(last.message, ignored, text);
+      r.task.progress += " (the last one: " + text + ")";
+    }
+    return r;
+  }
+  r.task.state = UpgradeTaskStatus::State::kFailed;
+  k8s_upgrade::UpgradeOutcome& outcome = r.task.outcome;
+  if (failed_reason == "DeadlineExceeded" || !last.terminated) {
+    outcome.component = "Job " + name;
+    outcome.status = absl::DeadlineExceededError(
+        fmt::format("{}: {}", failed_reason.empty() ? "Failed" : failed_reason, failed_message));
+    r.retry = true;
+    return r;
+  }
+  std::string text;
+  ParseFailureLine(last.message, outcome, text);
+  if (outcome.component.empty()) outcome.component = "Job " + name;
+  if (text.empty()) text = fmt::format("exit code {} ({})", last.exit_code, failed_reason);
+  outcome.status = absl::Status(CodeOfExit(last.exit_code), text);
+  r.retry = CodeOfExit(last.exit_code) == absl::StatusCode::kUnavailable;
+  return r;
+}
+
+}  // namespace tr::reconciler::k8s_job

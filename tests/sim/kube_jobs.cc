@@ -1,0 +1,326 @@
+#include "tests/sim/kube_jobs.h"
+
+#include <httplib.h>
+
+#include <random>
+
+#include "core/text.h"
+#include "fmt/format.h"
+#include "tests/sim/ids.h"
+
+namespace tr::sim {
+namespace {
+
+using nlohmann::json;
+
+constexpr char kJobs[] = R"(/apis/batch/v1/namespaces/([^/]+)/jobs)";
+constexpr char kPods[] = R"(/api/v1/namespaces/([^/]+)/pods)";
+
+void Reply(httplib::Response& res, int code, const json& body) {
+  res.status = code;
+  res.set_content(body.dump(), "application/json");
+}
+
+void Fail(httplib::Response& res, int code, const std::string& reason, const std::string& message,
+          const std::string& kind = "", const std::string& name = "") {
+  json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+                 {"status", "Failure"}, {"message", message}, {"reason", reason},
+                 {"code", code}};
+  if (!name.empty()) status["details"] = {{"name", name}, {"kind", kind}};
+  Reply(res, code, status);
+}
+
+// Equality-based selectors: "a=b", "a==b", "a!=b", "a".
+bool LabelsMatch(const std::string& selector, const json& obj) {
+  const json labels = obj["metadata"].value("labels", json::object());
+  for (auto part : core::Split(selector, ',')) {
+    const std::string t(part);
+    if (t.empty()) continue;
+    const size_t ne = t.find("!="), eq = t.find('=');
+    if (ne != std::string::npos) {
+      const std::string k = t.substr(0, ne);
+      if (labels.contains(k) && labels[k] == t.substr(ne + 2)) return false;
+    } else if (eq != std::string::npos) {
+      const std::string k = t.substr(0, eq);
+      const std::string v = t.substr(t.compare(eq, 2, "==") == 0 ? eq + 2 : eq + 1);
+      if (!labels.contains(k) || labels[k] != v) return false;
+    } else if (!labels.contains(t)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string RandomSuffix() {
+  static std::mutex mu;
+  static std::mt19937 gen(std::random_device{}());
+  static constexpr char kChars[] = "bcdfghjklmnpqrstvwxz2456789";  // as the API server's
+  std::lock_guard lock(mu);
+  std::string out;
+  for (int i = 0; i < 5; ++i) out += kChars[gen() % (sizeof(kChars) - 1)];
+  return out;
+}
+
+// The name of a new object: metadata.name, else generateName + 5 characters; "" when neither.
+std::string NewName(const json& meta) {
+  if (!meta.value("name", "").empty()) return meta["name"];
+  if (!meta.value("generateName", "").empty())
+    return meta.value("generateName", "") + RandomSuffix();
+  return "";
+}
+
+// What the API server's Job validation refuses (422), or "".
+std::string InvalidJob(const json& job, const std::string& name) {
+  const json spec = job.value("spec", json::object());
+  const json pod = spec.value("template", json::object()).value("spec", json::object());
+  const std::string restart = pod.value("restartPolicy", "");
+  const std::string prefix = fmt::format("Job.batch \"{}\" is invalid: ", name);
+  if (restart != "Never" && restart != "OnFailure") {
+    return prefix +
+           "spec.template.spec.restartPolicy: Required value: valid values: "
+           "\"OnFailure\", \"Never\"";
+  }
+  if (spec.contains("podFailurePolicy") && restart != "Never") {
+    return prefix + "spec.podFailurePolicy: Invalid value: \"" + restart +
+           "\": only \"Never\" is supported when podFailurePolicy is specified";
+  }
+  if (pod.value("containers", json::array()).empty()) {
+    return prefix + "spec.template.spec.containers: Required value";
+  }
+  return "";
+}
+
+json DeleteOptions(const httplib::Request& req) {
+  json options = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+  if (!options.is_object()) options = json::object();
+  if (req.has_param("propagationPolicy")) {
+    options["propagationPolicy"] = req.get_param_value("propagationPolicy");
+  }
+  return options;
+}
+
+}  // namespace
+
+void JobStore::AddRoutes(httplib::Server& s) {
+  JobRoutes(s);
+  PodRoutes(s);
+}
+
+void JobStore::JobRoutes(httplib::Server& s) {
+  s.Post(kJobs, [this](const httplib::Request& req, httplib::Response& res) {
+    json job = json::parse(req.body, nullptr, false);
+    if (!job.is_object() || !job.value("metadata", json::object()).is_object()) {
+      return Fail(res, 400, "BadRequest", "the body of the request was in an unknown format");
+    }
+    const std::string ns = req.matches[1], name = NewName(job.value("metadata", json::object()));
+    if (name.empty()) {
+      return Fail(res, 422, "Invalid",
+                  "Job.batch \"\" is invalid: metadata.name: Required value: name or "
+                  "generateName is required");
+    }
+    if (std::string invalid = InvalidJob(job, name); !invalid.empty()) {
+      return Fail(res, 422, "Invalid", invalid, "jobs", name);
+    }
+    const std::string uid = NewUuid(), now = clock_.now();
+    const uint64_t rv = clock_.next_resource_version();
+    json& meta = job["metadata"];
+    meta["name"] = name;
+    meta["namespace"] = ns;
+    meta["uid"] = uid;
+    meta["resourceVersion"] = std::to_string(rv);
+    meta["creationTimestamp"] = now;
+    meta["generation"] = 1;
+    job["kind"] = "Job";
+    job["apiVersion"] = "batch/v1";
+    json& spec = job["spec"];
+    for (const char* field : {"completions", "parallelism"}) {
+      if (!spec.contains(field)) spec[field] = 1;
+    }
+    if (!spec.contains("backoffLimit")) spec["backoffLimit"] = 6;
+    spec["completionMode"] = spec.value("completionMode", "NonIndexed");
+    spec["suspend"] = spec.value("suspend", false);
+    spec["selector"] = {{"matchLabels", {{"batch.kubernetes.io/controller-uid", uid}}}};
+    json& labels = spec["template"]["metadata"]["labels"];
+    if (!labels.is_object()) labels = json::object();
+    for (const char* key : {"controller-uid", "batch.kubernetes.io/controller-uid"})
+      labels[key] = uid;
+    for (const char* key : {"job-name", "batch.kubernetes.io/job-name"}) labels[key] = name;
+    job["status"] = json::object();
+    std::lock_guard lock(mu_);
+    if (!jobs_.emplace(ns + "/" + name, job).second) {
+      return Fail(res, 409, "AlreadyExists", fmt::format("jobs.batch \"{}\" already exists", name),
+                  "jobs", name);
+    }
+    Reply(res, 201, job);
+  });
+  s.Get(kJobs, [this](const httplib::Request& req, httplib::Response& res) {
+    const uint64_t rv = clock_.next_resource_version();
+    std::lock_guard lock(mu_);
+    json items = json::array();
+    for (const auto& [key, job] : jobs_) {
+      if (job["metadata"]["namespace"] != req.matches[1].str()) continue;
+      if (LabelsMatch(req.get_param_value("labelSelector"), job)) items.push_back(job);
+    }
+    Reply(res, 200,
+          {{"kind", "JobList"},
+           {"apiVersion", "batch/v1"},
+           {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+           {"items", std::move(items)}});
+  });
+  const std::string one = std::string(kJobs) + "/([^/]+)";
+  s.Get(one, [this](const httplib::Request& req, httplib::Response& res) {
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(req.matches[1].str() + "/" + req.matches[2].str());
+    if (it == jobs_.end()) {
+      return Fail(res, 404, "NotFound",
+                  fmt::format("jobs.batch \"{}\" not found", req.matches[2].str()), "jobs",
+                  req.matches[2]);
+    }
+    Reply(res, 200, it->second);
+  });
+  s.Delete(one, [this](const httplib::Request& req, httplib::Response& res) {
+    const json options = DeleteOptions(req);
+    const std::string policy = options.value("propagationPolicy", "Orphan");
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(req.matches[1].str() + "/" + req.matches[2].str());
+    if (it == jobs_.end()) {
+      return Fail(res, 404, "NotFound",
+                  fmt::format("jobs.batch \"{}\" not found", req.matches[2].str()), "jobs",
+                  req.matches[2]);
+    }
+    const std::string uid = it->second["metadata"]["uid"];
+    for (auto pod = pods_.begin(); pod != pods_.end();) {
+      const json labels = pod->second["metadata"].value("labels", json::object());
+      if (labels.value("controller-uid", "") != uid) {
+        ++pod;
+      } else if (policy == "Orphan") {
+        pod->second["metadata"].erase("ownerReferences");
+        ++pod;
+      } else {
+        pod = pods_.erase(pod);  // the garbage collector, at once
+      }
+    }
+    jobs_.erase(it);
+    Reply(res, 200,
+          {{"kind", "Status"},
+           {"apiVersion", "v1"},
+           {"metadata", json::object()},
+           {"status", "Success"},
+           {"details",
+            {{"name", req.matches[2].str()}, {"group", "batch"}, {"kind", "jobs"}, {"uid", uid}}}});
+  });
+  auto status = [this](const httplib::Request& req, httplib::Response& res, bool put) {
+    const json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) return Fail(res, 400, "BadRequest", "the body is not a JSON object");
+    const uint64_t rv = clock_.next_resource_version();
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(req.matches[1].str() + "/" + req.matches[2].str());
+    if (it == jobs_.end()) {
+      return Fail(res, 404, "NotFound",
+                  fmt::format("jobs.batch \"{}\" not found", req.matches[2].str()), "jobs",
+                  req.matches[2]);
+    }
+    json& job = it->second;
+    const std::string given = body.value("metadata", json::object()).value("resourceVersion", "");
+    if (put && !given.empty() && given != job["metadata"]["resourceVersion"]) {
+      return Fail(res, 409, "Conflict",
+                  fmt::format("Operation cannot be fulfilled on jobs.batch \"{}\": the object has "
+                              "been modified; please apply your changes to the latest version and "
+                              "try again",
+                              req.matches[2].str()),
+                  "jobs", req.matches[2]);
+    }
+    if (put) {
+      job["status"] = body.value("status", json::object());
+    } else if (body.contains("status")) {
+      job["status"].merge_patch(body["status"]);
+    }
+    job["metadata"]["resourceVersion"] = std::to_string(rv);
+    Reply(res, 200, job);
+  };
+  s.Put(one + "/status",
+        [status](const httplib::Request& req, httplib::Response& res) { status(req, res, true); });
+  s.Patch(one + "/status", [status](const httplib::Request& req, httplib::Response& res) {
+    status(req, res, false);
+  });
+}
+
+void JobStore::PodRoutes(httplib::Server& s) {
+  s.Post(kPods, [this](const httplib::Request& req, httplib::Response& res) {
+    json pod = json::parse(req.body, nullptr, false);
+    if (!pod.is_object() || !pod.value("metadata", json::object()).is_object()) {
+      return Fail(res, 400, "BadRequest", "the body of the request was in an unknown format");
+    }
+    const std::string ns = req.matches[1], name = NewName(pod.value("metadata", json::object()));
+    if (name.empty()) {
+      return Fail(res, 422, "Invalid",
+                  "Pod \"\" is invalid: metadata.name: Required value: name or generateName is "
+                  "required");
+    }
+    pod["kind"] = "Pod";
+    pod["apiVersion"] = "v1";
+    pod["metadata"]["name"] = name;
+    pod["metadata"]["namespace"] = ns;
+    pod["metadata"]["uid"] = NewUuid();
+    pod["metadata"]["creationTimestamp"] = clock_.now();
+    pod["metadata"]["resourceVersion"] = std::to_string(clock_.next_resource_version());
+    if (!pod.contains("status")) pod["status"] = {{"phase", "Pending"}};
+    std::lock_guard lock(mu_);
+    if (!pods_.emplace(ns + "/" + name, pod).second) {
+      return Fail(res, 409, "AlreadyExists", fmt::format("pods \"{}\" already exists", name),
+                  "pods", name);
+    }
+    Reply(res, 201, pod);
+  });
+  auto status = [this](const httplib::Request& req, httplib::Response& res, bool put) {
+    const json body = json::parse(req.body, nullptr, false);
+    if (!body.is_object()) return Fail(res, 400, "BadRequest", "the body is not a JSON object");
+    const uint64_t rv = clock_.next_resource_version();
+    std::lock_guard lock(mu_);
+    auto it = pods_.find(req.matches[1].str() + "/" + req.matches[2].str());
+    if (it == pods_.end()) {
+      return Fail(res, 404, "NotFound", fmt::format("pods \"{}\" not found", req.matches[2].str()),
+                  "pods", req.matches[2]);
+    }
+    if (put) {
+      it->second["status"] = body.value("status", json::object());
+    } else if (body.contains("status")) {
+      it->second["status"].merge_patch(body["status"]);
+    }
+    it->second["metadata"]["resourceVersion"] = std::to_string(rv);
+    Reply(res, 200, it->second);
+  };
+  const std::string one = std::string(kPods) + "/([^/]+)/status";
+  s.Put(one,
+        [status](const httplib::Request& req, httplib::Response& res) { status(req, res, true); });
+  s.Patch(one, [status](const httplib::Request& req, httplib::Response& res) {
+    status(req, res, false);
+  });
+}
+
+void JobStore::AppendPods(const std::string& ns, const std::function<bool(const json&)>& selected,
+                          json& items) {
+  std::lock_guard lock(mu_);
+  for (const auto& [key, pod] : pods_) {
+    if (!ns.empty() && pod["metadata"]["namespace"] != ns) continue;
+    if (selected(pod)) items.push_back(pod);
+  }
+}
+
+std::optional<json> JobStore::Pod(const std::string& ns, const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(ns + "/" + name);
+  if (it == pods_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<json> JobStore::DeletePod(const std::string& ns, const std::string& name) {
+  std::lock_guard lock(mu_);
+  auto it = pods_.find(ns + "/" + name);
+  if (it == pods_.end()) return std::nullopt;
+  json pod = std::move(it->second);
+  pods_.erase(it);
+  return pod;
+}
+
+}  // namespace tr::sim
