@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "core/text.h"
 #include "fmt/format.h"
 #include "tests/sim/ids.h"
+#include "tests/sim/kube_workloads.h"
 
 namespace tr::sim {
 namespace {
@@ -30,27 +30,6 @@ void Fail(httplib::Response& res, int code, const std::string& reason, const std
   Reply(res, code, status);
 }
 
-// Equality-based selectors: "a=b", "a==b", "a!=b", "a".
-bool LabelsMatch(const std::string& selector, const json& obj) {
-  const json labels = obj["metadata"].value("labels", json::object());
-  for (auto part : core::Split(selector, ',')) {
-    const std::string t(part);
-    if (t.empty()) continue;
-    const size_t ne = t.find("!="), eq = t.find('=');
-    if (ne != std::string::npos) {
-      const std::string k = t.substr(0, ne);
-      if (labels.contains(k) && labels[k] == t.substr(ne + 2)) return false;
-    } else if (eq != std::string::npos) {
-      const std::string k = t.substr(0, eq);
-      const std::string v = t.substr(t.compare(eq, 2, "==") == 0 ? eq + 2 : eq + 1);
-      if (!labels.contains(k) || labels[k] != v) return false;
-    } else if (!labels.contains(t)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string RandomSuffix() {
   static std::mutex mu;
   static std::mt19937 gen(std::random_device{}());
@@ -67,6 +46,25 @@ std::string NewName(const json& meta) {
   if (!meta.value("generateName", "").empty())
     return meta.value("generateName", "") + RandomSuffix();
   return "";
+}
+
+// The object of a create request, named (`name`); nullopt once 400 or 422 is answered.
+std::optional<json> NewObject(const httplib::Request& req, httplib::Response& res,
+                              const std::string& kind, std::string& name) {
+  json obj = json::parse(req.body, nullptr, false);
+  if (!obj.is_object() || !obj.value("metadata", json::object()).is_object()) {
+    Fail(res, 400, "BadRequest", "the body of the request was in an unknown format");
+    return std::nullopt;
+  }
+  name = NewName(obj.value("metadata", json::object()));
+  if (name.empty()) {
+    Fail(res, 422, "Invalid",
+         kind +
+             " \"\" is invalid: metadata.name: Required value: name or generateName is "
+             "required");
+    return std::nullopt;
+  }
+  return obj;
 }
 
 // What the API server's Job validation refuses (422), or "".
@@ -108,16 +106,11 @@ void JobStore::AddRoutes(httplib::Server& s) {
 
 void JobStore::JobRoutes(httplib::Server& s) {
   s.Post(kJobs, [this](const httplib::Request& req, httplib::Response& res) {
-    json job = json::parse(req.body, nullptr, false);
-    if (!job.is_object() || !job.value("metadata", json::object()).is_object()) {
-      return Fail(res, 400, "BadRequest", "the body of the request was in an unknown format");
-    }
-    const std::string ns = req.matches[1], name = NewName(job.value("metadata", json::object()));
-    if (name.empty()) {
-      return Fail(res, 422, "Invalid",
-                  "Job.batch \"\" is invalid: metadata.name: Required value: name or "
-                  "generateName is required");
-    }
+    std::string name;
+    std::optional<json> created = NewObject(req, res, "Job.batch", name);
+    if (!created) return;
+    json& job = *created;
+    const std::string ns = req.matches[1];
     if (std::string invalid = InvalidJob(job, name); !invalid.empty()) {
       return Fail(res, 422, "Invalid", invalid, "jobs", name);
     }
@@ -247,16 +240,11 @@ void JobStore::JobRoutes(httplib::Server& s) {
 
 void JobStore::PodRoutes(httplib::Server& s) {
   s.Post(kPods, [this](const httplib::Request& req, httplib::Response& res) {
-    json pod = json::parse(req.body, nullptr, false);
-    if (!pod.is_object() || !pod.value("metadata", json::object()).is_object()) {
-      return Fail(res, 400, "BadRequest", "the body of the request was in an unknown format");
-    }
-    const std::string ns = req.matches[1], name = NewName(pod.value("metadata", json::object()));
-    if (name.empty()) {
-      return Fail(res, 422, "Invalid",
-                  "Pod \"\" is invalid: metadata.name: Required value: name or generateName is "
-                  "required");
-    }
+    std::string name;
+    std::optional<json> created = NewObject(req, res, "Pod", name);
+    if (!created) return;
+    json& pod = *created;
+    const std::string ns = req.matches[1];
     pod["kind"] = "Pod";
     pod["apiVersion"] = "v1";
     pod["metadata"]["name"] = name;
