@@ -202,40 +202,7 @@ void JobStore::JobRoutes(httplib::Server& s) {
            {"details",
             {{"name", req.matches[2].str()}, {"group", "batch"}, {"kind", "jobs"}, {"uid", uid}}}});
   });
-  auto status = [this](const httplib::Request& req, httplib::Response& res, bool put) {
-    const json body = json::parse(req.body, nullptr, false);
-    if (!body.is_object()) return Fail(res, 400, "BadRequest", "the body is not a JSON object");
-    const uint64_t rv = clock_.next_resource_version();
-    std::lock_guard lock(mu_);
-    auto it = jobs_.find(req.matches[1].str() + "/" + req.matches[2].str());
-    if (it == jobs_.end()) {
-      return Fail(res, 404, "NotFound",
-                  fmt::format("jobs.batch \"{}\" not found", req.matches[2].str()), "jobs",
-                  req.matches[2]);
-    }
-    json& job = it->second;
-    const std::string given = body.value("metadata", json::object()).value("resourceVersion", "");
-    if (put && !given.empty() && given != job["metadata"]["resourceVersion"]) {
-      return Fail(res, 409, "Conflict",
-                  fmt::format("Operation cannot be fulfilled on jobs.batch \"{}\": the object has "
-                              "been modified; please apply your changes to the latest version and "
-                              "try again",
-                              req.matches[2].str()),
-                  "jobs", req.matches[2]);
-    }
-    if (put) {
-      job["status"] = body.value("status", json::object());
-    } else if (body.contains("status")) {
-      job["status"].merge_patch(body["status"]);
-    }
-    job["metadata"]["resourceVersion"] = std::to_string(rv);
-    Reply(res, 200, job);
-  };
-  s.Put(one + "/status",
-        [status](const httplib::Request& req, httplib::Response& res) { status(req, res, true); });
-  s.Patch(one + "/status", [status](const httplib::Request& req, httplib::Response& res) {
-    status(req, res, false);
-  });
+  StatusRoutes(s, one + "/status", jobs_, "jobs.batch");
 }
 
 void JobStore::PodRoutes(httplib::Server& s) {
@@ -260,30 +227,45 @@ void JobStore::PodRoutes(httplib::Server& s) {
     }
     Reply(res, 201, pod);
   });
-  auto status = [this](const httplib::Request& req, httplib::Response& res, bool put) {
+  StatusRoutes(s, std::string(kPods) + "/([^/]+)/status", pods_, "pods");
+}
+
+void JobStore::StatusRoutes(httplib::Server& s, const std::string& path,
+                            std::map<std::string, json>& objects, const std::string& resource) {
+  auto write = [this, &objects, resource](const httplib::Request& req, httplib::Response& res,
+                                          bool put) {
     const json body = json::parse(req.body, nullptr, false);
     if (!body.is_object()) return Fail(res, 400, "BadRequest", "the body is not a JSON object");
     const uint64_t rv = clock_.next_resource_version();
+    const std::string name = req.matches[2];
     std::lock_guard lock(mu_);
-    auto it = pods_.find(req.matches[1].str() + "/" + req.matches[2].str());
-    if (it == pods_.end()) {
-      return Fail(res, 404, "NotFound", fmt::format("pods \"{}\" not found", req.matches[2].str()),
-                  "pods", req.matches[2]);
+    auto it = objects.find(req.matches[1].str() + "/" + name);
+    if (it == objects.end()) {
+      return Fail(res, 404, "NotFound", fmt::format("{} \"{}\" not found", resource, name),
+                  resource, name);
+    }
+    json& obj = it->second;
+    const std::string given = body.value("metadata", json::object()).value("resourceVersion", "");
+    if (put && !given.empty() && given != obj["metadata"]["resourceVersion"]) {
+      return Fail(res, 409, "Conflict",
+                  fmt::format("Operation cannot be fulfilled on {} \"{}\": the object has been "
+                              "modified; please apply your changes to the latest version and try "
+                              "again",
+                              resource, name),
+                  resource, name);
     }
     if (put) {
-      it->second["status"] = body.value("status", json::object());
+      obj["status"] = body.value("status", json::object());
     } else if (body.contains("status")) {
-      it->second["status"].merge_patch(body["status"]);
+      obj["status"].merge_patch(body["status"]);
     }
-    it->second["metadata"]["resourceVersion"] = std::to_string(rv);
-    Reply(res, 200, it->second);
+    obj["metadata"]["resourceVersion"] = std::to_string(rv);
+    Reply(res, 200, obj);
   };
-  const std::string one = std::string(kPods) + "/([^/]+)/status";
-  s.Put(one,
-        [status](const httplib::Request& req, httplib::Response& res) { status(req, res, true); });
-  s.Patch(one, [status](const httplib::Request& req, httplib::Response& res) {
-    status(req, res, false);
-  });
+  s.Put(path,
+        [write](const httplib::Request& req, httplib::Response& res) { write(req, res, true); });
+  s.Patch(path,
+          [write](const httplib::Request& req, httplib::Response& res) { write(req, res, false); });
 }
 
 void JobStore::AppendPods(const std::string& ns, const std::function<bool(const json&)>& selected,
