@@ -4,9 +4,9 @@
 
 #include <random>
 
-#include "core/text.h"
 #include "fmt/format.h"
 #include "tests/sim/ids.h"
+#include "tests/sim/kube_workloads.h"
 
 namespace tr::sim {
 namespace {
@@ -30,27 +30,6 @@ void Fail(httplib::Response& res, int code, const std::string& reason, const std
   Reply(res, code, status);
 }
 
-// Equality-based selectors: "a=b", "a==b", "a!=b", "a".
-bool LabelsMatch(const std::string& selector, const json& obj) {
-  const json labels = obj["metadata"].value("labels", json::object());
-  for (auto part : core::Split(selector, ',')) {
-    const std::string t(part);
-    if (t.empty()) continue;
-    const size_t ne = t.find("!="), eq = t.find('=');
-    if (ne != std::string::npos) {
-      const std::string k = t.substr(0, ne);
-      if (labels.contains(k) && labels[k] == t.substr(ne + 2)) return false;
-    } else if (eq != std::string::npos) {
-      const std::string k = t.substr(0, eq);
-      const std::string v = t.substr(t.compare(eq, 2, "==") == 0 ? eq + 2 : eq + 1);
-      if (!labels.contains(k) || labels[k] != v) return false;
-    } else if (!labels.contains(t)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 std::string RandomSuffix() {
   static std::mutex mu;
   static std::mt19937 gen(std::random_device{}());
@@ -67,6 +46,25 @@ std::string NewName(const json& meta) {
   if (!meta.value("generateName", "").empty())
     return meta.value("generateName", "") + RandomSuffix();
   return "";
+}
+
+// The object of a create request, named (`name`); nullopt once 400 or 422 is answered.
+std::optional<json> NewObject(const httplib::Request& req, httplib::Response& res,
+                              const std::string& kind, std::string& name) {
+  json obj = json::parse(req.body, nullptr, false);
+  if (!obj.is_object() || !obj.value("metadata", json::object()).is_object()) {
+    Fail(res, 400, "BadRequest", "the body of the request was in an unknown format");
+    return std::nullopt;
+  }
+  name = NewName(obj.value("metadata", json::object()));
+  if (name.empty()) {
+    Fail(res, 422, "Invalid",
+         kind +
+             " \"\" is invalid: metadata.name: Required value: name or generateName is "
+             "required");
+    return std::nullopt;
+  }
+  return obj;
 }
 
 // What the API server's Job validation refuses (422), or "".
@@ -108,16 +106,11 @@ void JobStore::AddRoutes(httplib::Server& s) {
 
 void JobStore::JobRoutes(httplib::Server& s) {
   s.Post(kJobs, [this](const httplib::Request& req, httplib::Response& res) {
-    json job = json::parse(req.body, nullptr, false);
-    if (!job.is_object() || !job.value("metadata", json::object()).is_object()) {
-      return Fail(res, 400, "BadRequest", "the body of the request was in an unknown format");
-    }
-    const std::string ns = req.matches[1], name = NewName(job.value("metadata", json::object()));
-    if (name.empty()) {
-      return Fail(res, 422, "Invalid",
-                  "Job.batch \"\" is invalid: metadata.name: Required value: name or "
-                  "generateName is required");
-    }
+    std::string name;
+    std::optional<json> created = NewObject(req, res, "Job.batch", name);
+    if (!created) return;
+    json& job = *created;
+    const std::string ns = req.matches[1];
     if (std::string invalid = InvalidJob(job, name); !invalid.empty()) {
       return Fail(res, 422, "Invalid", invalid, "jobs", name);
     }
@@ -209,54 +202,16 @@ void JobStore::JobRoutes(httplib::Server& s) {
            {"details",
             {{"name", req.matches[2].str()}, {"group", "batch"}, {"kind", "jobs"}, {"uid", uid}}}});
   });
-  auto status = [this](const httplib::Request& req, httplib::Response& res, bool put) {
-    const json body = json::parse(req.body, nullptr, false);
-    if (!body.is_object()) return Fail(res, 400, "BadRequest", "the body is not a JSON object");
-    const uint64_t rv = clock_.next_resource_version();
-    std::lock_guard lock(mu_);
-    auto it = jobs_.find(req.matches[1].str() + "/" + req.matches[2].str());
-    if (it == jobs_.end()) {
-      return Fail(res, 404, "NotFound",
-                  fmt::format("jobs.batch \"{}\" not found", req.matches[2].str()), "jobs",
-                  req.matches[2]);
-    }
-    json& job = it->second;
-    const std::string given = body.value("metadata", json::object()).value("resourceVersion", "");
-    if (put && !given.empty() && given != job["metadata"]["resourceVersion"]) {
-      return Fail(res, 409, "Conflict",
-                  fmt::format("Operation cannot be fulfilled on jobs.batch \"{}\": the object has "
-                              "been modified; please apply your changes to the latest version and "
-                              "try again",
-                              req.matches[2].str()),
-                  "jobs", req.matches[2]);
-    }
-    if (put) {
-      job["status"] = body.value("status", json::object());
-    } else if (body.contains("status")) {
-      job["status"].merge_patch(body["status"]);
-    }
-    job["metadata"]["resourceVersion"] = std::to_string(rv);
-    Reply(res, 200, job);
-  };
-  s.Put(one + "/status",
-        [status](const httplib::Request& req, httplib::Response& res) { status(req, res, true); });
-  s.Patch(one + "/status", [status](const httplib::Request& req, httplib::Response& res) {
-    status(req, res, false);
-  });
+  StatusRoutes(s, one + "/status", jobs_, "jobs.batch");
 }
 
 void JobStore::PodRoutes(httplib::Server& s) {
   s.Post(kPods, [this](const httplib::Request& req, httplib::Response& res) {
-    json pod = json::parse(req.body, nullptr, false);
-    if (!pod.is_object() || !pod.value("metadata", json::object()).is_object()) {
-      return Fail(res, 400, "BadRequest", "the body of the request was in an unknown format");
-    }
-    const std::string ns = req.matches[1], name = NewName(pod.value("metadata", json::object()));
-    if (name.empty()) {
-      return Fail(res, 422, "Invalid",
-                  "Pod \"\" is invalid: metadata.name: Required value: name or generateName is "
-                  "required");
-    }
+    std::string name;
+    std::optional<json> created = NewObject(req, res, "Pod", name);
+    if (!created) return;
+    json& pod = *created;
+    const std::string ns = req.matches[1];
     pod["kind"] = "Pod";
     pod["apiVersion"] = "v1";
     pod["metadata"]["name"] = name;
@@ -272,30 +227,45 @@ void JobStore::PodRoutes(httplib::Server& s) {
     }
     Reply(res, 201, pod);
   });
-  auto status = [this](const httplib::Request& req, httplib::Response& res, bool put) {
+  StatusRoutes(s, std::string(kPods) + "/([^/]+)/status", pods_, "pods");
+}
+
+void JobStore::StatusRoutes(httplib::Server& s, const std::string& path,
+                            std::map<std::string, json>& objects, const std::string& resource) {
+  auto write = [this, &objects, resource](const httplib::Request& req, httplib::Response& res,
+                                          bool put) {
     const json body = json::parse(req.body, nullptr, false);
     if (!body.is_object()) return Fail(res, 400, "BadRequest", "the body is not a JSON object");
     const uint64_t rv = clock_.next_resource_version();
+    const std::string name = req.matches[2];
     std::lock_guard lock(mu_);
-    auto it = pods_.find(req.matches[1].str() + "/" + req.matches[2].str());
-    if (it == pods_.end()) {
-      return Fail(res, 404, "NotFound", fmt::format("pods \"{}\" not found", req.matches[2].str()),
-                  "pods", req.matches[2]);
+    auto it = objects.find(req.matches[1].str() + "/" + name);
+    if (it == objects.end()) {
+      return Fail(res, 404, "NotFound", fmt::format("{} \"{}\" not found", resource, name),
+                  resource, name);
+    }
+    json& obj = it->second;
+    const std::string given = body.value("metadata", json::object()).value("resourceVersion", "");
+    if (put && !given.empty() && given != obj["metadata"]["resourceVersion"]) {
+      return Fail(res, 409, "Conflict",
+                  fmt::format("Operation cannot be fulfilled on {} \"{}\": the object has been "
+                              "modified; please apply your changes to the latest version and try "
+                              "again",
+                              resource, name),
+                  resource, name);
     }
     if (put) {
-      it->second["status"] = body.value("status", json::object());
+      obj["status"] = body.value("status", json::object());
     } else if (body.contains("status")) {
-      it->second["status"].merge_patch(body["status"]);
+      obj["status"].merge_patch(body["status"]);
     }
-    it->second["metadata"]["resourceVersion"] = std::to_string(rv);
-    Reply(res, 200, it->second);
+    obj["metadata"]["resourceVersion"] = std::to_string(rv);
+    Reply(res, 200, obj);
   };
-  const std::string one = std::string(kPods) + "/([^/]+)/status";
-  s.Put(one,
-        [status](const httplib::Request& req, httplib::Response& res) { status(req, res, true); });
-  s.Patch(one, [status](const httplib::Request& req, httplib::Response& res) {
-    status(req, res, false);
-  });
+  s.Put(path,
+        [write](const httplib::Request& req, httplib::Response& res) { write(req, res, true); });
+  s.Patch(path,
+          [write](const httplib::Request& req, httplib::Response& res) { write(req, res, false); });
 }
 
 void JobStore::AppendPods(const std::string& ns, const std::function<bool(const json&)>& selected,

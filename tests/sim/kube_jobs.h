@@ -55,6 +55,9 @@ class JobStore {
  private:
   void JobRoutes(httplib::Server& server);
   void PodRoutes(httplib::Server& server);
+  // PUT / PATCH of the `status` subresource at `path` (namespace and name captured) of `objects`.
+  void StatusRoutes(httplib::Server& server, const std::string& path,
+                    std::map<std::string, nlohmann::json>& objects, const std::string& resource);
 
   const Clock clock_;
   std::mutex mu_;

@@ -29,7 +29,8 @@ void Fail(httplib::Response& res, int code, const std::string& reason, const std
          {"reason", reason}, {"message", message}, {"code", code}});
 }
 
-// Equality-based selectors: "a=b", "a==b", "a!=b", "a".
+}  // namespace
+
 bool LabelsMatch(const std::string& selector, const json& obj) {
   const json labels = obj["metadata"].value("labels", json::object());
   for (auto part : core::Split(selector, ',')) {
@@ -49,8 +50,6 @@ bool LabelsMatch(const std::string& selector, const json& obj) {
   }
   return true;
 }
-
-}  // namespace
 
 void WorkloadStore::AddRoutes(httplib::Server& s) {
   auto list = [this](const std::string& plural, const std::string& ns,

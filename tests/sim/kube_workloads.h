@@ -21,6 +21,10 @@ class Server;
 
 namespace tr::sim {
 
+// Whether `obj`'s labels match an equality-based selector: "a=b", "a==b", "a!=b", "a" (comma
+// separated; empty matches everything).
+bool LabelsMatch(const std::string& selector, const nlohmann::json& obj);
+
 class WorkloadStore {
  public:
   // Registers the routes on `server`, which must not be listening yet.
