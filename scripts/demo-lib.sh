@@ -95,11 +95,13 @@ wait_for() {
   return 1
 }
 
-# A port on 127.0.0.1 nothing answers on (other than $1, if given).
+# A port on 127.0.0.1 nothing answers on (other than $1, if given). Below Linux's ephemeral
+# range (32768 and up by default), which the kernel hands out to outgoing connections and to
+# anything binding port 0 (tests running beside the demo): a port seen free here stays free.
 free_port() {
   local port
   for _ in $(seq 50); do
-    port=$((20000 + RANDOM % 40000))
+    port=$((20000 + RANDOM % 12000))
     [ "$port" != "${1:-}" ] || continue
     (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || { echo "$port"; return 0; }
   done

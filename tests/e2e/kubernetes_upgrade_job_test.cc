@@ -17,6 +17,7 @@
 
 #include "fmt/chrono.h"
 #include "fmt/format.h"
+#include "gitsource/env.h"
 #include "reconciler/kube/http_kube_client.h"
 #include "reconciler/kube/kubeconfig.h"
 #include "tests/e2e/e2e_fixture.h"
@@ -45,7 +46,7 @@ void WriteText(const fs::path& path, const std::string& text) {
 
 std::string Rfc3339Now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::time_point_cast<std::chrono::seconds>(
-                                                  std::chrono::system_clock::now()));
+                                                  Env::Default().Now()));
 }
 
 bool Finished(const json& job) {
