@@ -99,7 +99,8 @@ class TokenIssuer {
         return;
       }
       std::vector<std::string> actions;
-      for (auto a : core::Split(scope.substr(colon + 1), ',')) actions.emplace_back(a);
+      const std::string wanted = scope.substr(colon + 1);  // Split's views point into it
+      for (auto a : core::Split(wanted, ',')) actions.emplace_back(a);
       const std::string token = Mint(scope.substr(11, colon - 11), actions);
       res.set_content(nlohmann::json{{"token", token}}.dump(), "application/json");
     });
