@@ -10,6 +10,9 @@ namespace {
 using k8s_upgrade::UpgradeTaskStatus;
 using nlohmann::json;
 
+// Enough lines to hold the last progress line: upgrade-k8s prints one per step.
+constexpr int kLogTailLines = 20;
+
 constexpr char kBackground[] =
     R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})";
 
@@ -112,7 +115,10 @@ UpgradeTaskStatus JobUpgradeRunner::Follow(const std::string& cluster, const std
     task.progress = fmt::format("Job {} is being deleted; a new one follows", name);
     return task;
   }
-  if (task.state == UpgradeTaskStatus::State::kRunning) return task;
+  if (task.state == UpgradeTaskStatus::State::kRunning) {
+    AddLogProgress(cluster, reading->running_pod, task);
+    return task;
+  }
   // Finished: a success or a retry needs the Job no more; a failure stays to be looked at.
   if (task.state == UpgradeTaskStatus::State::kSucceeded || reading->retry) {
     absl::Status deleted = kube_.DeleteObject(JobPath(name), kBackground);
@@ -127,6 +133,28 @@ UpgradeTaskStatus JobUpgradeRunner::Follow(const std::string& cluster, const std
     finished_[cluster] = task;
   }
   return task;
+}
+
+void JobUpgradeRunner::AddLogProgress(const std::string& cluster, const std::string& pod,
+                                      UpgradeTaskStatus& task) {
+  if (pod.empty()) return;
+  // Best effort: without pods/log in the Role, or before the container starts, the status
+  // says what it said before.
+  absl::StatusOr<std::string> log =
+      kube_.GetText(fmt::format("/api/v1/namespaces/{}/pods/{}/log?container={}&tailLines={}",
+                                options_.job.namespace_name, pod, kContainerName, kLogTailLines));
+  if (!log.ok()) {
+    ModuleLogger("k8s-upgrade")
+        ->debug("cluster={} step=read-job-log pod={} error={}", cluster, pod,
+                LogValue(std::string(log.status().message())));
+    return;
+  }
+  const std::string progress = ProgressOfLog(*log);
+  if (progress.empty()) return;
+  // "Job x running, attempt 2: kubelets 3/5 (the last one: ...)".
+  const size_t last_one = task.progress.find(" (the last one: ");
+  task.progress.insert(last_one == std::string::npos ? task.progress.size() : last_one,
+                       ": " + progress);
 }
 
 bool JobUpgradeRunner::Started(const std::string& cluster, const core::Version& target) {

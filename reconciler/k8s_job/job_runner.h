@@ -4,7 +4,9 @@
 //   - no Job yet: the fence is asked (leader election: may this replica change the cluster?),
 //     then the Job is created; 409 AlreadyExists means someone created it first, and it is
 //     adopted (a restarted daemon, another replica);
-//   - running: "Job <name> running, attempt 2";
+//   - running: "Job <name> running, attempt 2: kubelets 3/5", the progress from the tail of
+//     the running pod's log (pods/log; without it, or before a step, the part after ':' is left
+//     out);
 //   - Complete: succeeded; the Job is deleted (propagationPolicy Background: its pods too) and
 //     the result remembered;
 //   - Failed on exit code 1-3 (podFailurePolicy): failed with the component and node of the
@@ -55,6 +57,9 @@ class JobUpgradeRunner final : public k8s_upgrade::KubernetesUpgradeRunner {
                                      const core::SupportMatrix& matrix);
   k8s_upgrade::UpgradeTaskStatus Follow(const std::string& cluster, const std::string& name,
                                         const std::string& job_json, const core::Version& target);
+  // Adds the progress of `pod`'s log to a running `task`; a log that cannot be read adds nothing.
+  void AddLogProgress(const std::string& cluster, const std::string& pod,
+                      k8s_upgrade::UpgradeTaskStatus& task);
 
   kube::KubeClient& kube_;
   const JobRunnerOptions options_;

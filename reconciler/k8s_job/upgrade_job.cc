@@ -1,5 +1,6 @@
 #include "reconciler/k8s_job/upgrade_job.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "fmt/format.h"
@@ -203,7 +204,50 @@ LastPod LastTerminated(const json& pods) {
   return last;
 }
 
+// The pod whose upgrade-k8s container has not terminated (not being deleted); "" if none.
+std::string RunningPod(const json& pods) {
+  for (const json& pod : pods.value("items", json::array())) {
+    const json meta = pod.value("metadata", json::object());
+    if (meta.contains("deletionTimestamp")) continue;
+    for (const json& c : pod.value("status", json::object()).value("containerStatuses",
+                                                                   json::array())) {
+      if (c.value("name", "") != kContainerName) continue;
+      if (c.value("state", json::object()).contains("running")) return meta.value("name", "");
+    }
+  }
+  return "";
+}
+
+// "kubelets 3/5" of "kubelets 3/5: k8s-w-1 at v1.35.0"; "" for any other line.
+std::string ProgressOfLine(std::string_view line) {
+  const size_t colon = line.find(": ");
+  if (colon == std::string_view::npos) return "";
+  const std::string_view head = line.substr(0, colon);
+  const size_t space = head.rfind(' ');
+  const size_t slash = head.find('/', space == std::string_view::npos ? 0 : space);
+  if (space == std::string_view::npos || space == 0 || slash == std::string_view::npos) return "";
+  const auto digits = [](std::string_view d) {
+    return !d.empty() && std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!digits(head.substr(space + 1, slash - space - 1)) || !digits(head.substr(slash + 1))) {
+    return "";
+  }
+  return std::string(head);
+}
+
 }  // namespace
+
+std::string ProgressOfLog(std::string_view log) {
+  std::string progress;
+  size_t start = 0;
+  while (start < log.size()) {
+    size_t end = log.find('\n', start);
+    if (end == std::string_view::npos) end = log.size();
+    if (std::string p = ProgressOfLine(log.substr(start, end - start)); !p.empty()) progress = p;
+    start = end + 1;
+  }
+  return progress;
+}
 
 std::string UpgradeJobName(const std::string& cluster, const core::Version& target) {
   const std::string version = "v" + Dashed(target.ToString());
@@ -292,6 +336,7 @@ absl::StatusOr<JobReading> ReadUpgradeJob(const std::string& job_json,
   if (!failed) {
     const int attempt = status.value("failed", 0) + 1;
     r.task.progress = fmt::format("Job {} running, attempt {}", name, attempt);
+    r.running_pod = RunningPod(pods);
     if (last.terminated && !last.message.empty()) {
       k8s_upgrade::UpgradeOutcome ignored;
       std::string text;

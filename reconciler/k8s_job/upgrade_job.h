@@ -19,6 +19,7 @@
 #include <chrono>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "core/profile.h"
@@ -65,8 +66,14 @@ struct JobReading {
   k8s_upgrade::UpgradeTaskStatus task;
   bool retry = false;
   bool deleting = false;  // metadata.deletionTimestamp is set
+  std::string running_pod;  // while running: the pod whose container has not terminated, if any
 };
 absl::StatusOr<JobReading> ReadUpgradeJob(const std::string& job_json,
                                           const std::string& pods_json);
+
+// The progress in the tail of the container's log, in the words of the in-process mode: the last
+// line `upgrade-k8s` printed as "<phase> <done>/<total>: ..." gives "<phase> <done>/<total>"
+// ("kubelets 3/5"); "" when there is none yet.
+std::string ProgressOfLog(std::string_view log);
 
 }  // namespace tr::reconciler::k8s_job

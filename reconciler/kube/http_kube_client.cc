@@ -284,6 +284,10 @@ class HttpKubeClient final : public KubeClient {
     return body->dump();
   }
 
+  absl::StatusOr<std::string> GetText(const std::string& path) override {
+    return GetBody(path, "get " + path);
+  }
+
   absl::Status ApplyObject(const std::string& path, const std::string& object_yaml,
                            const std::string& field_manager) override {
     const std::string target = fmt::format("{}?fieldManager={}&force=true", path,
@@ -358,6 +362,14 @@ class HttpKubeClient final : public KubeClient {
   }
 
   absl::StatusOr<json> Get(const std::string& path, std::string_view what) {
+    absl::StatusOr<std::string> text = GetBody(path, what);
+    if (!text.ok()) return text.status();
+    json body = json::parse(*text, nullptr, false);
+    if (!body.is_object()) return absl::InternalError(fmt::format("kubernetes {}: not JSON", what));
+    return body;
+  }
+
+  absl::StatusOr<std::string> GetBody(const std::string& path, std::string_view what) {
     httplib::Result res = Send([&] { return client_->Get(path.c_str()); });
     // The kept-alive connection may have been closed by the server since the last request
     // (its idle timeout); httplib finds out only when the answer does not come. A GET is
@@ -366,9 +378,7 @@ class HttpKubeClient final : public KubeClient {
       res = Send([&] { return client_->Get(path.c_str()); });
     }
     if (absl::Status s = Checked(res, what); !s.ok()) return s;
-    json body = json::parse(res->body, nullptr, false);
-    if (!body.is_object()) return absl::InternalError(fmt::format("kubernetes {}: not JSON", what));
-    return body;
+    return std::move(res->body);
   }
 
   // One TLS context and one keep-alive connection for the cluster; httplib serialises the

@@ -114,6 +114,12 @@ class KubeClient {
     (void)path;
     return absl::UnimplementedError("GetObject");
   }
+  // The text/plain answer at `path` (a pod's log: ".../pods/<pod>/log?container=c&tailLines=20");
+  // NotFound, PermissionDenied, InvalidArgument (400) as the API answers.
+  virtual absl::StatusOr<std::string> GetText(const std::string& path) {
+    (void)path;
+    return absl::UnimplementedError("GetText");
+  }
   // Server-side apply of `object_yaml` at `path` (PATCH application/apply-patch+yaml) as
   // `field_manager`, taking over fields other managers own (force).
   virtual absl::Status ApplyObject(const std::string& path, const std::string& object_yaml,

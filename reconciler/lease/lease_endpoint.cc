@@ -74,6 +74,9 @@ class ServiceAccountClient final : public kube::KubeClient {
   absl::StatusOr<std::string> GetObject(const std::string& path) override {
     return Current()->GetObject(path);
   }
+  absl::StatusOr<std::string> GetText(const std::string& path) override {
+    return Current()->GetText(path);
+  }
   absl::StatusOr<std::string> CreateObject(const std::string& path,
                                            const std::string& object) override {
     return Current()->CreateObject(path, object);

@@ -257,7 +257,7 @@ std::vector<std::string> Strings(const YAML::Node& list) {
   return out;
 }
 
-TEST_F(ChartTest, JobModeGrantsJobsAndPodsOnlyAndNamesImageAndSecrets) {
+TEST_F(ChartTest, JobModeGrantsJobsPodsAndPodLogsOnlyAndNamesImageAndSecrets) {
   const Objects objects = helm_.Template(
       std::string("git: {repo: ") + kRepo + "}\n" +
       "image: {repository: registry.example.com/talos-reconciler, tag: '1.2.3'}\n"
@@ -265,7 +265,7 @@ TEST_F(ChartTest, JobModeGrantsJobsAndPodsOnlyAndNamesImageAndSecrets) {
       "talosconfigs: [{name: prod, talosconfig: c}, {name: lab, existingSecret: lab-talos}]\n");
   ASSERT_TRUE(objects.contains("Role/r-talos-reconciler"));
   const YAML::Node rules = objects.at("Role/r-talos-reconciler")["rules"];
-  ASSERT_EQ(rules.size(), 2u);  // no Leases without leader election
+  ASSERT_EQ(rules.size(), 3u);  // no Leases without leader election
   EXPECT_EQ(Strings(rules[0]["apiGroups"]), std::vector<std::string>{"batch"});
   EXPECT_EQ(Strings(rules[0]["resources"]), std::vector<std::string>{"jobs"});
   EXPECT_EQ(Strings(rules[0]["verbs"]),
@@ -273,6 +273,9 @@ TEST_F(ChartTest, JobModeGrantsJobsAndPodsOnlyAndNamesImageAndSecrets) {
   EXPECT_EQ(Strings(rules[1]["apiGroups"]), std::vector<std::string>{""});
   EXPECT_EQ(Strings(rules[1]["resources"]), std::vector<std::string>{"pods"});
   EXPECT_EQ(Strings(rules[1]["verbs"]), (std::vector<std::string>{"get", "list"}));
+  EXPECT_EQ(Strings(rules[2]["apiGroups"]), std::vector<std::string>{""});
+  EXPECT_EQ(Strings(rules[2]["resources"]), std::vector<std::string>{"pods/log"});
+  EXPECT_EQ(Strings(rules[2]["verbs"]), std::vector<std::string>{"get"});
   EXPECT_FALSE(objects.contains("ClusterRole/r-talos-reconciler"));
   const YAML::Node pod = objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"];
   EXPECT_EQ(pod["automountServiceAccountToken"].as<bool>(), true);

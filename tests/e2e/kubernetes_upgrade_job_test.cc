@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "reconciler/kube/http_kube_client.h"
 #include "reconciler/kube/kubeconfig.h"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/sim/kube_jobs.h"
 
 namespace tr::e2e {
 namespace {
@@ -74,6 +76,14 @@ class FakeJobController {
   }
 
   void KillRunningPod() { kill_ = true; }  // SIGKILL, as an OOM kill or a node crash would
+  // Stops (SIGSTOP) the running process once its log has a line starting with `prefix`, so the
+  // progress it shows holds still; Resume() continues it (SIGCONT).
+  void PauseAt(std::string prefix) {
+    std::lock_guard lock(pause_mu_);
+    pause_at_ = std::move(prefix);
+  }
+  bool paused() const { return paused_; }
+  void Resume() { resume_ = true; }
   bool running() const { return running_pid_ > 0; }
   int pods_started() const { return pods_started_; }
   std::string Logs() const {
@@ -87,6 +97,7 @@ class FakeJobController {
     std::string job, pod;
     gitsource::Subprocess process;
     fs::path termination_log;
+    fs::path log;
   };
 
   std::string JobPath(const std::string& name) const {
@@ -96,6 +107,7 @@ class FakeJobController {
   void Tick() {
     if (running_) {
       if (kill_.exchange(false)) running_->process.Signal(SIGKILL);
+      PauseOrResume();
       if (std::optional<int> status = running_->process.WaitFor(0ms)) {
         Finish(*status);
         running_.reset();
@@ -115,6 +127,17 @@ class FakeJobController {
       StartPod(job);
       return;
     }
+  }
+
+  void PauseOrResume() {
+    if (resume_.exchange(false) && paused_.exchange(false)) running_->process.Signal(SIGCONT);
+    std::lock_guard lock(pause_mu_);
+    if (pause_at_.empty() || ReadText(running_->log).find("\n" + pause_at_) == std::string::npos) {
+      return;
+    }
+    running_->process.Signal(SIGSTOP);
+    pause_at_.clear();
+    paused_ = true;
   }
 
   // The pod's files: each volume at <pod dir>/root/<mountPath>, like the container's filesystem.
@@ -158,10 +181,14 @@ class FakeJobController {
   void StartPod(const json& job) {
     const std::string name = job["metadata"]["name"];
     const json& tmpl = job["spec"]["template"];
+    const int n = pods_started_ + 1;
+    const fs::path log = dir_ / fmt::format("pod-{}.log", n);
+    json annotations = tmpl["metadata"]["annotations"];
+    annotations[sim::kLogFileAnnotation] = log.string();  // the simulator serves it as pods/log
     json pod = {{"metadata",
                  {{"generateName", name + "-"},
                   {"labels", tmpl["metadata"]["labels"]},
-                  {"annotations", tmpl["metadata"]["annotations"]},
+                  {"annotations", annotations},
                   {"ownerReferences",
                    {{{"apiVersion", "batch/v1"},
                      {"kind", "Job"},
@@ -174,9 +201,9 @@ class FakeJobController {
         kube_.CreateObject(fmt::format("/api/v1/namespaces/{}/pods", kNamespace), pod.dump());
     if (!created.ok()) return;
     const std::string pod_name = json::parse(*created)["metadata"]["name"];
-    const int n = ++pods_started_;
+    pods_started_ = n;
     const fs::path root = dir_ / fmt::format("pod-{}", n);
-    SpawnArgs spawn{Materialize(tmpl, root), dir_ / fmt::format("pod-{}.log", n)};
+    SpawnArgs spawn{Materialize(tmpl, root), log};
     const int log_fd = ::open(spawn.log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     gitsource::SpawnOptions options;
     options.argv = spawn.argv;
@@ -187,7 +214,17 @@ class FakeJobController {
     if (!process.ok()) return;
     running_pid_ = process->pid();
     const std::string termination = tmpl["spec"]["containers"][0]["terminationMessagePath"];
-    running_.emplace(Running{name, pod_name, *std::move(process), root / termination.substr(1)});
+    running_.emplace(
+        Running{name, pod_name, *std::move(process), root / termination.substr(1), log});
+    json running = {{"phase", "Running"},
+                    {"containerStatuses",
+                     {{{"name", "upgrade-k8s"},
+                       {"ready", true},
+                       {"restartCount", 0},
+                       {"state", {{"running", {{"startedAt", Rfc3339Now()}}}}}}}}};
+    (void)kube_.ReplaceObject(
+        fmt::format("/api/v1/namespaces/{}/pods/{}/status", kNamespace, pod_name),
+        json{{"status", running}}.dump());
     UpdateJobStatus(name, [](json& status) {
       status["active"] = 1;
       if (!status.contains("startTime")) status["startTime"] = Rfc3339Now();
@@ -271,6 +308,9 @@ class FakeJobController {
   const std::map<std::string, fs::path> secrets_;
   std::optional<Running> running_;  // the controller thread's
   std::atomic<bool> kill_{false};
+  std::mutex pause_mu_;
+  std::string pause_at_;  // under pause_mu_
+  std::atomic<bool> paused_{false}, resume_{false};
   std::atomic<pid_t> running_pid_{0};
   std::atomic<int> pods_started_{0};
   std::jthread thread_;  // last: stopped and joined first
@@ -368,10 +408,38 @@ class KubernetesUpgradeJobTest : public E2eTest {
   uint64_t since_ = 0;
 };
 
+// The last "<phase> N/M" of the progress lines in `log`.
+std::string LastProgress(const std::string& log) {
+  static const std::regex kLine(R"(^([a-z -]+ [0-9]+/[0-9]+): )", std::regex::multiline);
+  std::string last;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), kLine); it != std::sregex_iterator();
+       ++it) {
+    last = (*it)[1];
+  }
+  return last;
+}
+
 TEST_F(KubernetesUpgradeJobTest, JobCompletesAfterItsPodIsKilledWithNothingPatchedTwice) {
   StartJobMode();
+  controller_->PauseAt("kubelets 1/");
   const std::string commit =
       world().PushProfiles({{"k8s", AtTalos("1.12.0", {}, "1.35.0")}}, "k8s: Kubernetes 1.35.0");
+  // While the Job runs, the status carries the progress of its pod's log (pods/log).
+  ASSERT_TRUE(world().WaitUntil(60s, [&] { return controller_->paused(); }))
+      << world().Diagnostics() << controller_->Logs();
+  const std::string progress = LastProgress(controller_->Logs());
+  ASSERT_FALSE(progress.empty()) << controller_->Logs();  // "kubelets 1/3", or a step further
+  core::ClusterStatus upgrading;
+  E2E_ASSERT_OK_AND_ASSIGN(
+      upgrading, world().WaitForStatus(
+                     "k8s",
+                     [&](const core::ClusterStatus& s) {
+                       return s.phase == core::ClusterPhase::kUpgradingKubernetes &&
+                              s.message.find("Job k8s-upgrade-k8s-v1-35-0 running, attempt 1: " +
+                                             progress) != std::string::npos;
+                     },
+                     kTimeout));
+  controller_->Resume();
   ASSERT_TRUE(world().WaitUntil(60s, [&] { return controller_->running() && TotalApplies() >= 2; }))
       << world().Diagnostics() << controller_->Logs();
   controller_->KillRunningPod();

@@ -158,5 +158,29 @@ TEST(UpgradeJobTest, ReadsRunningCompleteAndFailedJobs) {
   EXPECT_EQ(ReadUpgradeJob("not json", "{}").status().code(), absl::StatusCode::kInternal);
 }
 
+TEST(UpgradeJobTest, NamesTheRunningPodAndReadsProgressFromItsLog) {
+  json pods = PodsTerminated(137, "");
+  pods["items"].push_back(
+      {{"metadata", {{"name", "k8s-upgrade-prod-v1-35-0-xyz12"}}},
+       {"status",
+        {{"containerStatuses", {{{"name", "upgrade-k8s"}, {"state", {{"running", json::object()}}}}}}}}});
+  auto running = ReadUpgradeJob(JobWith({{"active", 1}, {"failed", 1}}).dump(), pods.dump());
+  ASSERT_TRUE(running.ok()) << running.status();
+  EXPECT_EQ(running->running_pod, "k8s-upgrade-prod-v1-35-0-xyz12");
+  EXPECT_EQ(ReadUpgradeJob(JobWith({{"active", 1}}).dump(), PodsTerminated(137, "").dump())
+                ->running_pod,
+            "");
+
+  EXPECT_EQ(ProgressOfLog("pre-checks: upgrade path 1.34.1 → 1.35.0\n"
+                          "static pods 3/3: kube-scheduler on cp-1 Ready at 1.35.0\n"
+                          "kubelet on w-1: 1.34.1 → 1.35.0 (apply, no reboot)\n"
+                          "kubelets 3/5: w-1 at v1.35.0\n"
+                          "kubelet on w-2: 1.34.1 → 1.35.0 (apply, no reboot)\n"),
+            "kubelets 3/5");
+  EXPECT_EQ(ProgressOfLog("manifests 2/40: ConfigMap kube-system/x applied"), "manifests 2/40");
+  EXPECT_EQ(ProgressOfLog("pre-checks: no removed API\nimage pull x/1: y\n"), "");
+  EXPECT_EQ(ProgressOfLog(""), "");
+}
+
 }  // namespace
 }  // namespace tr::reconciler::k8s_job

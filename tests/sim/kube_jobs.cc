@@ -2,7 +2,10 @@
 
 #include <httplib.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <random>
+#include <vector>
 
 #include "fmt/format.h"
 #include "tests/sim/ids.h"
@@ -228,6 +231,48 @@ void JobStore::PodRoutes(httplib::Server& s) {
     Reply(res, 201, pod);
   });
   StatusRoutes(s, std::string(kPods) + "/([^/]+)/status", pods_, "pods");
+  s.Get(std::string(kPods) + "/([^/]+)/log",
+        [this](const httplib::Request& req, httplib::Response& res) { PodLog(req, res); });
+}
+
+void JobStore::PodLog(const httplib::Request& req, httplib::Response& res) {
+  const std::string name = req.matches[2];
+  std::optional<json> pod = Pod(req.matches[1].str(), name);
+  if (!pod) return Fail(res, 404, "NotFound", fmt::format("pods \"{}\" not found", name), "pods", name);
+  const json containers = (*pod)["spec"].value("containers", json::array());
+  std::string container = req.get_param_value("container");
+  if (container.empty() && containers.size() == 1) container = containers[0].value("name", "");
+  bool known = false;
+  for (const json& c : containers) known = known || c.value("name", "") == container;
+  if (!known) {
+    return Fail(res, 400, "BadRequest",
+                fmt::format("container {} is not valid for pod {}", container, name));
+  }
+  bool started = false;
+  for (const json& c : (*pod)["status"].value("containerStatuses", json::array())) {
+    const json state = c.value("state", json::object());
+    started = started || (c.value("name", "") == container &&
+                          (state.contains("running") || state.contains("terminated")));
+  }
+  if (!started) {
+    return Fail(res, 400, "BadRequest",
+                fmt::format("container \"{}\" in pod \"{}\" is waiting to start: "
+                            "ContainerCreating", container, name));
+  }
+  // The kubelet's copy of the log: the file the test names (see kLogFileAnnotation).
+  std::ifstream in((*pod)["metadata"].value("annotations", json::object())
+                       .value(kLogFileAnnotation, ""));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line + "\n");
+  size_t first = 0;
+  if (req.has_param("tailLines")) {
+    const size_t tail = std::strtoul(req.get_param_value("tailLines").c_str(), nullptr, 10);
+    first = lines.size() > tail ? lines.size() - tail : 0;
+  }
+  std::string text;
+  for (size_t i = first; i < lines.size(); ++i) text += lines[i];
+  res.status = 200;
+  res.set_content(text, "text/plain");
 }
 
 void JobStore::StatusRoutes(httplib::Server& s, const std::string& path,

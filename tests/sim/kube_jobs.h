@@ -13,7 +13,12 @@
 //     Conflict) or PATCH (merge patch) change only the status.
 //   - pods: POST (name or generateName), and PUT / PATCH of their `status`; list, get and delete
 //     go through the pod routes (kube_api_pods.cc), which ask this store too.
+//   - a pod's log: GET pods/<name>/log (text/plain; `container`, required when the pod has
+//     several; `tailLines`): 404 for an unknown pod, 400 for an unknown container or one not
+//     started yet (no running or terminated state). Only the pods of this store have logs.
 // Nothing runs a Job: a test plays the Job controller and the kubelet, writing the statuses.
+// Test-only, as a kubelet holds a log and not the API: the log served is the file the pod's
+// annotation kLogFileAnnotation names (read at each request; missing: an empty log).
 // Every write takes a new resourceVersion from the cluster's counter.
 //
 // Thread-safe. Its lock is taken after the cluster's, never before.
@@ -30,9 +35,13 @@
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }
 
 namespace tr::sim {
+
+inline constexpr char kLogFileAnnotation[] = "sim.talos-reconciler.test/log-file";
 
 class JobStore {
  public:
@@ -55,6 +64,7 @@ class JobStore {
  private:
   void JobRoutes(httplib::Server& server);
   void PodRoutes(httplib::Server& server);
+  void PodLog(const httplib::Request& req, httplib::Response& res);
   // PUT / PATCH of the `status` subresource at `path` (namespace and name captured) of `objects`.
   void StatusRoutes(httplib::Server& server, const std::string& path,
                     std::map<std::string, nlohmann::json>& objects, const std::string& resource);

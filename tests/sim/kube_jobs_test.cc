@@ -9,6 +9,7 @@
 
 #include "nlohmann/json.hpp"
 #include "tests/sim/fleet.h"
+#include "tests/sim/kube_jobs.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tr::sim {
@@ -154,6 +155,31 @@ TEST_F(KubeJobsTest, DeleteOrphansPodsByDefaultAndTakesThemWithBackground) {
   EXPECT_EQ(Send("GET", std::string(kPods) + "/" + b_pod).first, 404);
   EXPECT_EQ(Send("GET", std::string(kJobs) + "/b").first, 404);
   EXPECT_EQ(Send("DELETE", std::string(kJobs) + "/b").first, 404);
+}
+
+TEST_F(KubeJobsTest, PodLogServesTheTailOfTheFileTheKubeletKeeps) {
+  const json job = Send("POST", kJobs, Job("l")).second;
+  json spec = PodFor(job);
+  const std::filesystem::path log = dir_ / "l.log";
+  spec["metadata"]["annotations"] = {{kLogFileAnnotation, log.string()}};
+  auto [code, pod] = Send("POST", kPods, spec);
+  ASSERT_EQ(code, 201) << pod;
+  const std::string path = std::string(kPods) + "/" + pod["metadata"]["name"].get<std::string>();
+  auto get = [&](const std::string& query) {
+    httplib::Result res = client_->Get((path + "/log" + query).c_str());
+    EXPECT_TRUE(res) << query;
+    return res ? std::pair{res->status, res->body} : std::pair{0, std::string()};
+  };
+  // Not started yet: the API server says the container is waiting.
+  EXPECT_EQ(get("?container=c").first, 400);
+  pod["status"] = {{"phase", "Running"},
+                   {"containerStatuses", {{{"name", "c"}, {"state", {{"running", json::object()}}}}}}};
+  ASSERT_EQ(Send("PUT", path + "/status", pod).first, 200);
+  std::ofstream(log) << "one\ntwo\nthree\n";
+  EXPECT_EQ(get("?container=c&tailLines=2"), (std::pair<int, std::string>{200, "two\nthree\n"}));
+  EXPECT_EQ(get(""), (std::pair<int, std::string>{200, "one\ntwo\nthree\n"}));  // the only one
+  EXPECT_EQ(get("?container=other").first, 400);
+  EXPECT_EQ(Send("GET", std::string(kPods) + "/missing/log?container=c").first, 404);
 }
 
 }  // namespace
