@@ -265,6 +265,12 @@ absl::Status FinishKubernetesUpgradeJob(const DaemonConfig& c) {
   if (c.kubernetes_upgrade_job_image.empty()) {
     return Invalid("kubernetes-upgrade-job-image", "required with --kubernetes-upgrade-mode job");
   }
+  // A Job mounts one talosconfig per credentials name, the --credentials-dir layout.
+  if (!c.talosconfig.empty()) {
+    return Invalid("talosconfig",
+                   "--kubernetes-upgrade-mode job needs --credentials-dir (a Job mounts one "
+                   "talosconfig Secret per credentials name)");
+  }
   for (const std::string& entry : c.kubernetes_upgrade_job_secrets) {
     const size_t eq = entry.find('=');
     if (eq == 0 || eq == std::string::npos || eq + 1 == entry.size()) {

@@ -340,12 +340,6 @@ TEST_F(DaemonConfigTest, EveryGitSourceSettingIsAFlag) {
   }
 }
 
-}  // namespace
-}  // namespace tr::reconciler
-
-namespace tr::reconciler {
-namespace {
-
 TEST_F(DaemonConfigTest, LeaderElectionFlagsHaveRangesAndAnIdentity) {
   {
     DaemonConfig config;
@@ -386,6 +380,50 @@ TEST_F(DaemonConfigTest, LeaderElectionFlagsHaveRangesAndAnIdentity) {
     DaemonConfig config;
     std::vector<std::string> args = Required();
     args.insert(args.end(), extra.begin(), extra.end());
+    ASSERT_EQ(Parse(args, config), "") << message;
+    const absl::Status s = FinishDaemonConfig(config);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
+    EXPECT_THAT(std::string(s.message()), HasSubstr(message));
+  }
+}
+
+// Job mode needs an image to run and the --credentials-dir layout to mount; its other settings
+// have ranges and shapes.
+TEST_F(DaemonConfigTest, KubernetesUpgradeJobModeNeedsAnImageAndACredentialsDirectory) {
+  std::ofstream(dir_ / "talosconfig") << "context: a\ncontexts: {}\n";
+  const std::vector<std::string> job = {"--kubernetes-upgrade-mode", "job",
+                                        "--kubernetes-upgrade-job-image", "example/tr:1"};
+  {
+    DaemonConfig config;
+    std::vector<std::string> args = Required();
+    args.insert(args.end(), job.begin(), job.end());
+    args.insert(args.end(), {"--kubernetes-upgrade-job-secret", "prod=tr-talos-prod"});
+    ASSERT_EQ(Parse(args, config), "");
+    const absl::Status s = FinishDaemonConfig(config);
+    ASSERT_TRUE(s.ok()) << s;
+    EXPECT_EQ(config.kubernetes_upgrade_job_image, "example/tr:1");
+  }
+  std::vector<std::string> one_file = {"--repo", "file:///r.git", "--state-dir",
+                                       (dir_ / "state").string(), "--talosconfig",
+                                       (dir_ / "talosconfig").string()};
+  one_file.insert(one_file.end(), job.begin(), job.end());
+  std::vector<std::string> with_job = Required();
+  with_job.insert(with_job.end(), job.begin(), job.end());
+  auto with = [&](std::vector<std::string> args, std::vector<std::string> extra) {
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {with(Required(), {"--kubernetes-upgrade-mode", "job"}),
+       "--kubernetes-upgrade-job-image: required with --kubernetes-upgrade-mode job"},
+      {one_file, "--talosconfig: --kubernetes-upgrade-mode job needs --credentials-dir"},
+      {with(with_job, {"--kubernetes-upgrade-job-secret", "prod"}),
+       "--kubernetes-upgrade-job-secret: \"prod\" is not CREDENTIALS=SECRET"},
+      {with(with_job, {"--kubernetes-upgrade-job-deadline", "30s"}),
+       "--kubernetes-upgrade-job-deadline: 1m to 168h"},
+  };
+  for (const auto& [args, message] : bad) {
+    DaemonConfig config;
     ASSERT_EQ(Parse(args, config), "") << message;
     const absl::Status s = FinishDaemonConfig(config);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
