@@ -29,9 +29,14 @@ absl::StatusOr<ActionResult> FencedExecutor::Execute(const core::ClusterProfile&
   return result;
 }
 
+// A record is an action too: the shard is not given back while it is being pushed. Otherwise a
+// record checked before a give-back and pushed after it (the writer rebases on a refusal) would
+// overwrite what the new holder recorded since.
 absl::Status FencedStatusStore::Record(const core::ClusterStatus& status, std::stop_token stop) {
-  if (absl::Status held = CheckHeld(ownership_, status.cluster); !held.ok()) return held;
-  return inner_.Record(status, stop);
+  if (!ownership_.BeginActing(status.cluster)) return NotHeld(status.cluster);
+  absl::Status recorded = inner_.Record(status, stop);
+  ownership_.EndActing(status.cluster);
+  return recorded;
 }
 
 ReconcileOutcome ShardedReconciler::Reconcile(const std::string& cluster, std::stop_token stop) {

@@ -4,7 +4,8 @@
 // - FencedExecutor: every node operation (pre-pull, etcd snapshot, install, upgrade, drain,
 //   reboot, uncordon, ...) is refused with Aborted, before any call to a node, unless the shard
 //   is held; the reconcile then retries later (ClassifyError: Aborted is "retry").
-// - FencedStatusStore: a record is refused the same way, so a deposed replica neither writes
+// - FencedStatusStore: a record is refused the same way (and marked under way like a node call,
+//   so no give-back happens while it is pushed), so a deposed replica neither writes
 //   status nor, since an operation is recorded on the status branch (pushed fast-forward only)
 //   before its node is called, goes on to the call that record announces.
 // - ShardedReconciler: clusters of shards not held are skipped; on taking a shard (a new term)

@@ -389,6 +389,54 @@ class BranchStore final : public StatusStore {
   int loads = 0;
 };
 
+// Ownership that counts the actions under way, as the shard elector does for its give-backs.
+class ActingOwnership final : public ClusterOwnership {
+ public:
+  std::optional<uint64_t> Term(const std::string&) override { return term; }
+  bool BeginActing(const std::string& cluster) override {
+    if (!Term(cluster)) return false;
+    ++acting;
+    return true;
+  }
+  void EndActing(const std::string&) override { --acting; }
+  std::optional<uint64_t> term;
+  int acting = 0;
+};
+
+// A store that notes how many actions were under way while it recorded.
+class ActingProbeStore final : public StatusStore {
+ public:
+  explicit ActingProbeStore(const ActingOwnership& ownership) : ownership_(ownership) {}
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token) override {
+    return std::map<std::string, core::ClusterStatus>{};
+  }
+  absl::Status Record(const core::ClusterStatus&, std::stop_token) override {
+    acting_seen.push_back(ownership_.acting);
+    return absl::OkStatus();
+  }
+  std::vector<int> acting_seen;
+
+ private:
+  const ActingOwnership& ownership_;
+};
+
+// A record is pushed as an action under way, so the shard is not given back in the middle of it
+// (a record checked before a give-back and pushed after it would overwrite the new holder's).
+TEST(FencedStatusStoreTest, ARecordIsAnActionUnderWayAndRefusedWhenNotHeld) {
+  ActingOwnership ownership;
+  ActingProbeStore inner(ownership);
+  lease::FencedStatusStore store(inner, ownership);
+  core::ClusterStatus status;
+  status.cluster = "lab";
+  ownership.term = 3;
+  ASSERT_TRUE(store.Record(status, {}).ok());
+  EXPECT_EQ(inner.acting_seen, std::vector<int>{1});
+  EXPECT_EQ(ownership.acting, 0);
+  ownership.term.reset();
+  EXPECT_EQ(store.Record(status, {}).code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(inner.acting_seen.size(), 1u) << "a record of a shard not held reached the branch";
+}
+
 TEST(ShardedReconcilerTest, SkipsClustersNotHeldAndReadsTheBranchOnEachNewTerm) {
   FixedOwnership ownership;
   RecordingReconciler inner;
