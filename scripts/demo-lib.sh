@@ -315,7 +315,7 @@ print_recap() {
 
 print_next_steps() {
   echo "== next steps"
-  if $keep; then
+  if $keep || $hold; then
     echo "   $bin status --repo $repo edge-lab -o yaml"
     echo "   $bin status --repo $repo --watch"
     echo "   $bin plan $work/clone --credentials-dir $work/sim"
@@ -323,7 +323,7 @@ print_next_steps() {
   else
     echo "   $bin plan $root/examples/repo --observed $root/examples/observed.yaml -o markdown"
     echo "      (the plan comment's text, offline)"
-    echo "   $root/scripts/demo --keep"
+    echo "   $root/scripts/demo --keep   (or --hold, which stops it all on Ctrl-C)"
     echo "      (leaves the fleet, the Git server and the reconciler running, to try"
     echo "       talos-reconciler status and plan against them, and kubectl against the clusters)"
   fi
@@ -334,7 +334,7 @@ print_next_steps() {
 keep_running() {
   kill -TERM -- "-$tail_pid" 2>/dev/null || true
   wait "$tail_pid" 2>/dev/null || true
-  local pgids=() pgid cluster kubeconfig address
+  local pgids=() pgid
   for pgid in "${children[@]}"; do [ "$pgid" = "$tail_pid" ] || pgids+=("$pgid"); done
   cat >"$work/stop" <<STOP
 #!/usr/bin/env bash
@@ -352,6 +352,24 @@ echo "stopped; removed $work"
 STOP
   chmod +x "$work/stop"
   echo "== the fleet keeps running (--keep)"
+  print_how_to_reach
+  echo "   stop it all: $work/stop"
+  trap - EXIT INT TERM
+}
+
+# --hold: everything keeps running, the log follower too, until Ctrl-C (or SIGTERM), whose trap
+# stops it all and removes $work as at any other moment.
+hold_until_interrupted() {
+  echo "== the fleet keeps running until Ctrl-C (--hold)"
+  print_how_to_reach
+  echo "   Ctrl-C stops it all and removes $work"
+  # A foreground sleep, not 'wait': the terminal's SIGINT reaches it and the trap runs at once.
+  while :; do sleep 1; done
+}
+
+# Where the simulated clusters, the reconciler and the profiles of a running demo are.
+print_how_to_reach() {
+  local cluster kubeconfig address
   for cluster in "${clusters[@]}"; do
     kubeconfig=$(sed -n "s/^cluster $cluster: .*kubeconfig \([^,]*\),.*/\1/p" "$work/sim.log")
     address=$(sed -n "/- name: $cluster\$/,/- name:/s/.*address: *\(127[0-9.]*\).*/\1/p" \
@@ -364,6 +382,4 @@ STOP
   echo "   the reconciler: http://127.0.0.1:$http_port/metrics, log $work/daemon.log"
   echo "   the profiles: $repo (git clone it, push a change; the reconciler polls every second)"
   echo "   the pull request's comment and the notifications: $work/forge/"
-  echo "   stop it all: $work/stop"
-  trap - EXIT INT TERM
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/demo, run on already built binaries (TR_DEMO_BUILT), stops everything it started when
 # Ctrl-C reaches it at any moment: SIGINT is sent to the demo's process group, as a terminal
-# does, while the simulator starts, in the middle of the rollout and near the end. Afterwards no
+# does, while the simulator starts, in the middle of the rollout and at the end (--hold, which
+# waits for it: a signal sent just as the demo ends by itself would race its end). Afterwards no
 # process the demo started may be left (each carries a marker in its environment, which every
 # child inherits, whatever its process group or session), nothing may listen on the addresses
 # it used, its working directory must be gone, and bash must not have complained. A run that is
@@ -33,13 +34,14 @@ running() {
   [ "${stat%% *}" != Z ]
 }
 
-# Runs the demo as a job of its own process group, marked with $1; sets demo_pid. Job control
+# Runs the demo as a job of its own process group, marked with $1, with arguments $2...; sets
+# demo_pid. Job control
 # (set -m) so that it is signalled as a terminal's foreground job is: without it, a background
 # command starts with SIGINT ignored, and a shell cannot trap what it inherited ignored.
 start_demo() {
   rm -f "$tmp/demo.log"  # not the last run's: the job truncates it only once it runs
   set -m
-  env TR_DEMO_TEST_MARK="$1" TR_DEMO_BUILT="$build_dir" bash "$source_dir/scripts/demo" \
+  env TR_DEMO_TEST_MARK="$1" TR_DEMO_BUILT="$build_dir" bash "$source_dir/scripts/demo" "${@:2}" \
     >"$tmp/demo.log" 2>&1 </dev/null &
   demo_pid=$!
   set +m
@@ -93,13 +95,14 @@ check_no_listener_left() {
   done
 }
 
-# Interrupts a demo once its output holds $1, then checks it left nothing behind.
+# Interrupts a demo run with arguments $2... once its output holds $1, then checks it left
+# nothing behind.
 interrupt_at() {
   local mark=interrupt-$RANDOM-$$ left work
-  start_demo "$mark"
+  start_demo "$mark" "${@:2}"
   wait_for_output "$1" 120
   local interrupted=$SECONDS
-  kill -INT -- "-$demo_pid"
+  kill -INT -- "-$demo_pid" || fail "interrupted at '$1': the demo had ended already"
   wait_for_exit 30
   local took=$((SECONDS - interrupted))
   [ "$demo_status" = 130 ] || fail "interrupted at '$1': exit status $demo_status, want 130"
@@ -118,7 +121,8 @@ interrupt_at() {
 
 interrupt_at '^== talos-sim ' # while the simulator starts
 interrupt_at '^ +\+[0-9]+s edge-lab +\[>' # mid-rollout: edge-lab's node upgrading
-interrupt_at '^== recap' # near the end: the pull request's comment and notifications shown
+interrupt_at '^== the fleet keeps running until Ctrl-C' --hold # the end, all shown
+grep -q '^== recap' "$tmp/demo.log" || fail "the recap was not shown"
 grep -q '<!-- talos-reconciler:pull-request-comment -->' "$tmp/demo.log" ||
   fail "the plan comment was not shown"
 grep -q '^   | ## Rollout of ' "$tmp/demo.log" || fail "the comment's rollout section was not shown"

@@ -52,7 +52,7 @@ const std::set<std::string> kOtherTools = {
     "--cloud-config", "--pod-infra-container-image",  // kube-apiserver and kubelet flags
     "--enable-admission-plugins", "--disable-admission-plugins", "--keep-terminated-pod-volumes",
     "--namespace",                                     // talosctl image pull
-    "--keep",                                          // scripts/demo
+    "--keep", "--hold",                                // scripts/demo
     "--time-scale", "--address-prefix",                // talos-sim
 };
 
