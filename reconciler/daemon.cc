@@ -184,11 +184,16 @@ int RunDaemon(const DaemonConfig& config) {
   auto notifier = forge::StartNotifier(config, metrics);  // --notify; spooled, never blocking
   if (!notifier.ok()) return FailStart(log, notifier.status());
   notify::NotifyingStatusStore notifying(git_store, **notifier);
-  auto forge_reporting = forge::ForgeReporting::Start(config, **source, notifying, env);
-  if (!forge_reporting.ok()) return FailStart(log, forge_reporting.status());  // --forge
-  StatusStore& store = *forge_reporting ? (*forge_reporting)->store() : notifying;
   auto election = lease::Election::Open(config, env);  // --leader-elect
   if (!election.ok()) return FailStart(log, election.status());
+  std::function<bool()> reports_rollouts;  // with several replicas, the holder of shard 0 only
+  if (*election) {
+    reports_rollouts = [&] { return (*election)->elector().Holding(0, env.Now()).has_value(); };
+  }
+  auto forge_reporting = forge::ForgeReporting::Start(config, **source, notifying, git_store,
+                                                      std::move(reports_rollouts), env);
+  if (!forge_reporting.ok()) return FailStart(log, forge_reporting.status());  // --forge
+  StatusStore& store = *forge_reporting ? (*forge_reporting)->store() : notifying;
   HttpEndpoints http;
   std::function<std::string()> election_metrics;
   if (*election) election_metrics = [&] { return (*election)->RenderPrometheus(env); };

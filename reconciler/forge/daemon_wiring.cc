@@ -33,7 +33,8 @@ std::string StatusUrl(const DaemonConfig& config) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
-    const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner, Env& env) {
+    const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
+    StatusStore& branch, std::function<bool()> reports, Env& env) {
   if (config.forge.empty()) return nullptr;
   absl::StatusOr<std::string> token = ReadSecretFile(config.forge_token_file);
   if (!token.ok()) return token.status();
@@ -48,6 +49,7 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
   reporting->client_ = *std::move(client);
   reporting->comments_ = std::make_unique<PullRequestComments>(*reporting->client_,
                                                                config.forge_comment_interval, env);
+  const bool elected = static_cast<bool>(reports);
   reporting->flow_ = std::make_unique<PullRequestFlow>(
       source, source, *reporting->client_, *reporting->comments_,
       PullRequestFlowOptions{forge,
@@ -55,8 +57,16 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
                              config.node_name,
                              StatusUrl(config),
                              config.kubernetes_upgrade_mode == "inprocess",
-                             config.shards > 1 ? config.shards : 0});
+                             config.shards > 1 ? config.shards : 0,
+                             std::move(reports),
+                             elected ? &branch : nullptr});
   reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);
+  if (elected) {  // other replicas' records reach the reporter through the branch only
+    reporting->refresher_ = std::jthread(
+        [flow = reporting->flow_.get(), &env, every = config.poll_interval](std::stop_token stop) {
+          while (env.SleepFor(every, stop)) flow->Refresh();
+        });
+  }
   return reporting;
 }
 

@@ -3,8 +3,10 @@
 // the daemon gains a few lines only.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <stop_token>
+#include <thread>
 
 #include "absl/status/statusor.h"
 #include "reconciler/daemon_config.h"
@@ -27,9 +29,13 @@ absl::StatusOr<std::unique_ptr<WebhookReceiver>> StartWebhookListener(const Daem
 class ForgeReporting {
  public:
   // Null when --forge is unset. InvalidArgument for an unusable token file or API URL.
-  static absl::StatusOr<std::unique_ptr<ForgeReporting>> Start(const DaemonConfig& config,
-                                                              gitsource::LibGitSource& source,
-                                                              StatusStore& inner, Env& env);
+  // `inner` is where statuses are recorded; `branch` reads the status branch as it is.
+  // `reports` (--leader-elect: whether this replica holds shard 0) makes only that replica
+  // report rollouts; it then re-reads `branch` every --poll-interval for the clusters other
+  // replicas record. Unset: this process reports every rollout itself.
+  static absl::StatusOr<std::unique_ptr<ForgeReporting>> Start(
+      const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
+      StatusStore& branch, std::function<bool()> reports, Env& env);
   StatusStore& store() { return *store_; }
   PullRequestFlow& flow() { return *flow_; }
 
@@ -39,6 +45,7 @@ class ForgeReporting {
   std::unique_ptr<PullRequestComments> comments_;
   std::unique_ptr<PullRequestFlow> flow_;
   std::unique_ptr<ReportingStatusStore> store_;
+  std::jthread refresher_;  // with `reports`: Refresh() every --poll-interval; last: stops first
 };
 
 // Takes deliveries from `queue` until `stop`: a push to the watched branch (or a merged pull

@@ -1,8 +1,13 @@
 #include "reconciler/forge/pull_request_flow.h"
 
 #include <cstring>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/names.h"
+#include "core/status_yaml.h"
 #include "reconciler/logging.h"
 #include "reconciler/offline_commands.h"
 
@@ -14,6 +19,11 @@ constexpr size_t kMaxQueuedEvents = 256;
 // one forgotten is looked up on the forge again if it ever reports.
 constexpr size_t kMaxTracked = 512;
 constexpr char kRolloutHeading[] = "## Rollout of ";
+// The hidden line of a plan section that names the clusters the pull request changes, so the
+// replica that reports the rollout knows its scope even when another replica (or an earlier
+// process) planned it.
+constexpr char kScopeMarker[] = "<!-- talos-reconciler:changes ";
+constexpr char kMarkerEnd[] = " -->";
 
 std::string Short(const std::string& sha) { return sha.substr(0, 12); }
 
@@ -23,7 +33,12 @@ std::string HeadRef(Forge forge, int64_t number) {
 }
 
 std::string PlanSection(const WebhookEvent& event, const PlanPreview& preview) {
-  std::string text = absl::StrCat("## Plan for ", Short(event.head_sha), "\n\n", preview.markdown);
+  std::vector<std::string> names;  // a name that is no DNS subdomain is in no rollout anyway
+  for (const std::string& name : preview.changed) {
+    if (core::CheckDns1123Subdomain(name).ok()) names.push_back(name);
+  }
+  std::string text = absl::StrCat(kScopeMarker, absl::StrJoin(names, " "), kMarkerEnd, "\n",
+                                  "## Plan for ", Short(event.head_sha), "\n\n", preview.markdown);
   if (!preview.unobserved.empty()) {
     text += "\n\nNot observed (planned as blocked):\n";
     for (const std::string& line : preview.unobserved) text += "- " + line + "\n";
@@ -37,6 +52,20 @@ std::string PlanDescription(const PlanPreview& preview) {
   if (preview.exit_code == kExitInvalid) return "A profile is invalid: see the plan comment";
   if (preview.exit_code == kExitBlocked) return "A plan is blocked: see the plan comment";
   return "Planned " + clusters;
+}
+
+// The clusters a plan section's hidden scope line names; nullopt when it has none.
+std::optional<std::set<std::string>> ScopeOf(const std::string& plan) {
+  const size_t start = plan.find(kScopeMarker);
+  if (start == std::string::npos) return std::nullopt;
+  const size_t from = start + std::strlen(kScopeMarker);
+  const size_t end = plan.find(kMarkerEnd, from);
+  if (end == std::string::npos) return std::nullopt;
+  std::set<std::string> scope;
+  for (const auto& name : absl::StrSplit(plan.substr(from, end - from), ' ', absl::SkipEmpty())) {
+    scope.emplace(name);
+  }
+  return scope;
 }
 
 }  // namespace
@@ -82,17 +111,59 @@ void PullRequestFlow::StatusesLoaded(const std::map<std::string, core::ClusterSt
   cv_.notify_all();
 }
 
+void PullRequestFlow::Refresh() {
+  {
+    MutexLock lock(mu_);
+    refresh_ = true;
+  }
+  cv_.notify_all();
+}
+
 bool PullRequestFlow::Idle() {
   MutexLock lock(mu_);
-  return !busy_ && events_.empty() && recorded_.empty() && loaded_.empty();
+  return !busy_ && !refresh_ && events_.empty() && recorded_.empty() && loaded_.empty();
+}
+
+void PullRequestFlow::ReadBranch(std::map<std::string, core::ClusterStatus>& recorded,
+                                 std::stop_token stop) {
+  if (options_.branch == nullptr) return;
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> branch =
+      options_.branch->LoadAll(stop);
+  if (!branch.ok()) {  // the next refresh tries again
+    log_->warn("step=read-status-branch error={}",
+               LogValue(std::string(branch.status().message())));
+    return;
+  }
+  for (auto& [cluster, status] : *branch) {
+    if (recorded.contains(cluster)) continue;  // recorded here: already the latest
+    auto known = clusters_.find(cluster);
+    if (known != clusters_.end() &&
+        core::RenderStatusYaml(known->second) == core::RenderStatusYaml(status)) {
+      continue;  // unchanged: no forge call for an old commit
+    }
+    recorded[cluster] = std::move(status);
+  }
+}
+
+void PullRequestFlow::TakeOver(std::set<std::string>& commits) {
+  for (auto& [commit, rollout] : rollouts_) {
+    rollout.reported.clear();
+    rollout.plan_read = false;
+  }
+  for (const auto& [cluster, status] : clusters_) {
+    commits.insert(status.desired_commit_attempted);
+    commits.insert(status.desired_commit_applied);
+  }
+  log_->info("step=report-rollouts outcome=taken-over commits={}", commits.size());
 }
 
 void PullRequestFlow::Run(std::stop_token stop) {
   MutexLock lock(mu_);
+  reporting_ = !options_.reports;  // a single process reports from the start: nothing to resend
   while (!stop.stop_requested()) {
     busy_ = false;
     if (!cv_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return !events_.empty() || !recorded_.empty() || !loaded_.empty();
+          return refresh_ || !events_.empty() || !recorded_.empty() || !loaded_.empty();
         })) {
       return;
     }
@@ -101,6 +172,7 @@ void PullRequestFlow::Run(std::stop_token stop) {
     events.swap(events_);
     std::map<std::string, core::ClusterStatus> recorded;
     recorded.swap(recorded_);
+    const bool refresh = std::exchange(refresh_, false);
     for (auto& [cluster, status] : loaded_) clusters_.try_emplace(cluster, std::move(status));
     loaded_.clear();
     lock.unlock();
@@ -112,14 +184,19 @@ void PullRequestFlow::Run(std::stop_token stop) {
         Plan(event, stop);
       }
     }
+    const bool reporting = !options_.reports || options_.reports();
+    const bool taking_over = reporting && !reporting_;
+    reporting_ = reporting;
+    if (reporting && (refresh || taking_over)) ReadBranch(recorded, stop);
     std::set<std::string> commits;
     for (auto& [cluster, status] : recorded) {
       commits.insert(status.desired_commit_attempted);
       commits.insert(status.desired_commit_applied);
       clusters_[cluster] = std::move(status);
     }
+    if (taking_over) TakeOver(commits);
     for (const std::string& commit : commits) {
-      if (!commit.empty()) Progress(commit, stop);
+      if (reporting && !commit.empty()) Progress(commit, stop);
     }
     Trim();
     lock.lock();
@@ -183,11 +260,14 @@ std::string PullRequestFlow::RolloutSection(const std::string& commit, std::stri
   return text;
 }
 
-std::string PullRequestFlow::PlanOf(int64_t number, std::stop_token stop) {
-  if (auto it = plans_.find(number); it != plans_.end()) return it->second;
+std::string PullRequestFlow::PlanOf(int64_t number, bool read_back, std::stop_token stop) {
+  auto known = plans_.find(number);
+  if (known != plans_.end() && !read_back) return known->second;
   absl::StatusOr<std::optional<ForgeComment>> comment =
       api_.FindComment(number, kCommentMarker, stop);
-  if (!comment.ok() || !comment->has_value()) return "";  // a failed read costs the plan text only
+  if (!comment.ok() || !comment->has_value()) {  // a failed read costs the plan text only
+    return known != plans_.end() ? known->second : "";
+  }
   std::string body = (*comment)->body;
   if (size_t marker = body.find(kCommentMarker); marker != std::string::npos) {
     body.erase(0, body.find_first_not_of('\n', marker + std::strlen(kCommentMarker)));
@@ -196,6 +276,7 @@ std::string PullRequestFlow::PlanOf(int64_t number, std::stop_token stop) {
     body.resize(rollout);
   }
   while (!body.empty() && body.back() == '\n') body.pop_back();
+  if (std::optional<std::set<std::string>> scope = ScopeOf(body)) scopes_[number] = *scope;
   plans_[number] = body;
   return body;
 }
@@ -227,6 +308,11 @@ void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) 
     }
   }
   if (!rollout.pull_request) return;  // not a merged pull request's commit
+  // With several replicas another may have planned the pull request's last revision: its
+  // comment, read once per rollout, has the plan and the scope.
+  std::string body = PlanOf(*rollout.pull_request, options_.reports && !rollout.plan_read, stop);
+  rollout.plan_read = true;
+  if (!body.empty()) body += "\n\n";
   // Success once every cluster in scope applied the commit; failure once one failed on it.
   const std::set<std::string>* scope = nullptr;
   if (auto it = scopes_.find(*rollout.pull_request); it != scopes_.end() && !it->second.empty()) {
@@ -241,8 +327,6 @@ void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) 
                         status.phase == core::ClusterPhase::kUpgradeFailed);
   }
   const std::string state = failed ? "failure" : all_applied ? "success" : "pending";
-  std::string body = PlanOf(*rollout.pull_request, stop);
-  if (!body.empty()) body += "\n\n";
   comments_.Publish(*rollout.pull_request, body + RolloutSection(commit,
                                                                  failed        ? "failed"
                                                                  : all_applied ? "succeeded"

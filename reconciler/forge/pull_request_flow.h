@@ -10,8 +10,15 @@
 //    `talos-reconciler/rollout`, pending then success or failure. The pull request is the one
 //    the merged webhook named, else the one the forge says the commit belongs to. The rollout
 //    is the clusters the pull request's last plan changed (another cluster waiting for its
-//    window neither holds nor fails it); every cluster when that plan is not known (planned by
-//    an earlier process).
+//    window neither holds nor fails it), named on a hidden line of the plan, so it is known
+//    to whichever process reports; every cluster when no plan says so.
+// Several replicas (--leader-elect): a pull request's plan is made by the replica its webhook
+// reaches (one delivery, one replica). Rollouts are reported by one replica only, the one
+// `reports` says (the holder of shard 0): it re-reads the status branch on Refresh() and
+// reports from every replica's clusters, and reads the plan back from the comment once per
+// rollout (another replica may have planned the last revision). A replica that becomes the
+// reporter sends the state of the rollouts its clusters are on again. The others plan, record
+// and remember merges, but send nothing about rollouts.
 // A pull request's content is only read: it is never applied and its endpoints never dialled.
 //
 // Thread-safe. Every call returns at once; one background thread talks to Git and the forge,
@@ -20,6 +27,7 @@
 
 #include <deque>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -50,6 +58,12 @@ struct PullRequestFlowOptions {
   // marks them "not-run" otherwise, as `plan` does.
   bool kubernetes_upgrades = true;
   int shards = 0;  // --shards when above 1: each profile's spec.shard must be below it
+  // With several replicas (--leader-elect): whether this replica reports rollouts now (it holds
+  // shard 0). Unset: it always does. Called on the flow's thread; must be thread-safe.
+  std::function<bool()> reports;
+  // The status branch, re-read while reporting on Refresh() and on becoming the reporter, so
+  // the rollout covers clusters other replicas recorded. Null: only this process's records.
+  StatusStore* branch = nullptr;
 };
 
 class PullRequestFlow {
@@ -67,6 +81,8 @@ class PullRequestFlow {
   void StatusRecorded(const core::ClusterStatus& status);
   // The statuses recorded before this process started: known clusters, no progress to report.
   void StatusesLoaded(const std::map<std::string, core::ClusterStatus>& statuses);
+  // Re-reads `branch` (when reporting) and reports what changed there, as if recorded here.
+  void Refresh();
   // Whether nothing is queued or running (for tests and an orderly stop).
   bool Idle();
 
@@ -74,17 +90,24 @@ class PullRequestFlow {
   struct Rollout {
     std::optional<int64_t> pull_request;
     bool looked_up = false;
-    std::string reported;  // the last rollout state sent: "", pending, success, failure
+    std::string reported;    // the last rollout state sent: "", pending, success, failure
+    bool plan_read = false;  // with `reports`: the comment's plan was read back
   };
 
   void Run(std::stop_token stop);
+  // Adds the statuses on the branch that differ from clusters_ to `recorded`.
+  void ReadBranch(std::map<std::string, core::ClusterStatus>& recorded, std::stop_token stop);
+  // This replica just became the reporter: forgets what it sent and adds every commit its
+  // clusters are on to `commits`, so their rollouts are reported again.
+  void TakeOver(std::set<std::string>& commits);
   void Plan(const WebhookEvent& event, std::stop_token stop);
   void Progress(const std::string& commit, std::stop_token stop);
   std::string RolloutSection(const std::string& commit, std::string_view state,
                              const std::set<std::string>* scope);
-  // The plan part of pull request `number`'s comment: remembered, else (after a restart) read
-  // back from the forge so the rollout report does not replace it; empty when there is none.
-  std::string PlanOf(int64_t number, std::stop_token stop);
+  // The plan part of pull request `number`'s comment: remembered, else (or when `read_back`)
+  // read back from the forge, with the scope it names into scopes_, so the rollout report
+  // does not replace it; the remembered one, or empty, when the read fails or finds none.
+  std::string PlanOf(int64_t number, bool read_back, std::stop_token stop);
   // Notes `commit` in rollout_order_ when neither rollouts_ nor merged_ holds it yet.
   void Track(const std::string& commit);
   // Forgets the oldest pull requests and merge commits beyond kMaxTracked.
@@ -103,12 +126,14 @@ class PullRequestFlow {
   std::map<std::string, Rollout> rollouts_;              // merge commit -> its report
   std::map<std::string, core::ClusterStatus> clusters_;  // latest status of every cluster
   std::deque<std::string> rollout_order_;                // merge commits, oldest first
+  bool reporting_ = false;                               // as `reports` said last
 
   Mutex mu_;
   std::condition_variable_any cv_;
   std::deque<WebhookEvent> events_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, core::ClusterStatus> recorded_ ABSL_GUARDED_BY(mu_);  // not yet seen
   std::map<std::string, core::ClusterStatus> loaded_ ABSL_GUARDED_BY(mu_);    // not yet seen
+  bool refresh_ ABSL_GUARDED_BY(mu_) = false;
   bool busy_ ABSL_GUARDED_BY(mu_) = false;
   std::jthread thread_;  // last: stops before the members it uses go
 };

@@ -225,6 +225,9 @@ TEST_F(E2eTest, PullRequestIsPlannedInOneCommentAndItsMergeReportsTheRollout) {
   EXPECT_EQ(rollout.back().state, "success");
   EXPECT_THAT(forge.Comments(7)[0].body, testing::HasSubstr("Rollout of " + merge.substr(0, 12)));
   EXPECT_THAT(forge.Comments(7)[0].body, testing::HasSubstr("## Plan for " + good.substr(0, 12)));
+  // The scope, read back by whichever process reports the rollout.
+  EXPECT_THAT(forge.Comments(7)[0].body,
+              testing::HasSubstr("<!-- talos-reconciler:changes pr -->\n## Plan for "));
   EXPECT_THAT(forge.Requests(), testing::Contains(testing::HasSubstr(merge + "/pulls")));
   EXPECT_TRUE(forge.Violations().empty());
   EXPECT_EQ(world().daemon().log().find(kForgeToken), std::string::npos);

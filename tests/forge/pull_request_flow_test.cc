@@ -1,0 +1,237 @@
+// Rollout reporting with several replicas: two PullRequestFlows, each with its own forge client
+// against one fake forge over loopback HTTP, record into one status store standing for the
+// status branch. Only the flow whose `reports` says so talks to the forge about rollouts, and
+// it reports every replica's clusters; a flow that becomes the reporter sends the state again.
+#include "reconciler/forge/pull_request_flow.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "tests/support/fake_forge.h"
+#include "tests/support/wait.h"
+
+namespace tr::reconciler::forge {
+namespace {
+
+using forge_test::FakeForge;
+using forge_test::FakeStatus;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+constexpr char kToken[] = "ghp_flowTestTokenNeverLogged";
+constexpr char kOld[] = "1111111111111111111111111111111111111111";
+constexpr char kMerge[] = "2222222222222222222222222222222222222222";
+constexpr int64_t kPull = 7;
+
+// The status branch every replica records to and reads back.
+class SharedBranch final : public StatusStore {
+ public:
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token) override {
+    std::lock_guard lock(mu_);
+    return statuses_;
+  }
+  absl::Status Record(const core::ClusterStatus& status, std::stop_token) override {
+    std::lock_guard lock(mu_);
+    statuses_[status.cluster] = status;
+    return absl::OkStatus();
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, core::ClusterStatus> statuses_;
+};
+
+// The pull requests' own content is never fetched here: no test sends an opened webhook.
+class NoPreviews final : public gitsource::GitSource, public gitsource::PreviewSource {
+ public:
+  absl::StatusOr<gitsource::RemoteHead> Poll(std::stop_token) override {
+    return absl::UnimplementedError("not in this test");
+  }
+  absl::StatusOr<gitsource::ProfileSnapshot> Snapshot(std::string_view) override {
+    return absl::UnimplementedError("not in this test");
+  }
+  absl::StatusOr<gitsource::ProfileSnapshot> FetchPreview(const std::string&,
+                                                          std::stop_token) override {
+    return absl::UnimplementedError("not in this test");
+  }
+};
+
+// Passes every call on to the replica's client and counts it, so a test sees which replica
+// talked to the forge.
+class CountingApi final : public ForgeApi {
+ public:
+  explicit CountingApi(ForgeApi& api) : api_(api) {}
+  absl::StatusOr<std::optional<ForgeComment>> FindComment(int64_t number, std::string_view marker,
+                                                          std::stop_token stop) override {
+    ++calls_;
+    return api_.FindComment(number, marker, stop);
+  }
+  absl::StatusOr<int64_t> CreateComment(int64_t number, const std::string& body,
+                                        std::stop_token stop) override {
+    ++calls_;
+    return api_.CreateComment(number, body, stop);
+  }
+  absl::Status EditComment(int64_t number, int64_t id, const std::string& body,
+                           std::stop_token stop) override {
+    ++calls_;
+    return api_.EditComment(number, id, body, stop);
+  }
+  absl::Status SetCommitStatus(const CommitStatus& status, std::stop_token stop) override {
+    ++calls_;
+    return api_.SetCommitStatus(status, stop);
+  }
+  absl::StatusOr<std::optional<int64_t>> MergedPullOf(const std::string& sha,
+                                                      std::stop_token stop) override {
+    ++calls_;
+    return api_.MergedPullOf(sha, stop);
+  }
+  int calls() const { return calls_; }
+
+ private:
+  ForgeApi& api_;
+  std::atomic<int> calls_ = 0;
+};
+
+// One replica's forge reporting: client, comments, flow and the store it records through.
+struct Replica {
+  Replica(const FakeForge& fake, NoPreviews& git, SharedBranch& branch, std::atomic<bool>& reports)
+      : client(Client(fake)),
+        api(*client),
+        comments(api, std::chrono::milliseconds(0), Env::Default()),
+        flow(git, git, api, comments, Options(branch, reports)),
+        store(branch, flow) {}
+
+  static PullRequestFlowOptions Options(SharedBranch& branch, std::atomic<bool>& reports) {
+    PullRequestFlowOptions options;
+    options.reports = [&reports] { return reports.load(); };
+    options.branch = &branch;
+    return options;
+  }
+  static std::unique_ptr<HttpForgeClient> Client(const FakeForge& fake) {
+    ForgeClientOptions options;
+    options.target = {Forge::kGithub, "acme/fleet"};
+    options.api_url = fake.api_url();
+    options.token = kToken;
+    options.content_requests_per_minute = 60'000;  // no pacing to wait out in a test
+    return *HttpForgeClient::Create(std::move(options), Env::Default());
+  }
+  void Record(const std::string& cluster, core::ClusterPhase phase, const std::string& applied) {
+    core::ClusterStatus status;
+    status.cluster = cluster;
+    status.phase = phase;
+    status.desired_commit_attempted = kMerge;
+    status.desired_commit_applied = applied;
+    ASSERT_TRUE(store.Record(status, {}).ok());
+  }
+  bool Idle() { return flow.Idle() && comments.Idle(); }
+
+  std::unique_ptr<HttpForgeClient> client;
+  CountingApi api;
+  PullRequestComments comments;
+  PullRequestFlow flow;
+  ReportingStatusStore store;
+};
+
+class PullRequestFlowReplicasTest : public testing::Test {
+ protected:
+  PullRequestFlowReplicasTest() { fake_.SetMergedPull(kMerge, kPull); }
+
+  // Waits until both replicas have sent everything they were going to.
+  void Settle() {
+    ASSERT_TRUE(test_support::WaitUntil([&] { return first_.Idle() && second_.Idle(); }));
+  }
+  std::vector<std::string> RolloutStates() {
+    std::vector<std::string> states;
+    for (const FakeStatus& s : fake_.Statuses(kMerge)) {
+      if (s.context == kRolloutContext) states.push_back(s.state);
+    }
+    return states;
+  }
+  std::string Comment() {
+    std::vector<forge_test::FakeComment> comments = fake_.Comments(kPull);
+    return comments.size() == 1 ? comments[0].body : "not one comment";
+  }
+
+  FakeForge fake_{"github", "acme/fleet", kToken};
+  NoPreviews git_;
+  SharedBranch branch_;
+  std::atomic<bool> first_reports_ = true, second_reports_ = false;
+  Replica first_{fake_, git_, branch_, first_reports_};
+  Replica second_{fake_, git_, branch_, second_reports_};
+};
+
+TEST_F(PullRequestFlowReplicasTest, OnlyTheReporterSendsTheRolloutWithEveryReplicasClusters) {
+  second_.Record("alpha", core::ClusterPhase::kUpgradingTalos, kOld);  // a standby's cluster
+  first_.Record("beta", core::ClusterPhase::kUpgradingTalos, kOld);
+  Settle();
+  first_.flow.Refresh();
+  Settle();
+  EXPECT_THAT(RolloutStates(), ElementsAre("pending"));
+  EXPECT_THAT(Comment(), HasSubstr("| alpha | UpgradingTalos |"));
+  EXPECT_THAT(Comment(), HasSubstr("| beta | UpgradingTalos |"));
+
+  // alpha done while beta is not: the rollout is still pending (no success, then pending).
+  second_.Record("alpha", core::ClusterPhase::kReady, kMerge);
+  Settle();
+  first_.flow.Refresh();
+  Settle();
+  EXPECT_THAT(RolloutStates(), ElementsAre("pending"));
+  EXPECT_THAT(Comment(), HasSubstr("| alpha | Ready |"));
+
+  first_.Record("beta", core::ClusterPhase::kReady, kMerge);
+  Settle();
+  EXPECT_THAT(RolloutStates(), ElementsAre("pending", "success"));
+  EXPECT_THAT(Comment(), HasSubstr(": succeeded"));
+  EXPECT_THAT(Comment(), HasSubstr("| alpha | Ready |"));
+  EXPECT_THAT(Comment(), HasSubstr("| beta | Ready |"));
+  EXPECT_EQ(second_.api.calls(), 0);  // the standby never talked to the forge
+  EXPECT_THAT(fake_.Violations(), IsEmpty());
+}
+
+TEST_F(PullRequestFlowReplicasTest, AReplicaThatBecomesTheReporterSendsTheStateAgain) {
+  first_.Record("alpha", core::ClusterPhase::kUpgradingTalos, kOld);
+  Settle();
+  EXPECT_THAT(RolloutStates(), ElementsAre("pending"));
+
+  // Shard 0 moves: the new reporter reads the branch and sends the rollout's state again.
+  first_reports_ = false;
+  second_reports_ = true;
+  second_.flow.Refresh();
+  Settle();
+  EXPECT_THAT(RolloutStates(), ElementsAre("pending", "pending"));
+  EXPECT_THAT(Comment(), HasSubstr("| alpha | UpgradingTalos |"));
+
+  // The old reporter still records alpha (it may hold alpha's shard) but no longer reports.
+  const int first_calls = first_.api.calls();
+  first_.Record("alpha", core::ClusterPhase::kReady, kMerge);
+  Settle();
+  EXPECT_THAT(RolloutStates(), ElementsAre("pending", "pending"));
+  second_.flow.Refresh();
+  Settle();
+  EXPECT_THAT(RolloutStates(), ElementsAre("pending", "pending", "success"));
+  EXPECT_THAT(Comment(), HasSubstr("| alpha | Ready |"));
+  EXPECT_EQ(first_.api.calls(), first_calls);
+}
+
+TEST_F(PullRequestFlowReplicasTest, TheScopeComesFromThePlanAnotherReplicaWrote) {
+  // The plan another replica posted: it changes alpha only.
+  fake_.AddForeignComment(kPull, std::string(kCommentMarker) +
+                                     "\n<!-- talos-reconciler:changes alpha -->\n"
+                                     "## Plan for 2222222222\n\nalpha: v1.9.0 → v1.9.1");
+  first_.Record("alpha", core::ClusterPhase::kReady, kMerge);
+  first_.Record("gamma", core::ClusterPhase::kWaitingForWindow, kOld);  // not in the plan
+  Settle();
+  EXPECT_THAT(RolloutStates(), ElementsAre("success"));
+  EXPECT_THAT(Comment(), HasSubstr("alpha: v1.9.0 → v1.9.1\n\n## Rollout of 222222222222"));
+  EXPECT_THAT(Comment(), Not(HasSubstr("| gamma |")));
+  EXPECT_EQ(second_.api.calls(), 0);
+}
+
+}  // namespace
+}  // namespace tr::reconciler::forge
