@@ -2,10 +2,15 @@
 // (a cluster of its own, "home", stands for the cluster the reconciler runs in): kill -9 of the
 // leader mid-rollout hands the rollout over to another replica within the lease time, and no
 // node is upgraded twice; with --shards every cluster is reconciled by one replica, a dead
-// replica's shards move to the others, and one started later is handed a share. Short lease
-// timings (2 s / 1.5 s / 250 ms) keep each test to seconds.
+// replica's shards move to the others, and one started later is handed a share; only the
+// holder of shard 0 reports the rollout to the forge, with every replica's clusters. Short
+// lease timings (2 s / 1.5 s / 250 ms) keep each test to seconds.
+#include <algorithm>
+#include <fstream>
+
 #include "fmt/format.h"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/support/fake_forge.h"
 #include "tests/support/process.h"
 
 namespace tr::e2e {
@@ -34,10 +39,26 @@ class LeaderElectionTest : public E2eTest {
             "0ms"};
   }
 
+  // Every replica started from now on reports to `fake` (--forge github).
+  void ReportTo(const forge_test::FakeForge& fake, const std::string& token) {
+    std::ofstream(world().dir() / "forge-token") << token << "\n";
+    forge_args_ = {"--forge",
+                   "github",
+                   "--forge-api-url",
+                   fake.api_url(),
+                   "--forge-token-file",
+                   (world().dir() / "forge-token").string(),
+                   "--forge-repository",
+                   "acme/fleet",
+                   "--forge-comment-interval",
+                   "100ms"};
+  }
+
   // The first replica is the world's daemon; the others are started here (AddReplica).
   absl::Status StartReplicas(int count, int shards) {
     absl::Status first = world().StartDaemon([&](DaemonOptions& o) {
       o.extra_args = ElectionFlags("replica-0", shards);
+      o.extra_args.insert(o.extra_args.end(), forge_args_.begin(), forge_args_.end());
       o.node_poll_interval = "100ms";
     });
     if (!first.ok()) return first;
@@ -57,6 +78,7 @@ class LeaderElectionTest : public E2eTest {
     options.state_dir = world().dir() / fmt::format("replica-{}-state", i);
     options.listen = fmt::format("{}:{}", host, *port);
     options.extra_args = ElectionFlags(fmt::format("replica-{}", i), shards);
+    options.extra_args.insert(options.extra_args.end(), forge_args_.begin(), forge_args_.end());
     others_.push_back(
         std::make_unique<DaemonProcess>(options, world().dir() / fmt::format("replica-{}.log", i)));
     return others_.back()->Start();
@@ -103,6 +125,7 @@ class LeaderElectionTest : public E2eTest {
   }
 
   std::vector<std::unique_ptr<DaemonProcess>> others_;
+  std::vector<std::string> forge_args_;
 };
 
 TEST_F(LeaderElectionTest, KillingTheLeaderMidRolloutHandsItOverAndNoNodeUpgradesTwice) {
@@ -170,6 +193,9 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOneAndShar
   clusters.push_back(MakeCluster("home", 1, 0, "1.11.6"));
   E2E_ASSERT_OK(world().StartFleet(clusters, {.time_scale = 0.02}));
   world().PushProfiles(at_old, "initial profiles");
+  constexpr char kToken[] = "ghp_e2eShardsTokenNeverLogged";
+  forge_test::FakeForge forge("github", "acme/fleet", kToken);
+  ReportTo(forge, kToken);
   E2E_ASSERT_OK(StartReplicas(3, 4));
   for (const auto& [name, profile] : at_old) {
     E2E_ASSERT_OK(world().WaitForReady(name, "1.11.6", "", 60s).status());
@@ -198,6 +224,7 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOneAndShar
 
   const uint64_t since = LastSeq(world().Journal());
   const std::string commit = world().PushProfiles(at_new, "fleet: 1.12.0");
+  forge.SetMergedPull(commit, 7);  // found by the commit: no webhook needed
   // Kill the first replica that holds a shard once the rollouts began.
   ASSERT_TRUE(world().WaitUntil(60s, [&] {
     for (const auto& line : world().Journal()) {
@@ -234,6 +261,30 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOneAndShar
     std::sort(owned.begin(), owned.end());
     return owned == "0123" && !OwnedShards(3, 4).empty();
   })) << owned << " newcomer: " << OwnedShards(3, 4) << "\n" << Logs();
+
+  // One rollout report for the merged pull request, from every replica's clusters: the status
+  // reaches success and never goes back (a new holder of shard 0 may send its state again).
+  std::vector<std::string> states;
+  auto rollout_states = [&] {
+    states.clear();
+    for (const forge_test::FakeStatus& s : forge.Statuses(commit)) states.push_back(s.state);
+    return !states.empty() && states.back() == "success";
+  };
+  ASSERT_TRUE(world().WaitUntil(30s, rollout_states))
+      << testing::PrintToString(states) << "\n"
+      << testing::PrintToString(forge.Requests());
+  const auto success = std::find(states.begin(), states.end(), "success");
+  EXPECT_TRUE(std::all_of(success, states.end(), [](const std::string& s) {
+    return s == "success";
+  })) << testing::PrintToString(states);
+  const std::vector<forge_test::FakeComment> comments = forge.Comments(7);
+  ASSERT_EQ(comments.size(), 1u) << testing::PrintToString(forge.Requests());
+  EXPECT_NE(comments[0].body.find(": succeeded"), std::string::npos) << comments[0].body;
+  for (const auto& [name, profile] : at_new) {
+    EXPECT_NE(comments[0].body.find("| " + name + " | Ready | 1.12.0"), std::string::npos)
+        << comments[0].body;
+  }
+  EXPECT_TRUE(forge.Violations().empty());
 }
 #endif  // __SANITIZE_ADDRESS__
 
