@@ -169,16 +169,7 @@ TEST_F(E2eTest, FailingHealthCheckHoldsAKubernetesUpgrade) {
   EXPECT_EQ(CountCalls(world().Journal(), "kgated", "MachineService/ApplyConfiguration", "", since),
             0);
   app.Set(true);
-  E2E_ASSERT_OK(world()
-                    .WaitForStatus(
-                        "kgated",
-                        [&](const core::ClusterStatus& s) {
-                          return s.phase == ClusterPhase::kReady &&
-                                 s.kubernetes.current == "1.35.0" &&
-                                 s.desired_commit_applied == commit;
-                        },
-                        kTimeout)
-                    .status());
+  E2E_ASSERT_OK(world().WaitForKubernetesReady("kgated", "1.35.0", commit, kTimeout).status());
   EXPECT_GT(CountCalls(world().Journal(), "kgated", "MachineService/ApplyConfiguration", "", since),
             0);
 }

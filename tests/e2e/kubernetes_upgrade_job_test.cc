@@ -376,15 +376,7 @@ class KubernetesUpgradeJobTest : public E2eTest {
   }
   // Ready on Kubernetes 1.35.0 with `commit`; each component patched exactly once.
   void ExpectUpgradedOnce(const std::string& commit) {
-    core::ClusterStatus done;
-    E2E_ASSERT_OK_AND_ASSIGN(done, world().WaitForStatus(
-                                       "k8s",
-                                       [&](const core::ClusterStatus& s) {
-                                         return s.phase == core::ClusterPhase::kReady &&
-                                                s.kubernetes.current == "1.35.0" &&
-                                                s.desired_commit_applied == commit;
-                                       },
-                                       kTimeout));
+    E2E_ASSERT_OK(world().WaitForKubernetesReady("k8s", "1.35.0", commit, kTimeout).status());
     const std::map<std::string, int> applies = Applies();
     for (const auto& cp : world().sim().cluster("k8s").ControlPlaneNames()) {
       // kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, kubelet

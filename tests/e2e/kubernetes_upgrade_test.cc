@@ -38,15 +38,8 @@ TEST_F(E2eTest, TalosAndKubernetesHopsInValidOrderToTalos112AndKubernetes135) {
   const std::string commit = world().PushProfiles({{"hop", AtTalos("1.12.0", {}, "1.35.0")}},
                                                   "hop: Talos 1.12.0, Kubernetes 1.35.0");
   core::ClusterStatus done;
-  E2E_ASSERT_OK_AND_ASSIGN(done, world().WaitForStatus(
-                                     "hop",
-                                     [&](const core::ClusterStatus& s) {
-                                       return s.phase == core::ClusterPhase::kReady &&
-                                              s.talos.current == "1.12.0" &&
-                                              s.kubernetes.current == "1.35.0" &&
-                                              s.desired_commit_applied == commit;
-                                     },
-                                     kTimeout));
+  E2E_ASSERT_OK_AND_ASSIGN(done, world().WaitForKubernetesReady("hop", "1.35.0", commit, kTimeout));
+  EXPECT_EQ(done.talos.current, "1.12.0");
   const Hops hops = HopsOf(world().Journal(), "hop", since);
   // Two Talos hops (1.10 → 1.11 → 1.12) and two Kubernetes hops (1.33 → 1.34 → 1.35) on both
   // nodes, in an order that keeps every pair supported: Kubernetes 1.34 only once both nodes run
@@ -79,15 +72,7 @@ TEST_F(E2eTest, DaemonKilledDuringKubernetesUpgradeResumesWithNothingAppliedTwic
   })) << world().Diagnostics();
   world().daemon().Kill();
   E2E_ASSERT_OK(world().daemon().Start());
-  core::ClusterStatus done;
-  E2E_ASSERT_OK_AND_ASSIGN(done, world().WaitForStatus(
-                                     "k8s",
-                                     [&](const core::ClusterStatus& s) {
-                                       return s.phase == core::ClusterPhase::kReady &&
-                                              s.kubernetes.current == "1.35.0" &&
-                                              s.desired_commit_applied == commit;
-                                     },
-                                     kTimeout));
+  E2E_ASSERT_OK(world().WaitForKubernetesReady("k8s", "1.35.0", commit, kTimeout).status());
   const Hops hops = HopsOf(world().Journal(), "k8s", since);
   for (const auto& cp : world().sim().cluster("k8s").ControlPlaneNames()) {
     EXPECT_EQ(hops.applies.at(cp), 5) << cp;

@@ -119,6 +119,18 @@ absl::StatusOr<core::ClusterStatus> E2eWorld::WaitForReady(const std::string& cl
       timeout);
 }
 
+absl::StatusOr<core::ClusterStatus> E2eWorld::WaitForKubernetesReady(
+    const std::string& cluster, const std::string& kubernetes, const std::string& applied,
+    std::chrono::milliseconds timeout) {
+  return WaitForStatus(
+      cluster,
+      [&](const core::ClusterStatus& s) {
+        return s.phase == core::ClusterPhase::kReady && s.kubernetes.current == kubernetes &&
+               s.desired_commit_applied == applied;
+      },
+      timeout);
+}
+
 std::string E2eWorld::Diagnostics(size_t max_bytes) const {
   std::string text;
   if (daemon_)

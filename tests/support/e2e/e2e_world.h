@@ -66,6 +66,11 @@ class E2eWorld {
                                                    const std::string& talos,
                                                    const std::string& applied,
                                                    std::chrono::milliseconds timeout);
+  // The cluster is Ready on Kubernetes `kubernetes` with the commit `applied` applied.
+  absl::StatusOr<core::ClusterStatus> WaitForKubernetesReady(const std::string& cluster,
+                                                             const std::string& kubernetes,
+                                                             const std::string& applied,
+                                                             std::chrono::milliseconds timeout);
 
   // The journal so far.
   const std::vector<JournalLine>& Journal() { return sim_->Journal(); }
