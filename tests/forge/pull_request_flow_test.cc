@@ -146,6 +146,12 @@ class PullRequestFlowReplicasTest : public testing::Test {
   void Settle() {
     ASSERT_TRUE(test_support::WaitUntil([&] { return first_.Idle() && second_.Idle(); }));
   }
+  // What the periodic refresh does: `reporter` re-reads the branch once the records are in.
+  void RefreshAfterRecords(Replica& reporter) {
+    Settle();
+    reporter.flow.Refresh();
+    Settle();
+  }
   std::vector<std::string> RolloutStates() {
     std::vector<std::string> states;
     for (const FakeStatus& s : fake_.Statuses(kMerge)) {
@@ -169,18 +175,14 @@ class PullRequestFlowReplicasTest : public testing::Test {
 TEST_F(PullRequestFlowReplicasTest, OnlyTheReporterSendsTheRolloutWithEveryReplicasClusters) {
   second_.Record("alpha", core::ClusterPhase::kUpgradingTalos, kOld);  // a standby's cluster
   first_.Record("beta", core::ClusterPhase::kUpgradingTalos, kOld);
-  Settle();
-  first_.flow.Refresh();
-  Settle();
+  RefreshAfterRecords(first_);
   EXPECT_THAT(RolloutStates(), ElementsAre("pending"));
   EXPECT_THAT(Comment(), HasSubstr("| alpha | UpgradingTalos |"));
   EXPECT_THAT(Comment(), HasSubstr("| beta | UpgradingTalos |"));
 
   // alpha done while beta is not: the rollout is still pending (no success, then pending).
   second_.Record("alpha", core::ClusterPhase::kReady, kMerge);
-  Settle();
-  first_.flow.Refresh();
-  Settle();
+  RefreshAfterRecords(first_);
   EXPECT_THAT(RolloutStates(), ElementsAre("pending"));
   EXPECT_THAT(Comment(), HasSubstr("| alpha | Ready |"));
 
@@ -202,8 +204,7 @@ TEST_F(PullRequestFlowReplicasTest, AReplicaThatBecomesTheReporterSendsTheStateA
   // Shard 0 moves: the new reporter reads the branch and sends the rollout's state again.
   first_reports_ = false;
   second_reports_ = true;
-  second_.flow.Refresh();
-  Settle();
+  RefreshAfterRecords(second_);
   EXPECT_THAT(RolloutStates(), ElementsAre("pending", "pending"));
   EXPECT_THAT(Comment(), HasSubstr("| alpha | UpgradingTalos |"));
 
@@ -212,8 +213,7 @@ TEST_F(PullRequestFlowReplicasTest, AReplicaThatBecomesTheReporterSendsTheStateA
   first_.Record("alpha", core::ClusterPhase::kReady, kMerge);
   Settle();
   EXPECT_THAT(RolloutStates(), ElementsAre("pending", "pending"));
-  second_.flow.Refresh();
-  Settle();
+  RefreshAfterRecords(second_);
   EXPECT_THAT(RolloutStates(), ElementsAre("pending", "pending", "success"));
   EXPECT_THAT(Comment(), HasSubstr("| alpha | Ready |"));
   EXPECT_EQ(first_.api.calls(), first_calls);
