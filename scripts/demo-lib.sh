@@ -1,5 +1,5 @@
 # The functions of scripts/demo (sourced by it; not a command of its own). They use the demo's
-# globals: work, root, bin, helper, repo, status_branch, clusters, keep and the ports and pids.
+# globals: work, root, bin, helper, repo, status_branch, clusters, keep, hold, ports and pids.
 #
 # Every process the demo starts in the background runs in a process group (and session) of its
 # own, made by setsid, and is stopped with its whole group: git daemon's per-connection children
