@@ -107,6 +107,33 @@ void JobStore::AddRoutes(httplib::Server& s) {
   PodRoutes(s);
 }
 
+std::string JobStore::StampCreated(json& object, const char* kind, const char* api_version,
+                                  const std::string& name, const std::string& ns) {
+  const std::string uid = NewUuid();
+  json& meta = object["metadata"];
+  meta["name"] = name;
+  meta["namespace"] = ns;
+  meta["uid"] = uid;
+  meta["creationTimestamp"] = clock_.now();
+  meta["resourceVersion"] = std::to_string(clock_.next_resource_version());
+  object["kind"] = kind;
+  object["apiVersion"] = api_version;
+  return uid;
+}
+
+void JobStore::StoreCreated(std::map<std::string, json>& objects, json object,
+                            const char* resource, const char* qualified, httplib::Response& res) {
+  const std::string name = object["metadata"]["name"];
+  const std::string key = object["metadata"]["namespace"].get<std::string>() + "/" + name;
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = objects.emplace(key, std::move(object));
+  if (!inserted) {
+    return Fail(res, 409, "AlreadyExists", fmt::format("{} \"{}\" already exists", qualified, name),
+                resource, name);
+  }
+  Reply(res, 201, it->second);
+}
+
 void JobStore::JobRoutes(httplib::Server& s) {
   s.Post(kJobs, [this](const httplib::Request& req, httplib::Response& res) {
     std::string name;
@@ -117,17 +144,8 @@ void JobStore::JobRoutes(httplib::Server& s) {
     if (std::string invalid = InvalidJob(job, name); !invalid.empty()) {
       return Fail(res, 422, "Invalid", invalid, "jobs", name);
     }
-    const std::string uid = NewUuid(), now = clock_.now();
-    const uint64_t rv = clock_.next_resource_version();
-    json& meta = job["metadata"];
-    meta["name"] = name;
-    meta["namespace"] = ns;
-    meta["uid"] = uid;
-    meta["resourceVersion"] = std::to_string(rv);
-    meta["creationTimestamp"] = now;
-    meta["generation"] = 1;
-    job["kind"] = "Job";
-    job["apiVersion"] = "batch/v1";
+    const std::string uid = StampCreated(job, "Job", "batch/v1", name, ns);
+    job["metadata"]["generation"] = 1;
     json& spec = job["spec"];
     for (const char* field : {"completions", "parallelism"}) {
       if (!spec.contains(field)) spec[field] = 1;
@@ -142,12 +160,7 @@ void JobStore::JobRoutes(httplib::Server& s) {
       labels[key] = uid;
     for (const char* key : {"job-name", "batch.kubernetes.io/job-name"}) labels[key] = name;
     job["status"] = json::object();
-    std::lock_guard lock(mu_);
-    if (!jobs_.emplace(ns + "/" + name, job).second) {
-      return Fail(res, 409, "AlreadyExists", fmt::format("jobs.batch \"{}\" already exists", name),
-                  "jobs", name);
-    }
-    Reply(res, 201, job);
+    StoreCreated(jobs_, std::move(job), "jobs", "jobs.batch", res);
   });
   s.Get(kJobs, [this](const httplib::Request& req, httplib::Response& res) {
     const uint64_t rv = clock_.next_resource_version();
@@ -214,21 +227,9 @@ void JobStore::PodRoutes(httplib::Server& s) {
     std::optional<json> created = NewObject(req, res, "Pod", name);
     if (!created) return;
     json& pod = *created;
-    const std::string ns = req.matches[1];
-    pod["kind"] = "Pod";
-    pod["apiVersion"] = "v1";
-    pod["metadata"]["name"] = name;
-    pod["metadata"]["namespace"] = ns;
-    pod["metadata"]["uid"] = NewUuid();
-    pod["metadata"]["creationTimestamp"] = clock_.now();
-    pod["metadata"]["resourceVersion"] = std::to_string(clock_.next_resource_version());
+    StampCreated(pod, "Pod", "v1", name, req.matches[1]);
     if (!pod.contains("status")) pod["status"] = {{"phase", "Pending"}};
-    std::lock_guard lock(mu_);
-    if (!pods_.emplace(ns + "/" + name, pod).second) {
-      return Fail(res, 409, "AlreadyExists", fmt::format("pods \"{}\" already exists", name),
-                  "pods", name);
-    }
-    Reply(res, 201, pod);
+    StoreCreated(pods_, std::move(pod), "pods", "pods", res);
   });
   StatusRoutes(s, std::string(kPods) + "/([^/]+)/status", pods_, "pods");
   s.Get(std::string(kPods) + "/([^/]+)/log",

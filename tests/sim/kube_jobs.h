@@ -65,6 +65,14 @@ class JobStore {
   void JobRoutes(httplib::Server& server);
   void PodRoutes(httplib::Server& server);
   void PodLog(const httplib::Request& req, httplib::Response& res);
+  // Sets what the API server sets on an object it creates (name, namespace, uid, creation time,
+  // resourceVersion, kind, apiVersion); returns the uid.
+  std::string StampCreated(nlohmann::json& object, const char* kind, const char* api_version,
+                           const std::string& name, const std::string& ns);
+  // Keeps `object` in `objects` and replies 201 with it; 409 AlreadyExists when the name is taken
+  // (`resource` "jobs", `qualified` "jobs.batch", as the API server names them in that error).
+  void StoreCreated(std::map<std::string, nlohmann::json>& objects, nlohmann::json object,
+                    const char* resource, const char* qualified, httplib::Response& res);
   // PUT / PATCH of the `status` subresource at `path` (namespace and name captured) of `objects`.
   void StatusRoutes(httplib::Server& server, const std::string& path,
                     std::map<std::string, nlohmann::json>& objects, const std::string& resource);
