@@ -47,23 +47,24 @@ start_demo() {
   set +m
 }
 
-# Waits up to $2 seconds for the demo's output to hold line pattern $1.
+# Follows file $2 from its start (tail waits on inotify, and for the file to appear), for at
+# most $1 seconds and no longer than process $3 lives.
+follow() {
+  timeout "$1" tail -n +1 -F -s 0.1 --pid="$3" "$2" 2>/dev/null
+}
+
+# Waits up to $2 seconds for the demo's output to hold line pattern $1 (grep ends at the first
+# match; the follower ends with the demo or at the deadline).
 wait_for_output() {
-  local deadline=$((SECONDS + $2))
-  until grep -sqE "$1" "$tmp/demo.log"; do
-    running "$demo_pid" || fail "the demo ended before printing '$1'"
-    [ $SECONDS -lt "$deadline" ] || fail "no '$1' within $2 s"
-    sleep 0.05
-  done
+  grep -qE -m1 "$1" < <(follow "$2" "$tmp/demo.log" "$demo_pid") && return 0
+  running "$demo_pid" || fail "the demo ended before printing '$1'"
+  fail "no '$1' within $2 s"
 }
 
 # Waits up to $1 seconds for the demo to exit; sets demo_status.
 wait_for_exit() {
-  local deadline=$((SECONDS + $1))
-  while running "$demo_pid"; do
-    [ $SECONDS -lt "$deadline" ] || fail "the demo did not exit within $1 s"
-    sleep 0.05
-  done
+  timeout "$1" tail -s 0.1 --pid="$demo_pid" -f /dev/null ||
+    fail "the demo did not exit within $1 s"
   demo_status=0
   wait "$demo_pid" || demo_status=$?
 }
@@ -134,12 +135,10 @@ echo "ok: the comment and the notifications were shown"
 setsid "$build_dir/tests/sim/talos-sim" --fleet "$source_dir/examples/fleet.yaml" \
   --state-dir "$tmp/occupier" >"$tmp/occupier.log" 2>&1 </dev/null &
 occupier=$!
-deadline=$((SECONDS + 30))
-until [ -f "$tmp/occupier/ready.json" ]; do
+if ! read -r -n 1 _ < <(follow 30 "$tmp/occupier/ready.json" "$occupier"); then
   running "$occupier" || { cat "$tmp/occupier.log" >&2; fail "the occupying talos-sim did not start"; }
-  [ $SECONDS -lt $deadline ] || fail "the occupying talos-sim was not ready within 30 s"
-  sleep 0.05
-done
+  fail "the occupying talos-sim was not ready within 30 s"
+fi
 mark=occupied-$RANDOM-$$
 start_demo "$mark"
 wait_for_exit 30
