@@ -19,11 +19,13 @@
 #include <string>
 #include <utility>
 
+#include "core/status_yaml.h"
 #include "fmt/format.h"
 #include "tests/bench/bench_support.h"
 #include "tests/support/e2e/e2e_world.h"
 #include "tests/support/e2e/journal_checks.h"
 #include "tests/support/e2e/process_usage.h"
+#include "tests/support/process.h"
 
 namespace tr::e2e {
 namespace {
@@ -44,7 +46,18 @@ struct Result {
   ProcessUsage sim_after;
   double machine_busy = 0;  // share of all cores' time busy during the rollout
   int not_once = 0;  // nodes not upgraded exactly once
+  int status_commits = 0;       // on the status branch during the rollout
+  int first_cluster_records = 0;  // of those, the ones that changed the first cluster's file
 };
+
+// Commits in (from, to] on the status branch; with `path`, only those that changed it.
+int CommitsBetween(const ProfileRepo& repo, const std::string& from, const std::string& to,
+                   const std::string& path = "") {
+  std::vector<std::string> argv = {"git", "-C", repo.bare().string(), "rev-list", "--count",
+                                   from.empty() ? to : from + ".." + to};
+  if (!path.empty()) argv.insert(argv.end(), {"--", path});
+  return std::atoi(gitsource::testing::RunCommand(argv).out.c_str());
+}
 
 // Busy and total time of all cores so far (/proc/stat's first line, in ticks).
 std::pair<double, double> MachineTicks() {
@@ -78,6 +91,7 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
   std::map<std::string, ProfileDef> after;
   for (const auto& name : *names) after[name] = AtTalos("1.12.0");
   const uint64_t since = LastSeq(world.Journal());
+  const std::string status_before = world.repo().StatusTip();
   Result result;
   const std::string commit = world.PushProfiles(after, "every cluster: Talos 1.12.0");
   const auto pushed = Clock::now();
@@ -96,6 +110,10 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
                         std::max(1.0, machine_after.second - machine_before.second);
   if (auto usage = ReadProcessUsage(world.daemon().pid()); usage.ok()) result.daemon_after = *usage;
   if (auto usage = ReadProcessUsage(world.sim().pid()); usage.ok()) result.sim_after = *usage;
+  const std::string status_after = world.repo().StatusTip();
+  result.status_commits = CommitsBetween(world.repo(), status_before, status_after);
+  result.first_cluster_records = CommitsBetween(world.repo(), status_before, status_after,
+                                                core::ClusterStatusPath(names->front()));
   const auto& journal = world.Journal();
   for (const auto& name : *names) {
     for (const auto& span : UpgradeSpans(journal, name, since)) {
@@ -109,12 +127,14 @@ void Print(const char* label, int clusters, const Result& r) {
   std::printf(
       "%-22s %4d clusters, %5d nodes: wall %7.2f s; daemon %6.2f CPU s (rollout), "
       "%6.2f CPU s (all), peak RSS %6.1f MiB, %d threads; talos-sim %6.2f CPU s (rollout), "
-      "%6.2f CPU s (all), RSS %6.1f MiB; machine %3.0f%% busy during the rollout\n",
+      "%6.2f CPU s (all), RSS %6.1f MiB; machine %3.0f%% busy during the rollout; %d status "
+      "commits, %d of them recording the first cluster\n",
       label, clusters, clusters * 5, r.wall_seconds,
       r.daemon_after.cpu_seconds - r.daemon_before.cpu_seconds, r.daemon_after.cpu_seconds,
       static_cast<double>(r.daemon_after.peak_rss_kib) / 1024, r.daemon_after.threads,
       r.sim_after.cpu_seconds - r.sim_before.cpu_seconds, r.sim_after.cpu_seconds,
-      static_cast<double>(r.sim_after.rss_kib) / 1024, 100 * r.machine_busy);
+      static_cast<double>(r.sim_after.rss_kib) / 1024, 100 * r.machine_busy, r.status_commits,
+      r.first_cluster_records);
   std::fflush(stdout);
 }
 
