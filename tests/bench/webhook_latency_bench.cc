@@ -21,10 +21,8 @@
 #include <vector>
 
 #include "fmt/format.h"
-#include "httplib.h"
-#include "nlohmann/json.hpp"
-#include "reconciler/forge/hmac.h"
 #include "tests/bench/bench_support.h"
+#include "tests/bench/push_webhook.h"
 #include "tests/support/e2e/e2e_world.h"
 #include "tests/support/e2e/journal_checks.h"
 
@@ -33,8 +31,6 @@ namespace {
 
 using Clock = std::chrono::system_clock;
 using Millis = std::chrono::duration<double, std::milli>;
-
-constexpr char kSecret[] = "bench-webhook-secret";
 
 // The first gRPC call (not the fake Kubernetes API) after `since`, or nullopt.
 std::optional<JournalLine> FirstTalosCall(const std::vector<JournalLine>& journal, uint64_t since) {
@@ -60,25 +56,19 @@ int Run(int rounds) {
                    world.Diagnostics().c_str());
       return 1;
     };
-    std::ofstream(dir / "webhook-secret") << kSecret << "\n";
-    std::string host;  // beside the fleet's nodes, known once the simulator runs
-    int port = 0;
+    PushWebhook hook;  // beside the fleet's nodes, known once the simulator runs
     auto at_rest = StartAtRest(
         world, {.fleet = {MakeCluster("hooked", 1, 1, "1.11.6")},
                 .sim = {.time_scale = 0.05},
                 .talos = "1.11.6",
                 .policy = {"settle: 0s"},
                 .daemon = [&](DaemonOptions& d) {
-                  host = world.sim().address_prefix() + ".251";
-                  port = FreePort(host).value_or(0);  // 0: the daemon cannot listen, and says so
                   d.poll_interval = "1h";
                   d.resync = "1h";
                   d.log_level = "warn";
-                  d.extra_args = {"--webhook-listen", fmt::format("{}:{}", host, port),
-                                  "--webhook-secret-file", (dir / "webhook-secret").string()};
+                  hook = ListenForPushWebhooks(world, dir, d);
                 }});
     if (!at_rest.ok()) return fail(at_rest.status());
-    httplib::Client client(host, port);
     std::vector<double> latencies_ms;
     int idle_calls = 0;
     uint64_t last_seen = LastSeq(world.Journal());
@@ -90,16 +80,9 @@ int Run(int rounds) {
           fmt::format("round {}", round));
       const uint64_t since = LastSeq(world.Journal());
       idle_calls += static_cast<int>(since - last_seen);
-      const std::string body = nlohmann::json{{"ref", "refs/heads/main"}, {"after", commit}}.dump();
-      const httplib::Headers headers{
-          {"X-GitHub-Event", "push"},
-          {"X-GitHub-Delivery", fmt::format("bench-{}", round)},
-          {"X-Hub-Signature-256", "sha256=" + reconciler::forge::HmacSha256Hex(kSecret, body)}};
       const auto sent = Clock::now();
-      auto reply = client.Post("/hooks/github", headers, body, "application/json");
-      if (!reply || reply->status != 202) {
-        return fail(absl::UnavailableError(
-            fmt::format("round {}: webhook answered {}", round, reply ? reply->status : 0)));
+      if (absl::Status st = hook.Send(commit, fmt::format("bench-{}", round)); !st.ok()) {
+        return fail(st);
       }
       std::optional<JournalLine> first;
       if (!world.WaitUntil(std::chrono::seconds(30), [&] {
