@@ -22,11 +22,15 @@ struct GateResult {
   bool healthy = false;
   std::string message;  // its last answer: "HTTP 200", "value 0 <= 1", "no result", ...
   TimePoint checked;
+
+  bool operator==(const GateResult&) const = default;
 };
 
 struct GateState {
   std::vector<GateResult> results;         // the last result of each check, in policy order
   std::optional<TimePoint> failing_since;  // set while the rollout waits on a failing check
+
+  bool operator==(const GateState&) const = default;
 };
 
 // `previous` with fresh `results` (each stamped `now`): the wait starts at the first failing

@@ -42,6 +42,8 @@ struct OperationInFlight {
   OperationPhase phase = OperationPhase::kRecorded;
   TimePoint started;
   TimePoint deadline;
+
+  bool operator==(const OperationInFlight&) const = default;
 };
 
 struct RolloutFailure {
@@ -49,6 +51,8 @@ struct RolloutFailure {
   Version talos_target;
   std::string message;
   TimePoint at;
+
+  bool operator==(const RolloutFailure&) const = default;
 };
 
 // What the reconciler remembers about a cluster's rollout between reconciles.
@@ -58,6 +62,8 @@ struct RolloutMemory {
   std::string etcd_snapshot_image;           // the etcd snapshot was taken for this target image
   std::optional<TimePoint> settle_until;
   std::optional<RolloutFailure> failure;  // halts the cluster until the desired Talos changes
+
+  bool operator==(const RolloutMemory&) const = default;
 };
 
 // Maintenance windows, evaluated by the caller (time zones need the tz database).

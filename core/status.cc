@@ -224,4 +224,12 @@ ClusterStatus BuildClusterStatus(const StatusInput& in) {
   return s;
 }
 
+bool OnlyReportDiffers(const ClusterStatus& recorded, const ClusterStatus& next) {
+  return recorded.cluster == next.cluster && recorded.phase == next.phase &&
+         recorded.desired_commit_attempted == next.desired_commit_attempted &&
+         recorded.desired_commit_applied == next.desired_commit_applied &&
+         recorded.rollout == next.rollout && recorded.gates == next.gates &&
+         recorded.history == next.history;
+}
+
 }  // namespace tr::core

@@ -58,6 +58,8 @@ struct NodeStatus {
 struct HistoryEntry {
   TimePoint at;
   std::string event;
+
+  bool operator==(const HistoryEntry&) const = default;
 };
 
 inline constexpr size_t kMaxHistory = 20;
@@ -102,5 +104,11 @@ ObservedCluster WithLastKnownVersions(ObservedCluster observed, const ClusterSta
 
 // The new status; conditions keep their transition time while their status holds.
 ClusterStatus BuildClusterStatus(const StatusInput& input);
+
+// True when `next` differs from `recorded` only in what it reports — message, time, node
+// observations, conditions, the component summaries — and not in anything a restarted
+// reconciler resumes from: phase, desired commits, rollout memory, health-check state, history.
+// Such a status may be recorded without waiting for it to be durable.
+bool OnlyReportDiffers(const ClusterStatus& recorded, const ClusterStatus& next);
 
 }  // namespace tr::core

@@ -70,17 +70,7 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
       return result;
     }
     if (!flushing_ && pending_id_ == id) {
-      flushing_ = true;
-      WaitForWindow(stop);
-      Batch batch = std::exchange(pending_, Batch{});
-      ++pending_id_;
-      lock.unlock();
-      absl::StatusOr<StatusCommit> result = Flush(batch, stop);
-      lock.lock();
-      last_flush_end_ = env_.Now();
-      results_.emplace(id, std::move(result));
-      flushing_ = false;
-      flushed_.notify_all();
+      CommitPending(stop);
       continue;
     }
     if (!flushed_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -90,6 +80,53 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
       return absl::CancelledError("cancelled while waiting for the status commit");
     }
   }
+}
+
+absl::Status GitStatusWriter::Post(StatusUpdate update) {
+  for (const auto& [path, content] : update.files) {
+    if (absl::Status s = ValidateStatusPath(path); !s.ok()) return s;
+  }
+  MutexLock lock(mu_);
+  for (auto& [path, content] : update.files) pending_.files[path] = std::move(content);
+  pending_.messages.push_back(std::move(update.message));
+  posted_ = true;
+  if (!poster_.joinable()) {
+    poster_ = std::jthread([this](std::stop_token stop) { CommitPosted(stop); });
+  }
+  flushed_.notify_all();
+  return absl::OkStatus();
+}
+
+void GitStatusWriter::CommitPosted(std::stop_token stop) {
+  MutexLock lock(mu_);
+  // A wait ends true when its predicate holds, even once stopped: the stop is checked apart.
+  while (flushed_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return posted_ && !flushing_;
+  }) && !stop.stop_requested()) {
+    CommitPending(stop);
+  }
+}
+
+void GitStatusWriter::CommitPending(std::stop_token stop) {
+  flushing_ = true;
+  WaitForWindow(stop);
+  if (stop.stop_requested() && !waiters_.contains(pending_id_)) {
+    // The posting thread stopping (the writer goes) with news alone pending: left unsent.
+    flushing_ = false;
+    flushed_.notify_all();
+    return;
+  }
+  Batch batch = std::exchange(pending_, Batch{});
+  posted_ = false;
+  const std::uint64_t id = pending_id_++;
+  mu_.unlock();
+  absl::StatusOr<StatusCommit> result = Flush(batch, stop);
+  mu_.lock();
+  last_flush_end_ = env_.Now();
+  // Only Writes collect results; a batch of posted updates alone has nobody waiting.
+  if (waiters_.contains(id)) results_.emplace(id, std::move(result));
+  flushing_ = false;
+  flushed_.notify_all();
 }
 
 void GitStatusWriter::WaitForWindow(std::stop_token stop) {

@@ -13,6 +13,12 @@
 // the one refspec it uses comes from StatusPushRefspec and is checked again before every
 // push, together with the fast-forward and expected-tip checks at the wire.
 //
+// Posting: a Post joins the pending batch like a Write but returns at once; the batch goes out
+// with the next commit — the one a Write makes, or, when no Write comes, one the writer's own
+// thread makes (started by the first Post, stopped and joined by the destructor). A posted
+// update that a later update of its path replaces, a push that fails or a process that ends
+// first loses it; ordering is kept: a Write after a Post of the same path wins.
+//
 // Coalescing: one Write carries any number of files; concurrent Writes (one per cluster
 // worker) join the batch waiting behind the commit in progress and go out together as the
 // next commit, whose result each of their callers gets. A later update of a path replaces
@@ -41,6 +47,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -68,6 +75,10 @@ class StatusWriter {
   virtual ~StatusWriter() = default;
   // Commits and pushes `update` (coalesced with concurrent ones).
   virtual absl::StatusOr<StatusCommit> Write(StatusUpdate update, std::stop_token stop = {}) = 0;
+  // Queues `update` for the next commit and returns without waiting for it: for news whose loss
+  // (a crash, a failed push) costs nothing but a moment of staleness, since nothing resumes from
+  // it. InvalidArgument for a path outside status/. By default, a Write whose result is dropped.
+  virtual absl::Status Post(StatusUpdate update) { return Write(std::move(update)).status(); }
   // Every file under status/ at the remote's tip of the status branch, by path; empty when
   // the branch does not exist yet.
   virtual absl::StatusOr<std::map<std::string, std::string>> ReadLatest(
@@ -93,6 +104,7 @@ class GitStatusWriter final : public StatusWriter {
                                                                  Env& env);
 
   absl::StatusOr<StatusCommit> Write(StatusUpdate update, std::stop_token stop = {}) override;
+  absl::Status Post(StatusUpdate update) override;
   absl::StatusOr<std::map<std::string, std::string>> ReadLatest(std::stop_token stop = {}) override;
   // As ReadLatest, but nullopt when the branch does not exist (rather than no files).
   absl::StatusOr<std::optional<std::map<std::string, std::string>>> ReadLatestIfBranchExists(
@@ -124,6 +136,11 @@ class GitStatusWriter final : public StatusWriter {
                                                       std::stop_token stop);
   std::optional<git_oid> KnownTip();
   void SetKnownTip(std::optional<git_oid> tip);
+  // As the one committing: takes the pending batch, commits and pushes it (mu_ released
+  // meanwhile) and hands the result to the Writes that wait for it.
+  void CommitPending(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The posting thread: commits a batch of posted updates when no Write is about to.
+  void CommitPosted(std::stop_token stop);
   // Waits out the rest of the coalescing window after the last commit (mu_ released).
   // Releases mu_ while it waits; holds it again on return.
   void WaitForWindow(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -138,6 +155,7 @@ class GitStatusWriter final : public StatusWriter {
   std::condition_variable_any flushed_;
   bool flushing_ ABSL_GUARDED_BY(mu_) = false;
   Batch pending_ ABSL_GUARDED_BY(mu_);
+  bool posted_ ABSL_GUARDED_BY(mu_) = false;  // the pending batch holds posted updates
   std::uint64_t pending_id_ ABSL_GUARDED_BY(mu_) = 0;  // the id the pending batch will get
   // Callers waiting for each batch's result, and the results they wait for.
   std::map<std::uint64_t, int> waiters_ ABSL_GUARDED_BY(mu_);
@@ -145,6 +163,8 @@ class GitStatusWriter final : public StatusWriter {
   std::optional<std::chrono::system_clock::time_point> last_flush_end_ ABSL_GUARDED_BY(mu_);
   // The commit this writer pushed last (the remote's tip unless someone else pushed since).
   std::optional<git_oid> known_tip_ ABSL_GUARDED_BY(mu_);
+  // Last, so that it is stopped and joined before anything it uses goes.
+  std::jthread poster_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::gitsource

@@ -131,7 +131,12 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
       if (text->second == content) return absl::OkStatus();
     }
   }
-  if (absl::Status s = deps_.store.Record(status, stop); !s.ok()) {
+  // News alone (a node rebooting, back, its progress) does not wait for its push: nothing a
+  // restart resumes from changed, and between two nodes it was a push on the critical path.
+  const bool news_only = last.has_value() && core::OnlyReportDiffers(*last, status);
+  if (absl::Status s = news_only ? deps_.store.RecordSoon(status, stop)
+                                 : deps_.store.Record(status, stop);
+      !s.ok()) {
     if (!absl::IsCancelled(s)) {
       ModuleLogger("rollout")->warn("step=record error={}", LogValue(Text(s)));
     }

@@ -28,12 +28,24 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> DecodeStatusFiles(
   return out;
 }
 
-absl::Status GitStatusStore::Record(const core::ClusterStatus& status, std::stop_token stop) {
+namespace {
+
+gitsource::StatusUpdate UpdateOf(const core::ClusterStatus& status) {
   gitsource::StatusUpdate update;
   update.files[core::ClusterStatusPath(status.cluster)] = core::RenderStatusYaml(status);
   update.message = fmt::format("{}: {} {}", status.cluster, core::ClusterPhaseName(status.phase),
                                status.talos.progress);
-  return writer_.Write(std::move(update), stop).status();
+  return update;
+}
+
+}  // namespace
+
+absl::Status GitStatusStore::Record(const core::ClusterStatus& status, std::stop_token stop) {
+  return writer_.Write(UpdateOf(status), stop).status();
+}
+
+absl::Status GitStatusStore::RecordSoon(const core::ClusterStatus& status, std::stop_token) {
+  return writer_.Post(UpdateOf(status));
 }
 
 }  // namespace tr::reconciler

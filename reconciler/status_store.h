@@ -25,6 +25,12 @@ class StatusStore {
       std::stop_token stop) = 0;
   // Records `status` durably (coalesced with concurrent records into one commit).
   virtual absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) = 0;
+  // Records `status`, which differs from the last recorded one only in what it reports
+  // (core::OnlyReportDiffers), without waiting for the push: nothing resumes from it, so a crash
+  // or a failed push that loses it loses nothing a restart needs. By default, as Record.
+  virtual absl::Status RecordSoon(const core::ClusterStatus& status, std::stop_token stop) {
+    return Record(status, stop);
+  }
 };
 
 // Decodes status files (path -> content, as on the status branch) by cluster; other files
@@ -37,6 +43,8 @@ class GitStatusStore final : public StatusStore {
   explicit GitStatusStore(gitsource::StatusWriter& writer) : writer_(writer) {}
   absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token stop) override;
   absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) override;
+  // Posted to the writer: it goes out with the next status commit.
+  absl::Status RecordSoon(const core::ClusterStatus& status, std::stop_token stop) override;
 
  private:
   gitsource::StatusWriter& writer_;

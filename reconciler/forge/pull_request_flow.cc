@@ -363,4 +363,11 @@ absl::Status ReportingStatusStore::Record(const core::ClusterStatus& status, std
   return recorded;
 }
 
+absl::Status ReportingStatusStore::RecordSoon(const core::ClusterStatus& status,
+                                              std::stop_token stop) {
+  absl::Status recorded = inner_.RecordSoon(status, stop);
+  if (recorded.ok()) flow_.StatusRecorded(status);
+  return recorded;
+}
+
 }  // namespace tr::reconciler::forge

@@ -146,6 +146,7 @@ class ReportingStatusStore final : public StatusStore {
   ReportingStatusStore(StatusStore& inner, PullRequestFlow& flow) : inner_(inner), flow_(flow) {}
   absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token stop) override;
   absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) override;
+  absl::Status RecordSoon(const core::ClusterStatus& status, std::stop_token stop) override;
 
  private:
   StatusStore& inner_;

@@ -58,6 +58,8 @@ class FencedStatusStore final : public StatusStore {
     return inner_.LoadAll(stop);
   }
   absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) override;
+  // RecordSoon is not overridden: it waits, as Record does. A posted record pushed after the
+  // shard was given back could overwrite what the new holder recorded since.
 
  private:
   StatusStore& inner_;

@@ -14,7 +14,16 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> NotifyingStatusStore:
 
 absl::Status NotifyingStatusStore::Record(const core::ClusterStatus& status,
                                           std::stop_token stop) {
-  absl::Status recorded = inner_.Record(status, stop);
+  return NotifyAfter(inner_.Record(status, stop), status);
+}
+
+absl::Status NotifyingStatusStore::RecordSoon(const core::ClusterStatus& status,
+                                              std::stop_token stop) {
+  return NotifyAfter(inner_.RecordSoon(status, stop), status);
+}
+
+absl::Status NotifyingStatusStore::NotifyAfter(absl::Status recorded,
+                                               const core::ClusterStatus& status) {
   if (!recorded.ok()) return recorded;
   std::vector<Notification> notifications;
   {

@@ -24,8 +24,12 @@ class NotifyingStatusStore final : public StatusStore {
   absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token stop) override;
   // Records through the inner store; notifies only when that succeeded.
   absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) override;
+  // As Record, once the inner store has taken it (a news-only status: see StatusStore).
+  absl::Status RecordSoon(const core::ClusterStatus& status, std::stop_token stop) override;
 
  private:
+  absl::Status NotifyAfter(absl::Status recorded, const core::ClusterStatus& status);
+
   StatusStore& inner_;
   Notifier& notifier_;
   Mutex mu_;

@@ -159,6 +159,54 @@ TEST(StatusTest, NodesThatDoNotAnswerKeepTheirLastVersionsAndWhenTheyWereSeen) {
   EXPECT_FALSE(StatusChanged(*decoded.value, later)) << yaml;
 }
 
+// News — a node seen rebooting, a new message, later time — may go out without waiting; any
+// change a restart resumes from may not.
+TEST(StatusTest, OnlyReportDiffersTellsNewsFromWhatARestartResumesFrom) {
+  Scene scene;
+  RolloutMemory memory;
+  OperationInFlight op;
+  op.node = "w-0";
+  op.target = *ParseTalosVersion("1.12.0");
+  op.phase = OperationPhase::kUpgradeCalled;
+  op.started = kT0;
+  op.deadline = kT0 + std::chrono::minutes(30);
+  memory.in_flight = {op};
+  const ClusterStatus recorded = scene.Build(nullptr, memory, kT0);
+
+  scene.observed.nodes[0].reachable = false;
+  ClusterStatus news = scene.Build(&recorded, memory, kT0 + std::chrono::seconds(7));
+  news.message = "w-0 rebooting into 1.12.0 (0/5)";
+  EXPECT_TRUE(OnlyReportDiffers(recorded, news));
+
+  ClusterStatus called = news;
+  called.rollout.in_flight[0].phase = OperationPhase::kRecorded;
+  EXPECT_FALSE(OnlyReportDiffers(recorded, called));
+  ClusterStatus actor = news;
+  actor.rollout.in_flight[0].actor_id = "actor-1";
+  EXPECT_FALSE(OnlyReportDiffers(recorded, actor));
+  ClusterStatus done = news;
+  done.rollout.in_flight.clear();
+  EXPECT_FALSE(OnlyReportDiffers(recorded, done));
+  ClusterStatus halted = news;
+  halted.phase = ClusterPhase::kUpgradeFailed;
+  EXPECT_FALSE(OnlyReportDiffers(recorded, halted));
+  ClusterStatus pulled = news;
+  pulled.rollout.prepulled_image = "installer:v1.12.0";
+  EXPECT_FALSE(OnlyReportDiffers(recorded, pulled));
+  ClusterStatus applied = news;
+  applied.desired_commit_applied = "c0ffee";
+  EXPECT_FALSE(OnlyReportDiffers(recorded, applied));
+  ClusterStatus gated = news;
+  gated.gates.failing_since = kT0;
+  EXPECT_FALSE(OnlyReportDiffers(recorded, gated));
+  ClusterStatus event = news;
+  event.history.push_back({kT0, "w-0 healthy on 1.12.0"});
+  EXPECT_FALSE(OnlyReportDiffers(recorded, event));
+  ClusterStatus other = news;
+  other.cluster = "staging";
+  EXPECT_FALSE(OnlyReportDiffers(recorded, other));
+}
+
 TEST(StatusYamlTest, RoundTripsEveryField) {
   Scene scene;
   RolloutMemory memory;

@@ -307,6 +307,76 @@ TEST_F(StatusWriterTest, UpdatesWithinTheWindowAreOneCommit) {
   EXPECT_EQ(Show(StatusTip() + ":status/a.yaml"), "a");
 }
 
+// A Post returns while its commit is still held back (here by the coalescing window); the
+// writer's own thread makes the commit.
+TEST_F(StatusWriterTest, APostReturnsAtOnceAndTheWritersThreadCommitsIt) {
+  GateEnv gate;
+  config_.coalesce_window = milliseconds(800);
+  auto writer = GitStatusWriter::Create(*source_, config_, gate);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());
+  ASSERT_TRUE((*writer)->Post({{{"status/b.yaml", "b\n"}}, "b: rebooting"}).ok());
+  EXPECT_EQ(gate.WaitForSleeps(1), std::vector<milliseconds>{milliseconds(800)});
+  EXPECT_EQ(StatusCommits(), 1);
+  gate.Release();
+  ASSERT_TRUE(tr::test_support::WaitUntil([&] { return StatusCommits() == 2; }));
+  EXPECT_EQ(Show(StatusTip() + ":status/b.yaml"), "b");
+  EXPECT_EQ(upstream_.GitBare({"log", "-1", "--format=%s", StatusTip()}), "b: rebooting");
+}
+
+// A Write that comes while posted news waits for its commit joins it, and gets its result.
+TEST_F(StatusWriterTest, APostedUpdateGoesOutWithTheNextWrite) {
+  GateEnv gate;
+  config_.coalesce_window = milliseconds(800);
+  auto writer = GitStatusWriter::Create(*source_, config_, gate);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());
+  ASSERT_TRUE((*writer)->Post({{{"status/b.yaml", "b\n"}}, "b"}).ok());
+  gate.WaitForSleeps(1);
+  absl::StatusOr<StatusCommit> c = absl::UnknownError("not run");
+  std::thread tc([&] { c = (*writer)->Write({{{"status/c.yaml", "c\n"}}, "c"}); });
+  ASSERT_TRUE(tr::test_support::WaitUntil([&] { return (*writer)->Queued() == 1; }));
+  gate.Release();
+  tc.join();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(StatusCommits(), 2);
+  EXPECT_EQ(c->commit, StatusTip());
+  EXPECT_EQ(Show(c->commit + ":status/b.yaml"), "b");
+  EXPECT_EQ(Show(c->commit + ":status/c.yaml"), "c");
+}
+
+// Order holds: what a later Write says about a path replaces what was posted before it.
+TEST_F(StatusWriterTest, AWriteAfterAPostOfTheSamePathWins) {
+  ASSERT_TRUE(writer_->Post({{{"status/prod.yaml", "rebooting\n"}}, "news"}).ok());
+  absl::StatusOr<StatusCommit> written =
+      writer_->Write({{{"status/prod.yaml", "recorded\n"}}, "operation"});
+  ASSERT_TRUE(written.ok()) << written.status();
+  ASSERT_TRUE(tr::test_support::WaitUntil([&] { return writer_->Queued() == 0; }));
+  EXPECT_EQ(Show(written->commit + ":status/prod.yaml"), "recorded");
+  EXPECT_EQ(Show(StatusTip() + ":status/prod.yaml"), "recorded");
+}
+
+TEST_F(StatusWriterTest, APostOutsideStatusIsRefusedAndNothingIsQueued) {
+  absl::Status posted = writer_->Post({{{"clusters/prod.yaml", "x\n"}}, "no"});
+  EXPECT_EQ(posted.code(), absl::StatusCode::kInvalidArgument) << posted;
+  ASSERT_TRUE(writer_->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());
+  EXPECT_EQ(upstream_.GitBare({"ls-tree", "--name-only", "-r", StatusTip()}), "status/a.yaml");
+}
+
+// A writer that goes while posted news waits for its commit stops its thread: the news is lost,
+// nothing hangs.
+TEST_F(StatusWriterTest, AWriterDestroyedWithNewsPendingStopsItsThread) {
+  GateEnv gate;
+  config_.coalesce_window = milliseconds(800);
+  auto writer = GitStatusWriter::Create(*source_, config_, gate);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());
+  ASSERT_TRUE((*writer)->Post({{{"status/b.yaml", "b\n"}}, "b"}).ok());
+  gate.WaitForSleeps(1);
+  writer->reset();
+  EXPECT_EQ(StatusCommits(), 1);
+}
+
 TEST_F(StatusWriterTest, ReadsAndWritesRunConcurrently) {
   std::vector<std::thread> threads;
   std::vector<absl::Status> failures;

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/status_yaml.h"
 #include "reconciler/background_steps.h"
 #include "reconciler/kube/drain.h"
 #include "reconciler/logging.h"
@@ -70,10 +71,20 @@ class MemoryStatusStore final : public StatusStore {
   absl::Status Record(const core::ClusterStatus& status, std::stop_token) override {
     latest[status.cluster] = status;
     history.push_back(status);
+    waited.push_back(true);
+    return absl::OkStatus();
+  }
+  // News that nothing resumes from; with `lose_news`, lost as a crash before its push loses it.
+  absl::Status RecordSoon(const core::ClusterStatus& status, std::stop_token) override {
+    if (!lose_news) latest[status.cluster] = status;
+    history.push_back(status);
+    waited.push_back(false);
     return absl::OkStatus();
   }
   std::map<std::string, core::ClusterStatus> latest;
   std::vector<core::ClusterStatus> history;
+  std::vector<bool> waited;  // per record in history: Record (true) or RecordSoon
+  bool lose_news = false;
 };
 
 class WorldExecutor final : public RolloutExecutor {
@@ -218,6 +229,54 @@ TEST(RolloutReconcilerTest, ANodeInFlightIsFollowedAloneAndBetweenNodesOneCommit
                          s.history.back().event.find("healthy on") != std::string::npos;
   }
   EXPECT_LE(completions_alone, 1);
+}
+
+// A node rebooting, back, becoming healthy: news that does not wait for its push. Everything a
+// restart resumes from (an operation recorded, called, completed; the end) waits.
+TEST(RolloutReconcilerTest, NewsIsRecordedWithoutWaitingAndOperationsWait) {
+  Harness h;
+  auto r = h.Make();
+  ASSERT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  EXPECT_TRUE(h.executor.recorded_before_call);
+  ASSERT_EQ(h.store.history.size(), h.store.waited.size());
+  int news = 0;
+  for (size_t i = 1; i < h.store.history.size(); ++i) {
+    const core::ClusterStatus& before = h.store.history[i - 1];
+    const core::ClusterStatus& now = h.store.history[i];
+    if (!h.store.waited[i]) {
+      ++news;
+      EXPECT_TRUE(core::OnlyReportDiffers(before, now)) << now.message;
+    }
+    if (!(before.rollout == now.rollout) || before.phase != now.phase) {
+      EXPECT_TRUE(h.store.waited[i]) << now.message;
+    }
+  }
+  EXPECT_GE(news, 5);  // at least one per node
+  EXPECT_TRUE(h.store.waited.back());
+}
+
+// Losing every news-only record (a crash before their pushes) loses nothing a restart needs:
+// each node is upgraded exactly once.
+TEST(RolloutReconcilerTest, ARestartAfterNewsWasLostUpgradesEachNodeOnce) {
+  Harness h;
+  h.store.lose_news = true;
+  auto first = h.Make();
+  // Until the third node was called and the last record since was news (lost).
+  for (int i = 0; i < 5000 && (h.world.log().size() < 3 || h.store.waited.back()); ++i) {
+    ReconcileOutcome o = first->Reconcile("prod", {});
+    h.world.AdvanceTo(h.world.now() + std::max(o.after, std::chrono::milliseconds(1)));
+  }
+  ASSERT_EQ(h.world.log().size(), 3u);
+  ASSERT_FALSE(h.store.waited.back());
+  EXPECT_NE(core::StatusContentYaml(h.store.latest.at("prod")),
+            core::StatusContentYaml(h.store.history.back()));
+  first.reset();
+  auto second = h.Make();  // from the store's latest: the last status that waited
+  EXPECT_NE(h.RunToRest(*second).kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  EXPECT_EQ(h.world.log().size(), 5u);
+  for (const auto& [node, count] : h.world.reboots_into_upgrade()) EXPECT_EQ(count, 1) << node;
 }
 
 TEST(RolloutReconcilerTest, ARestartResumesFromTheRecordedStatus) {
