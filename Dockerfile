@@ -14,12 +14,12 @@ RUN scripts/bootstrap demo \
  && strip --strip-debug -o /talos-reconciler /build/reconciler/talos-reconciler
 
 FROM debian:bookworm-slim
-# Runtime libraries of the binary, CA certificates (HTTPS remotes), the OpenSSH client (the ssh
-# transport runs it) and tzdata (maintenance windows name time zones).
+# Runtime libraries of the binary (gRPC, protobuf, Abseil, libgit2 and yaml-cpp are linked into
+# it), CA certificates (HTTPS remotes), the OpenSSH client (the ssh transport runs it) and tzdata
+# (maintenance windows name time zones).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      libgit2-1.5 libssl3 libgrpc++1.51 libgrpc29 libprotobuf32 zlib1g \
-      libabsl20220623 libspdlog1.10 libfmt9 libdate-tz3 libyaml-cpp0.7 \
+      libssl3 zlib1g libgssapi-krb5-2 libspdlog1.10 libfmt9 libdate-tz3 \
       libcpp-httplib0.11 libstdc++6 libgcc-s1 libc6 \
       ca-certificates openssh-client tzdata \
  && rm -rf /var/lib/apt/lists/* \
