@@ -6,7 +6,8 @@
 // beside the simulator's, and how busy the whole machine was meanwhile (from /proc/stat: the
 // git server and anything else running count too).
 //
-// Usage: fleet_scale_bench [--clusters N] [--time-scale X (default 0.1: 3 s per node)]
+// Usage: fleet_scale_bench [--clusters N (repeat for several fleets; default 200, then 1000)]
+//        [--time-scale X (default 0.1: 3 s per node)]
 //        [--workers N (the daemon's --workers, default: one per cluster, at most 256)]
 #include <stdlib.h>
 
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/status_yaml.h"
 #include "fmt/format.h"
@@ -37,6 +39,9 @@ struct Options {
   double time_scale = 0.1;
   int workers = 0;  // 0: one per cluster, at most 256
 };
+
+// The daemon's --workers for a fleet of `clusters`.
+int WorkersFor(int clusters, int asked) { return asked > 0 ? asked : std::min(clusters, 256); }
 
 struct Result {
   double wall_seconds = 0;
@@ -138,7 +143,8 @@ void Print(const char* label, int clusters, const Result& r) {
   std::fflush(stdout);
 }
 
-int Run(const Options& options) {
+int Run(Options options) {
+  options.workers = WorkersFor(options.clusters, options.workers);
   RaiseFileLimit();
   const std::filesystem::path dir = BenchDirectory("fleet");
   if (dir.empty()) return 1;
@@ -186,9 +192,10 @@ int Run(const Options& options) {
 
 int main(int argc, char** argv) {
   tr::e2e::Options options;
+  std::vector<int> fleets;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--clusters") == 0) {
-      options.clusters = std::atoi(argv[i + 1]);
+      fleets.push_back(std::atoi(argv[i + 1]));
     } else if (std::strcmp(argv[i], "--time-scale") == 0) {
       options.time_scale = std::atof(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--workers") == 0) {
@@ -198,6 +205,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (options.workers == 0) options.workers = std::min(options.clusters, 256);
-  return tr::e2e::Run(options);
+  if (fleets.empty()) fleets = {200, 1000};
+  int rc = 0;
+  for (int clusters : fleets) {
+    options.clusters = clusters;
+    rc |= tr::e2e::Run(options);
+  }
+  return rc;
 }
