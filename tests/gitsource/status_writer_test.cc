@@ -307,16 +307,26 @@ TEST_F(StatusWriterTest, UpdatesWithinTheWindowAreOneCommit) {
   EXPECT_EQ(Show(StatusTip() + ":status/a.yaml"), "a");
 }
 
+// A writer whose commits are at least 800 ms apart, after one commit (status/a.yaml), with
+// news for status/b.yaml posted and held back by `gate` until it is released.
+std::unique_ptr<GitStatusWriter> WriterWithNewsHeldBack(const LibGitSource& source,
+                                                        StatusWriterConfig config, GateEnv& gate) {
+  config.coalesce_window = milliseconds(800);
+  auto writer = GitStatusWriter::Create(source, config, gate);
+  EXPECT_TRUE(writer.ok()) << writer.status();
+  if (!writer.ok()) return nullptr;
+  EXPECT_TRUE((*writer)->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());
+  EXPECT_TRUE((*writer)->Post({{{"status/b.yaml", "b\n"}}, "b: rebooting"}).ok());
+  EXPECT_EQ(gate.WaitForSleeps(1), std::vector<milliseconds>{milliseconds(800)});
+  return *std::move(writer);
+}
+
 // A Post returns while its commit is still held back (here by the coalescing window); the
 // writer's own thread makes the commit.
 TEST_F(StatusWriterTest, APostReturnsAtOnceAndTheWritersThreadCommitsIt) {
   GateEnv gate;
-  config_.coalesce_window = milliseconds(800);
-  auto writer = GitStatusWriter::Create(*source_, config_, gate);
-  ASSERT_TRUE(writer.ok()) << writer.status();
-  ASSERT_TRUE((*writer)->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());
-  ASSERT_TRUE((*writer)->Post({{{"status/b.yaml", "b\n"}}, "b: rebooting"}).ok());
-  EXPECT_EQ(gate.WaitForSleeps(1), std::vector<milliseconds>{milliseconds(800)});
+  auto writer = WriterWithNewsHeldBack(*source_, config_, gate);
+  ASSERT_NE(writer, nullptr);
   EXPECT_EQ(StatusCommits(), 1);
   gate.Release();
   ASSERT_TRUE(tr::test_support::WaitUntil([&] { return StatusCommits() == 2; }));
@@ -327,15 +337,11 @@ TEST_F(StatusWriterTest, APostReturnsAtOnceAndTheWritersThreadCommitsIt) {
 // A Write that comes while posted news waits for its commit joins it, and gets its result.
 TEST_F(StatusWriterTest, APostedUpdateGoesOutWithTheNextWrite) {
   GateEnv gate;
-  config_.coalesce_window = milliseconds(800);
-  auto writer = GitStatusWriter::Create(*source_, config_, gate);
-  ASSERT_TRUE(writer.ok()) << writer.status();
-  ASSERT_TRUE((*writer)->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());
-  ASSERT_TRUE((*writer)->Post({{{"status/b.yaml", "b\n"}}, "b"}).ok());
-  gate.WaitForSleeps(1);
+  auto writer = WriterWithNewsHeldBack(*source_, config_, gate);
+  ASSERT_NE(writer, nullptr);
   absl::StatusOr<StatusCommit> c = absl::UnknownError("not run");
-  std::thread tc([&] { c = (*writer)->Write({{{"status/c.yaml", "c\n"}}, "c"}); });
-  ASSERT_TRUE(tr::test_support::WaitUntil([&] { return (*writer)->Queued() == 1; }));
+  std::thread tc([&] { c = writer->Write({{{"status/c.yaml", "c\n"}}, "c"}); });
+  ASSERT_TRUE(tr::test_support::WaitUntil([&] { return writer->Queued() == 1; }));
   gate.Release();
   tc.join();
   ASSERT_TRUE(c.ok()) << c.status();
@@ -367,13 +373,9 @@ TEST_F(StatusWriterTest, APostOutsideStatusIsRefusedAndNothingIsQueued) {
 // nothing hangs.
 TEST_F(StatusWriterTest, AWriterDestroyedWithNewsPendingStopsItsThread) {
   GateEnv gate;
-  config_.coalesce_window = milliseconds(800);
-  auto writer = GitStatusWriter::Create(*source_, config_, gate);
-  ASSERT_TRUE(writer.ok()) << writer.status();
-  ASSERT_TRUE((*writer)->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());
-  ASSERT_TRUE((*writer)->Post({{{"status/b.yaml", "b\n"}}, "b"}).ok());
-  gate.WaitForSleeps(1);
-  writer->reset();
+  auto writer = WriterWithNewsHeldBack(*source_, config_, gate);
+  ASSERT_NE(writer, nullptr);
+  writer.reset();
   EXPECT_EQ(StatusCommits(), 1);
 }
 
