@@ -131,11 +131,12 @@ std::string Attribute(const std::string& marker, const std::string& name) {
   return std::regex_search(marker, m, pattern) ? m[1].str() : "";
 }
 
-// The README's text with its two substitutions (see the top of this file).
+// The README's text with its two substitutions (see the top of this file). /tmp first, so a
+// build directory that is itself under /tmp (a checkout in /tmp) is left as it is.
 std::string Substituted(const std::string& text, const fs::path& tmp) {
-  const std::string built = std::regex_replace(text, std::regex("(^| )build/"),
-                                               "$1" + std::string(TR_BINARY_DIR) + "/");
-  return std::regex_replace(built, std::regex("/tmp/"), tmp.string() + "/");
+  const std::string moved = std::regex_replace(text, std::regex("/tmp/"), tmp.string() + "/");
+  return std::regex_replace(moved, std::regex("(^| )build/"),
+                            "$1" + std::string(TR_BINARY_DIR) + "/");
 }
 
 // `command` for bash: from the repository root (or `dir`), the built binary first on PATH.
