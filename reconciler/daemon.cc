@@ -1,5 +1,7 @@
 #include "reconciler/daemon.h"
 
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <thread>
@@ -8,7 +10,6 @@
 #include "core/shards.h"
 #include "gitsource/git_source.h"
 #include "gitsource/status_writer.h"
-#include "httplib.h"
 #include "reconciler/background_steps.h"
 #include "reconciler/cluster_clients.h"
 #include "reconciler/controller.h"
@@ -16,6 +17,7 @@
 #include "reconciler/executor.h"
 #include "reconciler/forge/daemon_wiring.h"
 #include "reconciler/gates/health_gate_runner.h"
+#include "reconciler/http/http_server.h"
 #include "reconciler/k8s_job/job_daemon.h"
 #include "reconciler/lease/election.h"
 #include "reconciler/lease/fencing.h"
@@ -36,61 +38,64 @@ using std::chrono::system_clock;
 
 std::string Msg(const absl::Status& s) { return std::string(s.message()); }
 
-// /healthz, /readyz and /metrics on their own thread; stopped (and joined) on destruction, on
-// every path out of RunDaemon.
+// /healthz, /readyz and /metrics on a server of their own (reconciler/http), so that load on
+// the webhook port never delays a probe; stopped on destruction, on every path out of
+// RunDaemon.
 class HttpEndpoints {
  public:
-  HttpEndpoints() = default;
-  HttpEndpoints(const HttpEndpoints&) = delete;
-  HttpEndpoints& operator=(const HttpEndpoints&) = delete;
-  ~HttpEndpoints() {
-    if (!thread_.joinable()) return;
-    // stop() is a no-op until the listening thread has started serving; wait for that first.
-    for (int i = 0; i < 5000 && !server_.is_running(); ++i) {
-      (void)Env::Default().SleepFor(std::chrono::milliseconds(1), {});
-    }
-    server_.stop();
-    thread_.join();
-  }
-
   // Binds `config.listen` and serves. False when the address cannot be bound.
   // `extra_metrics`, when set, adds its text to /metrics (leader election's gauges).
-  bool Start(const DaemonConfig& config, const Metrics& metrics, Env& env, const Log& log,
+  bool Start(const DaemonConfig& config, Metrics& metrics, Env& env, const Log& log,
              std::function<std::string()> extra_metrics = {}) {
     const system_clock::time_point started = env.Now();
-    server_.Get("/healthz", [&, started](const httplib::Request&, httplib::Response& res) {
-      const bool live = metrics.Live(started, env.Now(), config.unhealthy_after);
-      res.status = live ? 200 : 503;
-      res.set_content(live ? "ok\n" : "stuck: no successful poll or reconcile lately\n",
-                      "text/plain");
-    });
-    server_.Get("/readyz", [&metrics](const httplib::Request&, httplib::Response& res) {
-      res.status = metrics.ready ? 200 : 503;
-      res.set_content(metrics.ready ? "ready\n" : "waiting for the first poll\n", "text/plain");
-    });
-    server_.Get(
-        "/metrics", [&metrics, extra_metrics](const httplib::Request&, httplib::Response& res) {
-          res.set_content(metrics.RenderPrometheus() + (extra_metrics ? extra_metrics() : ""),
-                          "text/plain; version=0.0.4");
-        });
-    const size_t colon = config.listen.rfind(':');
-    const std::string host = config.listen.substr(0, colon);
-    const int port = std::atoi(config.listen.substr(colon + 1).c_str());
-    // Port 0 asks for any free port; the log names the one bound.
-    const int bound = port == 0 ? server_.bind_to_any_port(host.c_str())
-                                : (server_.bind_to_port(host.c_str(), port) ? port : -1);
-    if (bound < 0) {
-      log->error("step=listen address={} error=\"cannot bind\"", LogValue(config.listen));
+    http::ServerOptions options;
+    options.name = "endpoints";
+    options.listen = config.listen;
+    options.limits = EndpointLimits();
+    options.on_refused = [&metrics](http::RefusalReason reason) {
+      metrics.endpoint_refused.Inc(http::RefusalReasonName(reason));
+    };
+    options.routes = {
+        {"GET", "/healthz",
+         [&, started](const http::Request&) -> http::Response {
+           const bool live = metrics.Live(started, env.Now(), config.unhealthy_after);
+           if (live) return {200, "text/plain", "ok\n"};
+           return {503, "text/plain", "stuck: no successful poll or reconcile lately\n"};
+         }},
+        {"GET", "/readyz",
+         [&metrics](const http::Request&) -> http::Response {
+           if (metrics.ready) return {200, "text/plain", "ready\n"};
+           return {503, "text/plain", "waiting for the first poll\n"};
+         }},
+        {"GET", "/metrics",
+         [&metrics, extra_metrics](const http::Request&) -> http::Response {
+           return {200, "text/plain; version=0.0.4",
+                   metrics.RenderPrometheus() + (extra_metrics ? extra_metrics() : "")};
+         }},
+    };
+    auto server = http::HttpServer::Start(std::move(options));
+    if (!server.ok()) {
+      log->error("step=listen address={} error={}", LogValue(config.listen),
+                 LogValue(Msg(server.status())));
       return false;
     }
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    log->info("step=listen address={}:{}", host, bound);
+    server_ = *std::move(server);
     return true;
   }
 
+  // Probes and scrapes: GET without a body, small headers.
+  static http::ServerLimits EndpointLimits() {
+    http::ServerLimits limits;
+    limits.max_header_bytes = 16 << 10;
+    limits.max_body_bytes = 4 << 10;
+    limits.max_bodies_in_flight_bytes = 256 << 10;
+    limits.max_connections = 256;
+    limits.max_connections_per_peer = 16;
+    return limits;
+  }
+
  private:
-  httplib::Server server_;
-  std::thread thread_;
+  std::unique_ptr<http::HttpServer> server_;
 };
 
 // Blocks SIGTERM and SIGINT in every thread and turns the first into a stop request. From
@@ -147,6 +152,13 @@ int FailStart(const Log& log, const absl::Status& status) {
 
 // Settings of the whole process for a long-running daemon.
 void TuneProcess() {
+  // The listeners hold up to 1,024 + 256 connections besides Git, gRPC and HTTP clients: the
+  // soft descriptor limit (1,024 on many hosts) goes up to the hard one.
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
 #ifdef NDEBUG
   // gRPC locks absl::Mutex on every call, and Debian's abseil checks the lock order each time
   // (a graph of every mutex): 6% of an idle daemon's CPU. The order is gRPC's own, which its
@@ -194,10 +206,10 @@ int RunDaemon(const DaemonConfig& config) {
                                                       std::move(reports_rollouts), env);
   if (!forge_reporting.ok()) return FailStart(log, forge_reporting.status());  // --forge
   StatusStore& store = *forge_reporting ? (*forge_reporting)->store() : notifying;
-  HttpEndpoints http;
+  HttpEndpoints endpoints;
   std::function<std::string()> election_metrics;
   if (*election) election_metrics = [&] { return (*election)->RenderPrometheus(env); };
-  if (!http.Start(config, metrics, env, log, election_metrics)) return 1;
+  if (!endpoints.Start(config, metrics, env, log, election_metrics)) return 1;
   forge::PollTrigger poll_now;  // --webhook-listen: a verified push polls at once
   forge::TriggeredEnv poll_env(env, poll_now);
   forge::WebhookQueue webhook_queue(static_cast<size_t>(config.webhook_queue));

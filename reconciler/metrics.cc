@@ -227,7 +227,14 @@ Metrics::Metrics()
                      "Status records pushed, or queued for the next commit (news).", "", {}),
       webhook_requests("webhook_requests_total", "Inbound webhook requests by outcome.", "outcome",
                        {"accepted", "ignored", "duplicate", "bad_signature", "too_large",
-                        "malformed", "queue_full"}),
+                        "malformed", "queue_full", "headers_too_large", "connections",
+                        "peer_connections", "busy", "timeout"}),
+      endpoint_refused("endpoint_refused_total",
+                       "Connections and requests the health and metrics listener refused, by "
+                       "reason.",
+                       "reason",
+                       {"connections", "peer_connections", "headers_too_large", "too_large",
+                        "busy", "timeout", "malformed"}),
       notifications("notifications_total", "Outbound notification attempts by result.", "result",
                     {"sent", "retried", "dropped"}),
       cluster_phase(AllPhases()) {}
@@ -258,6 +265,7 @@ std::string Metrics::RenderPrometheus() const {
   git_poll_duration.Render(out);
   status_commits.Render(out);
   webhook_requests.Render(out);
+  endpoint_refused.Render(out);
   notifications.Render(out);
   cluster_phase.Render(out);
   Header(out, "ready", "Whether the first poll succeeded.", "gauge");

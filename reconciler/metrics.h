@@ -121,8 +121,12 @@ struct Metrics {
   HistogramFamily git_poll_duration;
   CounterFamily status_commits;
   // Inbound webhook requests by outcome (reconciler/forge/webhook_receiver.h): accepted,
-  // ignored, duplicate, bad_signature, too_large, malformed, queue_full.
+  // ignored, duplicate, bad_signature, too_large, malformed, queue_full, and the listener's
+  // refusals (reconciler/http/http_server.h): headers_too_large, connections,
+  // peer_connections, busy, timeout.
   CounterFamily webhook_requests;
+  // What the --listen server (health, readiness, metrics) refused, by the same reasons.
+  CounterFamily endpoint_refused;
   // Outbound notification attempts by result (reconciler/notify/webhook_notifier.h): sent,
   // retried (a failed attempt to be retried), dropped (given up, or pushed out of a full spool).
   CounterFamily notifications;

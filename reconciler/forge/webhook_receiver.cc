@@ -1,21 +1,18 @@
 #include "reconciler/forge/webhook_receiver.h"
 
-#include <charconv>
-
-#include "httplib.h"
 #include "reconciler/logging.h"
 
 namespace tr::reconciler::forge {
 namespace {
 
-std::string FirstHeader(const httplib::Request& req, std::initializer_list<const char*> names) {
+std::string FirstHeader(const http::Request& req, std::initializer_list<const char*> names) {
   for (const char* name : names) {
-    if (req.has_header(name)) return req.get_header_value(name);
+    if (req.HasHeader(name)) return req.Header(name);
   }
   return "";
 }
 
-WebhookHeaders PickHeaders(Forge forge, const httplib::Request& req) {
+WebhookHeaders PickHeaders(Forge forge, const http::Request& req) {
   WebhookHeaders h;
   switch (forge) {
     case Forge::kGithub:
@@ -43,164 +40,102 @@ WebhookHeaders PickHeaders(Forge forge, const httplib::Request& req) {
   return h;
 }
 
-void Answer(httplib::Response& res, int status, const char* text) {
-  res.status = status;
-  res.set_content(std::string(text) + "\n", "text/plain");
-}
-
-// Reads the body up to `cap` bytes. nullopt with `too_large` set when the declared length or
-// the bytes sent pass the cap; nullopt alone when the read failed (timeout, bad framing).
-std::optional<std::string> ReadCapped(const httplib::Request& req,
-                                      const httplib::ContentReader& reader, size_t cap,
-                                      bool& too_large) {
-  too_large = false;
-  if (req.has_header("Content-Length")) {
-    const std::string declared = req.get_header_value("Content-Length");
-    uint64_t length = 0;
-    auto [end, ec] = std::from_chars(declared.data(), declared.data() + declared.size(), length);
-    if (ec != std::errc() || end != declared.data() + declared.size()) return std::nullopt;
-    if (length > cap) {
-      too_large = true;
-      return std::nullopt;
-    }
-  }
-  std::string body;
-  const bool read = reader([&](const char* data, size_t n) {
-    if (body.size() + n > cap) {
-      too_large = true;
-      return false;
-    }
-    body.append(data, n);
-    return true;
-  });
-  if (!read || too_large) return std::nullopt;
-  return body;
+http::Response Answer(int status, const char* text) {
+  return {status, "text/plain", std::string(text) + "\n"};
 }
 
 }  // namespace
+
+http::ServerLimits WebhookReceiverOptions::DefaultWebhookLimits() {
+  http::ServerLimits limits;
+  limits.max_connections = 1024;  // an idle connection costs a socket and a few KiB
+  limits.max_connections_per_peer = 64;
+  limits.max_body_bytes = size_t{1} << 20;
+  limits.max_bodies_in_flight_bytes = size_t{16} << 20;
+  return limits;
+}
 
 WebhookReceiver::WebhookReceiver(WebhookReceiverOptions options, WebhookQueue& queue,
                                  Metrics& metrics)
     : options_(std::move(options)),
       queue_(queue),
       metrics_(metrics),
-      deliveries_(options_.remembered_deliveries),
-      server_(std::make_unique<httplib::Server>()) {}
-
-WebhookReceiver::~WebhookReceiver() {
-  if (thread_.joinable()) {
-    // stop() only reaches a server that is already listening: wait for the thread to get there.
-    while (!server_->is_running() && !listen_returned_) std::this_thread::yield();
-    server_->stop();
-    thread_.join();
-  }
-}
+      deliveries_(options_.remembered_deliveries) {}
 
 absl::StatusOr<std::unique_ptr<WebhookReceiver>> WebhookReceiver::Start(
     WebhookReceiverOptions options, WebhookQueue& queue, Metrics& metrics) {
   if (options.secret.empty()) return absl::InvalidArgumentError("webhook secret is empty");
-  const size_t colon = options.listen.rfind(':');
-  int port = -1;
-  if (colon != std::string::npos) {
-    const std::string digits = options.listen.substr(colon + 1);
-    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), port);
-    if (ec != std::errc() || end != digits.data() + digits.size()) port = -1;
+  if (auto address = http::SplitListenAddress(options.listen); !address.ok()) {
+    return absl::InvalidArgumentError("webhook " + std::string(address.status().message()));
   }
-  if (port < 0 || port > 65535) {
-    return absl::InvalidArgumentError("webhook listen address " + options.listen +
-                                      ": want host:port");
-  }
-  const std::string host = options.listen.substr(0, colon);
   std::unique_ptr<WebhookReceiver> receiver(
       new WebhookReceiver(std::move(options), queue, metrics));
-  receiver->Route();
-  httplib::Server& server = *receiver->server_;
-  const int bound = port == 0 ? server.bind_to_any_port(host.c_str())
-                              : (server.bind_to_port(host.c_str(), port) ? port : -1);
-  if (bound < 0) return absl::UnavailableError("cannot bind webhook listener " + host);
-  receiver->port_ = bound;
-  receiver->thread_ = std::jthread([&server, &done = receiver->listen_returned_] {
-    server.listen_after_bind();
-    done = true;
-  });
-  ModuleLogger("webhook")->info("step=listen address={}:{}", host, bound);
+  http::ServerOptions server;
+  server.name = "webhook";
+  server.listen = receiver->options_.listen;
+  server.limits = receiver->options_.limits;
+  server.routes = receiver->Routes();
+  server.on_refused = [&metrics](http::RefusalReason reason) {
+    metrics.webhook_requests.Inc(http::RefusalReasonName(reason));
+  };
+  auto started = http::HttpServer::Start(std::move(server));
+  if (!started.ok()) return started.status();
+  receiver->server_ = *std::move(started);
+  receiver->port_ = receiver->server_->port();
   return receiver;
 }
 
-void WebhookReceiver::Route() {
-  httplib::Server& server = *server_;
-  server.new_task_queue = [threads = options_.threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));
-  };
-  server.set_read_timeout(options_.read_timeout);
-  server.set_write_timeout(options_.write_timeout);
-  // One request per connection: after a 413 the unread rest of the body must not be taken for
-  // the next request, and forges open a connection per delivery anyway.
-  server.set_keep_alive_max_count(1);
+std::vector<http::Route> WebhookReceiver::Routes() {
+  std::vector<http::Route> routes;
   for (Forge forge : {Forge::kGithub, Forge::kGitlab, Forge::kGitea, Forge::kGeneric}) {
-    server.Post(std::string("/hooks/") + ForgeName(forge),
-                [this, forge](const httplib::Request& req, httplib::Response& res,
-                              const httplib::ContentReader& reader) {
-                  bool too_large = false;
-                  std::optional<std::string> body =
-                      ReadCapped(req, reader, options_.max_body_bytes, too_large);
-                  if (too_large) {
-                    metrics_.webhook_requests.Inc("too_large");
-                    return Answer(res, 413, "payload too large");
-                  }
-                  if (!body) {
-                    metrics_.webhook_requests.Inc("malformed");
-                    return Answer(res, 400, "cannot read the body");
-                  }
-                  Handle(forge, PickHeaders(forge, req), *body, res);
-                });
+    routes.push_back({"POST", std::string("/hooks/") + ForgeName(forge),
+                      [this, forge](const http::Request& req) {
+                        return Handle(forge, PickHeaders(forge, req), req.body);
+                      }});
   }
+  return routes;
 }
 
-}  // namespace tr::reconciler::forge
-
-namespace tr::reconciler::forge {
-
-void WebhookReceiver::Handle(Forge forge, const WebhookHeaders& headers, const std::string& body,
-                             httplib::Response& res) {
+http::Response WebhookReceiver::Handle(Forge forge, const WebhookHeaders& headers,
+                                       const std::string& body) {
   static const auto log = ModuleLogger("webhook");
   if (absl::Status s = VerifyWebhookSignature(forge, options_.secret, headers, body); !s.ok()) {
     metrics_.webhook_requests.Inc("bad_signature");
     log->warn("step=verify forge={} outcome=rejected reason={}", ForgeName(forge),
               LogValue(std::string(s.message())));
-    return Answer(res, 401, "bad signature");
+    return Answer(401, "bad signature");
   }
   absl::StatusOr<WebhookEvent> event = ParseWebhook(forge, headers, body);
   if (!event.ok()) {
     log->warn("step=parse forge={} outcome=rejected reason={}", ForgeName(forge),
               LogValue(std::string(event.status().message())));
     metrics_.webhook_requests.Inc("malformed");
-    return Answer(res, 400, "malformed payload");
+    return Answer(400, "malformed payload");
   }
   if (!IsRelevant(*event, options_.branch)) {
     metrics_.webhook_requests.Inc("ignored");
     log->debug("step=receive forge={} event={} delivery={} outcome=ignored", ForgeName(forge),
                LogValue(event->event), LogValue(event->delivery));
-    return Answer(res, 200, "ignored");
+    return Answer(200, "ignored");
   }
   const std::string delivery = event->delivery;
   if (!deliveries_.Remember(delivery)) {
     metrics_.webhook_requests.Inc("duplicate");
     log->info("step=receive forge={} delivery={} outcome=duplicate", ForgeName(forge),
               LogValue(delivery));
-    return Answer(res, 200, "duplicate delivery");
+    return Answer(200, "duplicate delivery");
   }
   if (!queue_.TryPush(*std::move(event))) {
     deliveries_.Forget(delivery);
     metrics_.webhook_requests.Inc("queue_full");
     log->warn("step=receive forge={} delivery={} outcome=queue-full", ForgeName(forge),
               LogValue(delivery));
-    return Answer(res, 503, "busy, retry later");
+    return Answer(503, "busy, retry later");
   }
   metrics_.webhook_requests.Inc("accepted");
   log->info("step=receive forge={} delivery={} outcome=queued", ForgeName(forge),
             LogValue(delivery));
-  Answer(res, 202, "queued");
+  return Answer(202, "queued");
 }
 
 }  // namespace tr::reconciler::forge

@@ -2,7 +2,13 @@
 // `/hooks/gitea` and `/hooks/generic` (any other Git server: a hook script signs the body), on
 // an address of its own so only it needs to be exposed to the forge.
 //
-// Per delivery, answered within the read/write timeouts and never after doing the work:
+// It runs on reconciler/http's server, made for exposure (an event loop; connection, header,
+// body and time limits, each refused at once: see reconciler/http/http_server.h), so idle and
+// slow connections cannot keep a delivery waiting. Refusals of the server are counted here as
+// outcomes too (too_large, headers_too_large, connections, peer_connections, busy, timeout,
+// malformed).
+//
+// Per delivery, answered within the request deadline and never after doing the work:
 //   body over the cap      -> 413 as soon as the declared length or the bytes read pass the
 //                             cap (the rest is not read; the connection is closed)
 //   missing/bad signature  -> 401, counted as webhook_requests_total{outcome="bad_signature"}
@@ -16,21 +22,14 @@
 // Thread-safe; Start() and the destructor from one thread.
 #pragma once
 
-#include <atomic>
-#include <chrono>
-#include <cstddef>
 #include <memory>
 #include <string>
-#include <thread>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "reconciler/forge/webhook_queue.h"
+#include "reconciler/http/http_server.h"
 #include "reconciler/metrics.h"
-
-namespace httplib {
-class Server;
-struct Response;
-}
 
 namespace tr::reconciler::forge {
 
@@ -38,11 +37,13 @@ struct WebhookReceiverOptions {
   std::string listen;  // host:port; port 0 picks a free port (see port())
   std::string secret;  // shared with the forge: HMAC key (GitHub, Gitea) or token (GitLab)
   std::string branch;  // the watched branch
-  size_t max_body_bytes = size_t{1} << 20;
-  std::chrono::seconds read_timeout{5};  // per read, headers included
-  std::chrono::seconds write_timeout{5};
+  http::ServerLimits limits = DefaultWebhookLimits();
   size_t remembered_deliveries = 10000;
-  int threads = 8;
+
+  // A forge sends one small delivery at a time per hook: 1 MiB bodies (GitHub's can be larger,
+  // the events we act on never are), 16 MiB of bodies at once; 1,024 connections, 64 from one
+  // address (behind an Ingress, every delivery comes from the controller's).
+  static http::ServerLimits DefaultWebhookLimits();
 };
 
 class WebhookReceiver {
@@ -53,7 +54,7 @@ class WebhookReceiver {
   static absl::StatusOr<std::unique_ptr<WebhookReceiver>> Start(WebhookReceiverOptions options,
                                                                 WebhookQueue& queue,
                                                                 Metrics& metrics);
-  ~WebhookReceiver();
+  ~WebhookReceiver() = default;
   WebhookReceiver(const WebhookReceiver&) = delete;
   WebhookReceiver& operator=(const WebhookReceiver&) = delete;
 
@@ -61,19 +62,16 @@ class WebhookReceiver {
 
  private:
   WebhookReceiver(WebhookReceiverOptions options, WebhookQueue& queue, Metrics& metrics);
-  void Route();
+  std::vector<http::Route> Routes();
   // Everything after the body is read: signature, parsing, relevance, replay, queueing.
-  void Handle(Forge forge, const WebhookHeaders& headers, const std::string& body,
-              httplib::Response& res);
+  http::Response Handle(Forge forge, const WebhookHeaders& headers, const std::string& body);
 
   const WebhookReceiverOptions options_;
   WebhookQueue& queue_;
   Metrics& metrics_;
   DeliveryMemory deliveries_;
-  std::unique_ptr<httplib::Server> server_;
+  std::unique_ptr<http::HttpServer> server_;  // last: stopped before the rest goes
   int port_ = 0;
-  std::atomic<bool> listen_returned_{false};
-  std::jthread thread_;
 };
 
 }  // namespace tr::reconciler::forge

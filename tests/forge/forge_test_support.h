@@ -26,6 +26,8 @@ std::vector<nlohmann::json> SendWebhooks(const std::string& base_url, const std:
 
 // Connects to 127.0.0.1:`port`; -1 on failure.
 int ConnectLoopback(int port);
+// The same from `source`, another loopback address (127.0.0.2, …): another peer.
+int ConnectLoopbackFrom(const char* source, int port);
 // Sends all of `data` (no SIGPIPE); false when the peer went away.
 bool SendAll(int fd, const std::string& data);
 // Reads until the peer closes or `deadline` passes; nullopt on timeout.

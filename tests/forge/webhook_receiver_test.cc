@@ -32,7 +32,7 @@ class WebhookReceiverTest : public testing::Test {
     options.listen = "127.0.0.1:0";
     options.secret = kSecret;
     options.branch = std::move(branch);
-    options.read_timeout = std::chrono::seconds(1);
+    options.limits.request_deadline = std::chrono::seconds(1);
     auto receiver = WebhookReceiver::Start(options, *queue_, metrics_);
     ASSERT_TRUE(receiver.ok()) << receiver.status();
     receiver_ = *std::move(receiver);
@@ -288,6 +288,36 @@ TEST_F(WebhookReceiverTest, StalledHeadersAreDroppedAfterTheReadTimeout) {
   ::close(fd);
   EXPECT_TRUE(reply.has_value());
   EXPECT_EQ(queue_->Size(), 0u);
+}
+
+// The probe of issue 23 with the listener's default caps: 200 idle and 50 slowloris
+// connections from one peer neither starve it nor delay a signed delivery from another.
+TEST_F(WebhookReceiverTest, IdleAndSlowConnectionsFromOnePeerDoNotDelayASignedDelivery) {
+  queue_ = std::make_unique<WebhookQueue>(4);
+  WebhookReceiverOptions options;
+  options.listen = "127.0.0.1:0";
+  options.secret = kSecret;
+  options.branch = "master";
+  options.limits.request_deadline = std::chrono::minutes(5);  // nobody is cut during the test
+  auto receiver = WebhookReceiver::Start(options, *queue_, metrics_);
+  ASSERT_TRUE(receiver.ok()) << receiver.status();
+  receiver_ = *std::move(receiver);
+  std::vector<int> attackers;
+  for (int i = 0; i < 250; ++i) {
+    const int fd = forge_test::ConnectLoopbackFrom("127.0.0.2", receiver_->port());
+    ASSERT_GE(fd, 0) << i;
+    if (i >= 200) forge_test::SendAll(fd, "POST /hooks/github HTTP/1.1\r\nHo");
+    attackers.push_back(fd);
+  }
+  auto res = PostGithub("under-load", R"({"ref":"refs/heads/master","after":"abc"})");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 202);
+  EXPECT_EQ(Drain().size(), 1u);
+  // The peer's first connections up to the cap (64) are held, the rest were answered 503 at
+  // once.
+  ASSERT_EQ(options.limits.max_connections_per_peer, 64u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("peer_connections"), 250u - 64u);
+  for (int fd : attackers) ::close(fd);
 }
 
 TEST(WebhookReceiverStartTest, RefusesAnEmptySecretAndABadAddress) {

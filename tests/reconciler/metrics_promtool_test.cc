@@ -59,6 +59,8 @@ void FillAsBusy(Metrics& metrics) {
   metrics.status_commits.Inc({}, 9);
   metrics.webhook_requests.Inc("accepted", 3);
   metrics.webhook_requests.Inc("bad_signature");
+  metrics.webhook_requests.Inc("peer_connections", 2);
+  metrics.endpoint_refused.Inc("timeout");
   metrics.notifications.Inc("sent", 7);
   metrics.notifications.Inc("retried");
   metrics.cluster_phase.Set("prod-eu-1", "UpgradingTalos");
@@ -85,6 +87,8 @@ TEST(MetricsTest, CountersByLabelStartAtZeroForEveryKnownValue) {
         "talos_reconciler_node_upgrades_started_total 0\n",
         "talos_reconciler_git_polls_total{result=\"failed\"} 0\n",
         "talos_reconciler_webhook_requests_total{outcome=\"queue_full\"} 0\n",
+        "talos_reconciler_webhook_requests_total{outcome=\"headers_too_large\"} 0\n",
+        "talos_reconciler_endpoint_refused_total{reason=\"connections\"} 0\n",
         "talos_reconciler_notifications_total{result=\"dropped\"} 0\n",
         "talos_reconciler_status_commits_total 0\n",
         "# TYPE talos_reconciler_node_upgrade_duration_seconds histogram\n",
@@ -120,6 +124,8 @@ TEST(MetricsTest, FamiliesCarryTheirValues) {
        "talos_reconciler_status_commits_total 9\n",
        "talos_reconciler_webhook_requests_total{outcome=\"accepted\"} 3\n",
        "talos_reconciler_webhook_requests_total{outcome=\"bad_signature\"} 1\n",
+       "talos_reconciler_webhook_requests_total{outcome=\"peer_connections\"} 2\n",
+       "talos_reconciler_endpoint_refused_total{reason=\"timeout\"} 1\n",
        "talos_reconciler_notifications_total{result=\"sent\"} 7\n",
        "talos_reconciler_notifications_total{result=\"retried\"} 1\n",
        "talos_reconciler_ready 1\n"}) {

@@ -1,0 +1,120 @@
+// An HTTP/1.1 server made to be exposed: the webhook listener (`--webhook-listen`) and the
+// health, readiness and metrics endpoints (`--listen`) both run on it.
+//
+// One event loop (Boost.Asio, Boost.Beast's parser) on one thread of its own per server: an
+// idle or slow connection costs a socket and a small buffer, never a thread, so connections
+// that send nothing, or a byte a second, cannot keep a request from being answered. Every
+// limit is explicit (ServerLimits) and every refusal is immediate:
+//   more connections than max_connections, or from one peer than max_connections_per_peer
+//                                       -> 503 at once, connection closed, nothing read
+//   header bytes past max_header_bytes, or more than max_header_fields fields  -> 431, closed
+//   a declared or sent body past max_body_bytes                               -> 413, closed
+//   bodies in flight past max_bodies_in_flight_bytes (memory of the whole server) -> 503
+//   the request not complete within request_deadline (keep_alive_timeout for a second
+//   request on a kept connection)       -> connection closed
+//   no route for the path -> 404; another method -> 405; an unparsable request -> 400
+// Each refusal is counted through `on_refused` with its reason (see RefusalReason).
+//
+// Handlers run on the server's thread and must be quick (verify, enqueue, answer); a slow
+// handler delays that server only.
+//
+// Thread-safe: Start() and the destructor from one thread; handlers and on_refused are called
+// from the server's thread.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace tr::reconciler::http {
+
+struct Request {
+  std::string method;  // "GET", "POST", ...
+  std::string path;    // the target without its query
+  std::vector<std::pair<std::string, std::string>> headers;  // as sent, in order
+  std::string body;
+  std::string peer;  // the peer's address
+
+  // The first header of that name (case-insensitive); "" when there is none.
+  std::string Header(std::string_view name) const;
+  bool HasHeader(std::string_view name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "text/plain";
+  std::string body;
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+struct Route {
+  std::string method;
+  std::string path;
+  Handler handler;
+};
+
+struct ServerLimits {
+  std::size_t max_connections = 128;
+  std::size_t max_connections_per_peer = 32;
+  std::size_t max_header_bytes = 64 << 10;  // request line and every header line
+  std::size_t max_header_fields = 100;
+  std::size_t max_body_bytes = 1 << 20;
+  // Bytes of request bodies held at once, all connections together (a body is reserved at
+  // its declared length, or at max_body_bytes when chunked).
+  std::size_t max_bodies_in_flight_bytes = 16 << 20;
+  std::chrono::milliseconds request_deadline{10'000};   // connection to the end of the request
+  std::chrono::milliseconds keep_alive_timeout{5'000};  // answer to the end of the next one
+  std::chrono::milliseconds write_timeout{10'000};
+  std::size_t max_requests_per_connection = 100;  // 1: every answer closes the connection
+};
+
+// Why a connection or a request was refused; the label on_refused is called with.
+enum class RefusalReason {
+  kConnections,      // the server's connection cap
+  kPeerConnections,  // the per-peer connection cap
+  kHeadersTooLarge,  // header bytes or fields
+  kBodyTooLarge,
+  kBusy,  // bodies in flight
+  kTimeout,
+  kMalformed,
+};
+std::string_view RefusalReasonName(RefusalReason reason);
+
+struct ServerOptions {
+  std::string name;    // in logs: "webhook", "endpoints"
+  std::string listen;  // host:port; port 0 picks a free port
+  ServerLimits limits;
+  std::vector<Route> routes;
+  std::function<void(RefusalReason)> on_refused;  // may be empty
+};
+
+class HttpServer {
+ public:
+  // Binds `options.listen` and serves until destroyed. InvalidArgument for an address that is
+  // not host:port, Unavailable when it cannot be bound.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(ServerOptions options);
+  ~HttpServer();  // stops serving, closes every connection, joins the thread
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  int port() const;
+
+  struct State;  // the event loop and what it shares with its connections
+
+ private:
+  explicit HttpServer(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+// Splits "host:port" (the port may be 0). InvalidArgument when it is not that shape.
+absl::StatusOr<std::pair<std::string, int>> SplitListenAddress(std::string_view listen);
+
+}  // namespace tr::reconciler::http

@@ -1,0 +1,383 @@
+// The exposed HTTP server against hostile clients on loopback: idle and slowloris connections,
+// endless headers, too many fields, oversized and chunked bodies, connection caps. Attackers
+// connect from 127.0.0.2 and the honest client from 127.0.0.1, so per-peer caps tell them apart.
+//
+// Nothing here measures speed: "answered while the attackers are still connected" is checked
+// by the attackers' sockets being open when the answer comes, with their deadline far away.
+// scripts/bench (listener_load_bench) gives the latencies.
+#include "reconciler/http/http_server.h"
+
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "gitsource/mutex.h"
+#include "tests/support/wait.h"
+
+namespace tr::reconciler::http {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// A connected TCP socket from `source` (a loopback address) to 127.0.0.1:port; closed on
+// destruction.
+class Socket {
+ public:
+  Socket(int port, const char* source = "127.0.0.1") {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source, &from.sin_addr);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+      Close();
+      return;
+    }
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(static_cast<uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) Close();
+  }
+  ~Socket() { Close(); }
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  bool ok() const { return fd_ >= 0; }
+  int fd() const { return fd_; }
+
+  bool Send(std::string_view data) {
+    while (!data.empty()) {
+      const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      data.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // Everything until the server closes (or `timeout_ms` without a byte: the test fails then).
+  std::string ReadAll(int timeout_ms = 30'000) {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, timeout_ms) <= 0) return out + "<timed out>";
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return out;
+      out.append(buf, static_cast<size_t>(n));
+    }
+  }
+
+  // One answer of a kept-alive connection: up to and including a body of Content-Length.
+  std::string ReadAnswer() {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      const size_t end = out.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        const size_t at = out.find("Content-Length: ");
+        const size_t length = at == std::string::npos ? 0 : std::stoul(out.substr(at + 16));
+        if (out.size() >= end + 4 + length) return out;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 30'000) <= 0) return out + "<timed out>";
+      const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) return out;
+      out.append(buf, static_cast<size_t>(n));
+    }
+  }
+
+  // True when the server has neither answered nor closed (nothing to read yet).
+  bool StillOpenAndSilent() const {
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
+  }
+
+ private:
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+  int fd_ = -1;
+};
+
+std::string Get(const std::string& path) {
+  return "GET " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+}
+
+std::string Post(const std::string& path, const std::string& body) {
+  return "POST " + path + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+long RssKib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("VmRSS:")) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+class HttpServerTest : public testing::Test {
+ protected:
+  void Serve(ServerLimits limits) {
+    ServerOptions options;
+    options.name = "test";
+    options.listen = "127.0.0.1:0";
+    options.limits = limits;
+    options.routes = {
+        {"GET", "/healthz", [](const Request&) { return Response{200, "text/plain", "ok\n"}; }},
+        {"POST", "/hooks/echo",
+         [this](const Request& req) {
+           handled_++;
+           return Response{202, "text/plain",
+                           "peer=" + req.peer + " sig=" + req.Header("x-signature") +
+                               " body=" + req.body};
+         }},
+    };
+    options.on_refused = [this](RefusalReason reason) {
+      MutexLock lock(mu_);
+      refused_[std::string(RefusalReasonName(reason))]++;
+    };
+    auto server = HttpServer::Start(std::move(options));
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+  }
+
+  int Refused(const std::string& reason) {
+    MutexLock lock(mu_);
+    return refused_[reason];
+  }
+
+  // Deadlines far beyond the test, caps far beyond its connections: what holds is the loop.
+  static ServerLimits Roomy() {
+    ServerLimits limits;
+    limits.max_connections = 1000;
+    limits.max_connections_per_peer = 1000;
+    limits.request_deadline = std::chrono::minutes(5);
+    return limits;
+  }
+
+  int port() const { return server_->port(); }
+
+  std::atomic<int> handled_{0};
+  Mutex mu_;
+  std::map<std::string, int> refused_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(HttpServerTest, RoutesAnswerAndUnknownPathsAndMethodsAreRefused) {
+  Serve(ServerLimits{});
+  Socket health(port());
+  ASSERT_TRUE(health.Send(Get("/healthz")));
+  std::string answer = health.ReadAll();
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(answer, HasSubstr("\r\n\r\nok\n"));
+
+  Socket post(port());
+  ASSERT_TRUE(post.Send("POST /hooks/echo?x=1 HTTP/1.1\r\nHost: x\r\nX-Signature: abc\r\n"
+                        "Content-Length: 5\r\nConnection: close\r\n\r\nhello"));
+  EXPECT_THAT(post.ReadAll(), HasSubstr("peer=127.0.0.1 sig=abc body=hello"));
+
+  Socket missing(port());
+  ASSERT_TRUE(missing.Send(Get("/nowhere")));
+  EXPECT_THAT(missing.ReadAll(), StartsWith("HTTP/1.1 404"));
+  Socket method(port());
+  ASSERT_TRUE(method.Send(Get("/hooks/echo")));
+  EXPECT_THAT(method.ReadAll(), StartsWith("HTTP/1.1 405"));
+  Socket garbage(port());
+  ASSERT_TRUE(garbage.Send("NOT HTTP AT ALL\r\n\r\n"));
+  EXPECT_THAT(garbage.ReadAll(), StartsWith("HTTP/1.1 400"));
+  EXPECT_EQ(Refused("malformed"), 1);
+}
+
+TEST_F(HttpServerTest, KeepAliveServesSeveralRequestsAndExpectContinueGetsA100) {
+  Serve(ServerLimits{});
+  Socket s(port());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(s.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_THAT(s.ReadAnswer(), StartsWith("HTTP/1.1 200")) << i;
+  }
+  ASSERT_TRUE(s.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n"
+                     "Expect: 100-continue\r\n\r\n"));
+  EXPECT_THAT(s.ReadAnswer(), StartsWith("HTTP/1.1 100 Continue"));
+  ASSERT_TRUE(s.Send("hi"));
+  EXPECT_THAT(s.ReadAnswer(), HasSubstr("body=hi"));
+}
+
+TEST_F(HttpServerTest, IdleAndSlowlorisConnectionsDoNotDelayOthers) {
+  Serve(Roomy());
+  std::vector<std::unique_ptr<Socket>> idle, slow;
+  for (int i = 0; i < 200; ++i) {
+    idle.push_back(std::make_unique<Socket>(port(), "127.0.0.2"));
+    ASSERT_TRUE(idle.back()->ok()) << i;
+  }
+  for (int i = 0; i < 50; ++i) {
+    slow.push_back(std::make_unique<Socket>(port(), "127.0.0.2"));
+    ASSERT_TRUE(slow.back()->Send("POST /hooks/echo HTTP/1.1\r\nHo")) << i;
+  }
+  for (int round = 0; round < 3; ++round) {
+    for (auto& s : slow) ASSERT_TRUE(s->Send("s"));  // a header byte now and then
+    Socket hook(port());
+    ASSERT_TRUE(hook.Send(Post("/hooks/echo", "signed")));
+    EXPECT_THAT(hook.ReadAll(), HasSubstr("body=signed"));
+    Socket health(port());
+    ASSERT_TRUE(health.Send(Get("/healthz")));
+    EXPECT_THAT(health.ReadAll(), StartsWith("HTTP/1.1 200"));
+  }
+  // Answered while every attacker still held its connection: nobody waited for them.
+  for (auto& s : idle) EXPECT_TRUE(s->StillOpenAndSilent());
+  for (auto& s : slow) EXPECT_TRUE(s->StillOpenAndSilent());
+  EXPECT_EQ(handled_, 3);
+}
+
+TEST_F(HttpServerTest, ARequestNotCompleteWithinTheDeadlineIsCut) {
+  ServerLimits limits;
+  limits.request_deadline = std::chrono::milliseconds(300);
+  Serve(limits);
+  Socket slow(port(), "127.0.0.2");
+  ASSERT_TRUE(slow.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\n"));
+  // The server closes it without an answer: a byte a second does not extend the deadline.
+  std::string seen;
+  for (int i = 0; i < 100 && slow.Send("X"); ++i) {
+    pollfd p{slow.fd(), POLLIN, 0};
+    if (::poll(&p, 1, 100) > 0) break;
+  }
+  seen = slow.ReadAll();
+  EXPECT_EQ(seen, "");
+  // Counted as the loop handles the timeout, which may come just after the close.
+  EXPECT_TRUE(test_support::WaitUntil([&] { return Refused("timeout") == 1; }));
+}
+
+TEST_F(HttpServerTest, EndlessHeadersAreCutAtTheLimitWithA431AndMemoryStaysFlat) {
+  Serve(ServerLimits{});  // 64 KiB of header
+  const long before = RssKib();
+  std::vector<std::jthread> attackers;
+  std::atomic<size_t> most_sent{0};
+  std::vector<std::string> answers(8);
+  for (int i = 0; i < 8; ++i) {
+    attackers.emplace_back([&, i] {
+      Socket s(port(), "127.0.0.2");
+      size_t sent = 0;
+      const std::string line = "X-Filler: " + std::string(8 << 10, 'a') + "\r\n";
+      if (!s.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n")) return;
+      // Up to 128 MiB, as an attacker would; the server's answer ends it long before.
+      while (sent < (size_t{128} << 20) && s.Send(line)) {
+        sent += line.size();
+        pollfd p{s.fd(), POLLIN, 0};
+        if (::poll(&p, 1, 0) > 0) break;
+      }
+      answers[static_cast<size_t>(i)] = s.ReadAll();
+      size_t seen = most_sent.load();
+      while (sent > seen && !most_sent.compare_exchange_weak(seen, sent)) {
+      }
+    });
+  }
+  attackers.clear();  // joins
+  for (const std::string& answer : answers) EXPECT_THAT(answer, StartsWith("HTTP/1.1 431"));
+  EXPECT_EQ(Refused("headers_too_large"), 8);
+  // What the kernel buffers on both sides plus what the server drains before it closes; far
+  // from the 128 MiB each would have sent.
+  EXPECT_LT(most_sent.load(), size_t{16} << 20);
+  EXPECT_LT(RssKib() - before, 64 * 1024);
+}
+
+TEST_F(HttpServerTest, TooManyHeaderFieldsGet431) {
+  ServerLimits limits;
+  limits.max_header_fields = 10;
+  Serve(limits);
+  std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 11; ++i) request += "X-" + std::to_string(i) + ": y\r\n";
+  Socket s(port());
+  ASSERT_TRUE(s.Send(request + "\r\n"));
+  EXPECT_THAT(s.ReadAll(), StartsWith("HTTP/1.1 431"));
+}
+
+TEST_F(HttpServerTest, OversizedBodiesGet413DeclaredOrChunked) {
+  ServerLimits limits;
+  limits.max_body_bytes = 1000;
+  Serve(limits);
+  Socket declared(port());
+  ASSERT_TRUE(declared.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\n"));
+  EXPECT_THAT(declared.ReadAll(), StartsWith("HTTP/1.1 413"));
+  Socket chunked(port());
+  ASSERT_TRUE(chunked.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"));
+  for (int i = 0; i < 4; ++i) chunked.Send("200\r\n" + std::string(0x200, 'b') + "\r\n");
+  EXPECT_THAT(chunked.ReadAll(), StartsWith("HTTP/1.1 413"));
+  EXPECT_EQ(Refused("too_large"), 2);
+  EXPECT_EQ(handled_, 0);
+}
+
+TEST_F(HttpServerTest, ConnectionCapsAnswer503AtOnceAndFreeTheirPlace) {
+  ServerLimits limits = Roomy();
+  limits.max_connections = 20;
+  limits.max_connections_per_peer = 5;
+  Serve(limits);
+  std::vector<std::unique_ptr<Socket>> held;
+  for (int i = 0; i < 5; ++i) held.push_back(std::make_unique<Socket>(port(), "127.0.0.2"));
+  Socket sixth(port(), "127.0.0.2");
+  EXPECT_THAT(sixth.ReadAll(), StartsWith("HTTP/1.1 503"));  // nothing sent, answered anyway
+  for (int i = 0; i < 15; ++i) {
+    held.push_back(std::make_unique<Socket>(port(), ("127.0.1." + std::to_string(i + 1)).c_str()));
+  }
+  Socket over(port(), "127.0.0.3");
+  EXPECT_THAT(over.ReadAll(), StartsWith("HTTP/1.1 503"));
+  EXPECT_EQ(Refused("peer_connections"), 1);
+  EXPECT_EQ(Refused("connections"), 1);
+  held.clear();
+  // The places are given back once the server sees the closes.
+  std::string answer;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    Socket again(port(), attempt % 2 ? "127.0.0.2" : "127.0.0.1");
+    if (!again.Send(Get("/healthz"))) continue;
+    answer = again.ReadAll();
+    if (answer.starts_with("HTTP/1.1 200")) break;
+  }
+  EXPECT_THAT(answer, StartsWith("HTTP/1.1 200"));
+}
+
+TEST_F(HttpServerTest, BodiesInFlightPastTheBudgetGet503) {
+  ServerLimits limits = Roomy();
+  limits.max_body_bytes = 1000;
+  limits.max_bodies_in_flight_bytes = 1500;
+  Serve(limits);
+  Socket first(port());
+  ASSERT_TRUE(first.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n"
+                         "Expect: 100-continue\r\n\r\n"));
+  // The 100 comes once its 1000 bytes are held, of the 1500 all bodies may hold at once.
+  ASSERT_THAT(first.ReadAnswer(), StartsWith("HTTP/1.1 100"));
+  Socket second(port());
+  ASSERT_TRUE(second.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 600\r\n\r\n"));
+  EXPECT_THAT(second.ReadAll(), StartsWith("HTTP/1.1 503"));
+  EXPECT_EQ(Refused("busy"), 1);
+  ASSERT_TRUE(first.Send(std::string(1000, 'c')));
+  EXPECT_THAT(first.ReadAnswer(), HasSubstr("202"));
+  // Given back: the same body fits now.
+  Socket third(port());
+  ASSERT_TRUE(third.Send(Post("/hooks/echo", std::string(600, 'd'))));
+  EXPECT_THAT(third.ReadAll(), StartsWith("HTTP/1.1 202"));
+}
+
+TEST(HttpServerStartTest, RefusesABadAddressAndAPortInUse) {
+  ServerOptions options;
+  options.listen = "127.0.0.1";
+  EXPECT_EQ(HttpServer::Start(options).status().code(), absl::StatusCode::kInvalidArgument);
+  options.listen = "127.0.0.1:0";
+  auto first = HttpServer::Start(options);
+  ASSERT_TRUE(first.ok());
+  options.listen = "127.0.0.1:" + std::to_string((*first)->port());
+  EXPECT_EQ(HttpServer::Start(options).status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace tr::reconciler::http
