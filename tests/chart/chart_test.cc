@@ -43,7 +43,8 @@ TEST_F(ChartTest, LintsInEveryMode) {
             ", auth: {type: ssh, sshPrivateKey: k, knownHosts: h}}\n"
             "reconciler: {kubernetesUpgradeMode: inprocess}\n"
             "webhook: {enabled: true, secret: s}\n"
-            "metrics: {serviceMonitor: {enabled: true}}\npodDisruptionBudget: {enabled: true}\n"}) {
+            "metrics: {serviceMonitor: {enabled: true}}\npodDisruptionBudget: {enabled: true}\n"
+            "networkPolicy: {enabled: true}\n"}) {
     const HelmResult lint = helm_.Run({"lint", "--strict", ChartDir().string(), "-f",
                                        helm_.WriteValues(values).string()});
     EXPECT_EQ(lint.exit_code, 0) << values << lint.out << lint.err;
@@ -249,6 +250,42 @@ TEST_F(ChartTest, WebhookServiceMonitorAndPdbWhenAskedFor) {
     EXPECT_THAT(args, ::testing::Contains(expected));
   }
   EXPECT_EQ(MountsOf(pod, c).at("/etc/talos-reconciler/webhook"), "r-talos-reconciler-webhook");
+}
+
+TEST_F(ChartTest, NetworkPolicyAdmitsWebhookFromIngressAndMetricsFromMonitoringOnly) {
+  const std::string base = std::string("git: {repo: ") + kRepo + "}\n";
+  EXPECT_FALSE(helm_.Template(base).contains("NetworkPolicy/r-talos-reconciler"));
+  const Objects objects = helm_.Template(
+      base + "webhook: {enabled: true, secret: s}\nnetworkPolicy: {enabled: true}\n");
+  ASSERT_TRUE(objects.contains("NetworkPolicy/r-talos-reconciler"));
+  const YAML::Node spec = objects.at("NetworkPolicy/r-talos-reconciler")["spec"];
+  EXPECT_EQ(spec["podSelector"]["matchLabels"]["app.kubernetes.io/instance"].as<std::string>(),
+            "r");
+  ASSERT_EQ(spec["ingress"].size(), 2u);
+  std::map<std::string, std::string> namespace_of_port;
+  for (const YAML::Node& rule : spec["ingress"]) {
+    ASSERT_EQ(rule["ports"].size(), 1u);
+    ASSERT_EQ(rule["from"].size(), 1u);
+    namespace_of_port[rule["ports"][0]["port"].as<std::string>()] =
+        rule["from"][0]["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"]
+            .as<std::string>();
+  }
+  EXPECT_EQ(namespace_of_port, (std::map<std::string, std::string>{
+                                   {"metrics", "monitoring"}, {"webhook", "ingress-nginx"}}));
+  // An empty list admits nobody to its port (an empty `from` would admit everyone); without
+  // the webhook there is no webhook rule; a sidecar's pod is not the chart's to police.
+  const Objects closed = helm_.Template(
+      base + "webhook: {enabled: true, secret: s}\n"
+             "networkPolicy: {enabled: true, metricsFrom: []}\n");
+  const YAML::Node rules = closed.at("NetworkPolicy/r-talos-reconciler")["spec"]["ingress"];
+  ASSERT_EQ(rules.size(), 1u);
+  EXPECT_EQ(rules[0]["ports"][0]["port"].as<std::string>(), "webhook");
+  const YAML::Node no_webhook = helm_.Template(base + "networkPolicy: {enabled: true}\n")
+                                    .at("NetworkPolicy/r-talos-reconciler")["spec"]["ingress"];
+  ASSERT_EQ(no_webhook.size(), 1u);
+  EXPECT_EQ(no_webhook[0]["ports"][0]["port"].as<std::string>(), "metrics");
+  EXPECT_FALSE(helm_.Template("mode: sidecar\n" + base + "networkPolicy: {enabled: true}\n")
+                   .contains("NetworkPolicy/r-talos-reconciler"));
 }
 
 std::vector<std::string> Strings(const YAML::Node& list) {
