@@ -17,7 +17,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -29,6 +28,7 @@
 #include "reconciler/http/http_server.h"
 #include "reconciler/logging.h"
 #include "tests/bench/bench_row.h"
+#include "tests/support/process_memory.h"
 
 namespace tr::reconciler::forge {
 namespace {
@@ -57,14 +57,6 @@ bool Send(int fd, const std::string& data) {
   return ::send(fd, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
 }
 
-long RssKib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.starts_with("VmRSS:")) return std::stol(line.substr(6));
-  }
-  return -1;
-}
 
 double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
@@ -120,7 +112,7 @@ std::vector<double> Probe(int count, int webhook_port, int health_port, bool web
 
 // 8 connections sending 8 KiB header lines until the server answers; the RSS growth in KiB.
 long EndlessHeaders(int port) {
-  const long before = RssKib();
+  const long before = test_support::ResidentKib();
   std::vector<std::jthread> attackers;
   for (int i = 0; i < 8; ++i) {
     attackers.emplace_back([port, i] {
@@ -136,7 +128,7 @@ long EndlessHeaders(int port) {
     });
   }
   attackers.clear();
-  return RssKib() - before;
+  return test_support::ResidentKib() - before;
 }
 
 int Run(int probes) {

@@ -65,18 +65,7 @@ int ConnectLoopbackFrom(const char* source, int port) {
   return fd;
 }
 
-int ConnectLoopback(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
+int ConnectLoopback(int port) { return ConnectLoopbackFrom("127.0.0.1", port); }
 
 bool SendAll(int fd, const std::string& data) {
   size_t sent = 0;

@@ -16,11 +16,11 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <fstream>
 #include <map>
 #include <thread>
 
 #include "gitsource/mutex.h"
+#include "tests/support/process_memory.h"
 #include "tests/support/wait.h"
 
 namespace tr::reconciler::http {
@@ -119,14 +119,6 @@ std::string Post(const std::string& path, const std::string& body) {
          std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-long RssKib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.starts_with("VmRSS:")) return std::stol(line.substr(6));
-  }
-  return -1;
-}
 
 class HttpServerTest : public testing::Test {
  protected:
@@ -261,7 +253,7 @@ TEST_F(HttpServerTest, ARequestNotCompleteWithinTheDeadlineIsCut) {
 
 TEST_F(HttpServerTest, EndlessHeadersAreCutAtTheLimitWithA431AndMemoryStaysFlat) {
   Serve(ServerLimits{});  // 64 KiB of header
-  const long before = RssKib();
+  const long before = test_support::ResidentKib();
   std::vector<std::jthread> attackers;
   std::atomic<size_t> most_sent{0};
   std::vector<std::string> answers(8);
@@ -289,7 +281,7 @@ TEST_F(HttpServerTest, EndlessHeadersAreCutAtTheLimitWithA431AndMemoryStaysFlat)
   // What the kernel buffers on both sides plus what the server drains before it closes; far
   // from the 128 MiB each would have sent.
   EXPECT_LT(most_sent.load(), size_t{16} << 20);
-  EXPECT_LT(RssKib() - before, 64 * 1024);
+  EXPECT_LT(test_support::ResidentKib() - before, 64 * 1024);
 }
 
 TEST_F(HttpServerTest, TooManyHeaderFieldsGet431) {
