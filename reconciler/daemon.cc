@@ -51,7 +51,7 @@ class HttpEndpoints {
     http::ServerOptions options;
     options.name = "endpoints";
     options.listen = config.listen;
-    options.limits = EndpointLimits();
+    options.limits = http::ProbeEndpointLimits();
     options.on_refused = [&metrics](http::RefusalReason reason) {
       metrics.endpoint_refused.Inc(http::RefusalReasonName(reason));
     };
@@ -81,17 +81,6 @@ class HttpEndpoints {
     }
     server_ = *std::move(server);
     return true;
-  }
-
-  // Probes and scrapes: GET without a body, small headers.
-  static http::ServerLimits EndpointLimits() {
-    http::ServerLimits limits;
-    limits.max_header_bytes = 16 << 10;
-    limits.max_body_bytes = 4 << 10;
-    limits.max_bodies_in_flight_bytes = 256 << 10;
-    limits.max_connections = 256;
-    limits.max_connections_per_peer = 16;
-    return limits;
   }
 
  private:
@@ -152,7 +141,7 @@ int FailStart(const Log& log, const absl::Status& status) {
 
 // Settings of the whole process for a long-running daemon.
 void TuneProcess() {
-  // The listeners hold up to 1,024 + 256 connections besides Git, gRPC and HTTP clients: the
+  // The listeners hold up to 1,024 connections each besides Git, gRPC and HTTP clients: the
   // soft descriptor limit (1,024 on many hosts) goes up to the hard one.
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {

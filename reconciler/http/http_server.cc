@@ -61,6 +61,15 @@ std::string_view RefusalReasonName(RefusalReason reason) {
   return "unknown";
 }
 
+ServerLimits ProbeEndpointLimits() {
+  ServerLimits limits;
+  limits.max_header_bytes = 16 << 10;
+  limits.max_body_bytes = 4 << 10;
+  limits.max_bodies_in_flight_bytes = 256 << 10;
+  limits.max_connections_per_peer = 16;
+  return limits;
+}
+
 absl::StatusOr<std::pair<std::string, int>> SplitListenAddress(std::string_view listen) {
   const size_t colon = listen.rfind(':');
   int port = -1;

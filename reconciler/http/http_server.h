@@ -62,8 +62,10 @@ struct Route {
 };
 
 struct ServerLimits {
-  std::size_t max_connections = 128;
-  std::size_t max_connections_per_peer = 32;
+  // An idle connection costs a socket and a few KiB: the caps are high, the body budget is
+  // what bounds memory.
+  std::size_t max_connections = 1024;
+  std::size_t max_connections_per_peer = 64;
   std::size_t max_header_bytes = 64 << 10;  // request line and every header line
   std::size_t max_header_fields = 100;
   std::size_t max_body_bytes = 1 << 20;
@@ -75,6 +77,10 @@ struct ServerLimits {
   std::chrono::milliseconds write_timeout{10'000};
   std::size_t max_requests_per_connection = 100;  // 1: every answer closes the connection
 };
+
+// The limits of the health, readiness and metrics listener (`--listen`): GET without a body,
+// small headers, 16 connections from one address (a kubelet, a Prometheus).
+ServerLimits ProbeEndpointLimits();
 
 // Why a connection or a request was refused; the label on_refused is called with.
 enum class RefusalReason {

@@ -1,7 +1,7 @@
-// Benchmark of the listeners under the attacks of issue 23, with their default limits: 200 idle
+// Benchmark of the listeners under the attacks of issue 23, with the daemon's limits: 200 idle
 // and 50 slowloris connections (a header byte a second) spread over ten attacker addresses
-// (127.0.0.2-11, 25 each, under the per-address cap) on both the webhook listener and the
-// health listener, then 8 connections sending endless header lines. Meanwhile an honest client
+// (127.0.0.2-11, 25 each: under the webhook's per-address cap, over the health listener's 16)
+// on both the webhook listener and the health listener, then 8 connections sending endless header lines. Meanwhile an honest client
 // on 127.0.0.1 sends signed deliveries and /healthz probes, each on a new connection.
 // Prints their latencies (p50, p99, max) and the process's RSS growth from the endless headers.
 //
@@ -104,7 +104,7 @@ std::vector<double> Probe(int count, int webhook_port, int health_port, bool web
       ok = res && res->status == 200;
     }
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
-    failures += !ok;
+    if (!ok && failures++ == 0) std::printf("first failure: %s probe %d\n", webhook ? "webhook" : "/healthz", i);
   }
   std::sort(ms.begin(), ms.end());
   return ms;
@@ -143,6 +143,7 @@ int Run(int probes) {
   http::ServerOptions health;
   health.name = "endpoints";
   health.listen = "127.0.0.1:0";
+  health.limits = http::ProbeEndpointLimits();  // the daemon's
   health.routes = {{"GET", "/healthz", [](const http::Request&) {
                       return http::Response{200, "text/plain", "ok\n"};
                     }}};
