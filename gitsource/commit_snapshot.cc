@@ -48,6 +48,17 @@ class BlobSizer {
   std::map<std::string, std::size_t> sizes_;
 };
 
+// Sizes `id` and adds it as `path`; only a file that will be read counts toward `bytes`.
+absl::Status AddFound(BlobSizer& sizer, std::string path, const git_oid& id,
+                      const SnapshotLimits& limits, std::vector<FoundBlob>& found,
+                      std::uint64_t& bytes) {
+  absl::StatusOr<std::size_t> size = sizer.Size(id, path);
+  if (!size.ok()) return size.status();
+  if (*size <= limits.max_file_bytes) bytes += *size;
+  found.push_back({std::move(path), id, *size});
+  return absl::OkStatus();
+}
+
 absl::StatusOr<core::SourceFile> ReadBlobFile(git_repository* repo, const FoundBlob& found,
                                               const SnapshotLimits& limits) {
   core::SourceFile file;
@@ -85,14 +96,12 @@ absl::Status ListClusters(git_repository* repo, BlobSizer& sizer, const git_tree
   for (size_t i = 0; i < count; ++i) {
     const git_tree_entry* entry = git_tree_entry_byindex(tree.get(), i);
     if (!IsRegularBlob(entry) || !IsProfileName(git_tree_entry_name(entry))) continue;
-    FoundBlob blob{fmt::format("clusters/{}", git_tree_entry_name(entry)),
-                   *git_tree_entry_id(entry), 0};
     if (absl::Status s = CheckSnapshotBudget(limits, found.size() + 1, 0); !s.ok()) return s;
-    absl::StatusOr<std::size_t> size = sizer.Size(blob.id, blob.path);
-    if (!size.ok()) return size.status();
-    blob.size = *size;
-    if (blob.size <= limits.max_file_bytes) bytes += blob.size;
-    found.push_back(std::move(blob));
+    if (absl::Status s = AddFound(sizer, fmt::format("clusters/{}", git_tree_entry_name(entry)),
+                                  *git_tree_entry_id(entry), limits, found, bytes);
+        !s.ok()) {
+      return s;
+    }
   }
   return absl::OkStatus();
 }
@@ -107,12 +116,11 @@ absl::StatusOr<std::vector<FoundBlob>> FindProfileBlobs(git_repository* repo, gi
   std::uint64_t bytes = 0;
   if (const git_tree_entry* defaults = git_tree_entry_byname(tree, "reconciler.yaml");
       defaults != nullptr && IsRegularBlob(defaults)) {
-    FoundBlob blob{"reconciler.yaml", *git_tree_entry_id(defaults), 0};
-    absl::StatusOr<std::size_t> size = sizer.Size(blob.id, blob.path);
-    if (!size.ok()) return size.status();
-    blob.size = *size;
-    if (blob.size <= limits.max_file_bytes) bytes += blob.size;
-    found.push_back(std::move(blob));
+    if (absl::Status s = AddFound(sizer, "reconciler.yaml", *git_tree_entry_id(defaults), limits,
+                                  found, bytes);
+        !s.ok()) {
+      return s;
+    }
   }
   if (const git_tree_entry* clusters = git_tree_entry_byname(tree, "clusters");
       clusters != nullptr && git_tree_entry_filemode(clusters) == GIT_FILEMODE_TREE) {
