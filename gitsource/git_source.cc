@@ -140,7 +140,13 @@ absl::StatusOr<ProfileSnapshot> LibGitSource::FetchPreview(const std::string& re
   }
   // A ref keeps the objects through compaction, which packs only what refs reach.
   if (absl::Status s = mirror_->SetRef(repo->get(), *kept, *sync->remote_tip); !s.ok()) return s;
-  return ReadCommitSnapshot(repo->get(), *sync->remote_tip, config_.preview_limits);
+  absl::StatusOr<ProfileSnapshot> snapshot =
+      ReadCommitSnapshot(repo->get(), *sync->remote_tip, config_.preview_limits);
+  // A head past a limit is never read again: let compaction drop its objects at once.
+  if (absl::IsFailedPrecondition(snapshot.status())) {
+    (void)mirror_->DeleteRef(repo->get(), *kept);
+  }
+  return snapshot;
 }
 
 absl::Status LibGitSource::DropPreview(const std::string& remote_ref) {

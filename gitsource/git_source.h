@@ -72,8 +72,9 @@ class PreviewSource {
   // "refs/merge-requests/7/head") names on the configured remote, fetched into the mirror and
   // kept there under refs/previews/. Signatures are not checked: a preview is only read.
   // Read with the preview limits (GitSourceConfig::preview_limits), stricter than the
-  // watched branch's. InvalidArgument for any other kind of ref; NotFound when the remote
-  // has no such ref; FailedPrecondition naming the limit past one; the network errors of Poll.
+  // watched branch's; a head past one is not kept. InvalidArgument for any other kind of
+  // ref; NotFound when the remote has no such ref; FailedPrecondition naming the limit past
+  // one; the network errors of Poll.
   virtual absl::StatusOr<ProfileSnapshot> FetchPreview(const std::string& remote_ref,
                                                        std::stop_token stop) = 0;
   // Deletes the refs/previews/ ref that FetchPreview kept for `remote_ref` (the pull request

@@ -7,7 +7,8 @@
 //    invalid or a plan is blocked). A pull request that changes no profile gets neither.
 //    A head past a preview limit (gitsource::PreviewSnapshotLimits: file count, total bytes)
 //    is not planned: its status fails and its comment says which limit, read from object
-//    headers before any blob, so the limit bounds the work a pull request can cause.
+//    headers before any blob, so the limit bounds the work a pull request can cause; its
+//    objects are not kept.
 //  - closed or merged: the preview ref kept for its head is deleted from the mirror.
 //  - merged: once the reconcilers record statuses for the merge commit, the same comment
 //    gains the rollout's progress and result, and the merge commit gets

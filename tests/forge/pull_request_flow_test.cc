@@ -329,10 +329,7 @@ TEST_F(PullRequestPreviewTest, AHeadPastThePreviewBudgetGetsAFailingStatusNaming
   ASSERT_EQ(comments.size(), 1u);
   EXPECT_THAT(comments[0].body, HasSubstr("Not planned: "));
   EXPECT_THAT(comments[0].body, HasSubstr("pull request limit of 500 files"));
-  EXPECT_TRUE(PreviewRefExists());
-
-  Deliver(Event(PullRequestAction::kMerged, head));
-  EXPECT_FALSE(PreviewRefExists());
+  EXPECT_FALSE(PreviewRefExists());  // refused: its objects are not kept
   EXPECT_THAT(fake_.Violations(), IsEmpty());
 }
 
@@ -347,7 +344,7 @@ TEST_F(PullRequestPreviewTest, AHeadWithinTheFileLimitButPastTheBytesIsRefusedTo
   EXPECT_THAT(plans[0].description, HasSubstr("pull request snapshot budget of 8 MiB"));
 }
 
-TEST_F(PullRequestPreviewTest, AClosedPullRequestsPreviewRefIsDeleted) {
+TEST_F(PullRequestPreviewTest, AClosedOrMergedPullRequestsPreviewRefIsDeleted) {
   ASSERT_NE(flow_, nullptr);
   const std::string head = PublishHead(1, 16);
   Deliver(Event(PullRequestAction::kOpened, head));
@@ -356,6 +353,10 @@ TEST_F(PullRequestPreviewTest, AClosedPullRequestsPreviewRefIsDeleted) {
   EXPECT_FALSE(PreviewRefExists());
   // Closing it again finds nothing to delete, and that is no error.
   Deliver(Event(PullRequestAction::kClosed, head));
+  EXPECT_FALSE(PreviewRefExists());
+  Deliver(Event(PullRequestAction::kReopened, head));
+  EXPECT_TRUE(PreviewRefExists());
+  Deliver(Event(PullRequestAction::kMerged, head));
   EXPECT_FALSE(PreviewRefExists());
 }
 

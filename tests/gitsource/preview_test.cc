@@ -68,6 +68,11 @@ TEST_F(PreviewTest, PreviewsAreReadWithStricterLimitsThanTheBranch) {
                 "more than 500 profile files: over the pull request limit of 500 files"),
             std::string::npos)
       << preview.status();
+  // Refused, so not kept for a later read.
+  EXPECT_NE(RunCommand({"git", "-C", (tmp_ / "state" / "mirror.git").string(), "rev-parse", "-q",
+                        "--verify", "refs/previews/pull/7/head"})
+                .exit_code,
+            0);
   // The same commit is within the watched branch's limits.
   absl::StatusOr<ProfileSnapshot> as_branch = source->Snapshot(head);
   ASSERT_TRUE(as_branch.ok()) << as_branch.status();
