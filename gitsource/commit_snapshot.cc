@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
+#include <vector>
 
 #include "fmt/format.h"
 #include "gitsource/libgit2_util.h"
@@ -18,23 +20,55 @@ bool IsRegularBlob(const git_tree_entry* entry) {
 
 bool IsProfileName(std::string_view name) { return name.size() > 5 && name.ends_with(".yaml"); }
 
-absl::StatusOr<core::SourceFile> ReadBlobFile(git_repository* repo, git_odb* odb,
-                                              const git_tree_entry* entry, std::string path,
+// A profile file of the tree, sized from its object header before anything is read.
+struct FoundBlob {
+  std::string path;
+  git_oid id;
+  std::size_t size = 0;
+};
+
+// Sizes come from object headers; a blob named by many entries is looked up once.
+class BlobSizer {
+ public:
+  explicit BlobSizer(git_odb* odb) : odb_(odb) {}
+  absl::StatusOr<std::size_t> Size(const git_oid& id, std::string_view what) {
+    const std::string key(reinterpret_cast<const char*>(id.id), GIT_OID_RAWSZ);
+    if (auto known = sizes_.find(key); known != sizes_.end()) return known->second;
+    size_t size = 0;
+    git_object_t type = GIT_OBJECT_INVALID;
+    if (int rc = git_odb_read_header(&size, &type, odb_, &id); rc < 0) {
+      return GitError(rc, fmt::format("read {}", what));
+    }
+    sizes_.emplace(key, size);
+    return size;
+  }
+
+ private:
+  git_odb* odb_;
+  std::map<std::string, std::size_t> sizes_;
+};
+
+// Sizes `id` and adds it as `path`; only a file that will be read counts toward `bytes`.
+absl::Status AddFound(BlobSizer& sizer, std::string path, const git_oid& id,
+                      const SnapshotLimits& limits, std::vector<FoundBlob>& found,
+                      std::uint64_t& bytes) {
+  absl::StatusOr<std::size_t> size = sizer.Size(id, path);
+  if (!size.ok()) return size.status();
+  if (*size <= limits.max_file_bytes) bytes += *size;
+  found.push_back({std::move(path), id, *size});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<core::SourceFile> ReadBlobFile(git_repository* repo, const FoundBlob& found,
                                               const SnapshotLimits& limits) {
   core::SourceFile file;
-  file.path = std::move(path);
-  const git_oid* id = git_tree_entry_id(entry);
-  size_t size = 0;
-  git_object_t type = GIT_OBJECT_INVALID;
-  if (int rc = git_odb_read_header(&size, &type, odb, id); rc < 0) {
-    return GitError(rc, fmt::format("read {}", file.path));
-  }
-  if (size > limits.max_file_bytes) {
+  file.path = found.path;
+  if (found.size > limits.max_file_bytes) {
     file.oversized = true;
     return file;
   }
   git_blob* raw = nullptr;
-  if (int rc = git_blob_lookup(&raw, repo, id); rc < 0) {
+  if (int rc = git_blob_lookup(&raw, repo, &found.id); rc < 0) {
     return GitError(rc, fmt::format("read {}", file.path));
   }
   BlobPtr blob(raw);
@@ -43,32 +77,59 @@ absl::StatusOr<core::SourceFile> ReadBlobFile(git_repository* repo, git_odb* odb
   return file;
 }
 
-absl::Status ReadClusters(git_repository* repo, git_odb* odb, const git_tree_entry* clusters,
-                          const SnapshotLimits& limits, ProfileSnapshot& snapshot) {
+// The regular `*.yaml` blobs directly in clusters/, sized, counted against the file limit
+// as they are listed. The tree object's own size counts toward `bytes`, checked before
+// the tree is loaded.
+absl::Status ListClusters(git_repository* repo, BlobSizer& sizer, const git_tree_entry* clusters,
+                          const SnapshotLimits& limits, std::vector<FoundBlob>& found,
+                          std::uint64_t& bytes) {
+  absl::StatusOr<std::size_t> tree_size = sizer.Size(*git_tree_entry_id(clusters), "clusters/");
+  if (!tree_size.ok()) return tree_size.status();
+  bytes += *tree_size;
+  if (absl::Status s = CheckSnapshotBudget(limits, found.size(), bytes); !s.ok()) return s;
   git_tree* raw = nullptr;
   if (int rc = git_tree_lookup(&raw, repo, git_tree_entry_id(clusters)); rc < 0) {
     return GitError(rc, "read clusters/");
   }
   TreePtr tree(raw);
   const size_t count = git_tree_entrycount(tree.get());
-  std::size_t profiles = 0;
   for (size_t i = 0; i < count; ++i) {
     const git_tree_entry* entry = git_tree_entry_byindex(tree.get(), i);
     if (!IsRegularBlob(entry) || !IsProfileName(git_tree_entry_name(entry))) continue;
-    if (++profiles > limits.max_files) {
-      return absl::FailedPreconditionError(
-          fmt::format("more than {} profile files in clusters/", limits.max_files));
+    if (absl::Status s = CheckSnapshotBudget(limits, found.size() + 1, 0); !s.ok()) return s;
+    if (absl::Status s = AddFound(sizer, fmt::format("clusters/{}", git_tree_entry_name(entry)),
+                                  *git_tree_entry_id(entry), limits, found, bytes);
+        !s.ok()) {
+      return s;
     }
   }
-  for (size_t i = 0; i < count; ++i) {
-    const git_tree_entry* entry = git_tree_entry_byindex(tree.get(), i);
-    if (!IsRegularBlob(entry) || !IsProfileName(git_tree_entry_name(entry))) continue;
-    absl::StatusOr<core::SourceFile> file = ReadBlobFile(
-        repo, odb, entry, fmt::format("clusters/{}", git_tree_entry_name(entry)), limits);
-    if (!file.ok()) return file.status();
-    snapshot.files.push_back(*std::move(file));
-  }
   return absl::OkStatus();
+}
+
+// reconciler.yaml and clusters/*.yaml of `tree`, sized; FailedPrecondition past a limit,
+// before any blob is read.
+absl::StatusOr<std::vector<FoundBlob>> FindProfileBlobs(git_repository* repo, git_odb* odb,
+                                                        git_tree* tree,
+                                                        const SnapshotLimits& limits) {
+  BlobSizer sizer(odb);
+  std::vector<FoundBlob> found;
+  std::uint64_t bytes = 0;
+  if (const git_tree_entry* defaults = git_tree_entry_byname(tree, "reconciler.yaml");
+      defaults != nullptr && IsRegularBlob(defaults)) {
+    if (absl::Status s = AddFound(sizer, "reconciler.yaml", *git_tree_entry_id(defaults), limits,
+                                  found, bytes);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (const git_tree_entry* clusters = git_tree_entry_byname(tree, "clusters");
+      clusters != nullptr && git_tree_entry_filemode(clusters) == GIT_FILEMODE_TREE) {
+    if (absl::Status s = ListClusters(repo, sizer, clusters, limits, found, bytes); !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = CheckSnapshotBudget(limits, found.size(), bytes); !s.ok()) return s;
+  return found;
 }
 
 absl::StatusOr<std::string> ReadAllowedSigners(const std::filesystem::path& path) {
@@ -114,18 +175,17 @@ absl::StatusOr<ProfileSnapshot> ReadCommitSnapshot(git_repository* repo, const g
     return GitError(rc, "open the object database");
   }
   OdbPtr odb(raw_odb);
-  if (const git_tree_entry* defaults = git_tree_entry_byname(tree.get(), "reconciler.yaml");
-      defaults != nullptr && IsRegularBlob(defaults)) {
-    absl::StatusOr<core::SourceFile> file =
-        ReadBlobFile(repo, odb.get(), defaults, "reconciler.yaml", limits);
+  absl::StatusOr<std::vector<FoundBlob>> found =
+      FindProfileBlobs(repo, odb.get(), tree.get(), limits);
+  if (!found.ok()) {
+    return absl::Status(found.status().code(), fmt::format("commit {}: {}",
+                                                           snapshot.origin.commit.substr(0, 12),
+                                                           std::string(found.status().message())));
+  }
+  for (const FoundBlob& blob : *found) {
+    absl::StatusOr<core::SourceFile> file = ReadBlobFile(repo, blob, limits);
     if (!file.ok()) return file.status();
     snapshot.files.push_back(*std::move(file));
-  }
-  if (const git_tree_entry* clusters = git_tree_entry_byname(tree.get(), "clusters");
-      clusters != nullptr && git_tree_entry_filemode(clusters) == GIT_FILEMODE_TREE) {
-    if (absl::Status s = ReadClusters(repo, odb.get(), clusters, limits, snapshot); !s.ok()) {
-      return s;
-    }
   }
   std::sort(snapshot.files.begin(), snapshot.files.end(),
             [](const core::SourceFile& a, const core::SourceFile& b) { return a.path < b.path; });

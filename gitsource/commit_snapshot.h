@@ -16,8 +16,9 @@ namespace tr::gitsource {
 // `reconciler.yaml` and `clusters/*.yaml` of the commit's tree: regular blobs only
 // (symlinks, submodules and sub-trees are ignored, and so is everything elsewhere). A blob
 // over `max_file_bytes` is returned oversized and unread (its size comes from the object
-// header). NotFound when the commit is not in the repository; FailedPrecondition past
-// `max_files`.
+// header). Every entry is sized from its object header and the limits (count, total bytes)
+// are checked before any blob is read. NotFound when the commit is not in the repository;
+// FailedPrecondition past a limit, naming it and its value.
 absl::StatusOr<ProfileSnapshot> ReadCommitSnapshot(git_repository* repo, const git_oid& commit,
                                                    const SnapshotLimits& limits);
 

@@ -66,7 +66,8 @@ struct GitSourceConfig {
   RemoteConfig remote;
   std::string branch = "main";      // the desired-state branch; never written
   std::filesystem::path state_dir;  // the mirror lives in <state_dir>/mirror.git
-  SnapshotLimits snapshot_limits;
+  SnapshotLimits snapshot_limits;                                // the watched branch's
+  SnapshotLimits preview_limits = PreviewSnapshotLimits();      // pull requests' heads
   std::optional<SignatureVerification> verify_signatures;
   // libgit2 cannot gc: each fetch adds a pack. Past this many, the mirror is repacked into
   // one pack of what its refs reach.

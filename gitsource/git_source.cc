@@ -9,6 +9,15 @@
 namespace tr::gitsource {
 namespace {
 
+// The ref of the mirror that keeps a preview's objects: refs/previews/pull/7/head.
+absl::StatusOr<std::string> KeptPreviewRef(const std::string& remote_ref) {
+  static const std::regex kPreviewRef("refs/(pull|merge-requests)/[0-9]{1,12}/head");
+  if (!std::regex_match(remote_ref, kPreviewRef)) {
+    return absl::InvalidArgumentError(fmt::format("'{}' is no pull request head", remote_ref));
+  }
+  return "refs/previews/" + remote_ref.substr(std::string("refs/").size());
+}
+
 absl::StatusOr<git_oid> ParseCommitId(std::string_view commit) {
   git_oid id;
   if (commit.size() != GIT_OID_HEXSZ || git_oid_fromstrn(&id, commit.data(), commit.size()) != 0) {
@@ -29,7 +38,7 @@ absl::StatusOr<std::unique_ptr<LibGitSource>> LibGitSource::Open(GitSourceConfig
     return absl::InvalidArgumentError(
         fmt::format("'{}' is not a valid branch name", config.branch));
   }
-  if (config.snapshot_limits.max_files == 0) {
+  if (config.snapshot_limits.max_files == 0 || config.preview_limits.max_files == 0) {
     return absl::InvalidArgumentError("the profile file cap must be positive");
   }
   absl::StatusOr<std::shared_ptr<Mirror>> mirror = Mirror::Open(config.state_dir, config.remote);
@@ -117,10 +126,8 @@ absl::StatusOr<ProfileSnapshot> LibGitSource::Snapshot(std::string_view commit) 
 
 absl::StatusOr<ProfileSnapshot> LibGitSource::FetchPreview(const std::string& remote_ref,
                                                          std::stop_token stop) {
-  static const std::regex kPreviewRef("refs/(pull|merge-requests)/[0-9]{1,12}/head");
-  if (!std::regex_match(remote_ref, kPreviewRef)) {
-    return absl::InvalidArgumentError(fmt::format("'{}' is no pull request head", remote_ref));
-  }
+  absl::StatusOr<std::string> kept = KeptPreviewRef(remote_ref);
+  if (!kept.ok()) return kept.status();
   std::shared_lock shared(mirror_->lock());
   absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
   if (!repo.ok()) return repo.status();
@@ -132,9 +139,23 @@ absl::StatusOr<ProfileSnapshot> LibGitSource::FetchPreview(const std::string& re
         fmt::format("'{}' does not exist on {}", remote_ref, mirror_->remote().display_url()));
   }
   // A ref keeps the objects through compaction, which packs only what refs reach.
-  const std::string kept = "refs/previews/" + remote_ref.substr(std::string("refs/").size());
-  if (absl::Status s = mirror_->SetRef(repo->get(), kept, *sync->remote_tip); !s.ok()) return s;
-  return ReadCommitSnapshot(repo->get(), *sync->remote_tip, config_.snapshot_limits);
+  if (absl::Status s = mirror_->SetRef(repo->get(), *kept, *sync->remote_tip); !s.ok()) return s;
+  absl::StatusOr<ProfileSnapshot> snapshot =
+      ReadCommitSnapshot(repo->get(), *sync->remote_tip, config_.preview_limits);
+  // A head past a limit is never read again: let compaction drop its objects at once.
+  if (absl::IsFailedPrecondition(snapshot.status())) {
+    (void)mirror_->DeleteRef(repo->get(), *kept);
+  }
+  return snapshot;
+}
+
+absl::Status LibGitSource::DropPreview(const std::string& remote_ref) {
+  absl::StatusOr<std::string> kept = KeptPreviewRef(remote_ref);
+  if (!kept.ok()) return kept.status();
+  std::shared_lock shared(mirror_->lock());
+  absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
+  if (!repo.ok()) return repo.status();
+  return mirror_->DeleteRef(repo->get(), *kept);
 }
 
 }  // namespace tr::gitsource

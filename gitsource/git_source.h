@@ -16,7 +16,8 @@
 //   PermissionDenied  ssh host key unknown or changed            -> fix known_hosts
 //   ResourceExhausted the fetch exceeded its byte cap
 //   NotFound          the branch or commit does not exist
-//   FailedPrecondition a commit that must not be acted on (signature) or too many files
+//   FailedPrecondition a commit that must not be acted on (signature) or past a snapshot
+//                     limit (file count, total bytes; the message names it)
 //   InvalidArgument   bad configuration
 // Credentials never appear in any message.
 //
@@ -59,7 +60,7 @@ class GitSource {
 
   // The profiles at `commit` (a full hex id, normally from Poll), with its origin.
   // NotFound when the mirror does not have it; FailedPrecondition when signature
-  // verification is configured and refuses the commit, or past the file-count cap.
+  // verification is configured and refuses the commit, or past a snapshot limit.
   virtual absl::StatusOr<ProfileSnapshot> Snapshot(std::string_view commit) = 0;
 };
 
@@ -70,10 +71,16 @@ class PreviewSource {
   // The profiles at the commit that `remote_ref` ("refs/pull/7/head",
   // "refs/merge-requests/7/head") names on the configured remote, fetched into the mirror and
   // kept there under refs/previews/. Signatures are not checked: a preview is only read.
-  // InvalidArgument for any other kind of ref; NotFound when the remote has no such ref;
-  // the network errors of Poll.
+  // Read with the preview limits (GitSourceConfig::preview_limits), stricter than the
+  // watched branch's; a head past one is not kept. InvalidArgument for any other kind of
+  // ref; NotFound when the remote has no such ref; FailedPrecondition naming the limit past
+  // one; the network errors of Poll.
   virtual absl::StatusOr<ProfileSnapshot> FetchPreview(const std::string& remote_ref,
                                                        std::stop_token stop) = 0;
+  // Deletes the refs/previews/ ref that FetchPreview kept for `remote_ref` (the pull request
+  // closed or merged), so compaction lets its objects go. OK when there is none;
+  // InvalidArgument for a ref FetchPreview refuses.
+  virtual absl::Status DropPreview(const std::string& remote_ref) = 0;
 };
 
 class LibGitSource final : public GitSource, public PreviewSource {
@@ -86,6 +93,7 @@ class LibGitSource final : public GitSource, public PreviewSource {
   absl::StatusOr<ProfileSnapshot> Snapshot(std::string_view commit) override;
   absl::StatusOr<ProfileSnapshot> FetchPreview(const std::string& remote_ref,
                                                std::stop_token stop) override;
+  absl::Status DropPreview(const std::string& remote_ref) override;
 
   // For the status writer, which shares the mirror and must never write `branch()`.
   std::shared_ptr<Mirror> mirror() const { return mirror_; }

@@ -119,6 +119,19 @@ absl::Status Mirror::SetRef(git_repository* repo, const std::string& ref, const 
   return absl::OkStatus();
 }
 
+absl::Status Mirror::DeleteRef(git_repository* repo, const std::string& ref) const {
+  std::lock_guard lock(ref_mu_);
+  git_reference* raw = nullptr;
+  const int found = git_reference_lookup(&raw, repo, ref.c_str());
+  if (found == GIT_ENOTFOUND) return absl::OkStatus();
+  if (found < 0) return GitError(found, fmt::format("read {}", ref));
+  ReferencePtr reference(raw);
+  if (int rc = git_reference_delete(reference.get()); rc < 0) {
+    return GitError(rc, fmt::format("delete {}", ref));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RepositoryPtr> Mirror::Repository() const {
   git_repository* raw = nullptr;
   if (int rc = git_repository_open_bare(&raw, path_.c_str()); rc < 0) {

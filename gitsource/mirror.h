@@ -51,6 +51,8 @@ class Mirror {
   // Points `ref` at `id` (creating or moving it). Ref updates of all operations are
   // serialised here, so concurrent ones never trip over each other's lock files.
   absl::Status SetRef(git_repository* repo, const std::string& ref, const git_oid& id) const;
+  // Deletes `ref`; OK when it does not exist. Serialised with SetRef.
+  absl::Status DeleteRef(git_repository* repo, const std::string& ref) const;
   const std::filesystem::path& path() const { return path_; }
 
   // Held shared by every operation on the repository, exclusively by compaction.

@@ -60,34 +60,75 @@ bool HasPath(git_tree* tree, const std::string& path) {
   return true;
 }
 
-struct WalkState {
-  git_repository* repo;
-  git_odb* odb;
-  std::size_t max_bytes;
-  std::map<std::string, std::string>* files;
-  absl::Status status;
-};
-
-int CollectFile(const char* root, const git_tree_entry* entry, void* payload) {
-  auto& state = *static_cast<WalkState*>(payload);
-  const git_filemode_t mode = git_tree_entry_filemode(entry);
-  if (mode != GIT_FILEMODE_BLOB && mode != GIT_FILEMODE_BLOB_EXECUTABLE) return 0;
-  size_t size = 0;
-  git_object_t type = GIT_OBJECT_INVALID;
-  if (git_odb_read_header(&size, &type, state.odb, git_tree_entry_id(entry)) < 0 ||
-      size > state.max_bytes) {
-    return 0;
+// Whether `size` more bytes fit the read limits after `files` files of `bytes` bytes; the
+// reason it does not otherwise.
+std::optional<SkippedStatusFile> Admit(const StatusReadLimits& limits, std::size_t files,
+                                       std::uint64_t bytes, std::size_t size) {
+  if (size > limits.max_file_bytes) {
+    return SkippedStatusFile{"", "too_large",
+                             fmt::format("{} bytes, over the limit of {} bytes per status file",
+                                         size, limits.max_file_bytes)};
   }
+  if (files >= limits.max_files) {
+    return SkippedStatusFile{"", "too_many",
+                             fmt::format("past the limit of {} status files", limits.max_files)};
+  }
+  if (bytes + size > limits.max_total_bytes) {
+    return SkippedStatusFile{
+        "", "over_budget",
+        fmt::format("past the budget of {} bytes of status files", limits.max_total_bytes)};
+  }
+  return std::nullopt;
+}
+
+absl::Status ReadStatusBlob(git_repository* repo, const git_tree_entry* entry,
+                            std::string path, StatusFiles& out) {
   git_blob* raw = nullptr;
-  if (int rc = git_blob_lookup(&raw, state.repo, git_tree_entry_id(entry)); rc < 0) {
-    state.status = GitError(rc, "read a status file");
-    return -1;
+  if (int rc = git_blob_lookup(&raw, repo, git_tree_entry_id(entry)); rc < 0) {
+    return GitError(rc, "read a status file");
   }
   BlobPtr blob(raw);
-  (*state.files)[fmt::format("status/{}{}", root, git_tree_entry_name(entry))] =
+  out.files[std::move(path)] =
       std::string(static_cast<const char*>(git_blob_rawcontent(blob.get())),
                   static_cast<std::size_t>(git_blob_rawsize(blob.get())));
-  return 0;
+  return absl::OkStatus();
+}
+
+// Reads the regular blobs of the status/ tree in path order, each sized before it is read.
+// A blob named again under another path is skipped unread: a status names one cluster, so
+// its content can be the status of at most one of those paths.
+absl::Status CollectFiles(git_repository* repo, git_odb* odb, git_tree* tree,
+                          const StatusReadLimits& limits, StatusFiles& out) {
+  std::uint64_t bytes = 0;
+  std::map<std::string, std::string> first_path;  // raw blob id -> the path it was read at
+  const size_t count = git_tree_entrycount(tree);
+  for (size_t i = 0; i < count; ++i) {
+    const git_tree_entry* entry = git_tree_entry_byindex(tree, i);
+    const git_filemode_t mode = git_tree_entry_filemode(entry);
+    if (mode != GIT_FILEMODE_BLOB && mode != GIT_FILEMODE_BLOB_EXECUTABLE) continue;
+    std::string path = fmt::format("status/{}", git_tree_entry_name(entry));
+    const std::string id(reinterpret_cast<const char*>(git_tree_entry_id(entry)->id),
+                         GIT_OID_RAWSZ);
+    if (auto seen = first_path.find(id); seen != first_path.end()) {
+      out.skipped.push_back({std::move(path), "duplicate",
+                             fmt::format("the same content as {}", seen->second)});
+      continue;
+    }
+    first_path.emplace(id, path);
+    size_t size = 0;
+    git_object_t type = GIT_OBJECT_INVALID;
+    if (int rc = git_odb_read_header(&size, &type, odb, git_tree_entry_id(entry)); rc < 0) {
+      return GitError(rc, fmt::format("read {}", path));
+    }
+    if (std::optional<SkippedStatusFile> skip = Admit(limits, out.files.size(), bytes, size)) {
+      skip->path = std::move(path);
+      out.skipped.push_back(*std::move(skip));
+      continue;
+    }
+    bytes += size;
+    if (absl::Status s = ReadStatusBlob(repo, entry, std::move(path), out); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 // The id of `base` with `files` written (or removed) into it.
@@ -179,27 +220,40 @@ absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
   return std::optional<git_oid>(*commit);
 }
 
-absl::StatusOr<std::map<std::string, std::string>> ReadStatusFiles(git_repository* repo,
-                                                                   const git_oid& commit,
-                                                                   std::size_t max_bytes) {
-  std::map<std::string, std::string> files;
+absl::StatusOr<StatusFiles> ReadStatusFiles(git_repository* repo, const git_oid& commit,
+                                            const StatusReadLimits& limits) {
+  StatusFiles files;
   absl::StatusOr<TreePtr> root = BaseTree(repo, commit);
   if (!root.ok()) return root.status();
-  const git_tree_entry* status = git_tree_entry_byname(root->get(), std::string(core::kStatusDirectory).c_str());
+  const git_tree_entry* status =
+      git_tree_entry_byname(root->get(), std::string(core::kStatusDirectory).c_str());
   if (status == nullptr || git_tree_entry_filemode(status) != GIT_FILEMODE_TREE) return files;
-  git_tree* raw = nullptr;
-  if (int rc = git_tree_lookup(&raw, repo, git_tree_entry_id(status)); rc < 0) {
-    return GitError(rc, "read status/");
-  }
-  TreePtr tree(raw);
   git_odb* raw_odb = nullptr;
   if (int rc = git_repository_odb(&raw_odb, repo); rc < 0) {
     return GitError(rc, "open the object database");
   }
   OdbPtr odb(raw_odb);
-  WalkState state{repo, odb.get(), max_bytes, &files, absl::OkStatus()};
-  if (int rc = git_tree_walk(tree.get(), GIT_TREEWALK_PRE, CollectFile, &state); rc < 0) {
-    return state.status.ok() ? GitError(rc, "walk status/") : state.status;
+  // The listing itself is bounded too: a status/ tree larger than the whole budget is not
+  // loaded (each entry takes at least 28 bytes of it).
+  size_t tree_size = 0;
+  git_object_t type = GIT_OBJECT_INVALID;
+  if (int rc = git_odb_read_header(&tree_size, &type, odb.get(), git_tree_entry_id(status));
+      rc < 0) {
+    return GitError(rc, "read status/");
+  }
+  if (tree_size > limits.max_total_bytes) {
+    files.skipped.push_back({"status/", "over_budget",
+                             fmt::format("a listing of {} bytes, over the budget of {} bytes",
+                                         tree_size, limits.max_total_bytes)});
+    return files;
+  }
+  git_tree* raw = nullptr;
+  if (int rc = git_tree_lookup(&raw, repo, git_tree_entry_id(status)); rc < 0) {
+    return GitError(rc, "read status/");
+  }
+  TreePtr tree(raw);
+  if (absl::Status s = CollectFiles(repo, odb.get(), tree.get(), limits, files); !s.ok()) {
+    return s;
   }
   return files;
 }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "gitsource/status_writer.h"
 
 namespace tr::gitsource {
 
@@ -34,9 +35,9 @@ struct StatusCommitSpec {
 absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
                                                           const StatusCommitSpec& spec);
 
-// The files under status/ of `commit`, by path; regular blobs up to `max_bytes` only.
-absl::StatusOr<std::map<std::string, std::string>> ReadStatusFiles(git_repository* repo,
-                                                                   const git_oid& commit,
-                                                                   std::size_t max_bytes);
+// The regular blobs directly under status/ of `commit`, by path, within `limits`: a file
+// past a limit is listed as skipped, unread (sizes come from object headers first).
+absl::StatusOr<StatusFiles> ReadStatusFiles(git_repository* repo, const git_oid& commit,
+                                            const StatusReadLimits& limits);
 
 }  // namespace tr::gitsource

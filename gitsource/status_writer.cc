@@ -222,14 +222,13 @@ void GitStatusWriter::SetKnownTip(std::optional<git_oid> tip) {
   known_tip_ = tip;
 }
 
-absl::StatusOr<std::map<std::string, std::string>> GitStatusWriter::ReadLatest(
-    std::stop_token stop) {
+absl::StatusOr<StatusFiles> GitStatusWriter::ReadLatest(std::stop_token stop) {
   auto files = ReadLatestIfBranchExists(std::move(stop));
   if (!files.ok()) return files.status();
-  return files->value_or(std::map<std::string, std::string>());
+  return files->value_or(StatusFiles());
 }
 
-absl::StatusOr<std::optional<std::map<std::string, std::string>>>
+absl::StatusOr<std::optional<StatusFiles>>
 GitStatusWriter::ReadLatestIfBranchExists(std::stop_token stop) {
   std::shared_lock shared(mirror_->lock());
   absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
@@ -238,7 +237,7 @@ GitStatusWriter::ReadLatestIfBranchExists(std::stop_token stop) {
       mirror_->SyncBranch(repo->get(), config_.branch, std::move(stop));
   if (!tip.ok()) return tip.status();
   if (!tip->remote_tip.has_value()) return std::nullopt;
-  return ReadStatusFiles(repo->get(), *tip->remote_tip, config_.max_read_bytes);
+  return ReadStatusFiles(repo->get(), *tip->remote_tip, config_.read_limits);
 }
 
 }  // namespace tr::gitsource

@@ -65,6 +65,30 @@ struct StatusUpdate {
   std::string message;  // one line saying what changed, e.g. "prod-eu-1: UpgradingTalos 2/5"
 };
 
+// What reading the status branch may cost: the branch is written by the reconciler only, but
+// anyone who can push to it could make it hostile. Only `status/<name>` files directly under
+// status/ are read (no sub-directory is descended); sizes come from object headers before
+// anything is read.
+struct StatusReadLimits {
+  std::size_t max_file_bytes = 1 << 20;    // larger files are skipped
+  std::size_t max_files = 5000;            // files past this many (in path order) are skipped
+  std::uint64_t max_total_bytes = std::uint64_t{64} << 20;  // files past this are skipped
+};
+
+// A status file that was not read, and why: "too_large", "too_many", "over_budget",
+// "duplicate" (the same blob as a file read before) here;
+// the status store adds its own reasons (see reconciler/status_store.h).
+struct SkippedStatusFile {
+  std::string path;
+  std::string reason;
+  std::string detail;  // for a log line: the limit and its value
+};
+
+struct StatusFiles {
+  std::map<std::string, std::string> files;  // path -> content
+  std::vector<SkippedStatusFile> skipped;
+};
+
 struct StatusCommit {
   std::string commit;    // the status branch's tip that holds the update (full hex id)
   bool created = false;  // false when the tip already held exactly this content
@@ -79,10 +103,10 @@ class StatusWriter {
   // (a crash, a failed push) costs nothing but a moment of staleness, since nothing resumes from
   // it. InvalidArgument for a path outside status/. By default, a Write whose result is dropped.
   virtual absl::Status Post(StatusUpdate update) { return Write(std::move(update)).status(); }
-  // Every file under status/ at the remote's tip of the status branch, by path; empty when
-  // the branch does not exist yet.
-  virtual absl::StatusOr<std::map<std::string, std::string>> ReadLatest(
-      std::stop_token stop = {}) = 0;
+  // Every file directly under status/ at the remote's tip of the status branch, by path,
+  // within the read limits (what is past them is listed as skipped); empty when the branch
+  // does not exist yet.
+  virtual absl::StatusOr<StatusFiles> ReadLatest(std::stop_token stop = {}) = 0;
 };
 
 struct StatusWriterConfig {
@@ -90,7 +114,7 @@ struct StatusWriterConfig {
   std::string author_name = "talos-reconciler";
   std::string author_email = "talos-reconciler@localhost";
   BackoffPolicy backoff;
-  std::size_t max_read_bytes = 1 << 20;  // ReadLatest skips larger files
+  StatusReadLimits read_limits;  // what ReadLatest reads at most
   std::chrono::milliseconds coalesce_window{0};  // least time between two commits; 0: none
 };
 
@@ -105,9 +129,9 @@ class GitStatusWriter final : public StatusWriter {
 
   absl::StatusOr<StatusCommit> Write(StatusUpdate update, std::stop_token stop = {}) override;
   absl::Status Post(StatusUpdate update) override;
-  absl::StatusOr<std::map<std::string, std::string>> ReadLatest(std::stop_token stop = {}) override;
+  absl::StatusOr<StatusFiles> ReadLatest(std::stop_token stop = {}) override;
   // As ReadLatest, but nullopt when the branch does not exist (rather than no files).
-  absl::StatusOr<std::optional<std::map<std::string, std::string>>> ReadLatestIfBranchExists(
+  absl::StatusOr<std::optional<StatusFiles>> ReadLatestIfBranchExists(
       std::stop_token stop = {});
 
   // How many Writes are waiting for a commit that has not started yet.

@@ -181,7 +181,7 @@ int RunDaemon(const DaemonConfig& config) {
   auto writer = gitsource::GitStatusWriter::Create(**source, writer_config, env);
   if (!writer.ok()) return FailStart(log, writer.status());
   Metrics metrics;
-  GitStatusStore git_store(**writer);
+  GitStatusStore git_store(**writer, &metrics);
   auto notifier = forge::StartNotifier(config, metrics);  // --notify; spooled, never blocking
   if (!notifier.ok()) return FailStart(log, notifier.status());
   notify::NotifyingStatusStore notifying(git_store, **notifier);

@@ -220,6 +220,14 @@ void AddGitFlags(CLI::App& cmd, GitFlags& f) {
              "Deadline of one Git network operation, the first clone included (default 60s)");
   Flag(cmd, "git-max-fetch-bytes", remote.limits.max_fetch_bytes,
        "A fetch that receives more is aborted");
+  Flag(cmd, "snapshot-max-files", f.git.snapshot_limits.max_files,
+       "Profile files per snapshot of the watched branch; more is refused");
+  Flag(cmd, "snapshot-max-bytes", f.git.snapshot_limits.max_total_bytes,
+       "Bytes of profile files per snapshot of the watched branch; more is refused");
+  Flag(cmd, "preview-max-files", f.git.preview_limits.max_files,
+       "Profile files per pull request head; more fails its plan status");
+  Flag(cmd, "preview-max-bytes", f.git.preview_limits.max_total_bytes,
+       "Bytes of profile files per pull request head; more fails its plan status");
 }
 
 void AddLeaderElectionFlags(CLI::App& cmd, DaemonConfig& c) {

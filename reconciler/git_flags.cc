@@ -34,6 +34,22 @@ absl::Status CheckGitCredentials(const gitsource::RemoteAuth& auth, const std::s
   return absl::OkStatus();
 }
 
+// A budget below one profile file's limit (1 MiB) would refuse a repository of one full file.
+absl::Status CheckSnapshotLimits(const gitsource::GitSourceConfig& git) {
+  const std::pair<const char*, const gitsource::SnapshotLimits*> limits[] = {
+      {"snapshot", &git.snapshot_limits}, {"preview", &git.preview_limits}};
+  for (const auto& [prefix, limit] : limits) {
+    if (limit->max_files < 1 || limit->max_files > 1'000'000) {
+      return Invalid(fmt::format("{}-max-files", prefix), "1 to 1000000");
+    }
+    if (limit->max_total_bytes < limit->max_file_bytes) {
+      return Invalid(fmt::format("{}-max-bytes", prefix),
+                     fmt::format("at least {} (1 MiB)", limit->max_file_bytes));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status FinishGitFlags(const GitFlags& f) {
@@ -55,7 +71,7 @@ absl::Status FinishGitFlags(const GitFlags& f) {
   if (remote.limits.max_fetch_bytes < (std::uint64_t{1} << 20)) {
     return Invalid("git-max-fetch-bytes", "at least 1048576 (1 MiB)");
   }
-  return absl::OkStatus();
+  return CheckSnapshotLimits(f.git);
 }
 
 gitsource::Libgit2Settings Libgit2SettingsOf(const GitFlags& flags) {

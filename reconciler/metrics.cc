@@ -237,6 +237,10 @@ Metrics::Metrics()
                         "busy", "timeout", "malformed"}),
       notifications("notifications_total", "Outbound notification attempts by result.", "result",
                     {"sent", "retried", "dropped"}),
+      status_files_skipped("status_files_skipped_total",
+                           "Files on the status branch skipped when read, by reason.", "reason",
+                           {"undecodable", "name_mismatch", "no_cluster", "duplicate", "too_large",
+                            "too_many", "over_budget"}),
       cluster_phase(AllPhases()) {}
 
 void Metrics::MarkProgress(std::chrono::system_clock::time_point now) {
@@ -267,6 +271,7 @@ std::string Metrics::RenderPrometheus() const {
   webhook_requests.Render(out);
   endpoint_refused.Render(out);
   notifications.Render(out);
+  status_files_skipped.Render(out);
   cluster_phase.Render(out);
   Header(out, "ready", "Whether the first poll succeeded.", "gauge");
   out += fmt::format("talos_reconciler_ready {}\n", ready ? 1 : 0);

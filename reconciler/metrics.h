@@ -130,6 +130,9 @@ struct Metrics {
   // Outbound notification attempts by result (reconciler/notify/webhook_notifier.h): sent,
   // retried (a failed attempt to be retried), dropped (given up, or pushed out of a full spool).
   CounterFamily notifications;
+  // Files on the status branch skipped at each read (reconciler/status_store.h), by reason:
+  // undecodable, name_mismatch, no_cluster, duplicate, too_large, too_many, over_budget.
+  CounterFamily status_files_skipped;
   ClusterPhaseGauge cluster_phase;
   std::atomic<bool> ready{false};  // the first poll succeeded
   // The leadership gauges (talos_reconciler_leader, talos_reconciler_shard_owned{shard}) are

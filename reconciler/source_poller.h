@@ -67,7 +67,8 @@ class SourcePoller {
 // DeadlineExceeded, Aborted, Internal, ...) are retried with jittered backoff until `stop`
 // (then Cancelled). Errors that only a person can fix are returned at once so the daemon
 // fails at start: InvalidArgument, Unauthenticated, PermissionDenied, FailedPrecondition and
-// DataLoss (a status file that cannot be read back).
+// DataLoss (a corrupt object). A status file that cannot be read back is no such error: the
+// store skips it (StatusStore::LoadAll).
 absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadStatusesAtStart(
     StatusStore& store, const BackoffPolicy& backoff, Env& env, std::stop_token stop);
 

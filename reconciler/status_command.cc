@@ -84,8 +84,9 @@ class ScratchDir {
 };
 
 // Reads the branch once; the statuses to print, or the error to report.
+// Files skipped on the branch are warned about on `err`.
 absl::StatusOr<std::map<std::string, core::ClusterStatus>> ReadStatuses(
-    gitsource::GitStatusWriter& writer, const StatusCommandOptions& options) {
+    gitsource::GitStatusWriter& writer, const StatusCommandOptions& options, std::ostream& err) {
   auto files = writer.ReadLatestIfBranchExists();
   if (!files.ok()) return files.status();
   if (!files->has_value()) {
@@ -94,10 +95,14 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> ReadStatuses(
         "creates it with its first status)",
         options.status_branch, options.git.remote.url));
   }
-  auto statuses = DecodeStatusFiles(**files);
-  if (!statuses.ok() || options.cluster.empty()) return statuses;
-  auto found = statuses->find(options.cluster);
-  if (found == statuses->end()) {
+  DecodedStatuses decoded = DecodeStatusFiles(**files);
+  for (const gitsource::SkippedStatusFile& skipped : decoded.skipped) {
+    err << "warning: skipped " << skipped.path << " (" << skipped.reason << "): " << skipped.detail
+        << "\n";
+  }
+  if (options.cluster.empty()) return std::move(decoded.statuses);
+  auto found = decoded.statuses.find(options.cluster);
+  if (found == decoded.statuses.end()) {
     return absl::NotFoundError(
         fmt::format("no status for cluster {} on {}", options.cluster, options.status_branch));
   }
@@ -141,7 +146,7 @@ int RunStatus(const StatusCommandOptions& given, std::ostream& out, std::ostream
   if (!writer.ok()) return fail(writer.status());
   std::string last;
   do {
-    auto statuses = ReadStatuses(**writer, options);
+    auto statuses = ReadStatuses(**writer, options, err);
     if (!statuses.ok()) return fail(statuses.status());
     // --watch prints only what changed; the table's AGE column alone is no change.
     const std::string shown = Render(options, *statuses, env.Now());

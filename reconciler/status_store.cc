@@ -1,29 +1,65 @@
 #include "reconciler/status_store.h"
 
+#include "core/names.h"
 #include "core/status_decode.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
+#include "reconciler/logging.h"
 
 namespace tr::reconciler {
 
-absl::StatusOr<std::map<std::string, core::ClusterStatus>> GitStatusStore::LoadAll(
-    std::stop_token stop) {
-  absl::StatusOr<std::map<std::string, std::string>> files = writer_.ReadLatest(stop);
-  if (!files.ok()) return files.status();
-  return DecodeStatusFiles(*files);
+namespace {
+
+// The cluster `path` names ("status/<cluster>.yaml"); empty when it names none.
+std::string ClusterOfPath(const std::string& path) {
+  constexpr std::string_view kPrefix = "status/", kSuffix = ".yaml";
+  if (!path.starts_with(kPrefix) || !path.ends_with(kSuffix)) return "";
+  const std::string name =
+      path.substr(kPrefix.size(), path.size() - kPrefix.size() - kSuffix.size());
+  return core::CheckDns1123Label(name).ok() ? name : "";
 }
 
-absl::StatusOr<std::map<std::string, core::ClusterStatus>> DecodeStatusFiles(
-    const std::map<std::string, std::string>& files) {
-  std::map<std::string, core::ClusterStatus> out;
-  for (const auto& [path, content] : files) {
+}  // namespace
+
+absl::StatusOr<std::map<std::string, core::ClusterStatus>> GitStatusStore::LoadAll(
+    std::stop_token stop) {
+  absl::StatusOr<gitsource::StatusFiles> files = writer_.ReadLatest(stop);
+  if (!files.ok()) return files.status();
+  DecodedStatuses decoded = DecodeStatusFiles(*files);
+  static const auto log = ModuleLogger("status");
+  for (const gitsource::SkippedStatusFile& skipped : decoded.skipped) {
+    log->warn("step=read-status file={} outcome=skipped reason={} detail={}",
+              LogValue(skipped.path), skipped.reason, LogValue(skipped.detail));
+    if (metrics_ != nullptr) metrics_->status_files_skipped.Inc(skipped.reason);
+  }
+  return std::move(decoded.statuses);
+}
+
+DecodedStatuses DecodeStatusFiles(const gitsource::StatusFiles& files) {
+  DecodedStatuses out;
+  out.skipped = files.skipped;
+  for (const auto& [path, content] : files.files) {
     if (!path.ends_with(".yaml")) continue;
+    const std::string cluster = ClusterOfPath(path);
+    if (cluster.empty()) {
+      out.skipped.push_back({path, "no_cluster", "not status/<cluster>.yaml with a valid name"});
+      continue;
+    }
     core::Decoded<core::ClusterStatus> status = core::DecodeClusterStatus(path, content);
     if (!status.ok()) {
-      return absl::DataLossError(
-          fmt::format("cannot read back {}: {}", path, status.diagnostics.front().ToString()));
+      out.skipped.push_back({path, "undecodable",
+                             status.diagnostics.empty() ? "cannot be decoded"
+                                                        : status.diagnostics.front().ToString()});
+      continue;
     }
-    out[status.value->cluster] = *std::move(status.value);
+    if (status.value->cluster != cluster) {
+      out.skipped.push_back(
+          {path, "name_mismatch",
+           fmt::format("the file is named for {} but says cluster {}", cluster,
+                       status.value->cluster.substr(0, 64))});
+      continue;
+    }
+    out.statuses[cluster] = *std::move(status.value);
   }
   return out;
 }

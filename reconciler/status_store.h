@@ -9,18 +9,22 @@
 #include <map>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/status.h"
 #include "gitsource/status_writer.h"
+#include "reconciler/metrics.h"
 
 namespace tr::reconciler {
 
 class StatusStore {
  public:
   virtual ~StatusStore() = default;
-  // The last recorded status of every cluster. DataLoss naming the file when one cannot be
-  // read back: acting without its operation in flight could upgrade a node twice.
+  // The last recorded status of every cluster. A file that cannot be read back is skipped
+  // with a warning (DecodeStatusFiles); its cluster then starts without memory, as on a
+  // first start, planned from what its nodes run: anyone who can push to the branch could
+  // otherwise keep the reconciler from starting.
   virtual absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(
       std::stop_token stop) = 0;
   // Records `status` durably (coalesced with concurrent records into one commit).
@@ -33,14 +37,24 @@ class StatusStore {
   }
 };
 
-// Decodes status files (path -> content, as on the status branch) by cluster; other files
-// are skipped. DataLoss naming the file when one cannot be read back.
-absl::StatusOr<std::map<std::string, core::ClusterStatus>> DecodeStatusFiles(
-    const std::map<std::string, std::string>& files);
+struct DecodedStatuses {
+  std::map<std::string, core::ClusterStatus> statuses;  // by cluster
+  // What the branch holds but no cluster's status came from: the reader's skips, plus
+  // "undecodable" (not a status file), "name_mismatch" (status/<a>.yaml says cluster b),
+  // "no_cluster" (the name is no valid cluster name, or the path is no status/<name>.yaml).
+  std::vector<gitsource::SkippedStatusFile> skipped;
+};
+
+// Decodes status files (as on the status branch) by cluster. Files that are not a status of
+// the cluster their name says are skipped, never fatal: anyone who can push to the branch
+// could otherwise keep the reconciler from starting.
+DecodedStatuses DecodeStatusFiles(const gitsource::StatusFiles& files);
 
 class GitStatusStore final : public StatusStore {
  public:
-  explicit GitStatusStore(gitsource::StatusWriter& writer) : writer_(writer) {}
+  // Each skipped file is logged (warn) and counted in `metrics` (when not null) on every read.
+  explicit GitStatusStore(gitsource::StatusWriter& writer, Metrics* metrics = nullptr)
+      : writer_(writer), metrics_(metrics) {}
   absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token stop) override;
   absl::Status Record(const core::ClusterStatus& status, std::stop_token stop) override;
   // Posted to the writer: it goes out with the next status commit.
@@ -48,6 +62,7 @@ class GitStatusStore final : public StatusStore {
 
  private:
   gitsource::StatusWriter& writer_;
+  Metrics* const metrics_;
 };
 
 }  // namespace tr::reconciler

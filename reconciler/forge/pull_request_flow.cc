@@ -180,6 +180,10 @@ void PullRequestFlow::Run(std::stop_token stop) {
       if (event.action == PullRequestAction::kMerged) {
         Track(event.merge_commit);
         merged_[event.merge_commit] = event.number;
+      }
+      if (event.action == PullRequestAction::kMerged ||
+          event.action == PullRequestAction::kClosed) {
+        DropPreview(event);
       } else {
         Plan(event, stop);
       }
@@ -203,9 +207,45 @@ void PullRequestFlow::Run(std::stop_token stop) {
   }
 }
 
+void PullRequestFlow::DropPreview(const WebhookEvent& event) {
+  const std::string ref = HeadRef(options_.forge, event.number);
+  if (absl::Status s = previews_.DropPreview(ref); !s.ok()) {
+    log_->warn("step=drop-preview pull-request={} error={}", event.number,
+               LogValue(std::string(s.message())));
+    return;
+  }
+  log_->info("step=drop-preview pull-request={} action={}", event.number,
+             PullRequestActionName(event.action));
+}
+
+void PullRequestFlow::RefuseOverBudget(const WebhookEvent& event, const absl::Status& why,
+                                       std::stop_token stop) {
+  const std::string message(why.message());
+  plans_[event.number] = absl::StrCat(kScopeMarker, kMarkerEnd, "\n## Plan for ",
+                                      Short(event.head_sha), "\n\nNot planned: ", message, "\n");
+  scopes_[event.number] = {};
+  comments_.Publish(event.number, plans_[event.number]);
+  // The forge caps a description (GitHub: 140 characters); the comment has the whole message.
+  std::string description = "Not planned: " + message;
+  if (description.size() > 140) description = description.substr(0, 137) + "...";
+  const CommitStatus status{event.head_sha, kPlanContext, CommitState::kFailure, description, ""};
+  if (absl::Status s = api_.SetCommitStatus(status, stop); !s.ok()) {
+    log_->warn("step=plan-status pull-request={} error={}", event.number,
+               LogValue(std::string(s.message())));
+  }
+  log_->warn("step=plan-pull-request pull-request={} outcome=over-budget error={}", event.number,
+             LogValue(message));
+}
+
 void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
   const std::string ref = HeadRef(options_.forge, event.number);
   absl::StatusOr<gitsource::ProfileSnapshot> proposed = previews_.FetchPreview(ref, stop);
+  if (absl::IsFailedPrecondition(proposed.status()) ||
+      absl::IsResourceExhausted(proposed.status())) {
+    // Past a preview limit or the fetch cap: the pull request is refused where its author
+    // looks, and nothing of it is planned.
+    return RefuseOverBudget(event, proposed.status(), stop);
+  }
   absl::StatusOr<gitsource::RemoteHead> head =
       proposed.ok() ? source_.Poll(stop) : absl::StatusOr<gitsource::RemoteHead>(proposed.status());
   absl::StatusOr<gitsource::ProfileSnapshot> trusted =

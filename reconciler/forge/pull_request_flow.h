@@ -5,6 +5,11 @@
 //    watched branch's profiles only), the plan becomes the pull request's one comment, and
 //    the head gets the commit status `talos-reconciler/plan` (failure when a profile is
 //    invalid or a plan is blocked). A pull request that changes no profile gets neither.
+//    A head past a preview limit (gitsource::PreviewSnapshotLimits: file count, total bytes)
+//    is not planned: its status fails and its comment says which limit, read from object
+//    headers before any blob, so the limit bounds the work a pull request can cause; its
+//    objects are not kept.
+//  - closed or merged: the preview ref kept for its head is deleted from the mirror.
 //  - merged: once the reconcilers record statuses for the merge commit, the same comment
 //    gains the rollout's progress and result, and the merge commit gets
 //    `talos-reconciler/rollout`, pending then success or failure. The pull request is the one
@@ -101,6 +106,12 @@ class PullRequestFlow {
   // clusters are on to `commits`, so their rollouts are reported again.
   void TakeOver(std::set<std::string>& commits);
   void Plan(const WebhookEvent& event, std::stop_token stop);
+  // The head is past a preview limit (FailedPrecondition naming it): a failing plan status
+  // and a comment saying so, nothing planned.
+  void RefuseOverBudget(const WebhookEvent& event, const absl::Status& why,
+                        std::stop_token stop);
+  // The pull request closed or merged: its preview ref goes from the mirror.
+  void DropPreview(const WebhookEvent& event);
   void Progress(const std::string& commit, std::stop_token stop);
   std::string RolloutSection(const std::string& commit, std::string_view state,
                              const std::set<std::string>* scope);

@@ -225,8 +225,7 @@ bool IsRelevant(const WebhookEvent& event, const std::string& branch) {
       return event.ref == "refs/heads/" + branch ||
              (event.forge == Forge::kGeneric && event.ref.empty());
     case WebhookKind::kPullRequest:
-      return event.base_branch == branch && event.action != PullRequestAction::kOther &&
-             event.action != PullRequestAction::kClosed;
+      return event.base_branch == branch && event.action != PullRequestAction::kOther;
     case WebhookKind::kPing:
     case WebhookKind::kUnhandled:
       return false;

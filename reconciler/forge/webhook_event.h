@@ -76,8 +76,8 @@ absl::StatusOr<WebhookEvent> ParseWebhook(Forge forge, const WebhookHeaders& hea
 namespace tr::reconciler::forge {
 
 // Whether the reconciler acts on `event` when it watches `branch`: a push to that branch, or a
-// pull request into it that was opened, updated, reopened or merged. Everything else is
-// answered and ignored.
+// pull request into it that was opened, updated, reopened, merged or closed (its preview is
+// dropped). Everything else is answered and ignored.
 bool IsRelevant(const WebhookEvent& event, const std::string& branch);
 
 }  // namespace tr::reconciler::forge

@@ -2,6 +2,9 @@
 // against one fake forge over loopback HTTP, record into one status store standing for the
 // status branch. Only the flow whose `reports` says so talks to the forge about rollouts, and
 // it reports every replica's clusters; a flow that becomes the reporter sends the state again.
+// Previews: a real mirror (LibGitSource) of a real repository; a pull request past the preview
+// budget gets a failing plan status naming the limit, and its preview ref goes when it closes
+// or merges.
 #include "reconciler/forge/pull_request_flow.h"
 
 #include <gmock/gmock.h>
@@ -11,7 +14,10 @@
 #include <memory>
 #include <mutex>
 
+#include "fmt/format.h"
 #include "tests/support/fake_forge.h"
+#include "tests/support/process.h"
+#include "tests/support/repos.h"
 #include "tests/support/wait.h"
 
 namespace tr::reconciler::forge {
@@ -58,6 +64,9 @@ class NoPreviews final : public gitsource::GitSource, public gitsource::PreviewS
   }
   absl::StatusOr<gitsource::ProfileSnapshot> FetchPreview(const std::string&,
                                                           std::stop_token) override {
+    return absl::UnimplementedError("not in this test");
+  }
+  absl::Status DropPreview(const std::string&) override {
     return absl::UnimplementedError("not in this test");
   }
 };
@@ -231,6 +240,124 @@ TEST_F(PullRequestFlowReplicasTest, TheScopeComesFromThePlanAnotherReplicaWrote)
   EXPECT_THAT(Comment(), HasSubstr("alpha: v1.9.0 → v1.9.1\n\n## Rollout of 222222222222"));
   EXPECT_THAT(Comment(), Not(HasSubstr("| gamma |")));
   EXPECT_EQ(second_.api.calls(), 0);
+}
+
+// A flow planning previews from a real mirror of `upstream_`, reporting to the fake forge.
+class PullRequestPreviewTest : public testing::Test {
+ protected:
+  PullRequestPreviewTest() {
+    upstream_.Commit({{"clusters/prod.yaml", "kind: ClusterProfile\n"}}, "initial");
+    gitsource::GitSourceConfig config;
+    config.remote.url = "file://" + upstream_.bare().string();
+    config.remote.limits.operation_timeout = std::chrono::seconds(20);
+    config.state_dir = tmp_ / "state";
+    auto source = gitsource::LibGitSource::Open(config);
+    EXPECT_TRUE(source.ok()) << source.status();
+    if (!source.ok()) return;
+    source_ = *std::move(source);
+    flow_ = std::make_unique<PullRequestFlow>(*source_, *source_, *client_, comments_,
+                                              PullRequestFlowOptions{});
+  }
+
+  // Publishes a head for pull request kPull: `entries` profiles, every one the same blob of
+  // `blob_bytes` bytes (fast-import writes it once, as a hostile pack would carry it).
+  std::string PublishHead(int entries, std::size_t blob_bytes) {
+    std::string stream = fmt::format("blob\nmark :1\ndata {}\n{}\n", blob_bytes,
+                                     std::string(blob_bytes, 'a'));
+    stream += fmt::format(
+        "commit refs/pull/{}/head\ncommitter Mallory <m@example.com> 1700000000 +0000\n"
+        "data 5\nhuge\nfrom refs/heads/main\n",
+        kPull);
+    for (int i = 0; i < entries; ++i) {
+      stream += fmt::format("M 100644 :1 clusters/c{:05}.yaml\n", i);
+    }
+    upstream_.FastImport(stream + "\n");
+    return upstream_.GitBare({"rev-parse", fmt::format("refs/pull/{}/head", kPull)});
+  }
+
+  WebhookEvent Event(PullRequestAction action, const std::string& head) const {
+    WebhookEvent event;
+    event.kind = WebhookKind::kPullRequest;
+    event.number = kPull;
+    event.action = action;
+    event.head_sha = head;
+    event.base_branch = "main";
+    if (action == PullRequestAction::kMerged) event.merge_commit = kMerge;
+    return event;
+  }
+
+  // Sends `event` and waits until the flow and the comments have done everything for it.
+  void Deliver(const WebhookEvent& event) {
+    flow_->PullRequestChanged(event);
+    ASSERT_TRUE(test_support::WaitUntil([&] { return flow_->Idle() && comments_.Idle(); }));
+  }
+
+  bool PreviewRefExists() const {
+    const gitsource::testing::ProcessResult result = gitsource::testing::RunCommand(
+        {"git", "-C", (tmp_ / "state" / "mirror.git").string(), "rev-parse", "--verify", "-q",
+         fmt::format("refs/previews/pull/{}/head", kPull)});
+    return result.exit_code == 0;
+  }
+
+  std::vector<FakeStatus> PlanStatuses(const std::string& sha) const {
+    std::vector<FakeStatus> plans;
+    for (const FakeStatus& s : fake_.Statuses(sha)) {
+      if (s.context == kPlanContext) plans.push_back(s);
+    }
+    return plans;
+  }
+
+  gitsource::testing::TempDir tmp_;
+  gitsource::testing::UpstreamRepo upstream_{tmp_ / "served", "profiles"};
+  std::unique_ptr<gitsource::LibGitSource> source_;
+  FakeForge fake_{"github", "acme/fleet", kToken};
+  std::unique_ptr<HttpForgeClient> client_ = Replica::Client(fake_);
+  PullRequestComments comments_{*client_, std::chrono::milliseconds(0), Env::Default()};
+  std::unique_ptr<PullRequestFlow> flow_;  // last: stops before what it uses goes
+};
+
+TEST_F(PullRequestPreviewTest, AHeadPastThePreviewBudgetGetsAFailingStatusNamingTheLimit) {
+  ASSERT_NE(flow_, nullptr);
+  // The probe: 2,500 entries naming one 1 MiB blob, a few KB as a pack.
+  const std::string head = PublishHead(2500, std::size_t{1} << 20);
+  Deliver(Event(PullRequestAction::kOpened, head));
+  std::vector<FakeStatus> plans = PlanStatuses(head);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_EQ(plans[0].state, "failure");
+  EXPECT_THAT(plans[0].description, HasSubstr("pull request limit of 500 files"));
+  std::vector<forge_test::FakeComment> comments = fake_.Comments(kPull);
+  ASSERT_EQ(comments.size(), 1u);
+  EXPECT_THAT(comments[0].body, HasSubstr("Not planned: "));
+  EXPECT_THAT(comments[0].body, HasSubstr("pull request limit of 500 files"));
+  EXPECT_FALSE(PreviewRefExists());  // refused: its objects are not kept
+  EXPECT_THAT(fake_.Violations(), IsEmpty());
+}
+
+TEST_F(PullRequestPreviewTest, AHeadWithinTheFileLimitButPastTheBytesIsRefusedToo) {
+  ASSERT_NE(flow_, nullptr);
+  // 20 profiles of 512 KiB: 10 MiB, within the watched branch's 64 MiB but not 8 MiB.
+  const std::string head = PublishHead(20, std::size_t{512} << 10);
+  Deliver(Event(PullRequestAction::kOpened, head));
+  std::vector<FakeStatus> plans = PlanStatuses(head);
+  ASSERT_EQ(plans.size(), 1u);
+  EXPECT_EQ(plans[0].state, "failure");
+  EXPECT_THAT(plans[0].description, HasSubstr("pull request snapshot budget of 8 MiB"));
+}
+
+TEST_F(PullRequestPreviewTest, AClosedOrMergedPullRequestsPreviewRefIsDeleted) {
+  ASSERT_NE(flow_, nullptr);
+  const std::string head = PublishHead(1, 16);
+  Deliver(Event(PullRequestAction::kOpened, head));
+  EXPECT_TRUE(PreviewRefExists());
+  Deliver(Event(PullRequestAction::kClosed, head));
+  EXPECT_FALSE(PreviewRefExists());
+  // Closing it again finds nothing to delete, and that is no error.
+  Deliver(Event(PullRequestAction::kClosed, head));
+  EXPECT_FALSE(PreviewRefExists());
+  Deliver(Event(PullRequestAction::kReopened, head));
+  EXPECT_TRUE(PreviewRefExists());
+  Deliver(Event(PullRequestAction::kMerged, head));
+  EXPECT_FALSE(PreviewRefExists());
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST_F(WebhookReceiverTest, GithubPushesToTheWatchedBranchAreQueuedOthersIgnored
   EXPECT_EQ(metrics_.webhook_requests.Value("ignored"), replies.size() - queued);
 }
 
-TEST_F(WebhookReceiverTest, GithubPullRequestsOpenedUpdatedReopenedAreQueued) {
+TEST_F(WebhookReceiverTest, GithubPullRequestsOpenedUpdatedReopenedClosedAreQueued) {
   StartReceiver(64);
   auto replies =
       SendWebhooks(base_url_, kSecret, "github", "pull_request", "examples:pull_request");
@@ -90,7 +90,9 @@ TEST_F(WebhookReceiverTest, GithubPullRequestsOpenedUpdatedReopenedAreQueued) {
   size_t queued = 0;
   for (const auto& reply : replies) {
     const std::string action = reply["action"];
-    const bool acted = action == "opened" || action == "reopened" || action == "synchronize";
+    // Closed too: its preview ref is dropped from the mirror.
+    const bool acted = action == "opened" || action == "reopened" || action == "synchronize" ||
+                       action == "closed";
     EXPECT_EQ(reply["status"], acted ? 202 : 200) << reply.dump();
     queued += acted;
   }

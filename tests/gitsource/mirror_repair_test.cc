@@ -58,9 +58,9 @@ TEST_F(MirrorRepairTest, StaleRefLocksOfAKilledProcessAreRemoved) {
   absl::StatusOr<StatusCommit> written = writer->Write({{{"status/prod.yaml", "2\n"}}, "prod"});
   ASSERT_TRUE(written.ok()) << written.status();
   EXPECT_EQ(upstream_.GitBare({"show", written->commit + ":status/prod.yaml"}), "2");
-  absl::StatusOr<std::map<std::string, std::string>> read = writer->ReadLatest();
+  absl::StatusOr<StatusFiles> read = writer->ReadLatest();
   ASSERT_TRUE(read.ok()) << read.status();
-  EXPECT_EQ(read->at("status/prod.yaml"), "2\n");
+  EXPECT_EQ(read->files.at("status/prod.yaml"), "2\n");
   absl::StatusOr<RemoteHead> head = source->Poll();
   ASSERT_TRUE(head.ok()) << head.status();
   EXPECT_EQ(head->commit, desired_tip_);
@@ -102,9 +102,9 @@ TEST_F(MirrorRepairTest, AMirrorBeyondRepairIsClonedAfresh) {
   EXPECT_EQ(head->commit, desired_tip_);
   auto writer = Writer(*source);
   ASSERT_NE(writer, nullptr);
-  absl::StatusOr<std::map<std::string, std::string>> read = writer->ReadLatest();
+  absl::StatusOr<StatusFiles> read = writer->ReadLatest();
   ASSERT_TRUE(read.ok()) << read.status();
-  EXPECT_EQ(read->at("status/prod.yaml"), "1\n");
+  EXPECT_EQ(read->files.at("status/prod.yaml"), "1\n");
 }
 
 TEST_F(MirrorRepairTest, ALiveOwnerKeepsOthersOut) {

@@ -51,5 +51,64 @@ TEST_F(PreviewTest, RefusesOtherRefsAndReportsMissingOnes) {
             absl::StatusCode::kNotFound);
 }
 
+// A head the watched branch's limits would take is refused as a preview: 600 profiles is
+// past the preview's 500, and 9 MiB (one blob, nine entries) past its 8 MiB.
+TEST_F(PreviewTest, PreviewsAreReadWithStricterLimitsThanTheBranch) {
+  auto source = OpenSource(Config("file://" + upstream_.bare().string()));
+  ASSERT_NE(source, nullptr);
+  std::string many = "blob\nmark :1\ndata 8\nkind: x\n\n";
+  many += "commit refs/pull/7/head\ncommitter T <t@example.com> 1700000000 +0000\n"
+          "data 4\nmany\nfrom refs/heads/main\n";
+  for (int i = 0; i < 600; ++i) many += "M 100644 :1 clusters/c" + std::to_string(i) + ".yaml\n";
+  upstream_.FastImport(many + "\n");
+  const std::string head = upstream_.GitBare({"rev-parse", "refs/pull/7/head"});
+  absl::StatusOr<ProfileSnapshot> preview = source->FetchPreview("refs/pull/7/head", {});
+  EXPECT_EQ(preview.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(preview.status().message().find(
+                "more than 500 profile files: over the pull request limit of 500 files"),
+            std::string::npos)
+      << preview.status();
+  // Refused, so not kept for a later read.
+  EXPECT_NE(RunCommand({"git", "-C", (tmp_ / "state" / "mirror.git").string(), "rev-parse", "-q",
+                        "--verify", "refs/previews/pull/7/head"})
+                .exit_code,
+            0);
+  // The same commit is within the watched branch's limits.
+  absl::StatusOr<ProfileSnapshot> as_branch = source->Snapshot(head);
+  ASSERT_TRUE(as_branch.ok()) << as_branch.status();
+  EXPECT_EQ(as_branch->files.size(), 602u);
+
+  const std::string big(std::size_t{1} << 20, 'b');  // 1 MiB, within the per-file limit
+  std::string bigger = "blob\nmark :1\ndata " + std::to_string(big.size()) + "\n" + big +
+                       "\ncommit refs/pull/8/head\ncommitter T <t@example.com> 1700000000 "
+                       "+0000\ndata 4\nbig!\nfrom refs/heads/main\n";
+  for (int i = 0; i < 9; ++i) bigger += "M 100644 :1 clusters/b" + std::to_string(i) + ".yaml\n";
+  upstream_.FastImport(bigger + "\n");
+  preview = source->FetchPreview("refs/pull/8/head", {});
+  EXPECT_EQ(preview.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(preview.status().message().find("over the pull request snapshot budget of 8 MiB"),
+            std::string::npos)
+      << preview.status();
+  EXPECT_TRUE(source->Snapshot(upstream_.GitBare({"rev-parse", "refs/pull/8/head"})).ok());
+}
+
+TEST_F(PreviewTest, DropPreviewDeletesTheKeptRef) {
+  auto source = OpenSource(Config("file://" + upstream_.bare().string()));
+  ASSERT_NE(source, nullptr);
+  PublishHead("refs/pull/7/head", "kind: a\n");
+  ASSERT_TRUE(source->FetchPreview("refs/pull/7/head", {}).ok());
+  const std::string mirror = (tmp_ / "state" / "mirror.git").string();
+  auto kept = [&] {
+    return RunCommand({"git", "-C", mirror, "rev-parse", "-q", "--verify",
+                       "refs/previews/pull/7/head"})
+               .exit_code == 0;
+  };
+  EXPECT_TRUE(kept());
+  EXPECT_TRUE(source->DropPreview("refs/pull/7/head").ok());
+  EXPECT_FALSE(kept());
+  EXPECT_TRUE(source->DropPreview("refs/pull/7/head").ok());  // already gone: fine
+  EXPECT_EQ(source->DropPreview("refs/heads/main").code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace tr::gitsource::testing

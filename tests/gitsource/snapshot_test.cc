@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
 #include "tests/gitsource/fixture.h"
@@ -129,6 +131,52 @@ TEST_F(SnapshotTest, ThousandsOfProfilesPastTheCapAreRefused) {
   EXPECT_EQ(snapshot->files.size(), 6002u);
 }
 
+// The probe: 2,500 entries naming one 1 MiB blob (a few KB as a pack). Every entry
+// counts, the shared blob each time; the error carries the total of all 2,500, which only
+// sizing every entry from its header before reading any can know (reading them would have
+// stopped at the budget, or taken 2.5 GB).
+TEST_F(SnapshotTest, OneBlobNamedThousandsOfTimesIsRefusedAtTheByteBudget) {
+  std::string lines;
+  for (int i = 0; i < 2500; ++i) lines += fmt::format("M 100644 :1 clusters/c{:05}.yaml\n", i);
+  ImportOnMain(lines, "blob\nmark :1\n" + Data(std::string(1 << 20, 'a')));
+  absl::StatusOr<ProfileSnapshot> snapshot = PollAndRead(FileConfig());
+  EXPECT_EQ(snapshot.status().code(), absl::StatusCode::kFailedPrecondition);
+  const std::string message(snapshot.status().message());
+  EXPECT_NE(message.find("watched branch snapshot budget of 64 MiB (67108864 bytes)"),
+            std::string::npos)
+      << message;
+  // 2,500 MiB of profiles, plus prod.yaml, reconciler.yaml and the clusters/ tree.
+  constexpr std::string_view kCount = "2502 profile files of ";
+  const std::size_t at = message.find(kCount);
+  ASSERT_NE(at, std::string::npos) << message;
+  EXPECT_GT(std::stoull(message.substr(at + kCount.size())), 2500ull << 20) << message;
+}
+
+TEST_F(SnapshotTest, TheByteBudgetCountsWhatIsReadNotWhatIsOversized) {
+  ImportOnMain("M 100644 :1 clusters/huge.yaml\nM 100644 :2 clusters/big.yaml\n",
+               "blob\nmark :1\n" + Data(std::string(3 << 20, 'a')) + "blob\nmark :2\n" +
+                   Data(std::string(600 << 10, 'b')));
+  GitSourceConfig config = FileConfig();
+  config.snapshot_limits.max_total_bytes = 1 << 20;  // huge is oversized, unread, free
+  absl::StatusOr<ProfileSnapshot> snapshot = PollAndRead(config);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  EXPECT_EQ(snapshot->files.size(), 4u);
+  config.snapshot_limits.max_total_bytes = 500 << 10;  // big alone is past it
+  config.state_dir = tmp_ / "state-smaller-budget";
+  EXPECT_EQ(PollAndRead(config).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(SnapshotTest, PreviewLimitsAreStricterThanTheWatchedBranchs) {
+  const SnapshotLimits branch, preview = PreviewSnapshotLimits();
+  EXPECT_LT(preview.max_files, branch.max_files);
+  EXPECT_LT(preview.max_total_bytes, branch.max_total_bytes);
+  EXPECT_LE(preview.max_file_bytes, branch.max_file_bytes);
+  EXPECT_EQ(branch.max_files, 5000u);
+  EXPECT_EQ(branch.max_total_bytes, std::uint64_t{64} << 20);
+  EXPECT_EQ(preview.max_files, 500u);
+  EXPECT_EQ(preview.max_total_bytes, std::uint64_t{8} << 20);
+}
+
 TEST_F(SnapshotTest, DirectoryReaderMatchesTheCommitReader) {
   absl::StatusOr<ProfileSnapshot> from_git = PollAndRead(FileConfig());
   absl::StatusOr<ProfileSnapshot> from_dir = ReadDirectorySnapshot(upstream_.work());
@@ -138,6 +186,59 @@ TEST_F(SnapshotTest, DirectoryReaderMatchesTheCommitReader) {
   for (std::size_t i = 0; i < from_dir->files.size(); ++i) {
     EXPECT_EQ(from_git->files[i].content, from_dir->files[i].content);
   }
+}
+
+// A checkout's files are sized (stat) before any is read: 2,500 sparse files of 1 MiB take
+// no disk and would take 2.5 GB to read.
+TEST(DirectorySnapshotTest, PastTheByteBudgetIsRefusedBeforeReading) {
+  TempDir dir;
+  std::filesystem::create_directories(dir / "clusters");
+  for (int i = 0; i < 2500; ++i) {
+    const std::filesystem::path file = dir / fmt::format("clusters/c{:05}.yaml", i);
+    std::ofstream(file).put('a');
+    std::filesystem::resize_file(file, 1 << 20);
+  }
+  absl::StatusOr<ProfileSnapshot> snapshot = ReadDirectorySnapshot(dir.path());
+  EXPECT_EQ(snapshot.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(snapshot.status().message().find(
+                "2500 profile files of 2621440000 bytes in all: over the watched branch "
+                "snapshot budget of 64 MiB (67108864 bytes)"),
+            std::string::npos)
+      << snapshot.status();
+  SnapshotLimits fewer;
+  fewer.max_files = 100;
+  EXPECT_NE(ReadDirectorySnapshot(dir.path(), fewer)
+                .status()
+                .message()
+                .find("more than 100 profile files"),
+            std::string::npos);
+}
+
+TEST(DirectorySnapshotTest, SymlinkedClustersDefaultsAndProfilesAreErrorsNamingThePath) {
+  TempDir dir;
+  std::filesystem::create_symlink("/etc", dir / "clusters");
+  absl::StatusOr<ProfileSnapshot> snapshot = ReadDirectorySnapshot(dir.path());
+  EXPECT_EQ(snapshot.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(snapshot.status().message().find((dir / "clusters").string() +
+                                             " is a symbolic link (to /etc)"),
+            std::string::npos)
+      << snapshot.status();
+
+  std::filesystem::remove(dir / "clusters");
+  std::filesystem::create_directories(dir / "clusters");
+  std::filesystem::create_symlink("/etc/hostname", dir / "clusters/evil.yaml");
+  snapshot = ReadDirectorySnapshot(dir.path());
+  EXPECT_EQ(snapshot.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(snapshot.status().message().find("clusters/evil.yaml is a symbolic link"),
+            std::string::npos)
+      << snapshot.status();
+
+  std::filesystem::remove(dir / "clusters/evil.yaml");
+  std::filesystem::create_symlink("/etc/hostname", dir / "reconciler.yaml");
+  EXPECT_EQ(ReadDirectorySnapshot(dir.path()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  std::filesystem::remove(dir / "reconciler.yaml");
+  EXPECT_TRUE(ReadDirectorySnapshot(dir.path()).ok());
 }
 
 }  // namespace

@@ -153,9 +153,9 @@ TEST_F(StatusWriterTest, ManyClustersInOneWriteAreOneCommitAndFilesCanBeRemoved)
 }
 
 TEST_F(StatusWriterTest, ReadsBackTheLatestStatusAfterARestart) {
-  absl::StatusOr<std::map<std::string, std::string>> empty = writer_->ReadLatest();
+  absl::StatusOr<StatusFiles> empty = writer_->ReadLatest();
   ASSERT_TRUE(empty.ok()) << empty.status();
-  EXPECT_TRUE(empty->empty());
+  EXPECT_TRUE(empty->files.empty());
   ASSERT_TRUE(writer_->Write({{{"status/a.yaml", "a1\n"}, {"status/b.yaml", "b1\n"}}, "1"}).ok());
   ASSERT_TRUE(writer_->Write({{{"status/a.yaml", "a2\n"}}, "2"}).ok());
   // A new process with an empty state directory.
@@ -163,9 +163,9 @@ TEST_F(StatusWriterTest, ReadsBackTheLatestStatusAfterARestart) {
   config.state_dir = tmp_ / "state-after-restart";
   auto source = OpenSource(config);
   auto writer = MakeWriter(*source, config_);
-  absl::StatusOr<std::map<std::string, std::string>> latest = writer->ReadLatest();
+  absl::StatusOr<StatusFiles> latest = writer->ReadLatest();
   ASSERT_TRUE(latest.ok()) << latest.status();
-  EXPECT_EQ(*latest, (std::map<std::string, std::string>{{"status/a.yaml", "a2\n"},
+  EXPECT_EQ(latest->files, (std::map<std::string, std::string>{{"status/a.yaml", "a2\n"},
                                                          {"status/b.yaml", "b1\n"}}));
 }
 
@@ -472,9 +472,9 @@ TEST_F(StatusWriterTransportTest, PushesOverSmartHttpAndSsh) {
         (*writer)->Write({{{"status/prod.yaml", content}}, "prod"});
     ASSERT_TRUE(written.ok()) << written.status();
     EXPECT_EQ(upstream_.Tip(kStatusBranch), written->commit);
-    absl::StatusOr<std::map<std::string, std::string>> latest = (*writer)->ReadLatest();
+    absl::StatusOr<StatusFiles> latest = (*writer)->ReadLatest();
     ASSERT_TRUE(latest.ok()) << latest.status();
-    EXPECT_EQ(latest->at("status/prod.yaml"), content);
+    EXPECT_EQ(latest->files.at("status/prod.yaml"), content);
   }
   EXPECT_TRUE(env.slept.empty());
 }

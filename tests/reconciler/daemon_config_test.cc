@@ -279,6 +279,10 @@ TEST_F(DaemonConfigTest, EveryNumericFlagHasARange) {
       {"--webhook-queue", {"0", "100001"}, {"1", "100000"}},
       {"--git-timeout", {"999ms", "61m"}, {"1s", "1h"}},
       {"--git-max-fetch-bytes", {"1048575"}, {"1048576"}},
+      {"--snapshot-max-files", {"0", "1000001"}, {"1", "1000000"}},
+      {"--preview-max-files", {"0", "1000001"}, {"1", "1000000"}},
+      {"--snapshot-max-bytes", {"1048575"}, {"1048576"}},
+      {"--preview-max-bytes", {"1048575"}, {"1048576"}},
       {"--listen",
        {"127.0.0.1:99999", "127.0.0.1:", ":80", "127.0.0.1:http", "8080"},
        {"127.0.0.1:0", "0.0.0.0:65535"}},
@@ -310,7 +314,7 @@ TEST_F(DaemonConfigTest, EveryNumericFlagHasARange) {
 }
 
 // The Git settings of the manual are flags: CA bundle, allowed signers, plain-http consent,
-// the operation deadline and the fetch cap.
+// the operation deadline, the fetch cap and the snapshot limits.
 TEST_F(DaemonConfigTest, EveryGitSourceSettingIsAFlag) {
   std::ofstream(dir_ / "ca.pem") << "-----BEGIN CERTIFICATE-----\n";
   std::ofstream(dir_ / "allowed_signers") << "a@b ssh-ed25519 AAAA\n";
@@ -321,7 +325,9 @@ TEST_F(DaemonConfigTest, EveryGitSourceSettingIsAFlag) {
   args.insert(args.end(), {"--git-ca-file", (dir_ / "ca.pem").string(), "--git-allowed-signers",
                            (dir_ / "allowed_signers").string(), "--git-allow-insecure-http",
                            "--git-token-file", (dir_ / "token").string(), "--git-timeout", "90s",
-                           "--git-max-fetch-bytes", "2097152"});
+                           "--git-max-fetch-bytes", "2097152", "--snapshot-max-files", "7000",
+                           "--snapshot-max-bytes", "134217728", "--preview-max-files", "50",
+                           "--preview-max-bytes", "4194304"});
   ASSERT_EQ(Parse(args, config), "");
   ASSERT_TRUE(FinishDaemonConfig(config).ok()) << FinishDaemonConfig(config);
   EXPECT_EQ(Libgit2SettingsOf(config).https_ca_file, dir_ / "ca.pem");
@@ -330,6 +336,10 @@ TEST_F(DaemonConfigTest, EveryGitSourceSettingIsAFlag) {
   EXPECT_TRUE(config.git.remote.auth.allow_insecure_http);
   EXPECT_EQ(config.git.remote.limits.operation_timeout, std::chrono::seconds(90));
   EXPECT_EQ(config.git.remote.limits.max_fetch_bytes, 2097152u);
+  EXPECT_EQ(config.git.snapshot_limits.max_files, 7000u);
+  EXPECT_EQ(config.git.snapshot_limits.max_total_bytes, 134217728u);
+  EXPECT_EQ(config.git.preview_limits.max_files, 50u);
+  EXPECT_EQ(config.git.preview_limits.max_total_bytes, 4194304u);
   for (const char* flag : {"--git-ca-file", "--git-allowed-signers"}) {
     DaemonConfig missing;
     std::vector<std::string> bad = Required();

@@ -110,6 +110,34 @@ TEST(ValidateTest, DirectoryWithoutClustersIsAnError) {
   EXPECT_THAT(err.str(), Not(HasSubstr("profiles valid")));
 }
 
+// The probe: 2,500 profiles of 1 MiB (each within the file limit) aborted with
+// bad_alloc. Sparse files: no disk, and 2.5 GB if they were read.
+TEST(ValidateTest, ProfilesPastTheByteBudgetAreAClearError) {
+  TempRepo repo;
+  for (int i = 0; i < 2500; ++i) {
+    const fs::path file = repo.dir() / "clusters" / ("c" + std::to_string(i) + ".yaml");
+    std::ofstream(file).put('a');
+    fs::resize_file(file, 1 << 20);
+  }
+  std::ostringstream out, err;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText}, out, err), kExitInvalid);
+  EXPECT_THAT(err.str(), HasSubstr("2500 profile files of 2621440000 bytes in all: over the "
+                                   "watched branch snapshot budget of 64 MiB (67108864 bytes)"));
+  EXPECT_THAT(err.str(), Not(HasSubstr("profiles valid")));
+}
+
+// `clusters` -> /etc validated as "0 of 0 profiles valid" with exit 0.
+TEST(ValidateTest, SymlinkedClustersDirectoryIsAnErrorNamingIt) {
+  TempRepo repo;
+  fs::remove_all(repo.dir() / "clusters");
+  fs::create_directory_symlink("/etc", repo.dir() / "clusters");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText}, out, err), kExitInvalid);
+  EXPECT_THAT(err.str(), HasSubstr((repo.dir() / "clusters").string() +
+                                   " is a symbolic link (to /etc)"));
+  EXPECT_THAT(err.str(), Not(HasSubstr("profiles valid")));
+}
+
 TEST(PlanCommandTest, BrokenReconcilerYamlShowsItsError) {
   TempRepo repo;
   repo.Write("clusters/edge-lab.yaml", ReadFile(kExamples / "repo/clusters/edge-lab.yaml"));
