@@ -224,9 +224,11 @@ int RunDaemon(const DaemonConfig& config) {
   talos_options.shutdown = stop.get_token();
   TalosconfigClientFactory clients({config.credentials_dir, config.talosconfig}, talos_options);
   TalosFleetObserver observer(clients, config.node_name);
-  TalosRolloutExecutor executor(
-      clients,
-      {config.state_dir / "etcd-snapshots", {config.drain_timeout, std::chrono::seconds(2)}}, env);
+  TalosRolloutExecutor executor(clients,
+                                {config.state_dir / "etcd-snapshots",
+                                 {config.drain_timeout, std::chrono::seconds(2)},
+                                 config.etcd_snapshots_keep},
+                                env);
   // With leader election every node operation first proves the shard is still held.
   std::optional<lease::FencedExecutor> fenced_executor;
   std::optional<lease::FencedStatusStore> fenced_store;

@@ -13,6 +13,7 @@
 #include "fmt/format.h"
 #include "reconciler/forge/secret_file.h"
 #include "reconciler/notify/notify_target.h"
+#include "reconciler/private_files.h"
 
 namespace tr::reconciler {
 namespace {
@@ -90,6 +91,9 @@ void AddForgeFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "forge-api-url", c.forge_api_url,
        "The forge's API base URL (default https://api.github.com; required for gitlab/gitea)");
   Flag(cmd, "forge-token-file", c.forge_token_file, "File holding the forge API token");
+  cmd.add_flag("--forge-allow-insecure-http", c.forge_allow_insecure_http,
+               "Allow an http:// --forge-api-url, the token in clear (tests only)")
+      ->envname(EnvName("forge-allow-insecure-http"));
   Flag(cmd, "forge-repository", c.forge_repository,
        "owner/name (GitLab: group/project) on the forge (default: the path of --repo)");
   MillisFlag(cmd, "forge-comment-interval", c.forge_comment_interval,
@@ -104,6 +108,9 @@ void AddInstallerRegistryFlags(CLI::App& cmd, DaemonConfig& c) {
        "File holding one line username:password for the registry");
   Flag(cmd, "installer-registry-ca-file", c.installer_registry_ca_file,
        "PEM bundle trusted for the registry instead of the system's");
+  cmd.add_flag("--installer-registry-allow-insecure-http", c.installer_registry_allow_insecure_http,
+               "Allow credentials to an http:// --installer-registry (tests only)")
+      ->envname(EnvName("installer-registry-allow-insecure-http"));
   MillisFlag(cmd, "installer-registry-timeout", c.installer_registry_timeout,
              "Deadline of one registry request (default 10s)");
   DurationFlag(cmd, "installer-registry-ttl", c.installer_registry_ttl,
@@ -116,6 +123,12 @@ absl::Status FinishInstallerRegistryConfig(DaemonConfig& c) {
                                                   c.installer_registry_credentials_file,
                                                   c.installer_registry_ca_file);
   if (!options.ok()) return Invalid("installer-registry", std::string(options.status().message()));
+  if (!options->username.empty() && options->origin.starts_with("http://") &&
+      !c.installer_registry_allow_insecure_http) {
+    return Invalid("installer-registry-credentials-file",
+                   "refusing to send credentials over plain http:// (use https://, or "
+                   "--installer-registry-allow-insecure-http)");
+  }
   using std::chrono::milliseconds, std::chrono::minutes, std::chrono::hours;
   if (c.installer_registry_timeout < milliseconds(100) ||
       c.installer_registry_timeout > minutes(5)) {
@@ -152,6 +165,11 @@ absl::Status FinishForgeApiConfig(DaemonConfig& c) {
   if (!c.forge_api_url.starts_with("http://") && !c.forge_api_url.starts_with("https://")) {
     return Invalid("forge-api-url", "must start with http:// or https://");
   }
+  if (c.forge_api_url.starts_with("http://") && !c.forge_allow_insecure_http) {
+    return Invalid("forge-api-url",
+                   "refusing to send the forge token over plain http:// (use https://, or "
+                   "--forge-allow-insecure-http for a test forge)");
+  }
   if (c.forge_token_file.empty()) return Invalid("forge-token-file", "required with --forge");
   auto token = forge::ReadSecretFile(c.forge_token_file);
   if (!token.ok()) return Invalid("forge-token-file", std::string(token.status().message()));
@@ -173,7 +191,7 @@ absl::Status FinishForgeConfig(DaemonConfig& c) {
       return s;
     }
     if (c.webhook_secret_file.empty()) return Invalid("webhook-secret-file", "required");
-    auto secret = forge::ReadSecretFile(c.webhook_secret_file);
+    auto secret = forge::ReadSecretFile(c.webhook_secret_file, forge::kMinWebhookSecretBytes);
     if (!secret.ok()) return Invalid("webhook-secret-file", std::string(secret.status().message()));
   }
   if (c.webhook_queue < 1 || c.webhook_queue > 100000)
@@ -356,6 +374,8 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "state-dir", c.state_dir, "Directory for the Git mirror and local state")->required();
   Flag(cmd, "listen", c.listen, "host:port for /healthz, /readyz and /metrics");
   Flag(cmd, "node-name", c.node_name, "The node this process runs on (upgraded last)");
+  Flag(cmd, "etcd-snapshots-keep", c.etcd_snapshots_keep,
+       "etcd snapshots kept per cluster under <state-dir>/etcd-snapshots; older are deleted");
   cmd.add_flag("--dry-run", c.dry_run, "Plan and report; never upgrade")
       ->envname(EnvName("dry-run"));
   Flag(cmd, "workers", c.workers, "Clusters reconciled at once");
@@ -457,11 +477,9 @@ absl::Status FinishTalosCredentials(DaemonConfig& c) {
 
 absl::Status FinishDaemonConfig(DaemonConfig& c) {
   if (absl::Status s = FinishTalosCredentials(c); !s.ok()) return s;
-  std::error_code ec;
-  std::filesystem::create_directories(c.state_dir, ec);
-  if (ec)
-    return Invalid("state-dir",
-                   fmt::format("cannot create {}: {}", c.state_dir.string(), ec.message()));
+  if (absl::Status s = MakeStateDirectory(c.state_dir); !s.ok()) {
+    return Invalid("state-dir", std::string(s.message()));
+  }
   c.git.state_dir = c.state_dir;
   using std::chrono::hours, std::chrono::milliseconds, std::chrono::minutes, std::chrono::seconds;
   // Every duration has a range: 0s would be a hot loop, a year a setting nobody meant.
@@ -479,6 +497,9 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
   if (absl::Status s = FinishGitFlags(c); !s.ok()) return s;
   if (c.poll_jitter < 0 || c.poll_jitter > 0.5) return Invalid("poll-jitter", "0 to 0.5");
   if (c.workers < 1 || c.workers > 256) return Invalid("workers", "1 to 256");
+  if (c.etcd_snapshots_keep < 1 || c.etcd_snapshots_keep > 1000) {
+    return Invalid("etcd-snapshots-keep", "1 to 1000");
+  }
   if (c.status_branch.empty() || c.status_branch == c.git.branch) {
     return Invalid("status-branch", "must differ from --branch");
   }

@@ -46,6 +46,7 @@ struct DaemonConfig : GitFlags {
   std::filesystem::path state_dir;
   std::string listen = "127.0.0.1:8080";  // health, readiness and metrics
   std::string node_name;                  // the node this process runs on, if any
+  int etcd_snapshots_keep = 3;            // per cluster, under <state-dir>/etcd-snapshots
   bool dry_run = false;                   // plan and report, never call Upgrade
   // "inprocess": Kubernetes steps run as supervised tasks of the daemon; "job": as Kubernetes
   // Jobs in the reconciler's namespace (reconciler/k8s_job); "off": reported Blocked.
@@ -68,6 +69,7 @@ struct DaemonConfig : GitFlags {
   std::string forge_api_url;  // empty: GitHub's public API (required for the others)
   std::filesystem::path forge_token_file;
   std::string forge_repository;  // "owner/name"; empty: the path of --repo
+  bool forge_allow_insecure_http = false;  // an http:// API URL, the token in clear (tests)
   std::chrono::milliseconds forge_comment_interval{10'000};  // at most one edit per PR per this
   // Leader election and sharding on Kubernetes Leases (reconciler/lease).
   bool leader_elect = false;
@@ -85,6 +87,7 @@ struct DaemonConfig : GitFlags {
   std::string installer_registry_url;
   std::filesystem::path installer_registry_credentials_file;  // one line username:password
   std::filesystem::path installer_registry_ca_file;
+  bool installer_registry_allow_insecure_http = false;  // credentials to an http:// registry
   std::chrono::milliseconds installer_registry_timeout{10'000};
   std::chrono::seconds installer_registry_ttl{3600};
   std::optional<registry::InstallerRegistryOptions> installer_registry;
@@ -116,7 +119,9 @@ absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::Ap
                              SettingOrigins* origins = nullptr);
 
 // Checks and completes the parsed configuration: required settings, ranges, directories
-// (created when missing for the state directory). InvalidArgument naming the setting.
+// (the state directory created 0700 when missing, made 0700 when this user owns it), secrets
+// only over https unless an --*-allow-insecure-http flag says otherwise, a webhook secret of
+// at least 16 bytes. InvalidArgument naming the setting.
 absl::Status FinishDaemonConfig(DaemonConfig& config);
 
 }  // namespace tr::reconciler

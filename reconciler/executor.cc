@@ -6,6 +6,8 @@
 #include "core/planner.h"
 #include "core/timestamp.h"
 #include "fmt/format.h"
+#include "reconciler/etcd_snapshots.h"
+#include "reconciler/private_files.h"
 
 namespace tr::reconciler {
 namespace {
@@ -78,21 +80,24 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterPr
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const core::ClusterProfile& profile,
                                                             talos::TalosClient& talos) {
-  std::string stamp = core::FormatTimestamp(env_.Now());
-  std::replace(stamp.begin(), stamp.end(), ':', '-');
   const std::filesystem::path file =
-      options_.snapshot_dir / fmt::format("{}-{}.snapshot", profile.name, stamp);
-  std::error_code ec;
-  std::filesystem::create_directories(options_.snapshot_dir, ec);
+      EtcdSnapshotPath(options_.snapshot_dir, profile.name, env_.Now());
+  if (absl::Status s = MakePrivateDirectory(options_.snapshot_dir); !s.ok()) return s;
   absl::Status last = absl::UnavailableError("no control plane to snapshot etcd from");
   for (const core::NodeSpec& node : profile.nodes) {
     if (node.role != core::NodeRole::kControlPlane) continue;
     absl::StatusOr<uint64_t> bytes = talos.EtcdSnapshot(node.address, file);
-    if (bytes.ok()) {
-      return ActionResult{"", fmt::format("etcd snapshot of {} bytes from {} in {}", *bytes,
-                                          node.name, file.string())};
+    if (!bytes.ok()) {
+      last = bytes.status();
+      continue;
     }
-    last = bytes.status();
+    // The new snapshot is safe on disk: older ones beyond the newest few only fill it.
+    auto pruned = PruneEtcdSnapshots(options_.snapshot_dir, profile.name, options_.keep_snapshots);
+    return ActionResult{
+        "",
+        fmt::format("etcd snapshot of {} bytes from {} in {}; {}", *bytes, node.name, file.string(),
+                    pruned.ok() ? fmt::format("{} older deleted", pruned->size())
+                                : std::string(pruned.status().message()))};
   }
   return last;
 }

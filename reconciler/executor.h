@@ -62,6 +62,7 @@ class RolloutExecutor {
 struct ExecutorOptions {
   std::filesystem::path snapshot_dir;  // etcd snapshots: <dir>/<cluster>-<time>.snapshot
   kube::DrainOptions drain;
+  int keep_snapshots = 3;  // per cluster; older ones are deleted after a new one (etcd_snapshots.h)
 };
 
 class TalosRolloutExecutor final : public RolloutExecutor {

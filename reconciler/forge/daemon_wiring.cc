@@ -9,7 +9,8 @@ absl::StatusOr<std::unique_ptr<WebhookReceiver>> StartWebhookListener(const Daem
                                                                       WebhookQueue& queue,
                                                                       Metrics& metrics) {
   if (config.webhook_listen.empty()) return nullptr;
-  absl::StatusOr<std::string> secret = ReadSecretFile(config.webhook_secret_file);
+  absl::StatusOr<std::string> secret =
+      ReadSecretFile(config.webhook_secret_file, kMinWebhookSecretBytes);
   if (!secret.ok()) return secret.status();
   WebhookReceiverOptions options;
   options.listen = config.webhook_listen;

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "httplib.h"
+#include "reconciler/capped_request.h"
 #include "reconciler/logging.h"
 
 namespace tr::reconciler::forge {
@@ -16,7 +17,7 @@ using std::chrono::seconds;
 using SystemTime = std::chrono::system_clock::time_point;
 
 constexpr seconds kSecondaryLimitWait{60};  // GitHub: "wait at least one minute"
-constexpr seconds kMaxWait{3600};
+constexpr milliseconds kMaxWait = kMaxRateLimitWait;
 
 std::optional<int64_t> Number(const std::map<std::string, std::string>& headers,
                               const std::string& name) {
@@ -68,17 +69,33 @@ std::optional<milliseconds> RetryDelay(int status,
   if (status >= 500) return milliseconds(1000) * (1 << std::min(retry - 1, 5));
   if (status != 403 && status != 429) return std::nullopt;
   if (std::optional<int64_t> after = Number(headers, "retry-after")) {
-    return std::clamp<milliseconds>(seconds(*after), milliseconds(0), kMaxWait);
+    // Clamped in seconds: a huge value must not overflow on the way to milliseconds.
+    const int64_t max_s = std::chrono::duration_cast<seconds>(kMaxWait).count();
+    return milliseconds(seconds(std::clamp<int64_t>(*after, 0, max_s)));
   }
   const std::optional<int64_t> remaining = Number(headers, "x-ratelimit-remaining");
   const std::optional<int64_t> reset = Number(headers, "x-ratelimit-reset");
   if (remaining == 0 && reset) {
-    const auto wait = std::chrono::duration_cast<milliseconds>(SystemTime(seconds(*reset)) - now);
+    const std::optional<SystemTime> until = RateLimitedUntil(headers, now);
+    const milliseconds wait =
+        until ? std::chrono::duration_cast<milliseconds>(*until - now) : milliseconds(0);
     return std::clamp<milliseconds>(wait + seconds(1), seconds(1), kMaxWait);
   }
   // A 403 that names no limit is a permission problem, not a reason to wait.
   if (status == 403 && !MentionsRateLimit(body)) return std::nullopt;
   return std::min<milliseconds>(kSecondaryLimitWait * (1 << std::min(retry - 1, 5)), kMaxWait);
+}
+
+std::optional<SystemTime> RateLimitedUntil(const std::map<std::string, std::string>& headers,
+                                           SystemTime now) {
+  const std::optional<int64_t> reset = Number(headers, "x-ratelimit-reset");
+  if (Number(headers, "x-ratelimit-remaining") != 0 || !reset) return std::nullopt;
+  // Compared in seconds since the epoch: a reset of 2^62 must not overflow a time_point.
+  const int64_t now_s = std::chrono::duration_cast<seconds>(now.time_since_epoch()).count();
+  if (*reset <= now_s) return std::nullopt;
+  const int64_t max_s = std::chrono::duration_cast<seconds>(kMaxWait).count();
+  if (*reset - now_s >= max_s) return now + kMaxWait;
+  return SystemTime(seconds(*reset));
 }
 
 absl::StatusOr<std::unique_ptr<HttpForgeClient>> HttpForgeClient::Create(ForgeClientOptions options,
@@ -152,12 +169,14 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
     client.set_connection_timeout(options_.timeout);
     client.set_read_timeout(options_.timeout);
     client.set_write_timeout(options_.timeout);
-    httplib::Result res = [&] {
-      if (request.method == "POST") return client.Post(path, headers, body, "application/json");
-      if (request.method == "PATCH") return client.Patch(path, headers, body, "application/json");
-      if (request.method == "PUT") return client.Put(path, headers, body, "application/json");
-      return client.Get(path, headers);
-    }();
+    CappedAnswer answer =
+        SendCapped(client, MakeRequest(request.method, path, headers, body, "application/json"),
+                   options_.max_answer_bytes);
+    if (answer.over_cap) {
+      return AnswerOverCap(absl::StrCat("forge ", request.method, " ", request.path),
+                           options_.max_answer_bytes);
+    }
+    httplib::Result& res = answer.result;
     std::optional<milliseconds> delay;
     absl::Status failure;
     if (!res) {
@@ -166,11 +185,9 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
       delay = milliseconds(1000) * (1 << std::min(attempt - 1, 5));
     } else {
       const auto lower = LowerHeaders(res->headers);
-      if (Number(lower, "x-ratelimit-remaining") == 0) {
-        if (std::optional<int64_t> reset = Number(lower, "x-ratelimit-reset")) {
-          MutexLock lock(mu_);
-          blocked_until_ = std::max(blocked_until_, SystemTime(seconds(*reset)));
-        }
+      if (std::optional<SystemTime> until = RateLimitedUntil(lower, env_.Now())) {
+        MutexLock lock(mu_);
+        blocked_until_ = std::max(blocked_until_, *until);
       }
       log->debug("step=forge-call method={} path={} status={} attempt={}", request.method,
                  request.path, res->status, attempt);

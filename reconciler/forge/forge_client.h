@@ -6,7 +6,11 @@
 //    `x-ratelimit-remaining` is 0, else 60 s doubling, and gives up after `max_attempts`;
 //  - after an answer with `x-ratelimit-remaining: 0` it sends nothing until the reset;
 //  - it sends at most `content_requests_per_minute` content-creating requests a minute.
-// The token is sent in a header and never logged.
+// Every wait a server asks for is clamped to kMaxRateLimitWait (a reset in the past waits
+// nothing), so a broken or hostile answer cannot park reporting for hours. An answer longer
+// than `max_answer_bytes` is refused (ResourceExhausted) without being read further.
+// The token is sent in a header and never logged; the daemon refuses an http:// API URL
+// unless --forge-allow-insecure-http (daemon_config.h).
 //
 // Thread-safe: calls may come from any thread; waits are cancelled by the caller's stop token.
 #pragma once
@@ -55,7 +59,11 @@ struct ForgeClientOptions {
   std::chrono::milliseconds timeout{10'000};  // per request: connect, read, write
   int max_attempts = 4;
   int content_requests_per_minute = 40;  // GitHub allows 80; keep well under
+  size_t max_answer_bytes = 8 << 20;     // a page of 100 comments is well under 1 MiB
 };
+
+// The longest wait any rate-limit header can cause.
+inline constexpr std::chrono::minutes kMaxRateLimitWait{15};
 
 // The default API base URL of `forge` when none is configured: GitHub's public API; the
 // others are self-hosted and need one (nullopt).
@@ -67,6 +75,12 @@ std::optional<std::string> DefaultApiUrl(Forge forge);
 std::optional<std::chrono::milliseconds> RetryDelay(
     int status, const std::map<std::string, std::string>& headers, std::string_view body,
     std::chrono::system_clock::time_point now, int retry);
+
+// Until when nothing is sent after an answer with these (lower-cased) headers: the
+// `x-ratelimit-reset` time when `x-ratelimit-remaining` is 0, at most kMaxRateLimitWait after
+// `now`; nullopt when the answer sets no such limit or the reset is not after `now`.
+std::optional<std::chrono::system_clock::time_point> RateLimitedUntil(
+    const std::map<std::string, std::string>& headers, std::chrono::system_clock::time_point now);
 
 class HttpForgeClient final : public ForgeApi {
  public:

@@ -5,7 +5,7 @@
 
 namespace tr::reconciler::forge {
 
-absl::StatusOr<std::string> ReadSecretFile(const std::filesystem::path& path) {
+absl::StatusOr<std::string> ReadSecretFile(const std::filesystem::path& path, size_t min_bytes) {
   std::ifstream in(path);
   if (!in) return absl::InvalidArgumentError("cannot read secret file " + path.string());
   std::stringstream text;
@@ -14,6 +14,11 @@ absl::StatusOr<std::string> ReadSecretFile(const std::filesystem::path& path) {
   while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
   if (secret.empty())
     return absl::InvalidArgumentError("secret file " + path.string() + " is empty");
+  if (secret.size() < min_bytes) {
+    return absl::InvalidArgumentError("secret file " + path.string() + " holds fewer than " +
+                                      std::to_string(min_bytes) +
+                                      " bytes: use a random secret at least that long");
+  }
   return secret;
 }
 

@@ -9,8 +9,11 @@
 
 namespace tr::reconciler::forge {
 
+// The shortest webhook secret accepted: a short HMAC key or GitLab token can be guessed.
+inline constexpr size_t kMinWebhookSecretBytes = 16;
+
 // The file's content without trailing newlines. InvalidArgument naming the file (never its
-// content) when it cannot be read or is empty.
-absl::StatusOr<std::string> ReadSecretFile(const std::filesystem::path& path);
+// content) when it cannot be read, is empty, or is shorter than `min_bytes`.
+absl::StatusOr<std::string> ReadSecretFile(const std::filesystem::path& path, size_t min_bytes = 1);
 
 }  // namespace tr::reconciler::forge

@@ -7,6 +7,7 @@
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/capped_request.h"
 
 namespace tr::reconciler::gates {
 namespace {
@@ -14,6 +15,7 @@ namespace {
 using nlohmann::json;
 
 constexpr size_t kExcerpt = 200;
+constexpr size_t kMaxAnswerBytes = kMiB;  // a Prometheus answer of one series is tiny
 
 struct Target {
   std::string origin;  // scheme://host[:port]
@@ -90,7 +92,16 @@ std::variant<double, std::string> SingleValue(const json& data) {
 ProbeAnswer ProbeHttp(const core::HealthCheck& check) {
   const Target target = SplitUrl(check.url);
   std::unique_ptr<httplib::Client> client = MakeClient(check, target);
-  httplib::Result res = client->Get(target.path);
+  // Only the status matters: reading a long answer stops at the cap.
+  CappedAnswer answer = SendCapped(*client, MakeRequest("GET", target.path), kMaxAnswerBytes);
+  if (answer.status < 0) return {false, RequestError(answer.result, *client)};
+  if (answer.over_cap) {
+    const bool healthy = answer.status == check.expect_status;
+    return {healthy, fmt::format("HTTP {}{}, answer not read past {} bytes", answer.status,
+                                 healthy ? "" : fmt::format(", expected {}", check.expect_status),
+                                 kMaxAnswerBytes)};
+  }
+  httplib::Result& res = answer.result;
   if (!res) return {false, RequestError(res, *client)};
   if (res->status == check.expect_status) return {true, fmt::format("HTTP {}", res->status)};
   std::string message = fmt::format("HTTP {}, expected {}", res->status, check.expect_status);
@@ -104,9 +115,15 @@ ProbeAnswer ProbePrometheus(const core::HealthCheck& check) {
   Target target = SplitUrl(check.url);
   if (target.path.back() != '/') target.path += '/';
   std::unique_ptr<httplib::Client> client = MakeClient(check, target);
-  httplib::Result res =
-      client->Get(target.path + "api/v1/query", httplib::Params{{"query", check.query}},
-                  httplib::Headers{});
+  CappedAnswer answer =
+      SendCapped(*client,
+                 MakeRequest("GET", httplib::append_query_params(target.path + "api/v1/query",
+                                                                 {{"query", check.query}})),
+                 kMaxAnswerBytes);
+  if (answer.over_cap) {
+    return {false, std::string(AnswerOverCap("prometheus query", kMaxAnswerBytes).message())};
+  }
+  httplib::Result& res = answer.result;
   if (!res) return {false, RequestError(res, *client)};
   const json body = json::parse(res->body, nullptr, false);
   if (!body.is_object()) {

@@ -11,8 +11,10 @@
 // cluster's Kubernetes API must have rolled out (core/workload_readiness.h); none matching, or
 // the API not answering, is not healthy.
 //
-// Each probe connects, sends and reads within the check's timeout per step. The answer
-// message never contains the response body beyond a short, printable excerpt.
+// Each probe connects, sends and reads within the check's timeout per step, and reads at
+// most 1 MiB of an answer (an `http` probe needs only the status; a longer Prometheus answer
+// is unhealthy). The answer message never contains the response body beyond a short,
+// printable excerpt.
 //
 // Thread-safe: probes share no state.
 #pragma once

@@ -16,6 +16,7 @@
 #include "gitsource/mutex.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/capped_request.h"
 
 namespace tr::reconciler::kube {
 namespace {
@@ -214,8 +215,11 @@ class ShutdownCanceller {
 
 class HttpKubeClient final : public KubeClient {
  public:
-  HttpKubeClient(std::unique_ptr<httplib::SSLClient> client, std::stop_token shutdown)
-      : client_(std::move(client)), canceller_(*client_, std::move(shutdown)) {
+  HttpKubeClient(std::unique_ptr<httplib::SSLClient> client, std::stop_token shutdown,
+                 size_t max_answer_bytes)
+      : client_(std::move(client)),
+        max_answer_bytes_(max_answer_bytes),
+        canceller_(*client_, std::move(shutdown)) {
     client_->set_socket_options([this](socket_t fd) { canceller_.Opened(fd); });
   }
 
@@ -230,10 +234,8 @@ class HttpKubeClient final : public KubeClient {
 
   absl::Status SetUnschedulable(const std::string& node, bool unschedulable) override {
     const json patch = {{"spec", {{"unschedulable", unschedulable}}}};
-    httplib::Result res = Send([&] {
-      return client_->Patch(("/api/v1/nodes/" + node).c_str(), patch.dump(),
-                            "application/merge-patch+json");
-    });
+    const CappedAnswer res = Send(MakeRequest("PATCH", "/api/v1/nodes/" + node, {}, patch.dump(),
+                                              "application/merge-patch+json"));
     return Checked(res, unschedulable ? "cordon " + node : "uncordon " + node);
   }
 
@@ -250,10 +252,9 @@ class HttpKubeClient final : public KubeClient {
     const json eviction = {{"apiVersion", "policy/v1"},
                            {"kind", "Eviction"},
                            {"metadata", {{"name", name}, {"namespace", ns}}}};
-    httplib::Result res = Send([&] {
-      return client_->Post(fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name).c_str(),
-                           eviction.dump(), "application/json");
-    });
+    const CappedAnswer res =
+        Send(MakeRequest("POST", fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name),
+                         {}, eviction.dump(), "application/json"));
     return Checked(res, fmt::format("evict {}/{}", ns, name));
   }
 
@@ -292,9 +293,8 @@ class HttpKubeClient final : public KubeClient {
                            const std::string& field_manager) override {
     const std::string target = fmt::format("{}?fieldManager={}&force=true", path,
                                            httplib::detail::encode_query_param(field_manager));
-    httplib::Result res = Send([&] {
-      return client_->Patch(target.c_str(), object_yaml, "application/apply-patch+yaml");
-    });
+    const CappedAnswer res =
+        Send(MakeRequest("PATCH", target, {}, object_yaml, "application/apply-patch+yaml"));
     return Checked(res, "apply " + path);
   }
 
@@ -322,39 +322,39 @@ class HttpKubeClient final : public KubeClient {
 
   absl::StatusOr<std::string> CreateObject(const std::string& path,
                                            const std::string& object) override {
-    return Text(Send([&] { return client_->Post(path.c_str(), object, "application/json"); }),
+    return Text(Send(MakeRequest("POST", path, {}, object, "application/json")),
                 "create in " + path);
   }
 
   absl::StatusOr<std::string> ReplaceObject(const std::string& path,
                                             const std::string& object) override {
-    return Text(Send([&] { return client_->Put(path.c_str(), object, "application/json"); }),
-                "replace " + path);
+    return Text(Send(MakeRequest("PUT", path, {}, object, "application/json")), "replace " + path);
   }
 
   absl::Status DeleteObject(const std::string& path, const std::string& options) override {
-    return Checked(
-        Send([&] { return client_->Delete(path.c_str(), options, "application/json"); }),
-        "delete " + path);
+    return Checked(Send(MakeRequest("DELETE", path, {}, options, "application/json")),
+                   "delete " + path);
   }
 
  private:
-  absl::StatusOr<std::string> Text(const httplib::Result& res, const std::string& what) const {
-    if (absl::Status s = Checked(res, what); !s.ok()) return s;
-    return res->body;
+  absl::StatusOr<std::string> Text(CappedAnswer answer, const std::string& what) const {
+    if (absl::Status s = Checked(answer, what); !s.ok()) return s;
+    return std::move(answer.result->body);
   }
 
-  // One request, unless the process is shutting down.
-  template <typename Request>
-  httplib::Result Send(Request request) {
-    if (canceller_.stopped()) return httplib::Result(nullptr, httplib::Error::Canceled);
-    httplib::Result res = request();
+  // One request, unless the process is shutting down; its answer read up to the cap.
+  CappedAnswer Send(httplib::Request request) {
+    if (canceller_.stopped()) return {httplib::Result(nullptr, httplib::Error::Canceled), false};
+    CappedAnswer answer = SendCapped(*client_, std::move(request), max_answer_bytes_);
     canceller_.CallEnded();
-    return res;
+    return answer;
   }
 
   // A request the shutdown broke off is Cancelled, whatever httplib saw of it.
-  absl::Status Checked(const httplib::Result& res, std::string_view what) const {
+  absl::Status Checked(const CappedAnswer& answer, std::string_view what) const {
+    if (answer.over_cap)
+      return AnswerOverCap(fmt::format("kubernetes {}", what), max_answer_bytes_);
+    const httplib::Result& res = answer.result;
     if (!res && canceller_.stopped()) {
       return absl::CancelledError(fmt::format("kubernetes {}: the process is stopping", what));
     }
@@ -370,20 +370,21 @@ class HttpKubeClient final : public KubeClient {
   }
 
   absl::StatusOr<std::string> GetBody(const std::string& path, std::string_view what) {
-    httplib::Result res = Send([&] { return client_->Get(path.c_str()); });
+    CappedAnswer res = Send(MakeRequest("GET", path));
     // The kept-alive connection may have been closed by the server since the last request
     // (its idle timeout); httplib finds out only when the answer does not come. A GET is
     // safe to send again, once, on a new connection.
-    if (!res && res.error() != httplib::Error::Connection && !canceller_.stopped()) {
-      res = Send([&] { return client_->Get(path.c_str()); });
+    if (!res.result && !res.over_cap && res.result.error() != httplib::Error::Connection &&
+        !canceller_.stopped()) {
+      res = Send(MakeRequest("GET", path));
     }
-    if (absl::Status s = Checked(res, what); !s.ok()) return s;
-    return std::move(res->body);
+    return Text(std::move(res), std::string(what));
   }
 
   // One TLS context and one keep-alive connection for the cluster; httplib serialises the
   // requests made on it from several threads.
   const std::unique_ptr<httplib::SSLClient> client_;
+  const size_t max_answer_bytes_;
   ShutdownCanceller canceller_;  // after client_: made after it, gone before it
 };
 
@@ -484,7 +485,8 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
   }
   SetTimeouts(**client, options);
   (*client)->set_keep_alive(true);
-  return std::make_unique<HttpKubeClient>(std::move(*client), std::move(options.shutdown));
+  return std::make_unique<HttpKubeClient>(std::move(*client), std::move(options.shutdown),
+                                          options.max_answer_bytes);
 }
 
 }  // namespace tr::reconciler::kube

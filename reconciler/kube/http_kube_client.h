@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
 #include <stop_token>
 
@@ -23,6 +24,8 @@ struct HttpKubeClientOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds request_timeout{15000};
   std::stop_token shutdown;  // the process's; none: calls end only by their timeouts
+  // A longer answer fails (ResourceExhausted, naming the cap) without being read further.
+  size_t max_answer_bytes = size_t{32} << 20;
 };
 
 // InvalidArgument for a server URL that is not https://host[:port], a kubeconfig CA with no

@@ -13,8 +13,10 @@
 #include "gitsource/mutex.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/capped_request.h"
 #include "reconciler/forge/hmac.h"
 #include "reconciler/logging.h"
+#include "reconciler/private_files.h"
 
 namespace tr::reconciler::notify {
 namespace {
@@ -47,6 +49,7 @@ bool Save(const Spooled& s) {
   const nlohmann::json doc{
       {"delivery", s.delivery}, {"event", s.event}, {"attempts", s.attempts}, {"body", s.body}};
   const fs::path tmp = s.file.string() + ".tmp";
+  if (!CreatePrivateFile(tmp).ok()) return false;  // a body may name clusters and nodes
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << doc.dump();
@@ -87,9 +90,8 @@ class WebhookNotifier::Sender {
   // Before Start; takes the lock only to satisfy the analysis (nothing else runs yet).
   absl::Status Load() {
     MutexLock lock(mu_);
+    if (absl::Status s = MakePrivateDirectory(dir_); !s.ok()) return s;
     std::error_code ec;
-    fs::create_directories(dir_, ec);
-    if (ec) return absl::InvalidArgumentError("cannot create " + dir_.string() + ": " + ec.message());
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
       if (entry.path().extension() == ".json") files.push_back(entry.path());
@@ -209,12 +211,20 @@ class WebhookNotifier::Sender {
                       "sha256=" + forge::HmacSha256Hex(target_.secret, s.delivery + "." +
                                                                        timestamp + "." + s.body));
     }
-    httplib::Result res = client.Post(target_.path, headers, s.body, "application/json");
-    const bool ok = res && res->status >= 200 && res->status < 300;
+    // Only the status matters: reading a long answer stops at the cap.
+    const CappedAnswer answer =
+        SendCapped(client, MakeRequest("POST", target_.path, headers, s.body, "application/json"),
+                   options_.max_answer_bytes);
+    const bool ok = answer.status >= 200 && answer.status < 300;
     if (!ok) {
       log_->warn("step=send target={} delivery={} attempt={} error=\"{}\"", Name(), s.delivery,
                  s.attempts + 1,
-                 res ? "HTTP " + std::to_string(res->status) : httplib::to_string(res.error()));
+                 answer.status > 0 ? "HTTP " + std::to_string(answer.status)
+                                   : httplib::to_string(answer.result.error()));
+    } else if (answer.over_cap) {
+      log_->warn("step=send target={} delivery={} outcome=sent answer-not-read=\"{}\"", Name(),
+                 s.delivery,
+                 std::string(AnswerOverCap("the receiver", options_.max_answer_bytes).message()));
     }
     return ok;
   }
@@ -240,12 +250,8 @@ WebhookNotifier::~WebhookNotifier() = default;
 
 absl::StatusOr<std::unique_ptr<WebhookNotifier>> WebhookNotifier::Start(
     std::vector<NotifyTarget> targets, WebhookNotifierOptions options, Metrics& metrics) {
+  if (absl::Status s = MakePrivateDirectory(options.spool_dir); !s.ok()) return s;
   std::error_code ec;
-  fs::create_directories(options.spool_dir, ec);
-  if (ec) {
-    return absl::InvalidArgumentError("cannot create " + options.spool_dir.string() + ": " +
-                                      ec.message());
-  }
   std::set<std::string> keys;
   std::vector<std::unique_ptr<Sender>> senders;
   for (NotifyTarget& target : targets) {

@@ -2,7 +2,9 @@
 // caller (a rollout): Notify() writes each delivery to a spool directory and returns; one
 // worker thread per receiver sends them in order, retrying with exponential backoff, and a
 // delivery leaves the spool only once a receiver answered 2xx (or after the last attempt). A
-// restarted process sends what the spool still holds.
+// restarted process sends what the spool still holds. The spool's directories are 0700 and
+// its files 0600 (a delivery names clusters and nodes). A receiver's answer counts by its
+// status alone and is read no further than `max_answer_bytes`.
 //
 // Each request carries
 //   X-Talos-Reconciler-Event:     rollout.started, ...
@@ -40,6 +42,7 @@ struct WebhookNotifierOptions {
   int max_attempts = 12;                                // then the delivery is dropped
   std::chrono::seconds timeout{10};                     // connect, read and write, per attempt
   size_t max_pending = 1000;                            // per receiver; the oldest go first
+  size_t max_answer_bytes = size_t{1} << 20;            // a receiver's answer is read no further
 };
 
 class WebhookNotifier final : public Notifier {

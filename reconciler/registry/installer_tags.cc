@@ -7,6 +7,7 @@
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/capped_request.h"
 #include "reconciler/logging.h"
 
 namespace tr::reconciler::registry {
@@ -63,17 +64,20 @@ absl::StatusOr<Answer> Get(const InstallerRegistryOptions& options, const std::s
   if (auth == Auth::kBasic) client.set_basic_auth(options.username, options.password);
   if (auth == Auth::kBearer) client.set_bearer_token_auth(token);
   httplib::Headers headers{{"User-Agent", "talos-reconciler"}, {"Accept", "application/json"}};
-  httplib::Result res = client.Get(target, headers);
+  CappedAnswer answer =
+      SendCapped(client, MakeRequest("GET", target, headers), options.max_answer_bytes);
+  const std::string url = origin + target.substr(0, target.find('?'));
+  if (answer.over_cap) return AnswerOverCap("GET " + url, options.max_answer_bytes);
+  httplib::Result& res = answer.result;
   if (!res) {
-    const std::string what = fmt::format("GET {}{}: {}", origin, target.substr(0, target.find('?')),
-                                         httplib::to_string(res.error()));
+    const std::string what = fmt::format("GET {}: {}", url, httplib::to_string(res.error()));
     if (res.error() == httplib::Error::Read || res.error() == httplib::Error::Write ||
         res.error() == httplib::Error::ConnectionTimeout) {
       return absl::DeadlineExceededError(what);
     }
     return absl::UnavailableError(what);
   }
-  return Answer{res->status, res->body, res->get_header_value("WWW-Authenticate"),
+  return Answer{res->status, std::move(res->body), res->get_header_value("WWW-Authenticate"),
                 res->get_header_value("Link")};
 }
 
@@ -85,6 +89,24 @@ absl::Status StatusOfAnswer(const Answer& a, std::string_view what) {
   if (a.status == 404) return absl::NotFoundError(message);
   if (a.status == 429 || a.status >= 500) return absl::UnavailableError(message);
   return absl::InternalError(message);
+}
+
+// "host" of "scheme://host[:port]" (an IPv6 literal keeps its brackets).
+std::string_view HostOf(std::string_view origin) {
+  origin.remove_prefix(std::min(origin.find("://") + 3, origin.size()));
+  const size_t colon = origin.rfind(':');
+  if (colon != std::string_view::npos && origin.find(']', colon) == std::string_view::npos) {
+    origin.remove_suffix(origin.size() - colon);
+  }
+  return origin;
+}
+
+// Whether a token realm at `realm` may see the registry's credentials: over https, or on the
+// registry's own host with the registry's scheme (a plain-http registry was allowed so).
+bool MayReceiveCredentials(std::string_view realm, std::string_view registry) {
+  if (realm.starts_with("https://")) return true;
+  return realm.substr(0, realm.find("://")) == registry.substr(0, registry.find("://")) &&
+         HostOf(realm) == HostOf(registry);
 }
 
 // Asks the challenge's realm for a token for its service and scope.
@@ -100,6 +122,12 @@ absl::StatusOr<std::string> FetchToken(const InstallerRegistryOptions& options,
                           PercentEncode(value));
   }
   const Auth auth = options.username.empty() ? Auth::kNone : Auth::kBasic;
+  if (auth == Auth::kBasic && !MayReceiveCredentials(realm->origin, options.origin)) {
+    return absl::FailedPreconditionError(fmt::format(
+        "the registry's token realm {} is neither https nor on the registry's host: the "
+        "credentials of --installer-registry-credentials-file are not sent there",
+        realm->origin));
+  }
   absl::StatusOr<Answer> a = Get(options, realm->origin, target, auth, "");
   if (!a.ok()) return a.status();
   if (a->status == 401 || a->status == 403) {
@@ -135,14 +163,19 @@ std::optional<std::string> NextPage(const std::string& link, const std::string& 
   return absolute->target;
 }
 
-// Appends the page's tags; Internal when the body is not a tag list.
-absl::Status AppendTags(const std::string& body, std::vector<std::string>& tags) {
+// Appends the page's tags; Internal when the body is not a tag list, ResourceExhausted when
+// the tags would be more than `max_tags`.
+absl::Status AppendTags(const std::string& body, size_t max_tags, std::vector<std::string>& tags) {
   const nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!json.is_object() || !json.contains("tags")) {
     return absl::InternalError("the registry's answer is not a tag list");
   }
   if (json["tags"].is_null()) return absl::OkStatus();  // a repository without tags
   if (!json["tags"].is_array()) return absl::InternalError("the registry's tags are not a list");
+  if (json["tags"].size() > max_tags - tags.size()) {
+    return absl::ResourceExhaustedError(
+        fmt::format("the registry lists more than the cap of {} tags", max_tags));
+  }
   for (const nlohmann::json& tag : json["tags"]) {
     if (tag.is_string()) tags.push_back(tag.get<std::string>());
   }
@@ -243,7 +276,9 @@ absl::StatusOr<std::vector<std::string>> ListRegistryTags(const InstallerRegistr
     }
     if (!a.ok()) return a.status();
     if (a->status != 200) return StatusOfAnswer(*a, what);
-    if (absl::Status s = AppendTags(a->body, tags); !s.ok()) return s;
+    if (absl::Status s = AppendTags(a->body, options.max_tags, tags); !s.ok()) {
+      return absl::Status(s.code(), fmt::format("{}: {}", what, std::string(s.message())));
+    }
     std::optional<std::string> next = NextPage(a->link, options.origin);
     if (!next) return tags;
     target = *std::move(next);

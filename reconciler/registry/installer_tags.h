@@ -8,7 +8,11 @@
 //    most `max_pages` pages;
 //  - auth: a 401 with `WWW-Authenticate: Bearer realm="…",service="…",scope="…"` makes it GET
 //    the realm (with the credentials as Basic auth when given) for a token and retry with
-//    `Authorization: Bearer`; a 401 with a `Basic` challenge is retried with the credentials;
+//    `Authorization: Bearer`; a 401 with a `Basic` challenge is retried with the credentials.
+//    The credentials go only to a realm on the registry's own host and scheme or to an https
+//    realm: a challenge naming any other realm fails (FailedPrecondition) with nothing sent;
+//  - limits: an answer longer than `max_answer_bytes`, or more than `max_tags` tags in all,
+//    fails (ResourceExhausted, naming the limit) without being read further;
 //  - every request has `timeout` (connect, read, write); the stop token is checked between
 //    requests.
 // Neither the password nor a token is ever logged or put into an error message.
@@ -47,6 +51,8 @@ struct InstallerRegistryOptions {
   std::chrono::milliseconds ttl{std::chrono::hours(1)};
   int page_size = 1000;
   int max_pages = 20;
+  size_t max_answer_bytes = size_t{4} << 20;  // one page or token answer
+  size_t max_tags = 100'000;                  // over every page; Talos has a few hundred
 };
 
 // Options from the --installer-registry flags: the repository URL, an optional credentials
@@ -60,7 +66,9 @@ absl::StatusOr<InstallerRegistryOptions> ParseInstallerRegistry(
 // Every tag of the repository, in the registry's order. Errors: Unavailable (cannot connect,
 // 5xx, 429), DeadlineExceeded (a request timed out), Unauthenticated (401 after auth, or no
 // credentials for a Basic challenge), PermissionDenied (403), NotFound (404: no such
-// repository), Internal (an answer that is not the API's), Cancelled (stopped).
+// repository), Internal (an answer that is not the API's), Cancelled (stopped),
+// FailedPrecondition (credentials asked for by a foreign plain-http realm), ResourceExhausted
+// (an answer or the tag count over its limit).
 absl::StatusOr<std::vector<std::string>> ListRegistryTags(const InstallerRegistryOptions& options,
                                                           std::stop_token stop);
 

@@ -6,6 +6,7 @@
 #include "machine/image.grpc.pb.h"
 #include "machine/lifecycle.grpc.pb.h"
 #include "machine/machine.grpc.pb.h"
+#include "reconciler/private_files.h"
 #include "reconciler/talos/grpc_talos_client_impl.h"
 #include "reconciler/talos/talos_convert.h"
 
@@ -197,6 +198,10 @@ absl::StatusOr<uint64_t> GrpcTalosClient::EtcdSnapshot(const std::string& node,
       "EtcdSnapshot", node, options_.timeouts.transfer, Failover::kConnectOnly,
       [&](CallAttempt& a) {
         written = 0;
+        // A snapshot holds every secret of the cluster: readable by this user only.
+        if (absl::Status s = CreatePrivateFile(partial); !s.ok()) {
+          return a.Error(absl::StatusCode::kInternal, std::string(s.message()));
+        }
         std::ofstream out(partial, std::ios::binary | std::ios::trunc);
         if (!out) {
           return a.Error(absl::StatusCode::kInternal,

@@ -46,6 +46,7 @@ class LeaderElectionTest : public E2eTest {
                    "github",
                    "--forge-api-url",
                    fake.api_url(),
+                   "--forge-allow-insecure-http",  // the fake forge is plain http on loopback
                    "--forge-token-file",
                    (world().dir() / "forge-token").string(),
                    "--forge-repository",

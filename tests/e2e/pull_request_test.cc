@@ -146,6 +146,7 @@ absl::StatusOr<std::string> StartWithForge(E2eWorld& world, const std::string& f
                         forge,
                         "--forge-api-url",
                         fake.api_url(),
+                        "--forge-allow-insecure-http",  // the fake forge: http on loopback
                         "--forge-token-file",
                         (world.dir() / "forge-token").string(),
                         "--forge-repository",

@@ -198,6 +198,55 @@ TEST(ForgeClientRateLimitTest, RetryDelayFollowsTheHeaders) {
   EXPECT_EQ(RetryDelay(404, {}, "", now, 1), std::nullopt);
 }
 
+TEST(ForgeClientRateLimitTest, WaitsAServerAsksForAreClamped) {
+  const auto now = std::chrono::system_clock::time_point(seconds(1000));
+  using Headers = std::map<std::string, std::string>;
+  // A reset a year ahead, and one at the end of int64 (no overflow): fifteen minutes.
+  for (const char* reset : {"31537000", "9223372036854775807"}) {
+    const Headers limited{{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", reset}};
+    EXPECT_EQ(RateLimitedUntil(limited, now), now + kMaxRateLimitWait) << reset;
+    EXPECT_EQ(RetryDelay(403, limited, "", now, 1), milliseconds(kMaxRateLimitWait)) << reset;
+  }
+  EXPECT_EQ(RetryDelay(429, {{"retry-after", "9223372036854775807"}}, "", now, 1),
+            milliseconds(kMaxRateLimitWait));
+  EXPECT_EQ(RetryDelay(429, {{"retry-after", "-5"}}, "", now, 1), milliseconds(0));
+  // A reset in the past blocks nothing; one within the clamp is kept as it is.
+  const Headers past{{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "10"}};
+  EXPECT_EQ(RateLimitedUntil(past, now), std::nullopt);
+  EXPECT_EQ(RetryDelay(403, past, "", now, 1), milliseconds(1000));
+  EXPECT_EQ(RateLimitedUntil({{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "1010"}}, now),
+            std::chrono::system_clock::time_point(seconds(1010)));
+  EXPECT_EQ(RateLimitedUntil({{"x-ratelimit-remaining", "1"}, {"x-ratelimit-reset", "1010"}}, now),
+            std::nullopt);
+}
+
+TEST(ForgeClientRateLimitTest, AResetCenturiesAheadPausesTheClientFifteenMinutesOnly) {
+  FakeForge fake("github", "acme/fleet", kToken);
+  RecordingTime time;
+  auto client = ClientFor(fake, Forge::kGithub, time);
+  fake.Inject({429,
+               {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "99999999999"}},
+               R"({"message":"API rate limit exceeded"})"});
+  EXPECT_TRUE(client->SetCommitStatus({kSha, "c", CommitState::kPending, "d", ""}, {}).ok());
+  EXPECT_THAT(time.slept(), ElementsAre(milliseconds(kMaxRateLimitWait)));
+  EXPECT_TRUE(client->SetCommitStatus({kSha, "c", CommitState::kSuccess, "d", ""}, {}).ok());
+  EXPECT_EQ(time.slept().size(), 1u);  // the clamped block is over
+}
+
+TEST(ForgeClientAnswerCapTest, AnAnswerOverTheCapIsRefusedNamingIt) {
+  FakeForge fake("github", "acme/fleet", kToken);
+  RecordingTime time;
+  auto client = ClientFor(fake, Forge::kGithub, time);
+  const std::string huge = "[" + std::string(9 << 20, ' ') + "]";  // 9 MiB of valid JSON
+  fake.Inject({200, {}, huge});
+  const absl::Status refused = client->FindComment(7, "<!-- mark -->", {}).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.message(), HasSubstr("cap of 8388608 bytes (8 MiB)"));
+  EXPECT_TRUE(time.slept().empty());  // not retried: the same answer would come again
+  fake.Inject({200, {}, "[" + std::string(7 << 20, ' ') + "]"});  // under the cap: read
+  EXPECT_TRUE(client->FindComment(7, "<!-- mark -->", {}).ok());
+}
+
 TEST(ForgeClientTokenTest, TheTokenIsSentButNeverLogged) {
   std::ostringstream log_text;
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text);

@@ -13,12 +13,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class ForgeConfigTest : public test_support::RunFlagsTest {
  protected:
   void SetUp() override {
     RunFlagsTest::SetUp();
-    std::ofstream(dir_ / "secret") << "hook-secret\n";
+    std::ofstream(dir_ / "secret") << "hook-secret-longer-than-16\n";
   }
 
   // Parses `run --repo ... <args>` and finishes it; the error message, or "".
@@ -80,6 +81,33 @@ TEST_F(ForgeConfigTest, ForgeFlagsNeedATokenAndAnApiUrlOffGithub) {
                     "--forge-repository", "ops/fleet", "--forge-comment-interval", "500ms"}),
             "");
   EXPECT_EQ(config_.forge_comment_interval, std::chrono::milliseconds(500));
+}
+
+TEST_F(ForgeConfigTest, TheForgeTokenGoesOverHttpsOnlyUnlessAllowed) {
+  std::ofstream(dir_ / "token") << "ghp_tokenNeverInAMessage\n";
+  const std::string token = "--forge-token-file=" + (dir_ / "token").string();
+  const std::string refused = Finish({"--forge", "gitea", token, "--forge-api-url",
+                                      "http://127.0.0.1:3000/api/v1", "--forge-repository", "o/r"});
+  EXPECT_THAT(refused, HasSubstr("--forge-api-url: refusing to send the forge token over plain "
+                                 "http:// (use https://, or --forge-allow-insecure-http"));
+  EXPECT_THAT(refused, Not(HasSubstr("ghp_tokenNeverInAMessage")));
+  EXPECT_EQ(Finish({"--forge", "gitea", token, "--forge-api-url", "http://127.0.0.1:3000/api/v1",
+                    "--forge-repository", "o/r", "--forge-allow-insecure-http"}),
+            "");
+  EXPECT_TRUE(config_.forge_allow_insecure_http);
+}
+
+TEST_F(ForgeConfigTest, AWebhookSecretShorterThanSixteenBytesIsRefused) {
+  const auto listen = [&](const std::string& secret) {
+    std::ofstream(dir_ / "short") << secret << "\n";
+    return Finish(
+        {"--webhook-listen", "127.0.0.1:9090", "--webhook-secret-file", (dir_ / "short").string()});
+  };
+  const std::string refused = listen("x");
+  EXPECT_THAT(refused, HasSubstr("--webhook-secret-file: secret file"));
+  EXPECT_THAT(refused, HasSubstr("holds fewer than 16 bytes"));
+  EXPECT_THAT(listen("fifteen-bytes-x"), HasSubstr("fewer than 16 bytes"));
+  EXPECT_EQ(listen("sixteen-bytes-xx"), "");
 }
 
 }  // namespace

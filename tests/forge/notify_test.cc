@@ -17,6 +17,7 @@
 #include "reconciler/notify/notify_target.h"
 #include "reconciler/notify/webhook_notifier.h"
 #include "tests/forge/forge_test_support.h"
+#include "tests/support/loopback_http.h"
 #include "tests/support/wait.h"
 
 namespace tr::reconciler::notify {
@@ -266,6 +267,55 @@ TEST_F(WebhookNotifierTest, NotifyReturnsWhileTheReceiverHangs) {
   release.notify_all();
   ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
   EXPECT_EQ(slow.Got().size(), 3u);
+}
+
+fs::perms Mode(const fs::path& path) { return fs::status(path).permissions() & fs::perms::all; }
+
+TEST_F(WebhookNotifierTest, TheSpoolIsReadableByItsOwnerOnly) {
+  Receiver down([](int) { return 503; });
+  options_.first_retry = std::chrono::minutes(10);  // the delivery stays spooled
+  auto notifier = Start(down.Url(), "json");
+  notifier->Notify(Started());
+  // Once the failed attempt is settled nothing rewrites the spool: one file, the delivery.
+  const fs::path target =
+      options_.spool_dir / ParseNotifyTarget("url=" + down.Url() + ",format=json,secret-file=" +
+                                             (dir_ / "secret").string())
+                               ->key;
+  const auto spooled = [&] {
+    std::vector<fs::path> files;
+    for (const auto& file : fs::directory_iterator(target)) files.push_back(file.path());
+    return files;
+  };
+  ASSERT_TRUE(WaitUntil([&] {
+    return metrics_.notifications.Value("retried") == 1 && spooled().size() == 1 &&
+           spooled()[0].extension() == ".json";
+  }));
+  EXPECT_EQ(Mode(options_.spool_dir), fs::perms::owner_all);
+  EXPECT_EQ(Mode(target), fs::perms::owner_all);
+  EXPECT_EQ(Mode(spooled()[0]), fs::perms::owner_read | fs::perms::owner_write);
+}
+
+TEST_F(WebhookNotifierTest, AReceiversEndlessAnswerIsNotReadPastTheCap) {
+  constexpr size_t kTotal = size_t{64} << 20;
+  std::atomic<size_t> written{0};
+  auto routes = std::make_unique<httplib::Server>();
+  routes->Post("/hook", [&](const httplib::Request&, httplib::Response& res) {
+    res.set_chunked_content_provider("text/plain", [&](size_t, httplib::DataSink& sink) {
+      static const std::string kPiece(65536, 'x');
+      if (!sink.write(kPiece.data(), kPiece.size())) return false;
+      written += kPiece.size();
+      if (written >= kTotal) sink.done();
+      return true;
+    });
+  });
+  test_support::LoopbackServer server(std::move(routes));
+  auto notifier = Start("http://127.0.0.1:" + std::to_string(server.port()) + "/hook", "json");
+  notifier->Notify(Started());
+  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  // The 200 was enough; reading stopped at the 1 MiB cap, long before the 64 MiB were sent.
+  EXPECT_EQ(metrics_.notifications.Value("sent"), 1u);
+  EXPECT_EQ(options_.max_answer_bytes, size_t{1} << 20);
+  EXPECT_LT(written.load(), size_t{32} << 20);
 }
 
 }  // namespace

@@ -143,6 +143,7 @@ TEST_F(DaemonConfigTest, BadValuesNameTheFlag) {
            {{"--installer-registry", "https://registry.example.com/a", "--installer-registry-ttl",
              "10s"},
             "--installer-registry-ttl: 1m to 168h"},
+           {{"--etcd-snapshots-keep", "0"}, "--etcd-snapshots-keep: 1 to 1000"},
        }) {
     DaemonConfig config;
     std::vector<std::string> args = Required();
@@ -439,6 +440,52 @@ TEST_F(DaemonConfigTest, KubernetesUpgradeJobModeNeedsAnImageAndACredentialsDire
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << message;
     EXPECT_THAT(std::string(s.message()), HasSubstr(message));
   }
+}
+
+fs::perms Mode(const fs::path& path) { return fs::status(path).permissions() & fs::perms::all; }
+
+TEST_F(DaemonConfigTest, TheStateDirectoryIsPrivate) {
+  DaemonConfig created;
+  ASSERT_EQ(Parse(Required(), created), "");
+  ASSERT_TRUE(FinishDaemonConfig(created).ok());
+  EXPECT_EQ(Mode(dir_ / "state"), fs::perms::owner_all);
+  EXPECT_EQ(created.etcd_snapshots_keep, 3);
+  // One that exists, ours, readable by all: made private too.
+  fs::permissions(dir_ / "state", fs::perms::owner_all | fs::perms::group_read |
+                                      fs::perms::group_exec | fs::perms::others_read |
+                                      fs::perms::others_exec);
+  DaemonConfig existing;
+  ASSERT_EQ(Parse(Required(), existing), "");
+  ASSERT_TRUE(FinishDaemonConfig(existing).ok());
+  EXPECT_EQ(Mode(dir_ / "state"), fs::perms::owner_all);
+}
+
+TEST_F(DaemonConfigTest, RegistryCredentialsGoOverHttpsOnlyUnlessAllowed) {
+  std::ofstream(dir_ / "registry-credentials") << "robot:s3cret-PASSWORD\n";
+  const std::string credentials =
+      "--installer-registry-credentials-file=" + (dir_ / "registry-credentials").string();
+  const auto finish = [&](std::vector<std::string> extra) {
+    DaemonConfig config;
+    std::vector<std::string> args = Required();
+    args.insert(args.end(), extra.begin(), extra.end());
+    EXPECT_EQ(Parse(args, config), "");
+    return FinishDaemonConfig(config);
+  };
+  const absl::Status refused =
+      finish({"--installer-registry", "http://127.0.0.1:5000/siderolabs/installer", credentials});
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(),
+              HasSubstr("--installer-registry-credentials-file: refusing to send credentials "
+                        "over plain http://"));
+  EXPECT_THAT(refused.message(), ::testing::Not(HasSubstr("PASSWORD")));
+  EXPECT_TRUE(finish({"--installer-registry", "http://127.0.0.1:5000/siderolabs/installer",
+                      credentials, "--installer-registry-allow-insecure-http"})
+                  .ok());
+  EXPECT_TRUE(finish({"--installer-registry", "http://127.0.0.1:5000/siderolabs/installer"}).ok())
+      << "without credentials nothing is sent in clear";
+  EXPECT_TRUE(
+      finish({"--installer-registry", "https://registry.test/siderolabs/installer", credentials})
+          .ok());
 }
 
 }  // namespace

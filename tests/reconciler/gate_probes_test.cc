@@ -266,5 +266,34 @@ TEST_F(PrometheusProbeTest, AServerThatIsNotPrometheusIsUnhealthy) {
   EXPECT_EQ(a.message, "HTTP 200: not a Prometheus API answer: <html>login</html>");
 }
 
+// Answers of 2 MiB, over the probes' 1 MiB cap: a long `/page`, a long Prometheus answer.
+TEST(ProbeAnswerCapTest, AnswersAreNotReadPastTheCap) {
+  auto routes = std::make_unique<httplib::Server>();
+  const std::string big(size_t{2} << 20, ' ');
+  routes->Get("/page", [&](const httplib::Request&, httplib::Response& r) {
+    r.set_content(big, "text/plain");
+  });
+  routes->Get("/api/v1/query", [&](const httplib::Request&, httplib::Response& r) {
+    r.set_content(R"({"status":"success","data":{"resultType":"scalar","result":[0,"1"]}})" + big,
+                  "application/json");
+  });
+  LoopbackServer server(std::move(routes));
+  const std::string origin = "http://127.0.0.1:" + std::to_string(server.port());
+  // The http probe needs the status only.
+  ProbeAnswer page = ProbeHttp(Http(origin + "/page"));
+  EXPECT_TRUE(page.healthy);
+  EXPECT_EQ(page.message, "HTTP 200, answer not read past 1048576 bytes");
+  core::HealthCheck query;
+  query.name = "errors";
+  query.kind = core::HealthCheck::Kind::kPrometheus;
+  query.url = origin;
+  query.query = "up";
+  query.timeout = std::chrono::seconds(5);
+  ProbeAnswer refused = ProbePrometheus(query);
+  EXPECT_FALSE(refused.healthy);
+  EXPECT_EQ(refused.message,
+            "prometheus query: the answer is larger than the cap of 1048576 bytes (1 MiB)");
+}
+
 }  // namespace
 }  // namespace tr::reconciler::gates

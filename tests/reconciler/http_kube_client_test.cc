@@ -3,12 +3,13 @@
 // the process's shutdown ends a call that waits for an answer or a handshake.
 #include "reconciler/kube/http_kube_client.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <openssl/pem.h>
 
 #include <atomic>
-#include <csignal>
 #include <condition_variable>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -271,6 +272,25 @@ TEST(HttpKubeClientConfigTest, ACaWithoutACertificateIsInvalid) {
   absl::StatusOr<std::unique_ptr<KubeClient>> client = NewHttpKubeClient(credentials);
   ASSERT_FALSE(client.ok());
   EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(HttpKubeClientTest, AnAnswerOverTheCapIsRefusedNamingIt) {
+  EXPECT_EQ(HttpKubeClientOptions().max_answer_bytes, size_t{32} << 20);
+  NodesServer server(ServerCert(*cluster_ca_, "127.0.0.1"));
+  HttpKubeClientOptions options;
+  options.connect_timeout = 5s;
+  options.request_timeout = 5s;
+  options.max_answer_bytes = 16;  // the server's node list is 41 bytes
+  std::unique_ptr<KubeClient> capped = ClientAt(server.url(), options);
+  ASSERT_NE(capped, nullptr);
+  const absl::Status refused = capped->ListNodes().status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(refused.message(), ::testing::HasSubstr("kubernetes list nodes: the answer is "
+                                                      "larger than the cap of 16 bytes"));
+  EXPECT_EQ(server.requests(), 1) << "an answer over the cap is not asked for again";
+  std::unique_ptr<KubeClient> client = ClientFor(server);  // the default cap reads it
+  ASSERT_NE(client, nullptr);
+  EXPECT_TRUE(client->ListNodes().ok());
 }
 
 }  // namespace

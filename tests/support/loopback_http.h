@@ -24,11 +24,14 @@
 
 namespace tr::test_support {
 
-// A server of ours on 127.0.0.1, listening on its own thread until destroyed.
+// A server of ours on 127.0.0.1 (or another loopback address, `host`: a second "host" for
+// tests of what goes where), listening on its own thread until destroyed.
 class LoopbackServer {
  public:
-  explicit LoopbackServer(std::unique_ptr<httplib::Server> server) : server_(std::move(server)) {
-    port_ = server_->bind_to_any_port("127.0.0.1");
+  explicit LoopbackServer(std::unique_ptr<httplib::Server> server,
+                          const std::string& host = "127.0.0.1")
+      : server_(std::move(server)) {
+    port_ = server_->bind_to_any_port(host);
     thread_ = std::thread([this] { server_->listen_after_bind(); });
     // stop() is lost on a server that is not running yet: wait until it is.
     EXPECT_TRUE(WaitUntil([&] { return server_->is_running(); }, std::chrono::seconds(10)));

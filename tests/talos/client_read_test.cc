@@ -107,6 +107,9 @@ TEST_F(ClientReadTest, EtcdSnapshotIsStreamedToAFile) {
   EXPECT_GT(bytes, 0u);
   EXPECT_EQ(std::filesystem::file_size(path), bytes);
   EXPECT_FALSE(std::filesystem::exists(state_dir_ / "etcd.snapshot.part"));
+  // The cluster's secrets: readable by this user only.
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
 TEST_F(ClientReadTest, CosiGetListAndSpecs) {

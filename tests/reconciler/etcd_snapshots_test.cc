@@ -1,0 +1,87 @@
+// Where etcd snapshots go and how many are kept (reconciler/etcd_snapshots.h), on a real
+// directory: names that sort by time, pruning that keeps the newest N of one cluster only.
+#include "reconciler/etcd_snapshots.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "reconciler/private_files.h"
+
+namespace tr::reconciler {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+using ::testing::ElementsAre;
+
+class EtcdSnapshotsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tr-etcd-snapshots-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    ASSERT_TRUE(MakePrivateDirectory(dir_).ok());
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A snapshot of `cluster` taken `at` seconds after 2026-11-22T00:00:00Z.
+  fs::path Take(const std::string& cluster, int at) {
+    const fs::path file = EtcdSnapshotPath(
+        dir_, cluster, std::chrono::system_clock::time_point(seconds(1'795'305'600 + at)));
+    EXPECT_TRUE(CreatePrivateFile(file).ok());
+    return file;
+  }
+  std::vector<std::string> Names() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(EtcdSnapshotsTest, NamesSortByTime) {
+  EXPECT_EQ(EtcdSnapshotPath("/s", "prod",
+                             std::chrono::system_clock::time_point(seconds(1'795'305'600 + 3723))),
+            fs::path("/s/prod-2026-11-22T01-02-03Z.snapshot"));
+}
+
+TEST_F(EtcdSnapshotsTest, KeepsTheNewestOfOneClusterOnly) {
+  const fs::path oldest = Take("prod", 0);
+  const fs::path older = Take("prod", 60);
+  Take("prod", 3600);
+  Take("prod", 7200);
+  Take("prod", 86400);
+  Take("prod-eu", 0);  // another cluster whose name starts with "prod-"
+  std::ofstream(dir_ / "prod-notes.txt") << "kept\n";
+  const auto pruned = PruneEtcdSnapshots(dir_, "prod", 3);
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  EXPECT_THAT(*pruned, ElementsAre(oldest, older));
+  EXPECT_THAT(Names(), ElementsAre("prod-2026-11-22T01-00-00Z.snapshot",
+                                   "prod-2026-11-22T02-00-00Z.snapshot",
+                                   "prod-2026-11-23T00-00-00Z.snapshot",
+                                   "prod-eu-2026-11-22T00-00-00Z.snapshot", "prod-notes.txt"));
+  const auto again = PruneEtcdSnapshots(dir_, "prod", 3);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->empty());
+}
+
+TEST_F(EtcdSnapshotsTest, DirectoryAndFilesAreTheOwnersOnly) {
+  const fs::path file = Take("prod", 0);
+  EXPECT_EQ(fs::status(dir_).permissions() & fs::perms::all, fs::perms::owner_all);
+  EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  // A file that was readable by all is made private when created again.
+  fs::permissions(file, fs::perms::all);
+  ASSERT_TRUE(CreatePrivateFile(file).ok());
+  EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+}
+
+}  // namespace
+}  // namespace tr::reconciler
