@@ -46,6 +46,12 @@ absl::StatusOr<TimePoint> ParseTimestamp(std::string_view text) {
   const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)},
                            day{static_cast<unsigned>(d)}};
   if (!ymd.ok() || h > 23 || mi > 59 || s > 60) return Bad(text);
+  // A system_clock time point counts nanoseconds in 64 bits: years past 2262 (or before 1677)
+  // would overflow it. Nothing this reconciler records lies outside 1970-2200.
+  if (y < 1970 || y > 2200) {
+    return absl::InvalidArgumentError(
+        fmt::format("invalid timestamp \"{}\": the year must be within 1970-2200", text));
+  }
   size_t pos = 19;
   if (pos < text.size() && text[pos] == '.') {
     ++pos;

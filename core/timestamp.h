@@ -16,8 +16,8 @@ using TimePoint = std::chrono::system_clock::time_point;
 // Whole seconds, UTC, with a trailing Z.
 std::string FormatTimestamp(TimePoint t);
 
-// Reads what FormatTimestamp writes (also with fractional seconds or a +HH:MM offset).
-// InvalidArgument otherwise.
+// Reads what FormatTimestamp writes (also with fractional seconds or a +HH:MM offset), for a
+// year within 1970-2200. InvalidArgument otherwise.
 absl::StatusOr<TimePoint> ParseTimestamp(std::string_view text);
 
 }  // namespace tr::core
