@@ -15,8 +15,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -74,9 +76,13 @@ std::jthread Attack(int port, std::vector<int>& fds) {
     if (i >= 200 && Send(fd, "POST /hooks/github HTTP/1.1\r\nHost: x\r\nX-A: ")) slow.push_back(fd);
   }
   return std::jthread([slow](std::stop_token stop) {
+    std::mutex mu;
+    std::condition_variable_any paced;
+    std::unique_lock lock(mu);
+    // A byte a second (the attack's pace) until stopped; the wait ends at once on a stop.
     while (!stop.stop_requested()) {
       for (int fd : slow) Send(fd, "a");
-      std::this_thread::sleep_for(std::chrono::seconds(1));  // the attack's pace
+      paced.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
     }
   });
 }
