@@ -185,7 +185,7 @@ int RunDaemon(const DaemonConfig& config) {
   auto notifier = forge::StartNotifier(config, metrics);  // --notify; spooled, never blocking
   if (!notifier.ok()) return FailStart(log, notifier.status());
   notify::NotifyingStatusStore notifying(git_store, **notifier);
-  auto election = lease::Election::Open(config, env);  // --leader-elect
+  auto election = lease::Election::Open(config.leader_election, config.kubeconfig, env);
   if (!election.ok()) return FailStart(log, election.status());
   std::function<bool()> reports_rollouts;  // with several replicas, the holder of shard 0 only
   if (*election) {
@@ -266,7 +266,9 @@ int RunDaemon(const DaemonConfig& config) {
   }
   std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner> job_upgrades;  // Jobs (job mode)
   if (config.kubernetes_upgrade_mode == "job") {
-    auto opened = k8s_job::OpenJobUpgrades(config, env, upgrade_options.may_change);
+    auto opened = k8s_job::OpenJobUpgrades(config.upgrade_jobs, config.kubeconfig,
+                                            config.node_poll_interval, env,
+                                            upgrade_options.may_change);
     if (!opened.ok()) return FailStart(log, opened.status());
     job_upgrades = *std::move(opened);
     reconciler.SetKubernetesUpgrades(job_upgrades.get());
@@ -294,7 +296,7 @@ int RunDaemon(const DaemonConfig& config) {
   controller_options.resync = config.resync;
   Controller controller(controller_options, marking, env);
   SourcePoller poller(
-      {config.poll_interval, config.poll_jitter, config.shards > 1 ? config.shards : 0},
+      {config.poll_interval, config.poll_jitter, config.shards() > 1 ? config.shards() : 0},
       {**source, desired, [&](const std::string& c) { controller.Enqueue(c); }, metrics, poll_env});
   if (*election) {
     // A shard just taken: its clusters are reconciled at once.
@@ -302,7 +304,7 @@ int RunDaemon(const DaemonConfig& config) {
       std::shared_ptr<const DesiredSnapshot> now = desired.Current();
       if (!now) return;
       for (const core::ClusterProfile& p : now->profiles.profiles) {
-        if (core::ShardOf(p.name, p.shard, config.shards) == shard) controller.Enqueue(p.name);
+        if (core::ShardOf(p.name, p.shard, config.shards()) == shard) controller.Enqueue(p.name);
       }
     });
   }

@@ -1,16 +1,13 @@
 #include "reconciler/daemon_config.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <fstream>
 #include <system_error>
 #include <tuple>
 
-#include "core/duration.h"
-#include "core/names.h"
 #include "core/text.h"
 #include "fmt/format.h"
+#include "reconciler/flags.h"
 #include "reconciler/forge/secret_file.h"
 #include "reconciler/notify/notify_target.h"
 #include "reconciler/private_files.h"
@@ -18,65 +15,11 @@
 namespace tr::reconciler {
 namespace {
 
-constexpr const char* kEnvPrefix = "TALOS_RECONCILER_";
-
-std::string EnvName(std::string flag) {
-  std::string env = kEnvPrefix;
-  for (char c : flag) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
-  return env;
-}
-
-template <typename T>
-CLI::Option* Flag(CLI::App& cmd, const std::string& name, T& value, const std::string& help) {
-  return cmd.add_option("--" + name, value, help)->envname(EnvName(name))->capture_default_str();
-}
-
-// A duration flag ("30s", "5m") parsed with the profile syntax.
-CLI::Option* DurationFlag(CLI::App& cmd, const std::string& name, std::chrono::seconds& value,
-                          const std::string& help) {
-  return cmd
-      .add_option_function<std::string>(
-          "--" + name,
-          [&value, name](const std::string& text) {
-            absl::StatusOr<std::chrono::seconds> d = core::ParseDuration(text);
-            if (!d.ok()) throw CLI::ValidationError("--" + name, std::string(d.status().message()));
-            value = *d;
-          },
-          help + " (default " + core::FormatDuration(value) + ")")
-      ->envname(EnvName(name));
-}
-
-// "200ms", or any duration ParseDuration reads ("5s", "1m").
-absl::StatusOr<std::chrono::milliseconds> ParseMillis(const std::string& text) {
-  if (text.size() > 2 && text.ends_with("ms")) {
-    const std::string digits = text.substr(0, text.size() - 2);
-    if (digits.size() <= 9 && core::IsDigits(digits)) {
-      return std::chrono::milliseconds(std::stoll(digits));
-    }
-    return absl::InvalidArgumentError("invalid duration \"" + text + "\"");
-  }
-  absl::StatusOr<std::chrono::seconds> s = core::ParseDuration(text);
-  if (!s.ok()) return s.status();
-  return std::chrono::milliseconds(*s);
-}
-
-// A duration flag that also takes milliseconds ("200ms").
-void MillisFlag(CLI::App& cmd, const std::string& name, std::chrono::milliseconds& value,
-                const std::string& help) {
-  cmd.add_option_function<std::string>(
-         "--" + name,
-         [&value, name](const std::string& text) {
-           absl::StatusOr<std::chrono::milliseconds> d = ParseMillis(text);
-           if (!d.ok()) throw CLI::ValidationError("--" + name, std::string(d.status().message()));
-           value = *d;
-         },
-         help)
-      ->envname(EnvName(name));
-}
-
-absl::Status Invalid(std::string_view setting, std::string_view why) {
-  return absl::InvalidArgumentError(fmt::format("--{}: {}", setting, why));
-}
+using flags::DurationFlag;
+using flags::EnvName;
+using flags::Flag;
+using flags::Invalid;
+using flags::MillisFlag;
 
 void AddForgeFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "webhook-listen", c.webhook_listen,
@@ -91,56 +34,12 @@ void AddForgeFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "forge-api-url", c.forge_api_url,
        "The forge's API base URL (default https://api.github.com; required for gitlab/gitea)");
   Flag(cmd, "forge-token-file", c.forge_token_file, "File holding the forge API token");
-  cmd.add_flag("--forge-allow-insecure-http", c.forge_allow_insecure_http,
-               "Allow an http:// --forge-api-url, the token in clear (tests only)")
-      ->envname(EnvName("forge-allow-insecure-http"));
+  flags::Switch(cmd, "forge-allow-insecure-http", c.forge_allow_insecure_http,
+                "Allow an http:// --forge-api-url, the token in clear (tests only)");
   Flag(cmd, "forge-repository", c.forge_repository,
        "owner/name (GitLab: group/project) on the forge (default: the path of --repo)");
   MillisFlag(cmd, "forge-comment-interval", c.forge_comment_interval,
              "At most one edit of a pull request's comment per this (default 10s)");
-}
-
-void AddInstallerRegistryFlags(CLI::App& cmd, DaemonConfig& c) {
-  Flag(cmd, "installer-registry", c.installer_registry_url,
-       "http(s)://host[:port]/<name> of the installer repository whose release tags are "
-       "listed (OCI distribution API) into the release catalog (default: none)");
-  Flag(cmd, "installer-registry-credentials-file", c.installer_registry_credentials_file,
-       "File holding one line username:password for the registry");
-  Flag(cmd, "installer-registry-ca-file", c.installer_registry_ca_file,
-       "PEM bundle trusted for the registry instead of the system's");
-  cmd.add_flag("--installer-registry-allow-insecure-http", c.installer_registry_allow_insecure_http,
-               "Allow credentials to an http:// --installer-registry (tests only)")
-      ->envname(EnvName("installer-registry-allow-insecure-http"));
-  MillisFlag(cmd, "installer-registry-timeout", c.installer_registry_timeout,
-             "Deadline of one registry request (default 10s)");
-  DurationFlag(cmd, "installer-registry-ttl", c.installer_registry_ttl,
-               "How often the tags are listed again");
-}
-
-absl::Status FinishInstallerRegistryConfig(DaemonConfig& c) {
-  if (c.installer_registry_url.empty()) return absl::OkStatus();
-  auto options = registry::ParseInstallerRegistry(c.installer_registry_url,
-                                                  c.installer_registry_credentials_file,
-                                                  c.installer_registry_ca_file);
-  if (!options.ok()) return Invalid("installer-registry", std::string(options.status().message()));
-  if (!options->username.empty() && options->origin.starts_with("http://") &&
-      !c.installer_registry_allow_insecure_http) {
-    return Invalid("installer-registry-credentials-file",
-                   "refusing to send credentials over plain http:// (use https://, or "
-                   "--installer-registry-allow-insecure-http)");
-  }
-  using std::chrono::milliseconds, std::chrono::minutes, std::chrono::hours;
-  if (c.installer_registry_timeout < milliseconds(100) ||
-      c.installer_registry_timeout > minutes(5)) {
-    return Invalid("installer-registry-timeout", "100ms to 5m");
-  }
-  if (c.installer_registry_ttl < minutes(1) || c.installer_registry_ttl > hours(24 * 7)) {
-    return Invalid("installer-registry-ttl", "1m to 168h");
-  }
-  options->timeout = c.installer_registry_timeout;
-  options->ttl = c.installer_registry_ttl;
-  c.installer_registry = *std::move(options);
-  return absl::OkStatus();
 }
 
 // "owner/name" from a repository URL's path: https://host/owner/name.git, git@host:owner/name.
@@ -231,9 +130,8 @@ void AddGitFlags(CLI::App& cmd, GitFlags& f) {
          },
          "Act only on commits SSH-signed by a key in this allowed-signers file")
       ->envname(EnvName("git-allowed-signers"));
-  cmd.add_flag("--git-allow-insecure-http", remote.auth.allow_insecure_http,
-               "Allow credentials over plain http:// (tests only)")
-      ->envname(EnvName("git-allow-insecure-http"));
+  flags::Switch(cmd, "git-allow-insecure-http", remote.auth.allow_insecure_http,
+                "Allow credentials over plain http:// (tests only)");
   MillisFlag(cmd, "git-timeout", remote.limits.operation_timeout,
              "Deadline of one Git network operation, the first clone included (default 60s)");
   Flag(cmd, "git-max-fetch-bytes", remote.limits.max_fetch_bytes,
@@ -246,103 +144,6 @@ void AddGitFlags(CLI::App& cmd, GitFlags& f) {
        "Profile files per pull request head; more fails its plan status");
   Flag(cmd, "preview-max-bytes", f.git.preview_limits.max_total_bytes,
        "Bytes of profile files per pull request head; more fails its plan status");
-}
-
-void AddLeaderElectionFlags(CLI::App& cmd, DaemonConfig& c) {
-  cmd.add_flag("--leader-elect", c.leader_elect,
-               "Act only while holding a Kubernetes Lease (more than one replica)")
-      ->envname(EnvName("leader-elect"));
-  Flag(cmd, "kubeconfig", c.kubeconfig,
-       "The Kubernetes API of the Leases and upgrade Jobs (default: the in-cluster service "
-       "account)");
-  Flag(cmd, "leader-elect-namespace", c.leader_elect_namespace,
-       "Namespace of the Leases (default: the service account's; \"default\" with --kubeconfig)");
-  Flag(cmd, "leader-elect-name", c.leader_elect_name,
-       "Name of the Lease (<name>-shard-<i> with --shards)");
-  Flag(cmd, "leader-elect-identity", c.leader_elect_identity,
-       "This replica's holder identity (default: $POD_NAME, else the host name)");
-  MillisFlag(cmd, "leader-elect-lease-duration", c.leader_elect_lease_duration,
-             "How long a Lease not renewed stays held (default 15s)");
-  MillisFlag(cmd, "leader-elect-renew-deadline", c.leader_elect_renew_deadline,
-             "How long the holder acts after its last renewal (default 10s)");
-  MillisFlag(cmd, "leader-elect-retry-period", c.leader_elect_retry_period,
-             "Time between two tries to take or renew a Lease (default 2s)");
-  Flag(cmd, "shards", c.shards,
-       "Split the clusters into this many shards, one Lease each (needs --leader-elect)");
-}
-
-void AddKubernetesUpgradeJobFlags(CLI::App& cmd, DaemonConfig& c) {
-  Flag(cmd, "kubernetes-upgrade-job-image", c.kubernetes_upgrade_job_image,
-       "The talos-reconciler image the upgrade Jobs run (needed for --kubernetes-upgrade-mode "
-       "job)");
-  Flag(cmd, "kubernetes-upgrade-job-namespace", c.kubernetes_upgrade_job_namespace,
-       "Namespace of the upgrade Jobs (default: the service account's; \"default\" with "
-       "--kubeconfig)");
-  Flag(cmd, "kubernetes-upgrade-job-secret", c.kubernetes_upgrade_job_secrets,
-       "CREDENTIALS=SECRET: the Secret (key talosconfig) a Job mounts for profiles with "
-       "spec.credentials CREDENTIALS; repeatable")
-      ->delimiter(',');
-  DurationFlag(cmd, "kubernetes-upgrade-job-deadline", c.kubernetes_upgrade_job_deadline,
-               "activeDeadlineSeconds of an upgrade Job");
-}
-
-absl::Status FinishKubernetesUpgradeJob(const DaemonConfig& c) {
-  if (c.kubernetes_upgrade_mode != "job") return absl::OkStatus();
-  if (c.kubernetes_upgrade_job_image.empty()) {
-    return Invalid("kubernetes-upgrade-job-image", "required with --kubernetes-upgrade-mode job");
-  }
-  // A Job mounts one talosconfig per credentials name, the --credentials-dir layout.
-  if (!c.talosconfig.empty()) {
-    return Invalid("talosconfig",
-                   "--kubernetes-upgrade-mode job needs --credentials-dir (a Job mounts one "
-                   "talosconfig Secret per credentials name)");
-  }
-  for (const std::string& entry : c.kubernetes_upgrade_job_secrets) {
-    const size_t eq = entry.find('=');
-    if (eq == 0 || eq == std::string::npos || eq + 1 == entry.size()) {
-      return Invalid("kubernetes-upgrade-job-secret",
-                     fmt::format("\"{}\" is not CREDENTIALS=SECRET", entry));
-    }
-  }
-  if (c.kubernetes_upgrade_job_deadline < std::chrono::minutes(1) ||
-      c.kubernetes_upgrade_job_deadline > std::chrono::hours(24 * 7)) {
-    return Invalid("kubernetes-upgrade-job-deadline", "1m to 168h");
-  }
-  return absl::OkStatus();
-}
-
-// Ranges of the leader election settings; the identity defaults to the pod or host name.
-absl::Status FinishLeaderElection(DaemonConfig& c) {
-  if (c.shards < 1 || c.shards > 1024) return Invalid("shards", "1 to 1024");
-  if (!c.leader_elect) {
-    if (c.shards > 1) return Invalid("shards", "needs --leader-elect");
-    return absl::OkStatus();
-  }
-  if (!core::CheckDns1123Subdomain(c.leader_elect_name).ok() || c.leader_elect_name.size() > 200) {
-    return Invalid("leader-elect-name", "a DNS subdomain name of at most 200 characters");
-  }
-  using std::chrono::milliseconds, std::chrono::minutes;
-  if (c.leader_elect_lease_duration < std::chrono::seconds(1) ||
-      c.leader_elect_lease_duration > minutes(10)) {
-    return Invalid("leader-elect-lease-duration", "1s to 10m");
-  }
-  if (c.leader_elect_retry_period < milliseconds(10) ||
-      c.leader_elect_renew_deadline <= c.leader_elect_retry_period ||
-      c.leader_elect_lease_duration <= c.leader_elect_renew_deadline) {
-    return Invalid("leader-elect-renew-deadline",
-                   "want lease duration > renew deadline > retry period >= 10ms");
-  }
-  if (c.leader_elect_identity.empty()) {
-    if (const char* pod = std::getenv("POD_NAME"); pod != nullptr) c.leader_elect_identity = pod;
-  }
-  if (c.leader_elect_identity.empty()) {
-    char host[256] = {};
-    if (::gethostname(host, sizeof(host) - 1) == 0) c.leader_elect_identity = host;
-  }
-  if (c.leader_elect_identity.empty()) {
-    return Invalid("leader-elect-identity", "give it (no POD_NAME and no host name)");
-  }
-  return absl::OkStatus();
 }
 
 void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
@@ -376,20 +177,22 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "node-name", c.node_name, "The node this process runs on (upgraded last)");
   Flag(cmd, "etcd-snapshots-keep", c.etcd_snapshots_keep,
        "etcd snapshots kept per cluster under <state-dir>/etcd-snapshots; older are deleted");
-  cmd.add_flag("--dry-run", c.dry_run, "Plan and report; never upgrade")
-      ->envname(EnvName("dry-run"));
+  flags::Switch(cmd, "dry-run", c.dry_run, "Plan and report; never upgrade");
   Flag(cmd, "workers", c.workers, "Clusters reconciled at once");
   Flag(cmd, "kubernetes-upgrade-mode", c.kubernetes_upgrade_mode,
        "inprocess: run Kubernetes upgrades as daemon tasks; job: as Kubernetes Jobs; off: "
        "report them Blocked")
       ->check(CLI::IsMember({"inprocess", "job", "off"}));
-  AddKubernetesUpgradeJobFlags(cmd, c);
+  c.upgrade_jobs.AddFlags(cmd);
   Flag(cmd, "log-level", c.log_level, "trace, debug, info, warn or error");
   Flag(cmd, "log-format", c.log_format, "text (key=value lines) or json (one object a line)")
       ->check(CLI::IsMember({"text", "json"}));
   AddForgeFlags(cmd, c);
-  AddLeaderElectionFlags(cmd, c);
-  AddInstallerRegistryFlags(cmd, c);
+  Flag(cmd, "kubeconfig", c.kubeconfig,
+       "The Kubernetes API of the Leases and upgrade Jobs (default: the in-cluster service "
+       "account)");
+  c.leader_election.AddFlags(cmd);
+  c.installer_registry_flags.AddFlags(cmd);
 }
 
 void SettingOrigins::SetFromFile(const std::string& flag, std::string file_line) {
@@ -508,9 +311,18 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
   if (std::find(std::begin(kLevels), std::end(kLevels), c.log_level) == std::end(kLevels)) {
     return Invalid("log-level", "trace, debug, info, warn or error");
   }
-  if (absl::Status s = FinishLeaderElection(c); !s.ok()) return s;
-  if (absl::Status s = FinishKubernetesUpgradeJob(c); !s.ok()) return s;
-  if (absl::Status s = FinishInstallerRegistryConfig(c); !s.ok()) return s;
+  if (absl::Status s = c.leader_election.Finish(); !s.ok()) return s;
+  const bool job_mode = c.kubernetes_upgrade_mode == "job";
+  if (absl::Status s = c.upgrade_jobs.Finish(job_mode); !s.ok()) return s;
+  // A Job mounts one talosconfig per credentials name, the --credentials-dir layout.
+  if (job_mode && !c.talosconfig.empty()) {
+    return Invalid("talosconfig",
+                   "--kubernetes-upgrade-mode job needs --credentials-dir (a Job mounts one "
+                   "talosconfig Secret per credentials name)");
+  }
+  auto registry = c.installer_registry_flags.Finish();
+  if (!registry.ok()) return registry.status();
+  c.installer_registry = *std::move(registry);
   return FinishForgeConfig(c);
 }
 

@@ -19,7 +19,9 @@
 #include "absl/status/status.h"
 #include "gitsource/config.h"
 #include "reconciler/git_flags.h"
-#include "reconciler/registry/installer_tags.h"
+#include "reconciler/k8s_job/job_flags.h"
+#include "reconciler/lease/leader_election_flags.h"
+#include "reconciler/registry/registry_flags.h"
 
 namespace tr::reconciler {
 
@@ -51,10 +53,7 @@ struct DaemonConfig : GitFlags {
   // "inprocess": Kubernetes steps run as supervised tasks of the daemon; "job": as Kubernetes
   // Jobs in the reconciler's namespace (reconciler/k8s_job); "off": reported Blocked.
   std::string kubernetes_upgrade_mode = "inprocess";
-  std::string kubernetes_upgrade_job_image;      // the image the Jobs run; required for "job"
-  std::string kubernetes_upgrade_job_namespace;  // empty: the service account's / "default"
-  std::vector<std::string> kubernetes_upgrade_job_secrets;  // "credentials=secret-name"
-  std::chrono::seconds kubernetes_upgrade_job_deadline{2 * 3600};  // activeDeadlineSeconds
+  k8s_job::JobFlags upgrade_jobs;  // --kubernetes-upgrade-job-*
   int workers = 4;  // clusters reconciled at once
   std::string log_level = "info";
   std::string log_format = "text";    // text (key=value lines) or json (an object a line)
@@ -71,26 +70,15 @@ struct DaemonConfig : GitFlags {
   std::string forge_repository;  // "owner/name"; empty: the path of --repo
   bool forge_allow_insecure_http = false;  // an http:// API URL, the token in clear (tests)
   std::chrono::milliseconds forge_comment_interval{10'000};  // at most one edit per PR per this
-  // Leader election and sharding on Kubernetes Leases (reconciler/lease).
-  bool leader_elect = false;
-  std::filesystem::path kubeconfig;    // the Leases' API server; empty: in-cluster account
-  std::string leader_elect_namespace;  // empty: the kubeconfig's or service account's
-  std::string leader_elect_name = "talos-reconciler";
-  std::string leader_elect_identity;  // empty: $POD_NAME, else the host name
-  std::chrono::milliseconds leader_elect_lease_duration{15'000};
-  std::chrono::milliseconds leader_elect_renew_deadline{10'000};
-  std::chrono::milliseconds leader_elect_retry_period{2'000};
-  int shards = 1;
-  // The installer repository whose release tags join the release catalog (reconciler/registry):
-  // http(s)://host[:port]/<name>; empty: none. FinishDaemonConfig parses it into
-  // `installer_registry`.
-  std::string installer_registry_url;
-  std::filesystem::path installer_registry_credentials_file;  // one line username:password
-  std::filesystem::path installer_registry_ca_file;
-  bool installer_registry_allow_insecure_http = false;  // credentials to an http:// registry
-  std::chrono::milliseconds installer_registry_timeout{10'000};
-  std::chrono::seconds installer_registry_ttl{3600};
+  // The Kubernetes API of the Leases and the upgrade Jobs; empty: the in-cluster account.
+  std::filesystem::path kubeconfig;
+  lease::LeaderElectionFlags leader_election;  // --leader-elect, --leader-elect-*, --shards
+  // The installer repository whose release tags join the release catalog (reconciler/registry);
+  // FinishDaemonConfig makes `installer_registry` of it (nullopt: none).
+  registry::InstallerRegistryFlags installer_registry_flags;
   std::optional<registry::InstallerRegistryOptions> installer_registry;
+
+  int shards() const { return leader_election.shards; }
 };
 
 // Registers every setting on `cmd` as a flag with its environment variable, and `--config`.

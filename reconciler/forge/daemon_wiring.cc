@@ -58,7 +58,7 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
                              config.node_name,
                              StatusUrl(config),
                              config.kubernetes_upgrade_mode == "inprocess",
-                             config.shards > 1 ? config.shards : 0,
+                             config.shards() > 1 ? config.shards() : 0,
                              std::move(reports),
                              elected ? &branch : nullptr});
   reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);

@@ -29,22 +29,22 @@ class OwningJobRunner final : public k8s_upgrade::KubernetesUpgradeRunner {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner>> OpenJobUpgrades(
-    const DaemonConfig& config, Env& env,
+    const JobFlags& flags, const std::filesystem::path& kubeconfig,
+    std::chrono::milliseconds poll_interval, Env& env,
     std::function<absl::Status(const std::string& cluster)> may_change) {
   kube::HttpKubeClientOptions http;
   http.connect_timeout = std::chrono::seconds(5);
   http.request_timeout = std::chrono::seconds(10);
   absl::StatusOr<lease::LeaseEndpoint> endpoint =
-      lease::OpenLeaseEndpoint(config.kubeconfig, http, env);
+      lease::OpenLeaseEndpoint(kubeconfig, http, env);
   if (!endpoint.ok()) return endpoint.status();
   JobRunnerOptions options;
-  options.job.namespace_name = config.kubernetes_upgrade_job_namespace.empty()
-                                   ? endpoint->namespace_name
-                                   : config.kubernetes_upgrade_job_namespace;
-  options.job.image = config.kubernetes_upgrade_job_image;
-  options.job.active_deadline = config.kubernetes_upgrade_job_deadline;
-  options.job.poll_interval = std::min(config.node_poll_interval, std::chrono::milliseconds(1000));
-  for (const std::string& entry : config.kubernetes_upgrade_job_secrets) {
+  options.job.namespace_name =
+      flags.namespace_name.empty() ? endpoint->namespace_name : flags.namespace_name;
+  options.job.image = flags.image;
+  options.job.active_deadline = flags.deadline;
+  options.job.poll_interval = std::min(poll_interval, std::chrono::milliseconds(1000));
+  for (const std::string& entry : flags.secrets) {
     const size_t eq = entry.find('=');
     options.secrets[entry.substr(0, eq)] = entry.substr(eq + 1);
   }

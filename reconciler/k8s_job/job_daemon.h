@@ -5,21 +5,26 @@
 // Thread-safety: the runner returned is thread-safe.
 #pragma once
 
+#include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "gitsource/env.h"
-#include "reconciler/daemon_config.h"
+#include "reconciler/k8s_job/job_flags.h"
 #include "reconciler/k8s_upgrade/upgrade_runner.h"
 
 namespace tr::reconciler::k8s_job {
 
-// InvalidArgument for unusable Kubernetes credentials (see lease/lease_endpoint.h).
-// `may_change` is the fence (empty without leader election).
+// The Jobs of `flags` on the Kubernetes API of `kubeconfig` (empty: the in-cluster service
+// account), looked at every `poll_interval` (at most 1 s). InvalidArgument for unusable
+// Kubernetes credentials (see lease/lease_endpoint.h). `may_change` is the fence (empty
+// without leader election).
 absl::StatusOr<std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner>> OpenJobUpgrades(
-    const DaemonConfig& config, Env& env,
+    const JobFlags& flags, const std::filesystem::path& kubeconfig,
+    std::chrono::milliseconds poll_interval, Env& env,
     std::function<absl::Status(const std::string& cluster)> may_change);
 
 }  // namespace tr::reconciler::k8s_job

@@ -5,25 +5,24 @@
 
 namespace tr::reconciler::lease {
 
-absl::StatusOr<std::unique_ptr<Election>> Election::Open(const DaemonConfig& config, Env& env) {
-  if (!config.leader_elect) return nullptr;
+absl::StatusOr<std::unique_ptr<Election>> Election::Open(const LeaderElectionFlags& flags,
+                                                        const std::filesystem::path& kubeconfig,
+                                                        Env& env) {
+  if (!flags.enabled) return nullptr;
   ShardElectorOptions options;
-  options.lease_name = config.leader_elect_name;
-  options.identity = config.leader_elect_identity;
-  options.shards = config.shards;
-  options.timings = {config.leader_elect_lease_duration, config.leader_elect_renew_deadline,
-                     config.leader_elect_retry_period};
+  options.lease_name = flags.name;
+  options.identity = flags.identity;
+  options.shards = flags.shards;
+  options.timings = {flags.lease_duration, flags.renew_deadline, flags.retry_period};
   if (absl::Status s = ValidateTimings(options.timings); !s.ok()) return s;
   // No shutdown token: the Leases are given back after the shutdown began. Every call ends
   // within the renew deadline.
   kube::HttpKubeClientOptions http;
   http.connect_timeout = std::min(std::chrono::milliseconds(5000), options.timings.renew_deadline);
   http.request_timeout = options.timings.renew_deadline;
-  absl::StatusOr<LeaseEndpoint> endpoint = OpenLeaseEndpoint(config.kubeconfig, http, env);
+  absl::StatusOr<LeaseEndpoint> endpoint = OpenLeaseEndpoint(kubeconfig, http, env);
   if (!endpoint.ok()) return endpoint.status();
-  if (!config.leader_elect_namespace.empty()) {
-    endpoint->namespace_name = config.leader_elect_namespace;
-  }
+  if (!flags.namespace_name.empty()) endpoint->namespace_name = flags.namespace_name;
   return std::unique_ptr<Election>(new Election(*std::move(endpoint), options, env));
 }
 

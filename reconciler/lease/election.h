@@ -5,6 +5,7 @@
 // Thread-safety: Start and Stop from the daemon's thread; the rest from any thread.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <stop_token>
@@ -12,7 +13,7 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "reconciler/daemon_config.h"
+#include "reconciler/lease/leader_election_flags.h"
 #include "reconciler/lease/lease_endpoint.h"
 #include "reconciler/lease/shard_elector.h"
 
@@ -20,9 +21,12 @@ namespace tr::reconciler::lease {
 
 class Election {
  public:
-  // The Lease client and elector of `config` (nullptr when --leader-elect is off).
-  // InvalidArgument for unusable Kubernetes credentials.
-  static absl::StatusOr<std::unique_ptr<Election>> Open(const DaemonConfig& config, Env& env);
+  // The Lease client and elector of `flags` (nullptr when --leader-elect is off), on the
+  // Kubernetes API of `kubeconfig` (empty: the in-cluster service account). InvalidArgument
+  // for unusable Kubernetes credentials.
+  static absl::StatusOr<std::unique_ptr<Election>> Open(const LeaderElectionFlags& flags,
+                                                        const std::filesystem::path& kubeconfig,
+                                                        Env& env);
   ~Election() { Stop(); }
   Election(const Election&) = delete;
   Election& operator=(const Election&) = delete;

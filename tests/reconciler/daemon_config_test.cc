@@ -359,13 +359,13 @@ TEST_F(DaemonConfigTest, LeaderElectionFlagsHaveRangesAndAnIdentity) {
                              "--leader-elect-retry-period", "250ms"});
     ASSERT_EQ(Parse(args, config), "");
     ASSERT_TRUE(FinishDaemonConfig(config).ok());
-    EXPECT_TRUE(config.leader_elect);
-    EXPECT_EQ(config.shards, 4);
-    EXPECT_EQ(config.leader_elect_identity, "pod-a");
-    EXPECT_EQ(config.leader_elect_name, "talos-reconciler");
-    EXPECT_EQ(config.leader_elect_lease_duration, std::chrono::seconds(15));
-    EXPECT_EQ(config.leader_elect_renew_deadline, std::chrono::seconds(10));
-    EXPECT_EQ(config.leader_elect_retry_period, std::chrono::milliseconds(250));
+    EXPECT_TRUE(config.leader_election.enabled);
+    EXPECT_EQ(config.shards(), 4);
+    EXPECT_EQ(config.leader_election.identity, "pod-a");
+    EXPECT_EQ(config.leader_election.name, "talos-reconciler");
+    EXPECT_EQ(config.leader_election.lease_duration, std::chrono::seconds(15));
+    EXPECT_EQ(config.leader_election.renew_deadline, std::chrono::seconds(10));
+    EXPECT_EQ(config.leader_election.retry_period, std::chrono::milliseconds(250));
   }
   {
     // No identity given: POD_NAME, as the chart sets it from the downward API.
@@ -375,7 +375,7 @@ TEST_F(DaemonConfigTest, LeaderElectionFlagsHaveRangesAndAnIdentity) {
     args.push_back("--leader-elect");
     ASSERT_EQ(Parse(args, config), "");
     ASSERT_TRUE(FinishDaemonConfig(config).ok());
-    EXPECT_EQ(config.leader_elect_identity, "talos-reconciler-7d9f-abcde");
+    EXPECT_EQ(config.leader_election.identity, "talos-reconciler-7d9f-abcde");
     ::unsetenv("POD_NAME");
   }
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
@@ -412,7 +412,7 @@ TEST_F(DaemonConfigTest, KubernetesUpgradeJobModeNeedsAnImageAndACredentialsDire
     ASSERT_EQ(Parse(args, config), "");
     const absl::Status s = FinishDaemonConfig(config);
     ASSERT_TRUE(s.ok()) << s;
-    EXPECT_EQ(config.kubernetes_upgrade_job_image, "example/tr:1");
+    EXPECT_EQ(config.upgrade_jobs.image, "example/tr:1");
   }
   std::vector<std::string> one_file = {"--repo", "file:///r.git", "--state-dir",
                                        (dir_ / "state").string(), "--talosconfig",

@@ -1,0 +1,66 @@
+#include "reconciler/flags.h"
+
+#include <cctype>
+
+#include "core/duration.h"
+#include "core/text.h"
+#include "fmt/format.h"
+
+namespace tr::reconciler::flags {
+
+std::string EnvName(std::string_view flag) {
+  std::string env = "TALOS_RECONCILER_";
+  for (char c : flag) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  return env;
+}
+
+CLI::Option* Switch(CLI::App& cmd, const std::string& name, bool& value, const std::string& help) {
+  return cmd.add_flag("--" + name, value, help)->envname(EnvName(name));
+}
+
+CLI::Option* DurationFlag(CLI::App& cmd, const std::string& name, std::chrono::seconds& value,
+                          const std::string& help) {
+  return cmd
+      .add_option_function<std::string>(
+          "--" + name,
+          [&value, name](const std::string& text) {
+            absl::StatusOr<std::chrono::seconds> d = core::ParseDuration(text);
+            if (!d.ok()) throw CLI::ValidationError("--" + name, std::string(d.status().message()));
+            value = *d;
+          },
+          help + " (default " + core::FormatDuration(value) + ")")
+      ->envname(EnvName(name));
+}
+
+absl::StatusOr<std::chrono::milliseconds> ParseMillis(const std::string& text) {
+  if (text.size() > 2 && text.ends_with("ms")) {
+    const std::string digits = text.substr(0, text.size() - 2);
+    if (digits.size() <= 9 && core::IsDigits(digits)) {
+      return std::chrono::milliseconds(std::stoll(digits));
+    }
+    return absl::InvalidArgumentError("invalid duration \"" + text + "\"");
+  }
+  absl::StatusOr<std::chrono::seconds> s = core::ParseDuration(text);
+  if (!s.ok()) return s.status();
+  return std::chrono::milliseconds(*s);
+}
+
+CLI::Option* MillisFlag(CLI::App& cmd, const std::string& name, std::chrono::milliseconds& value,
+                        const std::string& help) {
+  return cmd
+      .add_option_function<std::string>(
+          "--" + name,
+          [&value, name](const std::string& text) {
+            absl::StatusOr<std::chrono::milliseconds> d = ParseMillis(text);
+            if (!d.ok()) throw CLI::ValidationError("--" + name, std::string(d.status().message()));
+            value = *d;
+          },
+          help)
+      ->envname(EnvName(name));
+}
+
+absl::Status Invalid(std::string_view setting, std::string_view why) {
+  return absl::InvalidArgumentError(fmt::format("--{}: {}", setting, why));
+}
+
+}  // namespace tr::reconciler::flags
