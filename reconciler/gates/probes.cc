@@ -8,6 +8,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/capped_request.h"
+#include "reconciler/json_fields.h"
 
 namespace tr::reconciler::gates {
 namespace {
@@ -65,15 +66,15 @@ std::string RequestError(const httplib::Result& res, httplib::Client& client) {
 
 // The single number of a Prometheus `data` object, or why there is none.
 std::variant<double, std::string> SingleValue(const json& data) {
-  const std::string type = data.value("resultType", "");
-  const json result = data.value("result", json());
+  const std::string type = json_fields::Text(data, "resultType");
+  const json& result = json_fields::Field(data, "result");
   json sample;
   if (type == "scalar") {
     sample = result;
   } else if (type == "vector" && result.is_array()) {
     if (result.empty()) return std::string("no result");
     if (result.size() > 1) return fmt::format("{} series, expected one", result.size());
-    sample = result[0].value("value", json());
+    sample = json_fields::Field(result[0], "value");
   } else {
     return fmt::format("result type \"{}\", expected a scalar or a vector", Excerpt(type));
   }
@@ -125,24 +126,30 @@ ProbeAnswer ProbePrometheus(const core::HealthCheck& check) {
   }
   httplib::Result& res = answer.result;
   if (!res) return {false, RequestError(res, *client)};
-  const json body = json::parse(res->body, nullptr, false);
+  return PrometheusVerdict(res->status, res->body, check.max_value);
+}
+
+ProbeAnswer PrometheusVerdict(int http_status, const std::string& body_text,
+                              std::optional<double> max_value) {
+  const json body = json::parse(body_text, nullptr, false);
   if (!body.is_object()) {
-    return {false, fmt::format("HTTP {}: not a Prometheus API answer: {}", res->status,
-                               Excerpt(res->body))};
+    return {false, fmt::format("HTTP {}: not a Prometheus API answer: {}", http_status,
+                               Excerpt(body_text))};
   }
-  if (body.value("status", "") != "success") {
-    return {false, fmt::format("query error ({}): {}", Excerpt(body.value("errorType", "")),
-                               Excerpt(body.value("error", "")))};
+  if (json_fields::Text(body, "status") != "success") {
+    return {false,
+            fmt::format("query error ({}): {}", Excerpt(json_fields::Text(body, "errorType")),
+                        Excerpt(json_fields::Text(body, "error")))};
   }
-  const auto value = SingleValue(body.value("data", json::object()));
+  const auto value = SingleValue(json_fields::Field(body, "data"));
   if (const std::string* why = std::get_if<std::string>(&value)) return {false, *why};
   const double v = std::get<double>(value);
   if (std::isnan(v)) return {false, "value is NaN"};
-  if (check.max_value && !(v <= *check.max_value)) {
-    return {false, fmt::format("value {} > max {}", v, *check.max_value)};
+  if (max_value && !(v <= *max_value)) {
+    return {false, fmt::format("value {} > max {}", v, *max_value)};
   }
-  return {true, check.max_value ? fmt::format("value {} <= max {}", v, *check.max_value)
-                                : fmt::format("value {}", v)};
+  return {true, max_value ? fmt::format("value {} <= max {}", v, *max_value)
+                          : fmt::format("value {}", v)};
 }
 
 ProbeAnswer ProbeKubernetes(const core::HealthCheck& check, kube::KubeClient& kube) {

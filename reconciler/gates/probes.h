@@ -19,6 +19,7 @@
 // Thread-safe: probes share no state.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/profile.h"
@@ -33,6 +34,11 @@ struct ProbeAnswer {
 
 ProbeAnswer ProbeHttp(const core::HealthCheck& check);
 ProbeAnswer ProbePrometheus(const core::HealthCheck& check);
+// The verdict on one Prometheus query answer (`http_status`, `body`): healthy when it is a
+// success holding one number, at most `max_value` when given. Any other shape is unhealthy
+// with the reason, never an exception.
+ProbeAnswer PrometheusVerdict(int http_status, const std::string& body,
+                              std::optional<double> max_value);
 
 ProbeAnswer ProbeKubernetes(const core::HealthCheck& check, kube::KubeClient& kube);
 

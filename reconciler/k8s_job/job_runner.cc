@@ -1,7 +1,10 @@
 #include "reconciler/k8s_job/job_runner.h"
 
+#include <optional>
+
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/json_fields.h"
 #include "reconciler/logging.h"
 
 namespace tr::reconciler::k8s_job {
@@ -26,11 +29,23 @@ UpgradeTaskStatus Failed(const core::Version& target, std::string component, abs
 }
 
 bool Finished(const json& job) {
-  for (const json& c : job.value("status", json::object()).value("conditions", json::array())) {
-    const std::string type = c.value("type", "");
-    if ((type == "Complete" || type == "Failed") && c.value("status", "") == "True") return true;
+  for (const json& c : json_fields::List(json_fields::Field(job, "status"), "conditions")) {
+    const std::string type = json_fields::Text(c, "type");
+    if ((type == "Complete" || type == "Failed") && json_fields::Text(c, "status") == "True") {
+      return true;
+    }
   }
   return false;
+}
+
+// The name of a Job of `list_json` (a JobList) that has not finished; nullopt when none.
+std::optional<std::string> UnfinishedJob(const std::string& list_json) {
+  for (const json& job : json_fields::List(json::parse(list_json, nullptr, false), "items")) {
+    if (Finished(job)) continue;
+    const std::string name = json_fields::Text(json_fields::Field(job, "metadata"), "name");
+    return name.empty() ? "?" : name;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -55,12 +70,10 @@ UpgradeTaskStatus JobUpgradeRunner::Ensure(const core::ClusterProfile& profile,
     absl::StatusOr<std::string> others = kube_.GetObject(
         JobPath("") + "?labelSelector=" + kClusterLabel + "%3D" + ClusterLabelValue(profile.name));
     if (!others.ok()) return Failed(target, "Job " + name, others.status());
-    for (const json& other : json::parse(*others, nullptr, false).value("items", json::array())) {
-      if (Finished(other)) continue;
+    if (std::optional<std::string> other = UnfinishedJob(*others)) {
       UpgradeTaskStatus waiting;
       waiting.target = target.ToString();
-      waiting.progress = fmt::format("waiting for Job {} to finish",
-                                     other["metadata"].value("name", std::string("?")));
+      waiting.progress = fmt::format("waiting for Job {} to finish", *other);
       return waiting;
     }
     job = Create(profile, target, matrix);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/json_fields.h"
 #include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
 
 namespace tr::reconciler::k8s_job {
@@ -187,18 +189,31 @@ struct LastPod {
   std::string finished_at;
 };
 
+// An integer field of an answer, clamped to what an int holds.
+int SmallInteger(const json& object, const char* key) {
+  return static_cast<int>(std::clamp<int64_t>(json_fields::Integer(object, key, 0),
+                                              std::numeric_limits<int>::min(),
+                                              std::numeric_limits<int>::max()));
+}
+
+// The upgrade-k8s container statuses of `pod`.
+std::vector<const json*> UpgradeContainers(const json& pod) {
+  std::vector<const json*> containers;
+  for (const json& c : json_fields::List(json_fields::Field(pod, "status"), "containerStatuses")) {
+    if (json_fields::Text(c, "name") == kContainerName) containers.push_back(&c);
+  }
+  return containers;
+}
+
 LastPod LastTerminated(const json& pods) {
   LastPod last;
-  for (const json& pod : pods.value("items", json::array())) {
-    const json status = pod.value("status", json::object());
-    for (const json& c : status.value("containerStatuses", json::array())) {
-      if (c.value("name", "") != kContainerName) continue;
-      const json state = c.value("state", json::object());
-      if (!state.contains("terminated")) continue;
-      const json& t = state["terminated"];
-      const std::string at = t.value("finishedAt", "");
+  for (const json& pod : json_fields::List(pods, "items")) {
+    for (const json* c : UpgradeContainers(pod)) {
+      const json& t = json_fields::Field(json_fields::Field(*c, "state"), "terminated");
+      if (!t.is_object()) continue;
+      const std::string at = json_fields::Text(t, "finishedAt");
       if (last.terminated && at < last.finished_at) continue;
-      last = {true, t.value("exitCode", 0), t.value("message", ""), at};
+      last = {true, SmallInteger(t, "exitCode"), json_fields::Text(t, "message"), at};
     }
   }
   return last;
@@ -206,13 +221,13 @@ LastPod LastTerminated(const json& pods) {
 
 // The pod whose upgrade-k8s container has not terminated (not being deleted); "" if none.
 std::string RunningPod(const json& pods) {
-  for (const json& pod : pods.value("items", json::array())) {
-    const json meta = pod.value("metadata", json::object());
-    if (meta.contains("deletionTimestamp")) continue;
-    for (const json& c : pod.value("status", json::object()).value("containerStatuses",
-                                                                   json::array())) {
-      if (c.value("name", "") != kContainerName) continue;
-      if (c.value("state", json::object()).contains("running")) return meta.value("name", "");
+  for (const json& pod : json_fields::List(pods, "items")) {
+    const json& meta = json_fields::Field(pod, "metadata");
+    if (!json_fields::Field(meta, "deletionTimestamp").is_null()) continue;
+    for (const json* c : UpgradeContainers(pod)) {
+      if (!json_fields::Field(json_fields::Field(*c, "state"), "running").is_null()) {
+        return json_fields::Text(meta, "name");
+      }
     }
   }
   return "";
@@ -312,29 +327,30 @@ absl::StatusOr<JobReading> ReadUpgradeJob(const std::string& job_json,
     return absl::InternalError("the Kubernetes API answered something that is not JSON");
   }
   JobReading r;
-  const json meta = job.value("metadata", json::object());
-  r.task.target = meta.value("labels", json::object()).value(kTargetLabel, "");
-  r.deleting = meta.contains("deletionTimestamp");
-  const json status = job.value("status", json::object());
+  const json& meta = json_fields::Field(job, "metadata");
+  r.task.target = json_fields::Text(json_fields::Field(meta, "labels"), kTargetLabel);
+  r.deleting = !json_fields::Field(meta, "deletionTimestamp").is_null();
+  const json& status = json_fields::Field(job, "status");
   std::string failed_reason, failed_message;
   bool complete = false, failed = false;
-  for (const json& c : status.value("conditions", json::array())) {
-    if (c.value("status", "") != "True") continue;
-    if (c.value("type", "") == "Complete") complete = true;
-    if (c.value("type", "") == "Failed") {
+  for (const json& c : json_fields::List(status, "conditions")) {
+    if (json_fields::Text(c, "status") != "True") continue;
+    const std::string type = json_fields::Text(c, "type");
+    if (type == "Complete") complete = true;
+    if (type == "Failed") {
       failed = true;
-      failed_reason = c.value("reason", "");
-      failed_message = c.value("message", "");
+      failed_reason = json_fields::Text(c, "reason");
+      failed_message = json_fields::Text(c, "message");
     }
   }
   const LastPod last = LastTerminated(pods);
-  const std::string name = meta.value("name", "");
+  const std::string name = json_fields::Text(meta, "name");
   if (complete) {
     r.task.state = UpgradeTaskStatus::State::kSucceeded;
     return r;
   }
   if (!failed) {
-    const int attempt = status.value("failed", 0) + 1;
+    const int64_t attempt = std::max(SmallInteger(status, "failed"), 0) + int64_t{1};
     r.task.progress = fmt::format("Job {} running, attempt {}", name, attempt);
     r.running_pod = RunningPod(pods);
     if (last.terminated && !last.message.empty()) {

@@ -17,6 +17,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/capped_request.h"
+#include "reconciler/kube/kube_json.h"
 
 namespace tr::reconciler::kube {
 namespace {
@@ -60,12 +61,9 @@ absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
         fmt::format("kubernetes {}: {}{}", what, httplib::to_string(res.error()), hint));
   }
   if (res->status >= 200 && res->status < 300) return absl::OkStatus();
-  std::string message = res->body.substr(0, 300);
-  std::string reason;
-  if (json body = json::parse(res->body, nullptr, false); body.is_object()) {
-    message = body.value("message", message);
-    reason = body.value("reason", "");
-  }
+  const ApiError error = ApiErrorFromBody(res->body);
+  const std::string message = error.message.empty() ? res->body.substr(0, 300) : error.message;
+  const std::string& reason = error.reason;
   const std::string text = fmt::format("kubernetes {}: HTTP {}: {}", what, res->status, message);
   switch (res->status) {
     case 401:
@@ -86,73 +84,6 @@ absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
     default:
       return absl::InternalError(text);
   }
-}
-
-KubeNode NodeFromJson(const json& item) {
-  KubeNode n;
-  n.name = item["metadata"].value("name", "");
-  n.unschedulable = item.value("spec", json::object()).value("unschedulable", false);
-  const json status = item.value("status", json::object());
-  for (const json& c : status.value("conditions", json::array())) {
-    if (c.value("type", "") == "Ready") n.ready = c.value("status", "") == "True";
-  }
-  for (const json& a : status.value("addresses", json::array())) {
-    n.addresses.push_back(a.value("address", ""));
-  }
-  n.kubelet_version = status.value("nodeInfo", json::object()).value("kubeletVersion", "");
-  return n;
-}
-
-KubePod PodFromJson(const json& item) {
-  KubePod p;
-  const json meta = item.value("metadata", json::object());
-  p.namespace_name = meta.value("namespace", "");
-  p.name = meta.value("name", "");
-  p.node = item.value("spec", json::object()).value("nodeName", "");
-  for (const json& owner : meta.value("ownerReferences", json::array())) {
-    if (owner.value("controller", false)) p.owner_kind = owner.value("kind", "");
-  }
-  p.mirror = meta.value("annotations", json::object()).contains("kubernetes.io/config.mirror");
-  const std::string phase = item.value("status", json::object()).value("phase", "");
-  p.terminal = phase == "Succeeded" || phase == "Failed";
-  return p;
-}
-
-KubePodDetail PodDetailFromJson(const json& item) {
-  KubePodDetail d{PodFromJson(item), "", "", false, ""};
-  const json status = item.value("status", json::object());
-  d.host_ip = status.value("hostIP", "");
-  for (const json& c : status.value("conditions", json::array())) {
-    if (c.value("type", "") == "Ready") d.ready = c.value("status", "") == "True";
-  }
-  const json containers = item.value("spec", json::object()).value("containers", json::array());
-  if (!containers.empty()) d.image = containers[0].value("image", "");
-  d.config_version = item.value("metadata", json::object())
-                         .value("annotations", json::object())
-                         .value("talos.dev/config-version", "");
-  return d;
-}
-
-// A Deployment, StatefulSet or DaemonSet's rollout counters.
-core::WorkloadStatus WorkloadFromJson(const std::string& kind, const json& item) {
-  core::WorkloadStatus w;
-  const json meta = item.value("metadata", json::object());
-  const json spec = item.value("spec", json::object());
-  const json status = item.value("status", json::object());
-  w.kind = kind;
-  w.namespace_name = meta.value("namespace", "");
-  w.name = meta.value("name", "");
-  w.generation = meta.value("generation", int64_t{0});
-  w.observed_generation = status.value("observedGeneration", int64_t{0});
-  const bool daemon_set = kind == "DaemonSet";
-  w.desired = daemon_set ? status.value("desiredNumberScheduled", int64_t{0})
-                         : spec.value("replicas", int64_t{1});
-  w.current = status.value(daemon_set ? "currentNumberScheduled" : "replicas", int64_t{0});
-  w.updated =
-      status.value(daemon_set ? "updatedNumberScheduled" : "updatedReplicas", int64_t{0});
-  w.ready = status.value(daemon_set ? "numberReady" : "readyReplicas", int64_t{0});
-  w.available = status.value(daemon_set ? "numberAvailable" : "availableReplicas", int64_t{0});
-  return w;
 }
 
 // Ends a client's calls when the process shuts down. httplib's stop() shuts the socket of a
@@ -226,10 +157,7 @@ class HttpKubeClient final : public KubeClient {
   absl::StatusOr<std::vector<KubeNode>> ListNodes() override {
     absl::StatusOr<json> body = Get("/api/v1/nodes", "list nodes");
     if (!body.ok()) return body.status();
-    std::vector<KubeNode> nodes;
-    for (const json& item : body->value("items", json::array()))
-      nodes.push_back(NodeFromJson(item));
-    return nodes;
+    return NodesFromList(*body);
   }
 
   absl::Status SetUnschedulable(const std::string& node, bool unschedulable) override {
@@ -243,9 +171,7 @@ class HttpKubeClient final : public KubeClient {
     absl::StatusOr<json> body =
         Get("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node, "list pods on " + node);
     if (!body.ok()) return body.status();
-    std::vector<KubePod> pods;
-    for (const json& item : body->value("items", json::array())) pods.push_back(PodFromJson(item));
-    return pods;
+    return PodsFromList(*body);
   }
 
   absl::Status EvictPod(const std::string& ns, const std::string& name) override {
@@ -266,17 +192,13 @@ class HttpKubeClient final : public KubeClient {
         Get(fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", ns, selector),
             fmt::format("list pods {} in {}", label_selector, ns));
     if (!body.ok()) return body.status();
-    std::vector<KubePodDetail> pods;
-    for (const json& item : body->value("items", json::array())) {
-      pods.push_back(PodDetailFromJson(item));
-    }
-    return pods;
+    return PodDetailsFromList(*body);
   }
 
   absl::StatusOr<int> CountObjects(const std::string& list_path) override {
     absl::StatusOr<json> body = Get(list_path, "list " + list_path);
     if (!body.ok()) return body.status();
-    return static_cast<int>(body->value("items", json::array()).size());
+    return static_cast<int>(ItemCount(*body));
   }
 
   absl::StatusOr<std::string> GetObject(const std::string& path) override {
@@ -313,11 +235,7 @@ class HttpKubeClient final : public KubeClient {
     if (!selector.empty()) path += "?labelSelector=" + httplib::detail::encode_query_param(selector);
     absl::StatusOr<json> body = Get(path, fmt::format("list {} in {}", plural, ns));
     if (!body.ok()) return body.status();
-    std::vector<core::WorkloadStatus> out;
-    for (const json& item : body->value("items", json::array())) {
-      out.push_back(WorkloadFromJson(kind, item));
-    }
-    return out;
+    return WorkloadsFromList(kind, *body);
   }
 
   absl::StatusOr<std::string> CreateObject(const std::string& path,

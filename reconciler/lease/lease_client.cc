@@ -4,11 +4,14 @@
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/json_fields.h"
 
 namespace tr::reconciler::lease {
 namespace {
 
 using nlohmann::json;
+
+constexpr int64_t kMaxLeaseSeconds = 366 * 24 * 3600;
 
 json ToJson(const std::string& name, const LeaseRecord& r) {
   json spec = {{"holderIdentity", r.holder},
@@ -30,8 +33,8 @@ absl::StatusOr<LeaseRecord> FromObject(const json& obj, const std::string& what)
     return absl::InternalError(fmt::format("lease {}: the answer is not a Lease", what));
   }
   LeaseRecord r;
-  r.resource_version = obj["metadata"].value("resourceVersion", "");
-  const json labels = obj["metadata"].value("labels", json::object());
+  r.resource_version = json_fields::Text(obj["metadata"], "resourceVersion");
+  const json& labels = json_fields::Field(obj["metadata"], "labels");
   if (labels.is_object()) {
     for (const auto& [key, value] : labels.items()) {
       if (value.is_string()) r.labels[key] = value.get<std::string>();
@@ -41,8 +44,13 @@ absl::StatusOr<LeaseRecord> FromObject(const json& obj, const std::string& what)
   if (!spec.is_object()) return absl::InternalError(fmt::format("lease {}: bad spec", what));
   const json holder = spec.value("holderIdentity", json());
   r.holder = holder.is_string() ? holder.get<std::string>() : "";
-  const json duration = spec.value("leaseDurationSeconds", json());
-  if (duration.is_number_integer()) r.duration = std::chrono::seconds(duration.get<int64_t>());
+  const int64_t duration = json_fields::Integer(spec, "leaseDurationSeconds", r.duration.count());
+  // A longer lease would overflow the clock when added to a time; a real one is seconds.
+  if (duration < 0 || duration > kMaxLeaseSeconds) {
+    return absl::InternalError(fmt::format("lease {}: leaseDurationSeconds {} is outside 0..{}",
+                                           what, duration, kMaxLeaseSeconds));
+  }
+  r.duration = std::chrono::seconds(duration);
   const json transitions = spec.value("leaseTransitions", json());
   if (transitions.is_number_integer()) r.transitions = transitions.get<int>();
   for (auto [field, slot] :
@@ -58,11 +66,11 @@ absl::StatusOr<LeaseRecord> FromObject(const json& obj, const std::string& what)
   return r;
 }
 
-absl::StatusOr<LeaseRecord> FromJson(const std::string& text, const std::string& what) {
+}  // namespace
+
+absl::StatusOr<LeaseRecord> ParseLease(std::string_view text, const std::string& what) {
   return FromObject(json::parse(text, nullptr, false), what);
 }
-
-}  // namespace
 
 bool LeaseRecord::SameSpec(const LeaseRecord& o) const {
   return holder == o.holder && duration == o.duration && acquire_time == o.acquire_time &&
@@ -102,7 +110,7 @@ absl::StatusOr<std::optional<LeaseRecord>> LeaseClient::Get(const std::string& n
   absl::StatusOr<std::string> text = kube_.GetObject(Path(name));
   if (absl::IsNotFound(text.status())) return std::nullopt;
   if (!text.ok()) return text.status();
-  absl::StatusOr<LeaseRecord> record = FromJson(*text, name);
+  absl::StatusOr<LeaseRecord> record = ParseLease(*text, name);
   if (!record.ok()) return record.status();
   return *record;
 }
@@ -113,14 +121,14 @@ absl::StatusOr<LeaseRecord> LeaseClient::Create(const std::string& name,
   fresh.resource_version.clear();
   absl::StatusOr<std::string> text = kube_.CreateObject(Path(""), ToJson(name, fresh).dump());
   if (!text.ok()) return text.status();
-  return FromJson(*text, name);
+  return ParseLease(*text, name);
 }
 
 absl::StatusOr<LeaseRecord> LeaseClient::Update(const std::string& name,
                                                 const LeaseRecord& record) {
   absl::StatusOr<std::string> text = kube_.ReplaceObject(Path(name), ToJson(name, record).dump());
   if (!text.ok()) return text.status();
-  return FromJson(*text, name);
+  return ParseLease(*text, name);
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, LeaseRecord>>> LeaseClient::List(
@@ -136,7 +144,7 @@ absl::StatusOr<std::vector<std::pair<std::string, LeaseRecord>>> LeaseClient::Li
   for (const json& item : list["items"]) {
     absl::StatusOr<LeaseRecord> record = FromObject(item, "list");
     if (!record.ok()) return record.status();
-    leases.emplace_back(item["metadata"].value("name", ""), *std::move(record));
+    leases.emplace_back(json_fields::Text(item["metadata"], "name"), *std::move(record));
   }
   return leases;
 }

@@ -43,6 +43,11 @@ struct LeaseRecord {
 std::string FormatMicroTime(TimePoint t);
 absl::StatusOr<TimePoint> ParseMicroTime(const std::string& text);
 
+// A Lease object as the API answers it. Internal (naming `what`) when it is not a Lease: not
+// an object, no metadata or spec object, a duration outside 0..366 days, a time that is not
+// RFC 3339; fields of another type count as missing.
+absl::StatusOr<LeaseRecord> ParseLease(std::string_view text, const std::string& what);
+
 class LeaseClient {
  public:
   // `namespace_name`'s Leases through `kube` (not owned; outlives this).

@@ -1,8 +1,10 @@
 #include "reconciler/notify/webhook_notifier.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <sstream>
@@ -15,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "reconciler/capped_request.h"
 #include "reconciler/forge/hmac.h"
+#include "reconciler/json_fields.h"
 #include "reconciler/logging.h"
 #include "reconciler/private_files.h"
 
@@ -68,9 +71,10 @@ std::optional<Spooled> LoadOne(const fs::path& file) {
   if (!doc.is_object() || !doc.contains("body") || !doc["body"].is_string()) return std::nullopt;
   Spooled s;
   s.file = file;
-  s.delivery = doc.value("delivery", "");
-  s.event = doc.value("event", "");
-  s.attempts = doc.value("attempts", 0);
+  s.delivery = json_fields::Text(doc, "delivery");
+  s.event = json_fields::Text(doc, "event");
+  s.attempts = static_cast<int>(std::clamp<int64_t>(json_fields::Integer(doc, "attempts", 0), 0,
+                                                    std::numeric_limits<int>::max()));
   s.body = doc["body"].get<std::string>();
   return s;
 }

@@ -138,13 +138,7 @@ absl::StatusOr<std::string> FetchToken(const InstallerRegistryOptions& options,
                             : "an anonymous request (no --installer-registry-credentials-file)"));
   }
   if (a->status != 200) return StatusOfAnswer(*a, "token from " + realm->origin);
-  const nlohmann::json json = nlohmann::json::parse(a->body, nullptr, /*allow_exceptions=*/false);
-  for (const char* key : {"token", "access_token"}) {
-    if (json.is_object() && json.contains(key) && json[key].is_string()) {
-      return json[key].get<std::string>();
-    }
-  }
-  return absl::InternalError("the token server's answer holds no token");
+  return TokenOfAnswer(a->body);
 }
 
 // The target of a `Link: <…>; rel="next"` header on `origin`; nullopt when there is none.
@@ -163,8 +157,9 @@ std::optional<std::string> NextPage(const std::string& link, const std::string& 
   return absolute->target;
 }
 
-// Appends the page's tags; Internal when the body is not a tag list, ResourceExhausted when
-// the tags would be more than `max_tags`.
+
+}  // namespace
+
 absl::Status AppendTags(const std::string& body, size_t max_tags, std::vector<std::string>& tags) {
   const nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (!json.is_object() || !json.contains("tags")) {
@@ -182,7 +177,15 @@ absl::Status AppendTags(const std::string& body, size_t max_tags, std::vector<st
   return absl::OkStatus();
 }
 
-}  // namespace
+absl::StatusOr<std::string> TokenOfAnswer(const std::string& body) {
+  const nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  for (const char* key : {"token", "access_token"}) {
+    if (json.is_object() && json.contains(key) && json[key].is_string()) {
+      return json[key].get<std::string>();
+    }
+  }
+  return absl::InternalError("the token server's answer holds no token");
+}
 
 absl::StatusOr<InstallerRegistryOptions> ParseInstallerRegistry(
     std::string_view url, const std::filesystem::path& credentials_file,

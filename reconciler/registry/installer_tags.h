@@ -84,6 +84,14 @@ struct Challenge {
 };
 std::optional<Challenge> ParseChallenge(std::string_view header);
 
+// One page of a tag listing (`{"name": …, "tags": [...]}`): its tags appended to `tags`.
+// Internal when the body is not a tag list, ResourceExhausted when the tags would be more than
+// `max_tags` (nothing appended then).
+absl::Status AppendTags(const std::string& body, size_t max_tags, std::vector<std::string>& tags);
+// The bearer token of a token server's answer (`token`, else `access_token`); Internal when
+// there is none.
+absl::StatusOr<std::string> TokenOfAnswer(const std::string& body);
+
 class InstallerReleases {
  public:
   using Lister = std::function<absl::StatusOr<std::vector<std::string>>(std::stop_token)>;

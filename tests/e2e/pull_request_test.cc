@@ -10,12 +10,14 @@
 
 #include <chrono>
 #include <fstream>
+#include <iostream>
 
 #include "fmt/format.h"
 #include "gitsource/env.h"
 #include "nlohmann/json.hpp"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/e2e/signed_webhook.h"
+#include "tests/support/e2e/process_usage.h"
 #include "tests/support/fake_forge.h"
 #include "tests/support/process.h"
 
@@ -53,6 +55,22 @@ class PullRequestLoop {
     Git({"push", "-q", "-f", "origin",
          forge_ == "gitlab" ? "HEAD:refs/merge-requests/7/head" : "HEAD:refs/pull/7/head"});
     return Git({"rev-parse", "HEAD"});
+  }
+
+  // Makes the pull request's head ref, on top of main, a commit of `entries` tree entries that
+  // all name one blob of `blob_bytes` (fast-import: the pack stays a few KB); its id.
+  std::string ImportHead(int entries, std::size_t blob_bytes) {
+    std::string stream = fmt::format("blob\nmark :1\ndata {}\n{}\n", blob_bytes,
+                                     std::string(blob_bytes, 'a'));
+    stream +=
+        "commit refs/pull/7/head\ncommitter Mallory <m@example.com> 1700000000 +0000\n"
+        "data 5\nhuge\nfrom refs/heads/main\n";
+    for (int i = 0; i < entries; ++i) {
+      stream += fmt::format("M 100644 :1 clusters/c{:05}.yaml\n", i);
+    }
+    world_.repo().FastImport(stream + "\n");
+    return gitsource::testing::MustRun(
+        {"git", "--git-dir", world_.repo().bare().string(), "rev-parse", "refs/pull/7/head"});
   }
 
   // Merges the pull request into main and pushes it; the merge commit.
@@ -232,6 +250,45 @@ TEST_F(E2eTest, PullRequestIsPlannedInOneCommentAndItsMergeReportsTheRollout) {
   EXPECT_THAT(forge.Requests(), testing::Contains(testing::HasSubstr(merge + "/pulls")));
   EXPECT_TRUE(forge.Violations().empty());
   EXPECT_EQ(world().daemon().log().find(kForgeToken), std::string::npos);
+}
+
+// The hostile pull request of the untrusted-input probes, against the daemon as built: 2,500
+// tree entries naming one 1 MiB blob (a few KB as a pack) and its signed webhook. The daemon
+// refuses the preview at its file budget with a failing status and a comment, and its peak
+// resident memory stays under 128 MiB (before the budgets it reached 2.5 GB). Under ASan the
+// daemon starts near 290 MiB (the sanitizer's shadow memory), so there the bound is on what
+// the pull request adds: 128 MiB more at most.
+TEST_F(E2eTest, AHugePullRequestIsRefusedAtItsBudgetWithinTheDaemonsMemory) {
+  constexpr long kLimitKib = 128 * 1024;
+  FakeForge forge("github", "acme/fleet", kForgeToken);
+  std::string hooks;
+  E2E_ASSERT_OK_AND_ASSIGN(hooks, StartWithForge(world(), "github", forge));
+  PullRequestLoop loop(world(), "github", hooks);
+  std::string head = loop.ImportHead(2500, std::size_t{1} << 20);
+  absl::StatusOr<ProcessUsage> before = ReadProcessUsage(world().daemon().pid());
+  ASSERT_TRUE(before.ok()) << before.status();
+  while (!head.empty() && head.back() == '\n') head.pop_back();
+  EXPECT_EQ(loop.Webhook("opened", head), 202);
+  ASSERT_TRUE(world().WaitUntil(60s,
+                                [&] {
+                                  return HasState(forge.Statuses(head), "talos-reconciler/plan",
+                                                  "failure") &&
+                                         forge.Comments(7).size() == 1;
+                                }))
+      << testing::PrintToString(forge.Requests()) << world().Diagnostics();
+  EXPECT_THAT(forge.Statuses(head).back().description,
+              testing::HasSubstr("pull request limit of 500 files"));
+  EXPECT_THAT(forge.Comments(7)[0].body, testing::HasSubstr("Not planned: "));
+  absl::StatusOr<ProcessUsage> usage = ReadProcessUsage(world().daemon().pid());
+  ASSERT_TRUE(usage.ok()) << usage.status();
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(usage->peak_rss_kib - before->peak_rss_kib, kLimitKib) << before->peak_rss_kib;
+#else
+  EXPECT_LT(usage->peak_rss_kib, kLimitKib);
+#endif
+  std::cout << "daemon peak RSS " << before->peak_rss_kib << " KiB before the pull request, "
+            << usage->peak_rss_kib << " KiB after\n";
+  EXPECT_TRUE(forge.Violations().empty()) << testing::PrintToString(forge.Violations());
 }
 
 // GitLab and Gitea: the same loop, shorter (the rate limit and the fix are GitHub's test):

@@ -41,6 +41,8 @@ class ProfileRepo {
   // Writes `files` (repository path -> content) into the work tree, commits them on main and
   // pushes; returns the new commit id.
   std::string Push(const std::map<std::string, std::string>& files, const std::string& message);
+  // Feeds `stream` to git fast-import in the bare repository (refs it names are forced).
+  void FastImport(const std::string& stream) const { upstream_.FastImport(stream); }
   // Removes `paths`, commits and pushes; returns the new commit id.
   std::string Remove(const std::vector<std::string>& paths, const std::string& message);
 
