@@ -1,7 +1,7 @@
 # tr_link_static_deps(<executable>): links the daemon's code and, from their static archives,
 # gRPC, protobuf, Abseil, libgit2 (with what it needs) and yaml-cpp, dropping the code nothing
 # calls (--gc-sections). The process then maps a fraction of those libraries' text: idle RSS
-# 29.5 -> 25.3 MiB for one cluster (README "Benchmarks"), and the image needs fewer packages.
+# 29.5 -> 25.3 MiB for one cluster (docs/benchmarks.md), and the image needs fewer packages.
 # OpenSSL, spdlog, fmt, date-tz and cpp-httplib stay shared: Debian ships no archive of the
 # last four, and cpp-httplib's library links the shared OpenSSL (one copy of it in the process).
 function(tr_link_static_deps target)

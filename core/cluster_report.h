@@ -1,4 +1,4 @@
-// The one machine-readable shape of `plan` and `status` (README "Output formats"): a document
+// The one machine-readable shape of `plan` and `status` (docs/validate-and-plan.md, "Output formats"): a document
 // {"clusters": [...]} with one object per cluster, in JSON or the same object in YAML.
 //
 // Every cluster object has the same core, built in one place:

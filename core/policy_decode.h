@@ -1,5 +1,5 @@
 // Decoding of a `policy` mapping, shared by ClusterProfile (spec.policy) and reconciler.yaml
-// (policy): the keys a file sets, each validated; see README "Profile format" for the rules.
+// (policy): the keys a file sets, each validated; see docs/profiles.md for the rules.
 //
 // Not thread-safe per DecodeContext (see yaml_decode.h); otherwise pure.
 #pragma once

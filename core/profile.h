@@ -1,5 +1,5 @@
 // ClusterProfile: the desired state of one cluster, as written in `clusters/<name>.yaml`
-// (README.md "Profile format"), and the repository-wide defaults of `reconciler.yaml`.
+// (docs/profiles.md), and the repository-wide defaults of `reconciler.yaml`.
 //
 // These are plain values. Decoding from YAML text lives in profile_decode.h; merging the
 // defaults under a profile is `ApplyDefaults`. Thread-compatible.

@@ -1,7 +1,7 @@
 // Decoding and validation of `clusters/<name>.yaml` (kind ClusterProfile); `reconciler.yaml` is
 // repository_defaults_decode.h. Both are read with the strict YAML reader (strict_yaml.h), and
 // every independent problem is reported as a Diagnostic (`file:line:column: field.path:
-// message`), up to kMaxDiagnosticsPerFile per file. README.md "Profile format" lists every rule.
+// message`), up to kMaxDiagnosticsPerFile per file. docs/profiles.md lists every rule.
 //
 // Pure; thread-compatible.
 #pragma once

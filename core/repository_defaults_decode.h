@@ -1,6 +1,6 @@
 // Decoding and validation of `reconciler.yaml` (kind RepositoryDefaults): repository-wide policy
 // defaults and additions to the support matrix and release catalog, read with the strict YAML
-// reader like a profile (profile_decode.h). README.md "`reconciler.yaml`" lists every rule.
+// reader like a profile (profile_decode.h). docs/profiles.md, "`reconciler.yaml`", lists every rule.
 //
 // Pure; thread-compatible.
 #pragma once

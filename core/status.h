@@ -1,4 +1,4 @@
-// The status of a cluster as users see it (README.md "Status on the status branch"): the phase, for Talos and for
+// The status of a cluster as users see it (docs/status.md): the phase, for Talos and for
 // Kubernetes the current / target / available versions with a status, message and progress,
 // conditions, per-node versions and last operations, the rollout memory (operation in flight,
 // pre-pull, snapshot, settle, failure), the desired commit last attempted and last applied,

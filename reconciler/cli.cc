@@ -27,7 +27,7 @@ namespace {
 // had before it (plan's --format VALUE, status' --json), hidden and warned about on stderr.
 void AddOutputFlag(CLI::App& cmd, std::string& output, const std::string& deprecated) {
   cmd.add_option("-o,--output", output,
-                 "text, json, yaml (both in the shape README \"Output formats\" documents) or "
+                 "text, json, yaml (both in the shape docs/validate-and-plan.md documents) or "
                  "markdown")
       ->check(CLI::IsMember({"text", "json", "yaml", "markdown"}))
       ->option_text("text|json|yaml|markdown");
@@ -81,7 +81,7 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
   AddShardsCheck(cmd, options.shards);
   CLI::Option* observed = cmd->add_option("--observed", options.observed_file,
-                                          "YAML file with what the nodes run (see README)");
+                                          "YAML file with what the nodes run (see docs/profiles.md)");
   CLI::Option* live = cmd->add_option("--credentials-dir", options.credentials_dir,
                                       "Observe live: <dir>/<credentials>/talosconfig per profile");
   CLI::Option* talosconfig =
@@ -166,7 +166,7 @@ void AddStatus(CLI::App& app, StatusCommandOptions& options, std::function<int()
 void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
                    std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand(
-      "upgrade-k8s", "Upgrade one cluster's Kubernetes by one minor version (see README)");
+      "upgrade-k8s", "Upgrade one cluster's Kubernetes by one minor version (see docs/kubernetes-upgrades.md)");
   cmd->add_option("--cluster", options.cluster, "The cluster (its profile's name)")->required();
   cmd->add_option("--to", options.to, "The Kubernetes version to reach, e.g. 1.35.0")->required();
   CLI::Option* profile =

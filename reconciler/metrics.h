@@ -1,7 +1,7 @@
 // What the daemon exposes on /metrics, in the Prometheus text format (version 0.0.4), which
 // `promtool check metrics` accepts (tests/reconciler/metrics_promtool_test.cc runs it).
 //
-// The families are the ones README.md "Metrics" lists. Each is a value type here with one
+// The families are the ones docs/metrics.md lists. Each is a value type here with one
 // label at most (the cluster phase gauge has two), rendered in a fixed order with its HELP
 // and TYPE lines. Label values a family knows up front (outcomes, results) are rendered at 0
 // from the start, so a rate() over them exists before the first event.

@@ -15,7 +15,8 @@
 // and peak RSS too.
 //
 // The push is followed by its webhook (a signed GitHub push delivery), as a forge sends it, and
-// the daemon polls the repository only hourly: the deployment the README recommends. With
+// the daemon polls the repository only hourly: a deployment with webhooks
+// (docs/pull-requests.md) needs no more. With
 // `--poll-interval`, no webhook is sent and the daemon notices the commit on that poll instead.
 //
 // Usage: rollout_overhead_bench [--time-scale X (1: the simulator's realistic timings, 30 s per
@@ -49,7 +50,7 @@ struct Options {
   std::string poll_interval;  // empty: webhook, repository polled hourly
 };
 
-// The simulator's default timings (README "talos-sim"), fleet seconds.
+// The simulator's default timings (docs/talos-sim.md, "Fleet file"), fleet seconds.
 constexpr double kImagePull = 4, kDrain = 2, kInstall = 8;
 
 double ToSeconds(Clock::duration d) { return Seconds(d).count(); }

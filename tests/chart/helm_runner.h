@@ -36,9 +36,9 @@ class HelmRunner {
   Objects Template(const std::string& values);
   // examples/helm/app-with-sidecar (release "a"), its dependency built first.
   Objects TemplateApp(const std::string& values);
-  // A `helm …` line of the README, run from the copy's root; install and upgrade get
-  // --dry-run=client, as there is no cluster here.
-  HelmResult RunReadmeCommand(const std::string& command) const;
+  // A `helm …` line of the manual (docs/helm.md), run from the copy's root; install and upgrade
+  // get --dry-run=client, as there is no cluster here.
+  HelmResult RunManualCommand(const std::string& command) const;
 
  private:
   std::filesystem::path helm_;
@@ -58,19 +58,20 @@ void ExpectVolumesForEveryMount(const YAML::Node& pod_spec, const YAML::Node& co
 std::string Base64Decode(const std::string& text);
 // `talos-reconciler run --help` of the build under test.
 std::string RunHelp();
-// A command block of README.md that the tests run: a ```sh block right after a line
+// A command block of the manual (README.md and docs/, tests/support/manual_pages.h; the Helm
+// blocks are in docs/helm.md) that the tests run: a ```sh block right after a line
 //   <!-- helm-test expects="Kind/name Kind/name ..." -->
 // Every `helm` line of it is run (install and upgrade with --dry-run=client), and the objects
 // that its `helm template` lines render together must include each expected one.
-struct ReadmeHelmBlock {
-  int line = 0;                       // of the marker, for messages
+struct ManualHelmBlock {
+  std::string where;                  // "docs/helm.md:<line of the marker>", for messages
   std::vector<std::string> expects;   // "Deployment/talos-reconciler", ...
   std::vector<std::string> commands;  // the block's `helm …` lines
 };
-// Every marked block of README.md, in order.
-std::vector<ReadmeHelmBlock> ReadmeHelmBlocks();
-// The lines of ```sh blocks in README.md's "Deploying with Helm" section that start with
-// `helm ` but are in no marked block (each should be tested, so: none).
-std::vector<std::string> UnmarkedReadmeHelmCommands();
+// Every marked block of every page of the manual, in order.
+std::vector<ManualHelmBlock> ManualHelmBlocks();
+// The lines of ```sh blocks of the manual that start with `helm ` but are in no marked block,
+// as "<page>:<line>: <command>" (each should be tested, so: none).
+std::vector<std::string> UnmarkedManualHelmCommands();
 
 }  // namespace tr::chart

@@ -139,7 +139,7 @@ class DemoForge {
     WriteWhole(o_.dir / "pulls" / (std::to_string(c.pull) + ".md"), c.body);
   }
 
-  // A --notify delivery: HMAC-SHA256 of "<delivery>.<timestamp>.<body>" (README, Notifications).
+  // A --notify delivery: HMAC-SHA256 of "<delivery>.<timestamp>.<body>" (docs/notifications.md).
   void Notify(const httplib::Request& req, httplib::Response& res) {
     const std::string delivery = req.get_header_value("X-Talos-Reconciler-Delivery");
     const std::string expected =

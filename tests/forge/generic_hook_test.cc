@@ -1,4 +1,4 @@
-// /hooks/generic, driven by the post-receive hook the README tells users to install
+// /hooks/generic, driven by the post-receive hook docs/pull-requests.md tells users to install
 // (examples/hooks/post-receive): real git pushes into a bare repository whose hook signs with
 // openssl and posts with curl to the receiver over loopback HTTP.
 #include <gmock/gmock.h>

@@ -1,4 +1,5 @@
-// README.md tells the truth about the binary:
+// The manual — README.md and every page under docs/ (tests/support/manual_pages.h) — tells the
+// truth about the binary:
 //  - every fenced block marked `<!-- readme-test: exit=N [dir=PATH] -->` holds commands, each
 //    run with bash from the repository root (or PATH), the built talos-reconciler first on
 //    PATH, and expected to exit N; a block marked `<!-- readme-test: output -->` after it is
@@ -9,15 +10,20 @@
 //    it, in any order (its clusters are reconciled at once), then gets SIGTERM and must exit N;
 //  - `<!-- readme-test: background ready=FILE -->`: a server (talos-sim), started and waited
 //    for until FILE exists; stopped with SIGTERM, and expected to exit 0, at the end of its
-//    `## ` section;
+//    `## ` section of its page;
 //  - `<!-- readme-test: skip REASON -->`: a command block that cannot run here, and why. Every
 //    `sh` block has one of these markers, or tests/chart's `<!-- helm-test … -->`;
-//  - every flag a command's --help lists is in the README, and every flag the README gives a
-//    talos-reconciler command (in a code line, or as inline code of its own) is one it has.
-// The commands run as written but for two substitutions, which cannot be avoided: every `/tmp/`
-// is this test's own directory (tests run at once, and the README's paths are one person's),
-// and a leading `build/` is the build this test belongs to (build-asan in the second pass).
+//  - every flag a command's --help lists is on some page, and every flag a page gives a
+//    talos-reconciler command (in a code line, or as inline code of its own) is one it has;
+//  - every relative link leads to a file, and its #anchor to a heading of it; README.md links
+//    every page under docs/.
+// The pages run in order, README.md first, in one temporary directory: a page may use what the
+// README's tour made (docs/status.md reads its status branch). The commands run as written but
+// for two substitutions, which cannot be avoided: every `/tmp/` is this test's own directory
+// (tests run at once, and the manual's paths are one person's), and a leading `build/` is the
+// build this test belongs to (build-asan in the second pass).
 #include <fcntl.h>
+#include <cctype>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -32,6 +38,7 @@
 #include <sstream>
 
 #include "gitsource/subprocess.h"
+#include "tests/support/manual_pages.h"
 #include "tests/support/process.h"
 #include "tests/support/wait.h"
 
@@ -47,34 +54,43 @@ const std::string kSource = TR_SOURCE_DIR;
 const std::string kBinaryDir = std::string(TR_BINARY_DIR) + "/reconciler";
 const std::vector<std::string> kCommands = {"",       "validate",    "plan",    "run",
                                             "status", "upgrade-k8s", "version", "completion"};
-// Flags of other programs that the README names as inline code of their own.
+// Flags of other programs that the manual names as inline code of their own.
 const std::set<std::string> kOtherTools = {
     "--cloud-config", "--pod-infra-container-image",  // kube-apiserver and kubelet flags
     "--enable-admission-plugins", "--disable-admission-plugins", "--keep-terminated-pod-volumes",
     "--namespace",                                     // talosctl image pull
     "--keep", "--hold",                                // scripts/demo
     "--time-scale", "--address-prefix",                // talos-sim
+    "--root",                                          // containerd (docs/talos-api.md)
 };
 
-std::string Readme() {
-  std::ifstream in(kSource + "/README.md");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+struct Page {
+  std::string path;  // relative to the repository root: README.md, docs/running.md, ...
+  std::string text;
+};
+
+std::vector<Page> Manual(bool with_reference = false) {
+  std::vector<Page> pages;
+  for (const std::string& path : test_support::ManualPages(kSource, with_reference)) {
+    pages.push_back({path, test_support::ReadPage(kSource, path)});
+  }
+  return pages;
 }
 
 struct Block {
+  std::string page;    // Page::path
   int line = 0;        // of the opening fence, 1-based
   int section = 0;     // line of the `## ` heading it is under
   std::string marker;  // the readme-test marker's text, empty when unmarked
   std::string info;    // the fence's info string
   std::vector<std::string> lines;
   bool Is(const std::string& kind) const { return marker.starts_with(kind); }
+  std::string Where() const { return page + ":" + std::to_string(line); }
 };
 
-std::vector<Block> FencedBlocks(const std::string& text) {
+std::vector<Block> FencedBlocks(const Page& page) {
   std::vector<Block> blocks;
-  std::istringstream in(text);
+  std::istringstream in(page.text);
   std::string line, marker;
   int number = 0, section = 0;
   Block* open = nullptr;
@@ -90,7 +106,7 @@ std::vector<Block> FencedBlocks(const std::string& text) {
     }
     if (line.starts_with("## ")) section = number;
     if (line.starts_with("```")) {
-      blocks.push_back({number, section, marker, line.substr(3), {}});
+      blocks.push_back({page.path, number, section, marker, line.substr(3), {}});
       open = &blocks.back();
       marker.clear();
       continue;
@@ -104,6 +120,15 @@ std::vector<Block> FencedBlocks(const std::string& text) {
     } else if (!line.empty()) {
       marker.clear();
     }
+  }
+  return blocks;
+}
+
+// The blocks of every page, in the order the pages run.
+std::vector<Block> FencedBlocks(const std::vector<Page>& pages) {
+  std::vector<Block> blocks;
+  for (const Page& page : pages) {
+    for (Block& block : FencedBlocks(page)) blocks.push_back(std::move(block));
   }
   return blocks;
 }
@@ -131,7 +156,7 @@ std::string Attribute(const std::string& marker, const std::string& name) {
   return std::regex_search(marker, m, pattern) ? m[1].str() : "";
 }
 
-// The README's text with its two substitutions (see the top of this file). /tmp first, so a
+// A command's text with its two substitutions (see the top of this file). /tmp first, so a
 // build directory that is itself under /tmp (a checkout in /tmp) is left as it is.
 std::string Substituted(const std::string& text, const fs::path& tmp) {
   const std::string moved = std::regex_replace(text, std::regex("/tmp/"), tmp.string() + "/");
@@ -190,14 +215,14 @@ std::string Missing(const Block& shape, const std::string& output, bool any_orde
 }
 
 void ExpectShape(const Block& shape, const std::string& output) {
-  SCOPED_TRACE("README.md:" + std::to_string(shape.line) + " output shape");
+  SCOPED_TRACE(shape.Where() + " output shape");
   const std::string missing = Missing(shape, output, false);
   EXPECT_EQ(missing, "") << "(in order) not in:\n" << output;
 }
 
-// A command of the README running in the background, its stdout and stderr in `log`.
+// A command of the manual running in the background, its stdout and stderr in `log`.
 struct Running {
-  std::string what;  // README.md:<line>: <command>
+  std::string what;  // <page>:<line>: <command>
   fs::path log;
   std::unique_ptr<Subprocess> process;
 };
@@ -205,7 +230,7 @@ struct Running {
 std::unique_ptr<Running> Start(const Block& block, const std::string& command, const fs::path& tmp,
                                int number) {
   auto running = std::make_unique<Running>();
-  running->what = "README.md:" + std::to_string(block.line) + ": " + command;
+  running->what = block.Where() + ": " + command;
   running->log = tmp / ("background-" + std::to_string(number) + ".log");
   const int fd = ::open(running->log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   std::vector<std::string> env = gitsource::testing::HermeticEnvironment();
@@ -238,7 +263,7 @@ void StopServers(std::vector<std::unique_ptr<Running>>& servers) {
 }
 
 TEST(ReadmeTest, MarkedExamplesRunAndTheirOutputHasTheShapeShown) {
-  const std::vector<Block> blocks = FencedBlocks(Readme());
+  const std::vector<Block> blocks = FencedBlocks(Manual());
   const fs::path tmp = fs::temp_directory_path() / ("tr-readme-" + std::to_string(::getpid()));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
@@ -247,7 +272,10 @@ TEST(ReadmeTest, MarkedExamplesRunAndTheirOutputHasTheShapeShown) {
   std::string last_output;
   for (size_t i = 0; i < blocks.size(); ++i) {
     const Block& block = blocks[i];
-    if (!servers.empty() && block.section != blocks[i - 1].section) StopServers(servers);
+    if (!servers.empty() &&
+        (block.page != blocks[i - 1].page || block.section != blocks[i - 1].section)) {
+      StopServers(servers);
+    }
     if (block.Is("output")) {
       ExpectShape(block, Substituted(last_output, tmp));
       continue;
@@ -265,7 +293,7 @@ TEST(ReadmeTest, MarkedExamplesRunAndTheirOutputHasTheShapeShown) {
     if (!block.Is("exit=")) continue;
     const int exit_code = std::stoi(Attribute(block.marker, "exit"));
     for (const std::string& command : Commands(block)) {
-      SCOPED_TRACE("README.md:" + std::to_string(block.line) + ": " + command);
+      SCOPED_TRACE(block.Where() + ": " + command);
       ++examples;
       if (Attribute(block.marker, "stop") == "sigterm") {
         ASSERT_TRUE(i + 1 < blocks.size() && blocks[i + 1].Is("output"))
@@ -286,16 +314,16 @@ TEST(ReadmeTest, MarkedExamplesRunAndTheirOutputHasTheShapeShown) {
   }
   StopServers(servers);
   fs::remove_all(tmp);
-  EXPECT_GE(examples, 20) << "the README's examples lost their readme-test markers";
+  EXPECT_GE(examples, 20) << "the manual's examples lost their readme-test markers";
 }
 
 // A command block is run, or says why it cannot be.
 TEST(ReadmeTest, EveryCommandBlockIsRunOrSaysWhyNot) {
-  for (const Block& block : FencedBlocks(Readme())) {
+  for (const Block& block : FencedBlocks(Manual())) {
     const bool prompt = std::any_of(block.lines.begin(), block.lines.end(),
                                     [](const std::string& l) { return l.starts_with("$ "); });
     if (!block.info.starts_with("sh") && !prompt) continue;
-    SCOPED_TRACE("README.md:" + std::to_string(block.line));
+    SCOPED_TRACE(block.Where());
     const bool run = block.Is("exit=") || block.Is("background ready=") || block.Is("helm-test");
     const bool skipped = block.Is("skip ") && block.marker.size() > 10;
     EXPECT_TRUE(run || skipped) << "a command block without <!-- readme-test: exit=N --> or "
@@ -325,20 +353,20 @@ std::map<std::string, std::set<std::string>> HelpFlags() {
   return flags;
 }
 
-TEST(ReadmeTest, EveryFlagOfEveryCommandIsInTheReadme) {
-  const std::set<std::string> documented = FlagsIn(Readme());
+TEST(ReadmeTest, EveryFlagOfEveryCommandIsInTheManual) {
+  std::set<std::string> documented;
+  for (const Page& page : Manual()) documented.merge(FlagsIn(page.text));
   for (const auto& [command, flags] : HelpFlags()) {
     for (const std::string& flag : flags) {
-      EXPECT_TRUE(documented.contains(flag)) << "talos-reconciler " << command << " " << flag;
+      EXPECT_TRUE(documented.contains(flag))
+          << "talos-reconciler " << command << " " << flag << " is on no page of the manual";
     }
   }
 }
 
-TEST(ReadmeTest, EveryFlagTheReadmeNamesExists) {
-  const auto help = HelpFlags();
-  std::set<std::string> any;
-  for (const auto& [command, flags] : help) any.insert(flags.begin(), flags.end());
-  const std::string text = Readme();
+void ExpectFlagsExist(const std::string& text,
+                      const std::map<std::string, std::set<std::string>>& help,
+                      const std::set<std::string>& any) {
   // A command line: the flags after `talos-reconciler <command>` are that command's.
   const std::regex invocation("talos-reconciler ([a-z0-9-]+)([^`|#\\n]*)");
   for (std::sregex_iterator it(text.begin(), text.end(), invocation), end; it != end; ++it) {
@@ -346,7 +374,7 @@ TEST(ReadmeTest, EveryFlagTheReadmeNamesExists) {
     if (!help.contains(command)) continue;  // prose: "talos-reconciler is a GitOps reconciler"
     for (const std::string& flag : FlagsIn((*it)[2].str())) {
       EXPECT_TRUE(help.at(command).contains(flag) || help.at("").contains(flag))
-          << "README: talos-reconciler " << command << " " << flag;
+          << "talos-reconciler " << command << " " << flag;
     }
   }
   // A flag as inline code of its own (`--poll-interval`, `--git-*`): some command's.
@@ -361,7 +389,123 @@ TEST(ReadmeTest, EveryFlagTheReadmeNamesExists) {
       continue;
     }
     EXPECT_TRUE(any.contains(flag))
-        << "README names " << flag << ", which no talos-reconciler command has";
+        << "the page names " << flag << ", which no talos-reconciler command has";
+  }
+}
+
+
+TEST(ReadmeTest, EveryFlagTheManualNamesExists) {
+  const auto help = HelpFlags();
+  std::set<std::string> any;
+  for (const auto& [command, flags] : help) any.insert(flags.begin(), flags.end());
+  for (const Page& page : Manual()) {
+    SCOPED_TRACE(page.path);
+    ExpectFlagsExist(page.text, help, any);
+  }
+}
+
+
+// The text of a page without its fenced blocks (their lines left empty, so line numbers hold)
+// and without inline code: what a reader sees as prose, where links are.
+std::string Prose(const std::string& text) {
+  std::istringstream in(text);
+  std::string out;
+  bool fence = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("```")) {
+      fence = !fence;
+      line.clear();
+    }
+    if (fence) line.clear();
+    out += std::regex_replace(line, std::regex("`[^`]*`"), "``") + "\n";
+  }
+  return out;
+}
+
+// GitHub's anchor of a heading: lower case; spaces become '-'; every character but letters,
+// digits, '-' and '_' is dropped. A repeated heading gets -1, -2, ...
+std::set<std::string> Anchors(const std::string& text) {
+  std::set<std::string> anchors;
+  std::map<std::string, int> seen;
+  std::istringstream in(text);
+  bool fence = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("```")) fence = !fence;
+    if (fence || !line.starts_with("#")) continue;
+    const size_t start = line.find_first_not_of('#');
+    if (start == std::string::npos || line[start] != ' ') continue;
+    std::string anchor;
+    for (char c : line.substr(start + 1)) {
+      if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_') {
+        anchor += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      } else if (c == ' ') {
+        anchor += '-';
+      }
+    }
+    const int n = seen[anchor]++;
+    anchors.insert(n == 0 ? anchor : anchor + "-" + std::to_string(n));
+  }
+  return anchors;
+}
+
+struct Link {
+  std::string target;  // as written: "running.md#exit-codes"
+  fs::path file;       // relative to the repository root, normalized: "docs/running.md"
+  std::string anchor;  // "exit-codes", or ""
+};
+
+// The relative links of a page (not http:, https: or mailto:).
+std::vector<Link> RelativeLinks(const Page& page) {
+  std::vector<Link> links;
+  const std::string prose = Prose(page.text);
+  const std::regex link("\\]\\(([^)\\s]+)\\)");
+  for (std::sregex_iterator it(prose.begin(), prose.end(), link), end; it != end; ++it) {
+    const std::string target = (*it)[1].str();
+    if (target.starts_with("http://") || target.starts_with("https://") ||
+        target.starts_with("mailto:")) {
+      continue;
+    }
+    const size_t hash = target.find('#');
+    const std::string file = target.substr(0, hash);
+    Link l{target, fs::path(page.path), hash == std::string::npos ? "" : target.substr(hash + 1)};
+    if (!file.empty()) l.file = (fs::path(page.path).parent_path() / file).lexically_normal();
+    links.push_back(std::move(l));
+  }
+  return links;
+}
+
+// "See *Status reference*" became a link: each leads to a page, and to a heading of it.
+TEST(ReadmeTest, EveryLinkLeadsToAPageAndItsAnchorToAHeading) {
+  for (const Page& page : Manual(/*with_reference=*/true)) {
+    for (const Link& link : RelativeLinks(page)) {
+      SCOPED_TRACE(page.path + ": (" + link.target + ")");
+      if (!fs::exists(fs::path(kSource) / link.file)) {
+        ADD_FAILURE() << "no " << link.file;
+        continue;
+      }
+      if (link.anchor.empty()) continue;
+      if (link.file.extension() != ".md") {
+        ADD_FAILURE() << "an anchor into a file that is not a page";
+        continue;
+      }
+      const std::set<std::string> anchors =
+          Anchors(test_support::ReadPage(kSource, link.file.generic_string()));
+      EXPECT_TRUE(anchors.contains(link.anchor))
+          << link.file << " has no heading #" << link.anchor << "; it has: "
+          << ::testing::PrintToString(anchors);
+    }
+  }
+}
+
+// A page nobody links to is a page nobody finds: the README is the table of contents.
+TEST(ReadmeTest, TheReadmeLinksEveryPage) {
+  std::set<std::string> linked;
+  for (const Link& link : RelativeLinks({"README.md", test_support::ReadPage(kSource, "README.md")})) {
+    linked.insert(link.file.generic_string());
+  }
+  for (const std::string& page : test_support::ManualPages(kSource, /*with_reference=*/true)) {
+    if (page == "README.md") continue;
+    EXPECT_TRUE(linked.contains(page)) << "README.md does not link " << page;
   }
 }
 

@@ -9,7 +9,7 @@
 //   <cluster>/talosconfig-<role>      "reader", "operator", "etcd-backup" (os:reader, ...)
 //   <cluster>/kubeconfig              points at the fake Kubernetes API with a bearer token
 // and, for the whole fleet, journal.jsonl (see journal.h) and ready.json (where everything
-// listens; see README.md "talos-sim").
+// listens; see docs/talos-sim.md).
 //
 // Thread-safety: every method may be called from any thread while the fleet runs. Snapshots are
 // copies; they do not change when the fleet does.

@@ -1,8 +1,8 @@
 // The fleet file of talos-sim: which clusters and nodes to simulate, how long the simulated
 // operations take, which faults to script, and how to allocate loopback addresses.
 //
-// A FleetSpec is a plain value parsed from YAML (see README.md, section "talos-sim", for the file
-// format). Parsing validates everything the simulator later relies on (unique node names, valid
+// A FleetSpec is a plain value parsed from YAML (see docs/talos-sim.md, "Fleet file", for the
+// file format). Parsing validates everything the simulator later relies on (unique node names, valid
 // Talos and Kubernetes versions, at least one control plane per cluster, addresses inside
 // 127.0.0.0/8), so Fleet::Start only fails on environment problems. Values only;
 // thread-compatible.

@@ -4,7 +4,7 @@
 // polling the socket every 10 ms and sleeping 1 ms in between, in every server thread that
 // holds an idle connection. A reconciler keeps one connection per cluster's Kubernetes API, so a
 // simulated fleet of 200 clusters had ~200 threads waking ~90 times a second: a fifth to a
-// quarter of the simulator's CPU in a 200-cluster rollout (perf, README "Benchmarks"), where a
+// quarter of the simulator's CPU in a 200-cluster rollout (perf, docs/benchmarks.md), where a
 // real kube-apiserver waits in epoll at no cost. talos-sim's binary replaces httplib's wait
 // with WaitForNextRequest (idle_connection_wait_override.cc); what the server does with the
 // connection afterwards is unchanged.

@@ -1,6 +1,6 @@
 // talos-sim: runs a simulated Talos fleet until SIGTERM or SIGINT.
 //   talos-sim --fleet FILE --state-dir DIR [--time-scale X] [--address-prefix 127.a.b]
-// Prints where everything listens and writes DIR/ready.json (see README "talos-sim").
+// Prints where everything listens and writes DIR/ready.json (see docs/talos-sim.md).
 #include <signal.h>
 
 #include <iostream>

@@ -235,7 +235,7 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
     {{- end }}
 {{- end -}}
 
-{{/* Kept as the name the issue and README use: the sidecar is the container above. */}}
+{{/* Kept as the name docs/helm.md uses: the sidecar is the container above. */}}
 {{- define "talos-reconciler.sidecar" -}}
 {{ include "talos-reconciler.container" . }}
 {{- end -}}

@@ -43,7 +43,7 @@ struct SimClusterInfo {
   std::vector<std::string> ControlPlaneNames() const;
 };
 
-// One journal line (see README "talos-sim": State directory, journal and control endpoint).
+// One journal line (see docs/talos-sim.md, "The journal").
 struct JournalLine {
   uint64_t seq = 0;
   std::chrono::system_clock::time_point time;
