@@ -1,5 +1,5 @@
 // The Git source settings `run` and `status` share (flags --repo and --git-*, registered by
-// AddGitFlags in daemon_config.h), and their checks.
+// AddGitFlags in daemon/daemon_config.h), and their checks.
 //
 // Values only; thread-compatible.
 #pragma once

@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "reconciler/daemon_config.h"
+#include "reconciler/daemon/daemon_config.h"
 #include "tests/support/run_flags.h"
 
 namespace tr::reconciler {

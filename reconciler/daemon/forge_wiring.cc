@@ -1,9 +1,28 @@
-#include "reconciler/forge/daemon_wiring.h"
+#include "reconciler/daemon/forge_wiring.h"
 
 #include "reconciler/forge/secret_file.h"
 #include "reconciler/logging.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler {
+
+using forge::Forge;
+using forge::ForgeFromName;
+using forge::ForgeClientOptions;
+using forge::HttpForgeClient;
+using forge::PollTrigger;
+using forge::PullRequestComments;
+using forge::PullRequestFlow;
+using forge::PullRequestAction;
+using forge::PullRequestFlowOptions;
+using forge::ReadSecretFile;
+using forge::ReportingStatusStore;
+using forge::WebhookEvent;
+using forge::WebhookKind;
+using forge::WebhookQueue;
+using forge::WebhookReceiver;
+using forge::WebhookReceiverOptions;
+using forge::kMinWebhookSecretBytes;
+
 
 absl::StatusOr<std::unique_ptr<WebhookReceiver>> StartWebhookListener(const DaemonConfig& config,
                                                                       WebhookQueue& queue,
@@ -103,4 +122,4 @@ absl::StatusOr<std::unique_ptr<notify::WebhookNotifier>> StartNotifier(const Dae
   return notify::WebhookNotifier::Start(std::move(targets), std::move(options), metrics);
 }
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler

@@ -1,4 +1,4 @@
-#include "reconciler/daemon.h"
+#include "reconciler/daemon/daemon.h"
 
 #include <sys/resource.h>
 
@@ -15,7 +15,7 @@
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
-#include "reconciler/forge/daemon_wiring.h"
+#include "reconciler/daemon/forge_wiring.h"
 #include "reconciler/gates/health_gate_runner.h"
 #include "reconciler/http/http_server.h"
 #include "reconciler/k8s_job/job_daemon.h"
@@ -182,7 +182,7 @@ int RunDaemon(const DaemonConfig& config) {
   if (!writer.ok()) return FailStart(log, writer.status());
   Metrics metrics;
   GitStatusStore git_store(**writer, &metrics);
-  auto notifier = forge::StartNotifier(config, metrics);  // --notify; spooled, never blocking
+  auto notifier = StartNotifier(config, metrics);  // --notify; spooled, never blocking
   if (!notifier.ok()) return FailStart(log, notifier.status());
   notify::NotifyingStatusStore notifying(git_store, **notifier);
   auto election = lease::Election::Open(config.leader_election, config.kubeconfig, env);
@@ -191,7 +191,7 @@ int RunDaemon(const DaemonConfig& config) {
   if (*election) {
     reports_rollouts = [&] { return (*election)->elector().Holding(0, env.Now()).has_value(); };
   }
-  auto forge_reporting = forge::ForgeReporting::Start(config, **source, notifying, git_store,
+  auto forge_reporting = ForgeReporting::Start(config, **source, notifying, git_store,
                                                       std::move(reports_rollouts), env);
   if (!forge_reporting.ok()) return FailStart(log, forge_reporting.status());  // --forge
   StatusStore& store = *forge_reporting ? (*forge_reporting)->store() : notifying;
@@ -202,10 +202,10 @@ int RunDaemon(const DaemonConfig& config) {
   forge::PollTrigger poll_now;  // --webhook-listen: a verified push polls at once
   forge::TriggeredEnv poll_env(env, poll_now);
   forge::WebhookQueue webhook_queue(static_cast<size_t>(config.webhook_queue));
-  auto webhooks = forge::StartWebhookListener(config, webhook_queue, metrics);
+  auto webhooks = StartWebhookListener(config, webhook_queue, metrics);
   if (!webhooks.ok()) return FailStart(log, webhooks.status());
   std::jthread webhook_dispatcher([&](std::stop_token own) {
-    forge::DispatchWebhooks(webhook_queue, poll_now,
+    DispatchWebhooks(webhook_queue, poll_now,
                             *forge_reporting ? &(*forge_reporting)->flow() : nullptr, own);
   });
   const BackoffPolicy load_backoff{std::chrono::seconds(1), std::chrono::seconds(30),

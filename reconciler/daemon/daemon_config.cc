@@ -1,4 +1,4 @@
-#include "reconciler/daemon_config.h"
+#include "reconciler/daemon/daemon_config.h"
 
 #include <cstdlib>
 #include <fstream>

@@ -3,7 +3,7 @@
 // the HTTP endpoints (/healthz, /readyz, /metrics) — and runs until SIGTERM or SIGINT.
 #pragma once
 
-#include "reconciler/daemon_config.h"
+#include "reconciler/daemon/daemon_config.h"
 
 namespace tr::reconciler {
 

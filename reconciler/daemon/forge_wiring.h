@@ -1,6 +1,6 @@
-// How `talos-reconciler run` starts the webhook listener and the notification senders from
-// its configuration, and what it does with a verified delivery. Kept apart from daemon.cc so
-// the daemon gains a few lines only.
+// How `talos-reconciler run` starts the webhook listener, the forge reporting and the
+// notification senders from its configuration, and what it does with a verified delivery:
+// the daemon's wiring of reconciler/forge and reconciler/notify, kept apart from daemon.cc.
 #pragma once
 
 #include <functional>
@@ -9,20 +9,19 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "reconciler/daemon_config.h"
+#include "reconciler/daemon/daemon_config.h"
 #include "reconciler/forge/poll_trigger.h"
 #include "reconciler/forge/pull_request_flow.h"
 #include "reconciler/forge/webhook_receiver.h"
 #include "reconciler/metrics.h"
 #include "reconciler/notify/webhook_notifier.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler {
 
 // The listener of `--webhook-listen` feeding `queue`; nullptr when the flag is unset.
-// InvalidArgument or Unavailable as WebhookReceiver::Start, or for an unreadable secret.
-absl::StatusOr<std::unique_ptr<WebhookReceiver>> StartWebhookListener(const DaemonConfig& config,
-                                                                      WebhookQueue& queue,
-                                                                      Metrics& metrics);
+// InvalidArgument or Unavailable as forge::WebhookReceiver::Start, or for an unreadable secret.
+absl::StatusOr<std::unique_ptr<forge::WebhookReceiver>> StartWebhookListener(
+    const DaemonConfig& config, forge::WebhookQueue& queue, Metrics& metrics);
 
 // The forge reporting of `--forge`: the API client, the pull request comments and the flow
 // that plans pull requests and reports rollouts, with the status store that feeds it.
@@ -37,14 +36,14 @@ class ForgeReporting {
       const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
       StatusStore& branch, std::function<bool()> reports, Env& env);
   StatusStore& store() { return *store_; }
-  PullRequestFlow& flow() { return *flow_; }
+  forge::PullRequestFlow& flow() { return *flow_; }
 
  private:
   ForgeReporting() = default;
-  std::unique_ptr<HttpForgeClient> client_;
-  std::unique_ptr<PullRequestComments> comments_;
-  std::unique_ptr<PullRequestFlow> flow_;
-  std::unique_ptr<ReportingStatusStore> store_;
+  std::unique_ptr<forge::HttpForgeClient> client_;
+  std::unique_ptr<forge::PullRequestComments> comments_;
+  std::unique_ptr<forge::PullRequestFlow> flow_;
+  std::unique_ptr<forge::ReportingStatusStore> store_;
   std::jthread refresher_;  // with `reports`: Refresh() every --poll-interval; last: stops first
 };
 
@@ -52,8 +51,8 @@ class ForgeReporting {
 // request into it) triggers a poll at once, coalesced by `trigger`; the poll, not the payload,
 // decides what changed. With `flow` (--forge), pull request events also go to the flow, which
 // plans them on the forge; without, they are logged only.
-void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, PullRequestFlow* flow,
-                      std::stop_token stop);
+void DispatchWebhooks(forge::WebhookQueue& queue, forge::PollTrigger& trigger,
+                      forge::PullRequestFlow* flow, std::stop_token stop);
 
 // The senders of every `--notify` entry, spooling under <state-dir>/notifications (with no
 // entry, a notifier that drops everything and clears old spools). InvalidArgument for a bad
@@ -61,4 +60,4 @@ void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, PullRequestFlow
 absl::StatusOr<std::unique_ptr<notify::WebhookNotifier>> StartNotifier(const DaemonConfig& config,
                                                                        Metrics& metrics);
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler
