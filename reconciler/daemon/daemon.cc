@@ -201,7 +201,7 @@ int RunDaemon(const DaemonConfig& config) {
   if (!endpoints.Start(config, metrics, env, log, election_metrics)) return 1;
   forge::PollTrigger poll_now;  // --webhook-listen: a verified push polls at once
   forge::TriggeredEnv poll_env(env, poll_now);
-  forge::WebhookQueue webhook_queue(static_cast<size_t>(config.webhook_queue));
+  forge::WebhookQueue webhook_queue(static_cast<size_t>(config.webhooks.queue));
   auto webhooks = StartWebhookListener(config, webhook_queue, metrics);
   if (!webhooks.ok()) return FailStart(log, webhooks.status());
   std::jthread webhook_dispatcher([&](std::stop_token own) {

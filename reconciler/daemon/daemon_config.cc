@@ -8,8 +8,6 @@
 #include "core/text.h"
 #include "fmt/format.h"
 #include "reconciler/flags.h"
-#include "reconciler/forge/secret_file.h"
-#include "reconciler/notify/notify_target.h"
 #include "reconciler/private_files.h"
 
 namespace tr::reconciler {
@@ -20,86 +18,6 @@ using flags::EnvName;
 using flags::Flag;
 using flags::Invalid;
 using flags::MillisFlag;
-
-void AddForgeFlags(CLI::App& cmd, DaemonConfig& c) {
-  Flag(cmd, "webhook-listen", c.webhook_listen,
-       "host:port for POST /hooks/github|gitlab|gitea (default: no webhook listener)");
-  Flag(cmd, "webhook-secret-file", c.webhook_secret_file,
-       "File holding the webhook secret (HMAC key; GitLab's token)");
-  Flag(cmd, "webhook-queue", c.webhook_queue, "Verified deliveries waiting before 503");
-  Flag(cmd, "notify", c.notify,
-       "Notification receiver: url=URL,format=json|slack[,secret-file=FILE] (repeatable)");
-  Flag(cmd, "forge", c.forge,
-       "github|gitlab|gitea: plan pull requests and report rollouts there (default: none)");
-  Flag(cmd, "forge-api-url", c.forge_api_url,
-       "The forge's API base URL (default https://api.github.com; required for gitlab/gitea)");
-  Flag(cmd, "forge-token-file", c.forge_token_file, "File holding the forge API token");
-  flags::Switch(cmd, "forge-allow-insecure-http", c.forge_allow_insecure_http,
-                "Allow an http:// --forge-api-url, the token in clear (tests only)");
-  Flag(cmd, "forge-repository", c.forge_repository,
-       "owner/name (GitLab: group/project) on the forge (default: the path of --repo)");
-  MillisFlag(cmd, "forge-comment-interval", c.forge_comment_interval,
-             "At most one edit of a pull request's comment per this (default 10s)");
-}
-
-// "owner/name" from a repository URL's path: https://host/owner/name.git, git@host:owner/name.
-std::string RepositoryPath(const std::string& url) {
-  size_t start = url.find("://");
-  start = start == std::string::npos ? url.find(':') : url.find('/', start + 3);
-  if (start == std::string::npos) return "";
-  std::string path = url.substr(start + 1);
-  while (!path.empty() && path.back() == '/') path.pop_back();
-  if (path.ends_with(".git")) path.resize(path.size() - 4);
-  return path;
-}
-
-// --forge needs a token, an API URL (GitHub's has a default) and a repository path.
-absl::Status FinishForgeApiConfig(DaemonConfig& c) {
-  if (c.forge.empty()) return absl::OkStatus();
-  if (c.forge != "github" && c.forge != "gitlab" && c.forge != "gitea") {
-    return Invalid("forge", "want github, gitlab or gitea");
-  }
-  if (c.forge_api_url.empty() && c.forge == "github") c.forge_api_url = "https://api.github.com";
-  if (c.forge_api_url.empty()) return Invalid("forge-api-url", "required for " + c.forge);
-  if (!c.forge_api_url.starts_with("http://") && !c.forge_api_url.starts_with("https://")) {
-    return Invalid("forge-api-url", "must start with http:// or https://");
-  }
-  if (c.forge_api_url.starts_with("http://") && !c.forge_allow_insecure_http) {
-    return Invalid("forge-api-url",
-                   "refusing to send the forge token over plain http:// (use https://, or "
-                   "--forge-allow-insecure-http for a test forge)");
-  }
-  if (c.forge_token_file.empty()) return Invalid("forge-token-file", "required with --forge");
-  auto token = forge::ReadSecretFile(c.forge_token_file);
-  if (!token.ok()) return Invalid("forge-token-file", std::string(token.status().message()));
-  if (c.forge_repository.empty()) c.forge_repository = RepositoryPath(c.git.remote.url);
-  if (c.forge_repository.find('/') == std::string::npos) {
-    return Invalid("forge-repository", "want owner/name (cannot tell it from --repo)");
-  }
-  if (c.forge_comment_interval < std::chrono::milliseconds(0)) {
-    return Invalid("forge-comment-interval", "must not be negative");
-  }
-  return absl::OkStatus();
-}
-
-// The webhook and notification settings: a listener needs a readable secret; every --notify
-// entry must parse (its secret file is read).
-absl::Status FinishForgeConfig(DaemonConfig& c) {
-  if (!c.webhook_listen.empty()) {
-    if (absl::Status s = CheckListenAddress("webhook-listen", c.webhook_listen); !s.ok()) {
-      return s;
-    }
-    if (c.webhook_secret_file.empty()) return Invalid("webhook-secret-file", "required");
-    auto secret = forge::ReadSecretFile(c.webhook_secret_file, forge::kMinWebhookSecretBytes);
-    if (!secret.ok()) return Invalid("webhook-secret-file", std::string(secret.status().message()));
-  }
-  if (c.webhook_queue < 1 || c.webhook_queue > 100000)
-    return Invalid("webhook-queue", "1 to 100000");
-  for (const std::string& entry : c.notify) {
-    if (auto target = notify::ParseNotifyTarget(entry); !target.ok()) return target.status();
-  }
-  return FinishForgeApiConfig(c);
-}
 
 // " (did you mean \"poll-interval\"?)" for a mistyped flag of `cmd`; empty when none is close.
 std::string Suggestion(const CLI::App& cmd, const std::string& key) {
@@ -187,7 +105,9 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "log-level", c.log_level, "trace, debug, info, warn or error");
   Flag(cmd, "log-format", c.log_format, "text (key=value lines) or json (one object a line)")
       ->check(CLI::IsMember({"text", "json"}));
-  AddForgeFlags(cmd, c);
+  c.webhooks.AddFlags(cmd);
+  c.notify.AddFlags(cmd);
+  c.forge.AddFlags(cmd);
   Flag(cmd, "kubeconfig", c.kubeconfig,
        "The Kubernetes API of the Leases and upgrade Jobs (default: the in-cluster service "
        "account)");
@@ -323,7 +243,9 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
   auto registry = c.installer_registry_flags.Finish();
   if (!registry.ok()) return registry.status();
   c.installer_registry = *std::move(registry);
-  return FinishForgeConfig(c);
+  if (absl::Status s = c.webhooks.Finish(); !s.ok()) return s;
+  if (absl::Status s = c.notify.Finish(); !s.ok()) return s;
+  return c.forge.Finish(c.git.remote.url);
 }
 
 }  // namespace tr::reconciler

@@ -18,9 +18,11 @@
 #include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "gitsource/config.h"
+#include "reconciler/forge/forge_flags.h"
 #include "reconciler/git_flags.h"
 #include "reconciler/k8s_job/job_flags.h"
 #include "reconciler/lease/leader_election_flags.h"
+#include "reconciler/notify/notify_flags.h"
 #include "reconciler/registry/registry_flags.h"
 
 namespace tr::reconciler {
@@ -58,18 +60,11 @@ struct DaemonConfig : GitFlags {
   std::string log_level = "info";
   std::string log_format = "text";    // text (key=value lines) or json (an object a line)
   std::filesystem::path config_file;  // --config, applied before parsing (ApplyConfigFile)
-  // Inbound webhooks and outbound notifications (reconciler/forge, reconciler/notify).
-  std::string webhook_listen;  // host:port of the webhook listener; empty: none
-  std::filesystem::path webhook_secret_file;
-  int webhook_queue = 256;          // verified deliveries waiting; a full queue answers 503
-  std::vector<std::string> notify;  // `url=...,format=json|slack,secret-file=...` entries
-  // The forge's REST API (reconciler/forge): pull-request comments and commit statuses.
-  std::string forge;          // "github", "gitlab", "gitea"; empty: none
-  std::string forge_api_url;  // empty: GitHub's public API (required for the others)
-  std::filesystem::path forge_token_file;
-  std::string forge_repository;  // "owner/name"; empty: the path of --repo
-  bool forge_allow_insecure_http = false;  // an http:// API URL, the token in clear (tests)
-  std::chrono::milliseconds forge_comment_interval{10'000};  // at most one edit per PR per this
+  // Inbound webhooks, outbound notifications and the forge's API (reconciler/forge,
+  // reconciler/notify).
+  forge::WebhookFlags webhooks;  // --webhook-*
+  notify::NotifyFlags notify;    // --notify
+  forge::ForgeFlags forge;       // --forge*
   // The Kubernetes API of the Leases and the upgrade Jobs; empty: the in-cluster account.
   std::filesystem::path kubeconfig;
   lease::LeaderElectionFlags leader_election;  // --leader-elect, --leader-elect-*, --shards

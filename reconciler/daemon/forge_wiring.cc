@@ -6,13 +6,14 @@
 namespace tr::reconciler {
 
 using forge::Forge;
-using forge::ForgeFromName;
 using forge::ForgeClientOptions;
+using forge::ForgeFromName;
 using forge::HttpForgeClient;
+using forge::kMinWebhookSecretBytes;
 using forge::PollTrigger;
+using forge::PullRequestAction;
 using forge::PullRequestComments;
 using forge::PullRequestFlow;
-using forge::PullRequestAction;
 using forge::PullRequestFlowOptions;
 using forge::ReadSecretFile;
 using forge::ReportingStatusStore;
@@ -21,18 +22,16 @@ using forge::WebhookKind;
 using forge::WebhookQueue;
 using forge::WebhookReceiver;
 using forge::WebhookReceiverOptions;
-using forge::kMinWebhookSecretBytes;
-
 
 absl::StatusOr<std::unique_ptr<WebhookReceiver>> StartWebhookListener(const DaemonConfig& config,
                                                                       WebhookQueue& queue,
                                                                       Metrics& metrics) {
-  if (config.webhook_listen.empty()) return nullptr;
+  if (config.webhooks.listen.empty()) return nullptr;
   absl::StatusOr<std::string> secret =
-      ReadSecretFile(config.webhook_secret_file, kMinWebhookSecretBytes);
+      ReadSecretFile(config.webhooks.secret_file, kMinWebhookSecretBytes);
   if (!secret.ok()) return secret.status();
   WebhookReceiverOptions options;
-  options.listen = config.webhook_listen;
+  options.listen = config.webhooks.listen;
   options.secret = *std::move(secret);
   options.branch = config.git.branch;
   return WebhookReceiver::Start(std::move(options), queue, metrics);
@@ -46,7 +45,7 @@ std::string StatusUrl(const DaemonConfig& config) {
   std::string web = config.git.remote.url;
   if (!web.starts_with("https://")) return "";
   if (web.ends_with(".git")) web.resize(web.size() - 4);
-  return web + (config.forge == "gitlab" ? "/-/tree/" : "/tree/") + config.status_branch +
+  return web + (config.forge.kind == "gitlab" ? "/-/tree/" : "/tree/") + config.status_branch +
          "/status";
 }
 
@@ -55,20 +54,20 @@ std::string StatusUrl(const DaemonConfig& config) {
 absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
     const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
     StatusStore& branch, std::function<bool()> reports, Env& env) {
-  if (config.forge.empty()) return nullptr;
-  absl::StatusOr<std::string> token = ReadSecretFile(config.forge_token_file);
+  if (config.forge.kind.empty()) return nullptr;
+  absl::StatusOr<std::string> token = ReadSecretFile(config.forge.token_file);
   if (!token.ok()) return token.status();
-  const Forge forge = ForgeFromName(config.forge).value_or(Forge::kGithub);
+  const Forge forge = ForgeFromName(config.forge.kind).value_or(Forge::kGithub);
   ForgeClientOptions options;
-  options.target = {forge, config.forge_repository};
-  options.api_url = config.forge_api_url;
+  options.target = {forge, config.forge.repository};
+  options.api_url = config.forge.api_url;
   options.token = *std::move(token);
   auto client = HttpForgeClient::Create(std::move(options), env);
   if (!client.ok()) return client.status();
   std::unique_ptr<ForgeReporting> reporting(new ForgeReporting());
   reporting->client_ = *std::move(client);
   reporting->comments_ = std::make_unique<PullRequestComments>(*reporting->client_,
-                                                               config.forge_comment_interval, env);
+                                                               config.forge.comment_interval, env);
   const bool elected = static_cast<bool>(reports);
   reporting->flow_ = std::make_unique<PullRequestFlow>(
       source, source, *reporting->client_, *reporting->comments_,
@@ -112,7 +111,7 @@ void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, PullRequestFlow
 absl::StatusOr<std::unique_ptr<notify::WebhookNotifier>> StartNotifier(const DaemonConfig& config,
                                                                        Metrics& metrics) {
   std::vector<notify::NotifyTarget> targets;
-  for (const std::string& entry : config.notify) {
+  for (const std::string& entry : config.notify.entries) {
     absl::StatusOr<notify::NotifyTarget> target = notify::ParseNotifyTarget(entry);
     if (!target.ok()) return target.status();
     targets.push_back(*std::move(target));

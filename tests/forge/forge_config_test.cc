@@ -38,7 +38,7 @@ class ForgeConfigTest : public test_support::RunFlagsTest {
 
 TEST_F(ForgeConfigTest, WebhookListenerNeedsAReadableSecret) {
   EXPECT_EQ(Finish({}), "");
-  EXPECT_TRUE(config_.webhook_listen.empty());
+  EXPECT_TRUE(config_.webhooks.listen.empty());
   EXPECT_THAT(Finish({"--webhook-listen", "127.0.0.1:9090"}), HasSubstr("--webhook-secret-file"));
   EXPECT_THAT(Finish({"--webhook-listen", "127.0.0.1:9090", "--webhook-secret-file",
                       (dir_ / "missing").string()}),
@@ -49,7 +49,7 @@ TEST_F(ForgeConfigTest, WebhookListenerNeedsAReadableSecret) {
   EXPECT_EQ(Finish({"--webhook-listen", "127.0.0.1:9090", "--webhook-secret-file",
                     (dir_ / "secret").string(), "--webhook-queue", "16"}),
             "");
-  EXPECT_EQ(config_.webhook_queue, 16);
+  EXPECT_EQ(config_.webhooks.queue, 16);
   EXPECT_THAT(Finish({"--webhook-queue", "0"}), HasSubstr("--webhook-queue"));
 }
 
@@ -58,7 +58,7 @@ TEST_F(ForgeConfigTest, NotifyEntriesAreCheckedAtStart) {
                                     (dir_ / "secret").string(),
                     "--notify", "url=https://hooks.slack.test/T/B/X,format=slack"}),
             "");
-  EXPECT_EQ(config_.notify.size(), 2u);
+  EXPECT_EQ(config_.notify.entries.size(), 2u);
   EXPECT_THAT(Finish({"--notify", "url=https://a.test/x,format=json"}),
               HasSubstr("--notify: format=json needs secret-file="));
 }
@@ -66,8 +66,8 @@ TEST_F(ForgeConfigTest, NotifyEntriesAreCheckedAtStart) {
 TEST_F(ForgeConfigTest, ForgeFlagsNeedATokenAndAnApiUrlOffGithub) {
   const std::string token = "--forge-token-file=" + (dir_ / "secret").string();
   EXPECT_EQ(Finish({"--forge", "github", token, "--forge-repository", "acme/fleet"}), "");
-  EXPECT_EQ(config_.forge_api_url, "https://api.github.com");
-  EXPECT_EQ(config_.forge_comment_interval, std::chrono::seconds(10));
+  EXPECT_EQ(config_.forge.api_url, "https://api.github.com");
+  EXPECT_EQ(config_.forge.comment_interval, std::chrono::seconds(10));
   EXPECT_THAT(Finish({"--forge", "bitbucket", token}), HasSubstr("--forge: want github"));
   EXPECT_THAT(Finish({"--forge", "github"}), HasSubstr("--forge-token-file: required"));
   EXPECT_THAT(Finish({"--forge", "github", "--forge-token-file", (dir_ / "missing").string()}),
@@ -80,7 +80,7 @@ TEST_F(ForgeConfigTest, ForgeFlagsNeedATokenAndAnApiUrlOffGithub) {
   EXPECT_EQ(Finish({"--forge", "gitea", token, "--forge-api-url", "https://gitea.test/api/v1",
                     "--forge-repository", "ops/fleet", "--forge-comment-interval", "500ms"}),
             "");
-  EXPECT_EQ(config_.forge_comment_interval, std::chrono::milliseconds(500));
+  EXPECT_EQ(config_.forge.comment_interval, std::chrono::milliseconds(500));
 }
 
 TEST_F(ForgeConfigTest, TheForgeTokenGoesOverHttpsOnlyUnlessAllowed) {
@@ -94,7 +94,7 @@ TEST_F(ForgeConfigTest, TheForgeTokenGoesOverHttpsOnlyUnlessAllowed) {
   EXPECT_EQ(Finish({"--forge", "gitea", token, "--forge-api-url", "http://127.0.0.1:3000/api/v1",
                     "--forge-repository", "o/r", "--forge-allow-insecure-http"}),
             "");
-  EXPECT_TRUE(config_.forge_allow_insecure_http);
+  EXPECT_TRUE(config_.forge.allow_insecure_http);
 }
 
 TEST_F(ForgeConfigTest, AWebhookSecretShorterThanSixteenBytesIsRefused) {

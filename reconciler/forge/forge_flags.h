@@ -1,0 +1,42 @@
+// The settings of the inbound webhooks (`--webhook-*`) and of the forge's API (`--forge*`):
+// registered and checked here, used by the daemon's wiring (reconciler/daemon/forge_wiring).
+//
+// Values only; thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/status.h"
+
+namespace tr::reconciler::forge {
+
+struct WebhookFlags {
+  std::string listen;  // host:port of the webhook listener; empty: none
+  std::filesystem::path secret_file;
+  int queue = 256;  // verified deliveries waiting; a full queue answers 503
+
+  void AddFlags(CLI::App& cmd);
+  // A listener needs a readable secret of at least kMinWebhookSecretBytes; a queue of 1 to
+  // 100,000. InvalidArgument naming the flag.
+  absl::Status Finish() const;
+};
+
+struct ForgeFlags {
+  std::string kind;     // --forge: "github", "gitlab", "gitea"; empty: none
+  std::string api_url;  // empty: GitHub's public API (required for the others)
+  std::filesystem::path token_file;
+  std::string repository;            // "owner/name"; empty: the path of --repo
+  bool allow_insecure_http = false;  // an http:// API URL, the token in clear (tests)
+  std::chrono::milliseconds comment_interval{10'000};  // at most one edit per PR per this
+
+  void AddFlags(CLI::App& cmd);
+  // With --forge: a known forge, an API URL (GitHub's by default; https unless
+  // --forge-allow-insecure-http), a readable token file and a repository path (from
+  // `repo_url`, the --repo URL, when not given). InvalidArgument naming the flag.
+  absl::Status Finish(const std::string& repo_url);
+};
+
+}  // namespace tr::reconciler::forge
