@@ -4,6 +4,8 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
@@ -13,9 +15,9 @@
 #include "reconciler/background_steps.h"
 #include "reconciler/cluster_clients.h"
 #include "reconciler/controller.h"
+#include "reconciler/daemon/forge_wiring.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
-#include "reconciler/daemon/forge_wiring.h"
 #include "reconciler/gates/health_gate_runner.h"
 #include "reconciler/http/http_server.h"
 #include "reconciler/k8s_job/job_daemon.h"
@@ -156,168 +158,261 @@ void TuneProcess() {
 #endif
 }
 
+// One run of `talos-reconciler run`. Start-up has four named parts, each building on the
+// one before; members are declared in the order they are made, so that everything is destroyed
+// after what uses it (and the threads, declared last of their part, stop first).
+//
+// The status chain, from the branch outwards (StartStatusChain, then StartReconciler):
+//   git_store_   the status branch itself; start-up, promotion and replicas read it as it is
+//   notifying_   + a notification for each change of phase (--notify)
+//   forge_       + the forge's pull-request comment and rollout status (--forge)
+//   fenced_store_ + with --leader-elect, proof that the cluster's shard is still held
+// The reconciler writes to the outermost.
+class Daemon {
+ public:
+  explicit Daemon(const DaemonConfig& config)
+      : config_(config), log_(ModuleLogger("daemon")), env_(Env::Default()) {}
+
+  // The process exit code: 0 after a clean stop, 1 when start-up fails.
+  int Run() {
+    signals_ = StopOnSignals(stop_, config_.shutdown_timeout);
+    if (absl::Status s = StartStatusChain(); !s.ok()) return FailStart(log_, s);
+    if (absl::Status s = StartInbound(); !s.ok()) return FailStart(log_, s);
+    const BackoffPolicy load_backoff{std::chrono::seconds(1), std::chrono::seconds(30),
+                                     /*max_attempts=*/0};  // unused: until stopped
+    auto statuses = LoadStatusesAtStart(*store_, load_backoff, env_, stop_.get_token());
+    if (!statuses.ok()) {
+      if (absl::IsCancelled(statuses.status())) return 0;
+      return FailStart(log_, statuses.status());
+    }
+    log_->info(
+        "step=start version={} repo-branch={} status-branch={} clusters-with-status={} "
+        "dry-run={}",
+        ReconcilerVersion(), config_.git.branch, config_.status_branch, statuses->size(),
+        config_.dry_run);
+    if (absl::Status s = StartReconciler(*std::move(statuses)); !s.ok()) {
+      return FailStart(log_, s);
+    }
+    StartController();
+    {
+      std::jthread polling([this] { poller_->Run(stop_.get_token()); });
+      std::jthread listing_releases([this] {
+        if (releases_) releases_->Run(stop_.get_token());  // never holds up a reconcile
+      });
+      controller_->Run(stop_.get_token());
+    }
+    if (election_) election_->Stop();  // nothing acts any more: give the Leases back
+    log_->info("step=stop");
+    return 0;
+  }
+
+ private:
+  // The Git source, the status writer and the chain up to the forge's reports, and leader
+  // election (which the forge asks whether this replica reports rollouts).
+  absl::Status StartStatusChain() {
+    if (absl::Status s = gitsource::ConfigureLibgit2(Libgit2SettingsOf(config_)); !s.ok()) {
+      return s;
+    }
+    auto source = gitsource::LibGitSource::Open(config_.git);
+    if (!source.ok()) return source.status();
+    source_ = *std::move(source);
+    for (const std::string& removed : source_->mirror_repairs()) {
+      log_->warn("step=repair-mirror removed={}", LogValue(removed));
+    }
+    gitsource::StatusWriterConfig writer_config;
+    writer_config.branch = config_.status_branch;
+    writer_config.author_name = config_.status_author_name;
+    writer_config.author_email = config_.status_author_email;
+    writer_config.coalesce_window = config_.status_commit_window;
+    auto writer = gitsource::GitStatusWriter::Create(*source_, writer_config, env_);
+    if (!writer.ok()) return writer.status();
+    writer_ = *std::move(writer);
+    git_store_.emplace(*writer_, &metrics_);
+    auto notifier = StartNotifier(config_, metrics_);  // --notify; spooled, never blocking
+    if (!notifier.ok()) return notifier.status();
+    notifier_ = *std::move(notifier);
+    notifying_.emplace(*git_store_, *notifier_);
+    auto election = lease::Election::Open(config_.leader_election, config_.kubeconfig, env_);
+    if (!election.ok()) return election.status();
+    election_ = *std::move(election);
+    std::function<bool()> reports_rollouts;  // with several replicas, the holder of shard 0 only
+    if (election_) {
+      reports_rollouts = [this] { return election_->elector().Holding(0, env_.Now()).has_value(); };
+    }
+    auto forge = ForgeReporting::Start(config_, *source_, *notifying_, *git_store_,
+                                       std::move(reports_rollouts), env_);
+    if (!forge.ok()) return forge.status();  // --forge
+    forge_ = *std::move(forge);
+    store_ = forge_ ? &forge_->store() : static_cast<StatusStore*>(&*notifying_);
+    return absl::OkStatus();
+  }
+
+  // /healthz, /readyz and /metrics; the webhook listener and the thread that dispatches its
+  // deliveries (a push polls at once; pull requests go to the forge's flow).
+  absl::Status StartInbound() {
+    std::function<std::string()> election_metrics;
+    if (election_) election_metrics = [this] { return election_->RenderPrometheus(env_); };
+    if (!endpoints_.Start(config_, metrics_, env_, log_, election_metrics)) {
+      return absl::UnavailableError("cannot listen on --listen " + config_.listen);
+    }
+    poll_env_.emplace(env_, poll_now_);
+    webhook_queue_.emplace(static_cast<size_t>(config_.webhooks.queue));
+    auto webhooks = StartWebhookListener(config_, *webhook_queue_, metrics_);
+    if (!webhooks.ok()) return webhooks.status();
+    webhooks_ = *std::move(webhooks);
+    webhook_dispatcher_ = std::jthread([this](std::stop_token own) {
+      DispatchWebhooks(*webhook_queue_, poll_now_, forge_ ? &forge_->flow() : nullptr, own);
+    });
+    return absl::OkStatus();
+  }
+
+  // The Talos clients, observer and executor, the fences of leader election, the rollout
+  // reconciler and its Kubernetes upgrades (in process or as Jobs).
+  absl::Status StartReconciler(std::map<std::string, core::ClusterStatus> statuses) {
+    talos::GrpcTalosClientOptions talos_options;
+    talos_options.shutdown = stop_.get_token();
+    clients_.emplace(TalosCredentials{config_.credentials_dir, config_.talosconfig}, talos_options);
+    observer_.emplace(*clients_, config_.node_name);
+    executor_.emplace(*clients_,
+                      ExecutorOptions{config_.state_dir / "etcd-snapshots",
+                                      {config_.drain_timeout, std::chrono::seconds(2)},
+                                      config_.etcd_snapshots_keep},
+                      env_);
+    // With leader election every node operation first proves the shard is still held.
+    RolloutExecutor* executor = &*executor_;
+    StatusStore* acting_store = store_;
+    if (election_) {
+      fenced_executor_.emplace(*executor_, election_->elector());
+      fenced_store_.emplace(*store_, election_->elector());
+      executor = &*fenced_executor_;
+      acting_store = &*fenced_store_;
+    }
+    background_.emplace(*executor);  // pulls, installs, drains
+    gate_runner_.emplace(*clients_);
+    if (const auto& registry = config_.installer_registry) {  // --installer-registry
+      releases_.emplace(
+          [registry](std::stop_token s) { return registry::ListRegistryTags(*registry, s); },
+          registry->ttl, env_);
+    }
+    // Promotion reads the upstream clusters from the branch itself (the plain store: no
+    // notifications), so a cluster another replica reconciles counts too.
+    reconciler_.emplace(
+        RolloutReconciler::Deps{desired_, *observer_, *background_, *acting_store, env_, metrics_,
+                                &*gate_runner_, &*git_store_, releases_ ? &*releases_ : nullptr},
+        RolloutReconcilerOptions{config_.node_poll_interval, config_.dry_run, 32},
+        std::move(statuses));
+    return StartKubernetesUpgrades();
+  }
+
+  absl::Status StartKubernetesUpgrades() {
+    k8s_upgrade::InProcessRunnerOptions options;
+    options.poll_interval = std::min(config_.node_poll_interval, std::chrono::milliseconds(1000));
+    if (election_) {  // a deposed replica's running upgrade stops before its next change
+      options.may_change = [&elector = election_->elector()](const std::string& c) {
+        return lease::CheckHeld(elector, c);
+      };
+    }
+    if (config_.kubernetes_upgrade_mode == "inprocess") {
+      kubernetes_upgrades_ =
+          std::make_unique<k8s_upgrade::InProcessUpgradeRunner>(*clients_, options);
+    } else if (config_.kubernetes_upgrade_mode == "job") {
+      auto opened = k8s_job::OpenJobUpgrades(config_.upgrade_jobs, config_.kubeconfig,
+                                             config_.node_poll_interval, env_, options.may_change);
+      if (!opened.ok()) return opened.status();
+      kubernetes_upgrades_ = *std::move(opened);
+    }
+    if (kubernetes_upgrades_) reconciler_->SetKubernetesUpgrades(kubernetes_upgrades_.get());
+    return absl::OkStatus();
+  }
+
+  // The controller and the poller; with leader election, the shards (a shard just taken has
+  // its clusters reconciled at once).
+  void StartController() {
+    ClusterReconciler* inner = &*reconciler_;
+    if (election_) {
+      election_->elector().PinnedShards([this](const std::string& cluster) {
+        std::optional<int> pin;
+        if (std::shared_ptr<const DesiredSnapshot> now = desired_.Current()) {
+          for (const core::ClusterProfile& p : now->profiles.profiles) {
+            if (p.name == cluster) pin = p.shard;
+          }
+        }
+        return pin;
+      });
+      sharded_.emplace(
+          *reconciler_, election_->elector(), *git_store_,
+          [this](const std::string& cluster, std::optional<core::ClusterStatus> recorded) {
+            reconciler_->Adopt(cluster, std::move(recorded));
+          });
+      inner = &*sharded_;
+    }
+    marking_.emplace(*inner, metrics_, env_);
+    ControllerOptions controller_options;
+    controller_options.workers = config_.workers;
+    controller_options.resync = config_.resync;
+    controller_.emplace(controller_options, *marking_, env_);
+    const int shards = config_.shards() > 1 ? config_.shards() : 0;
+    poller_.emplace(SourcePollerOptions{config_.poll_interval, config_.poll_jitter, shards},
+                    SourcePollerDeps{*source_, desired_,
+                                     [this](const std::string& c) { controller_->Enqueue(c); },
+                                     metrics_, *poll_env_});
+    if (!election_) return;
+    election_->Start([this](int shard) {
+      std::shared_ptr<const DesiredSnapshot> now = desired_.Current();
+      if (!now) return;
+      for (const core::ClusterProfile& p : now->profiles.profiles) {
+        if (core::ShardOf(p.name, p.shard, config_.shards()) == shard) controller_->Enqueue(p.name);
+      }
+    });
+  }
+
+  const DaemonConfig& config_;
+  const Log log_;
+  Env& env_;
+  std::stop_source stop_;
+  std::jthread signals_;
+  // StartStatusChain
+  std::unique_ptr<gitsource::LibGitSource> source_;
+  std::unique_ptr<gitsource::GitStatusWriter> writer_;
+  Metrics metrics_;
+  std::optional<GitStatusStore> git_store_;
+  std::unique_ptr<notify::WebhookNotifier> notifier_;
+  std::optional<notify::NotifyingStatusStore> notifying_;
+  std::unique_ptr<lease::Election> election_;
+  std::unique_ptr<ForgeReporting> forge_;
+  StatusStore* store_ = nullptr;  // the outermost of the chain so far
+  // StartInbound
+  HttpEndpoints endpoints_;
+  forge::PollTrigger poll_now_;  // --webhook-listen: a verified push polls at once
+  std::optional<forge::TriggeredEnv> poll_env_;
+  std::optional<forge::WebhookQueue> webhook_queue_;
+  std::unique_ptr<forge::WebhookReceiver> webhooks_;
+  std::jthread webhook_dispatcher_;
+  // StartReconciler
+  std::optional<TalosconfigClientFactory> clients_;
+  std::optional<TalosFleetObserver> observer_;
+  std::optional<TalosRolloutExecutor> executor_;
+  std::optional<lease::FencedExecutor> fenced_executor_;
+  std::optional<lease::FencedStatusStore> fenced_store_;
+  std::optional<BackgroundSteps> background_;
+  DesiredState desired_;
+  std::optional<gates::ProbeGateRunner> gate_runner_;
+  std::optional<registry::InstallerReleases> releases_;
+  std::optional<RolloutReconciler> reconciler_;
+  std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner> kubernetes_upgrades_;
+  // StartController
+  std::optional<lease::ShardedReconciler> sharded_;
+  std::optional<ProgressMarkingReconciler> marking_;
+  std::optional<Controller> controller_;
+  std::optional<SourcePoller> poller_;
+};
+
 }  // namespace
 
 int RunDaemon(const DaemonConfig& config) {
   TuneProcess();
   ConfigureLogging(config.log_level, config.log_format);
-  Log log = ModuleLogger("daemon");
-  std::stop_source stop;
-  std::jthread signals = StopOnSignals(stop, config.shutdown_timeout);
-  if (absl::Status s = gitsource::ConfigureLibgit2(Libgit2SettingsOf(config)); !s.ok()) {
-    return FailStart(log, s);
-  }
-  auto source = gitsource::LibGitSource::Open(config.git);
-  if (!source.ok()) return FailStart(log, source.status());
-  for (const std::string& removed : (*source)->mirror_repairs()) {
-    log->warn("step=repair-mirror removed={}", LogValue(removed));
-  }
-  Env& env = Env::Default();
-  gitsource::StatusWriterConfig writer_config;
-  writer_config.branch = config.status_branch;
-  writer_config.author_name = config.status_author_name;
-  writer_config.author_email = config.status_author_email;
-  writer_config.coalesce_window = config.status_commit_window;
-  auto writer = gitsource::GitStatusWriter::Create(**source, writer_config, env);
-  if (!writer.ok()) return FailStart(log, writer.status());
-  Metrics metrics;
-  GitStatusStore git_store(**writer, &metrics);
-  auto notifier = StartNotifier(config, metrics);  // --notify; spooled, never blocking
-  if (!notifier.ok()) return FailStart(log, notifier.status());
-  notify::NotifyingStatusStore notifying(git_store, **notifier);
-  auto election = lease::Election::Open(config.leader_election, config.kubeconfig, env);
-  if (!election.ok()) return FailStart(log, election.status());
-  std::function<bool()> reports_rollouts;  // with several replicas, the holder of shard 0 only
-  if (*election) {
-    reports_rollouts = [&] { return (*election)->elector().Holding(0, env.Now()).has_value(); };
-  }
-  auto forge_reporting = ForgeReporting::Start(config, **source, notifying, git_store,
-                                                      std::move(reports_rollouts), env);
-  if (!forge_reporting.ok()) return FailStart(log, forge_reporting.status());  // --forge
-  StatusStore& store = *forge_reporting ? (*forge_reporting)->store() : notifying;
-  HttpEndpoints endpoints;
-  std::function<std::string()> election_metrics;
-  if (*election) election_metrics = [&] { return (*election)->RenderPrometheus(env); };
-  if (!endpoints.Start(config, metrics, env, log, election_metrics)) return 1;
-  forge::PollTrigger poll_now;  // --webhook-listen: a verified push polls at once
-  forge::TriggeredEnv poll_env(env, poll_now);
-  forge::WebhookQueue webhook_queue(static_cast<size_t>(config.webhooks.queue));
-  auto webhooks = StartWebhookListener(config, webhook_queue, metrics);
-  if (!webhooks.ok()) return FailStart(log, webhooks.status());
-  std::jthread webhook_dispatcher([&](std::stop_token own) {
-    DispatchWebhooks(webhook_queue, poll_now,
-                            *forge_reporting ? &(*forge_reporting)->flow() : nullptr, own);
-  });
-  const BackoffPolicy load_backoff{std::chrono::seconds(1), std::chrono::seconds(30),
-                                   /*max_attempts=*/0};  // unused: until stopped
-  auto statuses = LoadStatusesAtStart(store, load_backoff, env, stop.get_token());
-  if (!statuses.ok()) {
-    if (absl::IsCancelled(statuses.status())) return 0;
-    return FailStart(log, statuses.status());
-  }
-  log->info(
-      "step=start version={} repo-branch={} status-branch={} clusters-with-status={} dry-run={}",
-      ReconcilerVersion(), config.git.branch, config.status_branch, statuses->size(),
-      config.dry_run);
-
-  talos::GrpcTalosClientOptions talos_options;
-  talos_options.shutdown = stop.get_token();
-  TalosconfigClientFactory clients({config.credentials_dir, config.talosconfig}, talos_options);
-  TalosFleetObserver observer(clients, config.node_name);
-  TalosRolloutExecutor executor(clients,
-                                {config.state_dir / "etcd-snapshots",
-                                 {config.drain_timeout, std::chrono::seconds(2)},
-                                 config.etcd_snapshots_keep},
-                                env);
-  // With leader election every node operation first proves the shard is still held.
-  std::optional<lease::FencedExecutor> fenced_executor;
-  std::optional<lease::FencedStatusStore> fenced_store;
-  if (*election) {
-    fenced_executor.emplace(executor, (*election)->elector());
-    fenced_store.emplace(store, (*election)->elector());
-  }
-  BackgroundSteps background(fenced_executor ? static_cast<RolloutExecutor&>(*fenced_executor)
-                                             : executor);  // pulls, installs, drains
-  StatusStore& acting_store = fenced_store ? static_cast<StatusStore&>(*fenced_store) : store;
-  DesiredState desired;
-  gates::ProbeGateRunner gate_runner(clients);
-  // Promotion reads the upstream clusters from the branch itself (the plain store: no
-  // notifications), so a cluster another replica reconciles counts too.
-  std::optional<registry::InstallerReleases> releases;  // --installer-registry
-  if (const auto& registry = config.installer_registry) {
-    releases.emplace(
-        [registry](std::stop_token s) { return registry::ListRegistryTags(*registry, s); },
-        registry->ttl, env);
-  }
-  RolloutReconciler reconciler({desired, observer, background, acting_store, env, metrics,
-                                &gate_runner, &git_store, releases ? &*releases : nullptr},
-                               {config.node_poll_interval, config.dry_run, 32}, *statuses);
-  k8s_upgrade::InProcessRunnerOptions upgrade_options;
-  upgrade_options.poll_interval =
-      std::min(config.node_poll_interval, std::chrono::milliseconds(1000));
-  if (*election) {  // a deposed replica's running upgrade stops before its next change
-    upgrade_options.may_change = [&elector = (*election)->elector()](const std::string& c) {
-      return lease::CheckHeld(elector, c);
-    };
-  }
-  k8s_upgrade::InProcessUpgradeRunner kubernetes_upgrades(clients, upgrade_options);
-  if (config.kubernetes_upgrade_mode == "inprocess") {
-    reconciler.SetKubernetesUpgrades(&kubernetes_upgrades);
-  }
-  std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner> job_upgrades;  // Jobs (job mode)
-  if (config.kubernetes_upgrade_mode == "job") {
-    auto opened = k8s_job::OpenJobUpgrades(config.upgrade_jobs, config.kubeconfig,
-                                            config.node_poll_interval, env,
-                                            upgrade_options.may_change);
-    if (!opened.ok()) return FailStart(log, opened.status());
-    job_upgrades = *std::move(opened);
-    reconciler.SetKubernetesUpgrades(job_upgrades.get());
-  }
-  std::optional<lease::ShardedReconciler> sharded;
-  if (*election) {
-    (*election)->elector().PinnedShards([&desired](const std::string& cluster) {
-      std::optional<int> pin;
-      if (std::shared_ptr<const DesiredSnapshot> now = desired.Current()) {
-        for (const core::ClusterProfile& p : now->profiles.profiles) {
-          if (p.name == cluster) pin = p.shard;
-        }
-      }
-      return pin;
-    });
-    sharded.emplace(reconciler, (*election)->elector(), git_store,
-                    [&](const std::string& cluster, std::optional<core::ClusterStatus> recorded) {
-                      reconciler.Adopt(cluster, std::move(recorded));
-                    });
-  }
-  ProgressMarkingReconciler marking(
-      sharded ? static_cast<ClusterReconciler&>(*sharded) : reconciler, metrics, env);
-  ControllerOptions controller_options;
-  controller_options.workers = config.workers;
-  controller_options.resync = config.resync;
-  Controller controller(controller_options, marking, env);
-  SourcePoller poller(
-      {config.poll_interval, config.poll_jitter, config.shards() > 1 ? config.shards() : 0},
-      {**source, desired, [&](const std::string& c) { controller.Enqueue(c); }, metrics, poll_env});
-  if (*election) {
-    // A shard just taken: its clusters are reconciled at once.
-    (*election)->Start([&](int shard) {
-      std::shared_ptr<const DesiredSnapshot> now = desired.Current();
-      if (!now) return;
-      for (const core::ClusterProfile& p : now->profiles.profiles) {
-        if (core::ShardOf(p.name, p.shard, config.shards()) == shard) controller.Enqueue(p.name);
-      }
-    });
-  }
-  {
-    std::jthread polling([&] { poller.Run(stop.get_token()); });
-    std::jthread listing_releases([&] {
-      if (releases) releases->Run(stop.get_token());  // never holds up a reconcile
-    });
-    controller.Run(stop.get_token());
-  }
-  if (*election) (*election)->Stop();  // nothing acts any more: give the Leases back
-  log->info("step=stop");
-  return 0;
+  return Daemon(config).Run();
 }
 
 }  // namespace tr::reconciler
