@@ -2,7 +2,6 @@
 
 #include <sys/resource.h>
 
-#include <csignal>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -28,6 +27,7 @@
 #include "reconciler/notify/notifying_status_store.h"
 #include "reconciler/observer.h"
 #include "reconciler/rollout_reconciler.h"
+#include "reconciler/signal_stop.h"
 #include "reconciler/source_poller.h"
 #include "reconciler/status_store.h"
 #include "reconciler/version.h"
@@ -89,34 +89,6 @@ class HttpEndpoints {
   std::unique_ptr<http::HttpServer> server_;
 };
 
-// Blocks SIGTERM and SIGINT in every thread and turns the first into a stop request. From
-// then on the process has `grace` to wind down; past it (or at a second signal) it exits at
-// once. That is safe: every step is recorded before its call, as for a kill -9.
-std::jthread StopOnSignals(std::stop_source& stop, std::chrono::seconds grace) {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return std::jthread([set, &stop, grace](std::stop_token own) {
-    std::optional<Env::TimePoint> deadline;
-    while (!own.stop_requested()) {
-      timespec tick{0, 200'000'000};
-      const bool signalled = sigtimedwait(&set, nullptr, &tick) > 0;
-      if (signalled && !deadline) {
-        ModuleLogger("daemon")->info("step=stopping grace={}s", grace.count());
-        stop.request_stop();
-        deadline = Env::Default().Now() + grace;
-      } else if (deadline && (signalled || Env::Default().Now() >= *deadline)) {
-        ModuleLogger("daemon")->error("step=stop error=\"did not stop within {}s; exiting\"",
-                                      grace.count());
-        spdlog::shutdown();
-        std::_Exit(2);
-      }
-    }
-  });
-}
-
 // Marks progress on the metrics whenever a reconcile ends, whatever its outcome: a process
 // whose reconciles keep finishing is not stuck.
 class ProgressMarkingReconciler final : public ClusterReconciler {
@@ -175,12 +147,11 @@ class Daemon {
 
   // The process exit code: 0 after a clean stop, 1 when start-up fails.
   int Run() {
-    signals_ = StopOnSignals(stop_, config_.shutdown_timeout);
     if (absl::Status s = StartStatusChain(); !s.ok()) return FailStart(log_, s);
     if (absl::Status s = StartInbound(); !s.ok()) return FailStart(log_, s);
     const BackoffPolicy load_backoff{std::chrono::seconds(1), std::chrono::seconds(30),
                                      /*max_attempts=*/0};  // unused: until stopped
-    auto statuses = LoadStatusesAtStart(*store_, load_backoff, env_, stop_.get_token());
+    auto statuses = LoadStatusesAtStart(*store_, load_backoff, env_, signals_.token());
     if (!statuses.ok()) {
       if (absl::IsCancelled(statuses.status())) return 0;
       return FailStart(log_, statuses.status());
@@ -195,11 +166,11 @@ class Daemon {
     }
     StartController();
     {
-      std::jthread polling([this] { poller_->Run(stop_.get_token()); });
+      std::jthread polling([this] { poller_->Run(signals_.token()); });
       std::jthread listing_releases([this] {
-        if (releases_) releases_->Run(stop_.get_token());  // never holds up a reconcile
+        if (releases_) releases_->Run(signals_.token());  // never holds up a reconcile
       });
-      controller_->Run(stop_.get_token());
+      controller_->Run(signals_.token());
     }
     if (election_) election_->Stop();  // nothing acts any more: give the Leases back
     log_->info("step=stop");
@@ -270,7 +241,7 @@ class Daemon {
   // reconciler and its Kubernetes upgrades (in process or as Jobs).
   absl::Status StartReconciler(std::map<std::string, core::ClusterStatus> statuses) {
     talos::GrpcTalosClientOptions talos_options;
-    talos_options.shutdown = stop_.get_token();
+    talos_options.shutdown = signals_.token();
     clients_.emplace(TalosCredentials{config_.credentials_dir, config_.talosconfig}, talos_options);
     observer_.emplace(*clients_, config_.node_name);
     executor_.emplace(*clients_,
@@ -369,8 +340,21 @@ class Daemon {
   const DaemonConfig& config_;
   const Log log_;
   Env& env_;
-  std::stop_source stop_;
-  std::jthread signals_;
+  // SIGTERM, SIGINT: everything running stops; past --shutdown-timeout, or at a second
+  // signal, the process exits at once.
+  SignalStop signals_{{.exit_code = 2,
+                       .grace = config_.shutdown_timeout,
+                       .on_stop =
+                           [grace = config_.shutdown_timeout] {
+                             ModuleLogger("daemon")->info("step=stopping grace={}s", grace.count());
+                           },
+                       .on_exit =
+                           [grace = config_.shutdown_timeout] {
+                             ModuleLogger("daemon")->error(
+                                 "step=stop error=\"did not stop within {}s; exiting\"",
+                                 grace.count());
+                             spdlog::shutdown();
+                           }}};
   // StartStatusChain
   std::unique_ptr<gitsource::LibGitSource> source_;
   std::unique_ptr<gitsource::GitStatusWriter> writer_;

@@ -13,6 +13,7 @@
 #include "gitsource/snapshot.h"
 #include "reconciler/cluster_clients.h"
 #include "reconciler/k8s_upgrade/k8s_upgrade.h"
+#include "reconciler/signal_stop.h"
 #include "reconciler/timezones.h"
 
 namespace tr::reconciler::k8s_upgrade {
@@ -148,31 +149,12 @@ int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::o
   return ExitCodeFor(outcome.status);
 }
 
-SignalStop::SignalStop() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  watcher_ = std::jthread([this, set](std::stop_token own) {
-    while (!own.stop_requested()) {
-      timespec tick{0, 200'000'000};
-      if (sigtimedwait(&set, nullptr, &tick) <= 0) continue;
-      // A second signal: no more patience. Leaving at once is safe, as after a kill -9.
-      if (stop_.stop_requested()) std::_Exit(kUpgradeRetry);
-      stop_.request_stop();
-    }
-  });
-}
-
-SignalStop::~SignalStop() {
-  watcher_.request_stop();
-  watcher_.join();
-}
-
 int RunUpgradeK8sUntilSignalled(const UpgradeK8sOptions& options, std::ostream& out,
                                 std::ostream& err) {
-  SignalStop signals;
+  // A second signal: no more patience.
+  SignalStopOptions stopping;
+  stopping.exit_code = kUpgradeRetry;
+  SignalStop signals(std::move(stopping));
   return RunUpgradeK8s(options, signals.token(), out, err);
 }
 

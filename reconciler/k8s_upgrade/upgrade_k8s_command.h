@@ -56,24 +56,8 @@ struct UpgradeK8sOptions {
 int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::ostream& out,
                   std::ostream& err);
 
-// Blocks SIGTERM and SIGINT in the calling thread (and every thread it starts afterwards: create
-// it before any other thread) and turns the first into a stop request; a second one exits the
-// process at once with exit code 4. Not copyable; one per process.
-class SignalStop {
- public:
-  SignalStop();
-  ~SignalStop();
-  SignalStop(const SignalStop&) = delete;
-  SignalStop& operator=(const SignalStop&) = delete;
-
-  std::stop_token token() const { return stop_.get_token(); }
-
- private:
-  std::stop_source stop_;
-  std::jthread watcher_;
-};
-
-// RunUpgradeK8s stopped by SIGTERM/SIGINT (SignalStop): what `talos-reconciler upgrade-k8s` runs.
+// RunUpgradeK8s stopped by SIGTERM/SIGINT (reconciler/signal_stop.h; a second signal exits
+// at once with exit code 4): what `talos-reconciler upgrade-k8s` runs.
 int RunUpgradeK8sUntilSignalled(const UpgradeK8sOptions& options, std::ostream& out,
                                 std::ostream& err);
 

@@ -1,0 +1,42 @@
+#include "reconciler/signal_stop.h"
+
+#include <pthread.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <ctime>
+
+#include "gitsource/env.h"
+
+namespace tr::reconciler {
+
+SignalStop::SignalStop(SignalStopOptions options) : options_(std::move(options)) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  watcher_ = std::jthread([this, set](std::stop_token own) {
+    std::optional<Env::TimePoint> deadline;
+    while (!own.stop_requested()) {
+      timespec tick{0, 200'000'000};
+      const bool signalled = sigtimedwait(&set, nullptr, &tick) > 0;
+      const bool first = signalled && !stop_.stop_requested();
+      if (first) {
+        if (options_.on_stop) options_.on_stop();
+        stop_.request_stop();
+        if (options_.grace) deadline = Env::Default().Now() + *options_.grace;
+      } else if (signalled || (deadline && Env::Default().Now() >= *deadline)) {
+        if (options_.on_exit) options_.on_exit();
+        std::_Exit(options_.exit_code);
+      }
+    }
+  });
+}
+
+SignalStop::~SignalStop() {
+  watcher_.request_stop();
+  watcher_.join();
+}
+
+}  // namespace tr::reconciler
