@@ -40,7 +40,8 @@ bool Finished(const json& job) {
 
 // The name of a Job of `list_json` (a JobList) that has not finished; nullopt when none.
 std::optional<std::string> UnfinishedJob(const std::string& list_json) {
-  for (const json& job : json_fields::List(json::parse(list_json, nullptr, false), "items")) {
+  const json list = json::parse(list_json, nullptr, false);  // outlives the loop over its items
+  for (const json& job : json_fields::List(list, "items")) {
     if (Finished(job)) continue;
     const std::string name = json_fields::Text(json_fields::Field(job, "metadata"), "name");
     return name.empty() ? "?" : name;
