@@ -55,13 +55,21 @@ std::optional<std::chrono::system_clock::time_point> ParseTime(std::string_view 
   const auto field = [&](std::size_t at, std::size_t n) {
     return at + n <= s.size() ? std::stoi(std::string(s.substr(at, n))) : 0;
   };
+  // A field out of its range is refused rather than carried over (month 15), and the years
+  // are those a clock can hold: 98181519 overflowed the nanoseconds (found by sshsig_fuzz).
+  const int year = field(0, 4), month = field(4, 2), day = field(6, 2);
+  const int hour = field(8, 2), minute = field(10, 2), second = field(12, 2);
+  if (year < 1970 || year > 2200 || month < 1 || month > 12 || day < 1 || day > 31 ||
+      hour > 23 || minute > 59 || second > 60) {
+    return std::nullopt;
+  }
   std::tm tm{};
-  tm.tm_year = field(0, 4) - 1900;
-  tm.tm_mon = field(4, 2) - 1;
-  tm.tm_mday = field(6, 2);
-  tm.tm_hour = field(8, 2);
-  tm.tm_min = field(10, 2);
-  tm.tm_sec = field(12, 2);
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
   tm.tm_isdst = -1;
   const std::time_t t = utc ? timegm(&tm) : mktime(&tm);
   if (t == static_cast<std::time_t>(-1)) return std::nullopt;

@@ -93,6 +93,22 @@ TEST_F(SshSigTest, HonoursNamespacesAndValidityOptions) {
   EXPECT_EQ(verify("cert-authority"), absl::StatusCode::kFailedPrecondition);
 }
 
+// Found by sshsig_fuzz: the year 9818 (with month 15) overflowed the clock on conversion.
+// A date outside 1970-2200 or a field out of its range makes the line invalid.
+TEST_F(SshSigTest, RefusesValidityDatesOutOfRange) {
+  const std::string pub = MakeKey("alice", "ed25519");
+  for (const char* date : {"98181519", "19691231Z", "22010101Z", "20231301Z", "20230132Z",
+                           "202301012460Z", "20230101000061Z"}) {
+    SCOPED_TRACE(date);
+    EXPECT_EQ(ParseAllowedSigners(fmt::format("alice valid-after=\"{}\" {}\n", date, pub))
+                  .status()
+                  .code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(ParseAllowedSigners(fmt::format("alice valid-after=\"22001231235960Z\" {}\n", pub))
+                  .ok());
+}
+
 TEST_F(SshSigTest, ParsesAllowedSignersFiles) {
   const std::string a = MakeKey("a", "ed25519");
   const std::string b = MakeKey("b", "ecdsa");
