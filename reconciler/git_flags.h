@@ -1,5 +1,5 @@
-// The Git source settings `run` and `status` share (flags --repo and --git-*, registered by
-// AddGitFlags in daemon/daemon_config.h), and their checks.
+// The Git source settings `run` and `status` share (flags --repo and --git-*), registered by
+// AddGitFlags, and their checks.
 //
 // Values only; thread-compatible.
 #pragma once
@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "CLI/CLI.hpp"
 #include "absl/status/status.h"
 #include "gitsource/config.h"
 
@@ -17,6 +18,10 @@ struct GitFlags {
   gitsource::GitSourceConfig git;  // repository URL, branch, auth, limits; mirror in state dir
   std::filesystem::path ca_file;   // --git-ca-file: replaces the system CA bundle for HTTPS
 };
+
+// Registers the Git source flags (--repo, --git-*, the snapshot and preview budgets) with their
+// environment variables.
+void AddGitFlags(CLI::App& cmd, GitFlags& flags);
 
 // Credential, CA and allowed-signers files readable, no secret over plain http:// unless
 // allowed, limits in range. InvalidArgument naming the flag.

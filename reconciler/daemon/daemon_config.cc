@@ -32,38 +32,6 @@ std::string Suggestion(const CLI::App& cmd, const std::string& key) {
 
 }  // namespace
 
-void AddGitFlags(CLI::App& cmd, GitFlags& f) {
-  gitsource::RemoteConfig& remote = f.git.remote;
-  Flag(cmd, "repo", remote.url, "Profile repository URL (https, ssh, git or file)")->required();
-  Flag(cmd, "git-token-file", remote.auth.token_file, "HTTPS token file");
-  Flag(cmd, "git-password-file", remote.auth.password_file, "HTTPS password file");
-  Flag(cmd, "git-username", remote.auth.username, "HTTPS or SSH user name");
-  Flag(cmd, "git-ssh-key", remote.auth.ssh_key_file, "SSH private key file");
-  Flag(cmd, "git-known-hosts", remote.auth.known_hosts_file, "SSH known_hosts file");
-  Flag(cmd, "git-ca-file", f.ca_file, "PEM bundle trusted for HTTPS instead of the system's");
-  cmd.add_option_function<std::string>(
-         "--git-allowed-signers",
-         [&f](const std::string& path) {
-           f.git.verify_signatures = gitsource::SignatureVerification{path};
-         },
-         "Act only on commits SSH-signed by a key in this allowed-signers file")
-      ->envname(EnvName("git-allowed-signers"));
-  flags::Switch(cmd, "git-allow-insecure-http", remote.auth.allow_insecure_http,
-                "Allow credentials over plain http:// (tests only)");
-  MillisFlag(cmd, "git-timeout", remote.limits.operation_timeout,
-             "Deadline of one Git network operation, the first clone included (default 60s)");
-  Flag(cmd, "git-max-fetch-bytes", remote.limits.max_fetch_bytes,
-       "A fetch that receives more is aborted");
-  Flag(cmd, "snapshot-max-files", f.git.snapshot_limits.max_files,
-       "Profile files per snapshot of the watched branch; more is refused");
-  Flag(cmd, "snapshot-max-bytes", f.git.snapshot_limits.max_total_bytes,
-       "Bytes of profile files per snapshot of the watched branch; more is refused");
-  Flag(cmd, "preview-max-files", f.git.preview_limits.max_files,
-       "Profile files per pull request head; more fails its plan status");
-  Flag(cmd, "preview-max-bytes", f.git.preview_limits.max_total_bytes,
-       "Bytes of profile files per pull request head; more fails its plan status");
-}
-
 void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   cmd.add_option("--config", c.config_file,
                  "A file of `flag = value` lines (the flags' long names, without --)");

@@ -27,9 +27,6 @@
 
 namespace tr::reconciler {
 
-// Registers the Git source flags (--repo, --git-*) with their environment variables.
-void AddGitFlags(CLI::App& cmd, GitFlags& flags);
-
 struct DaemonConfig : GitFlags {
   std::string status_branch = "talos-reconciler/status";
   std::string status_author_name = "talos-reconciler";
