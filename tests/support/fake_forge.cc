@@ -94,6 +94,9 @@ FakeForge::FakeForge(std::string forge, std::string repository, std::string toke
               : forge_ == "gitlab" ? "/api/v4"
                                    : "/api/v1"),
       server_(std::make_unique<httplib::Server>()) {
+  // GitHub's description is parsed once per process, seconds under ASan on a loaded machine:
+  // before serving, so that it never holds up an answer past the client's read timeout.
+  if (forge_ == "github") (void)GithubOpenApi::Installed();
   auto handler = [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); };
   const std::string any = prefix_ + "/.*";
   server_->Get(any, handler);
