@@ -18,18 +18,32 @@ CLI::Option* Switch(CLI::App& cmd, const std::string& name, bool& value, const s
   return cmd.add_flag("--" + name, value, help)->envname(EnvName(name));
 }
 
-CLI::Option* DurationFlag(CLI::App& cmd, const std::string& name, std::chrono::seconds& value,
-                          const std::string& help) {
+namespace {
+
+// `--name` whose text `parse` turns into `value`; a parse error is CLI11's validation error.
+template <typename T, typename Parse>
+CLI::Option* ParsedFlag(CLI::App& cmd, const std::string& name, T& value, Parse parse,
+                        const std::string& help) {
   return cmd
       .add_option_function<std::string>(
           "--" + name,
-          [&value, name](const std::string& text) {
-            absl::StatusOr<std::chrono::seconds> d = core::ParseDuration(text);
-            if (!d.ok()) throw CLI::ValidationError("--" + name, std::string(d.status().message()));
-            value = *d;
+          [&value, name, parse](const std::string& text) {
+            absl::StatusOr<T> parsed = parse(text);
+            if (!parsed.ok()) {
+              throw CLI::ValidationError("--" + name, std::string(parsed.status().message()));
+            }
+            value = *parsed;
           },
-          help + " (default " + core::FormatDuration(value) + ")")
+          help)
       ->envname(EnvName(name));
+}
+
+}  // namespace
+
+CLI::Option* DurationFlag(CLI::App& cmd, const std::string& name, std::chrono::seconds& value,
+                          const std::string& help) {
+  return ParsedFlag(cmd, name, value, core::ParseDuration,
+                    help + " (default " + core::FormatDuration(value) + ")");
 }
 
 absl::StatusOr<std::chrono::milliseconds> ParseMillis(const std::string& text) {
@@ -47,16 +61,7 @@ absl::StatusOr<std::chrono::milliseconds> ParseMillis(const std::string& text) {
 
 CLI::Option* MillisFlag(CLI::App& cmd, const std::string& name, std::chrono::milliseconds& value,
                         const std::string& help) {
-  return cmd
-      .add_option_function<std::string>(
-          "--" + name,
-          [&value, name](const std::string& text) {
-            absl::StatusOr<std::chrono::milliseconds> d = ParseMillis(text);
-            if (!d.ok()) throw CLI::ValidationError("--" + name, std::string(d.status().message()));
-            value = *d;
-          },
-          help)
-      ->envname(EnvName(name));
+  return ParsedFlag(cmd, name, value, ParseMillis, help);
 }
 
 absl::Status Invalid(std::string_view setting, std::string_view why) {
