@@ -20,7 +20,7 @@ bool TouchesControlPlane(const ClusterProfile& profile, const PlanStep& step) {
 std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterPlan& plan,
                                    const StartCheckAnswers* answers) {
   const Policy& policy = profile.policy;
-  bool talos = false, control_plane = false, kubernetes = false, legacy = false;
+  bool talos = false, control_plane = false, kubernetes = false, legacy = false, lifecycle = false;
   for (const PlanStep& step : plan.steps) {
     if (step.type == StepType::kKubernetes) {
       kubernetes = true;
@@ -28,6 +28,7 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
     }
     talos = true;
     legacy = legacy || !UsesLifecycleApi(step.from);
+    lifecycle = lifecycle || UsesLifecycleApi(step.from);
     control_plane = control_plane || TouchesControlPlane(profile, step);
   }
   std::vector<std::string> gates;
@@ -36,10 +37,10 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
       gates.push_back(std::move(line));
     }
   }
-  if (talos) {
+  if (lifecycle) {
     gates.push_back(
-        "before the first node of a Talos step: its installer image pulled on every node of "
-        "the step");
+        "before the first node of a Talos step from 1.13 or later: its installer image pulled "
+        "on every node of the step");
   }
   if (legacy) {
     // v1alpha1_images.go pulls into the CRI containerd, install/pull.go into the system one.

@@ -176,6 +176,18 @@ std::optional<RolloutDecision> HeldBy(StartCheck check, const RolloutInput& in,
   return Wait(health_phase, "waiting: " + problem, in.now + in.poll_interval, progress);
 }
 
+// The step's nodes that pre-pull its installer: those running Talos 1.13 or later. Below it,
+// each node's Upgrade call pulls the image itself, so there is nothing to pre-pull and no step
+// to report (a node not observed is left to its own Upgrade as well).
+std::vector<std::string> NodesThatPrePull(const RolloutInput& in, const PlanStep& step) {
+  std::vector<std::string> nodes;
+  for (const std::string& name : step.Nodes()) {
+    const NodeObservation* seen = in.observed.FindNode(name);
+    if (seen != nullptr && seen->talos && UsesLifecycleApi(*seen->talos)) nodes.push_back(name);
+  }
+  return nodes;
+}
+
 // What starts next once every start check passed.
 RolloutDecision StartNext(const RolloutInput& in, const PlanStep& step, const std::string& next,
                           Progress progress) {
@@ -188,11 +200,12 @@ RolloutDecision StartNext(const RolloutInput& in, const PlanStep& step, const st
     d.nodes = step.Nodes();
     return d;
   }
-  if (mem.prepulled_image != step.installer_image) {
+  std::vector<std::string> pulling = NodesThatPrePull(in, step);
+  if (!pulling.empty() && mem.prepulled_image != step.installer_image) {
     RolloutDecision d = Decision(ActionKind::kPrePullImage, ClusterPhase::kUpgradingTalos,
                                  "pre-pulling " + step.installer_image, progress);
     d.image = step.installer_image;
-    d.nodes = step.Nodes();
+    d.nodes = std::move(pulling);
     return d;
   }
   if (in.profile.policy.etcd_snapshot && IsControlPlane(in.profile, next) &&

@@ -32,16 +32,20 @@ absl::StatusOr<std::string> KubeName(kube::KubeClient& kube, const core::NodeSpe
 // the image in Upgrade itself. With `only_if_kept`, a node below 1.13 is not asked: its legacy
 // Upgrade pulls into another store and refuses an image it cannot pull before it touches the
 // node, so a pull beforehand would only add its time to the rollout.
-absl::Status PullOnNode(talos::TalosClient& talos, const std::string& address,
-                        const std::string& image, bool only_if_kept = false) {
+// Pulls `image` on a node; false when it did not because the node runs Talos below 1.13 and
+// `only_if_kept` (its Upgrade call pulls the image itself) or cannot pull (Unimplemented).
+absl::StatusOr<bool> PullOnNode(talos::TalosClient& talos, const std::string& address,
+                                const std::string& image, bool only_if_kept = false) {
   absl::StatusOr<talos::NodeVersion> version = talos.Version(address);
   if (!version.ok()) return version.status();
   const bool lifecycle = core::UsesLifecycleApi(version->version);
-  if (only_if_kept && !lifecycle) return absl::OkStatus();
+  if (only_if_kept && !lifecycle) return false;
   absl::Status pulled =
       lifecycle ? talos.PullImage(address, talos::ContainerdNamespace::kSystem, image).status()
                 : talos.PullImageLegacy(address, talos::ContainerdNamespace::kSystem, image);
-  return absl::IsUnimplemented(pulled) ? absl::OkStatus() : pulled;
+  if (absl::IsUnimplemented(pulled)) return false;
+  if (!pulled.ok()) return pulled;
+  return true;
 }
 
 // Below Talos 1.12.9 / 1.13.4 a control plane's Upgrade takes the etcd upgrade mutex even with
@@ -60,7 +64,7 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterPr
                                                            const core::RolloutDecision& decision,
                                                            talos::TalosClient& talos) {
   // One thread per node: a pull takes as long as the registry, and the nodes pull at once.
-  std::vector<absl::Status> results(decision.nodes.size());
+  std::vector<absl::StatusOr<bool>> results(decision.nodes.size(), false);
   {
     std::vector<std::jthread> pulls;
     for (size_t i = 0; i < decision.nodes.size(); ++i) {
@@ -71,11 +75,18 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterPr
       });
     }
   }
-  for (const absl::Status& s : results) {
-    if (!s.ok()) return s;
+  size_t pulled = 0;
+  for (const absl::StatusOr<bool>& r : results) {
+    if (!r.ok()) return r.status();
+    if (*r) ++pulled;
   }
-  return ActionResult{"",
-                      fmt::format("pulled {} on {} nodes", decision.image, decision.nodes.size())};
+  // Say what happened: a node that pulled nothing (it now runs below 1.13, or cannot pull)
+  // leaves the pull to its own upgrade, and is not counted as pulled.
+  const size_t left = decision.nodes.size() - pulled;
+  return ActionResult{
+      "", left == 0 ? fmt::format("pulled {} on {} nodes", decision.image, pulled)
+                    : fmt::format("pulled {} on {} of {} nodes ({} pull it at their upgrade)",
+                                  decision.image, pulled, decision.nodes.size(), left)};
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const core::ClusterProfile& profile,
@@ -146,7 +157,9 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Execute(const core::ClusterPr
       // LifecycleService/Upgrade installs only an image already in the store: pull right
       // before (at once when the pre-pull's copy is still there; again after a reboot or a
       // restart in between), as talosctl upgrade does.
-      if (absl::Status s = PullOnNode(talos, node->address, decision.image); !s.ok()) return s;
+      if (auto pulled = PullOnNode(talos, node->address, decision.image); !pulled.ok()) {
+        return pulled.status();
+      }
       auto installed = talos.LifecycleUpgrade(node->address, decision.image, {});
       if (!installed.ok()) return installed.status();
       return ActionResult{"", "installed " + decision.image};

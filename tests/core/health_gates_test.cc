@@ -96,7 +96,8 @@ TEST(GateRolloutTest, AfterGateTimeoutTheRolloutFails) {
 
 TEST(GateRolloutTest, APassingGateLetsTheNextNodeStart) {
   GateWorld w;
-  EXPECT_EQ(w.Decide({true, "", std::nullopt}).kind, ActionKind::kPrePullImage);
+  // From 1.11.6 nothing is pre-pulled: the first worker starts.
+  EXPECT_EQ(w.Decide({true, "", std::nullopt}).kind, ActionKind::kStartNode);
 }
 
 }  // namespace

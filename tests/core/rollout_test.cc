@@ -65,8 +65,30 @@ TEST(RolloutTest, LegacyRolloutUpgradesEveryNodeOnceInPlanOrder) {
   EXPECT_EQ(world.log(), (std::vector<std::string>{"upgrade w-0", "upgrade w-1", "upgrade cp-0",
                                                    "upgrade cp-2", "upgrade cp-1"}));
   for (const auto& [node, count] : world.reboots_into_upgrade()) EXPECT_EQ(count, 1) << node;
-  EXPECT_EQ(mem.prepulled_image, "factory.talos.dev/metal-installer/abc:v1.12.0");
-  EXPECT_EQ(mem.etcd_snapshot_image, mem.prepulled_image);
+  // Below 1.13 each node's Upgrade call pulls the image itself: nothing was pre-pulled, and
+  // no pre-pull was recorded as done.
+  EXPECT_EQ(mem.prepulled_image, "");
+  EXPECT_EQ(mem.etcd_snapshot_image, "factory.talos.dev/metal-installer/abc:v1.12.0");
+}
+
+RolloutDecision FirstDecision(RolloutWorld& world) {
+  ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  RolloutMemory mem;
+  return DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+}
+
+TEST(RolloutTest, OnlyAStepFrom113StartsWithAPrePullOfEveryNode) {
+  RolloutWorld legacy = FiveNodeWorld("1.11.6", "1.12.0");
+  const RolloutDecision first_legacy = FirstDecision(legacy);
+  EXPECT_EQ(first_legacy.kind, ActionKind::kStartNode) << first_legacy.message;
+  EXPECT_EQ(first_legacy.node, "w-0");
+
+  RolloutWorld lifecycle = FiveNodeWorld("1.13.9", "1.14.2");
+  lifecycle.profile().kubernetes_version = V("1.34.1");
+  const RolloutDecision first = FirstDecision(lifecycle);
+  ASSERT_EQ(first.kind, ActionKind::kPrePullImage) << first.message;
+  EXPECT_EQ(first.nodes, (std::vector<std::string>{"w-0", "w-1", "cp-0", "cp-2", "cp-1"}));
 }
 
 TEST(RolloutTest, LifecycleRolloutDrainsAndReboots) {

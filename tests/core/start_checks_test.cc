@@ -101,8 +101,9 @@ ClusterPhase HeldPhase(StartCheck check) {
   return ClusterPhase::kReady;
 }
 
+// The world runs Talos below 1.13, where nothing is pre-pulled: a Talos step starts a node.
 ActionKind FirstStart(StepType type) {
-  return type == StepType::kTalos ? ActionKind::kPrePullImage : ActionKind::kStartKubernetesUpgrade;
+  return type == StepType::kTalos ? ActionKind::kStartNode : ActionKind::kStartKubernetesUpgrade;
 }
 
 class StartCheckTest : public ::testing::TestWithParam<std::tuple<StartCheck, StepType>> {};

@@ -731,7 +731,7 @@ TEST(RolloutReconcilerTest, PromotionReadsUpstreamClustersFromTheStatusBranch) {
   h.world.AdvanceTo(h.world.now() + std::chrono::minutes(20));
   static_cast<void>(r->Reconcile("prod", {}));
   ASSERT_FALSE(h.executor.calls.empty());
-  EXPECT_EQ(h.executor.calls.front(), "pre-pull-image ");
+  EXPECT_EQ(h.executor.calls.front(), "call-upgrade w-0");  // below 1.13: no pre-pull first
 }
 
 }  // namespace
