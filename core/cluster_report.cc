@@ -1,5 +1,6 @@
 #include "core/cluster_report.h"
 
+#include "core/api_version.h"
 #include "core/timestamp.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -187,8 +188,12 @@ void EmitYaml(const Json& v, int indent, std::string& out) {
   }
 }
 
-std::string Render(Json clusters, ReportFormat format) {
-  Json doc = {{"clusters", std::move(clusters)}};
+// Every report says what it is and in which version of its shape: a script reading it can
+// check both, and a change of shape is a new version in CHANGELOG.md.
+std::string Render(const char* kind, Json clusters, ReportFormat format) {
+  Json doc = {{"apiVersion", std::string(kApiVersion)},
+              {"kind", kind},
+              {"clusters", std::move(clusters)}};
   if (format == ReportFormat::kJson) return doc.dump(2) + "\n";
   std::string out;
   EmitYaml(doc, 0, out);
@@ -212,13 +217,13 @@ std::string VersionCell(const ComponentStatus& c) {
 std::string RenderPlanReport(const std::vector<PlanReportEntry>& entries, ReportFormat format) {
   Json clusters = Json::array();
   for (const PlanReportEntry& e : entries) clusters.push_back(PlanEntryJson(e));
-  return Render(std::move(clusters), format);
+  return Render("PlanReport", std::move(clusters), format);
 }
 
 std::string RenderStatusReport(const std::vector<ClusterStatus>& statuses, ReportFormat format) {
   Json clusters = Json::array();
   for (const ClusterStatus& s : statuses) clusters.push_back(StatusJson(s));
-  return Render(std::move(clusters), format);
+  return Render("StatusReport", std::move(clusters), format);
 }
 
 std::string RenderStatusMarkdown(const std::vector<ClusterStatus>& statuses) {

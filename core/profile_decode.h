@@ -8,13 +8,12 @@
 
 #include <string_view>
 
+#include "core/api_version.h"
 #include "core/decoded.h"
 #include "core/profile.h"
 #include "core/profile_set.h"
 
 namespace tr::core {
-
-inline constexpr std::string_view kApiVersion = "talos-reconciler.dev/v1alpha1";
 
 // The cluster name a profile path implies: "clusters/prod-eu-1.yaml" -> "prod-eu-1"
 // (the base name without ".yaml" or ".yml").

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "CLI/CLI.hpp"
+#include "core/api_version.h"
 #include "core/text.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -220,7 +221,11 @@ void AddVersion(CLI::App& app, std::function<int()>& run) {
   cmd->callback([&run, output] {
     run = [output] {
       if (*output == "json") {
-        std::cout << nlohmann::json{{"version", ReconcilerVersion()}}.dump() << "\n";
+        std::cout << nlohmann::json{{"apiVersion", std::string(core::kApiVersion)},
+                                    {"kind", "Version"},
+                                    {"version", ReconcilerVersion()}}
+                         .dump()
+                  << "\n";
       } else {
         std::cout << "talos-reconciler " << ReconcilerVersion() << "\n";
       }

@@ -140,5 +140,102 @@ TEST(ClusterReportTest, StatusMarkdownIsATable) {
               HasSubstr("| `prod` | UpgradingTalos | 1.11.6 → 1.12.0 | 1.34.1 → 1.35.0 | 2/5 |"));
 }
 
+// The shape of a report as "path: type" lines, one per key.
+std::string ShapeText(const std::string& rendered) {
+  std::string out;
+  for (const auto& [path, type] : Shape(nlohmann::json::parse(rendered))) {
+    out += path + ": " + nlohmann::json(type).type_name() + "\n";
+  }
+  return out;
+}
+
+// What scripts read, pinned: a change here is a change of the report's shape, which needs a new
+// apiVersion or at least an entry in CHANGELOG.md (the `status` field of `plan -o json` once
+// became `plan` without a word, and a script reading it broke).
+TEST(ClusterReportTest, ThePlanReportsShapeIsPinned) {
+  EXPECT_EQ(ShapeText(RenderPlanReport(SamplePlan(), ReportFormat::kJson)), R"(apiVersion: string
+clusters: array
+clusters[].diagnostics: array
+clusters[].estimateSeconds: number
+clusters[].gates: array
+clusters[].kubernetes: object
+clusters[].kubernetes.from: string
+clusters[].kubernetes.to: string
+clusters[].message: string
+clusters[].name: string
+clusters[].next: string
+clusters[].nodes: array
+clusters[].nodes[].kubelet: string
+clusters[].nodes[].name: string
+clusters[].nodes[].reachable: boolean
+clusters[].nodes[].ready: boolean
+clusters[].nodes[].role: string
+clusters[].nodes[].talos: string
+clusters[].paused: boolean
+clusters[].phase: string
+clusters[].plan: string
+clusters[].steps: array
+clusters[].steps[].batches: array
+clusters[].steps[].daemon: string
+clusters[].steps[].from: string
+clusters[].steps[].image: string
+clusters[].steps[].nodes: array
+clusters[].steps[].to: string
+clusters[].steps[].type: string
+clusters[].talos: object
+clusters[].talos.from: string
+clusters[].talos.to: string
+kind: string
+)");
+}
+
+TEST(ClusterReportTest, TheStatusReportsShapeIsPinned) {
+  // Every field that may be null is set, so that its type is pinned too.
+  ClusterStatus full = SampleStatus();
+  full.kubernetes.progress = "1/5";
+  full.nodes.front().last_seen = full.updated;
+  full.desired_commit_applied = "0123abcd";
+  EXPECT_EQ(ShapeText(RenderStatusReport({full}, ReportFormat::kJson)), R"(apiVersion: string
+clusters: array
+clusters[].conditions: array
+clusters[].healthChecks: array
+clusters[].healthChecks[].checked: string
+clusters[].healthChecks[].healthy: boolean
+clusters[].healthChecks[].message: string
+clusters[].healthChecks[].name: string
+clusters[].kubernetes: object
+clusters[].kubernetes.available: string
+clusters[].kubernetes.from: string
+clusters[].kubernetes.message: string
+clusters[].kubernetes.progress: string
+clusters[].kubernetes.status: string
+clusters[].kubernetes.to: string
+clusters[].message: string
+clusters[].name: string
+clusters[].nodes: array
+clusters[].nodes[].kubelet: string
+clusters[].nodes[].lastOperation: string
+clusters[].nodes[].lastSeen: string
+clusters[].nodes[].name: string
+clusters[].nodes[].reachable: boolean
+clusters[].nodes[].ready: boolean
+clusters[].nodes[].role: string
+clusters[].nodes[].talos: string
+clusters[].paused: boolean
+clusters[].phase: string
+clusters[].progress: string
+clusters[].revision: string
+clusters[].talos: object
+clusters[].talos.available: string
+clusters[].talos.from: string
+clusters[].talos.message: string
+clusters[].talos.progress: string
+clusters[].talos.status: string
+clusters[].talos.to: string
+clusters[].updated: string
+kind: string
+)");
+}
+
 }  // namespace
 }  // namespace tr::core

@@ -2,6 +2,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <set>
 
 #include "core/status_decode.h"
 #include "core/status_yaml.h"
@@ -229,6 +232,96 @@ TEST(StatusYamlTest, RoundTripsEveryField) {
   EXPECT_EQ(back.value->rollout.failure->message, "it: \"broke\"\nbadly");
   EXPECT_EQ(back.value->rollout.in_flight[0].phase, OperationPhase::kDrained);
   EXPECT_TRUE(back.value->rollout.in_flight[0].lifecycle);
+}
+
+// Every key path of a YAML document ("rollout.failure.node", "nodes[].name").
+void KeyPaths(const YAML::Node& node, const std::string& prefix, std::set<std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      const std::string path = prefix + entry.first.as<std::string>();
+      out.insert(path);
+      KeyPaths(entry.second, path + ".", out);
+    }
+  } else if (node.IsSequence() && node.size() > 0) {
+    KeyPaths(node[0], prefix.substr(0, prefix.size() - 1) + "[].", out);
+  }
+}
+
+// The status file's shape, pinned: a reconciler of the next version must read the files this one
+// wrote, so a change here needs an entry in CHANGELOG.md (and a decoder that reads both).
+TEST(StatusYamlTest, TheFilesShapeIsPinned) {
+  Scene scene;
+  RolloutMemory memory;
+  memory.in_flight.push_back({"cp-0", V("1.12.0"), "img:v1.12.0", true, "b1", "actor",
+                              OperationPhase::kDrained, kT0, kT0 + std::chrono::minutes(30)});
+  memory.prepulled_image = "img:v1.12.0";
+  memory.etcd_snapshot_image = "img:v1.12.0";
+  memory.settle_until = kT0 + std::chrono::seconds(30);
+  memory.failure = RolloutFailure{"w-0", V("1.12.0"), "broke", kT0};
+  ClusterStatus s = scene.Build(nullptr, memory, kT0, {"something: happened"});
+  std::set<std::string> paths;
+  KeyPaths(YAML::Load(RenderStatusYaml(s)), "", paths);
+  std::string listed;
+  for (const std::string& p : paths) listed += p + "\n";
+  EXPECT_EQ(listed, R"(apiVersion
+cluster
+conditions
+conditions[].lastTransitionTime
+conditions[].message
+conditions[].reason
+conditions[].status
+conditions[].type
+desiredCommit
+desiredCommit.applied
+desiredCommit.attempted
+history
+history[].at
+history[].event
+inFlight
+inFlight[].actorId
+inFlight[].bootIdBefore
+inFlight[].deadline
+inFlight[].image
+inFlight[].node
+inFlight[].path
+inFlight[].phase
+inFlight[].started
+inFlight[].target
+kind
+kubernetes
+kubernetes.available
+kubernetes.current
+kubernetes.message
+kubernetes.progress
+kubernetes.status
+kubernetes.target
+message
+nodes
+nodes[].kubelet
+nodes[].lastOperation
+nodes[].name
+nodes[].ready
+nodes[].role
+nodes[].talos
+phase
+rollout
+rollout.etcdSnapshotImage
+rollout.failure
+rollout.failure.at
+rollout.failure.message
+rollout.failure.node
+rollout.failure.talosTarget
+rollout.prepulledImage
+rollout.settleUntil
+talos
+talos.available
+talos.current
+talos.message
+talos.progress
+talos.status
+talos.target
+updated
+)");
 }
 
 TEST(StatusYamlTest, ChangeDetectionIgnoresOnlyTheUpdateTime) {

@@ -64,7 +64,9 @@ TEST(StatusCommandTest, PrintsWhatTheDaemonRecorded) {
   options.output = "yaml";
   std::ostringstream yaml;
   ASSERT_EQ(RunStatus(options, yaml, err), 0) << err.str();
-  EXPECT_THAT(yaml.str(), testing::StartsWith("clusters:\n  - name: \"prod-eu-1\"\n"));
+  EXPECT_THAT(yaml.str(), testing::StartsWith("apiVersion: \"talos-reconciler.dev/v1alpha1\"\n"
+                                              "kind: \"StatusReport\"\n"
+                                              "clusters:\n  - name: \"prod-eu-1\"\n"));
   EXPECT_THAT(yaml.str(), HasSubstr("    phase: \"UpgradingTalos\"\n"));
   options.output = "markdown";
   std::ostringstream markdown;
