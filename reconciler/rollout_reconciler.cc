@@ -5,6 +5,7 @@
 #include "core/plan_outlook.h"
 #include "core/planner.h"
 #include "core/promotion.h"
+#include "core/rollout_outcomes.h"
 #include "core/rollout_record.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
@@ -304,7 +305,7 @@ void RolloutReconciler::HandOver(const Pass& pass, const core::ClusterPlan& plan
                                           options_.dry_run ? "dry run"
                                                            : "--kubernetes-upgrade-mode off");
   }
-  if (options_.dry_run && Acts(decision)) decision.message = "dry-run: would " + decision.message;
+  if (options_.dry_run && Acts(decision)) decision = core::DryRun(decision);
 }
 
 bool RolloutReconciler::Acts(const core::RolloutDecision& decision) {
@@ -352,7 +353,7 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
   }
   absl::StatusOr<ActionResult> result = deps_.executor.Execute(profile, decision, stop);
   if (result.ok() && result->in_progress) {
-    StillRunning(decision, "", now);
+    decision = core::StillRunning(decision, "", now + options_.node_poll_interval);
     return std::nullopt;
   }
   if (result.ok()) {
@@ -371,7 +372,8 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
                 LogValue(Text(result.status())));
   switch (error_class) {
     case ErrorClass::kBusy:
-      StillRunning(decision, "the node reports one already in progress", now);
+      decision = core::StillRunning(decision, "the node reports one already in progress",
+                                    now + options_.node_poll_interval);
       return std::nullopt;
     case ErrorClass::kRetry:
     case ErrorClass::kStall:
@@ -379,15 +381,7 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
     case ErrorClass::kHalt:
       break;
   }
-  // The node or the cluster refused: halt with its own words.
-  const char* action = core::ActionKindName(decision.kind);
-  decision.kind = core::ActionKind::kFailNode;
-  decision.phase = core::ClusterPhase::kUpgradeFailed;
-  decision.message =
-      fmt::format("{} on {} failed: {}", action,
-                  decision.node.empty() ? profile.name : decision.node, Text(result.status()));
-  decision.failure =
-      core::RolloutFailure{decision.node, profile.talos_version, decision.message, now};
+  decision = core::ActionRefused(decision, profile, Text(result.status()), now);
   return std::nullopt;
 }
 
@@ -397,41 +391,9 @@ bool RolloutReconciler::WaitForStep(const std::string& cluster, core::RolloutDec
   if (!Acts(decision) || decision.kind == core::ActionKind::kFailNode) return false;
   const std::optional<OutstandingStep> step = deps_.executor.Outstanding(cluster);
   if (!step || step->done || step->Is(decision)) return false;
-  const std::string held =
-      fmt::format("{}{}", core::ActionKindName(decision.kind),
-                  decision.node.empty() ? std::string() : " on " + decision.node);
-  decision.kind = core::ActionKind::kNone;
-  decision.message = fmt::format(
-      "waiting for {}{} to finish before {} ({})", core::ActionKindName(step->kind),
-      step->node.empty() ? std::string() : " on " + step->node, held, decision.progress.ToString());
-  decision.wait_until = now + options_.node_poll_interval;
+  decision =
+      core::HeldByRunningStep(decision, step->kind, step->node, now + options_.node_poll_interval);
   return true;
-}
-
-void RolloutReconciler::StillRunning(core::RolloutDecision& decision, const std::string& why,
-                                     core::TimePoint now) const {
-  std::string doing;
-  switch (decision.kind) {
-    case core::ActionKind::kPrePullImage:
-      doing = fmt::format("pre-pulling {} on {} node(s)", decision.image, decision.nodes.size());
-      break;
-    case core::ActionKind::kSnapshotEtcd:
-      doing = "saving an etcd snapshot before the first control plane";
-      break;
-    case core::ActionKind::kInstallImage:
-      doing = fmt::format("installing {} on {}", decision.image, decision.node);
-      break;
-    case core::ActionKind::kDrainNode:
-      doing = fmt::format("draining {} before its reboot", decision.node);
-      break;
-    default:
-      doing = decision.message;
-      break;
-  }
-  decision.kind = core::ActionKind::kNone;
-  decision.message = fmt::format("{}{} ({})", doing, why.empty() ? "" : ": " + why,
-                                 decision.progress.ToString());
-  decision.wait_until = now + options_.node_poll_interval;
 }
 
 void RolloutReconciler::Count(const core::RolloutDecision& decision,

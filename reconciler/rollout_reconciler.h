@@ -111,9 +111,6 @@ class RolloutReconciler final : public ClusterReconciler {
   // wait on the node poll interval for it and returns true.
   bool WaitForStep(const std::string& cluster, core::RolloutDecision& decision,
                    core::TimePoint now);
-  // Turns `decision` into a wait on the node poll interval that says what is running.
-  void StillRunning(core::RolloutDecision& decision, const std::string& why,
-                    core::TimePoint now) const;
   // Counts the node upgrades `decision` starts or ends; an ending one's duration is from its
   // record in `memory` (before the decision is applied to it) to `now`.
   void Count(const core::RolloutDecision& decision, const core::RolloutMemory& memory,

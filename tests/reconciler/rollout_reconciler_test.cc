@@ -605,7 +605,7 @@ TEST(RolloutReconcilerTest, DryRunActsOnNothing) {
   auto r = h.Make(/*dry_run=*/true);
   EXPECT_NE(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kTransientError);
   EXPECT_TRUE(h.executor.calls.empty());
-  EXPECT_THAT(h.store.latest.at("prod").message, HasSubstr("dry-run: would"));
+  EXPECT_THAT(h.store.latest.at("prod").message, HasSubstr("dry run, not done: "));
 }
 
 TEST(RolloutReconcilerTest, UnusableCredentialsStallWithAStatus) {
