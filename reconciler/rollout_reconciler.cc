@@ -1,6 +1,7 @@
 #include "reconciler/rollout_reconciler.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/plan_outlook.h"
 #include "core/planner.h"
@@ -466,6 +467,27 @@ bool RolloutReconciler::ObservationKeeps(core::ActionKind kind) {
          kind == ActionKind::kSnapshotEtcd;
 }
 
+absl::StatusOr<RolloutReconciler::Look> RolloutReconciler::LookAt(
+    Pass& pass, std::optional<core::ObservedCluster> kept, std::stop_token stop) {
+  const core::ClusterProfile& profile = *pass.profile;
+  // While no other node may start, only the nodes in flight can change what is decided:
+  // follow them, not the whole cluster.
+  absl::StatusOr<core::ObservedCluster> observed =
+      kept ? *std::move(kept) : ObserveStep(pass, NoRoomBesideInFlight(pass));
+  if (!observed.ok()) return observed.status();
+  // Nodes that do not answer keep their last recorded versions in status and progress.
+  Look look{core::WithLastKnownVersions(*std::move(observed),
+                                        pass.previous ? &*pass.previous : nullptr),
+            {},
+            deps_.env.Now()};
+  look.plan = core::PlanCluster(profile, look.observed, pass.desired->profiles.support_matrix,
+                                pass.catalog);
+  if (profile.promotion && !pass.upstream && look.plan.status == core::PlanStatus::kPlanned) {
+    pass.upstream = UpstreamStatus(profile, stop);
+  }
+  return look;
+}
+
 ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token stop) {
   const core::ClusterProfile& profile = *pass.profile;
   // An observation no action since has changed, reused by the next decision.
@@ -473,47 +495,36 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
   // A completed node whose record waits for the next decision, to go out in one commit.
   std::optional<core::ClusterStatus> unrecorded;
   for (int i = 0; i < options_.max_actions_per_reconcile && !stop.stop_requested(); ++i) {
-    // While no other node may start, only the nodes in flight can change what is decided:
-    // follow them, not the whole cluster.
-    const bool follow = NoRoomBesideInFlight(pass);
-    absl::StatusOr<core::ObservedCluster> observed =
-        kept ? *std::move(kept) : ObserveStep(pass, follow);
-    kept.reset();
-    if (!observed.ok()) return ObservationFailed(pass, observed.status(), stop);
-    // Nodes that do not answer keep their last recorded versions in status and progress.
-    *observed = core::WithLastKnownVersions(*std::move(observed),
-                                            pass.previous ? &*pass.previous : nullptr);
-    const core::TimePoint now = deps_.env.Now();
-    const core::ClusterPlan plan =
-        core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix, pass.catalog);
-    if (profile.promotion && !pass.upstream && plan.status == core::PlanStatus::kPlanned) {
-      pass.upstream = UpstreamStatus(profile, stop);
-    }
-    core::RolloutDecision decision = Decide(pass, plan, *observed, now);
+    absl::StatusOr<Look> look = LookAt(pass, std::exchange(kept, std::nullopt), stop);
+    if (!look.ok()) return ObservationFailed(pass, look.status(), stop);
+    const core::ClusterPlan& plan = look->plan;
+    core::ObservedCluster& observed = look->observed;
+    const core::TimePoint now = look->now;
+    core::RolloutDecision decision = Decide(pass, plan, observed, now);
     // One action per cluster at a time: a step still running in the background comes first
     // (before the gates, which only matter when a node may start).
     if (!options_.dry_run && WaitForStep(profile.name, decision, now)) {
-      return Rest(pass, plan, *observed, decision, now, stop);
+      return Rest(pass, plan, observed, decision, now, stop);
     }
     if (pass.CheckGates(deps_.gates, decision, KubernetesStepStarted(profile.name, plan), now,
                         stop)) {
-      decision = Decide(pass, plan, *observed, now);
+      decision = Decide(pass, plan, observed, now);
     }
     HandOver(pass, plan, now, decision);
     if (!Acts(decision) || options_.dry_run) {
-      return Rest(pass, plan, *observed, decision, now, stop);
+      return Rest(pass, plan, observed, decision, now, stop);
     }
     std::string actor_id;
     if (auto outcome = Act(pass, decision, actor_id, now, stop)) return *outcome;
     // A long step still running (or the node still busy with one): look again later.
     if (decision.kind == core::ActionKind::kNone) {
-      return Rest(pass, plan, *observed, decision, now, stop);
+      return Rest(pass, plan, observed, decision, now, stop);
     }
     Count(decision, pass.memory, now);
     pass.memory = core::RecordAction(decision, pass.memory, profile.policy, now, actor_id);
     if (decision.kind == core::ActionKind::kCompleteNode) pass.gates_fresh = false;
     if (Notable(decision.kind)) pass.events.push_back(decision.message);
-    core::ClusterStatus status = pass.Status(&plan, &*observed, &decision, now);
+    core::ClusterStatus status = pass.Status(&plan, &observed, &decision, now);
     pass.previous = status;
     // A completed node is recorded with what comes next (the next node's start, or the
     // wait): one status commit between two nodes. A crash in between completes it again.
@@ -526,7 +537,7 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
       return ReconcileOutcome::TransientError(Text(s));
     }
     pass.events.clear();
-    if (ObservationKeeps(decision.kind)) kept = *std::move(observed);
+    if (ObservationKeeps(decision.kind)) kept = std::move(observed);
   }
   if (unrecorded) {
     if (absl::Status s = Record(*unrecorded, stop); !s.ok()) {

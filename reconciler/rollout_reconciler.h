@@ -73,6 +73,16 @@ class RolloutReconciler final : public ClusterReconciler {
  private:
   struct Pass;  // one reconcile's working state (rollout_reconciler.cc)
   ReconcileOutcome ReconcileProfile(Pass& pass, std::stop_token stop);
+  // What one decision of a reconcile looks at: the nodes, the plan made from them, the time.
+  struct Look {
+    core::ObservedCluster observed;
+    core::ClusterPlan plan;
+    core::TimePoint now;
+  };
+  // Observes the cluster (or takes `kept`, an observation no action since has changed), then
+  // plans from it, and fetches the upstream clusters' status when a promotion needs them.
+  absl::StatusOr<Look> LookAt(Pass& pass, std::optional<core::ObservedCluster> kept,
+                              std::stop_token stop);
   // The cluster's nodes now: every node, or with `follow_in_flight` only the nodes in flight
   // (merged into the last full observation of the cluster, when there is one).
   absl::StatusOr<core::ObservedCluster> ObserveStep(const Pass& pass, bool follow_in_flight);
