@@ -209,8 +209,10 @@ TEST_F(CrashTest, KillNineAtRandomPointsNeverUpgradesANodeTwice) {
 // installation/upgrade is already in progress". The install takes 1.8 s at this time scale,
 // longer than the restart.
 TEST_F(CrashTest, KillDuringALifecycleInstallWaitsForItAndUpgradesEachNodeOnce) {
+  // The install lasts 4.5 s (30 s of fleet time at 0.15): a restart under a sanitizer on a loaded
+  // machine still meets it running (at 1.2 s, the default, it sometimes did not).
   E2E_ASSERT_OK(world().StartFleet({MakeCluster("life", 1, 1, "1.13.9", "1.34.1")},
-                                   {.time_scale = 0.15}));
+                                   {.time_scale = 0.15, .timings = "{install: 30s}"}));
   world().PushProfiles({{"life", AtTalos("1.13.9")}}, "initial profile");
   E2E_ASSERT_OK(world().StartDaemon([](DaemonOptions& o) { o.node_poll_interval = "200ms"; }));
   E2E_ASSERT_OK(world().WaitForReady("life", "1.13.9", "", 60s).status());
