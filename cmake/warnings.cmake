@@ -1,6 +1,6 @@
 # Every target of ours builds with warnings as errors under GCC. Generated code (protobuf) is
-# compiled in its own target without this function. Under clang (scripts/test compiles the
-# libraries so once per run) the check is clang's thread-safety analysis alone: the
+# compiled in its own target without this function. Under clang (the sanitizer pass of
+# scripts/test, and scripts/fuzz) the check is clang's thread-safety analysis alone: the
 # ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_REQUIRED annotations, errors when broken. GCC's set of
 # warnings stays the gate for everything else (clang's differ, e.g. on libgit2's init macros).
 function(tr_warnings target)

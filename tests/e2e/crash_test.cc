@@ -151,7 +151,7 @@ std::string DefaultsWithReleases(int rounds) {
 // several times more and KillAtEveryJournalEventOfBothUpgradePaths below already reaches every
 // kill point, 8 over at least 3 rollouts (both upgrade paths), for the test time budget.
 // TR_CRASH_KILLS asks for more.
-#ifdef __SANITIZE_ADDRESS__
+#ifdef TR_ASAN
 constexpr int kDefaultKills = 8, kMinRounds = 3;
 #else
 constexpr int kDefaultKills = 24, kMinRounds = 4;

@@ -157,7 +157,7 @@ TEST_F(E2eTest, SigtermCancelsHangingCallsAndExitsInTime) {
 //
 // It waits out the Talos client's 30 s read deadline: registered in the plain pass only, as the
 // test time budget asks (SIGTERM while calls hang is checked in both passes above).
-#ifndef __SANITIZE_ADDRESS__
+#ifndef TR_ASAN
 TEST_F(E2eTest, AClusterThatNeverAnswersDoesNotSlowAnother) {
   E2E_ASSERT_OK(world().StartFleet({MakeCluster("lab", 1, 1, "1.11.6")}));
   HangingCluster hanging = MakeHangingCluster(world().sim().address_prefix() + ".241", 9);
@@ -195,7 +195,7 @@ TEST_F(E2eTest, AClusterThatNeverAnswersDoesNotSlowAnother) {
   E2E_ASSERT_OK_AND_ASSIGN(status, world().daemon().Terminate(15s));
   EXPECT_TRUE(ExitedWith(status, 0)) << gitsource::DescribeWaitStatus(status);
 }
-#endif  // __SANITIZE_ADDRESS__
+#endif  // TR_ASAN
 
 }  // namespace
 }  // namespace tr::e2e

@@ -179,9 +179,9 @@ TEST_F(LeaderElectionTest, KillingTheLeaderMidRolloutHandsItOverAndNoNodeUpgrade
 }
 
 // Three daemons and five clusters take about 15 s here, several times that under the
-// sanitizers: registered in the plain pass only (GCC defines __SANITIZE_ADDRESS__ with
-// -fsanitize=address), as the test time budget asks. The leader test above runs in both.
-#ifndef __SANITIZE_ADDRESS__
+// sanitizers: registered in the plain pass only (TR_ASAN, defined by CMake for the sanitizer
+// pass), as the test time budget asks. The leader test above runs in both.
+#ifndef TR_ASAN
 TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOneAndShareWithANewcomer) {
   std::vector<ClusterDef> clusters;
   std::map<std::string, ProfileDef> at_old, at_new;
@@ -292,7 +292,7 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOneAndShar
   }
   EXPECT_TRUE(forge.Violations().empty());
 }
-#endif  // __SANITIZE_ADDRESS__
+#endif  // TR_ASAN
 
 }  // namespace
 }  // namespace tr::e2e

@@ -281,7 +281,7 @@ TEST_F(E2eTest, AHugePullRequestIsRefusedAtItsBudgetWithinTheDaemonsMemory) {
   EXPECT_THAT(forge.Comments(7)[0].body, testing::HasSubstr("Not planned: "));
   absl::StatusOr<ProcessUsage> usage = ReadProcessUsage(world().daemon().pid());
   ASSERT_TRUE(usage.ok()) << usage.status();
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(TR_ASAN)
   EXPECT_LT(usage->peak_rss_kib - before->peak_rss_kib, kLimitKib) << before->peak_rss_kib;
 #else
   EXPECT_LT(usage->peak_rss_kib, kLimitKib);
