@@ -1,7 +1,5 @@
 #include "reconciler/notify/notification.h"
 
-#include "core/timestamp.h"
-#include "nlohmann/json.hpp"
 
 namespace tr::reconciler::notify {
 namespace {
@@ -86,34 +84,6 @@ std::vector<Notification> NotificationsBetween(const core::ClusterStatus* previo
     out.push_back(About(NotificationEvent::kWaitingForGate, next));
   }
   return out;
-}
-
-std::string RenderJson(const Notification& n, const std::string& delivery_id) {
-  nlohmann::json body{{"id", delivery_id},
-                      {"event", NotificationEventName(n.event)},
-                      {"cluster", n.cluster},
-                      {"phase", n.phase},
-                      {"time", core::FormatTimestamp(n.at)}};
-  auto put = [&body](const char* key, const std::string& value) {
-    if (!value.empty()) body[key] = value;
-  };
-  put("message", n.message);
-  put("node", n.node);
-  put("progress", n.progress);
-  put("commit", n.commit);
-  body["talos"] = {{"current", n.talos_current}, {"target", n.talos_target}};
-  body["kubernetes"] = {{"current", n.kubernetes_current}, {"target", n.kubernetes_target}};
-  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::string RenderSlack(const Notification& n) {
-  std::string text = "*" + n.cluster + "* " + NotificationEventName(n.event);
-  if (!n.node.empty()) text += " `" + n.node + "`";
-  if (!n.talos_target.empty()) text += " (Talos " + n.talos_target + ")";
-  if (!n.progress.empty()) text += " " + n.progress;
-  if (!n.message.empty()) text += ": " + n.message;
-  return nlohmann::json{{"text", text}}.dump(-1, ' ', false,
-                                              nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace tr::reconciler::notify

@@ -1,5 +1,5 @@
 // Outbound notifications: what happened to a cluster's rollout, worked out from two recorded
-// statuses, and rendered as the JSON or Slack body a receiver gets.
+// statuses. How one is written for a receiver is a MessageFormat (message_format.h).
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -42,12 +42,5 @@ struct Notification {
 // reported once, on entry.
 std::vector<Notification> NotificationsBetween(const core::ClusterStatus* previous,
                                                const core::ClusterStatus& next);
-
-// {"id", "event", "cluster", "phase", "message", "node", "talos": {"current", "target"},
-//  "kubernetes": {...}, "progress", "commit", "time"}; empty fields are left out.
-std::string RenderJson(const Notification& n, const std::string& delivery_id);
-
-// A Slack incoming-webhook body: {"text": "<one line>"}.
-std::string RenderSlack(const Notification& n);
 
 }  // namespace tr::reconciler::notify

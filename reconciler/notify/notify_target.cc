@@ -46,15 +46,10 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
   }
   if (url.empty()) return Invalid("url= is required");
   if (absl::Status s = SplitUrl(url, target); !s.ok()) return s;
-  if (format == "json") {
-    target.format = NotifyFormat::kJson;
-  } else if (format == "slack") {
-    target.format = NotifyFormat::kSlack;
-  } else {
-    return Invalid("format must be json or slack");
-  }
-  if (secret_file.empty() && target.format == NotifyFormat::kJson) {
-    return Invalid("format=json needs secret-file= (bodies are signed)");
+  target.format = MessageFormatNamed(format);
+  if (target.format == nullptr) return Invalid("format must be " + MessageFormatNames());
+  if (secret_file.empty() && target.format->NeedsSecret()) {
+    return Invalid("format=" + format + " needs secret-file= (bodies are signed)");
   }
   if (!secret_file.empty()) {
     absl::StatusOr<std::string> secret = forge::ReadSecretFile(secret_file);

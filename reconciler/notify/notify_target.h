@@ -4,20 +4,20 @@
 // Values and pure parsing (the secret file is read once); thread-compatible.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "reconciler/notify/message_format.h"
 
 namespace tr::reconciler::notify {
-
-enum class NotifyFormat { kJson, kSlack };
 
 struct NotifyTarget {
   std::string origin;  // "https://hooks.example.com:8443"
   std::string path;    // "/talos" (at least "/"), query included
-  NotifyFormat format = NotifyFormat::kJson;
-  std::string secret;  // HMAC key; required for json, optional for slack
+  std::shared_ptr<const MessageFormat> format;  // never null once parsed
+  std::string secret;  // HMAC key; required when the format NeedsSecret()
   // A stable name for the target that does not reveal the URL's path (which may hold a token,
   // as Slack's do): 12 hex digits. Logs name a target by origin and key, never by URL.
   std::string key;
@@ -25,7 +25,8 @@ struct NotifyTarget {
 
 // Parses one `--notify` entry and reads its secret file (trailing newlines dropped).
 // InvalidArgument naming the problem: unknown key, missing url, a scheme other than http or
-// https, an unknown format, json without a secret, an unreadable or empty secret file.
+// https, an unknown format, a format that needs a secret without one, an unreadable or empty
+// secret file.
 absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec);
 
 }  // namespace tr::reconciler::notify

@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "gitsource/mutex.h"
-#include "reconciler/notify/webhook_notifier.h"
+#include "reconciler/notify/notifier.h"
 #include "reconciler/status_store.h"
 
 namespace tr::reconciler::notify {

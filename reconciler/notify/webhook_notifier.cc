@@ -123,7 +123,7 @@ class WebhookNotifier::Sender {
     Spooled s;
     s.delivery = NewDeliveryId(rng_);
     s.event = NotificationEventName(n.event);
-    s.body = target_.format == NotifyFormat::kJson ? RenderJson(n, s.delivery) : RenderSlack(n);
+    s.body = target_.format->Render(n, s.delivery);
     s.file = dir_ / fmt::format("{:020}-{}.json", ++sequence_ + Epoch(), s.delivery);
     if (!Save(s)) {
       log_->error("step=spool target={} delivery={} error=\"cannot write the spool\"", Name(), s.delivery);

@@ -23,17 +23,10 @@
 
 #include "absl/status/statusor.h"
 #include "reconciler/metrics.h"
-#include "reconciler/notify/notification.h"
+#include "reconciler/notify/notifier.h"
 #include "reconciler/notify/notify_target.h"
 
 namespace tr::reconciler::notify {
-
-// Who hears about rollouts. Implementations must return quickly and never fail the caller.
-class Notifier {
- public:
-  virtual ~Notifier() = default;
-  virtual void Notify(const Notification& notification) = 0;
-};
 
 struct WebhookNotifierOptions {
   std::filesystem::path spool_dir;                      // <state-dir>/notifications

@@ -76,7 +76,7 @@ TEST(NotifyTargetTest, ParsesEntriesAndNamesWhatIsWrong) {
   EXPECT_EQ(target->key.size(), 12u);
   auto slack = ParseNotifyTarget("url=https://hooks.slack.test/services/T/B/X,format=slack");
   ASSERT_TRUE(slack.ok()) << slack.status();
-  EXPECT_EQ(slack->format, NotifyFormat::kSlack);
+  EXPECT_EQ(slack->format->Name(), "slack");
   for (const std::string bad :
        {"format=json", "url=ftp://x/y,format=slack", "url=https://x/y,format=xml",
         "url=https://x/y,format=json", "url=https://x/y,colour=red",

@@ -1,0 +1,26 @@
+#include "reconciler/notify/json_format.h"
+
+#include "core/timestamp.h"
+#include "nlohmann/json.hpp"
+
+namespace tr::reconciler::notify {
+
+std::string JsonFormat::Render(const Notification& n, const std::string& delivery_id) const {
+  nlohmann::json body{{"id", delivery_id},
+                      {"event", NotificationEventName(n.event)},
+                      {"cluster", n.cluster},
+                      {"phase", n.phase},
+                      {"time", core::FormatTimestamp(n.at)}};
+  auto put = [&body](const char* key, const std::string& value) {
+    if (!value.empty()) body[key] = value;
+  };
+  put("message", n.message);
+  put("node", n.node);
+  put("progress", n.progress);
+  put("commit", n.commit);
+  body["talos"] = {{"current", n.talos_current}, {"target", n.talos_target}};
+  body["kubernetes"] = {{"current", n.kubernetes_current}, {"target", n.kubernetes_target}};
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace tr::reconciler::notify

@@ -1,0 +1,35 @@
+#include "reconciler/notify/message_format.h"
+
+#include <array>
+
+#include "reconciler/notify/json_format.h"
+#include "reconciler/notify/slack_format.h"
+
+namespace tr::reconciler::notify {
+namespace {
+
+// Every format there is.
+std::array<std::shared_ptr<const MessageFormat>, 2> Formats() {
+  return {std::make_shared<JsonFormat>(), std::make_shared<SlackFormat>()};
+}
+
+}  // namespace
+
+std::shared_ptr<const MessageFormat> MessageFormatNamed(std::string_view name) {
+  for (auto& format : Formats()) {
+    if (format->Name() == name) return format;
+  }
+  return nullptr;
+}
+
+std::string MessageFormatNames() {
+  std::string names;
+  const auto formats = Formats();
+  for (size_t i = 0; i < formats.size(); ++i) {
+    if (i > 0) names += i + 1 == formats.size() ? " or " : ", ";
+    names += formats[i]->Name();
+  }
+  return names;
+}
+
+}  // namespace tr::reconciler::notify

@@ -1,0 +1,33 @@
+// How a notification is written for a receiver: one class per format, chosen per `--notify`
+// entry by its `format=` name. A new format is one file with its class and one line in the
+// table of message_format.cc.
+//
+// Formats are immutable values; thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "reconciler/notify/notification.h"
+
+namespace tr::reconciler::notify {
+
+class MessageFormat {
+ public:
+  virtual ~MessageFormat() = default;
+  // The name in `format=`: "json", "slack".
+  virtual std::string_view Name() const = 0;
+  // Whether a receiver of this format must have a secret: its bodies are signed.
+  virtual bool NeedsSecret() const = 0;
+  // The request body of `n`, sent as delivery `delivery_id` (the same on every retry).
+  virtual std::string Render(const Notification& n, const std::string& delivery_id) const = 0;
+};
+
+// The format called `name`; nullptr for an unknown name.
+std::shared_ptr<const MessageFormat> MessageFormatNamed(std::string_view name);
+
+// The names MessageFormatNamed knows, for messages: "json or slack".
+std::string MessageFormatNames();
+
+}  // namespace tr::reconciler::notify
