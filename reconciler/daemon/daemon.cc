@@ -24,6 +24,7 @@
 #include "reconciler/lease/fencing.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
+#include "reconciler/notify/notifier_factory.h"
 #include "reconciler/notify/notifying_status_store.h"
 #include "reconciler/observer.h"
 #include "reconciler/rollout_reconciler.h"
@@ -199,7 +200,8 @@ class Daemon {
     if (!writer.ok()) return writer.status();
     writer_ = *std::move(writer);
     git_store_.emplace(*writer_, &metrics_);
-    auto notifier = StartNotifier(config_, metrics_);  // --notify; spooled, never blocking
+    auto notifier = notify::StartNotifier(  // --notify; spooled, never blocking
+        config_.notify, {.spool_dir = config_.state_dir / "notifications"}, metrics_);
     if (!notifier.ok()) return notifier.status();
     notifier_ = *std::move(notifier);
     notifying_.emplace(*git_store_, *notifier_);
@@ -360,7 +362,7 @@ class Daemon {
   std::unique_ptr<gitsource::GitStatusWriter> writer_;
   Metrics metrics_;
   std::optional<GitStatusStore> git_store_;
-  std::unique_ptr<notify::WebhookNotifier> notifier_;
+  std::unique_ptr<notify::Notifier> notifier_;
   std::optional<notify::NotifyingStatusStore> notifying_;
   std::unique_ptr<lease::Election> election_;
   std::unique_ptr<ForgeReporting> forge_;

@@ -108,17 +108,4 @@ void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, PullRequestFlow
   }
 }
 
-absl::StatusOr<std::unique_ptr<notify::WebhookNotifier>> StartNotifier(const DaemonConfig& config,
-                                                                       Metrics& metrics) {
-  std::vector<notify::NotifyTarget> targets;
-  for (const std::string& entry : config.notify.entries) {
-    absl::StatusOr<notify::NotifyTarget> target = notify::ParseNotifyTarget(entry);
-    if (!target.ok()) return target.status();
-    targets.push_back(*std::move(target));
-  }
-  notify::WebhookNotifierOptions options;
-  options.spool_dir = config.state_dir / "notifications";
-  return notify::WebhookNotifier::Start(std::move(targets), std::move(options), metrics);
-}
-
 }  // namespace tr::reconciler

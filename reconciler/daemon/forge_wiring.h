@@ -1,6 +1,6 @@
-// How `talos-reconciler run` starts the webhook listener, the forge reporting and the
-// notification senders from its configuration, and what it does with a verified delivery:
-// the daemon's wiring of reconciler/forge and reconciler/notify, kept apart from daemon.cc.
+// How `talos-reconciler run` starts the webhook listener and the forge reporting from its
+// configuration, and what it does with a verified delivery: the daemon's wiring of
+// reconciler/forge, kept apart from daemon.cc.
 #pragma once
 
 #include <functional>
@@ -14,7 +14,6 @@
 #include "reconciler/forge/pull_request_flow.h"
 #include "reconciler/forge/webhook_receiver.h"
 #include "reconciler/metrics.h"
-#include "reconciler/notify/webhook_notifier.h"
 
 namespace tr::reconciler {
 
@@ -53,11 +52,5 @@ class ForgeReporting {
 // plans them on the forge; without, they are logged only.
 void DispatchWebhooks(forge::WebhookQueue& queue, forge::PollTrigger& trigger,
                       forge::PullRequestFlow* flow, std::stop_token stop);
-
-// The senders of every `--notify` entry, spooling under <state-dir>/notifications (with no
-// entry, a notifier that drops everything and clears old spools). InvalidArgument for a bad
-// entry or spool directory.
-absl::StatusOr<std::unique_ptr<notify::WebhookNotifier>> StartNotifier(const DaemonConfig& config,
-                                                                       Metrics& metrics);
 
 }  // namespace tr::reconciler

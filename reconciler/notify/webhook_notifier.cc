@@ -247,41 +247,21 @@ class WebhookNotifier::Sender {
   std::jthread thread_;  // last: stops before the members it uses go
 };
 
-WebhookNotifier::WebhookNotifier(std::vector<std::unique_ptr<Sender>> senders)
-    : senders_(std::move(senders)) {}
+WebhookNotifier::WebhookNotifier(std::unique_ptr<Sender> sender) : sender_(std::move(sender)) {}
 
 WebhookNotifier::~WebhookNotifier() = default;
 
 absl::StatusOr<std::unique_ptr<WebhookNotifier>> WebhookNotifier::Start(
-    std::vector<NotifyTarget> targets, WebhookNotifierOptions options, Metrics& metrics) {
+    NotifyTarget target, WebhookNotifierOptions options, Metrics& metrics) {
   if (absl::Status s = MakePrivateDirectory(options.spool_dir); !s.ok()) return s;
-  std::error_code ec;
-  std::set<std::string> keys;
-  std::vector<std::unique_ptr<Sender>> senders;
-  for (NotifyTarget& target : targets) {
-    keys.insert(target.key);
-    senders.push_back(std::make_unique<Sender>(std::move(target), options, metrics));
-    if (absl::Status s = senders.back()->Load(); !s.ok()) return s;
-  }
-  for (const auto& entry : fs::directory_iterator(options.spool_dir, ec)) {
-    if (entry.is_directory() && !keys.contains(entry.path().filename().string())) {
-      ModuleLogger("notify")->warn("step=spool-load dir={} outcome=removed reason=\"receiver no longer configured\"",
-                                   entry.path().filename().string());
-      fs::remove_all(entry.path(), ec);
-    }
-  }
-  for (auto& sender : senders) sender->Start();
-  return std::unique_ptr<WebhookNotifier>(new WebhookNotifier(std::move(senders)));
+  auto sender = std::make_unique<Sender>(std::move(target), options, metrics);
+  if (absl::Status s = sender->Load(); !s.ok()) return s;
+  sender->Start();
+  return std::unique_ptr<WebhookNotifier>(new WebhookNotifier(std::move(sender)));
 }
 
-void WebhookNotifier::Notify(const Notification& notification) {
-  for (auto& sender : senders_) sender->Enqueue(notification);
-}
+void WebhookNotifier::Notify(const Notification& notification) { sender_->Enqueue(notification); }
 
-size_t WebhookNotifier::Pending() const {
-  size_t pending = 0;
-  for (const auto& sender : senders_) pending += sender->Pending();
-  return pending;
-}
+size_t WebhookNotifier::Pending() const { return sender_->Pending(); }
 
 }  // namespace tr::reconciler::notify

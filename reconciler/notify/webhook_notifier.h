@@ -1,9 +1,9 @@
-// Sends notifications to the `--notify` receivers, at least once, without ever holding up the
-// caller (a rollout): Notify() writes each delivery to a spool directory and returns; one
-// worker thread per receiver sends them in order, retrying with exponential backoff, and a
-// delivery leaves the spool only once a receiver answered 2xx (or after the last attempt). A
-// restarted process sends what the spool still holds. The spool's directories are 0700 and
-// its files 0600 (a delivery names clusters and nodes). A receiver's answer counts by its
+// One `--notify` receiver, sent to at least once without ever holding up the caller (a
+// rollout): Notify() writes the delivery to the receiver's spool directory and returns; a
+// worker thread sends the deliveries in order, retrying with exponential backoff, and a
+// delivery leaves the spool only once the receiver answered 2xx (or after the last attempt).
+// A restarted process sends what the spool still holds. The spool's directories are 0700 and
+// its files 0600 (a delivery names clusters and nodes). The receiver's answer counts by its
 // status alone and is read no further than `max_answer_bytes`.
 //
 // Each request carries
@@ -11,7 +11,7 @@
 //   X-Talos-Reconciler-Delivery:  a UUID, the same on every retry (receivers drop duplicates)
 //   X-Talos-Reconciler-Timestamp: Unix seconds of this attempt
 //   X-Talos-Reconciler-Signature: sha256=<hex HMAC-SHA256(secret, "<delivery>.<timestamp>.<body>")>
-// (the signature only when the receiver has a secret).
+// (the signature only when the receiver has a secret). Several receivers: FanOutNotifier.
 //
 // Thread-safe.
 #pragma once
@@ -19,7 +19,6 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "reconciler/metrics.h"
@@ -34,28 +33,27 @@ struct WebhookNotifierOptions {
   std::chrono::milliseconds max_retry{std::chrono::minutes(10)};  // ... up to this
   int max_attempts = 12;                                // then the delivery is dropped
   std::chrono::seconds timeout{10};                     // connect, read and write, per attempt
-  size_t max_pending = 1000;                            // per receiver; the oldest go first
+  size_t max_pending = 1000;                            // then the oldest go first
   size_t max_answer_bytes = size_t{1} << 20;            // a receiver's answer is read no further
 };
 
 class WebhookNotifier final : public Notifier {
  public:
-  // Loads what the spool holds for `targets` and starts one sender per target. Spooled
-  // deliveries of receivers no longer configured are deleted. InvalidArgument when the spool
-  // directory cannot be created.
+  // Loads what the spool holds for `target` (in <spool_dir>/<target.key>) and starts its
+  // sender. InvalidArgument when a spool directory cannot be created.
   static absl::StatusOr<std::unique_ptr<WebhookNotifier>> Start(
-      std::vector<NotifyTarget> targets, WebhookNotifierOptions options, Metrics& metrics);
-  ~WebhookNotifier() override;  // stops the senders; what is unsent stays spooled
+      NotifyTarget target, WebhookNotifierOptions options, Metrics& metrics);
+  ~WebhookNotifier() override;  // stops the sender; what is unsent stays spooled
 
   void Notify(const Notification& notification) override;
-  // Deliveries not yet sent, over every receiver.
+  // Deliveries not yet sent.
   size_t Pending() const;
 
   class Sender;
 
  private:
-  explicit WebhookNotifier(std::vector<std::unique_ptr<Sender>> senders);
-  std::vector<std::unique_ptr<Sender>> senders_;
+  explicit WebhookNotifier(std::unique_ptr<Sender> sender);
+  std::unique_ptr<Sender> sender_;
 };
 
 }  // namespace tr::reconciler::notify
