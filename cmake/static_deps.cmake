@@ -21,11 +21,11 @@ function(tr_link_static_deps target)
   find_package(Threads REQUIRED)
   target_link_libraries(${target} PRIVATE
     -Wl,--gc-sections -Wl,--start-group
-    $<TARGET_FILE:reconciler> $<TARGET_FILE:gitsource> $<TARGET_FILE:core>
+    $<TARGET_FILE:reconciler> $<TARGET_FILE:gitsource> $<TARGET_FILE:core> $<TARGET_FILE:base>
     $<TARGET_FILE:talos_proto> ${archives} ${absl_archives}
     -Wl,--end-group
     spdlog::spdlog fmt::fmt date::date-tz PkgConfig::TR_HTTPLIB ${TR_GSSAPI_LIBRARY}
     OpenSSL::SSL OpenSSL::Crypto ZLIB::ZLIB Threads::Threads ${CMAKE_DL_LIBS} rt atomic)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
-  add_dependencies(${target} reconciler gitsource core talos_proto)
+  add_dependencies(${target} reconciler gitsource core base talos_proto)
 endfunction()

@@ -37,8 +37,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "gitsource/config.h"
-#include "gitsource/mutex.h"
 #include "gitsource/snapshot.h"
 
 namespace tr::gitsource {

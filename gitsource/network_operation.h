@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gitsource/env.h"
+#include "base/env.h"
 
 namespace tr::gitsource {
 

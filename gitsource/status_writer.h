@@ -51,8 +51,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "gitsource/mutex.h"
-#include "gitsource/env.h"
+#include "base/env.h"
+#include "base/mutex.h"
 
 namespace tr::gitsource {
 

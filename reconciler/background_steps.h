@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "gitsource/mutex.h"
+#include "base/mutex.h"
 #include "reconciler/executor.h"
 
 namespace tr::reconciler {

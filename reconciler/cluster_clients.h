@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "core/profile.h"
-#include "gitsource/mutex.h"
 #include "reconciler/kube/kube_client.h"
 #include "reconciler/talos/grpc_talos_client.h"
 #include "reconciler/talos/talos_client.h"

@@ -18,8 +18,8 @@
 #include <stop_token>
 #include <string>
 
-#include "gitsource/mutex.h"
-#include "gitsource/env.h"
+#include "base/env.h"
+#include "base/mutex.h"
 #include "reconciler/work_queue.h"
 
 namespace tr::reconciler {

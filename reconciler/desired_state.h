@@ -8,8 +8,8 @@
 #include <mutex>
 #include <string>
 
+#include "base/mutex.h"
 #include "core/profile_set.h"
-#include "gitsource/mutex.h"
 
 namespace tr::reconciler {
 

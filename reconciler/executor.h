@@ -18,9 +18,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
 #include "core/profile.h"
 #include "core/rollout.h"
-#include "gitsource/env.h"
 #include "reconciler/cluster_clients.h"
 #include "reconciler/kube/drain.h"
 

@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "gitsource/env.h"
+#include "base/env.h"
 #include "spdlog/spdlog.h"
 
 namespace tr::reconciler {

@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "gitsource/mutex.h"
+#include "base/mutex.h"
 
 namespace tr::reconciler {
 

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "core/observed.h"
 #include "core/profile.h"
-#include "gitsource/mutex.h"
 #include "reconciler/cluster_clients.h"
 
 namespace tr::reconciler {

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/env.h"
 #include "core/cluster_report.h"
 #include "core/gates.h"
 #include "core/health_gates.h"
@@ -18,7 +19,6 @@
 #include "core/status_decode.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
-#include "gitsource/env.h"
 #include "gitsource/snapshot.h"
 #include "reconciler/observer.h"
 #include "reconciler/timezones.h"

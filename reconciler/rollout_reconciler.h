@@ -13,9 +13,9 @@
 #include <mutex>
 #include <string>
 
+#include "base/env.h"
+#include "base/mutex.h"
 #include "core/status.h"
-#include "gitsource/env.h"
-#include "gitsource/mutex.h"
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"

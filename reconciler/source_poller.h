@@ -17,9 +17,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
 #include "core/status.h"
 #include "gitsource/git_source.h"
-#include "gitsource/env.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/metrics.h"
 #include "reconciler/status_store.h"

@@ -23,8 +23,8 @@
 #include <string>
 #include <utility>
 
-#include "gitsource/env.h"
-#include "gitsource/mutex.h"
+#include "base/env.h"
+#include "base/mutex.h"
 
 namespace tr::reconciler {
 

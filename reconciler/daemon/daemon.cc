@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "base/signal_stop.h"
 #include "core/shards.h"
 #include "gitsource/git_source.h"
 #include "gitsource/status_writer.h"
@@ -28,7 +29,6 @@
 #include "reconciler/notify/notifying_status_store.h"
 #include "reconciler/observer.h"
 #include "reconciler/rollout_reconciler.h"
-#include "reconciler/signal_stop.h"
 #include "reconciler/source_poller.h"
 #include "reconciler/status_store.h"
 #include "reconciler/version.h"

@@ -1,6 +1,6 @@
 #include "reconciler/daemon/forge_wiring.h"
 
-#include "reconciler/forge/secret_file.h"
+#include "base/secret_file.h"
 #include "reconciler/logging.h"
 
 namespace tr::reconciler {
@@ -9,13 +9,11 @@ using forge::Forge;
 using forge::ForgeClientOptions;
 using forge::ForgeFromName;
 using forge::HttpForgeClient;
-using forge::kMinWebhookSecretBytes;
 using forge::PollTrigger;
 using forge::PullRequestAction;
 using forge::PullRequestComments;
 using forge::PullRequestFlow;
 using forge::PullRequestFlowOptions;
-using forge::ReadSecretFile;
 using forge::ReportingStatusStore;
 using forge::WebhookEvent;
 using forge::WebhookKind;

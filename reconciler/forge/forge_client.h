@@ -26,8 +26,8 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "gitsource/mutex.h"
-#include "gitsource/env.h"
+#include "base/env.h"
+#include "base/mutex.h"
 #include "reconciler/forge/forge_requests.h"
 
 namespace tr::reconciler::forge {

@@ -1,7 +1,7 @@
 #include "reconciler/forge/forge_flags.h"
 
+#include "base/secret_file.h"
 #include "reconciler/flags.h"
-#include "reconciler/forge/secret_file.h"
 #include "reconciler/git_flags.h"
 
 namespace tr::reconciler::forge {

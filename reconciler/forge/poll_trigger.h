@@ -10,8 +10,8 @@
 #include <mutex>
 #include <stop_token>
 
-#include "gitsource/mutex.h"
-#include "gitsource/env.h"
+#include "base/env.h"
+#include "base/mutex.h"
 
 namespace tr::reconciler::forge {
 

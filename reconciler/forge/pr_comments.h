@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "gitsource/mutex.h"
+#include "base/mutex.h"
 #include "reconciler/forge/forge_client.h"
 
 namespace tr::reconciler::forge {

@@ -39,9 +39,9 @@
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "core/status.h"
 #include "gitsource/git_source.h"
-#include "gitsource/mutex.h"
 #include "reconciler/forge/forge_client.h"
 #include "reconciler/forge/pr_comments.h"
 #include "reconciler/forge/webhook_event.h"

@@ -1,7 +1,7 @@
 #include "reconciler/forge/webhook_event.h"
 
+#include "base/hmac.h"
 #include "nlohmann/json.hpp"
-#include "reconciler/forge/hmac.h"
 
 namespace tr::reconciler::forge {
 namespace {

@@ -14,7 +14,7 @@
 #include <stop_token>
 #include <string>
 
-#include "gitsource/mutex.h"
+#include "base/mutex.h"
 #include "reconciler/forge/webhook_event.h"
 
 namespace tr::reconciler::forge {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "gitsource/env.h"
+#include "base/env.h"
 #include "reconciler/k8s_job/job_flags.h"
 #include "reconciler/k8s_upgrade/upgrade_runner.h"
 

@@ -22,7 +22,7 @@
 #include <map>
 #include <string>
 
-#include "gitsource/mutex.h"
+#include "base/mutex.h"
 #include "reconciler/k8s_job/upgrade_job.h"
 #include "reconciler/k8s_upgrade/upgrade_runner.h"
 #include "reconciler/kube/kube_client.h"

@@ -7,13 +7,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/signal_stop.h"
 #include "core/profile_decode.h"
 #include "core/profile_set.h"
 #include "fmt/format.h"
 #include "gitsource/snapshot.h"
 #include "reconciler/cluster_clients.h"
 #include "reconciler/k8s_upgrade/k8s_upgrade.h"
-#include "reconciler/signal_stop.h"
 #include "reconciler/timezones.h"
 
 namespace tr::reconciler::k8s_upgrade {

@@ -17,9 +17,9 @@
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "core/profile.h"
 #include "core/support_matrix.h"
-#include "gitsource/mutex.h"
 #include "reconciler/cluster_clients.h"
 #include "reconciler/k8s_upgrade/k8s_upgrade.h"
 

@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "gitsource/env.h"
+#include "base/env.h"
 
 namespace tr::reconciler::k8s_upgrade {
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
-#include "gitsource/env.h"
+#include "base/env.h"
 #include "reconciler/kube/kube_client.h"
 
 namespace tr::reconciler::kube {

@@ -12,8 +12,8 @@
 #include <stop_token>
 #include <thread>
 
+#include "base/mutex.h"
 #include "fmt/format.h"
-#include "gitsource/mutex.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/capped_request.h"

@@ -21,8 +21,8 @@
 #include <optional>
 #include <string>
 
+#include "base/mutex.h"
 #include "core/status.h"
-#include "gitsource/mutex.h"
 #include "reconciler/controller.h"
 #include "reconciler/executor.h"
 #include "reconciler/lease/shard_elector.h"

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/mutex.h"
 #include "fmt/format.h"
-#include "gitsource/mutex.h"
 #include "reconciler/kube/kubeconfig.h"
 
 namespace tr::reconciler::lease {

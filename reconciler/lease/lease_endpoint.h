@@ -13,7 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "gitsource/env.h"
+#include "base/env.h"
 #include "reconciler/kube/http_kube_client.h"
 
 namespace tr::reconciler::lease {

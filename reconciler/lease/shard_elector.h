@@ -35,9 +35,9 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
+#include "base/mutex.h"
 #include "core/shards.h"
-#include "gitsource/env.h"
-#include "gitsource/mutex.h"
 #include "reconciler/lease/lease_client.h"
 
 namespace tr::reconciler::lease {

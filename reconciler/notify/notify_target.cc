@@ -1,7 +1,7 @@
 #include "reconciler/notify/notify_target.h"
 
-#include "reconciler/forge/hmac.h"
-#include "reconciler/forge/secret_file.h"
+#include "base/hmac.h"
+#include "base/secret_file.h"
 
 namespace tr::reconciler::notify {
 namespace {
@@ -52,11 +52,11 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
     return Invalid("format=" + format + " needs secret-file= (bodies are signed)");
   }
   if (!secret_file.empty()) {
-    absl::StatusOr<std::string> secret = forge::ReadSecretFile(secret_file);
+    absl::StatusOr<std::string> secret = ReadSecretFile(secret_file);
     if (!secret.ok()) return Invalid(std::string(secret.status().message()));
     target.secret = *secret;
   }
-  target.key = forge::HmacSha256Hex("notify-target", url + "," + format).substr(0, 12);
+  target.key = HmacSha256Hex("notify-target", url + "," + format).substr(0, 12);
   return target;
 }
 

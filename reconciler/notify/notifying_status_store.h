@@ -8,7 +8,7 @@
 #include <map>
 #include <mutex>
 
-#include "gitsource/mutex.h"
+#include "base/mutex.h"
 #include "reconciler/notify/notifier.h"
 #include "reconciler/status_store.h"
 

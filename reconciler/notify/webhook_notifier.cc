@@ -10,13 +10,13 @@
 #include <sstream>
 #include <thread>
 
+#include "base/env.h"
+#include "base/hmac.h"
+#include "base/mutex.h"
 #include "fmt/format.h"
-#include "gitsource/env.h"
-#include "gitsource/mutex.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/capped_request.h"
-#include "reconciler/forge/hmac.h"
 #include "reconciler/json_fields.h"
 #include "reconciler/logging.h"
 #include "reconciler/private_files.h"
@@ -212,7 +212,7 @@ class WebhookNotifier::Sender {
                              {"X-Talos-Reconciler-Timestamp", timestamp}};
     if (!target_.secret.empty()) {
       headers.emplace("X-Talos-Reconciler-Signature",
-                      "sha256=" + forge::HmacSha256Hex(target_.secret, s.delivery + "." +
+                      "sha256=" + HmacSha256Hex(target_.secret, s.delivery + "." +
                                                                        timestamp + "." + s.body));
     }
     // Only the status matters: reading a long answer stops at the cap.

@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
+#include "base/mutex.h"
 #include "core/version.h"
-#include "gitsource/env.h"
-#include "gitsource/mutex.h"
 
 namespace tr::reconciler::registry {
 

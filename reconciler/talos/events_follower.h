@@ -29,7 +29,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "gitsource/env.h"
+#include "base/env.h"
 #include "reconciler/talos/talos_client.h"
 
 namespace tr::reconciler::talos {

@@ -6,8 +6,8 @@
 #include <thread>
 
 #include "absl/strings/cord.h"
+#include "base/env.h"
 #include "cosi/resource/state.grpc.pb.h"
-#include "gitsource/env.h"
 #include "machine/image.grpc.pb.h"
 #include "machine/lifecycle.grpc.pb.h"
 #include "machine/machine.grpc.pb.h"

@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/hmac.h"
 #include "fmt/format.h"
 #include "httplib.h"
-#include "reconciler/forge/hmac.h"
 #include "reconciler/forge/webhook_receiver.h"
 #include "reconciler/http/http_server.h"
 #include "reconciler/logging.h"

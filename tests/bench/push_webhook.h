@@ -13,10 +13,10 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "base/hmac.h"
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
-#include "reconciler/forge/hmac.h"
 #include "tests/support/e2e/e2e_world.h"
 
 namespace tr::e2e {
@@ -35,7 +35,7 @@ struct PushWebhook {
         {"X-GitHub-Event", "push"},
         {"X-GitHub-Delivery", delivery},
         {"X-Hub-Signature-256",
-         "sha256=" + reconciler::forge::HmacSha256Hex(kBenchWebhookSecret, body)}};
+         "sha256=" + HmacSha256Hex(kBenchWebhookSecret, body)}};
     httplib::Client client(host, port);
     auto reply = client.Post("/hooks/github", headers, body, "application/json");
     if (reply && reply->status == 202) return absl::OkStatus();

@@ -8,8 +8,8 @@
 #include <iostream>
 #include <random>
 
+#include "base/env.h"
 #include "fmt/format.h"
-#include "gitsource/env.h"
 #include "tests/e2e/e2e_fixture.h"
 
 namespace tr::e2e {

@@ -16,9 +16,9 @@
 #include <sstream>
 #include <thread>
 
+#include "base/env.h"
 #include "fmt/chrono.h"
 #include "fmt/format.h"
-#include "gitsource/env.h"
 #include "reconciler/kube/http_kube_client.h"
 #include "reconciler/kube/kubeconfig.h"
 #include "tests/e2e/e2e_fixture.h"

@@ -12,8 +12,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "base/env.h"
 #include "fmt/format.h"
-#include "gitsource/env.h"
 #include "nlohmann/json.hpp"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/e2e/signed_webhook.h"

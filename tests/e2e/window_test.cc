@@ -3,8 +3,8 @@
 // minute, so the test's wall time stays bounded).
 #include <time.h>
 
+#include "base/env.h"
 #include "fmt/format.h"
-#include "gitsource/env.h"
 #include "tests/e2e/e2e_fixture.h"
 
 namespace tr::e2e {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gitsource/env.h"
+#include "base/env.h"
 #include "nlohmann/json.hpp"
 
 namespace tr::forge_test {

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "base/hmac.h"
 #include "httplib.h"
-#include "reconciler/forge/hmac.h"
 #include "reconciler/forge/webhook_receiver.h"
 #include "reconciler/logging.h"
 #include "spdlog/sinks/ostream_sink.h"

@@ -9,8 +9,8 @@
 
 #include <sstream>
 
+#include "base/hmac.h"
 #include "httplib.h"
-#include "reconciler/forge/hmac.h"
 #include "reconciler/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/forge/forge_test_support.h"

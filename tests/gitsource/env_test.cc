@@ -1,6 +1,6 @@
 // The environment: the one jittered backoff, the spread of periodic work, the real sleep's
 // stop, and the simulated environment tests use.
-#include "gitsource/env.h"
+#include "base/env.h"
 
 #include <gtest/gtest.h>
 
@@ -74,7 +74,7 @@ TEST(EnvTest, SimulatedSleepMovesTheClockAndEndsWithTheBudget) {
   EXPECT_EQ(env.slept, (std::vector<milliseconds>{milliseconds(30), milliseconds(1000)}));
 }
 
-// The one environment holds: outside its implementation, no code of core, gitsource,
+// The one environment holds: outside its implementation, no code of base, core, gitsource,
 // reconciler or the tests reads a clock, sleeps or draws from a random source of its own.
 // Exempt: tests/sim, the simulator, which may use only core and proto and so keeps its own time
 // model (tests/sim/scheduler.h, real or manual), and tests/bench, programs that measure real time.
@@ -90,11 +90,11 @@ TEST(EnvTest, NothingOutsideTheEnvironmentReadsAClockSleepsOrDrawsRandomness) {
       {std::regex(R"(\babsl::(Now|SleepFor)\b)"), "uses absl's clock (Env)"},
       {std::regex(R"(\btime\s*\(\s*(nullptr|NULL|0)\s*\))"), "reads a clock (Env::Now)"},
   };
-  const std::set<fs::path> exempt = {root / "gitsource/env.cc", root / "tests/sim",
+  const std::set<fs::path> exempt = {root / "base/env.cc", root / "tests/sim",
                                      root / "tests/bench"};
   std::vector<std::string> offenders;
   int files = 0;
-  for (const char* top : {"core", "gitsource", "reconciler", "tests"}) {
+  for (const char* top : {"base", "core", "gitsource", "reconciler", "tests"}) {
     for (auto it = fs::recursive_directory_iterator(root / top); it != fs::end(it); ++it) {
       if (exempt.contains(it->path())) {
         if (it->is_directory()) it.disable_recursion_pending();

@@ -11,8 +11,8 @@
 #include <chrono>
 #include <thread>
 
+#include "base/env.h"
 #include "fmt/format.h"
-#include "gitsource/env.h"
 #include "gitsource/git_source.h"
 #include "tests/gitsource/fixture.h"
 #include "tests/support/servers.h"

@@ -7,9 +7,9 @@
 
 #include <random>
 
-#include "fmt/format.h"
-#include "gitsource/env.h"
+#include "base/env.h"
 #include "core/base64.h"
+#include "fmt/format.h"
 #include "gitsource/ssh_wire.h"
 #include "gitsource/sshsig.h"
 #include "tests/support/process.h"

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/env.h"
 #include "fmt/format.h"
-#include "gitsource/env.h"
 #include "tests/support/process.h"
 
 namespace tr::gitsource::testing {

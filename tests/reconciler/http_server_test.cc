@@ -19,7 +19,7 @@
 #include <map>
 #include <thread>
 
-#include "gitsource/mutex.h"
+#include "base/mutex.h"
 #include "tests/support/process_memory.h"
 #include "tests/support/wait.h"
 

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/env.h"
 #include "core/status_yaml.h"
-#include "gitsource/env.h"
 #include "nlohmann/json.hpp"
 
 namespace tr::reconciler {

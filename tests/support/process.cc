@@ -13,7 +13,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "gitsource/env.h"
+#include "base/env.h"
 #include "gitsource/subprocess.h"
 
 namespace tr::gitsource::testing {

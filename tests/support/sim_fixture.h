@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "fmt/format.h"
-#include "gitsource/env.h"
 #include "reconciler/talos/events_follower.h"
 #include "reconciler/talos/grpc_talos_client.h"
 #include "reconciler/talos/talosconfig.h"

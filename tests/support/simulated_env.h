@@ -13,7 +13,7 @@
 #include <stop_token>
 #include <vector>
 
-#include "gitsource/env.h"
+#include "base/env.h"
 
 namespace tr::test_support {
 

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <functional>
 
-#include "gitsource/env.h"
+#include "base/env.h"
 
 namespace tr::test_support {
 

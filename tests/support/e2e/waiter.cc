@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <vector>
 
-#include "gitsource/env.h"
+#include "base/env.h"
 
 namespace tr::e2e {
 namespace fs = std::filesystem;

@@ -1,10 +1,10 @@
-#include "reconciler/forge/hmac.h"
+#include "base/hmac.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-namespace tr::reconciler::forge {
+namespace tr {
 
 std::string HmacSha256Hex(std::string_view key, std::string_view message) {
   unsigned char digest[EVP_MAX_MD_SIZE];
@@ -26,4 +26,4 @@ bool ConstantTimeEquals(std::string_view a, std::string_view b) {
   return CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr

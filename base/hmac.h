@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace tr::reconciler::forge {
+namespace tr {
 
 // Lower-case hex of HMAC-SHA256(key, message).
 std::string HmacSha256Hex(std::string_view key, std::string_view message);
@@ -16,4 +16,4 @@ std::string HmacSha256Hex(std::string_view key, std::string_view message);
 // itself is not secret: a signature's length is public).
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr

@@ -1,4 +1,4 @@
-#include "gitsource/env.h"
+#include "base/env.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "reconciler/signal_stop.h"
+#include "base/signal_stop.h"
 
 #include <pthread.h>
 
@@ -6,9 +6,9 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "gitsource/env.h"
+#include "base/env.h"
 
-namespace tr::reconciler {
+namespace tr {
 
 SignalStop::SignalStop(SignalStopOptions options) : options_(std::move(options)) {
   sigset_t set;
@@ -39,4 +39,4 @@ SignalStop::~SignalStop() {
   watcher_.join();
 }
 
-}  // namespace tr::reconciler
+}  // namespace tr

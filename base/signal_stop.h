@@ -13,7 +13,7 @@
 #include <stop_token>
 #include <thread>
 
-namespace tr::reconciler {
+namespace tr {
 
 struct SignalStopOptions {
   int exit_code = 2;                          // at a second signal, or past `grace`
@@ -37,4 +37,4 @@ class SignalStop {
   std::jthread watcher_;  // last: started once the rest exists
 };
 
-}  // namespace tr::reconciler
+}  // namespace tr

@@ -1,9 +1,9 @@
-#include "reconciler/forge/secret_file.h"
+#include "base/secret_file.h"
 
 #include <fstream>
 #include <sstream>
 
-namespace tr::reconciler::forge {
+namespace tr {
 
 absl::StatusOr<std::string> ReadSecretFile(const std::filesystem::path& path, size_t min_bytes) {
   std::ifstream in(path);
@@ -22,4 +22,4 @@ absl::StatusOr<std::string> ReadSecretFile(const std::filesystem::path& path, si
   return secret;
 }
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace tr::reconciler::forge {
+namespace tr {
 
 // The shortest webhook secret accepted: a short HMAC key or GitLab token can be guessed.
 inline constexpr size_t kMinWebhookSecretBytes = 16;
@@ -16,4 +16,4 @@ inline constexpr size_t kMinWebhookSecretBytes = 16;
 // content) when it cannot be read, is empty, or is shorter than `min_bytes`.
 absl::StatusOr<std::string> ReadSecretFile(const std::filesystem::path& path, size_t min_bytes = 1);
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr

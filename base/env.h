@@ -1,7 +1,7 @@
 // The environment: wall-clock time, sleeping and randomness behind one interface (after
 // leveldb's Env), so every wait, deadline, backoff and jitter in gitsource and reconciler can
 // run in simulated time in tests. `Env::Default()` is the one real implementation; the
-// simulated one is tests/support/simulated_env.h. Nothing else in core, gitsource or
+// simulated one is tests/support/simulated_env.h. Nothing else in base, core, gitsource or
 // reconciler reads a clock, sleeps or seeds a random engine: tests/gitsource/env_test.cc greps
 // the tree for it. (core takes time as a value and needs none of this.)
 //
@@ -18,7 +18,7 @@
 #include <random>
 #include <stop_token>
 
-#include "gitsource/mutex.h"
+#include "base/mutex.h"
 
 namespace tr {
 
