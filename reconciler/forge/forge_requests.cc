@@ -1,31 +1,16 @@
 #include "reconciler/forge/forge_requests.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/percent_encoding.h"
 
 namespace tr::reconciler::forge {
 namespace {
 
 using nlohmann::json;
 
-// GitLab names a project by its URL-encoded path ("group%2Fproject").
-std::string EncodePathSegment(std::string_view text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 // The repository's prefix: "/repos/owner/name" (GitHub, Gitea), "/projects/group%2Fname".
 std::string RepoPath(const ForgeTarget& target) {
-  if (target.forge == Forge::kGitlab) return "/projects/" + EncodePathSegment(target.repository);
+  if (target.forge == Forge::kGitlab) return "/projects/" + PercentEncode(target.repository);
   return "/repos/" + target.repository;
 }
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/mutex.h"
+#include "base/percent_encoding.h"
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -214,7 +215,7 @@ class HttpKubeClient final : public KubeClient {
   absl::Status ApplyObject(const std::string& path, const std::string& object_yaml,
                            const std::string& field_manager) override {
     const std::string target = fmt::format("{}?fieldManager={}&force=true", path,
-                                           httplib::detail::encode_query_param(field_manager));
+                                           PercentEncode(field_manager));
     const CappedAnswer res =
         Send(MakeRequest("PATCH", target, {}, object_yaml, "application/apply-patch+yaml"));
     return Checked(res, "apply " + path);
@@ -232,7 +233,7 @@ class HttpKubeClient final : public KubeClient {
       if (!one.ok()) return one.status();
       return std::vector<core::WorkloadStatus>{WorkloadFromJson(kind, *one)};
     }
-    if (!selector.empty()) path += "?labelSelector=" + httplib::detail::encode_query_param(selector);
+    if (!selector.empty()) path += "?labelSelector=" + PercentEncode(selector);
     absl::StatusOr<json> body = Get(path, fmt::format("list {} in {}", plural, ns));
     if (!body.ok()) return body.status();
     return WorkloadsFromList(kind, *body);

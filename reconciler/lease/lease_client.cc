@@ -1,8 +1,8 @@
 #include "reconciler/lease/lease_client.h"
 
+#include "base/percent_encoding.h"
 #include "core/timestamp.h"
 #include "fmt/format.h"
-#include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/json_fields.h"
 
@@ -134,7 +134,7 @@ absl::StatusOr<LeaseRecord> LeaseClient::Update(const std::string& name,
 absl::StatusOr<std::vector<std::pair<std::string, LeaseRecord>>> LeaseClient::List(
     const std::string& label_selector) {
   absl::StatusOr<std::string> text = kube_.GetObject(
-      Path("") + "?labelSelector=" + httplib::detail::encode_query_param(label_selector));
+      Path("") + "?labelSelector=" + PercentEncode(label_selector));
   if (!text.ok()) return text.status();
   const json list = json::parse(*text, nullptr, false);
   if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {

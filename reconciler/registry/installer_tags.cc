@@ -4,6 +4,7 @@
 #include <cctype>
 #include <fstream>
 
+#include "base/percent_encoding.h"
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -29,18 +30,6 @@ std::optional<SplitUrlResult> SplitUrl(std::string_view url) {
   if (slash != std::string_view::npos) split.target = std::string(url.substr(slash));
   if (split.origin.size() == scheme_end + 3) return std::nullopt;  // no host
   return split;
-}
-
-std::string PercentEncode(std::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
 }
 
 struct Answer {
