@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "base/http_client.h"
 #include "fmt/format.h"
 
 namespace tr::reconciler {
@@ -65,6 +66,7 @@ httplib::Request MakeRequest(std::string method, std::string path, httplib::Head
   request.method = std::move(method);
   request.path = std::move(path);
   request.headers = std::move(headers);
+  if (!request.has_header("User-Agent")) request.headers.emplace("User-Agent", kUserAgent);
   if (!body.empty() && !content_type.empty()) {
     request.headers.emplace("Content-Type", std::string(content_type));
   }

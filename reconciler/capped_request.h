@@ -33,7 +33,7 @@ CappedAnswer SendCapped(httplib::ClientImpl& client, httplib::Request request,
                         size_t max_answer_bytes);
 
 // A request of `method` on `path` with `headers`, and `body` typed `content_type` when the
-// body is not empty.
+// body is not empty; with our User-Agent (base/http_client.h) unless `headers` name one.
 httplib::Request MakeRequest(std::string method, std::string path, httplib::Headers headers = {},
                              std::string body = "", std::string_view content_type = "");
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/http_client.h"
 #include "httplib.h"
 #include "reconciler/capped_request.h"
 #include "reconciler/logging.h"
@@ -157,7 +158,7 @@ bool HttpForgeClient::Pace(bool content_creating, std::stop_token stop) {
 absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
                                                   std::stop_token stop) {
   auto log = ModuleLogger("forge");
-  httplib::Headers headers{{"User-Agent", "talos-reconciler"}};
+  httplib::Headers headers;
   for (auto& [name, value] : AuthHeaders(options_.target.forge, options_.token)) {
     headers.emplace(name, value);
   }
@@ -165,12 +166,9 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
   const std::string body = request.body ? request.body->dump() : "";
   for (int attempt = 1;; ++attempt) {
     if (!Pace(request.content_creating(), stop)) return absl::CancelledError("forge call stopped");
-    httplib::Client client(origin_);
-    client.set_connection_timeout(options_.timeout);
-    client.set_read_timeout(options_.timeout);
-    client.set_write_timeout(options_.timeout);
+    const auto client = NewHttpClient(origin_, {options_.timeout, options_.timeout, {}});
     CappedAnswer answer =
-        SendCapped(client, MakeRequest(request.method, path, headers, body, "application/json"),
+        SendCapped(*client, MakeRequest(request.method, path, headers, body, "application/json"),
                    options_.max_answer_bytes);
     if (answer.over_cap) {
       return AnswerOverCap(absl::StrCat("forge ", request.method, " ", request.path),
@@ -180,8 +178,8 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
     std::optional<milliseconds> delay;
     absl::Status failure;
     if (!res) {
-      failure = absl::UnavailableError(absl::StrCat("forge ", request.method, " ", request.path,
-                                                    ": ", httplib::to_string(res.error())));
+      failure =
+          NoAnswerError(res.error(), absl::StrCat("forge ", request.method, " ", request.path));
       delay = milliseconds(1000) * (1 << std::min(attempt - 1, 5));
     } else {
       const auto lower = LowerHeaders(res->headers);

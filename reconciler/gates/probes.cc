@@ -4,6 +4,7 @@
 #include <memory>
 #include <variant>
 
+#include "base/http_client.h"
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -44,15 +45,7 @@ std::string Excerpt(const std::string& body) {
 
 std::unique_ptr<httplib::Client> MakeClient(const core::HealthCheck& check,
                                             const Target& target) {
-  auto client = std::make_unique<httplib::Client>(target.origin);
-  const auto timeout = check.timeout;
-  client->set_connection_timeout(timeout);
-  client->set_read_timeout(timeout);
-  client->set_write_timeout(timeout);
-  client->set_follow_location(false);
-  client->enable_server_certificate_verification(true);
-  if (!check.ca_file.empty()) client->set_ca_cert_path(check.ca_file);
-  return client;
+  return NewHttpClient(target.origin, {check.timeout, check.timeout, check.ca_file});
 }
 
 std::string RequestError(const httplib::Result& res, httplib::Client& client) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "base/mutex.h"
+#include "base/http_client.h"
 #include "base/percent_encoding.h"
 #include "fmt/format.h"
 #include "httplib.h"
@@ -376,17 +377,6 @@ absl::Status TrustClusterCaOnly(httplib::SSLClient& client, const std::string& c
   return absl::OkStatus();
 }
 
-void SetTimeouts(httplib::SSLClient& client, const HttpKubeClientOptions& options) {
-  auto split = [](std::chrono::milliseconds d) {
-    return std::pair<time_t, time_t>{d.count() / 1000, (d.count() % 1000) * 1000};
-  };
-  auto [cs, cus] = split(options.connect_timeout);
-  auto [rs, rus] = split(options.request_timeout);
-  client.set_connection_timeout(cs, cus);
-  client.set_read_timeout(rs, rus);
-  client.set_write_timeout(rs, rus);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredentials& credentials,
@@ -402,7 +392,7 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
   if (absl::Status s = TrustClusterCaOnly(**client, credentials.ca_pem, endpoint->host); !s.ok()) {
     return s;
   }
-  SetTimeouts(**client, options);
+  SetHttpTimeouts(**client, options.connect_timeout, options.request_timeout);
   (*client)->set_keep_alive(true);
   return std::make_unique<HttpKubeClient>(std::move(*client), std::move(options.shutdown),
                                           options.max_answer_bytes);

@@ -12,6 +12,7 @@
 
 #include "base/env.h"
 #include "base/hmac.h"
+#include "base/http_client.h"
 #include "base/mutex.h"
 #include "fmt/format.h"
 #include "httplib.h"
@@ -198,16 +199,12 @@ class WebhookNotifier::Sender {
   }
 
   bool Attempt(const Spooled& s) {
-    httplib::Client client(target_.origin);
-    client.set_connection_timeout(options_.timeout);
-    client.set_read_timeout(options_.timeout);
-    client.set_write_timeout(options_.timeout);
+    const auto client = NewHttpClient(target_.origin, {options_.timeout, options_.timeout, {}});
     const std::string timestamp = std::to_string(
         std::chrono::duration_cast<std::chrono::seconds>(
             env_.Now().time_since_epoch())
             .count());
-    httplib::Headers headers{{"User-Agent", "talos-reconciler"},
-                             {"X-Talos-Reconciler-Event", s.event},
+    httplib::Headers headers{{"X-Talos-Reconciler-Event", s.event},
                              {"X-Talos-Reconciler-Delivery", s.delivery},
                              {"X-Talos-Reconciler-Timestamp", timestamp}};
     if (!target_.secret.empty()) {
@@ -217,7 +214,7 @@ class WebhookNotifier::Sender {
     }
     // Only the status matters: reading a long answer stops at the cap.
     const CappedAnswer answer =
-        SendCapped(client, MakeRequest("POST", target_.path, headers, s.body, "application/json"),
+        SendCapped(*client, MakeRequest("POST", target_.path, headers, s.body, "application/json"),
                    options_.max_answer_bytes);
     const bool ok = answer.status >= 200 && answer.status < 300;
     if (!ok) {

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <fstream>
 
+#include "base/http_client.h"
 #include "base/percent_encoding.h"
 #include "fmt/format.h"
 #include "httplib.h"
@@ -44,28 +45,16 @@ enum class Auth { kNone, kBasic, kBearer };
 // One GET with the options' timeout and trust.
 absl::StatusOr<Answer> Get(const InstallerRegistryOptions& options, const std::string& origin,
                            const std::string& target, Auth auth, const std::string& token) {
-  httplib::Client client(origin);
-  client.set_connection_timeout(options.timeout);
-  client.set_read_timeout(options.timeout);
-  client.set_write_timeout(options.timeout);
-  client.enable_server_certificate_verification(true);
-  if (!options.ca_file.empty()) client.set_ca_cert_path(options.ca_file.string());
-  if (auth == Auth::kBasic) client.set_basic_auth(options.username, options.password);
-  if (auth == Auth::kBearer) client.set_bearer_token_auth(token);
-  httplib::Headers headers{{"User-Agent", "talos-reconciler"}, {"Accept", "application/json"}};
+  const auto client = NewHttpClient(origin, {options.timeout, options.timeout, options.ca_file});
+  if (auth == Auth::kBasic) client->set_basic_auth(options.username, options.password);
+  if (auth == Auth::kBearer) client->set_bearer_token_auth(token);
+  httplib::Headers headers{{"Accept", "application/json"}};
   CappedAnswer answer =
-      SendCapped(client, MakeRequest("GET", target, headers), options.max_answer_bytes);
+      SendCapped(*client, MakeRequest("GET", target, headers), options.max_answer_bytes);
   const std::string url = origin + target.substr(0, target.find('?'));
   if (answer.over_cap) return AnswerOverCap("GET " + url, options.max_answer_bytes);
   httplib::Result& res = answer.result;
-  if (!res) {
-    const std::string what = fmt::format("GET {}: {}", url, httplib::to_string(res.error()));
-    if (res.error() == httplib::Error::Read || res.error() == httplib::Error::Write ||
-        res.error() == httplib::Error::ConnectionTimeout) {
-      return absl::DeadlineExceededError(what);
-    }
-    return absl::UnavailableError(what);
-  }
+  if (!res) return NoAnswerError(res.error(), "GET " + url);
   return Answer{res->status, std::move(res->body), res->get_header_value("WWW-Authenticate"),
                 res->get_header_value("Link")};
 }
