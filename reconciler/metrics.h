@@ -120,7 +120,7 @@ struct Metrics {
   CounterFamily git_polls;
   HistogramFamily git_poll_duration;
   CounterFamily status_commits;
-  // Inbound webhook requests by outcome (reconciler/forge/webhook_receiver.h): accepted,
+  // Inbound webhook requests by outcome (reconciler/webhooks/webhook_receiver.h): accepted,
   // ignored, duplicate, bad_signature, too_large, malformed, queue_full, and the listener's
   // refusals (reconciler/http/http_server.h): headers_too_large, connections,
   // peer_connections, busy, timeout.

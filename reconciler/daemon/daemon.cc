@@ -369,10 +369,10 @@ class Daemon {
   StatusStore* store_ = nullptr;  // the outermost of the chain so far
   // StartInbound
   HttpEndpoints endpoints_;
-  forge::PollTrigger poll_now_;  // --webhook-listen: a verified push polls at once
-  std::optional<forge::TriggeredEnv> poll_env_;
-  std::optional<forge::WebhookQueue> webhook_queue_;
-  std::unique_ptr<forge::WebhookReceiver> webhooks_;
+  webhooks::PollTrigger poll_now_;  // --webhook-listen: a verified push polls at once
+  std::optional<webhooks::TriggeredEnv> poll_env_;
+  std::optional<webhooks::WebhookQueue> webhook_queue_;
+  std::unique_ptr<webhooks::WebhookReceiver> webhooks_;
   std::jthread webhook_dispatcher_;
   // StartReconciler
   std::optional<TalosconfigClientFactory> clients_;

@@ -24,6 +24,7 @@
 #include "reconciler/lease/leader_election_flags.h"
 #include "reconciler/notify/notify_flags.h"
 #include "reconciler/registry/registry_flags.h"
+#include "reconciler/webhooks/webhook_flags.h"
 
 namespace tr::reconciler {
 
@@ -57,11 +58,11 @@ struct DaemonConfig : GitFlags {
   std::string log_level = "info";
   std::string log_format = "text";    // text (key=value lines) or json (an object a line)
   std::filesystem::path config_file;  // --config, applied before parsing (ApplyConfigFile)
-  // Inbound webhooks, outbound notifications and the forge's API (reconciler/forge,
-  // reconciler/notify).
-  forge::WebhookFlags webhooks;  // --webhook-*
-  notify::NotifyFlags notify;    // --notify
-  forge::ForgeFlags forge;       // --forge*
+  // Inbound webhooks, outbound notifications and the forge's API (reconciler/webhooks,
+  // reconciler/notify, reconciler/forge).
+  webhooks::WebhookFlags webhooks;  // --webhook-*
+  notify::NotifyFlags notify;       // --notify
+  forge::ForgeFlags forge;          // --forge*
   // The Kubernetes API of the Leases and the upgrade Jobs; empty: the in-cluster account.
   std::filesystem::path kubeconfig;
   lease::LeaderElectionFlags leader_election;  // --leader-elect, --leader-elect-*, --shards

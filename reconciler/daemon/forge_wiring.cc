@@ -9,17 +9,17 @@ using forge::Forge;
 using forge::ForgeClientOptions;
 using forge::ForgeFromName;
 using forge::HttpForgeClient;
-using forge::PollTrigger;
 using forge::PullRequestAction;
-using forge::PullRequestComments;
-using forge::PullRequestFlow;
-using forge::PullRequestFlowOptions;
-using forge::ReportingStatusStore;
 using forge::WebhookEvent;
 using forge::WebhookKind;
-using forge::WebhookQueue;
-using forge::WebhookReceiver;
-using forge::WebhookReceiverOptions;
+using pull_requests::PullRequestComments;
+using pull_requests::PullRequestFlow;
+using pull_requests::PullRequestFlowOptions;
+using pull_requests::ReportingStatusStore;
+using webhooks::PollTrigger;
+using webhooks::WebhookQueue;
+using webhooks::WebhookReceiver;
+using webhooks::WebhookReceiverOptions;
 
 absl::StatusOr<std::unique_ptr<WebhookReceiver>> StartWebhookListener(const DaemonConfig& config,
                                                                       WebhookQueue& queue,

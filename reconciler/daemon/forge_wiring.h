@@ -1,6 +1,6 @@
 // How `talos-reconciler run` starts the webhook listener and the forge reporting from its
 // configuration, and what it does with a verified delivery: the daemon's wiring of
-// reconciler/forge, kept apart from daemon.cc.
+// reconciler/webhooks, reconciler/forge and reconciler/pull_requests, kept apart from daemon.cc.
 #pragma once
 
 #include <functional>
@@ -10,17 +10,17 @@
 
 #include "absl/status/statusor.h"
 #include "reconciler/daemon/daemon_config.h"
-#include "reconciler/forge/poll_trigger.h"
-#include "reconciler/forge/pull_request_flow.h"
-#include "reconciler/forge/webhook_receiver.h"
 #include "reconciler/metrics.h"
+#include "reconciler/pull_requests/pull_request_flow.h"
+#include "reconciler/webhooks/poll_trigger.h"
+#include "reconciler/webhooks/webhook_receiver.h"
 
 namespace tr::reconciler {
 
 // The listener of `--webhook-listen` feeding `queue`; nullptr when the flag is unset.
-// InvalidArgument or Unavailable as forge::WebhookReceiver::Start, or for an unreadable secret.
-absl::StatusOr<std::unique_ptr<forge::WebhookReceiver>> StartWebhookListener(
-    const DaemonConfig& config, forge::WebhookQueue& queue, Metrics& metrics);
+// InvalidArgument or Unavailable as webhooks::WebhookReceiver::Start, or for an unreadable secret.
+absl::StatusOr<std::unique_ptr<webhooks::WebhookReceiver>> StartWebhookListener(
+    const DaemonConfig& config, webhooks::WebhookQueue& queue, Metrics& metrics);
 
 // The forge reporting of `--forge`: the API client, the pull request comments and the flow
 // that plans pull requests and reports rollouts, with the status store that feeds it.
@@ -35,14 +35,14 @@ class ForgeReporting {
       const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
       StatusStore& branch, std::function<bool()> reports, Env& env);
   StatusStore& store() { return *store_; }
-  forge::PullRequestFlow& flow() { return *flow_; }
+  pull_requests::PullRequestFlow& flow() { return *flow_; }
 
  private:
   ForgeReporting() = default;
   std::unique_ptr<forge::HttpForgeClient> client_;
-  std::unique_ptr<forge::PullRequestComments> comments_;
-  std::unique_ptr<forge::PullRequestFlow> flow_;
-  std::unique_ptr<forge::ReportingStatusStore> store_;
+  std::unique_ptr<pull_requests::PullRequestComments> comments_;
+  std::unique_ptr<pull_requests::PullRequestFlow> flow_;
+  std::unique_ptr<pull_requests::ReportingStatusStore> store_;
   std::jthread refresher_;  // with `reports`: Refresh() every --poll-interval; last: stops first
 };
 
@@ -50,7 +50,7 @@ class ForgeReporting {
 // request into it) triggers a poll at once, coalesced by `trigger`; the poll, not the payload,
 // decides what changed. With `flow` (--forge), pull request events also go to the flow, which
 // plans them on the forge; without, they are logged only.
-void DispatchWebhooks(forge::WebhookQueue& queue, forge::PollTrigger& trigger,
-                      forge::PullRequestFlow* flow, std::stop_token stop);
+void DispatchWebhooks(webhooks::WebhookQueue& queue, webhooks::PollTrigger& trigger,
+                      pull_requests::PullRequestFlow* flow, std::stop_token stop);
 
 }  // namespace tr::reconciler

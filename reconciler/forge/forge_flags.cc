@@ -2,7 +2,6 @@
 
 #include "base/secret_file.h"
 #include "reconciler/flags.h"
-#include "reconciler/git_flags.h"
 
 namespace tr::reconciler::forge {
 namespace {
@@ -22,25 +21,6 @@ std::string RepositoryPath(const std::string& url) {
 }
 
 }  // namespace
-
-void WebhookFlags::AddFlags(CLI::App& cmd) {
-  Flag(cmd, "webhook-listen", listen,
-       "host:port for POST /hooks/github|gitlab|gitea (default: no webhook listener)");
-  Flag(cmd, "webhook-secret-file", secret_file,
-       "File holding the webhook secret (HMAC key; GitLab's token)");
-  Flag(cmd, "webhook-queue", queue, "Verified deliveries waiting before 503");
-}
-
-absl::Status WebhookFlags::Finish() const {
-  if (!listen.empty()) {
-    if (absl::Status s = CheckListenAddress("webhook-listen", listen); !s.ok()) return s;
-    if (secret_file.empty()) return Invalid("webhook-secret-file", "required");
-    auto secret = ReadSecretFile(secret_file, kMinWebhookSecretBytes);
-    if (!secret.ok()) return Invalid("webhook-secret-file", std::string(secret.status().message()));
-  }
-  if (queue < 1 || queue > 100000) return Invalid("webhook-queue", "1 to 100000");
-  return absl::OkStatus();
-}
 
 void ForgeFlags::AddFlags(CLI::App& cmd) {
   Flag(cmd, "forge", kind,

@@ -1,5 +1,5 @@
-// The settings of the inbound webhooks (`--webhook-*`) and of the forge's API (`--forge*`):
-// registered and checked here, used by the daemon's wiring (reconciler/daemon/forge_wiring).
+// The settings of the forge's API (`--forge*`): registered and checked here, used by the
+// daemon's wiring (reconciler/daemon/forge_wiring).
 //
 // Values only; thread-compatible.
 #pragma once
@@ -12,17 +12,6 @@
 #include "absl/status/status.h"
 
 namespace tr::reconciler::forge {
-
-struct WebhookFlags {
-  std::string listen;  // host:port of the webhook listener; empty: none
-  std::filesystem::path secret_file;
-  int queue = 256;  // verified deliveries waiting; a full queue answers 503
-
-  void AddFlags(CLI::App& cmd);
-  // A listener needs a readable secret of at least kMinWebhookSecretBytes; a queue of 1 to
-  // 100,000. InvalidArgument naming the flag.
-  absl::Status Finish() const;
-};
 
 struct ForgeFlags {
   std::string kind;     // --forge: "github", "gitlab", "gitea"; empty: none

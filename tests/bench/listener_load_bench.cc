@@ -1,9 +1,10 @@
 // Benchmark of the listeners under the attacks of issue 23, with the daemon's limits: 200 idle
 // and 50 slowloris connections (a header byte a second) spread over ten attacker addresses
 // (127.0.0.2-11, 25 each: under the webhook's per-address cap, over the health listener's 16)
-// on both the webhook listener and the health listener, then 8 connections sending endless header lines. Meanwhile an honest client
-// on 127.0.0.1 sends signed deliveries and /healthz probes, each on a new connection.
-// Prints their latencies (p50, p99, max) and the process's RSS growth from the endless headers.
+// on both the webhook listener and the health listener, then 8 connections sending endless header
+// lines. Meanwhile an honest client on 127.0.0.1 sends signed deliveries and /healthz probes, each
+// on a new connection. Prints their latencies (p50, p99, max) and the process's RSS growth from the
+// endless headers.
 //
 // Usage: listener_load_bench [--probes N]
 #include <arpa/inet.h>
@@ -26,13 +27,13 @@
 #include "base/hmac.h"
 #include "fmt/format.h"
 #include "httplib.h"
-#include "reconciler/forge/webhook_receiver.h"
 #include "reconciler/http/http_server.h"
 #include "reconciler/logging.h"
+#include "reconciler/webhooks/webhook_receiver.h"
 #include "tests/bench/bench_row.h"
 #include "tests/support/process_memory.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -58,7 +59,6 @@ int Connect(const std::string& source, int port) {
 bool Send(int fd, const std::string& data) {
   return ::send(fd, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
 }
-
 
 double Percentile(const std::vector<double>& sorted, double p) {
   if (sorted.empty()) return 0;
@@ -96,8 +96,7 @@ std::vector<double> Probe(int count, int webhook_port, int health_port, bool web
     bool ok = false;
     if (webhook) {
       httplib::Client client("127.0.0.1", webhook_port);
-      const std::string body =
-          fmt::format(R"({{"ref":"refs/heads/main","after":"{:040}"}})", i);
+      const std::string body = fmt::format(R"({{"ref":"refs/heads/main","after":"{:040}"}})", i);
       auto res = client.Post("/hooks/github",
                              {{"X-GitHub-Event", "push"},
                               {"X-GitHub-Delivery", fmt::format("probe-{}", i)},
@@ -110,7 +109,8 @@ std::vector<double> Probe(int count, int webhook_port, int health_port, bool web
       ok = res && res->status == 200;
     }
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - sent).count());
-    if (!ok && failures++ == 0) std::printf("first failure: %s probe %d\n", webhook ? "webhook" : "/healthz", i);
+    if (!ok && failures++ == 0)
+      std::printf("first failure: %s probe %d\n", webhook ? "webhook" : "/healthz", i);
   }
   std::sort(ms.begin(), ms.end());
   return ms;
@@ -188,10 +188,10 @@ int Run(int probes) {
 }
 
 }  // namespace
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks
 
 int main(int argc, char** argv) {
   int probes = 200;
   if (argc == 3 && std::string(argv[1]) == "--probes") probes = std::atoi(argv[2]);
-  return tr::reconciler::forge::Run(probes);
+  return tr::reconciler::webhooks::Run(probes);
 }

@@ -18,11 +18,11 @@
 #include "base/hmac.h"
 #include "fmt/format.h"
 #include "httplib.h"
-#include "reconciler/forge/webhook_receiver.h"
 #include "reconciler/logging.h"
+#include "reconciler/webhooks/webhook_receiver.h"
 #include "tests/bench/bench_row.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -85,11 +85,12 @@ int Run(const Options& o) {
         const std::string body = fmt::format(R"({{"ref":"refs/heads/main","after":"{:040}"}})", i);
         httplib::Client client("127.0.0.1", port);
         const auto sent = Clock::now();
-        auto res = client.Post("/hooks/github",
-                               {{"X-GitHub-Event", "push"},
-                                {"X-GitHub-Delivery", fmt::format("bench-{}", i)},
-                                {"X-Hub-Signature-256", "sha256=" + HmacSha256Hex("bench-secret", body)}},
-                               body, "application/json");
+        auto res =
+            client.Post("/hooks/github",
+                        {{"X-GitHub-Event", "push"},
+                         {"X-GitHub-Delivery", fmt::format("bench-{}", i)},
+                         {"X-Hub-Signature-256", "sha256=" + HmacSha256Hex("bench-secret", body)}},
+                        body, "application/json");
         const double ms = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
         std::lock_guard lock(mu);
         latencies_ms.push_back(ms);
@@ -102,9 +103,8 @@ int Run(const Options& o) {
   std::sort(latencies_ms.begin(), latencies_ms.end());
   std::printf("deliveries %zu in %.2f s (offered %d/s, achieved %.0f/s, %d clients)\n",
               latencies_ms.size(), elapsed, o.rate, latencies_ms.size() / elapsed, o.clients);
-  std::printf("ack latency p50 %.2f ms  p99 %.2f ms  max %.2f ms\n",
-              Percentile(latencies_ms, 0.50), Percentile(latencies_ms, 0.99),
-              latencies_ms.empty() ? 0 : latencies_ms.back());
+  std::printf("ack latency p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", Percentile(latencies_ms, 0.50),
+              Percentile(latencies_ms, 0.99), latencies_ms.empty() ? 0 : latencies_ms.back());
   for (const auto& [status, count] : statuses) std::printf("status %d: %d\n", status, count);
   bench::PrintBenchRow(fmt::format("webhook acknowledgement at {}/s, p50 / p99", o.rate), "",
                        fmt::format("{:.2f} / {:.2f} ms", Percentile(latencies_ms, 0.50),
@@ -114,8 +114,8 @@ int Run(const Options& o) {
 }
 
 }  // namespace
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks
 
 int main(int argc, char** argv) {
-  return tr::reconciler::forge::Run(tr::reconciler::forge::ParseArgs(argc, argv));
+  return tr::reconciler::webhooks::Run(tr::reconciler::webhooks::ParseArgs(argc, argv));
 }

@@ -8,7 +8,7 @@
 
 #include <sstream>
 
-#include "reconciler/forge/pr_comments.h"
+#include "reconciler/pull_requests/pr_comments.h"
 #include "reconciler/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/fake_forge.h"
@@ -18,6 +18,8 @@
 namespace tr::reconciler::forge {
 namespace {
 
+using pull_requests::kCommentMarker;
+using pull_requests::PullRequestComments;
 using forge_test::FakeForge;
 using forge_test::FakeResponse;
 using std::chrono::milliseconds;

@@ -9,14 +9,17 @@
 
 #include "base/hmac.h"
 #include "httplib.h"
-#include "reconciler/forge/webhook_receiver.h"
 #include "reconciler/logging.h"
+#include "reconciler/webhooks/webhook_receiver.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/process.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
 namespace {
 
+using forge::Forge;
+using forge::WebhookEvent;
+using forge::WebhookKind;
 using gitsource::testing::MustRun;
 using gitsource::testing::RunCommand;
 using gitsource::testing::TempDir;
@@ -47,10 +50,9 @@ class GenericHookTest : public testing::Test {
   std::string Push(const std::string& ref, const std::string& secret) {
     WriteFile(dir_ / "secret", secret + "\n");
     gitsource::testing::RunOptions options;
-    options.extra_env = {
-        "TALOS_RECONCILER_HOOK_URL=http://127.0.0.1:" + std::to_string(receiver_->port()) +
-            "/hooks/generic",
-        "TALOS_RECONCILER_HOOK_SECRET_FILE=" + (dir_ / "secret").string()};
+    options.extra_env = {"TALOS_RECONCILER_HOOK_URL=http://127.0.0.1:" +
+                             std::to_string(receiver_->port()) + "/hooks/generic",
+                         "TALOS_RECONCILER_HOOK_SECRET_FILE=" + (dir_ / "secret").string()};
     auto pushed = RunCommand({"git", "-C", (dir_ / "work").string(), "push", "-q",
                               (dir_ / "fleet.git").string(), "HEAD:" + ref},
                              options);
@@ -159,4 +161,4 @@ TEST_F(GenericHookTest, ADeliveryIdCannotAddFieldsToTheLog) {
 }
 
 }  // namespace
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks

@@ -1,11 +1,11 @@
-#include "reconciler/forge/poll_trigger.h"
+#include "reconciler/webhooks/poll_trigger.h"
 
 #include <gtest/gtest.h>
 
 #include <future>
 #include <thread>
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
 namespace {
 
 using Wake = PollTrigger::Wake;
@@ -41,4 +41,4 @@ TEST(PollTriggerTest, StopEndsTheWait) {
 }
 
 }  // namespace
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks

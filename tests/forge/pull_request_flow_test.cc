@@ -5,7 +5,7 @@
 // Previews: a real mirror (LibGitSource) of a real repository; a pull request past the preview
 // budget gets a failing plan status naming the limit, and its preview ref goes when it closes
 // or merges.
-#include "reconciler/forge/pull_request_flow.h"
+#include "reconciler/pull_requests/pull_request_flow.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -20,9 +20,17 @@
 #include "tests/support/repos.h"
 #include "tests/support/wait.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::pull_requests {
 namespace {
 
+using forge::CommitState;
+using forge::Forge;
+using forge::ForgeApi;
+using forge::ForgeClientOptions;
+using forge::ForgeComment;
+using forge::HttpForgeClient;
+using forge::PullRequestAction;
+using forge::WebhookEvent;
 using forge_test::FakeForge;
 using forge_test::FakeStatus;
 using ::testing::ElementsAre;
@@ -361,4 +369,4 @@ TEST_F(PullRequestPreviewTest, AClosedOrMergedPullRequestsPreviewRefIsDeleted) {
 }
 
 }  // namespace
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::pull_requests

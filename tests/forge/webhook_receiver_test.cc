@@ -1,7 +1,7 @@
 // The webhook receiver over real HTTP on loopback, driven by an independent sender
 // (GitHub's own signing library under node) with real GitHub payloads and GitLab/Gitea
 // payloads of the documented shape.
-#include "reconciler/forge/webhook_receiver.h"
+#include "reconciler/webhooks/webhook_receiver.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,9 +15,12 @@
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/forge/forge_test_support.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
 namespace {
 
+using forge::PullRequestAction;
+using forge::WebhookEvent;
+using forge::WebhookKind;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using forge_test::SendWebhooks;
@@ -336,4 +339,4 @@ TEST(WebhookReceiverStartTest, RefusesAnEmptySecretAndABadAddress) {
 }
 
 }  // namespace
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks

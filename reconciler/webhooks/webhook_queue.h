@@ -17,23 +17,23 @@
 #include "base/mutex.h"
 #include "reconciler/forge/webhook_event.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
 
 class WebhookQueue {
  public:
   explicit WebhookQueue(size_t capacity) : capacity_(capacity) {}
 
   // Adds `event` unless the queue holds `capacity` events already; returns whether it did.
-  bool TryPush(WebhookEvent event);
+  bool TryPush(forge::WebhookEvent event);
   // The oldest event; waits for one. nullopt once `stop` is requested.
-  std::optional<WebhookEvent> Pop(std::stop_token stop);
+  std::optional<forge::WebhookEvent> Pop(std::stop_token stop);
   size_t Size();
 
  private:
   const size_t capacity_;
   Mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<WebhookEvent> events_ ABSL_GUARDED_BY(mu_);
+  std::deque<forge::WebhookEvent> events_ ABSL_GUARDED_BY(mu_);
 };
 
 // The last `capacity` delivery ids taken (oldest forgotten first).
@@ -54,4 +54,4 @@ class DeliveryMemory {
   std::deque<std::string> order_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks

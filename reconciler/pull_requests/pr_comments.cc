@@ -1,8 +1,12 @@
-#include "reconciler/forge/pr_comments.h"
+#include "reconciler/pull_requests/pr_comments.h"
 
 #include "reconciler/logging.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::pull_requests {
+
+using forge::ForgeApi;
+using forge::ForgeComment;
+
 
 PullRequestComments::PullRequestComments(ForgeApi& api, std::chrono::milliseconds min_edit_interval,
                                          Env& env)
@@ -95,4 +99,4 @@ void PullRequestComments::Run(std::stop_token stop) {
   }
 }
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::pull_requests

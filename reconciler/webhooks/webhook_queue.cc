@@ -1,8 +1,10 @@
-#include "reconciler/forge/webhook_queue.h"
+#include "reconciler/webhooks/webhook_queue.h"
 
 #include <algorithm>
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
+
+using forge::WebhookEvent;
 
 bool WebhookQueue::TryPush(WebhookEvent event) {
   {
@@ -46,4 +48,4 @@ void DeliveryMemory::Forget(const std::string& id) {
   order_.erase(std::find(order_.begin(), order_.end(), id));
 }
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks

@@ -27,11 +27,11 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "reconciler/forge/webhook_queue.h"
+#include "reconciler/webhooks/webhook_queue.h"
 #include "reconciler/http/http_server.h"
 #include "reconciler/metrics.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
 
 struct WebhookReceiverOptions {
   std::string listen;  // host:port; port 0 picks a free port (see port())
@@ -64,7 +64,7 @@ class WebhookReceiver {
   WebhookReceiver(WebhookReceiverOptions options, WebhookQueue& queue, Metrics& metrics);
   std::vector<http::Route> Routes();
   // Everything after the body is read: signature, parsing, relevance, replay, queueing.
-  http::Response Handle(Forge forge, const WebhookHeaders& headers, const std::string& body);
+  http::Response Handle(forge::Forge forge, const forge::WebhookHeaders& headers, const std::string& body);
 
   const WebhookReceiverOptions options_;
   WebhookQueue& queue_;
@@ -74,4 +74,4 @@ class WebhookReceiver {
   int port_ = 0;
 };
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks

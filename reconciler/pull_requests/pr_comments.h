@@ -19,14 +19,14 @@
 #include "base/mutex.h"
 #include "reconciler/forge/forge_client.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::pull_requests {
 
 // The hidden line that marks the reconciler's comment (an HTML comment: not rendered).
 inline constexpr char kCommentMarker[] = "<!-- talos-reconciler:pull-request-comment -->";
 
 class PullRequestComments {
  public:
-  PullRequestComments(ForgeApi& api, std::chrono::milliseconds min_edit_interval, Env& env);
+  PullRequestComments(forge::ForgeApi& api, std::chrono::milliseconds min_edit_interval, Env& env);
   ~PullRequestComments();  // stops the writer; unwritten bodies are dropped
   PullRequestComments(const PullRequestComments&) = delete;
   PullRequestComments& operator=(const PullRequestComments&) = delete;
@@ -50,7 +50,7 @@ class PullRequestComments {
   absl::Status Write(int64_t number, std::optional<int64_t>& id, const std::string& body,
                      std::stop_token stop);
 
-  ForgeApi& api_;
+  forge::ForgeApi& api_;
   const std::chrono::milliseconds min_edit_interval_;
   Env& env_;
   Mutex mu_;
@@ -61,4 +61,4 @@ class PullRequestComments {
   std::jthread thread_;                          // last: stops before the members it uses go
 };
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::pull_requests

@@ -1,8 +1,17 @@
-#include "reconciler/forge/webhook_receiver.h"
+#include "reconciler/webhooks/webhook_receiver.h"
 
 #include "reconciler/logging.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
+
+using forge::Forge;
+using forge::ForgeName;
+using forge::IsRelevant;
+using forge::ParseWebhook;
+using forge::VerifyWebhookSignature;
+using forge::WebhookEvent;
+using forge::WebhookHeaders;
+
 namespace {
 
 std::string FirstHeader(const http::Request& req, std::initializer_list<const char*> names) {
@@ -138,4 +147,4 @@ http::Response WebhookReceiver::Handle(Forge forge, const WebhookHeaders& header
   return Answer(202, "queued");
 }
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks

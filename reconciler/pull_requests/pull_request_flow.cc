@@ -1,4 +1,4 @@
-#include "reconciler/forge/pull_request_flow.h"
+#include "reconciler/pull_requests/pull_request_flow.h"
 
 #include <cstring>
 #include <utility>
@@ -11,7 +11,18 @@
 #include "reconciler/logging.h"
 #include "reconciler/offline_commands.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::pull_requests {
+
+using forge::CommitState;
+using forge::CommitStateName;
+using forge::CommitStatus;
+using forge::Forge;
+using forge::ForgeApi;
+using forge::ForgeComment;
+using forge::PullRequestAction;
+using forge::PullRequestActionName;
+using forge::WebhookEvent;
+
 namespace {
 
 constexpr size_t kMaxQueuedEvents = 256;
@@ -410,4 +421,4 @@ absl::Status ReportingStatusStore::RecordSoon(const core::ClusterStatus& status,
   return recorded;
 }
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::pull_requests

@@ -43,19 +43,19 @@
 #include "core/status.h"
 #include "gitsource/git_source.h"
 #include "reconciler/forge/forge_client.h"
-#include "reconciler/forge/pr_comments.h"
+#include "reconciler/pull_requests/pr_comments.h"
 #include "reconciler/forge/webhook_event.h"
 #include "reconciler/status_store.h"
 #include "reconciler/talos_credentials.h"
 #include "spdlog/spdlog.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::pull_requests {
 
 inline constexpr char kPlanContext[] = "talos-reconciler/plan";
 inline constexpr char kRolloutContext[] = "talos-reconciler/rollout";
 
 struct PullRequestFlowOptions {
-  Forge forge = Forge::kGithub;
+  forge::Forge forge = forge::Forge::kGithub;
   TalosCredentials credentials;  // as `run`'s
   std::string self_node;
   std::string status_url;  // linked from the rollout status; empty: none
@@ -74,14 +74,14 @@ struct PullRequestFlowOptions {
 class PullRequestFlow {
  public:
   // Every reference must outlive the flow.
-  PullRequestFlow(gitsource::GitSource& source, gitsource::PreviewSource& previews, ForgeApi& api,
+  PullRequestFlow(gitsource::GitSource& source, gitsource::PreviewSource& previews, forge::ForgeApi& api,
                   PullRequestComments& comments, PullRequestFlowOptions options);
   ~PullRequestFlow();  // stops the worker; what is queued is dropped
   PullRequestFlow(const PullRequestFlow&) = delete;
   PullRequestFlow& operator=(const PullRequestFlow&) = delete;
 
   // A verified pull-request webhook (IsRelevant): plans it, or remembers its merge.
-  void PullRequestChanged(const WebhookEvent& event);
+  void PullRequestChanged(const forge::WebhookEvent& event);
   // A cluster's status was recorded durably (a rollout's progress).
   void StatusRecorded(const core::ClusterStatus& status);
   // The statuses recorded before this process started: known clusters, no progress to report.
@@ -105,13 +105,13 @@ class PullRequestFlow {
   // This replica just became the reporter: forgets what it sent and adds every commit its
   // clusters are on to `commits`, so their rollouts are reported again.
   void TakeOver(std::set<std::string>& commits);
-  void Plan(const WebhookEvent& event, std::stop_token stop);
+  void Plan(const forge::WebhookEvent& event, std::stop_token stop);
   // The head is past a preview limit (FailedPrecondition naming it): a failing plan status
   // and a comment saying so, nothing planned.
-  void RefuseOverBudget(const WebhookEvent& event, const absl::Status& why,
+  void RefuseOverBudget(const forge::WebhookEvent& event, const absl::Status& why,
                         std::stop_token stop);
   // The pull request closed or merged: its preview ref goes from the mirror.
-  void DropPreview(const WebhookEvent& event);
+  void DropPreview(const forge::WebhookEvent& event);
   void Progress(const std::string& commit, std::stop_token stop);
   std::string RolloutSection(const std::string& commit, std::string_view state,
                              const std::set<std::string>* scope);
@@ -126,7 +126,7 @@ class PullRequestFlow {
 
   gitsource::GitSource& source_;
   gitsource::PreviewSource& previews_;
-  ForgeApi& api_;
+  forge::ForgeApi& api_;
   PullRequestComments& comments_;
   const PullRequestFlowOptions options_;
   std::shared_ptr<spdlog::logger> log_;
@@ -141,7 +141,7 @@ class PullRequestFlow {
 
   Mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<WebhookEvent> events_ ABSL_GUARDED_BY(mu_);
+  std::deque<forge::WebhookEvent> events_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, core::ClusterStatus> recorded_ ABSL_GUARDED_BY(mu_);  // not yet seen
   std::map<std::string, core::ClusterStatus> loaded_ ABSL_GUARDED_BY(mu_);    // not yet seen
   bool refresh_ ABSL_GUARDED_BY(mu_) = false;
@@ -164,4 +164,4 @@ class ReportingStatusStore final : public StatusStore {
   PullRequestFlow& flow_;
 };
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::pull_requests

@@ -1,6 +1,6 @@
-#include "reconciler/forge/poll_trigger.h"
+#include "reconciler/webhooks/poll_trigger.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
 
 void PollTrigger::Trigger() {
   {
@@ -19,4 +19,4 @@ PollTrigger::Wake PollTrigger::WaitFor(std::chrono::milliseconds timeout, std::s
   return triggered ? Wake::kTriggered : Wake::kTimedOut;
 }
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks

@@ -13,7 +13,7 @@
 #include "base/env.h"
 #include "base/mutex.h"
 
-namespace tr::reconciler::forge {
+namespace tr::reconciler::webhooks {
 
 class PollTrigger {
  public:
@@ -50,4 +50,4 @@ class TriggeredEnv final : public Env {
   PollTrigger& trigger_;
 };
 
-}  // namespace tr::reconciler::forge
+}  // namespace tr::reconciler::webhooks
