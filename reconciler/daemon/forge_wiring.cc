@@ -5,9 +5,7 @@
 
 namespace tr::reconciler {
 
-using forge::Forge;
 using forge::ForgeClientOptions;
-using forge::ForgeFromName;
 using forge::HttpForgeClient;
 using forge::PullRequestAction;
 using forge::WebhookEvent;
@@ -43,8 +41,8 @@ std::string StatusUrl(const DaemonConfig& config) {
   std::string web = config.git.remote.url;
   if (!web.starts_with("https://")) return "";
   if (web.ends_with(".git")) web.resize(web.size() - 4);
-  return web + (config.forge.kind == "gitlab" ? "/-/tree/" : "/tree/") + config.status_branch +
-         "/status";
+  const forge::ForgeApiDialect* dialect = forge::FindApiDialect(config.forge.kind);
+  return dialect == nullptr ? "" : dialect->TreeUrl(web, config.status_branch, "status");
 }
 
 }  // namespace
@@ -55,9 +53,10 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
   if (config.forge.kind.empty()) return nullptr;
   absl::StatusOr<std::string> token = ReadSecretFile(config.forge.token_file);
   if (!token.ok()) return token.status();
-  const Forge forge = ForgeFromName(config.forge.kind).value_or(Forge::kGithub);
+  const forge::ForgeApiDialect* dialect = forge::FindApiDialect(config.forge.kind);
+  if (dialect == nullptr) return absl::InvalidArgumentError("--forge: no such forge");
   ForgeClientOptions options;
-  options.target = {forge, config.forge.repository};
+  options.target = {dialect, config.forge.repository};
   options.api_url = config.forge.api_url;
   options.token = *std::move(token);
   auto client = HttpForgeClient::Create(std::move(options), env);
@@ -69,7 +68,7 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
   const bool elected = static_cast<bool>(reports);
   reporting->flow_ = std::make_unique<PullRequestFlow>(
       source, source, *reporting->client_, *reporting->comments_,
-      PullRequestFlowOptions{forge,
+      PullRequestFlowOptions{dialect,
                              {config.credentials_dir, config.talosconfig},
                              config.node_name,
                              StatusUrl(config),
@@ -95,12 +94,12 @@ void DispatchWebhooks(WebhookQueue& queue, PollTrigger& trigger, PullRequestFlow
       flow->PullRequestChanged(*event);
     }
     if (event->kind == WebhookKind::kPush || event->action == PullRequestAction::kMerged) {
-      log->info("step=dispatch forge={} delivery={} outcome=poll-now", ForgeName(event->forge),
+      log->info("step=dispatch forge={} delivery={} outcome=poll-now", event->forge,
                 LogValue(event->delivery));
       trigger.Trigger();
     } else {
       log->info("step=dispatch forge={} delivery={} pull-request={} action={} outcome=noted",
-                ForgeName(event->forge), LogValue(event->delivery), event->number,
+                event->forge, LogValue(event->delivery), event->number,
                 PullRequestActionName(event->action));
     }
   }

@@ -59,11 +59,6 @@ absl::Status FromHttpStatus(int status, const ForgeRequest& request) {
 
 }  // namespace
 
-std::optional<std::string> DefaultApiUrl(Forge forge) {
-  if (forge == Forge::kGithub) return "https://api.github.com";
-  return std::nullopt;
-}
-
 std::optional<milliseconds> RetryDelay(int status,
                                        const std::map<std::string, std::string>& headers,
                                        std::string_view body, SystemTime now, int retry) {
@@ -117,6 +112,7 @@ absl::StatusOr<std::unique_ptr<HttpForgeClient>> HttpForgeClient::Create(ForgeCl
   if (options.target.repository.empty()) {
     return absl::InvalidArgumentError("the forge repository is empty");
   }
+  if (options.target.dialect == nullptr) return absl::InvalidArgumentError("no forge dialect");
   return std::unique_ptr<HttpForgeClient>(
       new HttpForgeClient(std::move(options), std::move(origin), std::move(prefix), env));
 }
@@ -159,7 +155,7 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
                                                   std::stop_token stop) {
   auto log = ModuleLogger("forge");
   httplib::Headers headers;
-  for (auto& [name, value] : AuthHeaders(options_.target.forge, options_.token)) {
+  for (auto& [name, value] : options_.target.dialect->AuthHeaders(options_.token)) {
     headers.emplace(name, value);
   }
   const std::string path = prefix_ + request.path;
@@ -208,44 +204,51 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
 absl::StatusOr<std::optional<ForgeComment>> HttpForgeClient::FindComment(int64_t number,
                                                                          std::string_view marker,
                                                                          std::stop_token stop) {
+  const ForgeTarget& target = options_.target;
   for (int page = 1; page <= 50; ++page) {
     absl::StatusOr<std::string> answer =
-        Send(ListCommentsRequest(options_.target, number, page), stop);
+        Send(target.dialect->ListCommentsRequest(target.repository, number, page), stop);
     if (!answer.ok()) return answer.status();
     absl::StatusOr<std::vector<ForgeComment>> comments = ParseComments(*answer);
     if (!comments.ok()) return comments.status();
     for (ForgeComment& comment : *comments) {
       if (comment.body.find(marker) != std::string::npos) return std::move(comment);
     }
-    if (comments->size() < CommentsPageSize(options_.target.forge)) break;
+    if (comments->size() < target.dialect->CommentsPageSize()) break;
   }
   return std::optional<ForgeComment>();
 }
 
 absl::StatusOr<int64_t> HttpForgeClient::CreateComment(int64_t number, const std::string& body,
                                                        std::stop_token stop) {
+  const ForgeTarget& target = options_.target;
   absl::StatusOr<std::string> answer =
-      Send(CreateCommentRequest(options_.target, number, body), stop);
+      Send(target.dialect->CreateCommentRequest(target.repository, number, body), stop);
   if (!answer.ok()) return answer.status();
   return ParseCreatedId(*answer);
 }
 
 absl::Status HttpForgeClient::EditComment(int64_t number, int64_t comment_id,
                                           const std::string& body, std::stop_token stop) {
-  return Send(EditCommentRequest(options_.target, number, comment_id, body), stop).status();
+  const ForgeTarget& target = options_.target;
+  return Send(target.dialect->EditCommentRequest(target.repository, number, comment_id, body), stop)
+      .status();
 }
 
 absl::Status HttpForgeClient::SetCommitStatus(const CommitStatus& status, std::stop_token stop) {
-  return Send(CommitStatusRequest(options_.target, status), stop).status();
+  const ForgeTarget& target = options_.target;
+  return Send(target.dialect->CommitStatusRequest(target.repository, status), stop).status();
 }
 
 absl::StatusOr<std::optional<int64_t>> HttpForgeClient::MergedPullOf(const std::string& sha,
                                                                      std::stop_token stop) {
-  std::optional<ForgeRequest> request = PullsOfCommitRequest(options_.target, sha);
+  const ForgeTarget& target = options_.target;
+  std::optional<ForgeRequest> request =
+      target.dialect->PullsOfCommitRequest(target.repository, sha);
   if (!request) return std::optional<int64_t>();
   absl::StatusOr<std::string> answer = Send(*request, stop);
   if (!answer.ok()) return answer.status();
-  return ParsePullOfCommit(options_.target.forge, *answer);
+  return target.dialect->ParsePullOfCommit(*answer);
 }
 
 }  // namespace tr::reconciler::forge

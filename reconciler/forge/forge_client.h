@@ -1,7 +1,8 @@
 // The forge's REST API as the reconciler uses it: finding, creating and editing a pull
 // request's comment, setting a commit status, and finding the pull request a merge commit came
-// from. HttpForgeClient speaks GitHub, GitLab and Gitea (base URL configurable for GitHub
-// Enterprise and self-hosted instances) and keeps to GitHub's rate limits, the strictest:
+// from. HttpForgeClient speaks every forge with an API through its dialect (forge_dialect.h;
+// base URL configurable for GitHub Enterprise and self-hosted instances) and keeps to GitHub's
+// rate limits, the strictest:
 //  - on 403/429 it waits `retry-after`, else until `x-ratelimit-reset` when
 //    `x-ratelimit-remaining` is 0, else 60 s doubling, and gives up after `max_attempts`;
 //  - after an answer with `x-ratelimit-remaining: 0` it sends nothing until the reset;
@@ -28,7 +29,7 @@
 #include "absl/status/statusor.h"
 #include "base/env.h"
 #include "base/mutex.h"
-#include "reconciler/forge/forge_requests.h"
+#include "reconciler/forge/forge_dialect.h"
 
 namespace tr::reconciler::forge {
 
@@ -50,6 +51,13 @@ class ForgeApi {
                                                               std::stop_token stop) = 0;
 };
 
+// Which repository on which forge: `repository` is "owner/name" (GitLab: the project path,
+// "group/subgroup/project").
+struct ForgeTarget {
+  const ForgeApiDialect* dialect = nullptr;  // a registered dialect (FindApiDialect); never owned
+  std::string repository;
+};
+
 struct ForgeClientOptions {
   ForgeTarget target;
   // "https://api.github.com", "https://ghe.example/api/v3", "https://gitlab.example/api/v4",
@@ -64,10 +72,6 @@ struct ForgeClientOptions {
 
 // The longest wait any rate-limit header can cause.
 inline constexpr std::chrono::minutes kMaxRateLimitWait{15};
-
-// The default API base URL of `forge` when none is configured: GitHub's public API; the
-// others are self-hosted and need one (nullopt).
-std::optional<std::string> DefaultApiUrl(Forge forge);
 
 // How long to wait before retrying an answer with HTTP `status` and these (lower-cased)
 // headers, at retry number `retry` (1 for the first); nullopt when the answer is not to be
@@ -84,7 +88,8 @@ std::optional<std::chrono::system_clock::time_point> RateLimitedUntil(
 
 class HttpForgeClient final : public ForgeApi {
  public:
-  // InvalidArgument when `api_url` is not http(s)://host[:port][/path] or the token is empty.
+  // InvalidArgument when `api_url` is not http(s)://host[:port][/path], the token or the
+  // repository is empty, or there is no dialect.
   static absl::StatusOr<std::unique_ptr<HttpForgeClient>> Create(ForgeClientOptions options,
                                                                  Env& env);
 
@@ -99,8 +104,7 @@ class HttpForgeClient final : public ForgeApi {
                                                       std::stop_token stop) override;
 
  private:
-  HttpForgeClient(ForgeClientOptions options, std::string origin, std::string prefix,
-                  Env& env);
+  HttpForgeClient(ForgeClientOptions options, std::string origin, std::string prefix, Env& env);
 
   // Sends `request` with retries; the answer's body on 2xx. NotFound (404), Unauthenticated
   // (401), PermissionDenied (a 403 that is no rate limit), InvalidArgument (other 4xx),

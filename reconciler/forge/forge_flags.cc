@@ -2,6 +2,7 @@
 
 #include "base/secret_file.h"
 #include "reconciler/flags.h"
+#include "reconciler/forge/forge_dialect.h"
 
 namespace tr::reconciler::forge {
 namespace {
@@ -20,13 +21,25 @@ std::string RepositoryPath(const std::string& url) {
   return path;
 }
 
+// "default https://api.github.com for github; required for the others", from the dialects.
+std::string DefaultApiUrls() {
+  std::string text;
+  for (const ForgeDialect* dialect : AllDialects()) {
+    const ForgeApiDialect* api = dialect->api();
+    if (api == nullptr || !api->DefaultApiUrl()) continue;
+    text += (text.empty() ? "default " : "; ") + *api->DefaultApiUrl() + " for " +
+            std::string(dialect->name());
+  }
+  return text + (text.empty() ? "required" : "; required for the others");
+}
+
 }  // namespace
 
 void ForgeFlags::AddFlags(CLI::App& cmd) {
   Flag(cmd, "forge", kind,
-       "github|gitlab|gitea: plan pull requests and report rollouts there (default: none)");
-  Flag(cmd, "forge-api-url", api_url,
-       "The forge's API base URL (default https://api.github.com; required for gitlab/gitea)");
+       DialectNames("|", /*api_only=*/true) +
+           ": plan pull requests and report rollouts there (default: none)");
+  Flag(cmd, "forge-api-url", api_url, "The forge's API base URL (" + DefaultApiUrls() + ")");
   Flag(cmd, "forge-token-file", token_file, "File holding the forge API token");
   flags::Switch(cmd, "forge-allow-insecure-http", allow_insecure_http,
                 "Allow an http:// --forge-api-url, the token in clear (tests only)");
@@ -38,10 +51,9 @@ void ForgeFlags::AddFlags(CLI::App& cmd) {
 
 absl::Status ForgeFlags::Finish(const std::string& repo_url) {
   if (kind.empty()) return absl::OkStatus();
-  if (kind != "github" && kind != "gitlab" && kind != "gitea") {
-    return Invalid("forge", "want github, gitlab or gitea");
-  }
-  if (api_url.empty() && kind == "github") api_url = "https://api.github.com";
+  const ForgeApiDialect* dialect = FindApiDialect(kind);
+  if (dialect == nullptr) return Invalid("forge", "want " + DialectNames("|", /*api_only=*/true));
+  if (api_url.empty()) api_url = dialect->DefaultApiUrl().value_or("");
   if (api_url.empty()) return Invalid("forge-api-url", "required for " + kind);
   if (!api_url.starts_with("http://") && !api_url.starts_with("https://")) {
     return Invalid("forge-api-url", "must start with http:// or https://");

@@ -14,15 +14,15 @@
 namespace tr::reconciler::forge {
 
 struct ForgeFlags {
-  std::string kind;     // --forge: "github", "gitlab", "gitea"; empty: none
-  std::string api_url;  // empty: GitHub's public API (required for the others)
+  std::string kind;     // --forge: a dialect with an API (FindApiDialect); empty: none
+  std::string api_url;  // empty: the dialect's default (GitHub's public API; else required)
   std::filesystem::path token_file;
   std::string repository;            // "owner/name"; empty: the path of --repo
   bool allow_insecure_http = false;  // an http:// API URL, the token in clear (tests)
   std::chrono::milliseconds comment_interval{10'000};  // at most one edit per PR per this
 
   void AddFlags(CLI::App& cmd);
-  // With --forge: a known forge, an API URL (GitHub's by default; https unless
+  // With --forge: a known forge, an API URL (the dialect's default if any; https unless
   // --forge-allow-insecure-http), a readable token file and a repository path (from
   // `repo_url`, the --repo URL, when not given). InvalidArgument naming the flag.
   absl::Status Finish(const std::string& repo_url);

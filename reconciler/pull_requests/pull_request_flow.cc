@@ -16,7 +16,6 @@ namespace tr::reconciler::pull_requests {
 using forge::CommitState;
 using forge::CommitStateName;
 using forge::CommitStatus;
-using forge::Forge;
 using forge::ForgeApi;
 using forge::ForgeComment;
 using forge::PullRequestAction;
@@ -37,11 +36,6 @@ constexpr char kScopeMarker[] = "<!-- talos-reconciler:changes ";
 constexpr char kMarkerEnd[] = " -->";
 
 std::string Short(const std::string& sha) { return sha.substr(0, 12); }
-
-std::string HeadRef(Forge forge, int64_t number) {
-  if (forge == Forge::kGitlab) return absl::StrCat("refs/merge-requests/", number, "/head");
-  return absl::StrCat("refs/pull/", number, "/head");
-}
 
 std::string PlanSection(const WebhookEvent& event, const PlanPreview& preview) {
   std::vector<std::string> names;  // a name that is no DNS subdomain is in no rollout anyway
@@ -219,7 +213,7 @@ void PullRequestFlow::Run(std::stop_token stop) {
 }
 
 void PullRequestFlow::DropPreview(const WebhookEvent& event) {
-  const std::string ref = HeadRef(options_.forge, event.number);
+  const std::string ref = options_.dialect->HeadRef(event.number);
   if (absl::Status s = previews_.DropPreview(ref); !s.ok()) {
     log_->warn("step=drop-preview pull-request={} error={}", event.number,
                LogValue(std::string(s.message())));
@@ -249,7 +243,7 @@ void PullRequestFlow::RefuseOverBudget(const WebhookEvent& event, const absl::St
 }
 
 void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
-  const std::string ref = HeadRef(options_.forge, event.number);
+  const std::string ref = options_.dialect->HeadRef(event.number);
   absl::StatusOr<gitsource::ProfileSnapshot> proposed = previews_.FetchPreview(ref, stop);
   if (absl::IsFailedPrecondition(proposed.status()) ||
       absl::IsResourceExhausted(proposed.status())) {

@@ -1,14 +1,14 @@
 // The reconciler's side of a pull request on the forge:
 //  - opened, updated or reopened (into the watched branch): its head is fetched from the
-//    configured repository (refs/pull/N/head; GitLab refs/merge-requests/N/head), every
-//    cluster it changes is planned against the live fleet (PreviewPlan: observed through the
-//    watched branch's profiles only), the plan becomes the pull request's one comment, and
-//    the head gets the commit status `talos-reconciler/plan` (failure when a profile is
-//    invalid or a plan is blocked). A pull request that changes no profile gets neither.
-//    A head past a preview limit (gitsource::PreviewSnapshotLimits: file count, total bytes)
-//    is not planned: its status fails and its comment says which limit, read from object
-//    headers before any blob, so the limit bounds the work a pull request can cause; its
-//    objects are not kept.
+//    configured repository (the dialect's head ref: refs/pull/N/head, GitLab's
+//    refs/merge-requests/N/head), every cluster it changes is planned against the live fleet
+//    (PreviewPlan: observed through the watched branch's profiles only), the plan becomes the
+//    pull request's one comment, and the head gets the commit status `talos-reconciler/plan`
+//    (failure when a profile is invalid or a plan is blocked). A pull request that changes no
+//    profile gets neither. A head past a preview limit (gitsource::PreviewSnapshotLimits: file
+//    count, total bytes) is not planned: its status fails and its comment says which limit,
+//    read from object headers before any blob, so the limit bounds the work a pull request can
+//    cause; its objects are not kept.
 //  - closed or merged: the preview ref kept for its head is deleted from the mirror.
 //  - merged: once the reconcilers record statuses for the merge commit, the same comment
 //    gains the rollout's progress and result, and the merge commit gets
@@ -43,8 +43,9 @@
 #include "core/status.h"
 #include "gitsource/git_source.h"
 #include "reconciler/forge/forge_client.h"
-#include "reconciler/pull_requests/pr_comments.h"
+#include "reconciler/forge/forge_dialect.h"
 #include "reconciler/forge/webhook_event.h"
+#include "reconciler/pull_requests/pr_comments.h"
 #include "reconciler/status_store.h"
 #include "reconciler/talos_credentials.h"
 #include "spdlog/spdlog.h"
@@ -55,8 +56,8 @@ inline constexpr char kPlanContext[] = "talos-reconciler/plan";
 inline constexpr char kRolloutContext[] = "talos-reconciler/rollout";
 
 struct PullRequestFlowOptions {
-  forge::Forge forge = forge::Forge::kGithub;
-  TalosCredentials credentials;  // as `run`'s
+  const forge::ForgeApiDialect* dialect = nullptr;  // the forge's; must be set
+  TalosCredentials credentials;                     // as `run`'s
   std::string self_node;
   std::string status_url;  // linked from the rollout status; empty: none
   // Whether the daemon runs Kubernetes steps (--kubernetes-upgrade-mode inprocess): the plan
@@ -74,8 +75,9 @@ struct PullRequestFlowOptions {
 class PullRequestFlow {
  public:
   // Every reference must outlive the flow.
-  PullRequestFlow(gitsource::GitSource& source, gitsource::PreviewSource& previews, forge::ForgeApi& api,
-                  PullRequestComments& comments, PullRequestFlowOptions options);
+  PullRequestFlow(gitsource::GitSource& source, gitsource::PreviewSource& previews,
+                  forge::ForgeApi& api, PullRequestComments& comments,
+                  PullRequestFlowOptions options);
   ~PullRequestFlow();  // stops the worker; what is queued is dropped
   PullRequestFlow(const PullRequestFlow&) = delete;
   PullRequestFlow& operator=(const PullRequestFlow&) = delete;

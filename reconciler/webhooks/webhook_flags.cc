@@ -2,6 +2,7 @@
 
 #include "base/secret_file.h"
 #include "reconciler/flags.h"
+#include "reconciler/forge/forge_dialect.h"
 #include "reconciler/git_flags.h"
 
 namespace tr::reconciler::webhooks {
@@ -11,7 +12,8 @@ using flags::Invalid;
 
 void WebhookFlags::AddFlags(CLI::App& cmd) {
   Flag(cmd, "webhook-listen", listen,
-       "host:port for POST /hooks/github|gitlab|gitea (default: no webhook listener)");
+       "host:port for POST /hooks/" + forge::DialectNames("|", /*api_only=*/false) +
+           " (default: no webhook listener)");
   Flag(cmd, "webhook-secret-file", secret_file,
        "File holding the webhook secret (HMAC key; GitLab's token)");
   Flag(cmd, "webhook-queue", queue, "Verified deliveries waiting before 503");

@@ -1,52 +1,22 @@
 #include "reconciler/webhooks/webhook_receiver.h"
 
 #include "reconciler/logging.h"
+#include "reconciler/webhooks/webhook_parse.h"
 
 namespace tr::reconciler::webhooks {
 
-using forge::Forge;
-using forge::ForgeName;
-using forge::IsRelevant;
-using forge::ParseWebhook;
-using forge::VerifyWebhookSignature;
+using forge::ForgeDialect;
 using forge::WebhookEvent;
 using forge::WebhookHeaders;
 
 namespace {
 
-std::string FirstHeader(const http::Request& req, std::initializer_list<const char*> names) {
-  for (const char* name : names) {
-    if (req.HasHeader(name)) return req.Header(name);
-  }
-  return "";
-}
-
-WebhookHeaders PickHeaders(Forge forge, const http::Request& req) {
-  WebhookHeaders h;
-  switch (forge) {
-    case Forge::kGithub:
-      h.event = FirstHeader(req, {"X-GitHub-Event"});
-      h.delivery = FirstHeader(req, {"X-GitHub-Delivery"});
-      h.signature = FirstHeader(req, {"X-Hub-Signature-256"});
-      break;
-    case Forge::kGitlab:
-      h.event = FirstHeader(req, {"X-Gitlab-Event"});
-      h.delivery = FirstHeader(req, {"X-Gitlab-Event-UUID"});
-      h.token = FirstHeader(req, {"X-Gitlab-Token"});
-      break;
-    case Forge::kGitea:
-      h.event = FirstHeader(req, {"X-Gitea-Event", "X-Forgejo-Event", "X-Gogs-Event"});
-      h.delivery = FirstHeader(req, {"X-Gitea-Delivery", "X-Forgejo-Delivery", "X-Gogs-Delivery"});
-      h.signature =
-          FirstHeader(req, {"X-Gitea-Signature", "X-Forgejo-Signature", "X-Hub-Signature-256"});
-      break;
-    case Forge::kGeneric:
-      h.event = "push";
-      h.delivery = FirstHeader(req, {"X-Delivery-Id"});
-      h.signature = FirstHeader(req, {"X-Signature-256"});
-      break;
-  }
-  return h;
+// The request's headers as a dialect reads them.
+forge::HeaderLookup HeadersOf(const http::Request& req) {
+  return [&req](std::string_view name) -> std::optional<std::string> {
+    if (!req.HasHeader(name)) return std::nullopt;
+    return req.Header(name);
+  };
 }
 
 http::Response Answer(int status, const char* text) {
@@ -96,54 +66,52 @@ absl::StatusOr<std::unique_ptr<WebhookReceiver>> WebhookReceiver::Start(
 
 std::vector<http::Route> WebhookReceiver::Routes() {
   std::vector<http::Route> routes;
-  for (Forge forge : {Forge::kGithub, Forge::kGitlab, Forge::kGitea, Forge::kGeneric}) {
-    routes.push_back({"POST", std::string("/hooks/") + ForgeName(forge),
-                      [this, forge](const http::Request& req) {
-                        return Handle(forge, PickHeaders(forge, req), req.body);
+  for (const ForgeDialect* dialect : forge::AllDialects()) {
+    routes.push_back({"POST", "/hooks/" + std::string(dialect->name()),
+                      [this, dialect](const http::Request& req) {
+                        return Handle(*dialect, dialect->PickHeaders(HeadersOf(req)), req.body);
                       }});
   }
   return routes;
 }
 
-http::Response WebhookReceiver::Handle(Forge forge, const WebhookHeaders& headers,
+http::Response WebhookReceiver::Handle(const ForgeDialect& dialect, const WebhookHeaders& headers,
                                        const std::string& body) {
   static const auto log = ModuleLogger("webhook");
-  if (absl::Status s = VerifyWebhookSignature(forge, options_.secret, headers, body); !s.ok()) {
+  const std::string_view sender = dialect.name();
+  if (absl::Status s = dialect.VerifySignature(options_.secret, headers, body); !s.ok()) {
     metrics_.webhook_requests.Inc("bad_signature");
-    log->warn("step=verify forge={} outcome=rejected reason={}", ForgeName(forge),
+    log->warn("step=verify forge={} outcome=rejected reason={}", sender,
               LogValue(std::string(s.message())));
     return Answer(401, "bad signature");
   }
-  absl::StatusOr<WebhookEvent> event = ParseWebhook(forge, headers, body);
+  absl::StatusOr<WebhookEvent> event = ParseWebhook(dialect, headers, body);
   if (!event.ok()) {
-    log->warn("step=parse forge={} outcome=rejected reason={}", ForgeName(forge),
+    log->warn("step=parse forge={} outcome=rejected reason={}", sender,
               LogValue(std::string(event.status().message())));
     metrics_.webhook_requests.Inc("malformed");
     return Answer(400, "malformed payload");
   }
   if (!IsRelevant(*event, options_.branch)) {
     metrics_.webhook_requests.Inc("ignored");
-    log->debug("step=receive forge={} event={} delivery={} outcome=ignored", ForgeName(forge),
+    log->debug("step=receive forge={} event={} delivery={} outcome=ignored", sender,
                LogValue(event->event), LogValue(event->delivery));
     return Answer(200, "ignored");
   }
   const std::string delivery = event->delivery;
   if (!deliveries_.Remember(delivery)) {
     metrics_.webhook_requests.Inc("duplicate");
-    log->info("step=receive forge={} delivery={} outcome=duplicate", ForgeName(forge),
-              LogValue(delivery));
+    log->info("step=receive forge={} delivery={} outcome=duplicate", sender, LogValue(delivery));
     return Answer(200, "duplicate delivery");
   }
   if (!queue_.TryPush(*std::move(event))) {
     deliveries_.Forget(delivery);
     metrics_.webhook_requests.Inc("queue_full");
-    log->warn("step=receive forge={} delivery={} outcome=queue-full", ForgeName(forge),
-              LogValue(delivery));
+    log->warn("step=receive forge={} delivery={} outcome=queue-full", sender, LogValue(delivery));
     return Answer(503, "busy, retry later");
   }
   metrics_.webhook_requests.Inc("accepted");
-  log->info("step=receive forge={} delivery={} outcome=queued", ForgeName(forge),
-            LogValue(delivery));
+  log->info("step=receive forge={} delivery={} outcome=queued", sender, LogValue(delivery));
   return Answer(202, "queued");
 }
 

@@ -1,6 +1,7 @@
-// The inbound webhook listener (`--webhook-listen`): `POST /hooks/github`, `/hooks/gitlab`,
-// `/hooks/gitea` and `/hooks/generic` (any other Git server: a hook script signs the body), on
-// an address of its own so only it needs to be exposed to the forge.
+// The inbound webhook listener (`--webhook-listen`): `POST /hooks/<dialect>` for every forge
+// dialect (reconciler/forge/forge_dialect.h: github, gitlab, gitea, forgejo, and generic for
+// any other Git server whose hook script signs the body), on an address of its own so only it
+// needs to be exposed to the forge. The dialect picks the headers and checks the signature.
 //
 // It runs on reconciler/http's server, made for exposure (an event loop; connection, header,
 // body and time limits, each refused at once: see reconciler/http/http_server.h), so idle and
@@ -27,9 +28,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "reconciler/webhooks/webhook_queue.h"
+#include "reconciler/forge/forge_dialect.h"
 #include "reconciler/http/http_server.h"
 #include "reconciler/metrics.h"
+#include "reconciler/webhooks/webhook_queue.h"
 
 namespace tr::reconciler::webhooks {
 
@@ -64,7 +66,8 @@ class WebhookReceiver {
   WebhookReceiver(WebhookReceiverOptions options, WebhookQueue& queue, Metrics& metrics);
   std::vector<http::Route> Routes();
   // Everything after the body is read: signature, parsing, relevance, replay, queueing.
-  http::Response Handle(forge::Forge forge, const forge::WebhookHeaders& headers, const std::string& body);
+  http::Response Handle(const forge::ForgeDialect& dialect, const forge::WebhookHeaders& headers,
+                        const std::string& body);
 
   const WebhookReceiverOptions options_;
   WebhookQueue& queue_;

@@ -17,7 +17,6 @@
 namespace tr::reconciler::webhooks {
 namespace {
 
-using forge::Forge;
 using forge::WebhookEvent;
 using forge::WebhookKind;
 using gitsource::testing::MustRun;
@@ -85,7 +84,7 @@ TEST_F(GenericHookTest, APushToTheWatchedBranchIsQueuedOtherBranchesAreNot) {
   EXPECT_EQ(Push("refs/heads/feature", kSecret), "");
   std::vector<WebhookEvent> events = Drain();
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].forge, Forge::kGeneric);
+  EXPECT_EQ(events[0].forge, "generic");
   EXPECT_EQ(events[0].kind, WebhookKind::kPush);
   EXPECT_EQ(events[0].ref, "refs/heads/main");
   const std::string head = MustRun({"git", "-C", (dir_ / "work").string(), "rev-parse", "HEAD"});

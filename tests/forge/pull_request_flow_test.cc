@@ -24,13 +24,14 @@ namespace tr::reconciler::pull_requests {
 namespace {
 
 using forge::CommitState;
-using forge::Forge;
+using forge::CommitStatus;
 using forge::ForgeApi;
 using forge::ForgeClientOptions;
 using forge::ForgeComment;
 using forge::HttpForgeClient;
 using forge::PullRequestAction;
 using forge::WebhookEvent;
+using forge::WebhookKind;
 using forge_test::FakeForge;
 using forge_test::FakeStatus;
 using ::testing::ElementsAre;
@@ -126,13 +127,14 @@ struct Replica {
 
   static PullRequestFlowOptions Options(SharedBranch& branch, std::atomic<bool>& reports) {
     PullRequestFlowOptions options;
+    options.dialect = forge::FindApiDialect("github");
     options.reports = [&reports] { return reports.load(); };
     options.branch = &branch;
     return options;
   }
   static std::unique_ptr<HttpForgeClient> Client(const FakeForge& fake) {
     ForgeClientOptions options;
-    options.target = {Forge::kGithub, "acme/fleet"};
+    options.target = {forge::FindApiDialect("github"), "acme/fleet"};
     options.api_url = fake.api_url();
     options.token = kToken;
     options.content_requests_per_minute = 60'000;  // no pacing to wait out in a test
@@ -263,15 +265,17 @@ class PullRequestPreviewTest : public testing::Test {
     EXPECT_TRUE(source.ok()) << source.status();
     if (!source.ok()) return;
     source_ = *std::move(source);
+    PullRequestFlowOptions options;
+    options.dialect = forge::FindApiDialect("github");
     flow_ = std::make_unique<PullRequestFlow>(*source_, *source_, *client_, comments_,
-                                              PullRequestFlowOptions{});
+                                              std::move(options));
   }
 
   // Publishes a head for pull request kPull: `entries` profiles, every one the same blob of
   // `blob_bytes` bytes (fast-import writes it once, as a hostile pack would carry it).
   std::string PublishHead(int entries, std::size_t blob_bytes) {
-    std::string stream = fmt::format("blob\nmark :1\ndata {}\n{}\n", blob_bytes,
-                                     std::string(blob_bytes, 'a'));
+    std::string stream =
+        fmt::format("blob\nmark :1\ndata {}\n{}\n", blob_bytes, std::string(blob_bytes, 'a'));
     stream += fmt::format(
         "commit refs/pull/{}/head\ncommitter Mallory <m@example.com> 1700000000 +0000\n"
         "data 5\nhuge\nfrom refs/heads/main\n",

@@ -1,5 +1,6 @@
 // The independent sender of test deliveries: signs with GitHub's own library
-// (@octokit/webhooks, and @octokit/webhooks-methods for Gitea's unprefixed signature) and
+// (@octokit/webhooks, and @octokit/webhooks-methods for the unprefixed signature of Gitea and
+// Forgejo) and
 // POSTs to the receiver over real HTTP.
 //
 //   node send_webhooks.mjs <node_modules> <base-url> <secret> <forge> <event> <source> [repeat]
@@ -40,6 +41,14 @@ async function headersFor(body, delivery) {
     h["x-gitea-delivery"] = delivery;
     h["x-gitea-signature"] = signature.replace(/^sha256=/, "");
     h["x-hub-signature-256"] = signature;
+  } else if (forge === "forgejo") {
+    // Forgejo signs in its own headers and sends Gitea's alongside.
+    const signature = (await sign(secret, body)).replace(/^sha256=/, "");
+    for (const prefix of ["x-forgejo", "x-gitea"]) {
+      h[`${prefix}-event`] = event;
+      h[`${prefix}-delivery`] = delivery;
+      h[`${prefix}-signature`] = signature;
+    }
   } else if (forge === "gitlab") {
     h["x-gitlab-event"] = event;
     h["x-gitlab-event-uuid"] = delivery;

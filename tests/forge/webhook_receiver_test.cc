@@ -1,6 +1,6 @@
 // The webhook receiver over real HTTP on loopback, driven by an independent sender
 // (GitHub's own signing library under node) with real GitHub payloads and GitLab/Gitea
-// payloads of the documented shape.
+// payloads of the documented shape (Forgejo sends Gitea's).
 #include "reconciler/webhooks/webhook_receiver.h"
 
 #include <gmock/gmock.h>
@@ -21,9 +21,9 @@ namespace {
 using forge::PullRequestAction;
 using forge::WebhookEvent;
 using forge::WebhookKind;
+using forge_test::SendWebhooks;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using forge_test::SendWebhooks;
 
 constexpr char kSecret[] = "s3cret-for-tests-only";
 
@@ -94,8 +94,8 @@ TEST_F(WebhookReceiverTest, GithubPullRequestsOpenedUpdatedReopenedClosedAreQueu
   for (const auto& reply : replies) {
     const std::string action = reply["action"];
     // Closed too: its preview ref is dropped from the mirror.
-    const bool acted = action == "opened" || action == "reopened" || action == "synchronize" ||
-                       action == "closed";
+    const bool acted =
+        action == "opened" || action == "reopened" || action == "synchronize" || action == "closed";
     EXPECT_EQ(reply["status"], acted ? 202 : 200) << reply.dump();
     queued += acted;
   }
@@ -127,8 +127,8 @@ TEST_F(WebhookReceiverTest, PingAndUnhandledEventsAreAnsweredWith200AndIgnored) 
 
 TEST_F(WebhookReceiverTest, GiteaPushAndPullRequestsIncludingMerge) {
   StartReceiver(64, "main");
-  for (const char* name : {"push", "pull_request_opened", "pull_request_synchronized",
-                           "pull_request_merged"}) {
+  for (const char* name :
+       {"push", "pull_request_opened", "pull_request_synchronized", "pull_request_merged"}) {
     const std::string event = std::string(name) == "push" ? "push" : "pull_request";
     auto replies = SendWebhooks(base_url_, kSecret, "gitea", event,
                                 forge_test::PayloadPath(std::string("gitea/") + name + ".json"));
@@ -144,6 +144,42 @@ TEST_F(WebhookReceiverTest, GiteaPushAndPullRequestsIncludingMerge) {
   EXPECT_EQ(events[3].action, PullRequestAction::kMerged);
   EXPECT_EQ(events[3].number, 7);
   EXPECT_EQ(events[3].merge_commit, "a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e4a6c8");
+}
+
+// Forgejo's deliveries at /hooks/forgejo, signed by the independent sender as Forgejo signs
+// (X-Forgejo-Signature, with the X-Gitea-* headers alongside).
+TEST_F(WebhookReceiverTest, ForgejoSignedPushAndPullRequestAreQueuedWronglySignedRefused) {
+  StartReceiver(64, "main");
+  for (const char* name : {"push", "pull_request_opened"}) {
+    const std::string event = std::string(name) == "push" ? "push" : "pull_request";
+    auto replies = SendWebhooks(base_url_, kSecret, "forgejo", event,
+                                forge_test::PayloadPath(std::string("gitea/") + name + ".json"));
+    ASSERT_EQ(replies.size(), 1u);
+    EXPECT_EQ(replies[0]["status"], 202) << name;
+  }
+  auto wrong = SendWebhooks(base_url_, "not-the-secret-7f3a", "forgejo", "push",
+                            forge_test::PayloadPath("gitea/push.json"));
+  ASSERT_EQ(wrong.size(), 1u);
+  EXPECT_EQ(wrong[0]["status"], 401);
+  // Forgejo's own header is the one checked: a right X-Gitea-Signature does not rescue it.
+  const std::string body = R"({"ref":"refs/heads/main","after":"abc"})";
+  httplib::Client client("127.0.0.1", receiver_->port());
+  auto mixed = client.Post("/hooks/forgejo",
+                           {{"X-Forgejo-Event", "push"},
+                            {"X-Forgejo-Delivery", "mixed-1"},
+                            {"X-Forgejo-Signature", HmacSha256Hex("not-the-secret-7f3a", body)},
+                            {"X-Gitea-Signature", HmacSha256Hex(kSecret, body)}},
+                           body, "application/json");
+  ASSERT_TRUE(mixed);
+  EXPECT_EQ(mixed->status, 401);
+  std::vector<WebhookEvent> events = Drain();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].forge, "forgejo");
+  EXPECT_EQ(events[0].kind, WebhookKind::kPush);
+  EXPECT_EQ(events[0].after, "4d6f8a0c2e4a6c8e0a2c4e6a8c0e2a4c6e8a0c2e");
+  EXPECT_EQ(events[1].kind, WebhookKind::kPullRequest);
+  EXPECT_EQ(events[1].action, PullRequestAction::kOpened);
+  EXPECT_EQ(metrics_.webhook_requests.Value("bad_signature"), 2u);
 }
 
 TEST_F(WebhookReceiverTest, GitlabPushAndMergeRequestsIncludingMerge) {
@@ -187,10 +223,9 @@ TEST_F(WebhookReceiverTest, BadSignaturesGet401AreCountedAndNeverLogged) {
             401);
   // GitHub's legacy SHA-1 header alone is not enough.
   httplib::Client client("127.0.0.1", receiver_->port());
-  auto sha1_only = client.Post("/hooks/github",
-                               {{"X-GitHub-Event", "push"}, {"X-Hub-Signature", "sha1=00"}},
-                               R"({"ref":"refs/heads/master","after":"BODY-MARKER"})",
-                               "application/json");
+  auto sha1_only =
+      client.Post("/hooks/github", {{"X-GitHub-Event", "push"}, {"X-Hub-Signature", "sha1=00"}},
+                  R"({"ref":"refs/heads/master","after":"BODY-MARKER"})", "application/json");
   ASSERT_TRUE(sha1_only);
   EXPECT_EQ(sha1_only->status, 401);
   EXPECT_EQ(metrics_.webhook_requests.Value("bad_signature"), 10u);
@@ -253,8 +288,7 @@ TEST_F(WebhookReceiverTest, DeclaredOversizedBodyGets413WithoutReadingIt) {
                                   "POST /hooks/github HTTP/1.1\r\nHost: x\r\n"
                                   "X-GitHub-Event: push\r\nContent-Type: application/json\r\n"
                                   "Content-Length: 52428800\r\n\r\n"));
-  auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() +
-                                                   std::chrono::seconds(30));
+  auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() + std::chrono::seconds(30));
   ::close(fd);
   ASSERT_TRUE(reply.has_value());
   EXPECT_THAT(*reply, HasSubstr("HTTP/1.1 413"));
@@ -273,8 +307,7 @@ TEST_F(WebhookReceiverTest, ChunkedBodyPastTheCapGets413) {
     for (int i = 0; i < 24 && forge_test::SendAll(fd, chunk); ++i) {
     }
   });
-  auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() +
-                                                   std::chrono::seconds(30));
+  auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() + std::chrono::seconds(30));
   writer.join();
   ::close(fd);
   ASSERT_TRUE(reply.has_value());
@@ -288,8 +321,7 @@ TEST_F(WebhookReceiverTest, StalledHeadersAreDroppedAfterTheReadTimeout) {
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(forge_test::SendAll(fd, "POST /hooks/github HTTP/1.1\r\nHost: x\r\n"));
   // The receiver closes the connection once a read waits longer than 1s.
-  auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() +
-                                                   std::chrono::seconds(30));
+  auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() + std::chrono::seconds(30));
   ::close(fd);
   EXPECT_TRUE(reply.has_value());
   EXPECT_EQ(queue_->Size(), 0u);

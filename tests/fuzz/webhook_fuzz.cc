@@ -1,14 +1,14 @@
 // A webhook delivery's body for each forge (the first byte picks GitHub, GitLab, Gitea or the
 // generic hook) and each event the receiver reads. Parsing comes after the signature check,
 // but a forge's own payloads are still outside data.
-#include "reconciler/forge/webhook_event.h"
+#include "reconciler/forge/forge_dialect.h"
+#include "reconciler/webhooks/webhook_parse.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {
 
-using tr::reconciler::forge::Forge;
-
-constexpr Forge kForges[] = {Forge::kGithub, Forge::kGitlab, Forge::kGitea, Forge::kGeneric};
+// Forgejo reads payloads as Gitea does; the seeds keep their meaning with these four.
+constexpr const char* kForges[] = {"github", "gitlab", "gitea", "generic"};
 constexpr const char* kEvents[] = {"push", "pull_request", "Push Hook", "Merge Request Hook",
                                    "ping"};
 
@@ -19,8 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   tr::reconciler::forge::WebhookHeaders headers;
   headers.event = kEvents[selected.choice / 4];
   headers.delivery = "fuzz";
-  const auto event =
-      tr::reconciler::forge::ParseWebhook(kForges[selected.choice % 4], headers, selected.rest);
-  if (event.ok()) (void)tr::reconciler::forge::IsRelevant(*event, "main");
+  const auto* dialect = tr::reconciler::forge::FindDialect(kForges[selected.choice % 4]);
+  const auto event = tr::reconciler::webhooks::ParseWebhook(*dialect, headers, selected.rest);
+  if (event.ok()) (void)tr::reconciler::webhooks::IsRelevant(*event, "main");
   return 0;
 }

@@ -1,0 +1,46 @@
+#include "reconciler/forge/gitea.h"
+
+#include "absl/strings/str_cat.h"
+#include "reconciler/forge/webhook_reading.h"
+
+namespace tr::reconciler::forge {
+
+WebhookHeaders GiteaDialect::PickHeaders(const HeaderLookup& header) const {
+  WebhookHeaders h;
+  h.event = FirstHeader(header, headers_.event);
+  h.delivery = FirstHeader(header, headers_.delivery);
+  h.signature = FirstHeader(header, headers_.signature);
+  return h;
+}
+
+absl::Status GiteaDialect::VerifySignature(std::string_view secret, const WebhookHeaders& headers,
+                                           std::string_view body) const {
+  return CheckHmacSignature(secret, headers.signature, /*prefix_required=*/false, body);
+}
+
+HeaderList GiteaDialect::AuthHeaders(const std::string& token) const {
+  return {{"Authorization", "token " + token}, {"Accept", "application/json"}};
+}
+
+ForgeRequest GiteaDialect::ListCommentsRequest(const std::string& repository, int64_t number,
+                                               int page) const {
+  return {"GET",
+          absl::StrCat("/repos/", repository, "/issues/", number, "/comments?limit=50&page=", page),
+          std::nullopt};
+}
+
+std::optional<ForgeRequest> GiteaDialect::PullsOfCommitRequest(const std::string& /*repository*/,
+                                                               const std::string& /*sha*/) const {
+  return std::nullopt;
+}
+
+// Gitea also accepts the headers of Forgejo and Gogs, which send Gitea's payloads.
+const ForgeDialect& Gitea() {
+  static const GiteaDialect dialect(
+      "gitea", {{"X-Gitea-Event", "X-Forgejo-Event", "X-Gogs-Event"},
+                {"X-Gitea-Delivery", "X-Forgejo-Delivery", "X-Gogs-Delivery"},
+                {"X-Gitea-Signature", "X-Forgejo-Signature", "X-Hub-Signature-256"}});
+  return dialect;
+}
+
+}  // namespace tr::reconciler::forge
