@@ -6,7 +6,7 @@
 // and TYPE lines. Label values a family knows up front (outcomes, results) are rendered at 0
 // from the start, so a rate() over them exists before the first event.
 //
-// Durations are measured by the caller with its injected Env (gitsource/env.h): nothing here
+// Durations are measured by the caller with its injected Env (base/env.h): nothing here
 // reads a clock.
 //
 // Thread-safe: every member may be updated and rendered from any thread.

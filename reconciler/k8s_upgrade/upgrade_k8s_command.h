@@ -56,7 +56,7 @@ struct UpgradeK8sOptions {
 int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::ostream& out,
                   std::ostream& err);
 
-// RunUpgradeK8s stopped by SIGTERM/SIGINT (reconciler/signal_stop.h; a second signal exits
+// RunUpgradeK8s stopped by SIGTERM/SIGINT (base/signal_stop.h; a second signal exits
 // at once with exit code 4): what `talos-reconciler upgrade-k8s` runs.
 int RunUpgradeK8sUntilSignalled(const UpgradeK8sOptions& options, std::ostream& out,
                                 std::ostream& err);

@@ -1,12 +1,17 @@
 #include "reconciler/notify/json_format.h"
 
+#include "core/api_version.h"
 #include "core/timestamp.h"
 #include "nlohmann/json.hpp"
 
 namespace tr::reconciler::notify {
 
 std::string JsonFormat::Render(const Notification& n, const std::string& delivery_id) const {
-  nlohmann::json body{{"id", delivery_id},
+  // Like every document the reconciler writes, the body says what it is (CHANGELOG.md records
+  // a change of its shape).
+  nlohmann::json body{{"apiVersion", std::string(core::kApiVersion)},
+                      {"kind", "Notification"},
+                      {"id", delivery_id},
                       {"event", NotificationEventName(n.event)},
                       {"cluster", n.cluster},
                       {"phase", n.phase},

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -141,6 +142,14 @@ TEST_F(WebhookNotifierTest, JsonIsSignedSoAnIndependentVerifierAcceptsIt) {
   EXPECT_EQ(body["cluster"], "prod-eu-1");
   EXPECT_EQ(body["id"], got[0].delivery);
   EXPECT_EQ(body["talos"]["target"], "1.12.0");
+  // The whole shape, pinned (a change is recorded in CHANGELOG.md); message, node, progress and
+  // commit appear when set.
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : body.items()) keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"apiVersion", "cluster", "event", "id", "kind",
+                                            "kubernetes", "phase", "talos", "time"}));
+  EXPECT_EQ(body["apiVersion"], "talos-reconciler.dev/v1alpha1");
+  EXPECT_EQ(body["kind"], "Notification");
   EXPECT_EQ(got[0].event, "rollout.started");
   const fs::path message = dir_ / "message";
   std::ofstream(message) << got[0].delivery << "." << got[0].timestamp << "." << got[0].body;
