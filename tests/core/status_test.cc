@@ -214,7 +214,9 @@ TEST(StatusTest, OnlyReportDiffersTellsNewsFromWhatARestartResumesFrom) {
   EXPECT_FALSE(OnlyReportDiffers(recorded, other));
 }
 
-TEST(StatusYamlTest, RoundTripsEveryField) {
+// A status with every part of the rollout's memory set: an operation in flight, a pre-pull, a
+// snapshot, a settle time and a failure (its message `failure`).
+ClusterStatus EveryFieldSet(const std::string& failure) {
   Scene scene;
   RolloutMemory memory;
   memory.in_flight.push_back({"cp-0", V("1.12.0"), "img:v1.12.0", true, "b1", "actor",
@@ -222,8 +224,12 @@ TEST(StatusYamlTest, RoundTripsEveryField) {
   memory.prepulled_image = "img:v1.12.0";
   memory.etcd_snapshot_image = "img:v1.12.0";
   memory.settle_until = kT0 + std::chrono::seconds(30);
-  memory.failure = RolloutFailure{"w-0", V("1.12.0"), "it: \"broke\"\nbadly", kT0};
-  ClusterStatus s = scene.Build(nullptr, memory, kT0, {"something: happened"});
+  memory.failure = RolloutFailure{"w-0", V("1.12.0"), failure, kT0};
+  return scene.Build(nullptr, memory, kT0, {"something: happened"});
+}
+
+TEST(StatusYamlTest, RoundTripsEveryField) {
+  ClusterStatus s = EveryFieldSet("it: \"broke\"\nbadly");
   std::string yaml = RenderStatusYaml(s);
   Decoded<ClusterStatus> back = DecodeClusterStatus("status/prod.yaml", yaml);
   ASSERT_TRUE(back.ok()) << (back.diagnostics.empty() ? "" : back.diagnostics[0].ToString()) << "\n"
@@ -250,15 +256,7 @@ void KeyPaths(const YAML::Node& node, const std::string& prefix, std::set<std::s
 // The status file's shape, pinned: a reconciler of the next version must read the files this one
 // wrote, so a change here needs an entry in CHANGELOG.md (and a decoder that reads both).
 TEST(StatusYamlTest, TheFilesShapeIsPinned) {
-  Scene scene;
-  RolloutMemory memory;
-  memory.in_flight.push_back({"cp-0", V("1.12.0"), "img:v1.12.0", true, "b1", "actor",
-                              OperationPhase::kDrained, kT0, kT0 + std::chrono::minutes(30)});
-  memory.prepulled_image = "img:v1.12.0";
-  memory.etcd_snapshot_image = "img:v1.12.0";
-  memory.settle_until = kT0 + std::chrono::seconds(30);
-  memory.failure = RolloutFailure{"w-0", V("1.12.0"), "broke", kT0};
-  ClusterStatus s = scene.Build(nullptr, memory, kT0, {"something: happened"});
+  const ClusterStatus s = EveryFieldSet("broke");
   std::set<std::string> paths;
   KeyPaths(YAML::Load(RenderStatusYaml(s)), "", paths);
   std::string listed;
