@@ -1,8 +1,5 @@
 #include "tests/demo/demo_forge.h"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/hmac.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 
@@ -23,24 +21,6 @@ namespace {
 
 using nlohmann::json;
 namespace fs = std::filesystem;
-
-std::string HmacSha256Hex(const std::string& key, const std::string& data) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), digest, &length);
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
-}
-
-bool SameText(const std::string& a, const std::string& b) {
-  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
 
 // Writes `text` to `path` whole (a reader never sees half of it).
 void WriteWhole(const fs::path& path, const std::string& text) {
@@ -147,7 +127,7 @@ class DemoForge {
         HmacSha256Hex(
             o_.notify_secret,
             delivery + "." + req.get_header_value("X-Talos-Reconciler-Timestamp") + "." + req.body);
-    if (!SameText(req.get_header_value("X-Talos-Reconciler-Signature"), expected)) {
+    if (!ConstantTimeEquals(req.get_header_value("X-Talos-Reconciler-Signature"), expected)) {
       return Answer(res, 401, {{"message", "bad signature"}});
     }
     const json n = json::parse(req.body, nullptr, false);
