@@ -19,6 +19,9 @@ using SystemTime = std::chrono::system_clock::time_point;
 
 constexpr seconds kSecondaryLimitWait{60};  // GitHub: "wait at least one minute"
 constexpr milliseconds kMaxWait = kMaxRateLimitWait;
+// No answer or a 5xx: 1 s doubling to 32 s, jittered so that replicas which failed together do
+// not retry together (max_attempts is the client's own).
+constexpr BackoffPolicy kServerTroubleBackoff{seconds(1), seconds(32), 0};
 
 std::optional<int64_t> Number(const std::map<std::string, std::string>& headers,
                               const std::string& name) {
@@ -59,10 +62,9 @@ absl::Status FromHttpStatus(int status, const ForgeRequest& request) {
 
 }  // namespace
 
-std::optional<milliseconds> RetryDelay(int status,
-                                       const std::map<std::string, std::string>& headers,
-                                       std::string_view body, SystemTime now, int retry) {
-  if (status >= 500) return milliseconds(1000) * (1 << std::min(retry - 1, 5));
+std::optional<milliseconds> RateLimitDelay(int status,
+                                           const std::map<std::string, std::string>& headers,
+                                           std::string_view body, SystemTime now, int retry) {
   if (status != 403 && status != 429) return std::nullopt;
   if (std::optional<int64_t> after = Number(headers, "retry-after")) {
     // Clamped in seconds: a huge value must not overflow on the way to milliseconds.
@@ -176,7 +178,7 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
     if (!res) {
       failure =
           NoAnswerError(res.error(), absl::StrCat("forge ", request.method, " ", request.path));
-      delay = milliseconds(1000) * (1 << std::min(attempt - 1, 5));
+      delay = JitteredBackoff(kServerTroubleBackoff, attempt, env_);
     } else {
       const auto lower = LowerHeaders(res->headers);
       if (std::optional<SystemTime> until = RateLimitedUntil(lower, env_.Now())) {
@@ -187,7 +189,9 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
                  request.path, res->status, attempt);
       if (res->status >= 200 && res->status < 300) return res->body;
       failure = FromHttpStatus(res->status, request);
-      delay = RetryDelay(res->status, lower, res->body, env_.Now(), attempt);
+      delay = res->status >= 500
+                  ? std::optional(JitteredBackoff(kServerTroubleBackoff, attempt, env_))
+                  : RateLimitDelay(res->status, lower, res->body, env_.Now(), attempt);
     }
     if (!delay) return failure;
     if (attempt >= options_.max_attempts) {

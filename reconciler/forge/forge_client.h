@@ -5,6 +5,7 @@
 // rate limits, the strictest:
 //  - on 403/429 it waits `retry-after`, else until `x-ratelimit-reset` when
 //    `x-ratelimit-remaining` is 0, else 60 s doubling, and gives up after `max_attempts`;
+//  - on no answer or a 5xx it retries after JitteredBackoff (base/env.h) of 1 s doubling to 32 s;
 //  - after an answer with `x-ratelimit-remaining: 0` it sends nothing until the reset;
 //  - it sends at most `content_requests_per_minute` content-creating requests a minute.
 // Every wait a server asks for is clamped to kMaxRateLimitWait (a reset in the past waits
@@ -73,10 +74,10 @@ struct ForgeClientOptions {
 // The longest wait any rate-limit header can cause.
 inline constexpr std::chrono::minutes kMaxRateLimitWait{15};
 
-// How long to wait before retrying an answer with HTTP `status` and these (lower-cased)
-// headers, at retry number `retry` (1 for the first); nullopt when the answer is not to be
-// retried. See the file comment for the rules.
-std::optional<std::chrono::milliseconds> RetryDelay(
+// How long to wait before retrying a rate-limited answer (403 or 429) with these
+// (lower-cased) headers, at retry number `retry` (1 for the first); nullopt when the answer is
+// not a rate limit. See the file comment for the rules.
+std::optional<std::chrono::milliseconds> RateLimitDelay(
     int status, const std::map<std::string, std::string>& headers, std::string_view body,
     std::chrono::system_clock::time_point now, int retry);
 

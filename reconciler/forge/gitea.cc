@@ -43,4 +43,9 @@ const ForgeDialect& Gitea() {
   return dialect;
 }
 
+std::string GiteaDialect::TreeUrl(const std::string& web, const std::string& branch,
+                                  const std::string& path) const {
+  return absl::StrCat(web, "/src/branch/", branch, "/", path);
+}
+
 }  // namespace tr::reconciler::forge

@@ -1,7 +1,8 @@
 // Gitea's dialect (self-hosted, API /api/v1), and with other header names Forgejo's
 // (forgejo.cc): GitHub's payloads, paths, comments and statuses (GithubDialect), with Gitea's
 // headers, an unprefixed hex signature, `Authorization: token`, pages of 50 comments, no call
-// for the pull requests of a commit (its merged webhook says), and no public default API.
+// for the pull requests of a commit (its merged webhook says), no public default API, and its
+// own web paths (`/src/branch/`).
 //
 // Immutable; thread-safe.
 #pragma once
@@ -38,6 +39,8 @@ class GiteaDialect : public GithubDialect {
                                    int page) const override;
   std::optional<ForgeRequest> PullsOfCommitRequest(const std::string& repository,
                                                    const std::string& sha) const override;
+  std::string TreeUrl(const std::string& web, const std::string& branch,
+                      const std::string& path) const override;  // <web>/src/branch/<branch>/<path>
 
  private:
   const std::string name_;

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/chart/helm_runner.h"
@@ -164,7 +166,7 @@ TEST_F(ChartTest, ModesTheBinaryDoesNotHaveAreRefusedAndNoRoleIsGranted) {
   EXPECT_THAT(forge.err, HasSubstr("forge"));
   const HelmResult no_url = helm_.TemplateResult(repo + "forge: {type: gitlab, token: t}\n");
   EXPECT_NE(no_url.exit_code, 0);
-  EXPECT_THAT(no_url.err, HasSubstr("forge.apiUrl is required for gitlab and gitea"));
+  EXPECT_THAT(no_url.err, HasSubstr("forge.apiUrl is required for gitlab, gitea and forgejo"));
   const Objects objects = helm_.Template(repo + "reconciler: {kubernetesUpgradeMode: 'off'}\n");
   EXPECT_FALSE(objects.contains("Role/r-talos-reconciler"));
   EXPECT_FALSE(objects.contains("ClusterRole/r-talos-reconciler"));
@@ -367,6 +369,26 @@ TEST_F(ChartTest, EveryFlagTheChartPassesIsOneTheBinaryHas) {
        {"--forge=gitea", "--forge-token-file=/etc/talos-reconciler/forge/token",
         "--forge-api-url=https://gitea.example.com", "--forge-repository=acme/fleet"}) {
     EXPECT_THAT(args, ::testing::Contains(expected));
+  }
+}
+
+// The forges `run --help` lists (from the binary's dialect registry) are the chart's forge
+// types: a forge added to the binary and forgotten in the chart fails here.
+TEST_F(ChartTest, EveryForgeOfTheBinaryIsAForgeTypeOfTheChart) {
+  const std::string help = RunHelp();
+  const size_t flag = help.find("--forge TEXT");
+  ASSERT_NE(flag, std::string::npos);
+  const size_t line = help.find('\n', flag) + 1;
+  const std::string names = help.substr(line, help.find(':', line) - line);
+  std::vector<std::string> forges = absl::StrSplit(absl::StripAsciiWhitespace(names), '|');
+  ASSERT_GE(forges.size(), 4u) << names;
+  const std::string repo = std::string("git: {repo: ") + kRepo + "}\n";
+  for (const std::string& forge : forges) {
+    const Objects objects = helm_.Template(
+        repo + "forge: {type: " + forge + ", apiUrl: 'https://forge.example.com', token: t}\n");
+    const YAML::Node c =
+        objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"]["containers"][0];
+    EXPECT_THAT(Args(c), ::testing::Contains("--forge=" + forge));
   }
 }
 

@@ -187,16 +187,25 @@ TEST(ForgeClientRateLimitTest, ContentCreatingRequestsArePacedPerMinute) {
   EXPECT_EQ(time.slept().size(), 1u);
 }
 
-TEST(ForgeClientRateLimitTest, RetryDelayFollowsTheHeaders) {
+TEST(ForgeClientRetryTest, ServerErrorsAreRetriedAfterAJitteredDoublingBackoff) {
+  FakeForge fake("github", "acme/fleet", kToken);
+  RecordingTime time;  // Uniform() is 0.5: half the fixed half of each step is added
+  auto client = ClientFor(fake, "github", time);
+  fake.Inject({502, {}, "bad gateway"}, 3);
+  EXPECT_TRUE(client->CreateComment(5, "c", {}).ok());
+  EXPECT_THAT(time.slept(), ElementsAre(milliseconds(750), milliseconds(1500), milliseconds(3000)));
+}
+
+TEST(ForgeClientRateLimitTest, RateLimitDelayFollowsTheHeaders) {
   const auto now = std::chrono::system_clock::time_point(seconds(1000));
-  EXPECT_EQ(RetryDelay(429, {{"retry-after", "3"}}, "", now, 1), milliseconds(3000));
+  EXPECT_EQ(RateLimitDelay(429, {{"retry-after", "3"}}, "", now, 1), milliseconds(3000));
   EXPECT_EQ(
-      RetryDelay(403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "1010"}}, "", now, 1),
+      RateLimitDelay(403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "1010"}}, "", now, 1),
       milliseconds(11000));
-  EXPECT_EQ(RetryDelay(429, {}, "", now, 2), milliseconds(120000));
-  EXPECT_EQ(RetryDelay(403, {}, "Bad permissions", now, 1), std::nullopt);
-  EXPECT_EQ(RetryDelay(503, {}, "", now, 1), milliseconds(1000));
-  EXPECT_EQ(RetryDelay(404, {}, "", now, 1), std::nullopt);
+  EXPECT_EQ(RateLimitDelay(429, {}, "", now, 2), milliseconds(120000));
+  EXPECT_EQ(RateLimitDelay(403, {}, "Bad permissions", now, 1), std::nullopt);
+  EXPECT_EQ(RateLimitDelay(503, {}, "", now, 1), std::nullopt);  // not a limit: backoff
+  EXPECT_EQ(RateLimitDelay(404, {}, "", now, 1), std::nullopt);
 }
 
 TEST(ForgeClientRateLimitTest, WaitsAServerAsksForAreClamped) {
@@ -206,15 +215,15 @@ TEST(ForgeClientRateLimitTest, WaitsAServerAsksForAreClamped) {
   for (const char* reset : {"31537000", "9223372036854775807"}) {
     const Headers limited{{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", reset}};
     EXPECT_EQ(RateLimitedUntil(limited, now), now + kMaxRateLimitWait) << reset;
-    EXPECT_EQ(RetryDelay(403, limited, "", now, 1), milliseconds(kMaxRateLimitWait)) << reset;
+    EXPECT_EQ(RateLimitDelay(403, limited, "", now, 1), milliseconds(kMaxRateLimitWait)) << reset;
   }
-  EXPECT_EQ(RetryDelay(429, {{"retry-after", "9223372036854775807"}}, "", now, 1),
+  EXPECT_EQ(RateLimitDelay(429, {{"retry-after", "9223372036854775807"}}, "", now, 1),
             milliseconds(kMaxRateLimitWait));
-  EXPECT_EQ(RetryDelay(429, {{"retry-after", "-5"}}, "", now, 1), milliseconds(0));
+  EXPECT_EQ(RateLimitDelay(429, {{"retry-after", "-5"}}, "", now, 1), milliseconds(0));
   // A reset in the past blocks nothing; one within the clamp is kept as it is.
   const Headers past{{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "10"}};
   EXPECT_EQ(RateLimitedUntil(past, now), std::nullopt);
-  EXPECT_EQ(RetryDelay(403, past, "", now, 1), milliseconds(1000));
+  EXPECT_EQ(RateLimitDelay(403, past, "", now, 1), milliseconds(1000));
   EXPECT_EQ(RateLimitedUntil({{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "1010"}}, now),
             std::chrono::system_clock::time_point(seconds(1010)));
   EXPECT_EQ(RateLimitedUntil({{"x-ratelimit-remaining", "1"}, {"x-ratelimit-reset", "1010"}}, now),

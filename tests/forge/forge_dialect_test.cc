@@ -38,8 +38,8 @@ TEST(ForgeDialectTest, HeadRefsWebUrlsAndDefaultApiUrls) {
   const Expected table[] = {
       {"github", "refs/pull/7/head", "https://h/o/r/tree/status/status", "https://api.github.com"},
       {"gitlab", "refs/merge-requests/7/head", "https://h/o/r/-/tree/status/status", std::nullopt},
-      {"gitea", "refs/pull/7/head", "https://h/o/r/tree/status/status", std::nullopt},
-      {"forgejo", "refs/pull/7/head", "https://h/o/r/tree/status/status", std::nullopt},
+      {"gitea", "refs/pull/7/head", "https://h/o/r/src/branch/status/status", std::nullopt},
+      {"forgejo", "refs/pull/7/head", "https://h/o/r/src/branch/status/status", std::nullopt},
   };
   for (const Expected& want : table) {
     const ForgeApiDialect* dialect = FindApiDialect(want.forge);

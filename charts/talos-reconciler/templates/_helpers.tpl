@@ -91,7 +91,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - --forge={{ $v.forge.type }}
 - --forge-token-file=/etc/talos-reconciler/forge/token
 {{- if or $v.forge.apiUrl (ne $v.forge.type "github") }}
-- --forge-api-url={{ required "forge.apiUrl is required for gitlab and gitea" $v.forge.apiUrl }}
+- --forge-api-url={{ required "forge.apiUrl is required for gitlab, gitea and forgejo" $v.forge.apiUrl }}
 {{- end }}
 {{- if $v.forge.repository }}
 - --forge-repository={{ $v.forge.repository }}
