@@ -45,4 +45,11 @@ void SetHttpTimeouts(HttplibClient& client, std::chrono::milliseconds connect,
 // retry later.
 absl::Status NoAnswerError(httplib::Error error, std::string_view what);
 
+// What an answer with HTTP `status` means to the caller, with `message`: OK for 2xx;
+// Unauthenticated 401, PermissionDenied 403, NotFound 404, Aborted 409 (a conflict: read again
+// and retry), ResourceExhausted 429 and Unavailable 5xx (both: retry later), InvalidArgument for
+// another 4xx (the request is wrong; the same request fails again), Internal otherwise (a
+// redirect, which no client follows, or a code HTTP does not define).
+absl::Status HttpAnswerError(int status, std::string message);
+
 }  // namespace tr

@@ -51,13 +51,11 @@ std::map<std::string, std::string> LowerHeaders(const httplib::Headers& headers)
 
 // The code by what the caller should do next: fix configuration, or retry later.
 absl::Status FromHttpStatus(int status, const ForgeRequest& request) {
-  const std::string what =
-      absl::StrCat("forge ", request.method, " ", request.path, ": HTTP ", status);
-  if (status == 401) return absl::UnauthenticatedError(what + " (check --forge-token-file)");
-  if (status == 403) return absl::PermissionDeniedError(what + " (forbidden or rate-limited)");
-  if (status == 404) return absl::NotFoundError(what);
-  if (status >= 400 && status < 500) return absl::InvalidArgumentError(what);
-  return absl::UnavailableError(what);
+  const char* hint = status == 401   ? " (check --forge-token-file)"
+                                : status == 403 ? " (forbidden or rate-limited)"
+                                                : "";
+  return HttpAnswerError(
+      status, absl::StrCat("forge ", request.method, " ", request.path, ": HTTP ", status, hint));
 }
 
 }  // namespace

@@ -67,25 +67,8 @@ absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
   const std::string message = error.message.empty() ? res->body.substr(0, 300) : error.message;
   const std::string& reason = error.reason;
   const std::string text = fmt::format("kubernetes {}: HTTP {}: {}", what, res->status, message);
-  switch (res->status) {
-    case 401:
-      return absl::UnauthenticatedError(text);
-    case 403:
-      return absl::PermissionDeniedError(text);
-    case 404:
-      return absl::NotFoundError(text);
-    case 409:
-      return reason == "AlreadyExists" ? absl::AlreadyExistsError(text) : absl::AbortedError(text);
-    case 429:
-      return absl::ResourceExhaustedError(text);
-    case 500:
-    case 502:
-    case 503:
-    case 504:
-      return absl::UnavailableError(text);
-    default:
-      return absl::InternalError(text);
-  }
+  if (res->status == 409 && reason == "AlreadyExists") return absl::AlreadyExistsError(text);
+  return HttpAnswerError(res->status, text);
 }
 
 // Ends a client's calls when the process shuts down. httplib's stop() shuts the socket of a

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <utility>
 
 #include "base/http_client.h"
 #include "base/percent_encoding.h"
@@ -61,12 +62,10 @@ absl::StatusOr<Answer> Get(const InstallerRegistryOptions& options, const std::s
 
 // The error an answer that is not 200 stands for.
 absl::Status StatusOfAnswer(const Answer& a, std::string_view what) {
-  const std::string message = fmt::format("{}: HTTP {}", what, a.status);
-  if (a.status == 401) return absl::UnauthenticatedError(message);
-  if (a.status == 403) return absl::PermissionDeniedError(message);
-  if (a.status == 404) return absl::NotFoundError(message);
-  if (a.status == 429 || a.status >= 500) return absl::UnavailableError(message);
-  return absl::InternalError(message);
+  std::string message = fmt::format("{}: HTTP {}", what, a.status);
+  // Another 2xx than 200 carries no page either.
+  if (a.status >= 200 && a.status < 300) return absl::InternalError(message + ", expected 200");
+  return HttpAnswerError(a.status, std::move(message));
 }
 
 // "host" of "scheme://host[:port]" (an IPv6 literal keeps its brackets).
