@@ -90,24 +90,14 @@ const ObservedCluster* ObservedFleet::FindCluster(std::string_view name) const {
 }
 
 Decoded<ObservedFleet> DecodeObservedFleet(std::string_view path, std::string_view content) {
-  Decoded<ObservedFleet> result;
-  ParsedYaml parsed = ParseStrictYaml(path, content);
-  if (!parsed.root) {
-    result.diagnostics = std::move(parsed.diagnostics);
-    return result;
-  }
-  DecodeContext ctx{std::string(path)};
-  MappingReader top(RootField(ctx, *parsed.root), {"clusters"});
-  ObservedFleet fleet;
-  for (const FieldEntry& entry : ReadMapEntries(top.Required("clusters"))) {
-    fleet.clusters.push_back(DecodeCluster(entry));
-  }
-  if (ctx.has_errors()) {
-    result.diagnostics = ctx.TakeDiagnostics();
-    return result;
-  }
-  result.value = std::move(fleet);
-  return result;
+  return DecodeYamlDocument<ObservedFleet>(path, content, [](const Field& root) {
+    MappingReader top(root, {"clusters"});
+    ObservedFleet fleet;
+    for (const FieldEntry& entry : ReadMapEntries(top.Required("clusters"))) {
+      fleet.clusters.push_back(DecodeCluster(entry));
+    }
+    return fleet;
+  });
 }
 
 }  // namespace tr::core

@@ -194,29 +194,18 @@ std::string ClusterNameFromPath(std::string_view path) {
 Decoded<ClusterProfile> DecodeClusterProfile(std::string_view path, std::string_view content,
                                              const PolicyOverrides& defaults,
                                              const ValidationOptions& options) {
-  Decoded<ClusterProfile> result;
-  ParsedYaml parsed = ParseStrictYaml(path, content);
-  if (!parsed.root) {
-    result.diagnostics = std::move(parsed.diagnostics);
-    return result;
-  }
-  DecodeContext ctx{std::string(path)};
-  const Field root = RootField(ctx, *parsed.root);
-  MappingReader top(root, {"apiVersion", "kind", "metadata", "spec"});
-  ClusterProfile profile;
-  profile.file = std::string(path);
-  if (top.ok()) {
-    CheckHeader(top, kApiVersion, "ClusterProfile");
-    DecodeMetadata(top.Required("metadata"), path, profile);
-    DecodeSpec(top.Required("spec"), options, profile);
-  }
-  if (ctx.has_errors()) {
-    result.diagnostics = ctx.TakeDiagnostics();
-    return result;
-  }
-  profile.policy = MergePolicy(MergePolicy(Policy{}, defaults), profile.policy_overrides);
-  result.value = std::move(profile);
-  return result;
+  return DecodeYamlDocument<ClusterProfile>(path, content, [&](const Field& root) {
+    MappingReader top(root, {"apiVersion", "kind", "metadata", "spec"});
+    ClusterProfile profile;
+    profile.file = std::string(path);
+    if (top.ok()) {
+      CheckHeader(top, kApiVersion, "ClusterProfile");
+      DecodeMetadata(top.Required("metadata"), path, profile);
+      DecodeSpec(top.Required("spec"), options, profile);
+    }
+    profile.policy = MergePolicy(MergePolicy(Policy{}, defaults), profile.policy_overrides);
+    return profile;
+  });
 }
 
 }  // namespace tr::core

@@ -74,31 +74,20 @@ std::vector<Version> DecodeReleases(const Field& field,
 Decoded<RepositoryDefaults> DecodeRepositoryDefaults(std::string_view path,
                                                      std::string_view content,
                                                      const ValidationOptions& options) {
-  Decoded<RepositoryDefaults> result;
-  ParsedYaml parsed = ParseStrictYaml(path, content);
-  if (!parsed.root) {
-    result.diagnostics = std::move(parsed.diagnostics);
-    return result;
-  }
-  DecodeContext ctx{std::string(path)};
-  MappingReader top(RootField(ctx, *parsed.root),
-                    {"apiVersion", "kind", "policy", "supportMatrix", "releases"});
-  RepositoryDefaults defaults;
-  if (top.ok()) {
-    CheckHeader(top, kApiVersion, "RepositoryDefaults");
-    defaults.policy = DecodePolicy(top.Optional("policy"), options);
-    defaults.support_matrix = DecodeSupportMatrix(top.Optional("supportMatrix"));
-    MappingReader releases(top.Optional("releases"), {"talos", "kubernetes"});
-    defaults.talos_releases = DecodeReleases(releases.Optional("talos"), ReadTalosVersion);
-    defaults.kubernetes_releases =
-        DecodeReleases(releases.Optional("kubernetes"), ReadKubernetesVersion);
-  }
-  if (ctx.has_errors()) {
-    result.diagnostics = ctx.TakeDiagnostics();
-    return result;
-  }
-  result.value = std::move(defaults);
-  return result;
+  return DecodeYamlDocument<RepositoryDefaults>(path, content, [&](const Field& root) {
+    MappingReader top(root, {"apiVersion", "kind", "policy", "supportMatrix", "releases"});
+    RepositoryDefaults defaults;
+    if (top.ok()) {
+      CheckHeader(top, kApiVersion, "RepositoryDefaults");
+      defaults.policy = DecodePolicy(top.Optional("policy"), options);
+      defaults.support_matrix = DecodeSupportMatrix(top.Optional("supportMatrix"));
+      MappingReader releases(top.Optional("releases"), {"talos", "kubernetes"});
+      defaults.talos_releases = DecodeReleases(releases.Optional("talos"), ReadTalosVersion);
+      defaults.kubernetes_releases =
+          DecodeReleases(releases.Optional("kubernetes"), ReadKubernetesVersion);
+    }
+    return defaults;
+  });
 }
 
 }  // namespace tr::core

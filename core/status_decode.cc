@@ -149,45 +149,34 @@ std::vector<HistoryEntry> ReadHistory(const Field& f) {
 }  // namespace
 
 Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_view content) {
-  Decoded<ClusterStatus> result;
-  ParsedYaml parsed = ParseStrictYaml(path, content);
-  if (!parsed.root) {
-    result.diagnostics = std::move(parsed.diagnostics);
-    return result;
-  }
-  DecodeContext ctx{std::string(path)};
-  MappingReader top(
-      RootField(ctx, *parsed.root),
-      {"apiVersion", "kind", "cluster", "phase", "message", "updated", "desiredCommit", "talos",
-       "kubernetes", "conditions", "history", "nodes", "inFlight", "rollout", "gates"});
-  CheckHeader(top, kApiVersion, "ClusterStatus");
-  ClusterStatus s;
-  s.cluster = Str(top.Required("cluster"));
-  s.phase = Named(top.Required("phase"), ClusterPhase::kBlocked,
-                  {ClusterPhase::kReady, ClusterPhase::kUpgradingTalos,
-                   ClusterPhase::kUpgradingKubernetes, ClusterPhase::kUpgradeFailed,
-                   ClusterPhase::kBlocked, ClusterPhase::kPaused, ClusterPhase::kWaitingForWindow,
-                   ClusterPhase::kWaitingForGate, ClusterPhase::kWaitingForPromotion},
-                  ClusterPhaseName);
-  s.message = Str(top.Optional("message"));
-  s.updated = Time(top.Required("updated")).value_or(TimePoint{});
-  MappingReader commit(top.Required("desiredCommit"), {"attempted", "applied"});
-  s.desired_commit_attempted = Str(commit.Optional("attempted"));
-  s.desired_commit_applied = Str(commit.Optional("applied"));
-  s.talos = ReadComponent(top.Required("talos"));
-  s.kubernetes = ReadComponent(top.Required("kubernetes"));
-  s.conditions = ReadConditions(top.Optional("conditions"));
-  s.history = ReadHistory(top.Optional("history"));
-  s.nodes = ReadNodes(top.Optional("nodes"));
-  s.rollout.in_flight = ReadInFlight(top.Optional("inFlight"));
-  ReadRollout(top.Required("rollout"), s.rollout);
-  s.gates = ReadGates(top.Optional("gates"));
-  if (ctx.has_errors()) {
-    result.diagnostics = ctx.TakeDiagnostics();
-  } else {
-    result.value = std::move(s);
-  }
-  return result;
+  return DecodeYamlDocument<ClusterStatus>(path, content, [](const Field& root) {
+    MappingReader top(root, {"apiVersion", "kind", "cluster", "phase", "message", "updated",
+                             "desiredCommit", "talos", "kubernetes", "conditions", "history",
+                             "nodes", "inFlight", "rollout", "gates"});
+    CheckHeader(top, kApiVersion, "ClusterStatus");
+    ClusterStatus s;
+    s.cluster = Str(top.Required("cluster"));
+    s.phase = Named(top.Required("phase"), ClusterPhase::kBlocked,
+                    {ClusterPhase::kReady, ClusterPhase::kUpgradingTalos,
+                     ClusterPhase::kUpgradingKubernetes, ClusterPhase::kUpgradeFailed,
+                     ClusterPhase::kBlocked, ClusterPhase::kPaused, ClusterPhase::kWaitingForWindow,
+                     ClusterPhase::kWaitingForGate, ClusterPhase::kWaitingForPromotion},
+                    ClusterPhaseName);
+    s.message = Str(top.Optional("message"));
+    s.updated = Time(top.Required("updated")).value_or(TimePoint{});
+    MappingReader commit(top.Required("desiredCommit"), {"attempted", "applied"});
+    s.desired_commit_attempted = Str(commit.Optional("attempted"));
+    s.desired_commit_applied = Str(commit.Optional("applied"));
+    s.talos = ReadComponent(top.Required("talos"));
+    s.kubernetes = ReadComponent(top.Required("kubernetes"));
+    s.conditions = ReadConditions(top.Optional("conditions"));
+    s.history = ReadHistory(top.Optional("history"));
+    s.nodes = ReadNodes(top.Optional("nodes"));
+    s.rollout.in_flight = ReadInFlight(top.Optional("inFlight"));
+    ReadRollout(top.Required("rollout"), s.rollout);
+    s.gates = ReadGates(top.Optional("gates"));
+    return s;
+  });
 }
 
 }  // namespace tr::core

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/decoded.h"
 #include "core/diagnostic.h"
 #include "core/strict_yaml.h"
 #include "core/version.h"
@@ -56,6 +57,28 @@ struct Field {
 
 // The whole document as a Field with an empty path.
 Field RootField(DecodeContext& ctx, const YamlNode& root);
+
+// The envelope of every document decoder: parses `content` (file `path`) strictly and decodes
+// the root with `decode_root(Field) -> T`. The result holds the parse's diagnostics, else the
+// decoder's errors (every one, not just the first), else the value.
+template <typename T, typename DecodeRoot>
+Decoded<T> DecodeYamlDocument(std::string_view path, std::string_view content,
+                              DecodeRoot&& decode_root) {
+  Decoded<T> result;
+  ParsedYaml parsed = ParseStrictYaml(path, content);
+  if (!parsed.root) {
+    result.diagnostics = std::move(parsed.diagnostics);
+    return result;
+  }
+  DecodeContext ctx{std::string(path)};
+  T value = decode_root(RootField(ctx, *parsed.root));
+  if (ctx.has_errors()) {
+    result.diagnostics = ctx.TakeDiagnostics();
+  } else {
+    result.value = std::move(value);
+  }
+  return result;
+}
 
 // A mapping whose keys must all be in `known`; every other key is reported as unknown (with a
 // suggestion when one is close). Reports when the node is not a mapping.
