@@ -291,8 +291,10 @@ bool RolloutReconciler::KubernetesStepStarted(const std::string& cluster,
          kubernetes_upgrades_->Started(cluster, plan.steps.front().to);
 }
 
-void RolloutReconciler::HandOver(const Pass& pass, const core::ClusterPlan& plan,
-                                 core::TimePoint now, core::RolloutDecision& decision) const {
+RolloutReconciler::Verdict RolloutReconciler::HandOver(Pass& pass, Turn& turn, std::stop_token) {
+  const core::ClusterPlan& plan = turn.look.plan;
+  const core::TimePoint now = turn.look.now;
+  core::RolloutDecision& decision = turn.decision;
   if (decision.kind == core::ActionKind::kStartKubernetesUpgrade && kubernetes_upgrades_ &&
       !options_.dry_run) {
     k8s_upgrade::FollowKubernetesUpgrade(*kubernetes_upgrades_, *pass.profile, plan,
@@ -307,6 +309,22 @@ void RolloutReconciler::HandOver(const Pass& pass, const core::ClusterPlan& plan
                                                            : "--kubernetes-upgrade-mode off");
   }
   if (options_.dry_run && Acts(decision)) decision = core::DryRun(decision);
+  return Verdict::Next();
+}
+
+RolloutReconciler::Verdict RolloutReconciler::RestUnlessActing(Pass&, Turn& turn,
+                                                               std::stop_token) {
+  return Acts(turn.decision) && !options_.dry_run ? Verdict::Next() : Verdict::RestNow();
+}
+
+RolloutReconciler::Verdict RolloutReconciler::ConsultGates(Pass& pass, Turn& turn,
+                                                           std::stop_token stop) {
+  const Look& look = turn.look;
+  if (pass.CheckGates(deps_.gates, turn.decision,
+                      KubernetesStepStarted(pass.profile->name, look.plan), look.now, stop)) {
+    turn.decision = Decide(pass, look.plan, look.observed, look.now);
+  }
+  return Verdict::Next();
 }
 
 bool RolloutReconciler::Acts(const core::RolloutDecision& decision) {
@@ -314,13 +332,14 @@ bool RolloutReconciler::Acts(const core::RolloutDecision& decision) {
          decision.kind != core::ActionKind::kStartKubernetesUpgrade;
 }
 
-ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const core::ClusterPlan& plan,
-                                         const core::ObservedCluster& observed,
-                                         const core::RolloutDecision& decision, core::TimePoint now,
-                                         std::stop_token stop) {
+ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const Turn& turn, std::stop_token stop) {
+  const core::RolloutDecision& decision = turn.decision;
+  const core::TimePoint now = turn.look.now;
   pass.log->debug("phase={} decision=none message={}", core::ClusterPhaseName(decision.phase),
                   LogValue(decision.message));
-  if (absl::Status s = Record(pass.Status(&plan, &observed, &decision, now), stop); !s.ok()) {
+  if (absl::Status s =
+          Record(pass.Status(&turn.look.plan, &turn.look.observed, &decision, now), stop);
+      !s.ok()) {
     return ReconcileOutcome::TransientError(Text(s));
   }
   if (!decision.wait_until) return ReconcileOutcome::Done();
@@ -335,10 +354,10 @@ ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const core::ClusterPlan& pl
   return ReconcileOutcome::RequeueAfter(poll ? std::min(wait, options_.node_poll_interval) : wait);
 }
 
-std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::RolloutDecision& decision,
-                                                       std::string& actor_id, core::TimePoint now,
-                                                       std::stop_token stop) {
+RolloutReconciler::Verdict RolloutReconciler::Act(Pass& pass, Turn& turn, std::stop_token stop) {
   const core::ClusterProfile& profile = *pass.profile;
+  core::RolloutDecision& decision = turn.decision;
+  const core::TimePoint now = turn.look.now;
   const std::optional<OutstandingStep> outstanding = deps_.executor.Outstanding(profile.name);
   const bool collecting = outstanding && outstanding->Is(decision);
   // A background step's line is written when it starts and when it ends, not at every look.
@@ -350,21 +369,21 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
   // Starting a node and recording a failure only change what is recorded.
   if (decision.kind == core::ActionKind::kStartNode ||
       decision.kind == core::ActionKind::kFailNode) {
-    return std::nullopt;
+    return Verdict::Next();
   }
   absl::StatusOr<ActionResult> result = deps_.executor.Execute(profile, decision, stop);
   if (result.ok() && result->in_progress) {
     decision = core::StillRunning(decision, "", now + options_.node_poll_interval);
-    return std::nullopt;
+    return Verdict::RestNow();
   }
   if (result.ok()) {
-    actor_id = result->actor_id;
+    turn.actor_id = result->actor_id;
     if (!result->detail.empty() || BackgroundSteps::RunsInBackground(decision.kind)) {
       pass.log->info("action={} node={} result={}", core::ActionKindName(decision.kind),
                      LogValue(decision.node),
                      LogValue(result->detail.empty() ? "done" : result->detail));
     }
-    return std::nullopt;
+    return Verdict::Next();
   }
   const ErrorClass error_class = ClassifyError(result.status(), ErrorSource::kAct);
   pass.log->log(error_class == ErrorClass::kHalt ? spdlog::level::err : spdlog::level::warn,
@@ -375,26 +394,30 @@ std::optional<ReconcileOutcome> RolloutReconciler::Act(Pass& pass, core::Rollout
     case ErrorClass::kBusy:
       decision = core::StillRunning(decision, "the node reports one already in progress",
                                     now + options_.node_poll_interval);
-      return std::nullopt;
+      return Verdict::RestNow();
     case ErrorClass::kRetry:
     case ErrorClass::kStall:
-      return ReconcileOutcome::TransientError(Text(result.status()));
+      return Verdict::End(ReconcileOutcome::TransientError(Text(result.status())));
     case ErrorClass::kHalt:
       break;
   }
   decision = core::ActionRefused(decision, profile, Text(result.status()), now);
-  return std::nullopt;
+  return Verdict::Next();
 }
 
-bool RolloutReconciler::WaitForStep(const std::string& cluster, core::RolloutDecision& decision,
-                                    core::TimePoint now) {
-  // Recording a failure does not act, and halts the cluster.
-  if (!Acts(decision) || decision.kind == core::ActionKind::kFailNode) return false;
-  const std::optional<OutstandingStep> step = deps_.executor.Outstanding(cluster);
-  if (!step || step->done || step->Is(decision)) return false;
-  decision =
-      core::HeldByRunningStep(decision, step->kind, step->node, now + options_.node_poll_interval);
-  return true;
+RolloutReconciler::Verdict RolloutReconciler::WaitForRunningStep(Pass& pass, Turn& turn,
+                                                                 std::stop_token) {
+  core::RolloutDecision& decision = turn.decision;
+  // A dry run starts nothing in the background; recording a failure does not act, and halts
+  // the cluster.
+  if (options_.dry_run || !Acts(decision) || decision.kind == core::ActionKind::kFailNode) {
+    return Verdict::Next();
+  }
+  const std::optional<OutstandingStep> step = deps_.executor.Outstanding(pass.profile->name);
+  if (!step || step->done || step->Is(decision)) return Verdict::Next();
+  decision = core::HeldByRunningStep(decision, step->kind, step->node,
+                                     turn.look.now + options_.node_poll_interval);
+  return Verdict::RestNow();
 }
 
 void RolloutReconciler::Count(const core::RolloutDecision& decision,
@@ -488,8 +511,26 @@ absl::StatusOr<RolloutReconciler::Look> RolloutReconciler::LookAt(
   return look;
 }
 
+core::ClusterStatus RolloutReconciler::Remember(Pass& pass, const Turn& turn) {
+  const core::RolloutDecision& decision = turn.decision;
+  const Look& look = turn.look;
+  Count(decision, pass.memory, look.now);
+  pass.memory =
+      core::RecordAction(decision, pass.memory, pass.profile->policy, look.now, turn.actor_id);
+  if (decision.kind == core::ActionKind::kCompleteNode) pass.gates_fresh = false;
+  if (Notable(decision.kind)) pass.events.push_back(decision.message);
+  pass.previous = pass.Status(&look.plan, &look.observed, &decision, look.now);
+  return *pass.previous;
+}
+
 ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token stop) {
-  const core::ClusterProfile& profile = *pass.profile;
+  // A decision's sub-steps, in order, each handed what those before made of it. A step still
+  // running in the background comes first, before the gates, which only matter when a node
+  // may start.
+  static constexpr SubStep kSubSteps[] = {
+      &RolloutReconciler::WaitForRunningStep, &RolloutReconciler::ConsultGates,
+      &RolloutReconciler::HandOver, &RolloutReconciler::RestUnlessActing,
+      &RolloutReconciler::Act};
   // An observation no action since has changed, reused by the next decision.
   std::optional<core::ObservedCluster> kept;
   // A completed node whose record waits for the next decision, to go out in one commit.
@@ -497,39 +538,20 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
   for (int i = 0; i < options_.max_actions_per_reconcile && !stop.stop_requested(); ++i) {
     absl::StatusOr<Look> look = LookAt(pass, std::exchange(kept, std::nullopt), stop);
     if (!look.ok()) return ObservationFailed(pass, look.status(), stop);
-    const core::ClusterPlan& plan = look->plan;
-    core::ObservedCluster& observed = look->observed;
-    const core::TimePoint now = look->now;
-    core::RolloutDecision decision = Decide(pass, plan, observed, now);
-    // One action per cluster at a time: a step still running in the background comes first
-    // (before the gates, which only matter when a node may start).
-    if (!options_.dry_run && WaitForStep(profile.name, decision, now)) {
-      return Rest(pass, plan, observed, decision, now, stop);
+    Turn turn{*std::move(look), {}, ""};
+    turn.decision = Decide(pass, turn.look.plan, turn.look.observed, turn.look.now);
+    Verdict verdict;
+    for (SubStep sub_step : kSubSteps) {
+      verdict = (this->*sub_step)(pass, turn, stop);
+      if (verdict.kind != Verdict::Kind::kNext) break;
     }
-    if (pass.CheckGates(deps_.gates, decision, KubernetesStepStarted(profile.name, plan), now,
-                        stop)) {
-      decision = Decide(pass, plan, observed, now);
-    }
-    HandOver(pass, plan, now, decision);
-    if (!Acts(decision) || options_.dry_run) {
-      return Rest(pass, plan, observed, decision, now, stop);
-    }
-    std::string actor_id;
-    if (auto outcome = Act(pass, decision, actor_id, now, stop)) return *outcome;
-    // A long step still running (or the node still busy with one): look again later.
-    if (decision.kind == core::ActionKind::kNone) {
-      return Rest(pass, plan, observed, decision, now, stop);
-    }
-    Count(decision, pass.memory, now);
-    pass.memory = core::RecordAction(decision, pass.memory, profile.policy, now, actor_id);
-    if (decision.kind == core::ActionKind::kCompleteNode) pass.gates_fresh = false;
-    if (Notable(decision.kind)) pass.events.push_back(decision.message);
-    core::ClusterStatus status = pass.Status(&plan, &observed, &decision, now);
-    pass.previous = status;
+    if (verdict.kind == Verdict::Kind::kRest) return Rest(pass, turn, stop);
+    if (verdict.kind == Verdict::Kind::kEnd) return *std::move(verdict.outcome);
+    core::ClusterStatus status = Remember(pass, turn);
     // A completed node is recorded with what comes next (the next node's start, or the
     // wait): one status commit between two nodes. A crash in between completes it again.
-    if (decision.kind == core::ActionKind::kCompleteNode) {
-      unrecorded = status;
+    if (turn.decision.kind == core::ActionKind::kCompleteNode) {
+      unrecorded = std::move(status);
       continue;
     }
     unrecorded.reset();
@@ -537,7 +559,7 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
       return ReconcileOutcome::TransientError(Text(s));
     }
     pass.events.clear();
-    if (ObservationKeeps(decision.kind)) kept = std::move(observed);
+    if (ObservationKeeps(turn.decision.kind)) kept = std::move(turn.look.observed);
   }
   if (unrecorded) {
     if (absl::Status s = Record(*unrecorded, stop); !s.ok()) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "base/env.h"
@@ -96,31 +97,53 @@ class RolloutReconciler final : public ClusterReconciler {
                                const core::ObservedCluster& observed, core::TimePoint now) const;
   // The first step is Kubernetes and the runner already started its task.
   bool KubernetesStepStarted(const std::string& cluster, const core::ClusterPlan& plan) const;
+  static bool Acts(const core::RolloutDecision& decision);
+
+  // One decision as the sub-steps hand it on: what it looks at, the decision (which a sub-step
+  // may turn into another one, through core's functions), and the executor's id of the action.
+  struct Turn {
+    Look look;
+    core::RolloutDecision decision;
+    std::string actor_id;
+  };
+  // What a sub-step says: go on to the next one; rest (record the decision, which acts on
+  // nothing now, and look again when it says); or end the reconcile with `outcome`.
+  struct Verdict {
+    enum class Kind { kNext, kRest, kEnd };
+    Kind kind = Kind::kNext;
+    std::optional<ReconcileOutcome> outcome;  // with kEnd
+
+    static Verdict Next() { return {}; }
+    static Verdict RestNow() { return {Kind::kRest, std::nullopt}; }
+    static Verdict End(ReconcileOutcome o) { return {Kind::kEnd, std::move(o)}; }
+  };
+  // The sub-steps of a decision, each one of these, run in order by ReconcileProfile.
+  using SubStep = Verdict (RolloutReconciler::*)(Pass&, Turn&, std::stop_token);
+  // While another step of the cluster runs in the background, turns an acting decision into a
+  // wait for it on the node poll interval, and rests. One action per cluster at a time.
+  Verdict WaitForRunningStep(Pass& pass, Turn& turn, std::stop_token stop);
+  // Runs the health checks when the decision would start something (Pass::CheckGates), and
+  // decides again with their answers.
+  Verdict ConsultGates(Pass& pass, Turn& turn, std::stop_token stop);
   // Hands a decision to start the Kubernetes step to the runner (or, without one or in a dry
   // run, reports the step Blocked), and words what a dry run would do.
-  void HandOver(const Pass& pass, const core::ClusterPlan& plan, core::TimePoint now,
-                core::RolloutDecision& decision) const;
-  static bool Acts(const core::RolloutDecision& decision);
+  Verdict HandOver(Pass& pass, Turn& turn, std::stop_token stop);
+  // Rests on a decision that acts on nothing, and on every decision of a dry run.
+  Verdict RestUnlessActing(Pass& pass, Turn& turn, std::stop_token stop);
+  // Performs the decision's action, its errors classified by ClassifyError. A refusal turns
+  // the decision into a recorded failure (core::ActionRefused); a step still running, or a
+  // node busy with one, into a wait (core::StillRunning), and rests; an error to retry ends
+  // the reconcile.
+  Verdict Act(Pass& pass, Turn& turn, std::stop_token stop);
   // The last status of each cluster `profile` is promoted after: the newer of the one read
   // from `Deps::peers` and this process's own record.
   std::map<std::string, core::ClusterStatus> UpstreamStatus(const core::ClusterProfile& profile,
                                                             std::stop_token stop);
   // Records the status of a decision that acts on nothing; when to look again.
-  ReconcileOutcome Rest(Pass& pass, const core::ClusterPlan& plan,
-                        const core::ObservedCluster& observed,
-                        const core::RolloutDecision& decision, core::TimePoint now,
-                        std::stop_token stop);
-  // Performs the decision's action, its errors classified by ClassifyError. A refusal turns
-  // `decision` into a recorded failure; a step still running (or a node busy with one) turns
-  // it into a wait (kNone); an outcome is returned only when the reconcile must stop (an error
-  // to retry).
-  std::optional<ReconcileOutcome> Act(Pass& pass, core::RolloutDecision& decision,
-                                      std::string& actor_id, core::TimePoint now,
-                                      std::stop_token stop);
-  // While another step of `cluster` runs in the background, turns an acting `decision` into a
-  // wait on the node poll interval for it and returns true.
-  bool WaitForStep(const std::string& cluster, core::RolloutDecision& decision,
-                   core::TimePoint now);
+  ReconcileOutcome Rest(Pass& pass, const Turn& turn, std::stop_token stop);
+  // Brings what the reconcile remembers up to date with an action done: the counters, the
+  // rollout memory, the history. The status to record.
+  core::ClusterStatus Remember(Pass& pass, const Turn& turn);
   // Counts the node upgrades `decision` starts or ends; an ending one's duration is from its
   // record in `memory` (before the decision is applied to it) to `now`.
   void Count(const core::RolloutDecision& decision, const core::RolloutMemory& memory,
