@@ -6,17 +6,21 @@
 
 namespace tr {
 
-std::string HmacSha256Hex(std::string_view key, std::string_view message) {
+std::string HmacSha256(std::string_view key, std::string_view message) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(message.data()), message.size(), digest, &length);
+  return std::string(reinterpret_cast<const char*>(digest), length);
+}
+
+std::string HmacSha256Hex(std::string_view key, std::string_view message) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex;
-  hex.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
+  for (const char c : HmacSha256(key, message)) {
+    const auto byte = static_cast<unsigned char>(c);
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 0xf];
   }
   return hex;
 }

@@ -9,6 +9,8 @@
 
 namespace tr {
 
+// HMAC-SHA256(key, message): the 32 bytes.
+std::string HmacSha256(std::string_view key, std::string_view message);
 // Lower-case hex of HMAC-SHA256(key, message).
 std::string HmacSha256Hex(std::string_view key, std::string_view message);
 

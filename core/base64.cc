@@ -1,5 +1,6 @@
 #include "core/base64.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
@@ -55,6 +56,24 @@ std::optional<std::string> DecodeBase64(std::string_view text) {
     out.push_back(static_cast<char>((bits >> 16) & 0xff));
     if (padding < 2) out.push_back(static_cast<char>((bits >> 8) & 0xff));
     if (padding < 1) out.push_back(static_cast<char>(bits & 0xff));
+  }
+  return out;
+}
+
+std::string EncodeBase64(std::string_view bytes) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t at = 0; at < bytes.size(); at += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - at);
+    uint32_t bits = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      bits = (bits << 8) | (i < n ? static_cast<unsigned char>(bytes[at + i]) : 0u);
+    }
+    for (size_t i = 0; i < 4; ++i) {
+      out.push_back(i <= n ? kAlphabet[(bits >> (18 - 6 * i)) & 0x3f] : '=');
+    }
   }
   return out;
 }

@@ -16,4 +16,7 @@ namespace tr::core {
 // is not a multiple of four, or '=' anywhere but in the last two places.
 std::optional<std::string> DecodeBase64(std::string_view text);
 
+// `bytes` in standard base64, padded, on one line.
+std::string EncodeBase64(std::string_view bytes);
+
 }  // namespace tr::core

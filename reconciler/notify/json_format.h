@@ -1,4 +1,5 @@
-// The JSON notification body, signed by the sender (format=json):
+// The JSON notification body (format=json), signed as Standard Webhooks specify
+// (standard_webhooks.h):
 //   {"id", "event", "cluster", "phase", "message", "node", "talos": {"current", "target"},
 //    "kubernetes": {...}, "progress", "commit", "time"}; empty fields are left out.
 //

@@ -18,7 +18,8 @@ class MessageFormat {
   virtual ~MessageFormat() = default;
   // The name in `format=`: "json", "slack".
   virtual std::string_view Name() const = 0;
-  // Whether a receiver of this format must have a secret: its bodies are signed.
+  // Whether a receiver of this format must have a secret, and may: its deliveries are signed
+  // (Standard Webhooks, standard_webhooks.h).
   virtual bool NeedsSecret() const = 0;
   // The request body of `n`, sent as delivery `delivery_id` (the same on every retry).
   virtual std::string Render(const Notification& n, const std::string& delivery_id) const = 0;

@@ -2,6 +2,7 @@
 
 #include "base/hmac.h"
 #include "base/secret_file.h"
+#include "reconciler/notify/standard_webhooks.h"
 
 namespace tr::reconciler::notify {
 namespace {
@@ -51,10 +52,15 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
   if (secret_file.empty() && target.format->NeedsSecret()) {
     return Invalid("format=" + format + " needs secret-file= (bodies are signed)");
   }
+  if (!secret_file.empty() && !target.format->NeedsSecret()) {
+    return Invalid("format=" + format + " takes no secret-file= (its bodies are not signed)");
+  }
   if (!secret_file.empty()) {
     absl::StatusOr<std::string> secret = ReadSecretFile(secret_file);
     if (!secret.ok()) return Invalid(std::string(secret.status().message()));
-    target.secret = *secret;
+    absl::StatusOr<std::string> key = StandardWebhookKey(*secret);
+    if (!key.ok()) return Invalid(secret_file + ": " + std::string(key.status().message()));
+    target.signing_key = *std::move(key);
   }
   target.key = HmacSha256Hex("notify-target", url + "," + format).substr(0, 12);
   return target;

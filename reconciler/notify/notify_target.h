@@ -17,16 +17,19 @@ struct NotifyTarget {
   std::string origin;  // "https://hooks.example.com:8443"
   std::string path;    // "/talos" (at least "/"), query included
   std::shared_ptr<const MessageFormat> format;  // never null once parsed
-  std::string secret;  // HMAC key; required when the format NeedsSecret()
+  // The Standard Webhooks key (standard_webhooks.h) from secret-file; set exactly when the
+  // format NeedsSecret().
+  std::string signing_key;
   // A stable name for the target that does not reveal the URL's path (which may hold a token,
   // as Slack's do): 12 hex digits. Logs name a target by origin and key, never by URL.
   std::string key;
 };
 
-// Parses one `--notify` entry and reads its secret file (trailing newlines dropped).
-// InvalidArgument naming the problem: unknown key, missing url, a scheme other than http or
-// https, an unknown format, a format that needs a secret without one, an unreadable or empty
-// secret file.
+// Parses one `--notify` entry and reads its secret file (a Standard Webhooks secret,
+// "whsec_<base64>"). InvalidArgument naming the problem: unknown key, missing url, a scheme
+// other than http or https, an unknown format, a format that needs a secret without one or
+// one that signs nothing with one, an unreadable secret file or one that holds no Standard
+// Webhooks secret (never quoted).
 absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec);
 
 }  // namespace tr::reconciler::notify

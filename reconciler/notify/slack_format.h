@@ -1,6 +1,6 @@
 // A Slack incoming-webhook body (format=slack): {"text": "<one line>"}, such as
 // `*prod-eu-1* node.upgraded `cp-0` (Talos 1.12.0) 2/5: upgraded in 6m12s`. Slack's URL is the
-// credential, so a secret is optional.
+// credential and Slack checks no signature, so it takes no secret.
 //
 // Thread-safe.
 #pragma once

@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "base/env.h"
-#include "base/hmac.h"
 #include "base/http_client.h"
 #include "base/mutex.h"
 #include "fmt/format.h"
@@ -20,6 +19,7 @@
 #include "reconciler/capped_request.h"
 #include "reconciler/json_fields.h"
 #include "reconciler/logging.h"
+#include "reconciler/notify/standard_webhooks.h"
 #include "reconciler/private_files.h"
 
 namespace tr::reconciler::notify {
@@ -200,17 +200,14 @@ class WebhookNotifier::Sender {
 
   bool Attempt(const Spooled& s) {
     const auto client = NewHttpClient(target_.origin, {options_.timeout, options_.timeout, {}});
-    const std::string timestamp = std::to_string(
-        std::chrono::duration_cast<std::chrono::seconds>(
-            env_.Now().time_since_epoch())
-            .count());
-    httplib::Headers headers{{"X-Talos-Reconciler-Event", s.event},
-                             {"X-Talos-Reconciler-Delivery", s.delivery},
-                             {"X-Talos-Reconciler-Timestamp", timestamp}};
-    if (!target_.secret.empty()) {
-      headers.emplace("X-Talos-Reconciler-Signature",
-                      "sha256=" + HmacSha256Hex(target_.secret, s.delivery + "." +
-                                                                       timestamp + "." + s.body));
+    httplib::Headers headers;
+    if (!target_.signing_key.empty()) {
+      const int64_t now =
+          std::chrono::duration_cast<std::chrono::seconds>(env_.Now().time_since_epoch()).count();
+      for (auto& [name, value] :
+           StandardWebhookHeaders(target_.signing_key, s.delivery, now, s.body)) {
+        headers.emplace(std::move(name), std::move(value));
+      }
     }
     // Only the status matters: reading a long answer stops at the cap.
     const CappedAnswer answer =

@@ -6,12 +6,9 @@
 // its files 0600 (a delivery names clusters and nodes). The receiver's answer counts by its
 // status alone and is read no further than `max_answer_bytes`.
 //
-// Each request carries
-//   X-Talos-Reconciler-Event:     rollout.started, ...
-//   X-Talos-Reconciler-Delivery:  a UUID, the same on every retry (receivers drop duplicates)
-//   X-Talos-Reconciler-Timestamp: Unix seconds of this attempt
-//   X-Talos-Reconciler-Signature: sha256=<hex HMAC-SHA256(secret, "<delivery>.<timestamp>.<body>")>
-// (the signature only when the receiver has a secret). Several receivers: FanOutNotifier.
+// A format that signs (json) sends each attempt signed as Standard Webhooks specify
+// (standard_webhooks.h): the delivery id, a UUID the same on every retry, is the webhook-id.
+// Several receivers: FanOutNotifier.
 //
 // Thread-safe.
 #pragma once

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "base/hmac.h"
+#include "core/base64.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 
@@ -119,15 +120,17 @@ class DemoForge {
     WriteWhole(o_.dir / "pulls" / (std::to_string(c.pull) + ".md"), c.body);
   }
 
-  // A --notify delivery: HMAC-SHA256 of "<delivery>.<timestamp>.<body>" (docs/notifications.md).
+  // A --notify delivery, checked as Standard Webhooks specify (docs/notifications.md): the key
+  // is the secret's base64 after whsec_, the signature "v1," and the base64 of
+  // HMAC-SHA256(key, "<webhook-id>.<webhook-timestamp>.<body>").
   void Notify(const httplib::Request& req, httplib::Response& res) {
-    const std::string delivery = req.get_header_value("X-Talos-Reconciler-Delivery");
+    const std::string delivery = req.get_header_value("webhook-id");
+    const std::string key =
+        core::DecodeBase64(std::string_view(o_.notify_secret).substr(6)).value_or("");
     const std::string expected =
-        "sha256=" +
-        HmacSha256Hex(
-            o_.notify_secret,
-            delivery + "." + req.get_header_value("X-Talos-Reconciler-Timestamp") + "." + req.body);
-    if (!ConstantTimeEquals(req.get_header_value("X-Talos-Reconciler-Signature"), expected)) {
+        "v1," + core::EncodeBase64(HmacSha256(
+                    key, delivery + "." + req.get_header_value("webhook-timestamp") + "." + req.body));
+    if (key.empty() || !ConstantTimeEquals(req.get_header_value("webhook-signature"), expected)) {
       return Answer(res, 401, {{"message", "bad signature"}});
     }
     const json n = json::parse(req.body, nullptr, false);

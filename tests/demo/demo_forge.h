@@ -25,7 +25,7 @@ struct DemoForgeOptions {
   std::filesystem::path dir;
   std::string repository;     // owner/name
   std::string token;          // what the forge token file holds
-  std::string notify_secret;  // what the notification receiver's secret file holds
+  std::string notify_secret;  // what the notification receiver's secret file holds: whsec_<base64>
 };
 
 // Serves until SIGINT or SIGTERM; returns the process's exit code.

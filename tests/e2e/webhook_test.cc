@@ -1,6 +1,8 @@
 // The daemon with --webhook-listen and --notify: the poll interval is an hour, so only a
 // signed push webhook (sent by GitHub's own signer under node) can make the daemon see the new
-// commit; the rollout's notifications reach a real HTTP receiver, in order.
+// commit; the rollout's notifications reach a real HTTP receiver, in order, and each verifies
+// with the Standard Webhooks library (npm standardwebhooks) as a receiver would check it.
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <thread>
@@ -14,12 +16,24 @@
 namespace tr::e2e {
 namespace {
 
+// A receiver of format=json notifications: keeps each delivery's body and Standard Webhooks
+// headers.
+struct Delivery {
+  std::string body, id, timestamp, signature;
+  std::string Event() const {
+    const nlohmann::json n = nlohmann::json::parse(body, nullptr, false);
+    return n.is_object() ? n.value("event", "") : "";
+  }
+};
+
 class NotificationSink {
  public:
   NotificationSink() {
     server_.Post("/n", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mu_);
-      events_.push_back(req.get_header_value("X-Talos-Reconciler-Event"));
+      deliveries_.push_back({req.body, req.get_header_value("webhook-id"),
+                             req.get_header_value("webhook-timestamp"),
+                             req.get_header_value("webhook-signature")});
       res.status = 204;
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
@@ -27,16 +41,21 @@ class NotificationSink {
   }
   ~NotificationSink() { server_.stop(); }
   std::string Url() const { return fmt::format("http://127.0.0.1:{}/n", port_); }
-  std::vector<std::string> Events() {
+  std::vector<Delivery> Deliveries() {
     std::lock_guard lock(mu_);
-    return events_;
+    return deliveries_;
+  }
+  std::vector<std::string> Events() {
+    std::vector<std::string> events;
+    for (const Delivery& d : Deliveries()) events.push_back(d.Event());
+    return events;
   }
 
  private:
   httplib::Server server_;
   int port_ = 0;
   std::mutex mu_;
-  std::vector<std::string> events_;
+  std::vector<Delivery> deliveries_;
   std::jthread thread_;
 };
 
@@ -47,7 +66,8 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
   auto port = FreePort(host);
   E2E_ASSERT_OK(port.status());
   std::ofstream(world().dir() / "webhook-secret") << "e2e-webhook-secret\n";
-  std::ofstream(world().dir() / "notify-key") << "e2e-notify-key\n";
+  constexpr char kNotifySecret[] = "whsec_ZTJlLW5vdGlmeS1rZXktb2YtdGhpcy10ZXN0LTMyYg==";
+  std::ofstream(world().dir() / "notify-key") << kNotifySecret << "\n";
   NotificationSink sink;
   E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
     o.poll_interval = "1h";
@@ -79,6 +99,16 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
   EXPECT_EQ(events[1], "node.upgraded");
   EXPECT_EQ(events[2], "node.upgraded");
   EXPECT_EQ(events[3], "rollout.completed");
+  // Each delivery verifies with the Standard Webhooks library, as a receiver checks it.
+  for (const Delivery& d : sink.Deliveries()) {
+    const auto body = world().dir() / ("notification-" + d.id);
+    std::ofstream(body, std::ios::binary) << d.body;
+    const std::string verify = fmt::format(
+        "node '{0}/tests/forge/verify_standard_webhook.mjs' '{0}/.cache/forge-npm/node_modules' "
+        "'{1}' '{2}' '{3}' '{4}' '{5}'",
+        TR_SOURCE_DIR, kNotifySecret, body.string(), d.id, d.timestamp, d.signature);
+    EXPECT_EQ(std::system(verify.c_str()), 0) << d.Event() << " " << d.signature;
+  }
   // A wrong signature is refused and does not leak into the daemon's log.
   EXPECT_EQ(SendGithubWebhook(base_url, "not-the-secret", "push", payload), std::vector<int>{401});
   EXPECT_EQ(world().daemon().log().find("e2e-webhook-secret"), std::string::npos);

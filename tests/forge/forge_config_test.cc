@@ -20,6 +20,7 @@ class ForgeConfigTest : public test_support::RunFlagsTest {
   void SetUp() override {
     RunFlagsTest::SetUp();
     std::ofstream(dir_ / "secret") << "hook-secret-longer-than-16\n";
+    std::ofstream(dir_ / "notify-secret") << "whsec_bm90aWZ5LWtleS1vZi10aGUtY29uZmlnLXRlc3Q=\n";
   }
 
   // Parses `run --repo ... <args>` and finishes it; the error message, or "".
@@ -55,12 +56,16 @@ TEST_F(ForgeConfigTest, WebhookListenerNeedsAReadableSecret) {
 
 TEST_F(ForgeConfigTest, NotifyEntriesAreCheckedAtStart) {
   EXPECT_EQ(Finish({"--notify", "url=https://a.test/x,format=json,secret-file=" +
-                                    (dir_ / "secret").string(),
+                                    (dir_ / "notify-secret").string(),
                     "--notify", "url=https://hooks.slack.test/T/B/X,format=slack"}),
             "");
   EXPECT_EQ(config_.notify.entries.size(), 2u);
   EXPECT_THAT(Finish({"--notify", "url=https://a.test/x,format=json"}),
               HasSubstr("--notify: format=json needs secret-file="));
+  // The webhook's secret is not a Standard Webhooks secret.
+  EXPECT_THAT(Finish({"--notify",
+                      "url=https://a.test/x,format=json,secret-file=" + (dir_ / "secret").string()}),
+              HasSubstr("does not start with whsec_"));
 }
 
 TEST_F(ForgeConfigTest, ForgeFlagsNeedATokenAndAnApiUrlOffGithub) {

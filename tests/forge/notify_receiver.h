@@ -9,14 +9,16 @@
 #include <vector>
 
 #include "httplib.h"
+#include "nlohmann/json.hpp"
 
 namespace tr::forge_test {
 
+// One POST as received: the body, the Standard Webhooks headers, and the body's "event".
 struct Received {
   std::string body;
-  std::string delivery;
-  std::string timestamp;
-  std::string signature;
+  std::string delivery;   // webhook-id
+  std::string timestamp;  // webhook-timestamp
+  std::string signature;  // webhook-signature
   std::string event;
 };
 
@@ -26,10 +28,11 @@ class Receiver {
   explicit Receiver(std::function<int(int)> status_for) : status_for_(std::move(status_for)) {
     server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mu_);
-      received_.push_back({req.body, req.get_header_value("X-Talos-Reconciler-Delivery"),
-                           req.get_header_value("X-Talos-Reconciler-Timestamp"),
-                           req.get_header_value("X-Talos-Reconciler-Signature"),
-                           req.get_header_value("X-Talos-Reconciler-Event")});
+      const nlohmann::json body = nlohmann::json::parse(req.body, nullptr, false);
+      received_.push_back({req.body, req.get_header_value("webhook-id"),
+                           req.get_header_value("webhook-timestamp"),
+                           req.get_header_value("webhook-signature"),
+                           body.is_object() ? body.value("event", "") : ""});
       res.status = status_for_(static_cast<int>(received_.size()));
     });
     port_ = server_.bind_to_any_port("127.0.0.1");

@@ -16,6 +16,7 @@
 #include "nlohmann/json.hpp"
 #include "reconciler/notify/notification.h"
 #include "reconciler/notify/notify_target.h"
+#include "reconciler/notify/standard_webhooks.h"
 #include "reconciler/notify/webhook_notifier.h"
 #include "tests/forge/forge_test_support.h"
 #include "tests/forge/notify_receiver.h"
@@ -28,6 +29,8 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::Pair;
 
 core::ClusterStatus Status(core::ClusterPhase phase) {
   core::ClusterStatus s;
@@ -66,39 +69,79 @@ TEST(NotificationsBetweenTest, PhaseChangesAndNodeOperations) {
               ElementsAre());
 }
 
+// A Standard Webhooks secret of the tests (32 bytes), and another one.
+constexpr char kSecret[] = "whsec_dGhlLW5vdGlmeS1rZXktb2YtdGhlLXRlc3RzLTMyYnk=";
+constexpr char kOtherSecret[] = "whsec_YW5vdGhlci1rZXktb2YtdGhlLXRlc3RzLTMyYnl0ZXM=";
+
 TEST(NotifyTargetTest, ParsesEntriesAndNamesWhatIsWrong) {
-  const fs::path secret = fs::temp_directory_path() / ("tr-notify-secret-" + std::to_string(::getpid()));
-  std::ofstream(secret) << "k3y\n";
-  auto target = ParseNotifyTarget("url=https://hooks.example.test:8443/a/b?x=1,format=json,secret-file=" +
-                                  secret.string());
+  const fs::path secret =
+      fs::temp_directory_path() / ("tr-notify-secret-" + std::to_string(::getpid()));
+  std::ofstream(secret) << kSecret << "\n";
+  auto target = ParseNotifyTarget(
+      "url=https://hooks.example.test:8443/a/b?x=1,format=json,secret-file=" + secret.string());
   ASSERT_TRUE(target.ok()) << target.status();
   EXPECT_EQ(target->origin, "https://hooks.example.test:8443");
   EXPECT_EQ(target->path, "/a/b?x=1");
-  EXPECT_EQ(target->secret, "k3y");
+  EXPECT_EQ(target->signing_key, "the-notify-key-of-the-tests-32by");
   EXPECT_EQ(target->key.size(), 12u);
   auto slack = ParseNotifyTarget("url=https://hooks.slack.test/services/T/B/X,format=slack");
   ASSERT_TRUE(slack.ok()) << slack.status();
   EXPECT_EQ(slack->format->Name(), "slack");
-  for (const std::string bad :
-       {"format=json", "url=ftp://x/y,format=slack", "url=https://x/y,format=xml",
-        "url=https://x/y,format=json", "url=https://x/y,colour=red",
-        "url=https://x/y,secret-file=/nonexistent/secret"}) {
+  EXPECT_TRUE(slack->signing_key.empty());
+  for (const std::string& bad : std::vector<std::string>{
+           "format=json", "url=ftp://x/y,format=slack", "url=https://x/y,format=xml",
+           "url=https://x/y,format=json", "url=https://x/y,colour=red",
+           "url=https://x/y,secret-file=/nonexistent/secret",
+           "url=https://x/y,format=slack,secret-file=" + secret.string()}) {
     EXPECT_EQ(ParseNotifyTarget(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
   fs::remove(secret);
 }
 
+// Anything but whsec_ and a key of 24 bytes or more in base64 is refused at start, with a
+// message that says what to write and never quotes the file.
+TEST(NotifyTargetTest, ASecretThatIsNotAStandardWebhooksSecretIsRefusedUnquoted) {
+  const fs::path secret =
+      fs::temp_directory_path() / ("tr-notify-secret-" + std::to_string(::getpid()));
+  for (const std::string bad :
+       {"plain-old-hmac-secret-of-forty-characters", "whsec_not*base64!", "whsec_c2hvcnQta2V5",
+        "WHSEC_dGhlLW5vdGlmeS1rZXktb2YtdGhlLXRlc3RzLTMyYnk="}) {
+    std::ofstream(secret) << bad << "\n";
+    const absl::Status refused =
+        ParseNotifyTarget("url=https://x/y,format=json,secret-file=" + secret.string()).status();
+    EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(refused.message(), HasSubstr(secret.string() + ": ")) << refused;
+    EXPECT_THAT(refused.message(), HasSubstr("openssl rand -base64 32")) << refused;
+    EXPECT_THAT(refused.message(), Not(HasSubstr(bad.substr(6, 8)))) << refused;
+  }
+  fs::remove(secret);
+}
+
+TEST(StandardWebhooksTest, SignsIdTimestampAndBodyAsTheSpecificationsExampleDoes) {
+  // The specification's published example: secret, id, timestamp, body and signature.
+  absl::StatusOr<std::string> key = StandardWebhookKey("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw");
+  ASSERT_TRUE(key.ok()) << key.status();
+  const auto headers = StandardWebhookHeaders(*key, "msg_p5jXN8AQM9LWM0D4loKWxJek", 1614265330,
+                                              R"({"test": 2432232314})");
+  EXPECT_THAT(headers, ElementsAre(Pair("webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJek"),
+                                   Pair("webhook-timestamp", "1614265330"),
+                                   Pair("webhook-signature",
+                                        "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=")));
+}
+
+using forge_test::Received;
 using forge_test::Receiver;
 using test_support::WaitUntil;
 
 class WebhookNotifierTest : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tr-notify-" + std::to_string(::getpid()) + "-" +
-                                        testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        fs::temp_directory_path() / ("tr-notify-" + std::to_string(::getpid()) + "-" +
+                                     testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    std::ofstream(dir_ / "secret") << "notify-secret\n";
+    std::ofstream(dir_ / "secret") << kSecret << "\n";
     options_.spool_dir = dir_ / "spool";
     options_.first_retry = std::chrono::milliseconds(20);
     options_.max_retry = std::chrono::milliseconds(100);
@@ -107,8 +150,10 @@ class WebhookNotifierTest : public testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::unique_ptr<WebhookNotifier> Start(const std::string& url, const std::string& format) {
-    auto target = ParseNotifyTarget("url=" + url + ",format=" + format + ",secret-file=" +
-                                    (dir_ / "secret").string());
+    // Only a format that signs takes a secret.
+    const std::string secret =
+        format == "json" ? ",secret-file=" + (dir_ / "secret").string() : std::string();
+    auto target = ParseNotifyTarget("url=" + url + ",format=" + format + secret);
     EXPECT_TRUE(target.ok()) << target.status();
     auto notifier = WebhookNotifier::Start({*target}, options_, metrics_);
     EXPECT_TRUE(notifier.ok()) << notifier.status();
@@ -125,9 +170,22 @@ class WebhookNotifierTest : public testing::Test {
     return n;
   }
 
+  // Whether the Standard Webhooks library (npm `standardwebhooks`) verifies `r` with `secret`,
+  // as a receiver would: headers, timestamp tolerance and signature.
+  bool Verified(const Received& r, const std::string& secret) {
+    const fs::path body = dir_ / ("body-" + std::to_string(bodies_++));
+    std::ofstream(body, std::ios::binary) << r.body;
+    const std::string verify = "node '" + std::string(TR_SOURCE_DIR) +
+                               "/tests/forge/verify_standard_webhook.mjs' '" +
+                               forge_test::NodeModules() + "' '" + secret + "' '" + body.string() +
+                               "' '" + r.delivery + "' '" + r.timestamp + "' '" + r.signature + "'";
+    return std::system(verify.c_str()) == 0;
+  }
+
   fs::path dir_;
   WebhookNotifierOptions options_;
   Metrics metrics_;
+  int bodies_ = 0;
 };
 
 TEST_F(WebhookNotifierTest, JsonIsSignedSoAnIndependentVerifierAcceptsIt) {
@@ -151,31 +209,39 @@ TEST_F(WebhookNotifierTest, JsonIsSignedSoAnIndependentVerifierAcceptsIt) {
   EXPECT_EQ(body["apiVersion"], "talos-reconciler.dev/v1alpha1");
   EXPECT_EQ(body["kind"], "Notification");
   EXPECT_EQ(got[0].event, "rollout.started");
-  const fs::path message = dir_ / "message";
-  std::ofstream(message) << got[0].delivery << "." << got[0].timestamp << "." << got[0].body;
-  const std::string verify = "node '" + std::string(TR_SOURCE_DIR) +
-                             "/tests/forge/verify_signature.mjs' '" + forge_test::NodeModules() +
-                             "' notify-secret '" + message.string() + "' '" + got[0].signature + "'";
-  EXPECT_EQ(std::system(verify.c_str()), 0) << got[0].signature;
-  const std::string tampered = verify.substr(0, verify.find("notify-secret")) + "other-secret" +
-                               verify.substr(verify.find("notify-secret") + 13);
-  EXPECT_NE(std::system(tampered.c_str()), 0);
+  EXPECT_TRUE(Verified(got[0], kSecret)) << got[0].signature;
+  EXPECT_FALSE(Verified(got[0], kOtherSecret));
+  Received tampered = got[0];
+  tampered.body.replace(tampered.body.find("prod-eu-1"), 9, "prod-eu-2");
+  EXPECT_FALSE(Verified(tampered, kSecret));
   EXPECT_EQ(metrics_.notifications.Value("sent"), 1u);
 }
 
-TEST_F(WebhookNotifierTest, FailedAttemptsAreRetriedWithTheSameDeliveryId) {
+TEST_F(WebhookNotifierTest, FailedAttemptsAreRetriedWithTheSameDeliveryIdEachSigned) {
   Receiver receiver([](int attempt) { return attempt <= 2 ? 500 : 200; });
-  auto notifier = Start(receiver.Url(), "slack");
+  auto notifier = Start(receiver.Url(), "json");
   notifier->Notify(Started());
   ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
   const auto got = receiver.Got();
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].delivery, got[2].delivery);
   EXPECT_EQ(got[0].body, got[2].body);
-  EXPECT_THAT(nlohmann::json::parse(got[2].body)["text"].get<std::string>(),
-              HasSubstr("*prod-eu-1* rollout.started"));
+  for (const Received& r : got) EXPECT_TRUE(Verified(r, kSecret)) << r.signature;
   EXPECT_EQ(metrics_.notifications.Value("retried"), 2u);
   EXPECT_EQ(metrics_.notifications.Value("sent"), 1u);
+}
+
+TEST_F(WebhookNotifierTest, SlackGetsOneLineOfTextAndNoSignature) {
+  Receiver receiver([](int) { return 200; });
+  auto notifier = Start(receiver.Url(), "slack");
+  notifier->Notify(Started());
+  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  const auto got = receiver.Got();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_THAT(nlohmann::json::parse(got[0].body)["text"].get<std::string>(),
+              HasSubstr("*prod-eu-1* rollout.started"));
+  EXPECT_EQ(got[0].signature, "");
+  EXPECT_EQ(got[0].delivery, "");
 }
 
 TEST_F(WebhookNotifierTest, GivesUpAfterTheLastAttemptAndEmptiesTheSpool) {
@@ -205,8 +271,8 @@ TEST_F(WebhookNotifierTest, SpooledDeliveriesSurviveARestartAndKeepTheirOrder) {
   // The same receiver URL, now answering: the spool is keyed by URL, so point it there.
   options_.first_retry = std::chrono::milliseconds(20);
   Receiver up([](int) { return 200; });
-  auto target = ParseNotifyTarget("url=" + down.Url() + ",format=json,secret-file=" +
-                                  (dir_ / "secret").string());
+  auto target = ParseNotifyTarget("url=" + down.Url() +
+                                  ",format=json,secret-file=" + (dir_ / "secret").string());
   ASSERT_TRUE(target.ok());
   target->origin = up.Url().substr(0, up.Url().rfind('/'));
   auto restarted = WebhookNotifier::Start({*target}, options_, metrics_);
@@ -217,6 +283,10 @@ TEST_F(WebhookNotifierTest, SpooledDeliveriesSurviveARestartAndKeepTheirOrder) {
   EXPECT_EQ(got[0].delivery, first_delivery);
   EXPECT_EQ(got[0].event, "rollout.started");
   EXPECT_EQ(got[1].event, "rollout.failed");
+  // Every attempt, before the restart and after it, verifies as a receiver checks it.
+  std::vector<Received> every = down.Got();
+  every.insert(every.end(), got.begin(), got.end());
+  for (const Received& r : every) EXPECT_TRUE(Verified(r, kSecret)) << r.delivery;
   EXPECT_TRUE(fs::is_empty(options_.spool_dir / target->key));
 }
 
