@@ -12,7 +12,7 @@
 // nothing), so a broken or hostile answer cannot park reporting for hours. An answer longer
 // than `max_answer_bytes` is refused (ResourceExhausted) without being read further.
 // The token is sent in a header and never logged; the daemon refuses an http:// API URL
-// unless --forge-allow-insecure-http (daemon/daemon_config.h).
+// unless --forge-allow-insecure-http (forge_flags.h).
 //
 // Thread-safe: calls may come from any thread; waits are cancelled by the caller's stop token.
 #pragma once
