@@ -236,7 +236,7 @@ Metrics::Metrics()
                        {"connections", "peer_connections", "headers_too_large", "too_large",
                         "busy", "timeout", "malformed"}),
       notifications("notifications_total", "Outbound notification attempts by result.", "result",
-                    {"sent", "retried", "dropped"}),
+                    {"sent", "retried", "dropped", "waited", "superseded", "filtered"}),
       status_files_skipped("status_files_skipped_total",
                            "Files on the status branch skipped when read, by reason.", "reason",
                            {"undecodable", "name_mismatch", "no_cluster", "duplicate", "too_large",

@@ -2,15 +2,18 @@
 
 #include <array>
 
+#include "reconciler/notify/discord_format.h"
 #include "reconciler/notify/json_format.h"
+#include "reconciler/notify/slack_bot_format.h"
 #include "reconciler/notify/slack_format.h"
 
 namespace tr::reconciler::notify {
 namespace {
 
 // Every format there is.
-std::array<std::shared_ptr<const MessageFormat>, 2> Formats() {
-  return {std::make_shared<JsonFormat>(), std::make_shared<SlackFormat>()};
+std::array<std::shared_ptr<const MessageFormat>, 4> Formats() {
+  return {std::make_shared<JsonFormat>(), std::make_shared<SlackFormat>(),
+          std::make_shared<SlackBotFormat>(), std::make_shared<DiscordFormat>()};
 }
 
 }  // namespace

@@ -13,6 +13,13 @@
 
 namespace tr::reconciler::notify {
 
+// How a format's bodies reach the receiver.
+enum class Transport {
+  kPost,            // each delivery POSTed to the URL (signed when NeedsSecret)
+  kSlackApi,        // Slack's Web API: chat.postMessage, then chat.update of the same message
+  kDiscordWebhook,  // a Discord webhook: executed with wait=true, then its message edited
+};
+
 class MessageFormat {
  public:
   virtual ~MessageFormat() = default;
@@ -21,8 +28,12 @@ class MessageFormat {
   // Whether a receiver of this format must have a secret, and may: its deliveries are signed
   // (Standard Webhooks, standard_webhooks.h).
   virtual bool NeedsSecret() const = 0;
-  // The request body of `n`, sent as delivery `delivery_id` (the same on every retry).
+  // The request body of `n`, sent as delivery `delivery_id` (the same on every retry). For a
+  // format that updates one message per rollout, the message as it should read now.
   virtual std::string Render(const Notification& n, const std::string& delivery_id) const = 0;
+  virtual Transport Via() const { return Transport::kPost; }
+  // One message per rollout, updated in place (Transport other than kPost).
+  bool UpdatesInPlace() const { return Via() != Transport::kPost; }
 };
 
 // The format called `name`; nullptr for an unknown name.

@@ -4,6 +4,7 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct Notification {
   std::string kubernetes_current, kubernetes_target;
   std::string progress;  // "2/5"
   std::string commit;    // the desired commit being rolled out
+  std::map<std::string, std::string> labels;  // the cluster's (metadata.labels)
   core::TimePoint at;
 };
 

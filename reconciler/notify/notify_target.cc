@@ -22,11 +22,36 @@ absl::Status SplitUrl(const std::string& url, NotifyTarget& target) {
   return absl::OkStatus();
 }
 
+// Slack's Web API, where format=slack-bot calls chat.postMessage and chat.update.
+constexpr const char* kSlackWebApiUrl = "https://slack.com/api";
+
+// The keys only format=slack-bot takes: checked, and the token read.
+absl::Status TakeSlackBotKeys(const std::string& token_file, const std::string& threads,
+                              NotifyTarget& target) {
+  const bool bot = target.format->Via() == Transport::kSlackApi;
+  if (!bot) {
+    if (!token_file.empty() || !target.channel.empty() || !threads.empty()) {
+      return Invalid("token-file=, channel= and threads= are keys of format=slack-bot only");
+    }
+    return absl::OkStatus();
+  }
+  if (token_file.empty()) return Invalid("format=slack-bot needs token-file= (the bot token)");
+  if (target.channel.empty()) {
+    return Invalid("format=slack-bot needs channel= (the channel's id, such as C0123456789)");
+  }
+  if (!threads.empty() && threads != "nodes") return Invalid("threads= takes only nodes");
+  target.thread_per_node = threads == "nodes";
+  absl::StatusOr<std::string> token = ReadSecretFile(token_file);
+  if (!token.ok()) return Invalid(std::string(token.status().message()));
+  target.bot_token = *std::move(token);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
   NotifyTarget target;
-  std::string url, format = "json", secret_file;
+  std::string url, format = "json", secret_file, token_file, threads;
   for (size_t start = 0; start <= spec.size();) {
     size_t comma = spec.find(',', start);
     if (comma == std::string_view::npos) comma = spec.size();
@@ -41,10 +66,21 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
       format = value;
     } else if (key == "secret-file") {
       secret_file = value;
+    } else if (key == "token-file") {
+      token_file = value;
+    } else if (key == "channel") {
+      target.channel = value;
+    } else if (key == "threads") {
+      threads = value;
+    } else if (absl::Status bad; target.filter.Take(key, value, bad)) {
+      if (!bad.ok()) return bad;
     } else {
-      return Invalid("unknown key \"" + key + "\" (want url, format, secret-file)");
+      return Invalid("unknown key \"" + key +
+                     "\" (want url, format, secret-file, token-file, channel, threads, " +
+                     std::string(kNotifyFilterKeys) + ")");
     }
   }
+  if (url.empty() && format == "slack-bot") url = kSlackWebApiUrl;
   if (url.empty()) return Invalid("url= is required");
   if (absl::Status s = SplitUrl(url, target); !s.ok()) return s;
   target.format = MessageFormatNamed(format);
@@ -55,6 +91,7 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
   if (!secret_file.empty() && !target.format->NeedsSecret()) {
     return Invalid("format=" + format + " takes no secret-file= (its bodies are not signed)");
   }
+  if (absl::Status s = TakeSlackBotKeys(token_file, threads, target); !s.ok()) return s;
   if (!secret_file.empty()) {
     absl::StatusOr<std::string> secret = ReadSecretFile(secret_file);
     if (!secret.ok()) return Invalid(std::string(secret.status().message()));
@@ -62,7 +99,10 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
     if (!key.ok()) return Invalid(secret_file + ": " + std::string(key.status().message()));
     target.signing_key = *std::move(key);
   }
-  target.key = HmacSha256Hex("notify-target", url + "," + format).substr(0, 12);
+  // The channel is part of the receiver: another channel is another message per rollout.
+  target.key = HmacSha256Hex("notify-target", url + "," + format +
+                                                  (target.channel.empty() ? "" : "," + target.channel))
+                   .substr(0, 12);
   return target;
 }
 

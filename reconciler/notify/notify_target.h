@@ -1,5 +1,7 @@
 // Where outbound notifications go: one `--notify` entry per receiver, written
-// `url=<http(s) URL>,format=json|slack[,secret-file=<path>]`.
+// `url=<http(s) URL>,format=<format>[,secret-file=<path>]`, with the keys of format=slack-bot
+// (`token-file=`, `channel=`, `threads=nodes`; url defaults to Slack's Web API) and the
+// filter keys (notify_filter.h).
 //
 // Values and pure parsing (the secret file is read once); thread-compatible.
 #pragma once
@@ -10,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "reconciler/notify/message_format.h"
+#include "reconciler/notify/notify_filter.h"
 
 namespace tr::reconciler::notify {
 
@@ -20,6 +23,12 @@ struct NotifyTarget {
   // The Standard Webhooks key (standard_webhooks.h) from secret-file; set exactly when the
   // format NeedsSecret().
   std::string signing_key;
+  NotifyFilter filter;  // which notifications it wants
+  // format=slack-bot: the bot token (from token-file, never logged), the channel's id, and
+  // whether each node upgraded is a reply in the rollout message's thread.
+  std::string bot_token;
+  std::string channel;
+  bool thread_per_node = false;
   // A stable name for the target that does not reveal the URL's path (which may hold a token,
   // as Slack's do): 12 hex digits. Logs name a target by origin and key, never by URL.
   std::string key;
@@ -29,7 +38,8 @@ struct NotifyTarget {
 // "whsec_<base64>"). InvalidArgument naming the problem: unknown key, missing url, a scheme
 // other than http or https, an unknown format, a format that needs a secret without one or
 // one that signs nothing with one, an unreadable secret file or one that holds no Standard
-// Webhooks secret (never quoted).
+// Webhooks secret (never quoted), slack-bot without its token or channel, a slack-bot key
+// given to another format, a bad filter value.
 absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec);
 
 }  // namespace tr::reconciler::notify

@@ -3,23 +3,19 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
-#include <fstream>
-#include <limits>
 #include <mutex>
 #include <random>
-#include <sstream>
 #include <thread>
 
 #include "base/env.h"
 #include "base/http_client.h"
 #include "base/mutex.h"
 #include "fmt/format.h"
-#include "httplib.h"
-#include "nlohmann/json.hpp"
-#include "reconciler/capped_request.h"
-#include "reconciler/json_fields.h"
 #include "reconciler/logging.h"
-#include "reconciler/notify/standard_webhooks.h"
+#include "reconciler/notify/message_ids.h"
+#include "reconciler/notify/poster.h"
+#include "reconciler/notify/slack_bot_format.h"
+#include "reconciler/notify/spool.h"
 #include "reconciler/private_files.h"
 
 namespace tr::reconciler::notify {
@@ -27,57 +23,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Spooled {
-  fs::path file;
-  std::string delivery;
-  std::string event;
-  std::string body;
-  int attempts = 0;
-  Env::TimePoint due;
-};
-
-std::string NewDeliveryId(std::mt19937_64& rng) {
-  const uint64_t a = rng(), b = rng();
-  // A version 4 UUID: 4 in the version nibble, 10xx in the variant bits.
-  return fmt::format("{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff,
-                     a & 0xfff, 0x8000 | (b >> 48 & 0x3fff), b & 0xffffffffffff);
-}
-
 // 64 bits from the environment's randomness: the seed of a sender's delivery ids.
 uint64_t Seed(Env& env) {
   const auto half = [&env] { return static_cast<uint64_t>(env.Uniform() * 4294967296.0); };
   return half() << 32 | half();
-}
-
-bool Save(const Spooled& s) {
-  const nlohmann::json doc{
-      {"delivery", s.delivery}, {"event", s.event}, {"attempts", s.attempts}, {"body", s.body}};
-  const fs::path tmp = s.file.string() + ".tmp";
-  if (!CreatePrivateFile(tmp).ok()) return false;  // a body may name clusters and nodes
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << doc.dump();
-    if (!out.flush()) return false;
-  }
-  std::error_code ec;
-  fs::rename(tmp, s.file, ec);
-  return !ec;
-}
-
-std::optional<Spooled> LoadOne(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto doc = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (!doc.is_object() || !doc.contains("body") || !doc["body"].is_string()) return std::nullopt;
-  Spooled s;
-  s.file = file;
-  s.delivery = json_fields::Text(doc, "delivery");
-  s.event = json_fields::Text(doc, "event");
-  s.attempts = static_cast<int>(std::clamp<int64_t>(json_fields::Integer(doc, "attempts", 0), 0,
-                                                    std::numeric_limits<int>::max()));
-  s.body = doc["body"].get<std::string>();
-  return s;
 }
 
 }  // namespace
@@ -89,6 +38,8 @@ class WebhookNotifier::Sender {
         options_(options),
         metrics_(metrics),
         dir_(options.spool_dir / target_.key),
+        ids_(dir_ / "rollout-messages"),
+        poster_(MakePoster(target_, {options.timeout, options.max_answer_bytes, &env_, &ids_})),
         rng_(Seed(env_)),
         log_(ModuleLogger("notify")) {}
 
@@ -103,7 +54,7 @@ class WebhookNotifier::Sender {
     }
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
-      std::optional<Spooled> s = LoadOne(file);
+      std::optional<Spooled> s = LoadSpooled(file);
       if (!s) {
         log_->error("step=spool-load target={} file={} outcome=unreadable-dropped", Name(), file.filename().string());
         fs::remove(file, ec);
@@ -112,6 +63,10 @@ class WebhookNotifier::Sender {
       queue_.push_back(*std::move(s));
     }
     if (!queue_.empty()) log_->info("step=spool-load target={} pending={}", Name(), queue_.size());
+    if (absl::Status s = ids_.Load(); !s.ok()) {
+      log_->error("step=spool-load target={} error=\"{}\" outcome=rollout-messages-forgotten", Name(),
+                  std::string(s.message()));
+    }
     return absl::OkStatus();
   }
 
@@ -120,13 +75,38 @@ class WebhookNotifier::Sender {
   }
 
   void Enqueue(const Notification& n) {
+    if (!target_.filter.Accepts(n)) {
+      metrics_.notifications.Inc("filtered");
+      return;
+    }
     MutexLock lock(mu_);
+    const std::string rollout = target_.format->UpdatesInPlace() ? RolloutKey(n) : "";
+    Spool(n, rollout, /*reply=*/false);
+    if (target_.thread_per_node && n.event == NotificationEvent::kNodeUpgraded) {
+      Spool(n, rollout, /*reply=*/true);
+    }
+    cv_.notify_all();
+  }
+
+  size_t Pending() const {
+    MutexLock lock(mu_);
+    return queue_.size();
+  }
+
+ private:
+  std::string Name() const { return target_.origin + "#" + target_.key; }
+
+  // Writes one delivery to the spool and queues it, dropping the oldest when full.
+  void Spool(const Notification& n, const std::string& rollout, bool reply)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Spooled s;
     s.delivery = NewDeliveryId(rng_);
     s.event = NotificationEventName(n.event);
-    s.body = target_.format->Render(n, s.delivery);
+    s.body = reply ? SlackBotFormat::RenderReply(n) : target_.format->Render(n, s.delivery);
+    s.rollout = rollout;
+    s.reply = reply;
     s.file = dir_ / fmt::format("{:020}-{}.json", ++sequence_ + Epoch(), s.delivery);
-    if (!Save(s)) {
+    if (!SaveSpooled(s)) {
       log_->error("step=spool target={} delivery={} error=\"cannot write the spool\"", Name(), s.delivery);
     }
     while (queue_.size() >= options_.max_pending) {
@@ -138,16 +118,16 @@ class WebhookNotifier::Sender {
       queue_.pop_front();
     }
     queue_.push_back(std::move(s));
-    cv_.notify_all();
   }
 
-  size_t Pending() const {
-    MutexLock lock(mu_);
-    return queue_.size();
+  // An update of a rollout's message that a later one in the queue makes pointless: only the
+  // latest state is worth sending (and the receivers limit how often we may).
+  bool Superseded(const Spooled& head) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (head.rollout.empty() || head.reply || !ids_.Find(head.rollout)) return false;
+    return std::any_of(queue_.begin() + 1, queue_.end(), [&](const Spooled& later) {
+      return !later.reply && later.rollout == head.rollout;
+    });
   }
-
- private:
-  std::string Name() const { return target_.origin + "#" + target_.key; }
 
   // Spool file names sort in creation order across restarts.
   static uint64_t Epoch() {
@@ -166,19 +146,33 @@ class WebhookNotifier::Sender {
         cv_.wait_for(lock, stop, due - now, [] { return false; });
         continue;
       }
+      if (Superseded(queue_.front())) {
+        metrics_.notifications.Inc("superseded");
+        std::error_code ec;
+        fs::remove(queue_.front().file, ec);
+        queue_.pop_front();
+        continue;
+      }
       Spooled head = queue_.front();
       lock.unlock();
-      const bool sent = Attempt(head);
+      const PostOutcome outcome = Attempt(head);
       lock.lock();
-      Settle(head, sent);
+      Settle(head, outcome);
     }
   }
 
   // Records the outcome of an attempt at the head of the queue.
-  void Settle(const Spooled& attempted, bool sent) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  void Settle(const Spooled& attempted, const PostOutcome& outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (queue_.empty() || queue_.front().file != attempted.file) return;  // dropped meanwhile
     Spooled& head = queue_.front();
     std::error_code ec;
+    if (outcome.kind == PostOutcome::Kind::kWait) {
+      metrics_.notifications.Inc("waited");
+      head.due = env_.Now() + outcome.wait;
+      return;
+    }
+    const bool sent = outcome.kind == PostOutcome::Kind::kSent;
     if (sent || head.attempts + 1 >= options_.max_attempts) {
       if (sent) {
         metrics_.notifications.Inc("sent");
@@ -195,36 +189,19 @@ class WebhookNotifier::Sender {
     metrics_.notifications.Inc("retried");
     head.due = env_.Now() + JitteredBackoff({options_.first_retry, options_.max_retry, 0},
                                             head.attempts, env_);
-    Save(head);
+    SaveSpooled(head);
   }
 
-  bool Attempt(const Spooled& s) {
-    const auto client = NewHttpClient(target_.origin, {options_.timeout, options_.timeout, {}});
-    httplib::Headers headers;
-    if (!target_.signing_key.empty()) {
-      const int64_t now =
-          std::chrono::duration_cast<std::chrono::seconds>(env_.Now().time_since_epoch()).count();
-      for (auto& [name, value] :
-           StandardWebhookHeaders(target_.signing_key, s.delivery, now, s.body)) {
-        headers.emplace(std::move(name), std::move(value));
-      }
-    }
-    // Only the status matters: reading a long answer stops at the cap.
-    const CappedAnswer answer =
-        SendCapped(*client, MakeRequest("POST", target_.path, headers, s.body, "application/json"),
-                   options_.max_answer_bytes);
-    const bool ok = answer.status >= 200 && answer.status < 300;
-    if (!ok) {
+  PostOutcome Attempt(const Spooled& s) {
+    const PostOutcome outcome = poster_->Post(s);
+    if (outcome.kind == PostOutcome::Kind::kFailed) {
       log_->warn("step=send target={} delivery={} attempt={} error=\"{}\"", Name(), s.delivery,
-                 s.attempts + 1,
-                 answer.status > 0 ? "HTTP " + std::to_string(answer.status)
-                                   : httplib::to_string(answer.result.error()));
-    } else if (answer.over_cap) {
-      log_->warn("step=send target={} delivery={} outcome=sent answer-not-read=\"{}\"", Name(),
-                 s.delivery,
-                 std::string(AnswerOverCap("the receiver", options_.max_answer_bytes).message()));
+                 s.attempts + 1, outcome.error);
+    } else if (!outcome.error.empty()) {
+      log_->info("step=send target={} delivery={} outcome={} note=\"{}\"", Name(), s.delivery,
+                 outcome.kind == PostOutcome::Kind::kSent ? "sent" : "waiting", outcome.error);
     }
-    return ok;
+    return outcome;
   }
 
   const NotifyTarget target_;
@@ -232,6 +209,8 @@ class WebhookNotifier::Sender {
   Metrics& metrics_;
   const fs::path dir_;
   Env& env_ = Env::Default();  // the IO is real, so is its time
+  MessageIds ids_;             // the sender thread's (and Load's, before it starts)
+  std::unique_ptr<Poster> poster_;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<spdlog::logger> log_;
   mutable Mutex mu_;
