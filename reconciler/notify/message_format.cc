@@ -2,15 +2,20 @@
 
 #include <array>
 
+#include "reconciler/notify/googlechat_format.h"
 #include "reconciler/notify/json_format.h"
+#include "reconciler/notify/mattermost_format.h"
 #include "reconciler/notify/slack_format.h"
+#include "reconciler/notify/teams_format.h"
 
 namespace tr::reconciler::notify {
 namespace {
 
 // Every format there is.
-std::array<std::shared_ptr<const MessageFormat>, 2> Formats() {
-  return {std::make_shared<JsonFormat>(), std::make_shared<SlackFormat>()};
+std::array<std::shared_ptr<const MessageFormat>, 5> Formats() {
+  return {std::make_shared<JsonFormat>(), std::make_shared<SlackFormat>(),
+          std::make_shared<TeamsFormat>(), std::make_shared<MattermostFormat>(),
+          std::make_shared<GoogleChatFormat>()};
 }
 
 }  // namespace

@@ -16,19 +16,22 @@ namespace tr::reconciler::notify {
 class MessageFormat {
  public:
   virtual ~MessageFormat() = default;
-  // The name in `format=`: "json", "slack".
+  // The name in `format=`: "json", "slack", "teams", "mattermost", "googlechat".
   virtual std::string_view Name() const = 0;
   // Whether a receiver of this format must have a secret, and may: its deliveries are signed
   // (Standard Webhooks, standard_webhooks.h).
   virtual bool NeedsSecret() const = 0;
   // The request body of `n`, sent as delivery `delivery_id` (the same on every retry).
   virtual std::string Render(const Notification& n, const std::string& delivery_id) const = 0;
+  // The request path (query included) to POST to, from the one in the URL: the same, unless
+  // the receiver needs a query parameter for how it files messages (googlechat's threads).
+  virtual std::string Path(const std::string& configured_path) const { return configured_path; }
 };
 
 // The format called `name`; nullptr for an unknown name.
 std::shared_ptr<const MessageFormat> MessageFormatNamed(std::string_view name);
 
-// The names MessageFormatNamed knows, for messages: "json or slack".
+// The names MessageFormatNamed knows, for messages: "json, slack, ... or googlechat".
 std::string MessageFormatNames();
 
 }  // namespace tr::reconciler::notify

@@ -6,8 +6,10 @@
 namespace tr::reconciler::notify {
 
 void NotifyFlags::AddFlags(CLI::App& cmd) {
+  // The formats are named from their table, so a new one shows up here by itself.
   flags::Flag(cmd, "notify", entries,
-              "Notification receiver: url=URL,format=json|slack[,secret-file=FILE] (repeatable)");
+              "Notification receiver: url=URL,format=FORMAT[,secret-file=FILE] (repeatable); "
+              "FORMAT: " + MessageFormatNames());
 }
 
 absl::Status NotifyFlags::Finish() const {

@@ -211,7 +211,9 @@ class WebhookNotifier::Sender {
     }
     // Only the status matters: reading a long answer stops at the cap.
     const CappedAnswer answer =
-        SendCapped(*client, MakeRequest("POST", target_.path, headers, s.body, "application/json"),
+        SendCapped(*client,
+                   MakeRequest("POST", target_.format->Path(target_.path), headers, s.body,
+                               "application/json"),
                    options_.max_answer_bytes);
     const bool ok = answer.status >= 200 && answer.status < 300;
     if (!ok) {

@@ -1,0 +1,40 @@
+// What the chat formats (slack, teams, mattermost, googlechat) say about a notification,
+// before each lays it out in its own payload: a one-line summary, a title, the facts shown as
+// label/value pairs, and a severity with the colour a card's bar or edge gets.
+//
+// Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nlohmann/json.hpp"
+#include "reconciler/notify/notification.h"
+
+namespace tr::reconciler::notify {
+
+// How the event reads at a glance: a card's colour.
+enum class Severity { kInfo, kGood, kWarning, kBad };
+Severity SeverityOf(NotificationEvent event);
+// "#RRGGBB" for a card's colour bar: blue, green, amber, red.
+std::string_view SeverityColour(Severity severity);
+
+struct Fact {
+  std::string label;  // "Talos"
+  std::string value;  // "1.11.6 → 1.12.0"
+};
+
+// `*prod-eu-1* node.upgraded `cp-0` (Talos 1.12.0) 2/5: upgraded in 6m12s` (Markdown, as
+// Slack and Mattermost read it).
+std::string SummaryLine(const Notification& n);
+// "prod-eu-1: node.upgraded".
+std::string Title(const Notification& n);
+// Event, phase, node, Talos and Kubernetes versions (current → target), progress and commit,
+// each only when known. The message is not a fact: each format shows it as text.
+std::vector<Fact> FactsOf(const Notification& n);
+
+// `body` as compact JSON; invalid UTF-8 in a status message is replaced, not thrown on.
+std::string DumpPayload(const nlohmann::json& body);
+
+}  // namespace tr::reconciler::notify
