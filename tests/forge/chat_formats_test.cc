@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nlohmann/json.hpp"
@@ -54,26 +55,28 @@ TEST_P(ChatFormatTest, EveryEventPassesTheToolsOwnChecker) {
   EXPECT_TRUE(check.passed) << check.output;
 }
 
-// Each body with one field its tool does not know, where the tool reads it.
-Json Broken(const std::string& format, Json body) {
+// The name of a field its tool does not know, and the body with it where the tool reads it.
+std::pair<std::string, Json> Broken(const std::string& format, Json body) {
   if (format == "teams") {
     body["attachments"][0]["content"]["body"][0]["items"][0]["colour"] = "red";
-  } else if (format == "mattermost") {
-    body["attachments"][0]["fields"][0]["shortish"] = true;
-  } else {
-    Json& text = body["cardsV2"][0]["card"]["sections"][0]["widgets"][1]["decoratedText"];
-    text["toplabel"] = text["topLabel"];
-    text.erase("topLabel");
+    return {"colour", body};
   }
-  return body;
+  if (format == "mattermost") {
+    body["attachments"][0]["fields"][0]["shortish"] = true;
+    return {"shortish", body};
+  }
+  Json& text = body["cardsV2"][0]["card"]["sections"][0]["widgets"][1]["decoratedText"];
+  text["toplabel"] = text["topLabel"];
+  text.erase("topLabel");
+  return {"toplabel", body};
 }
 
 TEST_P(ChatFormatTest, TheCheckerRefusesAFieldTheToolDoesNotKnow) {
-  const Json body = Rendered(GetParam(), notify_preview::SampleNotification());
-  const auto check = test_support::CheckChatPayloads(GetParam(), {Broken(GetParam(), body).dump()},
-                                                     dir_.path());
+  const auto [field, body] =
+      Broken(GetParam(), Rendered(GetParam(), notify_preview::SampleNotification()));
+  const auto check = test_support::CheckChatPayloads(GetParam(), {body.dump()}, dir_.path());
   EXPECT_FALSE(check.passed);
-  EXPECT_THAT(check.output, HasSubstr(GetParam() + ": "));
+  EXPECT_THAT(check.output, HasSubstr(field)) << check.output;
 }
 
 TEST_P(ChatFormatTest, TakesNoSecretAndKeepsOtherPathsAsConfigured) {

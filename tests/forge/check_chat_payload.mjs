@@ -61,6 +61,16 @@ function onlyKeys(object, allowed, where) {
   }
 }
 
+// Where `written` and `understood` differ: the paths of keys or values not taken as written.
+function differences(written, understood, path) {
+  if (typeof written !== "object" || written === null) {
+    return isDeepStrictEqual(written, understood) ? [] : [path];
+  }
+  if (typeof understood !== "object" || understood === null) return [path];
+  const keys = new Set([...Object.keys(written), ...Object.keys(understood)]);
+  return [...keys].flatMap((key) => differences(written[key], understood[key], `${path}.${key}`));
+}
+
 function checkTeams() {
   // The Workflows trigger takes a Bot Framework message whose attachments are cards.
   onlyKeys(body, ["type", "attachments"], "message");
@@ -93,8 +103,8 @@ function checkTeams() {
   // does not know. The version and $schema it writes its own way.
   const strip = ({ version, $schema, ...rest }) => rest;
   const understood = strip(card.toJSON(new AC.SerializationContext(AC.Versions.v1_5)));
-  if (!isDeepStrictEqual(understood, strip(content))) {
-    problems.push(`Adaptive Cards understood ${JSON.stringify(understood)}`);
+  for (const path of differences(strip(content), understood, "card")) {
+    problems.push(`Adaptive Cards did not take ${path} as written`);
   }
 }
 

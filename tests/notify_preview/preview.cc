@@ -1,7 +1,6 @@
 #include "tests/notify_preview/preview.h"
 
 #include <array>
-#include <sstream>
 
 #include "reconciler/notify/message_format.h"
 #include "tests/notify_preview/sample_notification.h"
@@ -20,13 +19,6 @@ std::string WithoutMarks(const std::string& text) {
     if (c != '*' && c != '`') out += c;
   }
   return out;
-}
-
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 void Append(std::vector<std::string>& to, const std::vector<std::string>& lines) {
