@@ -43,9 +43,10 @@ std::string_view SeverityColour(Severity severity) {
   return "#2F6FDB";
 }
 
-std::string SummaryLine(const Notification& n) {
-  std::string text = "*" + n.cluster + "* " + NotificationEventName(n.event);
-  if (!n.node.empty()) text += " `" + n.node + "`";
+std::string SummaryLine(const Notification& n, bool markup) {
+  const std::string bold = markup ? "*" : "", code = markup ? "`" : "";
+  std::string text = bold + n.cluster + bold + " " + NotificationEventName(n.event);
+  if (!n.node.empty()) text += " " + code + n.node + code;
   if (!n.talos_target.empty()) text += " (Talos " + n.talos_target + ")";
   if (!n.progress.empty()) text += " " + n.progress;
   if (!n.message.empty()) text += ": " + n.message;

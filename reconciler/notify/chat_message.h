@@ -25,9 +25,10 @@ struct Fact {
   std::string value;  // "1.11.6 → 1.12.0"
 };
 
-// `*prod-eu-1* node.upgraded `cp-0` (Talos 1.12.0) 2/5: upgraded in 6m12s` (Markdown, as
-// Slack and Mattermost read it).
-std::string SummaryLine(const Notification& n);
+// `*prod-eu-1* node.upgraded `cp-0` (Talos 1.12.0) 2/5: upgraded in 6m12s`: bold and code
+// marks as Slack and Google Chat read them, or without them (`markup` false) where plain text
+// is asked for (Mattermost's fallback).
+std::string SummaryLine(const Notification& n, bool markup = true);
 // "prod-eu-1: node.upgraded".
 std::string Title(const Notification& n);
 // Event, phase, node, Talos and Kubernetes versions (current → target), progress and commit,

@@ -10,7 +10,7 @@ std::string MattermostFormat::Render(const Notification& n,
   for (const Fact& fact : FactsOf(n)) {
     fields.push_back({{"title", fact.label}, {"value", fact.value}, {"short", true}});
   }
-  nlohmann::json attachment{{"fallback", SummaryLine(n)},
+  nlohmann::json attachment{{"fallback", SummaryLine(n, /*markup=*/false)},
                             {"color", SeverityColour(SeverityOf(n.event))},
                             {"title", Title(n)},
                             {"fields", fields}};

@@ -1,8 +1,8 @@
 // A Mattermost incoming-webhook body (format=mattermost): posted as "talos-reconciler" with
 // one message attachment (Mattermost's Slack-compatible kind) whose edge is coloured by
 // severity, titled with cluster and event, holding the message and the facts
-// (chat_message.h) as short fields, and a plain-text fallback for notifications. The hook's
-// URL is the credential, so it takes no secret.
+// (chat_message.h) as short fields, and the summary in plain text as the fallback (what
+// notifications show). The hook's URL is the credential, so it takes no secret.
 //
 // Thread-safe.
 #pragma once

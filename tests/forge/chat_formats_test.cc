@@ -125,7 +125,7 @@ TEST(MattermostFormatTest, OneAttachmentColouredByEventWithAFallback) {
   EXPECT_EQ(body["username"], "talos-reconciler");
   const Json& attachment = body["attachments"][0];
   EXPECT_EQ(attachment["fallback"],
-            "*prod-eu-1* node.upgraded `w-0` (Talos 1.12.0) 2/5: upgraded to Talos 1.12.0 in 6m12s");
+            "prod-eu-1 node.upgraded w-0 (Talos 1.12.0) 2/5: upgraded to Talos 1.12.0 in 6m12s");
   EXPECT_EQ(attachment["title"], "prod-eu-1: node.upgraded");
   EXPECT_EQ(attachment["text"], "upgraded to Talos 1.12.0 in 6m12s");
   EXPECT_THAT(attachment["fields"],
