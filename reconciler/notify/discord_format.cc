@@ -2,7 +2,7 @@
 
 #include "core/timestamp.h"
 #include "nlohmann/json.hpp"
-#include "reconciler/notify/rollout_text.h"
+#include "reconciler/notify/chat_message.h"
 
 namespace tr::reconciler::notify {
 namespace {
@@ -27,12 +27,12 @@ std::string DiscordFormat::Render(const Notification& n, const std::string& /*de
   field("Commit", ShortCommit(n.commit));
   const nlohmann::json embed{{"title", Cut(n.cluster + ": " + VersionsLine(n), 256)},
                              {"description", Cut(description, 4096)},
-                             {"color", StateColor(n.event)},
+                             {"color", ToneRgb(ToneOf(n.event))},
                              {"fields", fields},
                              {"timestamp", core::FormatTimestamp(n.at)},
                              {"footer", {{"text", "talos-reconciler"}}}};
-  return nlohmann::json{{"embeds", {embed}}, {"allowed_mentions", {{"parse", nlohmann::json::array()}}}}
-      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return DumpPayload(
+      {{"embeds", {embed}}, {"allowed_mentions", {{"parse", nlohmann::json::array()}}}});
 }
 
 }  // namespace tr::reconciler::notify

@@ -3,17 +3,22 @@
 #include <array>
 
 #include "reconciler/notify/discord_format.h"
+#include "reconciler/notify/googlechat_format.h"
 #include "reconciler/notify/json_format.h"
+#include "reconciler/notify/mattermost_format.h"
 #include "reconciler/notify/slack_bot_format.h"
 #include "reconciler/notify/slack_format.h"
+#include "reconciler/notify/teams_format.h"
 
 namespace tr::reconciler::notify {
 namespace {
 
 // Every format there is.
-std::array<std::shared_ptr<const MessageFormat>, 4> Formats() {
-  return {std::make_shared<JsonFormat>(), std::make_shared<SlackFormat>(),
-          std::make_shared<SlackBotFormat>(), std::make_shared<DiscordFormat>()};
+std::array<std::shared_ptr<const MessageFormat>, 7> Formats() {
+  return {std::make_shared<JsonFormat>(),       std::make_shared<SlackFormat>(),
+          std::make_shared<SlackBotFormat>(),   std::make_shared<TeamsFormat>(),
+          std::make_shared<DiscordFormat>(),    std::make_shared<MattermostFormat>(),
+          std::make_shared<GoogleChatFormat>()};
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ enum class Transport {
 class MessageFormat {
  public:
   virtual ~MessageFormat() = default;
-  // The name in `format=`: "json", "slack".
+  // The name in `format=`: "json", "slack", "teams", "mattermost", "googlechat".
   virtual std::string_view Name() const = 0;
   // Whether a receiver of this format must have a secret, and may: its deliveries are signed
   // (Standard Webhooks, standard_webhooks.h).
@@ -34,12 +34,15 @@ class MessageFormat {
   virtual Transport Via() const { return Transport::kPost; }
   // One message per rollout, updated in place (Transport other than kPost).
   bool UpdatesInPlace() const { return Via() != Transport::kPost; }
+  // The request path (query included) to POST to, from the one in the URL: the same, unless
+  // the receiver needs a query parameter for how it files messages (googlechat's threads).
+  virtual std::string Path(const std::string& configured_path) const { return configured_path; }
 };
 
 // The format called `name`; nullptr for an unknown name.
 std::shared_ptr<const MessageFormat> MessageFormatNamed(std::string_view name);
 
-// The names MessageFormatNamed knows, for messages: "json or slack".
+// The names MessageFormatNamed knows, for messages: "json, slack, ... or googlechat".
 std::string MessageFormatNames();
 
 }  // namespace tr::reconciler::notify

@@ -13,7 +13,7 @@
 namespace tr::reconciler::notify {
 
 struct NotifyFlags {
-  std::vector<std::string> entries;  // `url=...,format=json|slack,secret-file=...`
+  std::vector<std::string> entries;  // `url=...,format=NAME,secret-file=...`
 
   void AddFlags(CLI::App& cmd);
   // Every entry parses (ParseNotifyTarget, which reads its secret file); its error otherwise.

@@ -33,7 +33,8 @@ class HookPoster final : public Poster {
       }
     }
     const CappedAnswer answer =
-        SendCapped(*client, MakeRequest("POST", target_.path, headers, s.body, "application/json"),
+        SendCapped(*client, MakeRequest("POST", target_.format->Path(target_.path), headers, s.body,
+                                "application/json"),
                    context_.max_answer_bytes);
     if (answer.status == 429) {
       return PostOutcome::Wait(RetryAfter(answer.result, milliseconds(1000)), "HTTP 429");

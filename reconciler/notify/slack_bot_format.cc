@@ -2,7 +2,7 @@
 
 #include "core/timestamp.h"
 #include "nlohmann/json.hpp"
-#include "reconciler/notify/rollout_text.h"
+#include "reconciler/notify/chat_message.h"
 #include "reconciler/notify/slack_format.h"
 
 namespace tr::reconciler::notify {
@@ -58,8 +58,7 @@ std::string SlackBotFormat::Render(const Notification& n, const std::string& /*d
   context += " · updated " + core::FormatTimestamp(n.at);
   blocks.push_back({{"type", "context"},
                     {"elements", {{{"type", "mrkdwn"}, {"text", SlackEscape(context)}}}}});
-  return nlohmann::json{{"text", headline}, {"blocks", blocks}}.dump(
-      -1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return DumpPayload({{"text", headline}, {"blocks", blocks}});
 }
 
 std::string SlackBotFormat::RenderReply(const Notification& n) {

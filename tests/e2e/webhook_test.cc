@@ -1,10 +1,15 @@
 // The daemon with --webhook-listen and --notify: the poll interval is an hour, so only a
 // signed push webhook (sent by GitHub's own signer under node) can make the daemon see the new
 // commit; the rollout's notifications reach a real HTTP receiver, in order, and each verifies
-// with the Standard Webhooks library (npm standardwebhooks) as a receiver would check it.
+// with the Standard Webhooks library (npm standardwebhooks) as a receiver would check it. The
+// same rollout reaches a receiver per chat format (teams, mattermost, googlechat), each body
+// passing the tool's own package (tests/forge/check_chat_payload.mjs).
+#include <gmock/gmock.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "fmt/format.h"
@@ -12,14 +17,15 @@
 #include "nlohmann/json.hpp"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/e2e/signed_webhook.h"
+#include "tests/support/chat_payload_check.h"
 
 namespace tr::e2e {
 namespace {
 
-// A receiver of format=json notifications: keeps each delivery's body and Standard Webhooks
-// headers.
+// A receiver of notifications on any path: keeps each delivery's path, body, Standard Webhooks
+// headers and messageReplyOption (googlechat's).
 struct Delivery {
-  std::string body, id, timestamp, signature;
+  std::string path, body, id, timestamp, signature, reply_option;
   std::string Event() const {
     const nlohmann::json n = nlohmann::json::parse(body, nullptr, false);
     return n.is_object() ? n.value("event", "") : "";
@@ -29,25 +35,47 @@ struct Delivery {
 class NotificationSink {
  public:
   NotificationSink() {
-    server_.Post("/n", [this](const httplib::Request& req, httplib::Response& res) {
+    server_.Post("/[a-z]+", [this](const httplib::Request& req, httplib::Response& res) {
       std::lock_guard lock(mu_);
-      deliveries_.push_back({req.body, req.get_header_value("webhook-id"),
+      deliveries_.push_back({req.path, req.body, req.get_header_value("webhook-id"),
                              req.get_header_value("webhook-timestamp"),
-                             req.get_header_value("webhook-signature")});
+                             req.get_header_value("webhook-signature"),
+                             req.get_param_value("messageReplyOption")});
       res.status = 204;
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::jthread([this] { server_.listen_after_bind(); });
   }
   ~NotificationSink() { server_.stop(); }
-  std::string Url() const { return fmt::format("http://127.0.0.1:{}/n", port_); }
-  std::vector<Delivery> Deliveries() {
+  std::string Url(const std::string& path = "/n") const {
+    return fmt::format("http://127.0.0.1:{}{}", port_, path);
+  }
+  std::vector<Delivery> Deliveries(const std::string& path = "/n") {
     std::lock_guard lock(mu_);
-    return deliveries_;
+    std::vector<Delivery> to_path;
+    for (const Delivery& d : deliveries_) {
+      if (d.path == path) to_path.push_back(d);
+    }
+    return to_path;
   }
   std::vector<std::string> Events() {
     std::vector<std::string> events;
     for (const Delivery& d : Deliveries()) events.push_back(d.Event());
+    return events;
+  }
+  // The events a chat format's receiver at /<format> got, read from each card's title
+  // ("hooked: rollout.started").
+  std::vector<std::string> ChatEvents(const std::string& format) {
+    std::vector<std::string> events;
+    for (const Delivery& d : Deliveries("/" + format)) {
+      const nlohmann::json b = nlohmann::json::parse(d.body, nullptr, false);
+      const nlohmann::json::json_pointer title(
+          format == "teams"        ? "/attachments/0/content/body/0/items/0/text"
+          : format == "mattermost" ? "/attachments/0/title"
+                                   : "/cardsV2/0/card/header/title");
+      const std::string text = b.contains(title) ? b[title].get<std::string>() : "";
+      events.push_back(text.substr(text.find(": ") + 2));
+    }
     return events;
   }
 
@@ -69,6 +97,8 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
   constexpr char kNotifySecret[] = "whsec_ZTJlLW5vdGlmeS1rZXktb2YtdGhpcy10ZXN0LTMyYg==";
   std::ofstream(world().dir() / "notify-key") << kNotifySecret << "\n";
   NotificationSink sink;
+  NotificationSink chats;  // a second receiver: /teams, /mattermost, /googlechat
+  const std::vector<std::string> kChatFormats{"teams", "mattermost", "googlechat"};
   E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
     o.poll_interval = "1h";
     o.extra_args = {"--webhook-listen", fmt::format("{}:{}", host, *port),
@@ -76,6 +106,10 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
                     "--notify",
                     "url=" + sink.Url() + ",format=json,secret-file=" +
                         (world().dir() / "notify-key").string()};
+    for (const std::string& format : kChatFormats) {
+      o.extra_args.push_back("--notify");
+      o.extra_args.push_back("url=" + chats.Url("/" + format) + ",format=" + format);
+    }
   }));
   E2E_ASSERT_OK(world().WaitForReady("hooked", "1.11.6", "", 60s).status());
 
@@ -109,6 +143,30 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
         TR_SOURCE_DIR, kNotifySecret, body.string(), d.id, d.timestamp, d.signature);
     EXPECT_EQ(std::system(verify.c_str()), 0) << d.Event() << " " << d.signature;
   }
+  // Each chat receiver got the same events, in its format, each body passing its tool's check.
+  ASSERT_TRUE(world().WaitUntil(30s, [&] {
+    for (const std::string& format : kChatFormats) {
+      if (chats.ChatEvents(format).size() < events.size()) return false;
+    }
+    return true;
+  }));
+  for (const std::string& format : kChatFormats) {
+    EXPECT_EQ(chats.ChatEvents(format), events) << format;
+    std::vector<std::string> bodies;
+    for (const Delivery& d : chats.Deliveries("/" + format)) bodies.push_back(d.body);
+    const auto check = test_support::CheckChatPayloads(format, bodies, world().dir());
+    EXPECT_TRUE(check.passed) << check.output;
+  }
+  // Google Chat is asked to reply into the rollout's one thread.
+  std::set<std::string> threads;
+  for (const Delivery& d : chats.Deliveries("/googlechat")) {
+    EXPECT_EQ(d.reply_option, "REPLY_MESSAGE_FALLBACK_TO_NEW_THREAD");
+    threads.insert(nlohmann::json::parse(d.body)["thread"]["threadKey"].get<std::string>());
+  }
+  ASSERT_EQ(threads.size(), 1u);
+  EXPECT_THAT(*threads.begin(),
+              testing::StartsWith("talos-reconciler/hooked/" + commit + "/talos-1.12.0/kubernetes-"));
+
   // A wrong signature is refused and does not leak into the daemon's log.
   EXPECT_EQ(SendGithubWebhook(base_url, "not-the-secret", "push", payload), std::vector<int>{401});
   EXPECT_EQ(world().daemon().log().find("e2e-webhook-secret"), std::string::npos);

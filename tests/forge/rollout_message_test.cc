@@ -256,7 +256,7 @@ TEST_F(RolloutMessageTest, DiscordExecutesWithWaitThenEditsTheSameMessage) {
   const auto& embed = messages[0].content["embeds"][0];
   EXPECT_THAT(embed["title"].get<std::string>(), HasSubstr("prod-eu-1"));
   EXPECT_THAT(embed["description"].get<std::string>(), HasSubstr("completed"));
-  EXPECT_EQ(embed["color"], 0x2e7d32);
+  EXPECT_EQ(embed["color"], 0x1E9E5A);  // green, as teams and mattermost show completed
   EXPECT_EQ(messages[0].content["allowed_mentions"]["parse"], nlohmann::json::array());
   EXPECT_THAT(chat.Problems(), IsEmpty());
 }

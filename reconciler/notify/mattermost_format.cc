@@ -1,0 +1,21 @@
+#include "reconciler/notify/mattermost_format.h"
+
+#include "reconciler/notify/chat_message.h"
+
+namespace tr::reconciler::notify {
+
+std::string MattermostFormat::Render(const Notification& n,
+                                     const std::string& /*delivery_id*/) const {
+  nlohmann::json fields = nlohmann::json::array();
+  for (const Fact& fact : FactsOf(n)) {
+    fields.push_back({{"title", fact.label}, {"value", fact.value}, {"short", true}});
+  }
+  nlohmann::json attachment{{"fallback", SummaryLine(n, /*markup=*/false)},
+                            {"color", ToneColour(ToneOf(n.event))},
+                            {"title", Title(n)},
+                            {"fields", fields}};
+  if (!n.message.empty()) attachment["text"] = n.message;
+  return DumpPayload({{"username", "talos-reconciler"}, {"attachments", nlohmann::json::array({attachment})}});
+}
+
+}  // namespace tr::reconciler::notify

@@ -1,0 +1,51 @@
+// docs/notifications.md shows what scripts/docs-notify-previews makes from this build's
+// notify-previews: a changed payload or preview fails here until the page is generated again.
+// Every format the daemon knows has a preview.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "reconciler/notify/message_format.h"
+#include "tests/notify_preview/preview.h"
+#include "tests/support/manual_pages.h"
+#include "tests/support/process.h"
+
+namespace tr {
+namespace {
+
+namespace fs = std::filesystem;
+using gitsource::testing::ProcessResult;
+using gitsource::testing::RunCommand;
+
+const fs::path kSource = TR_SOURCE_DIR;
+
+TEST(NotifyPreviewsTest, DocsShowWhatScriptsDocsNotifyPreviewsGenerates) {
+  const gitsource::testing::TempDir tmp;
+  const ProcessResult r = RunCommand({"bash", (kSource / "scripts/docs-notify-previews").string(),
+                                      "--build", TR_BINARY_DIR, "--out",
+                                      (tmp / "notifications.md").string()});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string generated = test_support::ReadPage(tmp.path(), "notifications.md");
+  ASSERT_NE(generated.find("format=googlechat"), std::string::npos);
+  EXPECT_EQ(test_support::ReadPage(kSource, "docs/notifications.md"), generated)
+      << "The notification previews are generated: run scripts/docs-notify-previews "
+         "(TR_BUILD_DIR=<this build> when it is not build/) and commit docs/notifications.md.";
+}
+
+TEST(NotifyPreviewsTest, EveryFormatHasAPreview) {
+  // MessageFormatNames() says "json, slack, ... or googlechat".
+  const std::vector<std::string> formats = absl::StrSplit(
+      absl::StrReplaceAll(reconciler::notify::MessageFormatNames(), {{" or ", ", "}}), ", ");
+  std::vector<std::string> previewed;
+  for (const notify_preview::FormatPreview& p : notify_preview::Previews()) {
+    previewed.emplace_back(p.format);
+  }
+  EXPECT_EQ(previewed, formats) << "add the new format's preview to tests/notify_preview/preview.cc";
+}
+
+}  // namespace
+}  // namespace tr
