@@ -4,6 +4,7 @@
 // Pure functions; thread-safe.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,8 @@ struct Notification {
   std::string kubernetes_current, kubernetes_target;
   std::string progress;  // "2/5"
   std::string commit;    // the desired commit being rolled out
+  // The cluster's metadata.labels as its status records them: what notifications are filtered by.
+  std::map<std::string, std::string> labels;
   core::TimePoint at;
 };
 
