@@ -1,5 +1,6 @@
 #include "core/names.h"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -23,6 +24,18 @@ bool IsLabel(std::string_view s) {
   }
   return true;
 }
+
+// The name part of a Kubernetes qualified name, and a non-empty label value: 1-63 of
+// [A-Za-z0-9-_.], starting and ending with a letter or digit.
+bool IsQualifiedNamePart(std::string_view s) {
+  const auto alnum = [](char c) { return IsLowerAlnum(c) || IsUpper(c); };
+  if (s.empty() || s.size() > 63 || !alnum(s.front()) || !alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(),
+                     [&alnum](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+constexpr std::string_view kQualifiedNameRule =
+    "letters, digits, '-', '_' or '.', starting and ending with a letter or digit";
 
 absl::Status Invalid(std::string message) { return absl::InvalidArgumentError(message); }
 
@@ -240,6 +253,42 @@ absl::Status CheckTimezoneName(std::string_view name) {
   }
   if (ok) return absl::OkStatus();
   return Invalid("must be an IANA time-zone name such as UTC or Europe/Oslo");
+}
+
+absl::Status CheckLabelKey(std::string_view key) {
+  if (key.empty()) return Invalid("must not be empty");
+  const size_t slash = key.find('/');
+  std::string_view name = key;
+  if (slash != std::string_view::npos) {
+    if (key.find('/', slash + 1) != std::string_view::npos) {
+      return Invalid("must be name or prefix/name, with one '/' at most");
+    }
+    const std::string_view prefix = key.substr(0, slash);
+    if (prefix.empty()) return Invalid("prefix before '/' must not be empty");
+    if (absl::Status s = CheckDns1123Subdomain(prefix); !s.ok()) {
+      return Invalid(fmt::format("prefix \"{}\" {}", prefix, std::string(s.message())));
+    }
+    name = key.substr(slash + 1);
+    if (name.empty()) return Invalid("name after '/' must not be empty");
+  }
+  if (name.size() > 63) {
+    return Invalid(fmt::format("name must be at most 63 characters, not {}", name.size()));
+  }
+  if (!IsQualifiedNamePart(name)) {
+    return Invalid(fmt::format("name \"{}\" must be {}", name, kQualifiedNameRule));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLabelValue(std::string_view value) {
+  if (value.empty()) return absl::OkStatus();
+  if (value.size() > 63) {
+    return Invalid(fmt::format("must be at most 63 characters, not {}", value.size()));
+  }
+  if (!IsQualifiedNamePart(value)) {
+    return Invalid(fmt::format("must be empty or {}", kQualifiedNameRule));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace tr::core

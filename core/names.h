@@ -50,4 +50,11 @@ absl::Status CheckImageRepository(std::string_view repository);
 // letters, digits, '_', '+' and '-': "UTC", "Europe/Oslo", "Etc/GMT+2". Syntax only.
 absl::Status CheckTimezoneName(std::string_view name);
 
+// A Kubernetes label key: a name, or prefix/name. The prefix is a DNS-1123 subdomain; the name
+// 1-63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit: "env",
+// "app.kubernetes.io/name". The messages name the part at fault ("prefix \"X\" must ...").
+absl::Status CheckLabelKey(std::string_view key);
+// A Kubernetes label value: empty, or what a label key's name may be.
+absl::Status CheckLabelValue(std::string_view value);
+
 }  // namespace tr::core

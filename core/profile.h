@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -102,6 +103,8 @@ struct Promotion {
 struct ClusterProfile {
   std::string file;                    // repository-relative path it was read from
   std::string name;                    // metadata.name, a DNS-1123 label
+  // metadata.labels, Kubernetes label syntax (core/names.h): what notifications are filtered on.
+  std::map<std::string, std::string> labels;
   std::vector<std::string> endpoints;  // control-plane apid endpoints, host or host:port
   std::string credentials;             // names a talosconfig; never the secret itself
   Version talos_version;

@@ -135,7 +135,8 @@ std::optional<std::vector<std::string>> DecodeEndpoints(const Field& field,
 }
 
 void DecodeMetadata(const Field& field, std::string_view path, ClusterProfile& profile) {
-  MappingReader m(field, {"name"});
+  MappingReader m(field, {"name", "labels"});
+  profile.labels = ReadLabels(m.Optional("labels"));
   const Field name_field = m.Required("name");
   std::optional<std::string> name = ReadChecked(name_field, CheckDns1123Label);
   if (!name) return;

@@ -142,6 +142,15 @@ std::vector<NodeStatus> Nodes(const StatusInput& in) {
   return nodes;
 }
 
+// The profile's labels; while it is invalid, the last recorded ones, so that a broken profile
+// does not change who is notified of what happens to the cluster.
+std::map<std::string, std::string> Labels(const StatusInput& in) {
+  const bool invalid = in.invalid != nullptr && !in.invalid->empty();
+  if (in.profile != nullptr && !invalid) return in.profile->labels;
+  if (in.previous != nullptr) return in.previous->labels;
+  return {};
+}
+
 void AppendHistory(const StatusInput& in, ClusterStatus& status) {
   if (in.previous) status.history = in.previous->history;
   if (!in.previous || in.previous->phase != status.phase) {
@@ -192,6 +201,7 @@ const char* ComponentStateName(ComponentState state) {
 ClusterStatus BuildClusterStatus(const StatusInput& in) {
   ClusterStatus s;
   s.cluster = in.cluster;
+  s.labels = Labels(in);
   s.updated = in.now;
   s.rollout = in.memory;
   s.gates = in.gates;
@@ -225,7 +235,8 @@ ClusterStatus BuildClusterStatus(const StatusInput& in) {
 }
 
 bool OnlyReportDiffers(const ClusterStatus& recorded, const ClusterStatus& next) {
-  return recorded.cluster == next.cluster && recorded.phase == next.phase &&
+  return recorded.cluster == next.cluster && recorded.labels == next.labels &&
+         recorded.phase == next.phase &&
          recorded.desired_commit_attempted == next.desired_commit_attempted &&
          recorded.desired_commit_applied == next.desired_commit_applied &&
          recorded.rollout == next.rollout && recorded.gates == next.gates &&

@@ -8,6 +8,7 @@
 // Pure: time is passed in. Thread-compatible.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,6 +67,9 @@ inline constexpr size_t kMaxHistory = 20;
 
 struct ClusterStatus {
   std::string cluster;
+  // The profile's metadata.labels; kept from the previous status while the profile is invalid,
+  // so a broken profile does not change who is notified.
+  std::map<std::string, std::string> labels;
   ClusterPhase phase = ClusterPhase::kReady;
   std::string message;
   TimePoint updated;
@@ -107,7 +111,8 @@ ClusterStatus BuildClusterStatus(const StatusInput& input);
 
 // True when `next` differs from `recorded` only in what it reports — message, time, node
 // observations, conditions, the component summaries — and not in anything a restarted
-// reconciler resumes from: phase, desired commits, rollout memory, health-check state, history.
+// reconciler resumes from: phase, desired commits, rollout memory, health-check state, history,
+// labels (an invalid profile's status keeps them from the recorded one).
 // Such a status may be recorded without waiting for it to be durable.
 bool OnlyReportDiffers(const ClusterStatus& recorded, const ClusterStatus& next);
 

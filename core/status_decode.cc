@@ -150,12 +150,15 @@ std::vector<HistoryEntry> ReadHistory(const Field& f) {
 
 Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_view content) {
   return DecodeYamlDocument<ClusterStatus>(path, content, [](const Field& root) {
-    MappingReader top(root, {"apiVersion", "kind", "cluster", "phase", "message", "updated",
-                             "desiredCommit", "talos", "kubernetes", "conditions", "history",
-                             "nodes", "inFlight", "rollout", "gates"});
+    MappingReader top(root, {"apiVersion", "kind", "cluster", "labels", "phase", "message",
+                             "updated", "desiredCommit", "talos", "kubernetes", "conditions",
+                             "history", "nodes", "inFlight", "rollout", "gates"});
     CheckHeader(top, kApiVersion, "ClusterStatus");
     ClusterStatus s;
     s.cluster = Str(top.Required("cluster"));
+    // Checked as a profile's are: anyone who can push to the status branch writes these, and
+    // they reach the notifications. Files written before labels existed have none.
+    s.labels = ReadLabels(top.Optional("labels"));
     s.phase = Named(top.Required("phase"), ClusterPhase::kBlocked,
                     {ClusterPhase::kReady, ClusterPhase::kUpgradingTalos,
                      ClusterPhase::kUpgradingKubernetes, ClusterPhase::kUpgradeFailed,

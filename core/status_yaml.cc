@@ -24,6 +24,14 @@ void EmitString(YAML::Emitter& out, const char* key, const std::string& value) {
   out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
 }
 
+// Written only when there are labels, so a cluster without any keeps the file's earlier shape.
+void EmitLabels(YAML::Emitter& out, const std::map<std::string, std::string>& labels) {
+  if (labels.empty()) return;
+  out << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
+  for (const auto& [key, value] : labels) EmitString(out, key.c_str(), value);
+  out << YAML::EndMap;
+}
+
 void EmitInFlight(YAML::Emitter& out, const std::vector<OperationInFlight>& ops) {
   out << YAML::Key << "inFlight" << YAML::Value << YAML::BeginSeq;
   for (const OperationInFlight& op : ops) {
@@ -125,6 +133,7 @@ std::string RenderStatusYaml(const ClusterStatus& s) {
   out << YAML::Key << "apiVersion" << YAML::Value << std::string(kApiVersion);
   out << YAML::Key << "kind" << YAML::Value << "ClusterStatus";
   EmitString(out, "cluster", s.cluster);
+  EmitLabels(out, s.labels);
   out << YAML::Key << "phase" << YAML::Value << ClusterPhaseName(s.phase);
   EmitString(out, "message", s.message);
   EmitString(out, "updated", FormatTimestamp(s.updated));

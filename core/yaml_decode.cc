@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "core/duration.h"
+#include "core/names.h"
 #include "core/text.h"
 #include "core/yaml_text.h"
 #include "fmt/format.h"
@@ -265,6 +266,22 @@ std::optional<Version> ReadKubernetesVersion(const Field& field) {
 }
 std::optional<MinorVersion> ReadMinorVersion(const Field& field) {
   return ReadParsed<MinorVersion>(field, "a minor version such as 1.35", ParseMinorVersion);
+}
+
+std::map<std::string, std::string> ReadLabels(const Field& field) {
+  std::map<std::string, std::string> labels;
+  for (const FieldEntry& entry : ReadMapEntries(field)) {
+    if (absl::Status s = CheckLabelKey(entry.key); !s.ok()) {
+      entry.KeyError("label key " + std::string(s.message()));
+    }
+    std::optional<std::string> value = ReadString(entry.value);
+    if (!value) continue;
+    if (absl::Status s = CheckLabelValue(*value); !s.ok()) {
+      entry.value.Error("label value " + std::string(s.message()));
+    }
+    labels.emplace(entry.key, *std::move(value));
+  }
+  return labels;
 }
 
 std::string ListChoices(const std::vector<std::string_view>& words) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -123,6 +124,9 @@ std::optional<std::chrono::seconds> ReadDuration(const Field& field, bool allow_
 std::optional<Version> ReadTalosVersion(const Field& field);
 std::optional<Version> ReadKubernetesVersion(const Field& field);
 std::optional<MinorVersion> ReadMinorVersion(const Field& field);
+// A mapping of Kubernetes labels (names.h: CheckLabelKey, CheckLabelValue). Every bad key and
+// value is reported, so one does not hide the next. Empty when absent.
+std::map<std::string, std::string> ReadLabels(const Field& field);
 
 // One of `choices` by its spelling; reports "must be a, b or c" otherwise.
 template <typename E>

@@ -21,6 +21,7 @@ Notification About(NotificationEvent event, const core::ClusterStatus& s) {
   n.progress = s.phase == core::ClusterPhase::kUpgradingKubernetes ? s.kubernetes.progress
                                                                    : s.talos.progress;
   n.commit = s.desired_commit_attempted;
+  n.labels = s.labels;
   n.at = s.updated;
   return n;
 }

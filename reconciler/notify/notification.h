@@ -34,7 +34,8 @@ struct Notification {
   std::string kubernetes_current, kubernetes_target;
   std::string progress;  // "2/5"
   std::string commit;    // the desired commit being rolled out
-  std::map<std::string, std::string> labels;  // the cluster's (metadata.labels)
+  // The cluster's metadata.labels as its status records them: what notifications are filtered by.
+  std::map<std::string, std::string> labels;
   core::TimePoint at;
 };
 

@@ -204,5 +204,55 @@ TEST(TimezoneTest, IanaLookingNames) {
   }
 }
 
+TEST(LabelTest, KeysAsKubernetesTakesThem) {
+  for (const std::string& good :
+       std::vector<std::string>{"env", "Env", "a", "team_1", "tier.v2", "app.kubernetes.io/name",
+                                "example.com/Cost-Center", std::string(63, 'k'),
+                                std::string(63, 'p') + "." + std::string(63, 'q') + "/x"}) {
+    EXPECT_TRUE(CheckLabelKey(good).ok()) << good;
+  }
+  const std::string rule =
+      "letters, digits, '-', '_' or '.', starting and ending with a letter or digit";
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"", "must not be empty"},
+      {"a/b/c", "must be name or prefix/name, with one '/' at most"},
+      {"/env", "prefix before '/' must not be empty"},
+      {"example.com/", "name after '/' must not be empty"},
+      {"Example.com/env",
+       "prefix \"Example.com\" must be a DNS-1123 name: lowercase letters, digits, '-' and '.', "
+       "each dot-separated part starting and ending with a letter or digit, at most 253 "
+       "characters"},
+      {std::string(64, 'k'), "name must be at most 63 characters, not 64"},
+      {"example.com/" + std::string(64, 'k'), "name must be at most 63 characters, not 64"},
+      {"-env", "name \"-env\" must be " + rule},
+      {"env_", "name \"env_\" must be " + rule},
+      {"my env", "name \"my env\" must be " + rule},
+      {"example.com/.x", "name \".x\" must be " + rule},
+      {"caf\xC3\xA9", "name \"caf\xC3\xA9\" must be " + rule},
+  };
+  for (const auto& [key, message] : bad) {
+    absl::Status s = CheckLabelKey(key);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << key;
+    EXPECT_EQ(s.message(), message) << key;
+  }
+}
+
+TEST(LabelTest, ValuesMayBeEmpty) {
+  for (const std::string& good :
+       std::vector<std::string>{"", "prod", "Prod", "3", "v1.2_x-y", std::string(63, 'v')}) {
+    EXPECT_TRUE(CheckLabelValue(good).ok()) << good;
+  }
+  EXPECT_EQ(CheckLabelValue(std::string(64, 'v')).message(),
+            "must be at most 63 characters, not 64");
+  for (const std::string& bad : std::vector<std::string>{"-prod", "prod.", "a b", "a/b", "a:b"}) {
+    absl::Status s = CheckLabelValue(bad);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_EQ(s.message(),
+              "must be empty or letters, digits, '-', '_' or '.', starting and ending with a "
+              "letter or digit")
+        << bad;
+  }
+}
+
 }  // namespace
 }  // namespace tr::core

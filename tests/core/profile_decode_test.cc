@@ -93,6 +93,30 @@ TEST(ProfileDecodeTest, DecodesTheDesignExample) {
   EXPECT_FALSE(p.policy_overrides.upgrade_order.has_value());
 }
 
+// kProfile with `labels` (the lines given, each indented under it) after metadata.name.
+std::string WithLabels(std::string_view lines) {
+  return ReplaceOnce(kProfile, "match the file name\n",
+                     fmt::format("match the file name\n  labels:\n{}", lines));
+}
+
+TEST(ProfileDecodeTest, LabelsAreReadAsWritten) {
+  EXPECT_TRUE(Decode(kProfile).value->labels.empty());
+  Decoded<ClusterProfile> decoded =
+      Decode(WithLabels("    env: prod\n"
+                        "    app.kubernetes.io/part-of: Payments_v2\n"
+                        "    tier: \"3\"\n"
+                        "    canary: \"\"\n"
+                        "    \"true\": \"on\"\n"));
+  ASSERT_TRUE(decoded.ok()) << testing::PrintToString(DiagnosticStrings(decoded.diagnostics));
+  EXPECT_EQ(decoded.value->labels,
+            (std::map<std::string, std::string>{{"app.kubernetes.io/part-of", "Payments_v2"},
+                                                {"canary", ""},
+                                                {"env", "prod"},
+                                                {"tier", "3"},
+                                                {"true", "on"}}));
+  EXPECT_TRUE(Decode(ReplaceOnce(WithLabels(""), "  labels:\n", "  labels: {}\n")).ok());
+}
+
 TEST(ProfileDecodeTest, ShardPinsTheClusterWithinTheShardCount) {
   EXPECT_FALSE(Decode(kProfile).value->shard.has_value());
   const std::string pinned = ReplaceOnce(kProfile, "  policy:\n", "  shard: 3\n  policy:\n");
@@ -225,6 +249,69 @@ const EditCase kEditCases[] = {
      "match the file name\n",
      "metadata: prod-eu-1\n",
      {At(3, 11, "metadata", "must be a mapping, not a string")}},
+    {"LabelKeyName",
+     "match the file name\n",
+     "match the file name\n  labels:\n    -env: prod\n",
+     {At(6, 5, "metadata.labels.-env",
+         "label key name \"-env\" must be letters, digits, '-', '_' or '.', starting and ending "
+         "with a letter or digit")}},
+    {"LabelKeyNameTooLong",
+     "match the file name\n",
+     "match the file name\n  labels:\n    " + std::string(64, 'k') + ": prod\n",
+     {At(6, 5, "metadata.labels." + std::string(64, 'k'),
+         "label key name must be at most 63 characters, not 64")}},
+    {"LabelKeyPrefix",
+     "match the file name\n",
+     "match the file name\n  labels:\n    Example.com/env: prod\n",
+     {At(6, 5, "metadata.labels[\"Example.com/env\"]",
+         "label key prefix \"Example.com\" must be a DNS-1123 name: lowercase letters, digits, "
+         "'-' and '.', each dot-separated part starting and ending with a letter or digit, at "
+         "most 253 characters")}},
+    {"LabelKeyTwoSlashes",
+     "match the file name\n",
+     "match the file name\n  labels:\n    a/b/c: prod\n",
+     {At(6, 5, "metadata.labels[\"a/b/c\"]",
+         "label key must be name or prefix/name, with one '/' at most")}},
+    {"LabelKeyEmptyPrefix",
+     "match the file name\n",
+     "match the file name\n  labels:\n    /env: prod\n",
+     {At(6, 5, "metadata.labels[\"/env\"]", "label key prefix before '/' must not be empty")}},
+    {"LabelValue",
+     "match the file name\n",
+     "match the file name\n  labels:\n    env: prod eu\n",
+     {At(6, 10, "metadata.labels.env",
+         "label value must be empty or letters, digits, '-', '_' or '.', starting and ending "
+         "with a letter or digit")}},
+    {"LabelValueTooLong",
+     "match the file name\n",
+     "match the file name\n  labels:\n    env: " + std::string(64, 'v') + "\n",
+     {At(6, 10, "metadata.labels.env", "label value must be at most 63 characters, not 64")}},
+    {"LabelValueBoolean",
+     "match the file name\n",
+     "match the file name\n  labels:\n    canary: true\n",
+     {At(6, 13, "metadata.labels.canary",
+         "must be a string; write \"true\" in quotes if you mean the text")}},
+    {"LabelValueList",
+     "match the file name\n",
+     "match the file name\n  labels:\n    env: [prod]\n",
+     {At(6, 10, "metadata.labels.env", "must be a string, not a list")}},
+    {"LabelKeyAndValueBothReported",
+     "match the file name\n",
+     "match the file name\n  labels:\n    env_: -prod\n    team: a\n",
+     {At(6, 5, "metadata.labels.env_",
+         "label key name \"env_\" must be letters, digits, '-', '_' or '.', starting and ending "
+         "with a letter or digit"),
+      At(6, 11, "metadata.labels.env_",
+         "label value must be empty or letters, digits, '-', '_' or '.', starting and ending "
+         "with a letter or digit")}},
+    {"LabelsNotMapping",
+     "match the file name\n",
+     "match the file name\n  labels: [env]\n",
+     {At(5, 11, "metadata.labels", "must be a mapping, not a list")}},
+    {"UnknownMetadataKey",
+     "match the file name\n",
+     "match the file name\n  lables: {env: prod}\n",
+     {At(5, 3, "metadata.lables", "unknown key \"lables\" (did you mean \"labels\"?)")}},
     {"BadRole",
      "{name: cp-2, address: 10.0.0.13, role: controlplane}",
      "{name: cp-2, address: 10.0.0.13, role: master}",

@@ -8,6 +8,7 @@
 
 #include "core/status_decode.h"
 #include "core/status_yaml.h"
+#include "tests/core/diagnostic_strings.h"
 #include "tests/support/fleet_fixtures.h"
 
 namespace tr::core {
@@ -15,6 +16,7 @@ namespace {
 
 using namespace testing_fixtures;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const TimePoint kT0 = *ParseTimestamp("2026-11-22T02:00:00Z");
 
@@ -123,6 +125,37 @@ TEST(StatusTest, InvalidProfileKeepsTheRolloutMemory) {
   EXPECT_EQ(s.talos.state, ComponentState::kBlocked);
 }
 
+// Notifications are filtered by labels: a broken profile must not change who hears about it.
+TEST(StatusTest, LabelsComeFromTheProfileAndOutliveAnInvalidOne) {
+  Scene scene;
+  const std::map<std::string, std::string> prod = {{"env", "prod"}, {"example.com/team", "db"}};
+  scene.profile.labels = prod;
+  const ClusterStatus first = scene.Build(nullptr, {}, kT0);
+  EXPECT_EQ(first.labels, prod);
+
+  Diagnostics problems = {{"clusters/prod.yaml", 5, 10, "metadata.labels.env", "broken"}};
+  StatusInput broken;
+  broken.cluster = "prod";
+  broken.previous = &first;
+  broken.invalid = &problems;
+  broken.now = kT0 + std::chrono::minutes(1);
+  const ClusterStatus blocked = BuildClusterStatus(broken);
+  EXPECT_EQ(blocked.phase, ClusterPhase::kBlocked);
+  EXPECT_EQ(blocked.labels, prod);
+
+  // Fixed, with other labels: those count from now on.
+  scene.profile.labels = {{"env", "staging"}};
+  const ClusterStatus fixed = scene.Build(&blocked, {}, kT0 + std::chrono::minutes(2));
+  EXPECT_EQ(fixed.labels, (std::map<std::string, std::string>{{"env", "staging"}}));
+  // Labels removed from the profile are gone from the status too.
+  scene.profile.labels.clear();
+  EXPECT_TRUE(scene.Build(&fixed, {}, kT0 + std::chrono::minutes(3)).labels.empty());
+
+  // Invalid from the start: there is nothing to keep.
+  broken.previous = nullptr;
+  EXPECT_TRUE(BuildClusterStatus(broken).labels.empty());
+}
+
 TEST(StatusTest, HistoryIsCapped) {
   Scene scene;
   ClusterStatus s = scene.Build(nullptr, {}, kT0);
@@ -212,6 +245,9 @@ TEST(StatusTest, OnlyReportDiffersTellsNewsFromWhatARestartResumesFrom) {
   ClusterStatus other = news;
   other.cluster = "staging";
   EXPECT_FALSE(OnlyReportDiffers(recorded, other));
+  ClusterStatus labelled = news;
+  labelled.labels = {{"env", "prod"}};
+  EXPECT_FALSE(OnlyReportDiffers(recorded, labelled));
 }
 
 // A status with every part of the rollout's memory set: an operation in flight, a pre-pull, a
@@ -225,6 +261,7 @@ ClusterStatus EveryFieldSet(const std::string& failure) {
   memory.etcd_snapshot_image = "img:v1.12.0";
   memory.settle_until = kT0 + std::chrono::seconds(30);
   memory.failure = RolloutFailure{"w-0", V("1.12.0"), failure, kT0};
+  scene.profile.labels = {{"env", "prod"}};
   return scene.Build(nullptr, memory, kT0, {"something: happened"});
 }
 
@@ -238,6 +275,98 @@ TEST(StatusYamlTest, RoundTripsEveryField) {
   EXPECT_EQ(back.value->rollout.failure->message, "it: \"broke\"\nbadly");
   EXPECT_EQ(back.value->rollout.in_flight[0].phase, OperationPhase::kDrained);
   EXPECT_TRUE(back.value->rollout.in_flight[0].lifecycle);
+  EXPECT_EQ(back.value->labels, (std::map<std::string, std::string>{{"env", "prod"}}));
+}
+
+TEST(StatusYamlTest, LabelsRoundTripAndAreLeftOutWhenThereAreNone) {
+  Scene scene;
+  scene.profile.labels = {{"app.kubernetes.io/part-of", "payments"}, {"canary", ""}, {"tier", "3"}};
+  const ClusterStatus labelled = scene.Build(nullptr, {}, kT0);
+  const std::string yaml = RenderStatusYaml(labelled);
+  EXPECT_THAT(yaml, HasSubstr("labels:\n  app.kubernetes.io/part-of: \"payments\"\n  canary: "
+                              "\"\"\n  tier: \"3\"\n"));
+  Decoded<ClusterStatus> back = DecodeClusterStatus("status/prod.yaml", yaml);
+  ASSERT_TRUE(back.ok()) << yaml;
+  EXPECT_EQ(back.value->labels, labelled.labels);
+  EXPECT_FALSE(StatusChanged(labelled, *back.value));
+
+  // Keys a YAML reader would take for null or a boolean are valid labels (quoted in a profile),
+  // and must come back as the same text.
+  scene.profile.labels = {{"null", "NULL"}, {"true", "yes"}, {"Off", ""}};
+  const ClusterStatus tricky = scene.Build(nullptr, {}, kT0);
+  Decoded<ClusterStatus> tricky_back =
+      DecodeClusterStatus("status/prod.yaml", RenderStatusYaml(tricky));
+  ASSERT_TRUE(tricky_back.ok()) << RenderStatusYaml(tricky);
+  EXPECT_EQ(tricky_back.value->labels, tricky.labels);
+
+  scene.profile.labels.clear();
+  const std::string plain = RenderStatusYaml(scene.Build(nullptr, {}, kT0));
+  EXPECT_THAT(plain, Not(HasSubstr("labels")));
+  Decoded<ClusterStatus> plain_back = DecodeClusterStatus("status/prod.yaml", plain);
+  ASSERT_TRUE(plain_back.ok()) << plain;
+  EXPECT_TRUE(plain_back.value->labels.empty());
+}
+
+// A file as the reconciler wrote it before labels existed still loads, without labels.
+TEST(StatusYamlTest, AFileFromBeforeLabelsLoads) {
+  constexpr std::string_view kOld = R"(apiVersion: talos-reconciler.dev/v1alpha1
+kind: ClusterStatus
+cluster: "prod"
+phase: Ready
+message: ""
+updated: "2026-11-22T02:00:00Z"
+desiredCommit:
+  attempted: "c0ffee"
+  applied: "c0ffee"
+talos:
+  current: "1.12.0"
+  target: "1.12.0"
+  available: "1.12.0"
+  status: idle
+  message: ""
+  progress: "5/5"
+kubernetes:
+  current: "1.34.1"
+  target: "1.34.1"
+  available: "1.35.0"
+  status: idle
+  message: ""
+  progress: "5/5"
+conditions: []
+history: []
+nodes: []
+inFlight: []
+rollout:
+  prepulledImage: ""
+  etcdSnapshotImage: ""
+)";
+  Decoded<ClusterStatus> old = DecodeClusterStatus("status/prod.yaml", kOld);
+  ASSERT_TRUE(old.ok()) << old.diagnostics[0].ToString();
+  EXPECT_EQ(old.value->cluster, "prod");
+  EXPECT_EQ(old.value->desired_commit_applied, "c0ffee");
+  EXPECT_TRUE(old.value->labels.empty());
+}
+
+// The status branch is written by whoever can push to it; labels that no profile could hold are
+// refused as the profile decoder refuses them.
+TEST(StatusYamlTest, LabelsAreCheckedAsAProfilesAre) {
+  Scene scene;
+  scene.profile.labels = {{"env", "prod"}};
+  const std::string yaml = RenderStatusYaml(scene.Build(nullptr, {}, kT0));
+  const std::string bad_key = ReplaceOnce(yaml, "  env: \"prod\"", "  -env: \"prod\"");
+  ASSERT_FALSE(bad_key.empty()) << yaml;
+  Decoded<ClusterStatus> refused = DecodeClusterStatus("status/prod.yaml", bad_key);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.diagnostics[0].ToString(),
+            "status/prod.yaml:5:3: labels.-env: label key name \"-env\" must be letters, digits, "
+            "'-', '_' or '.', starting and ending with a letter or digit");
+  const std::string bad_value = ReplaceOnce(yaml, "  env: \"prod\"", "  env: \"<b>prod</b>\"");
+  ASSERT_FALSE(bad_value.empty()) << yaml;
+  refused = DecodeClusterStatus("status/prod.yaml", bad_value);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.diagnostics[0].ToString(),
+            "status/prod.yaml:5:8: labels.env: label value must be empty or letters, digits, "
+            "'-', '_' or '.', starting and ending with a letter or digit");
 }
 
 // Every key path of a YAML document ("rollout.failure.node", "nodes[].name").
@@ -293,6 +422,8 @@ kubernetes.message
 kubernetes.progress
 kubernetes.status
 kubernetes.target
+labels
+labels.env
 message
 nodes
 nodes[].kubelet
