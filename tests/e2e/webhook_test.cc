@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -18,6 +19,7 @@
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/e2e/signed_webhook.h"
 #include "tests/support/chat_payload_check.h"
+#include "tests/support/fake_chat.h"
 
 namespace tr::e2e {
 namespace {
@@ -70,9 +72,9 @@ class NotificationSink {
     for (const Delivery& d : Deliveries("/" + format)) {
       const nlohmann::json b = nlohmann::json::parse(d.body, nullptr, false);
       const nlohmann::json::json_pointer title(
-          format == "teams"        ? "/attachments/0/content/body/0/items/0/text"
-          : format == "mattermost" ? "/attachments/0/title"
-                                   : "/cardsV2/0/card/header/title");
+          format == "teams"                                   ? "/attachments/0/content/body/0/items/0/text"
+          : format == "mattermost" || format == "completed" ? "/attachments/0/title"
+                                                              : "/cardsV2/0/card/header/title");
       const std::string text = b.contains(title) ? b[title].get<std::string>() : "";
       events.push_back(text.substr(text.find(": ") + 2));
     }
@@ -97,8 +99,11 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
   constexpr char kNotifySecret[] = "whsec_ZTJlLW5vdGlmeS1rZXktb2YtdGhpcy10ZXN0LTMyYg==";
   std::ofstream(world().dir() / "notify-key") << kNotifySecret << "\n";
   NotificationSink sink;
-  NotificationSink chats;  // a second receiver: /teams, /mattermost, /googlechat
+  NotificationSink chats;  // a second receiver: /teams, /mattermost, /googlechat, /completed
   const std::vector<std::string> kChatFormats{"teams", "mattermost", "googlechat"};
+  // Slack's Web API and a Discord webhook: one message per rollout, edited as it goes.
+  fake_chat::FakeChat chat("xoxb-e2e-bot-token", "C0E2ECHAN");
+  std::ofstream(world().dir() / "slack-token") << "xoxb-e2e-bot-token\n";
   E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
     o.poll_interval = "1h";
     o.extra_args = {"--webhook-listen", fmt::format("{}:{}", host, *port),
@@ -109,6 +114,16 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
     for (const std::string& format : kChatFormats) {
       o.extra_args.push_back("--notify");
       o.extra_args.push_back("url=" + chats.Url("/" + format) + ",format=" + format);
+    }
+    for (const std::string& entry :
+         {"url=" + chat.SlackUrl() + ",format=slack-bot,channel=C0E2ECHAN,threads=nodes,token-file=" +
+              (world().dir() / "slack-token").string(),
+          "url=" + chat.DiscordUrl() + ",format=discord",
+          // Filters: only this cluster's completions; and failures only (none here).
+          "url=" + chats.Url("/completed") + ",format=mattermost,event=rollout.completed,cluster=hook*",
+          "url=" + chats.Url("/failures") + ",format=mattermost,min-severity=error"}) {
+      o.extra_args.push_back("--notify");
+      o.extra_args.push_back(entry);
     }
   }));
   E2E_ASSERT_OK(world().WaitForReady("hooked", "1.11.6", "", 60s).status());
@@ -166,6 +181,44 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
   ASSERT_EQ(threads.size(), 1u);
   EXPECT_THAT(*threads.begin(),
               testing::StartsWith("talos-reconciler/hooked/" + commit + "/talos-1.12.0/kubernetes-"));
+
+  // Slack: one message for the rollout, edited to its end, a reply per node in its thread;
+  // Discord: one message, edited to its end. Every call within the documented limits.
+  const auto last_words = [](const fake_chat::ChatMessage& m) {
+    return m.service == "slack" ? m.content.value("text", "")
+                                : m.content["embeds"][0].value("description", "");
+  };
+  ASSERT_TRUE(world().WaitUntil(30s, [&] {
+    int done = 0, replies = 0;
+    for (const auto& m : chat.Messages()) {
+      if (!m.thread.empty()) {
+        ++replies;
+      } else if (last_words(m).find("completed") != std::string::npos) {
+        ++done;
+      }
+    }
+    return done == 2 && replies == 2;
+  })) << chat.Messages().size();
+  std::map<std::string, std::string> top_level;  // service -> id
+  for (const auto& m : chat.Messages()) {
+    if (!m.thread.empty()) continue;
+    EXPECT_FALSE(top_level.contains(m.service)) << "a second message on " << m.service;
+    top_level[m.service] = m.id;
+    EXPECT_GE(m.edits, 1) << m.service;
+  }
+  for (const auto& m : chat.Messages()) {
+    if (!m.thread.empty()) {
+      EXPECT_EQ(m.thread, top_level["slack"]);
+    }
+  }
+  EXPECT_EQ(chat.Calls("chat.postMessage"), 3);  // the rollout's message and two replies
+  EXPECT_EQ(chat.Calls("discord.execute"), 1);
+  EXPECT_THAT(chat.Problems(), testing::IsEmpty());
+  EXPECT_EQ(world().daemon().log().find("xoxb-e2e-bot-token"), std::string::npos);
+  // The filtered receivers: the completion alone; no failure, so nothing.
+  ASSERT_TRUE(world().WaitUntil(30s, [&] { return !chats.Deliveries("/completed").empty(); }));
+  EXPECT_EQ(chats.ChatEvents("completed"), std::vector<std::string>{"rollout.completed"});
+  EXPECT_TRUE(chats.Deliveries("/failures").empty());
 
   // A wrong signature is refused and does not leak into the daemon's log.
   EXPECT_EQ(SendGithubWebhook(base_url, "not-the-secret", "push", payload), std::vector<int>{401});
