@@ -8,7 +8,8 @@ namespace tr::reconciler::notify {
 void NotifyFlags::AddFlags(CLI::App& cmd) {
   // The formats are named from their table, so a new one shows up here by itself.
   flags::Flag(cmd, "notify", entries,
-              "Notification receiver: url=URL,format=FORMAT[,secret-file=FILE] (repeatable); "
+              "Notification receiver: url=URL|url-file=FILE,format=FORMAT[,secret-file=FILE] "
+              "(repeatable); "
               "FORMAT: " + MessageFormatNames() +
                   "; slack-bot takes token-file=FILE,channel=ID[,threads=nodes]; any receiver "
                   "takes the filters event=NAME, cluster=PATTERN, label=KEY=VALUE, "

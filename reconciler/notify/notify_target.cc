@@ -51,7 +51,7 @@ absl::Status TakeSlackBotKeys(const std::string& token_file, const std::string& 
 
 absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
   NotifyTarget target;
-  std::string url, format = "json", secret_file, token_file, threads;
+  std::string url, url_file, format = "json", secret_file, token_file, threads;
   for (size_t start = 0; start <= spec.size();) {
     size_t comma = spec.find(',', start);
     if (comma == std::string_view::npos) comma = spec.size();
@@ -62,6 +62,8 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
     const std::string value(eq == std::string_view::npos ? "" : field.substr(eq + 1));
     if (key == "url") {
       url = value;
+    } else if (key == "url-file") {
+      url_file = value;
     } else if (key == "format") {
       format = value;
     } else if (key == "secret-file") {
@@ -76,13 +78,27 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
       if (!bad.ok()) return bad;
     } else {
       return Invalid("unknown key \"" + key +
-                     "\" (want url, format, secret-file, token-file, channel, threads, " +
+                     "\" (want url, url-file, format, secret-file, token-file, channel, threads, " +
                      std::string(kNotifyFilterKeys) + ")");
     }
   }
+  if (!url_file.empty()) {
+    // A webhook URL that holds its credential (Slack, Discord, Teams, Google Chat) stays out
+    // of the command line, which `ps` and a pod's spec show.
+    if (!url.empty()) return Invalid("url= and url-file= exclude each other");
+    absl::StatusOr<std::string> read = ReadSecretFile(url_file);
+    if (!read.ok()) return Invalid(std::string(read.status().message()));
+    url = *std::move(read);
+    if (url.find(',') != std::string::npos) return Invalid(url_file + ": the URL may not contain a comma");
+  }
   if (url.empty() && format == "slack-bot") url = kSlackWebApiUrl;
-  if (url.empty()) return Invalid("url= is required");
-  if (absl::Status s = SplitUrl(url, target); !s.ok()) return s;
+  if (url.empty()) return Invalid("url= or url-file= is required");
+  if (absl::Status s = SplitUrl(url, target); !s.ok()) {
+    // The URL's file is a secret: say which file, never what it holds.
+    return url_file.empty() ? s
+                            : absl::InvalidArgumentError(std::string(s.message()) + " (the URL of " +
+                                                         url_file + ")");
+  }
   target.format = MessageFormatNamed(format);
   if (target.format == nullptr) return Invalid("format must be " + MessageFormatNames());
   if (secret_file.empty() && target.format->NeedsSecret()) {

@@ -426,6 +426,49 @@ TEST_F(ChartTest, InstallerRegistryIsPassedWithItsCredentialsMountedFromASecret)
   }
 }
 
+// Notification receivers: each is one --notify entry whose secret files (a webhook URL holding
+// its token, a signing key, a bot token) come from the named Secret, mounted read-only; none of
+// them is in the pod spec.
+TEST_F(ChartTest, NotifyReceiversTakeTheirSecretsAsFilesFromTheirSecret) {
+  const std::string repo = std::string("git: {repo: ") + kRepo + "}\n";
+  const Objects objects = helm_.Template(
+      repo +
+      "notify:\n"
+      "  - {name: oncall, entry: 'format=slack,min-severity=error', existingSecret: slack-oncall,"
+      " files: [url]}\n"
+      "  - {name: rollouts, entry: 'format=slack-bot,channel=C0123,threads=nodes',"
+      " existingSecret: slack-bot, files: [token]}\n"
+      "  - {name: hooks, entry: 'url=https://hooks.example.com/t,format=json',"
+      " existingSecret: notify-key, files: [secret]}\n"
+      "  - {name: plain, entry: 'url=http://receiver.example.com/t,format=mattermost'}\n");
+  const YAML::Node pod = objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"];
+  const std::vector<std::string> args = Args(pod["containers"][0]);
+  for (const char* expected :
+       {"--notify=format=slack,min-severity=error,url-file=/etc/talos-reconciler/notify/oncall/url",
+        "--notify=format=slack-bot,channel=C0123,threads=nodes,token-file=/etc/talos-reconciler/"
+        "notify/rollouts/token",
+        "--notify=url=https://hooks.example.com/t,format=json,secret-file=/etc/talos-reconciler/"
+        "notify/hooks/secret",
+        "--notify=url=http://receiver.example.com/t,format=mattermost"}) {
+    EXPECT_THAT(args, ::testing::Contains(expected));
+  }
+  const auto mounts = MountsOf(pod, pod["containers"][0]);
+  EXPECT_EQ(mounts.at("/etc/talos-reconciler/notify/oncall"), "slack-oncall");
+  EXPECT_EQ(mounts.at("/etc/talos-reconciler/notify/rollouts"), "slack-bot");
+  EXPECT_EQ(mounts.at("/etc/talos-reconciler/notify/hooks"), "notify-key");
+  EXPECT_FALSE(mounts.contains("/etc/talos-reconciler/notify/plain"));
+  // The schema refuses a file key in the entry (the chart adds them), an unknown file, a name
+  // that is no DNS label; files without a Secret do not render.
+  for (const char* bad :
+       {"[{name: a, entry: 'format=json,secret-file=/tmp/k'}]",
+        "[{name: a, entry: 'format=slack', existingSecret: s, files: [password]}]",
+        "[{name: Oncall, entry: 'format=slack'}]", "[{name: a, entry: 'format=slack', files: [url]}]"}) {
+    const HelmResult refused = helm_.TemplateResult(repo + "notify: " + bad + "\n");
+    EXPECT_NE(refused.exit_code, 0) << bad;
+    EXPECT_THAT(refused.err, HasSubstr("notify")) << bad;
+  }
+}
+
 TEST_F(ChartTest, SidecarNativeIsAnInitContainerWithRestartPolicyAlways) {
   const Objects objects = helm_.TemplateApp("talos-reconciler: {sidecar: {native: true}}\n");
   EXPECT_FALSE(objects.contains("Deployment/a-talos-reconciler")) << "sidecar mode: no workload";

@@ -290,6 +290,28 @@ TEST_F(WebhookNotifierTest, SpooledDeliveriesSurviveARestartAndKeepTheirOrder) {
   EXPECT_TRUE(fs::is_empty(options_.spool_dir / target->key));
 }
 
+// At least once holds for every format that POSTs: what a down receiver did not take is in the
+// spool, and the restarted reconciler sends the same body.
+TEST_F(WebhookNotifierTest, EveryPostingFormatsSpoolSurvivesARestart) {
+  for (const std::string format : {"slack", "teams", "mattermost", "googlechat"}) {
+    SCOPED_TRACE(format);
+    Receiver receiver([](int attempt) { return attempt == 1 ? 503 : 200; });
+    options_.first_retry = std::chrono::minutes(10);  // nothing is retried before the restart
+    {
+      auto notifier = Start(receiver.Url(), format);
+      notifier->Notify(Started());
+      ASSERT_TRUE(WaitUntil([&] { return !receiver.Got().empty(); }));
+      EXPECT_EQ(notifier->Pending(), 1u);
+    }
+    options_.first_retry = std::chrono::milliseconds(20);
+    auto restarted = Start(receiver.Url(), format);
+    ASSERT_TRUE(WaitUntil([&] { return restarted->Pending() == 0; }));
+    const auto got = receiver.Got();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[1].body, got[0].body);
+  }
+}
+
 TEST_F(WebhookNotifierTest, NotifyReturnsWhileTheReceiverHangs) {
   std::atomic<bool> release{false};
   std::atomic<int> inside{0};

@@ -261,6 +261,49 @@ TEST_F(RolloutMessageTest, DiscordExecutesWithWaitThenEditsTheSameMessage) {
   EXPECT_THAT(chat.Problems(), IsEmpty());
 }
 
+// A webhook URL that holds its token is read from a file (url-file=), kept off the command
+// line; a file without a URL is refused naming the file, never quoting it.
+TEST_F(RolloutMessageTest, AUrlFileKeepsTheWebhooksTokenOffTheCommandLine) {
+  FakeChat chat(kToken, kChannel);
+  std::ofstream(dir_ / "discord-url") << chat.DiscordUrl() << "\n";
+  auto notifier = Start("url-file=" + (dir_ / "discord-url").string() + ",format=discord");
+  notifier->Notify(Rollout(1)[0]);
+  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  EXPECT_EQ(chat.Messages().size(), 1u);
+  std::ofstream(dir_ / "bad-url") << "discord-webhook-token-of-the-tests\n";
+  const absl::Status bad =
+      ParseNotifyTarget("url-file=" + (dir_ / "bad-url").string() + ",format=discord").status();
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(bad.message(), HasSubstr((dir_ / "bad-url").string()));
+  EXPECT_THAT(bad.message(), Not(HasSubstr("discord-webhook-token")));
+  EXPECT_EQ(ParseNotifyTarget("url=https://x/y,url-file=" + (dir_ / "discord-url").string() +
+                              ",format=discord")
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(RolloutMessageTest, DiscordEditsAfterARestartGoToTheSameMessage) {
+  FakeChat chat(kToken, kChannel);
+  const auto rollout = Rollout(2);
+  const std::string entry = "url=" + chat.DiscordUrl() + ",format=discord";
+  {
+    auto notifier = Start(entry);
+    notifier->Notify(rollout[0]);
+    ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+    chat.RateLimitNext(1000, 600);  // what follows is still spooled at the restart
+    for (size_t i = 1; i < rollout.size(); ++i) notifier->Notify(rollout[i]);
+    ASSERT_TRUE(WaitUntil([&] { return chat.Calls("discord.edit") >= 1; }));
+  }
+  chat.RateLimitNext(0, 0);
+  auto restarted = Start(entry);
+  ASSERT_TRUE(WaitUntil([&] { return restarted->Pending() == 0; }));
+  ASSERT_EQ(chat.Messages().size(), 1u);
+  EXPECT_EQ(chat.Calls("discord.execute"), 1);
+  EXPECT_THAT(chat.Messages()[0].content["embeds"][0]["description"].get<std::string>(),
+              HasSubstr("completed"));
+}
+
 TEST_F(RolloutMessageTest, DiscordRateLimitsWaitAndADeletedMessageIsPostedAnew) {
   options_.max_attempts = 1;
   FakeChat chat(kToken, kChannel);

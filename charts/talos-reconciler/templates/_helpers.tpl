@@ -129,6 +129,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - --shards={{ .shards }}
 {{- end }}
 {{- end }}
+{{- range $v.notify }}
+{{- $dir := printf "/etc/talos-reconciler/notify/%s" .name }}
+{{- $entry := .entry }}
+{{- range (.files | default list) }}
+{{- $entry = printf "%s,%s-file=%s/%s" $entry . $dir . }}
+{{- end }}
+- --notify={{ $entry }}
+{{- end }}
 {{- range $r.extraArgs }}
 - {{ . }}
 {{- end }}
@@ -233,6 +241,13 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
       mountPath: /etc/talos-reconciler/registry
       readOnly: true
     {{- end }}
+    {{- range $v.notify }}
+    {{- if .files }}
+    - name: {{ printf "talos-reconciler-notify-%s" .name | trunc 63 | trimSuffix "-" }}
+      mountPath: {{ printf "/etc/talos-reconciler/notify/%s" .name }}
+      readOnly: true
+    {{- end }}
+    {{- end }}
 {{- end -}}
 
 {{/* Kept as the name docs/helm.md uses: the sidecar is the container above. */}}
@@ -285,6 +300,19 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
     items:
       - key: credentials
         path: credentials
+{{- end }}
+{{- range $v.notify }}
+{{- if .files }}
+- name: {{ printf "talos-reconciler-notify-%s" .name | trunc 63 | trimSuffix "-" }}
+  secret:
+    secretName: {{ required (printf "notify %s: files need existingSecret" .name) .existingSecret }}
+    defaultMode: 0440
+    items:
+      {{- range .files }}
+      - key: {{ . }}
+        path: {{ . }}
+      {{- end }}
+{{- end }}
 {{- end }}
 {{- end -}}
 
