@@ -119,6 +119,7 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
          {"url=" + chat.SlackUrl() + ",format=slack-bot,channel=C0E2ECHAN,threads=nodes,token-file=" +
               (world().dir() / "slack-token").string(),
           "url=" + chat.DiscordUrl() + ",format=discord",
+          "url=" + chats.Url("/slack") + ",format=slack",
           // Filters: only this cluster's completions; and failures only (none here).
           "url=" + chats.Url("/completed") + ",format=mattermost,event=rollout.completed,cluster=hook*",
           "url=" + chats.Url("/failures") + ",format=mattermost,min-severity=error"}) {
@@ -215,6 +216,15 @@ TEST_F(E2eTest, PushWebhookPollsAtOnceAndTheRolloutIsNotified) {
   EXPECT_EQ(chat.Calls("discord.execute"), 1);
   EXPECT_THAT(chat.Problems(), testing::IsEmpty());
   EXPECT_EQ(world().daemon().log().find("xoxb-e2e-bot-token"), std::string::npos);
+  // The incoming-webhook Slack: one line per event, naming it after the cluster.
+  ASSERT_TRUE(world().WaitUntil(30s, [&] { return chats.Deliveries("/slack").size() >= events.size(); }));
+  const auto slack_lines = chats.Deliveries("/slack");
+  ASSERT_EQ(slack_lines.size(), events.size());
+  for (size_t i = 0; i < events.size(); ++i) {
+    const auto body = nlohmann::json::parse(slack_lines[i].body);
+    ASSERT_EQ(body.size(), 1u) << slack_lines[i].body;  // {"text": ...} and nothing else
+    EXPECT_THAT(body["text"].get<std::string>(), testing::StartsWith("*hooked* " + events[i]));
+  }
   // The filtered receivers: the completion alone; no failure, so nothing.
   ASSERT_TRUE(world().WaitUntil(30s, [&] { return !chats.Deliveries("/completed").empty(); }));
   EXPECT_EQ(chats.ChatEvents("completed"), std::vector<std::string>{"rollout.completed"});
