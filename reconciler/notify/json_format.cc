@@ -23,6 +23,7 @@ std::string JsonFormat::Render(const Notification& n, const std::string& deliver
   put("node", n.node);
   put("progress", n.progress);
   put("commit", n.commit);
+  if (!n.labels.empty()) body["labels"] = n.labels;  // what a receiver routes by
   body["talos"] = {{"current", n.talos_current}, {"target", n.talos_target}};
   body["kubernetes"] = {{"current", n.kubernetes_current}, {"target", n.kubernetes_target}};
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

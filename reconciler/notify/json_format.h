@@ -1,7 +1,8 @@
 // The JSON notification body (format=json), signed as Standard Webhooks specify
 // (standard_webhooks.h):
 //   {"id", "event", "cluster", "phase", "message", "node", "talos": {"current", "target"},
-//    "kubernetes": {...}, "progress", "commit", "time"}; empty fields are left out.
+//    "kubernetes": {...}, "progress", "commit", "labels": {...}, "time"}; empty fields are left
+//    out.
 //
 // Thread-safe.
 #pragma once

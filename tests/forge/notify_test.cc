@@ -217,6 +217,21 @@ TEST_F(WebhookNotifierTest, JsonIsSignedSoAnIndependentVerifierAcceptsIt) {
   EXPECT_EQ(metrics_.notifications.Value("sent"), 1u);
 }
 
+// The cluster's labels, when it has some, so that a receiver can route by them.
+TEST_F(WebhookNotifierTest, JsonCarriesTheClustersLabels) {
+  Receiver receiver([](int) { return 204; });
+  auto notifier = Start(receiver.Url(), "json");
+  Notification labelled = Started();
+  labelled.labels = {{"env", "prod"}, {"team", "storage"}};
+  notifier->Notify(labelled);
+  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  const auto got = receiver.Got();
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(got[0].body)["labels"],
+            (nlohmann::json{{"env", "prod"}, {"team", "storage"}}));
+  EXPECT_TRUE(Verified(got[0], kSecret));
+}
+
 TEST_F(WebhookNotifierTest, FailedAttemptsAreRetriedWithTheSameDeliveryIdEachSigned) {
   Receiver receiver([](int attempt) { return attempt <= 2 ? 500 : 200; });
   auto notifier = Start(receiver.Url(), "json");
