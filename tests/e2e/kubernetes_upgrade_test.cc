@@ -1,7 +1,13 @@
 // Kubernetes upgrades run by the daemon end to end: a multi-hop change (Talos 1.10 / Kubernetes
 // 1.33 → Talos 1.12 / Kubernetes 1.35) runs its Talos and Kubernetes hops in a valid order, and a
-// daemon killed with SIGKILL during a Kubernetes upgrade resumes it with nothing applied twice.
+// daemon killed with SIGKILL during a Kubernetes upgrade resumes it with nothing applied twice,
+// and its Slack (bot) and Discord messages of the rollout stay one each.
+#include <gmock/gmock.h>
+
+#include <fstream>
+
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/support/fake_chat.h"
 
 namespace tr::e2e {
 namespace {
@@ -59,7 +65,15 @@ TEST_F(E2eTest, DaemonKilledDuringKubernetesUpgradeResumesWithNothingAppliedTwic
   E2E_ASSERT_OK(
       world().StartFleet({MakeCluster("k8s", 3, 2, "1.12.0", "1.34.1")}, {.time_scale = 0.05}));
   world().PushProfiles({{"k8s", AtTalos("1.12.0", {}, "1.34.1")}}, "initial profile");
-  E2E_ASSERT_OK(world().StartDaemon());
+  // One message per rollout, edited in place: the restart must edit the same ones.
+  fake_chat::FakeChat chat("xoxb-e2e-bot-token", "C0E2ECHAN");
+  std::ofstream(world().dir() / "slack-token") << "xoxb-e2e-bot-token\n";
+  E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
+    o.extra_args = {"--notify",
+                    "url=" + chat.SlackUrl() + ",format=slack-bot,channel=C0E2ECHAN,token-file=" +
+                        (world().dir() / "slack-token").string(),
+                    "--notify", "url=" + chat.DiscordUrl() + ",format=discord"};
+  }));
   E2E_ASSERT_OK(world().WaitForReady("k8s", "1.12.0", "", kTimeout).status());
   const uint64_t since = LastSeq(world().Journal());
 
@@ -70,6 +84,8 @@ TEST_F(E2eTest, DaemonKilledDuringKubernetesUpgradeResumesWithNothingAppliedTwic
     for (const auto& [node, n] : HopsOf(world().Journal(), "k8s", since).applies) applies += n;
     return applies >= 4;
   })) << world().Diagnostics();
+  // The rollout's messages exist before the kill: the restarted daemon must find them again.
+  ASSERT_TRUE(world().WaitUntil(30s, [&] { return chat.Messages().size() == 2; }));
   world().daemon().Kill();
   E2E_ASSERT_OK(world().daemon().Start());
   E2E_ASSERT_OK(world().WaitForKubernetesReady("k8s", "1.35.0", commit, kTimeout).status());
@@ -81,6 +97,19 @@ TEST_F(E2eTest, DaemonKilledDuringKubernetesUpgradeResumesWithNothingAppliedTwic
     EXPECT_EQ(hops.applies.at(w), 1) << w;
   }
   EXPECT_EQ(hops.kubelet.size(), 5u);
+  const auto text = [](const fake_chat::ChatMessage& m) {
+    return m.service == "slack" ? m.content.value("text", "")
+                                : m.content["embeds"][0].value("description", "");
+  };
+  ASSERT_TRUE(world().WaitUntil(30s, [&] {
+    int completed = 0;
+    for (const auto& m : chat.Messages()) completed += text(m).find("completed") != std::string::npos;
+    return completed == 2;
+  })) << chat.Messages().size();
+  EXPECT_EQ(chat.Messages().size(), 2u);  // one in Slack, one in Discord, across the restart
+  EXPECT_EQ(chat.Calls("chat.postMessage"), 1);
+  EXPECT_EQ(chat.Calls("discord.execute"), 1);
+  EXPECT_THAT(chat.Problems(), testing::IsEmpty());
 }
 
 }  // namespace
