@@ -5,7 +5,10 @@
 // replica's shards move to the others, and one started later is handed a share; only the
 // holder of shard 0 reports the rollout to the forge, with every replica's clusters. Short
 // lease timings (2 s / 1.5 s / 250 ms) keep each test to seconds.
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -193,10 +196,11 @@ class FrozenLeaderTest : public LeaderElectionTest {
  protected:
   // Rolls `cluster` (one control plane, two workers) from `from` to `to` (Talos, with Kubernetes
   // `kubernetes`), freezing the leader at the first journal entry of the rollout that `moment`
-  // picks, until the standby has recorded under its own fence.
+  // picks, until the standby has recorded under its own fence (then `before_waking` runs).
   void FreezeTheLeaderAt(const std::string& from, const std::string& to,
                          const std::string& kubernetes,
-                         const std::function<bool(const JournalLine&)>& moment) {
+                         const std::function<bool(const JournalLine&)>& moment,
+                         const std::function<void()>& before_waking = [] {}) {
     E2E_ASSERT_OK(world().StartFleet(
         {MakeCluster("ha", 1, 2, from, kubernetes), MakeCluster("home", 1, 0, "1.11.6")},
         {.time_scale = 0.02}));
@@ -227,6 +231,7 @@ class FrozenLeaderTest : public LeaderElectionTest {
       auto status = world().repo().Status("ha");
       return status.ok() && status->fence && status->fence->holder == "replica-1";
     })) << Logs();
+    before_waking();
     ASSERT_EQ(::kill(frozen, SIGCONT), 0);
 
     auto ready = world().WaitForStatus(
@@ -270,6 +275,44 @@ class FrozenLeaderTest : public LeaderElectionTest {
 
 TEST_F(FrozenLeaderTest, RightAfterAnUpgradeCall) {
   FreezeTheLeaderAt("1.11.6", "1.12.0", "1.34.1", IsUpgradeCall);
+}
+
+// The leader's status push is held in the Git server's pre-receive hook (one push, once armed)
+// while the leader is frozen; the standby claims the cluster meanwhile, then the held push is let
+// go — the server refuses it (the branch moved) — and the woken leader fetches, builds its record
+// again on the claim, and the fence refuses it there.
+TEST_F(FrozenLeaderTest, InTheMiddleOfAStatusPush) {
+  const std::filesystem::path dir = world().dir();
+  ASSERT_EQ(::mkfifo((dir / "release-push").c_str(), 0600), 0);
+  const std::filesystem::path hook = world().repo().bare() / "hooks" / "pre-receive";
+  std::ofstream(hook) << fmt::format(
+      "#!/bin/sh\n"
+      "while read old new ref; do\n"
+      "  if [ \"$ref\" = refs/heads/talos-reconciler/status ] && rm {0}/hold-push 2>/dev/null; "
+      "then\n"
+      "    : > {0}/push-held; cat {0}/release-push >/dev/null\n"
+      "  fi\n"
+      "done\n",
+      dir.string());
+  std::filesystem::permissions(hook, std::filesystem::perms::owner_all);
+  // Lets the held push go on; a no-op when none is held (no reader: the open fails at once).
+  auto release = [&] {
+    const int fd = ::open((dir / "release-push").c_str(), O_WRONLY | O_NONBLOCK);
+    if (fd >= 0) ::close(fd);
+  };
+  FreezeTheLeaderAt(
+      "1.11.6", "1.12.0", "1.34.1",
+      [&](const JournalLine& line) {
+        if (!IsUpgradeCall(line)) return false;
+        // Hold the leader's next status push, and freeze it while it is held.
+        if (!std::filesystem::exists(dir / "push-held")) {
+          std::ofstream(dir / "hold-push").flush();
+          return world().WaitUntil(30s, [&] { return std::filesystem::exists(dir / "push-held"); });
+        }
+        return true;
+      },
+      release);
+  release();
 }
 
 TEST_F(FrozenLeaderTest, AtAnInstall) {
