@@ -258,6 +258,32 @@ TEST(PlannerTest, AllowedDowngradeGoesDownOneMinorAtATime) {
   EXPECT_EQ(plan.steps[1].to.ToString(), "1.10.8");
 }
 
+TEST(PlannerTest, ARevertedBumpIsBlockedNamingTheNodesAlreadyOnTheNewerVersion) {
+  // 1.11.6 -> 1.12.0 reached both workers, then the bump was reverted.
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  nodes[3].talos = "1.12.0";
+  nodes[4].talos = "1.12.0";
+  ClusterPlan plan = Plan(MakeProfile(nodes, "1.11.6", "1.34.1"), MakeObserved(nodes));
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_TRUE(plan.steps.empty());
+  EXPECT_EQ(plan.message,
+            "a downgrade is not performed: w-0 (1.12.0), w-1 (1.12.0) run Talos newer than the "
+            "desired 1.11.6; set policy.allowDowngrade to go back, or ask for 1.12.0 again to "
+            "go on");
+  nodes[4].talos = "1.11.6";
+  plan = Plan(MakeProfile(nodes, "1.11.6", "1.34.1"), MakeObserved(nodes));
+  EXPECT_THAT(plan.message, HasSubstr(": w-0 (1.12.0) runs Talos newer than"));
+}
+
+TEST(PlannerTest, AKubernetesPatchRevertIsBlockedNamingTheNodes) {
+  auto nodes = FiveNodes("1.12.0", "1.34.1");
+  nodes[0].kubelet = "1.34.2";
+  ClusterPlan plan = Plan(MakeProfile(nodes, "1.12.0", "1.34.1"), MakeObserved(nodes));
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_THAT(plan.message, HasSubstr("not performed: cp-0 (1.34.2) runs Kubernetes newer than "
+                                      "the desired 1.34.1"));
+}
+
 TEST(PlannerTest, PausedStillPlansButSaysSo) {
   auto nodes = FiveNodes("1.11.6", "1.34.1");
   ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.34.1");
