@@ -312,8 +312,9 @@ TEST(RolloutTest, ARevertMidUpgradeFinishesTheNodeInFlightAndStartsNoOther) {
     ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
                                    ReleaseCatalog::BuiltIn());
     d = DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
-    noted = noted || d.message.find("finishing the upgrade of w-0 begun before the desired "
-                                    "Talos went back to 1.11.6") != std::string::npos;
+    noted = noted || d.message.find(
+                         "finishing the upgrade of w-0 begun before the desired "
+                         "Talos went back to 1.11.6") != std::string::npos;
     if (d.kind == ActionKind::kNone) {
       if (!d.wait_until || d.phase == ClusterPhase::kBlocked) break;
       world.AdvanceTo(*d.wait_until);

@@ -4,6 +4,7 @@
 // timeout and the rollout goes on.
 #include <algorithm>
 
+#include "fmt/format.h"
 #include "tests/e2e/e2e_fixture.h"
 
 namespace tr::e2e {
@@ -14,16 +15,16 @@ using core::ClusterPhase;
 constexpr auto kTimeout = 90s;
 
 // Two workers, one guarded pod on each, and a budget that wants both up: no eviction is ever
-// allowed, whichever worker goes first (a pod the other's drain moves comes back unready).
+// allowed, whichever worker goes first, nor for a pod a forced drain moved.
 ClusterDef GuardedCluster(const std::string& name) {
   ClusterDef cluster = MakeCluster(name, 1, 2, "1.13.2", "1.35.0");
-  cluster.extra = "    pods:\n"
-                  "      - {name: web-1, namespace: default, node: " + name +
-                  "-w-0, labels: {app: web}}\n"
-                  "      - {name: web-2, namespace: default, node: " + name +
-                  "-w-1, labels: {app: web}}\n"
-                  "    pdbs:\n"
-                  "      - {name: web, namespace: default, selector: {app: web}, min_available: 2}\n";
+  cluster.extra = fmt::format(
+      "    pods:\n"
+      "      - {{name: web-1, namespace: default, node: {0}-w-0, labels: {{app: web}}}}\n"
+      "      - {{name: web-2, namespace: default, node: {0}-w-1, labels: {{app: web}}}}\n"
+      "    pdbs:\n"
+      "      - {{name: web, namespace: default, selector: {{app: web}}, min_available: 2}}\n",
+      name);
   return cluster;
 }
 
@@ -68,14 +69,13 @@ TEST_F(E2eTest, DrainHeldByABudgetHaltsBeforeTheRebootNamingNodePodsAndBudget) {
   const std::string commit =
       world().PushProfiles({{"hold", Drain("1.13.9", "halt")}}, "hold: Talos 1.13.9");
   core::ClusterStatus failed;
-  E2E_ASSERT_OK_AND_ASSIGN(
-      failed, world().WaitForStatus(
-                  "hold",
-                  [&](const core::ClusterStatus& s) {
-                    return s.phase == ClusterPhase::kUpgradeFailed &&
-                           s.desired_commit_attempted == commit;
-                  },
-                  kTimeout));
+  E2E_ASSERT_OK_AND_ASSIGN(failed, world().WaitForStatus(
+                                       "hold",
+                                       [&](const core::ClusterStatus& s) {
+                                         return s.phase == ClusterPhase::kUpgradeFailed &&
+                                                s.desired_commit_attempted == commit;
+                                       },
+                                       kTimeout));
   ASSERT_TRUE(failed.rollout.failure.has_value()) << Summary(failed);
   const std::string node = failed.rollout.failure->node;
   const std::string& why = failed.rollout.failure->message;

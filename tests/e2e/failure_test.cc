@@ -160,14 +160,14 @@ TEST_F(E2eTest, RevertedBumpFinishesTheNodeInFlightThenBlocksNamingIt) {
   const std::string node = TouchedNodes(world().Journal(), "revert", since).at(0);
 
   core::ClusterStatus finishing;
-  E2E_ASSERT_OK_AND_ASSIGN(
-      finishing, world().WaitForStatus(
-                     "revert",
-                     [&](const core::ClusterStatus& s) {
-                       return s.desired_commit_attempted == revert &&
-                              Names(s.message, "finishing the upgrade of " + node);
-                     },
-                     kTimeout));
+  E2E_ASSERT_OK_AND_ASSIGN(finishing, world().WaitForStatus(
+                                          "revert",
+                                          [&](const core::ClusterStatus& s) {
+                                            return s.desired_commit_attempted == revert &&
+                                                   Names(s.message,
+                                                         "finishing the upgrade of " + node);
+                                          },
+                                          kTimeout));
   core::ClusterStatus blocked;
   E2E_ASSERT_OK_AND_ASSIGN(blocked,
                            WaitForPhase(world(), "revert", ClusterPhase::kBlocked, revert));
