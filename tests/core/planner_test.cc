@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/gates.h"
 #include "tests/support/fleet_fixtures.h"
 
 namespace tr::core {
@@ -282,6 +283,27 @@ TEST(PlannerTest, AKubernetesPatchRevertIsBlockedNamingTheNodes) {
   EXPECT_EQ(plan.status, PlanStatus::kBlocked);
   EXPECT_THAT(plan.message, HasSubstr("not performed: cp-0 (1.34.2) runs Kubernetes newer than "
                                       "the desired 1.34.1"));
+}
+
+TEST(PlannerTest, TheGatesOfALifecycleStepSayWhatADrainHeldByABudgetDoes) {
+  auto nodes = FiveNodes("1.13.2", "1.35.0");
+  ClusterProfile profile = MakeProfile(nodes, "1.13.9", "1.35.0");
+  const ClusterPlan plan = Plan(profile, MakeObserved(nodes));
+  ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
+  EXPECT_THAT(PlanGates(profile, plan),
+              testing::Contains("from Talos 1.13 each node is cordoned and drained before its "
+                                "reboot, PodDisruptionBudgets honoured; pods still there after "
+                                "run's --drain-timeout: the rollout halts before the node "
+                                "reboots (drain.onTimeout: halt)"));
+  profile.policy.drain = {std::chrono::minutes(10), DrainTimeoutAction::kForce};
+  EXPECT_THAT(PlanGates(profile, plan),
+              testing::Contains(HasSubstr("after 10m: deleted past their budgets, and the "
+                                          "upgrade goes on (drain.onTimeout: force)")));
+  // Below 1.13 Talos drains the node itself: nothing to say.
+  auto legacy = FiveNodes("1.11.6", "1.34.1");
+  ClusterProfile old = MakeProfile(legacy, "1.12.0", "1.34.1");
+  EXPECT_THAT(PlanGates(old, Plan(old, MakeObserved(legacy))),
+              testing::Not(testing::Contains(HasSubstr("drained before its reboot"))));
 }
 
 TEST(PlannerTest, PausedStillPlansButSaysSo) {
