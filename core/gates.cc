@@ -15,6 +15,19 @@ bool TouchesControlPlane(const ClusterProfile& profile, const PlanStep& step) {
                      [&](const std::string& name) { return IsControlPlane(profile, name); });
 }
 
+// What the reconciler's own drain does (Talos 1.13+; below, Talos drains the node itself).
+std::string DrainGate(const DrainPolicy& drain) {
+  const std::string timeout =
+      drain.timeout ? FormatDuration(*drain.timeout) : std::string("run's --drain-timeout");
+  return fmt::format(
+      "from Talos 1.13 each node is cordoned and drained before its reboot, PodDisruptionBudgets "
+      "honoured; pods still there after {}: {}",
+      timeout,
+      drain.on_timeout == DrainTimeoutAction::kForce
+          ? "deleted past their budgets, and the upgrade goes on (drain.onTimeout: force)"
+          : "the rollout halts before the node reboots (drain.onTimeout: halt)");
+}
+
 }  // namespace
 
 std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterPlan& plan,
@@ -42,6 +55,7 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
         "before the first node of a Talos step from 1.13 or later: its installer image pulled "
         "on every node of the step");
   }
+  if (lifecycle) gates.push_back(DrainGate(policy.drain));
   if (legacy) {
     // v1alpha1_images.go pulls into the CRI containerd, install/pull.go into the system one.
     gates.push_back(

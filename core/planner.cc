@@ -59,15 +59,42 @@ std::string UnsupportedTargetMessage(const ClusterProfile& profile, const Suppor
                      advice);
 }
 
+// "w-0 (1.12.0), cp-1 (1.12.0)": the nodes whose version `get` is newer than `desired`, so that
+// a halted revert says which nodes went ahead.
+template <typename Get>
+std::string NodesNewerThan(const ClusterProfile& profile, const ObservedCluster& observed,
+                           const Version& desired, Get get) {
+  std::string nodes;
+  for (const NodeSpec& node : profile.nodes) {
+    const Version& v = get(*observed.FindNode(node.name));
+    if (!(desired < v)) continue;
+    nodes += fmt::format("{}{} ({})", nodes.empty() ? "" : ", ", node.name, v.ToString());
+  }
+  return nodes;
+}
+
+// A downgrade that is not allowed: what the nodes ahead of the desired version run, and that
+// nothing goes back by itself (a reverted bump must not undo or redo anything unasked).
+std::string NotDowngrading(std::string_view what, const std::string& nodes, const Version& desired,
+                           const Version& high) {
+  const bool one = nodes.find(',') == std::string::npos;
+  return fmt::format(
+      "a downgrade is not performed: {} {} {} newer than the desired {}; set "
+      "policy.allowDowngrade to go back, or ask for {} again to go on",
+      nodes, one ? "runs" : "run", what, desired.ToString(), high.ToString());
+}
+
 // Downgrades: Talos only with allowDowngrade; Kubernetes never across a minor.
-std::string DowngradeProblem(const ClusterProfile& profile, const Version& talos_low,
-                             const Version& talos_high, const Version& kube_high) {
+std::string DowngradeProblem(const ClusterProfile& profile, const ObservedCluster& observed,
+                             const Version& talos_low, const Version& talos_high,
+                             const Version& kube_high) {
   const bool allowed = profile.policy.allow_downgrade;
   if (profile.talos_version < talos_high) {
     if (!allowed) {
-      return fmt::format(
-          "a node runs Talos {}, newer than the desired {}; set policy.allowDowngrade to go back",
-          talos_high.ToString(), profile.talos_version.ToString());
+      return NotDowngrading("Talos",
+                            NodesNewerThan(profile, observed, profile.talos_version,
+                                           [](const NodeObservation& n) { return *n.talos; }),
+                            profile.talos_version, talos_high);
     }
     if (talos_low < profile.talos_version) {
       return fmt::format(
@@ -84,10 +111,10 @@ std::string DowngradeProblem(const ClusterProfile& profile, const Version& talos
           kube_high.ToString(), profile.kubernetes_version.ToString());
     }
     if (!allowed) {
-      return fmt::format(
-          "a node runs Kubernetes {}, newer than the desired {}; set "
-          "policy.allowDowngrade to go back",
-          kube_high.ToString(), profile.kubernetes_version.ToString());
+      return NotDowngrading("Kubernetes",
+                            NodesNewerThan(profile, observed, profile.kubernetes_version,
+                                           [](const NodeObservation& n) { return *n.kubelet; }),
+                            profile.kubernetes_version, kube_high);
     }
   }
   return "";
@@ -237,7 +264,7 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
   if (!matrix.Supports(profile.talos_version.Minor(), profile.kubernetes_version.Minor())) {
     return Blocked(std::move(plan), UnsupportedTargetMessage(profile, matrix));
   }
-  if (std::string problem = DowngradeProblem(profile, talos_low, talos_high, kube_high);
+  if (std::string problem = DowngradeProblem(profile, observed, talos_low, talos_high, kube_high);
       !problem.empty()) {
     return Blocked(std::move(plan), problem);
   }

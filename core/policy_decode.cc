@@ -317,13 +317,29 @@ std::optional<std::vector<HealthCheck>> DecodeHealthChecks(const Field& field) {
   return checks;
 }
 
+// `drain: {timeout, onTimeout}`: each key merges on its own, as the other policy keys do.
+void DecodeDrain(const Field& field, PolicyOverrides& p) {
+  MappingReader m(field, {"timeout", "onTimeout"});
+  if (!m.ok()) return;
+  const Field timeout = m.Optional("timeout");
+  p.drain_timeout = ReadDuration(timeout, /*allow_zero=*/false);
+  // As --drain-timeout: a day is already far past any budget that will ever free up.
+  if (p.drain_timeout && *p.drain_timeout > std::chrono::hours(24)) {
+    timeout.Error("must be at most 24h");
+    p.drain_timeout.reset();
+  }
+  p.drain_on_timeout = ReadEnum<DrainTimeoutAction>(
+      m.Optional("onTimeout"),
+      {{"halt", DrainTimeoutAction::kHalt}, {"force", DrainTimeoutAction::kForce}});
+}
+
 }  // namespace
 
 PolicyOverrides DecodePolicy(const Field& field, const ValidationOptions& options) {
   PolicyOverrides p;
   MappingReader m(field, {"maxParallelWorkers", "nodeTimeout", "settle", "windows", "healthChecks",
                           "etcdSnapshot", "onFailure", "paused", "allowDowngrade", "upgradeOrder",
-                          "gateTimeout"});
+                          "gateTimeout", "drain"});
   if (!m.ok()) return p;
   if (std::optional<int64_t> n = ReadInteger(m.Optional("maxParallelWorkers"), 1, 1000)) {
     p.max_parallel_workers = static_cast<int>(*n);
@@ -347,6 +363,7 @@ PolicyOverrides DecodePolicy(const Field& field, const ValidationOptions& option
   p.upgrade_order = ReadEnum<UpgradeOrder>(m.Optional("upgradeOrder"),
                                            {{"talos-first", UpgradeOrder::kTalosFirst},
                                             {"kubernetes-first", UpgradeOrder::kKubernetesFirst}});
+  if (const Field f = m.Optional("drain"); f.present()) DecodeDrain(f, p);
   return p;
 }
 

@@ -19,6 +19,8 @@ Policy MergePolicy(const Policy& base, const PolicyOverrides& o) {
   if (o.allow_downgrade) p.allow_downgrade = *o.allow_downgrade;
   if (o.upgrade_order) p.upgrade_order = *o.upgrade_order;
   if (o.gate_timeout) p.gate_timeout = *o.gate_timeout;
+  if (o.drain_timeout) p.drain.timeout = *o.drain_timeout;
+  if (o.drain_on_timeout) p.drain.on_timeout = *o.drain_on_timeout;
   return p;
 }
 

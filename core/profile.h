@@ -55,6 +55,15 @@ struct HealthCheck {
 enum class FailureAction { kHalt, kRollback };
 // Which upgrade goes first when the support matrix allows both orders.
 enum class UpgradeOrder { kTalosFirst, kKubernetesFirst };
+// What a drain does with the pods still on the node at its timeout (PodDisruptionBudgets
+// refusing their eviction): halt the rollout before the node reboots, or delete them.
+enum class DrainTimeoutAction { kHalt, kForce };
+
+// `policy.drain`: the lifecycle path's cordon and drain (Talos 1.13 and newer).
+struct DrainPolicy {
+  std::optional<std::chrono::seconds> timeout;  // unset: the daemon's --drain-timeout (5m)
+  DrainTimeoutAction on_timeout = DrainTimeoutAction::kHalt;
+};
 
 struct Policy {
   int max_parallel_workers = 1;
@@ -68,6 +77,7 @@ struct Policy {
   bool allow_downgrade = false;
   UpgradeOrder upgrade_order = UpgradeOrder::kTalosFirst;
   std::chrono::seconds gate_timeout{30 * 60};  // a failing health check fails the rollout after
+  DrainPolicy drain;
 };
 
 // The policy keys a file actually set, so that defaults merge under a profile key by key.
@@ -83,6 +93,8 @@ struct PolicyOverrides {
   std::optional<bool> allow_downgrade;
   std::optional<UpgradeOrder> upgrade_order;
   std::optional<std::chrono::seconds> gate_timeout;
+  std::optional<std::chrono::seconds> drain_timeout;   // policy.drain.timeout
+  std::optional<DrainTimeoutAction> drain_on_timeout;  // policy.drain.onTimeout
 };
 
 // `base` with every key that `overrides` sets replaced.

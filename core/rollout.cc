@@ -242,6 +242,22 @@ RolloutDecision StartOrWait(const RolloutInput& in, const PlanStep& step, Progre
   return StartNext(in, step, next.value_or(""), progress);
 }
 
+// A node started before the desired Talos went back below its target (a reverted bump) is seen
+// through, not abandoned: the installer armed its new slot, a drain cordoned it, a reboot may be
+// under way. It is the one node that moves against the new commit, so the message says so.
+RolloutDecision NoteRevert(const RolloutInput& in, RolloutDecision d) {
+  std::string nodes;
+  for (const OperationInFlight& op : in.memory.in_flight) {
+    if (in.profile.talos_version < op.target) nodes += (nodes.empty() ? "" : ", ") + op.node;
+  }
+  if (nodes.empty()) return d;
+  d.message += fmt::format(
+      "; finishing the upgrade of {} begun before the desired Talos went back to {}; no other "
+      "node is started, and none is downgraded",
+      nodes, in.profile.talos_version.ToString());
+  return d;
+}
+
 }  // namespace
 
 RolloutDecision DecideNextAction(const RolloutInput& in) {
@@ -254,10 +270,12 @@ RolloutDecision DecideNextAction(const RolloutInput& in) {
   }
   // A node in flight is always seen through, even when paused or outside a window.
   for (const OperationInFlight& op : mem.in_flight) {
-    if (std::optional<RolloutDecision> d = AdvanceOperation(in, op, progress)) return *d;
+    if (std::optional<RolloutDecision> d = AdvanceOperation(in, op, progress)) {
+      return NoteRevert(in, *std::move(d));
+    }
   }
   if (!mem.in_flight.empty() && plan.status == PlanStatus::kBlocked) {
-    return WaitForInFlight(in, progress);
+    return NoteRevert(in, WaitForInFlight(in, progress));
   }
   if (plan.status == PlanStatus::kBlocked) {
     return Decision(ActionKind::kNone, ClusterPhase::kBlocked, plan.message, progress);

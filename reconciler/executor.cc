@@ -113,17 +113,25 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const core::ClusterP
   return last;
 }
 
-absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const core::NodeSpec& node,
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const core::ClusterProfile& profile,
+                                                         const core::NodeSpec& node,
                                                          kube::KubeClient* kube,
                                                          std::stop_token stop) {
   if (kube == nullptr) return absl::UnavailableError("the Kubernetes API is not reachable yet");
   absl::StatusOr<std::string> name = KubeName(*kube, node);
   if (!name.ok()) return name.status();
-  if (absl::Status s = kube::DrainNode(*kube, *name, options_.drain, env_, stop);
-      !s.ok()) {
-    return s;
-  }
-  return ActionResult{"", "drained " + *name};
+  // The profile's policy.drain, its timeout falling back to the daemon's --drain-timeout.
+  kube::DrainOptions options = options_.drain;
+  if (profile.policy.drain.timeout) options.timeout = *profile.policy.drain.timeout;
+  options.on_timeout = profile.policy.drain.on_timeout;
+  absl::StatusOr<kube::DrainResult> drained = kube::DrainNode(*kube, *name, options, env_, stop);
+  if (!drained.ok()) return drained.status();
+  if (drained->forced.empty()) return ActionResult{"", "drained " + *name};
+  return ActionResult{
+      "", fmt::format("drained {}; forced: deleted pods {} past the drain timeout of {}s "
+                      "(policy.drain.onTimeout: force)",
+                      *name, fmt::join(drained->forced, ", "),
+                      std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count())};
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Execute(const core::ClusterProfile& profile,
@@ -165,7 +173,7 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Execute(const core::ClusterPr
       return ActionResult{"", "installed " + decision.image};
     }
     case ActionKind::kDrainNode:
-      return Drain(*node, clients->kube.get(), stop);
+      return Drain(profile, *node, clients->kube.get(), stop);
     case ActionKind::kRebootNode: {
       absl::StatusOr<std::string> actor = talos.Reboot(node->address, talos::RebootMode::kDefault);
       if (!actor.ok()) return actor.status();

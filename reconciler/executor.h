@@ -5,8 +5,8 @@
 // the node or API could not be reached (try again later; the node was not changed, or the state
 // machine will see that it was); Talos' "already in progress" means the node is still busy
 // with an earlier install; any other code is the node's own refusal (a bad installer image,
-// failed etcd checks, a drain a disruption budget blocks past its timeout) and halts the
-// rollout.
+// failed etcd checks, a drain a disruption budget blocks past its timeout under
+// policy.drain.onTimeout: halt) and halts the rollout.
 //
 // Thread-safe when the client factory is.
 #pragma once
@@ -61,7 +61,7 @@ class RolloutExecutor {
 
 struct ExecutorOptions {
   std::filesystem::path snapshot_dir;  // etcd snapshots: <dir>/<cluster>-<time>.snapshot
-  kube::DrainOptions drain;
+  kube::DrainOptions drain;            // the timeout unless a profile sets policy.drain.timeout
   int keep_snapshots = 3;  // per cluster; older ones are deleted after a new one (etcd_snapshots.h)
 };
 
@@ -80,7 +80,8 @@ class TalosRolloutExecutor final : public RolloutExecutor {
                                        talos::TalosClient& talos);
   absl::StatusOr<ActionResult> Snapshot(const core::ClusterProfile& profile,
                                         talos::TalosClient& talos);
-  absl::StatusOr<ActionResult> Drain(const core::NodeSpec& node, kube::KubeClient* kube,
+  absl::StatusOr<ActionResult> Drain(const core::ClusterProfile& profile,
+                                     const core::NodeSpec& node, kube::KubeClient* kube,
                                      std::stop_token stop);
 
   ClusterClientFactory& clients_;

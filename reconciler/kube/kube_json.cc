@@ -109,7 +109,16 @@ size_t ItemCount(const json& list) { return List(list, "items").size(); }
 
 ApiError ApiErrorFromBody(std::string_view body) {
   const json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  return {Text(parsed, "message"), Text(parsed, "reason")};
+  ApiError error{Text(parsed, "message"), Text(parsed, "reason")};
+  // An eviction's 429 names the budget only here ("The disruption budget web needs 2 healthy
+  // pods and has 2 currently"); the message alone does not say which budget refused.
+  std::string causes;
+  for (const json& cause : List(Field(parsed, "details"), "causes")) {
+    const std::string text = Text(cause, "message");
+    if (!text.empty()) causes += (causes.empty() ? "" : "; ") + text;
+  }
+  if (!error.message.empty() && !causes.empty()) error.message += " (" + causes + ")";
+  return error;
 }
 
 }  // namespace tr::reconciler::kube

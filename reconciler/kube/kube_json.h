@@ -28,7 +28,8 @@ core::WorkloadStatus WorkloadFromJson(std::string_view kind, const nlohmann::jso
 // How many items a list holds; 0 when `items` is missing or not a list.
 size_t ItemCount(const nlohmann::json& list);
 
-// The `message` and `reason` of a `Status` answer (an error's body); empty when the body is
+// The `message` and `reason` of a `Status` answer (an error's body), the message followed by
+// the messages of details.causes in parentheses when there are some; empty when the body is
 // not one.
 struct ApiError {
   std::string message;

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "core/gates.h"
 #include "tests/support/fleet_fixtures.h"
 
 namespace tr::core {
@@ -256,6 +257,53 @@ TEST(PlannerTest, AllowedDowngradeGoesDownOneMinorAtATime) {
   ASSERT_EQ(plan.steps.size(), 2u);
   EXPECT_EQ(plan.steps[0].to.ToString(), "1.11.6");
   EXPECT_EQ(plan.steps[1].to.ToString(), "1.10.8");
+}
+
+TEST(PlannerTest, ARevertedBumpIsBlockedNamingTheNodesAlreadyOnTheNewerVersion) {
+  // 1.11.6 -> 1.12.0 reached both workers, then the bump was reverted.
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  nodes[3].talos = "1.12.0";
+  nodes[4].talos = "1.12.0";
+  ClusterPlan plan = Plan(MakeProfile(nodes, "1.11.6", "1.34.1"), MakeObserved(nodes));
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_TRUE(plan.steps.empty());
+  EXPECT_EQ(plan.message,
+            "a downgrade is not performed: w-0 (1.12.0), w-1 (1.12.0) run Talos newer than the "
+            "desired 1.11.6; set policy.allowDowngrade to go back, or ask for 1.12.0 again to "
+            "go on");
+  nodes[4].talos = "1.11.6";
+  plan = Plan(MakeProfile(nodes, "1.11.6", "1.34.1"), MakeObserved(nodes));
+  EXPECT_THAT(plan.message, HasSubstr(": w-0 (1.12.0) runs Talos newer than"));
+}
+
+TEST(PlannerTest, AKubernetesPatchRevertIsBlockedNamingTheNodes) {
+  auto nodes = FiveNodes("1.12.0", "1.34.1");
+  nodes[0].kubelet = "1.34.2";
+  ClusterPlan plan = Plan(MakeProfile(nodes, "1.12.0", "1.34.1"), MakeObserved(nodes));
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_THAT(plan.message, HasSubstr("not performed: cp-0 (1.34.2) runs Kubernetes newer than "
+                                      "the desired 1.34.1"));
+}
+
+TEST(PlannerTest, TheGatesOfALifecycleStepSayWhatADrainHeldByABudgetDoes) {
+  auto nodes = FiveNodes("1.13.2", "1.35.0");
+  ClusterProfile profile = MakeProfile(nodes, "1.13.9", "1.35.0");
+  const ClusterPlan plan = Plan(profile, MakeObserved(nodes));
+  ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
+  EXPECT_THAT(PlanGates(profile, plan),
+              testing::Contains("from Talos 1.13 each node is cordoned and drained before its "
+                                "reboot, PodDisruptionBudgets honoured; pods still there after "
+                                "run's --drain-timeout: the rollout halts before the node "
+                                "reboots (drain.onTimeout: halt)"));
+  profile.policy.drain = {std::chrono::minutes(10), DrainTimeoutAction::kForce};
+  EXPECT_THAT(PlanGates(profile, plan),
+              testing::Contains(HasSubstr("after 10m: deleted past their budgets, and the "
+                                          "upgrade goes on (drain.onTimeout: force)")));
+  // Below 1.13 Talos drains the node itself: nothing to say.
+  auto legacy = FiveNodes("1.11.6", "1.34.1");
+  ClusterProfile old = MakeProfile(legacy, "1.12.0", "1.34.1");
+  EXPECT_THAT(PlanGates(old, Plan(old, MakeObserved(legacy))),
+              testing::Not(testing::Contains(HasSubstr("drained before its reboot"))));
 }
 
 TEST(PlannerTest, PausedStillPlansButSaysSo) {

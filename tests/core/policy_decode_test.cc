@@ -43,6 +43,23 @@ TEST(PolicyDecodeTest, SetsOnlyTheKeysWritten) {
   EXPECT_FALSE(d.policy.windows.has_value());
   EXPECT_FALSE(d.policy.health_checks.has_value());
   EXPECT_FALSE(d.policy.upgrade_order.has_value());
+  EXPECT_FALSE(d.policy.drain_timeout.has_value());
+  EXPECT_FALSE(d.policy.drain_on_timeout.has_value());
+}
+
+TEST(PolicyDecodeTest, DrainKeysMergeOneByOne) {
+  // reconciler.yaml forces by default; a profile shortens the timeout and keeps that.
+  PolicyDecode defaults = DecodeText("policy: {drain: {onTimeout: force}}\n");
+  PolicyDecode profile = DecodeText("policy:\n  drain:\n    timeout: 2m\n");
+  ASSERT_THAT(defaults.diagnostics, IsEmpty());
+  ASSERT_THAT(profile.diagnostics, IsEmpty());
+  EXPECT_FALSE(profile.policy.drain_on_timeout.has_value());
+  const Policy merged = MergePolicy(MergePolicy(Policy{}, defaults.policy), profile.policy);
+  EXPECT_EQ(merged.drain.timeout, minutes(2));
+  EXPECT_EQ(merged.drain.on_timeout, DrainTimeoutAction::kForce);
+  // Nothing written: no timeout of its own (the daemon's --drain-timeout), and halt.
+  EXPECT_FALSE(Policy{}.drain.timeout.has_value());
+  EXPECT_EQ(Policy{}.drain.on_timeout, DrainTimeoutAction::kHalt);
 }
 
 TEST(PolicyDecodeTest, DecodesEveryKey) {
@@ -70,6 +87,7 @@ TEST(PolicyDecodeTest, DecodesEveryKey) {
   paused: false
   allowDowngrade: true
   upgradeOrder: kubernetes-first
+  drain: {timeout: 90s, onTimeout: force}
 )");
   EXPECT_THAT(d.diagnostics, IsEmpty());
   const PolicyOverrides& p = d.policy;
@@ -105,6 +123,8 @@ TEST(PolicyDecodeTest, DecodesEveryKey) {
   EXPECT_EQ(p.paused, false);
   EXPECT_EQ(p.allow_downgrade, true);
   EXPECT_EQ(p.upgrade_order, UpgradeOrder::kKubernetesFirst);
+  EXPECT_EQ(p.drain_timeout, seconds(90));
+  EXPECT_EQ(p.drain_on_timeout, DrainTimeoutAction::kForce);
 }
 
 struct PolicyCase {
@@ -232,6 +252,22 @@ const PolicyCase kPolicyCases[] = {
      "    - {name: a, type: http, url: \"http://y\"}\n",
      {At(4, 14, "policy.healthChecks[1].name",
          "health check \"a\" is already defined at policy.healthChecks[0]")}},
+    {"DrainNotAMapping",
+     "policy: {drain: [halt]}\n",
+     {At(1, 17, "policy.drain", "must be a mapping, not a list")}},
+    {"DrainUnknownKey",
+     "policy: {drain: {onTimout: halt}}\n",
+     {At(1, 18, "policy.drain.onTimout",
+         "unknown key \"onTimout\" (did you mean \"onTimeout\"?)")}},
+    {"DrainBadAction",
+     "policy: {drain: {onTimeout: evict}}\n",
+     {At(1, 29, "policy.drain.onTimeout", "must be halt or force")}},
+    {"DrainZeroTimeout",
+     "policy: {drain: {timeout: 0s}}\n",
+     {At(1, 27, "policy.drain.timeout", "must be longer than zero")}},
+    {"DrainTimeoutOverADay",
+     "policy:\n  drain:\n    timeout: 25h\n",
+     {At(3, 14, "policy.drain.timeout", "must be at most 24h")}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, PolicyRuleTest, testing::ValuesIn(kPolicyCases),

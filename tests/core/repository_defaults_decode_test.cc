@@ -66,6 +66,16 @@ TEST(RepositoryDefaultsTest, OnlyTheHeaderIsRequired) {
   EXPECT_FALSE(decoded.value->policy.node_timeout.has_value());
 }
 
+TEST(RepositoryDefaultsTest, SetsADrainPolicyForEveryProfile) {
+  const std::string text = ReplaceOnce(kDefaults, "  nodeTimeout: 45m\n",
+                                       "  nodeTimeout: 45m\n  drain: {onTimeout: force}\n");
+  ASSERT_FALSE(text.empty());
+  Decoded<RepositoryDefaults> decoded = Decode(text);
+  ASSERT_TRUE(decoded.ok()) << testing::PrintToString(DiagnosticStrings(decoded.diagnostics));
+  EXPECT_EQ(decoded.value->policy.drain_on_timeout, DrainTimeoutAction::kForce);
+  EXPECT_FALSE(decoded.value->policy.drain_timeout.has_value());
+}
+
 struct DefaultsCase {
   std::string name;
   std::string from;
@@ -98,6 +108,11 @@ const DefaultsCase kCases[] = {
      "  nodeTimeout: 45",
      {At(4, 16, "policy.nodeTimeout",
          "invalid duration \"45\": missing unit: write s, m or h after the number, e.g. 30s")}},
+    {"DrainTimeoutNotADuration",
+     "  nodeTimeout: 45m\n",
+     "  nodeTimeout: 45m\n  drain:\n    timeout: soon\n",
+     {At(6, 14, "policy.drain.timeout",
+         "invalid duration \"soon\": want <number><unit> parts such as 30s, 10m, 1h30m")}},
     {"MatrixTalosPatch",
      "  - talos: 1.16\n",
      "  - talos: 1.16.0\n",

@@ -300,5 +300,43 @@ TEST(RolloutTest, KubernetesStepIsHandedToTheJob) {
   EXPECT_EQ(d.phase, ClusterPhase::kUpgradingKubernetes);
 }
 
+// A reverted bump while w-0 reboots into 1.12.0: w-0 is seen through (cutting it short would
+// leave it cordoned on an armed slot), the decisions meanwhile say so, and no other node starts
+// and none goes back: the rollout rests Blocked naming w-0.
+TEST(RolloutTest, ARevertMidUpgradeFinishesTheNodeInFlightAndStartsNoOther) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  RolloutMemory mem;
+  bool reverted = false, noted = false;
+  RolloutDecision d;
+  for (int i = 0; i < 500; ++i) {
+    ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                   ReleaseCatalog::BuiltIn());
+    d = DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+    noted = noted || d.message.find(
+                         "finishing the upgrade of w-0 begun before the desired "
+                         "Talos went back to 1.11.6") != std::string::npos;
+    if (d.kind == ActionKind::kNone) {
+      if (!d.wait_until || d.phase == ClusterPhase::kBlocked) break;
+      world.AdvanceTo(*d.wait_until);
+      continue;
+    }
+    world.Apply(d);
+    Record(d, mem, world.profile().policy, world.now());
+    if (!reverted && d.kind == ActionKind::kCallUpgrade) {
+      world.profile().talos_version = V("1.11.6");
+      reverted = true;
+    }
+  }
+  ASSERT_TRUE(reverted);
+  EXPECT_TRUE(noted) << "no decision said w-0 was being finished after the revert";
+  EXPECT_EQ(d.phase, ClusterPhase::kBlocked) << d.message;
+  EXPECT_THAT(d.message, HasSubstr("a downgrade is not performed: w-0 (1.12.0) runs Talos"));
+  EXPECT_EQ(world.log(), std::vector<std::string>{"upgrade w-0"});
+  EXPECT_TRUE(mem.in_flight.empty());
+  for (const NodeObservation& n : world.observed().nodes) {
+    EXPECT_EQ(n.talos->ToString(), n.name == "w-0" ? "1.12.0" : "1.11.6") << n.name;
+  }
+}
+
 }  // namespace
 }  // namespace tr::core

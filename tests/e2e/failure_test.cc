@@ -1,5 +1,6 @@
-// Rollouts that must stop: a node that never returns, a node that comes back on its old version,
-// an unhealthy etcd, and a broken profile beside a good one.
+// Rollouts that must stop: a node that never returns, a node that comes back on its old version
+// (and stays halted across a restart), a bump reverted mid-rollout, an unhealthy etcd, and a
+// broken profile beside a good one.
 #include <algorithm>
 
 #include "fmt/format.h"
@@ -117,6 +118,75 @@ TEST_F(E2eTest, BootFailureBackOnTheOldVersionFailsTheRollout) {
   EXPECT_TRUE(spans[0].version_changes.empty()) << Describe(spans);
   ASSERT_TRUE(failed.rollout.failure.has_value());
   EXPECT_TRUE(Names(failed.rollout.failure->message, "1.11.6")) << failed.rollout.failure->message;
+
+  // The halt is on the status branch, so a restarted daemon keeps it: the node that fell back
+  // is not asked again (its fault fired once, so a second upgrade would boot and show as a
+  // version change), nor is any other node.
+  const std::string node = failed.rollout.failure->node;
+  world().daemon().Kill();
+  E2E_ASSERT_OK(world().daemon().Start());
+  EXPECT_TRUE(WaitForMoreCalls(world(), "fallback", LastSeq(world().Journal()), 30))
+      << "the restarted daemon did not reconcile fallback";
+  const auto& journal = world().Journal();
+  EXPECT_EQ(CountCalls(journal, "fallback", "MachineService/Upgrade", "", since), 1);
+  const auto after = UpgradeSpans(journal, "fallback", since);
+  ASSERT_EQ(after.size(), 1u) << Describe(after);
+  EXPECT_EQ(after[0].node, node);
+  EXPECT_TRUE(after[0].version_changes.empty()) << Describe(after);
+  auto still = world().repo().Status("fallback");
+  ASSERT_TRUE(still.ok()) << still.status();
+  EXPECT_EQ(still->phase, ClusterPhase::kUpgradeFailed) << Summary(*still);
+  ASSERT_TRUE(still->rollout.failure.has_value());
+  EXPECT_EQ(still->rollout.failure->node, node);
+}
+
+// The commit that bumped Talos is reverted while the first node reboots into the new version:
+// that node is finished (cut short, it would be left half-upgraded), no other node starts, none
+// is downgraded, and the cluster rests Blocked naming the node that runs the newer version.
+TEST_F(E2eTest, RevertedBumpFinishesTheNodeInFlightThenBlocksNamingIt) {
+  // A reboot of 4 s real time leaves the daemon (polling the repository every second) ample
+  // time to see the revert while the node is down.
+  E2E_ASSERT_OK(
+      world().StartFleet({MakeCluster("revert", 1, 2, "1.11.6")}, {.timings = "{reboot: 400s}"}));
+  ASSERT_NO_FATAL_FAILURE(StartWith(world(), {{"revert", AtTalos("1.11.6")}}));
+  const uint64_t since = LastSeq(world().Journal());
+
+  world().PushProfiles({{"revert", AtTalos("1.12.0")}}, "revert: Talos 1.12.0");
+  ASSERT_TRUE(world().WaitUntil(kTimeout, [&] {
+    return CountCalls(world().Journal(), "revert", "MachineService/Upgrade", "OK", since) > 0;
+  }));
+  const std::string revert =
+      world().PushProfiles({{"revert", AtTalos("1.11.6")}}, "Revert \"revert: Talos 1.12.0\"");
+  const std::string node = TouchedNodes(world().Journal(), "revert", since).at(0);
+
+  core::ClusterStatus finishing;
+  E2E_ASSERT_OK_AND_ASSIGN(finishing, world().WaitForStatus(
+                                          "revert",
+                                          [&](const core::ClusterStatus& s) {
+                                            return s.desired_commit_attempted == revert &&
+                                                   Names(s.message,
+                                                         "finishing the upgrade of " + node);
+                                          },
+                                          kTimeout));
+  core::ClusterStatus blocked;
+  E2E_ASSERT_OK_AND_ASSIGN(blocked,
+                           WaitForPhase(world(), "revert", ClusterPhase::kBlocked, revert));
+  EXPECT_TRUE(Names(blocked.message, "a downgrade is not performed: " + node +
+                                         " (1.12.0) runs Talos newer than the desired 1.11.6"))
+      << blocked.message;
+
+  EXPECT_TRUE(WaitForMoreCalls(world(), "revert", LastSeq(world().Journal()), 20));
+  const auto& journal = world().Journal();
+  const auto spans = UpgradeSpans(journal, "revert", since);
+  ASSERT_EQ(spans.size(), 1u) << Describe(spans);
+  EXPECT_EQ(spans[0].node, node);
+  EXPECT_EQ(spans[0].upgrade_calls_ok, 1);
+  EXPECT_EQ(spans[0].version_changes, std::vector<std::string>{"v1.11.6 -> v1.12.0"});
+  EXPECT_EQ(CountCalls(journal, "revert", "MachineService/Upgrade", "", since), 1);
+  EXPECT_EQ(CountCalls(journal, "revert", "MachineService/Rollback", "", since), 0);
+  auto still = world().repo().Status("revert");
+  ASSERT_TRUE(still.ok()) << still.status();
+  EXPECT_EQ(still->phase, ClusterPhase::kBlocked) << Summary(*still);
 }
 
 TEST_F(E2eTest, UnhealthyEtcdBlocksTheRolloutBeforeAnyUpgradeCall) {

@@ -76,6 +76,17 @@ TEST(KubeAnswerShapeTest, AnErrorStatusGivesItsMessageAndReasonOnlyWhenTheyAreTe
   EXPECT_EQ(kube::ApiErrorFromBody("<html>bad gateway</html>").message, "");
 }
 
+TEST(KubeAnswerShapeTest, AnEvictionRefusalNamesTheBudgetFromItsCauses) {
+  const kube::ApiError refused = kube::ApiErrorFromBody(R"({"kind":"Status","code":429,
+      "message":"Cannot evict pod as it would violate the pod's disruption budget.",
+      "reason":"TooManyRequests","details":{"causes":[{"reason":"DisruptionBudget",
+      "message":"The disruption budget web needs 2 healthy pods and has 2 currently"}]}})");
+  EXPECT_EQ(refused.message,
+            "Cannot evict pod as it would violate the pod's disruption budget. (The disruption "
+            "budget web needs 2 healthy pods and has 2 currently)");
+  EXPECT_EQ(refused.reason, "TooManyRequests");
+}
+
 TEST(PrometheusAnswerShapeTest, AnAnswerOfAnotherShapeIsUnhealthyWithTheReason) {
   const gates::ProbeAnswer good = gates::PrometheusVerdict(
       200, R"({"status":"success","data":{"resultType":"vector","result":[{"value":[1,"0"]}]}})",

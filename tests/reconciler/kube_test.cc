@@ -78,7 +78,17 @@ class FakeKube final : public KubeClient {
     std::erase_if(pods, [&](const KubePod& p) { return p.namespace_name == ns && p.name == name; });
     return absl::OkStatus();
   }
+  // A plain DELETE of a pod: no budget is asked.
+  absl::Status DeleteObject(const std::string& path, const std::string&) override {
+    deleted.push_back(path);
+    const size_t before = pods.size();
+    std::erase_if(pods, [&](const KubePod& p) {
+      return path == "/api/v1/namespaces/" + p.namespace_name + "/pods/" + p.name;
+    });
+    return pods.size() < before ? absl::OkStatus() : absl::NotFoundError(path);
+  }
   std::vector<KubePod> pods;
+  std::vector<std::string> deleted;
   std::map<std::string, bool> cordoned;
   int evictions = 0;
   int budget_frees_after = 0;
@@ -123,10 +133,46 @@ TEST(DrainTest, TimesOutNamingThePodAndTheBudget) {
   kube.budget_frees_after = 1'000'000;
   SimulatedEnv clock;
   absl::Status s =
-      DrainNode(kube, "w-0", {std::chrono::seconds(30), std::chrono::seconds(5)}, clock, {});
+      DrainNode(kube, "w-0", {std::chrono::seconds(30), std::chrono::seconds(5)}, clock, {})
+          .status();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("drain of w-0 timed out after 30s"));
   EXPECT_THAT(s.message(), HasSubstr("default/guarded"));
   EXPECT_THAT(s.message(), HasSubstr("disruption budget"));
+  EXPECT_THAT(kube.deleted, testing::IsEmpty()) << "halt must not delete a pod";
+  EXPECT_TRUE(kube.cordoned["w-0"]);
+}
+
+TEST(DrainTest, ForceDeletesOnlyThePodsABudgetHeldPastTheTimeout) {
+  FakeKube kube;
+  kube.pods = NodePods();
+  kube.budget_frees_after = 1'000'000;
+  SimulatedEnv clock;
+  const auto start = clock.Now();
+  DrainOptions options{std::chrono::seconds(30), std::chrono::seconds(5),
+                       core::DrainTimeoutAction::kForce};
+  absl::StatusOr<DrainResult> drained = DrainNode(kube, "w-0", options, clock, {});
+  ASSERT_TRUE(drained.ok()) << drained.status();
+  EXPECT_EQ(drained->forced, std::vector<std::string>{"default/guarded"});
+  EXPECT_EQ(kube.deleted, std::vector<std::string>{"/api/v1/namespaces/default/pods/guarded"});
+  // It waited the whole timeout first, and the evictable pod left by eviction.
+  EXPECT_GE(clock.Now() - start, std::chrono::seconds(30));
+  std::vector<std::string> left;
+  for (const KubePod& p : kube.pods) left.push_back(p.name);
+  EXPECT_EQ(left, (std::vector<std::string>{"kube-proxy-x", "static", "elsewhere"}));
+}
+
+TEST(DrainTest, ForceDeletesNothingWhenTheBudgetFreesInTime) {
+  FakeKube kube;
+  kube.pods = NodePods();
+  kube.budget_frees_after = 4;
+  SimulatedEnv clock;
+  DrainOptions options{std::chrono::minutes(5), std::chrono::seconds(5),
+                       core::DrainTimeoutAction::kForce};
+  absl::StatusOr<DrainResult> drained = DrainNode(kube, "w-0", options, clock, {});
+  ASSERT_TRUE(drained.ok()) << drained.status();
+  EXPECT_TRUE(drained->forced.empty());
+  EXPECT_TRUE(kube.deleted.empty());
 }
 
 }  // namespace

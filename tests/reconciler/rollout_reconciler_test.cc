@@ -391,7 +391,8 @@ TEST(RolloutReconcilerTest, ADrainThatTimesOutHaltsWithItsCause) {
   SimulatedEnv drain_clock;
   h.executor.drain = [&] {
     return kube::DrainNode(kube, "w-0", {std::chrono::seconds(30), std::chrono::seconds(5)},
-                           drain_clock, {});
+                           drain_clock, {})
+        .status();
   };
   auto r = h.Make();
   EXPECT_NE(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kRequeueAfter);

@@ -142,6 +142,10 @@ void KubeApiServer::PodRoutes() {
                json obj = cluster_->KubePodJsonLocked(*it);
                KubePod pod = *it;
                pods.erase(it);
+               // A DELETE passes no budget: the journal tells it from an eviction.
+               if (SimNode* node = cluster_->FindNodeLocked(pod.node)) {
+                 cluster_->JournalStateLocked(*node, "delete", pod.ns + "/" + pod.name);
+               }
                if (pod.owner_kind == "ReplicaSet") cluster_->RescheduleLocked(std::move(pod));
                return Reply(res, 200, obj);
              }

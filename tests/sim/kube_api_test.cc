@@ -161,6 +161,28 @@ TEST_F(KubeApiTest, EvictionHonoursDisruptionBudgets) {
   Get("/api/v1/namespaces/default/pods/nope", 404);
 }
 
+// What `kubectl drain --disable-eviction` (and policy.drain.onTimeout: force) does: a plain
+// DELETE, which no budget is asked about, journaled apart from an eviction.
+TEST_F(KubeApiTest, DeletingAPodPassesItsBudgetAndIsJournaledAsADelete) {
+  auto res = client_->Delete("/api/v1/namespaces/default/pods/web-a",
+                             R"({"apiVersion":"v1","kind":"DeleteOptions"})", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(json::parse(res->body)["metadata"]["name"], "web-a");
+  Get("/api/v1/namespaces/default/pods/web-a", 404);
+  int deletes = 0, evictions = 0;
+  for (const JournalEntry& e : fleet_->journal().Entries()) {
+    if (e.kind != JournalEntry::Kind::kState) continue;
+    deletes += e.what == "delete" && e.node == "w-1" && e.detail == "default/web-a";
+    evictions += e.what == "evict";
+  }
+  EXPECT_EQ(deletes, 1);
+  EXPECT_EQ(evictions, 0);
+  auto again = client_->Delete("/api/v1/namespaces/default/pods/web-a");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 404);
+}
+
 TEST_F(KubeApiTest, LeasesSupportOptimisticConcurrency) {
   const std::string base = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
   auto created =
