@@ -194,13 +194,19 @@ TEST_F(LeaderElectionTest, KillingTheLeaderMidRolloutHandsItOverAndNoNodeUpgrade
 #ifndef TR_ASAN
 class FrozenLeaderTest : public LeaderElectionTest {
  protected:
-  // Rolls `cluster` (one control plane, two workers) from `from` to `to` (Talos, with Kubernetes
-  // `kubernetes`), freezing the leader at the first journal entry of the rollout that `moment`
-  // picks, until the standby has recorded under its own fence (then `before_waking` runs).
+  // Rolls "ha" from `from` to `to` (Talos, with Kubernetes `kubernetes`), freezing the leader at
+  // the first journal entry of the rollout that `moment` picks, until the standby has recorded
+  // under its own fence.
   void FreezeTheLeaderAt(const std::string& from, const std::string& to,
                          const std::string& kubernetes,
-                         const std::function<bool(const JournalLine&)>& moment,
-                         const std::function<void()>& before_waking = [] {}) {
+                         const std::function<bool(const JournalLine&)>& moment) {
+    ASSERT_NO_FATAL_FAILURE(StartWithAStandby(from, kubernetes));
+    ASSERT_NO_FATAL_FAILURE(RollOutFreezingTheLeader(from, to, kubernetes, moment));
+  }
+
+  // "ha" (one control plane, two workers) on `from`, Ready, led by replica 0 with replica 1 on
+  // standby.
+  void StartWithAStandby(const std::string& from, const std::string& kubernetes) {
     E2E_ASSERT_OK(world().StartFleet(
         {MakeCluster("ha", 1, 2, from, kubernetes), MakeCluster("home", 1, 0, "1.11.6")},
         {.time_scale = 0.02}));
@@ -209,7 +215,13 @@ class FrozenLeaderTest : public LeaderElectionTest {
     E2E_ASSERT_OK(world().WaitForReady("ha", from, "", 60s).status());
     E2E_ASSERT_OK(AddReplica(1));  // the standby
     ASSERT_TRUE(world().WaitUntil(10s, [&] { return Replica(1).Get("/readyz").ok(); }));
+  }
 
+  // The rollout of FreezeTheLeaderAt; `before_waking` runs once the standby has recorded.
+  void RollOutFreezingTheLeader(const std::string& from, const std::string& to,
+                                const std::string& kubernetes,
+                                const std::function<bool(const JournalLine&)>& moment,
+                                const std::function<void()>& before_waking = [] {}) {
     const uint64_t since = LastSeq(world().Journal());
     const std::string commit =
         world().PushProfiles({{"ha", AtTalos(to, {}, kubernetes)}}, "ha: " + to);
@@ -282,6 +294,7 @@ TEST_F(FrozenLeaderTest, RightAfterAnUpgradeCall) {
 // go — the server refuses it (the branch moved) — and the woken leader fetches, builds its record
 // again on the claim, and the fence refuses it there.
 TEST_F(FrozenLeaderTest, InTheMiddleOfAStatusPush) {
+  ASSERT_NO_FATAL_FAILURE(StartWithAStandby("1.11.6", "1.34.1"));
   const std::filesystem::path dir = world().dir();
   ASSERT_EQ(::mkfifo((dir / "release-push").c_str(), 0600), 0);
   const std::filesystem::path hook = world().repo().bare() / "hooks" / "pre-receive";
@@ -300,7 +313,7 @@ TEST_F(FrozenLeaderTest, InTheMiddleOfAStatusPush) {
     const int fd = ::open((dir / "release-push").c_str(), O_WRONLY | O_NONBLOCK);
     if (fd >= 0) ::close(fd);
   };
-  FreezeTheLeaderAt(
+  RollOutFreezingTheLeader(
       "1.11.6", "1.12.0", "1.34.1",
       [&](const JournalLine& line) {
         if (!IsUpgradeCall(line)) return false;
@@ -313,6 +326,11 @@ TEST_F(FrozenLeaderTest, InTheMiddleOfAStatusPush) {
       },
       release);
   release();
+  // The held record was refused by the fence, not lost to the push alone: the woken leader
+  // built it again on the claim and was told it is superseded.
+  EXPECT_TRUE(world().WaitUntil(10s, [&] {
+    return Replica(0).log().find("step=superseded cluster=ha") != std::string::npos;
+  })) << Logs();
 }
 
 TEST_F(FrozenLeaderTest, AtAnInstall) {
