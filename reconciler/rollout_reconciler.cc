@@ -109,6 +109,9 @@ void RolloutReconciler::Adopt(const std::string& cluster,
                               std::optional<core::ClusterStatus> recorded) {
   MutexLock lock(mu_);
   recorded_content_.erase(cluster);
+  // Another replica may have moved the nodes on since this one last looked (before a freeze):
+  // the next look is a full one, so no record reports a node as that old look saw it.
+  last_observed_.erase(cluster);
   if (recorded) {
     recorded_[cluster] = *std::move(recorded);
   } else {
