@@ -118,9 +118,18 @@ class ShardElector final : public ClusterOwnership {
     int acting = 0;  // node operations under way (BeginActing .. EndActing)
   };
 
+  // A membership Lease's renewTime as last read, and when it was first read so (our clock).
+  struct MemberSighting {
+    std::optional<TimePoint> renewed;
+    TimePoint since{};
+  };
+
   std::string LeaseName(int shard) const;
   void Heartbeat();
+  // The membership Leases, each with how long its renewTime has stood still on our clock.
   std::vector<core::Member> Members();
+  // How long a member's renewTime may stand still before it counts as stopped (core::Member).
+  std::chrono::milliseconds StalledAfter() const;
   void Observe(int shard, TimePoint now);
   bool Free(int shard, TimePoint now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   core::ShardCensus Census(const std::vector<core::Member>& members, TimePoint now) const
@@ -145,6 +154,7 @@ class ShardElector final : public ClusterOwnership {
   // The shard each action under way counted against (a pin may change meanwhile).
   std::multimap<std::string, int> acting_ ABSL_GUARDED_BY(mu_);
   std::optional<LeaseRecord> member_;  // this replica's membership Lease (elector thread only)
+  std::map<std::string, MemberSighting> sightings_;  // by membership Lease (elector thread only)
 };
 
 }  // namespace tr::reconciler::lease

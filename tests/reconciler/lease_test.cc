@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -282,6 +283,52 @@ TEST_F(LeaseTest, ShardsAreSharedAndMoveWhenAReplicaDies) {
     int holders = 0;
     for (Replica* r : alive) holders += r->elector.Term(cluster).has_value() ? 1 : 0;
     EXPECT_EQ(holders, 1) << cluster << " (shard " << shard << ")";
+  }
+}
+
+// A replica killed with its membership Lease just renewed: that Lease counts it for a lease
+// duration plus the skew margin, longer than its shard Lease lasts. Once a survivor took the
+// expired shard, the dead replica (holding nothing) must not look starving: no survivor gives
+// a shard back to it, each keeps every shard it holds.
+TEST_F(LeaseTest, NoShardIsGivenBackToAReplicaKilledWithItsMembershipLeaseFresh) {
+  constexpr int kShards = 4;
+  std::vector<Replica*> replicas = {&AddReplica("pod-a", kShards), &AddReplica("pod-b", kShards),
+                                    &AddReplica("pod-c", kShards)};
+  auto round = [](const std::vector<Replica*>& alive) {
+    for (Replica* r : alive) {
+      r->env.Advance(2s);
+      r->elector.Tick();
+    }
+  };
+  for (int i = 0; i < 4; ++i) round(replicas);
+  // Kill a replica holding one shard (the shares are 2/1/1).
+  Replica* dead = nullptr;
+  std::vector<Replica*> alive;
+  for (Replica* r : replicas) {
+    if (!dead && r->elector.Held(r->env.Now()).size() == 1) {
+      dead = r;
+    } else {
+      alive.push_back(r);
+    }
+  }
+  ASSERT_NE(dead, nullptr);
+  // Lease 15 s, the membership Lease counts for 15 + 5 s: rounds until both ran out.
+  std::map<Replica*, std::vector<int>> before;
+  for (Replica* r : alive) before[r] = r->elector.Held(r->env.Now());
+  for (int i = 0; i < 11; ++i) {
+    round(alive);
+    for (Replica* r : alive) {
+      const std::vector<int> now = r->elector.Held(r->env.Now());
+      for (int shard : before[r]) {
+        EXPECT_TRUE(std::find(now.begin(), now.end(), shard) != now.end())
+            << r->elector.options().identity << " gave back shard " << shard << " in round " << i;
+      }
+      before[r] = now;
+    }
+  }
+  for (Replica* r : alive) {
+    EXPECT_EQ(r->elector.Held(r->env.Now()).size(), 2u) << r->elector.options().identity;
+    EXPECT_EQ(r->elector.Replicas(), 2) << r->elector.options().identity;
   }
 }
 
