@@ -105,6 +105,12 @@ std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::stri
   return it->second;
 }
 
+bool RolloutReconciler::OperationInFlight(const std::string& cluster) const {
+  MutexLock lock(mu_);
+  auto it = recorded_.find(cluster);
+  return it != recorded_.end() && !it->second.rollout.in_flight.empty();
+}
+
 void RolloutReconciler::Adopt(const std::string& cluster,
                               std::optional<core::ClusterStatus> recorded) {
   MutexLock lock(mu_);

@@ -273,6 +273,14 @@ bool ShardElector::Acquire(int shard) {
 }
 
 bool ShardElector::Release(int shard, bool voluntary) {
+  // Asked outside the lock (the answer takes the reconciler's). A record that starts an
+  // operation after this answer is under way (BeginActing) while it is pushed, which the check
+  // below sees; one that ended just before it is on the branch, and the next holder resumes it.
+  if (voluntary && in_flight_ && in_flight_(shard)) {
+    ModuleLogger("lease")->info("lease={} step=give-back-deferred in_flight=true",
+                                LeaseName(shard));
+    return false;  // a node of one of its clusters is mid-operation: a later round
+  }
   LeaseRecord record;
   {
     MutexLock lock(mu_);

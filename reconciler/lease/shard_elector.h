@@ -82,6 +82,13 @@ class ShardElector final : public ClusterOwnership {
   void PinnedShards(std::function<std::optional<int>(const std::string& cluster)> pinned) {
     pinned_ = std::move(pinned);
   }
+  // True while a cluster of `shard` has a node operation in flight as its status records it
+  // (begun, not yet completed: for minutes, across several node calls). Such a shard is not
+  // given back voluntarily: the give-back waits for a round with none. Set before Run; called
+  // on the elector's thread.
+  void OperationsInFlight(std::function<bool(int shard)> in_flight) {
+    in_flight_ = std::move(in_flight);
+  }
   // The shard of `cluster`: its pin, else the hash of its name (core::ShardOf).
   int ShardOfCluster(const std::string& cluster) const;
 
@@ -148,6 +155,7 @@ class ShardElector final : public ClusterOwnership {
   const int count_;  // shards_.size(), fixed
   std::function<void(int)> on_acquired_;
   std::function<std::optional<int>(const std::string&)> pinned_;
+  std::function<bool(int)> in_flight_;
   mutable Mutex mu_;
   std::vector<Shard> shards_ ABSL_GUARDED_BY(mu_);
   int replicas_ ABSL_GUARDED_BY(mu_) = 1;

@@ -407,6 +407,44 @@ TEST_F(LeaseTest, AReplicaStartedLaterIsHandedAShareBetweenNodeOperations) {
                                                          {"talos-reconciler-member-pod-c", "pod-c"}}));
 }
 
+// Between two node calls nothing is under way in the process, but the rollout's operation is
+// in flight (recorded, its node rebooting): the shard is not given back until it completes.
+TEST_F(LeaseTest, AShardIsNotGivenBackWhileAClusterOfItHasAnOperationInFlight) {
+  constexpr int kShards = 4;
+  Replica& a = AddReplica("pod-a", kShards);
+  Replica& b = AddReplica("pod-b", kShards);
+  auto round = [&](const std::vector<Replica*>& alive) {
+    for (Replica* r : alive) {
+      r->env.Advance(2s);
+      r->elector.Tick();
+    }
+  };
+  auto held = [](Replica& r) { return r.elector.Held(r.env.Now()); };
+  for (int i = 0; i < 3; ++i) round({&a, &b});
+  ASSERT_EQ(held(a).size(), 2u);
+  const int top = held(a).back();  // the one a would give back
+  bool in_flight = true;
+  std::vector<int> asked;
+  a.elector.OperationsInFlight([&](int shard) {
+    asked.push_back(shard);
+    return in_flight && shard == top;
+  });
+  // c starts later: a (most shards, smaller name) would give back `top` from c's second round.
+  Replica& c = AddReplica("pod-c", kShards);
+  c.env.Advance(a.env.Now() - c.env.Now());
+  for (int i = 0; i < 5; ++i) {
+    round({&a, &b, &c});
+    EXPECT_TRUE(a.elector.Holding(top, a.env.Now())) << "given back in flight, round " << i;
+    EXPECT_TRUE(held(c).empty()) << i;
+  }
+  EXPECT_FALSE(asked.empty());
+  // The node completed: the next round hands the shard over.
+  in_flight = false;
+  for (int i = 0; i < 2; ++i) round({&a, &b, &c});
+  EXPECT_EQ(held(a).size(), 1u);
+  EXPECT_EQ(held(c), std::vector<int>{top});
+}
+
 // Ownership set by the test.
 class FixedOwnership final : public ClusterOwnership {
  public:

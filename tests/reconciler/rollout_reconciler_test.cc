@@ -411,6 +411,23 @@ TEST(RolloutReconcilerTest, AnAdoptedClusterIsReportedAsItIsNow) {
   for (const auto& [node, count] : h.world.reboots_into_upgrade()) EXPECT_EQ(count, 1) << node;
 }
 
+// What the shard elector asks before a give-back: is a node of the cluster mid-operation, as
+// recorded (between two node calls, too).
+TEST(RolloutReconcilerTest, AnOperationIsInFlightFromItsRecordToTheNodesCompletion) {
+  Harness h;
+  auto r = h.Make();
+  EXPECT_FALSE(r->OperationInFlight("prod"));
+  RunUntil(h, *r, [&] { return !h.world.log().empty(); });  // w-0 called, rebooting
+  EXPECT_TRUE(r->OperationInFlight("prod"));
+  EXPECT_FALSE(r->OperationInFlight("staging"));  // never recorded
+  r->Adopt("prod", std::nullopt);                  // taken back with nothing on the branch
+  EXPECT_FALSE(r->OperationInFlight("prod"));
+  r->Adopt("prod", h.store.latest.at("prod"));
+  EXPECT_TRUE(r->OperationInFlight("prod"));
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_FALSE(r->OperationInFlight("prod"));
+}
+
 // A Kubernetes API where one pod is guarded by a budget that never allows its eviction.
 class GuardedPodKube final : public kube::KubeClient {
  public:
