@@ -13,7 +13,9 @@
 // beyond ceil gives one shard back per round; when a live replica holds fewer than floor(N/M)
 // and no shard is free, the replica holding most (the smallest identity among equals) gives one
 // back; a replica takes free shards up to floor(N/M) while another replica is below that, up to
-// ceil(N/M) otherwise — so a late replica gets the shards given back, not a peer.
+// ceil(N/M) otherwise — so a late replica gets the shards given back, not a peer. A member
+// that stopped renewing (killed: its Lease still runs) is not live, so nothing is given back
+// for it.
 //
 // Pure; thread-safe.
 #pragma once

@@ -19,9 +19,15 @@
 // default) is the margin for clock rate skew and for an action already under way.
 //
 // A shard is given back only while no node operation of this replica is under way on it (the
-// fenced executor marks each call with BeginActing/EndActing; a give-back waits for a round
-// without one). Between two operations the shard's operation in flight is on the status
-// branch, and the next holder adopts it (fencing.h).
+// fenced executor marks each call with BeginActing/EndActing) and none of its clusters has a
+// node operation in flight as recorded (OperationsInFlight: between two calls of one node
+// upgrade); a give-back waits for a round without either. On shutdown the shards are given
+// back regardless: the operation in flight is on the status branch, and the next holder
+// adopts it (fencing.h).
+//
+// Members: a replica whose membership Lease's renewTime has not changed for two retry periods
+// on our clock (StalledAfter) has stopped renewing — killed, frozen — and no longer counts,
+// though its Lease is not over yet; so no shard is given back for it to take.
 //
 // Thread-safety: Run (or Tick) on one thread; Holding, Held and Term from any thread.
 #pragma once
