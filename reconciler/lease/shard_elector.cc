@@ -145,9 +145,11 @@ std::vector<core::Member> ShardElector::Members() {
 
 // A live replica renews its membership Lease every retry period (±10%), so from our rounds its
 // renewTime stands still for a little more than one; two allow for one slow or failed renewal.
-// At most a lease duration less one retry period: a replica killed is seen to have stopped
-// before its shard Leases expire (its membership Lease is renewed just before them, and read by
-// us at most a round later), so it never counts as a member holding nothing.
+// At most a lease duration less one retry period: a replica renews its membership Lease just
+// before its shard Leases, and we read it at most a round after them, so a killed one is seen
+// to have stopped at the latest in the round after its shard Leases expire, the first in which
+// a survivor that took one could give a shard back: it never counts as a member holding
+// nothing.
 std::chrono::milliseconds ShardElector::StalledAfter() const {
   const ElectionTimings& t = options_.timings;
   return std::min(2 * t.retry_period, t.lease_duration - t.retry_period);
