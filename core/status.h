@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "core/fence.h"
 #include "core/health_gates.h"
 #include "core/observed.h"
 #include "core/planner.h"
@@ -67,6 +68,9 @@ inline constexpr size_t kMaxHistory = 20;
 
 struct ClusterStatus {
   std::string cluster;
+  // With leader election, who wrote this record and under which generation (core/fence.h);
+  // set by the fenced status store as it records, not part of the status's content.
+  std::optional<Fence> fence;
   // The profile's metadata.labels; kept from the previous status while the profile is invalid,
   // so a broken profile does not change who is notified.
   std::map<std::string, std::string> labels;

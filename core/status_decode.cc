@@ -137,6 +137,27 @@ GateState ReadGates(const Field& f) {
   return g;
 }
 
+absl::Status CheckFenceHolder(std::string_view holder) {
+  if (holder.empty() || holder.size() > 253) return absl::InvalidArgumentError("1 to 253 characters");
+  for (char c : holder) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      return absl::InvalidArgumentError("no control characters");
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::optional<Fence> ReadFence(const Field& f) {
+  if (!f.present()) return std::nullopt;
+  MappingReader m(f, {"generation", "holder"});
+  Fence fence;
+  fence.generation = static_cast<uint64_t>(
+      ReadInteger(m.Required("generation"), 1, static_cast<int64_t>(kMaxFenceGeneration))
+          .value_or(1));
+  fence.holder = ReadChecked(m.Required("holder"), CheckFenceHolder).value_or("");
+  return fence;
+}
+
 std::vector<HistoryEntry> ReadHistory(const Field& f) {
   std::vector<HistoryEntry> out;
   for (const Field& item : ReadList(f)) {
@@ -150,12 +171,13 @@ std::vector<HistoryEntry> ReadHistory(const Field& f) {
 
 Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_view content) {
   return DecodeYamlDocument<ClusterStatus>(path, content, [](const Field& root) {
-    MappingReader top(root, {"apiVersion", "kind", "cluster", "labels", "phase", "message",
+    MappingReader top(root, {"apiVersion", "kind", "cluster", "fence", "labels", "phase", "message",
                              "updated", "desiredCommit", "talos", "kubernetes", "conditions",
                              "history", "nodes", "inFlight", "rollout", "gates"});
     CheckHeader(top, kApiVersion, "ClusterStatus");
     ClusterStatus s;
     s.cluster = Str(top.Required("cluster"));
+    s.fence = ReadFence(top.Optional("fence"));
     // Checked as a profile's are: anyone who can push to the status branch writes these, and
     // they reach the notifications. Files written before labels existed have none.
     s.labels = ReadLabels(top.Optional("labels"));

@@ -32,6 +32,15 @@ void EmitLabels(YAML::Emitter& out, const std::map<std::string, std::string>& la
   out << YAML::EndMap;
 }
 
+// Written only with leader election (a record without a fence keeps the file's earlier shape).
+void EmitFence(YAML::Emitter& out, const std::optional<Fence>& fence) {
+  if (!fence) return;
+  out << YAML::Key << "fence" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "generation" << YAML::Value << fence->generation;
+  EmitString(out, "holder", fence->holder);
+  out << YAML::EndMap;
+}
+
 void EmitInFlight(YAML::Emitter& out, const std::vector<OperationInFlight>& ops) {
   out << YAML::Key << "inFlight" << YAML::Value << YAML::BeginSeq;
   for (const OperationInFlight& op : ops) {
@@ -133,6 +142,7 @@ std::string RenderStatusYaml(const ClusterStatus& s) {
   out << YAML::Key << "apiVersion" << YAML::Value << std::string(kApiVersion);
   out << YAML::Key << "kind" << YAML::Value << "ClusterStatus";
   EmitString(out, "cluster", s.cluster);
+  EmitFence(out, s.fence);
   EmitLabels(out, s.labels);
   out << YAML::Key << "phase" << YAML::Value << ClusterPhaseName(s.phase);
   EmitString(out, "message", s.message);
@@ -155,6 +165,7 @@ std::string RenderStatusYaml(const ClusterStatus& s) {
 std::string StatusContentYaml(const ClusterStatus& status) {
   ClusterStatus undated = status;
   undated.updated = TimePoint{};
+  undated.fence.reset();  // who wrote it, not what it says
   return RenderStatusYaml(undated);
 }
 

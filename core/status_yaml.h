@@ -4,6 +4,7 @@
 //   apiVersion: talos-reconciler.dev/v1alpha1
 //   kind: ClusterStatus
 //   cluster: prod-eu-1
+//   fence: {generation: 4, holder: <replica>}   (with leader election: core/fence.h)
 //   phase: UpgradingTalos
 //   message: upgrading w-1 (2/5) to Talos 1.12.0
 //   updated: "2026-11-22T03:00:00Z"

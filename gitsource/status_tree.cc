@@ -258,4 +258,30 @@ absl::StatusOr<StatusFiles> ReadStatusFiles(git_repository* repo, const git_oid&
   return files;
 }
 
+absl::StatusOr<std::optional<std::string>> ReadStatusFileAt(git_repository* repo,
+                                                            const git_oid& commit,
+                                                            const std::string& path,
+                                                            std::size_t max_bytes) {
+  absl::StatusOr<TreePtr> root = BaseTree(repo, commit);
+  if (!root.ok()) return root.status();
+  git_tree_entry* raw = nullptr;
+  if (git_tree_entry_bypath(&raw, root->get(), path.c_str()) != 0) return std::nullopt;
+  TreeEntryPtr entry(raw);
+  const git_filemode_t mode = git_tree_entry_filemode(entry.get());
+  if (mode != GIT_FILEMODE_BLOB && mode != GIT_FILEMODE_BLOB_EXECUTABLE) return std::nullopt;
+  git_odb* raw_odb = nullptr;
+  if (int rc = git_repository_odb(&raw_odb, repo); rc < 0) return GitError(rc, "open the object database");
+  OdbPtr odb(raw_odb);
+  size_t size = 0;
+  git_object_t type = GIT_OBJECT_INVALID;
+  if (int rc = git_odb_read_header(&size, &type, odb.get(), git_tree_entry_id(entry.get()));
+      rc < 0) {
+    return GitError(rc, fmt::format("read {}", path));
+  }
+  if (size > max_bytes) return std::nullopt;
+  StatusFiles read;
+  if (absl::Status s = ReadStatusBlob(repo, entry.get(), path, read); !s.ok()) return s;
+  return std::move(read.files.begin()->second);
+}
+
 }  // namespace tr::gitsource

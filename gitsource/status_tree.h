@@ -40,4 +40,11 @@ absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
 absl::StatusOr<StatusFiles> ReadStatusFiles(git_repository* repo, const git_oid& commit,
                                             const StatusReadLimits& limits);
 
+// The content of the regular file at `path` in `commit`; nullopt when there is none there, or
+// it is larger than `max_bytes` (sized from its header, unread).
+absl::StatusOr<std::optional<std::string>> ReadStatusFileAt(git_repository* repo,
+                                                            const git_oid& commit,
+                                                            const std::string& path,
+                                                            std::size_t max_bytes);
+
 }  // namespace tr::gitsource

@@ -170,21 +170,49 @@ absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& b
   // fetch. The push is a compare-and-swap on that tip, so a branch someone else moved meanwhile
   // only costs this try; the fetch below follows at once.
   if (std::optional<git_oid> known = KnownTip()) {
-    absl::StatusOr<std::optional<Attempt>> pushed = BuildAndPush(repo->get(), batch, known, stop);
+    absl::StatusOr<Attempt> pushed = GuardBuildAndPush(repo->get(), batch, known, stop);
     if (!pushed.ok()) return pushed.status();
-    if (pushed->has_value() && (*pushed)->written && (*pushed)->written->created) {
-      return **pushed;
-    }
+    if (pushed->written && pushed->written->created) return *pushed;
   }
   SetKnownTip(std::nullopt);
   absl::StatusOr<SyncResult> tip = mirror_->SyncBranch(repo->get(), config_.branch, stop);
   if (!tip.ok()) return tip.status();
+  return GuardBuildAndPush(repo->get(), batch, tip->remote_tip, stop);
+}
+
+absl::StatusOr<std::pair<GitStatusWriter::Batch, std::map<std::string, std::string>>>
+GitStatusWriter::Guarded(git_repository* repo, const Batch& batch,
+                         const std::optional<git_oid>& base) {
+  std::pair<Batch, std::map<std::string, std::string>> out{batch, {}};
+  if (!config_.guard) return out;
+  for (const auto& [path, update] : batch.files) {
+    std::optional<std::string> on_tip;
+    if (base) {
+      absl::StatusOr<std::optional<std::string>> read =
+          ReadStatusFileAt(repo, *base, path, config_.read_limits.max_file_bytes);
+      if (!read.ok()) return read.status();
+      on_tip = *std::move(read);
+    }
+    if (std::string why = config_.guard(path, on_tip, update); !why.empty()) {
+      out.first.files.erase(path);
+      out.second.emplace(path, std::move(why));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::GuardBuildAndPush(
+    git_repository* repo, const Batch& batch, const std::optional<git_oid>& base,
+    std::stop_token stop) {
+  auto guarded = Guarded(repo, batch, base);
+  if (!guarded.ok()) return guarded.status();
   absl::StatusOr<std::optional<Attempt>> pushed =
-      BuildAndPush(repo->get(), batch, tip->remote_tip, stop);
+      BuildAndPush(repo, guarded->first, base, std::move(stop));
   if (!pushed.ok()) return pushed.status();
-  if (pushed->has_value()) return **pushed;
-  // The tip already says exactly this.
-  return Attempt{StatusCommit{tip->remote_tip ? OidHex(*tip->remote_tip) : "", false}, {}};
+  // Nothing to commit: the tip already says exactly this.
+  Attempt attempt = pushed->value_or(Attempt{StatusCommit{base ? OidHex(*base) : "", false, {}}, {}});
+  if (attempt.written) attempt.written->refused = std::move(guarded->second);
+  return attempt;
 }
 
 absl::StatusOr<std::optional<GitStatusWriter::Attempt>> GitStatusWriter::BuildAndPush(
@@ -209,7 +237,7 @@ absl::StatusOr<std::optional<GitStatusWriter::Attempt>> GitStatusWriter::BuildAn
   SetKnownTip(**commit);
   // Best effort: the next fetch refreshes it anyway.
   (void)mirror_->SetRef(repo, Mirror::TrackingRef(config_.branch), **commit);
-  return Attempt{StatusCommit{OidHex(**commit), true}, {}};
+  return Attempt{StatusCommit{OidHex(**commit), true, {}}, {}};
 }
 
 std::optional<git_oid> GitStatusWriter::KnownTip() {

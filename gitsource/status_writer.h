@@ -29,6 +29,13 @@
 // A lone update after a quiet spell is committed at once; no update waits longer than the
 // window plus one push. Write still returns only once its commit is pushed.
 //
+// Guarding: with a `guard`, every file of a batch is shown to it with what the tip the commit is
+// built on holds at its path, each time a commit is built (so again after every fetch). A file
+// it refuses is left out of that commit, and the refusal is reported to the Writes of the batch
+// (StatusCommit::refused); the rest of the batch goes out. As the push is a compare-and-swap on
+// that tip, what the guard saw is what the file is replaced on: with leader election, a replica
+// that lost its shard cannot land a record over its successor's (reconciler/lease/fencing.h).
+//
 // Errors: Unavailable/DeadlineExceeded (network; retry), Aborted (rejected on every
 // attempt; retry the reconcile), Cancelled, InvalidArgument (a path outside status/, bad
 // configuration), plus the codes of GitSource for credentials and host keys.
@@ -41,6 +48,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -92,7 +100,15 @@ struct StatusFiles {
 struct StatusCommit {
   std::string commit;    // the status branch's tip that holds the update (full hex id)
   bool created = false;  // false when the tip already held exactly this content
+  // Files of the batch the guard refused on that tip (left out of it), by path: why.
+  std::map<std::string, std::string> refused;
 };
+
+// Whether `update` (nullopt: a removal) may replace what the tip holds at `path` (`on_tip`;
+// nullopt: no file, or one too large to read): "" when it may, else why not.
+using StatusFileGuard = std::function<std::string(const std::string& path,
+                                                  const std::optional<std::string>& on_tip,
+                                                  const std::optional<std::string>& update)>;
 
 class StatusWriter {
  public:
@@ -116,6 +132,7 @@ struct StatusWriterConfig {
   BackoffPolicy backoff;
   StatusReadLimits read_limits;  // what ReadLatest reads at most
   std::chrono::milliseconds coalesce_window{0};  // least time between two commits; 0: none
+  StatusFileGuard guard;  // empty: every file is written
 };
 
 class GitStatusWriter final : public StatusWriter {
@@ -153,6 +170,14 @@ class GitStatusWriter final : public StatusWriter {
                   StatusWriterConfig config, std::string refspec, Env& env);
   absl::StatusOr<StatusCommit> Flush(const Batch& batch, std::stop_token stop);
   absl::StatusOr<Attempt> TryOnce(const Batch& batch, std::stop_token stop);
+  // `batch` less the files the guard refuses on `base`, and those refusals.
+  absl::StatusOr<std::pair<Batch, std::map<std::string, std::string>>> Guarded(
+      git_repository* repo, const Batch& batch, const std::optional<git_oid>& base);
+  // Guards `batch` on `base`, then builds and pushes what is left (as BuildAndPush); a batch
+  // `base` already holds is written = {base, created = false}. The refusals go with it.
+  absl::StatusOr<Attempt> GuardBuildAndPush(git_repository* repo, const Batch& batch,
+                                            const std::optional<git_oid>& base,
+                                            std::stop_token stop);
   // Builds the batch on `base` and pushes it (expecting the remote at `base`); nullopt when
   // `base` already holds exactly this content.
   absl::StatusOr<std::optional<Attempt>> BuildAndPush(git_repository* repo, const Batch& batch,

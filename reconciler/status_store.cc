@@ -1,5 +1,6 @@
 #include "reconciler/status_store.h"
 
+#include "absl/strings/cord.h"
 #include "core/names.h"
 #include "core/status_decode.h"
 #include "core/status_yaml.h"
@@ -74,10 +75,27 @@ gitsource::StatusUpdate UpdateOf(const core::ClusterStatus& status) {
   return update;
 }
 
+constexpr char kFenceRefusedPayload[] = "talos-reconciler/fence-refused";
+
 }  // namespace
 
+absl::Status FenceRefusedError(const std::string& cluster, const std::string& why) {
+  absl::Status status =
+      absl::AbortedError(fmt::format("{}'s status was not recorded: {}", cluster, why));
+  status.SetPayload(kFenceRefusedPayload, absl::Cord(cluster));
+  return status;
+}
+
+bool IsFenceRefused(const absl::Status& status) {
+  return status.GetPayload(kFenceRefusedPayload).has_value();
+}
+
 absl::Status GitStatusStore::Record(const core::ClusterStatus& status, std::stop_token stop) {
-  return writer_.Write(UpdateOf(status), stop).status();
+  absl::StatusOr<gitsource::StatusCommit> written = writer_.Write(UpdateOf(status), stop);
+  if (!written.ok()) return written.status();
+  const auto refused = written->refused.find(core::ClusterStatusPath(status.cluster));
+  if (refused != written->refused.end()) return FenceRefusedError(status.cluster, refused->second);
+  return absl::OkStatus();
 }
 
 absl::Status GitStatusStore::RecordSoon(const core::ClusterStatus& status, std::stop_token) {

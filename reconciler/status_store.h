@@ -37,6 +37,11 @@ class StatusStore {
   }
 };
 
+// Aborted: the status branch refused `cluster`'s record because another replica claimed the
+// cluster since (the writer's guard, reconciler/lease/fencing.h); `why` says whose claim.
+absl::Status FenceRefusedError(const std::string& cluster, const std::string& why);
+bool IsFenceRefused(const absl::Status& status);
+
 struct DecodedStatuses {
   std::map<std::string, core::ClusterStatus> statuses;  // by cluster
   // What the branch holds but no cluster's status came from: the reader's skips, plus

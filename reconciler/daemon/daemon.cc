@@ -191,11 +191,18 @@ class Daemon {
     for (const std::string& removed : source_->mirror_repairs()) {
       log_->warn("step=repair-mirror removed={}", LogValue(removed));
     }
+    auto election = lease::Election::Open(config_.leader_election, config_.kubeconfig, env_);
+    if (!election.ok()) return election.status();
+    election_ = *std::move(election);
     gitsource::StatusWriterConfig writer_config;
     writer_config.branch = config_.status_branch;
     writer_config.author_name = config_.status_author_name;
     writer_config.author_email = config_.status_author_email;
     writer_config.coalesce_window = config_.status_commit_window;
+    if (election_) {  // no record lands over a newer holder's (fencing.h)
+      fences_.emplace(election_->elector(), election_->elector().options().identity);
+      writer_config.guard = lease::StatusFileGuard;
+    }
     auto writer = gitsource::GitStatusWriter::Create(*source_, writer_config, env_);
     if (!writer.ok()) return writer.status();
     writer_ = *std::move(writer);
@@ -205,9 +212,6 @@ class Daemon {
     if (!notifier.ok()) return notifier.status();
     notifier_ = *std::move(notifier);
     notifying_.emplace(*git_store_, *notifier_);
-    auto election = lease::Election::Open(config_.leader_election, config_.kubeconfig, env_);
-    if (!election.ok()) return election.status();
-    election_ = *std::move(election);
     std::function<bool()> reports_rollouts;  // with several replicas, the holder of shard 0 only
     if (election_) {
       reports_rollouts = [this] { return election_->elector().Holding(0, env_.Now()).has_value(); };
@@ -255,8 +259,8 @@ class Daemon {
     RolloutExecutor* executor = &*executor_;
     StatusStore* acting_store = store_;
     if (election_) {
-      fenced_executor_.emplace(*executor_, election_->elector());
-      fenced_store_.emplace(*store_, election_->elector());
+      fenced_executor_.emplace(*executor_, *fences_);
+      fenced_store_.emplace(*store_, *fences_);
       executor = &*fenced_executor_;
       acting_store = &*fenced_store_;
     }
@@ -281,8 +285,8 @@ class Daemon {
     k8s_upgrade::InProcessRunnerOptions options;
     options.poll_interval = std::min(config_.node_poll_interval, std::chrono::milliseconds(1000));
     if (election_) {  // a deposed replica's running upgrade stops before its next change
-      options.may_change = [&elector = election_->elector()](const std::string& c) {
-        return lease::CheckHeld(elector, c);
+      options.may_change = [&fences = *fences_](const std::string& c) {
+        return lease::CheckFenced(fences, c);
       };
     }
     if (config_.kubernetes_upgrade_mode == "inprocess") {
@@ -328,7 +332,7 @@ class Daemon {
       election_->elector().OperationsInFlight(
           [this](int shard) { return OperationInFlight(shard); });
       sharded_.emplace(
-          *reconciler_, election_->elector(), *git_store_,
+          *reconciler_, *fences_, *git_store_,
           [this](const std::string& cluster, std::optional<core::ClusterStatus> recorded) {
             reconciler_->Adopt(cluster, std::move(recorded));
           });
@@ -380,6 +384,7 @@ class Daemon {
   std::unique_ptr<notify::Notifier> notifier_;
   std::optional<notify::NotifyingStatusStore> notifying_;
   std::unique_ptr<lease::Election> election_;
+  std::optional<lease::ClusterFences> fences_;  // with leader election
   std::unique_ptr<ForgeReporting> forge_;
   StatusStore* store_ = nullptr;  // the outermost of the chain so far
   // StartInbound

@@ -262,7 +262,9 @@ ClusterStatus EveryFieldSet(const std::string& failure) {
   memory.settle_until = kT0 + std::chrono::seconds(30);
   memory.failure = RolloutFailure{"w-0", V("1.12.0"), failure, kT0};
   scene.profile.labels = {{"env", "prod"}};
-  return scene.Build(nullptr, memory, kT0, {"something: happened"});
+  ClusterStatus status = scene.Build(nullptr, memory, kT0, {"something: happened"});
+  status.fence = Fence{4, "talos-reconciler-0"};
+  return status;
 }
 
 TEST(StatusYamlTest, RoundTripsEveryField) {
@@ -276,6 +278,7 @@ TEST(StatusYamlTest, RoundTripsEveryField) {
   EXPECT_EQ(back.value->rollout.in_flight[0].phase, OperationPhase::kDrained);
   EXPECT_TRUE(back.value->rollout.in_flight[0].lifecycle);
   EXPECT_EQ(back.value->labels, (std::map<std::string, std::string>{{"env", "prod"}}));
+  EXPECT_EQ(back.value->fence, s.fence);
 }
 
 TEST(StatusYamlTest, LabelsRoundTripAndAreLeftOutWhenThereAreNone) {
@@ -401,6 +404,9 @@ conditions[].type
 desiredCommit
 desiredCommit.applied
 desiredCommit.attempted
+fence
+fence.generation
+fence.holder
 history
 history[].at
 history[].event

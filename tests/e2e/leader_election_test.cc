@@ -5,8 +5,11 @@
 // replica's shards move to the others, and one started later is handed a share; only the
 // holder of shard 0 reports the rollout to the forge, with every replica's clusters. Short
 // lease timings (2 s / 1.5 s / 250 ms) keep each test to seconds.
+#include <signal.h>
+
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -202,6 +205,109 @@ TEST_F(LeaderElectionTest, KillingTheLeaderMidRolloutHandsItOverAndNoNodeUpgrade
   ASSERT_TRUE(stopped.ok()) << stopped.status();
   EXPECT_NE(Replica(1).log().find("step=released"), std::string::npos) << Logs();
 }
+
+// A replica frozen (SIGSTOP: a GC-like pause, a VM stall, a partition from the API server)
+// while it acts, for longer than its lease: the standby takes the shard over, claims the cluster
+// and finishes the rollout; the woken replica lands no status record after the new holder's
+// claim (the fence generations on the branch never go back) and no node is upgraded twice.
+// Frozen right after a legacy Upgrade call, at a 1.13+ install, and at a drain's cordon. Plain
+// pass only, for the time budget (the fencing itself, a record caught mid-push included, is
+// tested in both passes: tests/reconciler/fencing_test.cc).
+#ifndef TR_ASAN
+class FrozenLeaderTest : public LeaderElectionTest {
+ protected:
+  // Rolls `cluster` (one control plane, two workers) from `from` to `to` (Talos, with Kubernetes
+  // `kubernetes`), freezing the leader at the first journal entry of the rollout that `moment`
+  // picks, until the standby has recorded under its own fence.
+  void FreezeTheLeaderAt(const std::string& from, const std::string& to,
+                         const std::string& kubernetes,
+                         const std::function<bool(const JournalLine&)>& moment) {
+    E2E_ASSERT_OK(world().StartFleet(
+        {MakeCluster("ha", 1, 2, from, kubernetes), MakeCluster("home", 1, 0, "1.11.6")},
+        {.time_scale = 0.02}));
+    world().PushProfiles({{"ha", AtTalos(from, {}, kubernetes)}}, "initial profile");
+    E2E_ASSERT_OK(StartReplicas(1, 1));
+    E2E_ASSERT_OK(world().WaitForReady("ha", from, "", 60s).status());
+    E2E_ASSERT_OK(AddReplica(1));  // the standby
+    ASSERT_TRUE(world().WaitUntil(10s, [&] { return Replica(1).Get("/readyz").ok(); }));
+
+    const uint64_t since = LastSeq(world().Journal());
+    const std::string commit =
+        world().PushProfiles({{"ha", AtTalos(to, {}, kubernetes)}}, "ha: " + to);
+    ASSERT_TRUE(world().WaitUntil(60s, [&] {
+      for (const auto& line : world().Journal()) {
+        if (line.seq > since && line.cluster == "ha" && moment(line)) return true;
+      }
+      return false;
+    }));
+    const pid_t frozen = Replica(0).pid();
+    ASSERT_EQ(::kill(frozen, SIGSTOP), 0);
+    struct Thaw {
+      pid_t pid;
+      ~Thaw() { ::kill(pid, SIGCONT); }
+    } thaw{frozen};
+    // Frozen until the standby holds the shard and has recorded under its own fence: a lease
+    // duration at least on its clock, and the frozen one's records in flight are now stale.
+    ASSERT_TRUE(world().WaitUntil(30s, [&] {
+      auto status = world().repo().Status("ha");
+      return status.ok() && status->fence && status->fence->holder == "replica-1";
+    })) << Logs();
+    ASSERT_EQ(::kill(frozen, SIGCONT), 0);
+
+    auto ready = world().WaitForStatus(
+        "ha",
+        [&](const core::ClusterStatus& s) {
+          return s.phase == core::ClusterPhase::kUpgradeFailed ||
+                 (s.phase == core::ClusterPhase::kReady && s.talos.current == to &&
+                  s.desired_commit_applied == commit);
+        },
+        90s, /*allow_daemon_down=*/true);
+    ASSERT_TRUE(ready.ok()) << ready.status() << "\n" << Logs();
+    EXPECT_EQ(PhaseName(*ready), "Ready") << Summary(*ready);
+    ExpectEachUpgradedOnce("ha", since, 3, from, to);
+    EXPECT_TRUE(Replica(0).running());  // only paused: awake, and quiet
+    ExpectFencesNeverGoBack();
+  }
+
+  // Every record of the branch in order: a generation never goes back, one generation is one
+  // holder's, and the standby's is the last.
+  void ExpectFencesNeverGoBack() {
+    std::vector<StatusVersion> history;
+    E2E_ASSERT_OK_AND_ASSIGN(history, world().repo().StatusHistory("ha"));
+    std::optional<core::Fence> last;
+    for (const StatusVersion& version : history) {
+      SCOPED_TRACE(version.commit + ": " + version.status.message);
+      const std::optional<core::Fence>& fence = version.status.fence;
+      ASSERT_TRUE(fence.has_value());
+      if (last) {
+        EXPECT_GE(fence->generation, last->generation);
+        if (fence->generation == last->generation) {
+          EXPECT_EQ(fence->holder, last->holder);
+        }
+      }
+      last = fence;
+    }
+    ASSERT_TRUE(last.has_value());
+    EXPECT_EQ(last->holder, "replica-1");
+    EXPECT_GE(last->generation, 2u);
+  }
+};
+
+TEST_F(FrozenLeaderTest, RightAfterAnUpgradeCall) {
+  FreezeTheLeaderAt("1.11.6", "1.12.0", "1.34.1", IsUpgradeCall);
+}
+
+TEST_F(FrozenLeaderTest, AtAnInstall) {
+  FreezeTheLeaderAt("1.13.2", "1.13.9", "1.35.0", [](const JournalLine& line) {
+    return line.call && line.what.ends_with("LifecycleService/Upgrade");
+  });
+}
+
+TEST_F(FrozenLeaderTest, AtADrain) {
+  FreezeTheLeaderAt("1.13.2", "1.13.9", "1.35.0",
+                    [](const JournalLine& line) { return !line.call && line.what == "cordon"; });
+}
+#endif  // TR_ASAN
 
 // Three daemons and five clusters take about 15 s here, several times that under the
 // sanitizers: registered in the plain pass only (TR_ASAN, defined by CMake for the sanitizer

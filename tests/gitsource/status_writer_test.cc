@@ -245,6 +245,40 @@ TEST_F(StatusWriterTest, GivesUpAfterTheLastAttemptWithoutForcing) {
   EXPECT_EQ(StatusTip(), theirs);
 }
 
+TEST_F(StatusWriterTest, AFileTheGuardRefusesOnTheTipItWouldReplaceIsLeftOutAndTheRestGoesOut) {
+  std::vector<std::string> seen;  // what the guard was shown for b, in order
+  config_.guard = [&](const std::string& path, const std::optional<std::string>& on_tip,
+                      const std::optional<std::string>&) -> std::string {
+    if (path == "status/b.yaml") seen.push_back(on_tip.value_or("(none)"));
+    return on_tip == "locked\n" ? path + " is locked" : "";
+  };
+  writer_ = MakeWriter(*source_, config_);
+  ASSERT_TRUE(writer_->Write({{{"status/a.yaml", "a1\n"}, {"status/b.yaml", "b1\n"}}, "1"}).ok());
+  // Someone else locks b on top of the writer's last commit. The next write is built on that
+  // commit without a fetch (b1 there: not refused), the remote refuses the push, and the
+  // batch is guarded again on the new tip, where b is locked.
+  upstream_.Git({"fetch", "--quiet", "origin"});
+  upstream_.Git({"checkout", "--quiet", "-B", kStatusBranch, "origin/" + std::string(kStatusBranch)});
+  const std::string theirs = ForeignStatusCommit("status/b.yaml", "locked\n");
+  absl::StatusOr<StatusCommit> written =
+      writer_->Write({{{"status/a.yaml", "a2\n"}, {"status/b.yaml", "b2\n"}}, "2"});
+  ASSERT_TRUE(written.ok()) << written.status();
+  EXPECT_TRUE(written->created);
+  EXPECT_EQ(written->refused,
+            (std::map<std::string, std::string>{{"status/b.yaml", "status/b.yaml is locked"}}));
+  EXPECT_EQ(upstream_.GitBare({"rev-parse", written->commit + "^"}), theirs);
+  EXPECT_EQ(Show(written->commit + ":status/a.yaml"), "a2");
+  EXPECT_EQ(Show(written->commit + ":status/b.yaml"), "locked");
+  EXPECT_EQ(seen, (std::vector<std::string>{"(none)", "b1\n", "locked\n"}));
+  // Everything refused: nothing to commit, the tip stays, the refusal is still reported.
+  absl::StatusOr<StatusCommit> none = writer_->Write({{{"status/b.yaml", "b3\n"}}, "3"});
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->created);
+  EXPECT_EQ(none->commit, written->commit);
+  EXPECT_EQ(none->refused.count("status/b.yaml"), 1u);
+  EXPECT_EQ(StatusTip(), written->commit);
+}
+
 TEST_F(StatusWriterTest, CancelledWhileBackingOff) {
   ForeignStatusCommit("status/other.yaml", "theirs\n");
   InstallPreReceiveHook("exit 1\n");

@@ -171,13 +171,15 @@ TEST_F(LeaseTest, ADeposedLeaderRefusesToActOrRecord) {
   Replica& b = AddReplica("pod-b");
   CountingExecutor executor;
   CountingStore store;
-  FencedExecutor fenced(executor, a.elector);
-  FencedStatusStore fenced_store(store, a.elector);
+  ClusterFences fences(a.elector, "pod-a");
+  FencedExecutor fenced(executor, fences);
+  FencedStatusStore fenced_store(store, fences);
   core::ClusterProfile profile;
   profile.name = "prod";
   core::ClusterStatus status;
   status.cluster = "prod";
   a.elector.Tick();
+  fences.Claimed("prod", *a.elector.Term("prod"), {1, "pod-a"});
   ASSERT_TRUE(fenced.Execute(profile, {}, {}).ok());
   ASSERT_TRUE(fenced_store.Record(status, {}).ok());
   // a is paused (no renewals) past its renew deadline; b takes over after the lease duration.
@@ -196,10 +198,12 @@ TEST_F(LeaseTest, ADeposedLeaderRefusesToActOrRecord) {
 TEST_F(LeaseTest, ALeaseLostMidRolloutStopsActingAtOnce) {
   Replica& a = AddReplica("pod-a");
   CountingExecutor executor;
-  FencedExecutor fenced(executor, a.elector);
+  ClusterFences fences(a.elector, "pod-a");
+  FencedExecutor fenced(executor, fences);
   core::ClusterProfile profile;
   profile.name = "prod";
   a.elector.Tick();
+  fences.Claimed("prod", *a.elector.Term("prod"), {1, "pod-a"});
   ASSERT_TRUE(fenced.Execute(profile, {}, {}).ok());
   // Someone else (an operator, another replica whose clock ran ahead) writes the lease while a
   // is well within its renew deadline: a's next round sees it and stops at once.
@@ -369,7 +373,9 @@ TEST_F(LeaseTest, AReplicaStartedLaterIsHandedAShareBetweenNodeOperations) {
   core::ClusterProfile profile;
   profile.name = cluster;
   CallbackExecutor executor;
-  FencedExecutor fenced(executor, a.elector);
+  ClusterFences fences(a.elector, "pod-a");
+  fences.Claimed(cluster, *a.elector.Term(cluster), {1, "pod-a"});
+  FencedExecutor fenced(executor, fences);
   int rounds_during = 0;
   executor.during = [&] {
     // c is counted from the second round on (its member Lease is written in its own round).
@@ -510,10 +516,12 @@ class ActingProbeStore final : public StatusStore {
 TEST(FencedStatusStoreTest, ARecordIsAnActionUnderWayAndRefusedWhenNotHeld) {
   ActingOwnership ownership;
   ActingProbeStore inner(ownership);
-  lease::FencedStatusStore store(inner, ownership);
+  ClusterFences fences(ownership, "pod-a");
+  lease::FencedStatusStore store(inner, fences);
   core::ClusterStatus status;
   status.cluster = "lab";
   ownership.term = 3;
+  fences.Claimed("lab", 3, {1, "pod-a"});
   ASSERT_TRUE(store.Record(status, {}).ok());
   EXPECT_EQ(inner.acting_seen, std::vector<int>{1});
   EXPECT_EQ(ownership.acting, 0);
@@ -529,7 +537,8 @@ TEST(ShardedReconcilerTest, SkipsClustersNotHeldAndReadsTheBranchOnEachNewTerm) 
   branch.branch["prod"].cluster = "prod";
   branch.branch["prod"].message = "upgrading w-1 (by the previous holder)";
   std::vector<std::pair<std::string, std::string>> adopted;
-  ShardedReconciler sharded(inner, ownership, branch,
+  ClusterFences fences(ownership, "pod-a");
+  ShardedReconciler sharded(inner, fences, branch,
                             [&](const std::string& cluster, std::optional<core::ClusterStatus> s) {
                               adopted.emplace_back(cluster, s ? s->message : "none");
                             });
