@@ -39,10 +39,13 @@ std::string MemberLeaseName(std::string_view base, std::string_view identity) {
 
 std::set<std::string> LiveMembers(const std::vector<Member>& members, std::string_view self,
                                   std::chrono::system_clock::time_point now,
-                                  std::chrono::milliseconds skew_margin) {
+                                  const MemberLiveness& liveness) {
   std::set<std::string> live = {std::string(self)};
   for (const Member& m : members) {
-    if (!m.identity.empty() && m.renewed + m.duration + skew_margin > now) live.insert(m.identity);
+    if (!m.identity.empty() && m.renewed + m.duration + liveness.skew_margin > now &&
+        m.unchanged_for < liveness.stalled_after) {
+      live.insert(m.identity);
+    }
   }
   return live;
 }

@@ -13,7 +13,9 @@
 // beyond ceil gives one shard back per round; when a live replica holds fewer than floor(N/M)
 // and no shard is free, the replica holding most (the smallest identity among equals) gives one
 // back; a replica takes free shards up to floor(N/M) while another replica is below that, up to
-// ceil(N/M) otherwise — so a late replica gets the shards given back, not a peer.
+// ceil(N/M) otherwise — so a late replica gets the shards given back, not a peer. A member
+// that stopped renewing (killed: its Lease still runs) is not live, so nothing is given back
+// for it.
 //
 // Pure; thread-safe.
 #pragma once
@@ -55,13 +57,28 @@ struct Member {
   std::string identity;
   std::chrono::system_clock::time_point renewed;
   std::chrono::seconds duration{0};
+  // How long its renewTime has stayed the same, on the reader's own clock since it saw that
+  // renewTime first (zero at the first read).
+  std::chrono::milliseconds unchanged_for{0};
 };
 
-// The identities of the members live at `now`: renewed + duration + `skew_margin` > now, with a
-// holder. `self` is always live.
+// When a member counts as live.
+struct MemberLiveness {
+  // Added to a Lease's duration for the clock difference between writer and reader.
+  std::chrono::milliseconds skew_margin{0};
+  // A member whose renewTime has not changed for this long has stopped renewing (killed,
+  // frozen) though its Lease has not run out yet: a live one renews every retry period.
+  std::chrono::milliseconds stalled_after{0};
+};
+
+// The identities of the members live at `now`: with a holder, renewed + duration + skew_margin
+// > now, and still renewing (unchanged_for < stalled_after). `self` is always live. A replica
+// that stopped renewing but still holds a live shard Lease is counted by the census as that
+// shard's holder, so this only leaves out replicas that hold nothing: none of them is handed a
+// shard it would never take.
 std::set<std::string> LiveMembers(const std::vector<Member>& members, std::string_view self,
                                   std::chrono::system_clock::time_point now,
-                                  std::chrono::milliseconds skew_margin);
+                                  const MemberLiveness& liveness);
 
 // Who holds how many shards, as one replica sees it.
 struct ShardCensus {

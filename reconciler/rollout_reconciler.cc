@@ -105,10 +105,19 @@ std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::stri
   return it->second;
 }
 
+bool RolloutReconciler::OperationInFlight(const std::string& cluster) const {
+  MutexLock lock(mu_);
+  auto it = recorded_.find(cluster);
+  return it != recorded_.end() && !it->second.rollout.in_flight.empty();
+}
+
 void RolloutReconciler::Adopt(const std::string& cluster,
                               std::optional<core::ClusterStatus> recorded) {
   MutexLock lock(mu_);
   recorded_content_.erase(cluster);
+  // Another replica may have moved the nodes on since this one last looked (before a freeze):
+  // the next look is a full one, so no record reports a node as that old look saw it.
+  last_observed_.erase(cluster);
   if (recorded) {
     recorded_[cluster] = *std::move(recorded);
   } else {

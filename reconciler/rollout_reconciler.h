@@ -61,9 +61,13 @@ class RolloutReconciler final : public ClusterReconciler {
 
   // The last recorded status of `cluster`, if any.
   std::optional<core::ClusterStatus> LastStatus(const std::string& cluster) const;
+  // True when the last recorded status of `cluster` has a node operation in flight (begun, not
+  // yet completed or failed).
+  bool OperationInFlight(const std::string& cluster) const;
   // Replaces what this process remembers of `cluster` with `recorded` (its status as another
   // replica left it on the branch; nullopt: none), before a replica that just took the
-  // cluster's shard reconciles it.
+  // cluster's shard reconciles it. Forgets its last look at the nodes too: the next reconcile
+  // observes every node afresh.
   void Adopt(const std::string& cluster, std::optional<core::ClusterStatus> recorded);
   // Runs the Kubernetes steps through `runner` (not owned; outlives this). Without one they are
   // reported Blocked. Call before the first Reconcile.

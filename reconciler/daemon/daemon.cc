@@ -302,6 +302,19 @@ class Daemon {
     return absl::OkStatus();
   }
 
+  // True while a cluster of `shard` has a node mid-operation: the shard is not given back then.
+  bool OperationInFlight(int shard) const {
+    std::shared_ptr<const DesiredSnapshot> now = desired_.Current();
+    if (!now) return false;
+    for (const core::ClusterProfile& p : now->profiles.profiles) {
+      if (core::ShardOf(p.name, p.shard, config_.shards()) == shard &&
+          reconciler_->OperationInFlight(p.name)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   // The controller and the poller; with leader election, the shards (a shard just taken has
   // its clusters reconciled at once).
   void StartController() {
@@ -316,6 +329,8 @@ class Daemon {
         }
         return pin;
       });
+      election_->elector().OperationsInFlight(
+          [this](int shard) { return OperationInFlight(shard); });
       sharded_.emplace(
           *reconciler_, *fences_, *git_store_,
           [this](const std::string& cluster, std::optional<core::ClusterStatus> recorded) {

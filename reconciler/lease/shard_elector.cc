@@ -73,8 +73,9 @@ core::ShardCensus ShardElector::Census(const std::vector<core::Member>& members,
                                        TimePoint now) const {
   core::ShardCensus census;
   census.shards = count_;
-  const auto margin = options_.timings.lease_duration - options_.timings.renew_deadline;
-  for (const std::string& identity : core::LiveMembers(members, options_.identity, now, margin)) {
+  const core::MemberLiveness liveness{
+      options_.timings.lease_duration - options_.timings.renew_deadline, StalledAfter()};
+  for (const std::string& identity : core::LiveMembers(members, options_.identity, now, liveness)) {
     census.held[identity] = 0;
   }
   for (int i = 0; i < count_; ++i) {
@@ -124,11 +125,34 @@ std::vector<core::Member> ShardElector::Members() {
     ModuleLogger("lease")->warn("step=members error={}", LogValue(Text(listed.status())));
     return {};  // counted from the shard holders alone this round
   }
+  const TimePoint now = env_.Now();
+  std::map<std::string, MemberSighting> sightings;
   std::vector<core::Member> members;
   for (const auto& [name, record] : *listed) {
-    if (record.renew_time) members.push_back({record.holder, *record.renew_time, record.duration});
+    MemberSighting seen{record.renew_time, now};
+    if (auto it = sightings_.find(name);
+        it != sightings_.end() && it->second.renewed == seen.renewed) {
+      seen.since = it->second.since;
+    }
+    sightings.emplace(name, seen);
+    if (!record.renew_time) continue;
+    members.push_back({record.holder, *record.renew_time, record.duration,
+                       std::chrono::duration_cast<std::chrono::milliseconds>(now - seen.since)});
   }
+  sightings_ = std::move(sightings);
   return members;
+}
+
+// A live replica renews its membership Lease every retry period (±10%), so from our rounds its
+// renewTime stands still for a little more than one; two allow for one slow or failed renewal.
+// At most a lease duration less one retry period: a replica renews its membership Lease just
+// before its shard Leases, and we read it at most a round after them, so a killed one is seen
+// to have stopped at the latest in the round after its shard Leases expire, the first in which
+// a survivor that took one could give a shard back: it never counts as a member holding
+// nothing.
+std::chrono::milliseconds ShardElector::StalledAfter() const {
+  const ElectionTimings& t = options_.timings;
+  return std::min(2 * t.retry_period, t.lease_duration - t.retry_period);
 }
 
 void ShardElector::Tick() {
@@ -251,6 +275,14 @@ bool ShardElector::Acquire(int shard) {
 }
 
 bool ShardElector::Release(int shard, bool voluntary) {
+  // Asked outside the lock (the answer takes the reconciler's). A record that starts an
+  // operation after this answer is under way (BeginActing) while it is pushed, which the check
+  // below sees; one that ended just before it is on the branch, and the next holder resumes it.
+  if (voluntary && in_flight_ && in_flight_(shard)) {
+    ModuleLogger("lease")->info("lease={} step=give-back-deferred in_flight=true",
+                                LeaseName(shard));
+    return false;  // a node of one of its clusters is mid-operation: a later round
+  }
   LeaseRecord record;
   {
     MutexLock lock(mu_);

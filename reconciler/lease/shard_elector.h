@@ -19,9 +19,15 @@
 // default) is the margin for clock rate skew and for an action already under way.
 //
 // A shard is given back only while no node operation of this replica is under way on it (the
-// fenced executor marks each call with BeginActing/EndActing; a give-back waits for a round
-// without one). Between two operations the shard's operation in flight is on the status
-// branch, and the next holder adopts it (fencing.h).
+// fenced executor marks each call with BeginActing/EndActing) and none of its clusters has a
+// node operation in flight as recorded (OperationsInFlight: between two calls of one node
+// upgrade); a give-back waits for a round without either. On shutdown the shards are given
+// back regardless: the operation in flight is on the status branch, and the next holder
+// adopts it (fencing.h).
+//
+// Members: a replica whose membership Lease's renewTime has not changed for two retry periods
+// on our clock (StalledAfter) has stopped renewing — killed, frozen — and no longer counts,
+// though its Lease is not over yet; so no shard is given back for it to take.
 //
 // Thread-safety: Run (or Tick) on one thread; Holding, Held and Term from any thread.
 #pragma once
@@ -82,6 +88,13 @@ class ShardElector final : public ClusterOwnership {
   void PinnedShards(std::function<std::optional<int>(const std::string& cluster)> pinned) {
     pinned_ = std::move(pinned);
   }
+  // True while a cluster of `shard` has a node operation in flight as its status records it
+  // (begun, not yet completed: for minutes, across several node calls). Such a shard is not
+  // given back voluntarily: the give-back waits for a round with none. Set before Run; called
+  // on the elector's thread.
+  void OperationsInFlight(std::function<bool(int shard)> in_flight) {
+    in_flight_ = std::move(in_flight);
+  }
   // The shard of `cluster`: its pin, else the hash of its name (core::ShardOf).
   int ShardOfCluster(const std::string& cluster) const;
 
@@ -118,9 +131,18 @@ class ShardElector final : public ClusterOwnership {
     int acting = 0;  // node operations under way (BeginActing .. EndActing)
   };
 
+  // A membership Lease's renewTime as last read, and when it was first read so (our clock).
+  struct MemberSighting {
+    std::optional<TimePoint> renewed;
+    TimePoint since{};
+  };
+
   std::string LeaseName(int shard) const;
   void Heartbeat();
+  // The membership Leases, each with how long its renewTime has stood still on our clock.
   std::vector<core::Member> Members();
+  // How long a member's renewTime may stand still before it counts as stopped (core::Member).
+  std::chrono::milliseconds StalledAfter() const;
   void Observe(int shard, TimePoint now);
   bool Free(int shard, TimePoint now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   core::ShardCensus Census(const std::vector<core::Member>& members, TimePoint now) const
@@ -139,12 +161,14 @@ class ShardElector final : public ClusterOwnership {
   const int count_;  // shards_.size(), fixed
   std::function<void(int)> on_acquired_;
   std::function<std::optional<int>(const std::string&)> pinned_;
+  std::function<bool(int)> in_flight_;
   mutable Mutex mu_;
   std::vector<Shard> shards_ ABSL_GUARDED_BY(mu_);
   int replicas_ ABSL_GUARDED_BY(mu_) = 1;
   // The shard each action under way counted against (a pin may change meanwhile).
   std::multimap<std::string, int> acting_ ABSL_GUARDED_BY(mu_);
   std::optional<LeaseRecord> member_;  // this replica's membership Lease (elector thread only)
+  std::map<std::string, MemberSighting> sightings_;  // by membership Lease (elector thread only)
 };
 
 }  // namespace tr::reconciler::lease

@@ -56,11 +56,37 @@ TEST(ShardsTest, MembersAreLiveUntilTheirLeaseRunsOutPlusTheSkewMargin) {
       {"c", t0 - seconds(20), seconds(15)},  // over: dead
       {"", t0, seconds(1)},                 // left (holder cleared)
   };
-  EXPECT_EQ(LiveMembers(members, "self", t0, std::chrono::milliseconds(5000)),
-            (std::set<std::string>{"a", "b", "self"}));
-  EXPECT_EQ(LiveMembers({}, "self", t0, std::chrono::milliseconds(0)),
-            (std::set<std::string>{"self"}));
+  const MemberLiveness liveness{std::chrono::milliseconds(5000), std::chrono::milliseconds(4000)};
+  EXPECT_EQ(LiveMembers(members, "self", t0, liveness), (std::set<std::string>{"a", "b", "self"}));
+  EXPECT_EQ(LiveMembers({}, "self", t0, {}), (std::set<std::string>{"self"}));
   EXPECT_EQ(MemberLeaseName("talos-reconciler", "pod-1"), "talos-reconciler-member-pod-1");
+}
+
+// A replica killed with its membership Lease just renewed: the Lease counts it for another
+// duration + margin, longer than its shard Leases last. Once its renewTime has stood still for
+// the stall time on the reader's clock it is no longer live, so nobody gives it a shard.
+TEST(ShardsTest, AMemberThatStoppedRenewingIsNotLiveAndNotHandedAShard) {
+  using std::chrono::milliseconds;
+  using std::chrono::seconds;
+  const std::chrono::system_clock::time_point t0{seconds(1'000'000)};
+  const MemberLiveness liveness{milliseconds(5000), milliseconds(4000)};
+  const std::vector<Member> members = {
+      {"a", t0, seconds(15), milliseconds(0)},
+      {"b", t0 - seconds(2), seconds(15), milliseconds(1900)},    // renews every retry period
+      {"c", t0 - seconds(16), seconds(15), milliseconds(16000)},  // killed 16 s ago
+      {"d", t0 - seconds(4), seconds(15), milliseconds(4000)},    // just stalled
+  };
+  const std::set<std::string> live = LiveMembers(members, "a", t0, liveness);
+  EXPECT_EQ(live, (std::set<std::string>{"a", "b"}));
+  // a and b took c's shards (expired): 2 each. The census counts the live members (holding
+  // nothing unless a live shard Lease names them): nobody is below floor, nobody gives back.
+  ShardCensus census{4, {}, 0};
+  for (const std::string& m : live) census.held[m] = 0;
+  census.held["a"] = census.held["b"] = 2;
+  for (const char* r : {"a", "b"}) {
+    EXPECT_FALSE(NextShareStep(census, r).give_back) << r;
+    EXPECT_FALSE(NextShareStep(census, r).take) << r;
+  }
 }
 
 TEST(ShardsTest, ALateReplicaIsGivenAShareOneShardAtATime) {

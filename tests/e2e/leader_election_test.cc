@@ -13,6 +13,9 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <set>
+#include <sstream>
 
 #include "fmt/format.h"
 #include "tests/e2e/e2e_fixture.h"
@@ -120,6 +123,28 @@ class LeaderElectionTest : public E2eTest {
       EXPECT_EQ(span.version_changes,
                 std::vector<std::string>{fmt::format("v{} -> v{}", from, to)});
     }
+  }
+
+  // The shard Leases replica `i` gave back and then took again itself, in its log from byte
+  // `from` on: a shard given back to nobody, as when a dead replica is counted as a member.
+  std::vector<std::string> RetakenLeases(int i, size_t from) {
+    const std::string log = Replica(i).log();
+    std::istringstream lines(log.substr(std::min(from, log.size())));
+    std::set<std::string> released;
+    std::vector<std::string> retaken;
+    for (std::string line; std::getline(lines, line);) {
+      const size_t at = line.find("lease=");
+      if (at == std::string::npos) continue;
+      const size_t end = line.find(' ', at);
+      const std::string lease =
+          line.substr(at + 6, end == std::string::npos ? std::string::npos : end - at - 6);
+      if (line.find("step=released") != std::string::npos) {
+        released.insert(lease);
+      } else if (line.find("step=acquired") != std::string::npos && released.contains(lease)) {
+        retaken.push_back(lease);
+      }
+    }
+    return retaken;
   }
 
   std::string Logs() {
@@ -403,6 +428,10 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOneAndShar
   int victim = 0;
   while (victim < 3 && OwnedShards(victim, 4).empty()) ++victim;
   ASSERT_LT(victim, 3);
+  std::map<int, size_t> log_at_kill;  // survivor -> the size of its log at the kill
+  for (int i = 0; i < 3; ++i) {
+    if (i != victim) log_at_kill[i] = Replica(i).log().size();
+  }
   Replica(victim).Kill();
   // A replica started now, after the others hold every shard, is handed a share (its
   // membership Lease counts it) while the rollouts go on.
@@ -419,6 +448,12 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOneAndShar
     ASSERT_TRUE(ready.ok()) << name << ": " << ready.status() << "\n" << Logs();
     EXPECT_EQ(PhaseName(*ready), "Ready") << name << ": " << Summary(*ready);
     ExpectEachUpgradedOnce(name, since, 1, "1.11.6", "1.12.0");
+  }
+  // No survivor gave a shard back to the dead replica (its membership Lease still ran): each
+  // give-back went to the newcomer, none was taken back by its giver.
+  for (const auto& [survivor, from] : log_at_kill) {
+    EXPECT_EQ(RetakenLeases(survivor, from), std::vector<std::string>{})
+        << "replica-" << survivor << "\n" << Logs();
   }
   // The survivors and the newcomer hold every shard between them, the newcomer at least one.
   ASSERT_TRUE(world().WaitUntil(20s, [&] {

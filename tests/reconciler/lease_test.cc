@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -289,6 +290,52 @@ TEST_F(LeaseTest, ShardsAreSharedAndMoveWhenAReplicaDies) {
   }
 }
 
+// A replica killed with its membership Lease just renewed: that Lease counts it for a lease
+// duration plus the skew margin, longer than its shard Lease lasts. Once a survivor took the
+// expired shard, the dead replica (holding nothing) must not look starving: no survivor gives
+// a shard back to it, each keeps every shard it holds.
+TEST_F(LeaseTest, NoShardIsGivenBackToAReplicaKilledWithItsMembershipLeaseFresh) {
+  constexpr int kShards = 4;
+  std::vector<Replica*> replicas = {&AddReplica("pod-a", kShards), &AddReplica("pod-b", kShards),
+                                    &AddReplica("pod-c", kShards)};
+  auto round = [](const std::vector<Replica*>& alive) {
+    for (Replica* r : alive) {
+      r->env.Advance(2s);
+      r->elector.Tick();
+    }
+  };
+  for (int i = 0; i < 4; ++i) round(replicas);
+  // Kill a replica holding one shard (the shares are 2/1/1).
+  Replica* dead = nullptr;
+  std::vector<Replica*> alive;
+  for (Replica* r : replicas) {
+    if (!dead && r->elector.Held(r->env.Now()).size() == 1) {
+      dead = r;
+    } else {
+      alive.push_back(r);
+    }
+  }
+  ASSERT_NE(dead, nullptr);
+  // Lease 15 s, the membership Lease counts for 15 + 5 s: rounds until both ran out.
+  std::map<Replica*, std::vector<int>> before;
+  for (Replica* r : alive) before[r] = r->elector.Held(r->env.Now());
+  for (int i = 0; i < 11; ++i) {
+    round(alive);
+    for (Replica* r : alive) {
+      const std::vector<int> now = r->elector.Held(r->env.Now());
+      for (int shard : before[r]) {
+        EXPECT_TRUE(std::find(now.begin(), now.end(), shard) != now.end())
+            << r->elector.options().identity << " gave back shard " << shard << " in round " << i;
+      }
+      before[r] = now;
+    }
+  }
+  for (Replica* r : alive) {
+    EXPECT_EQ(r->elector.Held(r->env.Now()).size(), 2u) << r->elector.options().identity;
+    EXPECT_EQ(r->elector.Replicas(), 2) << r->elector.options().identity;
+  }
+}
+
 // Runs `during` in the middle of each node operation.
 class CallbackExecutor final : public RolloutExecutor {
  public:
@@ -364,6 +411,44 @@ TEST_F(LeaseTest, AReplicaStartedLaterIsHandedAShareBetweenNodeOperations) {
   EXPECT_EQ(holders, (std::map<std::string, std::string>{{"talos-reconciler-member-pod-a", ""},
                                                          {"talos-reconciler-member-pod-b", "pod-b"},
                                                          {"talos-reconciler-member-pod-c", "pod-c"}}));
+}
+
+// Between two node calls nothing is under way in the process, but the rollout's operation is
+// in flight (recorded, its node rebooting): the shard is not given back until it completes.
+TEST_F(LeaseTest, AShardIsNotGivenBackWhileAClusterOfItHasAnOperationInFlight) {
+  constexpr int kShards = 4;
+  Replica& a = AddReplica("pod-a", kShards);
+  Replica& b = AddReplica("pod-b", kShards);
+  auto round = [&](const std::vector<Replica*>& alive) {
+    for (Replica* r : alive) {
+      r->env.Advance(2s);
+      r->elector.Tick();
+    }
+  };
+  auto held = [](Replica& r) { return r.elector.Held(r.env.Now()); };
+  for (int i = 0; i < 3; ++i) round({&a, &b});
+  ASSERT_EQ(held(a).size(), 2u);
+  const int top = held(a).back();  // the one a would give back
+  bool in_flight = true;
+  std::vector<int> asked;
+  a.elector.OperationsInFlight([&](int shard) {
+    asked.push_back(shard);
+    return in_flight && shard == top;
+  });
+  // c starts later: a (most shards, smaller name) would give back `top` from c's second round.
+  Replica& c = AddReplica("pod-c", kShards);
+  c.env.Advance(a.env.Now() - c.env.Now());
+  for (int i = 0; i < 5; ++i) {
+    round({&a, &b, &c});
+    EXPECT_TRUE(a.elector.Holding(top, a.env.Now())) << "given back in flight, round " << i;
+    EXPECT_TRUE(held(c).empty()) << i;
+  }
+  EXPECT_FALSE(asked.empty());
+  // The node completed: the next round hands the shard over.
+  in_flight = false;
+  for (int i = 0; i < 2; ++i) round({&a, &b, &c});
+  EXPECT_EQ(held(a).size(), 1u);
+  EXPECT_EQ(held(c), std::vector<int>{top});
 }
 
 // Ownership set by the test.

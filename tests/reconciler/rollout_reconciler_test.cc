@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -364,6 +365,67 @@ TEST(RolloutReconcilerTest, StatusKeepsTheLastSeenVersionsWhileNodesDoNotAnswer)
   h.world.observed() = saved;
   EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
   EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+}
+
+// Reconciles `r` until `done`, following the requeue times (at most `max_rounds`).
+void RunUntil(Harness& h, RolloutReconciler& r, const std::function<bool()>& done,
+              int max_rounds = 500) {
+  for (int i = 0; i < max_rounds && !done(); ++i) {
+    ReconcileOutcome o = r.Reconcile("prod", {});
+    h.world.AdvanceTo(h.world.now() + std::max(o.after, std::chrono::milliseconds(1)));
+  }
+}
+
+// The numerator of a progress "k/n".
+int Done(const std::string& progress) { return std::stoi(progress.substr(0, progress.find('/'))); }
+
+// A replica that takes a cluster back (a new term, after a freeze) while another replica moved
+// its rollout on reports the nodes as they are now, not as its own look before the freeze saw
+// them: no record after the adoption sets a node's version or the progress back.
+TEST(RolloutReconcilerTest, AnAdoptedClusterIsReportedAsItIsNow) {
+  Harness h;
+  auto frozen = h.Make();
+  RunUntil(h, *frozen, [&] { return !h.world.log().empty(); });  // w-0 called, then a freeze
+  ASSERT_EQ(h.world.log(), std::vector<std::string>{"upgrade w-0"});
+  auto other = h.Make();  // took the shard meanwhile: completes w-0, calls w-1
+  RunUntil(h, *other, [&] { return h.world.log().size() == 2; });
+  static_cast<void>(other->Reconcile("prod", {}));  // records w-1 rebooting
+  const core::ClusterStatus handed = h.store.latest.at("prod");
+  ASSERT_EQ(handed.talos.progress, "1/5");
+  ASSERT_EQ(handed.rollout.in_flight.size(), 1u);
+  ASSERT_EQ(handed.rollout.in_flight.front().node, "w-1");
+  frozen->Adopt("prod", handed);
+  const size_t adopted_at = h.store.history.size();
+  EXPECT_EQ(h.RunToRest(*frozen).kind, ReconcileOutcome::Kind::kDone);
+  ASSERT_GT(h.store.history.size(), adopted_at);
+  for (size_t i = adopted_at; i < h.store.history.size(); ++i) {
+    const core::ClusterStatus& s = h.store.history[i];
+    EXPECT_GE(Done(s.talos.progress), 1) << i << ": " << s.message;
+    for (const core::NodeStatus& n : s.nodes) {
+      if (n.name == "w-0") {
+        EXPECT_EQ(n.talos, "1.12.0") << i << ": " << s.message;
+      }
+    }
+  }
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  for (const auto& [node, count] : h.world.reboots_into_upgrade()) EXPECT_EQ(count, 1) << node;
+}
+
+// What the shard elector asks before a give-back: is a node of the cluster mid-operation, as
+// recorded (between two node calls, too).
+TEST(RolloutReconcilerTest, AnOperationIsInFlightFromItsRecordToTheNodesCompletion) {
+  Harness h;
+  auto r = h.Make();
+  EXPECT_FALSE(r->OperationInFlight("prod"));
+  RunUntil(h, *r, [&] { return !h.world.log().empty(); });  // w-0 called, rebooting
+  EXPECT_TRUE(r->OperationInFlight("prod"));
+  EXPECT_FALSE(r->OperationInFlight("staging"));  // never recorded
+  r->Adopt("prod", std::nullopt);                  // taken back with nothing on the branch
+  EXPECT_FALSE(r->OperationInFlight("prod"));
+  r->Adopt("prod", h.store.latest.at("prod"));
+  EXPECT_TRUE(r->OperationInFlight("prod"));
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_FALSE(r->OperationInFlight("prod"));
 }
 
 // A Kubernetes API where one pod is guarded by a budget that never allows its eviction.
