@@ -10,6 +10,7 @@
 #include "gitsource/status_writer.h"
 #include "reconciler/lease/fencing.h"
 #include "reconciler/status_store.h"
+#include "tests/reconciler/counting_executor.h"
 #include "tests/support/process.h"
 #include "tests/support/repos.h"
 
@@ -22,16 +23,6 @@ class TermOwnership final : public ClusterOwnership {
  public:
   std::optional<uint64_t> Term(const std::string&) override { return term; }
   std::optional<uint64_t> term;
-};
-
-class CountingExecutor final : public RolloutExecutor {
- public:
-  absl::StatusOr<ActionResult> Execute(const core::ClusterProfile&, const core::RolloutDecision&,
-                                       std::stop_token) override {
-    ++calls;
-    return ActionResult{};
-  }
-  int calls = 0;
 };
 
 class NoopReconciler final : public ClusterReconciler {

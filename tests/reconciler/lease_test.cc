@@ -16,6 +16,7 @@
 #include "reconciler/lease/fencing.h"
 #include "reconciler/lease/lease_client.h"
 #include "reconciler/lease/shard_elector.h"
+#include "tests/reconciler/counting_executor.h"
 #include "tests/sim/fleet.h"
 #include "tests/sim/fleet_spec.h"
 #include "tests/support/simulated_env.h"
@@ -45,16 +46,6 @@ struct Replica {
 };
 
 // Counts the node operations that got through.
-class CountingExecutor final : public RolloutExecutor {
- public:
-  absl::StatusOr<ActionResult> Execute(const core::ClusterProfile&, const core::RolloutDecision&,
-                                       std::stop_token) override {
-    ++calls;
-    return ActionResult{};
-  }
-  int calls = 0;
-};
-
 class CountingStore final : public StatusStore {
  public:
   absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token) override {
@@ -93,6 +84,15 @@ class LeaseTest : public ::testing::Test {
     replicas_.push_back(std::make_unique<Replica>(*clients_.back(), identity, shards));
     return *replicas_.back();
   }
+  // One retry period on each of `alive`'s clocks, and a round of each.
+  static void Round(const std::vector<Replica*>& alive) {
+    for (Replica* r : alive) {
+      r->env.Advance(2s);
+      r->elector.Tick();
+    }
+  }
+  static std::vector<int> Held(Replica& r) { return r.elector.Held(r.env.Now()); }
+
   kube::KubeClient& kube() {
     if (clients_.empty()) clients_.push_back(*kube::NewHttpKubeClient(credentials_));
     return *clients_.front();
@@ -351,21 +351,14 @@ TEST_F(LeaseTest, AReplicaStartedLaterIsHandedAShareBetweenNodeOperations) {
   constexpr int kShards = 4;
   Replica& a = AddReplica("pod-a", kShards);
   Replica& b = AddReplica("pod-b", kShards);
-  auto round = [&](const std::vector<Replica*>& alive) {
-    for (Replica* r : alive) {
-      r->env.Advance(2s);
-      r->elector.Tick();
-    }
-  };
-  auto held = [](Replica& r) { return r.elector.Held(r.env.Now()); };
-  for (int i = 0; i < 3; ++i) round({&a, &b});
-  ASSERT_EQ(held(a).size(), 2u);
-  ASSERT_EQ(held(b).size(), 2u);
+  for (int i = 0; i < 3; ++i) Round({&a, &b});
+  ASSERT_EQ(Held(a).size(), 2u);
+  ASSERT_EQ(Held(b).size(), 2u);
   // c starts later, on a clock like the others'. a and b both hold ceil(4/3) = 2, c none:
   // a (the most, the smaller name) gives back its highest shard — but not mid-operation.
   Replica& c = AddReplica("pod-c", kShards);
   c.env.Advance(a.env.Now() - c.env.Now());
-  const int top = held(a).back();
+  const int top = Held(a).back();
   std::string cluster;
   for (int i = 0; cluster.empty(); ++i) {
     if (core::ShardOf(fmt::format("prod-{}", i), kShards) == top) cluster = fmt::format("prod-{}", i);
@@ -380,28 +373,28 @@ TEST_F(LeaseTest, AReplicaStartedLaterIsHandedAShareBetweenNodeOperations) {
   executor.during = [&] {
     // c is counted from the second round on (its member Lease is written in its own round).
     for (int i = 0; i < 2; ++i, ++rounds_during) {
-      round({&a, &b, &c});
+      Round({&a, &b, &c});
       EXPECT_TRUE(a.elector.Holding(top, a.env.Now())) << "given back mid-operation, round " << i;
-      EXPECT_TRUE(held(c).empty());
+      EXPECT_TRUE(Held(c).empty());
       EXPECT_EQ(c.elector.Replicas(), 3);  // c is counted although it holds nothing
     }
   };
   ASSERT_TRUE(fenced.Execute(profile, {}, {}).ok());
   EXPECT_EQ(rounds_during, 2);
   // The operation ended: the next round hands the shard over, and the shares stay.
-  for (int i = 0; i < 2; ++i) round({&a, &b, &c});
-  EXPECT_EQ(held(a).size(), 1u);
-  EXPECT_EQ(held(b).size(), 2u);
-  EXPECT_EQ(held(c), std::vector<int>{top});
+  for (int i = 0; i < 2; ++i) Round({&a, &b, &c});
+  EXPECT_EQ(Held(a).size(), 1u);
+  EXPECT_EQ(Held(b).size(), 2u);
+  EXPECT_EQ(Held(c), std::vector<int>{top});
   EXPECT_FALSE(a.elector.Term(cluster).has_value());
   EXPECT_TRUE(c.elector.Term(cluster).has_value());
   // a leaves on shutdown: its member Lease is given back with its shards, c and b share 4.
   std::stop_source stop;
   stop.request_stop();
   a.elector.Run(stop.get_token());
-  for (int i = 0; i < 2; ++i) round({&b, &c});
-  EXPECT_EQ(held(b).size(), 2u);
-  EXPECT_EQ(held(c).size(), 2u);
+  for (int i = 0; i < 2; ++i) Round({&b, &c});
+  EXPECT_EQ(Held(b).size(), 2u);
+  EXPECT_EQ(Held(c).size(), 2u);
   EXPECT_EQ(b.elector.Replicas(), 2);
   absl::StatusOr<std::vector<std::pair<std::string, LeaseRecord>>> members =
       a.leases.List("talos-reconciler/election=talos-reconciler");
@@ -419,16 +412,9 @@ TEST_F(LeaseTest, AShardIsNotGivenBackWhileAClusterOfItHasAnOperationInFlight) {
   constexpr int kShards = 4;
   Replica& a = AddReplica("pod-a", kShards);
   Replica& b = AddReplica("pod-b", kShards);
-  auto round = [&](const std::vector<Replica*>& alive) {
-    for (Replica* r : alive) {
-      r->env.Advance(2s);
-      r->elector.Tick();
-    }
-  };
-  auto held = [](Replica& r) { return r.elector.Held(r.env.Now()); };
-  for (int i = 0; i < 3; ++i) round({&a, &b});
-  ASSERT_EQ(held(a).size(), 2u);
-  const int top = held(a).back();  // the one a would give back
+  for (int i = 0; i < 3; ++i) Round({&a, &b});
+  ASSERT_EQ(Held(a).size(), 2u);
+  const int top = Held(a).back();  // the one a would give back
   bool in_flight = true;
   std::vector<int> asked;
   a.elector.OperationsInFlight([&](int shard) {
@@ -439,16 +425,16 @@ TEST_F(LeaseTest, AShardIsNotGivenBackWhileAClusterOfItHasAnOperationInFlight) {
   Replica& c = AddReplica("pod-c", kShards);
   c.env.Advance(a.env.Now() - c.env.Now());
   for (int i = 0; i < 5; ++i) {
-    round({&a, &b, &c});
+    Round({&a, &b, &c});
     EXPECT_TRUE(a.elector.Holding(top, a.env.Now())) << "given back in flight, round " << i;
-    EXPECT_TRUE(held(c).empty()) << i;
+    EXPECT_TRUE(Held(c).empty()) << i;
   }
   EXPECT_FALSE(asked.empty());
   // The node completed: the next round hands the shard over.
   in_flight = false;
-  for (int i = 0; i < 2; ++i) round({&a, &b, &c});
-  EXPECT_EQ(held(a).size(), 1u);
-  EXPECT_EQ(held(c), std::vector<int>{top});
+  for (int i = 0; i < 2; ++i) Round({&a, &b, &c});
+  EXPECT_EQ(Held(a).size(), 1u);
+  EXPECT_EQ(Held(c), std::vector<int>{top});
 }
 
 // Ownership set by the test.
