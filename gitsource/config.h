@@ -72,6 +72,11 @@ struct GitSourceConfig {
   // libgit2 cannot gc: each fetch adds a pack. Past this many, the mirror is repacked into
   // one pack of what its refs reach.
   std::size_t max_mirror_packs = 24;
+  // Pull request heads kept under refs/previews/ at most. A pull request whose close the
+  // daemon never heard of (a webhook lost, the daemon down) would keep its head's objects for
+  // ever; past this many, the lowest-numbered (the oldest) go, and an open one among them is
+  // fetched again by its next event.
+  std::size_t max_kept_previews = 256;
 };
 
 // Process-wide libgit2 settings, sized for a small sidecar. libgit2 keeps them globally.

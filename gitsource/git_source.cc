@@ -1,6 +1,9 @@
 #include "gitsource/git_source.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <regex>
+#include <vector>
 
 #include "fmt/format.h"
 #include "gitsource/commit_snapshot.h"
@@ -16,6 +19,35 @@ absl::StatusOr<std::string> KeptPreviewRef(const std::string& remote_ref) {
     return absl::InvalidArgumentError(fmt::format("'{}' is no pull request head", remote_ref));
   }
   return "refs/previews/" + remote_ref.substr(std::string("refs/").size());
+}
+
+// The pull request number of a kept preview ref ("refs/previews/pull/7/head": 7).
+int64_t PreviewNumber(const std::string& kept) {
+  const size_t end = kept.rfind("/head");
+  const size_t start = kept.rfind('/', end - 1) + 1;
+  return std::strtoll(kept.c_str() + start, nullptr, 10);
+}
+
+int CollectRefName(const char* name, void* names) {
+  static_cast<std::vector<std::string>*>(names)->emplace_back(name);
+  return 0;
+}
+
+// Deletes the lowest-numbered refs/previews/ refs beyond `max`, never `keep`.
+void TrimPreviews(const Mirror& mirror, git_repository* repo, const std::string& keep,
+                  size_t max) {
+  std::vector<std::string> kept;
+  if (git_reference_foreach_glob(repo, "refs/previews/*", CollectRefName, &kept) < 0) return;
+  if (kept.size() <= max) return;
+  std::sort(kept.begin(), kept.end(), [](const std::string& a, const std::string& b) {
+    return PreviewNumber(a) < PreviewNumber(b);
+  });
+  size_t excess = kept.size() - max;
+  for (const std::string& ref : kept) {
+    if (excess == 0) break;
+    if (ref == keep) continue;
+    if (mirror.DeleteRef(repo, ref).ok()) --excess;
+  }
 }
 
 absl::StatusOr<git_oid> ParseCommitId(std::string_view commit) {
@@ -146,8 +178,10 @@ absl::StatusOr<ProfileSnapshot> LibGitSource::FetchPreview(const std::string& re
   if (absl::IsFailedPrecondition(snapshot.status())) {
     (void)mirror_->DeleteRef(repo->get(), *kept);
   }
+  TrimPreviews(*mirror_, repo->get(), *kept, config_.max_kept_previews);
   return snapshot;
 }
+
 
 absl::Status LibGitSource::DropPreview(const std::string& remote_ref) {
   absl::StatusOr<std::string> kept = KeptPreviewRef(remote_ref);

@@ -79,7 +79,8 @@ class PreviewSource {
                                                        std::stop_token stop) = 0;
   // Deletes the refs/previews/ ref that FetchPreview kept for `remote_ref` (the pull request
   // closed or merged), so compaction lets its objects go. OK when there is none;
-  // InvalidArgument for a ref FetchPreview refuses.
+  // InvalidArgument for a ref FetchPreview refuses. (FetchPreview also keeps at most
+  // GitSourceConfig::max_kept_previews, dropping the lowest-numbered.)
   virtual absl::Status DropPreview(const std::string& remote_ref) = 0;
 };
 

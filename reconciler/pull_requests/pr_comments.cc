@@ -1,5 +1,7 @@
 #include "reconciler/pull_requests/pr_comments.h"
 
+#include <algorithm>
+
 #include "reconciler/logging.h"
 
 namespace tr::reconciler::pull_requests {
@@ -7,12 +9,12 @@ namespace tr::reconciler::pull_requests {
 using forge::ForgeApi;
 using forge::ForgeComment;
 
-
 PullRequestComments::PullRequestComments(ForgeApi& api, std::chrono::milliseconds min_edit_interval,
-                                         Env& env)
+                                         Env& env, size_t max_comments)
     : api_(api),
       min_edit_interval_(min_edit_interval),
       env_(env),
+      max_comments_(std::max<size_t>(max_comments, 1)),
       thread_([this](std::stop_token stop) { Run(stop); }) {}
 
 PullRequestComments::~PullRequestComments() {
@@ -23,8 +25,10 @@ PullRequestComments::~PullRequestComments() {
 void PullRequestComments::Publish(int64_t number, std::string body) {
   {
     MutexLock lock(mu_);
-    comments_[number].wanted = std::string(kCommentMarker) + "\n" + std::move(body);
-    ++published_;
+    Comment& comment = comments_[number];
+    comment.wanted = std::string(kCommentMarker) + "\n" + std::move(body);
+    comment.published = ++published_;
+    Trim();
   }
   cv_.notify_all();
 }
@@ -36,6 +40,38 @@ bool PullRequestComments::Idle() {
     if (comment.wanted != comment.written) return false;
   }
   return true;
+}
+
+size_t PullRequestComments::Remembered() {
+  MutexLock lock(mu_);
+  return comments_.size();
+}
+
+void PullRequestComments::Trim() {
+  while (comments_.size() > max_comments_) {
+    // The least recently published, preferring one already written.
+    auto victim = comments_.end();
+    for (auto it = comments_.begin(); it != comments_.end(); ++it) {
+      if (it->first == in_flight_) continue;
+      const bool written = it->second.wanted == it->second.written;
+      if (victim == comments_.end()) {
+        victim = it;
+        continue;
+      }
+      const bool victim_written = victim->second.wanted == victim->second.written;
+      if (written != victim_written ? written
+                                    : it->second.published < victim->second.published) {
+        victim = it;
+      }
+    }
+    if (victim == comments_.end()) return;
+    if (victim->second.wanted != victim->second.written) {
+      ModuleLogger("forge")->warn(
+          "step=pull-request-comment pull-request={} outcome=dropped reason=\"too many unwritten\"",
+          victim->first);
+    }
+    comments_.erase(victim);
+  }
 }
 
 absl::Status PullRequestComments::Write(int64_t number, std::optional<int64_t>& id,
@@ -84,14 +120,17 @@ void PullRequestComments::Run(std::stop_token stop) {
     std::optional<int64_t> id = comment.id;
     comment.next_write = now + min_edit_interval_;
     ++writing_;
+    in_flight_ = due;
     lock.unlock();
     const absl::Status written = Write(*due, id, body, stop);
     lock.lock();
     --writing_;
-    Comment& after = comments_[*due];
+    in_flight_.reset();
+    Comment& after = comments_[*due];  // never trimmed while in flight
     after.id = id;
     if (written.ok()) {
       after.written = body;
+      Trim();  // a Publish while it was in flight may have left one too many
     } else {
       log->warn("step=pull-request-comment pull-request={} error={}", *due,
                 LogValue(std::string(written.message())));

@@ -110,5 +110,25 @@ TEST_F(PreviewTest, DropPreviewDeletesTheKeptRef) {
   EXPECT_EQ(source->DropPreview("refs/heads/main").code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A pull request whose close was never heard of must not keep its head for ever: past
+// max_kept_previews the lowest-numbered go, never the one just fetched.
+TEST_F(PreviewTest, KeepsAtMostMaxKeptPreviewsDroppingTheLowestNumbers) {
+  GitSourceConfig config = Config("file://" + upstream_.bare().string());
+  config.max_kept_previews = 2;
+  auto source = OpenSource(config);
+  ASSERT_NE(source, nullptr);
+  for (int number : {3, 1, 2, 5, 1}) {
+    const std::string ref = "refs/pull/" + std::to_string(number) + "/head";
+    PublishHead(ref, "kind: " + std::to_string(number) + "\n");
+    absl::StatusOr<ProfileSnapshot> preview = source->FetchPreview(ref, {});
+    ASSERT_TRUE(preview.ok()) << preview.status();
+  }
+  const std::string mirror = (tmp_ / "state" / "mirror.git").string();
+  EXPECT_EQ(RunCommand({"git", "-C", mirror, "for-each-ref", "--format=%(refname)",
+                        "refs/previews/"})
+                .out,
+            "refs/previews/pull/1/head\nrefs/previews/pull/5/head\n");
+}
+
 }  // namespace
 }  // namespace tr::gitsource::testing
