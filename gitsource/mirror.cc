@@ -1,5 +1,7 @@
 #include "gitsource/mirror.h"
 
+#include <malloc.h>
+
 #include <mutex>
 #include <system_error>
 #include <vector>
@@ -161,6 +163,9 @@ absl::Status Mirror::CompactIfNeeded(std::size_t max_packs) const {
     const std::string name = entry.path().filename().string();
     if (name.size() == 2 && entry.is_directory()) fs::remove_all(entry.path(), ec);
   }
+  // Writing the pack allocated every object it holds; glibc keeps the freed pages of its heap,
+  // so without this the resident size stepped up at each compaction (soak_bench).
+  malloc_trim(0);
   return absl::OkStatus();
 }
 
