@@ -143,6 +143,8 @@ TEST_F(E2eTest, BootFailureBackOnTheOldVersionFailsTheRollout) {
 // The commit that bumped Talos is reverted while the first node reboots into the new version:
 // that node is finished (cut short, it would be left half-upgraded), no other node starts, none
 // is downgraded, and the cluster rests Blocked naming the node that runs the newer version.
+// Plain pass only, for the time budget (the revert is tested in both passes in tests/core).
+#ifndef TR_ASAN
 TEST_F(E2eTest, RevertedBumpFinishesTheNodeInFlightThenBlocksNamingIt) {
   // A reboot of 4 s real time leaves the daemon (polling the repository every second) ample
   // time to see the revert while the node is down.
@@ -188,6 +190,7 @@ TEST_F(E2eTest, RevertedBumpFinishesTheNodeInFlightThenBlocksNamingIt) {
   ASSERT_TRUE(still.ok()) << still.status();
   EXPECT_EQ(still->phase, ClusterPhase::kBlocked) << Summary(*still);
 }
+#endif  // TR_ASAN
 
 TEST_F(E2eTest, UnhealthyEtcdBlocksTheRolloutBeforeAnyUpgradeCall) {
   ClusterDef cluster = MakeCluster("quorum", 3, 1, "1.11.6");
