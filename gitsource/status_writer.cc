@@ -180,11 +180,10 @@ absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& b
   return GuardBuildAndPush(repo->get(), batch, tip->remote_tip, stop);
 }
 
-absl::StatusOr<std::pair<GitStatusWriter::Batch, std::map<std::string, std::string>>>
-GitStatusWriter::Guarded(git_repository* repo, const Batch& batch,
-                         const std::optional<git_oid>& base) {
-  std::pair<Batch, std::map<std::string, std::string>> out{batch, {}};
-  if (!config_.guard) return out;
+absl::StatusOr<std::map<std::string, std::string>> GitStatusWriter::Refused(
+    git_repository* repo, const Batch& batch, const std::optional<git_oid>& base) {
+  std::map<std::string, std::string> refused;
+  if (!config_.guard) return refused;
   for (const auto& [path, update] : batch.files) {
     std::optional<std::string> on_tip;
     if (base) {
@@ -194,24 +193,29 @@ GitStatusWriter::Guarded(git_repository* repo, const Batch& batch,
       on_tip = *std::move(read);
     }
     if (std::string why = config_.guard(path, on_tip, update); !why.empty()) {
-      out.first.files.erase(path);
-      out.second.emplace(path, std::move(why));
+      refused.emplace(path, std::move(why));
     }
   }
-  return out;
+  return refused;
 }
 
 absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::GuardBuildAndPush(
     git_repository* repo, const Batch& batch, const std::optional<git_oid>& base,
     std::stop_token stop) {
-  auto guarded = Guarded(repo, batch, base);
-  if (!guarded.ok()) return guarded.status();
+  absl::StatusOr<std::map<std::string, std::string>> refused = Refused(repo, batch, base);
+  if (!refused.ok()) return refused.status();
+  std::optional<Batch> kept;  // the batch less what was refused, copied only then
+  if (!refused->empty()) {
+    kept = batch;
+    for (const auto& [path, why] : *refused) kept->files.erase(path);
+  }
   absl::StatusOr<std::optional<Attempt>> pushed =
-      BuildAndPush(repo, guarded->first, base, std::move(stop));
+      BuildAndPush(repo, kept ? *kept : batch, base, std::move(stop));
   if (!pushed.ok()) return pushed.status();
   // Nothing to commit: the tip already says exactly this.
-  Attempt attempt = pushed->value_or(Attempt{StatusCommit{base ? OidHex(*base) : "", false, {}}, {}});
-  if (attempt.written) attempt.written->refused = std::move(guarded->second);
+  Attempt attempt =
+      pushed->value_or(Attempt{StatusCommit{base ? OidHex(*base) : "", false, {}}, {}});
+  if (attempt.written) attempt.written->refused = *std::move(refused);
   return attempt;
 }
 

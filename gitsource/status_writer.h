@@ -170,9 +170,10 @@ class GitStatusWriter final : public StatusWriter {
                   StatusWriterConfig config, std::string refspec, Env& env);
   absl::StatusOr<StatusCommit> Flush(const Batch& batch, std::stop_token stop);
   absl::StatusOr<Attempt> TryOnce(const Batch& batch, std::stop_token stop);
-  // `batch` less the files the guard refuses on `base`, and those refusals.
-  absl::StatusOr<std::pair<Batch, std::map<std::string, std::string>>> Guarded(
-      git_repository* repo, const Batch& batch, const std::optional<git_oid>& base);
+  // The files of `batch` the guard refuses on `base`, and why (none without a guard).
+  absl::StatusOr<std::map<std::string, std::string>> Refused(git_repository* repo,
+                                                             const Batch& batch,
+                                                             const std::optional<git_oid>& base);
   // Guards `batch` on `base`, then builds and pushes what is left (as BuildAndPush); a batch
   // `base` already holds is written = {base, created = false}. The refusals go with it.
   absl::StatusOr<Attempt> GuardBuildAndPush(git_repository* repo, const Batch& batch,

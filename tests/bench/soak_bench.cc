@@ -29,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -299,14 +300,25 @@ class Soak {
     return done && !dead;
   }
 
-  // The repository disappears from the Git server for a while: polls, fetches and status
-  // pushes fail until it is back.
+  // The repository disappears from the Git server until the daemon has seen a poll fail (at
+  // most 30 s): polls, fetches and status pushes fail until it is back.
   void GitOutage() {
     const fs::path bare = world_.repo().bare();
     const fs::path away = bare.string() + ".away";
+    const long before = FailedPolls();
     fs::rename(bare, away);
-    std::this_thread::sleep_for(std::chrono::seconds(3));
+    (void)world_.WaitUntil(std::chrono::seconds(30), [&] { return FailedPolls() > before; });
     fs::rename(away, bare);
+  }
+
+  // talos_reconciler_git_polls_total{result="failed"} of the daemon now; -1 when it does not
+  // answer.
+  long FailedPolls() {
+    auto metrics = world_.daemon().Get("/metrics");
+    if (!metrics.ok()) return -1;
+    constexpr std::string_view kSeries = "talos_reconciler_git_polls_total{result=\"failed\"} ";
+    const size_t at = metrics->body.find(kSeries);
+    return at == std::string::npos ? 0 : std::atol(metrics->body.c_str() + at + kSeries.size());
   }
 
   E2eWorld world_;
