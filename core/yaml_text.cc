@@ -8,7 +8,7 @@ namespace tr::core {
 namespace {
 
 // One decoded character, or the reason its bytes are not UTF-8.
-struct Decoded {
+struct DecodedCodePoint {
   uint32_t code_point = 0;
   size_t length = 0;  // bytes consumed; 0 on error
   const char* error = nullptr;
@@ -18,7 +18,7 @@ bool IsContinuation(unsigned char byte) { return (byte & 0xC0) == 0x80; }
 
 // Decodes the sequence at `text[i]` following Unicode's table of well-formed byte sequences
 // (Unicode 15, table 3-7): the second byte's range rules out overlongs and surrogates.
-Decoded DecodeAt(std::string_view text, size_t i) {
+DecodedCodePoint DecodeAt(std::string_view text, size_t i) {
   const auto lead = static_cast<unsigned char>(text[i]);
   if (lead < 0x80) return {lead, 1, nullptr};
   if (IsContinuation(lead)) return {0, 0, "invalid UTF-8: unexpected continuation byte"};
@@ -64,7 +64,7 @@ std::optional<YamlTextError> CheckYamlText(std::string_view text) {
     line_start = 3;  // yaml-cpp does not count the byte order mark as a column
   }
   while (i < text.size()) {
-    const Decoded d = DecodeAt(text, i);
+    const DecodedCodePoint d = DecodeAt(text, i);
     std::string message = d.error != nullptr ? d.error : Disallowed(d.code_point, i);
     if (!message.empty()) {
       return YamlTextError{.offset = i,
@@ -86,7 +86,7 @@ std::string MessageSafe(std::string_view text, size_t max_bytes) {
   size_t i = 0;
   while (i < text.size()) {
     if (out.size() >= max_bytes) return out + "...";
-    const Decoded d = DecodeAt(text, i);
+    const DecodedCodePoint d = DecodeAt(text, i);
     if (d.error != nullptr) {
       out += fmt::format("\\x{:02X}", static_cast<unsigned char>(text[i]));
       ++i;

@@ -80,4 +80,15 @@ class NetworkOperation {
 // Replaces every occurrence of each non-empty secret in `text` with "[redacted]".
 std::string RedactSecrets(std::string text, const std::vector<std::string>& secrets);
 
+// Bounds a transport call made outside any NetworkOperation.
+inline constexpr std::chrono::minutes kFallbackNetworkTimeout{5};
+
+// Runs `body` with the thread's operation, or with a fallback one when there is none.
+template <typename Body>
+auto WithOperation(Body body) {
+  if (NetworkOperation* op = NetworkOperation::Current()) return body(*op);
+  NetworkOperation fallback(kFallbackNetworkTimeout, {});
+  return body(fallback);
+}
+
 }  // namespace tr::gitsource

@@ -26,9 +26,6 @@
 namespace tr::gitsource {
 namespace {
 
-// Bounds a call made outside any NetworkOperation.
-constexpr std::chrono::minutes kFallbackTimeout{5};
-
 // A name lookup runs on its own thread (getaddrinfo cannot be interrupted); the caller waits
 // on `done_pipe` through the operation and abandons the lookup at its deadline.
 struct Lookup {
@@ -97,14 +94,6 @@ static_assert(std::is_standard_layout_v<DeadlineSocket>);
 
 SocketState& StateOf(git_stream* stream) {
   return *reinterpret_cast<DeadlineSocket*>(stream)->state;
-}
-
-// Runs `body` with the thread's operation, or with a fallback one when there is none.
-template <typename Body>
-auto WithOperation(Body body) {
-  if (NetworkOperation* op = NetworkOperation::Current()) return body(*op);
-  NetworkOperation fallback(kFallbackTimeout, {});
-  return body(fallback);
 }
 
 // Connects one address; returns the socket or -1 with `error` set (0 for a deadline).

@@ -24,7 +24,6 @@ namespace {
 
 constexpr std::size_t kStderrLimit = 4096;
 constexpr std::chrono::milliseconds kExitGrace{1000};
-constexpr std::chrono::minutes kFallbackTimeout{5};
 
 struct SshSubtransport;
 
@@ -55,13 +54,6 @@ static_assert(std::is_standard_layout_v<SshSubtransport>);
 
 SshStreamState& StateOf(git_smart_subtransport_stream* stream) {
   return *reinterpret_cast<SshStream*>(stream)->state;
-}
-
-template <typename Body>
-auto WithOperation(Body body) {
-  if (NetworkOperation* op = NetworkOperation::Current()) return body(*op);
-  NetworkOperation fallback(kFallbackTimeout, {});
-  return body(fallback);
 }
 
 // The first line of ssh's complaint, trimmed, for messages.

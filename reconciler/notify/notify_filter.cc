@@ -6,19 +6,16 @@ namespace tr::reconciler::notify {
 namespace {
 
 constexpr std::array kEvents = {
-    NotificationEvent::kRolloutStarted,  NotificationEvent::kNodeUpgraded,
+    NotificationEvent::kRolloutStarted,   NotificationEvent::kNodeUpgraded,
     NotificationEvent::kRolloutCompleted, NotificationEvent::kRolloutFailed,
-    NotificationEvent::kRolloutBlocked,  NotificationEvent::kWaitingForGate,
+    NotificationEvent::kRolloutBlocked,   NotificationEvent::kWaitingForGate,
 };
 
 std::string EventNames() {
   std::string names;
-  for (NotificationEvent e : kEvents) names += (names.empty() ? "" : ", ") + std::string(NotificationEventName(e));
+  for (NotificationEvent e : kEvents)
+    names += (names.empty() ? "" : ", ") + std::string(NotificationEventName(e));
   return names;
-}
-
-absl::Status Invalid(const std::string& why) {
-  return absl::InvalidArgumentError("--notify: " + why);
 }
 
 }  // namespace
@@ -61,7 +58,8 @@ bool NotifyFilter::Accepts(const Notification& n) const {
   if (!events.empty() && !events.contains(n.event)) return false;
   if (!cluster_patterns.empty()) {
     bool any = false;
-    for (const std::string& pattern : cluster_patterns) any = any || MatchesPattern(pattern, n.cluster);
+    for (const std::string& pattern : cluster_patterns)
+      any = any || MatchesPattern(pattern, n.cluster);
     if (!any) return false;
   }
   for (const auto& [key, value] : labels) {
@@ -79,14 +77,15 @@ bool NotifyFilter::Take(std::string_view key, std::string_view value, absl::Stat
         return true;
       }
     }
-    error = Invalid("event=" + std::string(value) + " is no event (want " + EventNames() + ")");
+    error =
+        NotifyFlagError("event=" + std::string(value) + " is no event (want " + EventNames() + ")");
   } else if (key == "cluster") {
-    if (value.empty()) error = Invalid("cluster= needs a name or a pattern such as prod-*");
+    if (value.empty()) error = NotifyFlagError("cluster= needs a name or a pattern such as prod-*");
     cluster_patterns.emplace_back(value);
   } else if (key == "label") {
     const size_t eq = value.find('=');
     if (eq == std::string_view::npos || eq == 0) {
-      error = Invalid("label= needs key=value, as in label=env=prod");
+      error = NotifyFlagError("label= needs key=value, as in label=env=prod");
     } else {
       labels[std::string(value.substr(0, eq))] = std::string(value.substr(eq + 1));
     }
@@ -98,12 +97,17 @@ bool NotifyFilter::Take(std::string_view key, std::string_view value, absl::Stat
     } else if (value == "error") {
       min_severity = Severity::kError;
     } else {
-      error = Invalid("min-severity=" + std::string(value) + " (want info, warning or error)");
+      error =
+          NotifyFlagError("min-severity=" + std::string(value) + " (want info, warning or error)");
     }
   } else {
     return false;
   }
   return true;
+}
+
+absl::Status NotifyFlagError(const std::string& why) {
+  return absl::InvalidArgumentError("--notify: " + why);
 }
 
 }  // namespace tr::reconciler::notify

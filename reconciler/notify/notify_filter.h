@@ -17,6 +17,9 @@
 
 namespace tr::reconciler::notify {
 
+// InvalidArgument "--notify: <why>": how every problem of a --notify flag is reported.
+absl::Status NotifyFlagError(const std::string& why);
+
 // How much an event asks for attention: info (started, node upgraded, completed), warning
 // (blocked, waiting for a gate), error (failed).
 enum class Severity { kInfo, kWarning, kError };

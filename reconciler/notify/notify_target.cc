@@ -7,18 +7,15 @@
 namespace tr::reconciler::notify {
 namespace {
 
-absl::Status Invalid(const std::string& why) {
-  return absl::InvalidArgumentError("--notify: " + why);
-}
-
 absl::Status SplitUrl(const std::string& url, NotifyTarget& target) {
   const size_t scheme_end = url.find("://");
   const std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
-  if (scheme != "http" && scheme != "https") return Invalid("url must start with http(s)://");
+  if (scheme != "http" && scheme != "https")
+    return NotifyFlagError("url must start with http(s)://");
   const size_t path_start = url.find('/', scheme_end + 3);
   target.origin = url.substr(0, path_start);
   target.path = path_start == std::string::npos ? "/" : url.substr(path_start);
-  if (target.origin.size() <= scheme_end + 3) return Invalid("url has no host");
+  if (target.origin.size() <= scheme_end + 3) return NotifyFlagError("url has no host");
   return absl::OkStatus();
 }
 
@@ -31,18 +28,21 @@ absl::Status TakeSlackBotKeys(const std::string& token_file, const std::string& 
   const bool bot = target.format->Via() == Transport::kSlackApi;
   if (!bot) {
     if (!token_file.empty() || !target.channel.empty() || !threads.empty()) {
-      return Invalid("token-file=, channel= and threads= are keys of format=slack-bot only");
+      return NotifyFlagError(
+          "token-file=, channel= and threads= are keys of format=slack-bot only");
     }
     return absl::OkStatus();
   }
-  if (token_file.empty()) return Invalid("format=slack-bot needs token-file= (the bot token)");
+  if (token_file.empty())
+    return NotifyFlagError("format=slack-bot needs token-file= (the bot token)");
   if (target.channel.empty()) {
-    return Invalid("format=slack-bot needs channel= (the channel's id, such as C0123456789)");
+    return NotifyFlagError(
+        "format=slack-bot needs channel= (the channel's id, such as C0123456789)");
   }
-  if (!threads.empty() && threads != "nodes") return Invalid("threads= takes only nodes");
+  if (!threads.empty() && threads != "nodes") return NotifyFlagError("threads= takes only nodes");
   target.thread_per_node = threads == "nodes";
   absl::StatusOr<std::string> token = ReadSecretFile(token_file);
-  if (!token.ok()) return Invalid(std::string(token.status().message()));
+  if (!token.ok()) return NotifyFlagError(std::string(token.status().message()));
   target.bot_token = *std::move(token);
   return absl::OkStatus();
 }
@@ -77,48 +77,52 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
     } else if (absl::Status bad; target.filter.Take(key, value, bad)) {
       if (!bad.ok()) return bad;
     } else {
-      return Invalid("unknown key \"" + key +
-                     "\" (want url, url-file, format, secret-file, token-file, channel, threads, " +
-                     std::string(kNotifyFilterKeys) + ")");
+      return NotifyFlagError(
+          "unknown key \"" + key +
+          "\" (want url, url-file, format, secret-file, token-file, channel, threads, " +
+          std::string(kNotifyFilterKeys) + ")");
     }
   }
   if (!url_file.empty()) {
     // A webhook URL that holds its credential (Slack, Discord, Teams, Google Chat) stays out
     // of the command line, which `ps` and a pod's spec show.
-    if (!url.empty()) return Invalid("url= and url-file= exclude each other");
+    if (!url.empty()) return NotifyFlagError("url= and url-file= exclude each other");
     absl::StatusOr<std::string> read = ReadSecretFile(url_file);
-    if (!read.ok()) return Invalid(std::string(read.status().message()));
+    if (!read.ok()) return NotifyFlagError(std::string(read.status().message()));
     url = *std::move(read);
-    if (url.find(',') != std::string::npos) return Invalid(url_file + ": the URL may not contain a comma");
+    if (url.find(',') != std::string::npos)
+      return NotifyFlagError(url_file + ": the URL may not contain a comma");
   }
   if (url.empty() && format == "slack-bot") url = kSlackWebApiUrl;
-  if (url.empty()) return Invalid("url= or url-file= is required");
+  if (url.empty()) return NotifyFlagError("url= or url-file= is required");
   if (absl::Status s = SplitUrl(url, target); !s.ok()) {
     // The URL's file is a secret: say which file, never what it holds.
     return url_file.empty() ? s
-                            : absl::InvalidArgumentError(std::string(s.message()) + " (the URL of " +
-                                                         url_file + ")");
+                            : absl::InvalidArgumentError(std::string(s.message()) +
+                                                         " (the URL of " + url_file + ")");
   }
   target.format = MessageFormatNamed(format);
-  if (target.format == nullptr) return Invalid("format must be " + MessageFormatNames());
+  if (target.format == nullptr) return NotifyFlagError("format must be " + MessageFormatNames());
   if (secret_file.empty() && target.format->NeedsSecret()) {
-    return Invalid("format=" + format + " needs secret-file= (bodies are signed)");
+    return NotifyFlagError("format=" + format + " needs secret-file= (bodies are signed)");
   }
   if (!secret_file.empty() && !target.format->NeedsSecret()) {
-    return Invalid("format=" + format + " takes no secret-file= (its bodies are not signed)");
+    return NotifyFlagError("format=" + format +
+                           " takes no secret-file= (its bodies are not signed)");
   }
   if (absl::Status s = TakeSlackBotKeys(token_file, threads, target); !s.ok()) return s;
   if (!secret_file.empty()) {
     absl::StatusOr<std::string> secret = ReadSecretFile(secret_file);
-    if (!secret.ok()) return Invalid(std::string(secret.status().message()));
+    if (!secret.ok()) return NotifyFlagError(std::string(secret.status().message()));
     absl::StatusOr<std::string> key = StandardWebhookKey(*secret);
-    if (!key.ok()) return Invalid(secret_file + ": " + std::string(key.status().message()));
+    if (!key.ok()) return NotifyFlagError(secret_file + ": " + std::string(key.status().message()));
     target.signing_key = *std::move(key);
   }
   // The channel is part of the receiver: another channel is another message per rollout.
-  target.key = HmacSha256Hex("notify-target", url + "," + format +
-                                                  (target.channel.empty() ? "" : "," + target.channel))
-                   .substr(0, 12);
+  target.key =
+      HmacSha256Hex("notify-target",
+                    url + "," + format + (target.channel.empty() ? "" : "," + target.channel))
+          .substr(0, 12);
   return target;
 }
 
