@@ -196,6 +196,16 @@ absl::Status CheckCredentialsName(std::string_view name) {
       "starting with '.'), naming a talosconfig in the credentials directory");
 }
 
+absl::Status CheckSchematicId(std::string_view id) {
+  const bool hex = std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
+  if (id.size() != 64 || !hex) {
+    return absl::InvalidArgumentError("must be a schematic ID: 64 lowercase hex digits");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckImageRepository(std::string_view repository) {
   if (repository.empty()) return Invalid("must not be empty");
   if (repository.size() > 255) return Invalid("must be at most 255 characters");

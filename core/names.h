@@ -46,6 +46,9 @@ absl::Status CheckCredentialsName(std::string_view name);
 // metacharacters, at most 255 characters. e.g. "factory.talos.dev/metal-installer/abc123".
 absl::Status CheckImageRepository(std::string_view repository);
 
+// An Image Factory schematic ID: 64 lowercase hex digits (a SHA-256).
+absl::Status CheckSchematicId(std::string_view id);
+
 // An IANA-looking time-zone name: '/'-separated parts that start with a letter and hold only
 // letters, digits, '_', '+' and '-': "UTC", "Europe/Oslo", "Etc/GMT+2". Syntax only.
 absl::Status CheckTimezoneName(std::string_view name);

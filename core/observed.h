@@ -40,6 +40,11 @@ struct NodeObservation {
   bool etcd_leader = false;
   // How long this node's last Talos upgrade took, from call to healthy, when known.
   std::optional<std::chrono::seconds> last_upgrade_duration;
+  // The Image Factory schematic ID of the image the node booted (its `schematic` extension);
+  // unset when not observed, or when the image was not built by a factory.
+  std::optional<std::string> schematic;
+  // The system extensions the node runs, as "name version" (the `schematic` one left out).
+  std::vector<std::string> extensions;
 };
 
 struct ObservedCluster {

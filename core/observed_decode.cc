@@ -32,8 +32,9 @@ NodeObservation DecodeNode(const FieldEntry& entry) {
   if (absl::Status s = CheckDns1123Subdomain(entry.key); !s.ok()) {
     entry.KeyError("node name " + std::string(s.message()));
   }
-  MappingReader m(field, {"talos", "kubelet", "ready", "reachable", "schedulable", "etcdLeader",
-                          "etcdHealthy", "etcdMember", "bootId", "stage", "lastUpgradeDuration"});
+  MappingReader m(
+      field, {"talos", "kubelet", "ready", "reachable", "schedulable", "etcdLeader", "etcdHealthy",
+              "etcdMember", "bootId", "stage", "lastUpgradeDuration", "schematic"});
   if (!m.ok()) return node;
   node.talos = ReadTalosVersion(m.Optional("talos"));
   node.kubelet = ReadKubernetesVersion(m.Optional("kubelet"));
@@ -47,6 +48,7 @@ NodeObservation DecodeNode(const FieldEntry& entry) {
   Set(ReadStage(m.Optional("stage")), node.stage);
   node.last_upgrade_duration =
       ReadDuration(m.Optional("lastUpgradeDuration"), /*allow_zero=*/false);
+  node.schematic = ReadChecked(m.Optional("schematic"), CheckSchematicId);
   return node;
 }
 

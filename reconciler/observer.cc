@@ -89,13 +89,39 @@ absl::Status TalosFleetObserver::ObserveTalos(talos::TalosClient& talos, const s
     // Without os:admin there is no boot id to key the version by: asked every time.
     if (!node.boot_id.empty()) {
       MutexLock lock(mu_);
-      boots_[key] = BootFacts{node.boot_id, version->version};
+      boots_[key] = BootFacts{node.boot_id, version->version, std::nullopt};
     }
   }
+  ObserveExtensions(talos, key, spec, node);
   absl::StatusOr<talos::MachineStatus> machine = talos.GetMachineStatus(spec.address);
   node.stage = machine.ok() ? machine->stage : core::MachineStage::kUnknown;
   node.ready = machine.ok() && machine->ready;
   return absl::OkStatus();
+}
+
+void TalosFleetObserver::ObserveExtensions(talos::TalosClient& talos, const std::string& key,
+                                           const core::NodeSpec& spec,
+                                           core::NodeObservation& node) {
+  std::optional<talos::NodeExtensions> known;
+  {
+    MutexLock lock(mu_);
+    if (auto it = boots_.find(key); it != boots_.end() && it->second.boot_id == node.boot_id) {
+      known = it->second.extensions;
+    }
+  }
+  if (!known) {
+    absl::StatusOr<std::vector<talos::CosiResource>> listed =
+        talos.CosiList(spec.address, talos::kRuntimeNamespace, talos::kExtensionStatusType);
+    // Not known is not "none": a failed listing is asked again at the next observation.
+    if (!listed.ok()) return;
+    known = talos::ReadNodeExtensions(*listed);
+    MutexLock lock(mu_);
+    if (auto it = boots_.find(key); it != boots_.end() && it->second.boot_id == node.boot_id) {
+      it->second.extensions = known;
+    }
+  }
+  node.schematic = known->schematic;
+  node.extensions = known->extensions;
 }
 
 absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(

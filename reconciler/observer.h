@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "core/observed.h"
 #include "core/profile.h"
 #include "reconciler/cluster_clients.h"
+#include "reconciler/talos/extensions.h"
 
 namespace tr::reconciler {
 
@@ -43,11 +45,13 @@ class TalosFleetObserver final : public FleetObserver {
   absl::StatusOr<core::ObservedCluster> ObserveNodes(
       const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
 
-  // What cannot change within one boot of a node: its Talos version. Kept by cluster and node
-  // address with the boot id, so a node is asked its version again only after it rebooted.
+  // What cannot change within one boot of a node: its Talos version and the extensions of the
+  // image it booted. Kept by cluster and node address with the boot id, so a node is asked
+  // them again only after it rebooted.
   struct BootFacts {
     std::string boot_id;
     core::Version talos;
+    std::optional<talos::NodeExtensions> extensions;  // unset until listed once
   };
 
  private:
@@ -56,6 +60,9 @@ class TalosFleetObserver final : public FleetObserver {
   // Sets `refused` when the node is unreachable because every endpoint turned it down at once.
   absl::Status ObserveTalos(talos::TalosClient& talos, const std::string& cluster,
                             const core::NodeSpec& spec, core::NodeObservation& node, bool& refused);
+  // The node's schematic and extensions, listed once per boot.
+  void ObserveExtensions(talos::TalosClient& talos, const std::string& key,
+                         const core::NodeSpec& spec, core::NodeObservation& node);
 
   ClusterClientFactory& clients_;
   const std::string self_node_;

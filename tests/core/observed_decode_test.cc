@@ -34,6 +34,7 @@ constexpr std::string_view kObserved = R"(clusters:
         bootId: 6f1c1b9e-1b58-4c1e-9d6a-8c4c1f6b2a11
         stage: rebooting
         lastUpgradeDuration: 7m30s
+        schematic: 376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba
       n2: {reachable: false}
 )";
 
@@ -62,6 +63,7 @@ TEST(ObservedDecodeTest, DecodesTheIssueExampleAndEveryKey) {
   EXPECT_FALSE(cp.etcd_member);
   EXPECT_EQ(cp.stage, MachineStage::kRunning);
   EXPECT_FALSE(cp.last_upgrade_duration.has_value());
+  EXPECT_EQ(cp.schematic, std::nullopt);
   EXPECT_FALSE(prod->nodes[1].etcd_leader);
 
   const ObservedCluster* lab = fleet.FindCluster("lab");
@@ -77,6 +79,7 @@ TEST(ObservedDecodeTest, DecodesTheIssueExampleAndEveryKey) {
   EXPECT_EQ(n1.boot_id, "6f1c1b9e-1b58-4c1e-9d6a-8c4c1f6b2a11");
   EXPECT_EQ(n1.stage, MachineStage::kRebooting);
   EXPECT_EQ(n1.last_upgrade_duration, std::chrono::seconds(450));
+  EXPECT_EQ(n1.schematic, "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba");
   EXPECT_FALSE(lab->nodes[1].reachable);
   EXPECT_FALSE(lab->nodes[1].talos.has_value());
   EXPECT_EQ(fleet.FindCluster("nope"), nullptr);
@@ -153,6 +156,10 @@ const ObservedCase kCases[] = {
      OneNode("{lastUpgradeDuration: 5}"),
      {At(4, 32, "clusters.c.nodes.n.lastUpgradeDuration",
          "invalid duration \"5\": missing unit: write s, m or h after the number, e.g. 30s")}},
+    {"SchematicNotAnId",
+     OneNode("{schematic: 3765679}"),
+     {At(4, 22, "clusters.c.nodes.n.schematic",
+         "must be a schematic ID: 64 lowercase hex digits")}},
     {"BootIdList",
      OneNode("{bootId: [a]}"),
      {At(4, 19, "clusters.c.nodes.n.bootId", "must be a string, not a list")}},
