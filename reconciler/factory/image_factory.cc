@@ -1,0 +1,144 @@
+#include "reconciler/factory/image_factory.h"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+#include "base/http_client.h"
+#include "base/percent_encoding.h"
+#include "core/names.h"
+#include "core/yaml_text.h"
+#include "fmt/format.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "reconciler/capped_request.h"
+#include "reconciler/registry/installer_tags.h"
+
+namespace tr::reconciler::factory {
+namespace {
+
+struct Answer {
+  int status = 0;
+  std::string body;
+};
+
+absl::StatusOr<Answer> Send(const ImageFactoryOptions& options, std::string method,
+                            const std::string& target, std::string body = "") {
+  const auto client =
+      NewHttpClient(options.origin, {options.timeout, options.timeout, options.ca_file});
+  const std::string what = fmt::format("{} {}{}", method, options.origin, target);
+  const bool has_body = !body.empty();
+  CappedAnswer answer =
+      SendCapped(*client,
+                 MakeRequest(std::move(method), target, {{"Accept", "application/json"}},
+                             std::move(body), has_body ? "application/yaml" : ""),
+                 options.max_answer_bytes);
+  if (answer.over_cap) return AnswerOverCap(what, options.max_answer_bytes);
+  httplib::Result& res = answer.result;
+  if (!res) return NoAnswerError(res.error(), what);
+  if (res->status < 200 || res->status >= 300) {
+    // The factory's own message says what it refused (an unknown extension, say); at most a
+    // line of it, printable only.
+    std::string said = res->body.substr(0, std::min<size_t>(res->body.find('\n'), 200));
+    std::replace_if(
+        said.begin(), said.end(), [](unsigned char c) { return !std::isprint(c); }, '?');
+    return HttpAnswerError(res->status, fmt::format("{}: HTTP {}{}{}", what, res->status,
+                                                    said.empty() ? "" : ": ", said));
+  }
+  return Answer{res->status, std::move(res->body)};
+}
+
+absl::StatusOr<nlohmann::json> ParseJson(std::string_view body, std::string_view what) {
+  nlohmann::json json = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return absl::InternalError(fmt::format("{}: not JSON", what));
+  return json;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> FactoryOrigin(std::string_view url) {
+  const auto invalid = [&](std::string_view why) {
+    return absl::InvalidArgumentError(
+        fmt::format("image factory URL \"{}\": {}", core::MessageSafe(url), why));
+  };
+  const size_t scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos ||
+      (url.substr(0, scheme_end) != "http" && url.substr(0, scheme_end) != "https")) {
+    return invalid("must start with http:// or https://");
+  }
+  std::string_view rest = url.substr(scheme_end + 3);
+  if (rest.ends_with('/')) rest.remove_suffix(1);
+  if (rest.empty()) return invalid("has no host");
+  if (rest.find_first_of("/?#") != std::string_view::npos) {
+    return invalid("must be the factory's origin only, with no path, query or fragment");
+  }
+  if (rest.find('@') != std::string_view::npos) return invalid("must not carry credentials");
+  if (std::any_of(rest.begin(), rest.end(),
+                  [](unsigned char c) { return std::isspace(c) || !std::isprint(c); })) {
+    return invalid("has a space or control character");
+  }
+  return std::string(url.substr(0, scheme_end + 3)) + std::string(rest);
+}
+
+absl::StatusOr<std::string> SchematicIdOfAnswer(std::string_view body) {
+  absl::StatusOr<nlohmann::json> json = ParseJson(body, "schematic answer");
+  if (!json.ok()) return json.status();
+  if (!json->is_object() || !json->contains("id") || !(*json)["id"].is_string()) {
+    return absl::InternalError("schematic answer: no \"id\" string");
+  }
+  std::string id = (*json)["id"].get<std::string>();
+  if (absl::Status s = core::CheckSchematicId(id); !s.ok()) {
+    return absl::InternalError("schematic answer: the id " + std::string(s.message()));
+  }
+  return id;
+}
+
+absl::StatusOr<std::vector<core::Version>> VersionsOfAnswer(std::string_view body) {
+  absl::StatusOr<nlohmann::json> json = ParseJson(body, "versions answer");
+  if (!json.ok()) return json.status();
+  if (!json->is_array()) return absl::InternalError("versions answer: not a list");
+  std::vector<std::string> tags;
+  for (const nlohmann::json& item : *json) {
+    if (item.is_string()) tags.push_back(item.get<std::string>());
+  }
+  return registry::ReleaseTags(tags);
+}
+
+absl::StatusOr<std::vector<std::string>> ExtensionNamesOfAnswer(std::string_view body) {
+  absl::StatusOr<nlohmann::json> json = ParseJson(body, "extensions answer");
+  if (!json.ok()) return json.status();
+  if (!json->is_array()) return absl::InternalError("extensions answer: not a list");
+  std::vector<std::string> names;
+  for (const nlohmann::json& item : *json) {
+    if (!item.is_object() || !item.contains("name") || !item["name"].is_string()) {
+      return absl::InternalError("extensions answer: an entry without a \"name\" string");
+    }
+    names.push_back(item["name"].get<std::string>());
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
+absl::StatusOr<std::string> CreateSchematic(const ImageFactoryOptions& options,
+                                            std::string_view yaml) {
+  absl::StatusOr<Answer> answer = Send(options, "POST", "/schematics", std::string(yaml));
+  if (!answer.ok()) return answer.status();
+  return SchematicIdOfAnswer(answer->body);
+}
+
+absl::StatusOr<std::vector<core::Version>> FactoryVersions(const ImageFactoryOptions& options) {
+  absl::StatusOr<Answer> answer = Send(options, "GET", "/versions");
+  if (!answer.ok()) return answer.status();
+  return VersionsOfAnswer(answer->body);
+}
+
+absl::StatusOr<std::vector<std::string>> OfficialExtensions(const ImageFactoryOptions& options,
+                                                            const core::Version& version) {
+  absl::StatusOr<Answer> answer = Send(
+      options, "GET", fmt::format("/version/{}/extensions/official", PercentEncode(version.Tag())));
+  if (!answer.ok()) return answer.status();
+  return ExtensionNamesOfAnswer(answer->body);
+}
+
+}  // namespace tr::reconciler::factory

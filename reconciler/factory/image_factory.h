@@ -1,0 +1,54 @@
+// The Image Factory's HTTP API, as the reconciler uses it (docs/talos-api.md, "Image Factory"):
+//  - `POST /schematics` with a schematic's YAML answers `{"id": "<64 hex>"}`: the ID an
+//    installer reference names (`<factory>/<platform>-installer/<id>:v<version>`);
+//  - `GET /versions` answers the Talos releases it builds, `["v1.12.0", …]`;
+//  - `GET /version/<v>/extensions/official` answers the official extensions of a release,
+//    `[{"name": "siderolabs/iscsi-tools", …}, …]`.
+//
+// Every request has the options' timeout (connect, read, write) and reads at most
+// `max_answer_bytes` of the answer: a factory's answer is untrusted input. A factory that
+// answers nothing, or 5xx, is Unavailable or DeadlineExceeded, with the URL in the message, so
+// that a plan blocked on it says where to look.
+//
+// Thread-safety: the functions are reentrant.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/version.h"
+
+namespace tr::reconciler::factory {
+
+struct ImageFactoryOptions {
+  std::string origin;             // "https://factory.example.com" or "http://127.0.0.1:8080"
+  std::filesystem::path ca_file;  // PEM bundle trusted instead of the system's; empty: system
+  std::chrono::milliseconds timeout{10'000};
+  size_t max_answer_bytes = size_t{4} << 20;
+};
+
+// The origin of an Image Factory URL: http(s)://host[:port], a trailing '/' allowed; no path,
+// query, fragment or userinfo. InvalidArgument naming the URL's problem otherwise.
+absl::StatusOr<std::string> FactoryOrigin(std::string_view url);
+
+// The ID the factory gives the schematic `yaml`.
+absl::StatusOr<std::string> CreateSchematic(const ImageFactoryOptions& options,
+                                            std::string_view yaml);
+// The Talos releases the factory builds: exact vX.Y.Z only, sorted, oldest first.
+absl::StatusOr<std::vector<core::Version>> FactoryVersions(const ImageFactoryOptions& options);
+// The names of the official extensions the factory has for `version` (NotFound: it has no
+// such release).
+absl::StatusOr<std::vector<std::string>> OfficialExtensions(const ImageFactoryOptions& options,
+                                                            const core::Version& version);
+
+// The parts that read an answer's body, for the tests. Internal naming what is wrong.
+absl::StatusOr<std::string> SchematicIdOfAnswer(std::string_view body);
+absl::StatusOr<std::vector<core::Version>> VersionsOfAnswer(std::string_view body);
+absl::StatusOr<std::vector<std::string>> ExtensionNamesOfAnswer(std::string_view body);
+
+}  // namespace tr::reconciler::factory
