@@ -201,7 +201,8 @@ void ControlServer::FactoryRoutes() {
     if (j.is_discarded() || !j.is_object() || !j.contains("kind") || !j["kind"].is_string()) {
       return ReplyStatus(res, absl::InvalidArgumentError("body must be {\"kind\": ...}"));
     }
-    auto delay = DurationFromJson(j.value("delay", json("0ms")));
+    absl::StatusOr<std::chrono::milliseconds> delay = std::chrono::milliseconds(0);
+    if (j.contains("delay")) delay = DurationFromJson(j["delay"]);
     if (!delay.ok()) return ReplyStatus(res, delay.status());
     if (auto st = ChangeFactoryFault(*fleet_, j["kind"], true, *delay); !st.ok()) {
       return ReplyStatus(res, st);
