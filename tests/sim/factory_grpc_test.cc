@@ -6,6 +6,8 @@
 #include <httplib.h>
 
 #include "cosi/resource/state.grpc.pb.h"
+#include "machine/image.grpc.pb.h"
+#include "machine/lifecycle.grpc.pb.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "tests/sim/image_registry.h"
@@ -133,6 +135,45 @@ TEST_F(FactoryGrpcTest, UpgradeToACustomSchematicShowsItsExtensions) {
   ASSERT_TRUE(FactorySchematic("w-1", &spec).ok());
   EXPECT_EQ(spec["schematicId"].as<std::string>(), id);
   EXPECT_EQ(spec["apiUrl"].as<std::string>(), fleet_->factory_url());
+}
+
+TEST_F(FactoryGrpcTest, LifecycleInstallOfAFactoryImageShowsItsExtensionsAfterTheReboot) {
+  const std::string id = PostSchematic(
+      "customization: {systemExtensions: {officialExtensions: [siderolabs/iscsi-tools]}}");
+  const std::string image = fmt::format("{}/metal-installer/{}:v1.14.0", FactoryHost(), id);
+  machine::ImageServicePullRequest pull;
+  pull.mutable_containerd()->set_driver(common::CRI);
+  pull.mutable_containerd()->set_namespace_(common::NS_SYSTEM);
+  pull.set_image_ref(image);
+  auto pull_ctx = Call(Addr("w-1"));
+  auto pulling = machine::ImageService::NewStub(channel_)->Pull(pull_ctx.get(), pull);
+  machine::ImageServicePullResponse pulled;
+  while (pulling->Read(&pulled)) {
+  }
+  ASSERT_TRUE(pulling->Finish().ok());
+  machine::LifecycleServiceUpgradeRequest req;
+  *req.mutable_containerd() = pull.containerd();
+  req.mutable_source()->set_image_name(image);
+  auto ctx = Call(Addr("w-1"));
+  auto stream = machine::LifecycleService::NewStub(channel_)->Upgrade(ctx.get(), req);
+  machine::LifecycleServiceUpgradeResponse item;
+  int exit_code = -1;
+  while (stream->Read(&item)) {
+    if (item.progress().has_exit_code()) exit_code = item.progress().exit_code();
+  }
+  ASSERT_TRUE(stream->Finish().ok());
+  ASSERT_EQ(exit_code, 0);
+  EXPECT_TRUE(Extensions("w-1").empty());  // installed, not yet booted
+  machine::RebootResponse rebooted;
+  auto reboot_ctx = Call(Addr("w-1"));
+  ASSERT_TRUE(machine_->Reboot(reboot_ctx.get(), {}, &rebooted).ok());
+  ASSERT_TRUE(fleet_->WaitForNode(
+                        "w-1",
+                        [](const NodeSnapshot& n) { return n.ready && n.talos_tag == "v1.14.0"; },
+                        30s)
+                  .ok());
+  EXPECT_THAT(Extensions("w-1"),
+              ElementsAre(Pair("iscsi-tools", "v1.14.0"), Pair("schematic", id)));
 }
 
 TEST_F(FactoryGrpcTest, NonFactoryInstallerLeavesNoSchematic) {
