@@ -174,6 +174,34 @@ absl::Status ParseMeta(const YAML::Node& y, Schematic& s) {
   return absl::OkStatus();
 }
 
+// customization.secureboot and customization.diskImage.
+absl::Status ParseImageOptions(const YAML::Node& y, Schematic& s) {
+  const YAML::Node sb = y["secureboot"];
+  if (auto st = CheckKeys(sb, "schematic.SecureBootCustomization",
+                          {"enrollKeys", "includeWellKnownCertificates"});
+      !st.ok()) {
+    return st;
+  }
+  if (sb && sb.IsMap()) {
+    s.secureboot_enroll_keys = sb["enrollKeys"].as<std::string>("");
+    auto wk = As<bool>(sb["includeWellKnownCertificates"] ? sb["includeWellKnownCertificates"]
+                                                          : YAML::Node(false),
+                       "includeWellKnownCertificates");
+    if (!wk.ok()) return wk.status();
+    s.include_well_known_certificates = *wk;
+  }
+  const YAML::Node disk = y["diskImage"];
+  if (auto st = CheckKeys(disk, "schematic.DiskImageCustomization", {"sectorSize"}); !st.ok()) {
+    return st;
+  }
+  if (disk && disk.IsMap() && disk["sectorSize"]) {
+    auto size = As<unsigned>(disk["sectorSize"], "sectorSize");
+    if (!size.ok()) return size.status();
+    s.disk_image_sector_size = *size;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseCustomization(const YAML::Node& y, Schematic& s) {
   if (auto st = CheckKeys(y, "schematic.Customization",
                           {"embeddedMachineConfiguration", "extraKernelArgs", "meta",
@@ -200,30 +228,7 @@ absl::Status ParseCustomization(const YAML::Node& y, Schematic& s) {
       s.bootloader != "grub") {
     return Invalid(fmt::format("{} does not belong to BootloaderKind values", s.bootloader));
   }
-  const YAML::Node sb = y["secureboot"];
-  if (auto st = CheckKeys(sb, "schematic.SecureBootCustomization",
-                          {"enrollKeys", "includeWellKnownCertificates"});
-      !st.ok()) {
-    return st;
-  }
-  if (sb && sb.IsMap()) {
-    s.secureboot_enroll_keys = sb["enrollKeys"].as<std::string>("");
-    auto wk = As<bool>(sb["includeWellKnownCertificates"] ? sb["includeWellKnownCertificates"]
-                                                          : YAML::Node(false),
-                       "includeWellKnownCertificates");
-    if (!wk.ok()) return wk.status();
-    s.include_well_known_certificates = *wk;
-  }
-  const YAML::Node disk = y["diskImage"];
-  if (auto st = CheckKeys(disk, "schematic.DiskImageCustomization", {"sectorSize"}); !st.ok()) {
-    return st;
-  }
-  if (disk && disk.IsMap() && disk["sectorSize"]) {
-    auto size = As<unsigned>(disk["sectorSize"], "sectorSize");
-    if (!size.ok()) return size.status();
-    s.disk_image_sector_size = *size;
-  }
-  return absl::OkStatus();
+  return ParseImageOptions(y, s);
 }
 
 void EmitList(std::string_view key, const std::vector<std::string>& items, int indent,
