@@ -44,6 +44,7 @@ void SimCluster::BootUpLocked(SimNode& node, bool instant) {
   }
   const std::string old_tag = node.tag;
   node.tag = node.slots[node.active_slot];
+  node.image = node.slot_images[node.active_slot];
   node.boot_id = NewUuid();
   ++node.boots;
   ++node.epoch;

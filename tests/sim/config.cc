@@ -17,8 +17,7 @@ YAML::Node Child(const YAML::Node& n, const char* key) {
 }
 
 std::string InstallerImage(const NodeSpec& spec, const std::string& tag) {
-  if (spec.schematic.empty()) return "ghcr.io/siderolabs/installer:" + tag;
-  return fmt::format("factory.talos.dev/{}-installer/{}:{}", spec.platform, spec.schematic, tag);
+  return InitialInstallerImage(spec.platform, spec.schematic, tag);
 }
 
 struct ParsedConfig {

@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "core/version.h"
 #include "fmt/format.h"
 #include "tests/sim/http_listener.h"
 
@@ -33,6 +34,36 @@ absl::StatusOr<Fault> FaultFromJson(const std::string& body) {
       j.dump()));
   if (!spec.ok()) return spec.status();
   return spec->clusters[0].nodes[0].faults[0];
+}
+
+// A fleet-file duration ("5s", "250ms") through the fleet-file parser.
+absl::StatusOr<std::chrono::milliseconds> DurationFromJson(const json& value) {
+  auto spec = FleetSpec::Parse(fmt::format(
+      "clusters: [{{name: x, nodes: [{{name: x, role: controlplane, talos: v1.0.0, kubernetes: "
+      "1.0.0, faults: [{{kind: slow_reboot, delay: {}}}]}}]}}]",
+      value.dump()));
+  if (!spec.ok()) return spec.status();
+  return spec->clusters[0].nodes[0].faults[0].delay;
+}
+
+json FactoryToJson(const Fleet& fleet) {
+  const FactoryFaults f = fleet.factory_faults();
+  return {{"url", fleet.factory_url()},
+          {"versions", fleet.factory().Versions()},
+          {"faults",
+           {{"internal_error", f.internal_error}, {"hang", f.hang}, {"delay_ms", f.delay.count()}}}};
+}
+
+// Adds (set) or clears one factory fault by its control-API name.
+absl::Status ChangeFactoryFault(Fleet& fleet, const std::string& kind, bool set,
+                                std::chrono::milliseconds delay) {
+  FactoryFaults f = fleet.factory_faults();
+  if (kind == "internal_error") f.internal_error = set;
+  else if (kind == "hang") f.hang = set;
+  else if (kind == "slow") f.delay = set ? delay : std::chrono::milliseconds(0);
+  else return absl::InvalidArgumentError(fmt::format("unknown factory fault \"{}\"", kind));
+  fleet.SetFactoryFaults(f);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -150,12 +181,52 @@ void ControlServer::Routes() {
     }
     Reply(res, 200, entries);
   });
+  FactoryRoutes();
   s.Get("/v1/clusters", [this](const httplib::Request&, httplib::Response& res) {
     json clusters = json::array();
     for (const auto& name : fleet_->ClusterNames()) {
       clusters.push_back(AccessToJson(*fleet_->Cluster(name)));
     }
     Reply(res, 200, clusters);
+  });
+}
+
+void ControlServer::FactoryRoutes() {
+  httplib::Server& s = *server_;
+  s.Get("/v1/factory", [this](const httplib::Request&, httplib::Response& res) {
+    Reply(res, 200, FactoryToJson(*fleet_));
+  });
+  s.Post("/v1/factory/faults", [this](const httplib::Request& req, httplib::Response& res) {
+    json j = json::parse(req.body, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("kind") || !j["kind"].is_string()) {
+      return ReplyStatus(res, absl::InvalidArgumentError("body must be {\"kind\": ...}"));
+    }
+    absl::StatusOr<std::chrono::milliseconds> delay = std::chrono::milliseconds(0);
+    if (j.contains("delay")) delay = DurationFromJson(j["delay"]);
+    if (!delay.ok()) return ReplyStatus(res, delay.status());
+    if (auto st = ChangeFactoryFault(*fleet_, j["kind"], true, *delay); !st.ok()) {
+      return ReplyStatus(res, st);
+    }
+    Reply(res, 200, FactoryToJson(*fleet_));
+  });
+  s.Delete("/v1/factory/faults", [this](const httplib::Request& req, httplib::Response& res) {
+    if (!req.has_param("kind")) {
+      fleet_->SetFactoryFaults({});
+    } else if (auto st = ChangeFactoryFault(*fleet_, req.get_param_value("kind"), false, {});
+               !st.ok()) {
+      return ReplyStatus(res, st);
+    }
+    Reply(res, 200, FactoryToJson(*fleet_));
+  });
+  s.Post("/v1/factory/versions", [this](const httplib::Request& req, httplib::Response& res) {
+    json j = json::parse(req.body, nullptr, false);
+    std::string tag = j.is_object() ? j.value("version", "") : "";
+    if (!tag.empty() && !tag.starts_with("v")) tag = "v" + tag;
+    if (!core::ParseTalosVersion(tag).ok()) {
+      return ReplyStatus(res, absl::InvalidArgumentError("body must be {\"version\": \"v1.x.y\"}"));
+    }
+    fleet_->factory().AddVersion(tag);
+    Reply(res, 200, FactoryToJson(*fleet_));
   });
 }
 

@@ -7,6 +7,11 @@
 //   DELETE /v1/nodes/<name>/faults[?kind=<kind>]   clear faults
 //   GET    /v1/journal[?since=<seq>]     journal entries after seq
 //   GET    /v1/clusters                  where each cluster's endpoints and files are
+//   GET    /v1/factory                   the Image Factory's URL, versions and faults
+//   POST   /v1/factory/faults            {"kind": "internal_error" | "hang" | "slow",
+//                                         "delay": "5s"} (slow: fleet time per answer)
+//   DELETE /v1/factory/faults[?kind=<kind>]   clear the factory's faults
+//   POST   /v1/factory/versions          {"version": "v1.14.1"}: a new release
 //
 // Thread-safety: serves on its own threads; Stop from any thread once.
 #pragma once
@@ -39,6 +44,7 @@ class ControlServer {
  private:
   ControlServer() = default;
   void Routes();
+  void FactoryRoutes();
 
   Fleet* fleet_ = nullptr;
   std::unique_ptr<httplib::Server> server_;

@@ -7,6 +7,8 @@
 #include "resource/definitions/k8s/k8s.pb.h"
 #include "resource/definitions/runtime/runtime.pb.h"
 #include "resource/definitions/v1alpha1/v1alpha1.pb.h"
+#include "tests/sim/extension_resources.h"
+#include "tests/sim/node_services.h"
 #include "tests/sim/sim_cluster.h"
 
 namespace tr::sim {
@@ -15,9 +17,7 @@ namespace {
 namespace k8s = talos::resource::definitions::k8s;
 namespace rt = talos::resource::definitions::runtime;
 
-struct Desired {
-  std::string ns, type, id, proto, yaml;
-};
+using Desired = DesiredResource;
 
 std::string Bool(bool b) { return b ? "true" : "false"; }
 
@@ -138,8 +138,9 @@ void AddManifest(const std::string& id, const char* api_version, const char* kin
                              api_version, kind, name, name, image)});
 }
 
-std::vector<Desired> DesiredResources(const SimNode& node) {
-  std::vector<Desired> out;
+std::vector<Desired> DesiredResources(const SimNode& node, const RegistryCatalog& registry) {
+  std::vector<Desired> out = ExtensionResources(
+      registry.InstalledExtensions(node.image, node.tag), TalosMinor(node));
   AddMachineStatus(node, out);
   AddServices(node, out);
   k8s::KubeletSpecSpec kubelet;
@@ -168,7 +169,7 @@ void SimCluster::RefreshResourcesLocked(SimNode& node) {
   if (!node.up) return;
   const WallTime now = scheduler_->WallNow();
   std::map<std::string, Desired> desired;
-  for (auto& d : DesiredResources(node)) {
+  for (auto& d : DesiredResources(node, *registry_)) {
     std::string key = fmt::format("{}/{}/{}", d.ns, d.type, d.id);
     desired.emplace(std::move(key), std::move(d));
   }

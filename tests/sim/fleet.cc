@@ -5,6 +5,7 @@
 #include <fstream>
 #include <set>
 
+#include "core/support_matrix.h"
 #include "fmt/format.h"
 #include "tests/sim/client_config.h"
 #include "tests/sim/control_server.h"
@@ -68,6 +69,8 @@ class Fleet::Impl {
   std::unique_ptr<NodeListeners> listeners;
   bool refuse_while_down = false;
   std::unique_ptr<ControlServer> control;
+  std::shared_ptr<ImageFactory> factory;
+  std::unique_ptr<ImageFactoryServer> factory_server;
   std::mutex stop_mu;
   bool stopped = false;
 
@@ -83,6 +86,7 @@ class Fleet::Impl {
   }
 
   absl::Status CreateAuthorities();
+  absl::Status StartFactory();
   absl::Status Bind(const std::string& prefix);
   void Unbind();
   absl::Status WriteFiles();
@@ -105,6 +109,29 @@ absl::Status Fleet::Impl::CreateAuthorities() {
   return absl::OkStatus();
 }
 
+// The factory knows the fleet's schematics and builds the built-in release catalog's releases
+// and every version a node runs, unless the fleet file lists its versions.
+absl::Status Fleet::Impl::StartFactory() {
+  std::set<std::string> schematics(spec.registry.schematics.begin(),
+                                   spec.registry.schematics.end());
+  std::vector<std::string> versions;
+  const auto releases = core::ReleaseCatalog::BuiltIn();
+  for (const auto& minor : core::SupportMatrix::BuiltIn().TalosMinors()) {
+    if (auto latest = releases.LatestTalos(minor)) versions.push_back(latest->Tag());
+  }
+  for (const auto& cs : spec.clusters) {
+    for (const auto& node : cs.nodes) {
+      if (!node.schematic.empty()) schematics.insert(node.schematic);
+      versions.push_back(node.talos_version);
+    }
+  }
+  factory = std::make_shared<ImageFactory>(spec.factory, versions, schematics);
+  auto server = ImageFactoryServer::Start(factory, scheduler, scale);
+  if (!server.ok()) return server.status();
+  factory_server = std::move(*server);
+  return absl::OkStatus();
+}
+
 // Creates the clusters' machines on `prefix` and binds every listener. Unavailable (or
 // AlreadyExists for an explicit address) when an address is taken.
 absl::Status Fleet::Impl::Bind(const std::string& prefix) {
@@ -117,7 +144,8 @@ absl::Status Fleet::Impl::Bind(const std::string& prefix) {
       if (!node.schematic.empty()) schematics.insert(node.schematic);
     }
   }
-  auto registry = std::make_shared<RegistryCatalog>(spec.registry.images, std::move(schematics));
+  auto registry =
+      std::make_shared<RegistryCatalog>(spec.registry.images, std::move(schematics), factory);
   listeners = std::make_unique<NodeListeners>(
       [this](std::string_view target) { return Find(target); }, refuse_while_down);
   for (size_t i = 0; i < spec.clusters.size(); ++i) {
@@ -224,6 +252,7 @@ absl::Status Fleet::Impl::WriteFiles() {
     ready["clusters"].push_back(cluster);
   }
   ready["control_url"] = control ? control->url() : "";
+  ready["factory_url"] = factory_server->url();
   return WriteFile(state_dir / "ready.json", ready.dump(2) + "\n");
 }
 
@@ -232,6 +261,7 @@ void Fleet::Impl::Stop() {
   if (stopped) return;
   stopped = true;
   if (control) control->Stop();
+  if (factory_server) factory_server->Stop();
   Unbind();
   scheduler->Stop();
 }
@@ -260,6 +290,10 @@ absl::StatusOr<std::unique_ptr<Fleet>> Fleet::Start(FleetSpec spec, std::filesys
   impl->scheduler = options.scheduler ? options.scheduler : std::make_shared<RealScheduler>();
   impl->journal = std::make_unique<Journal>(impl->state_dir / "journal.jsonl");
   if (auto st = impl->CreateAuthorities(); !st.ok()) return st;
+  if (auto st = impl->StartFactory(); !st.ok()) {
+    impl->scheduler->Stop();
+    return st;
+  }
   std::string prefix =
       options.address_prefix.empty() ? impl->spec.address_prefix : options.address_prefix;
   if (prefix == "auto") prefix.clear();
@@ -376,5 +410,9 @@ std::string Fleet::control_url() const {
   return impl_->control ? impl_->control->url() : std::string();
 }
 double Fleet::time_scale() const { return impl_->scale; }
+std::string Fleet::factory_url() const { return impl_->factory_server->url(); }
+ImageFactory& Fleet::factory() const { return *impl_->factory; }
+void Fleet::SetFactoryFaults(FactoryFaults faults) { impl_->factory_server->set_faults(faults); }
+FactoryFaults Fleet::factory_faults() const { return impl_->factory_server->faults(); }
 
 }  // namespace tr::sim

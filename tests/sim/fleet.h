@@ -30,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "core/observed.h"
 #include "tests/sim/fleet_spec.h"
+#include "tests/sim/image_factory_server.h"
 #include "tests/sim/journal.h"
 #include "tests/sim/scheduler.h"
 
@@ -150,6 +151,13 @@ class Fleet {
   std::string control_url() const;
   // The time scale in effect (spec value or override).
   double time_scale() const;
+
+  // The simulated Image Factory ("http://127.0.0.1:<port>"; installers under its host:port).
+  std::string factory_url() const;
+  ImageFactory& factory() const;
+  // Faults of the factory's HTTP API (image_factory_server.h); FactoryFaults{} clears them.
+  void SetFactoryFaults(FactoryFaults faults);
+  FactoryFaults factory_faults() const;
 
   class Impl;
 

@@ -217,6 +217,32 @@ absl::Status ParseRegistry(const YAML::Node& y, RegistrySpec& registry) {
   return absl::OkStatus();
 }
 
+absl::Status ParseFactory(const YAML::Node& y, FactorySpec& factory) {
+  if (!y) return absl::OkStatus();
+  if (!y.IsMap()) return Invalid("factory", "must be a mapping with versions and extensions");
+  for (const auto& v : Child(y, "versions")) {
+    std::string tag = v.as<std::string>();
+    if (!tag.starts_with("v")) tag = "v" + tag;
+    if (!core::ParseTalosVersion(tag).ok()) {
+      return Invalid("factory.versions", fmt::format("bad Talos version \"{}\"", tag));
+    }
+    factory.versions.push_back(tag);
+  }
+  for (const auto& e : Child(y, "extensions")) {
+    FactoryExtensionSpec ext;
+    ext.name = e.IsMap() ? Child(e, "name").as<std::string>("") : "";
+    if (ext.name.find('/') == std::string::npos) {
+      return Invalid("factory.extensions", "each needs a name such as siderolabs/iscsi-tools");
+    }
+    for (const auto& v : Child(e, "versions")) {
+      std::string tag = v.as<std::string>();
+      ext.versions.push_back(tag.starts_with("v") ? tag : "v" + tag);
+    }
+    factory.extensions.push_back(std::move(ext));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateFleet(const FleetSpec& spec) {
   std::set<std::string> names;
   std::set<std::string> addresses;
@@ -249,6 +275,7 @@ absl::StatusOr<FleetSpec> ParseYaml(const YAML::Node& root) {
   spec.refuse_connections_while_down = root["refuse_connections_while_down"].as<bool>(false);
   if (auto st = ParseTimings(Child(root, "timings"), spec.timings); !st.ok()) return st;
   if (auto st = ParseRegistry(Child(root, "registry"), spec.registry); !st.ok()) return st;
+  if (auto st = ParseFactory(Child(root, "factory"), spec.factory); !st.ok()) return st;
   for (const auto& c : Child(root, "clusters")) {
     auto cluster = ParseCluster(c);
     if (!cluster.ok()) return cluster.status();

@@ -95,6 +95,19 @@ struct RegistrySpec {
   std::vector<std::string> schematics;  // extra Image Factory schematic ids that exist
 };
 
+// One official extension of the simulated Image Factory (image_factory.h).
+struct FactoryExtensionSpec {
+  std::string name;                   // "siderolabs/iscsi-tools"
+  std::vector<std::string> versions;  // Talos tags it is published for; empty = every version
+};
+
+// The simulated Image Factory: which Talos releases it builds and which official extensions it
+// offers. Empty lists take the defaults (image_factory.h).
+struct FactorySpec {
+  std::vector<std::string> versions;  // "v1.14.0"; empty = the defaults
+  std::vector<FactoryExtensionSpec> extensions;  // empty = the default set
+};
+
 struct NodeSpec {
   std::string name;  // hostname; unique in the whole fleet
   NodeRole role = NodeRole::kWorker;
@@ -136,6 +149,7 @@ struct FleetSpec {
   std::vector<ClusterSpec> clusters;
   Timings timings;
   RegistrySpec registry;
+  FactorySpec factory;
   double time_scale = 1.0;
   // First three octets of node addresses, e.g. "127.0.42"; nodes without an explicit address get
   // .1, .2, ... in fleet-file order. Empty or "auto": derived from the process id, and moved on to

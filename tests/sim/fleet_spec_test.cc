@@ -113,6 +113,32 @@ TEST(FleetSpecTest, RejectsInvalidFleets) {
   }
 }
 
+TEST(FleetSpecTest, ParsesTheFactorySection) {
+  auto spec = FleetSpec::Parse(R"(
+factory:
+  versions: [v1.13.9, 1.14.0]
+  extensions:
+    - {name: siderolabs/iscsi-tools}
+    - {name: siderolabs/drbd, versions: [1.14.0]}
+clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.14.0, kubernetes: 1.34.0}]}]
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->factory.versions, (std::vector<std::string>{"v1.13.9", "v1.14.0"}));
+  ASSERT_EQ(spec->factory.extensions.size(), 2u);
+  EXPECT_EQ(spec->factory.extensions[0].name, "siderolabs/iscsi-tools");
+  EXPECT_TRUE(spec->factory.extensions[0].versions.empty());
+  EXPECT_EQ(spec->factory.extensions[1].versions, std::vector<std::string>{"v1.14.0"});
+  const char* node =
+      "\nclusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.14.0, "
+      "kubernetes: 1.34.0}]}]";
+  for (const char* bad : {"factory: {versions: [latest]}", "factory: {extensions: [{name: x}]}",
+                          "factory: [v1.14.0]"}) {
+    auto refused = FleetSpec::Parse(std::string(bad) + node);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr("factory")) << bad;
+  }
+}
+
 TEST(FleetSpecTest, LoadReportsMissingFile) {
   auto spec = FleetSpec::Load("/nonexistent/fleet.yaml");
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kNotFound);

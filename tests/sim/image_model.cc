@@ -141,7 +141,7 @@ absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgr
   box->Push(ProgressItem::Message(fmt::format("installing {} to boot slot {}", tag, slot)));
   const uint64_t generation = node.generation;
   SimNode* n = &node;
-  scheduler_->After(Scaled(timings_.install), [this, n, generation, box, tag] {
+  scheduler_->After(Scaled(timings_.install), [this, n, generation, box, tag, image] {
     std::lock_guard inner(mu_);
     if (stopping_ || n->generation != generation) {
       box->Push(
@@ -151,6 +151,7 @@ absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgr
     }
     const int inactive = 1 - n->active_slot;
     n->slots[inactive] = tag;
+    n->slot_images[inactive] = image;
     n->next_boot_slot = inactive;
     n->installing = false;
     JournalStateLocked(*n, "slot",

@@ -73,6 +73,14 @@ bool ValidKubernetesTag(std::string tag, bool allow_flavour) {
   return tag.starts_with("v") && core::ParseKubernetesVersion(tag).ok();
 }
 
+// "<kind>/<64-hex schematic>": the Image Factory's repository layout, on any host.
+bool IsFactoryPath(std::string_view path) {
+  const size_t slash = path.find('/');
+  if (slash == std::string_view::npos) return false;
+  const std::string_view id = path.substr(slash + 1);
+  return id.size() == 64 && IsHex(id);
+}
+
 }  // namespace
 
 std::string_view ImageStoreName(ImageStore store) {
@@ -176,8 +184,9 @@ std::vector<std::string> StoredNames(const ImageRef& ref) {
 std::string PinnedName(const ImageRef& ref) { return ref.Name() + "@" + ImageDigest(ref); }
 
 RegistryCatalog::RegistryCatalog(std::vector<std::string> images,
-                                 std::set<std::string> schematics)
-    : schematics_(std::move(schematics)) {
+                                 std::set<std::string> schematics,
+                                 std::shared_ptr<const ImageFactory> factory)
+    : schematics_(std::move(schematics)), factory_(std::move(factory)) {
   for (const auto& image : images) {
     auto ref = ParseImageRef(image);
     if (ref.ok()) images_.insert(ref->Normalized());
@@ -188,7 +197,9 @@ std::string RegistryCatalog::InstallerTag(const ImageRef& ref) {
   // Image Factory: factory.talos.dev/<kind>/<schematic>; elsewhere (the vanilla and custom
   // installers) the repository's last component names it: ".../installer".
   std::string kind = ref.path.substr(ref.path.rfind('/') + 1);
-  if (ref.domain == "factory.talos.dev") kind = ref.path.substr(0, ref.path.find('/'));
+  if (ref.domain == "factory.talos.dev" || IsFactoryPath(ref.path)) {
+    kind = ref.path.substr(0, ref.path.find('/'));
+  }
   const bool installer = kind.find("installer") != std::string::npos;
   return installer && ValidTalosTag(ref.tag) ? ref.tag : std::string();
 }
@@ -206,11 +217,63 @@ bool RegistryCatalog::KnownRepository(const ImageRef& ref) const {
   }
   if (name == "ghcr.io/siderolabs/installer" || name == "ghcr.io/siderolabs/kubelet") return true;
   if (ref.domain == "registry.k8s.io") return true;
-  if (ref.domain == "factory.talos.dev") {
-    const size_t slash = ref.path.find('/');
-    return slash != std::string::npos && schematics_.contains(ref.path.substr(slash + 1));
+  if (auto factory = FactoryInstaller(ref)) {
+    return schematics_.contains(factory->schematic) ||
+           (factory_ && factory_->Knows(factory->schematic));
   }
   return false;
+}
+
+std::optional<RegistryCatalog::FactoryImage> RegistryCatalog::FactoryInstaller(
+    const ImageRef& ref) const {
+  const bool sim_host = factory_ && !factory_->host().empty() && ref.domain == factory_->host();
+  if (ref.domain != "factory.talos.dev" && !sim_host) return std::nullopt;
+  const size_t slash = ref.path.find('/');
+  if (slash == std::string::npos || ref.path.find('/', slash + 1) != std::string::npos) {
+    return std::nullopt;
+  }
+  return FactoryImage{ref.path.substr(slash + 1),
+                      sim_host ? factory_->url() : std::string("https://factory.talos.dev")};
+}
+
+// An installer the factory builds: a release it lists (factory.talos.dev: any, unless the
+// fleet file lists them) whose official extensions include every one the schematic names.
+bool RegistryCatalog::FactoryBuilds(const ImageRef& ref, const FactoryImage& image) const {
+  if (!factory_) return true;
+  const bool sim_host = ref.domain != "factory.talos.dev";
+  if ((sim_host || factory_->VersionsDeclared()) && !factory_->HasVersion(ref.tag)) return false;
+  auto extensions = factory_->ImageExtensions(image.schematic, ref.tag, image.api_url);
+  return extensions.ok() || absl::IsNotFound(extensions.status());
+}
+
+std::vector<InstalledExtension> RegistryCatalog::InstalledExtensions(const std::string& image,
+                                                                     const std::string& tag) const {
+  auto ref = ParseImageRef(image);
+  if (!ref.ok()) return {};
+  auto factory = FactoryInstaller(*ref);
+  if (!factory) return {};
+  if (factory_) {
+    auto extensions = factory_->ImageExtensions(factory->schematic, tag, factory->api_url);
+    if (extensions.ok()) return *extensions;
+  }
+  // A schematic whose content the simulation does not know: the schematic extension alone.
+  return {{.id = "0",
+           .image = "0.sqsh",
+           .name = "schematic",
+           .version = factory->schematic,
+           .author = fmt::format("Image Factory ({})", factory->api_url),
+           .description = "Virtual extension which specifies the schematic of the image built "
+                          "with schematic."}};
+}
+
+std::string InitialInstallerImage(const std::string& platform, const std::string& schematic,
+                                  const std::string& tag) {
+  auto version = core::ParseTalosVersion(tag);
+  const bool factory_default = version.ok() && version->Minor() >= core::MinorVersion{1, 14};
+  if (schematic.empty() && !factory_default) return "ghcr.io/siderolabs/installer:" + tag;
+  const std::string id = schematic.empty() ? std::string(kVanillaSchematic) : schematic;
+  return fmt::format("factory.talos.dev/{}-installer/{}:{}",
+                     schematic.empty() ? "metal" : platform, id, tag);
 }
 
 bool RegistryCatalog::Exists(const ImageRef& ref) const {
@@ -222,8 +285,8 @@ bool RegistryCatalog::Exists(const ImageRef& ref) const {
     auto version = core::ParseTalosVersion(ref.tag);
     return ValidTalosTag(ref.tag) && version->Minor() < core::MinorVersion{1, 14};
   }
-  if (ref.domain == "factory.talos.dev") {
-    return !InstallerTag(ref).empty() && KnownRepository(ref);
+  if (auto factory = FactoryInstaller(ref)) {
+    return !InstallerTag(ref).empty() && KnownRepository(ref) && FactoryBuilds(ref, *factory);
   }
   if (name == "ghcr.io/siderolabs/kubelet") return ValidKubernetesTag(ref.tag, true);
   for (const char* component :

@@ -17,12 +17,15 @@
 // Values and pure functions; thread-compatible.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tests/sim/image_factory.h"
 
 namespace tr::sim {
 
@@ -78,12 +81,28 @@ std::string PinnedName(const ImageRef& ref);
 // registry.k8s.io/kube-{apiserver,controller-manager,scheduler,proxy}:v<Kubernetes> and
 // ghcr.io/siderolabs/kubelet:v<Kubernetes>[-fat|-slim]; plus the fleet file's
 // `registry.images`. A digest reference exists when its repository is known.
+//
+// The simulated Image Factory (`factory`, optional) serves installers under its own host too
+// (`127.0.0.1:<port>/<platform>-installer/<schematic>:v<Talos>`): for a schematic it knows, a
+// version it lists and whose official extensions it publishes. factory.talos.dev accepts every
+// release tag unless the fleet file lists the factory's versions.
 class RegistryCatalog {
  public:
   RegistryCatalog() = default;
-  RegistryCatalog(std::vector<std::string> images, std::set<std::string> schematics);
+  RegistryCatalog(std::vector<std::string> images, std::set<std::string> schematics,
+                  std::shared_ptr<const ImageFactory> factory = nullptr);
 
   bool Exists(const ImageRef& ref) const;
+  // An Image Factory installer: its schematic and the factory's URL.
+  struct FactoryImage {
+    std::string schematic;
+    std::string api_url;  // "https://factory.talos.dev", "http://127.0.0.1:<port>"
+  };
+  std::optional<FactoryImage> FactoryInstaller(const ImageRef& ref) const;
+  // The system extensions a node installed from `image` runs on Talos `tag`: a factory image's
+  // official extensions and its `schematic` extension; none for any other installer.
+  std::vector<InstalledExtension> InstalledExtensions(const std::string& image,
+                                                      const std::string& tag) const;
   // Whether `ref` names a Talos installer (an Image Factory installer, or a repository whose
   // last component contains "installer") with a Talos version tag: that tag ("v1.13.2"), else "".
   static std::string InstallerTag(const ImageRef& ref);
@@ -91,10 +110,19 @@ class RegistryCatalog {
  private:
   bool Listed(const ImageRef& ref) const;
   bool KnownRepository(const ImageRef& ref) const;
+  bool FactoryBuilds(const ImageRef& ref, const FactoryImage& image) const;
 
   std::set<std::string> images_;  // normalized
   std::set<std::string> schematics_;
+  std::shared_ptr<const ImageFactory> factory_;
 };
+
+// The installer a node was installed from, as its machine configuration names it: the Image
+// Factory's `<platform>-installer` of its schematic, or with none the vanilla installer (up to
+// 1.13 ghcr.io/siderolabs/installer, from 1.14 the factory's metal-installer of the empty
+// schematic: talos pkg/images/images.go).
+std::string InitialInstallerImage(const std::string& platform, const std::string& schematic,
+                                  const std::string& tag);
 
 // The well-known empty ("vanilla") Image Factory schematic.
 inline constexpr std::string_view kVanillaSchematic =

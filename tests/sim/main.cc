@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
     std::cout << "node " << node.name << " (" << tr::sim::NodeRoleName(node.role) << ", "
               << node.talos_tag << ") at " << node.address << ":50000\n";
   }
+  std::cout << "factory " << (*fleet)->factory_url() << "\n";
   std::cout << "control " << (*fleet)->control_url() << "\nready "
             << ((*fleet)->state_dir() / "ready.json").string() << std::endl;
   int received = 0;

@@ -112,9 +112,10 @@ std::shared_ptr<Mailbox<absl::StatusOr<std::string>>> SimCluster::LegacyUpgrade(
     JournalStateLocked(*n, "sequence", fmt::format("{} to {} actor={}", sequence, *tag, actor));
     SequenceEventLocked(*n, sequence, machine::SequenceEvent::START, actor);
     SetStageLocked(*n, MachineStage::kUpgrading, false, {});
-    auto install = [this, installed = *tag](SimNode& m) {
+    auto install = [this, installed = *tag, image = p.image](SimNode& m) {
       const int inactive = 1 - m.active_slot;
       m.slots[inactive] = installed;
+      m.slot_images[inactive] = image;
       m.next_boot_slot = inactive;
       JournalStateLocked(
           m, "slot", fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));

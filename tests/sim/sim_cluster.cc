@@ -38,6 +38,8 @@ SimCluster::SimCluster(ClusterSpec spec, const Timings& timings, double time_sca
     node->spec = node_spec;
     node->tag = node_spec.talos_version;
     node->slots[0] = node_spec.talos_version;
+    node->image = InitialInstallerImage(node_spec.platform, node_spec.schematic, node->tag);
+    node->slot_images[0] = node->image;
     node->kubelet_version = node_spec.kubernetes_version;
     node->faults = node_spec.faults;
     if (node->is_control_plane()) {

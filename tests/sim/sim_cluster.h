@@ -105,6 +105,8 @@ struct SimNode {
   int boots = 0;
   int active_slot = 0;                // 0 = A, 1 = B
   std::string slots[2];               // Talos tag per slot
+  std::string slot_images[2];         // the installer image each slot was written from
+  std::string image;                  // the installer image of the running slot
   std::optional<int> next_boot_slot;  // armed by an install
   bool installing = false;            // LifecycleService/Upgrade in progress
   bool talos_cordoned = false;        // the legacy upgrade's drain cordoned it

@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+
+#include <algorithm>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -109,6 +111,41 @@ TEST_F(TalosSimProcess, ServesUntilSigterm) {
   auto journal = client.Get("/v1/journal?since=0");
   ASSERT_TRUE(journal);
   EXPECT_FALSE(json::parse(journal->body).empty());
+
+  // The Image Factory: printed, in ready.json, its faults and releases set through the control
+  // endpoint.
+  const std::string factory_url = ready["factory_url"];
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
+    return line.rfind("factory " + factory_url, 0) == 0;
+  }));
+  httplib::Client factory(factory_url);
+  auto versions = factory.Get("/versions");
+  ASSERT_TRUE(versions);
+  EXPECT_EQ(versions->status, 200);
+  auto failing = client.Post("/v1/factory/faults", R"({"kind":"internal_error"})",
+                             "application/json");
+  ASSERT_TRUE(failing);
+  EXPECT_EQ(failing->status, 200);
+  EXPECT_EQ(factory.Get("/versions")->status, 500);
+  auto unknown_fault = client.Post("/v1/factory/faults", R"({"kind":"meteor"})",
+                                   "application/json");
+  ASSERT_TRUE(unknown_fault);
+  EXPECT_EQ(unknown_fault->status, 400);
+  auto slow = client.Post("/v1/factory/faults", R"({"kind":"slow","delay":"5s"})",
+                          "application/json");
+  ASSERT_TRUE(slow);
+  EXPECT_EQ(json::parse(slow->body)["faults"]["delay_ms"], 5000);
+  auto cleared_factory = client.Delete("/v1/factory/faults");
+  ASSERT_TRUE(cleared_factory);
+  EXPECT_EQ(json::parse(cleared_factory->body)["faults"]["delay_ms"], 0);
+  auto release = client.Post("/v1/factory/versions", R"({"version":"v1.99.0"})",
+                             "application/json");
+  ASSERT_TRUE(release);
+  EXPECT_EQ(release->status, 200);
+  auto listed = factory.Get("/versions");
+  ASSERT_TRUE(listed);
+  ASSERT_EQ(listed->status, 200);
+  EXPECT_EQ(json::parse(listed->body).back(), "v1.99.0");
 
   ASSERT_EQ(kill(pid_, SIGTERM), 0);
   int status = 0;
