@@ -7,22 +7,18 @@
 #include "core/version.h"
 #include "fmt/format.h"
 #include "tests/sim/http_listener.h"
+#include "tests/sim/json_reply.h"
 
 namespace tr::sim {
 namespace {
 
 using nlohmann::json;
 
-void Reply(httplib::Response& res, int code, const json& body) {
-  res.status = code;
-  res.set_content(body.dump(2), "application/json");
-}
-
 void ReplyStatus(httplib::Response& res, const absl::Status& status) {
   const int code = status.code() == absl::StatusCode::kNotFound          ? 404
                    : status.code() == absl::StatusCode::kInvalidArgument ? 400
                                                                          : 500;
-  Reply(res, code, {{"error", std::string(status.message())}});
+  SendJson(res, code, {{"error", std::string(status.message())}}, 2);
 }
 
 absl::StatusOr<Fault> FaultFromJson(const std::string& body) {
@@ -48,20 +44,25 @@ absl::StatusOr<std::chrono::milliseconds> DurationFromJson(const json& value) {
 
 json FactoryToJson(const Fleet& fleet) {
   const FactoryFaults f = fleet.factory_faults();
-  return {{"url", fleet.factory_url()},
-          {"versions", fleet.factory().Versions()},
-          {"faults",
-           {{"internal_error", f.internal_error}, {"hang", f.hang}, {"delay_ms", f.delay.count()}}}};
+  return {
+      {"url", fleet.factory_url()},
+      {"versions", fleet.factory().Versions()},
+      {"faults",
+       {{"internal_error", f.internal_error}, {"hang", f.hang}, {"delay_ms", f.delay.count()}}}};
 }
 
 // Adds (set) or clears one factory fault by its control-API name.
 absl::Status ChangeFactoryFault(Fleet& fleet, const std::string& kind, bool set,
                                 std::chrono::milliseconds delay) {
   FactoryFaults f = fleet.factory_faults();
-  if (kind == "internal_error") f.internal_error = set;
-  else if (kind == "hang") f.hang = set;
-  else if (kind == "slow") f.delay = set ? delay : std::chrono::milliseconds(0);
-  else return absl::InvalidArgumentError(fmt::format("unknown factory fault \"{}\"", kind));
+  if (kind == "internal_error")
+    f.internal_error = set;
+  else if (kind == "hang")
+    f.hang = set;
+  else if (kind == "slow")
+    f.delay = set ? delay : std::chrono::milliseconds(0);
+  else
+    return absl::InvalidArgumentError(fmt::format("unknown factory fault \"{}\"", kind));
   fleet.SetFactoryFaults(f);
   return absl::OkStatus();
 }
@@ -144,12 +145,12 @@ void ControlServer::Routes() {
   s.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
     json nodes = json::array();
     for (const auto& n : fleet_->Nodes()) nodes.push_back(SnapshotToJson(n));
-    Reply(res, 200, nodes);
+    SendJson(res, 200, nodes, 2);
   });
   s.Get("/v1/nodes/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
     auto node = fleet_->Node(req.matches[1].str());
     if (!node.ok()) return ReplyStatus(res, node.status());
-    Reply(res, 200, SnapshotToJson(*node));
+    SendJson(res, 200, SnapshotToJson(*node), 2);
   });
   s.Post("/v1/nodes/([^/]+)/faults", [this](const httplib::Request& req, httplib::Response& res) {
     auto fault = FaultFromJson(req.body);
@@ -157,7 +158,7 @@ void ControlServer::Routes() {
     if (auto st = fleet_->InjectFault(req.matches[1].str(), *fault); !st.ok()) {
       return ReplyStatus(res, st);
     }
-    Reply(res, 200, SnapshotToJson(*fleet_->Node(req.matches[1].str())));
+    SendJson(res, 200, SnapshotToJson(*fleet_->Node(req.matches[1].str())), 2);
   });
   s.Delete("/v1/nodes/([^/]+)/faults", [this](const httplib::Request& req, httplib::Response& res) {
     std::optional<FaultKind> kind;
@@ -169,7 +170,7 @@ void ControlServer::Routes() {
     if (auto st = fleet_->ClearFaults(req.matches[1].str(), kind); !st.ok()) {
       return ReplyStatus(res, st);
     }
-    Reply(res, 200, SnapshotToJson(*fleet_->Node(req.matches[1].str())));
+    SendJson(res, 200, SnapshotToJson(*fleet_->Node(req.matches[1].str())), 2);
   });
   s.Get("/v1/journal", [this](const httplib::Request& req, httplib::Response& res) {
     uint64_t since = 0;
@@ -179,7 +180,7 @@ void ControlServer::Routes() {
     for (const auto& e : fleet_->journal().Entries()) {
       if (e.seq > since) entries.push_back(e.ToJson());
     }
-    Reply(res, 200, entries);
+    SendJson(res, 200, entries, 2);
   });
   FactoryRoutes();
   s.Get("/v1/clusters", [this](const httplib::Request&, httplib::Response& res) {
@@ -187,14 +188,14 @@ void ControlServer::Routes() {
     for (const auto& name : fleet_->ClusterNames()) {
       clusters.push_back(AccessToJson(*fleet_->Cluster(name)));
     }
-    Reply(res, 200, clusters);
+    SendJson(res, 200, clusters, 2);
   });
 }
 
 void ControlServer::FactoryRoutes() {
   httplib::Server& s = *server_;
   s.Get("/v1/factory", [this](const httplib::Request&, httplib::Response& res) {
-    Reply(res, 200, FactoryToJson(*fleet_));
+    SendJson(res, 200, FactoryToJson(*fleet_), 2);
   });
   s.Post("/v1/factory/faults", [this](const httplib::Request& req, httplib::Response& res) {
     json j = json::parse(req.body, nullptr, false);
@@ -207,7 +208,7 @@ void ControlServer::FactoryRoutes() {
     if (auto st = ChangeFactoryFault(*fleet_, j["kind"], true, *delay); !st.ok()) {
       return ReplyStatus(res, st);
     }
-    Reply(res, 200, FactoryToJson(*fleet_));
+    SendJson(res, 200, FactoryToJson(*fleet_), 2);
   });
   s.Delete("/v1/factory/faults", [this](const httplib::Request& req, httplib::Response& res) {
     if (!req.has_param("kind")) {
@@ -216,7 +217,7 @@ void ControlServer::FactoryRoutes() {
                !st.ok()) {
       return ReplyStatus(res, st);
     }
-    Reply(res, 200, FactoryToJson(*fleet_));
+    SendJson(res, 200, FactoryToJson(*fleet_), 2);
   });
   s.Post("/v1/factory/versions", [this](const httplib::Request& req, httplib::Response& res) {
     json j = json::parse(req.body, nullptr, false);
@@ -226,7 +227,7 @@ void ControlServer::FactoryRoutes() {
       return ReplyStatus(res, absl::InvalidArgumentError("body must be {\"version\": \"v1.x.y\"}"));
     }
     fleet_->factory().AddVersion(tag);
-    Reply(res, 200, FactoryToJson(*fleet_));
+    SendJson(res, 200, FactoryToJson(*fleet_), 2);
   });
 }
 

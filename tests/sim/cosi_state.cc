@@ -10,7 +10,7 @@
 namespace tr::sim {
 namespace {
 
-constexpr auto kPoll = std::chrono::milliseconds(50);
+constexpr auto kWatchPoll = std::chrono::milliseconds(50);
 namespace cr = cosi::resource;
 
 void SetTime(google::protobuf::Timestamp* ts, WallTime t) {
@@ -173,7 +173,7 @@ grpc::Status CosiStateImpl::Watch(grpc::ServerContext* ctx, const cr::WatchReque
           }
           return grpc::Status(grpc::StatusCode::UNAVAILABLE, "error reading from server: EOF");
         }
-        if (initial.empty()) r.cluster->cv().wait_for(lock, kPoll);
+        if (initial.empty()) r.cluster->cv().wait_for(lock, kWatchPoll);
       }
     }
   });

@@ -8,7 +8,7 @@
 namespace tr::sim {
 namespace {
 
-constexpr auto kPoll = std::chrono::milliseconds(50);
+constexpr auto kEventsPoll = std::chrono::milliseconds(50);
 
 // First buffered sequence number to send, per the request.
 uint64_t StartCursor(const SimNode& node, const machine::EventsRequest& request, WallTime now) {
@@ -85,7 +85,7 @@ grpc::Status MachineServiceImpl::Events(grpc::ServerContext* ctx,
         batch.push_back(ToProto(ev));
       }
       if (batch.empty() && !gone) {
-        cluster.cv().wait_for(lock, kPoll);
+        cluster.cv().wait_for(lock, kEventsPoll);
         continue;
       }
       lock.unlock();

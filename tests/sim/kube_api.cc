@@ -1,6 +1,4 @@
 #include "tests/sim/kube_api.h"
-#include "tests/sim/kube_jobs.h"
-#include "tests/sim/kube_workloads.h"
 
 #include <httplib.h>
 #include <openssl/pem.h>
@@ -9,7 +7,10 @@
 #include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "tests/sim/http_listener.h"
+#include "tests/sim/json_reply.h"
+#include "tests/sim/kube_jobs.h"
 #include "tests/sim/kube_tables.h"
+#include "tests/sim/kube_workloads.h"
 
 namespace tr::sim {
 namespace {
@@ -20,11 +21,6 @@ json Status(int code, const std::string& reason, const std::string& message) {
   return {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
           {"status", "Failure"}, {"message", message}, {"reason", reason},
           {"code", code}};
-}
-
-void Reply(httplib::Response& res, int code, const json& body) {
-  res.status = code;
-  res.set_content(body.dump(), "application/json");
 }
 
 json List(const std::string& kind, const std::string& api_version, json items, uint64_t rv) {
@@ -97,7 +93,7 @@ void KubeApiServer::Routes() {
     if (req.get_header_value("Authorization") == "Bearer " + token_) {
       return httplib::Server::HandlerResponse::Unhandled;
     }
-    Reply(res, 401, Status(401, "Unauthorized", "Unauthorized"));
+    SendJson(res, 401, Status(401, "Unauthorized", "Unauthorized"));
     return httplib::Server::HandlerResponse::Handled;
   });
   s.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
@@ -114,26 +110,27 @@ void KubeApiServer::Routes() {
     const std::string v = cluster_->KubeApiVersionLocked();
     const std::string bare = v.substr(1);
     auto parts = core::Split(bare, '.');
-    Reply(res, 200,
-          {{"major", std::string(parts[0])},
-           {"minor", std::string(parts[1])},
-           {"gitVersion", v},
-           {"gitCommit", "0000000000000000000000000000000000000000"},
-           {"gitTreeState", "clean"},
-           {"buildDate", "2026-01-01T00:00:00Z"},
-           {"goVersion", "go1.24.6"},
-           {"compiler", "gc"},
-           {"platform", "linux/amd64"}});
+    SendJson(res, 200,
+             {{"major", std::string(parts[0])},
+              {"minor", std::string(parts[1])},
+              {"gitVersion", v},
+              {"gitCommit", "0000000000000000000000000000000000000000"},
+              {"gitTreeState", "clean"},
+              {"buildDate", "2026-01-01T00:00:00Z"},
+              {"goVersion", "go1.24.6"},
+              {"compiler", "gc"},
+              {"platform", "linux/amd64"}});
   });
   s.Get("/api",
-        [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, ApiVersions()); });
+        [](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, ApiVersions()); });
   s.Get("/apis",
-        [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, ApiGroups()); });
-  s.Get("/api/v1",
-        [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, CoreResources()); });
+        [](const httplib::Request&, httplib::Response& res) { SendJson(res, 200, ApiGroups()); });
+  s.Get("/api/v1", [](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, 200, CoreResources());
+  });
   s.Get(R"(/apis/(apps|policy|coordination\.k8s\.io)/v1)",
         [](const httplib::Request& req, httplib::Response& res) {
-          Reply(res, 200, GroupResources(req.matches[1]));
+          SendJson(res, 200, GroupResources(req.matches[1]));
         });
   s.Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
@@ -143,20 +140,20 @@ void KubeApiServer::Routes() {
       if (Selected(req, obj)) items.push_back(std::move(obj));
     }
     const uint64_t rv = cluster_->NextResourceVersionLocked();
-    Reply(res, 200,
-          WantsTable(req) ? NodeTable(items, cluster_->scheduler().WallNow(), rv)
-                          : List("NodeList", "v1", std::move(items), rv));
+    SendJson(res, 200,
+             WantsTable(req) ? NodeTable(items, cluster_->scheduler().WallNow(), rv)
+                             : List("NodeList", "v1", std::move(items), rv));
   });
   s.Get("/api/v1/nodes/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
     SimNode* node = cluster_->FindNodeLocked(req.matches[1].str());
     if (node == nullptr || node->spec.name != req.matches[1].str()) {
-      return Reply(
+      return SendJson(
           res, 404,
           Status(404, "NotFound", fmt::format("nodes \"{}\" not found", req.matches[1].str())));
     }
     json obj = cluster_->KubeNodeJsonLocked(*node);
-    Reply(
+    SendJson(
         res, 200,
         WantsTable(req) ? NodeTable(json::array({obj}), cluster_->scheduler().WallNow(), 0) : obj);
   });
@@ -164,12 +161,12 @@ void KubeApiServer::Routes() {
     std::lock_guard lock(cluster_->mu());
     SimNode* node = cluster_->FindNodeLocked(req.matches[1].str());
     if (node == nullptr || node->spec.name != req.matches[1].str()) {
-      return Reply(
+      return SendJson(
           res, 404,
           Status(404, "NotFound", fmt::format("nodes \"{}\" not found", req.matches[1].str())));
     }
     json patch = json::parse(req.body, nullptr, false);
-    if (patch.is_discarded()) return Reply(res, 400, Status(400, "BadRequest", "invalid JSON"));
+    if (patch.is_discarded()) return SendJson(res, 400, Status(400, "BadRequest", "invalid JSON"));
     json current = cluster_->KubeNodeJsonLocked(*node);
     const std::string type = req.get_header_value("Content-Type");
     json patched = current;
@@ -177,18 +174,18 @@ void KubeApiServer::Routes() {
       try {
         patched = current.patch(patch);
       } catch (const json::exception& e) {
-        return Reply(res, 422, Status(422, "Invalid", e.what()));
+        return SendJson(res, 422, Status(422, "Invalid", e.what()));
       }
     } else if (type.find("merge-patch+json") != std::string::npos) {
       patched.merge_patch(patch);
     } else {
-      return Reply(res, 415,
-                   Status(415, "UnsupportedMediaType",
-                          fmt::format("the body of the request was in an unknown "
-                                      "format - accepted media types include: "
-                                      "application/json-patch+json, "
-                                      "application/merge-patch+json, "
-                                      "application/strategic-merge-patch+json")));
+      return SendJson(res, 415,
+                      Status(415, "UnsupportedMediaType",
+                             fmt::format("the body of the request was in an unknown "
+                                         "format - accepted media types include: "
+                                         "application/json-patch+json, "
+                                         "application/merge-patch+json, "
+                                         "application/strategic-merge-patch+json")));
     }
     json spec = patched.value("spec", json::object());
     cluster_->PatchNodeLocked(
@@ -196,18 +193,18 @@ void KubeApiServer::Routes() {
                  {{"labels", patched["metadata"].value("labels", json::object())},
                   {"annotations", patched["metadata"].value("annotations", json::object())}}},
                 {"spec", {{"unschedulable", spec.value("unschedulable", false)}}}});
-    Reply(res, 200, cluster_->KubeNodeJsonLocked(*node));
+    SendJson(res, 200, cluster_->KubeNodeJsonLocked(*node));
   });
-  jobs_ = std::make_unique<JobStore>(JobStore::Clock{
-      [this] {
-        std::lock_guard lock(cluster_->mu());
-        return cluster_->NextResourceVersionLocked();
-      },
-      [this] {
-        const auto now = cluster_->scheduler().WallNow();
-        return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z",
-                           std::chrono::time_point_cast<std::chrono::seconds>(now));
-      }});
+  jobs_ = std::make_unique<JobStore>(
+      JobStore::Clock{[this] {
+                        std::lock_guard lock(cluster_->mu());
+                        return cluster_->NextResourceVersionLocked();
+                      },
+                      [this] {
+                        const auto now = cluster_->scheduler().WallNow();
+                        return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z",
+                                           std::chrono::time_point_cast<std::chrono::seconds>(now));
+                      }});
   jobs_->AddRoutes(s);
   // Before the workload store: kube-proxy (the DaemonSet kubectl drain looks up) and CoreDNS.
   BootstrapWorkloadRoutes();

@@ -4,6 +4,7 @@
 #include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "tests/sim/ids.h"
+#include "tests/sim/json_reply.h"
 #include "tests/sim/kube_api.h"
 #include "tests/sim/kube_jobs.h"
 #include "tests/sim/kube_tables.h"
@@ -12,11 +13,6 @@ namespace tr::sim {
 namespace {
 
 using nlohmann::json;
-
-void Reply(httplib::Response& res, int code, const json& body) {
-  res.status = code;
-  res.set_content(body.dump(), "application/json");
-}
 
 json NotFound(const std::string& resource, const std::string& name) {
   return {{"kind", "Status"},
@@ -100,16 +96,17 @@ void KubeApiServer::PodRoutes() {
       json obj = cluster_->KubePodJsonLocked(pod);
       if (PodSelected(req, obj)) items.push_back(std::move(obj));
     }
-    jobs_->AppendPods(ns, [&req](const json& obj) { return PodSelected(req, obj); }, items);
+    jobs_->AppendPods(
+        ns, [&req](const json& obj) { return PodSelected(req, obj); }, items);
     const uint64_t rv = cluster_->NextResourceVersionLocked();
     if (req.get_header_value("Accept").find("as=Table") != std::string::npos) {
-      return Reply(res, 200, PodTable(items, cluster_->scheduler().WallNow(), rv));
+      return SendJson(res, 200, PodTable(items, cluster_->scheduler().WallNow(), rv));
     }
-    Reply(res, 200,
-          {{"kind", "PodList"},
-           {"apiVersion", "v1"},
-           {"metadata", {{"resourceVersion", std::to_string(rv)}}},
-           {"items", items}});
+    SendJson(res, 200,
+             {{"kind", "PodList"},
+              {"apiVersion", "v1"},
+              {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+              {"items", items}});
   };
   s.Get("/api/v1/pods",
         [list](const httplib::Request& req, httplib::Response& res) { list(req, res, ""); });
@@ -120,20 +117,20 @@ void KubeApiServer::PodRoutes() {
   s.Get("/api/v1/namespaces/([^/]+)/pods/([^/]+)",
         [this](const httplib::Request& req, httplib::Response& res) {
           if (auto pod = jobs_->Pod(req.matches[1].str(), req.matches[2].str())) {
-            return Reply(res, 200, *pod);
+            return SendJson(res, 200, *pod);
           }
           std::lock_guard lock(cluster_->mu());
           for (const auto& pod : cluster_->pods()) {
             if (pod.ns == req.matches[1].str() && pod.name == req.matches[2].str()) {
-              return Reply(res, 200, cluster_->KubePodJsonLocked(pod));
+              return SendJson(res, 200, cluster_->KubePodJsonLocked(pod));
             }
           }
-          Reply(res, 404, NotFound("pods", req.matches[2].str()));
+          SendJson(res, 404, NotFound("pods", req.matches[2].str()));
         });
   s.Delete("/api/v1/namespaces/([^/]+)/pods/([^/]+)",
            [this](const httplib::Request& req, httplib::Response& res) {
              if (auto pod = jobs_->DeletePod(req.matches[1].str(), req.matches[2].str())) {
-               return Reply(res, 200, *pod);
+               return SendJson(res, 200, *pod);
              }
              std::lock_guard lock(cluster_->mu());
              auto& pods = cluster_->pods();
@@ -147,15 +144,15 @@ void KubeApiServer::PodRoutes() {
                  cluster_->JournalStateLocked(*node, "delete", pod.ns + "/" + pod.name);
                }
                if (pod.owner_kind == "ReplicaSet") cluster_->RescheduleLocked(std::move(pod));
-               return Reply(res, 200, obj);
+               return SendJson(res, 200, obj);
              }
-             Reply(res, 404, NotFound("pods", req.matches[2].str()));
+             SendJson(res, 404, NotFound("pods", req.matches[2].str()));
            });
   s.Post("/api/v1/namespaces/([^/]+)/pods/([^/]+)/eviction",
          [this](const httplib::Request& req, httplib::Response& res) {
            std::lock_guard lock(cluster_->mu());
            auto [code, body] = cluster_->EvictLocked(req.matches[1].str(), req.matches[2].str());
-           Reply(res, code, body);
+           SendJson(res, code, body);
          });
   auto pdbs = [this](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
@@ -186,11 +183,11 @@ void KubeApiServer::PodRoutes() {
                          {"expectedPods", expected},
                          {"disruptionsAllowed", std::max(0, healthy - desired)}}}});
     }
-    Reply(res, 200,
-          {{"kind", "PodDisruptionBudgetList"},
-           {"apiVersion", "policy/v1"},
-           {"metadata", {{"resourceVersion", "1"}}},
-           {"items", items}});
+    SendJson(res, 200,
+             {{"kind", "PodDisruptionBudgetList"},
+              {"apiVersion", "policy/v1"},
+              {"metadata", {{"resourceVersion", "1"}}},
+              {"items", items}});
   };
   s.Get("/apis/policy/v1/poddisruptionbudgets", pdbs);
   s.Get("/apis/policy/v1/namespaces/([^/]+)/poddisruptionbudgets", pdbs);
@@ -227,7 +224,7 @@ void KubeApiServer::LeaseRoutes() {
         items.push_back(lease);
       }
     }
-    Reply(
+    SendJson(
         res, 200,
         {{"kind", "LeaseList"},
          {"apiVersion", "coordination.k8s.io/v1"},
@@ -239,13 +236,13 @@ void KubeApiServer::LeaseRoutes() {
     const std::string ns = req.matches[1].str(), name = req.matches[2].str();
     if (ns == "kube-node-lease") {
       SimNode* node = cluster_->FindNodeLocked(name);
-      if (node != nullptr && node->kube_ready) return Reply(res, 200, node_lease(*node));
+      if (node != nullptr && node->kube_ready) return SendJson(res, 200, node_lease(*node));
     }
     auto it = cluster_->leases().find(ns + "/" + name);
     if (it == cluster_->leases().end()) {
-      return Reply(res, 404, NotFound("leases.coordination.k8s.io", name));
+      return SendJson(res, 404, NotFound("leases.coordination.k8s.io", name));
     }
-    Reply(res, 200, it->second);
+    SendJson(res, 200, it->second);
   });
   // Create: 409 AlreadyExists for a taken name; the server sets uid, resourceVersion and
   // creationTimestamp.
@@ -253,7 +250,7 @@ void KubeApiServer::LeaseRoutes() {
     json lease = json::parse(req.body, nullptr, false);
     if (!lease.is_object() || !lease.contains("metadata") ||
         lease["metadata"].value("name", "").empty()) {
-      return Reply(
+      return SendJson(
           res, lease.is_object() ? 422 : 400,
           Refusal(lease.is_object() ? 422 : 400, lease.is_object() ? "Invalid" : "BadRequest",
                   lease.is_object() ? "Lease.coordination.k8s.io \"\" is invalid: "
@@ -265,13 +262,14 @@ void KubeApiServer::LeaseRoutes() {
     const std::string ns = req.matches[1].str();
     const std::string name = lease["metadata"].value("name", "");
     if (std::string invalid = InvalidLease(lease, name); !invalid.empty()) {
-      return Reply(res, 422, Refusal(422, "Invalid", invalid));
+      return SendJson(res, 422, Refusal(422, "Invalid", invalid));
     }
     const std::string key = ns + "/" + name;
     if (cluster_->leases().contains(key)) {
-      return Reply(res, 409,
-                   Refusal(409, "AlreadyExists",
-                           fmt::format("leases.coordination.k8s.io \"{}\" already exists", name)));
+      return SendJson(
+          res, 409,
+          Refusal(409, "AlreadyExists",
+                  fmt::format("leases.coordination.k8s.io \"{}\" already exists", name)));
     }
     lease["kind"] = "Lease";
     lease["apiVersion"] = "coordination.k8s.io/v1";
@@ -281,7 +279,7 @@ void KubeApiServer::LeaseRoutes() {
         Now(cluster_->scheduler().WallNow()).substr(0, 19) + "Z";
     lease["metadata"]["resourceVersion"] = std::to_string(cluster_->NextResourceVersionLocked());
     cluster_->leases()[key] = lease;
-    Reply(res, 201, lease);
+    SendJson(res, 201, lease);
   });
   // Replace: optimistic concurrency on metadata.resourceVersion (a stale or missing one is a
   // 409 Conflict, as the API server answers for an object whose strategy forbids unconditional
@@ -290,32 +288,32 @@ void KubeApiServer::LeaseRoutes() {
     json lease = json::parse(req.body, nullptr, false);
     const std::string name = req.matches[2].str();
     if (!lease.is_object() || !lease.contains("metadata")) {
-      return Reply(res, 400,
-                   Refusal(400, "BadRequest", "the body of the request was in an unknown format"));
+      return SendJson(
+          res, 400, Refusal(400, "BadRequest", "the body of the request was in an unknown format"));
     }
     if (lease["metadata"].value("name", name) != name) {
-      return Reply(res, 400,
-                   Refusal(400, "BadRequest",
-                           "the name of the object (" + lease["metadata"].value("name", "") +
-                               ") does not match the name on the URL (" + name + ")"));
+      return SendJson(res, 400,
+                      Refusal(400, "BadRequest",
+                              "the name of the object (" + lease["metadata"].value("name", "") +
+                                  ") does not match the name on the URL (" + name + ")"));
     }
     if (std::string invalid = InvalidLease(lease, name); !invalid.empty()) {
-      return Reply(res, 422, Refusal(422, "Invalid", invalid));
+      return SendJson(res, 422, Refusal(422, "Invalid", invalid));
     }
     std::lock_guard lock(cluster_->mu());
     auto it = cluster_->leases().find(req.matches[1].str() + "/" + name);
     if (it == cluster_->leases().end()) {
-      return Reply(res, 404, NotFound("leases.coordination.k8s.io", name));
+      return SendJson(res, 404, NotFound("leases.coordination.k8s.io", name));
     }
     if (lease["metadata"].value("resourceVersion", "") !=
         it->second["metadata"]["resourceVersion"]) {
-      return Reply(res, 409,
-                   Refusal(409, "Conflict",
-                           fmt::format("Operation cannot be fulfilled on "
-                                       "leases.coordination.k8s.io \"{}\": the object has "
-                                       "been modified; please apply your changes to the "
-                                       "latest version and try again",
-                                       name)));
+      return SendJson(res, 409,
+                      Refusal(409, "Conflict",
+                              fmt::format("Operation cannot be fulfilled on "
+                                          "leases.coordination.k8s.io \"{}\": the object has "
+                                          "been modified; please apply your changes to the "
+                                          "latest version and try again",
+                                          name)));
     }
     lease["kind"] = "Lease";
     lease["apiVersion"] = "coordination.k8s.io/v1";
@@ -325,16 +323,16 @@ void KubeApiServer::LeaseRoutes() {
     lease["metadata"]["creationTimestamp"] = it->second["metadata"]["creationTimestamp"];
     lease["metadata"]["resourceVersion"] = std::to_string(cluster_->NextResourceVersionLocked());
     it->second = lease;
-    Reply(res, 200, lease);
+    SendJson(res, 200, lease);
   });
   s.Delete(base + "/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
     const std::string name = req.matches[2].str();
     if (cluster_->leases().erase(req.matches[1].str() + "/" + name) == 0) {
-      return Reply(res, 404, NotFound("leases.coordination.k8s.io", name));
+      return SendJson(res, 404, NotFound("leases.coordination.k8s.io", name));
     }
-    Reply(res, 200,
-          {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"}, {"code", 200}});
+    SendJson(res, 200,
+             {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Success"}, {"code", 200}});
   });
 }
 

@@ -9,6 +9,7 @@
 
 #include "fmt/format.h"
 #include "tests/sim/ids.h"
+#include "tests/sim/json_reply.h"
 #include "tests/sim/kube_workloads.h"
 
 namespace tr::sim {
@@ -19,18 +20,13 @@ using nlohmann::json;
 constexpr char kJobs[] = R"(/apis/batch/v1/namespaces/([^/]+)/jobs)";
 constexpr char kPods[] = R"(/api/v1/namespaces/([^/]+)/pods)";
 
-void Reply(httplib::Response& res, int code, const json& body) {
-  res.status = code;
-  res.set_content(body.dump(), "application/json");
-}
-
 void Fail(httplib::Response& res, int code, const std::string& reason, const std::string& message,
           const std::string& kind = "", const std::string& name = "") {
   json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
                  {"status", "Failure"}, {"message", message}, {"reason", reason},
                  {"code", code}};
   if (!name.empty()) status["details"] = {{"name", name}, {"kind", kind}};
-  Reply(res, code, status);
+  SendJson(res, code, status);
 }
 
 std::string RandomSuffix() {
@@ -108,7 +104,7 @@ void JobStore::AddRoutes(httplib::Server& s) {
 }
 
 std::string JobStore::StampCreated(json& object, const char* kind, const char* api_version,
-                                  const std::string& name, const std::string& ns) {
+                                   const std::string& name, const std::string& ns) {
   const std::string uid = NewUuid();
   json& meta = object["metadata"];
   meta["name"] = name;
@@ -121,8 +117,8 @@ std::string JobStore::StampCreated(json& object, const char* kind, const char* a
   return uid;
 }
 
-void JobStore::StoreCreated(std::map<std::string, json>& objects, json object,
-                            const char* resource, const char* qualified, httplib::Response& res) {
+void JobStore::StoreCreated(std::map<std::string, json>& objects, json object, const char* resource,
+                            const char* qualified, httplib::Response& res) {
   const std::string name = object["metadata"]["name"];
   const std::string key = object["metadata"]["namespace"].get<std::string>() + "/" + name;
   std::lock_guard lock(mu_);
@@ -131,7 +127,7 @@ void JobStore::StoreCreated(std::map<std::string, json>& objects, json object,
     return Fail(res, 409, "AlreadyExists", fmt::format("{} \"{}\" already exists", qualified, name),
                 resource, name);
   }
-  Reply(res, 201, it->second);
+  SendJson(res, 201, it->second);
 }
 
 void JobStore::JobRoutes(httplib::Server& s) {
@@ -170,11 +166,11 @@ void JobStore::JobRoutes(httplib::Server& s) {
       if (job["metadata"]["namespace"] != req.matches[1].str()) continue;
       if (LabelsMatch(req.get_param_value("labelSelector"), job)) items.push_back(job);
     }
-    Reply(res, 200,
-          {{"kind", "JobList"},
-           {"apiVersion", "batch/v1"},
-           {"metadata", {{"resourceVersion", std::to_string(rv)}}},
-           {"items", std::move(items)}});
+    SendJson(res, 200,
+             {{"kind", "JobList"},
+              {"apiVersion", "batch/v1"},
+              {"metadata", {{"resourceVersion", std::to_string(rv)}}},
+              {"items", std::move(items)}});
   });
   const std::string one = std::string(kJobs) + "/([^/]+)";
   s.Get(one, [this](const httplib::Request& req, httplib::Response& res) {
@@ -185,7 +181,7 @@ void JobStore::JobRoutes(httplib::Server& s) {
                   fmt::format("jobs.batch \"{}\" not found", req.matches[2].str()), "jobs",
                   req.matches[2]);
     }
-    Reply(res, 200, it->second);
+    SendJson(res, 200, it->second);
   });
   s.Delete(one, [this](const httplib::Request& req, httplib::Response& res) {
     const json options = DeleteOptions(req);
@@ -210,13 +206,14 @@ void JobStore::JobRoutes(httplib::Server& s) {
       }
     }
     jobs_.erase(it);
-    Reply(res, 200,
-          {{"kind", "Status"},
-           {"apiVersion", "v1"},
-           {"metadata", json::object()},
-           {"status", "Success"},
-           {"details",
-            {{"name", req.matches[2].str()}, {"group", "batch"}, {"kind", "jobs"}, {"uid", uid}}}});
+    SendJson(
+        res, 200,
+        {{"kind", "Status"},
+         {"apiVersion", "v1"},
+         {"metadata", json::object()},
+         {"status", "Success"},
+         {"details",
+          {{"name", req.matches[2].str()}, {"group", "batch"}, {"kind", "jobs"}, {"uid", uid}}}});
   });
   StatusRoutes(s, one + "/status", jobs_, "jobs.batch");
 }
@@ -239,7 +236,8 @@ void JobStore::PodRoutes(httplib::Server& s) {
 void JobStore::PodLog(const httplib::Request& req, httplib::Response& res) {
   const std::string name = req.matches[2];
   std::optional<json> pod = Pod(req.matches[1].str(), name);
-  if (!pod) return Fail(res, 404, "NotFound", fmt::format("pods \"{}\" not found", name), "pods", name);
+  if (!pod)
+    return Fail(res, 404, "NotFound", fmt::format("pods \"{}\" not found", name), "pods", name);
   const json containers = (*pod)["spec"].value("containers", json::array());
   std::string container = req.get_param_value("container");
   if (container.empty() && containers.size() == 1) container = containers[0].value("name", "");
@@ -258,11 +256,12 @@ void JobStore::PodLog(const httplib::Request& req, httplib::Response& res) {
   if (!started) {
     return Fail(res, 400, "BadRequest",
                 fmt::format("container \"{}\" in pod \"{}\" is waiting to start: "
-                            "ContainerCreating", container, name));
+                            "ContainerCreating",
+                            container, name));
   }
   // The kubelet's copy of the log: the file the test names (see kLogFileAnnotation).
-  std::ifstream in((*pod)["metadata"].value("annotations", json::object())
-                       .value(kLogFileAnnotation, ""));
+  std::ifstream in(
+      (*pod)["metadata"].value("annotations", json::object()).value(kLogFileAnnotation, ""));
   std::vector<std::string> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(line + "\n");
   size_t first = 0;
@@ -306,7 +305,7 @@ void JobStore::StatusRoutes(httplib::Server& s, const std::string& path,
       obj["status"].merge_patch(body["status"]);
     }
     obj["metadata"]["resourceVersion"] = std::to_string(rv);
-    Reply(res, 200, obj);
+    SendJson(res, 200, obj);
   };
   s.Put(path,
         [write](const httplib::Request& req, httplib::Response& res) { write(req, res, true); });

@@ -3,13 +3,15 @@
 #include <httplib.h>
 
 #include "core/text.h"
+#include "tests/sim/json_reply.h"
 
 namespace tr::sim {
 namespace {
 
 using nlohmann::json;
 
-constexpr const char* kCollection = R"(/apis/apps/v1/namespaces/([^/]+)/(deployments|statefulsets|daemonsets))";
+constexpr const char* kCollection =
+    R"(/apis/apps/v1/namespaces/([^/]+)/(deployments|statefulsets|daemonsets))";
 constexpr const char* kAllNamespaces = R"(/apis/apps/v1/(deployments|statefulsets|daemonsets))";
 
 std::string KindOf(const std::string& plural) {
@@ -18,15 +20,14 @@ std::string KindOf(const std::string& plural) {
   return "DaemonSet";
 }
 
-void Reply(httplib::Response& res, int code, const json& body) {
-  res.status = code;
-  res.set_content(body.dump(), "application/json");
-}
-
 void Fail(httplib::Response& res, int code, const std::string& reason, const std::string& message) {
-  Reply(res, code,
-        {{"kind", "Status"}, {"apiVersion", "v1"}, {"status", "Failure"},
-         {"reason", reason}, {"message", message}, {"code", code}});
+  SendJson(res, code,
+           {{"kind", "Status"},
+            {"apiVersion", "v1"},
+            {"status", "Failure"},
+            {"reason", reason},
+            {"message", message},
+            {"code", code}});
 }
 
 }  // namespace
@@ -52,8 +53,8 @@ bool LabelsMatch(const std::string& selector, const json& obj) {
 }
 
 void WorkloadStore::AddRoutes(httplib::Server& s) {
-  auto list = [this](const std::string& plural, const std::string& ns,
-                     const httplib::Request& req, httplib::Response& res) {
+  auto list = [this](const std::string& plural, const std::string& ns, const httplib::Request& req,
+                     httplib::Response& res) {
     std::lock_guard lock(mu_);
     json items = json::array();
     for (const auto& [key, obj] : objects_) {
@@ -61,8 +62,11 @@ void WorkloadStore::AddRoutes(httplib::Server& s) {
       if (!ns.empty() && obj["metadata"]["namespace"] != ns) continue;
       if (LabelsMatch(req.get_param_value("labelSelector"), obj)) items.push_back(obj);
     }
-    Reply(res, 200, {{"kind", KindOf(plural) + "List"}, {"apiVersion", "apps/v1"},
-                     {"metadata", json::object()}, {"items", items}});
+    SendJson(res, 200,
+             {{"kind", KindOf(plural) + "List"},
+              {"apiVersion", "apps/v1"},
+              {"metadata", json::object()},
+              {"items", items}});
   };
   s.Get(kAllNamespaces, [list](const httplib::Request& req, httplib::Response& res) {
     list(req.matches[1], "", req, res);
@@ -86,7 +90,7 @@ void WorkloadStore::AddRoutes(httplib::Server& s) {
     if (!objects_.emplace(plural + "/" + ns + "/" + name, obj).second) {
       return Fail(res, 409, "AlreadyExists", KindOf(plural) + " \"" + name + "\" already exists");
     }
-    Reply(res, 201, obj);
+    SendJson(res, 201, obj);
   });
   auto one = [this](const httplib::Request& req, httplib::Response& res, bool patch) {
     const std::string ns = req.matches[1], plural = req.matches[2], name = req.matches[3];
@@ -96,7 +100,7 @@ void WorkloadStore::AddRoutes(httplib::Server& s) {
     if (it == objects_.end()) {
       return Fail(res, 404, "NotFound", plural + ".apps \"" + name + "\" not found");
     }
-    if (!patch) return Reply(res, 200, it->second);
+    if (!patch) return SendJson(res, 200, it->second);
     const json delta = json::parse(req.body, nullptr, false);
     if (!delta.is_object()) return Fail(res, 400, "BadRequest", "the patch is not a JSON object");
     json& obj = it->second;
@@ -112,11 +116,12 @@ void WorkloadStore::AddRoutes(httplib::Server& s) {
       }
       obj = patched;
     }
-    Reply(res, 200, obj);
+    SendJson(res, 200, obj);
   };
   const std::string item = std::string(kCollection) + "/([^/]+)(/status)?";
   s.Get(item, [one](const httplib::Request& req, httplib::Response& res) { one(req, res, false); });
-  s.Patch(item, [one](const httplib::Request& req, httplib::Response& res) { one(req, res, true); });
+  s.Patch(item,
+          [one](const httplib::Request& req, httplib::Response& res) { one(req, res, true); });
 }
 
 }  // namespace tr::sim

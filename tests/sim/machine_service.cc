@@ -8,7 +8,7 @@
 namespace tr::sim {
 namespace {
 
-constexpr auto kPoll = std::chrono::milliseconds(50);
+constexpr auto kStreamPoll = std::chrono::milliseconds(50);
 
 grpc::Status ControlPlaneOnly(const SimNode& node, const char* api) {
   if (node.is_control_plane()) return grpc::Status::OK;
@@ -78,7 +78,7 @@ grpc::Status MachineServiceImpl::Upgrade(grpc::ServerContext* ctx,
     auto box = r.cluster->LegacyUpgrade(*r.target, p);
     while (true) {
       if (CallAbandoned(ctx, *r.cluster)) return grpc::Status::CANCELLED;
-      auto result = box->Pop(kPoll);
+      auto result = box->Pop(kStreamPoll);
       if (!result) continue;
       if (!result->ok()) return ToGrpc(result->status());
       auto* m = response->add_messages();
@@ -291,7 +291,7 @@ grpc::Status MachineServiceImpl::Logs(grpc::ServerContext* ctx, const machine::L
     while (true) {
       if (CallAbandoned(ctx, *r.cluster)) return grpc::Status::CANCELLED;
       if (r.target->generation != generation || !r.target->api_reachable()) return Gone();
-      r.cluster->cv().wait_for(lock, kPoll);
+      r.cluster->cv().wait_for(lock, kStreamPoll);
     }
   });
 }
@@ -307,7 +307,7 @@ grpc::Status MachineServiceImpl::ImagePull(grpc::ServerContext* ctx,
     auto box = r.cluster->PullImage(*r.target, request->reference(), *store);
     while (true) {
       if (CallAbandoned(ctx, *r.cluster)) return grpc::Status::CANCELLED;
-      auto item = box->Pop(kPoll);
+      auto item = box->Pop(kStreamPoll);
       if (!item) {
         if (box->Done()) return Gone();
         continue;
