@@ -227,6 +227,7 @@ std::optional<SchematicOverlay> DecodeOverlay(const Field& field) {
 
 // `customization` and `overlay`: the body of an inline schematic and of a schematic file.
 std::optional<Schematic> DecodeSchematicBody(const Field& field) {
+  const size_t errors_before = field.ctx->error_count();
   MappingReader top(field, {"customization", "overlay"});
   if (!top.ok()) return std::nullopt;
   MappingReader c(top.Optional("customization"),
@@ -239,7 +240,7 @@ std::optional<Schematic> DecodeSchematicBody(const Field& field) {
   std::optional<SchematicOverlay> overlay;
   const Field overlay_field = top.Optional("overlay");
   if (overlay_field.present()) overlay = DecodeOverlay(overlay_field);
-  if (field.ctx->has_errors() || !official_extensions || !kernel_args || !meta ||
+  if (field.ctx->error_count() > errors_before || !official_extensions || !kernel_args || !meta ||
       (overlay_field.present() && !overlay)) {
     return std::nullopt;
   }
@@ -346,10 +347,12 @@ void DecodeTalosInstaller(const Field& talos, const MappingReader& reader,
   if (!schematic.present() || image.present()) {
     profile.talos_image = ReadChecked(image, CheckImageRepository).value_or("");
     for (std::string_view key : {"factory", "platform", "secureboot"}) {
-      if (const Field f = reader.Optional(key); f.present()) f.Error("is set only with schematic");
+      const Field f = reader.Optional(key);
+      if (f.present() && !schematic.present()) f.Error("is set only with schematic");
     }
     return;
   }
+  const size_t errors_before = talos.ctx->error_count();
   const Field factory = reader.Optional("factory");
   const Field platform = reader.Optional("platform");
   const Field secureboot = reader.Optional("secureboot");
@@ -358,7 +361,7 @@ void DecodeTalosInstaller(const Field& talos, const MappingReader& reader,
   installer.factory = ReadChecked(factory, CheckImageFactoryUrl).value_or("");
   installer.platform = ReadChecked(platform, CheckPlatform).value_or("metal");
   installer.secureboot = ReadBool(secureboot).value_or(false);
-  if (!decoded || talos.ctx->has_errors()) return;
+  if (!decoded || talos.ctx->error_count() > errors_before) return;
   installer.schematic = *std::move(decoded);
   profile.talos_factory = std::move(installer);
 }

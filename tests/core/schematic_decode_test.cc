@@ -313,6 +313,27 @@ TEST(SchematicDecodeTest, ANodeMayOverrideTheSchematic) {
   EXPECT_THAT(inline_node.value->nodes[1].schematic->extra_kernel_args, ElementsAre("quiet"));
 }
 
+// An error elsewhere in the profile does not make a good node schematic fail, which would
+// hide the checks that need every node (an endpoint naming a worker here).
+TEST(SchematicDecodeTest, OtherErrorsDoNotHideTheNodeCrossChecks) {
+  std::string profile =
+      Profile("    version: 1.12.0\n    schematic: {}", "      schematic: {}");
+  profile = ReplaceOnce(ReplaceOnce(profile, "name: edge", "name: edgy"), "[10.0.0.11]",
+                        "[10.0.1.21]");
+  EXPECT_THAT(Errors(profile),
+              ElementsAre("clusters/edge.yaml:4:9: metadata.name: must match the file name: "
+                          "\"edge\" (clusters/edge.yaml)",
+                          "clusters/edge.yaml:6:15: spec.endpoints[0]: 10.0.1.21 is the address "
+                          "of worker \"w-0\"; endpoints must be controlplane nodes"));
+}
+
+TEST(SchematicDecodeTest, ImageWithSchematicReportsOnlyTheExclusion) {
+  EXPECT_THAT(Errors(Profile("    version: 1.12.0\n    image: ghcr.io/siderolabs/installer\n"
+                             "    schematic: {}\n    platform: aws")),
+              ElementsAre("clusters/edge.yaml:11:16: spec.talos.schematic: image and schematic "
+                          "exclude each other: keep one"));
+}
+
 TEST(SchematicDecodeTest, ANodeSchematicNeedsTheProfileSchematic) {
   EXPECT_THAT(Errors(Profile("    version: 1.12.0\n    image: ghcr.io/siderolabs/installer",
                              "      schematic: {}")),

@@ -41,6 +41,14 @@ TEST(SchematicYamlTest, MatchesTheFactorysIdsForItsOwnExamples) {
             "ee21ef4a5ef808a9b7484cc0dda0f25075021691c8c09a276591eedb638ea1f9");
 }
 
+// The well-known iSCSI schematic (docs/profiles.md's migration example).
+TEST(SchematicYamlTest, ExtensionsGiveTheFactorysId) {
+  Schematic s;
+  s.official_extensions = {"siderolabs/iscsi-tools", "siderolabs/util-linux-tools"};
+  EXPECT_EQ(Sha256Hex(SchematicYaml(s)),
+            "613e1592b2da41ae5e265e8789429f22e121aab91cb4deb6bc3c0b6262961245");
+}
+
 TEST(SchematicYamlTest, WritesEverySectionInTheFactorysOrder) {
   Schematic s;
   s.official_extensions = {"siderolabs/iscsi-tools", "siderolabs/qemu-guest-agent"};
