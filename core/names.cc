@@ -206,6 +206,21 @@ absl::Status CheckSchematicId(std::string_view id) {
   return absl::OkStatus();
 }
 
+absl::Status CheckImageFactoryUrl(std::string_view url) {
+  std::string_view host;
+  for (std::string_view scheme : {"https://", "http://"}) {
+    if (url.starts_with(scheme)) host = url.substr(scheme.size());
+  }
+  if (host.empty()) return Invalid("must be an http:// or https:// URL");
+  if (host.find_first_of("/?#@") != std::string_view::npos) {
+    return Invalid("must be scheme://host[:port] only: no path, query, fragment or user");
+  }
+  if (!IsRegistryHost(host)) {
+    return Invalid("host must be a DNS name or IPv4 address, with a port from 1 to 65535");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckImageRepository(std::string_view repository) {
   if (repository.empty()) return Invalid("must not be empty");
   if (repository.size() > 255) return Invalid("must be at most 255 characters");

@@ -49,6 +49,11 @@ absl::Status CheckImageRepository(std::string_view repository);
 // An Image Factory schematic ID: 64 lowercase hex digits (a SHA-256).
 absl::Status CheckSchematicId(std::string_view id);
 
+// An Image Factory URL: "http://" or "https://", then a registry host[:port] (a DNS name or
+// IPv4 address; the factory is also the registry its installers are pulled from), with no
+// path, query, fragment or user; e.g. "https://factory.talos.dev".
+absl::Status CheckImageFactoryUrl(std::string_view url);
+
 // An IANA-looking time-zone name: '/'-separated parts that start with a letter and hold only
 // letters, digits, '_', '+' and '-': "UTC", "Europe/Oslo", "Etc/GMT+2". Syntax only.
 absl::Status CheckTimezoneName(std::string_view name);

@@ -25,6 +25,7 @@ Policy MergePolicy(const Policy& base, const PolicyOverrides& o) {
 }
 
 std::string ClusterProfile::InstallerImage() const {
+  if (talos_image.empty()) return "";  // a schematic whose ID is not known yet
   return talos_image + ":" + talos_version.Tag();
 }
 

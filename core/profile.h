@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/schematic.h"
 #include "core/support_matrix.h"
 #include "core/version.h"
 
@@ -24,6 +25,9 @@ struct NodeSpec {
   std::string name;
   std::string address;
   NodeRole role = NodeRole::kWorker;
+  // spec.nodes[].schematic: this node's own schematic instead of spec.talos.schematic (a GPU
+  // worker, say); only in a profile with talos_factory.
+  std::optional<Schematic> schematic{};
 };
 
 // A recurring maintenance window: new nodes start only inside one.
@@ -120,7 +124,13 @@ struct ClusterProfile {
   std::vector<std::string> endpoints;  // control-plane apid endpoints, host or host:port
   std::string credentials;             // names a talosconfig; never the secret itself
   Version talos_version;
-  std::string talos_image;  // installer repository, no tag: the tag is v<version>
+  // Installer repository, no tag: the tag is v<version>. Written in the file (talos.image);
+  // empty for a profile with `talos_factory` until the reconciler knows the schematic ID
+  // and fills it in (FactoryInstallerRepository).
+  std::string talos_image;
+  // talos.schematic (with factory, platform, secureboot): the installer comes from an Image
+  // Factory. Exactly one of this and a written talos.image.
+  std::optional<FactoryInstaller> talos_factory{};
   Version kubernetes_version;
   std::vector<NodeSpec> nodes;
   PolicyOverrides policy_overrides;  // as written in the file
@@ -130,7 +140,8 @@ struct ClusterProfile {
   // of its name; core/shards.h). Below the number of shards when one is known.
   std::optional<int> shard;
 
-  // The installer image reference for the desired version: "<talos_image>:v<version>".
+  // The installer image reference for the desired version: "<talos_image>:v<version>"; empty
+  // while talos_image is (a schematic profile before its ID is known).
   std::string InstallerImage() const;
 };
 
@@ -140,6 +151,9 @@ struct RepositoryDefaults {
   std::vector<SupportMatrixEntry> support_matrix;  // added to (or replacing) built-in rows
   std::vector<Version> talos_releases;             // added to the release catalog
   std::vector<Version> kubernetes_releases;        // added to the release catalog
+  // imageFactory: the factory URL of profiles whose talos.schematic names none; empty: the
+  // daemon's --image-factory.
+  std::string image_factory{};
 };
 
 // True when the profile lists `node` with role controlplane; false for a worker or a name the

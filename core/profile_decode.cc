@@ -7,6 +7,7 @@
 #include "core/names.h"
 #include "core/policy_decode.h"
 #include "core/promotion_decode.h"
+#include "core/schematic_decode.h"
 #include "core/strict_yaml.h"
 #include "core/yaml_decode.h"
 #include "fmt/format.h"
@@ -28,16 +29,30 @@ Field Sub(const Field& parent, std::string_view key) {
                .mark = parent.node != nullptr ? parent.node->mark : parent.mark};
 }
 
-std::optional<NodeSpec> DecodeNode(const Field& field) {
-  MappingReader m(field, {"name", "address", "role"});
+// How spec.nodes[].schematic is read: allowed only beside spec.talos.schematic.
+struct NodeSchematics {
+  SchematicLookup& lookup;
+  bool allowed = false;
+};
+
+std::optional<NodeSpec> DecodeNode(const Field& field, NodeSchematics& schematics) {
+  MappingReader m(field, {"name", "address", "role", "schematic"});
   if (!m.ok()) return std::nullopt;
+  const Field schematic_field = m.Optional("schematic");
+  std::optional<Schematic> schematic;
+  if (schematic_field.present() && !schematics.allowed) {
+    schematic_field.Error("is set only when spec.talos uses schematic, not image");
+  } else if (schematic_field.present()) {
+    schematic = DecodeSchematicField(schematic_field, schematics.lookup);
+    if (!schematic) return std::nullopt;
+  }
   std::optional<std::string> name = ReadChecked(m.Required("name"), CheckDns1123Subdomain);
   std::optional<std::string> address = ReadChecked(m.Required("address"), CheckNodeAddress);
   std::optional<NodeRole> role = ReadEnum<NodeRole>(
       m.Required("role"),
       {{"controlplane", NodeRole::kControlPlane}, {"worker", NodeRole::kWorker}});
   if (!name || !address || !role) return std::nullopt;
-  return NodeSpec{.name = *name, .address = *address, .role = *role};
+  return NodeSpec{.name = *name, .address = *address, .role = *role, .schematic = schematic};
 }
 
 // Reports the second use of a node's `key` value; returns false if any was found.
@@ -56,7 +71,7 @@ bool CheckUnique(const DecodedNodes& decoded, std::string_view key,
   return ok;
 }
 
-DecodedNodes DecodeNodes(const Field& field) {
+DecodedNodes DecodeNodes(const Field& field, NodeSchematics& schematics) {
   DecodedNodes decoded;
   std::vector<Field> items = ReadList(field);
   if (!field.present() || !field.node->IsSequence()) return decoded;
@@ -66,7 +81,7 @@ DecodedNodes DecodeNodes(const Field& field) {
   }
   decoded.complete = true;
   for (const Field& item : items) {
-    if (std::optional<NodeSpec> node = DecodeNode(item)) {
+    if (std::optional<NodeSpec> node = DecodeNode(item, schematics)) {
       decoded.nodes.push_back(*std::move(node));
       decoded.fields.push_back(item);
     } else {
@@ -148,19 +163,24 @@ void DecodeMetadata(const Field& field, std::string_view path, ClusterProfile& p
   profile.name = *name;
 }
 
-void DecodeSpec(const Field& field, const ValidationOptions& options, ClusterProfile& profile) {
+void DecodeSpec(const Field& field, const ValidationOptions& options, SchematicLookup& lookup,
+                ClusterProfile& profile) {
   MappingReader spec(field, {"endpoints", "credentials", "talos", "kubernetes", "nodes", "policy",
                              "promotion", "shard"});
   if (!spec.ok()) return;
-  DecodedNodes nodes = DecodeNodes(spec.Required("nodes"));
+  const Field talos_field = spec.Required("talos");
+  MappingReader talos(talos_field,
+                      {"version", "image", "schematic", "factory", "platform", "secureboot"});
+  if (auto v = ReadTalosVersion(talos.Required("version"))) profile.talos_version = *v;
+  DecodeTalosInstaller(talos_field, talos, lookup, profile);
+  NodeSchematics node_schematics{.lookup = lookup,
+                                 .allowed = talos.Optional("schematic").present()};
+  DecodedNodes nodes = DecodeNodes(spec.Required("nodes"), node_schematics);
   profile.nodes = nodes.nodes;
   profile.endpoints =
       DecodeEndpoints(spec.Required("endpoints"), nodes).value_or(std::vector<std::string>{});
   profile.credentials =
       ReadChecked(spec.Required("credentials"), CheckCredentialsName).value_or("");
-  MappingReader talos(spec.Required("talos"), {"version", "image"});
-  if (auto v = ReadTalosVersion(talos.Required("version"))) profile.talos_version = *v;
-  profile.talos_image = ReadChecked(talos.Required("image"), CheckImageRepository).value_or("");
   MappingReader kubernetes(spec.Required("kubernetes"), {"version"});
   if (auto v = ReadKubernetesVersion(kubernetes.Required("version"))) {
     profile.kubernetes_version = *v;
@@ -194,19 +214,26 @@ std::string ClusterNameFromPath(std::string_view path) {
 
 Decoded<ClusterProfile> DecodeClusterProfile(std::string_view path, std::string_view content,
                                              const PolicyOverrides& defaults,
-                                             const ValidationOptions& options) {
-  return DecodeYamlDocument<ClusterProfile>(path, content, [&](const Field& root) {
+                                             const ValidationOptions& options,
+                                             const SchematicFiles& schematic_files) {
+  SchematicLookup lookup{.files = &schematic_files, .file_diagnostics = {}, .reported = {}};
+  Decoded<ClusterProfile> decoded =
+      DecodeYamlDocument<ClusterProfile>(path, content, [&](const Field& root) {
     MappingReader top(root, {"apiVersion", "kind", "metadata", "spec"});
     ClusterProfile profile;
     profile.file = std::string(path);
     if (top.ok()) {
       CheckHeader(top, kApiVersion, "ClusterProfile");
       DecodeMetadata(top.Required("metadata"), path, profile);
-      DecodeSpec(top.Required("spec"), options, profile);
+      DecodeSpec(top.Required("spec"), options, lookup, profile);
     }
     profile.policy = MergePolicy(MergePolicy(Policy{}, defaults), profile.policy_overrides);
     return profile;
   });
+  // The referenced schematic files' own errors, after the profile's error that names each.
+  decoded.diagnostics.insert(decoded.diagnostics.end(), lookup.file_diagnostics.begin(),
+                             lookup.file_diagnostics.end());
+  return decoded;
 }
 
 }  // namespace tr::core

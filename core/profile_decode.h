@@ -12,6 +12,7 @@
 #include "core/decoded.h"
 #include "core/profile.h"
 #include "core/profile_set.h"
+#include "core/schematic_decode.h"
 
 namespace tr::core {
 
@@ -20,9 +21,13 @@ namespace tr::core {
 std::string ClusterNameFromPath(std::string_view path);
 
 // Decodes `content`, the bytes of the profile at `path`. On success the profile's `policy` is
-// Policy{} merged with `defaults` and then with the file's own policy keys.
+// Policy{} merged with `defaults` and then with the file's own policy keys. Schematic file
+// references are looked up in `schematic_files`; the errors of a referenced file follow the
+// profile's own diagnostics and name that file. talos_factory->factory is left as written
+// (empty when not): DecodeProfileSet fills reconciler.yaml's imageFactory in.
 Decoded<ClusterProfile> DecodeClusterProfile(std::string_view path, std::string_view content,
                                              const PolicyOverrides& defaults,
-                                             const ValidationOptions& options = {});
+                                             const ValidationOptions& options = {},
+                                             const SchematicFiles& schematic_files = {});
 
 }  // namespace tr::core

@@ -5,6 +5,7 @@
 #include "core/profile_decode.h"
 #include "core/promotion_decode.h"
 #include "core/repository_defaults_decode.h"
+#include "core/schematic_decode.h"
 #include "core/strict_yaml.h"
 #include "core/yaml_text.h"
 
@@ -46,8 +47,16 @@ void DecodeDefaults(const SourceFile& file, const ValidationOptions& options, Pr
   for (const Version& v : set.defaults.kubernetes_releases) set.release_catalog.AddKubernetes(v);
 }
 
+// A profile naming a schematic but no factory gets reconciler.yaml's (which may be empty too:
+// then the daemon's --image-factory).
+void ApplyImageFactoryDefault(const RepositoryDefaults& defaults, ClusterProfile& profile) {
+  if (profile.talos_factory && profile.talos_factory->factory.empty()) {
+    profile.talos_factory->factory = defaults.image_factory;
+  }
+}
+
 void DecodeProfile(const SourceFile& file, FileRole role, const ValidationOptions& options,
-                   ProfileSet& set) {
+                   const SchematicFiles& schematic_files, ProfileSet& set) {
   InvalidProfile invalid{
       .file = file.path, .cluster = ClusterNameFromPath(file.path), .diagnostics = {}};
   if (!set.defaults_diagnostics.empty()) {
@@ -61,8 +70,9 @@ void DecodeProfile(const SourceFile& file, FileRole role, const ValidationOption
     invalid.diagnostics.push_back(FileDiagnostic(file.path, "file is larger than 1 MiB"));
   } else {
     Decoded<ClusterProfile> decoded =
-        DecodeClusterProfile(file.path, file.content, set.defaults.policy, options);
+        DecodeClusterProfile(file.path, file.content, set.defaults.policy, options, schematic_files);
     if (decoded.ok() && invalid.diagnostics.empty()) {
+      ApplyImageFactoryDefault(set.defaults, *decoded.value);
       set.profiles.push_back(*std::move(decoded.value));
       return;
     }
@@ -82,9 +92,10 @@ ProfileSet DecodeProfileSet(const std::vector<SourceFile>& files,
   for (const SourceFile& file : files) {
     if (file.path == kDefaultsPath) DecodeDefaults(file, options, set);
   }
+  const SchematicFiles schematic_files = CollectSchematicFiles(files);
   for (const SourceFile& file : files) {
     const FileRole role = RoleOf(file.path);
-    if (role != FileRole::kIgnored) DecodeProfile(file, role, options, set);
+    if (role != FileRole::kIgnored) DecodeProfile(file, role, options, schematic_files, set);
   }
   std::sort(set.profiles.begin(), set.profiles.end(),
             [](const ClusterProfile& a, const ClusterProfile& b) { return a.name < b.name; });

@@ -46,7 +46,9 @@ struct ProfileSet {
   Diagnostics defaults_diagnostics;      // errors in reconciler.yaml
 };
 
-// Decodes every file. Files other than `reconciler.yaml` and `clusters/*.yaml` are ignored.
+// Decodes every file. Files other than `reconciler.yaml`, `clusters/*.yaml` and the
+// `schematics/*.yaml` that profiles reference are ignored; an unreferenced schematic file is
+// not read at all.
 ProfileSet DecodeProfileSet(const std::vector<SourceFile>& files,
                             const ValidationOptions& options = {});
 

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "core/names.h"
 #include "core/policy_decode.h"
 #include "core/profile_decode.h"
 #include "core/strict_yaml.h"
@@ -75,7 +76,8 @@ Decoded<RepositoryDefaults> DecodeRepositoryDefaults(std::string_view path,
                                                      std::string_view content,
                                                      const ValidationOptions& options) {
   return DecodeYamlDocument<RepositoryDefaults>(path, content, [&](const Field& root) {
-    MappingReader top(root, {"apiVersion", "kind", "policy", "supportMatrix", "releases"});
+    MappingReader top(root, {"apiVersion", "kind", "policy", "supportMatrix", "releases",
+                              "imageFactory"});
     RepositoryDefaults defaults;
     if (top.ok()) {
       CheckHeader(top, kApiVersion, "RepositoryDefaults");
@@ -85,6 +87,8 @@ Decoded<RepositoryDefaults> DecodeRepositoryDefaults(std::string_view path,
       defaults.talos_releases = DecodeReleases(releases.Optional("talos"), ReadTalosVersion);
       defaults.kubernetes_releases =
           DecodeReleases(releases.Optional("kubernetes"), ReadKubernetesVersion);
+      defaults.image_factory =
+          ReadChecked(top.Optional("imageFactory"), CheckImageFactoryUrl).value_or("");
     }
     return defaults;
   });

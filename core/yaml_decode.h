@@ -36,6 +36,7 @@ class DecodeContext {
   void Error(YamlMark mark, std::string path, std::string message);
   const std::string& file() const { return file_; }
   bool has_errors() const { return errors_ > 0; }
+  size_t error_count() const { return errors_; }  // so a part can tell whether it added any
   // Moves the diagnostics out, in file order (line, then column); a final "too many errors"
   // note stays last.
   Diagnostics TakeDiagnostics();

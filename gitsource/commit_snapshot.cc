@@ -77,19 +77,20 @@ absl::StatusOr<core::SourceFile> ReadBlobFile(git_repository* repo, const FoundB
   return file;
 }
 
-// The regular `*.yaml` blobs directly in clusters/, sized, counted against the file limit
-// as they are listed. The tree object's own size counts toward `bytes`, checked before
-// the tree is loaded.
-absl::Status ListClusters(git_repository* repo, BlobSizer& sizer, const git_tree_entry* clusters,
-                          const SnapshotLimits& limits, std::vector<FoundBlob>& found,
-                          std::uint64_t& bytes) {
-  absl::StatusOr<std::size_t> tree_size = sizer.Size(*git_tree_entry_id(clusters), "clusters/");
+// The regular `*.yaml` blobs directly in `dir` (clusters/ or schematics/), sized, counted
+// against the file limit as they are listed. The tree object's own size counts toward
+// `bytes`, checked before the tree is loaded.
+absl::Status ListYamlBlobs(git_repository* repo, BlobSizer& sizer, const git_tree_entry* dir,
+                           const SnapshotLimits& limits, std::vector<FoundBlob>& found,
+                           std::uint64_t& bytes) {
+  const std::string name = git_tree_entry_name(dir);
+  absl::StatusOr<std::size_t> tree_size = sizer.Size(*git_tree_entry_id(dir), name + "/");
   if (!tree_size.ok()) return tree_size.status();
   bytes += *tree_size;
   if (absl::Status s = CheckSnapshotBudget(limits, found.size(), bytes); !s.ok()) return s;
   git_tree* raw = nullptr;
-  if (int rc = git_tree_lookup(&raw, repo, git_tree_entry_id(clusters)); rc < 0) {
-    return GitError(rc, "read clusters/");
+  if (int rc = git_tree_lookup(&raw, repo, git_tree_entry_id(dir)); rc < 0) {
+    return GitError(rc, fmt::format("read {}/", name));
   }
   TreePtr tree(raw);
   const size_t count = git_tree_entrycount(tree.get());
@@ -97,7 +98,7 @@ absl::Status ListClusters(git_repository* repo, BlobSizer& sizer, const git_tree
     const git_tree_entry* entry = git_tree_entry_byindex(tree.get(), i);
     if (!IsRegularBlob(entry) || !IsProfileName(git_tree_entry_name(entry))) continue;
     if (absl::Status s = CheckSnapshotBudget(limits, found.size() + 1, 0); !s.ok()) return s;
-    if (absl::Status s = AddFound(sizer, fmt::format("clusters/{}", git_tree_entry_name(entry)),
+    if (absl::Status s = AddFound(sizer, fmt::format("{}/{}", name, git_tree_entry_name(entry)),
                                   *git_tree_entry_id(entry), limits, found, bytes);
         !s.ok()) {
       return s;
@@ -106,8 +107,8 @@ absl::Status ListClusters(git_repository* repo, BlobSizer& sizer, const git_tree
   return absl::OkStatus();
 }
 
-// reconciler.yaml and clusters/*.yaml of `tree`, sized; FailedPrecondition past a limit,
-// before any blob is read.
+// reconciler.yaml, clusters/*.yaml and schematics/*.yaml of `tree`, sized;
+// FailedPrecondition past a limit, before any blob is read.
 absl::StatusOr<std::vector<FoundBlob>> FindProfileBlobs(git_repository* repo, git_odb* odb,
                                                         git_tree* tree,
                                                         const SnapshotLimits& limits) {
@@ -122,10 +123,12 @@ absl::StatusOr<std::vector<FoundBlob>> FindProfileBlobs(git_repository* repo, gi
       return s;
     }
   }
-  if (const git_tree_entry* clusters = git_tree_entry_byname(tree, "clusters");
-      clusters != nullptr && git_tree_entry_filemode(clusters) == GIT_FILEMODE_TREE) {
-    if (absl::Status s = ListClusters(repo, sizer, clusters, limits, found, bytes); !s.ok()) {
-      return s;
+  for (const char* name : {"clusters", "schematics"}) {
+    if (const git_tree_entry* dir = git_tree_entry_byname(tree, name);
+        dir != nullptr && git_tree_entry_filemode(dir) == GIT_FILEMODE_TREE) {
+      if (absl::Status s = ListYamlBlobs(repo, sizer, dir, limits, found, bytes); !s.ok()) {
+        return s;
+      }
     }
   }
   if (absl::Status s = CheckSnapshotBudget(limits, found.size(), bytes); !s.ok()) return s;

@@ -56,17 +56,18 @@ absl::StatusOr<core::SourceFile> ReadProfileFile(const FoundFile& found,
   return file;
 }
 
-// The `*.yaml` entries of `clusters`, sized; symlinks are errors, other entries ignored.
-absl::Status ListClusters(const fs::path& clusters, const SnapshotLimits& limits,
-                          std::vector<FoundFile>& found) {
+// The `*.yaml` entries of `dir` (clusters/ or schematics/), sized; symlinks are errors, other
+// entries ignored.
+absl::Status ListYamlFiles(const fs::path& dir, std::string_view name,
+                           const SnapshotLimits& limits, std::vector<FoundFile>& found) {
   std::error_code ec;
-  for (const fs::directory_entry& entry : fs::directory_iterator(clusters, ec)) {
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".yaml") continue;
     std::error_code type_ec;
     if (entry.is_symlink(type_ec)) return SymlinkError(entry.path());
     if (!entry.is_regular_file(type_ec)) continue;
     absl::StatusOr<FoundFile> file =
-        Stat(entry.path(), "clusters/" + entry.path().filename().string());
+        Stat(entry.path(), fmt::format("{}/{}", name, entry.path().filename().string()));
     if (!file.ok()) return file.status();
     found.push_back(*std::move(file));
     // Checked while listing, so a directory of millions of entries is not all held.
@@ -74,12 +75,13 @@ absl::Status ListClusters(const fs::path& clusters, const SnapshotLimits& limits
   }
   if (ec) {
     return absl::UnavailableError(
-        fmt::format("cannot list {}: {}", clusters.string(), ec.message()));
+        fmt::format("cannot list {}: {}", dir.string(), ec.message()));
   }
   return absl::OkStatus();
 }
 
-// reconciler.yaml and clusters/*.yaml of `dir`, sized, without reading them.
+// reconciler.yaml, clusters/*.yaml and schematics/*.yaml of `dir`, sized, without reading
+// them.
 absl::StatusOr<std::vector<FoundFile>> FindProfileFiles(const fs::path& dir,
                                                         const SnapshotLimits& limits) {
   std::vector<FoundFile> found;
@@ -92,11 +94,13 @@ absl::StatusOr<std::vector<FoundFile>> FindProfileFiles(const fs::path& dir,
     if (!file.ok()) return file.status();
     found.push_back(*std::move(file));
   }
-  const fs::path clusters = dir / "clusters";
-  const fs::file_status clusters_status = fs::symlink_status(clusters, ec);
-  if (fs::is_symlink(clusters_status)) return SymlinkError(clusters);
-  if (fs::is_directory(clusters_status)) {
-    if (absl::Status s = ListClusters(clusters, limits, found); !s.ok()) return s;
+  for (std::string_view name : {"clusters", "schematics"}) {
+    const fs::path sub = dir / name;
+    const fs::file_status sub_status = fs::symlink_status(sub, ec);
+    if (fs::is_symlink(sub_status)) return SymlinkError(sub);
+    if (fs::is_directory(sub_status)) {
+      if (absl::Status s = ListYamlFiles(sub, name, limits, found); !s.ok()) return s;
+    }
   }
   return found;
 }

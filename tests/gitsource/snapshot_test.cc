@@ -96,6 +96,35 @@ TEST_F(SnapshotTest, SymlinksSubmodulesAndOtherPlacesAreIgnored) {
             (std::vector<std::string>{"clusters/exec.yaml", "clusters/prod.yaml"}));
 }
 
+TEST_F(SnapshotTest, ReadsSchematicFilesDirectlyInSchematicsOnly) {
+  ImportOnMain("M 100644 inline schematics/edge.yaml\n" + Data("customization: {}") +
+               "M 120000 inline schematics/evil.yaml\n" + Data("/etc/shadow") +
+               "M 100644 inline schematics/nested/deep.yaml\n" + Data("nested") +
+               "M 100644 inline schematics/notes.txt\n" + Data("not yaml"));
+  absl::StatusOr<ProfileSnapshot> snapshot = PollAndRead(FileConfig());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  ASSERT_EQ(Paths(*snapshot), (std::vector<std::string>{"clusters/prod.yaml", "reconciler.yaml",
+                                                        "schematics/edge.yaml"}));
+  EXPECT_EQ(snapshot->files[2].content, "customization: {}");
+}
+
+TEST_F(SnapshotTest, SchematicFilesCountAgainstTheSnapshotLimits) {
+  ImportOnMain("M 100644 :1 schematics/huge.yaml\nM 100644 inline schematics/a.yaml\n" +
+                   Data("customization: {}"),
+               "blob\nmark :1\n" + Data(std::string(3 << 20, 'a')));
+  GitSourceConfig config = FileConfig();
+  config.snapshot_limits.max_file_bytes = 1 << 20;
+  absl::StatusOr<ProfileSnapshot> snapshot = PollAndRead(config);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  ASSERT_EQ(Paths(*snapshot), (std::vector<std::string>{"clusters/prod.yaml", "reconciler.yaml",
+                                                        "schematics/a.yaml",
+                                                        "schematics/huge.yaml"}));
+  EXPECT_TRUE(snapshot->files[3].oversized);
+  EXPECT_TRUE(snapshot->files[3].content.empty());
+  config.snapshot_limits.max_files = 3;
+  EXPECT_EQ(PollAndRead(config).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_F(SnapshotTest, ClustersDirectoryAsSymlinkIsIgnored) {
   ImportOnMain("D clusters\nM 120000 inline clusters\n" + Data("/etc"));
   absl::StatusOr<ProfileSnapshot> snapshot = PollAndRead(FileConfig());
@@ -178,11 +207,13 @@ TEST_F(SnapshotTest, PreviewLimitsAreStricterThanTheWatchedBranchs) {
 }
 
 TEST_F(SnapshotTest, DirectoryReaderMatchesTheCommitReader) {
+  CommitDesired({{"schematics/edge.yaml", "customization: {}\n"}}, "Add a schematic");
   absl::StatusOr<ProfileSnapshot> from_git = PollAndRead(FileConfig());
   absl::StatusOr<ProfileSnapshot> from_dir = ReadDirectorySnapshot(upstream_.work());
   ASSERT_TRUE(from_git.ok()) << from_git.status();
   ASSERT_TRUE(from_dir.ok()) << from_dir.status();
   EXPECT_EQ(Paths(*from_git), Paths(*from_dir));
+  EXPECT_EQ(Paths(*from_dir).back(), "schematics/edge.yaml");
   for (std::size_t i = 0; i < from_dir->files.size(); ++i) {
     EXPECT_EQ(from_git->files[i].content, from_dir->files[i].content);
   }
@@ -234,6 +265,20 @@ TEST(DirectorySnapshotTest, SymlinkedClustersDefaultsAndProfilesAreErrorsNamingT
       << snapshot.status();
 
   std::filesystem::remove(dir / "clusters/evil.yaml");
+  std::filesystem::create_symlink("/etc", dir / "schematics");
+  snapshot = ReadDirectorySnapshot(dir.path());
+  EXPECT_EQ(snapshot.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(snapshot.status().message().find((dir / "schematics").string() +
+                                             " is a symbolic link (to /etc)"),
+            std::string::npos)
+      << snapshot.status();
+  std::filesystem::remove(dir / "schematics");
+  std::filesystem::create_directories(dir / "schematics");
+  std::filesystem::create_symlink("/etc/hostname", dir / "schematics/evil.yaml");
+  EXPECT_EQ(ReadDirectorySnapshot(dir.path()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  std::filesystem::remove(dir / "schematics/evil.yaml");
+
   std::filesystem::create_symlink("/etc/hostname", dir / "reconciler.yaml");
   EXPECT_EQ(ReadDirectorySnapshot(dir.path()).status().code(),
             absl::StatusCode::kFailedPrecondition);

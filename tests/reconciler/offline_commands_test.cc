@@ -69,6 +69,35 @@ TEST(ValidateTest, BrokenProfileIsReportedWithItsPosition) {
   EXPECT_THAT(err.str(), HasSubstr("1 of 2 profiles valid"));
 }
 
+// A profile that names a schematic file: the file's own errors are reported at its
+// line:column (and as annotations on it), beside the profile line that references it.
+TEST(ValidateTest, SchematicFileErrorsAreReportedInTheSchematicFile) {
+  TempRepo repo;
+  fs::create_directories(repo.dir() / "schematics");
+  std::string profile = ReadFile(kExamples / "repo/clusters/edge-lab.yaml");
+  const std::string image =
+      "image: factory.talos.dev/metal-installer/"
+      "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
+  ASSERT_NE(profile.find(image), std::string::npos);
+  profile.replace(profile.find(image), image.size(), "schematic: {file: schematics/edge.yaml}");
+  repo.Write("clusters/edge-lab.yaml", profile);
+  repo.Write("schematics/edge.yaml", "customization:\n  extraKernelArg: [quiet]\n");
+  std::ostringstream out, err;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText}, out, err), kExitInvalid);
+  EXPECT_THAT(out.str(), HasSubstr("clusters/edge-lab.yaml:11:23: spec.talos.schematic.file: "
+                                   "schematics/edge.yaml is invalid"));
+  EXPECT_THAT(out.str(), HasSubstr("schematics/edge.yaml:2:3: customization.extraKernelArg: "
+                                   "unknown key \"extraKernelArg\""));
+  std::ostringstream github, github_err;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kGithub}, github, github_err), kExitInvalid);
+  EXPECT_THAT(github.str(), HasSubstr("::error file=schematics/edge.yaml,line=2"));
+
+  repo.Write("schematics/edge.yaml", "customization:\n  extraKernelArgs: [quiet]\n");
+  std::ostringstream fixed, fixed_err;
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText}, fixed, fixed_err), kExitOk)
+      << fixed.str();
+}
+
 // validate --shards N checks spec.shard as `run --shards N` does; without it only its range.
 TEST(ValidateTest, ShardsCheckEachProfilesPinnedShard) {
   TempRepo repo;
