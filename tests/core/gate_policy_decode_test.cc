@@ -11,12 +11,12 @@ namespace {
 using testing::ElementsAre;
 using testing::IsEmpty;
 
-struct Decoded {
+struct DecodedPolicy {
   PolicyOverrides policy;
   std::vector<std::string> diagnostics;
 };
 
-Decoded Decode(const std::string& yaml) {
+DecodedPolicy DecodePolicyOf(const std::string& yaml) {
   ParsedYaml parsed = ParseStrictYaml("p.yaml", yaml);
   DecodeContext ctx("p.yaml");
   MappingReader root(RootField(ctx, *parsed.root), {"policy"});
@@ -25,7 +25,7 @@ Decoded Decode(const std::string& yaml) {
 }
 
 TEST(GatePolicyDecodeTest, ReadsGateTimeoutAndCaFile) {
-  Decoded d = Decode(R"(policy:
+  DecodedPolicy d = DecodePolicyOf(R"(policy:
   gateTimeout: 45s
   healthChecks:
     - {name: api, type: http, url: "https://api.internal/healthz", caFile: /etc/ca/ca.pem}
@@ -38,7 +38,7 @@ TEST(GatePolicyDecodeTest, ReadsGateTimeoutAndCaFile) {
 }
 
 TEST(GatePolicyDecodeTest, RefusesBadValuesWithFileAndLine) {
-  Decoded d = Decode(R"(policy:
+  DecodedPolicy d = DecodePolicyOf(R"(policy:
   gateTimeout: 0s
   healthChecks:
     - {name: api, type: http, url: "https://api/", caFile: ca.pem}
@@ -53,7 +53,7 @@ TEST(GatePolicyDecodeTest, RefusesBadValuesWithFileAndLine) {
 }
 
 TEST(GatePolicyDecodeTest, ReadsKubernetesChecks) {
-  Decoded d = Decode(R"(policy:
+  DecodedPolicy d = DecodePolicyOf(R"(policy:
   healthChecks:
     - name: daemonsets
       type: kubernetes
@@ -74,7 +74,7 @@ TEST(GatePolicyDecodeTest, ReadsKubernetesChecks) {
 }
 
 TEST(GatePolicyDecodeTest, RefusesBadKubernetesChecks) {
-  Decoded d = Decode(R"(policy:
+  DecodedPolicy d = DecodePolicyOf(R"(policy:
   healthChecks:
     - {name: a, type: kubernetes, url: "http://x", workloads: {kind: Pod, namespace: x}}
     - {name: b, type: kubernetes, workloads: {kind: DaemonSet, namespace: x, name: y, labelSelector: z}}

@@ -14,7 +14,7 @@ using testing::ElementsAre;
 using testing::ElementsAreArray;
 using testing::IsEmpty;
 
-constexpr std::string_view kObserved = R"(clusters:
+constexpr std::string_view kObservedExample = R"(clusters:
   prod-eu-1:
     nodes:
       cp-0: {talos: 1.11.6, kubelet: 1.34.1, ready: true, etcdLeader: true}
@@ -38,12 +38,12 @@ constexpr std::string_view kObserved = R"(clusters:
       n2: {reachable: false}
 )";
 
-Decoded<ObservedFleet> Decode(std::string_view text) {
+Decoded<ObservedFleet> DecodeObserved(std::string_view text) {
   return DecodeObservedFleet("observed.yaml", text);
 }
 
 TEST(ObservedDecodeTest, DecodesTheIssueExampleAndEveryKey) {
-  Decoded<ObservedFleet> decoded = Decode(kObserved);
+  Decoded<ObservedFleet> decoded = DecodeObserved(kObservedExample);
   ASSERT_TRUE(decoded.ok()) << testing::PrintToString(DiagnosticStrings(decoded.diagnostics));
   const ObservedFleet& fleet = *decoded.value;
   ASSERT_EQ(fleet.clusters.size(), 2u);
@@ -86,7 +86,7 @@ TEST(ObservedDecodeTest, DecodesTheIssueExampleAndEveryKey) {
 }
 
 TEST(ObservedDecodeTest, EmptyClustersIsAnEmptyFleet) {
-  Decoded<ObservedFleet> decoded = Decode("clusters: {}\n");
+  Decoded<ObservedFleet> decoded = DecodeObserved("clusters: {}\n");
   ASSERT_TRUE(decoded.ok());
   EXPECT_THAT(decoded.value->clusters, IsEmpty());
 }
@@ -97,7 +97,7 @@ struct ObservedCase {
   std::vector<std::string> diagnostics;
 };
 
-std::string At(int line, int column, std::string_view path, std::string_view message) {
+std::string ObservedAt(int line, int column, std::string_view path, std::string_view message) {
   return fmt::format("observed.yaml:{}:{}: {}: {}", line, column, path, message);
 }
 
@@ -108,7 +108,7 @@ std::string OneNode(std::string_view body) {
 class ObservedRuleTest : public testing::TestWithParam<ObservedCase> {};
 
 TEST_P(ObservedRuleTest, ReportsExactly) {
-  Decoded<ObservedFleet> decoded = Decode(GetParam().yaml);
+  Decoded<ObservedFleet> decoded = DecodeObserved(GetParam().yaml);
   EXPECT_FALSE(decoded.ok());
   EXPECT_THAT(DiagnosticStrings(decoded.diagnostics), ElementsAreArray(GetParam().diagnostics));
 }
@@ -117,64 +117,64 @@ const ObservedCase kCases[] = {
     {"Empty", "", {"observed.yaml:1:1: file is empty"}},
     {"NoClusters",
      "nodes: {}\n",
-     {At(1, 1, "nodes", "unknown key \"nodes\""), At(1, 1, "clusters", "is required")}},
-    {"ClustersList", "clusters: [a]\n", {At(1, 11, "clusters", "must be a mapping, not a list")}},
+     {ObservedAt(1, 1, "nodes", "unknown key \"nodes\""), ObservedAt(1, 1, "clusters", "is required")}},
+    {"ClustersList", "clusters: [a]\n", {ObservedAt(1, 11, "clusters", "must be a mapping, not a list")}},
     {"BadClusterName",
      "clusters:\n  Prod_1: {nodes: {}}\n",
-     {At(2, 3, "clusters.Prod_1",
+     {ObservedAt(2, 3, "clusters.Prod_1",
          "cluster name must be a DNS-1123 label: 1-63 lowercase letters, digits or '-', "
          "starting and ending with a letter or digit")}},
     {"MissingNodes",
      "clusters:\n  c: {self: a}\n",
-     {At(2, 6, "clusters.c.nodes", "is required"),
-      At(2, 13, "clusters.c.self", "\"a\" is not one of this cluster's nodes")}},
+     {ObservedAt(2, 6, "clusters.c.nodes", "is required"),
+      ObservedAt(2, 13, "clusters.c.self", "\"a\" is not one of this cluster's nodes")}},
     {"BadNodeName",
      "clusters:\n  c:\n    nodes:\n      N_1: {}\n",
-     {At(4, 7, "clusters.c.nodes.N_1",
+     {ObservedAt(4, 7, "clusters.c.nodes.N_1",
          "node name must be a DNS-1123 name: lowercase letters, digits, '-' and '.', each "
          "dot-separated part starting and ending with a letter or digit, at most 253 characters")}},
     {"NodeNull",
      "clusters:\n  c:\n    nodes:\n      n:\n",
-     {At(4, 7, "clusters.c.nodes.n", "must be a mapping, not nothing")}},
+     {ObservedAt(4, 7, "clusters.c.nodes.n", "must be a mapping, not nothing")}},
     {"UnknownNodeKey",
      OneNode("{talos: 1.11.6, kubeletVersion: 1.34.1}"),
-     {At(4, 26, "clusters.c.nodes.n.kubeletVersion",
+     {ObservedAt(4, 26, "clusters.c.nodes.n.kubeletVersion",
          "unknown key \"kubeletVersion\" (did you mean \"kubelet\"?)")}},
     {"TalosTwoParts",
      OneNode("{talos: 1.11}"),
-     {At(4, 18, "clusters.c.nodes.n.talos",
+     {ObservedAt(4, 18, "clusters.c.nodes.n.talos",
          "invalid Talos version \"1.11\": want MAJOR.MINOR.PATCH")}},
     {"ReadyString",
      OneNode("{ready: \"yes\"}"),
-     {At(4, 18, "clusters.c.nodes.n.ready", "must be true or false, without quotes")}},
+     {ObservedAt(4, 18, "clusters.c.nodes.n.ready", "must be true or false, without quotes")}},
     {"BadStage",
      OneNode("{stage: sleeping}"),
-     {At(4, 18, "clusters.c.nodes.n.stage",
+     {ObservedAt(4, 18, "clusters.c.nodes.n.stage",
          "must be unknown, booting, installing, maintenance, running, rebooting, shutting-down, "
          "resetting or upgrading")}},
     {"BadDuration",
      OneNode("{lastUpgradeDuration: 5}"),
-     {At(4, 32, "clusters.c.nodes.n.lastUpgradeDuration",
+     {ObservedAt(4, 32, "clusters.c.nodes.n.lastUpgradeDuration",
          "invalid duration \"5\": missing unit: write s, m or h after the number, e.g. 30s")}},
     {"SchematicNotAnId",
      OneNode("{schematic: 3765679}"),
-     {At(4, 22, "clusters.c.nodes.n.schematic",
+     {ObservedAt(4, 22, "clusters.c.nodes.n.schematic",
          "must be a schematic ID: 64 lowercase hex digits")}},
     {"BootIdList",
      OneNode("{bootId: [a]}"),
-     {At(4, 19, "clusters.c.nodes.n.bootId", "must be a string, not a list")}},
+     {ObservedAt(4, 19, "clusters.c.nodes.n.bootId", "must be a string, not a list")}},
     {"TwoLeaders",
      "clusters:\n  c:\n    nodes:\n      a: {etcdLeader: true}\n      b: {etcdLeader: true}\n",
-     {At(5, 7, "clusters.c.nodes.b", "a is already the etcd leader; a cluster has at most one")}},
+     {ObservedAt(5, 7, "clusters.c.nodes.b", "a is already the etcd leader; a cluster has at most one")}},
     {"SelfUnknown",
      "clusters:\n  c:\n    nodes: {a: {}}\n    self: b\n",
-     {At(4, 11, "clusters.c.self", "\"b\" is not one of this cluster's nodes")}},
+     {ObservedAt(4, 11, "clusters.c.self", "\"b\" is not one of this cluster's nodes")}},
     {"DuplicateNode",
      "clusters:\n  c:\n    nodes:\n      a: {}\n      a: {}\n",
-     {At(5, 7, "clusters.c.nodes.a", "duplicate key \"a\" (first at line 4)")}},
+     {ObservedAt(5, 7, "clusters.c.nodes.a", "duplicate key \"a\" (first at line 4)")}},
     {"Alias",
      "clusters:\n  a: &x {nodes: {}}\n  b: *x\n",
-     {At(2, 6, "clusters.a", "anchors (&x) are not allowed")}},
+     {ObservedAt(2, 6, "clusters.a", "anchors (&x) are not allowed")}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, ObservedRuleTest, testing::ValuesIn(kCases),

@@ -13,7 +13,7 @@
 namespace tr::core {
 namespace {
 
-constexpr std::string_view kPath = "clusters/prod-eu-1.yaml";
+constexpr std::string_view kFuzzPath = "clusters/prod-eu-1.yaml";
 
 constexpr std::string_view kValidProfile = R"(apiVersion: talos-reconciler.dev/v1alpha1
 kind: ClusterProfile
@@ -136,7 +136,7 @@ void CheckValidProfile(const ClusterProfile& p) {
 }
 
 TEST(ProfileFuzzTest, TheUnmutatedProfileIsValid) {
-  Decoded<ClusterProfile> decoded = DecodeClusterProfile(kPath, kValidProfile, {});
+  Decoded<ClusterProfile> decoded = DecodeClusterProfile(kFuzzPath, kValidProfile, {});
   ASSERT_TRUE(decoded.ok()) << (decoded.diagnostics.empty() ? ""
                                                             : decoded.diagnostics[0].ToString());
   CheckValidProfile(*decoded.value);
@@ -148,7 +148,7 @@ TEST(ProfileFuzzTest, RandomMutationsEndInAProfileOrPositionedDiagnostics) {
   int invalid = 0;
   for (int i = 0; i < 3000; ++i) {
     const std::string text = Mutate(std::string(kValidProfile), rng);
-    Decoded<ClusterProfile> decoded = DecodeClusterProfile(kPath, text, {});
+    Decoded<ClusterProfile> decoded = DecodeClusterProfile(kFuzzPath, text, {});
     if (decoded.ok()) {
       ++valid;
       EXPECT_TRUE(decoded.diagnostics.empty());
@@ -160,7 +160,7 @@ TEST(ProfileFuzzTest, RandomMutationsEndInAProfileOrPositionedDiagnostics) {
     const int lines = LineCount(text);
     for (const Diagnostic& d : decoded.diagnostics) {
       SCOPED_TRACE(testing::Message() << "iteration " << i << ": " << d.ToString());
-      EXPECT_EQ(d.file, kPath);
+      EXPECT_EQ(d.file, kFuzzPath);
       EXPECT_FALSE(d.message.empty());
       EXPECT_GE(d.line, 1);
       EXPECT_LE(d.line, lines);
@@ -176,14 +176,14 @@ TEST(ProfileFuzzTest, RandomMutationsEndInAProfileOrPositionedDiagnostics) {
 }
 
 TEST(ProfileFuzzTest, ObservedStateSurvivesTheSameMutations) {
-  constexpr std::string_view kObserved =
+  constexpr std::string_view kObservedSeed =
       "clusters:\n  prod-eu-1:\n    nodes:\n"
       "      cp-0: {talos: 1.11.6, kubelet: 1.34.1, ready: true, etcdLeader: true}\n"
       "      w-0:  {talos: 1.11.6, kubelet: 1.34.1, stage: rebooting, lastUpgradeDuration: 5m}\n"
       "    self: w-0\n";
   std::mt19937 rng(7);
   for (int i = 0; i < 1500; ++i) {
-    const std::string text = Mutate(std::string(kObserved), rng);
+    const std::string text = Mutate(std::string(kObservedSeed), rng);
     Decoded<ObservedFleet> decoded = DecodeObservedFleet("observed.yaml", text);
     EXPECT_NE(decoded.ok(), !decoded.diagnostics.empty());
     for (const Diagnostic& d : decoded.diagnostics) {

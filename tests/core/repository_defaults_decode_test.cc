@@ -29,16 +29,16 @@ releases:
   kubernetes: [1.39.2]
 )";
 
-Decoded<RepositoryDefaults> Decode(std::string_view text) {
+Decoded<RepositoryDefaults> DecodeDefaults(std::string_view text) {
   return DecodeRepositoryDefaults("reconciler.yaml", text);
 }
 
-std::string At(int line, int column, std::string_view path, std::string_view message) {
+std::string DefaultsAt(int line, int column, std::string_view path, std::string_view message) {
   return fmt::format("reconciler.yaml:{}:{}: {}: {}", line, column, path, message);
 }
 
 TEST(RepositoryDefaultsTest, DecodesEverySection) {
-  Decoded<RepositoryDefaults> decoded = Decode(kDefaults);
+  Decoded<RepositoryDefaults> decoded = DecodeDefaults(kDefaults);
   ASSERT_TRUE(decoded.ok()) << testing::PrintToString(DiagnosticStrings(decoded.diagnostics));
   const RepositoryDefaults& d = *decoded.value;
   EXPECT_EQ(d.policy.node_timeout, minutes(45));
@@ -60,7 +60,7 @@ TEST(RepositoryDefaultsTest, DecodesEverySection) {
 
 TEST(RepositoryDefaultsTest, OnlyTheHeaderIsRequired) {
   Decoded<RepositoryDefaults> decoded =
-      Decode("apiVersion: talos-reconciler.dev/v1alpha1\nkind: RepositoryDefaults\n");
+      DecodeDefaults("apiVersion: talos-reconciler.dev/v1alpha1\nkind: RepositoryDefaults\n");
   ASSERT_TRUE(decoded.ok());
   EXPECT_THAT(decoded.value->support_matrix, IsEmpty());
   EXPECT_FALSE(decoded.value->policy.node_timeout.has_value());
@@ -70,7 +70,7 @@ TEST(RepositoryDefaultsTest, SetsADrainPolicyForEveryProfile) {
   const std::string text = ReplaceOnce(kDefaults, "  nodeTimeout: 45m\n",
                                        "  nodeTimeout: 45m\n  drain: {onTimeout: force}\n");
   ASSERT_FALSE(text.empty());
-  Decoded<RepositoryDefaults> decoded = Decode(text);
+  Decoded<RepositoryDefaults> decoded = DecodeDefaults(text);
   ASSERT_TRUE(decoded.ok()) << testing::PrintToString(DiagnosticStrings(decoded.diagnostics));
   EXPECT_EQ(decoded.value->policy.drain_on_timeout, DrainTimeoutAction::kForce);
   EXPECT_FALSE(decoded.value->policy.drain_timeout.has_value());
@@ -89,7 +89,7 @@ TEST_P(RepositoryDefaultsRuleTest, ReportsExactly) {
   const DefaultsCase& c = GetParam();
   const std::string text = ReplaceOnce(kDefaults, c.from, c.to);
   ASSERT_FALSE(text.empty()) << c.from;
-  Decoded<RepositoryDefaults> decoded = Decode(text);
+  Decoded<RepositoryDefaults> decoded = DecodeDefaults(text);
   EXPECT_FALSE(decoded.ok());
   EXPECT_THAT(DiagnosticStrings(decoded.diagnostics), ElementsAreArray(c.diagnostics));
 }
@@ -98,60 +98,60 @@ const DefaultsCase kCases[] = {
     {"WrongKind",
      "kind: RepositoryDefaults",
      "kind: ClusterProfile",
-     {At(2, 7, "kind", "must be RepositoryDefaults")}},
+     {DefaultsAt(2, 7, "kind", "must be RepositoryDefaults")}},
     {"UnknownKey",
      "releases:\n",
      "release:\n",
-     {At(12, 1, "release", "unknown key \"release\" (did you mean \"releases\"?)")}},
+     {DefaultsAt(12, 1, "release", "unknown key \"release\" (did you mean \"releases\"?)")}},
     {"PolicyTypo",
      "  nodeTimeout: 45m",
      "  nodeTimeout: 45",
-     {At(4, 16, "policy.nodeTimeout",
+     {DefaultsAt(4, 16, "policy.nodeTimeout",
          "invalid duration \"45\": missing unit: write s, m or h after the number, e.g. 30s")}},
     {"DrainTimeoutNotADuration",
      "  nodeTimeout: 45m\n",
      "  nodeTimeout: 45m\n  drain:\n    timeout: soon\n",
-     {At(6, 14, "policy.drain.timeout",
+     {DefaultsAt(6, 14, "policy.drain.timeout",
          "invalid duration \"soon\": want <number><unit> parts such as 30s, 10m, 1h30m")}},
     {"MatrixTalosPatch",
      "  - talos: 1.16\n",
      "  - talos: 1.16.0\n",
-     {At(8, 12, "supportMatrix[0].talos", "invalid minor version \"1.16.0\": want MAJOR.MINOR")}},
+     {DefaultsAt(8, 12, "supportMatrix[0].talos", "invalid minor version \"1.16.0\": want MAJOR.MINOR")}},
     {"MatrixRangeBackwards",
      "{min: 1.34, max: 1.39}",
      "{min: 1.39, max: 1.34}",
-     {At(9, 34, "supportMatrix[0].kubernetes.max", "must not be older than min (1.39)")}},
+     {DefaultsAt(9, 34, "supportMatrix[0].kubernetes.max", "must not be older than min (1.39)")}},
     {"MatrixMissingRange",
      "    kubernetes: {min: 1.34, max: 1.39}\n",
      "",
-     {At(8, 5, "supportMatrix[0].kubernetes", "is required")}},
+     {DefaultsAt(8, 5, "supportMatrix[0].kubernetes", "is required")}},
     {"MatrixUpgradeFromNewer",
      "minimumUpgradeFrom: 1.14.0",
      "minimumUpgradeFrom: 1.16.0",
-     {At(10, 25, "supportMatrix[0].minimumUpgradeFrom", "must be older than Talos 1.16")}},
+     {DefaultsAt(10, 25, "supportMatrix[0].minimumUpgradeFrom", "must be older than Talos 1.16")}},
     {"MatrixDuplicateRow",
      "{talos: \"1.10\"",
      "{talos: \"1.16\"",
-     {At(11, 5, "supportMatrix[1]", "Talos 1.16 already has a row at supportMatrix[0]")}},
+     {DefaultsAt(11, 5, "supportMatrix[1]", "Talos 1.16 already has a row at supportMatrix[0]")}},
     {"MatrixNotList",
      "supportMatrix:\n",
      "supportMatrix: {}\nx:\n",
-     {At(7, 16, "supportMatrix", "must be a list, not a mapping"),
-      At(8, 1, "x", "unknown key \"x\"")}},
+     {DefaultsAt(7, 16, "supportMatrix", "must be a list, not a mapping"),
+      DefaultsAt(8, 1, "x", "unknown key \"x\"")}},
     {"ReleasePrerelease",
      "[1.16.1, 1.15.3]",
      "[1.16.1, 1.17.0-beta.0]",
-     {At(13, 19, "releases.talos[1]",
+     {DefaultsAt(13, 19, "releases.talos[1]",
          "must be a release version (no prerelease or build suffix)")}},
     {"ReleaseBad",
      "[1.39.2]",
      "[1.39]",
-     {At(14, 16, "releases.kubernetes[0]",
+     {DefaultsAt(14, 16, "releases.kubernetes[0]",
          "invalid Kubernetes version \"1.39\": want MAJOR.MINOR.PATCH")}},
     {"ReleasesUnknownKey",
      "  kubernetes: [1.39.2]\n",
      "  kubernetes: [1.39.2]\n  k8s: []\n",
-     {At(15, 3, "releases.k8s", "unknown key \"k8s\"")}},
+     {DefaultsAt(15, 3, "releases.k8s", "unknown key \"k8s\"")}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, RepositoryDefaultsRuleTest, testing::ValuesIn(kCases),
@@ -160,9 +160,9 @@ INSTANTIATE_TEST_SUITE_P(Cases, RepositoryDefaultsRuleTest, testing::ValuesIn(kC
                          });
 
 TEST(RepositoryDefaultsTest, RefusesHostileYamlToo) {
-  EXPECT_THAT(DiagnosticStrings(Decode("a: &x [1]\nb: *x\n").diagnostics),
+  EXPECT_THAT(DiagnosticStrings(DecodeDefaults("a: &x [1]\nb: *x\n").diagnostics),
               ElementsAre("reconciler.yaml:1:4: a: anchors (&x) are not allowed"));
-  EXPECT_THAT(DiagnosticStrings(Decode("").diagnostics),
+  EXPECT_THAT(DiagnosticStrings(DecodeDefaults("").diagnostics),
               ElementsAre("reconciler.yaml:1:1: file is empty"));
 }
 

@@ -15,7 +15,7 @@ namespace {
 using testing::ElementsAre;
 using testing::IsEmpty;
 
-constexpr std::string_view kPath = "clusters/edge.yaml";
+constexpr std::string_view kEdgePath = "clusters/edge.yaml";
 
 // A profile whose spec.talos is `talos` (indented under "  talos:") and whose worker w-0
 // carries `worker` after its role. Line 8 is "  talos:"; `talos` starts on line 9.
@@ -40,22 +40,22 @@ spec:
                      talos, worker);
 }
 
-Decoded<ClusterProfile> Decode(std::string_view text, const SchematicFiles& files = {}) {
-  return DecodeClusterProfile(kPath, text, PolicyOverrides{}, ValidationOptions{}, files);
+Decoded<ClusterProfile> DecodeEdge(std::string_view text, const SchematicFiles& files = {}) {
+  return DecodeClusterProfile(kEdgePath, text, PolicyOverrides{}, ValidationOptions{}, files);
 }
 
 std::vector<std::string> Errors(std::string_view text, const SchematicFiles& files = {}) {
-  Decoded<ClusterProfile> decoded = Decode(text, files);
+  Decoded<ClusterProfile> decoded = DecodeEdge(text, files);
   EXPECT_FALSE(decoded.ok());
   return DiagnosticStrings(decoded.diagnostics);
 }
 
-SourceFile File(std::string path, std::string content) {
+SourceFile SchematicSource(std::string path, std::string content) {
   return SourceFile{.path = std::move(path), .content = std::move(content), .oversized = false};
 }
 
 TEST(SchematicDecodeTest, DecodesAnInlineSchematicWithItsDefaults) {
-  Decoded<ClusterProfile> decoded = Decode(Profile(R"(    version: 1.12.0
+  Decoded<ClusterProfile> decoded = DecodeEdge(Profile(R"(    version: 1.12.0
     schematic:
       customization:
         systemExtensions:
@@ -80,9 +80,8 @@ TEST(SchematicDecodeTest, DecodesAnInlineSchematicWithItsDefaults) {
   EXPECT_THAT(f.schematic.official_extensions,
               ElementsAre("siderolabs/iscsi-tools", "siderolabs/qemu-guest-agent"));
   EXPECT_THAT(f.schematic.extra_kernel_args, ElementsAre("net.ifnames=0", "console=ttyS0,115200"));
-  EXPECT_THAT(f.schematic.meta,
-              ElementsAre(SchematicMeta{.key = 7, .value = ""},
-                          SchematicMeta{.key = 10, .value = "machines: []"}));
+  EXPECT_THAT(f.schematic.meta, ElementsAre(SchematicMeta{.key = 7, .value = ""},
+                                            SchematicMeta{.key = 10, .value = "machines: []"}));
   ASSERT_TRUE(f.schematic.overlay.has_value());
   EXPECT_EQ(f.schematic.overlay->image, "siderolabs/sbc-raspberrypi");
   EXPECT_EQ(f.schematic.overlay->name, "rpi_generic");
@@ -93,7 +92,7 @@ TEST(SchematicDecodeTest, DecodesAnInlineSchematicWithItsDefaults) {
 }
 
 TEST(SchematicDecodeTest, ReadsFactoryPlatformAndSecureboot) {
-  Decoded<ClusterProfile> decoded = Decode(Profile(R"(    version: 1.12.0
+  Decoded<ClusterProfile> decoded = DecodeEdge(Profile(R"(    version: 1.12.0
     schematic: {}
     factory: https://factory.example.com:8443
     platform: nocloud
@@ -107,7 +106,7 @@ TEST(SchematicDecodeTest, ReadsFactoryPlatformAndSecureboot) {
 }
 
 TEST(SchematicDecodeTest, DifferentlyWrittenEqualSchematicsHaveTheSameYaml) {
-  Decoded<ClusterProfile> block = Decode(Profile(R"(    version: 1.12.0
+  Decoded<ClusterProfile> block = DecodeEdge(Profile(R"(    version: 1.12.0
     schematic:
       overlay:
         name: rpi_generic
@@ -125,7 +124,7 @@ TEST(SchematicDecodeTest, DifferentlyWrittenEqualSchematicsHaveTheSameYaml) {
           officialExtensions:
             - siderolabs/zfs
             - siderolabs/iscsi-tools)"));
-  Decoded<ClusterProfile> flow = Decode(Profile(R"(    version: 1.12.0
+  Decoded<ClusterProfile> flow = DecodeEdge(Profile(R"(    version: 1.12.0
     schematic: {customization: {systemExtensions: {officialExtensions: ["siderolabs/iscsi-tools", siderolabs/zfs]}, meta: [{value: bar, key: 1}, {key: 0xA, value: 'foo'}], extraKernelArgs: []}, overlay: {image: "siderolabs/sbc-raspberrypi", name: rpi_generic, options: {a: ["x", y], z: 1}}})"));
   ASSERT_TRUE(block.ok()) << testing::PrintToString(DiagnosticStrings(block.diagnostics));
   ASSERT_TRUE(flow.ok()) << testing::PrintToString(DiagnosticStrings(flow.diagnostics));
@@ -213,8 +212,7 @@ INSTANTIATE_TEST_SUITE_P(
                      "spec.talos.schematic.customization.systemExtensions.officialExtensions[1]: "
                      "\"siderolabs/zfs\" is already listed at "
                      "spec.talos.schematic.customization.systemExtensions.officialExtensions[0]"},
-        BadTalosCase{"EmptyKernelArg",
-                     "    schematic: {customization: {extraKernelArgs: [\"\"]}}",
+        BadTalosCase{"EmptyKernelArg", "    schematic: {customization: {extraKernelArgs: [\"\"]}}",
                      "clusters/edge.yaml:10:51: spec.talos.schematic.customization."
                      "extraKernelArgs[0]: must not be empty"},
         BadTalosCase{"WhitespaceKernelArg",
@@ -238,8 +236,7 @@ INSTANTIATE_TEST_SUITE_P(
                      "{key: 0xa, value: y}]}}",
                      "clusters/edge.yaml:10:67: spec.talos.schematic.customization.meta[1].key: "
                      "META key 10 is already set at spec.talos.schematic.customization.meta[0]"},
-        BadTalosCase{"MetaValueMissing",
-                     "    schematic: {customization: {meta: [{key: 10}]}}",
+        BadTalosCase{"MetaValueMissing", "    schematic: {customization: {meta: [{key: 10}]}}",
                      "clusters/edge.yaml:10:40: spec.talos.schematic.customization.meta[0].value: "
                      "is required"},
         BadTalosCase{"OverlayWithoutName", "    schematic: {overlay: {image: siderolabs/x}}",
@@ -266,8 +263,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadTalosCase{"SecurebootQuoted", "    schematic: {}\n    secureboot: \"true\"",
                      "clusters/edge.yaml:11:17: spec.talos.secureboot: must be true or false, "
                      "without quotes"},
-        BadTalosCase{"FileAndInline",
-                     "    schematic: {file: schematics/a.yaml, customization: {}}",
+        BadTalosCase{"FileAndInline", "    schematic: {file: schematics/a.yaml, customization: {}}",
                      "clusters/edge.yaml:10:42: spec.talos.schematic.customization: a schematic "
                      "is written inline or as {file: schematics/<name>.yaml}, not both"},
         BadTalosCase{"FileOutsideSchematics", "    schematic: {file: ../secrets.yaml}",
@@ -293,12 +289,14 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(SchematicDecodeTest, ANodeMayOverrideTheSchematic) {
   const SourceFile gpu =
-      File("schematics/gpu.yaml",
-           "customization:\n  systemExtensions:\n    officialExtensions: [siderolabs/nvidia-open-gpu-kernel-modules-production]\n");
+      SchematicSource("schematics/gpu.yaml",
+                      "customization:\n  systemExtensions:\n    officialExtensions: "
+                      "[siderolabs/nvidia-open-gpu-kernel-modules-production]\n");
   const SchematicFiles files{{gpu.path, &gpu}};
   Decoded<ClusterProfile> decoded =
-      Decode(Profile("    version: 1.12.0\n    schematic: {}", "      schematic: {file: schematics/gpu.yaml}"),
-             files);
+      DecodeEdge(Profile("    version: 1.12.0\n    schematic: {}",
+                         "      schematic: {file: schematics/gpu.yaml}"),
+                 files);
   ASSERT_TRUE(decoded.ok()) << testing::PrintToString(DiagnosticStrings(decoded.diagnostics));
   const ClusterProfile& p = *decoded.value;
   EXPECT_FALSE(p.nodes[0].schematic.has_value());
@@ -307,8 +305,9 @@ TEST(SchematicDecodeTest, ANodeMayOverrideTheSchematic) {
   EXPECT_THAT(p.nodes[1].schematic->official_extensions,
               ElementsAre("siderolabs/nvidia-open-gpu-kernel-modules-production"));
 
-  Decoded<ClusterProfile> inline_node = Decode(Profile(
-      "    version: 1.12.0\n    schematic: {}", "      schematic: {customization: {extraKernelArgs: [quiet]}}"));
+  Decoded<ClusterProfile> inline_node =
+      DecodeEdge(Profile("    version: 1.12.0\n    schematic: {}",
+                         "      schematic: {customization: {extraKernelArgs: [quiet]}}"));
   ASSERT_TRUE(inline_node.ok());
   EXPECT_THAT(inline_node.value->nodes[1].schematic->extra_kernel_args, ElementsAre("quiet"));
 }
@@ -316,10 +315,9 @@ TEST(SchematicDecodeTest, ANodeMayOverrideTheSchematic) {
 // An error elsewhere in the profile does not make a good node schematic fail, which would
 // hide the checks that need every node (an endpoint naming a worker here).
 TEST(SchematicDecodeTest, OtherErrorsDoNotHideTheNodeCrossChecks) {
-  std::string profile =
-      Profile("    version: 1.12.0\n    schematic: {}", "      schematic: {}");
-  profile = ReplaceOnce(ReplaceOnce(profile, "name: edge", "name: edgy"), "[10.0.0.11]",
-                        "[10.0.1.21]");
+  std::string profile = Profile("    version: 1.12.0\n    schematic: {}", "      schematic: {}");
+  profile =
+      ReplaceOnce(ReplaceOnce(profile, "name: edge", "name: edgy"), "[10.0.0.11]", "[10.0.1.21]");
   EXPECT_THAT(Errors(profile),
               ElementsAre("clusters/edge.yaml:4:9: metadata.name: must match the file name: "
                           "\"edge\" (clusters/edge.yaml)",
@@ -350,11 +348,13 @@ TEST(SchematicDecodeTest, AnInvalidNodeSchematicIsReportedAtTheNode) {
 }
 
 TEST(SchematicDecodeTest, AnInvalidReferencedFileIsReportedAtBothPlaces) {
-  const SourceFile bad = File("schematics/edge.yaml",
-                              "customization:\n  extraKernelArgs: [quiet]\n  systemExtension: {}\n");
+  const SourceFile bad =
+      SchematicSource("schematics/edge.yaml",
+                      "customization:\n  extraKernelArgs: [quiet]\n  systemExtension: {}\n");
   const SchematicFiles files{{bad.path, &bad}};
-  const std::string profile = Profile("    version: 1.12.0\n    schematic: {file: schematics/edge.yaml}",
-                                      "      schematic: {file: schematics/edge.yaml}");
+  const std::string profile =
+      Profile("    version: 1.12.0\n    schematic: {file: schematics/edge.yaml}",
+              "      schematic: {file: schematics/edge.yaml}");
   EXPECT_THAT(
       Errors(profile, files),
       ElementsAre("clusters/edge.yaml:10:23: spec.talos.schematic.file: schematics/edge.yaml is "
@@ -367,13 +367,13 @@ TEST(SchematicDecodeTest, AnInvalidReferencedFileIsReportedAtBothPlaces) {
 }
 
 TEST(SchematicDecodeTest, AnOversizedReferencedFileIsAnError) {
-  SourceFile big = File("schematics/big.yaml", "");
+  SourceFile big = SchematicSource("schematics/big.yaml", "");
   big.oversized = true;
   const SchematicFiles files{{big.path, &big}};
-  EXPECT_THAT(Errors(Profile("    version: 1.12.0\n    schematic: {file: schematics/big.yaml}"),
-                     files),
-              ElementsAre("clusters/edge.yaml:10:23: spec.talos.schematic.file: "
-                          "schematics/big.yaml is larger than 1 MiB"));
+  EXPECT_THAT(
+      Errors(Profile("    version: 1.12.0\n    schematic: {file: schematics/big.yaml}"), files),
+      ElementsAre("clusters/edge.yaml:10:23: spec.talos.schematic.file: "
+                  "schematics/big.yaml is larger than 1 MiB"));
 }
 
 TEST(SchematicFileTest, DecodesTheFactorysOwnShape) {
@@ -395,8 +395,8 @@ TEST(SchematicFileTest, RefusesAHeaderAndAnchors) {
       DecodeSchematicFile("schematics/a.yaml", "apiVersion: v1\ncustomization: {}\n");
   EXPECT_THAT(DiagnosticStrings(header.diagnostics),
               ElementsAre("schematics/a.yaml:1:1: apiVersion: unknown key \"apiVersion\""));
-  Decoded<Schematic> anchors = DecodeSchematicFile(
-      "schematics/a.yaml", "customization: &c {}\noverlay: *c\n");
+  Decoded<Schematic> anchors =
+      DecodeSchematicFile("schematics/a.yaml", "customization: &c {}\noverlay: *c\n");
   EXPECT_FALSE(anchors.ok());
   EXPECT_FALSE(anchors.diagnostics.empty());
 }
@@ -425,14 +425,17 @@ std::string NamedProfile(std::string_view name, std::string_view talos) {
 
 TEST(SchematicProfileSetTest, ResolvesReferencesAndFillsTheFactoryDefault) {
   ProfileSet set = DecodeProfileSet({
-      File("reconciler.yaml", std::string(kDefaultsWithFactory)),
-      File("clusters/a.yaml",
-           NamedProfile("a", "    version: 1.12.0\n    schematic: {file: schematics/edge.yaml}")),
-      File("clusters/b.yaml", NamedProfile("b", "    version: 1.12.0\n    schematic: {}\n"
-                                                "    factory: https://factory.talos.dev")),
-      File("clusters/c.yaml",
-           NamedProfile("c", "    version: 1.12.0\n    image: ghcr.io/siderolabs/installer")),
-      File("schematics/edge.yaml", "customization: {extraKernelArgs: [quiet]}\n"),
+      SchematicSource("reconciler.yaml", std::string(kDefaultsWithFactory)),
+      SchematicSource(
+          "clusters/a.yaml",
+          NamedProfile("a", "    version: 1.12.0\n    schematic: {file: schematics/edge.yaml}")),
+      SchematicSource("clusters/b.yaml", NamedProfile("b",
+                                                      "    version: 1.12.0\n    schematic: {}\n"
+                                                      "    factory: https://factory.talos.dev")),
+      SchematicSource(
+          "clusters/c.yaml",
+          NamedProfile("c", "    version: 1.12.0\n    image: ghcr.io/siderolabs/installer")),
+      SchematicSource("schematics/edge.yaml", "customization: {extraKernelArgs: [quiet]}\n"),
   });
   EXPECT_THAT(set.invalid, IsEmpty());
   ASSERT_EQ(set.profiles.size(), 3u);
@@ -445,19 +448,21 @@ TEST(SchematicProfileSetTest, ResolvesReferencesAndFillsTheFactoryDefault) {
 }
 
 TEST(SchematicProfileSetTest, WithoutADefaultTheFactoryStaysEmptyForTheDaemon) {
-  ProfileSet set = DecodeProfileSet(
-      {File("clusters/a.yaml", NamedProfile("a", "    version: 1.12.0\n    schematic: {}"))});
+  ProfileSet set = DecodeProfileSet({SchematicSource(
+      "clusters/a.yaml", NamedProfile("a", "    version: 1.12.0\n    schematic: {}"))});
   ASSERT_EQ(set.profiles.size(), 1u);
   EXPECT_EQ(set.profiles[0].talos_factory->factory, "");
 }
 
 TEST(SchematicProfileSetTest, AMissingOrInvalidFileMakesTheProfileInvalid) {
   ProfileSet set = DecodeProfileSet({
-      File("clusters/a.yaml",
-           NamedProfile("a", "    version: 1.12.0\n    schematic: {file: schematics/none.yaml}")),
-      File("clusters/b.yaml",
-           NamedProfile("b", "    version: 1.12.0\n    schematic: {file: schematics/bad.yaml}")),
-      File("schematics/bad.yaml", "customization:\n  meta: [{key: 300, value: x}]\n"),
+      SchematicSource(
+          "clusters/a.yaml",
+          NamedProfile("a", "    version: 1.12.0\n    schematic: {file: schematics/none.yaml}")),
+      SchematicSource(
+          "clusters/b.yaml",
+          NamedProfile("b", "    version: 1.12.0\n    schematic: {file: schematics/bad.yaml}")),
+      SchematicSource("schematics/bad.yaml", "customization:\n  meta: [{key: 300, value: x}]\n"),
   });
   EXPECT_THAT(set.profiles, IsEmpty());
   ASSERT_EQ(set.invalid.size(), 2u);

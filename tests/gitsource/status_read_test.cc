@@ -14,9 +14,9 @@
 namespace tr::gitsource::testing {
 namespace {
 
-constexpr char kStatusBranch[] = "talos-reconciler/status";
+constexpr char kReadStatusBranch[] = "talos-reconciler/status";
 
-std::string Data(const std::string& content) {
+std::string StatusFileData(const std::string& content) {
   return fmt::format("data {}\n{}\n", content.size(), content);
 }
 
@@ -26,7 +26,7 @@ class StatusReadTest : public UpstreamTest {
   void ImportStatus(const std::string& modifications, const std::string& blobs = "") {
     upstream_.FastImport(fmt::format(
         "{}commit refs/heads/{}\ncommitter Mallory <m@example.com> 1700000000 +0000\n{}{}\n",
-        blobs, kStatusBranch, Data("hostile status"), modifications));
+        blobs, kReadStatusBranch, StatusFileData("hostile status"), modifications));
   }
 
   absl::StatusOr<StatusFiles> Read(const StatusReadLimits& limits) {
@@ -49,9 +49,9 @@ class StatusReadTest : public UpstreamTest {
 };
 
 TEST_F(StatusReadTest, OneBlobNamedThousandsOfTimesIsReadOnce) {
-  std::string lines = "M 100644 inline status/a.yaml\n" + Data("cluster: a\n");
+  std::string lines = "M 100644 inline status/a.yaml\n" + StatusFileData("cluster: a\n");
   for (int i = 0; i < 2000; ++i) lines += fmt::format("M 100644 :1 status/z{:04}.yaml\n", i);
-  ImportStatus(lines, "blob\nmark :1\n" + Data(std::string(512 << 10, 'x')));
+  ImportStatus(lines, "blob\nmark :1\n" + StatusFileData(std::string(512 << 10, 'x')));
   absl::StatusOr<StatusFiles> read = Read({});
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(read->files.size(), 2u);
@@ -63,12 +63,12 @@ TEST_F(StatusReadTest, OneBlobNamedThousandsOfTimesIsReadOnce) {
 }
 
 TEST_F(StatusReadTest, FilesPastEachLimitAreSkippedUnreadWithTheLimitNamed) {
-  ImportStatus("M 100644 inline status/a.yaml\n" + Data("aaaa") +
-               "M 100644 inline status/b.yaml\n" + Data(std::string(100, 'b')) +
-               "M 100644 inline status/c.yaml\n" + Data("cccc") +
-               "M 100644 inline status/d.yaml\n" + Data("dddd") +
-               "M 100644 inline status/e.yaml\n" + Data("eeee") +
-               "M 100644 inline status/sub/f.yaml\n" + Data("not read: a sub-directory"));
+  ImportStatus("M 100644 inline status/a.yaml\n" + StatusFileData("aaaa") +
+               "M 100644 inline status/b.yaml\n" + StatusFileData(std::string(100, 'b')) +
+               "M 100644 inline status/c.yaml\n" + StatusFileData("cccc") +
+               "M 100644 inline status/d.yaml\n" + StatusFileData("dddd") +
+               "M 100644 inline status/e.yaml\n" + StatusFileData("eeee") +
+               "M 100644 inline status/sub/f.yaml\n" + StatusFileData("not read: a sub-directory"));
   StatusReadLimits limits;
   limits.max_file_bytes = 50;  // b is too large
   limits.max_files = 2;        // a and c are read; d and e would be the third and fourth
@@ -87,9 +87,9 @@ TEST_F(StatusReadTest, FilesPastEachLimitAreSkippedUnreadWithTheLimitNamed) {
 }
 
 TEST_F(StatusReadTest, TheTotalBudgetSkipsTheFilesPastIt) {
-  ImportStatus("M 100644 inline status/a.yaml\n" + Data("aaaa") +
-               "M 100644 inline status/b.yaml\n" + Data(std::string(200, 'b')) +
-               "M 100644 inline status/c.yaml\n" + Data("cc"));
+  ImportStatus("M 100644 inline status/a.yaml\n" + StatusFileData("aaaa") +
+               "M 100644 inline status/b.yaml\n" + StatusFileData(std::string(200, 'b')) +
+               "M 100644 inline status/c.yaml\n" + StatusFileData("cc"));
   StatusReadLimits limits;
   limits.max_total_bytes = 200;  // a (4) fits, b (200) would make 204, c (2) makes 6
   absl::StatusOr<StatusFiles> read = Read(limits);
@@ -105,7 +105,7 @@ TEST_F(StatusReadTest, TheTotalBudgetSkipsTheFilesPastIt) {
 TEST_F(StatusReadTest, AListingLargerThanTheBudgetIsNotLoaded) {
   std::string lines;
   for (int i = 0; i < 100; ++i) lines += fmt::format("M 100644 :1 status/z{:04}.yaml\n", i);
-  ImportStatus(lines, "blob\nmark :1\n" + Data("x"));
+  ImportStatus(lines, "blob\nmark :1\n" + StatusFileData("x"));
   StatusReadLimits limits;
   limits.max_total_bytes = 1000;  // 100 entries of at least 28 bytes each
   absl::StatusOr<StatusFiles> read = Read(limits);

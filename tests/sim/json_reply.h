@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace tr::sim {
 
@@ -13,6 +14,19 @@ inline void SendJson(httplib::Response& res, int code, const nlohmann::json& bod
                      int indent = -1) {
   res.status = code;
   res.set_content(body.dump(indent), "application/json");
+}
+
+// Answers `code` with a Kubernetes Status of Failure (`reason`, `message`; `details` naming the
+// object when `name` is given), as the API server does.
+inline void SendKubeFailure(httplib::Response& res, int code, const std::string& reason,
+                            const std::string& message, const std::string& kind = "",
+                            const std::string& name = "") {
+  nlohmann::json status = {
+      {"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
+      {"status", "Failure"}, {"message", message}, {"reason", reason},
+      {"code", code}};
+  if (!name.empty()) status["details"] = {{"name", name}, {"kind", kind}};
+  SendJson(res, code, status);
 }
 
 }  // namespace tr::sim

@@ -20,15 +20,6 @@ using nlohmann::json;
 constexpr char kJobs[] = R"(/apis/batch/v1/namespaces/([^/]+)/jobs)";
 constexpr char kPods[] = R"(/api/v1/namespaces/([^/]+)/pods)";
 
-void Fail(httplib::Response& res, int code, const std::string& reason, const std::string& message,
-          const std::string& kind = "", const std::string& name = "") {
-  json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
-                 {"status", "Failure"}, {"message", message}, {"reason", reason},
-                 {"code", code}};
-  if (!name.empty()) status["details"] = {{"name", name}, {"kind", kind}};
-  SendJson(res, code, status);
-}
-
 std::string RandomSuffix() {
   static std::mutex mu;
   static std::mt19937 gen(std::random_device{}());
@@ -52,15 +43,15 @@ std::optional<json> NewObject(const httplib::Request& req, httplib::Response& re
                               const std::string& kind, std::string& name) {
   json obj = json::parse(req.body, nullptr, false);
   if (!obj.is_object() || !obj.value("metadata", json::object()).is_object()) {
-    Fail(res, 400, "BadRequest", "the body of the request was in an unknown format");
+    SendKubeFailure(res, 400, "BadRequest", "the body of the request was in an unknown format");
     return std::nullopt;
   }
   name = NewName(obj.value("metadata", json::object()));
   if (name.empty()) {
-    Fail(res, 422, "Invalid",
-         kind +
-             " \"\" is invalid: metadata.name: Required value: name or generateName is "
-             "required");
+    SendKubeFailure(res, 422, "Invalid",
+                    kind +
+                        " \"\" is invalid: metadata.name: Required value: name or generateName is "
+                        "required");
     return std::nullopt;
   }
   return obj;
@@ -124,8 +115,9 @@ void JobStore::StoreCreated(std::map<std::string, json>& objects, json object, c
   std::lock_guard lock(mu_);
   auto [it, inserted] = objects.emplace(key, std::move(object));
   if (!inserted) {
-    return Fail(res, 409, "AlreadyExists", fmt::format("{} \"{}\" already exists", qualified, name),
-                resource, name);
+    return SendKubeFailure(res, 409, "AlreadyExists",
+                           fmt::format("{} \"{}\" already exists", qualified, name), resource,
+                           name);
   }
   SendJson(res, 201, it->second);
 }
@@ -138,7 +130,7 @@ void JobStore::JobRoutes(httplib::Server& s) {
     json& job = *created;
     const std::string ns = req.matches[1];
     if (std::string invalid = InvalidJob(job, name); !invalid.empty()) {
-      return Fail(res, 422, "Invalid", invalid, "jobs", name);
+      return SendKubeFailure(res, 422, "Invalid", invalid, "jobs", name);
     }
     const std::string uid = StampCreated(job, "Job", "batch/v1", name, ns);
     job["metadata"]["generation"] = 1;
@@ -177,9 +169,9 @@ void JobStore::JobRoutes(httplib::Server& s) {
     std::lock_guard lock(mu_);
     auto it = jobs_.find(req.matches[1].str() + "/" + req.matches[2].str());
     if (it == jobs_.end()) {
-      return Fail(res, 404, "NotFound",
-                  fmt::format("jobs.batch \"{}\" not found", req.matches[2].str()), "jobs",
-                  req.matches[2]);
+      return SendKubeFailure(res, 404, "NotFound",
+                             fmt::format("jobs.batch \"{}\" not found", req.matches[2].str()),
+                             "jobs", req.matches[2]);
     }
     SendJson(res, 200, it->second);
   });
@@ -189,9 +181,9 @@ void JobStore::JobRoutes(httplib::Server& s) {
     std::lock_guard lock(mu_);
     auto it = jobs_.find(req.matches[1].str() + "/" + req.matches[2].str());
     if (it == jobs_.end()) {
-      return Fail(res, 404, "NotFound",
-                  fmt::format("jobs.batch \"{}\" not found", req.matches[2].str()), "jobs",
-                  req.matches[2]);
+      return SendKubeFailure(res, 404, "NotFound",
+                             fmt::format("jobs.batch \"{}\" not found", req.matches[2].str()),
+                             "jobs", req.matches[2]);
     }
     const std::string uid = it->second["metadata"]["uid"];
     for (auto pod = pods_.begin(); pod != pods_.end();) {
@@ -237,15 +229,16 @@ void JobStore::PodLog(const httplib::Request& req, httplib::Response& res) {
   const std::string name = req.matches[2];
   std::optional<json> pod = Pod(req.matches[1].str(), name);
   if (!pod)
-    return Fail(res, 404, "NotFound", fmt::format("pods \"{}\" not found", name), "pods", name);
+    return SendKubeFailure(res, 404, "NotFound", fmt::format("pods \"{}\" not found", name), "pods",
+                           name);
   const json containers = (*pod)["spec"].value("containers", json::array());
   std::string container = req.get_param_value("container");
   if (container.empty() && containers.size() == 1) container = containers[0].value("name", "");
   bool known = false;
   for (const json& c : containers) known = known || c.value("name", "") == container;
   if (!known) {
-    return Fail(res, 400, "BadRequest",
-                fmt::format("container {} is not valid for pod {}", container, name));
+    return SendKubeFailure(res, 400, "BadRequest",
+                           fmt::format("container {} is not valid for pod {}", container, name));
   }
   bool started = false;
   for (const json& c : (*pod)["status"].value("containerStatuses", json::array())) {
@@ -254,10 +247,10 @@ void JobStore::PodLog(const httplib::Request& req, httplib::Response& res) {
                           (state.contains("running") || state.contains("terminated")));
   }
   if (!started) {
-    return Fail(res, 400, "BadRequest",
-                fmt::format("container \"{}\" in pod \"{}\" is waiting to start: "
-                            "ContainerCreating",
-                            container, name));
+    return SendKubeFailure(res, 400, "BadRequest",
+                           fmt::format("container \"{}\" in pod \"{}\" is waiting to start: "
+                                       "ContainerCreating",
+                                       container, name));
   }
   // The kubelet's copy of the log: the file the test names (see kLogFileAnnotation).
   std::ifstream in(
@@ -280,24 +273,26 @@ void JobStore::StatusRoutes(httplib::Server& s, const std::string& path,
   auto write = [this, &objects, resource](const httplib::Request& req, httplib::Response& res,
                                           bool put) {
     const json body = json::parse(req.body, nullptr, false);
-    if (!body.is_object()) return Fail(res, 400, "BadRequest", "the body is not a JSON object");
+    if (!body.is_object())
+      return SendKubeFailure(res, 400, "BadRequest", "the body is not a JSON object");
     const uint64_t rv = clock_.next_resource_version();
     const std::string name = req.matches[2];
     std::lock_guard lock(mu_);
     auto it = objects.find(req.matches[1].str() + "/" + name);
     if (it == objects.end()) {
-      return Fail(res, 404, "NotFound", fmt::format("{} \"{}\" not found", resource, name),
-                  resource, name);
+      return SendKubeFailure(res, 404, "NotFound",
+                             fmt::format("{} \"{}\" not found", resource, name), resource, name);
     }
     json& obj = it->second;
     const std::string given = body.value("metadata", json::object()).value("resourceVersion", "");
     if (put && !given.empty() && given != obj["metadata"]["resourceVersion"]) {
-      return Fail(res, 409, "Conflict",
-                  fmt::format("Operation cannot be fulfilled on {} \"{}\": the object has been "
-                              "modified; please apply your changes to the latest version and try "
-                              "again",
-                              resource, name),
-                  resource, name);
+      return SendKubeFailure(
+          res, 409, "Conflict",
+          fmt::format("Operation cannot be fulfilled on {} \"{}\": the object has been "
+                      "modified; please apply your changes to the latest version and try "
+                      "again",
+                      resource, name),
+          resource, name);
     }
     if (put) {
       obj["status"] = body.value("status", json::object());

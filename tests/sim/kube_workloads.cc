@@ -20,16 +20,6 @@ std::string KindOf(const std::string& plural) {
   return "DaemonSet";
 }
 
-void Fail(httplib::Response& res, int code, const std::string& reason, const std::string& message) {
-  SendJson(res, code,
-           {{"kind", "Status"},
-            {"apiVersion", "v1"},
-            {"status", "Failure"},
-            {"reason", reason},
-            {"message", message},
-            {"code", code}});
-}
-
 }  // namespace
 
 bool LabelsMatch(const std::string& selector, const json& obj) {
@@ -78,7 +68,7 @@ void WorkloadStore::AddRoutes(httplib::Server& s) {
     json obj = json::parse(req.body, nullptr, false);
     const std::string ns = req.matches[1], plural = req.matches[2];
     if (!obj.is_object() || !obj.contains("metadata") || !obj["metadata"].contains("name")) {
-      return Fail(res, 400, "BadRequest", "metadata.name is required");
+      return SendKubeFailure(res, 400, "BadRequest", "metadata.name is required");
     }
     obj["metadata"]["namespace"] = ns;
     obj["metadata"]["generation"] = 1;
@@ -88,7 +78,8 @@ void WorkloadStore::AddRoutes(httplib::Server& s) {
     const std::string name = obj["metadata"]["name"];
     std::lock_guard lock(mu_);
     if (!objects_.emplace(plural + "/" + ns + "/" + name, obj).second) {
-      return Fail(res, 409, "AlreadyExists", KindOf(plural) + " \"" + name + "\" already exists");
+      return SendKubeFailure(res, 409, "AlreadyExists",
+                             KindOf(plural) + " \"" + name + "\" already exists");
     }
     SendJson(res, 201, obj);
   });
@@ -98,11 +89,12 @@ void WorkloadStore::AddRoutes(httplib::Server& s) {
     std::lock_guard lock(mu_);
     auto it = objects_.find(plural + "/" + ns + "/" + name);
     if (it == objects_.end()) {
-      return Fail(res, 404, "NotFound", plural + ".apps \"" + name + "\" not found");
+      return SendKubeFailure(res, 404, "NotFound", plural + ".apps \"" + name + "\" not found");
     }
     if (!patch) return SendJson(res, 200, it->second);
     const json delta = json::parse(req.body, nullptr, false);
-    if (!delta.is_object()) return Fail(res, 400, "BadRequest", "the patch is not a JSON object");
+    if (!delta.is_object())
+      return SendKubeFailure(res, 400, "BadRequest", "the patch is not a JSON object");
     json& obj = it->second;
     if (status_only) {
       if (delta.contains("status")) obj["status"].merge_patch(delta["status"]);
