@@ -10,8 +10,9 @@
 # spends about two thirds of its clang compile time in the standard library, abseil, fmt,
 # nlohmann/json and GoogleTest; with TR_PCH each clang target of three files or more parses them
 # once. Clang only: GCC loads its whole (170 MB) precompiled header into every file, which costs
-# a small file more than parsing. Off by default: ccache does not cache files built with one,
-# and without one a missing #include shows (the GCC pass keeps that check).
+# a small file more than parsing (scripts/test's GCC pass is a unity build instead). Off by
+# default: ccache does not cache files built with one, and without one a missing #include shows
+# (a plain build, as the default one, keeps that check; neither pass of scripts/test does).
 option(TR_PCH "Precompile the headers nearly every file includes, per target" OFF)
 
 set(TR_PCH_HEADERS
