@@ -29,6 +29,37 @@ std::string ObservationProblem(const ClusterProfile& profile, const ObservedClus
   return "";
 }
 
+// What a profile that names an Image Factory schematic cannot yet be planned for: its
+// installer unknown (no factory gave the schematic's ID), per-node schematics, and a node
+// already on the desired version with another schematic (a reinstall at the same version is
+// not done yet; the status says so rather than Ready).
+std::string InstallerProblem(const ClusterProfile& profile, const ObservedCluster& observed) {
+  if (!profile.talos_factory) return "";
+  if (profile.talos_image.empty() || profile.talos_schematic_id.empty()) {
+    return "the installer of spec.talos.schematic is not known: no Image Factory has given the "
+           "schematic's ID";
+  }
+  for (const NodeSpec& node : profile.nodes) {
+    if (node.schematic) {
+      return fmt::format(
+          "node {} has a schematic of its own (spec.nodes[].schematic): per-node schematics are "
+          "validated but not acted on yet; remove it to upgrade with spec.talos.schematic",
+          node.name);
+    }
+  }
+  for (const NodeSpec& node : profile.nodes) {
+    const NodeObservation& seen = *observed.FindNode(node.name);
+    // An image not built by a factory (the vanilla installer before 1.14) is the empty one.
+    const std::string_view runs = seen.schematic ? *seen.schematic : kEmptySchematicId;
+    if (*seen.talos != profile.talos_version || runs == profile.talos_schematic_id) continue;
+    return fmt::format(
+        "node {} runs Talos {} with schematic {}, the profile asks for schematic {}: changing "
+        "the schematic of a node already on the desired version is not done yet",
+        node.name, seen.talos->ToString(), runs, profile.talos_schematic_id);
+  }
+  return "";
+}
+
 template <typename Get>
 std::pair<Version, Version> Range(const ClusterProfile& profile, const ObservedCluster& observed,
                                   Get get) {
@@ -266,6 +297,9 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
   }
   if (std::string problem = DowngradeProblem(profile, observed, talos_low, talos_high, kube_high);
       !problem.empty()) {
+    return Blocked(std::move(plan), problem);
+  }
+  if (std::string problem = InstallerProblem(profile, observed); !problem.empty()) {
     return Blocked(std::move(plan), problem);
   }
   const Version& talos_start = profile.talos_version < talos_high ? talos_high : talos_low;

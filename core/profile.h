@@ -131,6 +131,9 @@ struct ClusterProfile {
   // talos.schematic (with factory, platform, secureboot): the installer comes from an Image
   // Factory. Exactly one of this and a written talos.image.
   std::optional<FactoryInstaller> talos_factory{};
+  // The ID the factory gave talos_factory's schematic, filled in with talos_image; the planner
+  // upgrades a node whose observed schematic differs (core/planner.h).
+  std::string talos_schematic_id{};
   Version kubernetes_version;
   std::vector<NodeSpec> nodes;
   PolicyOverrides policy_overrides;  // as written in the file

@@ -51,6 +51,10 @@ struct Schematic {
   bool operator==(const Schematic&) const = default;
 };
 
+// The ID of the empty schematic: a vanilla image, with no extension.
+inline constexpr std::string_view kEmptySchematicId =
+    "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
+
 // True when `a` and `b` describe the same image whatever file they were written in.
 bool SameSchematic(const Schematic& a, const Schematic& b);
 

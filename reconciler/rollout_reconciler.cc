@@ -35,6 +35,8 @@ struct RolloutReconciler::Pass {
   std::shared_ptr<const DesiredSnapshot> desired;
   core::ReleaseCatalog catalog;  // the desired state's, with the registry's releases added
   const core::ClusterProfile* profile = nullptr;
+  // The profile with its Image Factory installer filled in, when it names a schematic.
+  std::optional<core::ClusterProfile> resolved;
   std::optional<core::ClusterStatus> previous;
   core::RolloutMemory memory;
   std::vector<std::string> events;
@@ -208,7 +210,29 @@ ReconcileOutcome RolloutReconciler::ReconcileCluster(const std::string& cluster,
   if (!core::HaltedByFailure(pass.memory, pass.profile->talos_version)) {
     pass.memory.failure.reset();
   }
+  if (pass.profile->talos_factory && deps_.installers != nullptr) {
+    absl::StatusOr<core::ClusterProfile> resolved =
+        deps_.installers->Resolve(*pass.profile, pass.memory.in_flight.empty());
+    if (!resolved.ok()) return InstallerUnknown(pass, resolved.status(), stop);
+    pass.resolved = *std::move(resolved);
+    pass.profile = &*pass.resolved;
+  }
   return ReconcileProfile(pass, stop);
+}
+
+ReconcileOutcome RolloutReconciler::InstallerUnknown(Pass& pass, const absl::Status& error,
+                                                     std::stop_token stop) {
+  pass.log->warn("step=resolve-installer error={}", LogValue(Text(error)));
+  // Blocked, and tried again with the backoff of a transient error: a factory that is down
+  // comes back, and an extension missing for a release may be published later.
+  core::RolloutDecision blocked;
+  blocked.phase = core::ClusterPhase::kBlocked;
+  blocked.message = Text(error);
+  if (absl::Status s = Record(pass.Status(nullptr, nullptr, &blocked, deps_.env.Now()), stop);
+      !s.ok()) {
+    return ReconcileOutcome::TransientError(Text(s));
+  }
+  return ReconcileOutcome::TransientError(blocked.message);
 }
 
 ReconcileOutcome RolloutReconciler::ReconcileInvalid(const std::string& cluster,

@@ -24,6 +24,7 @@
 #include "reconciler/k8s_upgrade/upgrade_runner.h"
 #include "reconciler/metrics.h"
 #include "reconciler/observer.h"
+#include "reconciler/factory/installer_resolution.h"
 #include "reconciler/registry/installer_tags.h"
 #include "reconciler/status_store.h"
 
@@ -51,6 +52,9 @@ class RolloutReconciler final : public ClusterReconciler {
     // Releases listed from the installer's registry (--installer-registry), added to the
     // repository's release catalog. None: the catalog alone.
     const registry::InstallerReleases* installer_releases = nullptr;
+    // Fills the installer of a profile that names an Image Factory schematic (--image-factory
+    // and the profiles' factories). None: such a profile is planned Blocked.
+    factory::InstallerResolver* installers = nullptr;
   };
 
   // `recorded` is every cluster's status as last recorded (StatusStore::LoadAll).
@@ -97,6 +101,8 @@ class RolloutReconciler final : public ClusterReconciler {
   // decided it still holds for the next decision.
   static bool ObservationKeeps(core::ActionKind kind);
   ReconcileOutcome ObservationFailed(Pass& pass, const absl::Status& error, std::stop_token stop);
+  // The installer of a schematic profile could not be made: Blocked with `error`, retried.
+  ReconcileOutcome InstallerUnknown(Pass& pass, const absl::Status& error, std::stop_token stop);
   core::RolloutDecision Decide(const Pass& pass, const core::ClusterPlan& plan,
                                const core::ObservedCluster& observed, core::TimePoint now) const;
   // The first step is Kubernetes and the runner already started its task.

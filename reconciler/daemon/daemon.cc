@@ -25,6 +25,7 @@
 #include "reconciler/lease/fencing.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
+#include "reconciler/factory/image_factory.h"
 #include "reconciler/notify/notifier_factory.h"
 #include "reconciler/notify/notifying_status_store.h"
 #include "reconciler/observer.h"
@@ -35,6 +36,15 @@
 
 namespace tr::reconciler {
 namespace {
+
+// The Image Factory's releases as the tags InstallerReleases keeps (--image-factory).
+absl::StatusOr<std::vector<std::string>> FactoryTags(const factory::ImageFactoryOptions& options) {
+  absl::StatusOr<std::vector<core::Version>> versions = factory::FactoryVersions(options);
+  if (!versions.ok()) return versions.status();
+  std::vector<std::string> tags;
+  for (const core::Version& v : *versions) tags.push_back(v.Tag());
+  return tags;
+}
 
 using Log = std::shared_ptr<spdlog::logger>;
 using std::chrono::system_clock;
@@ -270,15 +280,40 @@ class Daemon {
       releases_.emplace(
           [registry](std::stop_token s) { return registry::ListRegistryTags(*registry, s); },
           registry->ttl, env_);
+    } else if (!config_.image_factory.origin.empty()) {  // --image-factory's releases
+      releases_.emplace(
+          [options = config_.image_factory](std::stop_token) { return FactoryTags(options); },
+          config_.image_factory_flags.ttl, env_);
     }
+    StartInstallerResolver();
     // Promotion reads the upstream clusters from the branch itself (the plain store: no
     // notifications), so a cluster another replica reconciles counts too.
     reconciler_.emplace(
         RolloutReconciler::Deps{desired_, *observer_, *background_, *acting_store, env_, metrics_,
-                                &*gate_runner_, &*git_store_, releases_ ? &*releases_ : nullptr},
+                                &*gate_runner_, &*git_store_, releases_ ? &*releases_ : nullptr,
+                                &*installers_},
         RolloutReconcilerOptions{config_.node_poll_interval, config_.dry_run, 32},
         std::move(statuses));
     return StartKubernetesUpgrades();
+  }
+
+  // Schematic IDs are kept in the state directory; every factory is asked with the
+  // --image-factory-* options.
+  void StartInstallerResolver() {
+    const factory::ImageFactoryOptions options = config_.image_factory;
+    const auto at = [options](std::string_view origin) {
+      factory::ImageFactoryOptions o = options;
+      o.origin = std::string(origin);
+      return o;
+    };
+    schematic_ids_.emplace(config_.state_dir / "schematic-ids",
+                           [at](std::string_view origin, std::string_view yaml) {
+                             return factory::CreateSchematic(at(origin), yaml);
+                           });
+    installers_.emplace(options.origin, *schematic_ids_,
+                        [at](std::string_view origin, const core::Version& version) {
+                          return factory::OfficialExtensions(at(origin), version);
+                        });
   }
 
   absl::Status StartKubernetesUpgrades() {
@@ -404,6 +439,8 @@ class Daemon {
   DesiredState desired_;
   std::optional<gates::ProbeGateRunner> gate_runner_;
   std::optional<registry::InstallerReleases> releases_;
+  std::optional<factory::SchematicIds> schematic_ids_;
+  std::optional<factory::InstallerResolver> installers_;
   std::optional<RolloutReconciler> reconciler_;
   std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner> kubernetes_upgrades_;
   // StartController

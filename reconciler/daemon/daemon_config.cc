@@ -81,6 +81,7 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
        "account)");
   c.leader_election.AddFlags(cmd);
   c.installer_registry_flags.AddFlags(cmd);
+  c.image_factory_flags.AddFlags(cmd);
 }
 
 void SettingOrigins::SetFromFile(const std::string& flag, std::string file_line) {
@@ -211,6 +212,9 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
   auto registry = c.installer_registry_flags.Finish();
   if (!registry.ok()) return registry.status();
   c.installer_registry = *std::move(registry);
+  auto image_factory = c.image_factory_flags.Finish();
+  if (!image_factory.ok()) return image_factory.status();
+  c.image_factory = *std::move(image_factory);
   if (absl::Status s = c.webhooks.Finish(); !s.ok()) return s;
   if (absl::Status s = c.notify.Finish(); !s.ok()) return s;
   return c.forge.Finish(c.git.remote.url);

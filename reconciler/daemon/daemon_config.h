@@ -23,6 +23,7 @@
 #include "reconciler/k8s_job/job_flags.h"
 #include "reconciler/lease/leader_election_flags.h"
 #include "reconciler/notify/notify_flags.h"
+#include "reconciler/factory/factory_flags.h"
 #include "reconciler/registry/registry_flags.h"
 #include "reconciler/webhooks/webhook_flags.h"
 
@@ -70,6 +71,10 @@ struct DaemonConfig : GitFlags {
   // FinishDaemonConfig makes `installer_registry` of it (nullopt: none).
   registry::InstallerRegistryFlags installer_registry_flags;
   std::optional<registry::InstallerRegistryOptions> installer_registry;
+  // Image Factories (reconciler/factory): --image-factory and the options of every factory
+  // asked; FinishDaemonConfig makes `image_factory` of the flags.
+  factory::ImageFactoryFlags image_factory_flags;
+  factory::ImageFactoryOptions image_factory;
 
   int shards() const { return leader_election.shards; }
 };

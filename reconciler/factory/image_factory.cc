@@ -7,7 +7,6 @@
 #include "base/http_client.h"
 #include "base/percent_encoding.h"
 #include "core/names.h"
-#include "core/yaml_text.h"
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -55,30 +54,6 @@ absl::StatusOr<nlohmann::json> ParseJson(std::string_view body, std::string_view
 }
 
 }  // namespace
-
-absl::StatusOr<std::string> FactoryOrigin(std::string_view url) {
-  const auto invalid = [&](std::string_view why) {
-    return absl::InvalidArgumentError(
-        fmt::format("image factory URL \"{}\": {}", core::MessageSafe(url), why));
-  };
-  const size_t scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos ||
-      (url.substr(0, scheme_end) != "http" && url.substr(0, scheme_end) != "https")) {
-    return invalid("must start with http:// or https://");
-  }
-  std::string_view rest = url.substr(scheme_end + 3);
-  if (rest.ends_with('/')) rest.remove_suffix(1);
-  if (rest.empty()) return invalid("has no host");
-  if (rest.find_first_of("/?#") != std::string_view::npos) {
-    return invalid("must be the factory's origin only, with no path, query or fragment");
-  }
-  if (rest.find('@') != std::string_view::npos) return invalid("must not carry credentials");
-  if (std::any_of(rest.begin(), rest.end(),
-                  [](unsigned char c) { return std::isspace(c) || !std::isprint(c); })) {
-    return invalid("has a space or control character");
-  }
-  return std::string(url.substr(0, scheme_end + 3)) + std::string(rest);
-}
 
 absl::StatusOr<std::string> SchematicIdOfAnswer(std::string_view body) {
   absl::StatusOr<nlohmann::json> json = ParseJson(body, "schematic answer");

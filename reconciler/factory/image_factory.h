@@ -32,10 +32,6 @@ struct ImageFactoryOptions {
   size_t max_answer_bytes = size_t{4} << 20;
 };
 
-// The origin of an Image Factory URL: http(s)://host[:port], a trailing '/' allowed; no path,
-// query, fragment or userinfo. InvalidArgument naming the URL's problem otherwise.
-absl::StatusOr<std::string> FactoryOrigin(std::string_view url);
-
 // The ID the factory gives the schematic `yaml`.
 absl::StatusOr<std::string> CreateSchematic(const ImageFactoryOptions& options,
                                             std::string_view yaml);

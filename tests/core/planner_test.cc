@@ -337,5 +337,70 @@ TEST(PlannerTest, LifecycleApiRule) {
   EXPECT_FALSE(UsesLifecycleApi(V("2.0.0")));
 }
 
+// A profile naming an Image Factory schematic: planned once its installer is known, and
+// Blocked (never Ready) where the nodes' schematic differs at the desired version.
+constexpr char kIscsiSchematic[] =
+    "613e1592b2da41ae5e265e8789429f22e121aab91cb4deb6bc3c0b6262961245";
+
+ClusterProfile SchematicProfile(const std::vector<testing_fixtures::NodeDef>& nodes,
+                                std::string_view talos) {
+  ClusterProfile profile = MakeProfile(nodes, talos, "1.35.0");
+  profile.talos_factory = FactoryInstaller{};
+  profile.talos_factory->schematic.official_extensions = {"siderolabs/iscsi-tools"};
+  profile.talos_image = "127.0.0.1:5000/metal-installer/" + std::string(kIscsiSchematic);
+  profile.talos_schematic_id = kIscsiSchematic;
+  return profile;
+}
+
+TEST(PlannerSchematicTest, AVersionUpgradeInstallsTheSchematicsInstaller) {
+  const auto nodes = FiveNodes("1.11.6", "1.35.0");
+  ClusterPlan plan = Plan(SchematicProfile(nodes, "1.12.0"), MakeObserved(nodes));
+  ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
+  EXPECT_EQ(plan.steps[0].installer_image,
+            "127.0.0.1:5000/metal-installer/" + std::string(kIscsiSchematic) + ":v1.12.0");
+}
+
+TEST(PlannerSchematicTest, AnUnknownInstallerBlocks) {
+  const auto nodes = FiveNodes("1.11.6", "1.35.0");
+  ClusterProfile profile = SchematicProfile(nodes, "1.12.0");
+  profile.talos_image.clear();
+  profile.talos_schematic_id.clear();
+  ClusterPlan plan = Plan(profile, MakeObserved(nodes));
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_THAT(plan.message, HasSubstr("no Image Factory has given the schematic's ID"));
+  EXPECT_TRUE(plan.steps.empty());
+}
+
+TEST(PlannerSchematicTest, AnotherSchematicAtTheDesiredVersionBlocksInsteadOfReady) {
+  const auto nodes = FiveNodes("1.12.0", "1.35.0");
+  ObservedCluster observed = MakeObserved(nodes);
+  for (NodeObservation& n : observed.nodes) n.schematic = kIscsiSchematic;
+  EXPECT_EQ(Plan(SchematicProfile(nodes, "1.12.0"), observed).status, PlanStatus::kUpToDate);
+
+  observed.nodes[1].schematic = std::string(kEmptySchematicId);
+  ClusterPlan plan = Plan(SchematicProfile(nodes, "1.12.0"), observed);
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_THAT(plan.message,
+              HasSubstr("runs Talos 1.12.0 with schematic " + std::string(kEmptySchematicId)));
+  EXPECT_THAT(plan.message, HasSubstr("not done yet"));
+}
+
+TEST(PlannerSchematicTest, AnImageWithoutASchematicIsTheEmptyOne) {
+  const auto nodes = FiveNodes("1.12.0", "1.35.0");
+  ClusterProfile profile = SchematicProfile(nodes, "1.12.0");
+  profile.talos_factory->schematic = Schematic{};
+  profile.talos_schematic_id = std::string(kEmptySchematicId);
+  EXPECT_EQ(Plan(profile, MakeObserved(nodes)).status, PlanStatus::kUpToDate);
+}
+
+TEST(PlannerSchematicTest, PerNodeSchematicsBlockUntilActedOn) {
+  const auto nodes = FiveNodes("1.11.6", "1.35.0");
+  ClusterProfile profile = SchematicProfile(nodes, "1.12.0");
+  profile.nodes[4].schematic = Schematic{};
+  ClusterPlan plan = Plan(profile, MakeObserved(nodes));
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_THAT(plan.message, HasSubstr("per-node schematics are validated but not acted on yet"));
+}
+
 }  // namespace
 }  // namespace tr::core

@@ -19,18 +19,6 @@ using ::testing::HasSubstr;
 
 constexpr char kId[] = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba";
 
-TEST(FactoryOriginTest, KeepsSchemeHostAndPortAndRefusesTheRest) {
-  EXPECT_EQ(*FactoryOrigin("https://factory.example.com"), "https://factory.example.com");
-  EXPECT_EQ(*FactoryOrigin("http://127.0.0.1:8080/"), "http://127.0.0.1:8080");
-  EXPECT_THAT(FactoryOrigin("factory.example.com").status().message(), HasSubstr("http://"));
-  EXPECT_THAT(FactoryOrigin("https://").status().message(), HasSubstr("no host"));
-  EXPECT_THAT(FactoryOrigin("https://f.example.com/schematics").status().message(),
-              HasSubstr("no path"));
-  EXPECT_THAT(FactoryOrigin("https://u:p@f.example.com").status().message(),
-              HasSubstr("credentials"));
-  EXPECT_FALSE(FactoryOrigin("https://f.example.com\n").ok());
-}
-
 TEST(ImageFactoryAnswerTest, ASchematicAnswerHasA64HexId) {
   EXPECT_EQ(*SchematicIdOfAnswer(std::string(R"({"id": ")") + kId + "\"}"), kId);
   EXPECT_FALSE(SchematicIdOfAnswer(R"({"id": "abc"})").ok());

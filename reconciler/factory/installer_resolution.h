@@ -1,0 +1,58 @@
+// A profile that names an Image Factory schematic (spec.talos.schematic) made plannable: the
+// factory gives the schematic's ID, and with it the installer repository
+// (`<factory host>/<platform>-installer[-secureboot]/<id>`) fills `talos_image`. The factory is
+// the profile's (or reconciler.yaml's imageFactory), else the daemon's --image-factory; a pull
+// request's own factory is never dialled (the caller passes the watched branch's profile).
+// Before any node is touched, every extension the schematic names must exist at the factory for
+// the desired Talos version.
+//
+// Thread-safe when the callables are.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "base/mutex.h"
+#include "core/profile.h"
+#include "core/version.h"
+#include "reconciler/factory/schematic_ids.h"
+
+namespace tr::reconciler::factory {
+
+class InstallerResolver {
+ public:
+  // The official extensions a factory has for a Talos version (OfficialExtensions).
+  using ExtensionLister = std::function<absl::StatusOr<std::vector<std::string>>(
+      std::string_view origin, const core::Version& version)>;
+
+  // `default_factory`: --image-factory, empty when not given.
+  InstallerResolver(std::string default_factory, SchematicIds& ids, ExtensionLister extensions);
+
+  // `profile` unchanged when it names no schematic; else with talos_image and
+  // talos_schematic_id filled. Errors, each naming the factory's URL when one was asked:
+  // FailedPrecondition (no factory named anywhere; an extension the factory does not have for
+  // the desired version), or the factory's own error (Unavailable, DeadlineExceeded, ...).
+  // `check_extensions` false skips the extension check (a node already in flight is followed
+  // to its end whether or not the factory answers).
+  absl::StatusOr<core::ClusterProfile> Resolve(const core::ClusterProfile& profile,
+                                               bool check_extensions = true);
+
+ private:
+  absl::Status CheckExtensions(std::string_view origin, const core::ClusterProfile& profile);
+
+  const std::string default_factory_;
+  SchematicIds& ids_;
+  const ExtensionLister extensions_;
+  // The last list of each (origin, Talos tag): asked again only when it lacks a name, so a
+  // reconcile of a cluster whose schematic is known costs the factory nothing.
+  Mutex mu_;
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> known_extensions_
+      ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace tr::reconciler::factory
