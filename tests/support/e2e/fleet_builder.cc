@@ -30,6 +30,7 @@ ProfileDef AtTalos(std::string talos, std::vector<std::string> policy, std::stri
   return {.talos = std::move(talos),
           .kubernetes = std::move(kubernetes),
           .image = kInstallerImage,
+          .schematic = {},
           .policy = std::move(policy)};
 }
 
@@ -68,11 +69,13 @@ std::string ProfileYaml(const SimClusterInfo& cluster, const ProfileDef& profile
       "  credentials: {0}\n"
       "  talos:\n"
       "    version: {2}\n"
-      "    image: {3}\n"
+      "    {3}\n"
       "  kubernetes:\n"
       "    version: {4}\n"
       "  nodes:\n",
-      cluster.name, endpoints, profile.talos, profile.image, profile.kubernetes);
+      cluster.name, endpoints, profile.talos,
+      profile.schematic.empty() ? "image: " + profile.image : "schematic: " + profile.schematic,
+      profile.kubernetes);
   for (const auto& node : cluster.nodes) {
     yaml += fmt::format("    - {{name: {}, address: {}, role: {}}}\n", node.name, node.address,
                         node.role);

@@ -54,6 +54,8 @@ struct ProfileDef {
   std::string talos;
   std::string kubernetes = "1.34.1";
   std::string image = kInstallerImage;
+  // When set, spec.talos.schematic as a YAML flow mapping instead of `image`.
+  std::string schematic;
   std::vector<std::string> policy;  // lines under spec.policy, e.g. "nodeTimeout: 3s"
 };
 

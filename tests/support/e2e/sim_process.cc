@@ -121,6 +121,7 @@ absl::Status SimProcess::ReadReady() {
     ready = json::parse(ReadWhole(state_dir_ / "ready.json"));
     time_scale_ = ready.value("time_scale", 1.0);
     control_url_ = ready.at("control_url").get<std::string>();
+    factory_url_ = ready.value("factory_url", "");
     for (const auto& c : ready.at("clusters")) {
       SimClusterInfo info;
       info.name = c.at("name").get<std::string>();
@@ -184,6 +185,39 @@ absl::Status SimProcess::InjectFault(const std::string& node, const std::string&
   if (!reply) return absl::UnavailableError("control endpoint unreachable");
   if (reply->status != 200) {
     return absl::InternalError(fmt::format("inject fault: {} {}", reply->status, reply->body));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimProcess::SetFactoryFault(const std::string& kind) {
+  httplib::Client client(control_url_);
+  auto reply = client.Post("/v1/factory/faults", fmt::format(R"({{"kind": "{}"}})", kind),
+                           "application/json");
+  if (!reply) return absl::UnavailableError("control endpoint unreachable");
+  if (reply->status != 200) {
+    return absl::InternalError(fmt::format("factory fault: {} {}", reply->status, reply->body));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimProcess::AddFactoryRelease(const std::string& tag) {
+  httplib::Client client(control_url_);
+  auto reply = client.Post("/v1/factory/versions", fmt::format(R"({{"version": "{}"}})", tag),
+                           "application/json");
+  if (!reply) return absl::UnavailableError("control endpoint unreachable");
+  if (reply->status != 200) {
+    return absl::InternalError(fmt::format("factory release: {} {}", reply->status, reply->body));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SimProcess::ClearFactoryFaults() {
+  httplib::Client client(control_url_);
+  auto reply = client.Delete("/v1/factory/faults");
+  if (!reply) return absl::UnavailableError("control endpoint unreachable");
+  if (reply->status != 200) {
+    return absl::InternalError(
+        fmt::format("clear factory faults: {} {}", reply->status, reply->body));
   }
   return absl::OkStatus();
 }

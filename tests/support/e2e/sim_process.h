@@ -88,6 +88,12 @@ class SimProcess {
   absl::Status InjectFault(const std::string& node, const std::string& fault_json);
   // DELETE /v1/nodes/<node>/faults (every fault).
   absl::Status ClearFaults(const std::string& node);
+  // The simulated Image Factory: its URL, and its faults ("internal_error", "hang", "slow").
+  const std::string& factory_url() const { return factory_url_; }
+  absl::Status SetFactoryFault(const std::string& kind);
+  absl::Status ClearFactoryFaults();
+  // A release the factory builds from now on ("v1.14.0").
+  absl::Status AddFactoryRelease(const std::string& tag);
   // GET /v1/nodes/<node>: the node's snapshot (talos_tag, up, boot_id, ...).
   absl::StatusOr<nlohmann::json> Node(const std::string& node);
 
@@ -103,6 +109,7 @@ class SimProcess {
   std::filesystem::path dir_;
   std::filesystem::path state_dir_;
   std::string control_url_;
+  std::string factory_url_;
   double time_scale_ = 1;
   std::vector<SimClusterInfo> clusters_;
   std::optional<gitsource::Subprocess> process_;

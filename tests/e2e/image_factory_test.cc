@@ -1,0 +1,89 @@
+// Profiles that name an Image Factory schematic, against talos-sim's simulated factory: the
+// installer from the factory's ID, the extensions a node then runs, and a factory that fails.
+#include <string>
+
+#include "tests/e2e/e2e_fixture.h"
+
+namespace tr::e2e {
+namespace {
+
+constexpr auto kReadyTimeout = 120s;
+constexpr char kIscsiSchematic[] =
+    "{customization: {systemExtensions: {officialExtensions: [siderolabs/iscsi-tools]}}}";
+
+// Talos 1.12 to 1.14 (through the newest 1.13) with a schematic declared in Git. Ready at the
+// end also says each node runs the schematic: the daemon observes every node's schematic
+// (ExtensionStatuses) and would plan a node on 1.14.0 with another one Blocked.
+TEST_F(E2eTest, ASchematicProfileUpgradesThroughTheFactoryBlockedWhileItFails) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("edge", 1, 1, "1.12.0", "1.35.0")}));
+  const std::string factory = world().sim().factory_url();
+  ASSERT_FALSE(factory.empty());
+  // A release the built-in catalog does not know: the daemon learns it from the factory.
+  E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.14.0"));
+  world().PushProfiles({{"edge", AtTalos("1.12.0", {}, "1.35.0")}}, "initial profile");
+  E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
+    o.extra_args = {"--image-factory", factory};
+  }));
+  E2E_ASSERT_OK(world().WaitForReady("edge", "1.12.0", "", kReadyTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+
+  // The factory answers 500: Blocked, naming it, and no node touched.
+  E2E_ASSERT_OK(world().sim().SetFactoryFault("internal_error"));
+  ProfileDef wanted = AtTalos("1.14.0", {}, "1.35.0");
+  wanted.schematic = kIscsiSchematic;
+  const std::string commit = world().PushProfiles({{"edge", wanted}}, "edge: 1.14.0, iscsi-tools");
+  auto blocked = world().WaitForStatus(
+      "edge",
+      [&](const core::ClusterStatus& s) {
+        return s.phase == core::ClusterPhase::kBlocked &&
+               s.message.find(factory) != std::string::npos &&
+               s.message.find("HTTP 500") != std::string::npos;
+      },
+      60s);
+  E2E_ASSERT_OK(blocked.status());
+  EXPECT_EQ(TouchedNodes(world().Journal(), "edge", since), std::vector<std::string>{});
+
+  // It answers again: the rollout runs, each node upgraded once per hop.
+  E2E_ASSERT_OK(world().sim().ClearFactoryFaults());
+  E2E_ASSERT_OK(world().WaitForReady("edge", "1.14.0", commit, kReadyTimeout).status());
+  const auto spans = UpgradeSpans(world().Journal(), "edge", since);
+  SCOPED_TRACE(Describe(spans));
+  ASSERT_EQ(spans.size(), 2u);
+  for (const auto& span : spans) {
+    SCOPED_TRACE(span.node);
+    EXPECT_EQ(span.upgrade_calls_ok, 2);
+    ASSERT_EQ(span.version_changes.size(), 2u);
+    EXPECT_TRUE(span.version_changes[0].starts_with("v1.12.0 -> v1.13."));
+    EXPECT_TRUE(span.version_changes[1].ends_with(" -> v1.14.0"));
+  }
+}
+
+// An extension the factory does not have for the desired release: refused before any node is
+// touched, naming the extension and the release.
+TEST_F(E2eTest, ASchematicNamingAnExtensionMissingForTheTargetIsRefusedWithNoNodeTouched) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("edge", 1, 1, "1.13.2", "1.35.0")}));
+  const std::string factory = world().sim().factory_url();
+  E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.14.0"));
+  world().PushProfiles({{"edge", AtTalos("1.13.2", {}, "1.35.0")}}, "initial profile");
+  E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
+    o.extra_args = {"--image-factory", factory};
+  }));
+  E2E_ASSERT_OK(world().WaitForReady("edge", "1.13.2", "", kReadyTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+  ProfileDef wanted = AtTalos("1.14.0", {}, "1.35.0");
+  wanted.schematic = "{customization: {systemExtensions: {officialExtensions: [acme/no-such]}}}";
+  world().PushProfiles({{"edge", wanted}}, "edge: 1.14.0 with an unknown extension");
+  auto blocked = world().WaitForStatus(
+      "edge",
+      [&](const core::ClusterStatus& s) {
+        return s.phase == core::ClusterPhase::kBlocked &&
+               s.message.find("has no extension acme/no-such for Talos 1.14.0") !=
+                   std::string::npos;
+      },
+      60s);
+  E2E_ASSERT_OK(blocked.status());
+  EXPECT_EQ(TouchedNodes(world().Journal(), "edge", since), std::vector<std::string>{});
+}
+
+}  // namespace
+}  // namespace tr::e2e
