@@ -11,7 +11,7 @@ namespace {
 
 using core::ClusterPhase;
 
-constexpr auto kTimeout = 120s;
+constexpr auto kFailureTimeout = 120s;
 
 // Pushes the initial profiles, starts the daemon and waits until each cluster has a status
 // for that commit.
@@ -24,7 +24,7 @@ void StartWith(E2eWorld& world, const std::map<std::string, ProfileDef>& profile
             .WaitForStatus(
                 cluster,
                 [&](const core::ClusterStatus& s) { return s.desired_commit_attempted == commit; },
-                kTimeout)
+                kFailureTimeout)
             .status());
   }
 }
@@ -76,7 +76,7 @@ absl::StatusOr<core::ClusterStatus> WaitForPhase(E2eWorld& world, const std::str
       [&](const core::ClusterStatus& s) {
         return s.phase == phase && s.desired_commit_attempted == commit;
       },
-      kTimeout);
+      kFailureTimeout);
 }
 
 TEST_F(E2eTest, NodeThatNeverReturnsFailsTheRolloutAndNothingElseIsTouched) {
@@ -154,7 +154,7 @@ TEST_F(E2eTest, RevertedBumpFinishesTheNodeInFlightThenBlocksNamingIt) {
   const uint64_t since = LastSeq(world().Journal());
 
   world().PushProfiles({{"revert", AtTalos("1.12.0")}}, "revert: Talos 1.12.0");
-  ASSERT_TRUE(world().WaitUntil(kTimeout, [&] {
+  ASSERT_TRUE(world().WaitUntil(kFailureTimeout, [&] {
     return CountCalls(world().Journal(), "revert", "MachineService/Upgrade", "OK", since) > 0;
   }));
   const std::string revert =
@@ -169,7 +169,7 @@ TEST_F(E2eTest, RevertedBumpFinishesTheNodeInFlightThenBlocksNamingIt) {
                                                    Names(s.message,
                                                          "finishing the upgrade of " + node);
                                           },
-                                          kTimeout));
+                                          kFailureTimeout));
   core::ClusterStatus blocked;
   E2E_ASSERT_OK_AND_ASSIGN(blocked,
                            WaitForPhase(world(), "revert", ClusterPhase::kBlocked, revert));
@@ -228,10 +228,10 @@ TEST_F(E2eTest, BrokenProfileBesideAGoodOneIsReportedWithFileAndLine) {
       world().PushProfiles({{"good", AtTalos("1.12.0")}}, "good: Talos 1.12.0; broken: a typo",
                            {{ProfilePath("broken"), broken}});
 
-  E2E_ASSERT_OK(world().WaitForReady("good", "1.12.0", commit, kTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("good", "1.12.0", commit, kFailureTimeout).status());
   const std::string where = fmt::format("clusters/broken.yaml:{}:", line);
   EXPECT_TRUE(world().WaitUntil(
-      kTimeout,
+      kFailureTimeout,
       [&] { return world().repo().StatusText("broken").find(where) != std::string::npos; }))
       << "status/broken.yaml does not name " << where << ":\n"
       << world().repo().StatusText("broken");

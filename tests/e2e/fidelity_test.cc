@@ -6,7 +6,7 @@
 namespace tr::e2e {
 namespace {
 
-constexpr auto kTimeout = 120s;
+constexpr auto kFidelityTimeout = 120s;
 
 // Starts the fleet with `cluster`, the daemon on a profile at `talos`, waits until the cluster
 // is Ready there; `since` gets the journal's last sequence number.
@@ -15,7 +15,7 @@ void StartReadyAt(E2eWorld& world, const ClusterDef& cluster, const std::string&
   E2E_ASSERT_OK(world.StartFleet({cluster}, options));
   world.PushProfiles({{cluster.name, AtTalos(talos)}}, "initial profiles");
   E2E_ASSERT_OK(world.StartDaemon());
-  E2E_ASSERT_OK(world.WaitForReady(cluster.name, talos, "", kTimeout).status());
+  E2E_ASSERT_OK(world.WaitForReady(cluster.name, talos, "", kFidelityTimeout).status());
   *since = LastSeq(world.Journal());
 }
 
@@ -30,7 +30,7 @@ TEST_F(E2eTest, UpgradeMutexHeldOn112IsRetriedNotFatal) {
 
   const std::string commit =
       world().PushProfiles({{"mutex", AtTalos("1.13.9")}}, "mutex: Talos 1.13.9");
-  E2E_ASSERT_OK(world().WaitForReady("mutex", "1.13.9", commit, kTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("mutex", "1.13.9", commit, kFidelityTimeout).status());
   const auto& journal = world().Journal();
   EXPECT_EQ(CountCalls(journal, "mutex", "MachineService/Upgrade", "UNKNOWN", since), 3);
   EXPECT_EQ(CountCalls(journal, "mutex", "MachineService/Upgrade", "OK", since), 3);
@@ -57,7 +57,7 @@ TEST_F(E2eTest, ANodeRebootedBetweenPrePullAndInstallIsPulledAgainAndUpgradedOnc
   ASSERT_NO_FATAL_FAILURE(StartReadyAt(world(), cluster, "1.13.2", &since));
 
   const std::string commit = world().PushProfiles({{"blip", AtTalos("1.13.9")}}, "blip: 1.13.9");
-  E2E_ASSERT_OK(world().WaitForReady("blip", "1.13.9", commit, kTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("blip", "1.13.9", commit, kFidelityTimeout).status());
   const auto& journal = world().Journal();
   // The blip happened after the pre-pull and before that node's install.
   uint64_t fired = 0, wiped = 0, installed = 0;
@@ -97,7 +97,7 @@ TEST_F(E2eTest, CallsHangingAfterAWorkerRebootsDelayTheRolloutButDoNotFailIt) {
       StartReadyAt(world(), MakeCluster("hang", 1, 1, "1.13.2"), "1.13.2", &since, options));
 
   const std::string commit = world().PushProfiles({{"hang", AtTalos("1.13.9")}}, "hang: 1.13.9");
-  E2E_ASSERT_OK(world().WaitForReady("hang", "1.13.9", commit, kTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("hang", "1.13.9", commit, kFidelityTimeout).status());
   const auto& journal = world().Journal();
   int timed_out = 0;
   for (const auto& line : journal) {
@@ -131,7 +131,7 @@ TEST_F(E2eTest, ATypoedSchematicStopsAtThePrePullBeforeAnyNodeIsTouched) {
                                          return s.phase == core::ClusterPhase::kUpgradeFailed &&
                                                 s.desired_commit_attempted == commit;
                                        },
-                                       kTimeout));
+                                       kFidelityTimeout));
   const std::string said = failed.message + " | " + failed.talos.message;
   EXPECT_NE(said.find("error pulling image"), std::string::npos) << said;
   const auto& journal = world().Journal();

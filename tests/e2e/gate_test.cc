@@ -18,7 +18,7 @@ namespace {
 using core::ClusterPhase;
 using Clock = std::chrono::system_clock;
 
-constexpr auto kTimeout = 120s;
+constexpr auto kGateTestTimeout = 120s;
 
 // An application health endpoint of ours: GET /healthz answers 200 or 503 as the test says.
 class AppHealth {
@@ -30,8 +30,8 @@ class AppHealth {
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
     // stop() is lost on a server that is not running yet: wait until it is.
-    EXPECT_TRUE(test_support::WaitUntil([&] { return server_.is_running(); },
-                                        std::chrono::seconds(10)));
+    EXPECT_TRUE(
+        test_support::WaitUntil([&] { return server_.is_running(); }, std::chrono::seconds(10)));
   }
   ~AppHealth() {
     server_.stop();
@@ -39,9 +39,10 @@ class AppHealth {
   }
   void Set(bool healthy) { healthy_ = healthy; }
   std::string Check(const std::string& name) const {
-    return fmt::format("- {{name: {}, type: http, url: \"http://127.0.0.1:{}/healthz\", "
-                       "timeout: 2s}}",
-                       name, port_);
+    return fmt::format(
+        "- {{name: {}, type: http, url: \"http://127.0.0.1:{}/healthz\", "
+        "timeout: 2s}}",
+        name, port_);
   }
 
  private:
@@ -64,33 +65,32 @@ TEST_F(E2eTest, FailingHealthCheckHoldsTheNextNodeResumesAndTimesOut) {
   broken.Set(false);
   E2E_ASSERT_OK(world().StartFleet(
       {MakeCluster("gated", 1, 2, "1.11.6"), MakeCluster("doomed", 1, 1, "1.11.6")}));
-  const std::string initial = world().PushProfiles(
-      {{"gated", AtTalos("1.11.6", GatedPolicy(app, "10m"))},
-       {"doomed", AtTalos("1.11.6", GatedPolicy(broken, "4s"))}},
-      "initial profiles");
+  const std::string initial =
+      world().PushProfiles({{"gated", AtTalos("1.11.6", GatedPolicy(app, "10m"))},
+                            {"doomed", AtTalos("1.11.6", GatedPolicy(broken, "4s"))}},
+                           "initial profiles");
   E2E_ASSERT_OK(world().StartDaemon());
   for (const char* cluster : {"gated", "doomed"}) {
-    E2E_ASSERT_OK(world()
-                      .WaitForStatus(
-                          cluster,
-                          [&](const core::ClusterStatus& s) {
-                            return s.desired_commit_attempted == initial;
-                          },
-                          kTimeout)
-                      .status());
+    E2E_ASSERT_OK(
+        world()
+            .WaitForStatus(
+                cluster,
+                [&](const core::ClusterStatus& s) { return s.desired_commit_attempted == initial; },
+                kGateTestTimeout)
+            .status());
   }
   const uint64_t since = LastSeq(world().Journal());
   app.Set(false);
-  const std::string commit = world().PushProfiles(
-      {{"gated", AtTalos("1.12.0", GatedPolicy(app, "10m"))},
-       {"doomed", AtTalos("1.12.0", GatedPolicy(broken, "4s"))}},
-      "Talos 1.12.0");
+  const std::string commit =
+      world().PushProfiles({{"gated", AtTalos("1.12.0", GatedPolicy(app, "10m"))},
+                            {"doomed", AtTalos("1.12.0", GatedPolicy(broken, "4s"))}},
+                           "Talos 1.12.0");
 
   // Failing before the first node: nothing is touched, not even a pull.
   core::ClusterStatus held;
-  E2E_ASSERT_OK_AND_ASSIGN(held, world().WaitForStatus(
-                                     "gated", [&](auto& s) { return Waiting(s, commit); },
-                                     kTimeout));
+  E2E_ASSERT_OK_AND_ASSIGN(
+      held, world().WaitForStatus(
+                "gated", [&](auto& s) { return Waiting(s, commit); }, kGateTestTimeout));
   EXPECT_THAT(held.message, ::testing::HasSubstr("app: HTTP 503, expected 200"));
   ASSERT_EQ(held.gates.results.size(), 1u);
   EXPECT_FALSE(held.gates.results[0].healthy);
@@ -106,12 +106,12 @@ TEST_F(E2eTest, FailingHealthCheckHoldsTheNextNodeResumesAndTimesOut) {
                           return s.desired_commit_attempted == commit &&
                                  s.talos.progress == "1/3" && s.rollout.in_flight.empty();
                         },
-                        kTimeout)
+                        kGateTestTimeout)
                     .status());
   app.Set(false);  // within the 2 s settle
-  E2E_ASSERT_OK_AND_ASSIGN(held, world().WaitForStatus(
-                                     "gated", [&](auto& s) { return Waiting(s, commit); },
-                                     kTimeout));
+  E2E_ASSERT_OK_AND_ASSIGN(
+      held, world().WaitForStatus(
+                "gated", [&](auto& s) { return Waiting(s, commit); }, kGateTestTimeout));
   EXPECT_EQ(held.talos.progress, "1/3");
   const uint64_t held_at = LastSeq(world().Journal());
   ASSERT_EQ(TouchedNodes(world().Journal(), "gated", since).size(), 1u);
@@ -124,12 +124,12 @@ TEST_F(E2eTest, FailingHealthCheckHoldsTheNextNodeResumesAndTimesOut) {
                           return Waiting(s, commit) && !s.gates.results.empty() &&
                                  s.gates.results[0].checked > checked + 1s;
                         },
-                        kTimeout)
+                        kGateTestTimeout)
                     .status());
   EXPECT_TRUE(TouchedNodes(world().Journal(), "gated", held_at).empty());
 
   app.Set(true);
-  E2E_ASSERT_OK(world().WaitForReady("gated", "1.12.0", commit, kTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("gated", "1.12.0", commit, kGateTestTimeout).status());
   const auto spans = UpgradeSpans(world().Journal(), "gated", since);
   EXPECT_EQ(spans.size(), 3u) << Describe(spans);
   EXPECT_EQ(OverlapProblem(spans), "");
@@ -142,7 +142,7 @@ TEST_F(E2eTest, FailingHealthCheckHoldsTheNextNodeResumesAndTimesOut) {
                                          return s.desired_commit_attempted == commit &&
                                                 s.phase == ClusterPhase::kUpgradeFailed;
                                        },
-                                       kTimeout));
+                                       kGateTestTimeout));
   EXPECT_THAT(failed.message, ::testing::HasSubstr("gateTimeout 4s"));
   ASSERT_TRUE(failed.rollout.failure.has_value());
   EXPECT_TRUE(TouchedNodes(world().Journal(), "doomed", since).empty());
@@ -156,20 +156,21 @@ TEST_F(E2eTest, FailingHealthCheckHoldsAKubernetesUpgrade) {
   const std::string initial = world().PushProfiles(
       {{"kgated", AtTalos("1.12.0", GatedPolicy(app, "10m"), "1.34.1")}}, "initial profile");
   E2E_ASSERT_OK(world().StartDaemon());
-  E2E_ASSERT_OK(world().WaitForReady("kgated", "1.12.0", initial, kTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("kgated", "1.12.0", initial, kGateTestTimeout).status());
   const uint64_t since = LastSeq(world().Journal());
   app.Set(false);
   const std::string commit = world().PushProfiles(
       {{"kgated", AtTalos("1.12.0", GatedPolicy(app, "10m"), "1.35.0")}}, "Kubernetes 1.35.0");
   core::ClusterStatus held;
-  E2E_ASSERT_OK_AND_ASSIGN(held, world().WaitForStatus(
-                                     "kgated", [&](auto& s) { return Waiting(s, commit); },
-                                     kTimeout));
+  E2E_ASSERT_OK_AND_ASSIGN(
+      held, world().WaitForStatus(
+                "kgated", [&](auto& s) { return Waiting(s, commit); }, kGateTestTimeout));
   EXPECT_THAT(held.message, ::testing::HasSubstr("app: HTTP 503, expected 200"));
   EXPECT_EQ(CountCalls(world().Journal(), "kgated", "MachineService/ApplyConfiguration", "", since),
             0);
   app.Set(true);
-  E2E_ASSERT_OK(world().WaitForKubernetesReady("kgated", "1.35.0", commit, kTimeout).status());
+  E2E_ASSERT_OK(
+      world().WaitForKubernetesReady("kgated", "1.35.0", commit, kGateTestTimeout).status());
   EXPECT_GT(CountCalls(world().Journal(), "kgated", "MachineService/ApplyConfiguration", "", since),
             0);
 }
@@ -196,7 +197,7 @@ TEST_F(E2eTest, PromotionChainLabThenStagingThenProdAfterSoak) {
   const std::string initial = world().PushProfiles({}, "initial profiles", files("1.11.6"));
   E2E_ASSERT_OK(world().StartDaemon());
   for (const char* cluster : {"lab", "staging", "prod"}) {
-    E2E_ASSERT_OK(world().WaitForReady(cluster, "1.11.6", initial, kTimeout).status());
+    E2E_ASSERT_OK(world().WaitForReady(cluster, "1.11.6", initial, kGateTestTimeout).status());
   }
   const uint64_t since = LastSeq(world().Journal());
   const std::string commit = world().PushProfiles({}, "fleet: Talos 1.12.0", files("1.12.0"));
@@ -207,11 +208,12 @@ TEST_F(E2eTest, PromotionChainLabThenStagingThenProdAfterSoak) {
                                                return s.desired_commit_attempted == commit &&
                                                       s.phase == ClusterPhase::kWaitingForPromotion;
                                              },
-                                             kTimeout));
+                                             kGateTestTimeout));
   EXPECT_THAT(prod_waiting.message, ::testing::StartsWith("waiting for staging ("));
   core::ClusterStatus staging, prod;
-  E2E_ASSERT_OK_AND_ASSIGN(staging, world().WaitForReady("staging", "1.12.0", commit, kTimeout));
-  E2E_ASSERT_OK_AND_ASSIGN(prod, world().WaitForReady("prod", "1.12.0", commit, kTimeout));
+  E2E_ASSERT_OK_AND_ASSIGN(staging,
+                           world().WaitForReady("staging", "1.12.0", commit, kGateTestTimeout));
+  E2E_ASSERT_OK_AND_ASSIGN(prod, world().WaitForReady("prod", "1.12.0", commit, kGateTestTimeout));
   const auto lab = UpgradeSpans(world().Journal(), "lab", since);
   const auto stage = UpgradeSpans(world().Journal(), "staging", since);
   const auto production = UpgradeSpans(world().Journal(), "prod", since);

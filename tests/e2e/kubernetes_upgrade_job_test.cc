@@ -30,7 +30,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr auto kTimeout = 120s;
+constexpr auto kJobTestTimeout = 120s;
 constexpr char kNamespace[] = "talos-reconciler";
 constexpr char kSecret[] = "k8s-talosconfig";
 
@@ -47,8 +47,8 @@ void WriteText(const fs::path& path, const std::string& text) {
 }
 
 std::string Rfc3339Now() {
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z", std::chrono::time_point_cast<std::chrono::seconds>(
-                                                  Env::Default().Now()));
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z",
+                     std::chrono::time_point_cast<std::chrono::seconds>(Env::Default().Now()));
 }
 
 bool Finished(const json& job) {
@@ -338,7 +338,7 @@ class KubernetesUpgradeJobTest : public E2eTest {
                       "--kubernetes-upgrade-job-secret",
                       std::string("k8s=") + kSecret};
     }));
-    E2E_ASSERT_OK(world().WaitForReady("k8s", "1.12.0", "", kTimeout).status());
+    E2E_ASSERT_OK(world().WaitForReady("k8s", "1.12.0", "", kJobTestTimeout).status());
     auto credentials = reconciler::kube::ParseKubeconfig(ReadText(kubeconfig));
     E2E_ASSERT_OK(credentials.status());
     auto client = reconciler::kube::NewHttpKubeClient(*credentials);
@@ -376,7 +376,8 @@ class KubernetesUpgradeJobTest : public E2eTest {
   }
   // Ready on Kubernetes 1.35.0 with `commit`; each component patched exactly once.
   void ExpectUpgradedOnce(const std::string& commit) {
-    E2E_ASSERT_OK(world().WaitForKubernetesReady("k8s", "1.35.0", commit, kTimeout).status());
+    E2E_ASSERT_OK(
+        world().WaitForKubernetesReady("k8s", "1.35.0", commit, kJobTestTimeout).status());
     const std::map<std::string, int> applies = Applies();
     for (const auto& cp : world().sim().cluster("k8s").ControlPlaneNames()) {
       // kube-apiserver, kube-controller-manager, kube-scheduler, kube-proxy, kubelet
@@ -430,7 +431,7 @@ TEST_F(KubernetesUpgradeJobTest, JobCompletesAfterItsPodIsKilledWithNothingPatch
                               s.message.find("Job k8s-upgrade-k8s-v1-35-0 running, attempt 1: " +
                                              progress) != std::string::npos;
                      },
-                     kTimeout));
+                     kJobTestTimeout));
   controller_->Resume();
   ASSERT_TRUE(world().WaitUntil(60s, [&] { return controller_->running() && TotalApplies() >= 2; }))
       << world().Diagnostics() << controller_->Logs();
@@ -463,7 +464,7 @@ TEST_F(KubernetesUpgradeJobTest, FailingComponentFailsTheJobAndNamesComponentAnd
                                        [&](const core::ClusterStatus& s) {
                                          return s.phase == core::ClusterPhase::kUpgradeFailed;
                                        },
-                                       kTimeout));
+                                       kJobTestTimeout));
   EXPECT_NE(failed.message.find("image pull"), std::string::npos) << failed.message;
   EXPECT_NE(failed.message.find("on " + worker), std::string::npos) << failed.message;
   // Exit code 3 fails the Job at once (podFailurePolicy): one pod, nothing applied, the Job kept.

@@ -5,7 +5,6 @@
 // the merge rolls out, and progress and the result land in that comment with the rollout
 // status on the merge commit. A secondary rate limit (403 + retry-after) is injected midway.
 #include <gmock/gmock.h>
-
 #include <time.h>
 
 #include <chrono>
@@ -28,7 +27,7 @@ using forge_test::FakeForge;
 using forge_test::FakeStatus;
 
 constexpr char kForgeToken[] = "ghp_e2eForgeTokenNeverInTheLog";
-constexpr char kSecret[] = "e2e-pr-webhook-secret";
+constexpr char kWebhookSecret[] = "e2e-pr-webhook-secret";
 
 // A pull (merge) request number 7 on `forge`: its head ref and the forge's webhooks for it.
 class PullRequestLoop {
@@ -60,8 +59,8 @@ class PullRequestLoop {
   // Makes the pull request's head ref, on top of main, a commit of `entries` tree entries that
   // all name one blob of `blob_bytes` (fast-import: the pack stays a few KB); its id.
   std::string ImportHead(int entries, std::size_t blob_bytes) {
-    std::string stream = fmt::format("blob\nmark :1\ndata {}\n{}\n", blob_bytes,
-                                     std::string(blob_bytes, 'a'));
+    std::string stream =
+        fmt::format("blob\nmark :1\ndata {}\n{}\n", blob_bytes, std::string(blob_bytes, 'a'));
     stream +=
         "commit refs/pull/7/head\ncommitter Mallory <m@example.com> 1700000000 +0000\n"
         "data 5\nhuge\nfrom refs/heads/main\n";
@@ -88,9 +87,7 @@ class PullRequestLoop {
     const nlohmann::json merge_sha =
         merge_commit.empty() ? nlohmann::json() : nlohmann::json(merge_commit);
     if (forge_ == "gitlab") {
-      const std::string gitlab_action = merged               ? "merge"
-                                        : action == "opened" ? "open"
-                                                             : "update";
+      const std::string gitlab_action = merged ? "merge" : action == "opened" ? "open" : "update";
       std::ofstream(payload) << nlohmann::json{
           {"object_kind", "merge_request"},
           {"object_attributes",
@@ -98,8 +95,9 @@ class PullRequestLoop {
             {"action", gitlab_action},
             {"last_commit", {{"id", head}}},
             {"target_branch", "main"},
-            {"merge_commit_sha", merge_sha}}}}.dump();
-      return Single(SendWebhook(hooks_url_, kSecret, forge_, "Merge Request Hook", payload));
+            {"merge_commit_sha",
+             merge_sha}}}}.dump();
+      return Single(SendWebhook(hooks_url_, kWebhookSecret, forge_, "Merge Request Hook", payload));
     }
     nlohmann::json pr{{"head", {{"sha", head}}}, {"base", {{"ref", "main"}}}, {"merged", merged}};
     pr["merge_commit_sha"] = merge_sha;
@@ -107,7 +105,7 @@ class PullRequestLoop {
         {"action", action},
         {"number", 7},
         {"pull_request", pr}}.dump();
-    return Single(SendWebhook(hooks_url_, kSecret, forge_, "pull_request", payload));
+    return Single(SendWebhook(hooks_url_, kWebhookSecret, forge_, "pull_request", payload));
   }
 
  private:
@@ -152,7 +150,7 @@ absl::StatusOr<std::string> StartWithForge(E2eWorld& world, const std::string& f
   const std::string host = world.sim().address_prefix() + ".252";
   absl::StatusOr<int> port = FreePort(host);
   if (!port.ok()) return port.status();
-  std::ofstream(world.dir() / "webhook-secret") << kSecret << "\n";
+  std::ofstream(world.dir() / "webhook-secret") << kWebhookSecret << "\n";
   std::ofstream(world.dir() / "forge-token") << kForgeToken << "\n";
   if (auto st = world.StartDaemon([&](DaemonOptions& o) {
         o.poll_interval = "1h";

@@ -21,17 +21,17 @@ namespace fs = std::filesystem;
 using gitsource::testing::ProcessResult;
 using gitsource::testing::RunCommand;
 
-const fs::path kSource = TR_SOURCE_DIR;
+const fs::path kPreviewsSource = TR_SOURCE_DIR;
 
 TEST(NotifyPreviewsTest, DocsShowWhatScriptsDocsNotifyPreviewsGenerates) {
   const gitsource::testing::TempDir tmp;
-  const ProcessResult r = RunCommand({"bash", (kSource / "scripts/docs-notify-previews").string(),
-                                      "--build", TR_BINARY_DIR, "--out",
-                                      (tmp / "notifications.md").string()});
+  const ProcessResult r =
+      RunCommand({"bash", (kPreviewsSource / "scripts/docs-notify-previews").string(), "--build",
+                  TR_BINARY_DIR, "--out", (tmp / "notifications.md").string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string generated = test_support::ReadPage(tmp.path(), "notifications.md");
   ASSERT_NE(generated.find("format=googlechat"), std::string::npos);
-  EXPECT_EQ(test_support::ReadPage(kSource, "docs/notifications.md"), generated)
+  EXPECT_EQ(test_support::ReadPage(kPreviewsSource, "docs/notifications.md"), generated)
       << "The notification previews are generated: run scripts/docs-notify-previews "
          "(TR_BUILD_DIR=<this build> when it is not build/) and commit docs/notifications.md.";
 }
@@ -44,7 +44,8 @@ TEST(NotifyPreviewsTest, EveryFormatHasAPreview) {
   for (const notify_preview::FormatPreview& p : notify_preview::Previews()) {
     previewed.emplace_back(p.format);
   }
-  EXPECT_EQ(previewed, formats) << "add the new format's preview to tests/notify_preview/preview.cc";
+  EXPECT_EQ(previewed, formats)
+      << "add the new format's preview to tests/notify_preview/preview.cc";
 }
 
 }  // namespace

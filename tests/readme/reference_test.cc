@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 using gitsource::testing::ProcessResult;
 using gitsource::testing::RunCommand;
 
-const fs::path kSource = TR_SOURCE_DIR;
+const fs::path kSourceDir = TR_SOURCE_DIR;
 
 std::set<std::string> PagesIn(const fs::path& dir) {
   std::set<std::string> pages;
@@ -46,20 +46,21 @@ std::string FirstDifference(const std::string& checked_in, const std::string& ge
 
 TEST(ReferenceTest, IsWhatScriptsDocsReferenceGenerates) {
   const gitsource::testing::TempDir tmp;
-  const ProcessResult r = RunCommand(
-      {"bash", (kSource / "scripts/docs-reference").string(), "--build", TR_BINARY_DIR, "--out",
-       (tmp / "reference").string()});
+  const ProcessResult r =
+      RunCommand({"bash", (kSourceDir / "scripts/docs-reference").string(), "--build",
+                  TR_BINARY_DIR, "--out", (tmp / "reference").string()});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string fix =
       "\nThe flag reference is generated from --help: run scripts/docs-reference (TR_BUILD_DIR="
       "<this build> when it is not build/) and commit docs/reference/.";
   const std::set<std::string> generated = PagesIn(tmp / "reference");
   ASSERT_FALSE(generated.empty());
-  EXPECT_EQ(PagesIn(kSource / "docs/reference"), generated) << fix;
+  EXPECT_EQ(PagesIn(kSourceDir / "docs/reference"), generated) << fix;
   for (const std::string& page : generated) {
     const std::string path = "docs/reference/" + page;
-    const std::string difference = FirstDifference(
-        test_support::ReadPage(kSource, path), test_support::ReadPage(tmp.path(), "reference/" + page));
+    const std::string difference =
+        FirstDifference(test_support::ReadPage(kSourceDir, path),
+                        test_support::ReadPage(tmp.path(), "reference/" + page));
     EXPECT_EQ(difference, "") << path << " is not what the binary's --help says now." << fix;
   }
 }

@@ -27,15 +27,15 @@ TEST(CliTest, VersionAsACommandAFlagAndJson) {
   const ProcessResult flag = Cli({"--version"});
   EXPECT_EQ(flag.exit_code, 0) << flag.err;
   EXPECT_THAT(command.out, HasSubstr(flag.out.substr(0, flag.out.find('\n'))));
-  const ProcessResult json = Cli({"version", "-o", "json"});
-  ASSERT_EQ(json.exit_code, 0) << json.err;
-  const nlohmann::json doc = nlohmann::json::parse(json.out);
+  const ProcessResult as_json = Cli({"version", "-o", "json"});
+  ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
+  const nlohmann::json doc = nlohmann::json::parse(as_json.out);
   EXPECT_EQ("talos-reconciler " + doc.at("version").get<std::string>(),
             command.out.substr(0, command.out.size() - 1));
   // The whole shape, pinned (a change is recorded in CHANGELOG.md).
   EXPECT_EQ(doc.at("apiVersion"), "talos-reconciler.dev/v1alpha1");
   EXPECT_EQ(doc.at("kind"), "Version");
-  EXPECT_EQ(doc.size(), 3u) << json.out;
+  EXPECT_EQ(doc.size(), 3u) << as_json.out;
 }
 
 TEST(CliTest, UnknownCommandSuggestsTheClosestAndExits1) {

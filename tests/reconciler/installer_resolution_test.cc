@@ -12,7 +12,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kId[] = "613e1592b2da41ae5e265e8789429f22e121aab91cb4deb6bc3c0b6262961245";
+constexpr char kIscsiId[] = "613e1592b2da41ae5e265e8789429f22e121aab91cb4deb6bc3c0b6262961245";
 
 struct FakeFactory {
   int schematic_calls = 0, extension_calls = 0;
@@ -26,7 +26,7 @@ struct FakeFactory {
       asked_origin = origin;
       asked_yaml = yaml;
       if (!down.ok()) return down;
-      return std::string(kId);
+      return std::string(kIscsiId);
     };
   }
   InstallerResolver::ExtensionLister Lister() {
@@ -55,10 +55,10 @@ TEST(InstallerResolverTest, FillsTheFactoryInstallerOfTheSchematicsId) {
   InstallerResolver resolver("http://127.0.0.1:7000", ids, factory.Lister());
   auto resolved = resolver.Resolve(SchematicProfile(""));
   ASSERT_TRUE(resolved.ok()) << resolved.status();
-  EXPECT_EQ(resolved->talos_image, std::string("127.0.0.1:7000/metal-installer/") + kId);
-  EXPECT_EQ(resolved->talos_schematic_id, kId);
+  EXPECT_EQ(resolved->talos_image, std::string("127.0.0.1:7000/metal-installer/") + kIscsiId);
+  EXPECT_EQ(resolved->talos_schematic_id, kIscsiId);
   EXPECT_EQ(resolved->InstallerImage(),
-            std::string("127.0.0.1:7000/metal-installer/") + kId + ":v1.14.0");
+            std::string("127.0.0.1:7000/metal-installer/") + kIscsiId + ":v1.14.0");
   EXPECT_EQ(factory.asked_origin, "http://127.0.0.1:7000");
   EXPECT_EQ(factory.asked_yaml, core::SchematicYaml(SchematicProfile("").talos_factory->schematic));
   // Known afterwards: a second reconcile asks the factory nothing.
@@ -76,7 +76,8 @@ TEST(InstallerResolverTest, TheProfilesFactoryComesBeforeTheFlagsAndSecureBootNa
   profile.talos_factory->secureboot = true;
   auto resolved = resolver.Resolve(profile);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
-  EXPECT_EQ(resolved->talos_image, std::string("127.0.0.2:7443/aws-installer-secureboot/") + kId);
+  EXPECT_EQ(resolved->talos_image,
+            std::string("127.0.0.2:7443/aws-installer-secureboot/") + kIscsiId);
   EXPECT_EQ(factory.asked_origin, "https://127.0.0.2:7443");
 }
 

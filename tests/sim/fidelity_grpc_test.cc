@@ -26,7 +26,7 @@ using testing::ReadTalosconfig;
 using namespace std::chrono_literals;
 
 // apid_reconnect of 1500 s fleet time = 1.5 s real at this scale; everything else is quick.
-constexpr const char* kFleet = R"(
+constexpr const char* kFidelityFleet = R"(
 time_scale: 0.001
 timings: {apid_reconnect: 1500s}
 registry:
@@ -43,7 +43,7 @@ clusters:
 class FidelityGrpcTest : public testing::ProdFleetTest {
  protected:
   // Through cp-1, the first endpoint.
-  void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartProdFleet(kFleet, "sim-fidelity")); }
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartProdFleet(kFidelityFleet, "sim-fidelity")); }
 
   grpc::Status Pull(const std::string& node, const std::string& image, int driver, int ns) {
     auto images = machine::ImageService::NewStub(channel_);
@@ -201,8 +201,7 @@ TEST_F(FidelityGrpcTest, CosiRefusesNamespacesTheNodeDoesNotRegister) {
             "resource type \"MachineStatus.runtime.talos.dev\" is not supported");
   // A registered namespace without that resource: the state's own NotFound.
   EXPECT_EQ(get("w-1", "security", status_type).error_code(), grpc::StatusCode::NOT_FOUND);
-  EXPECT_EQ(get("cp-2", "security", status_type).error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(get("cp-2", "security", status_type).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(get("w-1", "storage", status_type).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_TRUE(get("cp-2", "runtime", status_type).ok());
 
@@ -224,7 +223,9 @@ TEST_F(FidelityGrpcTest, ForwardedCallsFailDuringApidReconnectBackoff) {
   machine::RebootResponse rebooted;
   auto ctx = Call(Addr("w-1"));
   ASSERT_TRUE(machine_->Reboot(ctx.get(), {}, &rebooted).ok());
-  ASSERT_TRUE(fleet_->WaitForNode("w-1", [](const NodeSnapshot& n) { return n.boots == 2; }, 20s)
+  ASSERT_TRUE(fleet_
+                  ->WaitForNode(
+                      "w-1", [](const NodeSnapshot& n) { return n.boots == 2; }, 20s)
                   .ok());
   machine::VersionResponse version;
   ctx = Call(Addr("w-1"));
@@ -249,8 +250,8 @@ TEST_F(FidelityGrpcTest, ForwardedCallsFailDuringApidReconnectBackoff) {
 // window ends with Unavailable `i/o timeout`; then the reconnect backoff refuses, then they pass.
 // On a simulated clock, so the windows do not depend on how fast the machine is.
 TEST(ApidHangTest, ForwardedCallsHangAfterABootThenFailThenPass) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sim-hang-" + std::to_string(getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sim-hang-" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   auto spec = FleetSpec::Parse(R"(
 timings: {apid_hang: 20s, apid_reconnect: 30s}
@@ -284,12 +285,14 @@ clusters:
 
   // The clock stands still: only the caller's deadline ends the call.
   EXPECT_EQ(version(300ms).error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  ASSERT_TRUE(fleet->WaitForNode("w-1", [](const NodeSnapshot& n) { return n.hanging_calls == 0; },
-                                 10s)
+  ASSERT_TRUE(fleet
+                  ->WaitForNode(
+                      "w-1", [](const NodeSnapshot& n) { return n.hanging_calls == 0; }, 10s)
                   .ok());
   auto pending = std::async(std::launch::async, [&] { return version(20s); });
-  ASSERT_TRUE(fleet->WaitForNode("w-1", [](const NodeSnapshot& n) { return n.hanging_calls == 1; },
-                                 10s)
+  ASSERT_TRUE(fleet
+                  ->WaitForNode(
+                      "w-1", [](const NodeSnapshot& n) { return n.hanging_calls == 1; }, 10s)
                   .ok());
   clock->AdvanceBy(20s);
   const grpc::Status timed_out = pending.get();

@@ -26,7 +26,7 @@ using namespace std::chrono_literals;
 
 // The legacy upgrade's drain lasts 0.5 s (real): a test subscribes to the node's events after
 // Upgrade answers and before the node goes down, also on a loaded machine.
-constexpr const char* kFleet = R"(
+constexpr const char* kGrpcFleet = R"(
 time_scale: 0.002
 timings: {drain: 250s}
 clusters:
@@ -41,7 +41,7 @@ clusters:
 
 class FleetGrpcTest : public testing::ProdFleetTest {
  protected:
-  void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartProdFleet(kFleet, "sim-grpc")); }
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartProdFleet(kGrpcFleet, "sim-grpc")); }
   std::unique_ptr<machine::MachineService::Stub> Stub(const std::string& role,
                                                       const std::string& endpoint) {
     return machine::MachineService::NewStub(
@@ -117,8 +117,7 @@ TEST_F(FleetGrpcTest, ApidRoutingRules) {
   EXPECT_EQ(st.error_message(), "invalid target \"" + Addr("cp-2") + ":50000\"");
   // A bare IPv6 address is a valid target (no node has it here: the dial fails).
   auto ipv6 = Call("fd00::1");
-  EXPECT_EQ(machine_->Hostname(ipv6.get(), {}, &resp).error_code(),
-            grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(machine_->Hostname(ipv6.get(), {}, &resp).error_code(), grpc::StatusCode::UNAVAILABLE);
   auto bracketed = Call("[fd00::1]:50000");
   EXPECT_EQ(machine_->Hostname(bracketed.get(), {}, &resp).error_code(),
             grpc::StatusCode::INTERNAL);
@@ -372,7 +371,7 @@ TEST_F(FleetGrpcTest, UnreachableNodeAnswersUnavailable) {
 TEST(FleetListenerTest, RefusesConnectionsWhileDownWhenAsked) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("sim-refuse-" + std::to_string(getpid()));
-  auto spec = FleetSpec::Parse(std::string(kFleet) + "refuse_connections_while_down: true\n");
+  auto spec = FleetSpec::Parse(std::string(kGrpcFleet) + "refuse_connections_while_down: true\n");
   ASSERT_TRUE(spec.ok()) << spec.status();
   ASSERT_TRUE(spec->refuse_connections_while_down);
   auto fleet = Fleet::Start(*spec, dir);

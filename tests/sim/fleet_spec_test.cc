@@ -8,7 +8,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr const char* kFleet = R"(
+constexpr const char* kSpecFleet = R"(
 time_scale: 0.01
 address_prefix: 127.0.42
 timings:
@@ -37,7 +37,7 @@ clusters:
 )";
 
 TEST(FleetSpecTest, ParsesEveryField) {
-  auto spec = FleetSpec::Parse(kFleet);
+  auto spec = FleetSpec::Parse(kSpecFleet);
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_DOUBLE_EQ(spec->time_scale, 0.01);
   EXPECT_EQ(spec->address_prefix, "127.0.42");
@@ -145,11 +145,11 @@ TEST(FleetSpecTest, LoadReportsMissingFile) {
 }
 
 TEST(FleetSpecTest, FaultKindNamesRoundTrip) {
-  for (auto kind : {FaultKind::kBadInstallerImage, FaultKind::kBootFailure,
-                    FaultKind::kNeverReturns, FaultKind::kSlowReboot, FaultKind::kEtcdUnhealthy,
-                    FaultKind::kUpgradeLockHeld, FaultKind::kApiUnreachable,
-                    FaultKind::kImagePullFailure, FaultKind::kStaticPodNotReady,
-                    FaultKind::kKubeletNotReturning, FaultKind::kRemovedApiInUse}) {
+  for (auto kind :
+       {FaultKind::kBadInstallerImage, FaultKind::kBootFailure, FaultKind::kNeverReturns,
+        FaultKind::kSlowReboot, FaultKind::kEtcdUnhealthy, FaultKind::kUpgradeLockHeld,
+        FaultKind::kApiUnreachable, FaultKind::kImagePullFailure, FaultKind::kStaticPodNotReady,
+        FaultKind::kKubeletNotReturning, FaultKind::kRemovedApiInUse}) {
     auto parsed = ParseFaultKind(FaultKindName(kind));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, kind);

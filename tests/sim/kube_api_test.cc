@@ -20,7 +20,7 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-constexpr const char* kFleet = R"(
+constexpr const char* kKubeFleet = R"(
 time_scale: 0.002
 clusters:
   - name: lab
@@ -42,7 +42,7 @@ class KubeApiTest : public ::testing::Test {
            ("sim-kube-" + std::to_string(getpid()) + "-" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
-    auto fleet = Fleet::Start(*FleetSpec::Parse(kFleet), dir_);
+    auto fleet = Fleet::Start(*FleetSpec::Parse(kKubeFleet), dir_);
     ASSERT_TRUE(fleet.ok()) << fleet.status();
     fleet_ = std::move(*fleet);
     access_ = *fleet_->Cluster("lab");

@@ -2,13 +2,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-
-#include <algorithm>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -21,7 +20,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kFleet = R"(
+constexpr const char* kBinaryFleet = R"(
 time_scale: 0.002
 clusters:
   - name: edge
@@ -36,7 +35,7 @@ class TalosSimProcess : public ::testing::Test {
     dir_ = std::filesystem::temp_directory_path() / ("sim-bin-" + std::to_string(getpid()));
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    std::ofstream(dir_ / "fleet.yaml") << kFleet;
+    std::ofstream(dir_ / "fleet.yaml") << kBinaryFleet;
   }
   void TearDown() override {
     if (pid_ > 0) {
@@ -122,24 +121,24 @@ TEST_F(TalosSimProcess, ServesUntilSigterm) {
   auto versions = factory.Get("/versions");
   ASSERT_TRUE(versions);
   EXPECT_EQ(versions->status, 200);
-  auto failing = client.Post("/v1/factory/faults", R"({"kind":"internal_error"})",
-                             "application/json");
+  auto failing =
+      client.Post("/v1/factory/faults", R"({"kind":"internal_error"})", "application/json");
   ASSERT_TRUE(failing);
   EXPECT_EQ(failing->status, 200);
   EXPECT_EQ(factory.Get("/versions")->status, 500);
-  auto unknown_fault = client.Post("/v1/factory/faults", R"({"kind":"meteor"})",
-                                   "application/json");
+  auto unknown_fault =
+      client.Post("/v1/factory/faults", R"({"kind":"meteor"})", "application/json");
   ASSERT_TRUE(unknown_fault);
   EXPECT_EQ(unknown_fault->status, 400);
-  auto slow = client.Post("/v1/factory/faults", R"({"kind":"slow","delay":"5s"})",
-                          "application/json");
+  auto slow =
+      client.Post("/v1/factory/faults", R"({"kind":"slow","delay":"5s"})", "application/json");
   ASSERT_TRUE(slow);
   EXPECT_EQ(json::parse(slow->body)["faults"]["delay_ms"], 5000);
   auto cleared_factory = client.Delete("/v1/factory/faults");
   ASSERT_TRUE(cleared_factory);
   EXPECT_EQ(json::parse(cleared_factory->body)["faults"]["delay_ms"], 0);
-  auto release = client.Post("/v1/factory/versions", R"({"version":"v1.99.0"})",
-                             "application/json");
+  auto release =
+      client.Post("/v1/factory/versions", R"({"version":"v1.99.0"})", "application/json");
   ASSERT_TRUE(release);
   EXPECT_EQ(release->status, 200);
   auto listed = factory.Get("/versions");
