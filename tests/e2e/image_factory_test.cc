@@ -7,7 +7,7 @@
 namespace tr::e2e {
 namespace {
 
-constexpr auto kReadyTimeout = 120s;
+constexpr auto kFactoryReadyTimeout = 120s;
 constexpr char kIscsiSchematic[] =
     "{customization: {systemExtensions: {officialExtensions: [siderolabs/iscsi-tools]}}}";
 
@@ -24,7 +24,10 @@ TEST_F(E2eTest, ASchematicProfileUpgradesThroughTheFactoryBlockedWhileItFails) {
   E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
     o.extra_args = {"--image-factory", factory};
   }));
-  E2E_ASSERT_OK(world().WaitForReady("edge", "1.12.0", "", kReadyTimeout).status());
+  E2E_ASSERT_OK_AND_ASSIGN(const core::ClusterStatus before,
+                           world().WaitForReady("edge", "1.12.0", "", kFactoryReadyTimeout));
+  // The newest release is the factory's (the built-in catalog stops at 1.13).
+  EXPECT_EQ(before.talos.available, "1.14.0");
   const uint64_t since = LastSeq(world().Journal());
 
   // The factory answers 500: Blocked, naming it, and no node touched.
@@ -45,7 +48,7 @@ TEST_F(E2eTest, ASchematicProfileUpgradesThroughTheFactoryBlockedWhileItFails) {
 
   // It answers again: the rollout runs, each node upgraded once per hop.
   E2E_ASSERT_OK(world().sim().ClearFactoryFaults());
-  E2E_ASSERT_OK(world().WaitForReady("edge", "1.14.0", commit, kReadyTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("edge", "1.14.0", commit, kFactoryReadyTimeout).status());
   const auto spans = UpgradeSpans(world().Journal(), "edge", since);
   SCOPED_TRACE(Describe(spans));
   ASSERT_EQ(spans.size(), 2u);
@@ -68,7 +71,7 @@ TEST_F(E2eTest, ASchematicNamingAnExtensionMissingForTheTargetIsRefusedWithNoNod
   E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
     o.extra_args = {"--image-factory", factory};
   }));
-  E2E_ASSERT_OK(world().WaitForReady("edge", "1.13.2", "", kReadyTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("edge", "1.13.2", "", kFactoryReadyTimeout).status());
   const uint64_t since = LastSeq(world().Journal());
   ProfileDef wanted = AtTalos("1.14.0", {}, "1.35.0");
   wanted.schematic = "{customization: {systemExtensions: {officialExtensions: [acme/no-such]}}}";

@@ -178,58 +178,38 @@ const std::vector<JournalLine>& SimProcess::Journal() {
   return journal_;
 }
 
+// One call of the control endpoint that answers 200 on success: POST with `body`, or DELETE
+// when `body` is empty; Internal naming `what` otherwise.
+absl::Status SimProcess::Control(const std::string& path, const std::string& body,
+                                 const std::string& what) {
+  httplib::Client client(control_url_);
+  auto reply = body.empty() ? client.Delete(path) : client.Post(path, body, "application/json");
+  if (!reply) return absl::UnavailableError("control endpoint unreachable");
+  if (reply->status != 200) {
+    return absl::InternalError(fmt::format("{}: {} {}", what, reply->status, reply->body));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status SimProcess::InjectFault(const std::string& node, const std::string& fault_json) {
-  httplib::Client client(control_url_);
-  auto reply =
-      client.Post(fmt::format("/v1/nodes/{}/faults", node), fault_json, "application/json");
-  if (!reply) return absl::UnavailableError("control endpoint unreachable");
-  if (reply->status != 200) {
-    return absl::InternalError(fmt::format("inject fault: {} {}", reply->status, reply->body));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SimProcess::SetFactoryFault(const std::string& kind) {
-  httplib::Client client(control_url_);
-  auto reply = client.Post("/v1/factory/faults", fmt::format(R"({{"kind": "{}"}})", kind),
-                           "application/json");
-  if (!reply) return absl::UnavailableError("control endpoint unreachable");
-  if (reply->status != 200) {
-    return absl::InternalError(fmt::format("factory fault: {} {}", reply->status, reply->body));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SimProcess::AddFactoryRelease(const std::string& tag) {
-  httplib::Client client(control_url_);
-  auto reply = client.Post("/v1/factory/versions", fmt::format(R"({{"version": "{}"}})", tag),
-                           "application/json");
-  if (!reply) return absl::UnavailableError("control endpoint unreachable");
-  if (reply->status != 200) {
-    return absl::InternalError(fmt::format("factory release: {} {}", reply->status, reply->body));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SimProcess::ClearFactoryFaults() {
-  httplib::Client client(control_url_);
-  auto reply = client.Delete("/v1/factory/faults");
-  if (!reply) return absl::UnavailableError("control endpoint unreachable");
-  if (reply->status != 200) {
-    return absl::InternalError(
-        fmt::format("clear factory faults: {} {}", reply->status, reply->body));
-  }
-  return absl::OkStatus();
+  return Control(fmt::format("/v1/nodes/{}/faults", node), fault_json, "inject fault");
 }
 
 absl::Status SimProcess::ClearFaults(const std::string& node) {
-  httplib::Client client(control_url_);
-  auto reply = client.Delete(fmt::format("/v1/nodes/{}/faults", node));
-  if (!reply) return absl::UnavailableError("control endpoint unreachable");
-  if (reply->status != 200) {
-    return absl::InternalError(fmt::format("clear faults: {} {}", reply->status, reply->body));
-  }
-  return absl::OkStatus();
+  return Control(fmt::format("/v1/nodes/{}/faults", node), "", "clear faults");
+}
+
+absl::Status SimProcess::SetFactoryFault(const std::string& kind) {
+  return Control("/v1/factory/faults", fmt::format(R"({{"kind": "{}"}})", kind), "factory fault");
+}
+
+absl::Status SimProcess::ClearFactoryFaults() {
+  return Control("/v1/factory/faults", "", "clear factory faults");
+}
+
+absl::Status SimProcess::AddFactoryRelease(const std::string& tag) {
+  return Control("/v1/factory/versions", fmt::format(R"({{"version": "{}"}})", tag),
+                 "factory release");
 }
 
 absl::StatusOr<json> SimProcess::Node(const std::string& node) {

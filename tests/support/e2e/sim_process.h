@@ -104,6 +104,7 @@ class SimProcess {
 
  private:
   SimProcess() = default;
+  absl::Status Control(const std::string& path, const std::string& body, const std::string& what);
   absl::Status ReadReady();
 
   std::filesystem::path dir_;
