@@ -20,11 +20,11 @@
 #include "reconciler/controller.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
+#include "reconciler/factory/installer_resolution.h"
 #include "reconciler/gates/health_gate_runner.h"
 #include "reconciler/k8s_upgrade/upgrade_runner.h"
 #include "reconciler/metrics.h"
 #include "reconciler/observer.h"
-#include "reconciler/factory/installer_resolution.h"
 #include "reconciler/registry/installer_tags.h"
 #include "reconciler/status_store.h"
 
