@@ -45,6 +45,9 @@ struct NodeObservation {
   std::optional<std::string> schematic;
   // The system extensions the node runs, as "name version" (the `schematic` one left out).
   std::vector<std::string> extensions;
+  // False when the node's extensions could not be read this time: `schematic` and
+  // `extensions` then say nothing (not "none").
+  bool extensions_observed = true;
 };
 
 struct ObservedCluster {

@@ -49,9 +49,15 @@ std::string InstallerProblem(const ClusterProfile& profile, const ObservedCluste
   }
   for (const NodeSpec& node : profile.nodes) {
     const NodeObservation& seen = *observed.FindNode(node.name);
+    if (*seen.talos != profile.talos_version) continue;
+    if (!seen.extensions_observed) {
+      return fmt::format(
+          "the schematic node {} runs is not known: its ExtensionStatuses could not be read",
+          node.name);
+    }
     // An image not built by a factory (the vanilla installer before 1.14) is the empty one.
     const std::string_view runs = seen.schematic ? *seen.schematic : kEmptySchematicId;
-    if (*seen.talos != profile.talos_version || runs == profile.talos_schematic_id) continue;
+    if (runs == profile.talos_schematic_id) continue;
     return fmt::format(
         "node {} runs Talos {} with schematic {}, the profile asks for schematic {}: changing "
         "the schematic of a node already on the desired version is not done yet",

@@ -113,7 +113,10 @@ void TalosFleetObserver::ObserveExtensions(talos::TalosClient& talos, const std:
     absl::StatusOr<std::vector<talos::CosiResource>> listed =
         talos.CosiList(spec.address, talos::kRuntimeNamespace, talos::kExtensionStatusType);
     // Not known is not "none": a failed listing is asked again at the next observation.
-    if (!listed.ok()) return;
+    if (!listed.ok()) {
+      node.extensions_observed = false;
+      return;
+    }
     known = talos::ReadNodeExtensions(*listed);
     MutexLock lock(mu_);
     if (auto it = boots_.find(key); it != boots_.end() && it->second.boot_id == node.boot_id) {

@@ -393,6 +393,17 @@ TEST(PlannerSchematicTest, AnImageWithoutASchematicIsTheEmptyOne) {
   EXPECT_EQ(Plan(profile, MakeObserved(nodes)).status, PlanStatus::kUpToDate);
 }
 
+TEST(PlannerSchematicTest, ANodeWhoseExtensionsWereNotReadBlocksRatherThanCountsAsVanilla) {
+  const auto nodes = FiveNodes("1.12.0", "1.35.0");
+  ObservedCluster observed = MakeObserved(nodes);
+  for (NodeObservation& n : observed.nodes) n.schematic = kIscsiSchematic;
+  observed.nodes[2].schematic.reset();
+  observed.nodes[2].extensions_observed = false;
+  ClusterPlan plan = Plan(SchematicProfile(nodes, "1.12.0"), observed);
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_THAT(plan.message, HasSubstr("is not known: its ExtensionStatuses could not be read"));
+}
+
 TEST(PlannerSchematicTest, PerNodeSchematicsBlockUntilActedOn) {
   const auto nodes = FiveNodes("1.11.6", "1.35.0");
   ClusterProfile profile = SchematicProfile(nodes, "1.12.0");

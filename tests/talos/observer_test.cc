@@ -58,8 +58,12 @@ TEST_F(ObserverTest, AsksEachNodeItsVersionOncePerBootAndTheMemberListOncePerLoo
       EXPECT_FALSE(node.boot_id.empty()) << node.name;
     }
     EXPECT_TRUE(observed->FindNode("cp-2")->etcd_member);
+    // Vanilla images: read, and no factory schematic.
+    EXPECT_TRUE(observed->FindNode("w-1")->extensions_observed);
+    EXPECT_EQ(observed->FindNode("w-1")->schematic, std::nullopt);
   }
   EXPECT_EQ(CallsTo("/machine.MachineService/Version"), 4u);
+  EXPECT_EQ(CallsTo("/cosi.resource.State/List"), 4u);  // ExtensionStatuses, once per boot
   EXPECT_EQ(CallsTo("/machine.MachineService/EtcdMemberList"), 3u);
   EXPECT_EQ(CallsTo("/machine.MachineService/EtcdStatus"), 9u);
 
@@ -72,6 +76,7 @@ TEST_F(ObserverTest, AsksEachNodeItsVersionOncePerBootAndTheMemberListOncePerLoo
   EXPECT_EQ(after->FindNode("w-1")->talos->ToString(), "1.12.4");
   EXPECT_EQ(Calls("w-1", "/machine.MachineService/Version").size(), 2u);
   EXPECT_EQ(CallsTo("/machine.MachineService/Version"), 5u);
+  EXPECT_EQ(CallsTo("/cosi.resource.State/List"), 5u);
 }
 
 TEST_F(ObserverTest, FollowingOneNodeAsksOnlyThatNode) {
