@@ -1,12 +1,12 @@
 #include "reconciler/factory/image_factory.h"
 
 #include <algorithm>
-#include <cctype>
 #include <utility>
 
 #include "base/http_client.h"
 #include "base/percent_encoding.h"
 #include "core/names.h"
+#include "core/yaml_text.h"
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -16,13 +16,9 @@
 namespace tr::reconciler::factory {
 namespace {
 
-struct Answer {
-  int status = 0;
-  std::string body;
-};
-
-absl::StatusOr<Answer> Send(const ImageFactoryOptions& options, std::string method,
-                            const std::string& target, std::string body = "") {
+// The body of a 2xx answer to `method` on `target`.
+absl::StatusOr<std::string> Send(const ImageFactoryOptions& options, std::string method,
+                                 const std::string& target, std::string body = "") {
   const auto client =
       NewHttpClient(options.origin, {options.timeout, options.timeout, options.ca_file});
   const std::string what = fmt::format("{} {}{}", method, options.origin, target);
@@ -36,15 +32,14 @@ absl::StatusOr<Answer> Send(const ImageFactoryOptions& options, std::string meth
   httplib::Result& res = answer.result;
   if (!res) return NoAnswerError(res.error(), what);
   if (res->status < 200 || res->status >= 300) {
-    // The factory's own message says what it refused (an unknown extension, say); at most a
-    // line of it, printable only.
-    std::string said = res->body.substr(0, std::min<size_t>(res->body.find('\n'), 200));
-    std::replace_if(
-        said.begin(), said.end(), [](unsigned char c) { return !std::isprint(c); }, '?');
+    // The factory's own message says what it refused (an unknown extension, say): its first
+    // line, made safe for logs.
+    const std::string said =
+        core::MessageSafe(std::string_view(res->body).substr(0, res->body.find('\n')), 200);
     return HttpAnswerError(res->status, fmt::format("{}: HTTP {}{}{}", what, res->status,
                                                     said.empty() ? "" : ": ", said));
   }
-  return Answer{res->status, std::move(res->body)};
+  return std::move(res->body);
 }
 
 absl::StatusOr<nlohmann::json> ParseJson(std::string_view body, std::string_view what) {
@@ -97,23 +92,23 @@ absl::StatusOr<std::vector<std::string>> ExtensionNamesOfAnswer(std::string_view
 
 absl::StatusOr<std::string> CreateSchematic(const ImageFactoryOptions& options,
                                             std::string_view yaml) {
-  absl::StatusOr<Answer> answer = Send(options, "POST", "/schematics", std::string(yaml));
+  absl::StatusOr<std::string> answer = Send(options, "POST", "/schematics", std::string(yaml));
   if (!answer.ok()) return answer.status();
-  return SchematicIdOfAnswer(answer->body);
+  return SchematicIdOfAnswer(*answer);
 }
 
 absl::StatusOr<std::vector<core::Version>> FactoryVersions(const ImageFactoryOptions& options) {
-  absl::StatusOr<Answer> answer = Send(options, "GET", "/versions");
+  absl::StatusOr<std::string> answer = Send(options, "GET", "/versions");
   if (!answer.ok()) return answer.status();
-  return VersionsOfAnswer(answer->body);
+  return VersionsOfAnswer(*answer);
 }
 
 absl::StatusOr<std::vector<std::string>> OfficialExtensions(const ImageFactoryOptions& options,
                                                             const core::Version& version) {
-  absl::StatusOr<Answer> answer = Send(
+  absl::StatusOr<std::string> answer = Send(
       options, "GET", fmt::format("/version/{}/extensions/official", PercentEncode(version.Tag())));
   if (!answer.ok()) return answer.status();
-  return ExtensionNamesOfAnswer(answer->body);
+  return ExtensionNamesOfAnswer(*answer);
 }
 
 }  // namespace tr::reconciler::factory
