@@ -60,6 +60,10 @@ std::string NextText(const PlanOutlook& o) {
                      ClusterPhaseName(o.phase));
 }
 
+bool ShowsNext(const PlanReportEntry& e) {
+  return e.outlook && (e.plan->status == PlanStatus::kPlanned || FollowsNodesInFlight(e));
+}
+
 void TextEntry(const PlanReportEntry& e, std::string& out) {
   out += fmt::format("{}: {}\n", e.cluster, Status(e));
   if (!e.plan) {
@@ -69,7 +73,7 @@ void TextEntry(const PlanReportEntry& e, std::string& out) {
   const ClusterPlan& plan = *e.plan;
   out += "  " + CurrentText(plan) + "\n";
   if (!plan.message.empty()) out += "  " + plan.message + "\n";
-  if (e.outlook && plan.status == PlanStatus::kPlanned) {
+  if (ShowsNext(e)) {
     out += "  next: " + NextText(*e.outlook) + "\n";
   }
   for (size_t i = 0; i < plan.steps.size(); ++i) {
@@ -98,7 +102,7 @@ void MarkdownEntry(const PlanReportEntry& e, std::string& out) {
   if (plan.status == PlanStatus::kBlocked) out += "> **Blocked:** " + plan.message + "\n\n";
   if (plan.status == PlanStatus::kUpToDate) out += plan.message + "\n\n";
   if (plan.paused) out += "> **Paused** by policy: nothing will be acted on.\n\n";
-  if (e.outlook && plan.status == PlanStatus::kPlanned) {
+  if (ShowsNext(e)) {
     out += "Next: " + NextText(*e.outlook) + "\n\n";
   }
   if (!plan.steps.empty()) {
@@ -123,6 +127,11 @@ void MarkdownEntry(const PlanReportEntry& e, std::string& out) {
 }
 
 }  // namespace
+
+bool FollowsNodesInFlight(const PlanReportEntry& e) {
+  return e.plan && e.plan->status == PlanStatus::kBlocked && e.outlook &&
+         e.outlook->phase == ClusterPhase::kUpgradingTalos;
+}
 
 std::string RenderPlanText(const std::vector<PlanReportEntry>& entries) {
   std::string out;

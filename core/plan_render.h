@@ -24,6 +24,11 @@ struct PlanReportEntry {
   std::vector<NodeStatus> nodes;  // the profile's nodes as observed
 };
 
+// A blocked plan whose cluster the daemon is still working on: a node in flight (known from
+// the status branch) is unreachable while it reboots, which blocks planning but not the
+// rollout, so the entry shows what the daemon does next and is not counted as blocked.
+bool FollowsNodesInFlight(const PlanReportEntry& e);
+
 std::string RenderPlanText(const std::vector<PlanReportEntry>& entries);
 std::string RenderPlanMarkdown(const std::vector<PlanReportEntry>& entries);
 

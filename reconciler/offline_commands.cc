@@ -250,7 +250,9 @@ int ExitCode(const core::ProfileSet& set, const std::vector<core::PlanReportEntr
     if (!e.plan) return kExitInvalid;
   }
   for (const core::PlanReportEntry& e : entries) {
-    if (e.plan->status == core::PlanStatus::kBlocked) return kExitBlocked;
+    if (e.plan->status == core::PlanStatus::kBlocked && !core::FollowsNodesInFlight(e)) {
+      return kExitBlocked;
+    }
   }
   return kExitOk;
 }

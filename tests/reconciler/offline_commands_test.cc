@@ -337,6 +337,47 @@ TEST(PlanCommandTest, MarksStepsTheDaemonWillNotRun) {
   }
 }
 
+// A node rebooting in a rollout the status branch records cannot be observed, which blocks a
+// plan; the daemon follows it all the same, so `plan --status` says what it does next and does
+// not exit as blocked. Without the status branch the plan is blocked.
+TEST(PlanCommandTest, ANodeInFlightThatDoesNotAnswerIsFollowedNotBlocked) {
+  TempRepo repo;
+  repo.Write("clusters/prod-eu-1.yaml", ReadFile(kExamples / "repo/clusters/prod-eu-1.yaml"));
+  std::string observed = ReadFile(kExamples / "observed.yaml");
+  const std::string w0 = "w-0: {talos: 1.11.6, kubelet: 1.34.1, ready: true}";
+  observed.replace(observed.find(w0), w0.size(), "w-0: {reachable: false}");
+  repo.Write("observed.yaml", observed);
+  PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}, {},
+                      true};
+  std::ostringstream out, err;
+  EXPECT_EQ(RunPlan(options, out, err), kExitBlocked) << err.str();
+  EXPECT_THAT(out.str(), Not(HasSubstr("next:")));
+
+  core::ClusterStatus upgrading;
+  upgrading.cluster = "prod-eu-1";
+  upgrading.phase = core::ClusterPhase::kUpgradingTalos;
+  core::OperationInFlight op;
+  op.node = "w-0";
+  op.target = *core::ParseTalosVersion("1.12.0");
+  op.phase = core::OperationPhase::kUpgradeCalled;
+  op.started = Env::Default().Now();
+  op.deadline = op.started + std::chrono::minutes(30);
+  upgrading.rollout.in_flight.push_back(op);
+  fs::create_directories(repo.dir() / "branch/status");
+  repo.Write("branch/" + core::ClusterStatusPath("prod-eu-1"), core::RenderStatusYaml(upgrading));
+  options.status_dir = repo.dir() / "branch";
+  out.str("");
+  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("prod-eu-1: blocked\n"));
+  EXPECT_THAT(out.str(), HasSubstr("node w-0 is unreachable"));
+  EXPECT_THAT(out.str(), HasSubstr("  next: w-0"));
+  EXPECT_THAT(out.str(), HasSubstr("(UpgradingTalos)"));
+  options.format = PlanFormat::kMarkdown;
+  out.str("");
+  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("Next: w-0"));
+}
+
 // The real binary, as CI runs it.
 int RunBinary(const std::string& args, std::string& output) {
   const std::string command =
