@@ -1,5 +1,7 @@
 #include "core/observed.h"
 
+#include "core/schematic.h"
+
 namespace tr::core {
 
 const NodeObservation* ObservedCluster::FindNode(std::string_view node_name) const {
@@ -7,6 +9,11 @@ const NodeObservation* ObservedCluster::FindNode(std::string_view node_name) con
     if (node.name == node_name) return &node;
   }
   return nullptr;
+}
+
+std::optional<std::string> RunningSchematic(const NodeObservation& seen) {
+  if (!seen.reachable || !seen.extensions_observed) return std::nullopt;
+  return seen.schematic.value_or(std::string(kEmptySchematicId));
 }
 
 }  // namespace tr::core

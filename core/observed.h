@@ -50,6 +50,11 @@ struct NodeObservation {
   bool extensions_observed = true;
 };
 
+// The schematic the node runs, an image no factory built (the vanilla installer before 1.14)
+// being the empty schematic; nullopt when the node does not answer or its extensions could not
+// be read.
+std::optional<std::string> RunningSchematic(const NodeObservation& seen);
+
 struct ObservedCluster {
   std::string name;
   std::vector<NodeObservation> nodes;

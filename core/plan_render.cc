@@ -22,11 +22,6 @@ std::string BatchesText(const PlanStep& step) {
   return Join(batches, " → ");
 }
 
-std::string StepTitle(const PlanStep& step) {
-  return fmt::format("{} {} → {}", step.type == StepType::kTalos ? "Talos" : "Kubernetes",
-                     step.from.ToString(), step.to.ToString());
-}
-
 std::string Status(const PlanReportEntry& e) {
   return e.plan ? PlanStatusName(e.plan->status) : "invalid";
 }

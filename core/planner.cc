@@ -30,9 +30,9 @@ std::string ObservationProblem(const ClusterProfile& profile, const ObservedClus
 }
 
 // What a profile that names an Image Factory schematic cannot yet be planned for: its
-// installer unknown (no factory gave the schematic's ID), per-node schematics, and a node
-// already on the desired version with another schematic (a reinstall at the same version is
-// not done yet; the status says so rather than Ready).
+// installer unknown (no factory gave the schematic's ID), per-node schematics, and a node on
+// the desired version whose schematic could not be read (whether it needs a reinstall is not
+// known).
 std::string InstallerProblem(const ClusterProfile& profile, const ObservedCluster& observed) {
   if (!profile.talos_factory) return "";
   if (profile.talos_image.empty() || profile.talos_schematic_id.empty()) {
@@ -55,15 +55,33 @@ std::string InstallerProblem(const ClusterProfile& profile, const ObservedCluste
           "the schematic node {} runs is not known: its ExtensionStatuses could not be read",
           node.name);
     }
-    // An image not built by a factory (the vanilla installer before 1.14) is the empty one.
-    const std::string_view runs = seen.schematic ? *seen.schematic : kEmptySchematicId;
-    if (runs == profile.talos_schematic_id) continue;
-    return fmt::format(
-        "node {} runs Talos {} with schematic {}, the profile asks for schematic {}: changing "
-        "the schematic of a node already on the desired version is not done yet",
-        node.name, seen.talos->ToString(), runs, profile.talos_schematic_id);
   }
   return "";
+}
+
+// A node on the desired Talos version whose schematic is not the profile's: it is reinstalled
+// at that version with the profile's installer.
+bool NeedsReinstall(const ClusterProfile& profile, const NodeObservation& seen) {
+  if (!profile.talos_factory || *seen.talos != profile.talos_version) return false;
+  const std::optional<std::string> runs = RunningSchematic(seen);
+  return runs && *runs != profile.talos_schematic_id;
+}
+
+// The Talos hops with the reinstalls added: nodes needing one join the hop to the desired
+// version, or, when every node already runs it, a hop from it to itself goes first.
+std::vector<VersionHop> WithReinstalls(const ClusterProfile& profile,
+                                       const ObservedCluster& observed,
+                                       std::vector<VersionHop> hops) {
+  const bool reinstall = std::any_of(
+      profile.nodes.begin(), profile.nodes.end(),
+      [&](const NodeSpec& node) { return NeedsReinstall(profile, *observed.FindNode(node.name)); });
+  const bool reaches_target = std::any_of(hops.begin(), hops.end(), [&](const VersionHop& hop) {
+    return hop.talos && hop.to == profile.talos_version;
+  });
+  if (reinstall && !reaches_target) {
+    hops.insert(hops.begin(), {true, profile.talos_version, profile.talos_version});
+  }
+  return hops;
 }
 
 template <typename Get>
@@ -170,7 +188,8 @@ std::vector<std::vector<std::string>> TalosBatches(const ClusterProfile& profile
   std::string own_worker, own_control_plane, leader;
   for (const NodeSpec& node : profile.nodes) {
     const NodeObservation& seen = *observed.FindNode(node.name);
-    if (!NeedsHop(*seen.talos, hop)) continue;
+    const bool reinstall = hop.to == profile.talos_version && NeedsReinstall(profile, seen);
+    if (!NeedsHop(*seen.talos, hop) && !reinstall) continue;
     const bool own = node.name == observed.self_node;
     if (node.role == NodeRole::kWorker) {
       if (own) {
@@ -223,10 +242,12 @@ std::vector<PlanStep> BuildSteps(const ClusterProfile& profile, const ObservedCl
                   .from = hop.from,
                   .to = hop.to,
                   .batches = {},
-                  .installer_image = {}};
+                  .installer_image = {},
+                  .schematic = {}};
     if (hop.talos) {
       step.batches = TalosBatches(profile, observed, hop);
       step.installer_image = profile.talos_image + ":" + hop.to.Tag();
+      step.schematic = profile.talos_schematic_id;
     } else {
       step.batches = KubernetesBatches(profile, observed, hop);
     }
@@ -239,14 +260,22 @@ std::string Summary(const ClusterPlan& plan) {
   std::string s;
   for (const PlanStep& step : plan.steps) {
     if (!s.empty()) s += ", then ";
-    s += fmt::format("{} {} → {} on {} node{}",
-                     step.type == StepType::kTalos ? "Talos" : "Kubernetes", step.from.ToString(),
-                     step.to.ToString(), step.Nodes().size(), step.Nodes().size() == 1 ? "" : "s");
+    s += fmt::format("{} on {} node{}", StepTitle(step), step.Nodes().size(),
+                     step.Nodes().size() == 1 ? "" : "s");
   }
   return s;
 }
 
 }  // namespace
+
+std::string StepTitle(const PlanStep& step) {
+  if (step.type == StepType::kTalos && step.from == step.to) {
+    return fmt::format("Talos {} reinstalled with schematic {}", step.to.ToString(),
+                       step.schematic);
+  }
+  return fmt::format("{} {} → {}", step.type == StepType::kTalos ? "Talos" : "Kubernetes",
+                     step.from.ToString(), step.to.ToString());
+}
 
 const char* PlanStatusName(PlanStatus status) {
   switch (status) {
@@ -319,7 +348,7 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
   auto hops = FindUpgradePath(*talos_stops, *kube_stops, profile.policy.upgrade_order, matrix);
   if (!hops.ok()) return Blocked(std::move(plan), std::string(hops.status().message()));
 
-  plan.steps = BuildSteps(profile, observed, *hops);
+  plan.steps = BuildSteps(profile, observed, WithReinstalls(profile, observed, *hops));
   if (plan.steps.empty()) {
     plan.message =
         fmt::format("Talos {} and Kubernetes {} on every node", profile.talos_version.ToString(),

@@ -40,6 +40,9 @@ struct PlanStep {
   // workers, one per batch (the upgrade-k8s order).
   std::vector<std::vector<std::string>> batches;
   std::string installer_image;  // Talos steps: "<repository>:v<to>"
+  // Talos steps of a profile with an Image Factory schematic: the schematic's ID, which every
+  // node of the step runs afterwards. A step with `from` == `to` only changes the schematic.
+  std::string schematic;
 
   std::vector<std::string> Nodes() const;  // the batches, flattened
 };
@@ -72,6 +75,10 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
 
 // Whether a node on `version` upgrades through LifecycleService (pull, install, reboot)
 // rather than the legacy MachineService/Upgrade: talosctl's rule, > 1.13.0-alpha.2 and < 2.
+// "Talos 1.11.6 → 1.12.0", "Kubernetes 1.34.1 → 1.35.0"; a step that only changes the
+// schematic: "Talos 1.14.0 reinstalled with schematic <id>".
+std::string StepTitle(const PlanStep& step);
+
 bool UsesLifecycleApi(const Version& version);
 
 }  // namespace tr::core

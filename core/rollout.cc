@@ -48,11 +48,11 @@ RolloutDecision Failure(const RolloutInput& in, const OperationInFlight& op, std
   const NodeObservation* seen = in.observed.FindNode(op.node);
   // A rollback needs a node that answers and runs the new version but is not healthy.
   const bool can_roll_back = in.profile.policy.on_failure == FailureAction::kRollback && seen &&
-                             seen->reachable && seen->talos && *seen->talos == op.target;
+                             seen->reachable && RunsTarget(*seen, op);
   RolloutDecision d = Decision(can_roll_back ? ActionKind::kRollbackNode : ActionKind::kFailNode,
                                ClusterPhase::kUpgradeFailed, why, progress);
   d.node = op.node;
-  d.failure = RolloutFailure{op.node, op.target, std::move(why), in.now};
+  d.failure = RolloutFailure{op.node, op.target, std::move(why), in.now, op.schematic};
   return d;
 }
 
@@ -117,14 +117,18 @@ RolloutDecision StartNode(const RolloutInput& in, const PlanStep& step, const st
   op.node = node;
   op.target = step.to;
   op.image = step.installer_image;
+  op.schematic = step.schematic;
   op.lifecycle = UsesLifecycleApi(*seen.talos);
   op.boot_id_before = seen.boot_id;
   op.started = in.now;
   op.deadline = in.now + in.profile.policy.node_timeout;
-  RolloutDecision d = Decision(ActionKind::kStartNode, ClusterPhase::kUpgradingTalos,
-                               fmt::format("upgrading {} ({}/{}) to Talos {}", node,
-                                           progress.done + 1, progress.total, step.to.ToString()),
-                               progress);
+  const std::string what =
+      step.from == step.to
+          ? fmt::format("reinstalling {} ({}/{}) on Talos {} with schematic {}", node,
+                        progress.done + 1, progress.total, step.to.ToString(), step.schematic)
+          : fmt::format("upgrading {} ({}/{}) to Talos {}", node, progress.done + 1,
+                        progress.total, step.to.ToString());
+  RolloutDecision d = Decision(ActionKind::kStartNode, ClusterPhase::kUpgradingTalos, what, progress);
   d.node = node;
   d.image = step.installer_image;
   d.operation = std::move(op);
@@ -264,7 +268,7 @@ RolloutDecision DecideNextAction(const RolloutInput& in) {
   const ClusterPlan& plan = in.plan;
   const RolloutMemory& mem = in.memory;
   const Progress progress = TalosProgress(in.profile, plan, in.observed);
-  if (HaltedByFailure(mem, in.profile.talos_version)) {
+  if (HaltedByFailure(mem, in.profile.talos_version, in.profile.talos_schematic_id)) {
     return Decision(ActionKind::kNone, ClusterPhase::kUpgradeFailed,
                     "halted: " + mem.failure->message, progress);
   }

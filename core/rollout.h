@@ -42,6 +42,10 @@ struct OperationInFlight {
   OperationPhase phase = OperationPhase::kRecorded;
   TimePoint started;
   TimePoint deadline;
+  // The Image Factory schematic ID the installer carries, which the node must run once it is
+  // back (a reinstall at the same version changes only this); empty when the profile names no
+  // schematic, and then the version alone says whether the node is done.
+  std::string schematic{};
 
   bool operator==(const OperationInFlight&) const = default;
 };
@@ -51,6 +55,7 @@ struct RolloutFailure {
   Version talos_target;
   std::string message;
   TimePoint at;
+  std::string schematic{};  // the operation's schematic ID, when it named one
 
   bool operator==(const RolloutFailure&) const = default;
 };

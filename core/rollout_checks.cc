@@ -16,11 +16,25 @@ bool NewBoot(const NodeObservation& seen, const OperationInFlight& op) {
   return op.boot_id_before.empty() || (!seen.boot_id.empty() && seen.boot_id != op.boot_id_before);
 }
 
+// What the node booted, for a message: "Talos 1.12.0" or "Talos 1.14.0 with schematic <id>".
+std::string Booted(const NodeObservation& seen, const OperationInFlight& op) {
+  std::string what = "Talos " + seen.talos->ToString();
+  if (!op.schematic.empty() && *seen.talos == op.target) {
+    what += " with schematic " + RunningSchematic(seen).value_or("?");
+  }
+  return what;
+}
+
 }  // namespace
+
+bool RunsTarget(const NodeObservation& seen, const OperationInFlight& op) {
+  if (!seen.talos || *seen.talos != op.target) return false;
+  return op.schematic.empty() || RunningSchematic(seen) == op.schematic;
+}
 
 bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
                   const OperationInFlight& op) {
-  if (!seen.reachable || !seen.talos || *seen.talos != op.target) return false;
+  if (!seen.reachable || !RunsTarget(seen, op)) return false;
   if (!NewBoot(seen, op) || seen.stage != MachineStage::kRunning || !seen.ready) return false;
   // Talos uncordons by itself after a legacy upgrade; after a lifecycle one we uncordon.
   if (!op.lifecycle && !seen.schedulable) return false;
@@ -35,18 +49,22 @@ std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlig
       op.phase == OperationPhase::kUpgradeCalled || op.phase == OperationPhase::kRebootCalled ||
       (op.lifecycle &&
        (op.phase == OperationPhase::kInstalled || op.phase == OperationPhase::kDrained));
-  if (!asked || !seen.reachable || !seen.talos || *seen.talos == op.target) return "";
+  if (!asked || !seen.reachable || !seen.talos || RunsTarget(seen, op)) return "";
   if (op.boot_id_before.empty() || !NewBoot(seen, op) || seen.stage != MachineStage::kRunning) {
     return "";
   }
+  if (*seen.talos == op.target && !RunningSchematic(seen)) return "";  // not read yet
+  const std::string target =
+      op.schematic.empty() ? op.target.ToString()
+                           : fmt::format("{} with schematic {}", op.target.ToString(), op.schematic);
   return fmt::format(
-      "node {} came back on Talos {} instead of {}: the new version did not boot and the node "
-      "fell back to its previous slot",
-      op.node, seen.talos->ToString(), op.target.ToString());
+      "node {} came back on {} instead of {}: the new image did not boot and the node fell back "
+      "to its previous slot",
+      op.node, Booted(seen, op), target);
 }
 
 bool NodeUntouched(const NodeObservation& seen, const OperationInFlight& op) {
-  return seen.reachable && seen.talos && *seen.talos != op.target &&
+  return seen.reachable && seen.talos && !RunsTarget(seen, op) &&
          (op.boot_id_before.empty() || seen.boot_id == op.boot_id_before) &&
          seen.stage == MachineStage::kRunning;
 }
@@ -60,7 +78,7 @@ std::string DescribeInFlight(const OperationInFlight& op, const NodeObservation*
     return reboot_asked ? fmt::format("{} rebooting into {}", op.node, target)
                         : fmt::format("{} is not answering", op.node);
   }
-  if (seen->talos && *seen->talos == op.target && NewBoot(*seen, op)) {
+  if (seen->talos && RunsTarget(*seen, op) && NewBoot(*seen, op)) {
     return fmt::format("{} back on {}, waiting for it to become healthy", op.node, target);
   }
   switch (seen->stage) {
@@ -148,10 +166,14 @@ Progress TalosProgress(const ClusterProfile& profile, const ClusterPlan& plan,
   if (!plan.steps.empty() && plan.steps.front().type == StepType::kTalos) {
     target = plan.steps.front().to;
   }
+  // On the desired version a node is done once it also runs the profile's schematic.
+  OperationInFlight done;
+  done.target = target;
+  if (target == profile.talos_version) done.schematic = profile.talos_schematic_id;
   Progress p{0, static_cast<int>(profile.nodes.size())};
   for (const NodeSpec& node : profile.nodes) {
     const NodeObservation* seen = observed.FindNode(node.name);
-    if (seen && seen->talos && *seen->talos == target) ++p.done;
+    if (seen && RunsTarget(*seen, done)) ++p.done;
   }
   return p;
 }

@@ -14,14 +14,20 @@
 
 namespace tr::core {
 
+// The node runs (or, unreachable, last ran) the operation's target version and, when the
+// operation names one, its schematic (read from the node, which must answer: an unknown
+// schematic is not the target).
+bool RunsTarget(const NodeObservation& seen, const OperationInFlight& op);
+
 // The node runs the target after a new boot, RUNNING and ready; legacy upgrades also wait
 // for Talos to uncordon it; control planes need a healthy, voting etcd member.
 bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
                   const OperationInFlight& op);
 
 // After the node was asked to upgrade (or, on the lifecycle path, once the new image was
-// installed): a new boot on a version other than the target (the A/B fallback after a failed
-// boot). Returns the failure message, or "" when not so.
+// installed): a new boot on a version or schematic other than the target (the A/B fallback
+// after a failed boot). Returns the failure message, or "" when not so (or the new boot's
+// schematic could not be read yet).
 std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlight& op);
 
 // The node still runs its old boot, untouched: safe to (re)issue the first call.

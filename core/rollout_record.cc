@@ -52,8 +52,10 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
   return memory;
 }
 
-bool HaltedByFailure(const RolloutMemory& memory, const Version& target) {
-  return memory.failure && memory.failure->talos_target == target;
+bool HaltedByFailure(const RolloutMemory& memory, const Version& target,
+                     const std::string& schematic) {
+  return memory.failure && memory.failure->talos_target == target &&
+         memory.failure->schematic == schematic;
 }
 
 }  // namespace tr::core

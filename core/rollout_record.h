@@ -18,7 +18,9 @@ RolloutMemory RecordAction(const RolloutDecision& decision, RolloutMemory memory
                            const Policy& policy, TimePoint now, const std::string& actor_id = "");
 
 // A failure halts only the Talos target it happened on: true while `memory` holds a failure
-// recorded for `target`. Once the desired version changes, the rollout starts afresh.
-bool HaltedByFailure(const RolloutMemory& memory, const Version& target);
+// recorded for `target` and `schematic` (the profile's resolved schematic ID, empty when it
+// names none). Once the desired version or schematic changes, the rollout starts afresh.
+bool HaltedByFailure(const RolloutMemory& memory, const Version& target,
+                     const std::string& schematic);
 
 }  // namespace tr::core

@@ -22,6 +22,18 @@ std::string LowestVersion(const ObservedCluster& observed, bool talos) {
   return OptionalVersion(low);
 }
 
+// The schematic the nodes still to move run, else the desired one; "" when none could be read.
+std::string CurrentSchematic(const ObservedCluster& observed, const std::string& target) {
+  std::string current;
+  for (const NodeObservation& n : observed.nodes) {
+    const std::optional<std::string> runs = RunningSchematic(n);
+    if (!runs) continue;
+    if (*runs != target) return *runs;
+    current = *runs;
+  }
+  return current;
+}
+
 bool WasActive(const ClusterStatus* previous, ComponentStatus ClusterStatus::*component) {
   if (previous == nullptr) return false;
   const ComponentState s = (previous->*component).state;
@@ -38,13 +50,17 @@ ComponentStatus Component(const StatusInput& in, bool talos, ClusterPhase upgrad
   }
   // A plan is not made while a node is down; the versions last seen still say where we are.
   if (c.current.empty() && in.observed) c.current = LowestVersion(*in.observed, talos);
+  if (talos && in.profile && in.profile->talos_factory) {
+    c.schematic_target = in.profile->talos_schematic_id;
+    if (in.observed) c.schematic_current = CurrentSchematic(*in.observed, c.schematic_target);
+  }
   if (in.catalog) {
     c.available =
         OptionalVersion(talos ? in.catalog->NewestTalos() : in.catalog->NewestKubernetes());
   }
   const RolloutDecision* d = in.decision;
   const ClusterPhase phase = d ? d->phase : ClusterPhase::kBlocked;
-  const bool behind = c.current != c.target;
+  const bool behind = c.current != c.target || c.schematic_current != c.schematic_target;
   if (talos && d) c.progress = d->progress.ToString();
   if (phase == upgrading) {
     c.state = ComponentState::kInProgress;
@@ -58,7 +74,9 @@ ComponentStatus Component(const StatusInput& in, bool talos, ClusterPhase upgrad
   } else if (!behind &&
              WasActive(in.previous, talos ? &ClusterStatus::talos : &ClusterStatus::kubernetes)) {
     c.state = ComponentState::kCompleted;
-    c.message = fmt::format("every node runs {}", c.target);
+    c.message = c.schematic_target.empty() ? fmt::format("every node runs {}", c.target)
+                                           : fmt::format("every node runs {} with schematic {}",
+                                                         c.target, c.schematic_target);
   } else {
     c.state = ComponentState::kIdle;
     if (behind && d) c.message = d->message;
@@ -130,6 +148,9 @@ std::vector<NodeStatus> Nodes(const StatusInput& in) {
     if (const NodeObservation* seen = in.observed->FindNode(spec.name)) {
       node.talos = OptionalVersion(seen->talos);
       node.kubelet = OptionalVersion(seen->kubelet);
+      if (in.profile->talos_factory) {  // so other files keep their shape
+        node.schematic = RunningSchematic(*seen).value_or(old ? old->schematic : "");
+      }
       node.ready = seen->reachable && seen->ready;
       node.reachable = seen->reachable;
       if (!seen->reachable && old) {

@@ -33,6 +33,11 @@ struct ComponentStatus {
   ComponentState state = ComponentState::kIdle;
   std::string message;
   std::string progress;  // "2/5"
+  // Talos of a profile with an Image Factory schematic: the schematic ID the nodes still to
+  // move run (the desired one once every node runs it; empty while none could be read), and
+  // the desired one. Both empty otherwise.
+  std::string schematic_current{};
+  std::string schematic_target{};
 };
 
 struct Condition {
@@ -55,6 +60,7 @@ struct NodeStatus {
   std::optional<TimePoint> last_seen;
   std::string last_operation;  // "upgraded to Talos 1.12.0 in 6m12s"
   std::optional<std::chrono::seconds> last_upgrade_duration;
+  std::string schematic{};  // Image Factory schematic ID last observed; empty when not known
 };
 
 struct HistoryEntry {

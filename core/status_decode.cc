@@ -32,7 +32,8 @@ E Named(const Field& f, E fallback, std::initializer_list<E> all, const char* (*
 }
 
 ComponentStatus ReadComponent(const Field& f) {
-  MappingReader m(f, {"current", "target", "available", "status", "message", "progress"});
+  MappingReader m(f,
+                  {"current", "target", "available", "status", "message", "progress", "schematic"});
   ComponentStatus c;
   c.current = Str(m.Optional("current"));
   c.target = Str(m.Optional("target"));
@@ -43,6 +44,11 @@ ComponentStatus ReadComponent(const Field& f) {
                   ComponentStateName);
   c.message = Str(m.Optional("message"));
   c.progress = Str(m.Optional("progress"));
+  if (Field schematic = m.Optional("schematic"); schematic.present()) {
+    MappingReader s(schematic, {"current", "target"});
+    c.schematic_current = Str(s.Optional("current"));
+    c.schematic_target = Str(s.Optional("target"));
+  }
   return c;
 }
 
@@ -64,13 +70,14 @@ std::vector<Condition> ReadConditions(const Field& f) {
 std::vector<NodeStatus> ReadNodes(const Field& f) {
   std::vector<NodeStatus> out;
   for (const Field& item : ReadList(f)) {
-    MappingReader m(item, {"name", "role", "talos", "kubelet", "ready", "reachable", "lastSeen",
-                           "lastOperation", "lastUpgradeSeconds"});
+    MappingReader m(item, {"name", "role", "talos", "kubelet", "schematic", "ready", "reachable",
+                           "lastSeen", "lastOperation", "lastUpgradeSeconds"});
     NodeStatus n;
     n.name = Str(m.Required("name"));
     n.role = Str(m.Optional("role"));
     n.talos = Str(m.Optional("talos"));
     n.kubelet = Str(m.Optional("kubelet"));
+    n.schematic = Str(m.Optional("schematic"));
     n.ready = ReadBool(m.Optional("ready")).value_or(false);
     n.reachable = ReadBool(m.Optional("reachable")).value_or(true);
     if (Field last_seen = m.Optional("lastSeen"); last_seen.present()) {
@@ -88,12 +95,13 @@ std::vector<NodeStatus> ReadNodes(const Field& f) {
 std::vector<OperationInFlight> ReadInFlight(const Field& f) {
   std::vector<OperationInFlight> out;
   for (const Field& item : ReadList(f)) {
-    MappingReader m(item, {"node", "target", "image", "path", "bootIdBefore", "actorId", "phase",
-                           "started", "deadline"});
+    MappingReader m(item, {"node", "target", "image", "schematic", "path", "bootIdBefore",
+                           "actorId", "phase", "started", "deadline"});
     OperationInFlight op;
     op.node = Str(m.Required("node"));
     op.target = ReadTalosVersion(m.Required("target")).value_or(Version{});
     op.image = Str(m.Required("image"));
+    op.schematic = Str(m.Optional("schematic"));
     op.lifecycle = Str(m.Required("path")) == "lifecycle";
     op.boot_id_before = Str(m.Optional("bootIdBefore"));
     op.actor_id = Str(m.Optional("actorId"));
@@ -116,10 +124,11 @@ void ReadRollout(const Field& f, RolloutMemory& memory) {
   if (Field settle = m.Optional("settleUntil"); settle.present())
     memory.settle_until = Time(settle);
   if (Field failure = m.Optional("failure"); failure.present()) {
-    MappingReader fm(failure, {"node", "talosTarget", "message", "at"});
+    MappingReader fm(failure, {"node", "talosTarget", "message", "at", "schematic"});
     memory.failure = RolloutFailure{
         Str(fm.Required("node")), ReadTalosVersion(fm.Required("talosTarget")).value_or(Version{}),
-        Str(fm.Required("message")), Time(fm.Required("at")).value_or(TimePoint{})};
+        Str(fm.Required("message")), Time(fm.Required("at")).value_or(TimePoint{}),
+        Str(fm.Optional("schematic"))};
   }
 }
 

@@ -9,6 +9,10 @@
 namespace tr::core {
 namespace {
 
+void EmitString(YAML::Emitter& out, const char* key, const std::string& value) {
+  out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
+}
+
 void EmitComponent(YAML::Emitter& out, const char* key, const ComponentStatus& c) {
   out << YAML::Key << key << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "current" << YAML::Value << YAML::DoubleQuoted << c.current;
@@ -17,11 +21,14 @@ void EmitComponent(YAML::Emitter& out, const char* key, const ComponentStatus& c
   out << YAML::Key << "status" << YAML::Value << ComponentStateName(c.state);
   out << YAML::Key << "message" << YAML::Value << YAML::DoubleQuoted << c.message;
   out << YAML::Key << "progress" << YAML::Value << YAML::DoubleQuoted << c.progress;
+  // Only for a profile with a schematic, so other files keep their shape.
+  if (!c.schematic_target.empty()) {
+    out << YAML::Key << "schematic" << YAML::Value << YAML::BeginMap;
+    EmitString(out, "current", c.schematic_current);
+    EmitString(out, "target", c.schematic_target);
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
-}
-
-void EmitString(YAML::Emitter& out, const char* key, const std::string& value) {
-  out << YAML::Key << key << YAML::Value << YAML::DoubleQuoted << value;
 }
 
 // Written only when there are labels, so a cluster without any keeps the file's earlier shape.
@@ -48,6 +55,8 @@ void EmitInFlight(YAML::Emitter& out, const std::vector<OperationInFlight>& ops)
     EmitString(out, "node", op.node);
     EmitString(out, "target", op.target.ToString());
     EmitString(out, "image", op.image);
+    // Only for a profile with a schematic, so other files keep their shape.
+    if (!op.schematic.empty()) EmitString(out, "schematic", op.schematic);
     out << YAML::Key << "path" << YAML::Value << (op.lifecycle ? "lifecycle" : "legacy");
     EmitString(out, "bootIdBefore", op.boot_id_before);
     EmitString(out, "actorId", op.actor_id);
@@ -70,6 +79,7 @@ void EmitRollout(YAML::Emitter& out, const RolloutMemory& m) {
     EmitString(out, "talosTarget", m.failure->talos_target.ToString());
     EmitString(out, "message", m.failure->message);
     EmitString(out, "at", FormatTimestamp(m.failure->at));
+    if (!m.failure->schematic.empty()) EmitString(out, "schematic", m.failure->schematic);
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
@@ -98,6 +108,7 @@ void EmitNodes(YAML::Emitter& out, const std::vector<NodeStatus>& nodes) {
     out << YAML::Key << "role" << YAML::Value << n.role;
     EmitString(out, "talos", n.talos);
     EmitString(out, "kubelet", n.kubelet);
+    if (!n.schematic.empty()) EmitString(out, "schematic", n.schematic);
     out << YAML::Key << "ready" << YAML::Value << n.ready;
     if (!n.reachable) {
       out << YAML::Key << "reachable" << YAML::Value << false;

@@ -207,15 +207,18 @@ ReconcileOutcome RolloutReconciler::ReconcileCluster(const std::string& cluster,
   pass.previous = LastStatus(cluster);
   if (pass.previous) pass.memory = pass.previous->rollout;
   if (pass.previous) pass.gates = pass.previous->gates;
-  if (!core::HaltedByFailure(pass.memory, pass.profile->talos_version)) {
-    pass.memory.failure.reset();
-  }
   if (pass.profile->talos_factory && deps_.installers != nullptr) {
     absl::StatusOr<core::ClusterProfile> resolved =
         deps_.installers->Resolve(*pass.profile, pass.memory.in_flight.empty());
     if (!resolved.ok()) return InstallerUnknown(pass, resolved.status(), stop);
     pass.resolved = *std::move(resolved);
     pass.profile = &*pass.resolved;
+  }
+  // After resolution: a failure halts the schematic it happened on, whose ID only the
+  // factory gives.
+  if (!core::HaltedByFailure(pass.memory, pass.profile->talos_version,
+                             pass.profile->talos_schematic_id)) {
+    pass.memory.failure.reset();
   }
   return ReconcileProfile(pass, stop);
 }

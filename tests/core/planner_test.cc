@@ -337,8 +337,8 @@ TEST(PlannerTest, LifecycleApiRule) {
   EXPECT_FALSE(UsesLifecycleApi(V("2.0.0")));
 }
 
-// A profile naming an Image Factory schematic: planned once its installer is known, and
-// Blocked (never Ready) where the nodes' schematic differs at the desired version.
+// A profile naming an Image Factory schematic: planned once its installer is known; a node
+// whose schematic differs at the desired version is reinstalled at that version.
 constexpr char kIscsiSchematic[] =
     "613e1592b2da41ae5e265e8789429f22e121aab91cb4deb6bc3c0b6262961245";
 
@@ -371,18 +371,51 @@ TEST(PlannerSchematicTest, AnUnknownInstallerBlocks) {
   EXPECT_TRUE(plan.steps.empty());
 }
 
-TEST(PlannerSchematicTest, AnotherSchematicAtTheDesiredVersionBlocksInsteadOfReady) {
+TEST(PlannerSchematicTest, AnotherSchematicAtTheDesiredVersionIsReinstalledAtThatVersion) {
   const auto nodes = FiveNodes("1.12.0", "1.35.0");
   ObservedCluster observed = MakeObserved(nodes);
   for (NodeObservation& n : observed.nodes) n.schematic = kIscsiSchematic;
   EXPECT_EQ(Plan(SchematicProfile(nodes, "1.12.0"), observed).status, PlanStatus::kUpToDate);
 
+  // cp-1 and w-0 run the vanilla image: only they are reinstalled, workers first.
   observed.nodes[1].schematic = std::string(kEmptySchematicId);
+  observed.nodes[3].schematic = std::string(kEmptySchematicId);
   ClusterPlan plan = Plan(SchematicProfile(nodes, "1.12.0"), observed);
-  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
-  EXPECT_THAT(plan.message,
-              HasSubstr("runs Talos 1.12.0 with schematic " + std::string(kEmptySchematicId)));
-  EXPECT_THAT(plan.message, HasSubstr("not done yet"));
+  ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
+  ASSERT_EQ(plan.steps.size(), 1u);
+  const PlanStep& step = plan.steps[0];
+  EXPECT_EQ(step.from, V("1.12.0"));
+  EXPECT_EQ(step.to, V("1.12.0"));
+  EXPECT_EQ(step.schematic, kIscsiSchematic);
+  EXPECT_EQ(step.installer_image,
+            "127.0.0.1:5000/metal-installer/" + std::string(kIscsiSchematic) + ":v1.12.0");
+  EXPECT_EQ(step.Nodes(), (std::vector<std::string>{observed.nodes[3].name,
+                                                    observed.nodes[1].name}));
+  EXPECT_EQ(plan.message, "Talos 1.12.0 reinstalled with schematic " +
+                              std::string(kIscsiSchematic) + " on 2 nodes");
+}
+
+// A version change and a schematic change together are one upgrade per node: a node already
+// on the desired version with the old schematic joins the version step, not a second one.
+TEST(PlannerSchematicTest, AVersionAndASchematicChangeAreOneStep) {
+  auto nodes = FiveNodes("1.11.6", "1.35.0");
+  ObservedCluster observed = MakeObserved(nodes);
+  observed.nodes[4].talos = V("1.12.0");
+  observed.nodes[4].schematic = std::string(kEmptySchematicId);
+  ClusterPlan plan = Plan(SchematicProfile(nodes, "1.12.0"), observed);
+  ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
+  ASSERT_EQ(plan.steps.size(), 1u);
+  EXPECT_EQ(plan.steps[0].from, V("1.11.6"));
+  EXPECT_EQ(plan.steps[0].Nodes().size(), 5u);
+}
+
+// A profile without a schematic never looks at the nodes' schematics.
+TEST(PlannerSchematicTest, AProfileWithoutASchematicIgnoresTheNodes) {
+  const auto nodes = FiveNodes("1.12.0", "1.35.0");
+  ObservedCluster observed = MakeObserved(nodes);
+  observed.nodes[1].schematic = kIscsiSchematic;
+  EXPECT_EQ(Plan(MakeProfile(nodes, "1.12.0", "1.35.0"), observed).status,
+            PlanStatus::kUpToDate);
 }
 
 TEST(PlannerSchematicTest, AnImageWithoutASchematicIsTheEmptyOne) {

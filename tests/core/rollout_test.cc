@@ -120,6 +120,62 @@ TEST(RolloutTest, LostRecordsNeverUpgradeANodeTwice) {
   }
 }
 
+// A profile whose schematic changed at the version the nodes run: every node is reinstalled
+// once at that version with the new installer, and then the cluster is Ready.
+const std::string kOldSchematic(64, 'a');
+const std::string kNewSchematic(64, 'b');
+
+RolloutWorld SchematicChangeWorld() {
+  RolloutWorld world = FiveNodeWorld("1.14.2", "1.14.2");
+  ClusterProfile& profile = world.profile();
+  profile.talos_factory = FactoryInstaller{};
+  profile.talos_image = "127.0.0.1:5000/metal-installer/" + kNewSchematic;
+  profile.talos_schematic_id = kNewSchematic;
+  for (NodeObservation& n : world.observed().nodes) n.schematic = kOldSchematic;
+  return world;
+}
+
+TEST(RolloutTest, ASchematicChangeReinstallsEveryNodeOnceAtTheSameVersion) {
+  for (unsigned seed = 1; seed <= 30; ++seed) {
+    RolloutWorld world = SchematicChangeWorld();
+    RolloutMemory mem;
+    RunResult r = RunRollout(world, mem, seed == 1 ? 0 : 0.3, seed);
+    ASSERT_EQ(r.last.phase, ClusterPhase::kReady) << "seed " << seed << ": " << r.last.message;
+    ASSERT_EQ(world.reboots_into_upgrade().size(), 5u) << "seed " << seed;
+    for (const auto& [node, count] : world.reboots_into_upgrade()) {
+      ASSERT_EQ(count, 1) << node << " reinstalled " << count << " times, seed " << seed;
+    }
+    for (const NodeObservation& n : world.observed().nodes) {
+      EXPECT_EQ(*n.talos, V("1.14.2"));
+      EXPECT_EQ(n.schematic, kNewSchematic) << n.name;
+    }
+    if (seed == 1) {
+      EXPECT_EQ(world.log(), (std::vector<std::string>{"reboot w-0", "reboot w-1", "reboot cp-0",
+                                                       "reboot cp-2", "reboot cp-1"}));
+      // Once Ready, nothing more is done.
+      const size_t calls = world.log().size();
+      RunResult again = RunRollout(world, mem);
+      EXPECT_EQ(again.last.phase, ClusterPhase::kReady);
+      EXPECT_EQ(world.log().size(), calls);
+    }
+  }
+}
+
+TEST(RolloutTest, ANodeBackOnItsOldSchematicFails) {
+  RolloutWorld world = SchematicChangeWorld();
+  world.fail_boot["w-0"] = true;
+  RolloutMemory mem;
+  RunResult r = RunRollout(world, mem);
+  EXPECT_EQ(r.last.phase, ClusterPhase::kUpgradeFailed);
+  EXPECT_THAT(r.last.message, HasSubstr("node w-0 came back on Talos 1.14.2 with schematic " +
+                                        kOldSchematic + " instead of 1.14.2 with schematic " +
+                                        kNewSchematic));
+  EXPECT_EQ(world.log(), (std::vector<std::string>{"reboot w-0"}));
+  // The failure halts this schematic at this version; another schematic starts afresh.
+  EXPECT_TRUE(HaltedByFailure(mem, V("1.14.2"), kNewSchematic));
+  EXPECT_FALSE(HaltedByFailure(mem, V("1.14.2"), std::string(64, 'c')));
+}
+
 TEST(RolloutTest, NodeThatNeverReturnsFailsAtItsDeadlineAndHalts) {
   RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
   world.never_return["w-1"] = true;

@@ -256,11 +256,16 @@ ClusterStatus EveryFieldSet(const std::string& failure) {
   Scene scene;
   RolloutMemory memory;
   memory.in_flight.push_back({"cp-0", V("1.12.0"), "img:v1.12.0", true, "b1", "actor",
-                              OperationPhase::kDrained, kT0, kT0 + std::chrono::minutes(30)});
+                              OperationPhase::kDrained, kT0, kT0 + std::chrono::minutes(30),
+                              std::string(64, 'b')});
+  // A profile with a schematic, whose nodes run another.
+  scene.profile.talos_factory = FactoryInstaller{};
+  scene.profile.talos_schematic_id = std::string(64, 'b');
+  for (NodeObservation& node : scene.observed.nodes) node.schematic = std::string(64, 'a');
   memory.prepulled_image = "img:v1.12.0";
   memory.etcd_snapshot_image = "img:v1.12.0";
   memory.settle_until = kT0 + std::chrono::seconds(30);
-  memory.failure = RolloutFailure{"w-0", V("1.12.0"), failure, kT0};
+  memory.failure = RolloutFailure{"w-0", V("1.12.0"), failure, kT0, std::string(64, 'b')};
   scene.profile.labels = {{"env", "prod"}};
   ClusterStatus status = scene.Build(nullptr, memory, kT0, {"something: happened"});
   status.fence = Fence{4, "talos-reconciler-0"};
@@ -418,6 +423,7 @@ inFlight[].image
 inFlight[].node
 inFlight[].path
 inFlight[].phase
+inFlight[].schematic
 inFlight[].started
 inFlight[].target
 kind
@@ -437,6 +443,7 @@ nodes[].lastOperation
 nodes[].name
 nodes[].ready
 nodes[].role
+nodes[].schematic
 nodes[].talos
 phase
 rollout
@@ -445,6 +452,7 @@ rollout.failure
 rollout.failure.at
 rollout.failure.message
 rollout.failure.node
+rollout.failure.schematic
 rollout.failure.talosTarget
 rollout.prepulledImage
 rollout.settleUntil
@@ -453,6 +461,9 @@ talos.available
 talos.current
 talos.message
 talos.progress
+talos.schematic
+talos.schematic.current
+talos.schematic.target
 talos.status
 talos.target
 updated

@@ -2,6 +2,7 @@
 // installer from the factory's ID, the extensions a node then runs, and a factory that fails.
 #include <string>
 
+#include "core/schematic.h"
 #include "tests/e2e/e2e_fixture.h"
 
 namespace tr::e2e {
@@ -58,6 +59,50 @@ TEST_F(E2eTest, ASchematicProfileUpgradesThroughTheFactoryBlockedWhileItFails) {
     ASSERT_EQ(span.version_changes.size(), 2u);
     EXPECT_TRUE(span.version_changes[0].starts_with("v1.12.0 -> v1.13."));
     EXPECT_TRUE(span.version_changes[1].ends_with(" -> v1.14.0"));
+  }
+}
+
+// An extension added at the version the nodes run: every node is reinstalled once at that
+// version with the new installer, and the status shows the old and the new schematic.
+TEST_F(E2eTest, AnExtensionAddedAtTheSameVersionReinstallsEveryNodeOnce) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("edge", 1, 1, "1.14.0", "1.35.0")}));
+  const std::string factory = world().sim().factory_url();
+  ProfileDef vanilla = AtTalos("1.14.0", {}, "1.35.0");
+  vanilla.schematic = "{}";
+  world().PushProfiles({{"edge", vanilla}}, "initial profile: the vanilla schematic");
+  E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
+    o.extra_args = {"--image-factory", factory};
+  }));
+  E2E_ASSERT_OK(world().WaitForReady("edge", "1.14.0", "", kFactoryReadyTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+
+  ProfileDef wanted = vanilla;
+  wanted.schematic = kIscsiSchematic;
+  const std::string commit = world().PushProfiles({{"edge", wanted}}, "edge: add iscsi-tools");
+  const std::string empty(core::kEmptySchematicId);
+  auto reinstalling = world().WaitForStatus(
+      "edge",
+      [&](const core::ClusterStatus& s) {
+        return s.phase == core::ClusterPhase::kUpgradingTalos &&
+               s.talos.schematic_current == empty && !s.talos.schematic_target.empty() &&
+               s.talos.schematic_target != empty;
+      },
+      60s);
+  E2E_ASSERT_OK(reinstalling.status());
+  const std::string id = reinstalling->talos.schematic_target;
+  E2E_ASSERT_OK_AND_ASSIGN(const core::ClusterStatus done,
+                           world().WaitForReady("edge", "1.14.0", commit, kFactoryReadyTimeout));
+  EXPECT_EQ(done.talos.schematic_current, id);
+  EXPECT_EQ(done.talos.schematic_target, id);
+  for (const core::NodeStatus& node : done.nodes) EXPECT_EQ(node.schematic, id) << node.name;
+  const auto spans = UpgradeSpans(world().Journal(), "edge", since);
+  SCOPED_TRACE(Describe(spans));
+  ASSERT_EQ(spans.size(), 2u);
+  for (const auto& span : spans) {
+    SCOPED_TRACE(span.node);
+    EXPECT_EQ(span.upgrade_calls_ok, 1);
+    EXPECT_EQ(span.reboot_calls_ok, 1);
+    EXPECT_TRUE(span.version_changes.empty());
   }
 }
 

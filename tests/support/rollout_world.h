@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,16 +75,27 @@ class RolloutWorld {
   }
 
  private:
+  // What an installer image puts on a node: its tag's version and, for a factory installer
+  // (`<host>/<platform>-installer/<64-hex id>:<tag>`), its schematic.
+  struct Image {
+    Version version;
+    std::optional<std::string> schematic;
+  };
+
   struct PendingBoot {
     std::string node;
-    Version version;
+    Image image;
     bool uncordon;
     TimePoint at;
   };
 
-  Version Target(const RolloutDecision& d) const {
-    const std::string tag = d.image.substr(d.image.rfind(':') + 1);
-    return *ParseTalosVersion(tag);
+  static Image Target(const RolloutDecision& d) {
+    const size_t colon = d.image.rfind(':');
+    const std::string repository = d.image.substr(0, colon);
+    const std::string id = repository.substr(repository.rfind('/') + 1);
+    Image image{*ParseTalosVersion(d.image.substr(colon + 1)), std::nullopt};
+    if (id.size() == 64 && repository.find("-installer/") != std::string::npos) image.schematic = id;
+    return image;
   }
 
   NodeObservation* Find(const std::string& name) {
@@ -93,7 +105,7 @@ class RolloutWorld {
     return nullptr;
   }
 
-  void StartReboot(const std::string& node, const Version& version, bool uncordon) {
+  void StartReboot(const std::string& node, const Image& image, bool uncordon) {
     ++upgrades_[node];
     NodeObservation* n = Find(node);
     n->etcd_healthy = false;
@@ -101,13 +113,16 @@ class RolloutWorld {
       n->reachable = false;
       return;
     }
-    pending_.push_back({node, version, uncordon, now_ + reboot_time});
+    pending_.push_back({node, image, uncordon, now_ + reboot_time});
   }
 
   void Finish(const PendingBoot& boot) {
     NodeObservation* n = Find(boot.node);
     n->boot_id = n->boot_id + "+";
-    if (!fail_boot[boot.node]) n->talos = boot.version;
+    if (!fail_boot[boot.node]) {
+      n->talos = boot.image.version;
+      n->schematic = boot.image.schematic;
+    }
     n->stage = MachineStage::kRunning;
     n->ready = true;
     n->etcd_healthy = true;
@@ -118,7 +133,7 @@ class RolloutWorld {
   ObservedCluster observed_;
   TimePoint now_ = TimePoint{} + std::chrono::hours(1000);
   std::vector<PendingBoot> pending_;
-  std::map<std::string, Version> staged_;
+  std::map<std::string, Image> staged_;
   std::map<std::string, int> upgrades_;
   std::vector<std::string> log_;
 };
