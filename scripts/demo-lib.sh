@@ -232,21 +232,21 @@ has_status() {
   grep -qE "^$1 $2 (success|failure|error)" "$work/forge/statuses.log"
 }
 
-# Sends the signed pull_request webhook of pull request #1: action $1, head $2, merge commit $3
-# (merged when given). Prints the HTTP status the reconciler answered.
+# Sends the signed pull_request webhook of pull request #$1 from branch $2: action $3, head $4,
+# merge commit $5 (merged when given). Prints the HTTP status the reconciler answered.
 pull_request_webhook() {
-  local payload=$work/pull-request-$1.json merged=false merge_commit=null
-  if [ -n "${3:-}" ]; then merged=true merge_commit="\"$3\""; fi
-  printf '{"action":"%s","number":1,"pull_request":{"number":1,"head":{"sha":"%s","ref":"%s"},"base":{"ref":"main"},"merged":%s,"merge_commit_sha":%s}}\n' \
-    "$1" "$2" upgrade-edge-lab "$merged" "$merge_commit" >"$payload"
+  local payload=$work/pull-request-$1-$3.json merged=false merge_commit=null
+  if [ -n "${5:-}" ]; then merged=true merge_commit="\"$5\""; fi
+  printf '{"action":"%s","number":%s,"pull_request":{"number":%s,"head":{"sha":"%s","ref":"%s"},"base":{"ref":"main"},"merged":%s,"merge_commit_sha":%s}}\n' \
+    "$3" "$1" "$1" "$4" "$2" "$merged" "$merge_commit" >"$payload"
   "$helper" webhook --url "http://127.0.0.1:$webhook_port/hooks/github" \
     --secret-file "$work/webhook-secret" --event pull_request "$payload" 2>&1 || true
 }
 
-# Prints every status commit's change, one line per cluster that changed, until edge-lab runs
-# Talos 1.12.0 and staging Kubernetes 1.36.3, both Ready; at most $1 seconds. Sets done_at.
+# Prints every status commit's change, one line per cluster that changed, with the seconds
+# since $3, until the function $2 says the rollout is finished; at most $1 seconds.
 follow_rollout() {
-  local deadline=$((SECONDS + $1)) seen= commit file c line
+  local deadline=$((SECONDS + $1)) finished=$2 since=$3 seen= commit file c line
   local -A shown=()
   while :; do
     daemon_alive
@@ -258,11 +258,11 @@ follow_rollout() {
         c=$(basename "$file" .yaml)
         line=$("$helper" fleet "$file")
         if [ "${shown[$c]:-}" != "$line" ]; then
-          printf '   %4ss %s\n' "+$((SECONDS - merged_at))" "$line"
+          printf '   %4ss %s\n' "+$((SECONDS - since))" "$line"
           shown[$c]=$line
         fi
       done
-      rollout_finished && return 0
+      "$finished" && return 0
     fi
     if [ $SECONDS -ge $deadline ]; then
       echo "scripts/demo: the rollout did not finish within $1 s" >&4
@@ -272,15 +272,26 @@ follow_rollout() {
   done
 }
 
+# Exits the demo when edge-lab's upgrade failed ($1: its status file).
+stop_when_failed() {
+  if [ "$(status_field "$1" phase)" = UpgradeFailed ]; then
+    echo "scripts/demo: edge-lab's upgrade failed: $(status_field "$1" message)" >&4
+    exit 1
+  fi
+}
+
+# The schematic IDs in status file $1's talos section: $2 is current or target.
+talos_schematic() {
+  sed -n '/^talos:/,/^[a-z]/p' "$1" | sed -n '/^  schematic:/,/^  [a-z]/p' |
+    sed -n "s/^    $2: *//p" | head -n 1 | tr -d '"'
+}
+
 # Reads $work/view (one status commit): records when each cluster got where the demo takes
-# it; true once both did. Exits the demo when edge-lab's upgrade failed.
+# it (edge-lab on Talos 1.12.0, staging on Kubernetes 1.36.3); true once both did. Sets done_at.
 rollout_finished() {
   local lab=$work/view/edge-lab.yaml staging=$work/view/staging.yaml
   [ -f "$lab" ] && [ -f "$staging" ] || return 1
-  if [ "$(status_field "$lab" phase)" = UpgradeFailed ]; then
-    echo "scripts/demo: edge-lab's upgrade failed: $(status_field "$lab" message)" >&4
-    exit 1
-  fi
+  stop_when_failed "$lab"
   if [ -z "${done_at[edge-lab]:-}" ] && [ "$(status_field "$lab" phase)" = Ready ] &&
     [ "$(status_field "$lab" current talos)" = 1.12.0 ]; then
     done_at[edge-lab]=$SECONDS
@@ -290,6 +301,21 @@ rollout_finished() {
     done_at[staging]=$SECONDS
   fi
   [ -n "${done_at[edge-lab]:-}" ] && [ -n "${done_at[staging]:-}" ]
+}
+
+# Reads $work/view: true once edge-lab is Ready with every node on the schematic its profile
+# names (pull request #2's). Keeps the first status that shows the node still on the old one as
+# $work/schematic-moving.yaml.
+schematic_rollout_finished() {
+  local lab=$work/view/edge-lab.yaml target current
+  [ -f "$lab" ] || return 1
+  stop_when_failed "$lab"
+  target=$(talos_schematic "$lab" target)
+  current=$(talos_schematic "$lab" current)
+  if [ -n "$target" ] && [ "$current" != "$target" ] && [ ! -f "$work/schematic-moving.yaml" ]; then
+    cp "$lab" "$work/schematic-moving.yaml"
+  fi
+  [ "$(status_field "$lab" phase)" = Ready ] && [ -n "$target" ] && [ "$current" = "$target" ]
 }
 
 # What changed per cluster, how long it took, and where the status lives (and reading it).
