@@ -61,6 +61,12 @@ Json StepJson(const PlanStep& step, const StepOutlook* outlook) {
   return s;
 }
 
+// `{"id", "extensions"}`, the ID null until a factory gave it; null without a schematic.
+Json SchematicJson(const std::optional<PlanSchematic>& s) {
+  if (!s) return nullptr;
+  return {{"id", TextOrNull(s->id)}, {"extensions", s->extensions}};
+}
+
 Json PlanEntryJson(const PlanReportEntry& e) {
   Core c{e.cluster, ClusterPhase::kBlocked, "", false, nullptr, nullptr, nullptr, nullptr,
          &e.nodes};
@@ -74,6 +80,7 @@ Json PlanEntryJson(const PlanReportEntry& e) {
     j["estimateSeconds"] = 0;
     j["diagnostics"] = Json::array();
     for (const Diagnostic& d : e.diagnostics) j["diagnostics"].push_back(d.ToString());
+    j["schematic"] = nullptr;
     return j;
   }
   const ClusterPlan& plan = *e.plan;
@@ -97,6 +104,7 @@ Json PlanEntryJson(const PlanReportEntry& e) {
   j["gates"] = plan.gates;
   j["estimateSeconds"] = plan.estimate.count();
   j["diagnostics"] = Json::array();
+  j["schematic"] = SchematicJson(e.schematic);
   return j;
 }
 

@@ -55,6 +55,13 @@ std::string NextText(const PlanOutlook& o) {
                      ClusterPhaseName(o.phase));
 }
 
+// "<id> (siderolabs/iscsi-tools, …)"; the ID is unknown until a factory gave it.
+std::string SchematicText(const PlanSchematic& s) {
+  const std::string id = s.id.empty() ? "ID not known" : s.id;
+  if (s.extensions.empty()) return id + " (no extensions)";
+  return id + " (" + Join(s.extensions, ", ") + ")";
+}
+
 bool ShowsNext(const PlanReportEntry& e) {
   return e.outlook && (e.plan->status == PlanStatus::kPlanned || FollowsNodesInFlight(e));
 }
@@ -67,6 +74,7 @@ void TextEntry(const PlanReportEntry& e, std::string& out) {
   }
   const ClusterPlan& plan = *e.plan;
   out += "  " + CurrentText(plan) + "\n";
+  if (e.schematic) out += "  schematic: " + SchematicText(*e.schematic) + "\n";
   if (!plan.message.empty()) out += "  " + plan.message + "\n";
   if (ShowsNext(e)) {
     out += "  next: " + NextText(*e.outlook) + "\n";
@@ -94,6 +102,7 @@ void MarkdownEntry(const PlanReportEntry& e, std::string& out) {
   }
   const ClusterPlan& plan = *e.plan;
   out += CurrentText(plan) + "\n\n";
+  if (e.schematic) out += "Schematic: " + SchematicText(*e.schematic) + "\n\n";
   if (plan.status == PlanStatus::kBlocked) out += "> **Blocked:** " + plan.message + "\n\n";
   if (plan.status == PlanStatus::kUpToDate) out += plan.message + "\n\n";
   if (plan.paused) out += "> **Paused** by policy: nothing will be acted on.\n\n";

@@ -4,6 +4,7 @@
 // Pure; thread-compatible.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,12 @@
 
 namespace tr::core {
 
+// A profile's spec.talos.schematic as a plan shows it.
+struct PlanSchematic {
+  std::string id;                       // the ID an Image Factory gave; empty: none has
+  std::vector<std::string> extensions;  // its official extensions, sorted
+};
+
 // One cluster's entry in a report: its plan, or why its profile is invalid.
 struct PlanReportEntry {
   std::string cluster;
@@ -21,7 +28,8 @@ struct PlanReportEntry {
   Diagnostics diagnostics;          // the invalid profile's problems
   // What the daemon would do with the plan (plan_outlook.h); unset when not worked out.
   std::optional<PlanOutlook> outlook;
-  std::vector<NodeStatus> nodes;  // the profile's nodes as observed
+  std::vector<NodeStatus> nodes;             // the profile's nodes as observed
+  std::optional<PlanSchematic> schematic{};  // unset when the profile names none
 };
 
 // A blocked plan whose cluster the daemon is still working on: a node in flight (known from

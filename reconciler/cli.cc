@@ -15,6 +15,7 @@
 #include "reconciler/completion.h"
 #include "reconciler/daemon/daemon.h"
 #include "reconciler/daemon/daemon_config.h"
+#include "reconciler/factory/factory_flags.h"
 #include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
 #include "reconciler/logging.h"
 #include "reconciler/offline_commands.h"
@@ -104,10 +105,21 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
       ->check(CLI::IsMember({"inprocess", "off"}))
       ->envname("TALOS_RECONCILER_KUBERNETES_UPGRADE_MODE")
       ->option_text("inprocess|off");
-  cmd->callback([&, observed, live, talosconfig, output] {
+  auto image_factory = std::make_shared<factory::ImageFactoryFlags>();
+  image_factory->AddClientFlags(
+      *cmd,
+      "http(s)://host[:port] of the Image Factory of profiles whose spec.talos.schematic names "
+      "none (and reconciler.yaml no imageFactory); without one, such a profile plans as "
+      "blocked (default: none)");
+  cmd->callback([&, observed, live, talosconfig, output, image_factory] {
     if (observed->count() + live->count() + talosconfig->count() == 0) {
       throw CLI::RequiredError("--observed, --credentials-dir or --talosconfig");
     }
+    absl::StatusOr<factory::ImageFactoryOptions> factory_options = image_factory->Finish();
+    if (!factory_options.ok()) {
+      throw CLI::ValidationError(std::string(factory_options.status().message()));
+    }
+    options.image_factory = *std::move(factory_options);
     const std::map<std::string, PlanFormat> formats{{"text", PlanFormat::kText},
                                                     {"markdown", PlanFormat::kMarkdown},
                                                     {"json", PlanFormat::kJson},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -20,6 +21,7 @@
 #include "core/status_yaml.h"
 #include "fmt/format.h"
 #include "gitsource/snapshot.h"
+#include "reconciler/factory/factory_installers.h"
 #include "reconciler/observer.h"
 #include "reconciler/timezones.h"
 #include "reconciler/windows.h"
@@ -90,6 +92,44 @@ std::optional<core::ObservedFleet> LoadObserved(const std::filesystem::path& pat
 
 // Why clusters could not be observed, by cluster.
 using Unobserved = std::map<std::string, std::string>;
+// Why the schematics of clusters could not be resolved, by cluster.
+using Unresolved = std::map<std::string, std::string>;
+
+// Fills in the installer and schematic ID of every profile that names a schematic. A profile
+// that cannot be resolved is left without them, so the planner blocks it, and the resolver's
+// error (naming the factory) is in `unresolved`. Only the profiles `wanted` are asked about.
+Unresolved ResolveSchematics(
+    factory::InstallerResolver& installers, std::vector<core::ClusterProfile>& profiles,
+    const std::function<bool(const core::ClusterProfile&)>& wanted = nullptr) {
+  Unresolved unresolved;
+  for (core::ClusterProfile& profile : profiles) {
+    if (!profile.talos_factory || (wanted && !wanted(profile))) continue;
+    absl::StatusOr<core::ClusterProfile> resolved = installers.Resolve(profile);
+    if (!resolved.ok()) {
+      unresolved[profile.name] = std::string(resolved.status().message());
+      continue;
+    }
+    profile = *std::move(resolved);
+  }
+  return unresolved;
+}
+
+// A pull request's profiles get the factory the watched branch names for their cluster (its
+// profile's, which includes its reconciler.yaml's imageFactory, else that imageFactory; empty:
+// the daemon's --image-factory): the proposal's own spec.talos.factory is never dialled.
+void UseTrustedFactories(const core::ProfileSet& trusted,
+                         std::vector<core::ClusterProfile>& proposed) {
+  for (core::ClusterProfile& profile : proposed) {
+    if (!profile.talos_factory) continue;
+    std::string origin = trusted.defaults.image_factory;
+    for (const core::ClusterProfile& base : trusted.profiles) {
+      if (base.name == profile.name && base.talos_factory && !base.talos_factory->factory.empty()) {
+        origin = base.talos_factory->factory;
+      }
+    }
+    profile.talos_factory->factory = origin;
+  }
+}
 
 // Observes every valid profile's cluster; a cluster that cannot be observed is left out (and
 // so planned as blocked) with its error in `unobserved`, and printed. (A talosconfig of
@@ -201,6 +241,7 @@ struct PlanInputs {
   const core::ProfileSet& set;
   const core::ObservedFleet& fleet;
   const Unobserved& unobserved;
+  const Unresolved& unresolved;
   // Empty when no status checkout was given.
   const std::map<std::string, core::ClusterStatus>& statuses;
   bool status_known = false;
@@ -221,6 +262,14 @@ core::PlanReportEntry PlanOne(const core::ClusterProfile& profile, const PlanInp
     entry.plan->message = why != in.unobserved.end()
                               ? "cannot observe the nodes: " + why->second
                               : "cluster " + profile.name + " was not observed";
+  }
+  if (auto why = in.unresolved.find(profile.name); why != in.unresolved.end()) {
+    entry.plan->status = core::PlanStatus::kBlocked;
+    entry.plan->message = why->second;
+  }
+  if (profile.talos_factory) {
+    entry.schematic = core::PlanSchematic{profile.talos_schematic_id,
+                                          profile.talos_factory->schematic.official_extensions};
   }
   auto own = in.statuses.find(profile.name);
   const core::ClusterStatus* status = own != in.statuses.end() ? &own->second : nullptr;
@@ -310,6 +359,9 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<core::ProfileSet> set = LoadProfiles(options.dir, options.shards, err);
   if (!set) return kExitInvalid;
   for (const core::Diagnostic& d : set->defaults_diagnostics) err << d.ToString() << "\n";
+  // One run asks each factory once per schematic: the IDs are kept in memory only.
+  factory::FactoryInstallers installers(options.image_factory, "", "pass --image-factory URL");
+  const Unresolved unresolved = ResolveSchematics(installers.resolver(), set->profiles);
   const bool live = !options.credentials_dir.empty() || !options.talosconfig.empty();
   Unobserved unobserved;
   std::optional<core::ObservedFleet> fleet =
@@ -319,7 +371,7 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
       LoadStatuses(options.status_dir, *set, err);
   if (!statuses) return kExitInvalid;
   const std::vector<core::PlanReportEntry> entries =
-      PlanAll({*set, *fleet, unobserved, *statuses, !options.status_dir.empty(),
+      PlanAll({*set, *fleet, unobserved, unresolved, *statuses, !options.status_dir.empty(),
                options.kubernetes_upgrades, Env::Default().Now()});
   switch (options.format) {
     case PlanFormat::kText:
@@ -341,9 +393,10 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node,
-                        bool kubernetes_upgrades, int shards) {
+                        bool kubernetes_upgrades, int shards,
+                        factory::InstallerResolver* installers) {
   PlanPreview preview;
-  const core::ProfileSet set = DecodeProfiles(proposed, shards);
+  core::ProfileSet set = DecodeProfiles(proposed, shards);
   const core::ProfileSet base = DecodeProfiles(trusted, shards);
   std::map<std::string, std::string> before;
   for (const core::SourceFile& f : trusted) before[f.path] = f.content;
@@ -358,6 +411,13 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
   auto changed = [&](const std::string& file) {
     return all_changed || changed_files.contains(file);
   };
+  // Only the clusters the plan shows are resolved, each at the watched branch's factory.
+  UseTrustedFactories(base, set.profiles);
+  const Unresolved unresolved =
+      installers == nullptr
+          ? Unresolved{}
+          : ResolveSchematics(*installers, set.profiles,
+                              [&](const core::ClusterProfile& p) { return changed(p.file); });
   // Observed through the trusted profiles only: the proposal's endpoints are never dialled.
   TalosconfigClientFactory clients(credentials, {});
   TalosFleetObserver observer(clients, self_node);
@@ -366,8 +426,8 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
   const core::ObservedFleet fleet = ObserveWith(observer, base, unobserved, observe_errors);
   std::vector<core::PlanReportEntry> entries;
   const std::map<std::string, core::ClusterStatus> no_statuses;
-  for (core::PlanReportEntry& entry : PlanAll({set, fleet, unobserved, no_statuses, false,
-                                               kubernetes_upgrades, Env::Default().Now()})) {
+  for (core::PlanReportEntry& entry : PlanAll({set, fleet, unobserved, unresolved, no_statuses,
+                                               false, kubernetes_upgrades, Env::Default().Now()})) {
     std::string file = "clusters/" + entry.cluster + ".yaml";
     for (const core::ClusterProfile& profile : set.profiles) {
       if (profile.name == entry.cluster) file = profile.file;

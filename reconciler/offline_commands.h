@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/profile_set.h"
+#include "reconciler/factory/image_factory.h"
+#include "reconciler/factory/installer_resolution.h"
 #include "reconciler/talos_credentials.h"
 
 namespace tr::reconciler {
@@ -48,13 +50,17 @@ struct PlanOptions {
   // step after one, as not run by the daemon.
   bool kubernetes_upgrades = true;
   int shards = 0;  // as `run --shards`: spec.shard must be below it (0: not checked)
+  // Every Image Factory asked for a schematic's ID and extensions, as `run`'s --image-factory*:
+  // `origin` is the factory of profiles (and reconciler.yaml) that name none; empty: none.
+  factory::ImageFactoryOptions image_factory{};
 };
 
 // Prints the plan of every cluster, observed from the file or, with `credentials_dir`, live
 // through the Talos and Kubernetes APIs, with what the daemon would do with each step
 // (core/plan_outlook.h); JSON and YAML in core/cluster_report.h's shape. kExitOk when every cluster
 // is planned or up to date, kExitBlocked when a plan is blocked, kExitInvalid when a profile or the
-// input (a status file included) is invalid.
+// input (a status file included) is invalid. A profile naming a schematic is first resolved at
+// its factory (the IDs kept in memory only); one that cannot be is planned as blocked, why.
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
 
 // A pull request's plan: its profiles planned against the live fleet.
@@ -71,11 +77,15 @@ struct PlanPreview {
 // never from the proposal, so a pull request cannot point the reconciler anywhere; a cluster
 // only the proposal has is planned as not observed. A change to reconciler.yaml changes every
 // cluster; a proposal that changes no profile has nothing in `changed`. `shards` as
-// ValidateOptions::shards.
+// ValidateOptions::shards. With `installers` (the daemon's), a proposed profile's schematic is
+// resolved at the factory `trusted` names for its cluster (its profile's spec.talos.factory,
+// else its reconciler.yaml's imageFactory, else the daemon's --image-factory), never at one the
+// proposal names; without, a schematic profile is planned as blocked.
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node,
-                        bool kubernetes_upgrades = true, int shards = 0);
+                        bool kubernetes_upgrades = true, int shards = 0,
+                        factory::InstallerResolver* installers = nullptr);
 
 // A GitHub Actions workflow command's data or property, escaped as the runner expects.
 std::string EscapeGithubData(std::string_view text);

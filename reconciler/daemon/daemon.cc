@@ -18,6 +18,7 @@
 #include "reconciler/daemon/forge_wiring.h"
 #include "reconciler/desired_state.h"
 #include "reconciler/executor.h"
+#include "reconciler/factory/factory_installers.h"
 #include "reconciler/factory/image_factory.h"
 #include "reconciler/gates/health_gate_runner.h"
 #include "reconciler/http/http_server.h"
@@ -227,7 +228,7 @@ class Daemon {
       reports_rollouts = [this] { return election_->elector().Holding(0, env_.Now()).has_value(); };
     }
     auto forge = ForgeReporting::Start(config_, *source_, *notifying_, *git_store_,
-                                       std::move(reports_rollouts), env_);
+                                       std::move(reports_rollouts), installers_.resolver(), env_);
     if (!forge.ok()) return forge.status();  // --forge
     forge_ = *std::move(forge);
     store_ = forge_ ? &forge_->store() : static_cast<StatusStore*>(&*notifying_);
@@ -285,35 +286,15 @@ class Daemon {
           [options = config_.image_factory](std::stop_token) { return FactoryTags(options); },
           config_.image_factory_flags.ttl, env_);
     }
-    StartInstallerResolver();
     // Promotion reads the upstream clusters from the branch itself (the plain store: no
     // notifications), so a cluster another replica reconciles counts too.
     reconciler_.emplace(
         RolloutReconciler::Deps{desired_, *observer_, *background_, *acting_store, env_, metrics_,
                                 &*gate_runner_, &*git_store_, releases_ ? &*releases_ : nullptr,
-                                &*installers_},
+                                &installers_.resolver()},
         RolloutReconcilerOptions{config_.node_poll_interval, config_.dry_run, 32},
         std::move(statuses));
     return StartKubernetesUpgrades();
-  }
-
-  // Schematic IDs are kept in the state directory; every factory is asked with the
-  // --image-factory-* options.
-  void StartInstallerResolver() {
-    const factory::ImageFactoryOptions options = config_.image_factory;
-    const auto at = [options](std::string_view origin) {
-      factory::ImageFactoryOptions o = options;
-      o.origin = std::string(origin);
-      return o;
-    };
-    schematic_ids_.emplace(config_.state_dir / "schematic-ids",
-                           [at](std::string_view origin, std::string_view yaml) {
-                             return factory::CreateSchematic(at(origin), yaml);
-                           });
-    installers_.emplace(options.origin, *schematic_ids_,
-                        [at](std::string_view origin, const core::Version& version) {
-                          return factory::OfficialExtensions(at(origin), version);
-                        });
   }
 
   absl::Status StartKubernetesUpgrades() {
@@ -411,6 +392,11 @@ class Daemon {
                                  grace.count());
                              spdlog::shutdown();
                            }}};
+  // Schematic IDs kept in the state directory; every factory asked with the --image-factory-*
+  // options. Made first: the reconciler resolves installers with it, and so do the pull request
+  // plans of forge_.
+  factory::FactoryInstallers installers_{config_.image_factory, config_.state_dir / "schematic-ids",
+                                         "with the daemon's --image-factory"};
   // StartStatusChain
   std::unique_ptr<gitsource::LibGitSource> source_;
   std::unique_ptr<gitsource::GitStatusWriter> writer_;
@@ -439,8 +425,6 @@ class Daemon {
   DesiredState desired_;
   std::optional<gates::ProbeGateRunner> gate_runner_;
   std::optional<registry::InstallerReleases> releases_;
-  std::optional<factory::SchematicIds> schematic_ids_;
-  std::optional<factory::InstallerResolver> installers_;
   std::optional<RolloutReconciler> reconciler_;
   std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner> kubernetes_upgrades_;
   // StartController

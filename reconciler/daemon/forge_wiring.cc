@@ -49,7 +49,8 @@ std::string StatusUrl(const DaemonConfig& config) {
 
 absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
     const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
-    StatusStore& branch, std::function<bool()> reports, Env& env) {
+    StatusStore& branch, std::function<bool()> reports, factory::InstallerResolver& installers,
+    Env& env) {
   if (config.forge.kind.empty()) return nullptr;
   absl::StatusOr<std::string> token = ReadSecretFile(config.forge.token_file);
   if (!token.ok()) return token.status();
@@ -75,7 +76,8 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
                              config.kubernetes_upgrade_mode == "inprocess",
                              config.shards() > 1 ? config.shards() : 0,
                              std::move(reports),
-                             elected ? &branch : nullptr});
+                             elected ? &branch : nullptr,
+                             &installers});
   reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);
   if (elected) {  // other replicas' records reach the reporter through the branch only
     reporting->refresher_ = std::jthread(

@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "reconciler/daemon/daemon_config.h"
+#include "reconciler/factory/installer_resolution.h"
 #include "reconciler/metrics.h"
 #include "reconciler/pull_requests/pull_request_flow.h"
 #include "reconciler/webhooks/poll_trigger.h"
@@ -30,10 +31,12 @@ class ForgeReporting {
   // `inner` is where statuses are recorded; `branch` reads the status branch as it is.
   // `reports` (--leader-elect: whether this replica holds shard 0) makes only that replica
   // report rollouts; it then re-reads `branch` every --poll-interval for the clusters other
-  // replicas record. Unset: this process reports every rollout itself.
+  // replicas record. Unset: this process reports every rollout itself. `installers` resolves
+  // the schematics of pull request plans (the daemon's, at the watched branch's factories).
   static absl::StatusOr<std::unique_ptr<ForgeReporting>> Start(
       const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
-      StatusStore& branch, std::function<bool()> reports, Env& env);
+      StatusStore& branch, std::function<bool()> reports, factory::InstallerResolver& installers,
+      Env& env);
   StatusStore& store() { return *store_; }
   pull_requests::PullRequestFlow& flow() { return *flow_; }
 

@@ -9,16 +9,21 @@ using flags::Flag;
 using flags::Invalid;
 
 void ImageFactoryFlags::AddFlags(CLI::App& cmd) {
-  Flag(cmd, "image-factory", url,
-       "http(s)://host[:port] of the Image Factory of profiles whose spec.talos.schematic names "
-       "none (and reconciler.yaml no imageFactory); its releases join the release catalog "
-       "unless --installer-registry is given (default: none)");
+  AddClientFlags(cmd,
+                 "http(s)://host[:port] of the Image Factory of profiles whose "
+                 "spec.talos.schematic names none (and reconciler.yaml no imageFactory); its "
+                 "releases join the release catalog unless --installer-registry is given "
+                 "(default: none)");
+  flags::DurationFlag(cmd, "image-factory-ttl", ttl,
+                      "How often --image-factory's releases are listed again (default 1h)");
+}
+
+void ImageFactoryFlags::AddClientFlags(CLI::App& cmd, const std::string& url_help) {
+  Flag(cmd, "image-factory", url, url_help);
   Flag(cmd, "image-factory-ca-file", ca_file,
        "PEM bundle trusted for Image Factories instead of the system's");
   flags::MillisFlag(cmd, "image-factory-timeout", timeout,
                     "Deadline of one Image Factory request (default 10s)");
-  flags::DurationFlag(cmd, "image-factory-ttl", ttl,
-                      "How often --image-factory's releases are listed again (default 1h)");
 }
 
 absl::StatusOr<ImageFactoryOptions> ImageFactoryFlags::Finish() const {

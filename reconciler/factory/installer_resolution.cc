@@ -8,8 +8,11 @@
 namespace tr::reconciler::factory {
 
 InstallerResolver::InstallerResolver(std::string default_factory, SchematicIds& ids,
-                                     ExtensionLister extensions)
-    : default_factory_(std::move(default_factory)), ids_(ids), extensions_(std::move(extensions)) {}
+                                     ExtensionLister extensions, std::string default_named_by)
+    : default_factory_(std::move(default_factory)),
+      default_named_by_(std::move(default_named_by)),
+      ids_(ids),
+      extensions_(std::move(extensions)) {}
 
 absl::StatusOr<core::ClusterProfile> InstallerResolver::Resolve(const core::ClusterProfile& profile,
                                                                 bool check_extensions) {
@@ -18,8 +21,9 @@ absl::StatusOr<core::ClusterProfile> InstallerResolver::Resolve(const core::Clus
   const std::string origin = installer.factory.empty() ? default_factory_ : installer.factory;
   if (origin.empty()) {
     return absl::FailedPreconditionError(
-        "spec.talos.schematic needs an Image Factory: name it in spec.talos.factory, in "
-        "reconciler.yaml's imageFactory, or with the daemon's --image-factory");
+        fmt::format("spec.talos.schematic needs an Image Factory: name it in spec.talos.factory, "
+                    "in reconciler.yaml's imageFactory, or {}",
+                    default_named_by_));
   }
   if (check_extensions) {
     if (absl::Status s = CheckExtensions(origin, profile); !s.ok()) return s;

@@ -1,8 +1,9 @@
 // A profile that names an Image Factory schematic (spec.talos.schematic) made plannable: the
 // factory gives the schematic's ID, and with it the installer repository
 // (`<factory host>/<platform>-installer[-secureboot]/<id>`) fills `talos_image`. The factory is
-// the profile's (or reconciler.yaml's imageFactory), else the daemon's --image-factory; a pull
-// request's own factory is never dialled (the caller passes the watched branch's profile).
+// the profile's (or reconciler.yaml's imageFactory), else --image-factory (`run`'s or
+// `plan`'s); a pull request's own factory is never dialled (PreviewPlan first gives a proposed
+// profile the factory the watched branch names).
 // Before any node is touched, every extension the schematic names must exist at the factory for
 // the desired Talos version.
 //
@@ -30,8 +31,10 @@ class InstallerResolver {
   using ExtensionLister = std::function<absl::StatusOr<std::vector<std::string>>(
       std::string_view origin, const core::Version& version)>;
 
-  // `default_factory`: --image-factory, empty when not given.
-  InstallerResolver(std::string default_factory, SchematicIds& ids, ExtensionLister extensions);
+  // `default_factory`: --image-factory, empty when not given. `default_named_by` ends the
+  // error of a schematic no factory is named for: how the command running it names one.
+  InstallerResolver(std::string default_factory, SchematicIds& ids, ExtensionLister extensions,
+                    std::string default_named_by = "with the daemon's --image-factory");
 
   // `profile` unchanged when it names no schematic; else with talos_image and
   // talos_schematic_id filled. Errors, each naming the factory's URL when one was asked:
@@ -46,6 +49,7 @@ class InstallerResolver {
   absl::Status CheckExtensions(std::string_view origin, const core::ClusterProfile& profile);
 
   const std::string default_factory_;
+  const std::string default_named_by_;
   SchematicIds& ids_;
   const ExtensionLister extensions_;
   // The last list of each (origin, Talos tag): asked again only when it lacks a name, so a

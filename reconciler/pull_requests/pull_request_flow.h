@@ -42,6 +42,7 @@
 #include "base/mutex.h"
 #include "core/status.h"
 #include "gitsource/git_source.h"
+#include "reconciler/factory/installer_resolution.h"
 #include "reconciler/forge/forge_client.h"
 #include "reconciler/forge/forge_dialect.h"
 #include "reconciler/forge/webhook_event.h"
@@ -70,6 +71,9 @@ struct PullRequestFlowOptions {
   // The status branch, re-read while reporting on Refresh() and on becoming the reporter, so
   // the rollout covers clusters other replicas recorded. Null: only this process's records.
   StatusStore* branch = nullptr;
+  // Resolves the schematics of proposed profiles, at the factories the watched branch names
+  // (PreviewPlan). Null: a schematic profile is planned as blocked. Must be thread-safe.
+  factory::InstallerResolver* installers = nullptr;
 };
 
 class PullRequestFlow {

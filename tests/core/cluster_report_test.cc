@@ -36,7 +36,8 @@ std::vector<PlanReportEntry> SamplePlan() {
   }
   Diagnostic bad{"clusters/broken.yaml", 4, 7, "spec.nodes[0].role",
                  "must be controlplane or worker"};
-  return {{"prod", planned, {}, OutlookOf(in), listed},
+  const PlanSchematic schematic{std::string(64, 'a'), {"siderolabs/iscsi-tools"}};
+  return {{"prod", planned, {}, OutlookOf(in), listed, schematic},
           {"broken", std::nullopt, {bad}, std::nullopt, {}}};
 }
 
@@ -174,6 +175,9 @@ clusters[].nodes[].talos: string
 clusters[].paused: boolean
 clusters[].phase: string
 clusters[].plan: string
+clusters[].schematic: object
+clusters[].schematic.extensions: array
+clusters[].schematic.id: string
 clusters[].steps: array
 clusters[].steps[].batches: array
 clusters[].steps[].daemon: string

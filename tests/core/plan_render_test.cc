@@ -60,5 +60,20 @@ TEST(PlanRenderTest, MarkdownHasATableAndTheBlockedReason) {
   EXPECT_THAT(md, HasSubstr("- `clusters/broken.yaml:4:7: spec.nodes[0].role:"));
 }
 
+TEST(PlanRenderTest, ShowsTheSchematicUnderTheCluster) {
+  std::vector<PlanReportEntry> report = SampleReport();
+  report[0].schematic =
+      PlanSchematic{"f00d", {"siderolabs/iscsi-tools", "siderolabs/qemu-guest-agent"}};
+  report[1].schematic = PlanSchematic{"", {}};
+  const std::string text = RenderPlanText(report);
+  EXPECT_THAT(text, HasSubstr("prod: planned\n  Talos 1.11.6 / Kubernetes 1.34.1 → Talos 1.12.0 / "
+                              "Kubernetes 1.35.0\n  schematic: f00d (siderolabs/iscsi-tools, "
+                              "siderolabs/qemu-guest-agent)\n"));
+  EXPECT_THAT(text, HasSubstr("  schematic: ID not known (no extensions)\n"));
+  EXPECT_THAT(RenderPlanMarkdown(report),
+              HasSubstr("Schematic: f00d (siderolabs/iscsi-tools, siderolabs/qemu-guest-agent)\n"));
+  EXPECT_THAT(RenderPlanText({SampleReport()[0]}), ::testing::Not(HasSubstr("schematic")));
+}
+
 }  // namespace
 }  // namespace tr::core

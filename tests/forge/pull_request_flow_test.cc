@@ -15,7 +15,10 @@
 #include <mutex>
 
 #include "fmt/format.h"
+#include "reconciler/factory/factory_installers.h"
+#include "tests/support/blackhole.h"
 #include "tests/support/fake_forge.h"
+#include "tests/support/loopback_http.h"
 #include "tests/support/process.h"
 #include "tests/support/repos.h"
 #include "tests/support/wait.h"
@@ -370,6 +373,66 @@ TEST_F(PullRequestPreviewTest, AClosedOrMergedPullRequestsPreviewRefIsDeleted) {
   EXPECT_TRUE(PreviewRefExists());
   Deliver(Event(PullRequestAction::kMerged, head));
   EXPECT_FALSE(PreviewRefExists());
+}
+
+// The profile of cluster prod with a schematic of `extensions` at the factory `origin`.
+std::string FactoryProfile(const std::string& extensions, const std::string& origin) {
+  return "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\n"
+         "metadata: {name: prod}\nspec:\n  endpoints: [127.20.9.1]\n  credentials: prod\n"
+         "  talos:\n    version: 1.12.0\n"
+         "    schematic: {customization: {systemExtensions: {officialExtensions: [" +
+         extensions + "]}}}\n    factory: " + origin +
+         "\n  kubernetes: {version: 1.35.0}\n  nodes:\n"
+         "    - {name: prod-cp, address: 127.20.9.1, role: controlplane}\n";
+}
+
+// The daemon's resolver reaches the flow: a pull request that names a factory of its own (a
+// listener counting the connections it gets) is planned with the watched branch's factory.
+TEST_F(PullRequestPreviewTest, ASchematicIsResolvedAtTheWatchedBranchsFactoryNotThePullRequests) {
+  ASSERT_NE(flow_, nullptr);
+  const std::string id(64, 'c');
+  std::atomic<int> schematics_posted{0};
+  auto routes = std::make_unique<httplib::Server>();
+  routes->Post("/schematics", [&](const httplib::Request&, httplib::Response& res) {
+    ++schematics_posted;
+    res.status = 201;
+    res.set_content(R"({"id": ")" + id + "\"}", "application/json");
+  });
+  routes->Get(R"(/version/v1\.12\.0/extensions/official)", [](const httplib::Request&,
+                                                              httplib::Response& res) {
+    res.set_content(
+        R"([{"name": "siderolabs/iscsi-tools"}, {"name": "siderolabs/qemu-guest-agent"}])",
+        "application/json");
+  });
+  test_support::LoopbackServer ours(std::move(routes));
+  test_support::Blackhole theirs("127.0.0.1");
+  ASSERT_TRUE(theirs.ok());
+  const std::string our_url = "http://127.0.0.1:" + std::to_string(ours.port());
+  const std::string their_url = "http://127.0.0.1:" + std::to_string(theirs.port());
+  upstream_.Commit({{"clusters/prod.yaml", FactoryProfile("siderolabs/iscsi-tools", our_url)}},
+                   "a schematic");
+  const std::string head = upstream_.Commit(
+      {{"clusters/prod.yaml",
+        FactoryProfile("siderolabs/iscsi-tools, siderolabs/qemu-guest-agent", their_url)}},
+      "more extensions, elsewhere", "proposal");
+  upstream_.GitBare({"update-ref", fmt::format("refs/pull/{}/head", kPull), head});
+  factory::FactoryInstallers installers(
+      {.origin = "", .ca_file = {}, .timeout = std::chrono::milliseconds(500)}, "",
+      "with the daemon's --image-factory");
+  PullRequestFlowOptions options;
+  options.dialect = forge::FindApiDialect("github");
+  options.installers = &installers.resolver();
+  PullRequestFlow flow(*source_, *source_, *client_, comments_, std::move(options));
+
+  flow.PullRequestChanged(Event(PullRequestAction::kOpened, head));
+  ASSERT_TRUE(test_support::WaitUntil([&] { return flow.Idle() && comments_.Idle(); }));
+  std::vector<forge_test::FakeComment> comments = fake_.Comments(kPull);
+  ASSERT_EQ(comments.size(), 1u);
+  EXPECT_THAT(
+      comments[0].body,
+      HasSubstr("Schematic: " + id + " (siderolabs/iscsi-tools, siderolabs/qemu-guest-agent)"));
+  EXPECT_EQ(schematics_posted, 1);
+  EXPECT_EQ(theirs.accepted(), 0);
 }
 
 }  // namespace
