@@ -68,10 +68,11 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
   }
   if (talos) {
     gates.push_back(fmt::format(
-        "after each node, within {}: new boot id, Talos version is the target, machine "
+        "after each node, within {}: new boot id, Talos version {}is the target, machine "
         "RUNNING and ready, Kubernetes node Ready and schedulable; control planes: etcd "
         "member healthy and not a learner",
-        FormatDuration(policy.node_timeout)));
+        FormatDuration(policy.node_timeout),
+        profile.talos_schematic_id.empty() ? "" : "and schematic "));
   }
   if (kubernetes) {
     gates.push_back(

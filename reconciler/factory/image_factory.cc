@@ -30,7 +30,14 @@ absl::StatusOr<std::string> Send(const ImageFactoryOptions& options, std::string
                  options.max_answer_bytes);
   if (answer.over_cap) return AnswerOverCap(what, options.max_answer_bytes);
   httplib::Result& res = answer.result;
-  if (!res) return NoAnswerError(res.error(), what);
+  if (!res) {
+    // A factory that hangs reads as httplib's "Failed to read connection": say what it means.
+    const bool timed_out =
+        res.error() == httplib::Error::Read || res.error() == httplib::Error::ConnectionTimeout;
+    return NoAnswerError(res.error(), timed_out ? fmt::format("{}: no answer within {}ms", what,
+                                                              options.timeout.count())
+                                                : what);
+  }
   if (res->status < 200 || res->status >= 300) {
     // The factory's own message says what it refused (an unknown extension, say): its first
     // line, made safe for logs.

@@ -12,9 +12,10 @@ constexpr auto kFactoryReadyTimeout = 120s;
 constexpr char kIscsiSchematic[] =
     "{customization: {systemExtensions: {officialExtensions: [siderolabs/iscsi-tools]}}}";
 
-// Talos 1.12 to 1.14 (through the newest 1.13) with a schematic declared in Git. Ready at the
-// end also says each node runs the schematic: the daemon observes every node's schematic
-// (ExtensionStatuses) and would plan a node on 1.14.0 with another one Blocked.
+// Talos 1.12 to 1.14 (through the newest 1.13) with a schematic declared in Git, blocked while
+// the factory answers 500 and while it hangs, then rolled out once it answers. Ready at the end
+// also says each node runs the schematic: the daemon observes every node's schematic
+// (ExtensionStatuses) and would reinstall a node on 1.14.0 with another one.
 TEST_F(E2eTest, ASchematicProfileUpgradesThroughTheFactoryBlockedWhileItFails) {
   E2E_ASSERT_OK(world().StartFleet({MakeCluster("edge", 1, 1, "1.12.0", "1.35.0")}));
   const std::string factory = world().sim().factory_url();
@@ -23,7 +24,7 @@ TEST_F(E2eTest, ASchematicProfileUpgradesThroughTheFactoryBlockedWhileItFails) {
   E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.14.0"));
   world().PushProfiles({{"edge", AtTalos("1.12.0", {}, "1.35.0")}}, "initial profile");
   E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
-    o.extra_args = {"--image-factory", factory};
+    o.extra_args = {"--image-factory", factory, "--image-factory-timeout", "500ms"};
   }));
   E2E_ASSERT_OK_AND_ASSIGN(const core::ClusterStatus before,
                            world().WaitForReady("edge", "1.12.0", "", kFactoryReadyTimeout));
@@ -45,6 +46,20 @@ TEST_F(E2eTest, ASchematicProfileUpgradesThroughTheFactoryBlockedWhileItFails) {
       },
       60s);
   E2E_ASSERT_OK(blocked.status());
+  EXPECT_EQ(TouchedNodes(world().Journal(), "edge", since), std::vector<std::string>{});
+
+  // It hangs: Blocked, saying it did not answer in time, still no node touched.
+  E2E_ASSERT_OK(world().sim().ClearFactoryFaults());
+  E2E_ASSERT_OK(world().sim().SetFactoryFault("hang"));
+  auto hanging = world().WaitForStatus(
+      "edge",
+      [&](const core::ClusterStatus& s) {
+        return s.phase == core::ClusterPhase::kBlocked &&
+               s.message.find(factory) != std::string::npos &&
+               s.message.find("no answer within 500ms") != std::string::npos;
+      },
+      60s);
+  E2E_ASSERT_OK(hanging.status());
   EXPECT_EQ(TouchedNodes(world().Journal(), "edge", since), std::vector<std::string>{});
 
   // It answers again: the rollout runs, each node upgraded once per hop.
