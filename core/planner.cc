@@ -73,9 +73,8 @@ bool NeedsReinstall(const ClusterProfile& profile, const NodeSpec& node,
 std::vector<VersionHop> WithReinstalls(const ClusterProfile& profile,
                                        const ObservedCluster& observed,
                                        std::vector<VersionHop> hops) {
-  const bool reinstall = std::any_of(
-      profile.nodes.begin(), profile.nodes.end(),
-      [&](const NodeSpec& node) {
+  const bool reinstall =
+      std::any_of(profile.nodes.begin(), profile.nodes.end(), [&](const NodeSpec& node) {
         return NeedsReinstall(profile, node, *observed.FindNode(node.name));
       });
   const bool reaches_target = std::any_of(hops.begin(), hops.end(), [&](const VersionHop& hop) {

@@ -126,8 +126,8 @@ RolloutDecision StartNode(const RolloutInput& in, const PlanStep& step, const st
       step.from == step.to
           ? fmt::format("reinstalling {} ({}/{}) on Talos {} with schematic {}", node,
                         progress.done + 1, progress.total, step.to.ToString(), op.schematic)
-          : fmt::format("upgrading {} ({}/{}) to Talos {}", node, progress.done + 1,
-                        progress.total, step.to.ToString());
+          : fmt::format("upgrading {} ({}/{}) to Talos {}", node, progress.done + 1, progress.total,
+                        step.to.ToString());
   RolloutDecision d = Decision(ActionKind::kStartNode, ClusterPhase::kUpgradingTalos, what, progress);
   d.node = node;
   d.image = op.image;

@@ -80,9 +80,8 @@ bool Prepulled(const RolloutMemory& memory, const std::string& image, bool node_
 }
 
 bool HaltedByFailure(const RolloutMemory& memory, const ClusterProfile& profile) {
-  return memory.failure &&
-         HaltedByFailure(memory, profile.talos_version,
-                         DesiredSchematicId(profile, memory.failure->node));
+  return memory.failure && HaltedByFailure(memory, profile.talos_version,
+                                           DesiredSchematicId(profile, memory.failure->node));
 }
 
 bool HaltedByFailure(const RolloutMemory& memory, const Version& target,

@@ -35,11 +35,11 @@ class InstallerResolver {
 
   // `profile` unchanged when it names no schematic; else with talos_image and
   // talos_schematic_id filled, and those of each node with a schematic of its own (same
-  // factory, same checks; an error of one names the node). Errors, each naming the factory's URL when one was asked:
-  // FailedPrecondition (no factory named anywhere; an extension the factory does not have for
-  // the desired version), or the factory's own error (Unavailable, DeadlineExceeded, ...).
-  // `check_extensions` false skips the extension check (a node already in flight is followed
-  // to its end whether or not the factory answers).
+  // factory, same checks; an error of one names the node). Errors, each naming the factory's URL
+  // when one was asked: FailedPrecondition (no factory named anywhere; an extension the factory
+  // does not have for the desired version), or the factory's own error (Unavailable,
+  // DeadlineExceeded, ...). `check_extensions` false skips the extension check (a node already in
+  // flight is followed to its end whether or not the factory answers).
   absl::StatusOr<core::ClusterProfile> Resolve(const core::ClusterProfile& profile,
                                                bool check_extensions = true);
 

@@ -457,7 +457,8 @@ TEST(PlannerSchematicTest, AGpuWorkerWithItsOwnSchematicGetsItsOwnInstaller) {
   const PlanStep& step = plan.steps[0];
   const std::string gpu = nodes[4].name, other = nodes[3].name;
   EXPECT_EQ(step.Nodes().size(), 5u);
-  EXPECT_EQ(InstallerFor(step, gpu), "127.0.0.1:5000/metal-installer/" + kGpuSchematic + ":v1.12.0");
+  EXPECT_EQ(InstallerFor(step, gpu),
+            "127.0.0.1:5000/metal-installer/" + kGpuSchematic + ":v1.12.0");
   EXPECT_EQ(SchematicFor(step, gpu), kGpuSchematic);
   EXPECT_EQ(InstallerFor(step, other), step.installer_image);
   EXPECT_EQ(SchematicFor(step, other), kIscsiSchematic);
@@ -480,7 +481,8 @@ TEST(PlannerSchematicTest, ANodeIsReinstalledOnlyWhenItDoesNotRunItsOwnSchematic
   EXPECT_EQ(plan.steps[0].Nodes(), std::vector<std::string>{nodes[4].name});
   EXPECT_EQ(InstallerFor(plan.steps[0], nodes[4].name),
             "127.0.0.1:5000/metal-installer/" + kGpuSchematic + ":v1.12.0");
-  EXPECT_EQ(plan.message, "Talos 1.12.0 reinstalled with schematic " + kGpuSchematic + " on 1 node");
+  EXPECT_EQ(plan.message,
+            "Talos 1.12.0 reinstalled with schematic " + kGpuSchematic + " on 1 node");
 }
 
 TEST(PlannerSchematicTest, ANodesUnknownInstallerBlocksNamingIt) {

@@ -285,8 +285,7 @@ TEST(StatusYamlTest, RoundTripsEveryField) {
   EXPECT_TRUE(back.value->rollout.in_flight[0].lifecycle);
   EXPECT_EQ(back.value->labels, (std::map<std::string, std::string>{{"env", "prod"}}));
   EXPECT_EQ(back.value->fence, s.fence);
-  EXPECT_EQ(back.value->rollout.prepulled_node_images,
-            std::vector<std::string>{"gpu-img:v1.12.0"});
+  EXPECT_EQ(back.value->rollout.prepulled_node_images, std::vector<std::string>{"gpu-img:v1.12.0"});
 }
 
 // Without per-node schematics the file keeps the shape it had before them.

@@ -121,10 +121,9 @@ TEST_F(E2eTest, ANodesOwnSchematicIsInstalledOnThatNodeOnly) {
 
   ProfileDef wanted = AtTalos("1.14.0", {}, "1.35.0");
   wanted.schematic = kIscsiSchematic;
-  wanted.node_schematics = {
-      {"edge-w-0",
-       "{customization: {systemExtensions: {officialExtensions: "
-       "[siderolabs/nvidia-container-toolkit]}}}"}};
+  wanted.node_schematics = {{"edge-w-0",
+                             "{customization: {systemExtensions: {officialExtensions: "
+                             "[siderolabs/nvidia-container-toolkit]}}}"}};
   const std::string commit =
       world().PushProfiles({{"edge", wanted}}, "edge: 1.14.0, iscsi-tools, a GPU worker");
   E2E_ASSERT_OK_AND_ASSIGN(const core::ClusterStatus done,
