@@ -56,6 +56,7 @@ Json StepJson(const PlanStep& step, const StepOutlook* outlook) {
             {"nodes", step.Nodes()},
             {"batches", step.batches}};
   if (!step.installer_image.empty()) s["image"] = step.installer_image;
+  for (const auto& [node, own] : step.own_installers) s["nodeImages"][node] = own.image;
   s["daemon"] = StepRunName(outlook ? outlook->run : StepRun::kRuns);
   if (outlook && !outlook->reason.empty()) s["reason"] = outlook->reason;
   return s;

@@ -83,6 +83,9 @@ void TextEntry(const PlanReportEntry& e, std::string& out) {
     const PlanStep& step = plan.steps[i];
     out += fmt::format("  {}. {}\n     nodes: {}\n", i + 1, StepTitle(step), BatchesText(step));
     if (!step.installer_image.empty()) out += "     image: " + step.installer_image + "\n";
+    for (const auto& [node, own] : step.own_installers) {
+      out += fmt::format("     image of {}: {}\n", node, own.image);
+    }
     if (std::string mark = StepMark(e, i); !mark.empty()) out += "     daemon " + mark + "\n";
   }
   if (!plan.gates.empty()) out += "  gates:\n";
@@ -90,6 +93,15 @@ void TextEntry(const PlanReportEntry& e, std::string& out) {
   if (plan.status == PlanStatus::kPlanned) {
     out += "  estimate: " + FormatDuration(plan.estimate) + "\n";
   }
+}
+
+// The step's installer, then each node's own: "`img`<br>gpu-0: `img2`".
+std::string ImagesCell(const PlanStep& step) {
+  std::string cell = step.installer_image.empty() ? "" : "`" + step.installer_image + "`";
+  for (const auto& [node, own] : step.own_installers) {
+    cell += fmt::format("<br>{}: `{}`", node, own.image);
+  }
+  return cell;
 }
 
 void MarkdownEntry(const PlanReportEntry& e, std::string& out) {
@@ -115,8 +127,7 @@ void MarkdownEntry(const PlanReportEntry& e, std::string& out) {
       const PlanStep& step = plan.steps[i];
       std::string mark = StepMark(e, i);
       out += fmt::format("| {} | {} | {} | {} | {} |\n", i + 1, StepTitle(step), BatchesText(step),
-                         step.installer_image.empty() ? "" : "`" + step.installer_image + "`",
-                         mark.empty() ? "runs" : mark);
+                         ImagesCell(step), mark.empty() ? "runs" : mark);
     }
     out += "\n";
   }

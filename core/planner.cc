@@ -30,8 +30,8 @@ std::string ObservationProblem(const ClusterProfile& profile, const ObservedClus
 }
 
 // What a profile that names an Image Factory schematic cannot yet be planned for: its
-// installer unknown (no factory gave the schematic's ID), per-node schematics, and a node on
-// the desired version whose schematic could not be read (whether it needs a reinstall is not
+// installer, or a node's own, unknown (no factory gave the schematic's ID), and a node on the
+// desired version whose schematic could not be read (whether it needs a reinstall is not
 // known).
 std::string InstallerProblem(const ClusterProfile& profile, const ObservedCluster& observed) {
   if (!profile.talos_factory) return "";
@@ -40,10 +40,10 @@ std::string InstallerProblem(const ClusterProfile& profile, const ObservedCluste
            "schematic's ID";
   }
   for (const NodeSpec& node : profile.nodes) {
-    if (node.schematic) {
+    if (node.schematic && (node.talos_image.empty() || node.talos_schematic_id.empty())) {
       return fmt::format(
-          "node {} has a schematic of its own (spec.nodes[].schematic): per-node schematics are "
-          "validated but not acted on yet; remove it to upgrade with spec.talos.schematic",
+          "the installer of node {}'s own schematic is not known: no Image Factory has given "
+          "the schematic's ID",
           node.name);
     }
   }
@@ -59,12 +59,13 @@ std::string InstallerProblem(const ClusterProfile& profile, const ObservedCluste
   return "";
 }
 
-// A node on the desired Talos version whose schematic is not the profile's: it is reinstalled
-// at that version with the profile's installer.
-bool NeedsReinstall(const ClusterProfile& profile, const NodeObservation& seen) {
+// A node on the desired Talos version whose schematic is not its desired one (its own, else
+// the profile's): it is reinstalled at that version with that schematic's installer.
+bool NeedsReinstall(const ClusterProfile& profile, const NodeSpec& node,
+                    const NodeObservation& seen) {
   if (!profile.talos_factory || *seen.talos != profile.talos_version) return false;
   const std::optional<std::string> runs = RunningSchematic(seen);
-  return runs && *runs != profile.talos_schematic_id;
+  return runs && *runs != DesiredSchematicId(profile, node.name);
 }
 
 // The Talos hops with the reinstalls added: nodes needing one join the hop to the desired
@@ -72,9 +73,10 @@ bool NeedsReinstall(const ClusterProfile& profile, const NodeObservation& seen) 
 std::vector<VersionHop> WithReinstalls(const ClusterProfile& profile,
                                        const ObservedCluster& observed,
                                        std::vector<VersionHop> hops) {
-  const bool reinstall = std::any_of(
-      profile.nodes.begin(), profile.nodes.end(),
-      [&](const NodeSpec& node) { return NeedsReinstall(profile, *observed.FindNode(node.name)); });
+  const bool reinstall =
+      std::any_of(profile.nodes.begin(), profile.nodes.end(), [&](const NodeSpec& node) {
+        return NeedsReinstall(profile, node, *observed.FindNode(node.name));
+      });
   const bool reaches_target = std::any_of(hops.begin(), hops.end(), [&](const VersionHop& hop) {
     return hop.talos && hop.to == profile.talos_version;
   });
@@ -188,7 +190,7 @@ std::vector<std::vector<std::string>> TalosBatches(const ClusterProfile& profile
   std::string own_worker, own_control_plane, leader;
   for (const NodeSpec& node : profile.nodes) {
     const NodeObservation& seen = *observed.FindNode(node.name);
-    const bool reinstall = hop.to == profile.talos_version && NeedsReinstall(profile, seen);
+    const bool reinstall = hop.to == profile.talos_version && NeedsReinstall(profile, node, seen);
     if (!NeedsHop(*seen.talos, hop) && !reinstall) continue;
     const bool own = node.name == observed.self_node;
     if (node.role == NodeRole::kWorker) {
@@ -234,6 +236,20 @@ std::vector<std::vector<std::string>> KubernetesBatches(const ClusterProfile& pr
   return batches;
 }
 
+// The step's nodes whose own schematic differs from the profile's, with their installer.
+std::map<std::string, NodeInstaller> OwnInstallers(const ClusterProfile& profile,
+                                                   const PlanStep& step) {
+  std::map<std::string, NodeInstaller> own;
+  for (const std::string& name : step.Nodes()) {
+    for (const NodeSpec& node : profile.nodes) {
+      if (node.name != name || !node.schematic) continue;
+      if (node.talos_schematic_id == profile.talos_schematic_id) continue;
+      own[name] = {node.talos_image + ":" + step.to.Tag(), node.talos_schematic_id};
+    }
+  }
+  return own;
+}
+
 std::vector<PlanStep> BuildSteps(const ClusterProfile& profile, const ObservedCluster& observed,
                                  const std::vector<VersionHop>& hops) {
   std::vector<PlanStep> steps;
@@ -243,11 +259,13 @@ std::vector<PlanStep> BuildSteps(const ClusterProfile& profile, const ObservedCl
                   .to = hop.to,
                   .batches = {},
                   .installer_image = {},
-                  .schematic = {}};
+                  .schematic = {},
+                  .own_installers = {}};
     if (hop.talos) {
       step.batches = TalosBatches(profile, observed, hop);
       step.installer_image = profile.talos_image + ":" + hop.to.Tag();
       step.schematic = profile.talos_schematic_id;
+      step.own_installers = OwnInstallers(profile, step);
     } else {
       step.batches = KubernetesBatches(profile, observed, hop);
     }
@@ -268,10 +286,28 @@ std::string Summary(const ClusterPlan& plan) {
 
 }  // namespace
 
+const std::string& InstallerFor(const PlanStep& step, const std::string& node) {
+  auto own = step.own_installers.find(node);
+  return own == step.own_installers.end() ? step.installer_image : own->second.image;
+}
+
+const std::string& SchematicFor(const PlanStep& step, const std::string& node) {
+  auto own = step.own_installers.find(node);
+  return own == step.own_installers.end() ? step.schematic : own->second.schematic;
+}
+
 std::string StepTitle(const PlanStep& step) {
   if (step.type == StepType::kTalos && step.from == step.to) {
-    return fmt::format("Talos {} reinstalled with schematic {}", step.to.ToString(),
-                       step.schematic);
+    std::string ids;
+    bool several = false;
+    for (const std::string& node : step.Nodes()) {
+      const std::string& id = SchematicFor(step, node);
+      if (ids.find(id) != std::string::npos) continue;
+      several = !ids.empty();
+      ids += (ids.empty() ? "" : ", ") + id;
+    }
+    return fmt::format("Talos {} reinstalled with schematic{} {}", step.to.ToString(),
+                       several ? "s" : "", ids);
   }
   return fmt::format("{} {} → {}", step.type == StepType::kTalos ? "Talos" : "Kubernetes",
                      step.from.ToString(), step.to.ToString());

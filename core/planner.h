@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +30,14 @@ enum class PlanStatus { kUpToDate, kPlanned, kBlocked };
 const char* PlanStatusName(PlanStatus status);  // "up-to-date" | "planned" | "blocked"
 
 enum class StepType { kTalos, kKubernetes };
+
+// The installer of a node with a schematic of its own (spec.nodes[].schematic).
+struct NodeInstaller {
+  std::string image;      // "<repository>:v<to>"
+  std::string schematic;  // its ID
+
+  bool operator==(const NodeInstaller&) const = default;
+};
 const char* StepTypeName(StepType type);  // "talos" | "kubernetes"
 
 struct PlanStep {
@@ -43,6 +52,9 @@ struct PlanStep {
   // Talos steps of a profile with an Image Factory schematic: the schematic's ID, which every
   // node of the step runs afterwards. A step with `from` == `to` only changes the schematic.
   std::string schematic;
+  // Talos steps: the nodes whose own schematic differs from the profile's get this installer
+  // instead of the two above (InstallerFor, SchematicFor).
+  std::map<std::string, NodeInstaller> own_installers{};
 
   std::vector<std::string> Nodes() const;  // the batches, flattened
 };
@@ -61,6 +73,10 @@ struct ClusterPlan {
   std::chrono::seconds estimate{0};
 };
 
+// The installer image and schematic ID `node` gets in `step`: its own, else the step's.
+const std::string& InstallerFor(const PlanStep& step, const std::string& node);
+const std::string& SchematicFor(const PlanStep& step, const std::string& node);
+
 // Assumed time for one node's Talos upgrade when the node has no recorded duration.
 inline constexpr std::chrono::seconds kDefaultTalosNodeDuration{6 * 60};
 // Assumed time for one node's kubelet, and per control plane its static pods, in a
@@ -76,7 +92,8 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
 // Whether a node on `version` upgrades through LifecycleService (pull, install, reboot)
 // rather than the legacy MachineService/Upgrade: talosctl's rule, > 1.13.0-alpha.2 and < 2.
 // "Talos 1.11.6 → 1.12.0", "Kubernetes 1.34.1 → 1.35.0"; a step that only changes the
-// schematic: "Talos 1.14.0 reinstalled with schematic <id>".
+// schematic: "Talos 1.14.0 reinstalled with schematic <id>" ("with schematics <a>, <b>" when its
+// nodes get different ones).
 std::string StepTitle(const PlanStep& step);
 
 bool UsesLifecycleApi(const Version& version);

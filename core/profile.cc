@@ -36,4 +36,11 @@ bool IsControlPlane(const ClusterProfile& profile, std::string_view node) {
   return false;
 }
 
+const std::string& DesiredSchematicId(const ClusterProfile& profile, std::string_view node) {
+  for (const NodeSpec& n : profile.nodes) {
+    if (n.name == node && n.schematic) return n.talos_schematic_id;
+  }
+  return profile.talos_schematic_id;
+}
+
 }  // namespace tr::core

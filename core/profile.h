@@ -28,6 +28,10 @@ struct NodeSpec {
   // spec.nodes[].schematic: this node's own schematic instead of spec.talos.schematic (a GPU
   // worker, say); only in a profile with talos_factory.
   std::optional<Schematic> schematic{};
+  // Filled in with the profile's talos_image when `schematic` is set: the installer repository
+  // (no tag) and the ID the factory gave this node's schematic. Empty for the other nodes.
+  std::string talos_image{};
+  std::string talos_schematic_id{};
 };
 
 // A recurring maintenance window: new nodes start only inside one.
@@ -162,5 +166,9 @@ struct RepositoryDefaults {
 // True when the profile lists `node` with role controlplane; false for a worker or a name the
 // profile does not list.
 bool IsControlPlane(const ClusterProfile& profile, std::string_view node);
+
+// The schematic ID `node` should run: its own (spec.nodes[].schematic) when it has one, else
+// the profile's; the profile's for a name the profile does not list.
+const std::string& DesiredSchematicId(const ClusterProfile& profile, std::string_view node);
 
 }  // namespace tr::core

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/duration.h"
+#include "core/rollout_record.h"
 #include "fmt/format.h"
 
 namespace tr::core {
@@ -25,9 +26,13 @@ Needed NeededVersions(const ClusterProfile& profile, const ClusterPlan& plan) {
 
 bool Started(const ClusterPlan& plan, const RolloutMemory& memory) {
   if (!memory.in_flight.empty()) return true;
-  return !plan.steps.empty() && plan.steps.front().type == StepType::kTalos &&
-         !memory.prepulled_image.empty() &&
-         memory.prepulled_image == plan.steps.front().installer_image;
+  if (plan.steps.empty() || plan.steps.front().type != StepType::kTalos) return false;
+  const PlanStep& step = plan.steps.front();
+  if (!memory.prepulled_image.empty() && memory.prepulled_image == step.installer_image) {
+    return true;
+  }
+  return std::any_of(step.own_installers.begin(), step.own_installers.end(),
+                     [&](const auto& own) { return Prepulled(memory, own.second.image, true); });
 }
 
 // "" when `current` (a status version string) is at least `needed`; what is missing otherwise.

@@ -116,8 +116,8 @@ RolloutDecision StartNode(const RolloutInput& in, const PlanStep& step, const st
   OperationInFlight op;
   op.node = node;
   op.target = step.to;
-  op.image = step.installer_image;
-  op.schematic = step.schematic;
+  op.image = InstallerFor(step, node);
+  op.schematic = SchematicFor(step, node);
   op.lifecycle = UsesLifecycleApi(*seen.talos);
   op.boot_id_before = seen.boot_id;
   op.started = in.now;
@@ -125,12 +125,12 @@ RolloutDecision StartNode(const RolloutInput& in, const PlanStep& step, const st
   const std::string what =
       step.from == step.to
           ? fmt::format("reinstalling {} ({}/{}) on Talos {} with schematic {}", node,
-                        progress.done + 1, progress.total, step.to.ToString(), step.schematic)
-          : fmt::format("upgrading {} ({}/{}) to Talos {}", node, progress.done + 1,
-                        progress.total, step.to.ToString());
+                        progress.done + 1, progress.total, step.to.ToString(), op.schematic)
+          : fmt::format("upgrading {} ({}/{}) to Talos {}", node, progress.done + 1, progress.total,
+                        step.to.ToString());
   RolloutDecision d = Decision(ActionKind::kStartNode, ClusterPhase::kUpgradingTalos, what, progress);
   d.node = node;
-  d.image = step.installer_image;
+  d.image = op.image;
   d.operation = std::move(op);
   return d;
 }
@@ -192,6 +192,31 @@ std::vector<std::string> NodesThatPrePull(const RolloutInput& in, const PlanStep
   return nodes;
 }
 
+// The next installer of the step to pre-pull, on the nodes that get it: the step's own first,
+// then each node's own; nullopt once every one is pulled.
+std::optional<RolloutDecision> NextPrePull(const RolloutInput& in, const PlanStep& step,
+                                           Progress progress) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> images{{step.installer_image, {}}};
+  for (const std::string& node : NodesThatPrePull(in, step)) {
+    const std::string& image = InstallerFor(step, node);
+    auto it = std::find_if(images.begin(), images.end(),
+                           [&](const auto& entry) { return entry.first == image; });
+    if (it == images.end()) it = images.emplace(images.end(), image, std::vector<std::string>{});
+    it->second.push_back(node);
+  }
+  for (auto& [image, nodes] : images) {
+    const bool node_image = image != step.installer_image;
+    if (nodes.empty() || Prepulled(in.memory, image, node_image)) continue;
+    RolloutDecision d = Decision(ActionKind::kPrePullImage, ClusterPhase::kUpgradingTalos,
+                                 "pre-pulling " + image, progress);
+    d.image = image;
+    d.node_image = node_image;
+    d.nodes = std::move(nodes);
+    return d;
+  }
+  return std::nullopt;
+}
+
 // What starts next once every start check passed.
 RolloutDecision StartNext(const RolloutInput& in, const PlanStep& step, const std::string& next,
                           Progress progress) {
@@ -204,14 +229,7 @@ RolloutDecision StartNext(const RolloutInput& in, const PlanStep& step, const st
     d.nodes = step.Nodes();
     return d;
   }
-  std::vector<std::string> pulling = NodesThatPrePull(in, step);
-  if (!pulling.empty() && mem.prepulled_image != step.installer_image) {
-    RolloutDecision d = Decision(ActionKind::kPrePullImage, ClusterPhase::kUpgradingTalos,
-                                 "pre-pulling " + step.installer_image, progress);
-    d.image = step.installer_image;
-    d.nodes = std::move(pulling);
-    return d;
-  }
+  if (std::optional<RolloutDecision> pull = NextPrePull(in, step, progress)) return *pull;
   if (in.profile.policy.etcd_snapshot && IsControlPlane(in.profile, next) &&
       mem.etcd_snapshot_image != step.installer_image) {
     RolloutDecision d =
@@ -268,7 +286,7 @@ RolloutDecision DecideNextAction(const RolloutInput& in) {
   const ClusterPlan& plan = in.plan;
   const RolloutMemory& mem = in.memory;
   const Progress progress = TalosProgress(in.profile, plan, in.observed);
-  if (HaltedByFailure(mem, in.profile.talos_version, in.profile.talos_schematic_id)) {
+  if (HaltedByFailure(mem, in.profile)) {
     return Decision(ActionKind::kNone, ClusterPhase::kUpgradeFailed,
                     "halted: " + mem.failure->message, progress);
   }

@@ -64,6 +64,9 @@ struct RolloutFailure {
 struct RolloutMemory {
   std::vector<OperationInFlight> in_flight;  // one node, or up to maxParallelWorkers workers
   std::string prepulled_image;               // installer image already pulled on the step's nodes
+  // The installers of nodes with their own schematic (PlanStep::own_installers) already pulled
+  // on them, of one Talos tag.
+  std::vector<std::string> prepulled_node_images{};
   std::string etcd_snapshot_image;           // the etcd snapshot was taken for this target image
   std::optional<TimePoint> settle_until;
   std::optional<RolloutFailure> failure;  // halts the cluster until the desired Talos changes
@@ -133,6 +136,7 @@ struct RolloutDecision {
   std::string node;
   std::vector<std::string> nodes;
   std::string image;
+  bool node_image = false;  // kPrePullImage: `image` is nodes' own installer, not the step's
   std::optional<OperationInFlight> operation;  // kStartNode
   std::optional<RolloutFailure> failure;       // kFailNode, kRollbackNode
   std::optional<TimePoint> wait_until;

@@ -166,12 +166,13 @@ Progress TalosProgress(const ClusterProfile& profile, const ClusterPlan& plan,
   if (!plan.steps.empty() && plan.steps.front().type == StepType::kTalos) {
     target = plan.steps.front().to;
   }
-  // On the desired version a node is done once it also runs the profile's schematic.
+  // On the desired version a node is done once it also runs its own schematic, else the
+  // profile's.
   OperationInFlight done;
   done.target = target;
-  if (target == profile.talos_version) done.schematic = profile.talos_schematic_id;
   Progress p{0, static_cast<int>(profile.nodes.size())};
   for (const NodeSpec& node : profile.nodes) {
+    if (target == profile.talos_version) done.schematic = DesiredSchematicId(profile, node.name);
     const NodeObservation* seen = observed.FindNode(node.name);
     if (seen && RunsTarget(*seen, done)) ++p.done;
   }

@@ -1,8 +1,29 @@
 #include "core/rollout_record.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace tr::core {
+namespace {
+
+std::string_view TagOf(std::string_view image) {
+  const size_t colon = image.rfind(':');
+  return colon == std::string_view::npos ? "" : image.substr(colon + 1);
+}
+
+// The pull of `image` remembered; nodes' own installers pulled for another Talos tag are
+// forgotten, so that the list holds one step's at most.
+void RememberPull(RolloutMemory& memory, const std::string& image, bool node_image) {
+  std::erase_if(memory.prepulled_node_images,
+                [&](const std::string& old) { return TagOf(old) != TagOf(image); });
+  if (!node_image) {
+    memory.prepulled_image = image;
+  } else if (!Prepulled(memory, image, true)) {
+    memory.prepulled_node_images.push_back(image);
+  }
+}
+
+}  // namespace
 
 RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const Policy& policy,
                            TimePoint now, const std::string& actor_id) {
@@ -16,7 +37,7 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
   };
   switch (d.kind) {
     case ActionKind::kPrePullImage:
-      memory.prepulled_image = d.image;
+      RememberPull(memory, d.image, d.node_image);
       break;
     case ActionKind::kSnapshotEtcd:
       memory.etcd_snapshot_image = d.image;
@@ -50,6 +71,17 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
       break;
   }
   return memory;
+}
+
+bool Prepulled(const RolloutMemory& memory, const std::string& image, bool node_image) {
+  if (!node_image) return memory.prepulled_image == image;
+  const std::vector<std::string>& pulled = memory.prepulled_node_images;
+  return std::find(pulled.begin(), pulled.end(), image) != pulled.end();
+}
+
+bool HaltedByFailure(const RolloutMemory& memory, const ClusterProfile& profile) {
+  return memory.failure && HaltedByFailure(memory, profile.talos_version,
+                                           DesiredSchematicId(profile, memory.failure->node));
 }
 
 bool HaltedByFailure(const RolloutMemory& memory, const Version& target,

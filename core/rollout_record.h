@@ -22,5 +22,11 @@ RolloutMemory RecordAction(const RolloutDecision& decision, RolloutMemory memory
 // names none). Once the desired version or schematic changes, the rollout starts afresh.
 bool HaltedByFailure(const RolloutMemory& memory, const Version& target,
                      const std::string& schematic);
+// The same for `profile`'s desired Talos, the schematic being the one the failed node should
+// run (its own, else the profile's).
+bool HaltedByFailure(const RolloutMemory& memory, const ClusterProfile& profile);
+
+// Whether `image` was pre-pulled: the step's installer, or (`node_image`) nodes' own.
+bool Prepulled(const RolloutMemory& memory, const std::string& image, bool node_image);
 
 }  // namespace tr::core

@@ -22,14 +22,15 @@ std::string LowestVersion(const ObservedCluster& observed, bool talos) {
   return OptionalVersion(low);
 }
 
-// The schematic the nodes still to move run, else the desired one; "" when none could be read.
-std::string CurrentSchematic(const ObservedCluster& observed, const std::string& target) {
+// The schematic the nodes still to move run, else the profile's; "" when none could be read. A
+// node with a schematic of its own has moved once it runs that one.
+std::string CurrentSchematic(const ClusterProfile& profile, const ObservedCluster& observed) {
   std::string current;
   for (const NodeObservation& n : observed.nodes) {
     const std::optional<std::string> runs = RunningSchematic(n);
     if (!runs) continue;
-    if (*runs != target) return *runs;
-    current = *runs;
+    if (*runs != DesiredSchematicId(profile, n.name)) return *runs;
+    current = profile.talos_schematic_id;
   }
   return current;
 }
@@ -52,7 +53,7 @@ ComponentStatus Component(const StatusInput& in, bool talos, ClusterPhase upgrad
   if (c.current.empty() && in.observed) c.current = LowestVersion(*in.observed, talos);
   if (talos && in.profile && in.profile->talos_factory) {
     c.schematic_target = in.profile->talos_schematic_id;
-    if (in.observed) c.schematic_current = CurrentSchematic(*in.observed, c.schematic_target);
+    if (in.observed) c.schematic_current = CurrentSchematic(*in.profile, *in.observed);
   }
   if (in.catalog) {
     c.available =

@@ -118,8 +118,12 @@ std::vector<OperationInFlight> ReadInFlight(const Field& f) {
 }
 
 void ReadRollout(const Field& f, RolloutMemory& memory) {
-  MappingReader m(f, {"prepulledImage", "etcdSnapshotImage", "settleUntil", "failure"});
+  MappingReader m(
+      f, {"prepulledImage", "prepulledNodeImages", "etcdSnapshotImage", "settleUntil", "failure"});
   memory.prepulled_image = Str(m.Optional("prepulledImage"));
+  for (const Field& image : ReadList(m.Optional("prepulledNodeImages"))) {
+    memory.prepulled_node_images.push_back(Str(image));
+  }
   memory.etcd_snapshot_image = Str(m.Optional("etcdSnapshotImage"));
   if (Field settle = m.Optional("settleUntil"); settle.present())
     memory.settle_until = Time(settle);

@@ -71,6 +71,11 @@ void EmitInFlight(YAML::Emitter& out, const std::vector<OperationInFlight>& ops)
 void EmitRollout(YAML::Emitter& out, const RolloutMemory& m) {
   out << YAML::Key << "rollout" << YAML::Value << YAML::BeginMap;
   EmitString(out, "prepulledImage", m.prepulled_image);
+  if (!m.prepulled_node_images.empty()) {  // only with per-node schematics: others keep their shape
+    out << YAML::Key << "prepulledNodeImages" << YAML::Value << YAML::BeginSeq;
+    for (const std::string& image : m.prepulled_node_images) out << YAML::DoubleQuoted << image;
+    out << YAML::EndSeq;
+  }
   EmitString(out, "etcdSnapshotImage", m.etcd_snapshot_image);
   if (m.settle_until) EmitString(out, "settleUntil", FormatTimestamp(*m.settle_until));
   if (m.failure) {

@@ -216,8 +216,7 @@ ReconcileOutcome RolloutReconciler::ReconcileCluster(const std::string& cluster,
   }
   // After resolution: a failure halts the schematic it happened on, whose ID only the
   // factory gives.
-  if (!core::HaltedByFailure(pass.memory, pass.profile->talos_version,
-                             pass.profile->talos_schematic_id)) {
+  if (!core::HaltedByFailure(pass.memory, *pass.profile)) {
     pass.memory.failure.reset();
   }
   return ReconcileProfile(pass, stop);

@@ -25,27 +25,51 @@ absl::StatusOr<core::ClusterProfile> InstallerResolver::Resolve(const core::Clus
                     "in reconciler.yaml's imageFactory, or {}",
                     default_named_by_));
   }
-  if (check_extensions) {
-    if (absl::Status s = CheckExtensions(origin, profile); !s.ok()) return s;
+  absl::StatusOr<std::string> id =
+      SchematicId(origin, profile.talos_version, installer.schematic, check_extensions);
+  if (!id.ok()) return id.status();
+  core::ClusterProfile resolved = profile;
+  resolved.talos_schematic_id = *id;
+  resolved.talos_image =
+      core::FactoryInstallerRepository(origin, installer.platform, installer.secureboot, *id);
+  for (core::NodeSpec& node : resolved.nodes) {
+    if (!node.schematic) continue;
+    absl::StatusOr<std::string> own =
+        SchematicId(origin, profile.talos_version, *node.schematic, check_extensions);
+    if (!own.ok()) {
+      return absl::Status(own.status().code(),
+                          fmt::format("node {}'s schematic (spec.nodes[].schematic): {}", node.name,
+                                      std::string(own.status().message())));
+    }
+    node.talos_schematic_id = *own;
+    node.talos_image =
+        core::FactoryInstallerRepository(origin, installer.platform, installer.secureboot, *own);
   }
-  absl::StatusOr<std::string> id = ids_.Resolve(origin, core::SchematicYaml(installer.schematic));
+  return resolved;
+}
+
+absl::StatusOr<std::string> InstallerResolver::SchematicId(std::string_view origin,
+                                                           const core::Version& version,
+                                                           const core::Schematic& schematic,
+                                                           bool check_extensions) {
+  if (check_extensions) {
+    absl::Status s = CheckExtensions(origin, version, schematic.official_extensions);
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<std::string> id = ids_.Resolve(origin, core::SchematicYaml(schematic));
   if (!id.ok()) {
     return absl::Status(id.status().code(),
                         fmt::format("the Image Factory {} gave no ID for the schematic: {}", origin,
                                     std::string(id.status().message())));
   }
-  core::ClusterProfile resolved = profile;
-  resolved.talos_schematic_id = *id;
-  resolved.talos_image =
-      core::FactoryInstallerRepository(origin, installer.platform, installer.secureboot, *id);
-  return resolved;
+  return id;
 }
 
 absl::Status InstallerResolver::CheckExtensions(std::string_view origin,
-                                                const core::ClusterProfile& profile) {
-  const std::vector<std::string>& wanted = profile.talos_factory->schematic.official_extensions;
+                                                const core::Version& version,
+                                                const std::vector<std::string>& wanted) {
   if (wanted.empty()) return absl::OkStatus();
-  const auto key = std::make_pair(std::string(origin), profile.talos_version.Tag());
+  const auto key = std::make_pair(std::string(origin), version.Tag());
   const auto missing_from = [&](const std::set<std::string>& known) {
     for (const std::string& name : wanted) {
       if (!known.contains(name)) return name;
@@ -58,12 +82,12 @@ absl::Status InstallerResolver::CheckExtensions(std::string_view origin,
       if (missing_from(it->second).empty()) return absl::OkStatus();
     }
   }
-  absl::StatusOr<std::vector<std::string>> listed = extensions_(origin, profile.talos_version);
+  absl::StatusOr<std::vector<std::string>> listed = extensions_(origin, version);
   if (!listed.ok()) {
     return absl::Status(
         listed.status().code(),
         fmt::format("the Image Factory {} did not list the extensions of Talos {}: {}", origin,
-                    profile.talos_version.ToString(), std::string(listed.status().message())));
+                    version.ToString(), std::string(listed.status().message())));
   }
   const std::set<std::string> known(listed->begin(), listed->end());
   {
@@ -74,7 +98,7 @@ absl::Status InstallerResolver::CheckExtensions(std::string_view origin,
     return absl::FailedPreconditionError(fmt::format(
         "the Image Factory {} has no extension {} for Talos {}: no node is upgraded until the "
         "schematic names only extensions that exist for it",
-        origin, missing, profile.talos_version.ToString()));
+        origin, missing, version.ToString()));
   }
   return absl::OkStatus();
 }

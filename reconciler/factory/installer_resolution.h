@@ -37,16 +37,21 @@ class InstallerResolver {
                     std::string default_named_by = "with the daemon's --image-factory");
 
   // `profile` unchanged when it names no schematic; else with talos_image and
-  // talos_schematic_id filled. Errors, each naming the factory's URL when one was asked:
-  // FailedPrecondition (no factory named anywhere; an extension the factory does not have for
-  // the desired version), or the factory's own error (Unavailable, DeadlineExceeded, ...).
-  // `check_extensions` false skips the extension check (a node already in flight is followed
-  // to its end whether or not the factory answers).
+  // talos_schematic_id filled, and those of each node with a schematic of its own (same
+  // factory, same checks; an error of one names the node). Errors, each naming the factory's URL
+  // when one was asked: FailedPrecondition (no factory named anywhere; an extension the factory
+  // does not have for the desired version), or the factory's own error (Unavailable,
+  // DeadlineExceeded, ...). `check_extensions` false skips the extension check (a node already in
+  // flight is followed to its end whether or not the factory answers).
   absl::StatusOr<core::ClusterProfile> Resolve(const core::ClusterProfile& profile,
                                                bool check_extensions = true);
 
  private:
-  absl::Status CheckExtensions(std::string_view origin, const core::ClusterProfile& profile);
+  absl::Status CheckExtensions(std::string_view origin, const core::Version& version,
+                               const std::vector<std::string>& wanted);
+  // The ID the factory at `origin` gives `schematic`, its extensions checked first.
+  absl::StatusOr<std::string> SchematicId(std::string_view origin, const core::Version& version,
+                                          const core::Schematic& schematic, bool check_extensions);
 
   const std::string default_factory_;
   const std::string default_named_by_;

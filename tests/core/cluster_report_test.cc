@@ -193,6 +193,29 @@ kind: string
 )");
 }
 
+// A node with its own schematic: its installer under the step's `nodeImages`, which other
+// plans leave out.
+TEST(ClusterReportTest, AStepNamesTheImagesOfNodesWithTheirOwnSchematic) {
+  auto nodes = FiveNodes("1.11.6", "1.35.0");
+  ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.35.0");
+  profile.talos_factory = FactoryInstaller{};
+  profile.talos_image = "f.test/metal-installer/" + std::string(64, 'b');
+  profile.talos_schematic_id = std::string(64, 'b');
+  profile.nodes[4].schematic = Schematic{};
+  profile.nodes[4].talos_image = "f.test/metal-installer/gpu";
+  profile.nodes[4].talos_schematic_id = std::string(64, 'd');
+  ClusterPlan plan = PlanCluster(profile, MakeObserved(nodes), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
+  const nlohmann::json j = nlohmann::json::parse(
+      RenderPlanReport({{"prod", plan, {}, std::nullopt, {}}}, ReportFormat::kJson));
+  const nlohmann::json& step = j["clusters"][0]["steps"][0];
+  EXPECT_EQ(step["nodeImages"], nlohmann::json({{"w-1", "f.test/metal-installer/gpu:v1.12.0"}}));
+  const nlohmann::json plain =
+      nlohmann::json::parse(RenderPlanReport(SamplePlan(), ReportFormat::kJson));
+  EXPECT_FALSE(plain["clusters"][0]["steps"][0].contains("nodeImages"));
+}
+
 TEST(ClusterReportTest, TheStatusReportsShapeIsPinned) {
   // Every field that may be null is set, so that its type is pinned too.
   ClusterStatus full = SampleStatus();

@@ -437,13 +437,62 @@ TEST(PlannerSchematicTest, ANodeWhoseExtensionsWereNotReadBlocksRatherThanCounts
   EXPECT_THAT(plan.message, HasSubstr("is not known: its ExtensionStatuses could not be read"));
 }
 
-TEST(PlannerSchematicTest, PerNodeSchematicsBlockUntilActedOn) {
+const std::string kGpuSchematic(64, 'd');
+
+// w-1 (a GPU worker) names spec.nodes[].schematic, resolved to kGpuSchematic.
+ClusterProfile WithGpuWorker(ClusterProfile profile) {
+  NodeSpec& gpu = profile.nodes[4];
+  gpu.schematic = Schematic{};
+  gpu.schematic->official_extensions = {"siderolabs/nvidia-container-toolkit"};
+  gpu.talos_image = "127.0.0.1:5000/metal-installer/" + kGpuSchematic;
+  gpu.talos_schematic_id = kGpuSchematic;
+  return profile;
+}
+
+TEST(PlannerSchematicTest, AGpuWorkerWithItsOwnSchematicGetsItsOwnInstaller) {
   const auto nodes = FiveNodes("1.11.6", "1.35.0");
-  ClusterProfile profile = SchematicProfile(nodes, "1.12.0");
-  profile.nodes[4].schematic = Schematic{};
+  ClusterPlan plan = Plan(WithGpuWorker(SchematicProfile(nodes, "1.12.0")), MakeObserved(nodes));
+  ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
+  ASSERT_EQ(plan.steps.size(), 1u);
+  const PlanStep& step = plan.steps[0];
+  const std::string gpu = nodes[4].name, other = nodes[3].name;
+  EXPECT_EQ(step.Nodes().size(), 5u);
+  EXPECT_EQ(InstallerFor(step, gpu),
+            "127.0.0.1:5000/metal-installer/" + kGpuSchematic + ":v1.12.0");
+  EXPECT_EQ(SchematicFor(step, gpu), kGpuSchematic);
+  EXPECT_EQ(InstallerFor(step, other), step.installer_image);
+  EXPECT_EQ(SchematicFor(step, other), kIscsiSchematic);
+  EXPECT_EQ(step.own_installers.size(), 1u);
+}
+
+TEST(PlannerSchematicTest, ANodeIsReinstalledOnlyWhenItDoesNotRunItsOwnSchematic) {
+  const auto nodes = FiveNodes("1.12.0", "1.35.0");
+  const ClusterProfile profile = WithGpuWorker(SchematicProfile(nodes, "1.12.0"));
+  ObservedCluster observed = MakeObserved(nodes);
+  for (NodeObservation& n : observed.nodes) n.schematic = kIscsiSchematic;
+  observed.nodes[4].schematic = kGpuSchematic;
+  EXPECT_EQ(Plan(profile, observed).status, PlanStatus::kUpToDate);
+
+  // The GPU worker still runs the profile's schematic: it alone is reinstalled, with its own.
+  observed.nodes[4].schematic = kIscsiSchematic;
+  ClusterPlan plan = Plan(profile, observed);
+  ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
+  ASSERT_EQ(plan.steps.size(), 1u);
+  EXPECT_EQ(plan.steps[0].Nodes(), std::vector<std::string>{nodes[4].name});
+  EXPECT_EQ(InstallerFor(plan.steps[0], nodes[4].name),
+            "127.0.0.1:5000/metal-installer/" + kGpuSchematic + ":v1.12.0");
+  EXPECT_EQ(plan.message,
+            "Talos 1.12.0 reinstalled with schematic " + kGpuSchematic + " on 1 node");
+}
+
+TEST(PlannerSchematicTest, ANodesUnknownInstallerBlocksNamingIt) {
+  const auto nodes = FiveNodes("1.11.6", "1.35.0");
+  ClusterProfile profile = WithGpuWorker(SchematicProfile(nodes, "1.12.0"));
+  profile.nodes[4].talos_image.clear();
+  profile.nodes[4].talos_schematic_id.clear();
   ClusterPlan plan = Plan(profile, MakeObserved(nodes));
   EXPECT_EQ(plan.status, PlanStatus::kBlocked);
-  EXPECT_THAT(plan.message, HasSubstr("per-node schematics are validated but not acted on yet"));
+  EXPECT_THAT(plan.message, HasSubstr("node " + nodes[4].name + "'s own schematic is not known"));
 }
 
 }  // namespace

@@ -176,6 +176,75 @@ TEST(RolloutTest, ANodeBackOnItsOldSchematicFails) {
   EXPECT_FALSE(HaltedByFailure(mem, V("1.14.2"), std::string(64, 'c')));
 }
 
+// w-1, a GPU worker, has a schematic of its own (spec.nodes[].schematic); every node runs
+// kOldSchematic on `from`.
+const std::string kGpuSchematic(64, 'd');
+
+RolloutWorld PerNodeSchematicWorld(std::string from) {
+  RolloutWorld world = SchematicChangeWorld();
+  world.profile().kubernetes_version = V("1.34.1");
+  NodeSpec& gpu = world.profile().nodes[4];
+  EXPECT_EQ(gpu.name, "w-1");
+  gpu.schematic = Schematic{};
+  gpu.talos_image = "127.0.0.1:5000/metal-installer/" + kGpuSchematic;
+  gpu.talos_schematic_id = kGpuSchematic;
+  for (NodeObservation& n : world.observed().nodes) n.talos = V(from);
+  return world;
+}
+
+void ExpectEachOnItsOwnSchematicOnce(RolloutWorld& world, size_t moved, unsigned seed) {
+  ASSERT_EQ(world.reboots_into_upgrade().size(), moved) << "seed " << seed;
+  for (const auto& [node, count] : world.reboots_into_upgrade()) {
+    ASSERT_EQ(count, 1) << node << " moved " << count << " times, seed " << seed;
+  }
+  for (const NodeObservation& n : world.observed().nodes) {
+    EXPECT_EQ(*n.talos, V("1.14.2")) << n.name;
+    EXPECT_EQ(n.schematic, n.name == "w-1" ? kGpuSchematic : kNewSchematic) << n.name;
+  }
+}
+
+TEST(RolloutTest, PerNodeSchematicsUpgradeEachNodeOnceOntoItsOwn) {
+  for (unsigned seed = 1; seed <= 30; ++seed) {
+    RolloutWorld world = PerNodeSchematicWorld("1.13.9");
+    RolloutMemory mem;
+    RunResult r = RunRollout(world, mem, seed == 1 ? 0 : 0.3, seed);
+    ASSERT_EQ(r.last.phase, ClusterPhase::kReady) << "seed " << seed << ": " << r.last.message;
+    ExpectEachOnItsOwnSchematicOnce(world, 5, seed);
+    // Each node pre-pulled the installer it then booted, and no other.
+    for (const auto& [node, images] : world.pulled()) {
+      const std::string& schematic = node == "w-1" ? kGpuSchematic : kNewSchematic;
+      for (const std::string& image : images) {
+        EXPECT_EQ(image, "127.0.0.1:5000/metal-installer/" + schematic + ":v1.14.2") << node;
+      }
+    }
+    EXPECT_EQ(world.pulled().size(), 5u) << "seed " << seed;
+  }
+}
+
+TEST(RolloutTest, OnlyANodeOffItsOwnSchematicIsReinstalled) {
+  for (unsigned seed = 1; seed <= 30; ++seed) {
+    RolloutWorld world = PerNodeSchematicWorld("1.14.2");
+    for (NodeObservation& n : world.observed().nodes) n.schematic = kNewSchematic;
+    RolloutMemory mem;
+    RunResult r = RunRollout(world, mem, seed == 1 ? 0 : 0.3, seed);
+    ASSERT_EQ(r.last.phase, ClusterPhase::kReady) << "seed " << seed << ": " << r.last.message;
+    ExpectEachOnItsOwnSchematicOnce(world, 1, seed);
+    EXPECT_EQ(world.log(), std::vector<std::string>{"reboot w-1"});
+  }
+}
+
+TEST(RolloutTest, AFailureOnANodesOwnSchematicHalts) {
+  RolloutWorld world = PerNodeSchematicWorld("1.14.2");
+  for (NodeObservation& n : world.observed().nodes) n.schematic = kNewSchematic;
+  world.fail_boot["w-1"] = true;
+  RolloutMemory mem;
+  RunResult r = RunRollout(world, mem);
+  EXPECT_EQ(r.last.phase, ClusterPhase::kUpgradeFailed);
+  EXPECT_THAT(r.last.message, HasSubstr("instead of 1.14.2 with schematic " + kGpuSchematic));
+  EXPECT_TRUE(HaltedByFailure(mem, world.profile()));
+  EXPECT_EQ(world.log(), std::vector<std::string>{"reboot w-1"});
+}
+
 TEST(RolloutTest, NodeThatNeverReturnsFailsAtItsDeadlineAndHalts) {
   RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
   world.never_return["w-1"] = true;

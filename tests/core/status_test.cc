@@ -263,6 +263,7 @@ ClusterStatus EveryFieldSet(const std::string& failure) {
   scene.profile.talos_schematic_id = std::string(64, 'b');
   for (NodeObservation& node : scene.observed.nodes) node.schematic = std::string(64, 'a');
   memory.prepulled_image = "img:v1.12.0";
+  memory.prepulled_node_images = {"gpu-img:v1.12.0"};
   memory.etcd_snapshot_image = "img:v1.12.0";
   memory.settle_until = kT0 + std::chrono::seconds(30);
   memory.failure = RolloutFailure{"w-0", V("1.12.0"), failure, kT0, std::string(64, 'b')};
@@ -284,6 +285,46 @@ TEST(StatusYamlTest, RoundTripsEveryField) {
   EXPECT_TRUE(back.value->rollout.in_flight[0].lifecycle);
   EXPECT_EQ(back.value->labels, (std::map<std::string, std::string>{{"env", "prod"}}));
   EXPECT_EQ(back.value->fence, s.fence);
+  EXPECT_EQ(back.value->rollout.prepulled_node_images, std::vector<std::string>{"gpu-img:v1.12.0"});
+}
+
+// Without per-node schematics the file keeps the shape it had before them.
+TEST(StatusYamlTest, NodeImagesAreLeftOutWhenThereAreNone) {
+  ClusterStatus s = EveryFieldSet("broke");
+  s.rollout.prepulled_node_images.clear();
+  const std::string yaml = RenderStatusYaml(s);
+  EXPECT_THAT(yaml, Not(HasSubstr("prepulledNodeImages")));
+  Decoded<ClusterStatus> back = DecodeClusterStatus("status/prod.yaml", yaml);
+  ASSERT_TRUE(back.ok()) << yaml;
+  EXPECT_TRUE(back.value->rollout.prepulled_node_images.empty());
+}
+
+// A node with a schematic of its own has moved once it runs that one: the cluster's current
+// schematic is then the profile's.
+TEST(StatusTest, ANodeOnItsOwnSchematicCountsAsMoved) {
+  Scene scene;
+  for (NodeObservation& node : scene.observed.nodes) node.talos = V("1.12.0");
+  scene.profile.talos_factory = FactoryInstaller{};
+  scene.profile.talos_image = "f/metal-installer/" + std::string(64, 'b');
+  scene.profile.talos_schematic_id = std::string(64, 'b');
+  NodeSpec& gpu = scene.profile.nodes[4];
+  gpu.schematic = Schematic{};
+  gpu.talos_image = "f/metal-installer/" + std::string(64, 'd');
+  gpu.talos_schematic_id = std::string(64, 'd');
+  for (NodeObservation& node : scene.observed.nodes) node.schematic = std::string(64, 'b');
+  scene.observed.nodes[4].schematic = std::string(64, 'a');  // not yet on its own
+
+  ClusterStatus moving = scene.Build(nullptr, {}, kT0);
+  EXPECT_EQ(moving.talos.schematic_current, std::string(64, 'a'));
+  EXPECT_EQ(moving.phase, ClusterPhase::kUpgradingTalos) << moving.message;
+
+  scene.observed.nodes[4].schematic = std::string(64, 'd');
+  ClusterStatus done = scene.Build(&moving, {}, kT0);
+  EXPECT_EQ(done.talos.schematic_current, std::string(64, 'b'));
+  EXPECT_EQ(done.talos.schematic_target, std::string(64, 'b'));
+  EXPECT_EQ(done.phase, ClusterPhase::kReady) << done.message;
+  EXPECT_EQ(done.talos.progress, "5/5");
+  EXPECT_EQ(done.nodes[4].schematic, std::string(64, 'd'));
 }
 
 TEST(StatusYamlTest, LabelsRoundTripAndAreLeftOutWhenThereAreNone) {
@@ -455,6 +496,7 @@ rollout.failure.node
 rollout.failure.schematic
 rollout.failure.talosTarget
 rollout.prepulledImage
+rollout.prepulledNodeImages
 rollout.settleUntil
 talos
 talos.available

@@ -121,6 +121,52 @@ TEST_F(E2eTest, AnExtensionAddedAtTheSameVersionReinstallsEveryNodeOnce) {
   }
 }
 
+// A worker with a schematic of its own (a GPU worker) beside the profile's: upgraded 1.13 to
+// 1.14 with its own installer, each node once, each ending on its own schematic.
+TEST_F(E2eTest, ANodesOwnSchematicIsInstalledOnThatNodeOnly) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("edge", 1, 1, "1.13.2", "1.35.0")}));
+  const std::string factory = world().sim().factory_url();
+  E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.14.0"));
+  world().PushProfiles({{"edge", AtTalos("1.13.2", {}, "1.35.0")}}, "initial profile");
+  E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
+    o.extra_args = {"--image-factory", factory};
+  }));
+  E2E_ASSERT_OK(world().WaitForReady("edge", "1.13.2", "", kFactoryReadyTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+
+  ProfileDef wanted = AtTalos("1.14.0", {}, "1.35.0");
+  wanted.schematic = kIscsiSchematic;
+  wanted.node_schematics = {{"edge-w-0",
+                             "{customization: {systemExtensions: {officialExtensions: "
+                             "[siderolabs/nvidia-container-toolkit]}}}"}};
+  const std::string commit =
+      world().PushProfiles({{"edge", wanted}}, "edge: 1.14.0, iscsi-tools, a GPU worker");
+  E2E_ASSERT_OK_AND_ASSIGN(const core::ClusterStatus done,
+                           world().WaitForReady("edge", "1.14.0", commit, kFactoryReadyTimeout));
+  const std::string id = done.talos.schematic_target;
+  EXPECT_EQ(done.talos.schematic_current, id);
+  ASSERT_EQ(done.nodes.size(), 2u);
+  for (const core::NodeStatus& node : done.nodes) {
+    SCOPED_TRACE(node.name);
+    if (node.name == "edge-w-0") {
+      EXPECT_NE(node.schematic, id);
+      EXPECT_NE(node.schematic, std::string(core::kEmptySchematicId));
+      EXPECT_EQ(node.schematic.size(), 64u);
+    } else {
+      EXPECT_EQ(node.schematic, id);
+    }
+  }
+  const auto spans = UpgradeSpans(world().Journal(), "edge", since);
+  SCOPED_TRACE(Describe(spans));
+  ASSERT_EQ(spans.size(), 2u);
+  for (const auto& span : spans) {
+    SCOPED_TRACE(span.node);
+    EXPECT_EQ(span.upgrade_calls_ok, 1);
+    ASSERT_EQ(span.version_changes.size(), 1u);
+    EXPECT_TRUE(span.version_changes[0].ends_with(" -> v1.14.0"));
+  }
+}
+
 // An extension the factory does not have for the desired release: refused before any node is
 // touched, naming the extension and the release.
 TEST_F(E2eTest, ASchematicNamingAnExtensionMissingForTheTargetIsRefusedWithNoNodeTouched) {

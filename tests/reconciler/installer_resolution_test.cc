@@ -13,6 +13,7 @@ namespace {
 using ::testing::HasSubstr;
 
 constexpr char kIscsiId[] = "613e1592b2da41ae5e265e8789429f22e121aab91cb4deb6bc3c0b6262961245";
+const std::string kGpuId(64, 'd');  // what the fake gives a schematic naming nvidia
 
 struct FakeFactory {
   int schematic_calls = 0, extension_calls = 0;
@@ -26,7 +27,7 @@ struct FakeFactory {
       asked_origin = origin;
       asked_yaml = yaml;
       if (!down.ok()) return down;
-      return std::string(kIscsiId);
+      return yaml.find("nvidia") == std::string_view::npos ? std::string(kIscsiId) : kGpuId;
     };
   }
   InstallerResolver::ExtensionLister Lister() {
@@ -65,6 +66,44 @@ TEST(InstallerResolverTest, FillsTheFactoryInstallerOfTheSchematicsId) {
   ASSERT_TRUE(resolver.Resolve(SchematicProfile("")).ok());
   EXPECT_EQ(factory.schematic_calls, 1);
   EXPECT_EQ(factory.extension_calls, 1);
+}
+
+// w-1 names a schematic of its own (a GPU worker).
+core::ClusterProfile WithGpuWorker(core::ClusterProfile profile) {
+  core::NodeSpec& gpu = profile.nodes[4];
+  gpu.schematic = core::Schematic{};
+  gpu.schematic->official_extensions = {"siderolabs/nvidia-container-toolkit"};
+  return profile;
+}
+
+TEST(InstallerResolverTest, ANodesOwnSchematicGetsItsOwnIdAndInstaller) {
+  FakeFactory factory;
+  factory.extensions.push_back("siderolabs/nvidia-container-toolkit");
+  SchematicIds ids("", factory.Creator());
+  InstallerResolver resolver("http://127.0.0.1:7000", ids, factory.Lister());
+  core::ClusterProfile profile = WithGpuWorker(SchematicProfile(""));
+  profile.talos_factory->secureboot = true;
+  auto resolved = resolver.Resolve(profile);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->talos_schematic_id, kIscsiId);
+  EXPECT_EQ(resolved->nodes[4].talos_schematic_id, kGpuId);
+  EXPECT_EQ(resolved->nodes[4].talos_image, "127.0.0.1:7000/metal-installer-secureboot/" + kGpuId);
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(resolved->nodes[i].talos_image, "") << i;
+    EXPECT_EQ(resolved->nodes[i].talos_schematic_id, "") << i;
+  }
+  EXPECT_EQ(factory.schematic_calls, 2);
+}
+
+TEST(InstallerResolverTest, ANodesMissingExtensionFailsNamingTheNode) {
+  FakeFactory factory;
+  SchematicIds ids("", factory.Creator());
+  InstallerResolver resolver("http://127.0.0.1:7000", ids, factory.Lister());
+  auto resolved = resolver.Resolve(WithGpuWorker(SchematicProfile("")));
+  EXPECT_EQ(resolved.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(resolved.status().message(), HasSubstr("node w-1's schematic"));
+  EXPECT_THAT(resolved.status().message(),
+              HasSubstr("has no extension siderolabs/nvidia-container-toolkit for Talos 1.14.0"));
 }
 
 TEST(InstallerResolverTest, TheProfilesFactoryComesBeforeTheFlagsAndSecureBootNamesItsInstaller) {

@@ -24,6 +24,8 @@ class RolloutWorld {
   TimePoint now() const { return now_; }
   const std::map<std::string, int>& reboots_into_upgrade() const { return upgrades_; }
   std::vector<std::string>& log() { return log_; }
+  // The images pre-pulled on each node, in order (repeats included).
+  const std::map<std::string, std::vector<std::string>>& pulled() const { return pulled_; }
   // When set, the node's next boot after an upgrade falls back to its old version.
   std::map<std::string, bool> fail_boot;
   // When set, the node never comes back after going down.
@@ -34,6 +36,9 @@ class RolloutWorld {
   void Apply(const RolloutDecision& d) {
     NodeObservation* n = d.node.empty() ? nullptr : Find(d.node);
     switch (d.kind) {
+      case ActionKind::kPrePullImage:
+        for (const std::string& node : d.nodes) pulled_[node].push_back(d.image);
+        break;
       case ActionKind::kCallUpgrade:
         log_.push_back("upgrade " + d.node);
         n->stage = MachineStage::kUpgrading;
@@ -136,6 +141,7 @@ class RolloutWorld {
   std::map<std::string, Image> staged_;
   std::map<std::string, int> upgrades_;
   std::vector<std::string> log_;
+  std::map<std::string, std::vector<std::string>> pulled_;
 };
 
 // Applies a decision to the memory as the daemon records it.

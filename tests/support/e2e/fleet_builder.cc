@@ -31,7 +31,8 @@ ProfileDef AtTalos(std::string talos, std::vector<std::string> policy, std::stri
           .kubernetes = std::move(kubernetes),
           .image = kInstallerImage,
           .schematic = {},
-          .policy = std::move(policy)};
+          .policy = std::move(policy),
+          .node_schematics = {}};
 }
 
 std::string FleetYaml(const std::vector<ClusterDef>& clusters, const FleetOptions& options) {
@@ -77,8 +78,11 @@ std::string ProfileYaml(const SimClusterInfo& cluster, const ProfileDef& profile
       profile.schematic.empty() ? "image: " + profile.image : "schematic: " + profile.schematic,
       profile.kubernetes);
   for (const auto& node : cluster.nodes) {
-    yaml += fmt::format("    - {{name: {}, address: {}, role: {}}}\n", node.name, node.address,
-                        node.role);
+    auto own = profile.node_schematics.find(node.name);
+    const std::string schematic =
+        own == profile.node_schematics.end() ? "" : ", schematic: " + own->second;
+    yaml += fmt::format("    - {{name: {}, address: {}, role: {}{}}}\n", node.name, node.address,
+                        node.role, schematic);
   }
   if (!profile.policy.empty()) {
     yaml += "  policy:\n";

@@ -6,6 +6,7 @@
 // Values and pure functions; thread-safe.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,8 @@ struct ProfileDef {
   // When set, spec.talos.schematic as a YAML flow mapping instead of `image`.
   std::string schematic;
   std::vector<std::string> policy;  // lines under spec.policy, e.g. "nodeTimeout: 3s"
+  // spec.nodes[].schematic by node name, each a YAML flow mapping (beside `schematic`).
+  std::map<std::string, std::string> node_schematics{};
 };
 
 // A profile asking for Talos `talos` (and Kubernetes `kubernetes`) with these policy lines.
