@@ -30,6 +30,7 @@ enum class PlanStatus { kUpToDate, kPlanned, kBlocked };
 const char* PlanStatusName(PlanStatus status);  // "up-to-date" | "planned" | "blocked"
 
 enum class StepType { kTalos, kKubernetes };
+const char* StepTypeName(StepType type);  // "talos" | "kubernetes"
 
 // The installer of a node with a schematic of its own (spec.nodes[].schematic).
 struct NodeInstaller {
@@ -38,7 +39,6 @@ struct NodeInstaller {
 
   bool operator==(const NodeInstaller&) const = default;
 };
-const char* StepTypeName(StepType type);  // "talos" | "kubernetes"
 
 struct PlanStep {
   StepType type = StepType::kTalos;
@@ -89,13 +89,13 @@ inline constexpr std::chrono::seconds kDefaultControlPlaneComponentsDuration{3 *
 ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& observed,
                         const SupportMatrix& matrix, const ReleaseCatalog& catalog);
 
-// Whether a node on `version` upgrades through LifecycleService (pull, install, reboot)
-// rather than the legacy MachineService/Upgrade: talosctl's rule, > 1.13.0-alpha.2 and < 2.
 // "Talos 1.11.6 → 1.12.0", "Kubernetes 1.34.1 → 1.35.0"; a step that only changes the
 // schematic: "Talos 1.14.0 reinstalled with schematic <id>" ("with schematics <a>, <b>" when its
 // nodes get different ones).
 std::string StepTitle(const PlanStep& step);
 
+// Whether a node on `version` upgrades through LifecycleService (pull, install, reboot)
+// rather than the legacy MachineService/Upgrade: talosctl's rule, > 1.13.0-alpha.2 and < 2.
 bool UsesLifecycleApi(const Version& version);
 
 }  // namespace tr::core
