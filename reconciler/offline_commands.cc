@@ -98,13 +98,19 @@ using Unresolved = std::map<std::string, std::string>;
 // Fills in the installer and schematic ID of every profile that names a schematic. A profile
 // that cannot be resolved is left without them, so the planner blocks it, and the resolver's
 // error (naming the factory) is in `unresolved`. Only the profiles `wanted` are asked about.
+// As the daemon does, a cluster with a node in flight (in `statuses`) skips the extension
+// check: the daemon follows that node whether or not the factory answers.
 Unresolved ResolveSchematics(
     factory::InstallerResolver& installers, std::vector<core::ClusterProfile>& profiles,
-    const std::function<bool(const core::ClusterProfile&)>& wanted = nullptr) {
+    const std::function<bool(const core::ClusterProfile&)>& wanted = nullptr,
+    const std::map<std::string, core::ClusterStatus>& statuses = {}) {
   Unresolved unresolved;
   for (core::ClusterProfile& profile : profiles) {
     if (!profile.talos_factory || (wanted && !wanted(profile))) continue;
-    absl::StatusOr<core::ClusterProfile> resolved = installers.Resolve(profile);
+    const auto status = statuses.find(profile.name);
+    const bool in_flight =
+        status != statuses.end() && !status->second.rollout.in_flight.empty();
+    absl::StatusOr<core::ClusterProfile> resolved = installers.Resolve(profile, !in_flight);
     if (!resolved.ok()) {
       unresolved[profile.name] = std::string(resolved.status().message());
       continue;
@@ -359,17 +365,18 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<core::ProfileSet> set = LoadProfiles(options.dir, options.shards, err);
   if (!set) return kExitInvalid;
   for (const core::Diagnostic& d : set->defaults_diagnostics) err << d.ToString() << "\n";
+  std::optional<std::map<std::string, core::ClusterStatus>> statuses =
+      LoadStatuses(options.status_dir, *set, err);
+  if (!statuses) return kExitInvalid;
   // One run asks each factory once per schematic: the IDs are kept in memory only.
   factory::FactoryInstallers installers(options.image_factory, "", "pass --image-factory URL");
-  const Unresolved unresolved = ResolveSchematics(installers.resolver(), set->profiles);
+  const Unresolved unresolved =
+      ResolveSchematics(installers.resolver(), set->profiles, nullptr, *statuses);
   const bool live = !options.credentials_dir.empty() || !options.talosconfig.empty();
   Unobserved unobserved;
   std::optional<core::ObservedFleet> fleet =
       live ? ObserveLive(*set, options, unobserved, err) : LoadObserved(options.observed_file, err);
   if (!fleet) return kExitInvalid;
-  std::optional<std::map<std::string, core::ClusterStatus>> statuses =
-      LoadStatuses(options.status_dir, *set, err);
-  if (!statuses) return kExitInvalid;
   const std::vector<core::PlanReportEntry> entries =
       PlanAll({*set, *fleet, unobserved, unresolved, *statuses, !options.status_dir.empty(),
                options.kubernetes_upgrades, Env::Default().Now()});

@@ -10,7 +10,9 @@
 #include <set>
 #include <sstream>
 
+#include "base/env.h"
 #include "core/schematic.h"
+#include "core/status_yaml.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/factory/factory_installers.h"
 #include "reconciler/factory/image_factory.h"
@@ -155,6 +157,36 @@ TEST_F(PlanFactoryTest, AnExtensionMissingForTheTargetBlocksTheClusterNamingItAn
   EXPECT_THAT(out_.str(), HasSubstr("edge: blocked\n"));
   EXPECT_THAT(out_.str(), HasSubstr("the Image Factory " + factory_->url() +
                                     " has no extension siderolabs/drbd for Talos 1.12.0"));
+}
+
+// With the status branch saying a node is in flight, plan --status skips the extension check
+// as the daemon does (it follows that node whatever the factory says); without it, it blocks.
+TEST_F(PlanFactoryTest, ANodeInFlightSkipsTheExtensionCheckAsTheDaemonDoes) {
+  WriteProfile("siderolabs/drbd");
+  EXPECT_EQ(Plan(factory_->url()), kExitBlocked) << err_.str();
+  core::ClusterStatus upgrading;
+  upgrading.cluster = "edge";
+  upgrading.phase = core::ClusterPhase::kUpgradingTalos;
+  core::OperationInFlight op;
+  op.node = "edge-cp";
+  op.target = *core::ParseTalosVersion("1.12.0");
+  op.phase = core::OperationPhase::kUpgradeCalled;
+  op.started = Env::Default().Now();
+  op.deadline = op.started + std::chrono::minutes(30);
+  upgrading.rollout.in_flight.push_back(op);
+  fs::create_directories(dir_ / "branch/status");
+  std::ofstream(dir_ / "branch" / core::ClusterStatusPath("edge")) <<
+      core::RenderStatusYaml(upgrading);
+  PlanOptions options;
+  options.dir = dir_;
+  options.observed_file = dir_ / "observed.yaml";
+  options.status_dir = dir_ / "branch";
+  options.image_factory.origin = factory_->url();
+  options.image_factory.timeout = std::chrono::seconds(30);
+  out_.str("");
+  EXPECT_EQ(RunPlan(options, out_, err_), kExitOk) << err_.str() << out_.str();
+  EXPECT_THAT(out_.str(), Not(HasSubstr("has no extension")));
+  EXPECT_THAT(out_.str(), HasSubstr("schematic: " + IdOf({"siderolabs/drbd"})));
 }
 
 TEST_F(PlanFactoryTest, WithoutAFactoryThePlanSaysToPassOne) {
