@@ -197,15 +197,8 @@ kind: string
 // plans leave out.
 TEST(ClusterReportTest, AStepNamesTheImagesOfNodesWithTheirOwnSchematic) {
   auto nodes = FiveNodes("1.11.6", "1.35.0");
-  ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.35.0");
-  profile.talos_factory = FactoryInstaller{};
-  profile.talos_image = "f.test/metal-installer/" + std::string(64, 'b');
-  profile.talos_schematic_id = std::string(64, 'b');
-  profile.nodes[4].schematic = Schematic{};
-  profile.nodes[4].talos_image = "f.test/metal-installer/gpu";
-  profile.nodes[4].talos_schematic_id = std::string(64, 'd');
-  ClusterPlan plan = PlanCluster(profile, MakeObserved(nodes), SupportMatrix::BuiltIn(),
-                                 ReleaseCatalog::BuiltIn());
+  ClusterPlan plan = PlanCluster(GpuWorkerProfile(nodes), MakeObserved(nodes),
+                                 SupportMatrix::BuiltIn(), ReleaseCatalog::BuiltIn());
   ASSERT_EQ(plan.status, PlanStatus::kPlanned) << plan.message;
   const nlohmann::json j = nlohmann::json::parse(
       RenderPlanReport({{"prod", plan, {}, std::nullopt, {}}}, ReportFormat::kJson));

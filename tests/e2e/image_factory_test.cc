@@ -12,6 +12,29 @@ constexpr auto kFactoryReadyTimeout = 120s;
 constexpr char kIscsiSchematic[] =
     "{customization: {systemExtensions: {officialExtensions: [siderolabs/iscsi-tools]}}}";
 
+// Cluster edge (a control plane and a worker) Ready on Talos 1.13.2 under a daemon that asks
+// the simulated factory, which also builds 1.14.0; `since` is the journal's last entry then.
+absl::Status StartOn1132WithTheFactory(E2eWorld& world, uint64_t& since) {
+  if (absl::Status s = world.StartFleet({MakeCluster("edge", 1, 1, "1.13.2", "1.35.0")}); !s.ok()) {
+    return s;
+  }
+  const std::string factory = world.sim().factory_url();
+  if (absl::Status s = world.sim().AddFactoryRelease("v1.14.0"); !s.ok()) return s;
+  world.PushProfiles({{"edge", AtTalos("1.13.2", {}, "1.35.0")}}, "initial profile");
+  if (absl::Status s = world.StartDaemon([&](DaemonOptions& o) {
+        o.extra_args = {"--image-factory", factory};
+      });
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = world.WaitForReady("edge", "1.13.2", "", kFactoryReadyTimeout).status();
+      !s.ok()) {
+    return s;
+  }
+  since = LastSeq(world.Journal());
+  return absl::OkStatus();
+}
+
 // Talos 1.12 to 1.14 (through the newest 1.13) with a schematic declared in Git, blocked while
 // the factory answers 500 and while it hangs, then rolled out once it answers. Ready at the end
 // also says each node runs the schematic: the daemon observes every node's schematic
@@ -124,15 +147,8 @@ TEST_F(E2eTest, AnExtensionAddedAtTheSameVersionReinstallsEveryNodeOnce) {
 // A worker with a schematic of its own (a GPU worker) beside the profile's: upgraded 1.13 to
 // 1.14 with its own installer, each node once, each ending on its own schematic.
 TEST_F(E2eTest, ANodesOwnSchematicIsInstalledOnThatNodeOnly) {
-  E2E_ASSERT_OK(world().StartFleet({MakeCluster("edge", 1, 1, "1.13.2", "1.35.0")}));
-  const std::string factory = world().sim().factory_url();
-  E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.14.0"));
-  world().PushProfiles({{"edge", AtTalos("1.13.2", {}, "1.35.0")}}, "initial profile");
-  E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
-    o.extra_args = {"--image-factory", factory};
-  }));
-  E2E_ASSERT_OK(world().WaitForReady("edge", "1.13.2", "", kFactoryReadyTimeout).status());
-  const uint64_t since = LastSeq(world().Journal());
+  uint64_t since = 0;
+  E2E_ASSERT_OK(StartOn1132WithTheFactory(world(), since));
 
   ProfileDef wanted = AtTalos("1.14.0", {}, "1.35.0");
   wanted.schematic = kIscsiSchematic;
@@ -170,15 +186,8 @@ TEST_F(E2eTest, ANodesOwnSchematicIsInstalledOnThatNodeOnly) {
 // An extension the factory does not have for the desired release: refused before any node is
 // touched, naming the extension and the release.
 TEST_F(E2eTest, ASchematicNamingAnExtensionMissingForTheTargetIsRefusedWithNoNodeTouched) {
-  E2E_ASSERT_OK(world().StartFleet({MakeCluster("edge", 1, 1, "1.13.2", "1.35.0")}));
-  const std::string factory = world().sim().factory_url();
-  E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.14.0"));
-  world().PushProfiles({{"edge", AtTalos("1.13.2", {}, "1.35.0")}}, "initial profile");
-  E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
-    o.extra_args = {"--image-factory", factory};
-  }));
-  E2E_ASSERT_OK(world().WaitForReady("edge", "1.13.2", "", kFactoryReadyTimeout).status());
-  const uint64_t since = LastSeq(world().Journal());
+  uint64_t since = 0;
+  E2E_ASSERT_OK(StartOn1132WithTheFactory(world(), since));
   ProfileDef wanted = AtTalos("1.14.0", {}, "1.35.0");
   wanted.schematic = "{customization: {systemExtensions: {officialExtensions: [acme/no-such]}}}";
   world().PushProfiles({{"edge", wanted}}, "edge: 1.14.0 with an unknown extension");

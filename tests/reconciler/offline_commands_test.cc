@@ -12,6 +12,7 @@
 #include "base/env.h"
 #include "core/status_yaml.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/fleet_fixtures.h"
 
 namespace tr::reconciler {
 namespace {
@@ -111,8 +112,7 @@ TEST(ValidateTest, ShardsCheckEachProfilesPinnedShard) {
   EXPECT_THAT(out4.str(),
               HasSubstr("spec.shard: must be below the number of shards, 4 (--shards)"));
   std::ostringstream out8, err8;
-  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText, 8}, out8, err8), kExitOk)
-      << out8.str();
+  EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText, 8}, out8, err8), kExitOk) << out8.str();
 }
 
 TEST(ValidateTest, GithubFormatPrintsAnnotations) {
@@ -162,8 +162,8 @@ TEST(ValidateTest, SymlinkedClustersDirectoryIsAnErrorNamingIt) {
   fs::create_directory_symlink("/etc", repo.dir() / "clusters");
   std::ostringstream out, err;
   EXPECT_EQ(RunValidate({repo.dir(), ValidateFormat::kText}, out, err), kExitInvalid);
-  EXPECT_THAT(err.str(), HasSubstr((repo.dir() / "clusters").string() +
-                                   " is a symbolic link (to /etc)"));
+  EXPECT_THAT(err.str(),
+              HasSubstr((repo.dir() / "clusters").string() + " is a symbolic link (to /etc)"));
   EXPECT_THAT(err.str(), Not(HasSubstr("profiles valid")));
 }
 
@@ -356,13 +356,7 @@ TEST(PlanCommandTest, ANodeInFlightThatDoesNotAnswerIsFollowedNotBlocked) {
   core::ClusterStatus upgrading;
   upgrading.cluster = "prod-eu-1";
   upgrading.phase = core::ClusterPhase::kUpgradingTalos;
-  core::OperationInFlight op;
-  op.node = "w-0";
-  op.target = *core::ParseTalosVersion("1.12.0");
-  op.phase = core::OperationPhase::kUpgradeCalled;
-  op.started = Env::Default().Now();
-  op.deadline = op.started + std::chrono::minutes(30);
-  upgrading.rollout.in_flight.push_back(op);
+  upgrading.rollout = core::testing_fixtures::NodeInFlight("w-0", "1.12.0", Env::Default().Now());
   fs::create_directories(repo.dir() / "branch/status");
   repo.Write("branch/" + core::ClusterStatusPath("prod-eu-1"), core::RenderStatusYaml(upgrading));
   options.status_dir = repo.dir() / "branch";

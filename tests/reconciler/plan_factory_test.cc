@@ -20,6 +20,7 @@
 #include "tests/sim/image_factory_server.h"
 #include "tests/sim/scheduler.h"
 #include "tests/support/blackhole.h"
+#include "tests/support/fleet_fixtures.h"
 
 namespace tr::reconciler {
 namespace {
@@ -167,16 +168,11 @@ TEST_F(PlanFactoryTest, ANodeInFlightSkipsTheExtensionCheckAsTheDaemonDoes) {
   core::ClusterStatus upgrading;
   upgrading.cluster = "edge";
   upgrading.phase = core::ClusterPhase::kUpgradingTalos;
-  core::OperationInFlight op;
-  op.node = "edge-cp";
-  op.target = *core::ParseTalosVersion("1.12.0");
-  op.phase = core::OperationPhase::kUpgradeCalled;
-  op.started = Env::Default().Now();
-  op.deadline = op.started + std::chrono::minutes(30);
-  upgrading.rollout.in_flight.push_back(op);
+  upgrading.rollout =
+      core::testing_fixtures::NodeInFlight("edge-cp", "1.12.0", Env::Default().Now());
   fs::create_directories(dir_ / "branch/status");
-  std::ofstream(dir_ / "branch" / core::ClusterStatusPath("edge")) <<
-      core::RenderStatusYaml(upgrading);
+  std::ofstream(dir_ / "branch" / core::ClusterStatusPath("edge"))
+      << core::RenderStatusYaml(upgrading);
   PlanOptions options;
   options.dir = dir_;
   options.observed_file = dir_ / "observed.yaml";

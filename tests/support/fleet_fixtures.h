@@ -6,6 +6,7 @@
 
 #include "core/observed.h"
 #include "core/profile.h"
+#include "core/rollout.h"
 
 namespace tr::core::testing_fixtures {
 
@@ -60,6 +61,33 @@ inline std::vector<NodeDef> FiveNodes(std::string talos, std::string kubelet) {
           {"cp-2", NodeRole::kControlPlane, talos, kubelet},
           {"w-0", NodeRole::kWorker, talos, kubelet},
           {"w-1", NodeRole::kWorker, talos, kubelet}};
+}
+
+// A schematic profile of FiveNodes on 1.11.6 asking for 1.12.0, whose w-1 (a GPU worker) has a
+// schematic of its own, both resolved: "f.test/metal-installer/<64 b>" and ".../gpu".
+inline ClusterProfile GpuWorkerProfile(const std::vector<NodeDef>& nodes) {
+  ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.35.0");
+  profile.talos_factory = FactoryInstaller{};
+  profile.talos_image = "f.test/metal-installer/" + std::string(64, 'b');
+  profile.talos_schematic_id = std::string(64, 'b');
+  profile.nodes[4].schematic = Schematic{};
+  profile.nodes[4].talos_image = "f.test/metal-installer/gpu";
+  profile.nodes[4].talos_schematic_id = std::string(64, 'd');
+  return profile;
+}
+
+// The memory of a rollout that asked `node` to upgrade to `target` at `now`, its deadline 30
+// minutes later.
+inline RolloutMemory NodeInFlight(const std::string& node, std::string_view target, TimePoint now) {
+  OperationInFlight op;
+  op.node = node;
+  op.target = V(target);
+  op.phase = OperationPhase::kUpgradeCalled;
+  op.started = now;
+  op.deadline = now + std::chrono::minutes(30);
+  RolloutMemory memory;
+  memory.in_flight.push_back(op);
+  return memory;
 }
 
 }  // namespace tr::core::testing_fixtures
