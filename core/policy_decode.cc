@@ -8,6 +8,21 @@
 #include "fmt/format.h"
 
 namespace tr::core {
+
+std::optional<std::string> DecodeTimezone(const Field& field, const ValidationOptions& options) {
+  std::optional<std::string> name = ReadString(field);
+  if (!name) return std::nullopt;
+  if (absl::Status s = CheckTimezoneName(*name); !s.ok()) {
+    field.Error(std::string(s.message()));
+    return std::nullopt;
+  }
+  if (options.is_known_timezone && !options.is_known_timezone(*name)) {
+    field.Error(fmt::format("unknown time zone \"{}\"", *name));
+    return std::nullopt;
+  }
+  return name;
+}
+
 namespace {
 
 constexpr std::chrono::minutes kMaxWindow{7 * 24 * 60};
@@ -41,20 +56,6 @@ std::optional<std::vector<int>> DecodeDays(const Field& field) {
   if (!ok) return std::nullopt;
   std::sort(days.begin(), days.end());
   return days;
-}
-
-std::optional<std::string> DecodeTimezone(const Field& field, const ValidationOptions& options) {
-  std::optional<std::string> name = ReadString(field);
-  if (!name) return std::nullopt;
-  if (absl::Status s = CheckTimezoneName(*name); !s.ok()) {
-    field.Error(std::string(s.message()));
-    return std::nullopt;
-  }
-  if (options.is_known_timezone && !options.is_known_timezone(*name)) {
-    field.Error(fmt::format("unknown time zone \"{}\"", *name));
-    return std::nullopt;
-  }
-  return name;
 }
 
 std::optional<std::chrono::minutes> DecodeWindowLength(const Field& field) {

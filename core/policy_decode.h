@@ -14,4 +14,7 @@ namespace tr::core {
 // An absent field gives empty overrides.
 PolicyOverrides DecodePolicy(const Field& field, const ValidationOptions& options);
 
+// An IANA time-zone name, checked with options.is_known_timezone when set.
+std::optional<std::string> DecodeTimezone(const Field& field, const ValidationOptions& options);
+
 }  // namespace tr::core

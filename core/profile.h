@@ -14,6 +14,7 @@
 
 #include "core/schematic.h"
 #include "core/support_matrix.h"
+#include "core/update_policy.h"
 #include "core/version.h"
 
 namespace tr::core {
@@ -146,6 +147,10 @@ struct ClusterProfile {
   // spec.shard: the shard the cluster is pinned to under `run --shards` (instead of the hash
   // of its name; core/shards.h). Below the number of shards when one is known.
   std::optional<int> shard;
+  // spec.updates as written, and the effective release-proposal policy: reconciler.yaml's
+  // `updates`, then the file's (core/update_policy.h).
+  UpdatePolicyOverrides updates_overrides{};
+  UpdatePolicy updates{};
 
   // The installer image reference for the desired version: "<talos_image>:v<version>"; empty
   // while talos_image is (a schematic profile before its ID is known).
@@ -161,6 +166,7 @@ struct RepositoryDefaults {
   // imageFactory: the factory URL of profiles whose talos.schematic names none; empty: the
   // daemon's --image-factory.
   std::string image_factory{};
+  UpdatePolicyOverrides updates{};  // the release-proposal policy under every profile's
 };
 
 // True when the profile lists `node` with role controlplane; false for a worker or a name the

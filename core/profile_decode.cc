@@ -7,6 +7,7 @@
 #include "core/names.h"
 #include "core/policy_decode.h"
 #include "core/promotion_decode.h"
+#include "core/update_policy_decode.h"
 #include "core/schematic_decode.h"
 #include "core/strict_yaml.h"
 #include "core/yaml_decode.h"
@@ -166,7 +167,7 @@ void DecodeMetadata(const Field& field, std::string_view path, ClusterProfile& p
 void DecodeSpec(const Field& field, const ValidationOptions& options, SchematicLookup& lookup,
                 ClusterProfile& profile) {
   MappingReader spec(field, {"endpoints", "credentials", "talos", "kubernetes", "nodes", "policy",
-                             "promotion", "shard"});
+                             "promotion", "shard", "updates"});
   if (!spec.ok()) return;
   const Field talos_field = spec.Required("talos");
   MappingReader talos(talos_field,
@@ -189,6 +190,8 @@ void DecodeSpec(const Field& field, const ValidationOptions& options, SchematicL
   if (const Field promotion = spec.Optional("promotion"); promotion.present()) {
     profile.promotion = DecodePromotion(promotion);
   }
+  profile.updates_overrides = DecodeUpdatePolicy(spec.Optional("updates"), options);
+  profile.updates = MergeUpdatePolicy(UpdatePolicy{}, profile.updates_overrides);
   const Field shard = spec.Optional("shard");
   if (std::optional<int64_t> n = ReadInteger(shard, 0, 1023)) {
     if (options.shards > 0 && *n >= options.shards) {

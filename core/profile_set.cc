@@ -55,6 +55,11 @@ void ApplyImageFactoryDefault(const RepositoryDefaults& defaults, ClusterProfile
   }
 }
 
+void ApplyUpdatePolicyDefaults(const RepositoryDefaults& defaults, ClusterProfile& profile) {
+  const UpdatePolicy repository = MergeUpdatePolicy(UpdatePolicy{}, defaults.updates);
+  profile.updates = MergeUpdatePolicy(repository, profile.updates_overrides);
+}
+
 void DecodeProfile(const SourceFile& file, FileRole role, const ValidationOptions& options,
                    const SchematicFiles& schematic_files, ProfileSet& set) {
   InvalidProfile invalid{
@@ -73,6 +78,7 @@ void DecodeProfile(const SourceFile& file, FileRole role, const ValidationOption
         DecodeClusterProfile(file.path, file.content, set.defaults.policy, options, schematic_files);
     if (decoded.ok() && invalid.diagnostics.empty()) {
       ApplyImageFactoryDefault(set.defaults, *decoded.value);
+      ApplyUpdatePolicyDefaults(set.defaults, *decoded.value);
       set.profiles.push_back(*std::move(decoded.value));
       return;
     }

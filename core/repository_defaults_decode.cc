@@ -6,6 +6,7 @@
 #include "core/policy_decode.h"
 #include "core/profile_decode.h"
 #include "core/strict_yaml.h"
+#include "core/update_policy_decode.h"
 #include "core/yaml_decode.h"
 #include "fmt/format.h"
 
@@ -77,7 +78,7 @@ Decoded<RepositoryDefaults> DecodeRepositoryDefaults(std::string_view path,
                                                      const ValidationOptions& options) {
   return DecodeYamlDocument<RepositoryDefaults>(path, content, [&](const Field& root) {
     MappingReader top(root, {"apiVersion", "kind", "policy", "supportMatrix", "releases",
-                              "imageFactory"});
+                              "imageFactory", "updates"});
     RepositoryDefaults defaults;
     if (top.ok()) {
       CheckHeader(top, kApiVersion, "RepositoryDefaults");
@@ -89,6 +90,7 @@ Decoded<RepositoryDefaults> DecodeRepositoryDefaults(std::string_view path,
           DecodeReleases(releases.Optional("kubernetes"), ReadKubernetesVersion);
       defaults.image_factory =
           ReadChecked(top.Optional("imageFactory"), CheckImageFactoryUrl).value_or("");
+      defaults.updates = DecodeUpdatePolicy(top.Optional("updates"), options);
     }
     return defaults;
   });

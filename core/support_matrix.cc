@@ -115,4 +115,16 @@ std::optional<Version> ReleaseCatalog::LatestKubernetes(MinorVersion minor) cons
 std::optional<Version> ReleaseCatalog::NewestTalos() const { return Newest(talos_); }
 std::optional<Version> ReleaseCatalog::NewestKubernetes() const { return Newest(kubernetes_); }
 
+std::vector<Version> ReleaseCatalog::TalosReleases() const {
+  std::vector<Version> versions;
+  for (const auto& [minor, v] : talos_) versions.push_back(v);
+  return versions;
+}
+
+std::vector<Version> ReleaseCatalog::KubernetesReleases() const {
+  std::vector<Version> versions;
+  for (const auto& [minor, v] : kubernetes_) versions.push_back(v);
+  return versions;
+}
+
 }  // namespace tr::core

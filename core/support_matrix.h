@@ -59,6 +59,9 @@ class ReleaseCatalog {
   // The newest known release (no prereleases), if any.
   std::optional<Version> NewestTalos() const;
   std::optional<Version> NewestKubernetes() const;
+  // The latest patch of every minor, oldest first.
+  std::vector<Version> TalosReleases() const;
+  std::vector<Version> KubernetesReleases() const;
 
  private:
   std::map<MinorVersion, Version> talos_;
