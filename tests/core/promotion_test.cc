@@ -31,7 +31,7 @@ spec:
                      name, talos, promotion);
 }
 
-SourceFile File(std::string_view name, std::string_view promotion) {
+SourceFile ChainFile(std::string_view name, std::string_view promotion) {
   return SourceFile{.path = fmt::format("clusters/{}.yaml", name),
                     .content = Profile(name, "1.12.0", promotion),
                     .oversized = false};
@@ -47,9 +47,9 @@ std::vector<std::string> Problems(const ProfileSet& set) {
 
 TEST(PromotionDecodeTest, ReadsAChain) {
   ProfileSet set = DecodeProfileSet({
-      File("lab", ""),
-      File("staging", "  promotion: {after: [lab], soak: 2s}\n"),
-      File("prod", "  promotion:\n    after: [staging, lab]\n    soak: 24h\n"),
+      ChainFile("lab", ""),
+      ChainFile("staging", "  promotion: {after: [lab], soak: 2s}\n"),
+      ChainFile("prod", "  promotion:\n    after: [staging, lab]\n    soak: 24h\n"),
   });
   EXPECT_THAT(Problems(set), IsEmpty());
   ASSERT_EQ(set.profiles.size(), 3u);
@@ -64,10 +64,10 @@ TEST(PromotionDecodeTest, ReadsAChain) {
 
 TEST(PromotionDecodeTest, RefusesUnknownNamesAndCyclesWithFileAndLine) {
   ProfileSet set = DecodeProfileSet({
-      File("lab", "  promotion: {after: [prod]}\n"),
-      File("staging", "  promotion: {after: [lab, qa]}\n"),
-      File("prod", "  promotion: {after: [staging]}\n"),
-      File("solo", ""),
+      ChainFile("lab", "  promotion: {after: [prod]}\n"),
+      ChainFile("staging", "  promotion: {after: [lab, qa]}\n"),
+      ChainFile("prod", "  promotion: {after: [staging]}\n"),
+      ChainFile("solo", ""),
   });
   ASSERT_EQ(set.profiles.size(), 1u);
   EXPECT_EQ(set.profiles[0].name, "solo");
@@ -85,10 +85,10 @@ TEST(PromotionDecodeTest, RefusesUnknownNamesAndCyclesWithFileAndLine) {
 
 TEST(PromotionDecodeTest, RefusesBadShapes) {
   ProfileSet set = DecodeProfileSet({
-      File("a", "  promotion: {after: [], soak: 1d}\n"),
-      File("b", "  promotion: {after: [a, a], wait: 1h}\n"),
-      File("c", "  promotion: {after: [Bad_Name]}\n"),
-      File("d", "  promotion: {after: [d]}\n"),
+      ChainFile("a", "  promotion: {after: [], soak: 1d}\n"),
+      ChainFile("b", "  promotion: {after: [a, a], wait: 1h}\n"),
+      ChainFile("c", "  promotion: {after: [Bad_Name]}\n"),
+      ChainFile("d", "  promotion: {after: [d]}\n"),
   });
   EXPECT_THAT(Problems(set),
               ElementsAre("clusters/a.yaml:11:22: spec.promotion.after: must name at least one "

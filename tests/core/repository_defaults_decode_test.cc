@@ -13,7 +13,7 @@ using testing::ElementsAre;
 using testing::ElementsAreArray;
 using testing::IsEmpty;
 
-constexpr std::string_view kDefaults = R"(apiVersion: talos-reconciler.dev/v1alpha1
+constexpr std::string_view kRepositoryDefaults = R"(apiVersion: talos-reconciler.dev/v1alpha1
 kind: RepositoryDefaults
 policy:
   nodeTimeout: 45m
@@ -38,7 +38,7 @@ std::string DefaultsAt(int line, int column, std::string_view path, std::string_
 }
 
 TEST(RepositoryDefaultsTest, DecodesEverySection) {
-  Decoded<RepositoryDefaults> decoded = DecodeDefaults(kDefaults);
+  Decoded<RepositoryDefaults> decoded = DecodeDefaults(kRepositoryDefaults);
   ASSERT_TRUE(decoded.ok()) << testing::PrintToString(DiagnosticStrings(decoded.diagnostics));
   const RepositoryDefaults& d = *decoded.value;
   EXPECT_EQ(d.policy.node_timeout, minutes(45));
@@ -67,7 +67,7 @@ TEST(RepositoryDefaultsTest, OnlyTheHeaderIsRequired) {
 }
 
 TEST(RepositoryDefaultsTest, SetsADrainPolicyForEveryProfile) {
-  const std::string text = ReplaceOnce(kDefaults, "  nodeTimeout: 45m\n",
+  const std::string text = ReplaceOnce(kRepositoryDefaults, "  nodeTimeout: 45m\n",
                                        "  nodeTimeout: 45m\n  drain: {onTimeout: force}\n");
   ASSERT_FALSE(text.empty());
   Decoded<RepositoryDefaults> decoded = DecodeDefaults(text);
@@ -87,7 +87,7 @@ class RepositoryDefaultsRuleTest : public testing::TestWithParam<DefaultsCase> {
 
 TEST_P(RepositoryDefaultsRuleTest, ReportsExactly) {
   const DefaultsCase& c = GetParam();
-  const std::string text = ReplaceOnce(kDefaults, c.from, c.to);
+  const std::string text = ReplaceOnce(kRepositoryDefaults, c.from, c.to);
   ASSERT_FALSE(text.empty()) << c.from;
   Decoded<RepositoryDefaults> decoded = DecodeDefaults(text);
   EXPECT_FALSE(decoded.ok());

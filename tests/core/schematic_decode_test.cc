@@ -19,7 +19,7 @@ constexpr std::string_view kEdgePath = "clusters/edge.yaml";
 
 // A profile whose spec.talos is `talos` (indented under "  talos:") and whose worker w-0
 // carries `worker` after its role. Line 8 is "  talos:"; `talos` starts on line 9.
-std::string Profile(std::string_view talos, std::string_view worker = "") {
+std::string SchematicProfile(std::string_view talos, std::string_view worker = "") {
   return fmt::format(R"(apiVersion: talos-reconciler.dev/v1alpha1
 kind: ClusterProfile
 metadata:
@@ -55,7 +55,7 @@ SourceFile SchematicSource(std::string path, std::string content) {
 }
 
 TEST(SchematicDecodeTest, DecodesAnInlineSchematicWithItsDefaults) {
-  Decoded<ClusterProfile> decoded = DecodeEdge(Profile(R"(    version: 1.12.0
+  Decoded<ClusterProfile> decoded = DecodeEdge(SchematicProfile(R"(    version: 1.12.0
     schematic:
       customization:
         systemExtensions:
@@ -92,7 +92,7 @@ TEST(SchematicDecodeTest, DecodesAnInlineSchematicWithItsDefaults) {
 }
 
 TEST(SchematicDecodeTest, ReadsFactoryPlatformAndSecureboot) {
-  Decoded<ClusterProfile> decoded = DecodeEdge(Profile(R"(    version: 1.12.0
+  Decoded<ClusterProfile> decoded = DecodeEdge(SchematicProfile(R"(    version: 1.12.0
     schematic: {}
     factory: https://factory.example.com:8443
     platform: nocloud
@@ -106,7 +106,7 @@ TEST(SchematicDecodeTest, ReadsFactoryPlatformAndSecureboot) {
 }
 
 TEST(SchematicDecodeTest, DifferentlyWrittenEqualSchematicsHaveTheSameYaml) {
-  Decoded<ClusterProfile> block = DecodeEdge(Profile(R"(    version: 1.12.0
+  Decoded<ClusterProfile> block = DecodeEdge(SchematicProfile(R"(    version: 1.12.0
     schematic:
       overlay:
         name: rpi_generic
@@ -124,7 +124,7 @@ TEST(SchematicDecodeTest, DifferentlyWrittenEqualSchematicsHaveTheSameYaml) {
           officialExtensions:
             - siderolabs/zfs
             - siderolabs/iscsi-tools)"));
-  Decoded<ClusterProfile> flow = DecodeEdge(Profile(R"(    version: 1.12.0
+  Decoded<ClusterProfile> flow = DecodeEdge(SchematicProfile(R"(    version: 1.12.0
     schematic: {customization: {systemExtensions: {officialExtensions: ["siderolabs/iscsi-tools", siderolabs/zfs]}, meta: [{value: bar, key: 1}, {key: 0xA, value: 'foo'}], extraKernelArgs: []}, overlay: {image: "siderolabs/sbc-raspberrypi", name: rpi_generic, options: {a: ["x", y], z: 1}}})"));
   ASSERT_TRUE(block.ok()) << testing::PrintToString(DiagnosticStrings(block.diagnostics));
   ASSERT_TRUE(flow.ok()) << testing::PrintToString(DiagnosticStrings(flow.diagnostics));
@@ -142,17 +142,17 @@ TEST(SchematicDecodeTest, DifferentlyWrittenEqualSchematicsHaveTheSameYaml) {
 }
 
 TEST(SchematicDecodeTest, ImageAndSchematicExcludeEachOther) {
-  EXPECT_THAT(Errors(Profile("    version: 1.12.0\n    image: ghcr.io/siderolabs/installer\n"
+  EXPECT_THAT(Errors(SchematicProfile("    version: 1.12.0\n    image: ghcr.io/siderolabs/installer\n"
                              "    schematic: {}")),
               ElementsAre("clusters/edge.yaml:11:16: spec.talos.schematic: image and schematic "
                           "exclude each other: keep one"));
-  EXPECT_THAT(Errors(Profile("    version: 1.12.0")),
+  EXPECT_THAT(Errors(SchematicProfile("    version: 1.12.0")),
               ElementsAre("clusters/edge.yaml:9:5: spec.talos: must set image (an installer "
                           "repository) or schematic (Image Factory)"));
 }
 
 TEST(SchematicDecodeTest, FactoryKeysNeedASchematic) {
-  EXPECT_THAT(Errors(Profile("    version: 1.12.0\n    image: ghcr.io/siderolabs/installer\n"
+  EXPECT_THAT(Errors(SchematicProfile("    version: 1.12.0\n    image: ghcr.io/siderolabs/installer\n"
                              "    factory: https://factory.talos.dev\n    platform: aws\n"
                              "    secureboot: false")),
               ElementsAre("clusters/edge.yaml:11:14: spec.talos.factory: is set only with "
@@ -173,7 +173,7 @@ void PrintTo(const BadTalosCase& c, std::ostream* os) { *os << c.name; }
 class BadTalosTest : public testing::TestWithParam<BadTalosCase> {};
 
 TEST_P(BadTalosTest, ReportsTheOneErrorWithItsPosition) {
-  EXPECT_THAT(Errors(Profile("    version: 1.12.0\n" + GetParam().talos)),
+  EXPECT_THAT(Errors(SchematicProfile("    version: 1.12.0\n" + GetParam().talos)),
               ElementsAre(GetParam().error));
 }
 
@@ -294,7 +294,7 @@ TEST(SchematicDecodeTest, ANodeMayOverrideTheSchematic) {
                       "[siderolabs/nvidia-open-gpu-kernel-modules-production]\n");
   const SchematicFiles files{{gpu.path, &gpu}};
   Decoded<ClusterProfile> decoded =
-      DecodeEdge(Profile("    version: 1.12.0\n    schematic: {}",
+      DecodeEdge(SchematicProfile("    version: 1.12.0\n    schematic: {}",
                          "      schematic: {file: schematics/gpu.yaml}"),
                  files);
   ASSERT_TRUE(decoded.ok()) << testing::PrintToString(DiagnosticStrings(decoded.diagnostics));
@@ -306,7 +306,7 @@ TEST(SchematicDecodeTest, ANodeMayOverrideTheSchematic) {
               ElementsAre("siderolabs/nvidia-open-gpu-kernel-modules-production"));
 
   Decoded<ClusterProfile> inline_node =
-      DecodeEdge(Profile("    version: 1.12.0\n    schematic: {}",
+      DecodeEdge(SchematicProfile("    version: 1.12.0\n    schematic: {}",
                          "      schematic: {customization: {extraKernelArgs: [quiet]}}"));
   ASSERT_TRUE(inline_node.ok());
   EXPECT_THAT(inline_node.value->nodes[1].schematic->extra_kernel_args, ElementsAre("quiet"));
@@ -315,7 +315,7 @@ TEST(SchematicDecodeTest, ANodeMayOverrideTheSchematic) {
 // An error elsewhere in the profile does not make a good node schematic fail, which would
 // hide the checks that need every node (an endpoint naming a worker here).
 TEST(SchematicDecodeTest, OtherErrorsDoNotHideTheNodeCrossChecks) {
-  std::string profile = Profile("    version: 1.12.0\n    schematic: {}", "      schematic: {}");
+  std::string profile = SchematicProfile("    version: 1.12.0\n    schematic: {}", "      schematic: {}");
   profile =
       ReplaceOnce(ReplaceOnce(profile, "name: edge", "name: edgy"), "[10.0.0.11]", "[10.0.1.21]");
   EXPECT_THAT(Errors(profile),
@@ -326,21 +326,21 @@ TEST(SchematicDecodeTest, OtherErrorsDoNotHideTheNodeCrossChecks) {
 }
 
 TEST(SchematicDecodeTest, ImageWithSchematicReportsOnlyTheExclusion) {
-  EXPECT_THAT(Errors(Profile("    version: 1.12.0\n    image: ghcr.io/siderolabs/installer\n"
+  EXPECT_THAT(Errors(SchematicProfile("    version: 1.12.0\n    image: ghcr.io/siderolabs/installer\n"
                              "    schematic: {}\n    platform: aws")),
               ElementsAre("clusters/edge.yaml:11:16: spec.talos.schematic: image and schematic "
                           "exclude each other: keep one"));
 }
 
 TEST(SchematicDecodeTest, ANodeSchematicNeedsTheProfileSchematic) {
-  EXPECT_THAT(Errors(Profile("    version: 1.12.0\n    image: ghcr.io/siderolabs/installer",
+  EXPECT_THAT(Errors(SchematicProfile("    version: 1.12.0\n    image: ghcr.io/siderolabs/installer",
                              "      schematic: {}")),
               ElementsAre("clusters/edge.yaml:18:18: spec.nodes[1].schematic: is set only when "
                           "spec.talos uses schematic, not image"));
 }
 
 TEST(SchematicDecodeTest, AnInvalidNodeSchematicIsReportedAtTheNode) {
-  EXPECT_THAT(Errors(Profile("    version: 1.12.0\n    schematic: {}",
+  EXPECT_THAT(Errors(SchematicProfile("    version: 1.12.0\n    schematic: {}",
                              "      schematic: {customization: {extraKernelArgs: [\"\"]}}")),
               ElementsAre("clusters/edge.yaml:18:53: "
                           "spec.nodes[1].schematic.customization.extraKernelArgs[0]: must not be "
@@ -353,7 +353,7 @@ TEST(SchematicDecodeTest, AnInvalidReferencedFileIsReportedAtBothPlaces) {
                       "customization:\n  extraKernelArgs: [quiet]\n  systemExtension: {}\n");
   const SchematicFiles files{{bad.path, &bad}};
   const std::string profile =
-      Profile("    version: 1.12.0\n    schematic: {file: schematics/edge.yaml}",
+      SchematicProfile("    version: 1.12.0\n    schematic: {file: schematics/edge.yaml}",
               "      schematic: {file: schematics/edge.yaml}");
   EXPECT_THAT(
       Errors(profile, files),
@@ -371,7 +371,7 @@ TEST(SchematicDecodeTest, AnOversizedReferencedFileIsAnError) {
   big.oversized = true;
   const SchematicFiles files{{big.path, &big}};
   EXPECT_THAT(
-      Errors(Profile("    version: 1.12.0\n    schematic: {file: schematics/big.yaml}"), files),
+      Errors(SchematicProfile("    version: 1.12.0\n    schematic: {file: schematics/big.yaml}"), files),
       ElementsAre("clusters/edge.yaml:10:23: spec.talos.schematic.file: "
                   "schematics/big.yaml is larger than 1 MiB"));
 }
@@ -418,7 +418,7 @@ imageFactory: https://factory.internal:8443
 )";
 
 std::string NamedProfile(std::string_view name, std::string_view talos) {
-  std::string text = Profile(talos);
+  std::string text = SchematicProfile(talos);
   return ReplaceOnce(ReplaceOnce(text, "name: edge", fmt::format("name: {}", name)),
                      "credentials: edge", fmt::format("credentials: {}", name));
 }

@@ -1,0 +1,78 @@
+#include "core/profile_edit.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "core/strict_yaml.h"
+#include "fmt/format.h"
+
+namespace tr::core {
+namespace {
+
+struct Edit {
+  size_t offset = 0;
+  size_t length = 0;
+  std::string text;
+};
+
+// The byte offset of a 1-based line and column.
+std::optional<size_t> OffsetOf(std::string_view content, YamlMark mark) {
+  if (mark.line < 1 || mark.column < 1) return std::nullopt;
+  size_t offset = 0;
+  for (int line = 1; line < mark.line; ++line) {
+    offset = content.find('\n', offset);
+    if (offset == std::string_view::npos) return std::nullopt;
+    ++offset;
+  }
+  offset += static_cast<size_t>(mark.column - 1);
+  if (offset >= content.size()) return std::nullopt;
+  return offset;
+}
+
+absl::StatusOr<Edit> VersionEdit(std::string_view content, const YamlNode* root,
+                                 std::string_view section, const Version& version) {
+  const YamlNode* spec = root->Find("spec");
+  const YamlNode* part = spec ? spec->Find(section) : nullptr;
+  const YamlNode* node = part ? part->Find("version") : nullptr;
+  const std::string field = fmt::format("spec.{}.version", section);
+  if (node == nullptr || !node->IsScalar()) {
+    return absl::InvalidArgumentError(fmt::format("{} is not a scalar", field));
+  }
+  std::optional<size_t> offset = OffsetOf(content, node->mark);
+  if (!offset) return absl::InvalidArgumentError(fmt::format("{}: no position", field));
+  std::string replacement = version.ToString();
+  if (node->text.starts_with('v')) replacement = "v" + replacement;
+  Edit edit{.offset = *offset, .length = node->text.size(), .text = replacement};
+  if (const char quote = content[*offset]; quote == '"' || quote == '\'') {
+    edit.offset += 1;  // the quotes stay; a version needs no escapes
+  }
+  if (content.substr(edit.offset, edit.length) != node->text) {
+    return absl::InvalidArgumentError(
+        fmt::format("{} is written in a form this rewrite does not handle", field));
+  }
+  return edit;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SetProfileVersions(std::string_view content,
+                                               const std::optional<Version>& talos,
+                                               const std::optional<Version>& kubernetes) {
+  ParsedYaml parsed = ParseStrictYaml("profile", content);
+  if (!parsed.root) return absl::InvalidArgumentError("the profile does not parse");
+  std::vector<Edit> edits;
+  for (const auto& [section, version] :
+       {std::pair{"talos", &talos}, std::pair{"kubernetes", &kubernetes}}) {
+    if (!*version) continue;
+    absl::StatusOr<Edit> edit = VersionEdit(content, &*parsed.root, section, **version);
+    if (!edit.ok()) return edit.status();
+    edits.push_back(*std::move(edit));
+  }
+  std::string out(content);
+  std::sort(edits.begin(), edits.end(),
+            [](const Edit& a, const Edit& b) { return a.offset > b.offset; });
+  for (const Edit& e : edits) out.replace(e.offset, e.length, e.text);
+  return out;
+}
+
+}  // namespace tr::core

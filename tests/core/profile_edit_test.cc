@@ -1,0 +1,56 @@
+#include "core/profile_edit.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace tr::core {
+namespace {
+
+using testing::HasSubstr;
+
+Version Ver(std::string_view text) { return *ParseKubernetesVersion(text); }
+
+TEST(ProfileEditTest, OnlyTheVersionBytesChange) {
+  const std::string before = R"(# prod: keep this comment
+apiVersion: talos-reconciler.dev/v1alpha1
+kind: ClusterProfile
+metadata:
+  name: prod
+spec:
+  talos:
+    version: 1.12.0   # pinned by the platform team
+    image: ghcr.io/siderolabs/installer
+  kubernetes: {version: "1.34.1"}
+  nodes: []
+)";
+  const absl::StatusOr<std::string> after =
+      SetProfileVersions(before, Ver("1.12.3"), Ver("1.34.3"));
+  ASSERT_TRUE(after.ok()) << after.status();
+  std::string expected = before;
+  expected.replace(expected.find("1.12.0"), 6, "1.12.3");
+  expected.replace(expected.find("1.34.1"), 6, "1.34.3");
+  EXPECT_EQ(*after, expected);
+}
+
+TEST(ProfileEditTest, FlowStyleSingleQuotesAndALeadingVAreKept) {
+  const std::string before =
+      "spec:\n  talos: {version: v1.11.6, image: x}\n  kubernetes:\n    version: '1.33.6'\n";
+  EXPECT_EQ(*SetProfileVersions(before, Ver("1.12.4"), std::nullopt),
+            "spec:\n  talos: {version: v1.12.4, image: x}\n  kubernetes:\n    version: '1.33.6'\n");
+  EXPECT_EQ(*SetProfileVersions(before, std::nullopt, Ver("1.34.3")),
+            "spec:\n  talos: {version: v1.11.6, image: x}\n  kubernetes:\n    version: '1.34.3'\n");
+  EXPECT_EQ(*SetProfileVersions(before, std::nullopt, std::nullopt), before);
+}
+
+TEST(ProfileEditTest, AFileWithoutTheVersionIsRefused) {
+  absl::StatusOr<std::string> out =
+      SetProfileVersions("spec:\n  talos: {image: x}\n", Ver("1.12.4"), std::nullopt);
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("spec.talos.version"));
+  EXPECT_FALSE(SetProfileVersions("spec: [", Ver("1.12.4"), std::nullopt).ok());
+  EXPECT_FALSE(
+      SetProfileVersions("spec:\n  talos:\n    version: [1]\n", Ver("1.12.4"), std::nullopt).ok());
+}
+
+}  // namespace
+}  // namespace tr::core
