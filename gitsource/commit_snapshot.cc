@@ -148,14 +148,6 @@ absl::StatusOr<std::string> ReadAllowedSigners(const std::filesystem::path& path
   return text;
 }
 
-absl::StatusOr<CommitPtr> LookupCommit(git_repository* repo, const git_oid& id) {
-  git_commit* raw = nullptr;
-  if (int rc = git_commit_lookup(&raw, repo, &id); rc < 0) {
-    return GitError(rc, fmt::format("find commit {}", OidHex(id)));
-  }
-  return CommitPtr(raw);
-}
-
 }  // namespace
 
 absl::StatusOr<ProfileSnapshot> ReadCommitSnapshot(git_repository* repo, const git_oid& id,

@@ -132,4 +132,12 @@ absl::Status GitError(int code, std::string_view action) {
   }
 }
 
+absl::StatusOr<CommitPtr> LookupCommit(git_repository* repo, const git_oid& id) {
+  git_commit* raw = nullptr;
+  if (int rc = git_commit_lookup(&raw, repo, &id); rc < 0) {
+    return GitError(rc, fmt::format("find commit {}", OidHex(id)));
+  }
+  return CommitPtr(raw);
+}
+
 }  // namespace tr::gitsource

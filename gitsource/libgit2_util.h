@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace tr::gitsource {
 
@@ -50,5 +51,8 @@ void EnsureLibgit2();
 absl::Status GitError(int code, std::string_view action);
 
 std::string OidHex(const git_oid& oid);
+
+// The commit `id`; an error naming it when the repository does not have it.
+absl::StatusOr<CommitPtr> LookupCommit(git_repository* repo, const git_oid& id);
 
 }  // namespace tr::gitsource

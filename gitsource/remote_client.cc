@@ -129,7 +129,8 @@ int GuardPush(const git_push_update** updates, size_t count, void* payload) {
     git_error_set_str(GIT_ERROR_REFERENCE, "the remote status branch moved");
     return -1;
   }
-  if (!git_oid_is_zero(&remote_now) && !git_oid_equal(&remote_now, &push.new_commit) &&
+  if (!push.force_with_lease && !git_oid_is_zero(&remote_now) &&
+      !git_oid_equal(&remote_now, &push.new_commit) &&
       git_graph_descendant_of(ctx.repo, &push.new_commit, &remote_now) != 1) {
     git_error_set_str(GIT_ERROR_REFERENCE, "refusing a non-fast-forward status update");
     return -1;
@@ -264,11 +265,12 @@ absl::StatusOr<SyncResult> RemoteClient::Sync(git_repository* repo, const std::s
 
 absl::StatusOr<PushOutcome> RemoteClient::Push(git_repository* repo, const PushRequest& request,
                                                std::stop_token stop) const {
-  if (absl::Status s =
-          CheckStatusPushRefspec(request.refspec, request.status_branch, request.desired_branch);
-      !s.ok()) {
-    return s;
-  }
+  const absl::Status refspec_ok =
+      request.force_with_lease
+          ? CheckProposalPushRefspec(request.refspec, request.status_branch,
+                                     request.desired_branch, request.proposal_status_branch)
+          : CheckStatusPushRefspec(request.refspec, request.status_branch, request.desired_branch);
+  if (!refspec_ok.ok()) return refspec_ok;
   NetworkOperation op(config_.limits.operation_timeout, std::move(stop));
   CallbackContext ctx;
   InitContext(ctx, config_, url_, op);

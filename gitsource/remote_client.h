@@ -32,6 +32,11 @@ struct PushRequest {
   std::string refspec;                     // from StatusPushRefspec; checked again here
   std::optional<git_oid> expected_remote;  // what we built on; nullopt: the branch is new
   git_oid new_commit{};                    // held by kStatusOutgoingRef
+  // A proposal branch instead (`status_branch` then names it): the refspec must pass
+  // CheckProposalPushRefspec against `proposal_status_branch`, and the push may replace the
+  // remote's tip (not only fast-forward it) as long as that tip is `expected_remote`.
+  bool force_with_lease = false;
+  std::string proposal_status_branch{};
 };
 
 struct PushOutcome {

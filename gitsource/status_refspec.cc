@@ -54,4 +54,35 @@ absl::Status CheckStatusPushRefspec(std::string_view refspec, std::string_view s
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> ProposalPushRefspec(std::string_view branch,
+                                                std::string_view desired_branch,
+                                                std::string_view status_branch) {
+  if (!IsValidBranch(branch) || !branch.starts_with(kProposalBranchNamespace) ||
+      branch.size() == kProposalBranchNamespace.size()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "proposal branch '{}' is not a valid branch name under {}", branch,
+        kProposalBranchNamespace));
+  }
+  if (Overlap(branch, desired_branch) || Overlap(branch, status_branch)) {
+    return absl::InvalidArgumentError(fmt::format(
+        "proposal branch '{}' must differ from the desired-state branch '{}' and the status "
+        "branch '{}'",
+        branch, desired_branch, status_branch));
+  }
+  return fmt::format("+{}:refs/heads/{}", kProposalOutgoingRef, branch);
+}
+
+absl::Status CheckProposalPushRefspec(std::string_view refspec, std::string_view branch,
+                                      std::string_view desired_branch,
+                                      std::string_view status_branch) {
+  absl::StatusOr<std::string> expected =
+      ProposalPushRefspec(branch, desired_branch, status_branch);
+  if (!expected.ok() || refspec != *expected) {
+    return absl::FailedPreconditionError(fmt::format(
+        "refusing to push '{}': proposals are only pushed as +{}:refs/heads/{}<group>", refspec,
+        kProposalOutgoingRef, kProposalBranchNamespace));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace tr::gitsource

@@ -30,4 +30,24 @@ absl::StatusOr<std::string> StatusPushRefspec(std::string_view status_branch,
 absl::Status CheckStatusPushRefspec(std::string_view refspec, std::string_view status_branch,
                                     std::string_view desired_branch);
 
+// Where a proposal commit is held locally before it is pushed.
+inline constexpr std::string_view kProposalOutgoingRef =
+    "refs/talos-reconciler/proposal-outgoing";
+// Every proposal branch lives here, and the reconciler pushes to no other branch but the
+// status branch.
+inline constexpr std::string_view kProposalBranchNamespace = "talos-reconciler/update/";
+
+// "+refs/talos-reconciler/proposal-outgoing:refs/heads/<branch>" for a valid branch in
+// kProposalBranchNamespace that overlaps neither the desired-state nor the status branch;
+// InvalidArgument otherwise. The '+' lets a proposal be rebuilt on a newer desired-state
+// commit; the push is still a compare-and-swap on the tip last seen (RemoteClient::Push).
+absl::StatusOr<std::string> ProposalPushRefspec(std::string_view branch,
+                                                std::string_view desired_branch,
+                                                std::string_view status_branch);
+
+// OK only for exactly the refspec ProposalPushRefspec returns; FailedPrecondition otherwise.
+absl::Status CheckProposalPushRefspec(std::string_view refspec, std::string_view branch,
+                                      std::string_view desired_branch,
+                                      std::string_view status_branch);
+
 }  // namespace tr::gitsource
