@@ -19,6 +19,7 @@
 #include "reconciler/k8s_upgrade/upgrade_k8s_command.h"
 #include "reconciler/logging.h"
 #include "reconciler/offline_commands.h"
+#include "reconciler/proposals/propose_command.h"
 #include "reconciler/status_command.h"
 #include "reconciler/version.h"
 
@@ -73,6 +74,36 @@ void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& 
   cmd->callback([&] { run = [&] { return RunValidate(options, std::cout, std::cerr); }; });
 }
 
+// How `plan` and `propose` see the fleet: exactly one of a file, a credentials directory or
+// one talosconfig.
+struct ObserveFlags {
+  CLI::Option* observed = nullptr;
+  CLI::Option* live = nullptr;
+  CLI::Option* talosconfig = nullptr;
+
+  void Require() const {
+    if (observed->count() + live->count() + talosconfig->count() == 0) {
+      throw CLI::RequiredError("--observed, --credentials-dir or --talosconfig");
+    }
+  }
+};
+
+ObserveFlags AddObserveFlags(CLI::App* cmd, PlanOptions& options) {
+  ObserveFlags flags;
+  flags.observed = cmd->add_option("--observed", options.observed_file,
+                                   "YAML file with what the nodes run (see docs/profiles.md)");
+  flags.live = cmd->add_option("--credentials-dir", options.credentials_dir,
+                               "Observe live: <dir>/<credentials>/talosconfig per profile");
+  flags.talosconfig =
+      cmd->add_option("--talosconfig", options.talosconfig,
+                      "Observe live: one talosconfig, the context named by spec.credentials");
+  flags.observed->excludes(flags.live);
+  flags.observed->excludes(flags.talosconfig);
+  flags.live->excludes(flags.talosconfig);
+  cmd->add_option("--node-name", options.self_node, "Live: the node this process runs on");
+  return flags;
+}
+
 void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand("plan", "Print the upgrade plan of every cluster");
   cmd->footer(
@@ -82,17 +113,7 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
       "  talos-reconciler plan fleet --observed observed.yaml -o json | jq '.clusters[].phase'");
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
   AddShardsCheck(cmd, options.shards);
-  CLI::Option* observed = cmd->add_option("--observed", options.observed_file,
-                                          "YAML file with what the nodes run (see docs/profiles.md)");
-  CLI::Option* live = cmd->add_option("--credentials-dir", options.credentials_dir,
-                                      "Observe live: <dir>/<credentials>/talosconfig per profile");
-  CLI::Option* talosconfig =
-      cmd->add_option("--talosconfig", options.talosconfig,
-                      "Observe live: one talosconfig, the context named by spec.credentials");
-  observed->excludes(live);
-  observed->excludes(talosconfig);
-  live->excludes(talosconfig);
-  cmd->add_option("--node-name", options.self_node, "Live: the node this process runs on");
+  const ObserveFlags observe = AddObserveFlags(cmd, options);
   cmd->add_option("--status", options.status_dir,
                   "A checkout of the status branch: show the health checks' last answers and "
                   "where promotion stands");
@@ -111,10 +132,8 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
       "http(s)://host[:port] of the Image Factory of profiles whose spec.talos.schematic names "
       "none (and reconciler.yaml no imageFactory); without one, such a profile plans as "
       "blocked (default: none)");
-  cmd->callback([&, observed, live, talosconfig, output, image_factory] {
-    if (observed->count() + live->count() + talosconfig->count() == 0) {
-      throw CLI::RequiredError("--observed, --credentials-dir or --talosconfig");
-    }
+  cmd->callback([&, observe, output, image_factory] {
+    observe.Require();
     absl::StatusOr<factory::ImageFactoryOptions> factory_options = image_factory->Finish();
     if (!factory_options.ok()) {
       throw CLI::ValidationError(std::string(factory_options.status().message()));
@@ -128,6 +147,32 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   });
   cmd->parse_complete_callback(
       [&] { run = [&] { return RunPlan(options, std::cout, std::cerr); }; });
+}
+
+void AddPropose(CLI::App& app, proposals::ProposeOptions& options, std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand(
+      "propose", "Print the release proposals the daemon would open as pull requests now");
+  cmd->footer(
+      "Proposals follow each profile's `updates` policy (docs/proposals.md); `run` makes them.\n"
+      "Examples:\n"
+      "  talos-reconciler propose fleet --dry-run --observed observed.yaml\n"
+      "  talos-reconciler propose fleet --dry-run --credentials-dir /etc/talos-reconciler/talos "
+      "-o json");
+  cmd->add_option("dir", options.input.dir, "The repository checkout (default: .)");
+  cmd->add_flag("--dry-run", options.dry_run,
+                "Print the proposals only (required: `run` opens them)")
+      ->required();
+  AddShardsCheck(cmd, options.input.shards);
+  const ObserveFlags observe = AddObserveFlags(cmd, options.input);
+  const std::map<std::string, proposals::ProposeFormat> formats{
+      {"text", proposals::ProposeFormat::kText}, {"json", proposals::ProposeFormat::kJson}};
+  cmd->add_option("-o,--output", options.format, "text or json")
+      ->transform(CLI::CheckedTransformer(formats))
+      ->option_text("text|json");
+  cmd->callback([&, observe] {
+    observe.Require();
+    run = [&] { return proposals::RunPropose(options, std::cout, std::cerr); };
+  });
 }
 
 // `origins` and `args` say where a bad value came from (flag, environment, config file line).
@@ -320,6 +365,8 @@ int RunCli(int argc, char** argv) {
   std::function<int()> run;
   AddValidate(app, validate, run);
   AddPlan(app, plan, run);
+  proposals::ProposeOptions propose;
+  AddPropose(app, propose, run);
   const std::vector<std::string> args(argv + 1, argv + argc);
   SettingOrigins origins;
   CLI::App* run_cmd = AddRun(app, daemon, origins, args, run);

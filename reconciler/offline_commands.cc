@@ -361,6 +361,20 @@ int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream&
   return problems.empty() ? kExitOk : kExitInvalid;
 }
 
+std::optional<core::ProfileSet> LoadCheckout(const std::filesystem::path& dir, int shards,
+                                             std::ostream& err) {
+  return LoadProfiles(dir, shards, err);
+}
+
+std::optional<core::ObservedFleet> ObserveFleet(const core::ProfileSet& set,
+                                                const PlanOptions& options,
+                                                std::map<std::string, std::string>& unobserved,
+                                                std::ostream& err) {
+  const bool live = !options.credentials_dir.empty() || !options.talosconfig.empty();
+  return live ? ObserveLive(set, options, unobserved, err)
+              : LoadObserved(options.observed_file, err);
+}
+
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<core::ProfileSet> set = LoadProfiles(options.dir, options.shards, err);
   if (!set) return kExitInvalid;
@@ -372,10 +386,8 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   factory::FactoryInstallers installers(options.image_factory, "", "pass --image-factory URL");
   const Unresolved unresolved =
       ResolveSchematics(installers.resolver(), set->profiles, nullptr, *statuses);
-  const bool live = !options.credentials_dir.empty() || !options.talosconfig.empty();
   Unobserved unobserved;
-  std::optional<core::ObservedFleet> fleet =
-      live ? ObserveLive(*set, options, unobserved, err) : LoadObserved(options.observed_file, err);
+  std::optional<core::ObservedFleet> fleet = ObserveFleet(*set, options, unobserved, err);
   if (!fleet) return kExitInvalid;
   const std::vector<core::PlanReportEntry> entries =
       PlanAll({*set, *fleet, unobserved, unresolved, *statuses, !options.status_dir.empty(),

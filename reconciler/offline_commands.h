@@ -5,10 +5,13 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "core/observed_decode.h"
 #include "core/profile_set.h"
 #include "reconciler/factory/image_factory.h"
 #include "reconciler/factory/installer_resolution.h"
@@ -62,6 +65,18 @@ struct PlanOptions {
 // input (a status file included) is invalid. A profile naming a schematic is first resolved at
 // its factory (the IDs kept in memory only); one that cannot be is planned as blocked, why.
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
+
+// The profiles of the checkout at `dir`, as `plan` reads them; nullopt after printing why.
+std::optional<core::ProfileSet> LoadCheckout(const std::filesystem::path& dir, int shards,
+                                             std::ostream& err);
+
+// The fleet as `plan` observes it: from `options.observed_file`, or live with
+// `options.credentials_dir` or `options.talosconfig`. A cluster that cannot be observed live
+// is left out, with why in `unobserved`. nullopt after printing why the file is unreadable.
+std::optional<core::ObservedFleet> ObserveFleet(const core::ProfileSet& set,
+                                                const PlanOptions& options,
+                                                std::map<std::string, std::string>& unobserved,
+                                                std::ostream& err);
 
 // A pull request's plan: its profiles planned against the live fleet.
 struct PlanPreview {
