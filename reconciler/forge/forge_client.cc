@@ -253,4 +253,87 @@ absl::StatusOr<std::optional<int64_t>> HttpForgeClient::MergedPullOf(const std::
   return target.dialect->ParsePullOfCommit(*answer);
 }
 
+absl::StatusOr<std::vector<ForgePull>> HttpForgeClient::PullsFromBranch(
+    const std::string& head_branch, std::stop_token stop) {
+  const ForgeTarget& target = options_.target;
+  std::vector<ForgePull> pulls;
+  for (int page = 1; page <= kMaxPullPages; ++page) {
+    absl::StatusOr<std::string> answer =
+        Send(target.dialect->PullsFromBranchRequest(target.repository, head_branch, page), stop);
+    if (!answer.ok()) return answer.status();
+    absl::StatusOr<ForgePullPage> found = target.dialect->ParsePulls(*answer, head_branch);
+    if (!found.ok()) return found.status();
+    for (ForgePull& pull : found->pulls) pulls.push_back(std::move(pull));
+    if (found->entries < target.dialect->PullsPageSize()) break;
+  }
+  // Newest first whatever order the forge lists in; a pull request that moved to the next page
+  // while paging (a new one came first) is kept once.
+  std::stable_sort(pulls.begin(), pulls.end(),
+                   [](const ForgePull& a, const ForgePull& b) { return a.number > b.number; });
+  pulls.erase(
+      std::unique(pulls.begin(), pulls.end(),
+                  [](const ForgePull& a, const ForgePull& b) { return a.number == b.number; }),
+      pulls.end());
+  return pulls;
+}
+
+absl::StatusOr<std::vector<int64_t>> HttpForgeClient::LabelIds(
+    const std::vector<std::string>& names, std::stop_token stop) {
+  const ForgeTarget& target = options_.target;
+  std::map<std::string, int64_t> defined;
+  for (int page = 1; page <= kMaxPullPages; ++page) {
+    std::optional<ForgeRequest> request =
+        target.dialect->ListLabelsRequest(target.repository, page);
+    if (!request) break;
+    absl::StatusOr<std::string> answer = Send(*request, stop);
+    if (!answer.ok()) return answer.status();
+    absl::StatusOr<std::vector<ForgeLabel>> labels = target.dialect->ParseLabels(*answer);
+    if (!labels.ok()) return labels.status();
+    for (const ForgeLabel& label : *labels) defined.emplace(label.name, label.id);
+    if (labels->size() < target.dialect->LabelsPageSize()) break;
+  }
+  // A name the repository has no label of has no id to send. Creating the label would need a
+  // colour and the right to edit the repository's labels, which opening a pull request does
+  // not: it is left out, and the pull request opened without it.
+  std::vector<int64_t> ids;
+  for (const std::string& name : names) {
+    if (auto it = defined.find(name); it != defined.end()) ids.push_back(it->second);
+  }
+  return ids;
+}
+
+absl::StatusOr<ForgePull> HttpForgeClient::CreatePull(const PullDraft& draft,
+                                                      std::stop_token stop) {
+  const ForgeTarget& target = options_.target;
+  std::vector<int64_t> label_ids;
+  if (!draft.labels.empty() && target.dialect->ListLabelsRequest(target.repository, 1)) {
+    absl::StatusOr<std::vector<int64_t>> ids = LabelIds(draft.labels, stop);
+    if (!ids.ok()) return ids.status();
+    label_ids = *std::move(ids);
+  }
+  absl::StatusOr<std::string> answer =
+      Send(target.dialect->CreatePullRequest(target.repository, draft, label_ids), stop);
+  if (!answer.ok()) return answer.status();
+  absl::StatusOr<ForgePull> pull = target.dialect->ParsePull(*answer);
+  if (!pull.ok()) return pull.status();
+  if (std::optional<ForgeRequest> add =
+          target.dialect->AddLabelsRequest(target.repository, pull->number, draft.labels)) {
+    absl::Status labelled = Send(*add, stop).status();
+    if (!labelled.ok()) {
+      return absl::Status(
+          labelled.code(),
+          absl::StrCat("pull request #", pull->number,
+                       " was opened but its labels were not added: ", labelled.message()));
+    }
+  }
+  return pull;
+}
+
+absl::Status HttpForgeClient::EditPull(int64_t number, const std::string& title,
+                                       const std::string& body, std::stop_token stop) {
+  const ForgeTarget& target = options_.target;
+  return Send(target.dialect->EditPullRequest(target.repository, number, title, body), stop)
+      .status();
+}
+
 }  // namespace tr::reconciler::forge

@@ -1,13 +1,15 @@
 // The forge's REST API as the reconciler uses it: finding, creating and editing a pull
-// request's comment, setting a commit status, and finding the pull request a merge commit came
-// from. HttpForgeClient speaks every forge with an API through its dialect (forge_dialect.h;
-// base URL configurable for GitHub Enterprise and self-hosted instances) and keeps to GitHub's
-// rate limits, the strictest:
+// request's comment, setting a commit status, finding the pull request a merge commit came
+// from, and finding, opening and editing pull requests of a branch (release proposals).
+// HttpForgeClient speaks every forge with an API through its dialect (forge_dialect.h; base URL
+// configurable for GitHub Enterprise and self-hosted instances) and keeps to GitHub's rate
+// limits, the strictest:
 //  - on 403/429 it waits `retry-after`, else until `x-ratelimit-reset` when
 //    `x-ratelimit-remaining` is 0, else 60 s doubling, and gives up after `max_attempts`;
 //  - on no answer or a 5xx it retries after JitteredBackoff (base/env.h) of 1 s doubling to 32 s;
 //  - after an answer with `x-ratelimit-remaining: 0` it sends nothing until the reset;
-//  - it sends at most `content_requests_per_minute` content-creating requests a minute.
+//  - it sends at most `content_requests_per_minute` content-creating requests a minute (every
+//    POST, PATCH and PUT: comments, statuses, pull requests and their labels).
 // Every wait a server asks for is clamped to kMaxRateLimitWait (a reset in the past waits
 // nothing), so a broken or hostile answer cannot park reporting for hours. An answer longer
 // than `max_answer_bytes` is refused (ResourceExhausted) without being read further.
@@ -26,6 +28,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "base/env.h"
@@ -50,6 +53,15 @@ class ForgeApi {
   // The merged pull request that `sha` belongs to; nullopt when none (or, on Gitea, unknown).
   virtual absl::StatusOr<std::optional<int64_t>> MergedPullOf(const std::string& sha,
                                                               std::stop_token stop) = 0;
+
+  // Every pull request (open, closed or merged) whose head is `head_branch` of this repository,
+  // newest first; empty when none.
+  virtual absl::StatusOr<std::vector<ForgePull>> PullsFromBranch(const std::string& head_branch,
+                                                                 std::stop_token stop) = 0;
+  virtual absl::StatusOr<ForgePull> CreatePull(const PullDraft& draft, std::stop_token stop) = 0;
+  // Replaces an open pull request's title and body.
+  virtual absl::Status EditPull(int64_t number, const std::string& title, const std::string& body,
+                                std::stop_token stop) = 0;
 };
 
 // Which repository on which forge: `repository` is "owner/name" (GitLab: the project path,
@@ -103,6 +115,21 @@ class HttpForgeClient final : public ForgeApi {
   absl::Status SetCommitStatus(const CommitStatus& status, std::stop_token stop) override;
   absl::StatusOr<std::optional<int64_t>> MergedPullOf(const std::string& sha,
                                                       std::stop_token stop) override;
+  // Reads at most kMaxPullPages pages of the forge's list (on Gitea, which cannot filter by
+  // branch, the 5,000 newest pull requests of the repository).
+  absl::StatusOr<std::vector<ForgePull>> PullsFromBranch(const std::string& head_branch,
+                                                         std::stop_token stop) override;
+  // Opens the pull request with its labels: on GitHub added by a second request after it is
+  // opened (an error then says the pull request was opened: find it with PullsFromBranch); on
+  // GitLab by name (GitLab creates missing ones); on Gitea by id, a name the repository has no
+  // label of being left out. A pull request already open from the branch into the base makes
+  // the forge refuse: InvalidArgument on GitHub (422), Aborted on GitLab and Gitea (409).
+  absl::StatusOr<ForgePull> CreatePull(const PullDraft& draft, std::stop_token stop) override;
+  absl::Status EditPull(int64_t number, const std::string& title, const std::string& body,
+                        std::stop_token stop) override;
+
+  // The most pages of pull requests or labels read.
+  static constexpr int kMaxPullPages = 100;
 
  private:
   HttpForgeClient(ForgeClientOptions options, std::string origin, std::string prefix, Env& env);
@@ -111,6 +138,9 @@ class HttpForgeClient final : public ForgeApi {
   // (401), PermissionDenied (a 403 that is no rate limit), InvalidArgument (other 4xx),
   // Unavailable (network, 5xx, or rate-limited past max_attempts), Cancelled when stopped.
   absl::StatusOr<std::string> Send(const ForgeRequest& request, std::stop_token stop);
+  // The ids of the labels named `names` that the repository has, in `names`' order.
+  absl::StatusOr<std::vector<int64_t>> LabelIds(const std::vector<std::string>& names,
+                                                std::stop_token stop);
   // Waits out a known rate-limit reset and the content-creating pace; false when stopped.
   bool Pace(bool content_creating, std::stop_token stop);
 

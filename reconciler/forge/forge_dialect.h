@@ -49,7 +49,8 @@ class ForgeDialect {
   virtual absl::Status ReadPayload(const nlohmann::json& payload, WebhookEvent& event) const = 0;
 };
 
-// A forge whose REST API the reconciler reports to: pull request comments, commit statuses.
+// A forge whose REST API the reconciler reports to (pull request comments, commit statuses) and
+// opens pull requests on.
 // `repository` is "owner/name" (GitLab: the project path, "group/subgroup/project"); paths are
 // below the API base URL.
 class ForgeApiDialect : public ForgeDialect {
@@ -78,6 +79,50 @@ class ForgeApiDialect : public ForgeDialect {
   // The number of the merged pull request in PullsOfCommitRequest's answer; nullopt when none
   // is. InvalidArgument when the answer is not a JSON list.
   virtual absl::StatusOr<std::optional<int64_t>> ParsePullOfCommit(std::string_view json) const = 0;
+
+  // Pull requests. Answers are untrusted: a parser's InvalidArgument names the missing or
+  // mistyped field.
+  //
+  // How many pull requests a full page of PullsFromBranchRequest holds: a shorter page is the
+  // last.
+  virtual size_t PullsPageSize() const = 0;
+  // One page of the pull requests (every state) of `repository`, narrowed by the forge to those
+  // from `head_branch` where it can filter so.
+  virtual ForgeRequest PullsFromBranchRequest(const std::string& repository,
+                                              const std::string& head_branch, int page) const = 0;
+  // The pull requests of one PullsFromBranchRequest answer whose head is `head_branch` of the
+  // repository itself (not of a fork), in the answer's order, and how many entries it held.
+  // InvalidArgument when the answer is not a list of pull requests.
+  virtual absl::StatusOr<ForgePullPage> ParsePulls(std::string_view json,
+                                                   const std::string& head_branch) const = 0;
+  // The pull request of a CreatePullRequest or EditPullRequest answer.
+  virtual absl::StatusOr<ForgePull> ParsePull(std::string_view json) const = 0;
+  // One page of the repository's labels, for a forge whose CreatePullRequest takes labels by
+  // id; nullopt (the default) for one that takes their names.
+  virtual std::optional<ForgeRequest> ListLabelsRequest(const std::string& /*repository*/,
+                                                        int /*page*/) const {
+    return std::nullopt;
+  }
+  // How many labels a full page of ListLabelsRequest holds: a shorter page is the last.
+  virtual size_t LabelsPageSize() const { return 100; }
+  // The labels of one ListLabelsRequest answer.
+  virtual absl::StatusOr<std::vector<ForgeLabel>> ParseLabels(std::string_view /*json*/) const {
+    return absl::UnimplementedError("this forge takes label names");
+  }
+  // Opens `draft`. `label_ids`: the ids of its labels when the forge takes ids
+  // (ListLabelsRequest), names without a label left out; else empty, and the dialect spells
+  // `draft.labels` itself.
+  virtual ForgeRequest CreatePullRequest(const std::string& repository, const PullDraft& draft,
+                                         const std::vector<int64_t>& label_ids) const = 0;
+  // Adds `labels` to the pull request just opened, for a forge that cannot take them with
+  // CreatePullRequest; nullopt when CreatePullRequest took them.
+  virtual std::optional<ForgeRequest> AddLabelsRequest(
+      const std::string& repository, int64_t number,
+      const std::vector<std::string>& labels) const = 0;
+  // Replaces the title and body of pull request `number`.
+  virtual ForgeRequest EditPullRequest(const std::string& repository, int64_t number,
+                                       const std::string& title, const std::string& body) const = 0;
+
   // The ref a pull request's head is fetched from: "refs/pull/7/head".
   virtual std::string HeadRef(int64_t number) const = 0;
   // The web page of folder `path` on `branch`, `web` being the repository's web address.

@@ -1,5 +1,7 @@
 #include "reconciler/forge/forge_requests.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace tr::reconciler::forge {
 
 using nlohmann::json;
@@ -22,6 +24,47 @@ absl::StatusOr<json> ParseAnswer(std::string_view text) {
   json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) return absl::InvalidArgumentError("forge answer is not JSON");
   return value;
+}
+
+namespace {
+
+// The node at `path` of `doc` and its dotted name; nullptr when a step is missing.
+const json* NodeAt(const json& doc, std::initializer_list<const char*> path, std::string& name) {
+  const json* node = &doc;
+  for (const char* key : path) {
+    name += name.empty() ? key : std::string(".") + key;
+    if (node == nullptr || !node->is_object() || !node->contains(key)) {
+      node = nullptr;
+      continue;
+    }
+    node = &(*node)[key];
+  }
+  return node;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> AnswerString(const json& doc, std::initializer_list<const char*> path,
+                                         bool nullable, const char* what) {
+  std::string name;
+  const json* node = NodeAt(doc, path, name);
+  if (node != nullptr && nullable && node->is_null()) return std::string();
+  if (node == nullptr || !node->is_string()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "forge ", what, ": field ", name, node == nullptr ? " is missing" : " is not a string"));
+  }
+  return node->get<std::string>();
+}
+
+absl::StatusOr<int64_t> AnswerInteger(const json& doc, std::initializer_list<const char*> path,
+                                      const char* what) {
+  std::string name;
+  const json* node = NodeAt(doc, path, name);
+  if (node == nullptr || !node->is_number_integer()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "forge ", what, ": field ", name, node == nullptr ? " is missing" : " is not an integer"));
+  }
+  return node->get<int64_t>();
 }
 
 std::string CutUtf8(const std::string& text, size_t limit) {

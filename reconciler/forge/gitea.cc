@@ -34,6 +34,50 @@ std::optional<ForgeRequest> GiteaDialect::PullsOfCommitRequest(const std::string
   return std::nullopt;
 }
 
+ForgeRequest GiteaDialect::PullsFromBranchRequest(const std::string& repository,
+                                                  const std::string& /*head_branch*/,
+                                                  int page) const {
+  return {"GET", absl::StrCat("/repos/", repository, "/pulls?state=all&limit=50&page=", page),
+          std::nullopt};
+}
+
+std::optional<ForgeRequest> GiteaDialect::ListLabelsRequest(const std::string& repository,
+                                                            int page) const {
+  return ForgeRequest{"GET", absl::StrCat("/repos/", repository, "/labels?limit=50&page=", page),
+                      std::nullopt};
+}
+
+absl::StatusOr<std::vector<ForgeLabel>> GiteaDialect::ParseLabels(std::string_view text) const {
+  absl::StatusOr<nlohmann::json> value = ParseAnswer(text);
+  if (!value.ok()) return value.status();
+  if (!value->is_array()) return absl::InvalidArgumentError("forge labels: not a list");
+  std::vector<ForgeLabel> labels;
+  for (const nlohmann::json& item : *value) {
+    absl::StatusOr<int64_t> id = AnswerInteger(item, {"id"}, "label");
+    if (!id.ok()) return id.status();
+    absl::StatusOr<std::string> name = AnswerString(item, {"name"}, false, "label");
+    if (!name.ok()) return name.status();
+    labels.push_back({*id, *std::move(name)});
+  }
+  return labels;
+}
+
+ForgeRequest GiteaDialect::CreatePullRequest(const std::string& repository, const PullDraft& draft,
+                                             const std::vector<int64_t>& label_ids) const {
+  nlohmann::json body{{"title", draft.title},
+                      {"head", draft.head_branch},
+                      {"base", draft.base_branch},
+                      {"body", draft.body}};
+  if (!label_ids.empty()) body["labels"] = label_ids;
+  return {"POST", absl::StrCat("/repos/", repository, "/pulls"), std::move(body)};
+}
+
+std::optional<ForgeRequest> GiteaDialect::AddLabelsRequest(
+    const std::string& /*repository*/, int64_t /*number*/,
+    const std::vector<std::string>& /*labels*/) const {
+  return std::nullopt;
+}
+
 // Gitea also accepts the headers of Forgejo and Gogs, which send Gitea's payloads.
 const ForgeDialect& Gitea() {
   static const GiteaDialect dialect(

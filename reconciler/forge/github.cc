@@ -1,6 +1,7 @@
 #include "reconciler/forge/github.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/percent_encoding.h"
 #include "reconciler/forge/webhook_reading.h"
 
 namespace tr::reconciler::forge {
@@ -41,6 +42,60 @@ std::string RepoPath(const std::string& repository) { return "/repos/" + reposit
 
 std::string CommentsPath(const std::string& repository, int64_t number) {
   return absl::StrCat(RepoPath(repository), "/issues/", number, "/comments");
+}
+
+constexpr char kPullWhat[] = "pull request";
+
+// One pull request of GitHub's (and Gitea's) answers: "merged" when `merged_at` is set (or
+// `merged` is true, Gitea's spelling).
+absl::StatusOr<ForgePull> ReadGithubPull(const json& item) {
+  if (!item.is_object()) return absl::InvalidArgumentError("forge pull request: not an object");
+  ForgePull pull;
+  absl::StatusOr<int64_t> number = AnswerInteger(item, {"number"}, kPullWhat);
+  if (!number.ok()) return number.status();
+  absl::StatusOr<std::string> state = AnswerString(item, {"state"}, false, kPullWhat);
+  if (!state.ok()) return state.status();
+  if (*state != "open" && *state != "closed") {
+    return absl::InvalidArgumentError("forge pull request: field state is neither open nor closed");
+  }
+  absl::StatusOr<std::string> merged_at = AnswerString(item, {"merged_at"}, true, kPullWhat);
+  const bool merged =
+      (merged_at.ok() && !merged_at->empty()) ||
+      (item.contains("merged") && item["merged"].is_boolean() && item["merged"].get<bool>());
+  pull.number = *number;
+  pull.state = merged ? "merged" : *state;
+  auto read = [&item](std::initializer_list<const char*> path, bool nullable, std::string& into) {
+    absl::StatusOr<std::string> value = AnswerString(item, path, nullable, kPullWhat);
+    if (value.ok()) into = *std::move(value);
+    return value.status();
+  };
+  for (absl::Status status :
+       {read({"title"}, false, pull.title), read({"body"}, true, pull.body),
+        read({"head", "ref"}, false, pull.head_branch),
+        read({"base", "ref"}, false, pull.base_branch), read({"html_url"}, false, pull.url)}) {
+    if (!status.ok()) return status;
+  }
+  return pull;
+}
+
+// Whether pull request `item` (read by ReadGithubPull) is from a branch of the base repository:
+// not from a fork, nor from one since deleted (its head repository is then null).
+absl::StatusOr<bool> FromOwnRepository(const json& item) {
+  absl::StatusOr<int64_t> base_repo = AnswerInteger(item, {"base", "repo", "id"}, kPullWhat);
+  if (!base_repo.ok()) return base_repo.status();
+  const json& head = item["head"];
+  if (!head.contains("repo") || head["repo"].is_null()) return false;
+  absl::StatusOr<int64_t> head_repo = AnswerInteger(item, {"head", "repo", "id"}, kPullWhat);
+  if (!head_repo.ok()) return head_repo.status();
+  return *head_repo == *base_repo;
+}
+
+std::string QueryString(std::initializer_list<std::pair<const char*, std::string>> params) {
+  std::string query;
+  for (const auto& [name, value] : params) {
+    absl::StrAppend(&query, query.empty() ? "?" : "&", name, "=", PercentEncode(value));
+  }
+  return query;
 }
 
 }  // namespace
@@ -122,6 +177,66 @@ absl::StatusOr<std::optional<int64_t>> GithubDialect::ParsePullOfCommit(
     }
   }
   return std::optional<int64_t>();
+}
+
+ForgeRequest GithubDialect::PullsFromBranchRequest(const std::string& repository,
+                                                   const std::string& head_branch, int page) const {
+  const std::string owner = repository.substr(0, repository.find('/'));
+  return {"GET",
+          absl::StrCat(RepoPath(repository), "/pulls",
+                       QueryString({{"state", "all"},
+                              {"head", owner + ":" + head_branch},
+                              {"per_page", "100"},
+                              {"page", absl::StrCat(page)}})),
+          std::nullopt};
+}
+
+absl::StatusOr<ForgePullPage> GithubDialect::ParsePulls(std::string_view text,
+                                                        const std::string& head_branch) const {
+  absl::StatusOr<json> value = ParseAnswer(text);
+  if (!value.ok()) return value.status();
+  if (!value->is_array()) return absl::InvalidArgumentError("forge pull requests: not a list");
+  ForgePullPage page;
+  page.entries = value->size();
+  for (const json& item : *value) {
+    absl::StatusOr<ForgePull> pull = ReadGithubPull(item);
+    if (!pull.ok()) return pull.status();
+    absl::StatusOr<bool> own = FromOwnRepository(item);
+    if (!own.ok()) return own.status();
+    if (*own && pull->head_branch == head_branch) {
+      page.pulls.push_back(*std::move(pull));
+    }
+  }
+  return page;
+}
+
+absl::StatusOr<ForgePull> GithubDialect::ParsePull(std::string_view text) const {
+  absl::StatusOr<json> value = ParseAnswer(text);
+  if (!value.ok()) return value.status();
+  return ReadGithubPull(*value);
+}
+
+ForgeRequest GithubDialect::CreatePullRequest(const std::string& repository, const PullDraft& draft,
+                                              const std::vector<int64_t>& /*label_ids*/) const {
+  return {"POST", RepoPath(repository) + "/pulls",
+          json{{"title", draft.title},
+               {"head", draft.head_branch},
+               {"base", draft.base_branch},
+               {"body", draft.body}}};
+}
+
+std::optional<ForgeRequest> GithubDialect::AddLabelsRequest(
+    const std::string& repository, int64_t number, const std::vector<std::string>& labels) const {
+  if (labels.empty()) return std::nullopt;  // GitHub asks for at least one
+  return ForgeRequest{"POST", absl::StrCat(RepoPath(repository), "/issues/", number, "/labels"),
+                      json{{"labels", labels}}};
+}
+
+ForgeRequest GithubDialect::EditPullRequest(const std::string& repository, int64_t number,
+                                            const std::string& title,
+                                            const std::string& body) const {
+  return {"PATCH", absl::StrCat(RepoPath(repository), "/pulls/", number),
+          json{{"title", title}, {"body", body}}};
 }
 
 std::string GithubDialect::HeadRef(int64_t number) const {

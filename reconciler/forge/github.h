@@ -38,6 +38,26 @@ class GithubDialect : public ForgeApiDialect {
                                                    const std::string& sha) const override;
   // The `number` of the entry with `merged_at` set.
   absl::StatusOr<std::optional<int64_t>> ParsePullOfCommit(std::string_view json) const override;
+
+  size_t PullsPageSize() const override { return 100; }
+  // `head=<owner>:<branch>`: GitHub filters by branch.
+  ForgeRequest PullsFromBranchRequest(const std::string& repository, const std::string& head_branch,
+                                      int page) const override;
+  // Those whose `head.ref` is the branch and whose head repository is the base repository (a
+  // fork's, or one whose fork is gone, is left out). Merged: `merged_at` is set.
+  absl::StatusOr<ForgePullPage> ParsePulls(std::string_view json,
+                                           const std::string& head_branch) const override;
+  absl::StatusOr<ForgePull> ParsePull(std::string_view json) const override;
+  // Without labels: GitHub's create takes none (AddLabelsRequest).
+  ForgeRequest CreatePullRequest(const std::string& repository, const PullDraft& draft,
+                                 const std::vector<int64_t>& label_ids) const override;
+  // The pull request's issue's labels; nullopt when there are none to add.
+  std::optional<ForgeRequest> AddLabelsRequest(
+      const std::string& repository, int64_t number,
+      const std::vector<std::string>& labels) const override;
+  ForgeRequest EditPullRequest(const std::string& repository, int64_t number,
+                               const std::string& title, const std::string& body) const override;
+
   std::string HeadRef(int64_t number) const override;  // refs/pull/<n>/head
   std::string TreeUrl(const std::string& web, const std::string& branch,
                       const std::string& path) const override;  // <web>/tree/<branch>/<path>

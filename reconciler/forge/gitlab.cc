@@ -1,6 +1,8 @@
 // GitLab's dialect (gitlab.com and self-hosted, API /api/v4): X-Gitlab-Token webhooks, merge
-// requests by iid, notes for comments, projects named by their URL-encoded path.
+// requests by iid, notes for comments, projects named by their URL-encoded path, merge requests
+// opened with their labels by name.
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/hmac.h"
 #include "base/percent_encoding.h"
 #include "reconciler/forge/forge_dialect.h"
@@ -53,6 +55,45 @@ std::string NotesPath(const std::string& repository, int64_t number) {
 std::string StateOnGitlab(CommitState state) {
   if (state == CommitState::kFailure || state == CommitState::kError) return "failed";
   return CommitStateName(state);
+}
+
+constexpr char kMergeRequestWhat[] = "merge request";
+
+// One merge request of GitLab's answers. Its state: opened (or locked, an open one frozen for a
+// moment), closed, merged.
+absl::StatusOr<ForgePull> ReadMergeRequestAnswer(const json& item) {
+  if (!item.is_object()) return absl::InvalidArgumentError("forge merge request: not an object");
+  ForgePull pull;
+  absl::StatusOr<int64_t> iid = AnswerInteger(item, {"iid"}, kMergeRequestWhat);
+  if (!iid.ok()) return iid.status();
+  pull.number = *iid;
+  auto read = [&item](const char* key, bool nullable, std::string& into) {
+    absl::StatusOr<std::string> value = AnswerString(item, {key}, nullable, kMergeRequestWhat);
+    if (value.ok()) into = *std::move(value);
+    return value.status();
+  };
+  for (absl::Status status :
+       {read("state", false, pull.state), read("title", false, pull.title),
+        read("description", true, pull.body), read("source_branch", false, pull.head_branch),
+        read("target_branch", false, pull.base_branch), read("web_url", false, pull.url)}) {
+    if (!status.ok()) return status;
+  }
+  if (pull.state == "opened" || pull.state == "locked") {
+    pull.state = "open";
+  } else if (pull.state != "closed" && pull.state != "merged") {
+    return absl::InvalidArgumentError(
+        "forge merge request: field state is none of opened, locked, closed, merged");
+  }
+  return pull;
+}
+
+// Whether merge request `item` is from a branch of the project itself, not of a fork.
+absl::StatusOr<bool> FromOwnProject(const json& item) {
+  absl::StatusOr<int64_t> source = AnswerInteger(item, {"source_project_id"}, kMergeRequestWhat);
+  if (!source.ok()) return source.status();
+  absl::StatusOr<int64_t> target = AnswerInteger(item, {"target_project_id"}, kMergeRequestWhat);
+  if (!target.ok()) return target.status();
+  return *source == *target;
 }
 
 class GitlabDialect final : public ForgeApiDialect {
@@ -147,6 +188,64 @@ class GitlabDialect final : public ForgeApiDialect {
       }
     }
     return std::optional<int64_t>();
+  }
+
+  size_t PullsPageSize() const override { return 100; }
+
+  // GitLab filters by source branch; newest first.
+  ForgeRequest PullsFromBranchRequest(const std::string& repository, const std::string& head_branch,
+                                      int page) const override {
+    return {"GET",
+            absl::StrCat(ProjectPath(repository), "/merge_requests?source_branch=",
+                         PercentEncode(head_branch), "&state=all&per_page=100&page=", page),
+            std::nullopt};
+  }
+
+  // Those from the branch of this project (a fork's source_project_id differs).
+  absl::StatusOr<ForgePullPage> ParsePulls(std::string_view text,
+                                           const std::string& head_branch) const override {
+    absl::StatusOr<json> value = ParseAnswer(text);
+    if (!value.ok()) return value.status();
+    if (!value->is_array()) return absl::InvalidArgumentError("forge merge requests: not a list");
+    ForgePullPage page;
+    page.entries = value->size();
+    for (const json& item : *value) {
+      absl::StatusOr<ForgePull> pull = ReadMergeRequestAnswer(item);
+      if (!pull.ok()) return pull.status();
+      absl::StatusOr<bool> own = FromOwnProject(item);
+      if (!own.ok()) return own.status();
+      if (*own && pull->head_branch == head_branch) page.pulls.push_back(*std::move(pull));
+    }
+    return page;
+  }
+
+  absl::StatusOr<ForgePull> ParsePull(std::string_view text) const override {
+    absl::StatusOr<json> value = ParseAnswer(text);
+    if (!value.ok()) return value.status();
+    return ReadMergeRequestAnswer(*value);
+  }
+
+  // Labels by name, comma-separated; GitLab creates those the project does not have yet.
+  ForgeRequest CreatePullRequest(const std::string& repository, const PullDraft& draft,
+                                 const std::vector<int64_t>& /*label_ids*/) const override {
+    json body{{"source_branch", draft.head_branch},
+              {"target_branch", draft.base_branch},
+              {"title", draft.title},
+              {"description", draft.body}};
+    if (!draft.labels.empty()) body["labels"] = absl::StrJoin(draft.labels, ",");
+    return {"POST", ProjectPath(repository) + "/merge_requests", std::move(body)};
+  }
+
+  std::optional<ForgeRequest> AddLabelsRequest(
+      const std::string& /*repository*/, int64_t /*number*/,
+      const std::vector<std::string>& /*labels*/) const override {
+    return std::nullopt;  // taken on creation
+  }
+
+  ForgeRequest EditPullRequest(const std::string& repository, int64_t number,
+                               const std::string& title, const std::string& body) const override {
+    return {"PUT", absl::StrCat(ProjectPath(repository), "/merge_requests/", number),
+            json{{"title", title}, {"description", body}}};
   }
 
   std::string HeadRef(int64_t number) const override {

@@ -54,6 +54,17 @@ class MemoryForge final : public ForgeApi {
                                                       std::stop_token) override {
     return std::nullopt;
   }
+  // Comments only: these tests open no pull request.
+  absl::StatusOr<std::vector<forge::ForgePull>> PullsFromBranch(const std::string&,
+                                                                std::stop_token) override {
+    return std::vector<forge::ForgePull>();
+  }
+  absl::StatusOr<forge::ForgePull> CreatePull(const forge::PullDraft&, std::stop_token) override {
+    return absl::UnimplementedError("MemoryForge keeps comments only");
+  }
+  absl::Status EditPull(int64_t, const std::string&, const std::string&, std::stop_token) override {
+    return absl::UnimplementedError("MemoryForge keeps comments only");
+  }
 
   void SetDown(int64_t number, bool down) {
     MutexLock lock(mu_);

@@ -112,6 +112,21 @@ class CountingApi final : public ForgeApi {
     ++calls_;
     return api_.MergedPullOf(sha, stop);
   }
+  absl::StatusOr<std::vector<forge::ForgePull>> PullsFromBranch(const std::string& head_branch,
+                                                                std::stop_token stop) override {
+    ++calls_;
+    return api_.PullsFromBranch(head_branch, stop);
+  }
+  absl::StatusOr<forge::ForgePull> CreatePull(const forge::PullDraft& draft,
+                                              std::stop_token stop) override {
+    ++calls_;
+    return api_.CreatePull(draft, stop);
+  }
+  absl::Status EditPull(int64_t number, const std::string& title, const std::string& body,
+                        std::stop_token stop) override {
+    ++calls_;
+    return api_.EditPull(number, title, body, stop);
+  }
   int calls() const { return calls_; }
 
  private:

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 
+#include "absl/strings/str_split.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/openapi_check.h"
@@ -30,8 +32,10 @@ struct Shape {
   std::string method;
   std::string path;  // regex over the path below the base URL, repository already substituted
   std::vector<std::string> required;
-  std::vector<std::string> allowed;
-  std::vector<std::string> states;  // allowed `state` values; empty: no state
+  std::vector<std::string> allowed;     // empty: the call takes no body
+  std::vector<std::string> states;      // allowed `state` values; empty: no state
+  std::vector<std::string> query{};     // the query parameters declared; empty: not checked
+  std::vector<std::string> id_lists{};  // fields that are lists of integer ids, not strings
 };
 
 std::vector<Shape> Shapes(const std::string& forge, const std::string& repository) {
@@ -46,7 +50,24 @@ std::vector<Shape> Shapes(const std::string& forge, const std::string& repositor
              {"state"},
              {"state", "name", "target_url", "description", "ref", "context", "coverage"},
              {"pending", "running", "success", "failed", "canceled"}},
-            {"GET", p + "/repository/commits/[0-9a-f]{40}/merge_requests", {}, {}, {}}};
+            {"GET", p + "/repository/commits/[0-9a-f]{40}/merge_requests", {}, {}, {}},
+            {"GET",
+             p + "/merge_requests",
+             {},
+             {},
+             {},
+             {"state", "source_branch", "target_branch", "order_by", "sort", "per_page", "page"}},
+            {"POST",
+             p + "/merge_requests",
+             {"source_branch", "target_branch", "title"},
+             {"source_branch", "target_branch", "title", "description", "labels",
+              "remove_source_branch", "squash"},
+             {}},
+            {"PUT",
+             p + "/merge_requests/[0-9]+",
+             {},
+             {"title", "description", "target_branch", "labels", "add_labels", "state_event"},
+             {}}};
   }
   const std::string p = "/repos/" + repository;
   return {{"GET", p + "/issues/[0-9]+/comments", {}, {}, {}},
@@ -56,13 +77,40 @@ std::vector<Shape> Shapes(const std::string& forge, const std::string& repositor
            p + "/statuses/[0-9a-f]{40}",
            {"state"},
            {"state", "context", "target_url", "description"},
-           {"pending", "success", "error", "failure", "warning"}}};
+           {"pending", "success", "error", "failure", "warning"}},
+          {"GET",
+           p + "/pulls",
+           {},
+           {},
+           {},
+           {"state", "sort", "milestone", "labels", "poster", "base_branch", "page", "limit"}},
+          {"POST",
+           p + "/pulls",
+           {"head", "base", "title"},
+           {"head", "base", "title", "body", "assignee", "labels"},
+           {},
+           {},
+           {"labels"}},
+          {"PATCH", p + "/pulls/[0-9]+", {}, {"title", "body", "base", "state", "assignee"}, {}},
+          {"GET", p + "/labels", {}, {}, {}, {"page", "limit"}}};
 }
 
-std::vector<std::string> CheckAgainst(const Shape& shape, const std::string& body) {
+bool IsIdList(const json& value) {
+  return value.is_array() && std::all_of(value.begin(), value.end(),
+                                         [](const json& id) { return id.is_number_integer(); });
+}
+
+std::vector<std::string> CheckAgainst(const Shape& shape, const std::string& body,
+                                      const std::multimap<std::string, std::string>& query) {
   std::vector<std::string> problems;
+  for (const auto& [name, value] : query) {
+    if (!shape.query.empty() &&
+        std::find(shape.query.begin(), shape.query.end(), name) == shape.query.end()) {
+      problems.push_back("query " + name + " is not documented");
+    }
+  }
   const json value = body.empty() ? json() : json::parse(body, nullptr, false);
-  if (shape.required.empty()) {
+  if (shape.allowed.empty()) {
     if (!body.empty()) problems.push_back("a body where the call takes none");
     return problems;
   }
@@ -71,8 +119,12 @@ std::vector<std::string> CheckAgainst(const Shape& shape, const std::string& bod
     if (!value.contains(field)) problems.push_back("required field " + field + " missing");
   }
   for (const auto& [name, field] : value.items()) {
+    const bool id_list =
+        std::find(shape.id_lists.begin(), shape.id_lists.end(), name) != shape.id_lists.end();
     if (std::find(shape.allowed.begin(), shape.allowed.end(), name) == shape.allowed.end()) {
       problems.push_back("field " + name + " is not documented");
+    } else if (id_list) {
+      if (!IsIdList(field)) problems.push_back("field " + name + " is not a list of ids");
     } else if (!field.is_string()) {
       problems.push_back("field " + name + " is not a string");
     }
@@ -135,6 +187,41 @@ void FakeForge::AddForeignComment(int64_t pull_request, const std::string& body)
   comments_.push_back({next_id_++, pull_request, body, 0});
 }
 
+int64_t FakeForge::AddForeignPull(const std::string& head, bool from_fork) {
+  std::lock_guard lock(mu_);
+  FakePull pull{next_pull_++, "open", "Someone else's change", "", head, "main", {}, 0, from_fork};
+  pulls_.push_back(pull);
+  return pull.number;
+}
+
+int64_t FakeForge::DefineLabel(const std::string& name) {
+  std::lock_guard lock(mu_);
+  labels_.emplace_back(next_id_++, name);
+  return labels_.back().first;
+}
+
+void FakeForge::ClosePull(int64_t number) {
+  std::lock_guard lock(mu_);
+  if (FakePull* pull = FindPull(number)) pull->state = "closed";
+}
+
+void FakeForge::MarkPullMerged(int64_t number) {
+  std::lock_guard lock(mu_);
+  if (FakePull* pull = FindPull(number)) pull->state = "merged";
+}
+
+std::vector<FakePull> FakeForge::Pulls() const {
+  std::lock_guard lock(mu_);
+  return pulls_;
+}
+
+FakePull* FakeForge::FindPull(int64_t number) {
+  for (FakePull& pull : pulls_) {
+    if (pull.number == number) return &pull;
+  }
+  return nullptr;
+}
+
 std::vector<FakeComment> FakeForge::Comments(int64_t pull_request) const {
   std::lock_guard lock(mu_);
   std::vector<FakeComment> out;
@@ -187,7 +274,9 @@ std::vector<std::string> FakeForge::CheckShape(const httplib::Request& req,
   if (auth.empty()) problems.push_back("no token header");
   for (const Shape& shape : Shapes(forge_, repository_)) {
     if (shape.method == req.method && std::regex_match(path, std::regex(shape.path))) {
-      for (std::string& p : CheckAgainst(shape, req.body)) problems.push_back(std::move(p));
+      for (std::string& p : CheckAgainst(shape, req.body, req.params)) {
+        problems.push_back(std::move(p));
+      }
       return problems;
     }
   }
@@ -226,6 +315,7 @@ void FakeForge::Handle(const httplib::Request& req, httplib::Response& res) {
     res.set_content(injected.body, "application/json");
     return;
   }
+  if (ServePulls(req, path, res)) return;
   const std::string page = req.get_param_value("page");
   Serve(req.method, path, req.body, page.empty() ? 1 : std::stoi(page), res);
 }
@@ -282,6 +372,170 @@ void FakeForge::Serve(const std::string& method, const std::string& path, const 
     answer = {{"message", "Not Found"}};
   }
   res.set_content(answer.dump(), "application/json");
+}
+
+// A pull request as GitHub and Gitea (whose answers copy GitHub's) or GitLab answer it.
+std::string FakeForge::PullJson(const FakePull& pull) const {
+  const std::string owner = repository_.substr(0, repository_.find('/'));
+  const bool merged = pull.state == "merged";
+  json labels = json::array();
+  for (const std::string& name : pull.labels) labels.push_back({{"name", name}});
+  if (forge_ == "gitlab") {
+    return json{{"id", pull.number + 50'000},
+                {"iid", pull.number},
+                {"project_id", 1},
+                {"state", pull.state == "open" ? "opened" : pull.state},
+                {"title", pull.title},
+                {"description", pull.body},
+                {"source_branch", pull.head},
+                {"target_branch", pull.base},
+                {"source_project_id", pull.from_fork ? 2 : 1},
+                {"target_project_id", 1},
+                {"labels", pull.labels},
+                {"web_url", "https://forge.test/" + repository_ + "/-/merge_requests/" +
+                                std::to_string(pull.number)}}
+        .dump();
+  }
+  const json base_repo{{"id", 1}, {"full_name", repository_}};
+  const json head_repo{{"id", pull.from_fork ? 2 : 1},
+                       {"full_name", pull.from_fork ? "someone-else/fleet" : repository_}};
+  json answer{
+      {"number", pull.number},
+      {"state", pull.state == "open" ? "open" : "closed"},
+      {"title", pull.title},
+      {"body", pull.body.empty() ? json() : json(pull.body)},
+      {"head",
+       {{"ref", pull.head},
+        {"label", (pull.from_fork ? "someone-else" : owner) + ":" + pull.head},
+        {"sha", std::string(40, 'a')},
+        {"repo", head_repo}}},
+      {"base", {{"ref", pull.base}, {"label", owner + ":" + pull.base}, {"repo", base_repo}}},
+      {"labels", labels},
+      {"merged_at", merged ? json("2026-11-23T12:00:00Z") : json()},
+      {"html_url", "https://forge.test/" + repository_ +
+                       (forge_ == "gitea" ? "/pulls/" : "/pull/") + std::to_string(pull.number)}};
+  if (forge_ == "gitea") answer["merged"] = merged;
+  return answer.dump();
+}
+
+// The pull requests a list call asks for, newest first, one page of them.
+std::string FakeForge::ListPulls(const httplib::Request& req) const {
+  const std::string owner = repository_.substr(0, repository_.find('/'));
+  auto param = [&req](const char* name, const std::string& otherwise) {
+    return req.has_param(name) ? req.get_param_value(name) : otherwise;
+  };
+  // Each forge's default state, and the most a page holds.
+  const std::string state = param("state", forge_ == "gitlab" ? "all" : "open");
+  const size_t max_page = forge_ == "gitea" ? 50 : 100;
+  const size_t per_page = std::min<size_t>(
+      std::stoul(param(forge_ == "gitea" ? "limit" : "per_page", std::to_string(max_page))),
+      max_page);
+  const size_t page = std::stoul(param("page", "1"));
+  std::vector<const FakePull*> matching;
+  for (auto it = pulls_.rbegin(); it != pulls_.rend(); ++it) {
+    const FakePull& pull = *it;
+    const std::string shown = forge_ == "gitlab" ? (pull.state == "open" ? "opened" : pull.state)
+                              : pull.state == "open" ? "open"
+                                                     : "closed";
+    if (state != "all" && state != shown) continue;
+    if (forge_ == "github" && req.has_param("head") &&
+        req.get_param_value("head") !=
+            (pull.from_fork ? "someone-else" : owner) + ":" + pull.head) {
+      continue;
+    }
+    if (forge_ == "gitlab" && req.has_param("source_branch") &&
+        req.get_param_value("source_branch") != pull.head) {
+      continue;
+    }
+    matching.push_back(&pull);
+  }
+  json answer = json::array();
+  for (size_t i = (page - 1) * per_page; i < matching.size() && i < page * per_page; ++i) {
+    answer.push_back(json::parse(PullJson(*matching[i])));
+  }
+  return answer.dump();
+}
+
+bool FakeForge::ServePulls(const httplib::Request& req, const std::string& path,
+                           httplib::Response& res) {
+  const bool gitlab = forge_ == "gitlab";
+  const std::string repo_path =
+      gitlab ? "/projects/" + EncodeProject(repository_) : "/repos/" + repository_;
+  const std::string collection = repo_path + (gitlab ? "/merge_requests" : "/pulls");
+  static const std::regex number_at_end("/([0-9]+)");
+  static const std::regex issue_labels("/issues/([0-9]+)/labels");
+  std::smatch m;
+  const std::string rest = path.starts_with(repo_path) ? path.substr(repo_path.size()) : "";
+  const std::string after = path.starts_with(collection) ? path.substr(collection.size()) : "-";
+  const json request = req.body.empty() ? json::object() : json::parse(req.body, nullptr, false);
+  auto reply = [&res](int status, const std::string& body) {
+    res.status = status;
+    res.set_content(body, "application/json");
+    return true;
+  };
+  if (req.method == "GET" && path == collection) return reply(200, ListPulls(req));
+  if (req.method == "POST" && path == collection) {
+    FakePull pull{next_pull_, "open", request["title"], "", "", "", {}, 0, false};
+    pull.head = request[gitlab ? "source_branch" : "head"];
+    pull.base = request[gitlab ? "target_branch" : "base"];
+    pull.body = request.value(gitlab ? "description" : "body", "");
+    if (gitlab && request.contains("labels")) {
+      std::vector<std::string> names =
+          absl::StrSplit(request["labels"].get<std::string>(), ',', absl::SkipEmpty());
+      pull.labels = std::move(names);
+    }
+    for (const json& id : gitlab ? json::array() : request.value("labels", json::array())) {
+      for (const auto& [label_id, name] : labels_) {
+        if (id.is_number_integer() && id.get<int64_t>() == label_id) pull.labels.push_back(name);
+      }
+    }
+    for (const FakePull& open : pulls_) {
+      if (open.state == "open" && !open.from_fork && open.head == pull.head &&
+          open.base == pull.base) {
+        // GitHub refuses it as invalid (422), GitLab and Gitea as a conflict (409).
+        return reply(forge_ == "github" ? 422 : 409,
+                     R"({"message":"A pull request already exists for this branch"})");
+      }
+    }
+    if (pull.head == pull.base) return reply(422, R"({"message":"head and base are the same"})");
+    ++next_pull_;
+    pulls_.push_back(pull);
+    return reply(201, PullJson(pull));
+  }
+  if ((req.method == "PATCH" || req.method == "PUT") && std::regex_match(after, m, number_at_end)) {
+    FakePull* pull = FindPull(std::stoll(m[1]));
+    if (pull == nullptr) return reply(404, R"({"message":"Not Found"})");
+    if (request.contains("title")) pull->title = request["title"];
+    const char* body_field = gitlab ? "description" : "body";
+    if (request.contains(body_field)) pull->body = request[body_field];
+    ++pull->edits;
+    return reply(200, PullJson(*pull));
+  }
+  if (forge_ == "github" && req.method == "POST" && std::regex_match(rest, m, issue_labels)) {
+    FakePull* pull = FindPull(std::stoll(m[1]));
+    if (pull == nullptr) return reply(404, R"({"message":"Not Found"})");
+    json answer = json::array();
+    for (const json& name : request.value("labels", json::array())) {
+      const std::string label = name.is_string() ? name.get<std::string>() : name.dump();
+      if (std::find(pull->labels.begin(), pull->labels.end(), label) == pull->labels.end()) {
+        pull->labels.push_back(label);
+      }
+    }
+    for (const std::string& name : pull->labels) answer.push_back({{"name", name}});
+    return reply(200, answer.dump());
+  }
+  if (forge_ == "gitea" && req.method == "GET" && rest == "/labels") {
+    const size_t limit = std::min<size_t>(
+        req.has_param("limit") ? std::stoul(req.get_param_value("limit")) : 50, 50);
+    const size_t page = req.has_param("page") ? std::stoul(req.get_param_value("page")) : 1;
+    json answer = json::array();
+    for (size_t i = (page - 1) * limit; i < labels_.size() && i < page * limit; ++i) {
+      answer.push_back(
+          {{"id", labels_[i].first}, {"name", labels_[i].second}, {"color", "ededed"}});
+    }
+    return reply(200, answer.dump());
+  }
+  return false;
 }
 
 }  // namespace tr::forge_test

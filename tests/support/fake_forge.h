@@ -1,8 +1,8 @@
 // A fake forge over real HTTP on loopback, for the tests of the forge clients and of the pull
 // request flow. It answers the REST calls the reconciler makes as GitHub, GitLab or Gitea do
 // (paths below /api/v3, /api/v4 and /api/v1, as self-hosted instances serve them), keeps the
-// comments and commit statuses it was sent, and can answer the next requests with a rate
-// limit. Every request is checked: against GitHub's official REST description
+// comments, commit statuses and pull requests it was sent, and can answer the next requests
+// with a rate limit. Every request is checked: against GitHub's official REST description
 // (GithubOpenApi) for GitHub, against the documented shapes of the other two; a request that
 // does not conform is answered 422 and fails the test when the fake is destroyed.
 //
@@ -16,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace httplib {
@@ -39,6 +40,19 @@ struct FakeStatus {
   std::string state;
   std::string description;
   std::string target_url;
+};
+
+// A pull (merge) request the fake keeps: opened through the API, or added by the test.
+struct FakePull {
+  int64_t number = 0;
+  std::string state;  // "open", "closed" or "merged"
+  std::string title;
+  std::string body;
+  std::string head;  // branch
+  std::string base;
+  std::vector<std::string> labels;  // names
+  int edits = 0;
+  bool from_fork = false;  // its head branch is a fork's, not the repository's
 };
 
 struct FakeResponse {
@@ -65,6 +79,17 @@ class FakeForge {
   // Adds a comment someone else wrote (so finding by marker has something to skip).
   void AddForeignComment(int64_t pull_request, const std::string& body);
 
+  // Adds a pull request someone else opened from `head` (of a fork when `from_fork`) into
+  // main; its number.
+  int64_t AddForeignPull(const std::string& head, bool from_fork = false);
+  // Defines a label of the repository (Gitea applies labels by id); its id.
+  int64_t DefineLabel(const std::string& name);
+  // Closes pull request `number` without merging, or marks it merged.
+  void ClosePull(int64_t number);
+  void MarkPullMerged(int64_t number);
+  // Every pull request, oldest first.
+  std::vector<FakePull> Pulls() const;
+
   std::vector<FakeComment> Comments(int64_t pull_request) const;
   std::vector<FakeStatus> Statuses(const std::string& sha) const;
   // "POST /repos/o/r/statuses/abc" for every request served or refused, in order.
@@ -80,6 +105,11 @@ class FakeForge {
   std::vector<std::string> CheckShape(const httplib::Request& req, const std::string& path) const;
   void Serve(const std::string& method, const std::string& path, const std::string& body, int page,
              httplib::Response& res);
+  // Serves the pull request and label calls; false when `path` is none of them.
+  bool ServePulls(const httplib::Request& req, const std::string& path, httplib::Response& res);
+  std::string ListPulls(const httplib::Request& req) const;
+  std::string PullJson(const FakePull& pull) const;
+  FakePull* FindPull(int64_t number);
 
   const std::string forge_, repository_, token_, prefix_;
   std::unique_ptr<httplib::Server> server_;
@@ -93,6 +123,11 @@ class FakeForge {
   std::string transcript_;
   std::vector<FakeResponse> injected_;
   int64_t next_id_ = 1000;
+  std::vector<FakePull> pulls_;
+  std::vector<std::pair<int64_t, std::string>> labels_;  // id, name
+  // Above the pull request numbers other tests use (7, 12, 99 and the soak bench's, counting
+  // up from 1), so a test never finds a pull request it did not mean.
+  int64_t next_pull_ = 100'001;
 };
 
 }  // namespace tr::forge_test

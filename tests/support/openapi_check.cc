@@ -144,11 +144,30 @@ void GithubOpenApi::CheckBody(const json& operation, const HttpRequestView& requ
     problems.push_back("Content-Type is not application/json");
   }
   const json body = json::parse(request.body, nullptr, false);
-  const json& schema = Resolve(request_body["content"]["application/json"]["schema"]);
   if (!body.is_object()) {
     problems.push_back("the body is not a JSON object");
     return;
   }
+  // A body declared as one of several shapes (oneOf: adding labels) conforms when it conforms
+  // to one of them; when it conforms to none, the first shape's problems are reported.
+  const json& declared = Resolve(request_body["content"]["application/json"]["schema"]);
+  std::vector<const json*> shapes;
+  if (declared.contains("oneOf")) {
+    for (const json& shape : declared["oneOf"]) shapes.push_back(&Resolve(shape));
+  }
+  if (shapes.empty()) shapes.push_back(&declared);
+  std::vector<std::string> first;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    std::vector<std::string> found;
+    CheckFields(*shapes[i], body, found);
+    if (found.empty()) return;
+    if (i == 0) first = std::move(found);
+  }
+  problems.insert(problems.end(), first.begin(), first.end());
+}
+
+void GithubOpenApi::CheckFields(const json& schema, const json& body,
+                                std::vector<std::string>& problems) const {
   for (const json& field : schema.value("required", json::array())) {
     if (!body.contains(field.get<std::string>())) {
       problems.push_back("required field " + field.get<std::string>() + " missing");

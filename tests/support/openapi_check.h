@@ -42,6 +42,9 @@ class GithubOpenApi {
                        std::vector<std::string>& problems) const;
   void CheckBody(const nlohmann::json& operation, const HttpRequestView& request,
                  std::vector<std::string>& problems) const;
+  // The body's fields against one object schema: required, declared, typed, in the enum.
+  void CheckFields(const nlohmann::json& schema, const nlohmann::json& body,
+                   std::vector<std::string>& problems) const;
 
   nlohmann::json spec_;
 };
