@@ -268,6 +268,23 @@ TEST(GithubPullLabelsTest, LabelsAreAddedToTheOpenedPullRequestsIssue) {
   EXPECT_TRUE(fake.Violations().empty());
 }
 
+// The pull request is open by then: the error says so, with the code of the labels' failure.
+TEST(GithubPullLabelsTest, LabelsRefusedAfterOpeningNameThePullRequest) {
+  FakeForge fake("github", "acme/fleet", kPullsToken);
+  InstantClock clock;
+  auto client = PullsClientFor(fake, "github", clock);
+  // The forge answers the creation with pull request 5, which it then does not know (404).
+  fake.Inject({201,
+               {},
+               R"({"number":5,"state":"open","title":"t","body":null,"html_url":"https://x/5",
+                   "head":{"ref":"b","repo":{"id":1}},"base":{"ref":"main","repo":{"id":1}}})"});
+  const absl::Status status = client->CreatePull(Draft({"release"}), {}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(status.message(), HasSubstr("pull request #5 was opened but its labels were not"));
+  EXPECT_THAT(fake.Requests(), ElementsAre("POST /repos/acme/fleet/pulls",
+                                           "POST /repos/acme/fleet/issues/5/labels"));
+}
+
 // What the fake checks GitHub's requests with is not vacuous for the new calls either.
 TEST(GithubPullsOpenApiTest, RefusesPullRequestCallsGithubWouldRefuse) {
   const auto& spec = forge_test::GithubOpenApi::Installed();
