@@ -241,7 +241,10 @@ Metrics::Metrics()
                            "Files on the status branch skipped when read, by reason.", "reason",
                            {"undecodable", "name_mismatch", "no_cluster", "duplicate", "too_large",
                             "too_many", "over_budget"}),
-      cluster_phase(AllPhases()) {}
+      cluster_phase(AllPhases()),
+      proposals("proposals", "Release proposals by the state of their pull request.", "state") {
+  for (std::string_view state : {"open", "merged", "closed"}) proposals.Set(state, 0);
+}
 
 void Metrics::MarkProgress(std::chrono::system_clock::time_point now) {
   const int64_t ms =
@@ -273,6 +276,7 @@ std::string Metrics::RenderPrometheus() const {
   notifications.Render(out);
   status_files_skipped.Render(out);
   cluster_phase.Render(out);
+  proposals.Render(out);
   Header(out, "ready", "Whether the first poll succeeded.", "gauge");
   out += fmt::format("talos_reconciler_ready {}\n", ready ? 1 : 0);
   return out;

@@ -134,6 +134,9 @@ struct Metrics {
   // undecodable, name_mismatch, no_cluster, duplicate, too_large, too_many, over_budget.
   CounterFamily status_files_skipped;
   ClusterPhaseGauge cluster_phase;
+  // Release proposals by the state of their newest pull request: open, merged, closed
+  // (reconciler/proposals/proposer.h).
+  GaugeFamily proposals;
   std::atomic<bool> ready{false};  // the first poll succeeded
   // The leadership gauges (talos_reconciler_leader, talos_reconciler_shard_owned{shard}) are
   // rendered by reconciler/lease/election.h and appended to the scrape by the daemon.

@@ -54,4 +54,31 @@ core::WindowState EvaluateWindows(const std::vector<core::MaintenanceWindow>& wi
   return state;
 }
 
+bool ScheduleFiresBetween(const core::UpdateSchedule& schedule, core::TimePoint after,
+                          core::TimePoint until) {
+  const date::time_zone* zone = nullptr;
+  try {
+    zone = date::locate_zone(schedule.timezone);
+  } catch (const std::runtime_error&) {
+    return false;
+  }
+  using std::chrono::minutes;
+  const core::TimePoint earliest = until - days(8);
+  auto minute = std::chrono::floor<minutes>(std::max(after, earliest)) + minutes(1);
+  for (; minute <= until; minute += minutes(1)) {
+    const auto local = zone->to_local(minute);
+    const date::local_days day = date::floor<date::days>(local);
+    const date::year_month_day ymd(day);
+    const auto time = date::make_time(local - day);
+    const core::LocalMinute at{
+        .minute = static_cast<int>(time.minutes().count()),
+        .hour = static_cast<int>(time.hours().count()),
+        .day_of_month = static_cast<int>(static_cast<unsigned>(ymd.day())),
+        .month = static_cast<int>(static_cast<unsigned>(ymd.month())),
+        .weekday = static_cast<int>(date::weekday(day).c_encoding())};
+    if (schedule.cron.Matches(at)) return true;
+  }
+  return false;
+}
+
 }  // namespace tr::reconciler

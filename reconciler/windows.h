@@ -7,6 +7,7 @@
 
 #include "core/profile.h"
 #include "core/rollout.h"
+#include "core/update_policy.h"
 
 namespace tr::reconciler {
 
@@ -16,5 +17,11 @@ namespace tr::reconciler {
 // as closed, with no next opening: profiles are validated against the same database.
 core::WindowState EvaluateWindows(const std::vector<core::MaintenanceWindow>& windows,
                                   core::TimePoint now);
+
+// True when `schedule`'s cron expression names a minute, in its time zone, after `after` and
+// at or before `until` (looked at over at most the last 8 days of that span). An unknown time
+// zone never fires.
+bool ScheduleFiresBetween(const core::UpdateSchedule& schedule, core::TimePoint after,
+                          core::TimePoint until);
 
 }  // namespace tr::reconciler

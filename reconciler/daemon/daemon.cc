@@ -11,6 +11,7 @@
 #include "base/signal_stop.h"
 #include "core/shards.h"
 #include "gitsource/git_source.h"
+#include "gitsource/proposal_branch.h"
 #include "gitsource/status_writer.h"
 #include "reconciler/background_steps.h"
 #include "reconciler/cluster_clients.h"
@@ -30,6 +31,8 @@
 #include "reconciler/notify/notifier_factory.h"
 #include "reconciler/notify/notifying_status_store.h"
 #include "reconciler/observer.h"
+#include "reconciler/offline_commands.h"
+#include "reconciler/proposals/proposer.h"
 #include "reconciler/rollout_reconciler.h"
 #include "reconciler/source_poller.h"
 #include "reconciler/status_store.h"
@@ -177,10 +180,14 @@ class Daemon {
       return FailStart(log_, s);
     }
     StartController();
+    StartProposer();
     {
       std::jthread polling([this] { poller_->Run(signals_.token()); });
       std::jthread listing_releases([this] {
         if (releases_) releases_->Run(signals_.token());  // never holds up a reconcile
+      });
+      std::jthread proposing([this] {
+        if (proposer_) proposer_->Run(signals_.token());  // never acts, never holds up
       });
       controller_->Run(signals_.token());
     }
@@ -331,6 +338,33 @@ class Daemon {
     return false;
   }
 
+  // Release proposals (--propose-interval), made by the replica that reports rollouts.
+  void StartProposer() {
+    if (config_.propose_interval.count() == 0) return;
+    publisher_.emplace(*source_, config_.status_branch,
+                       gitsource::ProposalIdentity{config_.status_author_name,
+                                                   config_.status_author_email},
+                       env_);
+    std::function<bool()> proposes;
+    if (election_) {
+      proposes = [this] { return election_->elector().Holding(0, env_.Now()).has_value(); };
+    }
+    proposals::PlanMarkdown plan = [this](const std::vector<core::SourceFile>& proposed,
+                                          const std::vector<core::SourceFile>& trusted) {
+      return PreviewPlan(proposed, trusted, {config_.credentials_dir, config_.talosconfig},
+                         config_.node_name, config_.kubernetes_upgrade_mode == "inprocess",
+                         config_.shards() > 1 ? config_.shards() : 0, &installers_.resolver())
+          .markdown;
+    };
+    proposer_.emplace(
+        proposals::ProposerDeps{desired_, *source_, *git_store_, *publisher_,
+                                forge_ ? &forge_->api() : nullptr,
+                                releases_ ? &*releases_ : nullptr, std::move(proposes),
+                                std::move(plan), metrics_, env_},
+        proposals::ProposerOptions{config_.propose_interval, config_.git.branch,
+                                   {"talos-reconciler"}});
+  }
+
   // The controller and the poller; with leader election, the shards (a shard just taken has
   // its clusters reconciled at once).
   void StartController() {
@@ -432,6 +466,9 @@ class Daemon {
   std::optional<ProgressMarkingReconciler> marking_;
   std::optional<Controller> controller_;
   std::optional<SourcePoller> poller_;
+  // StartProposer
+  std::optional<gitsource::GitProposalPublisher> publisher_;
+  std::optional<proposals::Proposer> proposer_;
 };
 
 }  // namespace

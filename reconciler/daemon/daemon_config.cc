@@ -43,6 +43,9 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   DurationFlag(cmd, "poll-interval", c.poll_interval, "How often the repository is polled");
   Flag(cmd, "poll-jitter", c.poll_jitter, "Random spread of the poll interval, 0 to 0.5");
   DurationFlag(cmd, "resync", c.resync, "How often every cluster is reconciled anyway");
+  DurationFlag(cmd, "propose-interval", c.propose_interval,
+               "How often release proposals (the profiles' `updates` policy) are worked out and "
+               "pushed; 0s: never");
   DurationFlag(cmd, "drain-timeout", c.drain_timeout, "How long a drain may take");
   DurationFlag(cmd, "unhealthy-after", c.unhealthy_after,
                "/healthz fails after this long without a successful poll or reconcile");
@@ -178,6 +181,7 @@ absl::Status FinishDaemonConfig(DaemonConfig& c) {
   const std::tuple<const char*, milliseconds, milliseconds, milliseconds, const char*> ranges[] = {
       {"poll-interval", c.poll_interval, seconds(1), hours(24), "1s to 24h"},
       {"resync", c.resync, seconds(1), hours(24), "1s to 24h"},
+      {"propose-interval", c.propose_interval, seconds(0), hours(24), "0s to 24h"},
       {"drain-timeout", c.drain_timeout, seconds(1), hours(24), "1s to 24h"},
       {"unhealthy-after", c.unhealthy_after, seconds(1), hours(24 * 7), "1s to 168h"},
       {"shutdown-timeout", c.shutdown_timeout, seconds(1), minutes(10), "1s to 10m"},

@@ -36,6 +36,8 @@ struct DaemonConfig : GitFlags {
   std::chrono::seconds poll_interval{60};
   double poll_jitter = 0.1;  // each wait is poll_interval * (1 ± jitter)
   std::chrono::seconds resync{300};
+  // How often release proposals are worked out (reconciler/proposals/proposer.h); 0: never.
+  std::chrono::seconds propose_interval{600};
   std::chrono::milliseconds node_poll_interval{5000};  // how often a node in flight is checked
   std::chrono::seconds drain_timeout{300};             // lifecycle path: cordon and drain
   // Status commits are at least this far apart; updates in between become one commit.

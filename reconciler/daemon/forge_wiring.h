@@ -39,6 +39,7 @@ class ForgeReporting {
       Env& env);
   StatusStore& store() { return *store_; }
   pull_requests::PullRequestFlow& flow() { return *flow_; }
+  forge::ForgeApi& api() { return *client_; }
 
  private:
   ForgeReporting() = default;

@@ -32,11 +32,11 @@ absl::StatusOr<ImageFactoryOptions> ImageFactoryFlags::Finish() const {
       return Invalid("image-factory", std::string(s.message()));
     }
   }
-  using std::chrono::milliseconds, std::chrono::minutes, std::chrono::hours;
+  using std::chrono::milliseconds, std::chrono::minutes, std::chrono::hours, std::chrono::seconds;
   if (timeout < milliseconds(100) || timeout > minutes(5)) {
     return Invalid("image-factory-timeout", "100ms to 5m");
   }
-  if (ttl < minutes(1) || ttl > hours(24 * 7)) return Invalid("image-factory-ttl", "1m to 168h");
+  if (ttl < seconds(1) || ttl > hours(24 * 7)) return Invalid("image-factory-ttl", "1s to 168h");
   return ImageFactoryOptions{.origin = url, .ca_file = ca_file, .timeout = timeout};
 }
 

@@ -32,12 +32,12 @@ absl::StatusOr<std::optional<InstallerRegistryOptions>> InstallerRegistryFlags::
                    "refusing to send credentials over plain http:// (use https://, or "
                    "--installer-registry-allow-insecure-http)");
   }
-  using std::chrono::milliseconds, std::chrono::minutes, std::chrono::hours;
+  using std::chrono::milliseconds, std::chrono::minutes, std::chrono::hours, std::chrono::seconds;
   if (timeout < milliseconds(100) || timeout > minutes(5)) {
     return Invalid("installer-registry-timeout", "100ms to 5m");
   }
-  if (ttl < minutes(1) || ttl > hours(24 * 7))
-    return Invalid("installer-registry-ttl", "1m to 168h");
+  if (ttl < seconds(1) || ttl > hours(24 * 7))
+    return Invalid("installer-registry-ttl", "1s to 168h");
   options->timeout = timeout;
   options->ttl = ttl;
   return std::optional<InstallerRegistryOptions>(*std::move(options));

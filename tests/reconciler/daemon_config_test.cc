@@ -141,8 +141,8 @@ TEST_F(DaemonConfigTest, BadValuesNameTheFlag) {
            {{"--installer-registry", "ftp://registry.example.com/a"},
             "--installer-registry: want http(s)://host[:port]/<repository>"},
            {{"--installer-registry", "https://registry.example.com/a", "--installer-registry-ttl",
-             "10s"},
-            "--installer-registry-ttl: 1m to 168h"},
+             "0s"},
+            "--installer-registry-ttl: 1s to 168h"},
            {{"--etcd-snapshots-keep", "0"}, "--etcd-snapshots-keep: 1 to 1000"},
        }) {
     DaemonConfig config;

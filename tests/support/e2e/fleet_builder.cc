@@ -88,6 +88,7 @@ std::string ProfileYaml(const SimClusterInfo& cluster, const ProfileDef& profile
     yaml += "  policy:\n";
     for (const auto& line : profile.policy) yaml += "    " + line + "\n";
   }
+  for (const auto& line : profile.spec_lines) yaml += "  " + line + "\n";
   return yaml;
 }
 

@@ -60,6 +60,8 @@ struct ProfileDef {
   std::vector<std::string> policy;  // lines under spec.policy, e.g. "nodeTimeout: 3s"
   // spec.nodes[].schematic by node name, each a YAML flow mapping (beside `schematic`).
   std::map<std::string, std::string> node_schematics{};
+  // More lines under spec, e.g. "promotion: {after: [lab]}".
+  std::vector<std::string> spec_lines{};
 };
 
 // A profile asking for Talos `talos` (and Kubernetes `kubernetes`) with these policy lines.
