@@ -79,6 +79,11 @@ bool Prepulled(const RolloutMemory& memory, const std::string& image, bool node_
   return std::find(pulled.begin(), pulled.end(), image) != pulled.end();
 }
 
+bool RecordMayWaitForNext(ActionKind kind) {
+  return kind == ActionKind::kPrePullImage || kind == ActionKind::kSnapshotEtcd ||
+         kind == ActionKind::kCompleteNode;
+}
+
 bool HaltedByFailure(const RolloutMemory& memory, const ClusterProfile& profile) {
   return memory.failure && HaltedByFailure(memory, profile.talos_version,
                                            DesiredSchematicId(profile, memory.failure->node));

@@ -29,4 +29,12 @@ bool HaltedByFailure(const RolloutMemory& memory, const ClusterProfile& profile)
 // Whether `image` was pre-pulled: the step's installer, or (`node_image`) nodes' own.
 bool Prepulled(const RolloutMemory& memory, const std::string& image, bool node_image);
 
+// Whether the record of `kind`'s result may wait for the next record of the same reconcile and
+// go out with it in one push (the write-ahead record of the next node names it too). True only
+// where losing the record repeats a step that is safe to repeat and touches no node's boot: a
+// pre-pull (pulled again), an etcd snapshot (taken again), a completed node (completed again).
+// Never for a node's start or a call to a node: those are on the status branch before the
+// next call.
+bool RecordMayWaitForNext(ActionKind kind);
+
 }  // namespace tr::core

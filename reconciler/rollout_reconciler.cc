@@ -555,6 +555,8 @@ core::ClusterStatus RolloutReconciler::Remember(Pass& pass, const Turn& turn) {
   if (decision.kind == core::ActionKind::kCompleteNode) pass.gates_fresh = false;
   if (Notable(decision.kind)) pass.events.push_back(decision.message);
   pass.previous = pass.Status(&look.plan, &look.observed, &decision, look.now);
+  // The history now holds them: a later status builds on it, recorded or not.
+  pass.events.clear();
   return *pass.previous;
 }
 
@@ -568,11 +570,27 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
       &RolloutReconciler::Act};
   // An observation no action since has changed, reused by the next decision.
   std::optional<core::ObservedCluster> kept;
-  // A completed node whose record waits for the next decision, to go out in one commit.
+  // A result whose record waits for the next one (core::RecordMayWaitForNext): a pre-pull, an
+  // etcd snapshot or a completed node goes out with the next node's start (or the wait), in
+  // one push. A crash in between only repeats that step.
   std::optional<core::ClusterStatus> unrecorded;
+  // Pushes what waits, before the reconcile ends without a record of its own.
+  auto push_waiting = [&]() -> absl::Status {
+    if (!unrecorded) return absl::OkStatus();
+    return Record(*std::exchange(unrecorded, std::nullopt), stop);
+  };
+  auto flush = [&](ReconcileOutcome outcome) {
+    absl::Status s = push_waiting();
+    return s.ok() ? std::move(outcome) : ReconcileOutcome::TransientError(Text(s));
+  };
   for (int i = 0; i < options_.max_actions_per_reconcile && !stop.stop_requested(); ++i) {
     absl::StatusOr<Look> look = LookAt(pass, std::exchange(kept, std::nullopt), stop);
-    if (!look.ok()) return ObservationFailed(pass, look.status(), stop);
+    if (!look.ok()) {
+      // What waited goes out before the failure's own record, which stays the last.
+      absl::Status s = push_waiting();
+      return s.ok() ? ObservationFailed(pass, look.status(), stop)
+                    : ReconcileOutcome::TransientError(Text(s));
+    }
     Turn turn{*std::move(look), {}, ""};
     turn.decision = Decide(pass, turn.look.plan, turn.look.observed, turn.look.now);
     Verdict verdict;
@@ -580,12 +598,12 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
       verdict = (this->*sub_step)(pass, turn, stop);
       if (verdict.kind != Verdict::Kind::kNext) break;
     }
+    // A rest records the memory as it is, with whatever waited.
     if (verdict.kind == Verdict::Kind::kRest) return Rest(pass, turn, stop);
-    if (verdict.kind == Verdict::Kind::kEnd) return *std::move(verdict.outcome);
+    if (verdict.kind == Verdict::Kind::kEnd) return flush(*std::move(verdict.outcome));
     core::ClusterStatus status = Remember(pass, turn);
-    // A completed node is recorded with what comes next (the next node's start, or the
-    // wait): one status commit between two nodes. A crash in between completes it again.
-    if (turn.decision.kind == core::ActionKind::kCompleteNode) {
+    if (ObservationKeeps(turn.decision.kind)) kept = std::move(turn.look.observed);
+    if (core::RecordMayWaitForNext(turn.decision.kind)) {
       unrecorded = std::move(status);
       continue;
     }
@@ -593,15 +611,8 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
     if (absl::Status s = Record(status, stop); !s.ok()) {
       return ReconcileOutcome::TransientError(Text(s));
     }
-    pass.events.clear();
-    if (ObservationKeeps(turn.decision.kind)) kept = std::move(turn.look.observed);
   }
-  if (unrecorded) {
-    if (absl::Status s = Record(*unrecorded, stop); !s.ok()) {
-      return ReconcileOutcome::TransientError(Text(s));
-    }
-  }
-  return ReconcileOutcome::RequeueAfter(options_.node_poll_interval);
+  return flush(ReconcileOutcome::RequeueAfter(options_.node_poll_interval));
 }
 
 }  // namespace tr::reconciler

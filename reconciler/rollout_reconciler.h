@@ -1,8 +1,9 @@
 // The reconcile of one cluster (docs/architecture.md): a short ordered list of steps — read the
 // desired profile, observe the nodes, plan, decide, act, record — repeated while the rollout
 // state machine has something to do now, and ending in an outcome that says when to look
-// again. Every action's result is recorded on the status branch before the next action, and
-// an operation is recorded before its node is called, so a restart resumes safely.
+// again. Every action's result is recorded on the status branch before the next call to a
+// node, and an operation is recorded before its node is called, so a restart resumes safely; a
+// result whose loss only repeats a step (core::RecordMayWaitForNext) goes out in the next push.
 //
 // Thread-safe: the controller never reconciles one cluster twice at once; different clusters
 // run in parallel.

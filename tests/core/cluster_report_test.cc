@@ -86,7 +86,7 @@ TEST(ClusterReportTest, PlanAndStatusShareOneCore) {
     EXPECT_EQ(plan_shape[key], status_shape[key]);
   }
   const nlohmann::json& p = plan["clusters"][0];
-  EXPECT_EQ(p["phase"], "UpgradingTalos");  // the daemon would start: pre-pull
+  EXPECT_EQ(p["phase"], "UpgradingTalos");  // the daemon would start w-0 (no pre-pull below 1.13)
   EXPECT_EQ(p["plan"], "planned");
   EXPECT_EQ(p["talos"], (nlohmann::json{{"from", "1.11.6"}, {"to", "1.12.0"}}));
   EXPECT_EQ(p["steps"][0]["daemon"], "runs");

@@ -94,6 +94,20 @@ class WorldExecutor final : public RolloutExecutor {
   absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
                                        const core::RolloutDecision& d, std::stop_token) override {
     calls.push_back(std::string(core::ActionKindName(d.kind)) + " " + d.node);
+    if (runs_inline &&
+        (d.kind == core::ActionKind::kCallUpgrade || d.kind == core::ActionKind::kInstallImage)) {
+      // The operation must already be on the status branch when the node is called, naming
+      // the image it is called with.
+      const auto& in_flight = store_.latest.at(profile.name).rollout.in_flight;
+      recorded_before_call =
+          recorded_before_call &&
+          std::any_of(in_flight.begin(), in_flight.end(), [&](const core::OperationInFlight& op) {
+            return op.node == d.node && op.image == d.image;
+          });
+      if (!pushes_before_first_call) {
+        pushes_before_first_call = std::count(store_.waited.begin(), store_.waited.end(), true);
+      }
+    }
     if (d.kind == core::ActionKind::kInstallImage && busy_installs > 0) {
       --busy_installs;  // an install a killed process started is still running
       return absl::FailedPreconditionError(
@@ -101,18 +115,16 @@ class WorldExecutor final : public RolloutExecutor {
           "progress");
     }
     if (d.kind == core::ActionKind::kDrainNode && drain) return drain();
-    if (d.kind == core::ActionKind::kCallUpgrade) {
-      // The operation must already be on the status branch when the node is called.
-      const auto& in_flight = store_.latest.at(profile.name).rollout.in_flight;
-      recorded_before_call =
-          recorded_before_call && !in_flight.empty() && in_flight.front().node == d.node;
-      if (!refusal.ok()) return refusal;
-    }
+    if (d.kind == core::ActionKind::kCallUpgrade && !refusal.ok()) return refusal;
     world_.Apply(d);
     return ActionResult{"actor-" + d.node, ""};
   }
   std::vector<std::string> calls;
   bool recorded_before_call = true;
+  // The records pushed (waited for) before the first call to a node.
+  std::optional<std::ptrdiff_t> pushes_before_first_call;
+  // False when called off the reconcile's thread (BackgroundSteps): the store is not read then.
+  bool runs_inline = true;
   absl::Status refusal;
   int busy_installs = 0;
   std::function<absl::Status()> drain;  // the drain's result, when set
@@ -221,15 +233,55 @@ TEST(RolloutReconcilerTest, ANodeInFlightIsFollowedAloneAndBetweenNodesOneCommit
   // While a node rebooted, only that node was looked at; the whole cluster a few times per node.
   EXPECT_GT(h.observer.followed.size(), 10u);
   EXPECT_LE(h.observer.full_looks, 15);
-  // A completion goes out with the next node's start, in one record; only before the first
-  // control plane, whose etcd snapshot runs in between, is it recorded alone.
+  // A completion goes out with the next node's start, in one record; before the first control
+  // plane the etcd snapshot taken in between goes out with them too.
   int completions_alone = 0;
   for (const core::ClusterStatus& s : h.store.history) {
     completions_alone += s.phase == core::ClusterPhase::kUpgradingTalos &&
                          s.rollout.in_flight.empty() && !s.history.empty() &&
                          s.history.back().event.find("healthy on") != std::string::npos;
+    // Each event is in the history once, though its record waited for the next.
+    std::map<std::string, int> seen;
+    for (const core::HistoryEntry& e : s.history) {
+      EXPECT_EQ(++seen[e.event], 1) << "twice in the history: " << e.event;
+    }
   }
-  EXPECT_LE(completions_alone, 1);
+  EXPECT_EQ(completions_alone, 0);
+}
+
+// Before the first node's call exactly one record is pushed, the node's write-ahead record, and
+// it names what the call needs: no pre-pull below 1.13 (nothing is pulled, and nothing says
+// so), and from 1.13 the pre-pull goes out in the same push.
+TEST(RolloutReconcilerTest, TheFirstCallFollowsOnePushThatNamesIt) {
+  struct Case {
+    std::string from, to, first_action;
+    bool pulls;
+  };
+  for (const Case& c : {Case{"1.11.6", "1.12.0", "call-upgrade w-0", false},
+                        Case{"1.13.9", "1.14.2", "pre-pull-image ", true}}) {
+    SCOPED_TRACE(c.from);
+    Harness h(c.from, c.to);
+    auto r = h.Make();
+    ASSERT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+    EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+    EXPECT_TRUE(h.executor.recorded_before_call);
+    ASSERT_FALSE(h.executor.calls.empty());
+    EXPECT_EQ(h.executor.calls.front(), c.first_action);
+    EXPECT_EQ(h.executor.pushes_before_first_call, 1);
+    ASSERT_TRUE(h.store.waited.front());
+    const core::RolloutMemory& first = h.store.history.front().rollout;
+    ASSERT_EQ(first.in_flight.size(), 1u);
+    EXPECT_EQ(first.in_flight.front().node, "w-0");
+    EXPECT_EQ(first.in_flight.front().phase, core::OperationPhase::kRecorded);
+    EXPECT_EQ(first.prepulled_image, c.pulls ? first.in_flight.front().image : "");
+    if (c.pulls) continue;
+    for (const core::ClusterStatus& s : h.store.history) {
+      EXPECT_THAT(s.message, Not(HasSubstr("pre-pull")));
+      for (const core::HistoryEntry& e : s.history) {
+        EXPECT_THAT(e.event, Not(HasSubstr("pre-pull")));
+      }
+    }
+  }
 }
 
 // A node rebooting, back, becoming healthy: news that does not wait for its push. Everything a
@@ -528,6 +580,7 @@ class LockedObserver final : public FleetObserver {
 // installs held until Release().
 struct BackgroundHarness {
   BackgroundHarness() {
+    h.executor.runs_inline = false;
     h.world.profile().policy.max_parallel_workers = 2;
     h.Publish(h.world.profile(), {});
   }
@@ -609,6 +662,31 @@ TEST(RolloutReconcilerTest, NoOtherActionStartsWhileABackgroundStepRuns) {
   for (const std::string& node : b.held.installs()) ++installs[node];
   EXPECT_EQ(installs.size(), 5u);
   for (const auto& [node, count] : installs) EXPECT_EQ(count, 1) << node;
+}
+
+// In the daemon's arrangement the pre-pull runs in the background: its first look is recorded
+// (the rollout starts, saying what it pulls), and its result goes out with the first node's
+// start, so two pushes come before the first install, the second naming both.
+TEST(RolloutReconcilerTest, ABackgroundPrePullIsPushedWithTheFirstNodesStart) {
+  BackgroundHarness b;
+  b.RunToFirstInstall();
+  ASSERT_EQ(b.held.installs(), std::vector<std::string>{"w-0"});
+  std::vector<core::ClusterStatus> pushed;
+  ASSERT_EQ(b.h.store.history.size(), b.h.store.waited.size());
+  for (size_t i = 0; i < b.h.store.history.size(); ++i) {
+    if (b.h.store.waited[i]) pushed.push_back(b.h.store.history[i]);
+  }
+  ASSERT_EQ(pushed.size(), 2u);
+  EXPECT_THAT(pushed[0].message, HasSubstr("pre-pulling"));
+  EXPECT_TRUE(pushed[0].rollout.in_flight.empty());
+  EXPECT_EQ(pushed[0].rollout.prepulled_image, "");
+  const core::RolloutMemory& start = pushed[1].rollout;
+  ASSERT_EQ(start.in_flight.size(), 1u);
+  EXPECT_EQ(start.in_flight.front().node, "w-0");
+  EXPECT_EQ(start.in_flight.front().phase, core::OperationPhase::kRecorded);
+  EXPECT_EQ(start.prepulled_image, start.in_flight.front().image);
+  EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(b.h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
 }
 
 // The rollout module's log lines while the test runs.

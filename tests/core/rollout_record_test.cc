@@ -1,0 +1,131 @@
+#include "core/rollout_record.h"
+
+#include <gtest/gtest.h>
+
+#include "core/planner.h"
+#include "tests/support/rollout_world.h"
+
+namespace tr::core {
+namespace {
+
+using namespace testing_fixtures;
+
+// What a rollout records before its first call to a node, and how the reconciler pushes those
+// records: one that may wait for the next (RecordMayWaitForNext) goes out with it.
+struct BeforeFirstCall {
+  std::vector<std::string> recorded;  // every decision recorded, by ActionKindName
+  std::vector<RolloutMemory> pushes;  // the rollout memory of each push, in order
+  RolloutDecision call;               // the first call to a node
+};
+
+BeforeFirstCall RecordsBeforeFirstCall(RolloutWorld& world) {
+  BeforeFirstCall run;
+  RolloutMemory mem;
+  for (int i = 0; i < 50; ++i) {
+    ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                   ReleaseCatalog::BuiltIn());
+    RolloutDecision d =
+        DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+    if (d.kind == ActionKind::kCallUpgrade || d.kind == ActionKind::kInstallImage) {
+      run.call = d;
+      return run;
+    }
+    if (d.kind == ActionKind::kNone) {
+      ADD_FAILURE() << "waited before the first call: " << d.message;
+      return run;
+    }
+    world.Apply(d);
+    Record(d, mem, world.profile().policy, world.now());
+    run.recorded.push_back(ActionKindName(d.kind));
+    if (!RecordMayWaitForNext(d.kind)) run.pushes.push_back(mem);
+  }
+  ADD_FAILURE() << "no call to a node after 50 decisions";
+  return run;
+}
+
+// A cluster Ready on `from` whose desired Talos moves to `to`.
+RolloutWorld ReadyWorldMovedTo(const std::vector<NodeDef>& nodes, const std::string& to) {
+  RolloutWorld world(MakeProfile(nodes, nodes.front().talos, "1.34.1"), MakeObserved(nodes));
+  ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  RolloutMemory none;
+  EXPECT_EQ(DecideNextAction({world.profile(), plan, world.observed(), none, {}, {}, world.now()})
+                .phase,
+            ClusterPhase::kReady);
+  world.profile().talos_version = V(to);
+  return world;
+}
+
+// The one push before the call is the node's write-ahead record: it names the call's node and
+// image, the boot it must still be on, and which path calls it.
+void ExpectNamesTheCall(const RolloutMemory& pushed, const RolloutDecision& call, bool lifecycle) {
+  ASSERT_EQ(pushed.in_flight.size(), 1u);
+  const OperationInFlight& op = pushed.in_flight.front();
+  EXPECT_EQ(op.node, call.node);
+  EXPECT_EQ(op.image, call.image);
+  EXPECT_EQ(op.boot_id_before, "boot-" + call.node);
+  EXPECT_EQ(op.lifecycle, lifecycle);
+  EXPECT_EQ(op.phase, OperationPhase::kRecorded);
+}
+
+TEST(RolloutRecordTest, BelowTalos113TheFirstRecordIsTheNodesStartAndTheOnlyPushBeforeTheCall) {
+  RolloutWorld world = ReadyWorldMovedTo(FiveNodes("1.11.6", "1.34.1"), "1.12.0");
+  const BeforeFirstCall run = RecordsBeforeFirstCall(world);
+  EXPECT_EQ(run.recorded, std::vector<std::string>{"start-node"});
+  EXPECT_EQ(run.call.kind, ActionKind::kCallUpgrade);
+  EXPECT_EQ(run.call.node, "w-0");
+  ASSERT_EQ(run.pushes.size(), 1u);
+  ExpectNamesTheCall(run.pushes.front(), run.call, /*lifecycle=*/false);
+  // Nothing was pulled, and nothing says it was.
+  EXPECT_TRUE(world.pulled().empty());
+  EXPECT_EQ(run.pushes.front().prepulled_image, "");
+}
+
+TEST(RolloutRecordTest, From113ThePrePullIsPushedWithTheNodesStart) {
+  RolloutWorld world = ReadyWorldMovedTo(FiveNodes("1.13.9", "1.34.1"), "1.14.2");
+  const BeforeFirstCall run = RecordsBeforeFirstCall(world);
+  EXPECT_EQ(run.recorded, (std::vector<std::string>{"pre-pull-image", "start-node"}));
+  EXPECT_EQ(run.call.kind, ActionKind::kInstallImage);
+  EXPECT_EQ(run.call.node, "w-0");
+  // Every node pulled the image it is about to install, once.
+  ASSERT_EQ(world.pulled().size(), 5u);
+  for (const auto& [node, images] : world.pulled()) {
+    EXPECT_EQ(images, std::vector<std::string>{run.call.image}) << node;
+  }
+  ASSERT_EQ(run.pushes.size(), 1u);
+  ExpectNamesTheCall(run.pushes.front(), run.call, /*lifecycle=*/true);
+  EXPECT_EQ(run.pushes.front().prepulled_image, run.call.image);
+}
+
+TEST(RolloutRecordTest, BeforeTheFirstControlPlaneTheSnapshotIsPushedWithItsStart) {
+  const std::vector<NodeDef> control_planes = {
+      {"cp-0", NodeRole::kControlPlane, "1.11.6", "1.34.1"},
+      {"cp-1", NodeRole::kControlPlane, "1.11.6", "1.34.1", true},
+      {"cp-2", NodeRole::kControlPlane, "1.11.6", "1.34.1"}};
+  RolloutWorld world = ReadyWorldMovedTo(control_planes, "1.12.0");
+  const BeforeFirstCall run = RecordsBeforeFirstCall(world);
+  EXPECT_EQ(run.recorded, (std::vector<std::string>{"snapshot-etcd", "start-node"}));
+  EXPECT_EQ(run.call.kind, ActionKind::kCallUpgrade);
+  ASSERT_EQ(run.pushes.size(), 1u);
+  ExpectNamesTheCall(run.pushes.front(), run.call, /*lifecycle=*/false);
+  EXPECT_EQ(run.pushes.front().etcd_snapshot_image, run.call.image);
+  EXPECT_EQ(run.pushes.front().prepulled_image, "");
+}
+
+// Only a result whose loss repeats a harmless step waits; anything a restart resumes a node
+// from is pushed before the next call.
+TEST(RolloutRecordTest, OnlyRepeatableStepsWaitForTheNextRecord) {
+  const std::vector<std::pair<ActionKind, bool>> cases = {
+      {ActionKind::kNone, false},          {ActionKind::kPrePullImage, true},
+      {ActionKind::kSnapshotEtcd, true},   {ActionKind::kStartNode, false},
+      {ActionKind::kCallUpgrade, false},   {ActionKind::kInstallImage, false},
+      {ActionKind::kDrainNode, false},     {ActionKind::kRebootNode, false},
+      {ActionKind::kCompleteNode, true},   {ActionKind::kRollbackNode, false},
+      {ActionKind::kFailNode, false},      {ActionKind::kStartKubernetesUpgrade, false}};
+  for (const auto& [kind, waits] : cases) {
+    EXPECT_EQ(RecordMayWaitForNext(kind), waits) << ActionKindName(kind);
+  }
+}
+
+}  // namespace
+}  // namespace tr::core
