@@ -204,9 +204,25 @@ ObservedCluster AsRunning(const ClusterProfile& profile) {
   return observed;
 }
 
+// `profile` with the installers of its schematics taken as known: what is checked is the
+// version path, and a schematic's ID is resolved at its factory only once the proposal is
+// merged.
+ClusterProfile WithInstallersKnown(ClusterProfile profile) {
+  if (!profile.talos_factory) return profile;
+  if (profile.talos_image.empty()) profile.talos_image = "proposal-check/installer";
+  if (profile.talos_schematic_id.empty()) profile.talos_schematic_id = "proposal-check";
+  for (NodeSpec& node : profile.nodes) {
+    if (!node.schematic) continue;
+    if (node.talos_image.empty()) node.talos_image = "proposal-check/installer-" + node.name;
+    if (node.talos_schematic_id.empty()) node.talos_schematic_id = "proposal-check-" + node.name;
+  }
+  return profile;
+}
+
 // Empty when the planner takes `change` in one hop per component; else why not.
-std::string PlannerRefusal(const ClusterProfile& profile, const ProposedCluster& change,
+std::string PlannerRefusal(const ClusterProfile& written, const ProposedCluster& change,
                            const ProfileSet& set) {
+  const ClusterProfile profile = WithInstallersKnown(written);
   const ClusterPlan plan = PlanCluster(Proposed(profile, change), AsRunning(profile),
                                        set.support_matrix, set.release_catalog);
   if (plan.status == PlanStatus::kBlocked) return plan.message;

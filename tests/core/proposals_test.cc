@@ -261,6 +261,19 @@ TEST(ProposalsTest, ProposalsArePlannableInOneHop) {
   }
 }
 
+TEST(ProposalsTest, ASchematicProfileIsProposedBeforeItsIdIsKnown) {
+  // The factory gives the schematic's ID only once the merged profile is resolved.
+  Cluster c = C("edge");
+  c.extra = "  updates: {talos: patch}\n";
+  ProfileSet set = Decode("  group: edge\n", {c});
+  ASSERT_EQ(set.profiles.size(), 1u);
+  set.profiles[0].talos_factory = FactoryInstaller{};
+  set.profiles[0].talos_image.clear();
+  const ProposalOutcome out = Propose(set, Releases({"1.12.3"}, {}));
+  ASSERT_EQ(out.proposals.size(), 1u) << (out.skipped.empty() ? "" : out.skipped[0].reason);
+  EXPECT_EQ(out.proposals[0].talos->to, V("1.12.3"));
+}
+
 TEST(ProposalsTest, CatalogReleasesAreKnownSinceTheGivenTime) {
   ReleaseCatalog catalog;
   catalog.AddTalos(V("1.12.3"));
