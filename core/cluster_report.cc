@@ -153,6 +153,16 @@ Json StatusJson(const ClusterStatus& s) {
                                {"message", cond.message},
                                {"lastTransition", FormatTimestamp(cond.last_transition)}});
   }
+  j["proposal"] = nullptr;
+  if (s.proposal) {
+    j["proposal"] = {{"branch", s.proposal->branch},
+                     {"talos", TextOrNull(s.proposal->talos)},
+                     {"kubernetes", TextOrNull(s.proposal->kubernetes)},
+                     {"pullRequest", s.proposal->pull_request > 0
+                                         ? Json(s.proposal->pull_request)
+                                         : Json(nullptr)},
+                     {"url", TextOrNull(s.proposal->url)}};
+  }
   j["healthChecks"] = Json::array();
   for (const GateResult& r : s.gates.results) {
     j["healthChecks"].push_back({{"name", r.name},

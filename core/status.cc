@@ -227,6 +227,7 @@ ClusterStatus BuildClusterStatus(const StatusInput& in) {
   s.updated = in.now;
   s.rollout = in.memory;
   s.gates = in.gates;
+  s.proposal = in.proposal;
   s.desired_commit_attempted = in.desired_commit;
   s.desired_commit_applied = in.previous ? in.previous->desired_commit_applied : "";
   if (in.invalid && !in.invalid->empty()) {

@@ -8,6 +8,7 @@
 // Pure: time is passed in. Thread-compatible.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -72,6 +73,18 @@ struct HistoryEntry {
 
 inline constexpr size_t kMaxHistory = 20;
 
+// The release proposal that concerns a cluster (docs/proposals.md): its branch, the versions
+// it proposes for this cluster, and its pull request when one is known.
+struct ProposalRef {
+  std::string branch{};
+  std::string talos{};       // the proposed version; empty when unchanged
+  std::string kubernetes{};  // the same
+  int64_t pull_request = 0;  // 0: none (no --forge, or not opened yet)
+  std::string url{};         // the pull request's web page; empty when unknown
+
+  bool operator==(const ProposalRef&) const = default;
+};
+
 struct ClusterStatus {
   std::string cluster;
   // With leader election, who wrote this record and under which generation (core/fence.h);
@@ -92,6 +105,7 @@ struct ClusterStatus {
   RolloutMemory rollout;
   GateState gates;                    // the health checks' last answers
   std::vector<HistoryEntry> history;  // newest last, at most kMaxHistory
+  std::optional<ProposalRef> proposal{};  // written only when there is one
 };
 
 // Everything a reconcile knows when it records status.
@@ -109,6 +123,7 @@ struct StatusInput {
   std::string desired_commit;
   std::vector<std::string> events;  // what happened in this reconcile, for history
   TimePoint now;
+  std::optional<ProposalRef> proposal{};  // the proposal that concerns the cluster, if any
 };
 
 // `observed` with the Talos and kubelet versions of nodes that did not answer filled in from

@@ -186,7 +186,7 @@ Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_vi
   return DecodeYamlDocument<ClusterStatus>(path, content, [](const Field& root) {
     MappingReader top(root, {"apiVersion", "kind", "cluster", "fence", "labels", "phase", "message",
                              "updated", "desiredCommit", "talos", "kubernetes", "conditions",
-                             "history", "nodes", "inFlight", "rollout", "gates"});
+                             "history", "nodes", "inFlight", "rollout", "gates", "proposal"});
     CheckHeader(top, kApiVersion, "ClusterStatus");
     ClusterStatus s;
     s.cluster = Str(top.Required("cluster"));
@@ -213,6 +213,16 @@ Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_vi
     s.rollout.in_flight = ReadInFlight(top.Optional("inFlight"));
     ReadRollout(top.Required("rollout"), s.rollout);
     s.gates = ReadGates(top.Optional("gates"));
+    if (Field proposal = top.Optional("proposal"); proposal.present()) {
+      MappingReader p(proposal, {"branch", "talos", "kubernetes", "pullRequest", "url"});
+      s.proposal = ProposalRef{.branch = Str(p.Required("branch")),
+                               .talos = Str(p.Optional("talos")),
+                               .kubernetes = Str(p.Optional("kubernetes")),
+                               .pull_request = ReadInteger(p.Optional("pullRequest"), 1,
+                                                           int64_t{1} << 53)
+                                                   .value_or(0),
+                               .url = Str(p.Optional("url"))};
+    }
     return s;
   });
 }

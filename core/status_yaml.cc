@@ -174,6 +174,17 @@ std::string RenderStatusYaml(const ClusterStatus& s) {
   EmitInFlight(out, s.rollout.in_flight);
   EmitRollout(out, s.rollout);
   if (!s.gates.results.empty()) EmitGates(out, s.gates);
+  if (s.proposal) {  // only with one, so other files keep their shape
+    out << YAML::Key << "proposal" << YAML::Value << YAML::BeginMap;
+    EmitString(out, "branch", s.proposal->branch);
+    if (!s.proposal->talos.empty()) EmitString(out, "talos", s.proposal->talos);
+    if (!s.proposal->kubernetes.empty()) EmitString(out, "kubernetes", s.proposal->kubernetes);
+    if (s.proposal->pull_request > 0) {
+      out << YAML::Key << "pullRequest" << YAML::Value << s.proposal->pull_request;
+    }
+    if (!s.proposal->url.empty()) EmitString(out, "url", s.proposal->url);
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

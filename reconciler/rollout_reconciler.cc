@@ -41,8 +41,9 @@ struct RolloutReconciler::Pass {
   core::RolloutMemory memory;
   std::vector<std::string> events;
   std::shared_ptr<spdlog::logger> log;
-  core::GateState gates;      // the health checks' last answers
-  bool gates_fresh = false;   // checked in this pass since the last node completed
+  std::optional<core::ProposalRef> proposal;  // the release proposal concerning the cluster
+  core::GateState gates;                      // the health checks' last answers
+  bool gates_fresh = false;                   // checked in this pass since the last node completed
   // spec.promotion: the upstream clusters' status, read once per pass when a step is planned.
   std::optional<std::map<std::string, core::ClusterStatus>> upstream;
 
@@ -87,6 +88,7 @@ struct RolloutReconciler::Pass {
     in.desired_commit = desired->commit;
     in.events = events;
     in.now = now;
+    in.proposal = proposal;
     return core::BuildClusterStatus(in);
   }
 };
@@ -138,8 +140,8 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
       last = found->second;
       auto text = recorded_content_.find(status.cluster);
       if (text == recorded_content_.end()) {  // recorded by another process or replica
-        text = recorded_content_.emplace(status.cluster, core::StatusContentYaml(found->second))
-                   .first;
+        text =
+            recorded_content_.emplace(status.cluster, core::StatusContentYaml(found->second)).first;
       }
       if (text->second == content) return absl::OkStatus();
     }
@@ -147,8 +149,8 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
   // News alone (a node rebooting, back, its progress) does not wait for its push: nothing a
   // restart resumes from changed, and between two nodes it was a push on the critical path.
   const bool news_only = last.has_value() && core::OnlyReportDiffers(*last, status);
-  if (absl::Status s = news_only ? deps_.store.RecordSoon(status, stop)
-                                 : deps_.store.Record(status, stop);
+  if (absl::Status s =
+          news_only ? deps_.store.RecordSoon(status, stop) : deps_.store.Record(status, stop);
       !s.ok()) {
     if (!absl::IsCancelled(s)) {
       ModuleLogger("rollout")->warn("step=record error={}", LogValue(Text(s)));
@@ -188,6 +190,7 @@ ReconcileOutcome RolloutReconciler::ReconcileCluster(const std::string& cluster,
   pass.log = ModuleLogger("rollout");
   if (!pass.desired) return ReconcileOutcome::TransientError("no desired state read yet");
   pass.catalog = pass.desired->profiles.release_catalog;
+  if (deps_.proposal_of) pass.proposal = deps_.proposal_of(cluster);
   if (deps_.installer_releases != nullptr) {
     for (const core::Version& v : deps_.installer_releases->Known()) pass.catalog.AddTalos(v);
   }
@@ -339,16 +342,15 @@ RolloutReconciler::Verdict RolloutReconciler::HandOver(Pass& pass, Turn& turn, s
   if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
     // Not run here (no runner, or a dry run): say so rather than claim an upgrade in progress;
     // `plan` words it the same way (core/plan_outlook.h).
-    decision = core::KubernetesStepNotRun(decision, *pass.profile, plan.steps.front(),
-                                          options_.dry_run ? "dry run"
-                                                           : "--kubernetes-upgrade-mode off");
+    decision =
+        core::KubernetesStepNotRun(decision, *pass.profile, plan.steps.front(),
+                                   options_.dry_run ? "dry run" : "--kubernetes-upgrade-mode off");
   }
   if (options_.dry_run && Acts(decision)) decision = core::DryRun(decision);
   return Verdict::Next();
 }
 
-RolloutReconciler::Verdict RolloutReconciler::RestUnlessActing(Pass&, Turn& turn,
-                                                               std::stop_token) {
+RolloutReconciler::Verdict RolloutReconciler::RestUnlessActing(Pass&, Turn& turn, std::stop_token) {
   return Acts(turn.decision) && !options_.dry_run ? Verdict::Next() : Verdict::RestNow();
 }
 
@@ -534,10 +536,10 @@ absl::StatusOr<RolloutReconciler::Look> RolloutReconciler::LookAt(
       kept ? *std::move(kept) : ObserveStep(pass, NoRoomBesideInFlight(pass));
   if (!observed.ok()) return observed.status();
   // Nodes that do not answer keep their last recorded versions in status and progress.
-  Look look{core::WithLastKnownVersions(*std::move(observed),
-                                        pass.previous ? &*pass.previous : nullptr),
-            {},
-            deps_.env.Now()};
+  Look look{
+      core::WithLastKnownVersions(*std::move(observed), pass.previous ? &*pass.previous : nullptr),
+      {},
+      deps_.env.Now()};
   look.plan = core::PlanCluster(profile, look.observed, pass.desired->profiles.support_matrix,
                                 pass.catalog);
   if (profile.promotion && !pass.upstream && look.plan.status == core::PlanStatus::kPlanned) {
@@ -566,8 +568,7 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
   // may start.
   static constexpr SubStep kSubSteps[] = {
       &RolloutReconciler::WaitForRunningStep, &RolloutReconciler::ConsultGates,
-      &RolloutReconciler::HandOver, &RolloutReconciler::RestUnlessActing,
-      &RolloutReconciler::Act};
+      &RolloutReconciler::HandOver, &RolloutReconciler::RestUnlessActing, &RolloutReconciler::Act};
   // An observation no action since has changed, reused by the next decision.
   std::optional<core::ObservedCluster> kept;
   // A result whose record waits for the next one (core::RecordMayWaitForNext): a pre-pull, an

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -56,6 +57,9 @@ class RolloutReconciler final : public ClusterReconciler {
     // Fills the installer of a profile that names an Image Factory schematic (--image-factory
     // and the profiles' factories). None: such a profile is planned Blocked.
     factory::InstallerResolver* installers = nullptr;
+    // The release proposal that concerns a cluster, shown in its status
+    // (reconciler/proposals/proposal_board.h). None: no proposal is shown.
+    std::function<std::optional<core::ProposalRef>(const std::string&)> proposal_of = {};
   };
 
   // `recorded` is every cluster's status as last recorded (StatusStore::LoadAll).

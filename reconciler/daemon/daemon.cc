@@ -298,7 +298,8 @@ class Daemon {
     reconciler_.emplace(
         RolloutReconciler::Deps{desired_, *observer_, *background_, *acting_store, env_, metrics_,
                                 &*gate_runner_, &*git_store_, releases_ ? &*releases_ : nullptr,
-                                &installers_.resolver()},
+                                &installers_.resolver(),
+                                [this](const std::string& c) { return proposal_board_.For(c); }},
         RolloutReconcilerOptions{config_.node_poll_interval, config_.dry_run, 32},
         std::move(statuses));
     return StartKubernetesUpgrades();
@@ -360,7 +361,7 @@ class Daemon {
         proposals::ProposerDeps{desired_, *source_, *git_store_, *publisher_,
                                 forge_ ? &forge_->api() : nullptr,
                                 releases_ ? &*releases_ : nullptr, std::move(proposes),
-                                std::move(plan), metrics_, env_},
+                                std::move(plan), metrics_, env_, &proposal_board_},
         proposals::ProposerOptions{config_.propose_interval, config_.git.branch,
                                    {"talos-reconciler"}});
   }
@@ -469,6 +470,7 @@ class Daemon {
   // StartProposer
   std::optional<gitsource::GitProposalPublisher> publisher_;
   std::optional<proposals::Proposer> proposer_;
+  proposals::ProposalBoard proposal_board_;  // read by the reconciler: each status names its
 };
 
 }  // namespace

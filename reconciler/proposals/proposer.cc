@@ -162,6 +162,7 @@ std::vector<std::string> Proposer::RunOnce(std::stop_token stop) {
     lines.push_back(fmt::format("group={} result=none reason={}", s.group, LogValue(s.reason)));
   }
   std::optional<std::vector<core::SourceFile>> files;
+  std::map<std::string, core::ProposalRef> shown_by_cluster;
   for (const core::Proposal& p : outcome.proposals) {
     if (!ScheduleDue(p, now)) {
       lines.push_back(fmt::format("branch={} result=waiting reason=\"schedule {}\"", p.branch,
@@ -177,16 +178,26 @@ std::vector<std::string> Proposer::RunOnce(std::stop_token stop) {
       }
       files = std::move(snapshot->files);
     }
+    std::optional<core::ProposalRef> shown;
     lines.push_back(
-        fmt::format("branch={} {}", p.branch, Propose(p, desired->commit, *files, stop)));
+        fmt::format("branch={} {}", p.branch, Propose(p, desired->commit, *files, stop, shown)));
+    for (const core::ProposedCluster& c : p.clusters) {
+      if (!shown) continue;
+      core::ProposalRef ref = *shown;
+      ref.talos = c.talos ? c.talos->to.ToString() : "";
+      ref.kubernetes = c.kubernetes ? c.kubernetes->to.ToString() : "";
+      shown_by_cluster[c.name] = std::move(ref);
+    }
   }
+  if (deps_.board != nullptr) deps_.board->Set(std::move(shown_by_cluster));
   last_pass_ = now;
   CountPullStates(stop);
   return lines;
 }
 
 std::string Proposer::Propose(const core::Proposal& proposal, const std::string& base_commit,
-                              const std::vector<core::SourceFile>& files, std::stop_token stop) {
+                              const std::vector<core::SourceFile>& files, std::stop_token stop,
+                              std::optional<core::ProposalRef>& shown) {
   absl::StatusOr<std::vector<core::SourceFile>> proposed = ProposedFiles(proposal, files);
   if (!proposed.ok()) {
     return fmt::format("result=failed error={}",
@@ -226,18 +237,23 @@ std::string Proposer::Propose(const core::Proposal& proposal, const std::string&
   }
   const std::string branch_result =
       fmt::format("commit={} pushed={}", pushed->commit.substr(0, 12), pushed->created);
-  if (deps_.forge == nullptr) return branch_result + " pull=none reason=\"no --forge\"";
-  return branch_result + " " + OpenOrEdit(proposal, pulls, *proposed, files, stop);
+  if (deps_.forge == nullptr) {
+    shown = core::ProposalRef{.branch = proposal.branch};
+    return branch_result + " pull=none reason=\"no --forge\"";
+  }
+  return branch_result + " " + OpenOrEdit(proposal, pulls, *proposed, files, stop, shown);
 }
 
 std::string Proposer::OpenOrEdit(const core::Proposal& proposal,
                                  const std::vector<forge::ForgePull>& pulls,
                                  const std::vector<core::SourceFile>& proposed,
-                                 const std::vector<core::SourceFile>& trusted,
-                                 std::stop_token stop) {
+                                 const std::vector<core::SourceFile>& trusted, std::stop_token stop,
+                                 std::optional<core::ProposalRef>& shown) {
   const std::string body = ProposalBody(proposal, deps_.plan ? deps_.plan(proposed, trusted) : "");
   pull_states_[proposal.branch] = "open";
   if (const forge::ForgePull* open = Newest(pulls, "open")) {
+    shown = core::ProposalRef{
+        .branch = proposal.branch, .pull_request = open->number, .url = open->url};
     if (open->title == proposal.title && open->body == body) {
       return fmt::format("pull={} result=unchanged", open->number);
     }
@@ -258,6 +274,8 @@ std::string Proposer::OpenOrEdit(const core::Proposal& proposal,
     pull_states_.erase(proposal.branch);
     return fmt::format("result=failed error={}", LogValue(std::string(created.status().message())));
   }
+  shown = core::ProposalRef{
+      .branch = proposal.branch, .pull_request = created->number, .url = created->url};
   return fmt::format("pull={} result=opened", created->number);
 }
 

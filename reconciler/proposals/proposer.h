@@ -39,6 +39,7 @@
 #include "reconciler/forge/forge_client.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
+#include "reconciler/proposals/proposal_board.h"
 #include "reconciler/registry/installer_tags.h"
 #include "reconciler/status_store.h"
 
@@ -60,6 +61,7 @@ struct ProposerDeps {
   PlanMarkdown plan;                                      // empty: no plan in the body
   Metrics& metrics;
   Env& env;
+  ProposalBoard* board = nullptr;  // where each cluster's proposal is shown; null: nowhere
 };
 
 struct ProposerOptions {
@@ -86,12 +88,16 @@ class Proposer {
  private:
   core::KnownReleases Releases(const core::ProfileSet& set, core::TimePoint now);
   bool ScheduleDue(const core::Proposal& proposal, core::TimePoint now) const;
+  // What became of `proposal`; `shown` gets its reference when it stands (pushed, and with a
+  // forge its pull request open).
   std::string Propose(const core::Proposal& proposal, const std::string& base_commit,
-                      const std::vector<core::SourceFile>& files, std::stop_token stop);
+                      const std::vector<core::SourceFile>& files, std::stop_token stop,
+                      std::optional<core::ProposalRef>& shown);
   // Opens or edits the branch's pull request; what happened.
   std::string OpenOrEdit(const core::Proposal& proposal, const std::vector<forge::ForgePull>& pulls,
                          const std::vector<core::SourceFile>& proposed,
-                         const std::vector<core::SourceFile>& trusted, std::stop_token stop);
+                         const std::vector<core::SourceFile>& trusted, std::stop_token stop,
+                         std::optional<core::ProposalRef>& shown);
   void CountPullStates(std::stop_token stop);
 
   ProposerDeps deps_;

@@ -215,6 +215,11 @@ TEST(ClusterReportTest, TheStatusReportsShapeIsPinned) {
   full.kubernetes.progress = "1/5";
   full.nodes.front().last_seen = full.updated;
   full.desired_commit_applied = "0123abcd";
+  full.proposal = ProposalRef{.branch = "talos-reconciler/update/lab",
+                              .talos = "1.12.3",
+                              .kubernetes = "1.34.3",
+                              .pull_request = 12,
+                              .url = "https://github.example/acme/fleet/pull/12"};
   EXPECT_EQ(ShapeText(RenderStatusReport({full}, ReportFormat::kJson)), R"(apiVersion: string
 clusters: array
 clusters[].conditions: array
@@ -244,6 +249,12 @@ clusters[].nodes[].talos: string
 clusters[].paused: boolean
 clusters[].phase: string
 clusters[].progress: string
+clusters[].proposal: object
+clusters[].proposal.branch: string
+clusters[].proposal.kubernetes: string
+clusters[].proposal.pullRequest: number
+clusters[].proposal.talos: string
+clusters[].proposal.url: string
 clusters[].revision: string
 clusters[].talos: object
 clusters[].talos.available: string

@@ -270,6 +270,11 @@ ClusterStatus EveryFieldSet(const std::string& failure) {
   scene.profile.labels = {{"env", "prod"}};
   ClusterStatus status = scene.Build(nullptr, memory, kT0, {"something: happened"});
   status.fence = Fence{4, "talos-reconciler-0"};
+  status.proposal = ProposalRef{.branch = "talos-reconciler/update/lab",
+                                .talos = "1.12.3",
+                                .kubernetes = "1.34.3",
+                                .pull_request = 12,
+                                .url = "https://github.example/acme/fleet/pull/12"};
   return status;
 }
 
@@ -286,6 +291,7 @@ TEST(StatusYamlTest, RoundTripsEveryField) {
   EXPECT_EQ(back.value->labels, (std::map<std::string, std::string>{{"env", "prod"}}));
   EXPECT_EQ(back.value->fence, s.fence);
   EXPECT_EQ(back.value->rollout.prepulled_node_images, std::vector<std::string>{"gpu-img:v1.12.0"});
+  EXPECT_EQ(back.value->proposal, s.proposal);
 }
 
 // Without per-node schematics the file keeps the shape it had before them.
@@ -487,6 +493,12 @@ nodes[].role
 nodes[].schematic
 nodes[].talos
 phase
+proposal
+proposal.branch
+proposal.kubernetes
+proposal.pullRequest
+proposal.talos
+proposal.url
 rollout
 rollout.etcdSnapshotImage
 rollout.failure

@@ -136,6 +136,17 @@ TEST_F(E2eTest, ReleaseProposalsOpenOnePullRequestPerChainAndItsMergeRollsOut) {
                                    std::string(kLabBranch) + ":clusters/prod.yaml"});
   EXPECT_THAT(proposed_prod, HasSubstr("version: 1.12.3"));
   EXPECT_THAT(proposed_prod, HasSubstr("promotion: {after: [staging]}"));
+  // Each cluster's status names the proposal that concerns it.
+  E2E_ASSERT_OK(world()
+                    .WaitForStatus(
+                        "prod",
+                        [&](const core::ClusterStatus& s) {
+                          return s.proposal && s.proposal->branch == kLabBranch &&
+                                 s.proposal->talos == "1.12.3" &&
+                                 s.proposal->pull_request == first.number;
+                        },
+                        kProposalTimeout)
+                    .status());
 
   // A newer release updates the same pull request; none is added.
   E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.12.4"));
@@ -174,6 +185,11 @@ TEST_F(E2eTest, ReleaseProposalsOpenOnePullRequestPerChainAndItsMergeRollsOut) {
   for (const char* cluster : {"lab", "staging", "prod"}) {
     E2E_ASSERT_OK(world().WaitForReady(cluster, "1.12.5", "", kProposalTimeout).status());
   }
+  E2E_ASSERT_OK(
+      world()
+          .WaitForStatus(
+              "prod", [](const core::ClusterStatus& s) { return !s.proposal; }, kProposalTimeout)
+          .status());
   EXPECT_TRUE(OpenFor(forge, kOldBranch, "1.12.5"));
   EXPECT_EQ(PullsOf(forge, kOldBranch).size(), 1u);
   ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
