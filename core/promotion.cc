@@ -24,10 +24,13 @@ Needed NeededVersions(const ClusterProfile& profile, const ClusterPlan& plan) {
   return n;
 }
 
-bool Started(const ClusterPlan& plan, const RolloutMemory& memory) {
+bool Started(const ClusterProfile& profile, const ClusterPlan& plan, const RolloutMemory& memory) {
   if (!memory.in_flight.empty()) return true;
   if (plan.steps.empty() || plan.steps.front().type != StepType::kTalos) return false;
   const PlanStep& step = plan.steps.front();
+  // A node of the profile that the step leaves out already runs its target: below Talos 1.13
+  // nothing is pre-pulled, so this is what says a legacy rollout has begun between two nodes.
+  if (step.Nodes().size() < profile.nodes.size()) return true;
   if (!memory.prepulled_image.empty() && memory.prepulled_image == step.installer_image) {
     return true;
   }
@@ -60,7 +63,7 @@ PromotionVerdict EvaluatePromotion(const ClusterProfile& profile, const ClusterP
                                    const std::map<std::string, ClusterStatus>& statuses,
                                    TimePoint now) {
   PromotionVerdict verdict;
-  if (!profile.promotion || plan.steps.empty() || Started(plan, memory)) return verdict;
+  if (!profile.promotion || plan.steps.empty() || Started(profile, plan, memory)) return verdict;
   const Needed needed = NeededVersions(profile, plan);
   const auto soak = profile.promotion->soak;
   std::vector<std::string> waiting;
@@ -75,7 +78,8 @@ PromotionVerdict EvaluatePromotion(const ClusterProfile& profile, const ClusterP
     }
     const ClusterStatus& s = it->second;
     std::string behind = Behind("on Talos", s.talos.current, needed.talos, true);
-    if (behind.empty()) behind = Behind("on Kubernetes", s.kubernetes.current, needed.kubernetes, false);
+    if (behind.empty())
+      behind = Behind("on Kubernetes", s.kubernetes.current, needed.kubernetes, false);
     const std::optional<TimePoint> since = ReadySince(s);
     if (!behind.empty() || !since) {
       waiting.push_back(fmt::format("{} ({})", after.cluster,
@@ -85,8 +89,8 @@ PromotionVerdict EvaluatePromotion(const ClusterProfile& profile, const ClusterP
     }
     if (now >= *since + soak) continue;
     const auto ready_for = std::chrono::duration_cast<std::chrono::seconds>(now - *since);
-    waiting.push_back(fmt::format("{} (Ready on {} for {} of {})", after.cluster,
-                                  s.talos.current, FormatDuration(ready_for), FormatDuration(soak)));
+    waiting.push_back(fmt::format("{} (Ready on {} for {} of {})", after.cluster, s.talos.current,
+                                  FormatDuration(ready_for), FormatDuration(soak)));
     ready_at = std::max(ready_at, *since + soak);
   }
   if (waiting.empty()) return verdict;

@@ -2,7 +2,8 @@
 // judged from the status the named clusters last recorded on the status branch. A cluster
 // waits until every named cluster runs at least the versions it is about to start, is Ready,
 // and has been Ready for `soak`. A rollout that has already begun (its installer image was
-// pulled for this step, or a node is in flight) is seen through.
+// pulled for this step, a node is in flight, or a node of the step already runs its target)
+// is seen through.
 //
 // Pure: time is passed in. Thread-compatible.
 #pragma once

@@ -157,6 +157,14 @@ TEST(PromotionTest, ARolloutAlreadyBegunIsSeenThrough) {
   EXPECT_TRUE(EvaluatePromotion(w.profile, w.plan, memory, statuses, TimePoint{}).ready);
   memory.prepulled_image = "img:v1.11.6";  // an earlier rollout's pull does not count
   EXPECT_FALSE(EvaluatePromotion(w.profile, w.plan, memory, statuses, TimePoint{}).ready);
+  // Below 1.13 nothing is pre-pulled: a node already on the target says the rollout began.
+  w.profile.nodes = {
+      NodeSpec{.name = "cp-0", .address = "10.0.0.11", .role = NodeRole::kControlPlane},
+      NodeSpec{.name = "w-0", .address = "10.0.0.21", .role = NodeRole::kWorker}};
+  w.plan.steps.front().batches = {{"w-0"}, {"cp-0"}};
+  EXPECT_FALSE(EvaluatePromotion(w.profile, w.plan, {}, statuses, TimePoint{}).ready);
+  w.plan.steps.front().batches = {{"cp-0"}};  // w-0 is done
+  EXPECT_TRUE(EvaluatePromotion(w.profile, w.plan, {}, statuses, TimePoint{}).ready);
   w.plan.steps.clear();  // nothing to start: nothing to wait for
   EXPECT_TRUE(EvaluatePromotion(w.profile, w.plan, memory, statuses, TimePoint{}).ready);
 }
