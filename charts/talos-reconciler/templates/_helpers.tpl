@@ -66,6 +66,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - --listen=0.0.0.0:{{ $v.metrics.port }}
 - --node-name=$(NODE_NAME)
 - --resync={{ $r.resync }}
+- --propose-interval={{ $r.proposeInterval }}
 - --workers={{ $r.workers }}
 - --node-poll-interval={{ $r.nodePollInterval }}
 - --drain-timeout={{ $r.drainTimeout }}
