@@ -11,6 +11,7 @@
 #include "reconciler/logging.h"
 #include "reconciler/pull_requests/pr_comments.h"
 #include "spdlog/sinks/ostream_sink.h"
+#include "tests/forge/forge_test_support.h"
 #include "tests/support/fake_forge.h"
 #include "tests/support/openapi_check.h"
 #include "tests/support/wait.h"
@@ -31,42 +32,11 @@ using ::testing::Not;
 constexpr char kToken[] = "ghp_s3cr3tT0kenNeverLogged";
 constexpr char kSha[] = "0123456789abcdef0123456789abcdef01234567";
 
-// Time that moves only when the client sleeps: the sleeps are recorded, not waited.
-class RecordingTime final : public Env {
- public:
-  TimePoint Now() override {
-    std::lock_guard lock(mu_);
-    return now_;
-  }
-  bool SleepFor(std::chrono::nanoseconds duration, std::stop_token) override {
-    std::lock_guard lock(mu_);
-    slept_.push_back(std::chrono::duration_cast<milliseconds>(duration));
-    now_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(duration);
-    return true;
-  }
-  double Uniform() override { return 0.5; }
-  std::vector<milliseconds> slept() {
-    std::lock_guard lock(mu_);
-    return slept_;
-  }
-
- private:
-  std::mutex mu_;
-  std::chrono::system_clock::time_point now_{seconds(1'800'000'000)};
-  std::vector<milliseconds> slept_;
-};
+using forge_test::RecordingTime;
 
 std::unique_ptr<HttpForgeClient> ClientFor(const FakeForge& fake, const std::string& forge,
                                            RecordingTime& time, int per_minute = 40) {
-  ForgeClientOptions options;
-  options.target = {FindApiDialect(forge), "acme/fleet"};
-  options.api_url = fake.api_url();
-  options.token = kToken;
-  options.timeout = milliseconds(5000);
-  options.content_requests_per_minute = per_minute;
-  auto client = HttpForgeClient::Create(std::move(options), time);
-  EXPECT_TRUE(client.ok()) << client.status();
-  return *std::move(client);
+  return forge_test::FakeForgeClient(fake, forge, kToken, time, per_minute);
 }
 
 class ForgeClientTest : public testing::TestWithParam<std::string> {};
@@ -199,9 +169,9 @@ TEST(ForgeClientRetryTest, ServerErrorsAreRetriedAfterAJitteredDoublingBackoff) 
 TEST(ForgeClientRateLimitTest, RateLimitDelayFollowsTheHeaders) {
   const auto now = std::chrono::system_clock::time_point(seconds(1000));
   EXPECT_EQ(RateLimitDelay(429, {{"retry-after", "3"}}, "", now, 1), milliseconds(3000));
-  EXPECT_EQ(
-      RateLimitDelay(403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "1010"}}, "", now, 1),
-      milliseconds(11000));
+  EXPECT_EQ(RateLimitDelay(403, {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "1010"}}, "",
+                           now, 1),
+            milliseconds(11000));
   EXPECT_EQ(RateLimitDelay(429, {}, "", now, 2), milliseconds(120000));
   EXPECT_EQ(RateLimitDelay(403, {}, "Bad permissions", now, 1), std::nullopt);
   EXPECT_EQ(RateLimitDelay(503, {}, "", now, 1), std::nullopt);  // not a limit: backoff

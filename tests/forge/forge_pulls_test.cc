@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "reconciler/forge/forge_client.h"
+#include "tests/forge/forge_test_support.h"
 #include "tests/support/fake_forge.h"
 #include "tests/support/openapi_check.h"
 
@@ -24,42 +25,11 @@ using ::testing::UnorderedElementsAre;
 constexpr char kPullsToken[] = "glpat-pullsT0ken";
 constexpr char kBranch[] = "proposals/talos-1.13.2";
 
-// Time that moves only when the client sleeps: sleeps are recorded, never waited.
-class InstantClock final : public Env {
- public:
-  TimePoint Now() override {
-    std::lock_guard lock(mu_);
-    return now_;
-  }
-  bool SleepFor(std::chrono::nanoseconds duration, std::stop_token) override {
-    std::lock_guard lock(mu_);
-    slept_.push_back(std::chrono::duration_cast<milliseconds>(duration));
-    now_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(duration);
-    return true;
-  }
-  double Uniform() override { return 0.5; }
-  std::vector<milliseconds> slept() {
-    std::lock_guard lock(mu_);
-    return slept_;
-  }
-
- private:
-  std::mutex mu_;
-  std::chrono::system_clock::time_point now_{seconds(1'800'000'000)};
-  std::vector<milliseconds> slept_;
-};
+using forge_test::RecordingTime;
 
 std::unique_ptr<HttpForgeClient> PullsClientFor(const FakeForge& fake, const std::string& forge,
-                                                InstantClock& clock, int per_minute = 40) {
-  ForgeClientOptions options;
-  options.target = {FindApiDialect(forge), "acme/fleet"};
-  options.api_url = fake.api_url();
-  options.token = kPullsToken;
-  options.timeout = milliseconds(5000);
-  options.content_requests_per_minute = per_minute;
-  auto client = HttpForgeClient::Create(std::move(options), clock);
-  EXPECT_TRUE(client.ok()) << client.status();
-  return *std::move(client);
+                                                RecordingTime& clock, int per_minute = 40) {
+  return forge_test::FakeForgeClient(fake, forge, kPullsToken, clock, per_minute);
 }
 
 PullDraft Draft(std::vector<std::string> labels = {}) {
@@ -76,7 +46,7 @@ std::optional<FakePull> FakePullNumbered(const FakeForge& fake, int64_t number) 
 class ForgePullsTest : public testing::TestWithParam<std::string> {
  protected:
   FakeForge fake_{GetParam(), "acme/fleet", kPullsToken};
-  InstantClock clock_;
+  RecordingTime clock_;
   std::unique_ptr<HttpForgeClient> client_ = PullsClientFor(fake_, GetParam(), clock_);
 };
 
@@ -222,7 +192,7 @@ TEST_P(ForgePullsTest, OpeningAgainWhileOneIsOpenIsRefusedByTheForge) {
 
 // Opening and editing are content-creating: paced with comments and statuses.
 TEST_P(ForgePullsTest, OpeningAndEditingArePacedAsContent) {
-  InstantClock clock;
+  RecordingTime clock;
   auto client = PullsClientFor(fake_, GetParam(), clock, /*per_minute=*/1);
   auto opened = client->CreatePull(Draft(), {});  // no labels: one request on every forge
   ASSERT_TRUE(opened.ok()) << opened.status();
@@ -238,7 +208,7 @@ INSTANTIATE_TEST_SUITE_P(Forges, ForgePullsTest, testing::Values("github", "gitl
 
 TEST(GiteaPullLabelsTest, LabelIdsAreLookedUpAcrossPages) {
   FakeForge fake("gitea", "acme/fleet", kPullsToken);
-  InstantClock clock;
+  RecordingTime clock;
   auto client = PullsClientFor(fake, "gitea", clock);
   for (int i = 0; i < 60; ++i) fake.DefineLabel("area/" + std::to_string(i));
   fake.DefineLabel("release");  // on the second page of 50
@@ -255,7 +225,7 @@ TEST(GiteaPullLabelsTest, LabelIdsAreLookedUpAcrossPages) {
 
 TEST(GithubPullLabelsTest, LabelsAreAddedToTheOpenedPullRequestsIssue) {
   FakeForge fake("github", "acme/fleet", kPullsToken);
-  InstantClock clock;
+  RecordingTime clock;
   auto client = PullsClientFor(fake, "github", clock);
   auto opened = client->CreatePull(Draft({"release"}), {});
   ASSERT_TRUE(opened.ok()) << opened.status();
@@ -271,7 +241,7 @@ TEST(GithubPullLabelsTest, LabelsAreAddedToTheOpenedPullRequestsIssue) {
 // The pull request is open by then: the error says so, with the code of the labels' failure.
 TEST(GithubPullLabelsTest, LabelsRefusedAfterOpeningNameThePullRequest) {
   FakeForge fake("github", "acme/fleet", kPullsToken);
-  InstantClock clock;
+  RecordingTime clock;
   auto client = PullsClientFor(fake, "github", clock);
   // The forge answers the creation with pull request 5, which it then does not know (404).
   fake.Inject({201,

@@ -90,4 +90,20 @@ std::optional<std::string> ReadUntilClosed(int fd, Env::TimePoint deadline) {
   return std::nullopt;
 }
 
+std::unique_ptr<reconciler::forge::HttpForgeClient> FakeForgeClient(const FakeForge& fake,
+                                                                    const std::string& forge,
+                                                                    const std::string& token,
+                                                                    RecordingTime& time,
+                                                                    int per_minute) {
+  reconciler::forge::ForgeClientOptions options;
+  options.target = {reconciler::forge::FindApiDialect(forge), "acme/fleet"};
+  options.api_url = fake.api_url();
+  options.token = token;
+  options.timeout = std::chrono::milliseconds(5000);
+  options.content_requests_per_minute = per_minute;
+  auto client = reconciler::forge::HttpForgeClient::Create(std::move(options), time);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return client.ok() ? *std::move(client) : nullptr;
+}
+
 }  // namespace tr::forge_test

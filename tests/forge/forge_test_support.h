@@ -3,12 +3,16 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/env.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/forge/forge_client.h"
+#include "tests/support/fake_forge.h"
 
 namespace tr::forge_test {
 
@@ -32,5 +36,38 @@ int ConnectLoopbackFrom(const char* source, int port);
 bool SendAll(int fd, const std::string& data);
 // Reads until the peer closes or `deadline` passes; nullopt on timeout.
 std::optional<std::string> ReadUntilClosed(int fd, Env::TimePoint deadline);
+
+// Time that moves only when the client sleeps: the sleeps are recorded, not waited.
+class RecordingTime final : public Env {
+ public:
+  TimePoint Now() override {
+    std::lock_guard lock(mu_);
+    return now_;
+  }
+  bool SleepFor(std::chrono::nanoseconds duration, std::stop_token) override {
+    std::lock_guard lock(mu_);
+    slept_.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(duration));
+    now_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(duration);
+    return true;
+  }
+  double Uniform() override { return 0.5; }
+  std::vector<std::chrono::milliseconds> slept() {
+    std::lock_guard lock(mu_);
+    return slept_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::chrono::system_clock::time_point now_{std::chrono::seconds(1'800'000'000)};
+  std::vector<std::chrono::milliseconds> slept_;
+};
+
+// A client of `fake` for the repository acme/fleet, speaking `forge`, with `token`; its waits
+// go to `time`. Fails the test (and returns null) when it cannot be made.
+std::unique_ptr<reconciler::forge::HttpForgeClient> FakeForgeClient(const FakeForge& fake,
+                                                                    const std::string& forge,
+                                                                    const std::string& token,
+                                                                    RecordingTime& time,
+                                                                    int per_minute = 40);
 
 }  // namespace tr::forge_test
