@@ -140,7 +140,10 @@ bool Proposer::ScheduleDue(const core::Proposal& proposal, core::TimePoint now) 
 
 std::vector<std::string> Proposer::RunOnce(std::stop_token stop) {
   std::vector<std::string> lines;
-  if (deps_.proposes && !deps_.proposes()) return lines;
+  if (deps_.proposes && !deps_.proposes()) {
+    if (deps_.board != nullptr) deps_.board->Set({});  // the replica that proposes shows them
+    return lines;
+  }
   std::shared_ptr<const DesiredSnapshot> desired = deps_.desired.Current();
   if (!desired) return lines;
   const core::ProfileSet& set = desired->profiles;
