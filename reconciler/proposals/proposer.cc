@@ -217,11 +217,21 @@ std::string Proposer::Propose(const core::Proposal& proposal, const std::string&
     const std::string marker = ProposalMarker(proposal);
     const forge::ForgePull* open = Newest(pulls, "open");
     for (const forge::ForgePull& p : pulls) {
-      if (p.state == "closed" && open == nullptr && p.body.starts_with(marker)) {
+      if (open != nullptr || !p.body.starts_with(marker)) continue;
+      if (p.state == "closed") {
         pull_states_[proposal.branch] = "closed";
         return fmt::format(
             "result=declined pull={} reason=\"closed without merge; these "
             "versions are not proposed again\"",
+            p.number);
+      }
+      // Merged, but this pass read the watched branch before the merge reached it: opening
+      // the same proposal again would ask for a change already made.
+      if (p.state == "merged") {
+        pull_states_[proposal.branch] = "merged";
+        return fmt::format(
+            "result=merged pull={} reason=\"merged; waiting for the watched branch to "
+            "include it\"",
             p.number);
       }
     }

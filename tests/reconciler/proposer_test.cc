@@ -1,6 +1,6 @@
 // The proposer's pass without a forge (the branch only, logged), on the replica that proposes
-// only, and never while a profile is invalid; the forge's side runs end to end in
-// tests/e2e/proposal_test.cc.
+// only, never while a profile is invalid, and never again for a merged proposal; the forge's side
+// runs end to end in tests/e2e/proposal_test.cc.
 #include "reconciler/proposals/proposer.h"
 
 #include <gmock/gmock.h>
@@ -76,6 +76,59 @@ class RecordingPublisher final : public gitsource::ProposalPublisher {
   std::vector<gitsource::ProposalCommit> published;
 };
 
+// The pull-request calls of a forge over a list of pull requests, newest first.
+class PullList final : public forge::ForgeApi {
+ public:
+  absl::StatusOr<std::optional<forge::ForgeComment>> FindComment(int64_t, std::string_view,
+                                                                 std::stop_token) override {
+    return absl::UnimplementedError("the proposer reads no comment");
+  }
+  absl::StatusOr<int64_t> CreateComment(int64_t, const std::string&, std::stop_token) override {
+    return absl::UnimplementedError("the proposer writes no comment");
+  }
+  absl::Status EditComment(int64_t, int64_t, const std::string&, std::stop_token) override {
+    return absl::UnimplementedError("the proposer writes no comment");
+  }
+  absl::Status SetCommitStatus(const forge::CommitStatus&, std::stop_token) override {
+    return absl::UnimplementedError("the proposer sets no commit status");
+  }
+  absl::StatusOr<std::optional<int64_t>> MergedPullOf(const std::string&,
+                                                      std::stop_token) override {
+    return absl::UnimplementedError("the proposer asks for no commit's pull request");
+  }
+  absl::StatusOr<std::vector<forge::ForgePull>> PullsFromBranch(const std::string& head,
+                                                                std::stop_token) override {
+    std::vector<forge::ForgePull> found;
+    for (const forge::ForgePull& p : pulls) {
+      if (p.head_branch == head) found.push_back(p);
+    }
+    return found;
+  }
+  absl::StatusOr<forge::ForgePull> CreatePull(const forge::PullDraft& draft,
+                                              std::stop_token) override {
+    forge::ForgePull pull{.number = static_cast<int64_t>(pulls.size()) + 1,
+                          .state = "open",
+                          .title = draft.title,
+                          .body = draft.body,
+                          .head_branch = draft.head_branch,
+                          .base_branch = draft.base_branch,
+                          .url = ""};
+    pulls.insert(pulls.begin(), pull);
+    return pull;
+  }
+  absl::Status EditPull(int64_t number, const std::string& title, const std::string& body,
+                        std::stop_token) override {
+    for (forge::ForgePull& p : pulls) {
+      if (p.number != number) continue;
+      p.title = title;
+      p.body = body;
+      return absl::OkStatus();
+    }
+    return absl::NotFoundError("no such pull request");
+  }
+  std::vector<forge::ForgePull> pulls;
+};
+
 class ProposerTest : public ::testing::Test {
  protected:
   void Publish(const std::vector<core::SourceFile>& files) {
@@ -86,12 +139,13 @@ class ProposerTest : public ::testing::Test {
     source_ = std::make_unique<FixedFiles>(files);
   }
 
-  std::unique_ptr<Proposer> Make(std::function<bool()> proposes = {}) {
+  std::unique_ptr<Proposer> Make(std::function<bool()> proposes = {},
+                                 forge::ForgeApi* forge = nullptr) {
     return std::make_unique<Proposer>(ProposerDeps{desired_,
                                                    *source_,
                                                    statuses_,
                                                    publisher_,
-                                                   nullptr,
+                                                   forge,
                                                    nullptr,
                                                    std::move(proposes),
                                                    {},
@@ -150,6 +204,27 @@ TEST_F(ProposerTest, NothingIsProposedWhileAProfileIsInvalid) {
   EXPECT_THAT(Make()->RunOnce({}),
               ElementsAre("result=skipped reason=\"a profile or reconciler.yaml is invalid\""));
   EXPECT_THAT(publisher_.published, IsEmpty());
+}
+
+// The forge says the proposal is merged before the daemon has read the merge from the watched
+// branch: the same proposal is not opened again, and it counts as merged.
+TEST_F(ProposerTest, AMergedProposalIsNotOpenedAgainBeforeTheWatchedBranchShowsIt) {
+  Publish(lab_);
+  PullList forge;
+  auto proposer = Make({}, &forge);
+  EXPECT_THAT(proposer->RunOnce({}), ElementsAre(HasSubstr("pull=1 result=opened")));
+  ASSERT_EQ(forge.pulls.size(), 1u);
+  forge.pulls[0].state = "merged";
+  EXPECT_THAT(proposer->RunOnce({}),
+              ElementsAre("branch=talos-reconciler/update/lab result=merged pull=1 "
+                          "reason=\"merged; waiting for the watched branch to include it\""));
+  EXPECT_EQ(forge.pulls.size(), 1u);
+  EXPECT_EQ(metrics_.proposals.Value("merged"), 1);
+  EXPECT_EQ(metrics_.proposals.Value("open"), 0);
+  // A proposal of other versions is a new one.
+  forge.pulls[0].body = "<!-- talos-reconciler:proposal group=lab talos=1.11.9 kubernetes=- -->";
+  EXPECT_THAT(proposer->RunOnce({}), ElementsAre(HasSubstr("pull=2 result=opened")));
+  EXPECT_EQ(metrics_.proposals.Value("open"), 1);
 }
 
 }  // namespace
