@@ -114,17 +114,27 @@ TEST_F(E2eTest, ReleaseProposalsOpenOnePullRequestPerChainAndItsMergeRollsOut) {
                                          "for-each-ref", std::string("refs/heads/") + kLabBranch}),
             "");
 
-  // 1.12.3 waits for its 4 s of age, then becomes the chain's one pull request.
+  // 1.12.3 waits for its 4 s of age, then becomes the chain's one pull request. The daemon
+  // cannot know the release before it is added, so the pull request opens 4 s after that at
+  // the earliest (the forge's clock and this one are the same steady clock).
+  const auto added = std::chrono::steady_clock::now();
   E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.12.3"));
   ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
     return OpenFor(forge, kOldBranch, "1.12.3");
   })) << world().Diagnostics();
-  EXPECT_TRUE(PullsOf(forge, kLabBranch).empty()) << "proposed before minimumReleaseAge";
   ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
     return OpenFor(forge, kLabBranch, "1.12.3");
   })) << world().Diagnostics();
   EXPECT_THAT(world().daemon().log(), HasSubstr("1.12.3 not proposed yet"));
   FakePull first = PullsOf(forge, kLabBranch).back();
+  // GitHub labels a pull request in a call after the one that opens it: read it once the daemon
+  // has logged both done.
+  ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
+    return world().daemon().log().find(fmt::format("pull={} result=opened", first.number)) !=
+           std::string::npos;
+  })) << world().Diagnostics();
+  first = PullsOf(forge, kLabBranch).back();
+  EXPECT_GE(first.opened - added, std::chrono::seconds(4)) << "proposed before minimumReleaseAge";
   EXPECT_EQ(first.title, "Upgrade lab, staging, prod to Talos 1.12.3");
   EXPECT_EQ(first.base, "main");
   EXPECT_THAT(first.labels, testing::ElementsAre("talos-reconciler"));
@@ -180,8 +190,15 @@ TEST_F(E2eTest, ReleaseProposalsOpenOnePullRequestPerChainAndItsMergeRollsOut) {
     return OpenFor(forge, kLabBranch, "1.12.5");
   })) << world().Diagnostics();
   ASSERT_EQ(PullsOf(forge, kLabBranch).size(), 2u);
+  // The forge knows of the merge before the daemon reads it from the watched branch (here:
+  // before it is pushed): the merged proposal is not opened again meanwhile.
+  const int64_t merged = PullsOf(forge, kLabBranch).back().number;
+  forge.MarkPullMerged(merged);
+  ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
+    return world().daemon().log().find(fmt::format("result=merged pull={}", merged)) !=
+           std::string::npos;
+  })) << world().Diagnostics();
   MergeOnServer(world(), kLabBranch);
-  forge.MarkPullMerged(PullsOf(forge, kLabBranch).back().number);
   for (const char* cluster : {"lab", "staging", "prod"}) {
     E2E_ASSERT_OK(world().WaitForReady(cluster, "1.12.5", "", kProposalTimeout).status());
   }
@@ -190,6 +207,7 @@ TEST_F(E2eTest, ReleaseProposalsOpenOnePullRequestPerChainAndItsMergeRollsOut) {
           .WaitForStatus(
               "prod", [](const core::ClusterStatus& s) { return !s.proposal; }, kProposalTimeout)
           .status());
+  EXPECT_EQ(PullsOf(forge, kLabBranch).size(), 2u);
   EXPECT_TRUE(OpenFor(forge, kOldBranch, "1.12.5"));
   EXPECT_EQ(PullsOf(forge, kOldBranch).size(), 1u);
   ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {

@@ -53,6 +53,7 @@ struct FakePull {
   std::vector<std::string> labels;  // names
   int edits = 0;
   bool from_fork = false;  // its head branch is a fork's, not the repository's
+  std::chrono::steady_clock::time_point opened{};  // when the forge received it
 };
 
 struct FakeResponse {
