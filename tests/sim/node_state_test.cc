@@ -336,7 +336,10 @@ TEST_F(NodeStateTest, StagedUpgradeRunsStageUpgradeAndComesBackUpgraded) {
   auto p = Params();
   p.stage = true;
   ASSERT_TRUE(Upgrade(3, p).ok());
-  EXPECT_THAT(Phases(3), ElementsAre("cleanup", "dbus", "stopEverything", "reboot"));
+  EXPECT_THAT(Phases(3),
+              ElementsAre("cleanup", "dbus", "stopServices", "umount", "unmountBind",
+                          "unmountSystem", "volumeFinalize", "kexec", "stopEverything", "reboot"));
+  EXPECT_EQ(RestartCmd(3), 0x45584543);  // kexec
   clock_->AdvanceBy(timings_.reboot + timings_.boot);
   EXPECT_EQ(Snap(3).talos_tag, "v1.12.4");
   EXPECT_TRUE(Snap(3).ready);

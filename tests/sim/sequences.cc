@@ -98,6 +98,16 @@ std::vector<std::string> UpgradePhaseNames(int minor, bool control_plane, bool p
   return names;
 }
 
+// The phase names of sequence `stageUpgrade`: the reboot's stop list, kexec unless power cycled.
+std::vector<std::string> SeqStagePhaseNames(int minor, bool control_plane, bool preserve,
+                                            bool kexec) {
+  std::vector<std::string> names = {"cleanup", "dbus"};
+  if (minor <= 7 && control_plane && !preserve) names.push_back("leave");
+  for (auto& n : SeqMetalStopPhases(minor, kexec)) names.push_back(std::move(n));
+  names.push_back("reboot");
+  return names;
+}
+
 // One phase of `minor` with upstream's task names; a kexec phase loads the next kernel unless
 // the request asked for a power cycle (the phase still runs, its task skips the load).
 SimCluster::Phase SeqPhase(int minor, const std::string& name, bool remove_pods, bool load_kexec) {
@@ -134,68 +144,66 @@ std::shared_ptr<Mailbox<absl::StatusOr<std::string>>> SimCluster::LegacyUpgrade(
   // The installer is pulled into the system containerd (install/pull.go), skipped when it is
   // already there; the legacy ImagePull pre-pull lands in the CRI containerd and does not count.
   const bool present = HasImageLocked(node, ImageStore::kSystemInMemory, p.image);
-  scheduler_->After(present ? Scheduler::Duration{} : Scaled(timings_.image_pull), [this, n,
-                                                                                    generation, box,
-                                                                                    p] {
-    std::lock_guard inner(mu_);
-    if (stopping_ || n->generation != generation || !n->up) {
-      box->Push(absl::UnavailableError("connection closed: node is rebooting"));
-      return;
-    }
-    auto tag = ValidateInstallerLocked(*n, p.image);
-    if (!tag.ok()) {
-      box->Push(absl::UnknownError(fmt::format("error validating installer image \"{}\": {}",
-                                               p.image, std::string(tag.status().message()))));
-      return;
-    }
-    if (n->is_control_plane()) {
-      if (auto st = ValidateEtcdForUpgradeLocked(*n, p); !st.ok()) {
-        box->Push(st);
-        return;
-      }
-    }
-    const std::string actor = NewUuid();
-    box->Push(actor);
-    const std::string sequence = p.stage ? "stageUpgrade" : "upgrade";
-    if (SequenceLockedLocked(*n, sequence, actor)) return;
-    n->sequence = sequence;
-    JournalStateLocked(*n, "sequence", fmt::format("{} to {} actor={}", sequence, *tag, actor));
-    SequenceEventLocked(*n, sequence, machine::SequenceEvent::START, actor);
-    SetStageLocked(*n, MachineStage::kUpgrading, false, {});
-    auto install = [this, installed = *tag, image = p.image](SimNode& m) {
-      const int inactive = 1 - m.active_slot;
-      m.slots[inactive] = installed;
-      m.slot_images[inactive] = image;
-      m.next_boot_slot = inactive;
-      JournalStateLocked(
-          m, "slot", fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));
-    };
-    const std::vector<std::string> names =
-        p.stage
-            ? std::vector<std::string>{"cleanup", "dbus", "stopEverything", "reboot"}
-            : UpgradePhaseNames(Minor(n->tag), n->is_control_plane(), p.preserve, !p.powercycle);
-    // A staged upgrade runs the installer early in the next boot; the simulator writes the slot
-    // before that reboot, so the node still comes back once, on the new version.
-    if (p.stage) install(*n);
-    const int minor = Minor(n->tag);
-    const bool remove_pods = minor <= 7 && !p.preserve && !p.stage;
-    std::vector<Phase> phases;
-    for (const auto& name : names) {
-      Phase phase = SeqPhase(minor, name, remove_pods, true);
-      if (name == "drain") {
-        phase.delay = Scaled(timings_.drain);
-        phase.action = [this](SimNode& m) { DrainLocked(m); };
-        CordonLocked(*n, true, "talos");
-        n->talos_cordoned = true;
-      } else if (name == "upgrade") {
-        phase.delay = Scaled(timings_.install);
-        phase.action = install;
-      }
-      phases.push_back(std::move(phase));
-    }
-    RunPhasesLocked(*n, std::move(phases), 0, actor);
-    NotifyLocked();
-  });
+  scheduler_->After(
+      present ? Scheduler::Duration{} : Scaled(timings_.image_pull), [this, n, generation, box, p] {
+        std::lock_guard inner(mu_);
+        if (stopping_ || n->generation != generation || !n->up) {
+          box->Push(absl::UnavailableError("connection closed: node is rebooting"));
+          return;
+        }
+        auto tag = ValidateInstallerLocked(*n, p.image);
+        if (!tag.ok()) {
+          box->Push(absl::UnknownError(fmt::format("error validating installer image \"{}\": {}",
+                                                   p.image, std::string(tag.status().message()))));
+          return;
+        }
+        if (n->is_control_plane()) {
+          if (auto st = ValidateEtcdForUpgradeLocked(*n, p); !st.ok()) {
+            box->Push(st);
+            return;
+          }
+        }
+        const std::string actor = NewUuid();
+        box->Push(actor);
+        const std::string sequence = p.stage ? "stageUpgrade" : "upgrade";
+        if (SequenceLockedLocked(*n, sequence, actor)) return;
+        n->sequence = sequence;
+        JournalStateLocked(*n, "sequence", fmt::format("{} to {} actor={}", sequence, *tag, actor));
+        SequenceEventLocked(*n, sequence, machine::SequenceEvent::START, actor);
+        SetStageLocked(*n, MachineStage::kUpgrading, false, {});
+        auto install = [this, installed = *tag, image = p.image](SimNode& m) {
+          const int inactive = 1 - m.active_slot;
+          m.slots[inactive] = installed;
+          m.slot_images[inactive] = image;
+          m.next_boot_slot = inactive;
+          JournalStateLocked(
+              m, "slot",
+              fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));
+        };
+        const std::vector<std::string> names = (p.stage ? SeqStagePhaseNames : UpgradePhaseNames)(
+            Minor(n->tag), n->is_control_plane(), p.preserve, !p.powercycle);
+        // A staged upgrade runs the installer early in the next boot; the simulator writes the slot
+        // before that reboot, so the node still comes back once, on the new version.
+        if (p.stage) install(*n);
+        const int minor = Minor(n->tag);
+        const bool remove_pods = minor <= 7 && !p.preserve && !p.stage;
+        std::vector<Phase> phases;
+        for (const auto& name : names) {
+          Phase phase = SeqPhase(minor, name, remove_pods, true);
+          if (name == "drain") {
+            phase.delay = Scaled(timings_.drain);
+            phase.action = [this](SimNode& m) { DrainLocked(m); };
+            CordonLocked(*n, true, "talos");
+            n->talos_cordoned = true;
+          } else if (name == "upgrade") {
+            phase.delay = Scaled(timings_.install);
+            phase.action = install;
+          }
+          phases.push_back(std::move(phase));
+        }
+        RunPhasesLocked(*n, std::move(phases), 0, actor);
+        NotifyLocked();
+      });
   return box;
 }
 
