@@ -165,46 +165,55 @@ std::shared_ptr<Mailbox<absl::StatusOr<std::string>>> SimCluster::LegacyUpgrade(
         }
         const std::string actor = NewUuid();
         box->Push(actor);
-        const std::string sequence = p.stage ? "stageUpgrade" : "upgrade";
-        if (SequenceLockedLocked(*n, sequence, actor)) return;
-        n->sequence = sequence;
-        JournalStateLocked(*n, "sequence", fmt::format("{} to {} actor={}", sequence, *tag, actor));
-        SequenceEventLocked(*n, sequence, machine::SequenceEvent::START, actor);
-        SetStageLocked(*n, MachineStage::kUpgrading, false, {});
-        auto install = [this, installed = *tag, image = p.image](SimNode& m) {
-          const int inactive = 1 - m.active_slot;
-          m.slots[inactive] = installed;
-          m.slot_images[inactive] = image;
-          m.next_boot_slot = inactive;
-          JournalStateLocked(
-              m, "slot",
-              fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));
-        };
-        const std::vector<std::string> names = (p.stage ? SeqStagePhaseNames : UpgradePhaseNames)(
-            Minor(n->tag), n->is_control_plane(), p.preserve, !p.powercycle);
-        // A staged upgrade runs the installer early in the next boot; the simulator writes the slot
-        // before that reboot, so the node still comes back once, on the new version.
-        if (p.stage) install(*n);
-        const int minor = Minor(n->tag);
-        const bool remove_pods = minor <= 7 && !p.preserve && !p.stage;
-        std::vector<Phase> phases;
-        for (const auto& name : names) {
-          Phase phase = SeqPhase(minor, name, remove_pods, true);
-          if (name == "drain") {
-            phase.delay = Scaled(timings_.drain);
-            phase.action = [this](SimNode& m) { DrainLocked(m); };
-            CordonLocked(*n, true, "talos");
-            n->talos_cordoned = true;
-          } else if (name == "upgrade") {
-            phase.delay = Scaled(timings_.install);
-            phase.action = install;
-          }
-          phases.push_back(std::move(phase));
-        }
-        RunPhasesLocked(*n, std::move(phases), 0, actor);
-        NotifyLocked();
+        StartLegacyUpgradeLocked(*n, p, *tag, actor);
       });
   return box;
+}
+
+void SimCluster::StartLegacyUpgradeLocked(SimNode& node, const LegacyUpgradeParams& p,
+                                          const std::string& tag, const std::string& actor) {
+  const std::string sequence = p.stage ? "stageUpgrade" : "upgrade";
+  if (SequenceLockedLocked(node, sequence, actor)) return;
+  node.sequence = sequence;
+  JournalStateLocked(node, "sequence", fmt::format("{} to {} actor={}", sequence, tag, actor));
+  SequenceEventLocked(node, sequence, machine::SequenceEvent::START, actor);
+  SetStageLocked(node, MachineStage::kUpgrading, false, {});
+  RunPhasesLocked(node, LegacyUpgradePhasesLocked(node, p, tag), 0, actor);
+  NotifyLocked();
+}
+
+std::vector<SimCluster::Phase> SimCluster::LegacyUpgradePhasesLocked(SimNode& node,
+                                                                     const LegacyUpgradeParams& p,
+                                                                     const std::string& tag) {
+  auto install = [this, installed = tag, image = p.image](SimNode& m) {
+    const int inactive = 1 - m.active_slot;
+    m.slots[inactive] = installed;
+    m.slot_images[inactive] = image;
+    m.next_boot_slot = inactive;
+    JournalStateLocked(
+        m, "slot", fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));
+  };
+  // A staged upgrade runs the installer early in the next boot; the simulator writes the slot
+  // before that reboot, so the node still comes back once, on the new version.
+  if (p.stage) install(node);
+  const int minor = Minor(node.tag);
+  const bool remove_pods = minor <= 7 && !p.preserve && !p.stage;
+  std::vector<Phase> phases;
+  for (const auto& name : (p.stage ? SeqStagePhaseNames : UpgradePhaseNames)(
+           minor, node.is_control_plane(), p.preserve, !p.powercycle)) {
+    Phase phase = SeqPhase(minor, name, remove_pods, true);
+    if (name == "drain") {
+      phase.delay = Scaled(timings_.drain);
+      phase.action = [this](SimNode& m) { DrainLocked(m); };
+      CordonLocked(node, true, "talos");
+      node.talos_cordoned = true;
+    } else if (name == "upgrade") {
+      phase.delay = Scaled(timings_.install);
+      phase.action = install;
+    }
+    phases.push_back(std::move(phase));
+  }
+  return phases;
 }
 
 void SimCluster::RunPhasesLocked(SimNode& node, std::vector<Phase> phases, size_t index,

@@ -349,6 +349,11 @@ class SimCluster {
   };
   void RunPhasesLocked(SimNode& node, std::vector<Phase> phases, size_t index, std::string actor);
   void StartRebootSequenceLocked(SimNode& node, const std::string& actor, SimRebootMode mode);
+  // The legacy Upgrade's sequence once its checks passed (`tag`: the installer's version).
+  void StartLegacyUpgradeLocked(SimNode& node, const LegacyUpgradeParams& p, const std::string& tag,
+                                const std::string& actor);
+  std::vector<Phase> LegacyUpgradePhasesLocked(SimNode& node, const LegacyUpgradeParams& p,
+                                               const std::string& tag);
   // True (and a LOCKED SequenceEvent published) when another sequence holds the node.
   bool SequenceLockedLocked(SimNode& node, const std::string& sequence, const std::string& actor);
   std::string RenderMachineConfigLocked(const SimNode& node) const;
