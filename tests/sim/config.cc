@@ -151,7 +151,8 @@ absl::StatusOr<ApplyResult> SimCluster::ApplyConfiguration(SimNode& node, const 
   RestartStaticPodsLocked(node);
   RefreshResourcesLocked(node);
   if (result.mode == Mode::REBOOT) {
-    StartRebootSequenceLocked(node, "");
+    // Upstream runs the reboot sequence without a request: the default mode.
+    StartRebootSequenceLocked(node, "", SimRebootMode::kDefault);
   } else if (result.mode == Mode::TRY) {
     AfterLocked(node, try_timeout, [this, previous](SimNode& n) {
       n.machine_config = previous;

@@ -1,7 +1,7 @@
 // Where talos-sim fails as real Talos fails, over the wire: containerd instances, registry
 // catalogue, Read of a missing file, COSI type and namespace checks and watch options, etcd
-// legacy_members, and apid's reconnect backoff (refused, then hanging calls) towards a node that
-// rebooted.
+// legacy_members, the sequence a RebootRequest.mode runs, and apid's reconnect backoff (refused,
+// then hanging calls) towards a node that rebooted.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -215,6 +215,56 @@ TEST_F(FidelityGrpcTest, CosiRefusesNamespacesTheNodeDoesNotRegister) {
   auto st = reader->Finish();
   EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(st.error_message(), "namespace \"Runtime\" is not supported");
+}
+
+// What one node's event stream shows of a Reboot with `mode`: the phases started, in order, and
+// the RestartEvent's reboot command, read until the node goes down.
+struct RebootSeen {
+  std::vector<std::string> phases;
+  int64_t restart_cmd = 0;
+};
+
+RebootSeen RebootAndWatch(machine::MachineService::Stub& machine, const std::string& node,
+                          machine::RebootRequest::Mode mode) {
+  RebootSeen seen;
+  auto events_ctx = Call(node, 30s);
+  auto events = machine.Events(events_ctx.get(), {});
+  machine::Event ev;
+  if (!events->Read(&ev)) return seen;  // hello
+  machine::RebootRequest req;
+  req.set_mode(mode);
+  machine::RebootResponse reply;
+  auto ctx = Call(node);
+  if (!machine.Reboot(ctx.get(), req, &reply).ok()) return seen;
+  while (events->Read(&ev)) {
+    machine::PhaseEvent phase;
+    machine::RestartEvent restart;
+    if (ev.data().type_url().ends_with(".PhaseEvent") && phase.ParseFromString(ev.data().value()) &&
+        phase.action() == machine::PhaseEvent::START) {
+      seen.phases.push_back(phase.phase());
+    } else if (ev.data().type_url().ends_with(".RestartEvent") &&
+               restart.ParseFromString(ev.data().value())) {
+      seen.restart_cmd = restart.cmd();
+    }
+  }
+  events->Finish();
+  return seen;
+}
+
+// RebootRequest.mode over the wire: FORCE skips to the reboot phase on 1.13; on 1.7 POWERCYCLE
+// runs the whole metal list (with 1.7's unmountUser and no volumeFinalize) and restarts without
+// kexec.
+TEST_F(FidelityGrpcTest, RebootModesChangeTheSequence) {
+  const RebootSeen forced = RebootAndWatch(*machine_, Addr("w-1"), machine::RebootRequest::FORCE);
+  EXPECT_THAT(forced.phases, ::testing::ElementsAre("reboot"));
+  EXPECT_EQ(forced.restart_cmd, 0x01234567);
+  const RebootSeen cycled =
+      RebootAndWatch(*machine_, Addr("cp-2"), machine::RebootRequest::POWERCYCLE);
+  EXPECT_THAT(
+      cycled.phases,
+      ::testing::ElementsAre("cleanup", "dbus", "stopServices", "unmountUser", "umount",
+                             "unmountBind", "unmountSystem", "kexec", "stopEverything", "reboot"));
+  EXPECT_EQ(cycled.restart_cmd, 0x01234567);
 }
 
 // apid on cp-1 reaches w-1 only after its reconnect backoff, although w-1 is up; w-1's own apid

@@ -192,9 +192,11 @@ absl::StatusOr<ClusterSpec> ParseCluster(const YAML::Node& y) {
 
 absl::Status ParseTimings(const YAML::Node& y, Timings& t) {
   const std::pair<const char*, std::chrono::milliseconds*> fields[] = {
-      {"image_pull", &t.image_pull}, {"install", &t.install}, {"drain", &t.drain},
-      {"reboot", &t.reboot},         {"boot", &t.boot},       {"pod_start", &t.pod_start},
-      {"apid_reconnect", &t.apid_reconnect}, {"apid_hang", &t.apid_hang}};
+      {"image_pull", &t.image_pull}, {"install", &t.install},
+      {"drain", &t.drain},           {"stop", &t.stop},
+      {"reboot", &t.reboot},         {"boot", &t.boot},
+      {"pod_start", &t.pod_start},   {"apid_reconnect", &t.apid_reconnect},
+      {"apid_hang", &t.apid_hang}};
   for (const auto& [key, field] : fields) {
     if (!Child(y, key)) continue;
     auto d = ParseDuration(fmt::format("timings.{}", key), Child(y, key).as<std::string>());
@@ -210,7 +212,8 @@ absl::Status ParseRegistry(const YAML::Node& y, RegistrySpec& registry) {
   for (const auto& image : Child(y, "images")) {
     registry.images.push_back(image.as<std::string>());
     if (!ParseImageRef(registry.images.back()).ok()) {
-      return Invalid("registry.images", fmt::format("bad reference \"{}\"", registry.images.back()));
+      return Invalid("registry.images",
+                     fmt::format("bad reference \"{}\"", registry.images.back()));
     }
   }
   for (const auto& id : Child(y, "schematics")) registry.schematics.push_back(id.as<std::string>());

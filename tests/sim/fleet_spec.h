@@ -2,8 +2,8 @@
 // operations take, which faults to script, and how to allocate loopback addresses.
 //
 // A FleetSpec is a plain value parsed from YAML (see docs/talos-sim.md, "Fleet file", for the
-// file format). Parsing validates everything the simulator later relies on (unique node names, valid
-// Talos and Kubernetes versions, at least one control plane per cluster, addresses inside
+// file format). Parsing validates everything the simulator later relies on (unique node names,
+// valid Talos and Kubernetes versions, at least one control plane per cluster, addresses inside
 // 127.0.0.0/8), so Fleet::Start only fails on environment problems. Values only;
 // thread-compatible.
 #pragma once
@@ -41,7 +41,7 @@ enum class FaultKind {
                          // (`image`: only the component containing this text; empty = all)
   kKubeletNotReturning,  // a kubelet restarted by a config change never comes back; Node NotReady
   kRemovedApiInUse,      // the cluster's API server still holds objects of an API the next
-                         // Kubernetes minor removes (podschedulingcontexts.v1alpha3.resource.k8s.io)
+                     // Kubernetes minor removes (podschedulingcontexts.v1alpha3.resource.k8s.io)
   kRebootAfterPull,  // right after answering a pull (ImageService/Pull, ImagePull) of an image
                      // containing `image` (empty = any), the node reboots at once (a power blip)
   kEphemeralWiped,   // at its next boot the node's EPHEMERAL partition is empty: the CRI
@@ -76,6 +76,7 @@ struct Timings {
   std::chrono::milliseconds image_pull{4000};  // pull + validate an installer or system image
   std::chrono::milliseconds install{8000};     // the installer writing the inactive slot
   std::chrono::milliseconds drain{2000};       // cordon and drain inside the legacy upgrade
+  std::chrono::milliseconds stop{1000};        // the reboot sequence stopping pods, then services
   std::chrono::milliseconds reboot{10000};     // API down between RestartEvent and boot
   std::chrono::milliseconds boot{6000};        // API up (BOOTING) until RUNNING and ready
   std::chrono::milliseconds pod_start{2000};   // an evicted pod's replacement becoming Ready
@@ -104,7 +105,7 @@ struct FactoryExtensionSpec {
 // The simulated Image Factory: which Talos releases it builds and which official extensions it
 // offers. Empty lists take the defaults (image_factory.h).
 struct FactorySpec {
-  std::vector<std::string> versions;  // "v1.14.0"; empty = the defaults
+  std::vector<std::string> versions;             // "v1.14.0"; empty = the defaults
   std::vector<FactoryExtensionSpec> extensions;  // empty = the default set
 };
 

@@ -89,10 +89,11 @@ grpc::Status MachineServiceImpl::Upgrade(grpc::ServerContext* ctx,
   });
 }
 
-grpc::Status MachineServiceImpl::Reboot(grpc::ServerContext* ctx, const machine::RebootRequest*,
+grpc::Status MachineServiceImpl::Reboot(grpc::ServerContext* ctx,
+                                        const machine::RebootRequest* request,
                                         machine::RebootResponse* response) {
   return HandleCall(router_, ctx, "/machine.MachineService/Reboot", [&](const Route& r) {
-    auto actor = r.cluster->Reboot(*r.target);
+    auto actor = r.cluster->Reboot(*r.target, static_cast<SimRebootMode>(request->mode()));
     if (!actor.ok()) return ToGrpc(actor.status());
     response->add_messages()->set_actor_id(*actor);
     return grpc::Status::OK;

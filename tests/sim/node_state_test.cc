@@ -78,6 +78,33 @@ class NodeStateTest : public ::testing::Test {
     }
     return out;
   }
+  // Names of the TaskEvents that started, in order.
+  std::vector<std::string> Tasks(size_t i) {
+    std::lock_guard lock(cluster_->mu());
+    std::vector<std::string> out;
+    for (const auto& ev : N(i).events) {
+      machine::TaskEvent te;
+      if (ev.type_url == "talos/runtime/machine.TaskEvent" && te.ParseFromString(ev.value) &&
+          te.action() == machine::TaskEvent::START) {
+        out.push_back(te.task());
+      }
+    }
+    return out;
+  }
+  // The reboot command of the node's last RestartEvent, 0 when there is none.
+  int64_t RestartCmd(size_t i) {
+    std::lock_guard lock(cluster_->mu());
+    int64_t cmd = 0;
+    for (const auto& ev : N(i).events) {
+      machine::RestartEvent re;
+      if (ev.type_url == "talos/runtime/machine.RestartEvent" && re.ParseFromString(ev.value)) {
+        cmd = re.cmd();
+      }
+    }
+    return cmd;
+  }
+  // How long a default reboot sequence stays up: its cleanup and stopServices phases.
+  milliseconds RebootStops() const { return 2 * timings_.stop; }
   absl::StatusOr<std::string> Upgrade(size_t i, LegacyUpgradeParams p) {
     auto box = cluster_->LegacyUpgrade(N(i), p);
     clock_->AdvanceBy(timings_.image_pull);
@@ -166,8 +193,9 @@ TEST_F(NodeStateTest, PhasesFollowTheVersion) {
          Node("cp-3", NodeRole::kControlPlane, "v1.7.7"),
          Node("w-1", NodeRole::kWorker, "v1.14.0")});
   ASSERT_TRUE(Upgrade(0, Params("ghcr.io/siderolabs/installer:v1.8.4")).ok());
-  auto p = Params("factory.talos.dev/metal-installer/"
-                "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.15.0");
+  auto p = Params(
+      "factory.talos.dev/metal-installer/"
+      "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:v1.15.0");
   p.powercycle = true;
   ASSERT_TRUE(Upgrade(3, p).ok());
   clock_->AdvanceBy(timings_.drain + timings_.install);
@@ -181,12 +209,137 @@ TEST_F(NodeStateTest, PhasesFollowTheVersion) {
                           "upgrade", "meta", "stopEverything", "reboot"));
 }
 
+// Task names as upstream's task functions report them (docs/talos-api.md §6.2).
+TEST_F(NodeStateTest, UpgradeTaskNamesFollowUpstream) {
+  Start({Node("cp-1", NodeRole::kControlPlane, "v1.7.7"),
+         Node("cp-2", NodeRole::kControlPlane, "v1.7.7"),
+         Node("cp-3", NodeRole::kControlPlane, "v1.7.7"), Node("w-1", NodeRole::kWorker, "v1.12.4"),
+         Node("w-2", NodeRole::kWorker, "v1.14.0")});
+  ASSERT_TRUE(Upgrade(0, Params("ghcr.io/siderolabs/installer:v1.8.4")).ok());
+  ASSERT_TRUE(Upgrade(3, Params("ghcr.io/siderolabs/installer:v1.13.2")).ok());
+  ASSERT_TRUE(Upgrade(4, Params("factory.talos.dev/metal-installer/"
+                                "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba:"
+                                "v1.15.0"))
+                  .ok());
+  clock_->AdvanceBy(timings_.drain + timings_.install);
+  EXPECT_THAT(Tasks(0), ElementsAre("cordonAndDrainNode", "removeAllPods", "stopDBus", "leaveEtcd",
+                                    "stopServicesForUpgrade", "unmountUserDisks",
+                                    "unmountOverlayFilesystems", "unmountPodMounts",
+                                    "unmountSystemDiskBindMounts", "unmountEphemeralPartition",
+                                    "unmountStatePartition", "verifyDiskAvailability", "upgrade",
+                                    "reloadMeta", "kexecPrepare", "stopAllServices", "reboot"));
+  EXPECT_THAT(Tasks(3),
+              ElementsAre("cordonAndDrainNode", "stopAllPods", "stopDBus", "stopServicesForUpgrade",
+                          "unmountPodMounts", "unmountSystemDiskBindMounts",
+                          "unmountEphemeralPartition", "teardownLifecycle", "upgrade", "reloadMeta",
+                          "kexecPrepare", "stopAllServices", "reboot"));
+  EXPECT_THAT(Tasks(4),
+              ElementsAre("denyNewServices", "cordonAndDrainNode", "stopAllPods", "stopDBus",
+                          "stopServicesForUpgrade", "unmountPodMounts",
+                          "unmountSystemDiskBindMounts", "unmountPromotableSystemPartitions",
+                          "unmountEphemeralPartition", "teardownLifecycle", "upgrade", "reloadMeta",
+                          "kexecPrepare", "stopAllServices", "reboot"));
+  EXPECT_EQ(RestartCmd(3), 0x45584543);  // kexec
+}
+
+// Reboot runs the metal list of the node's minor; the node stays up until the reboot phase.
+TEST_F(NodeStateTest, RebootRunsTheMetalPhasesAndGoesDownAtTheRebootPhase) {
+  Start({Node("cp-1", NodeRole::kControlPlane, "v1.12.4"),
+         Node("w-1", NodeRole::kWorker, "v1.12.4"), Node("w-2", NodeRole::kWorker, "v1.14.0")});
+  ASSERT_TRUE(cluster_->Reboot(N(1)).ok());
+  ASSERT_TRUE(cluster_->Reboot(N(2)).ok());
+  clock_->RunDue();
+  EXPECT_TRUE(Snap(1).up);
+  EXPECT_EQ(Snap(1).stage, MachineStage::kRebooting);
+  EXPECT_THAT(Phases(1), ElementsAre("cleanup"));
+  clock_->AdvanceBy(timings_.stop);
+  EXPECT_TRUE(Snap(1).up);
+  EXPECT_THAT(Phases(1), ElementsAre("cleanup", "dbus", "stopServices"));
+  clock_->AdvanceBy(timings_.stop);
+  EXPECT_FALSE(Snap(1).up);
+  EXPECT_THAT(Phases(1),
+              ElementsAre("cleanup", "dbus", "stopServices", "umount", "unmountBind",
+                          "unmountSystem", "volumeFinalize", "kexec", "stopEverything", "reboot"));
+  EXPECT_THAT(Tasks(1),
+              ElementsAre("stopAllPods", "stopDBus", "stopServicesForUpgrade", "unmountPodMounts",
+                          "unmountSystemDiskBindMounts", "unmountEphemeralPartition",
+                          "teardownLifecycle", "kexecPrepare", "stopAllServices", "reboot"));
+  EXPECT_EQ(EventNames(1).back(), "RestartEvent");
+  EXPECT_EQ(RestartCmd(1), 0x45584543);  // kexec
+  // 1.14 denies new services first, unmounts promotable partitions, and loads kexec last.
+  EXPECT_THAT(Phases(2), ElementsAre("cleanup", "dbus", "denyNewServices", "stopServices", "umount",
+                                     "unmountBind", "unmountPromotable", "unmountSystem",
+                                     "volumeFinalize", "stopEverything", "kexec", "reboot"));
+  clock_->AdvanceBy(timings_.reboot + timings_.boot);
+  EXPECT_TRUE(Snap(1).ready);
+  EXPECT_EQ(Snap(1).boots, 2);
+}
+
+TEST_F(NodeStateTest, ForceRebootRunsOnlyTheRebootPhaseFrom112) {
+  Start({Node("cp-1", NodeRole::kControlPlane, "v1.12.4"),
+         Node("w-1", NodeRole::kWorker, "v1.12.4"), Node("w-2", NodeRole::kWorker, "v1.11.6")});
+  ASSERT_TRUE(cluster_->Reboot(N(1), SimRebootMode::kForce).ok());
+  ASSERT_TRUE(cluster_->Reboot(N(2), SimRebootMode::kForce).ok());
+  clock_->RunDue();
+  EXPECT_FALSE(Snap(1).up);
+  EXPECT_THAT(Phases(1), ElementsAre("reboot"));
+  EXPECT_THAT(Tasks(1), ElementsAre("reboot"));
+  EXPECT_EQ(RestartCmd(1), 0x01234567);  // nothing loaded kexec
+  // 1.11 ignores the mode.
+  EXPECT_TRUE(Snap(2).up);
+  clock_->AdvanceBy(RebootStops());
+  EXPECT_FALSE(Snap(2).up);
+  EXPECT_THAT(Phases(2),
+              ElementsAre("cleanup", "dbus", "stopServices", "umount", "unmountBind",
+                          "unmountSystem", "volumeFinalize", "kexec", "stopEverything", "reboot"));
+}
+
+TEST_F(NodeStateTest, PowercycleRebootRunsTheKexecPhaseWithoutKexec) {
+  Start({Node("cp-1", NodeRole::kControlPlane, "v1.13.2"),
+         Node("w-1", NodeRole::kWorker, "v1.13.2")});
+  ASSERT_TRUE(cluster_->Reboot(N(1), SimRebootMode::kPowercycle).ok());
+  clock_->AdvanceBy(RebootStops());
+  EXPECT_FALSE(Snap(1).up);
+  EXPECT_THAT(Phases(1),
+              ElementsAre("cleanup", "dbus", "stopServices", "umount", "unmountBind",
+                          "unmountSystem", "volumeFinalize", "kexec", "stopEverything", "reboot"));
+  EXPECT_EQ(RestartCmd(1), 0x01234567);  // LINUX_REBOOT_CMD_RESTART
+  std::vector<std::string> downs;
+  for (const auto& e : journal_.Entries()) {
+    if (e.what == "down" && e.node == "w-1") downs.push_back(e.detail);
+  }
+  EXPECT_THAT(downs, ElementsAre("reboot"));
+}
+
+TEST_F(NodeStateTest, RollbackRunsTheDefaultRebootSequence) {
+  StartHa("v1.13.2");
+  {
+    std::lock_guard lock(cluster_->mu());
+    N(3).slots[1] = "v1.12.4";
+    N(3).slot_images[1] = kImage;
+  }
+  ASSERT_TRUE(cluster_->Rollback(N(3)).ok());
+  clock_->RunDue();
+  EXPECT_TRUE(Snap(3).up);
+  clock_->AdvanceBy(RebootStops());
+  EXPECT_FALSE(Snap(3).up);
+  EXPECT_THAT(Phases(3),
+              ElementsAre("cleanup", "dbus", "stopServices", "umount", "unmountBind",
+                          "unmountSystem", "volumeFinalize", "kexec", "stopEverything", "reboot"));
+  EXPECT_EQ(RestartCmd(3), 0x45584543);
+  clock_->AdvanceBy(timings_.reboot + timings_.boot);
+  EXPECT_EQ(Snap(3).talos_tag, "v1.12.4");
+}
+
 TEST_F(NodeStateTest, StagedUpgradeRunsStageUpgradeAndComesBackUpgraded) {
   StartHa();
   auto p = Params();
   p.stage = true;
   ASSERT_TRUE(Upgrade(3, p).ok());
-  EXPECT_THAT(Phases(3), ElementsAre("cleanup", "dbus", "stopEverything", "reboot"));
+  EXPECT_THAT(Phases(3),
+              ElementsAre("cleanup", "dbus", "stopServices", "umount", "unmountBind",
+                          "unmountSystem", "volumeFinalize", "kexec", "stopEverything", "reboot"));
+  EXPECT_EQ(RestartCmd(3), 0x45584543);  // kexec
   clock_->AdvanceBy(timings_.reboot + timings_.boot);
   EXPECT_EQ(Snap(3).talos_tag, "v1.12.4");
   EXPECT_TRUE(Snap(3).ready);
@@ -334,7 +487,7 @@ TEST_F(NodeStateTest, SlowRebootStaysDownLonger) {
                                        .image = {}})
                   .ok());
   ASSERT_TRUE(cluster_->Reboot(N(3)).ok());
-  clock_->AdvanceBy(timings_.reboot + std::chrono::seconds(59));
+  clock_->AdvanceBy(RebootStops() + timings_.reboot + std::chrono::seconds(59));
   EXPECT_FALSE(Snap(3).up);
   clock_->AdvanceBy(std::chrono::seconds(1));
   EXPECT_TRUE(Snap(3).up);
@@ -344,12 +497,12 @@ TEST_F(NodeStateTest, LeaderMovesWhenTheLeaderGoesDown) {
   StartHa();
   ASSERT_TRUE(Snap(0).etcd_leader);
   ASSERT_TRUE(cluster_->Reboot(N(0)).ok());
-  clock_->RunDue();
+  clock_->AdvanceBy(RebootStops());
   EXPECT_FALSE(Snap(0).up);
   EXPECT_TRUE(Snap(1).etcd_leader || Snap(2).etcd_leader);
   // Losing a second member loses quorum: no leader at all.
   ASSERT_TRUE(cluster_->Reboot(N(1)).ok());
-  clock_->RunDue();
+  clock_->AdvanceBy(RebootStops());
   std::lock_guard lock(cluster_->mu());
   EXPECT_EQ(cluster_->EtcdLeaderLocked(), 0u);
 }
@@ -377,11 +530,11 @@ TEST_F(NodeStateTest, LifecycleUpgradeInstallsWithoutRebootThenRebootActivates) 
   EXPECT_EQ(installed.talos_tag, "v1.13.2");
   EXPECT_EQ(installed.next_boot_slot, "B");
   ASSERT_TRUE(cluster_->Reboot(N(3)).ok());
-  clock_->AdvanceBy(timings_.reboot + timings_.boot);
+  clock_->AdvanceBy(RebootStops() + timings_.reboot + timings_.boot);
   EXPECT_EQ(Snap(3).talos_tag, "v1.14.1");
   // Rollback returns to the other slot and reboots.
   ASSERT_TRUE(cluster_->Rollback(N(3)).ok());
-  clock_->AdvanceBy(timings_.reboot + timings_.boot);
+  clock_->AdvanceBy(RebootStops() + timings_.reboot + timings_.boot);
   EXPECT_EQ(Snap(3).talos_tag, "v1.13.2");
   EXPECT_EQ(Snap(3).active_slot, 'A');
   auto empty = cluster_->LifecycleUpgrade(N(3), "");

@@ -110,6 +110,7 @@ struct SimNode {
   std::optional<int> next_boot_slot;  // armed by an install
   bool installing = false;            // LifecycleService/Upgrade in progress
   bool talos_cordoned = false;        // the legacy upgrade's drain cordoned it
+  bool kexec_prepared{};              // a kexec phase loaded the next kernel (reboot kexecs)
   std::vector<Fault> faults;
   std::map<std::string, ServiceRecord> services;
 
@@ -152,6 +153,9 @@ struct SimNode {
   bool api_reachable() const;
   bool HasFault(FaultKind kind) const;
 };
+
+// MachineService/Reboot's RebootRequest.Mode (same numbers).
+enum class SimRebootMode { kDefault = 0, kPowercycle = 1, kForce = 2 };
 
 struct LegacyUpgradeParams {
   std::string image;
@@ -244,8 +248,8 @@ class SimCluster {
   // gets the actor id (sequence started or LOCKED) or the error.
   std::shared_ptr<Mailbox<absl::StatusOr<std::string>>> LegacyUpgrade(SimNode& node,
                                                                       LegacyUpgradeParams p);
-  // Reboot: the actor id; the reboot sequence runs asynchronously.
-  absl::StatusOr<std::string> Reboot(SimNode& node);
+  // Reboot: the actor id; the reboot sequence of the node's minor and `mode` runs asynchronously.
+  absl::StatusOr<std::string> Reboot(SimNode& node, SimRebootMode mode = SimRebootMode::kDefault);
   // Rollback: FailedPrecondition-like error text when there is no other slot.
   absl::Status Rollback(SimNode& node);
   // LifecycleService/Upgrade (1.13+): progress messages then exit code. It does not pull: the
@@ -339,12 +343,17 @@ class SimCluster {
   // Runs `sequence`'s phases one after another (see sequences.cc).
   struct Phase {
     std::string name;
-    std::string task;
+    std::vector<std::string> tasks{};  // upstream runs a phase's tasks side by side
     Scheduler::Duration delay{};
     std::function<void(SimNode&)> action;  // at the end of the phase, before its STOP event
   };
   void RunPhasesLocked(SimNode& node, std::vector<Phase> phases, size_t index, std::string actor);
-  void StartRebootSequenceLocked(SimNode& node, const std::string& actor);
+  void StartRebootSequenceLocked(SimNode& node, const std::string& actor, SimRebootMode mode);
+  // The legacy Upgrade's sequence once its checks passed (`tag`: the installer's version).
+  void StartLegacyUpgradeLocked(SimNode& node, const LegacyUpgradeParams& p, const std::string& tag,
+                                const std::string& actor);
+  std::vector<Phase> LegacyUpgradePhasesLocked(SimNode& node, const LegacyUpgradeParams& p,
+                                               const std::string& tag);
   // True (and a LOCKED SequenceEvent published) when another sequence holds the node.
   bool SequenceLockedLocked(SimNode& node, const std::string& sequence, const std::string& actor);
   std::string RenderMachineConfigLocked(const SimNode& node) const;
