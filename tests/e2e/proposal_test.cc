@@ -116,8 +116,8 @@ TEST_F(E2eTest, ReleaseProposalsOpenOnePullRequestPerChainAndItsMergeRollsOut) {
 
   // 1.12.3 waits for its 4 s of age, then becomes the chain's one pull request. The daemon
   // cannot know the release before it is added, so the pull request opens 4 s after that at
-  // the earliest (the forge's clock and this one are the same steady clock).
-  const auto added = std::chrono::steady_clock::now();
+  // the earliest (the forge stamps it with the same clock).
+  const Env::TimePoint added = Env::Default().Now();
   E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.12.3"));
   ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
     return OpenFor(forge, kOldBranch, "1.12.3");

@@ -191,7 +191,7 @@ int64_t FakeForge::AddForeignPull(const std::string& head, bool from_fork) {
   std::lock_guard lock(mu_);
   FakePull pull{next_pull_++, "open", "Someone else's change", "", head, "main", {}, 0,
                 from_fork,    {}};
-  pull.opened = std::chrono::steady_clock::now();
+  pull.opened = Env::Default().Now();
   pulls_.push_back(pull);
   return pull.number;
 }
@@ -478,7 +478,7 @@ bool FakeForge::ServePulls(const httplib::Request& req, const std::string& path,
   if (req.method == "GET" && path == collection) return reply(200, ListPulls(req));
   if (req.method == "POST" && path == collection) {
     FakePull pull{next_pull_, "open", request["title"], "", "", "", {}, 0, false, {}};
-    pull.opened = std::chrono::steady_clock::now();
+    pull.opened = Env::Default().Now();
     pull.head = request[gitlab ? "source_branch" : "head"];
     pull.base = request[gitlab ? "target_branch" : "base"];
     pull.body = request.value(gitlab ? "description" : "body", "");

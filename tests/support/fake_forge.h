@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/env.h"
+
 namespace httplib {
 class Server;
 struct Request;
@@ -52,8 +54,8 @@ struct FakePull {
   std::string base;
   std::vector<std::string> labels;  // names
   int edits = 0;
-  bool from_fork = false;  // its head branch is a fork's, not the repository's
-  std::chrono::steady_clock::time_point opened{};  // when the forge received it
+  bool from_fork = false;   // its head branch is a fork's, not the repository's
+  Env::TimePoint opened{};  // when the forge received it
 };
 
 struct FakeResponse {
