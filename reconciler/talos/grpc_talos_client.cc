@@ -74,6 +74,8 @@ absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(const TalosConte
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
               static_cast<int>(std::min<int64_t>(options.timeouts.connect.count(), INT32_MAX)));
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(backoff_ms, 1000));
+  args.SetInt(GRPC_ARG_CLIENT_IDLE_TIMEOUT_MS,
+              static_cast<int>(std::clamp<int64_t>(options.idle_timeout.count(), 1000, INT32_MAX)));
   if (!options.tls_server_name.empty()) args.SetSslTargetNameOverride(options.tls_server_name);
 
   std::vector<std::shared_ptr<grpc::Channel>> channels;
@@ -101,6 +103,12 @@ std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node) const {
     (endpoints_[index].host == node ? self : others).push_back(index);
   }
   return others.empty() ? self : others;
+}
+
+size_t GrpcTalosClient::ConnectedEndpoints() const {
+  return static_cast<size_t>(std::count_if(channels_.begin(), channels_.end(), [](const auto& c) {
+    return c->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
+  }));
 }
 
 GrpcTalosClient::Connection GrpcTalosClient::Connect(grpc::Channel& channel,
@@ -170,8 +178,8 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
   }
   const CallInfo info{method, node, ""};
   if (stop.stop_requested()) return CallError(absl::StatusCode::kCancelled, info, "cancelled");
-  const auto code = Now() >= deadline ? absl::StatusCode::kDeadlineExceeded
-                                                 : absl::StatusCode::kUnavailable;
+  const auto code =
+      Now() >= deadline ? absl::StatusCode::kDeadlineExceeded : absl::StatusCode::kUnavailable;
   absl::Status error =
       CallError(code, info, fmt::format("no endpoint reachable (tried {})", Join(failed)));
   if (every_refused && code == absl::StatusCode::kUnavailable) {

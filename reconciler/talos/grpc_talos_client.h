@@ -54,6 +54,11 @@ struct GrpcTalosClientOptions {
   // Upper bound of gRPC's reconnect backoff towards one endpoint; keeps a rebooted endpoint from
   // being ignored for minutes.
   std::chrono::milliseconds max_reconnect_backoff{std::chrono::seconds(5)};
+  // A channel with no call in flight for this long closes its connection (gRPC's client idle
+  // timeout, at least 1 s); the next call opens it again. An idle cluster then holds no
+  // connection between its resyncs (default 5 min), at the cost of one TLS handshake per
+  // endpoint at the next one.
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(1)};
   // The process's shutdown: once requested, every call in flight is cancelled (Cancelled) and
   // new calls fail at once, so a SIGTERM is not held up by a 10-minute transfer.
   std::stop_token shutdown;

@@ -56,6 +56,10 @@ class GrpcTalosClient final : public TalosClient {
   absl::StatusOr<uint64_t> EtcdSnapshot(const std::string& node,
                                         const std::filesystem::path& path) override;
 
+  // How many endpoints hold a connection now; none once the client has been idle for
+  // `idle_timeout`.
+  size_t ConnectedEndpoints() const;
+
  private:
   // MachineService/Read: a whole file from the node (BootId reads one). Needs os:admin.
   absl::StatusOr<std::string> ReadFile(const std::string& node, const std::string& path);
