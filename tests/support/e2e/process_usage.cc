@@ -24,6 +24,7 @@ absl::StatusOr<ProcessUsage> ReadProcessUsage(pid_t pid) {
     fields >> key >> value;
     if (key == "VmHWM:") usage.peak_rss_kib = value;
     if (key == "VmRSS:") usage.rss_kib = value;
+    if (key == "RssAnon:") usage.rss_anon_kib = value;
     if (key == "Threads:") usage.threads = static_cast<int>(value);
   }
   // /proc/<pid>/stat: "pid (comm) state ..." — utime and stime are fields 14 and 15; comm may
