@@ -10,7 +10,7 @@
 //                                     not count
 //           Talos calls per reconcile (from the simulator's journal), and the simulator's CPU;
 //   idle: a resync of 10 minutes, so that once each cluster's first reconcile is done nothing
-//         runs; after the minute in which idle Talos connections close, and the window:
+//         runs; after the two minutes in which idle Talos connections close, and the window:
 //           idle RSS = the daemon's resident memory, goals ≤ 20 MiB (1 cluster) and ≤ 0.3 MiB
 //                      per cluster beyond the first (1,000 clusters); printed with its anonymous
 //                      part (RssAnon: heap and stacks, what the daemon itself holds; the rest is
@@ -125,9 +125,9 @@ absl::Status MeasureIdle(const std::filesystem::path& dir, const Options& option
   E2eWorld world(dir);
   if (absl::Status st = StartFleetAtRest(world, r.clusters, "10m"); !st.ok()) return st;
   world.WaitUntil(std::chrono::minutes(5), [&] { return Reconciles(world) >= r.clusters; });
-  // The window, after the minute in which idle Talos connections close (idle_timeout in
-  // reconciler/talos/grpc_talos_client.h).
-  std::this_thread::sleep_for(std::chrono::seconds(60 + options.window_seconds));
+  // The window, after the one to two minutes in which idle Talos connections close (gRPC's
+  // client idle timeout, idle_timeout in reconciler/talos/grpc_talos_client.h).
+  std::this_thread::sleep_for(std::chrono::seconds(120 + options.window_seconds));
   auto usage = ReadProcessUsage(world.daemon().pid());
   if (!usage.ok()) return usage.status();
   r.idle_rss_mib = static_cast<double>(usage->rss_kib) / 1024;
