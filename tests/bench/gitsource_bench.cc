@@ -3,9 +3,14 @@
 // served by `git daemon` on loopback. Measures the no-op poll (beside `git ls-remote`),
 // the incremental fetch of one new commit (beside `git fetch` into a bare mirror) and the
 // snapshot read of all profiles (beside `git archive` of the same paths), and prints
-// medians and ratios (ours / git; below 1 means faster than git).
+// medians and ratios (ours / git; below 1 means faster than git). Then the status writer:
+// `--status-commits` commits of `--clusters` clusters' statuses (each commit changes every
+// one), pushed to the same daemon, and this process's CPU per commit (goal ≤ 20 ms at 200).
 //
-// Usage: gitsource_bench [--profiles N] [--commits N] [--samples N]
+// Usage: gitsource_bench [--profiles N] [--commits N] [--samples N] [--clusters N]
+//                        [--status-commits N] [--max-packs N]
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,7 +19,9 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "base/env.h"
 #include "gitsource/git_source.h"
+#include "gitsource/status_writer.h"
 #include "tests/bench/bench_row.h"
 #include "tests/support/process.h"
 #include "tests/support/repos.h"
@@ -29,6 +36,9 @@ struct Options {
   int profiles = 1000;
   int commits = 10000;
   int samples = 15;
+  int clusters = 200;
+  int status_commits = 60;
+  int max_packs = 24;  // the mirror's compaction threshold (GitSourceConfig::max_mirror_packs)
 };
 
 std::string Profile(int cluster, int revision) {
@@ -108,6 +118,61 @@ void Git(const std::vector<std::string>& argv) {
   Require(r.exit_code == 0, fmt::format("{} ({})", argv.size() > 3 ? argv[3] : argv[0], r.err));
 }
 
+// This process's CPU time (user and system, every thread) so far.
+double CpuMillis() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto ms = [](const timeval& t) { return t.tv_sec * 1e3 + t.tv_usec / 1e3; };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
+// A status of about 1 KB, as the daemon writes for a cluster mid-rollout, different for each
+// revision.
+std::string ClusterStatus(int cluster, int revision) {
+  std::string status = fmt::format(
+      "cluster: cluster-{:04}\nphase: Upgrading\nrevision: {}\ntalos: {{current: 1.11.{}, "
+      "desired: 1.12.0}}\nnodes:\n",
+      cluster, revision, revision % 10);
+  for (int node = 0; node < 5; ++node) {
+    status += fmt::format(
+        "  - {{name: node-{}, address: 10.{}.0.{}, phase: {}, version: 1.11.{}, "
+        "started: 2026-11-28T10:{:02}:{:02}Z}}\n",
+        node, cluster % 250, node + 11, node <= revision % 5 ? "Done" : "Pending", revision % 10,
+        revision % 60, (cluster + node) % 60);
+  }
+  return status;
+}
+
+struct StatusCommitCost {
+  double cpu_ms = 0;   // mean per commit
+  double wall_ms = 0;  // median per commit
+  std::size_t packs = 0;  // in the mirror at the end
+};
+
+// `commits` status commits of `clusters` clusters, each changing every cluster's status.
+StatusCommitCost MeasureStatusCommits(const LibGitSource& source, const Options& options,
+                                      const std::filesystem::path& mirror) {
+  absl::StatusOr<std::unique_ptr<GitStatusWriter>> writer =
+      GitStatusWriter::Create(source, StatusWriterConfig{}, Env::Default());
+  Require(writer.ok(), "status writer");
+  std::vector<double> wall;
+  double cpu = 0;
+  for (int revision = 0; revision < options.status_commits; ++revision) {
+    StatusUpdate update{{}, fmt::format("revision {}", revision)};
+    for (int c = 0; c < options.clusters; ++c) {
+      update.files[fmt::format("status/cluster-{:04}.yaml", c)] = ClusterStatus(c, revision);
+    }
+    const double cpu_before = CpuMillis();
+    wall.push_back(Time([&] { Require((*writer)->Write(std::move(update)).ok(), "status"); }));
+    cpu += CpuMillis() - cpu_before;
+  }
+  StatusCommitCost cost{cpu / options.status_commits, Median(wall), 0};
+  for (const auto& entry : std::filesystem::directory_iterator(mirror / "objects/pack")) {
+    cost.packs += entry.path().extension() == ".pack" ? 1 : 0;
+  }
+  return cost;
+}
+
 void PrintRow(const std::string& operation, double ours, const std::string& theirs_name,
               double theirs) {
   std::printf("%-22s %10.2f ms   %-22s %10.2f ms   %6.2f\n", operation.c_str(), ours,
@@ -128,6 +193,7 @@ int Main(const Options& options) {
   config.remote.url = url;
   config.state_dir = tmp / "state";
   config.snapshot_limits.max_files = static_cast<std::size_t>(options.profiles) + 10;
+  config.max_mirror_packs = static_cast<std::size_t>(options.max_packs);
   absl::StatusOr<std::unique_ptr<LibGitSource>> source = LibGitSource::Open(config);
   Require(source.ok(), "open");
   const std::filesystem::path mirror = tmp / "git-mirror.git";
@@ -188,6 +254,19 @@ int Main(const Options& options) {
   PrintRow("no-op poll", noop, "git ls-remote", ls_remote);
   PrintRow("incremental fetch", fetch, "git fetch", git_fetch);
   PrintRow("snapshot read", snapshot, "git archive", archive);
+
+  const StatusCommitCost status =
+      MeasureStatusCommits(**source, options, config.state_dir / "mirror.git");
+  std::printf("status commit, %d clusters: %.1f ms CPU (mean of %d), %.1f ms wall (median); "
+              "%zu packs in the mirror at the end\n",
+              options.clusters, status.cpu_ms, options.status_commits, status.wall_ms,
+              status.packs);
+  bench::PrintBenchRow(fmt::format("status commit CPU, {} clusters", options.clusters),
+                       "≤ 20 ms", fmt::format("{:.1f} ms", status.cpu_ms),
+                       options.clusters >= 200 ? std::optional<bool>(status.cpu_ms <= 20)
+                                               : std::nullopt,
+                       fmt::format("every status changed; {:.1f} ms wall, median of {}",
+                                   status.wall_ms, options.status_commits));
   return 0;
 }
 
@@ -202,6 +281,9 @@ int main(int argc, char** argv) {
     if (flag == "--profiles") options.profiles = value;
     if (flag == "--commits") options.commits = value;
     if (flag == "--samples") options.samples = value;
+    if (flag == "--clusters") options.clusters = value;
+    if (flag == "--status-commits") options.status_commits = value;
+    if (flag == "--max-packs") options.max_packs = value;
   }
   return tr::gitsource::testing::Main(options);
 }
