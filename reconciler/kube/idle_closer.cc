@@ -1,0 +1,62 @@
+#include "reconciler/kube/idle_closer.h"
+
+#include <algorithm>
+
+namespace tr::reconciler::kube {
+
+std::shared_ptr<IdleCloser> IdleCloser::Shared() {
+  static Mutex mu;
+  static std::weak_ptr<IdleCloser> shared;
+  MutexLock lock(mu);
+  std::shared_ptr<IdleCloser> closer = shared.lock();
+  if (!closer) {
+    closer = std::make_shared<IdleCloser>();
+    shared = closer;
+  }
+  return closer;
+}
+
+IdleCloser::IdleCloser(Env& env)
+    : env_(env), thread_([this](std::stop_token stop) { Run(std::move(stop)); }) {}
+
+// The clients hold the closer, never the other way round: it is never destroyed on its thread.
+IdleCloser::~IdleCloser() {
+  thread_.request_stop();
+  thread_.join();
+}
+
+int IdleCloser::Add(std::chrono::milliseconds idle_timeout, CloseIfIdle close_if_idle) {
+  MutexLock lock(mu_);
+  const int id = next_id_++;
+  clients_[id] = Client{idle_timeout, std::move(close_if_idle)};
+  if (idle_timeout / 2 < period_) {
+    shortened_ = true;
+    wake_.notify_all();
+  }
+  return id;
+}
+
+void IdleCloser::Remove(int id) {
+  MutexLock lock(mu_);
+  clients_.erase(id);
+}
+
+std::chrono::milliseconds IdleCloser::Period() const {
+  std::chrono::milliseconds shortest{std::chrono::hours(2)};
+  for (const auto& [id, client] : clients_) shortest = std::min(shortest, client.idle_timeout);
+  return std::max(shortest / 2, std::chrono::milliseconds(1));
+}
+
+void IdleCloser::Run(std::stop_token stop) {
+  MutexLock lock(mu_);
+  while (!stop.stop_requested()) {
+    const Env::TimePoint now = env_.Now();
+    for (const auto& [id, client] : clients_) client.close_if_idle(now);
+    period_ = Period();
+    shortened_ = false;
+    wake_.wait_for(lock, stop, period_,
+                   [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return shortened_; });
+  }
+}
+
+}  // namespace tr::reconciler::kube
