@@ -141,7 +141,7 @@ class HttpKubeClient final : public KubeClient {
         canceller_(*client_, std::move(shutdown)),
         last_used_(Env::Default().Now()),
         closer_(IdleCloser::Shared()),
-        closer_id_(closer_->Add(idle_timeout_, [this](Env::TimePoint now) { CloseIfIdle(now); })) {
+        closer_id_(closer_->Add(idle_timeout_, [this](Env::TimePoint now) { return CloseIfIdle(now); })) {
     client_->set_socket_options([this](socket_t fd) { canceller_.Opened(fd); });
   }
   ~HttpKubeClient() override { closer_->Remove(closer_id_); }
@@ -273,10 +273,14 @@ class HttpKubeClient final : public KubeClient {
 
   // httplib's stop() shuts the socket of a request in flight, so it is called only when none
   // is, and none can start until it returns.
-  void CloseIfIdle(Env::TimePoint now) {
+  IdleCloser::Idle CloseIfIdle(Env::TimePoint now) {
     MutexLock lock(idle_mu_);
-    if (in_flight_ > 0 || now - last_used_ < idle_timeout_) return;
-    if (client_->is_socket_open()) client_->stop();
+    if (in_flight_ > 0) return IdleCloser::Idle::kBusy;
+    if (now - last_used_ < idle_timeout_ || !client_->is_socket_open()) {
+      return IdleCloser::Idle::kIdle;
+    }
+    client_->stop();
+    return IdleCloser::Idle::kClosed;
   }
 
   // A request the shutdown broke off is Cancelled, whatever httplib saw of it.

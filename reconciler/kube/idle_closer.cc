@@ -1,5 +1,7 @@
 #include "reconciler/kube/idle_closer.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 
 namespace tr::reconciler::kube {
@@ -16,8 +18,10 @@ std::shared_ptr<IdleCloser> IdleCloser::Shared() {
   return closer;
 }
 
-IdleCloser::IdleCloser(Env& env)
-    : env_(env), thread_([this](std::stop_token stop) { Run(std::move(stop)); }) {}
+void IdleCloser::DefaultGiveBackMemory() { malloc_trim(0); }
+
+IdleCloser::IdleCloser(Env& env, std::function<void()> give_back_memory)
+    : env_(env), give_back_memory_(std::move(give_back_memory)), thread_([this](std::stop_token stop) { Run(std::move(stop)); }) {}
 
 // The clients hold the closer, never the other way round: it is never destroyed on its thread.
 IdleCloser::~IdleCloser() {
@@ -47,11 +51,25 @@ std::chrono::milliseconds IdleCloser::Period() const {
   return std::max(shortest / 2, std::chrono::milliseconds(1));
 }
 
+bool IdleCloser::Sweep(Env::TimePoint now) {
+  bool closed = false;
+  bool busy = false;
+  for (const auto& [id, client] : clients_) {
+    const Idle idle = client.close_if_idle(now);
+    closed = closed || idle == Idle::kClosed;
+    busy = busy || idle == Idle::kBusy;
+  }
+  return closed && !busy;
+}
+
 void IdleCloser::Run(std::stop_token stop) {
   MutexLock lock(mu_);
   while (!stop.stop_requested()) {
-    const Env::TimePoint now = env_.Now();
-    for (const auto& [id, client] : clients_) client.close_if_idle(now);
+    if (Sweep(env_.Now())) {
+      lock.unlock();  // it walks the whole heap: Add and Remove need not wait for it
+      give_back_memory_();
+      lock.lock();
+    }
     period_ = Period();
     shortened_ = false;
     wake_.wait_for(lock, stop, period_,

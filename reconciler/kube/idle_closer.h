@@ -2,7 +2,10 @@
 // a function that closes its connection when no request has used it for a while, and the closer
 // calls every one of them, every half of the shortest idle timeout registered. So 1,000
 // clusters' clients cost one thread, not 1,000, and a connection closes between one and one and
-// a half idle timeouts after its last request.
+// a half idle timeouts after its last request. After a sweep that closed connections, with no
+// request on any client, the closer gives the memory glibc kept back to the system
+// (malloc_trim): glibc keeps what was freed, and an idle daemon would hold for good what its
+// last reconciles used (idle_bench, 50 clusters: 31.7 MiB anonymous before, 20.1 MiB after).
 //
 // Thread-safe.
 #pragma once
@@ -22,14 +25,18 @@ namespace tr::reconciler::kube {
 
 class IdleCloser {
  public:
-  // Closes the client's connection if it has been idle long enough at `now`. Runs on the
+  enum class Idle { kBusy, kIdle, kClosed };
+  // Closes the client's connection if it has been idle long enough at `now`, and says whether a
+  // request is in flight, none is, or none is and it closed the connection. Runs on the
   // closer's thread with the closer's lock held: it must not call the closer back.
-  using CloseIfIdle = std::function<void(Env::TimePoint now)>;
+  using CloseIfIdle = std::function<Idle(Env::TimePoint now)>;
 
   // The process's closer: made for the first client that asks, ended with the last one.
   static std::shared_ptr<IdleCloser> Shared();
 
-  explicit IdleCloser(Env& env = Env::Default());
+  // `give_back_memory`: what to call after a sweep that closed connections on clients all idle.
+  explicit IdleCloser(Env& env = Env::Default(),
+                      std::function<void()> give_back_memory = DefaultGiveBackMemory);
   ~IdleCloser();
   IdleCloser(const IdleCloser&) = delete;
   IdleCloser& operator=(const IdleCloser&) = delete;
@@ -44,10 +51,14 @@ class IdleCloser {
     std::chrono::milliseconds idle_timeout{};
     CloseIfIdle close_if_idle{};
   };
+  static void DefaultGiveBackMemory();
+  // Whether the sweep closed a connection and found no request in flight.
+  bool Sweep(Env::TimePoint now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run(std::stop_token stop);
   std::chrono::milliseconds Period() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Env& env_;
+  const std::function<void()> give_back_memory_;
   Mutex mu_;
   std::condition_variable_any wake_;
   std::map<int, Client> clients_ ABSL_GUARDED_BY(mu_);
