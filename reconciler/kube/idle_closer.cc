@@ -45,21 +45,24 @@ void IdleCloser::Remove(int id) {
   clients_.erase(id);
 }
 
-std::chrono::milliseconds IdleCloser::Period() const {
+std::chrono::milliseconds IdleCloser::ShortestTimeout() const {
   std::chrono::milliseconds shortest{std::chrono::hours(2)};
   for (const auto& [id, client] : clients_) shortest = std::min(shortest, client.idle_timeout);
-  return std::max(shortest / 2, std::chrono::milliseconds(1));
+  return shortest;
+}
+
+std::chrono::milliseconds IdleCloser::Period() const {
+  return std::max(ShortestTimeout() / 2, std::chrono::milliseconds(1));
 }
 
 bool IdleCloser::Sweep(Env::TimePoint now) {
-  bool closed = false;
   bool busy = false;
   for (const auto& [id, client] : clients_) {
     const Idle idle = client.close_if_idle(now);
-    closed = closed || idle == Idle::kClosed;
+    if (idle == Idle::kClosed) last_closed_ = now;
     busy = busy || idle == Idle::kBusy;
   }
-  return closed && !busy;
+  return !busy && last_closed_ && now - *last_closed_ <= 2 * ShortestTimeout();
 }
 
 void IdleCloser::Run(std::stop_token stop) {

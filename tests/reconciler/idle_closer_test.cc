@@ -29,8 +29,9 @@ TEST(IdleCloserTest, GivesMemoryBackAfterClosingOnlyWhenNoRequestIsInFlight) {
   busy.answer = IdleCloser::Idle::kBusy;
   std::atomic<int> given_back{0};
   IdleCloser closer(Env::Default(), [&] { ++given_back; });
-  const int a = closer.Add(2ms, [&](Env::TimePoint) { return closing.Ask(); });
+  // The busy one first: no sweep sees the closing one alone.
   const int b = closer.Add(2ms, [&](Env::TimePoint) { return busy.Ask(); });
+  const int a = closer.Add(2ms, [&](Env::TimePoint) { return closing.Ask(); });
   ASSERT_TRUE(test_support::WaitUntil([&] { return busy.asked >= 3; }, 60s));
   EXPECT_EQ(given_back, 0) << "memory given back while a request was in flight";
   busy.answer = IdleCloser::Idle::kIdle;
