@@ -12,6 +12,7 @@
 #include <stop_token>
 #include <thread>
 
+#include "base/env.h"
 #include "base/mutex.h"
 #include "base/http_client.h"
 #include "base/percent_encoding.h"
@@ -19,6 +20,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/capped_request.h"
+#include "reconciler/kube/idle_closer.h"
 #include "reconciler/kube/kube_json.h"
 
 namespace tr::reconciler::kube {
@@ -132,12 +134,21 @@ class ShutdownCanceller {
 class HttpKubeClient final : public KubeClient {
  public:
   HttpKubeClient(std::unique_ptr<httplib::SSLClient> client, std::stop_token shutdown,
-                 size_t max_answer_bytes)
+                 size_t max_answer_bytes, std::chrono::milliseconds idle_timeout)
       : client_(std::move(client)),
         max_answer_bytes_(max_answer_bytes),
-        canceller_(*client_, std::move(shutdown)) {
+        idle_timeout_(idle_timeout),
+        canceller_(*client_, std::move(shutdown)),
+        last_used_(Env::Default().Now()),
+        closer_(IdleCloser::Shared()),
+        closer_id_(closer_->Add(idle_timeout_, [this](Env::TimePoint now) { return CloseIfIdle(now); })) {
     client_->set_socket_options([this](socket_t fd) { canceller_.Opened(fd); });
   }
+  ~HttpKubeClient() override { closer_->Remove(closer_id_); }
+  HttpKubeClient(const HttpKubeClient&) = delete;
+  HttpKubeClient& operator=(const HttpKubeClient&) = delete;
+
+  size_t OpenConnections() const { return client_->is_socket_open(); }
 
   absl::StatusOr<std::vector<KubeNode>> ListNodes() override {
     absl::StatusOr<json> body = Get("/api/v1/nodes", "list nodes");
@@ -248,9 +259,28 @@ class HttpKubeClient final : public KubeClient {
   // One request, unless the process is shutting down; its answer read up to the cap.
   CappedAnswer Send(httplib::Request request) {
     if (canceller_.stopped()) return {httplib::Result(nullptr, httplib::Error::Canceled), false};
+    {
+      MutexLock lock(idle_mu_);  // waits for an idle close under way: then a new connection
+      ++in_flight_;
+    }
     CappedAnswer answer = SendCapped(*client_, std::move(request), max_answer_bytes_);
     canceller_.CallEnded();
+    MutexLock lock(idle_mu_);
+    --in_flight_;
+    last_used_ = Env::Default().Now();
     return answer;
+  }
+
+  // httplib's stop() shuts the socket of a request in flight, so it is called only when none
+  // is, and none can start until it returns.
+  IdleCloser::Idle CloseIfIdle(Env::TimePoint now) {
+    MutexLock lock(idle_mu_);
+    if (in_flight_ > 0) return IdleCloser::Idle::kBusy;
+    if (now - last_used_ < idle_timeout_ || !client_->is_socket_open()) {
+      return IdleCloser::Idle::kIdle;
+    }
+    client_->stop();
+    return IdleCloser::Idle::kClosed;
   }
 
   // A request the shutdown broke off is Cancelled, whatever httplib saw of it.
@@ -288,7 +318,14 @@ class HttpKubeClient final : public KubeClient {
   // requests made on it from several threads.
   const std::unique_ptr<httplib::SSLClient> client_;
   const size_t max_answer_bytes_;
+  const std::chrono::milliseconds idle_timeout_;
   ShutdownCanceller canceller_;  // after client_: made after it, gone before it
+  Mutex idle_mu_;  // never held across a request
+  int in_flight_ ABSL_GUARDED_BY(idle_mu_) = 0;
+  Env::TimePoint last_used_ ABSL_GUARDED_BY(idle_mu_);  // the end of the last request
+  // Last: registered once everything CloseIfIdle uses exists, removed before it goes.
+  const std::shared_ptr<IdleCloser> closer_;
+  const int closer_id_;
 };
 
 struct BioFree {
@@ -378,7 +415,12 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
   SetHttpTimeouts(**client, options.connect_timeout, options.request_timeout);
   (*client)->set_keep_alive(true);
   return std::make_unique<HttpKubeClient>(std::move(*client), std::move(options.shutdown),
-                                          options.max_answer_bytes);
+                                          options.max_answer_bytes, options.idle_timeout);
+}
+
+size_t OpenConnections(const KubeClient& client) {
+  const auto* http = dynamic_cast<const HttpKubeClient*>(&client);
+  return http == nullptr ? 0 : http->OpenConnections();
 }
 
 }  // namespace tr::reconciler::kube

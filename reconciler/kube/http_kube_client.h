@@ -2,7 +2,9 @@
 // anchor (never the system CA bundle), the server's certificate must name the host of the URL,
 // credentials are a bearer token or a client certificate, every request has a timeout. One client
 // holds one TLS context, built once, and one keep-alive connection, re-opened when the server
-// closes it. A server whose certificate is refused answers Unavailable and receives no request.
+// closes it; the client closes it itself once no request has used it for `idle_timeout`, and
+// the next request opens another (an idle cluster holds no connection between its resyncs). A
+// server whose certificate is refused answers Unavailable and receives no request.
 // The process's shutdown ends a call in flight at once (Cancelled), whether it is connecting,
 // in its TLS handshake or waiting for the answer; calls made after it fail the same way without
 // touching the network.
@@ -26,11 +28,19 @@ struct HttpKubeClientOptions {
   std::stop_token shutdown;  // the process's; none: calls end only by their timeouts
   // A longer answer fails (ResourceExhausted, naming the cap) without being read further.
   size_t max_answer_bytes = size_t{32} << 20;
+  // A connection no request has used for this long is closed (by IdleCloser::Shared()'s one
+  // thread, within half this again), never while a request is on it; the next request opens
+  // another, at the cost of one TLS handshake.
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(1)};
 };
 
 // InvalidArgument for a server URL that is not https://host[:port], a kubeconfig CA with no
 // certificate, or unusable client key material.
 absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredentials& credentials,
                                                               HttpKubeClientOptions options = {});
+
+// The connections `client`, made by NewHttpKubeClient, holds open now: 0 or 1 (0 for any other
+// client).
+size_t OpenConnections(const KubeClient& client);
 
 }  // namespace tr::reconciler::kube

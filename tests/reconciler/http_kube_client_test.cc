@@ -154,6 +154,15 @@ class HttpKubeClientTest : public ::testing::Test {
     return options;
   }
 
+  // Closes its connection after `idle_timeout` with nothing in flight.
+  static HttpKubeClientOptions Idle(std::chrono::milliseconds idle_timeout) {
+    HttpKubeClientOptions options;
+    options.connect_timeout = 5s;
+    options.request_timeout = 60s;
+    options.idle_timeout = idle_timeout;
+    return options;
+  }
+
   // Polls `condition` until it holds, for at most a minute.
   static bool Eventually(const std::function<bool()>& condition) {
     return test_support::WaitUntil(condition, 60s);
@@ -195,6 +204,45 @@ TEST_F(HttpKubeClientTest, ACallOnAConnectionTheServerClosedIsSentAgain) {
   ASSERT_TRUE(nodes.ok()) << nodes.status();
   EXPECT_EQ(nodes->size(), 1u);
   EXPECT_EQ(second.requests(), 1);
+}
+
+// A connection no request has used for the idle timeout is closed by the client, with nothing
+// called meanwhile, and the next call opens another.
+TEST_F(HttpKubeClientTest, ClosesAnIdleConnectionAndOpensAnotherForTheNextCall) {
+  NodesServer server(ServerCert(*cluster_ca_, "127.0.0.1"));
+  std::unique_ptr<KubeClient> client = ClientAt(server.url(), Idle(200ms));
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->ListNodes().ok());
+  EXPECT_EQ(OpenConnections(*client), 1u);
+  ASSERT_TRUE(Eventually([&] { return OpenConnections(*client) == 0; }))
+      << "the idle connection is still open";
+  absl::StatusOr<std::vector<KubeNode>> nodes = client->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_EQ(server.ports().size(), 2u) << "the second call came on a new connection";
+}
+
+// A call waits for its answer longer than the idle timeout: the closer leaves its connection
+// alone. The second client, idle since after the slow call began, shows the closer has swept
+// since the slow client's own last request was older than the timeout.
+TEST_F(HttpKubeClientTest, TheIdleCloseNeverCutsACallInFlight) {
+  const sim::CertifiedKey cert = ServerCert(*cluster_ca_, "127.0.0.1");
+  NodesServer slow_server(cert);
+  NodesServer other_server(cert);
+  std::unique_ptr<KubeClient> slow = ClientAt(slow_server.url(), Idle(200ms));
+  std::unique_ptr<KubeClient> other = ClientAt(other_server.url(), Idle(200ms));
+  ASSERT_NE(slow, nullptr);
+  ASSERT_NE(other, nullptr);
+  slow_server.Hold();
+  auto call = std::async(std::launch::async, [&] { return slow->ListNodes(); });
+  ASSERT_TRUE(Eventually([&] { return slow_server.requests() == 1; })) << "the request never came";
+  ASSERT_TRUE(other->ListNodes().ok());
+  ASSERT_TRUE(Eventually([&] { return OpenConnections(*other) == 0; }))
+      << "the closer never swept";
+  EXPECT_EQ(OpenConnections(*slow), 1u);
+  slow_server.Release();
+  absl::StatusOr<std::vector<KubeNode>> nodes = call.get();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_EQ(slow_server.requests(), 1) << "the call was cut and sent again";
 }
 
 // The other CA stands for every CA but the cluster's, a public one included: it is made the
