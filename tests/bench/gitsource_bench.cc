@@ -126,7 +126,7 @@ double CpuMillis() {
   return ms(usage.ru_utime) + ms(usage.ru_stime);
 }
 
-// A status of about 1 KB, as the daemon writes for a cluster mid-rollout, different for each
+// A status of about 600 bytes, a cluster of five nodes mid-rollout, different for each
 // revision.
 std::string ClusterStatus(int cluster, int revision) {
   std::string status = fmt::format(
@@ -166,7 +166,7 @@ StatusCommitCost MeasureStatusCommits(const LibGitSource& source, const Options&
     wall.push_back(Time([&] { Require((*writer)->Write(std::move(update)).ok(), "status"); }));
     cpu += CpuMillis() - cpu_before;
   }
-  StatusCommitCost cost{cpu / options.status_commits, Median(wall), 0};
+  StatusCommitCost cost{cpu / std::max(1, options.status_commits), Median(wall), 0};
   for (const auto& entry : std::filesystem::directory_iterator(mirror / "objects/pack")) {
     cost.packs += entry.path().extension() == ".pack" ? 1 : 0;
   }
