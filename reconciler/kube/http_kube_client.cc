@@ -141,7 +141,8 @@ class HttpKubeClient final : public KubeClient {
         canceller_(*client_, std::move(shutdown)),
         last_used_(Env::Default().Now()),
         closer_(IdleCloser::Shared()),
-        closer_id_(closer_->Add(idle_timeout_, [this](Env::TimePoint now) { return CloseIfIdle(now); })) {
+        closer_id_(closer_->Add(idle_timeout_,
+                                [this](Env::TimePoint now) { return CloseIfIdle(now); })) {
     client_->set_socket_options([this](socket_t fd) { canceller_.Opened(fd); });
   }
   ~HttpKubeClient() override { closer_->Remove(closer_id_); }

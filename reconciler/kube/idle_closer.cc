@@ -21,7 +21,9 @@ std::shared_ptr<IdleCloser> IdleCloser::Shared() {
 void IdleCloser::DefaultGiveBackMemory() { malloc_trim(0); }
 
 IdleCloser::IdleCloser(Env& env, std::function<void()> give_back_memory)
-    : env_(env), give_back_memory_(std::move(give_back_memory)), thread_([this](std::stop_token stop) { Run(std::move(stop)); }) {}
+    : env_(env),
+      give_back_memory_(std::move(give_back_memory)),
+      thread_([this](std::stop_token stop) { Run(std::move(stop)); }) {}
 
 // The clients hold the closer, never the other way round: it is never destroyed on its thread.
 IdleCloser::~IdleCloser() {
