@@ -10,7 +10,8 @@
 //                                     not count
 //           Talos calls per reconcile (from the simulator's journal), and the simulator's CPU;
 //   idle: a resync of 10 minutes, so that once each cluster's first reconcile is done nothing
-//         runs; after the two minutes in which idle Talos connections close, and the window:
+//         runs; once the daemon holds no connection (idle ones close within two minutes), and
+//         after the window (at least 30 s, a sweep that gives freed memory back):
 //           idle RSS = the daemon's resident memory, goals ≤ 20 MiB (1 cluster) and ≤ 0.3 MiB
 //                      per cluster beyond the first (1,000 clusters); printed with its anonymous
 //                      part (RssAnon: heap and stacks, what the daemon itself holds; the rest is
@@ -125,9 +126,19 @@ absl::Status MeasureIdle(const std::filesystem::path& dir, const Options& option
   E2eWorld world(dir);
   if (absl::Status st = StartFleetAtRest(world, r.clusters, "10m"); !st.ok()) return st;
   world.WaitUntil(std::chrono::minutes(5), [&] { return Reconciles(world) >= r.clusters; });
-  // The window, after the one to two minutes in which idle Talos connections close (gRPC's
-  // client idle timeout, idle_timeout in reconciler/talos/grpc_talos_client.h).
-  std::this_thread::sleep_for(std::chrono::seconds(120 + options.window_seconds));
+  // Idle connections close one to two minutes after their last call (the Talos channels' and the
+  // Kubernetes clients' idle timeouts, reconciler/talos/grpc_talos_client.h and
+  // reconciler/kube/idle_closer.h).
+  const pid_t daemon = world.daemon().pid();
+  if (!world.WaitUntil(std::chrono::minutes(4), [&] {
+        auto open = CountOpenConnections(daemon);
+        return open.ok() && *open == 0;
+      })) {
+    return absl::DeadlineExceededError("the daemon still holds connections after 4 minutes");
+  }
+  // Then the window, at least one sweep of the idle closer (half its 1 minute timeout), which
+  // gives back to the system the memory the closed connections freed.
+  std::this_thread::sleep_for(std::chrono::seconds(std::max(30, options.window_seconds)));
   auto usage = ReadProcessUsage(world.daemon().pid());
   if (!usage.ok()) return usage.status();
   r.idle_rss_mib = static_cast<double>(usage->rss_kib) / 1024;

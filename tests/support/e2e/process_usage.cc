@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "fmt/format.h"
@@ -38,6 +41,34 @@ absl::StatusOr<ProcessUsage> ReadProcessUsage(pid_t pid) {
   const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   usage.cpu_seconds = (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
   return usage;
+}
+
+absl::StatusOr<int> CountOpenConnections(pid_t pid) {
+  // The process's sockets are its /proc/<pid>/fd links "socket:[inode]"; /proc/<pid>/net/tcp
+  // (and tcp6) give each socket's state (column 4, hexadecimal; 0A is LISTEN) and inode
+  // (column 10).
+  std::set<std::string> inodes;
+  std::error_code listing;
+  const std::filesystem::directory_iterator fds(fmt::format("/proc/{}/fd", pid), listing);
+  if (listing) return absl::NotFoundError(fmt::format("no process {}", pid));
+  for (const auto& fd : fds) {
+    std::error_code gone;  // a descriptor closed since the listing
+    const std::string target = std::filesystem::read_symlink(fd.path(), gone).string();
+    if (target.starts_with("socket:[")) inodes.insert(target.substr(8, target.size() - 9));
+  }
+  int open = 0;
+  for (const char* table : {"tcp", "tcp6"}) {
+    std::ifstream in(fmt::format("/proc/{}/net/{}", pid, table));
+    std::string line;
+    std::getline(in, line);  // the header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::vector<std::string> columns;
+      for (std::string column; fields >> column && columns.size() < 10;) columns.push_back(column);
+      if (columns.size() == 10 && columns[3] != "0A" && inodes.contains(columns[9])) ++open;
+    }
+  }
+  return open;
 }
 
 }  // namespace tr::e2e

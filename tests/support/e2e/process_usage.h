@@ -21,4 +21,8 @@ struct ProcessUsage {
 // NotFound when the process is gone.
 absl::StatusOr<ProcessUsage> ReadProcessUsage(pid_t pid);
 
+// How many TCP connections the process holds open: its sockets (IPv4 and IPv6) in any state but
+// LISTEN, established or closing. NotFound when the process is gone.
+absl::StatusOr<int> CountOpenConnections(pid_t pid);
+
 }  // namespace tr::e2e
