@@ -19,13 +19,24 @@ const core::NodeSpec* FindNode(const core::ClusterProfile& profile, const std::s
   return nullptr;
 }
 
-// The Kubernetes name of a profile node: a node of that name, else one with its address.
-absl::StatusOr<std::string> KubeName(kube::KubeClient& kube, const core::NodeSpec& node) {
+// The Kubernetes node of a profile node: a node of that name, else one with its address.
+absl::StatusOr<kube::KubeNode> KubeNodeOf(kube::KubeClient& kube, const core::NodeSpec& node) {
   absl::StatusOr<std::vector<kube::KubeNode>> nodes = kube.ListNodes();
   if (!nodes.ok()) return nodes.status();
-  if (const kube::KubeNode* k = kube::FindKubeNode(*nodes, node.name, node.address)) return k->name;
+  if (const kube::KubeNode* k = kube::FindKubeNode(*nodes, node.name, node.address)) return *k;
   return absl::NotFoundError(
       fmt::format("no Kubernetes node for {} ({})", node.name, node.address));
+}
+
+// The lifecycle path cordoned the node; Talos uncordons it by itself after a legacy upgrade,
+// and then there is nothing to do: no call, and no "uncordoned" said.
+absl::StatusOr<ActionResult> Uncordon(kube::KubeClient* kube, const core::NodeSpec& node) {
+  if (kube == nullptr) return ActionResult{};
+  absl::StatusOr<kube::KubeNode> k = KubeNodeOf(*kube, node);
+  if (!k.ok()) return k.status();
+  if (!k->unschedulable) return ActionResult{"", k->name + " schedulable already"};
+  if (absl::Status s = kube->SetUnschedulable(k->name, false); !s.ok()) return s;
+  return ActionResult{"", "uncordoned " + k->name};
 }
 
 // Pulls `image` on one node with the API its version has; nodes without an image API validate
@@ -118,19 +129,20 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const core::ClusterProf
                                                          kube::KubeClient* kube,
                                                          std::stop_token stop) {
   if (kube == nullptr) return absl::UnavailableError("the Kubernetes API is not reachable yet");
-  absl::StatusOr<std::string> name = KubeName(*kube, node);
-  if (!name.ok()) return name.status();
+  absl::StatusOr<kube::KubeNode> k = KubeNodeOf(*kube, node);
+  if (!k.ok()) return k.status();
+  const std::string& name = k->name;
   // The profile's policy.drain, its timeout falling back to the daemon's --drain-timeout.
   kube::DrainOptions options = options_.drain;
   if (profile.policy.drain.timeout) options.timeout = *profile.policy.drain.timeout;
   options.on_timeout = profile.policy.drain.on_timeout;
-  absl::StatusOr<kube::DrainResult> drained = kube::DrainNode(*kube, *name, options, env_, stop);
+  absl::StatusOr<kube::DrainResult> drained = kube::DrainNode(*kube, name, options, env_, stop);
   if (!drained.ok()) return drained.status();
-  if (drained->forced.empty()) return ActionResult{"", "drained " + *name};
+  if (drained->forced.empty()) return ActionResult{"", "drained " + name};
   return ActionResult{
       "", fmt::format("drained {}; forced: deleted pods {} past the drain timeout of {}s "
                       "(policy.drain.onTimeout: force)",
-                      *name, fmt::join(drained->forced, ", "),
+                      name, fmt::join(drained->forced, ", "),
                       std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count())};
 }
 
@@ -179,14 +191,8 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Execute(const core::ClusterPr
       if (!actor.ok()) return actor.status();
       return ActionResult{*actor, "reboot requested"};
     }
-    case ActionKind::kCompleteNode: {
-      // The lifecycle path cordoned the node; Talos uncordons by itself after a legacy upgrade.
-      if (!clients->kube) return ActionResult{};
-      absl::StatusOr<std::string> name = KubeName(*clients->kube, *node);
-      if (!name.ok()) return name.status();
-      if (absl::Status s = clients->kube->SetUnschedulable(*name, false); !s.ok()) return s;
-      return ActionResult{"", "uncordoned " + *name};
-    }
+    case ActionKind::kCompleteNode:
+      return Uncordon(clients->kube.get(), *node);
     case ActionKind::kRollbackNode:
       if (absl::Status s = talos.Rollback(node->address); !s.ok()) return s;
       return ActionResult{"", "rollback requested"};
