@@ -179,7 +179,10 @@ ReconcileOutcome RolloutReconciler::Reconcile(const std::string& cluster, std::s
                                                      {Kind::kStalled, "stalled"},
                                                      {Kind::kForget, "forget"}};
   deps_.metrics.reconciles.Inc(kNames.at(outcome.kind));
-  if (outcome.kind == Kind::kForget) deps_.metrics.cluster_phase.Forget(cluster);
+  if (outcome.kind == Kind::kForget) {
+    deps_.metrics.cluster_phase.Forget(cluster);
+    if (deps_.in_flight_follower != nullptr) deps_.in_flight_follower->Forget(cluster);
+  }
   return outcome;
 }
 
@@ -222,7 +225,13 @@ ReconcileOutcome RolloutReconciler::ReconcileCluster(const std::string& cluster,
   if (!core::HaltedByFailure(pass.memory, *pass.profile)) {
     pass.memory.failure.reset();
   }
-  return ReconcileProfile(pass, stop);
+  ReconcileOutcome outcome = ReconcileProfile(pass, stop);
+  if (deps_.in_flight_follower != nullptr) {
+    std::vector<std::string> nodes;
+    for (const core::OperationInFlight& op : pass.memory.in_flight) nodes.push_back(op.node);
+    deps_.in_flight_follower->Follow(*pass.profile, nodes);
+  }
+  return outcome;
 }
 
 ReconcileOutcome RolloutReconciler::InstallerUnknown(Pass& pass, const absl::Status& error,

@@ -26,6 +26,7 @@
 #include "reconciler/gates/health_gate_runner.h"
 #include "reconciler/k8s_upgrade/upgrade_runner.h"
 #include "reconciler/metrics.h"
+#include "reconciler/node_event_wake.h"
 #include "reconciler/observer.h"
 #include "reconciler/registry/installer_tags.h"
 #include "reconciler/status_store.h"
@@ -60,6 +61,9 @@ class RolloutReconciler final : public ClusterReconciler {
     // The release proposal that concerns a cluster, shown in its status
     // (reconciler/proposals/proposal_board.h). None: no proposal is shown.
     std::function<std::optional<core::ProposalRef>(const std::string&)> proposal_of = {};
+    // Told after each reconcile which nodes the cluster has in flight, whose events then wake
+    // it before the node poll (NodeEventWake). None: the poll alone.
+    InFlightFollower* in_flight_follower = nullptr;
   };
 
   // `recorded` is every cluster's status as last recorded (StatusStore::LoadAll).

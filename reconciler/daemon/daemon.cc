@@ -28,6 +28,7 @@
 #include "reconciler/lease/fencing.h"
 #include "reconciler/logging.h"
 #include "reconciler/metrics.h"
+#include "reconciler/node_event_wake.h"
 #include "reconciler/notify/notifier_factory.h"
 #include "reconciler/notify/notifying_status_store.h"
 #include "reconciler/observer.h"
@@ -293,13 +294,17 @@ class Daemon {
           [options = config_.image_factory](std::stop_token) { return FactoryTags(options); },
           config_.image_factory_flags.ttl, env_);
     }
+    // The events of a node in flight wake its cluster before the node poll.
+    node_events_.emplace(*clients_, [this](const std::string& c) { controller_->Enqueue(c); },
+                         env_);
     // Promotion reads the upstream clusters from the branch itself (the plain store: no
     // notifications), so a cluster another replica reconciles counts too.
     reconciler_.emplace(
         RolloutReconciler::Deps{desired_, *observer_, *background_, *acting_store, env_, metrics_,
                                 &*gate_runner_, &*git_store_, releases_ ? &*releases_ : nullptr,
                                 &installers_.resolver(),
-                                [this](const std::string& c) { return proposal_board_.For(c); }},
+                                [this](const std::string& c) { return proposal_board_.For(c); },
+                                &*node_events_},
         RolloutReconcilerOptions{config_.node_poll_interval, config_.dry_run, 32},
         std::move(statuses));
     return StartKubernetesUpgrades();
@@ -386,7 +391,8 @@ class Daemon {
           *reconciler_, *fences_, *git_store_,
           [this](const std::string& cluster, std::optional<core::ClusterStatus> recorded) {
             reconciler_->Adopt(cluster, std::move(recorded));
-          });
+          },
+          [this](const std::string& cluster) { node_events_->Forget(cluster); });
       inner = &*sharded_;
     }
     marking_.emplace(*inner, metrics_, env_);
@@ -467,6 +473,9 @@ class Daemon {
   std::optional<ProgressMarkingReconciler> marking_;
   std::optional<Controller> controller_;
   std::optional<SourcePoller> poller_;
+  // Made in StartReconciler, declared here: its threads wake clusters through controller_, so
+  // they are stopped before it is gone.
+  std::optional<NodeEventWake> node_events_;
   // StartProposer
   std::optional<gitsource::GitProposalPublisher> publisher_;
   std::optional<proposals::Proposer> proposer_;

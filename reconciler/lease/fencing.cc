@@ -108,7 +108,10 @@ absl::Status FencedStatusStore::RecordFenced(const core::ClusterStatus& status,
 
 ReconcileOutcome ShardedReconciler::Reconcile(const std::string& cluster, std::stop_token stop) {
   const std::optional<uint64_t> term = fences_.ownership().Term(cluster);
-  if (!term) return ReconcileOutcome::Done();
+  if (!term) {
+    if (on_not_held_) on_not_held_(cluster);
+    return ReconcileOutcome::Done();
+  }
   if (!fences_.Current(cluster)) {
     if (std::optional<ReconcileOutcome> failed = TakeOver(cluster, *term, stop)) return *failed;
   }

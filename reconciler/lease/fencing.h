@@ -118,12 +118,20 @@ class ShardedReconciler final : public ClusterReconciler {
   using Adopt =
       std::function<void(const std::string& cluster, std::optional<core::ClusterStatus> recorded)>;
 
+  // Told of a cluster whose shard this replica does not hold (what follows its nodes stops).
+  using OnNotHeld = std::function<void(const std::string& cluster)>;
+
   // `branch` reads and claims the status branch itself (no notification, no forge report).
   ShardedReconciler(ClusterReconciler& inner, ClusterFences& fences, StatusStore& branch,
-                    Adopt adopt)
-      : inner_(inner), fences_(fences), branch_(branch), adopt_(std::move(adopt)) {}
+                    Adopt adopt, OnNotHeld on_not_held = {})
+      : inner_(inner),
+        fences_(fences),
+        branch_(branch),
+        adopt_(std::move(adopt)),
+        on_not_held_(std::move(on_not_held)) {}
 
-  // Not held: Done (the cluster is enqueued again when its shard is taken, and at resync).
+  // Not held: `on_not_held`, then Done (the cluster is enqueued again when its shard is taken, and
+  // at resync).
   // Not claimed in this term: the branch is read and the cluster claimed first
   // (TransientError when either fails).
   ReconcileOutcome Reconcile(const std::string& cluster, std::stop_token stop) override;
@@ -139,6 +147,7 @@ class ShardedReconciler final : public ClusterReconciler {
   ClusterFences& fences_;
   StatusStore& branch_;
   const Adopt adopt_;
+  const OnNotHeld on_not_held_;
 };
 
 }  // namespace tr::reconciler::lease

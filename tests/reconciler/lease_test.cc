@@ -523,13 +523,17 @@ TEST(ShardedReconcilerTest, SkipsClustersNotHeldAndReadsTheBranchOnEachNewTerm) 
   branch.branch["prod"].cluster = "prod";
   branch.branch["prod"].message = "upgrading w-1 (by the previous holder)";
   std::vector<std::pair<std::string, std::string>> adopted;
+  std::vector<std::string> not_held;
   ClusterFences fences(ownership, "pod-a");
-  ShardedReconciler sharded(inner, fences, branch,
-                            [&](const std::string& cluster, std::optional<core::ClusterStatus> s) {
-                              adopted.emplace_back(cluster, s ? s->message : "none");
-                            });
+  ShardedReconciler sharded(
+      inner, fences, branch,
+      [&](const std::string& cluster, std::optional<core::ClusterStatus> s) {
+        adopted.emplace_back(cluster, s ? s->message : "none");
+      },
+      [&](const std::string& cluster) { not_held.push_back(cluster); });
   EXPECT_EQ(sharded.Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kDone);
   EXPECT_TRUE(inner.reconciled.empty());
+  EXPECT_EQ(not_held, std::vector<std::string>{"prod"});  // its nodes are not followed here
   EXPECT_EQ(branch.loads, 0);
   ownership.term = 1;
   EXPECT_EQ(sharded.Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kRequeueAfter);
@@ -544,6 +548,7 @@ TEST(ShardedReconcilerTest, SkipsClustersNotHeldAndReadsTheBranchOnEachNewTerm) 
                               {"prod", "upgrading w-1 (by the previous holder)"},
                               {"staging", "none"}}));
   EXPECT_EQ(inner.reconciled, (std::vector<std::string>{"prod", "prod", "prod", "staging"}));
+  EXPECT_EQ(not_held.size(), 1u) << "a cluster held was said not to be";
 }
 
 }  // namespace

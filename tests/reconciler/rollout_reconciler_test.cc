@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -151,6 +152,7 @@ struct Harness {
   gates::HealthGateRunner* gates = nullptr;
   StatusStore* peers = nullptr;
   const registry::InstallerReleases* releases = nullptr;
+  InFlightFollower* follower = nullptr;
 
   void Publish(const core::ClusterProfile& profile, std::vector<core::InvalidProfile> invalid) {
     auto snapshot = std::make_shared<DesiredSnapshot>();
@@ -165,7 +167,7 @@ struct Harness {
   std::unique_ptr<RolloutReconciler> Make(bool dry_run = false) {
     return std::make_unique<RolloutReconciler>(
         RolloutReconciler::Deps{desired, observer, executor, store, clock, metrics, gates, peers,
-                                releases},
+                                releases, nullptr, {}, follower},
         RolloutReconcilerOptions{std::chrono::milliseconds(1000), dry_run, 32}, store.latest);
   }
 
@@ -180,6 +182,44 @@ struct Harness {
     return outcome;
   }
 };
+
+// What the reconciler told its follower of nodes in flight.
+class RecordingFollower final : public InFlightFollower {
+ public:
+  void Follow(const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override {
+    if (told.empty() || told.back() != nodes) told.push_back(nodes);
+    clusters.insert(profile.name);
+  }
+  void Forget(const std::string& cluster) override { forgotten.push_back(cluster); }
+
+  std::vector<std::vector<std::string>> told;  // each change of the nodes in flight
+  std::set<std::string> clusters;
+  std::vector<std::string> forgotten;
+};
+
+TEST(RolloutReconcilerTest, TellsItsFollowerTheNodesInFlightAndForgetsAClusterGone) {
+  Harness h;
+  RecordingFollower follower;
+  h.follower = &follower;
+  auto r = h.Make();
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  using Nodes = std::vector<std::string>;
+  // A node is followed from its start; between two nodes the reconcile may end with none.
+  std::vector<Nodes> in_flight;
+  for (const Nodes& nodes : follower.told) {
+    if (!nodes.empty()) in_flight.push_back(nodes);
+  }
+  EXPECT_EQ(in_flight, (std::vector<Nodes>{{"w-0"}, {"w-1"}, {"cp-0"}, {"cp-2"}, {"cp-1"}}));
+  ASSERT_FALSE(follower.told.empty());
+  EXPECT_EQ(follower.told.back(), Nodes{}) << "a node still followed once all are done";
+  EXPECT_EQ(follower.clusters, std::set<std::string>{"prod"});
+
+  core::ClusterProfile other = h.world.profile();
+  other.name = "staging";
+  h.Publish(other, {});
+  EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kForget);
+  EXPECT_EQ(follower.forgotten, std::vector<std::string>{"prod"});
+}
 
 TEST(RolloutReconcilerTest, RollsOutRecordingEachOperationBeforeTheCall) {
   Harness h;

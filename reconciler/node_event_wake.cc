@@ -1,0 +1,100 @@
+#include "reconciler/node_event_wake.h"
+
+#include <algorithm>
+#include <utility>
+#include <variant>
+
+namespace tr::reconciler {
+namespace {
+
+// The events that may change what a reconcile decides about a node in flight, and the hello
+// that opens a stream: what happened before it is not known.
+bool Wakes(const talos::MachineEvent& event) {
+  return std::holds_alternative<talos::HelloEvent>(event.payload) ||
+         std::holds_alternative<talos::MachineStatusEvent>(event.payload) ||
+         std::holds_alternative<talos::SequenceEvent>(event.payload);
+}
+
+std::string AddressOf(const core::ClusterProfile& profile, const std::string& node) {
+  for (const core::NodeSpec& spec : profile.nodes) {
+    if (spec.name == node) return spec.address;
+  }
+  return "";
+}
+
+}  // namespace
+
+NodeEventWake::NodeEventWake(ClusterClientFactory& clients, Wake wake, Env& env,
+                             NodeEventWakeOptions options)
+    : clients_(clients), wake_(std::move(wake)), env_(env), options_(options) {}
+
+NodeEventWake::~NodeEventWake() {
+  std::map<std::string, std::map<std::string, std::jthread>> stopping;
+  {
+    MutexLock lock(mu_);
+    stopping.swap(threads_);
+    count_ = 0;
+  }
+  // Joined here, outside the lock: a thread may be waking a cluster.
+}
+
+void NodeEventWake::Follow(const core::ClusterProfile& profile,
+                           const std::vector<std::string>& nodes) {
+  std::vector<std::jthread> stopping;  // joined after the lock
+  MutexLock lock(mu_);
+  std::map<std::string, std::jthread>& followed = threads_[profile.name];
+  for (auto it = followed.begin(); it != followed.end();) {
+    if (std::find(nodes.begin(), nodes.end(), it->first) != nodes.end()) {
+      ++it;
+      continue;
+    }
+    stopping.push_back(std::move(it->second));
+    it = followed.erase(it);
+    --count_;
+  }
+  for (const std::string& node : nodes) {
+    const std::string address = AddressOf(profile, node);
+    if (followed.contains(node) || address.empty() || count_ >= options_.max_nodes) continue;
+    followed.emplace(node, std::jthread([this, profile, address](std::stop_token stop) {
+                       FollowNode(profile, address, stop);
+                     }));
+    ++count_;
+  }
+  if (followed.empty()) threads_.erase(profile.name);
+}
+
+void NodeEventWake::Forget(const std::string& cluster) {
+  std::map<std::string, std::jthread> stopping;  // joined after the lock
+  MutexLock lock(mu_);
+  auto it = threads_.find(cluster);
+  if (it == threads_.end()) return;
+  count_ -= it->second.size();
+  stopping.swap(it->second);
+  threads_.erase(it);
+}
+
+size_t NodeEventWake::Following() const {
+  MutexLock lock(mu_);
+  return count_;
+}
+
+void NodeEventWake::FollowNode(const core::ClusterProfile& profile, const std::string& address,
+                               std::stop_token stop) {
+  const BackoffPolicy backoff{options_.initial_backoff, options_.max_backoff, 0};
+  int retry = 1;
+  while (!stop.stop_requested()) {
+    absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
+    if (clients.ok() && clients->talos) {
+      (void)clients->talos->Events(
+          address, talos::EventsRequest{}, options_.stream_timeout, stop,
+          [&](const talos::MachineEvent& event) {
+            if (std::holds_alternative<talos::HelloEvent>(event.payload)) retry = 1;
+            if (Wakes(event)) wake_(profile.name);
+            return !stop.stop_requested();
+          });
+    }
+    if (!env_.SleepFor(JitteredBackoff(backoff, retry++, env_), stop)) return;
+  }
+}
+
+}  // namespace tr::reconciler

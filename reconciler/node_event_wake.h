@@ -1,0 +1,82 @@
+// NodeEventWake: wakes a cluster's reconcile as soon as a node it has in flight reports a change
+// through MachineService/Events, so the rollout sees a node come back without waiting out
+// --node-poll-interval. The poll stays: events only bring a look earlier, and a node whose
+// stream cannot be opened, or a wake lost, costs one poll interval, as before.
+//
+// One thread per followed node, at most `max_nodes` in the process (a node beyond them is left
+// to the poll). The thread subscribes to the node's events (only new ones, tail_events 0) and
+// calls `wake(cluster)` at each MachineStatusEvent (stage, readiness) and SequenceEvent (a
+// sequence started, ended or failed); phase and task events wake nothing. It wakes the cluster
+// too once each stream is live (what happened before it is not known), and when the stream
+// breaks (the node reboots) it subscribes again after a backoff, as `talosctl upgrade --wait`
+// does.
+//
+// Time, sleeping and the backoff's jitter come from the injected Env. Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/env.h"
+#include "base/mutex.h"
+#include "core/profile.h"
+#include "reconciler/cluster_clients.h"
+
+namespace tr::reconciler {
+
+struct NodeEventWakeOptions {
+  size_t max_nodes = 64;
+  std::chrono::milliseconds initial_backoff{200};
+  std::chrono::milliseconds max_backoff{std::chrono::seconds(2)};
+  // How long one Events call may last before it is made again (a node's stream never ends on
+  // its own while the node runs).
+  std::chrono::milliseconds stream_timeout{std::chrono::minutes(10)};
+};
+
+// What follows the nodes a cluster has in flight (the rollout reconciler tells it after each
+// reconcile).
+class InFlightFollower {
+ public:
+  virtual ~InFlightFollower() = default;
+  // From now on follows exactly `nodes` (names of `profile`'s nodes) of the profile's cluster.
+  virtual void Follow(const core::ClusterProfile& profile,
+                      const std::vector<std::string>& nodes) = 0;
+  // Stops following every node of `cluster`.
+  virtual void Forget(const std::string& cluster) = 0;
+};
+
+class NodeEventWake final : public InFlightFollower {
+ public:
+  using Wake = std::function<void(const std::string& cluster)>;
+
+  NodeEventWake(ClusterClientFactory& clients, Wake wake, Env& env,
+                NodeEventWakeOptions options = {});
+  ~NodeEventWake() override;  // stops and joins every thread
+  NodeEventWake(const NodeEventWake&) = delete;
+  NodeEventWake& operator=(const NodeEventWake&) = delete;
+
+  // Starts the threads of the nodes not followed yet, stops those of the cluster's others.
+  void Follow(const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
+  void Forget(const std::string& cluster) override;
+  // How many nodes are followed now.
+  size_t Following() const;
+
+ private:
+  void FollowNode(const core::ClusterProfile& profile, const std::string& address,
+                  std::stop_token stop);
+
+  ClusterClientFactory& clients_;
+  const Wake wake_;
+  Env& env_;
+  const NodeEventWakeOptions options_;
+  mutable Mutex mu_;
+  // By cluster, then node name. Stopped and joined outside the lock.
+  std::map<std::string, std::map<std::string, std::jthread>> threads_ ABSL_GUARDED_BY(mu_);
+  size_t count_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tr::reconciler

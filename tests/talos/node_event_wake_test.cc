@@ -1,0 +1,117 @@
+// NodeEventWake against the in-process simulator over mutual TLS: a followed node's events wake
+// its cluster, across the node's reboot, and a node no longer followed wakes nothing.
+#include "reconciler/node_event_wake.h"
+
+#include <gtest/gtest.h>
+
+#include "base/mutex.h"
+#include "tests/support/sim_fixture.h"
+#include "tests/support/wait.h"
+
+namespace tr::reconciler::talos {
+namespace {
+
+using test_support::WaitUntil;
+
+class OneTalosClient final : public ClusterClientFactory {
+ public:
+  explicit OneTalosClient(std::shared_ptr<TalosClient> talos) : talos_(std::move(talos)) {}
+  absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile&) override {
+    return ClusterClients{talos_, nullptr};
+  }
+
+ private:
+  std::shared_ptr<TalosClient> talos_;
+};
+
+// The clusters woken, in order.
+class Wakes {
+ public:
+  void Add(const std::string& cluster) {
+    MutexLock lock(mu_);
+    clusters_.push_back(cluster);
+  }
+  std::vector<std::string> clusters() const {
+    MutexLock lock(mu_);
+    return clusters_;
+  }
+  size_t size() const { return clusters().size(); }
+
+ private:
+  mutable Mutex mu_;
+  std::vector<std::string> clusters_ ABSL_GUARDED_BY(mu_);
+};
+
+class NodeEventWakeTest : public SimTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet("1.11.6", "1.11.6")));
+    std::unique_ptr<TalosClient> client;
+    ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client));
+    talos_ = std::move(client);
+    profile_.name = "prod";
+    profile_.nodes.push_back({"cp-1", Address("cp-1"), core::NodeRole::kControlPlane});
+    profile_.nodes.push_back({"w-1", Address("w-1"), core::NodeRole::kWorker});
+  }
+
+  NodeEventWakeOptions Options() {
+    NodeEventWakeOptions options;
+    options.initial_backoff = std::chrono::milliseconds(5);
+    options.max_backoff = std::chrono::milliseconds(50);
+    return options;
+  }
+
+  std::shared_ptr<TalosClient> talos_;
+  core::ClusterProfile profile_;
+};
+
+TEST_F(NodeEventWakeTest, AFollowedNodeWakesItsClusterAcrossItsRebootAndNothingOnceDropped) {
+  OneTalosClient clients(talos_);
+  Wakes wakes;
+  NodeEventWake follower(
+      clients, [&](const std::string& cluster) { wakes.Add(cluster); }, env_, Options());
+  follower.Follow(profile_, {"w-1"});
+  EXPECT_EQ(follower.Following(), 1u);
+  // The stream is live: that wakes the cluster once.
+  ASSERT_TRUE(WaitUntil([&] { return wakes.size() >= 1; }));
+
+  const size_t before = wakes.size();
+  absl::StatusOr<FollowResult> upgraded =
+      FollowLegacyUpgrade(*talos_, Address("w-1"), "ghcr.io/siderolabs/installer:v1.12.4");
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status();
+  ASSERT_TRUE(WaitUntil([&] { return wakes.size() >= before + 2; }))
+      << wakes.size() - before << " wakes";
+  // The node is back on a new boot. Only a stream opened again after the reboot sees the next
+  // upgrade: the first one ended when the node went down.
+  const size_t rebooted = wakes.size();
+  upgraded = FollowLegacyUpgrade(*talos_, Address("w-1"), "ghcr.io/siderolabs/installer:v1.12.5");
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status();
+  ASSERT_TRUE(WaitUntil([&] { return wakes.size() >= rebooted + 2; }))
+      << wakes.size() - rebooted << " wakes after the first reboot";
+  for (const std::string& cluster : wakes.clusters()) EXPECT_EQ(cluster, "prod");
+
+  follower.Follow(profile_, {});
+  EXPECT_EQ(follower.Following(), 0u);
+  const size_t dropped = wakes.size();
+  upgraded = FollowLegacyUpgrade(*talos_, Address("w-1"), "ghcr.io/siderolabs/installer:v1.12.6");
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status();
+  EXPECT_EQ(wakes.size(), dropped) << "a node no longer followed woke its cluster";
+}
+
+TEST_F(NodeEventWakeTest, FollowsNoMoreNodesThanItsLimitAndForgetsACluster) {
+  OneTalosClient clients(talos_);
+  Wakes wakes;
+  NodeEventWakeOptions options = Options();
+  options.max_nodes = 1;
+  NodeEventWake follower(
+      clients, [&](const std::string& cluster) { wakes.Add(cluster); }, env_, options);
+  follower.Follow(profile_, {"cp-1", "w-1", "not-a-node"});
+  EXPECT_EQ(follower.Following(), 1u);
+  follower.Forget("prod");
+  EXPECT_EQ(follower.Following(), 0u);
+  follower.Follow(profile_, {"w-1"});  // room again
+  EXPECT_EQ(follower.Following(), 1u);
+}
+
+}  // namespace
+}  // namespace tr::reconciler::talos
