@@ -7,14 +7,6 @@
 namespace tr::reconciler {
 namespace {
 
-// The events that may change what a reconcile decides about a node in flight, and the hello
-// that opens a stream: what happened before it is not known.
-bool Wakes(const talos::MachineEvent& event) {
-  return std::holds_alternative<talos::HelloEvent>(event.payload) ||
-         std::holds_alternative<talos::MachineStatusEvent>(event.payload) ||
-         std::holds_alternative<talos::SequenceEvent>(event.payload);
-}
-
 std::string AddressOf(const core::ClusterProfile& profile, const std::string& node) {
   for (const core::NodeSpec& spec : profile.nodes) {
     if (spec.name == node) return spec.address;
@@ -23,6 +15,17 @@ std::string AddressOf(const core::ClusterProfile& profile, const std::string& no
 }
 
 }  // namespace
+
+bool WakesCluster(const talos::MachineEvent& event) {
+  if (std::holds_alternative<talos::HelloEvent>(event.payload)) return true;
+  if (const auto* machine = std::get_if<talos::MachineStatusEvent>(&event.payload)) {
+    return machine->status.RunningAndReady();
+  }
+  if (const auto* sequence = std::get_if<talos::SequenceEvent>(&event.payload)) {
+    return sequence->error_code.has_value();
+  }
+  return false;
+}
 
 NodeEventWake::NodeEventWake(ClusterClientFactory& clients, Wake wake, Env& env,
                              NodeEventWakeOptions options)
@@ -89,7 +92,7 @@ void NodeEventWake::FollowNode(const core::ClusterProfile& profile, const std::s
           address, talos::EventsRequest{}, options_.stream_timeout, stop,
           [&](const talos::MachineEvent& event) {
             if (std::holds_alternative<talos::HelloEvent>(event.payload)) retry = 1;
-            if (Wakes(event)) wake_(profile.name);
+            if (WakesCluster(event)) wake_(profile.name);
             return !stop.stop_requested();
           });
     }

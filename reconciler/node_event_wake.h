@@ -5,11 +5,12 @@
 //
 // One thread per followed node, at most `max_nodes` in the process (a node beyond them is left
 // to the poll). The thread subscribes to the node's events (only new ones, tail_events 0) and
-// calls `wake(cluster)` at each MachineStatusEvent (stage, readiness) and SequenceEvent (a
-// sequence started, ended or failed); phase and task events wake nothing. It wakes the cluster
-// too once each stream is live (what happened before it is not known), and when the stream
-// breaks (the node reboots) it subscribes again after a backoff, as `talosctl upgrade --wait`
-// does.
+// calls `wake(cluster)` when the node reports itself RUNNING and ready (a MachineStatusEvent:
+// the end of a node's wait; Talos' readiness includes the Kubernetes node's) or a sequence
+// failed, and once each stream is live (what happened before it is not known). The stages on
+// the way wake nothing: they only change what the status says, which the poll brings. When the
+// stream breaks (the node reboots) it subscribes again after a backoff, as
+// `talosctl upgrade --wait` does.
 //
 // Time, sleeping and the backoff's jitter come from the injected Env. Thread-safe.
 #pragma once
@@ -25,8 +26,13 @@
 #include "base/mutex.h"
 #include "core/profile.h"
 #include "reconciler/cluster_clients.h"
+#include "reconciler/talos/talos_types.h"
 
 namespace tr::reconciler {
+
+// The events after which a reconcile may decide something new about a node in flight: the node
+// RUNNING and ready, a sequence that failed, and the hello that opens a stream.
+bool WakesCluster(const talos::MachineEvent& event);
 
 struct NodeEventWakeOptions {
   size_t max_nodes = 64;
