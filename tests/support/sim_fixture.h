@@ -14,6 +14,7 @@
 
 #include "base/env.h"
 #include "fmt/format.h"
+#include "reconciler/cluster_clients.h"
 #include "reconciler/talos/events_follower.h"
 #include "reconciler/talos/grpc_talos_client.h"
 #include "reconciler/talos/talosconfig.h"
@@ -30,6 +31,22 @@
   TR_ASSERT_OK_AND_ASSIGN_IMPL(TR_CONCAT(status_or_, __LINE__), lhs, expr)
 
 namespace tr::reconciler::talos {
+
+// The clients of a test's one cluster, whatever the profile: a Talos client and a Kubernetes
+// client (null: none).
+class FixedClusterClients final : public ClusterClientFactory {
+ public:
+  explicit FixedClusterClients(std::shared_ptr<TalosClient> talos,
+                               std::shared_ptr<kube::KubeClient> kube = nullptr)
+      : talos_(std::move(talos)), kube_(std::move(kube)) {}
+  absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile&) override {
+    return ClusterClients{talos_, kube_};
+  }
+
+ private:
+  std::shared_ptr<TalosClient> talos_;
+  std::shared_ptr<kube::KubeClient> kube_;
+};
 
 // Client deadlines for tests: generous against a slow sanitizer build, small against a node
 // that never answers.

@@ -40,19 +40,6 @@ class OneNodeKube final : public kube::KubeClient {
   bool cordoned_;
 };
 
-class TheseClients final : public ClusterClientFactory {
- public:
-  TheseClients(std::shared_ptr<TalosClient> talos, std::shared_ptr<kube::KubeClient> kube)
-      : talos_(std::move(talos)), kube_(std::move(kube)) {}
-  absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile&) override {
-    return ClusterClients{talos_, kube_};
-  }
-
- private:
-  std::shared_ptr<TalosClient> talos_;
-  std::shared_ptr<kube::KubeClient> kube_;
-};
-
 class ExecutorCompletionTest : public SimTest {
  protected:
   void SetUp() override {
@@ -65,7 +52,7 @@ class ExecutorCompletionTest : public SimTest {
   }
 
   absl::StatusOr<ActionResult> Complete(std::shared_ptr<kube::KubeClient> kube) {
-    TheseClients clients(talos_, std::move(kube));
+    FixedClusterClients clients(talos_, std::move(kube));
     TalosRolloutExecutor executor(clients, {}, Env::Default());
     core::RolloutDecision decision;
     decision.kind = core::ActionKind::kCompleteNode;

@@ -13,17 +13,6 @@ namespace {
 
 using test_support::WaitUntil;
 
-class OneTalosClient final : public ClusterClientFactory {
- public:
-  explicit OneTalosClient(std::shared_ptr<TalosClient> talos) : talos_(std::move(talos)) {}
-  absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile&) override {
-    return ClusterClients{talos_, nullptr};
-  }
-
- private:
-  std::shared_ptr<TalosClient> talos_;
-};
-
 // The clusters woken, in order.
 class Wakes {
  public:
@@ -66,7 +55,7 @@ class NodeEventWakeTest : public SimTest {
 };
 
 TEST_F(NodeEventWakeTest, AFollowedNodeWakesItsClusterAcrossItsRebootAndNothingOnceDropped) {
-  OneTalosClient clients(talos_);
+  FixedClusterClients clients(talos_);
   Wakes wakes;
   NodeEventWake follower(
       clients, [&](const std::string& cluster) { wakes.Add(cluster); }, env_, Options());
@@ -118,7 +107,7 @@ TEST(NodeEventWakeEventsTest, OnlyTheEndOfAWaitAFailureOrANewStreamWakesTheClust
 }
 
 TEST_F(NodeEventWakeTest, FollowsNoMoreNodesThanItsLimitAndForgetsACluster) {
-  OneTalosClient clients(talos_);
+  FixedClusterClients clients(talos_);
   Wakes wakes;
   NodeEventWakeOptions options = Options();
   options.max_nodes = 1;

@@ -9,18 +9,6 @@
 namespace tr::reconciler::talos {
 namespace {
 
-// The clients of the one cluster of a test: its Talos client, no Kubernetes API.
-class OneClusterClients final : public ClusterClientFactory {
- public:
-  explicit OneClusterClients(std::shared_ptr<TalosClient> talos) : talos_(std::move(talos)) {}
-  absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile&) override {
-    return ClusterClients{talos_, nullptr};
-  }
-
- private:
-  std::shared_ptr<TalosClient> talos_;
-};
-
 class ObserverTest : public SimTest {
  protected:
   void SetUp() override {
@@ -46,7 +34,7 @@ class ObserverTest : public SimTest {
 };
 
 TEST_F(ObserverTest, AsksEachNodeItsVersionOncePerBootAndTheMemberListOncePerLook) {
-  OneClusterClients clients(talos_);
+  FixedClusterClients clients(talos_);
   TalosFleetObserver observer(clients, "");
   for (int look = 0; look < 3; ++look) {
     absl::StatusOr<core::ObservedCluster> observed = observer.Observe(profile_);
@@ -80,7 +68,7 @@ TEST_F(ObserverTest, AsksEachNodeItsVersionOncePerBootAndTheMemberListOncePerLoo
 }
 
 TEST_F(ObserverTest, FollowingOneNodeAsksOnlyThatNode) {
-  OneClusterClients clients(talos_);
+  FixedClusterClients clients(talos_);
   TalosFleetObserver observer(clients, "");
   const size_t before = fleet_->journal().Entries().size();
   absl::StatusOr<core::ObservedCluster> observed = observer.ObserveNodes(profile_, {"w-1"});
