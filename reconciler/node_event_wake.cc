@@ -83,19 +83,20 @@ size_t NodeEventWake::Following() const {
 
 void NodeEventWake::FollowNode(const core::ClusterProfile& profile, const std::string& address,
                                std::stop_token stop) {
+  // One client for the whole follow: asking the factory again with this copy of the profile
+  // could replace the client a newer profile of the cluster made.
+  absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
+  if (!clients.ok() || !clients->talos) return;  // the poll alone
+  const std::shared_ptr<talos::TalosClient> talos = clients->talos;
   const BackoffPolicy backoff{options_.initial_backoff, options_.max_backoff, 0};
   int retry = 1;
   while (!stop.stop_requested()) {
-    absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
-    if (clients.ok() && clients->talos) {
-      (void)clients->talos->Events(
-          address, talos::EventsRequest{}, options_.stream_timeout, stop,
-          [&](const talos::MachineEvent& event) {
-            if (std::holds_alternative<talos::HelloEvent>(event.payload)) retry = 1;
-            if (WakesCluster(event)) wake_(profile.name);
-            return !stop.stop_requested();
-          });
-    }
+    (void)talos->Events(address, talos::EventsRequest{}, options_.stream_timeout, stop,
+                        [&](const talos::MachineEvent& event) {
+                          if (std::holds_alternative<talos::HelloEvent>(event.payload)) retry = 1;
+                          if (WakesCluster(event)) wake_(profile.name);
+                          return !stop.stop_requested();
+                        });
     if (!env_.SleepFor(JitteredBackoff(backoff, retry++, env_), stop)) return;
   }
 }

@@ -1,7 +1,8 @@
-// NodeEventWake: wakes a cluster's reconcile as soon as a node it has in flight reports a change
-// through MachineService/Events, so the rollout sees a node come back without waiting out
-// --node-poll-interval. The poll stays: events only bring a look earlier, and a node whose
-// stream cannot be opened, or a wake lost, costs one poll interval, as before.
+// NodeEventWake: wakes a cluster's reconcile as soon as a node it has in flight reports, through
+// MachineService/Events, what ends its wait, so the rollout sees a node come back without
+// waiting out --node-poll-interval. The poll stays: events only bring a look earlier, and a node
+// whose stream cannot be opened, or a wake lost, costs one poll interval, as before. A follow
+// keeps the Talos client it started with.
 //
 // One thread per followed node, at most `max_nodes` in the process (a node beyond them is left
 // to the poll). The thread subscribes to the node's events (only new ones, tail_events 0) and
