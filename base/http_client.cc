@@ -7,7 +7,7 @@ namespace tr {
 std::unique_ptr<httplib::Client> NewHttpClient(const std::string& origin,
                                                const HttpClientOptions& options) {
   auto client = std::make_unique<httplib::Client>(origin);
-  SetHttpTimeouts(*client, options.connect_timeout, options.io_timeout);
+  SetHttpConnection(*client, options.connect_timeout, options.io_timeout);
   client->set_follow_location(false);
   client->enable_server_certificate_verification(true);
   if (!options.ca_file.empty()) client->set_ca_cert_path(options.ca_file.string());

@@ -413,7 +413,7 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
   if (absl::Status s = TrustClusterCaOnly(**client, credentials.ca_pem, endpoint->host); !s.ok()) {
     return s;
   }
-  SetHttpTimeouts(**client, options.connect_timeout, options.request_timeout);
+  SetHttpConnection(**client, options.connect_timeout, options.request_timeout);
   (*client)->set_keep_alive(true);
   return std::make_unique<HttpKubeClient>(std::move(*client), std::move(options.shutdown),
                                           options.max_answer_bytes, options.idle_timeout);

@@ -125,6 +125,7 @@ absl::StatusOr<std::unique_ptr<ControlServer>> ControlServer::Start(Fleet* fleet
   control->fleet_ = fleet;
   control->server_ = std::make_unique<httplib::Server>();
   control->server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
+  control->server_->set_tcp_nodelay(true);  // no answer held by Nagle's algorithm (40 ms)
   control->Routes();
   const int port = control->server_->bind_to_any_port("127.0.0.1");
   if (port <= 0) return absl::UnavailableError("control endpoint: cannot bind 127.0.0.1");

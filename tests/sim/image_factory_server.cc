@@ -36,6 +36,7 @@ absl::StatusOr<std::unique_ptr<ImageFactoryServer>> ImageFactoryServer::Start(
   s->server_ = std::make_unique<httplib::Server>();
   // Hanging requests hold a thread each; enough for a few clients to time out side by side.
   s->server_->new_task_queue = [] { return new httplib::ThreadPool(8); };
+  s->server_->set_tcp_nodelay(true);  // Image Factory is a Go server: TCP_NODELAY, as Go's
   s->Routes();
   const int port = s->server_->bind_to_any_port("127.0.0.1");
   if (port <= 0) return absl::UnavailableError("image factory: cannot bind 127.0.0.1");

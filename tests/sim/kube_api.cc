@@ -71,6 +71,10 @@ absl::StatusOr<std::unique_ptr<KubeApiServer>> KubeApiServer::Start(SimCluster* 
   // closes it after 5, so a reconciler polling every few hundred ms would pay a TLS handshake
   // on both sides every few polls).
   api->server_->set_keep_alive_max_count(1000);
+  // kube-apiserver is written in Go, whose sockets have TCP_NODELAY: httplib writes an answer's
+  // headers and body apart, and Nagle's algorithm would hold the body for the client's delayed
+  // acknowledgement (40 ms).
+  api->server_->set_tcp_nodelay(true);
   api->Routes();
   if (!api->server_->bind_to_port(address, port)) {
     return absl::UnavailableError(fmt::format("kube api: cannot bind {}:{}", address, port));

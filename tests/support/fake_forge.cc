@@ -149,6 +149,7 @@ FakeForge::FakeForge(std::string forge, std::string repository, std::string toke
   // GitHub's description is parsed once per process, seconds under ASan on a loaded machine:
   // before serving, so that it never holds up an answer past the client's read timeout.
   if (forge_ == "github") (void)GithubOpenApi::Installed();
+  server_->set_tcp_nodelay(true);  // as the forges' servers: no answer held by Nagle (40 ms)
   auto handler = [this](const httplib::Request& req, httplib::Response& res) { Handle(req, res); };
   const std::string any = prefix_ + "/.*";
   server_->Get(any, handler);

@@ -166,6 +166,7 @@ SmartHttpServer::SmartHttpServer(const fs::path& root, const fs::path& dir, Http
   };
   server_->Get(".*", handler);
   server_->Post(".*", handler);
+  server_->set_tcp_nodelay(true);  // no answer held by Nagle's algorithm (40 ms)
   port_ = server_->bind_to_any_port("127.0.0.1");
   thread_ = std::thread([this] { server_->listen_after_bind(); });
 }
