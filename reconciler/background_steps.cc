@@ -101,8 +101,11 @@ absl::StatusOr<ActionResult> BackgroundSteps::Execute(const core::ClusterProfile
   Step* raw = step.get();
   step->thread = std::jthread([this, raw, profile, decision](std::stop_token step_stop) {
     absl::StatusOr<ActionResult> result = inner_.Execute(profile, decision, step_stop);
-    MutexLock step_lock(raw->mu);
-    raw->result = std::move(result);
+    {
+      MutexLock step_lock(raw->mu);
+      raw->result = std::move(result);
+    }
+    if (on_done_ && !step_stop.stop_requested()) on_done_(profile.name);
   });
   running_.emplace(profile.name, std::move(step));
   return InProgress();

@@ -3,8 +3,9 @@
 // they would leave too few workers for the other clusters. BackgroundSteps wraps an executor:
 // the first Execute of such a step starts it on a thread of its own and answers
 // `in_progress`; the reconcile requeues on the node poll interval, and a later Execute of the
-// same step (same cluster, action, node and image) returns its result once it is done. Other
-// actions run inline.
+// same step (same cluster, action, node and image) returns its result once it is done, and
+// `on_done` (when given) is told the step's cluster as soon as it is, so that the reconcile
+// need not wait out the poll interval to collect it. Other actions run inline.
 //
 // One action per cluster at a time: while a step of a cluster runs, every other action of that
 // cluster — another node's install, a drain, a reboot, an uncordon — answers `in_progress`
@@ -18,11 +19,13 @@
 // Thread-safe. The destructor asks every step to stop and waits for them.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "base/mutex.h"
@@ -32,7 +35,12 @@ namespace tr::reconciler {
 
 class BackgroundSteps final : public RolloutExecutor {
  public:
-  explicit BackgroundSteps(RolloutExecutor& inner) : inner_(inner) {}
+  // Called with the step's cluster on the step's thread when a step finishes (not when it was
+  // asked to stop). Must be quick and must not call back into this object.
+  using OnDone = std::function<void(const std::string& cluster)>;
+
+  explicit BackgroundSteps(RolloutExecutor& inner, OnDone on_done = {})
+      : inner_(inner), on_done_(std::move(on_done)) {}
   ~BackgroundSteps() override;
   BackgroundSteps(const BackgroundSteps&) = delete;
   BackgroundSteps& operator=(const BackgroundSteps&) = delete;
@@ -54,6 +62,7 @@ class BackgroundSteps final : public RolloutExecutor {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   RolloutExecutor& inner_;
+  const OnDone on_done_;
   Mutex mu_;
   std::map<std::string, std::shared_ptr<Step>> running_ ABSL_GUARDED_BY(mu_);  // by cluster
   // Asked to stop, not yet joined.

@@ -283,7 +283,8 @@ class Daemon {
       executor = &*fenced_executor_;
       acting_store = &*fenced_store_;
     }
-    background_.emplace(*executor);  // pulls, installs, drains
+    // Pulls, installs, drains, snapshots; a finished one wakes its cluster to collect it.
+    background_.emplace(*executor, [this](const std::string& c) { controller_->Enqueue(c); });
     gate_runner_.emplace(*clients_);
     if (const auto& registry = config_.installer_registry) {  // --installer-registry
       releases_.emplace(
@@ -462,7 +463,6 @@ class Daemon {
   std::optional<TalosRolloutExecutor> executor_;
   std::optional<lease::FencedExecutor> fenced_executor_;
   std::optional<lease::FencedStatusStore> fenced_store_;
-  std::optional<BackgroundSteps> background_;
   DesiredState desired_;
   std::optional<gates::ProbeGateRunner> gate_runner_;
   std::optional<registry::InstallerReleases> releases_;
@@ -476,6 +476,7 @@ class Daemon {
   // Made in StartReconciler, declared here: its threads wake clusters through controller_, so
   // they are stopped before it is gone.
   std::optional<NodeEventWake> node_events_;
+  std::optional<BackgroundSteps> background_;  // the same: a finished step wakes its cluster
   // StartProposer
   std::optional<gitsource::GitProposalPublisher> publisher_;
   std::optional<proposals::Proposer> proposer_;

@@ -6,7 +6,9 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/support/fleet_fixtures.h"
 #include "tests/support/wait.h"
@@ -134,6 +136,40 @@ TEST(BackgroundStepsTest, NoOtherActionOfTheClusterStartsWhileAStepRuns) {
   EXPECT_TRUE(steps.Outstanding("prod")->Is(install));
   ASSERT_TRUE(Eventually([&] { return inner.started == 3; }));
   EXPECT_EQ(inner.stopped, 0);
+}
+
+TEST(BackgroundStepsTest, AFinishedStepWakesItsClusterAndAStoppedOneDoesNot) {
+  GatedExecutor inner;
+  std::mutex mu;
+  std::vector<std::string> woken;
+  auto wake = [&](const std::string& cluster) {
+    std::lock_guard lock(mu);
+    woken.push_back(cluster);
+  };
+  auto woken_now = [&] {
+    std::lock_guard lock(mu);
+    return woken;
+  };
+  const core::ClusterProfile profile = Profile();
+  {
+    BackgroundSteps steps(inner, wake);
+    ASSERT_TRUE(steps.Execute(profile, Step(core::ActionKind::kSnapshotEtcd, ""), {}).ok());
+    EXPECT_TRUE(woken_now().empty()) << "woken before the step finished";
+    inner.Release();
+    ASSERT_TRUE(Eventually([&] { return !woken_now().empty(); })) << "never woken";
+    EXPECT_EQ(woken_now(), std::vector<std::string>{profile.name});
+    // Woken, the reconcile finds the result there to collect.
+    auto collected = steps.Execute(profile, Step(core::ActionKind::kSnapshotEtcd, ""), {});
+    ASSERT_TRUE(collected.ok()) << collected.status();
+    EXPECT_FALSE(collected->in_progress);
+  }
+  GatedExecutor blocked;
+  {
+    BackgroundSteps steps(blocked, wake);
+    ASSERT_TRUE(steps.Execute(profile, Step(core::ActionKind::kDrainNode, "w-0"), {}).ok());
+  }  // stopped, not finished
+  EXPECT_EQ(blocked.stopped, 1);
+  EXPECT_EQ(woken_now().size(), 1u) << "a step stopped by the destructor woke its cluster";
 }
 
 TEST(BackgroundStepsTest, TheDestructorStopsTheStepsStillRunning) {
