@@ -1,5 +1,7 @@
 #include "gitsource/status_writer.h"
 
+#include <algorithm>
+
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
 #include "gitsource/mirror.h"
@@ -130,10 +132,21 @@ void GitStatusWriter::CommitPending(std::stop_token stop) {
 }
 
 void GitStatusWriter::WaitForWindow(std::stop_token stop) {
-  if (config_.coalesce_window <= std::chrono::milliseconds(0) || !last_flush_end_) return;
-  const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-      *last_flush_end_ + config_.coalesce_window - env_.Now());
-  if (wait <= std::chrono::milliseconds(0)) return;
+  const std::chrono::duration<double, std::milli> window = config_.coalesce_window;
+  if (window.count() <= 0) return;
+  const double burst = std::max(1, config_.coalesce_burst);
+  if (!last_flush_end_) {  // the first commit: the credit is whole
+    window_credit_ = burst - 1;
+    return;
+  }
+  // Time spent pushing earns nothing: the credit accrues from the end of the last push.
+  const double credit = std::min(burst, window_credit_ + (env_.Now() - *last_flush_end_) / window);
+  if (credit >= 1) {
+    window_credit_ = credit - 1;
+    return;
+  }
+  window_credit_ = 0;
+  const auto wait = std::chrono::ceil<std::chrono::milliseconds>((1 - credit) * window);
   mu_.unlock();
   (void)env_.SleepFor(wait, stop);  // a stop only cuts the wait short
   mu_.lock();

@@ -23,11 +23,14 @@
 // worker) join the batch waiting behind the commit in progress and go out together as the
 // next commit, whose result each of their callers gets. A later update of a path replaces
 // an earlier one in the same batch. A Write whose caller is cancelled while waiting may
-// still be committed with its batch. With a `coalesce_window`, commits are at least that far
-// apart: an update that arrives sooner after the last commit waits (on the injected sleeper)
-// until the window has passed, collecting every update that arrives meanwhile into one commit.
-// A lone update after a quiet spell is committed at once; no update waits longer than the
-// window plus one push. Write still returns only once its commit is pushed.
+// still be committed with its batch. With a `coalesce_window`, commits are one per window on
+// average: an update that arrives when the writer has no credit left waits (on the injected
+// sleeper) until a window's worth has accrued, collecting every update that arrives meanwhile
+// into one commit. Credit accrues one commit per window between pushes, up to
+// `coalesce_burst`: after a quiet spell that many commits go out one after the other without a
+// wait (a step's record, then the next step's write-ahead record), and under steady load the
+// commits are a window apart. No update waits longer than the window plus one push. Write
+// still returns only once its commit is pushed.
 //
 // Guarding: with a `guard`, every file of a batch is shown to it with what the tip the commit is
 // built on holds at its path, each time a commit is built (so again after every fetch). A file
@@ -131,7 +134,8 @@ struct StatusWriterConfig {
   std::string author_email = "talos-reconciler@localhost";
   BackoffPolicy backoff;
   StatusReadLimits read_limits;  // what ReadLatest reads at most
-  std::chrono::milliseconds coalesce_window{0};  // least time between two commits; 0: none
+  std::chrono::milliseconds coalesce_window{0};  // one commit per window on average; 0: none
+  int coalesce_burst = 1;  // commits that may follow one another without a wait; at least 1
   StatusFileGuard guard;  // empty: every file is written
 };
 
@@ -211,6 +215,8 @@ class GitStatusWriter final : public StatusWriter {
   std::map<std::uint64_t, int> waiters_ ABSL_GUARDED_BY(mu_);
   std::map<std::uint64_t, absl::StatusOr<StatusCommit>> results_ ABSL_GUARDED_BY(mu_);
   std::optional<std::chrono::system_clock::time_point> last_flush_end_ ABSL_GUARDED_BY(mu_);
+  // The commits the window allowed without a wait, as of last_flush_end_ (accrues after it).
+  double window_credit_ ABSL_GUARDED_BY(mu_) = 0;
   // The commit this writer pushed last (the remote's tip unless someone else pushed since).
   std::optional<git_oid> known_tip_ ABSL_GUARDED_BY(mu_);
   // Last, so that it is stopped and joined before anything it uses goes.

@@ -218,6 +218,9 @@ class Daemon {
     writer_config.author_name = config_.status_author_name;
     writer_config.author_email = config_.status_author_email;
     writer_config.coalesce_window = config_.status_commit_window;
+    // A node's completion, an etcd snapshot and the next node's write-ahead record come one
+    // after the other between two nodes; under load the commits are still a window apart.
+    writer_config.coalesce_burst = 3;
     if (election_) {  // no record lands over a newer holder's (fencing.h)
       fences_.emplace(election_->elector(), election_->elector().options().identity);
       writer_config.guard = lease::StatusFileGuard;

@@ -341,6 +341,33 @@ TEST_F(StatusWriterTest, UpdatesWithinTheWindowAreOneCommit) {
   EXPECT_EQ(Show(StatusTip() + ":status/a.yaml"), "a");
 }
 
+// After a quiet spell up to `coalesce_burst` commits go out one after the other without a wait;
+// then a commit waits for what is left of a window, and the credit comes back one commit per
+// window of quiet.
+TEST_F(StatusWriterTest, ABurstGoesOutAtOnceThenOneCommitPerWindow) {
+  GateEnv gate;
+  config_.coalesce_window = milliseconds(800);
+  config_.coalesce_burst = 3;
+  auto writer = GitStatusWriter::Create(*source_, config_, gate);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  // Released ahead: a wait the writer should not make shows in the sleeps, not as a hang.
+  gate.Release();
+  gate.Release();
+  auto write = [&](const std::string& name) {
+    return (*writer)->Write({{{"status/" + name + ".yaml", name + "\n"}}, name}).ok();
+  };
+  for (const char* name : {"a", "b", "c"}) ASSERT_TRUE(write(name)) << name;
+  EXPECT_EQ(gate.WaitForSleeps(0), std::vector<milliseconds>{}) << "a commit of the burst waited";
+  gate.Advance(milliseconds(400));  // half a window's credit
+  ASSERT_TRUE(write("d"));
+  EXPECT_EQ(gate.WaitForSleeps(1), std::vector<milliseconds>{milliseconds(400)});
+  gate.Advance(milliseconds(1600));  // two commits' credit
+  for (const char* name : {"e", "f", "g"}) ASSERT_TRUE(write(name)) << name;
+  EXPECT_EQ(gate.WaitForSleeps(2),
+            (std::vector<milliseconds>{milliseconds(400), milliseconds(800)}));
+  EXPECT_EQ(StatusCommits(), 7);
+}
+
 // A writer whose commits are at least 800 ms apart, after one commit (status/a.yaml), with
 // news for status/b.yaml posted and held back by `gate` until it is released.
 std::unique_ptr<GitStatusWriter> WriterWithNewsHeldBack(const LibGitSource& source,
