@@ -7,7 +7,8 @@
 //   node time  = per node, what the simulated machine itself spends: the Upgrade call's image
 //                pull, drain and install (the simulator's timings × time scale) plus, from the
 //                journal, going down → back up → Kubernetes Ready
-//   ratio      = wall ÷ Σ node time (goal ≤ 1.02)
+//   ratio      = wall ÷ Σ node time (goal ≤ 1.03)
+//   overhead per node upgrade = (wall − Σ node time) ÷ nodes (goal ≤ 0.25 s)
 //
 // at each time scale asked for (default: 1, then 0.2),
 // and where the rest goes: noticing the commit, pre-flight (pre-pull, etcd snapshot), the gaps
@@ -24,6 +25,7 @@
 //        [--poll-interval D (no webhook; the repository polled every D)]
 #include <stdlib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -148,11 +150,15 @@ int Run(const Options& options) {
     std::printf("wall, push -> Ready on the status branch   %8.2f s\n", wall);
     std::printf("sum of the nodes' own upgrade time         %8.2f s (simulator nominal %.2f s)\n",
                 nodes, 5 * 30 * options.time_scale);
-    std::printf("overhead ratio (goal <= 1.02)              %8.3f\n", wall / nodes);
+    const double per_node = (wall - nodes) / static_cast<double>(std::max<size_t>(1, times.size()));
+    std::printf("overhead ratio (goal <= 1.03)              %8.3f\n", wall / nodes);
+    std::printf("overhead per node upgrade (goal <= 0.25 s) %8.2f s\n", per_node);
     PrintBenchRow(fmt::format("5-node rollout wall ÷ the nodes' own upgrade time, time scale {}",
                               options.time_scale),
-                  "≤ 1.02", fmt::format("{:.3f}", wall / nodes), wall / nodes <= 1.02,
-                  fmt::format("{:.1f} s overhead", wall - nodes));
+                  "≤ 1.03", fmt::format("{:.3f}", wall / nodes), wall / nodes <= 1.03,
+                  fmt::format("{:.2f} s overhead", wall - nodes));
+    PrintBenchRow(fmt::format("overhead per node upgrade, time scale {}", options.time_scale),
+                  "≤ 0.25 s", fmt::format("{:.2f} s", per_node), per_node <= 0.25, "");
     std::printf("the overhead, %.2f s:\n", wall - nodes);
     if (!times.empty() && pulls == 0) {
       // No pre-pull (nodes below 1.13): the push is followed by the first node's Upgrade.
