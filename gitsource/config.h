@@ -70,7 +70,8 @@ struct GitSourceConfig {
   SnapshotLimits preview_limits = PreviewSnapshotLimits();      // pull requests' heads
   std::optional<SignatureVerification> verify_signatures;
   // libgit2 cannot gc: each fetch adds a pack. Past this many, the mirror is repacked into
-  // one pack of what its refs reach.
+  // one pack of what its refs reach, at a poll that fetched nothing (at one that fetched, only
+  // past twice as many).
   std::size_t max_mirror_packs = 24;
   // Pull request heads kept under refs/previews/ at most. A pull request whose close the
   // daemon never heard of (a webhook lost, the daemon down) would keep its head's objects for
