@@ -54,6 +54,8 @@ struct Result {
   int not_once = 0;               // nodes not upgraded exactly once
   int status_commits = 0;         // on the status branch during the rollout
   int first_cluster_records = 0;  // of those, the ones that changed the first cluster's file
+  int talos_calls = 0;            // answered by talos-sim during the rollout (its journal)
+  int kube_calls = 0;             // of its Kubernetes API, the same
 };
 
 // Commits in (from, to] on the status branch; with `path`, only those that changed it.
@@ -121,6 +123,10 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
   result.first_cluster_records = CommitsBetween(world.repo(), status_before, status_after,
                                                 core::ClusterStatusPath(names->front()));
   const auto& journal = world.Journal();
+  for (const auto& line : journal) {
+    if (line.seq <= since || !line.call) continue;
+    ++(line.what.starts_with("kube:") ? result.kube_calls : result.talos_calls);
+  }
   for (const auto& name : *names) {
     for (const auto& span : UpgradeSpans(journal, name, since)) {
       result.not_once += span.version_changes.size() != 1 || span.upgrade_calls_ok != 1;
@@ -134,13 +140,14 @@ void Print(const char* label, int clusters, const Result& r) {
       "%-22s %4d clusters, %5d nodes: wall %7.2f s; daemon %6.2f CPU s (rollout), "
       "%6.2f CPU s (all), peak RSS %6.1f MiB, %d threads; talos-sim %6.2f CPU s (rollout), "
       "%6.2f CPU s (all), RSS %6.1f MiB; machine %3.0f%% busy during the rollout; %d status "
-      "commits, %d of them recording the first cluster\n",
+      "commits, %d of them recording the first cluster; %.1f Talos and %.1f Kubernetes calls "
+      "per node upgrade\n",
       label, clusters, clusters * 5, r.wall_seconds,
       r.daemon_after.cpu_seconds - r.daemon_before.cpu_seconds, r.daemon_after.cpu_seconds,
       static_cast<double>(r.daemon_after.peak_rss_kib) / 1024, r.daemon_after.threads,
       r.sim_after.cpu_seconds - r.sim_before.cpu_seconds, r.sim_after.cpu_seconds,
       static_cast<double>(r.sim_after.rss_kib) / 1024, 100 * r.machine_busy, r.status_commits,
-      r.first_cluster_records);
+      r.first_cluster_records, r.talos_calls / (5.0 * clusters), r.kube_calls / (5.0 * clusters));
   std::fflush(stdout);
 }
 
