@@ -19,12 +19,10 @@
 // Prints p50, p99 and max per path (goal p99 <= 0.5 s).
 //
 // Usage: first_call_bench [--rounds N (per path; default 50)]
-#include <stdlib.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -35,12 +33,14 @@
 #include "fmt/format.h"
 #include "tests/bench/bench_support.h"
 #include "tests/bench/push_webhook.h"
+#include "tests/bench/rounds.h"
 #include "tests/support/e2e/e2e_world.h"
 #include "tests/support/e2e/journal_checks.h"
 
 namespace tr::e2e {
 namespace {
 
+using bench::Percentile;
 using Clock = std::chrono::system_clock;
 using Millis = std::chrono::duration<double, std::milli>;
 
@@ -66,11 +66,6 @@ std::optional<JournalLine> FirstUpgrade(const std::vector<JournalLine>& journal,
     if (line.seq > since && StartsUpgrade(line, cluster)) return line;
   }
   return std::nullopt;
-}
-
-double Percentile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<size_t>(p * values.size()))];
 }
 
 const std::vector<std::string> kPolicy = {"settle: 0s", "allowDowngrade: true"};
@@ -171,18 +166,7 @@ int Run(int rounds) {
 }  // namespace tr::e2e
 
 int main(int argc, char** argv) {
-  int rounds = 50;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--rounds") == 0) {
-      rounds = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
-  if (rounds < 1) {
-    std::fprintf(stderr, "--rounds must be at least 1\n");
-    return 2;
-  }
+  const int rounds = tr::bench::RoundsFromArgs(argc, argv, 50);
+  if (rounds < 1) return 2;
   return tr::e2e::Run(rounds);
 }

@@ -9,12 +9,10 @@
 // means nothing but the webhook could have caused the call measured).
 //
 // Usage: webhook_latency_bench [--rounds N (default 100)]
-#include <stdlib.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -23,12 +21,14 @@
 #include "fmt/format.h"
 #include "tests/bench/bench_support.h"
 #include "tests/bench/push_webhook.h"
+#include "tests/bench/rounds.h"
 #include "tests/support/e2e/e2e_world.h"
 #include "tests/support/e2e/journal_checks.h"
 
 namespace tr::e2e {
 namespace {
 
+using bench::Percentile;
 using Clock = std::chrono::system_clock;
 using Millis = std::chrono::duration<double, std::milli>;
 
@@ -38,11 +38,6 @@ std::optional<JournalLine> FirstTalosCall(const std::vector<JournalLine>& journa
     if (line.seq > since && line.call && !line.what.starts_with("kube:")) return line;
   }
   return std::nullopt;
-}
-
-double Percentile(std::vector<double> values, double p) {
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<size_t>(p * values.size()))];
 }
 
 int Run(int rounds) {
@@ -118,18 +113,7 @@ int Run(int rounds) {
 }  // namespace tr::e2e
 
 int main(int argc, char** argv) {
-  int rounds = 100;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--rounds") == 0) {
-      rounds = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "unknown option %s\n", argv[i]);
-      return 2;
-    }
-  }
-  if (rounds < 1) {
-    std::fprintf(stderr, "--rounds must be at least 1\n");
-    return 2;
-  }
+  const int rounds = tr::bench::RoundsFromArgs(argc, argv, 100);
+  if (rounds < 1) return 2;
   return tr::e2e::Run(rounds);
 }
