@@ -101,10 +101,19 @@ absl::Status GitStatusWriter::Post(StatusUpdate update) {
 
 void GitStatusWriter::CommitPosted(std::stop_token stop) {
   MutexLock lock(mu_);
-  // A wait ends true when its predicate holds, even once stopped: the stop is checked apart.
-  while (flushed_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  const auto news_waits = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return posted_ && !flushing_;
-  }) && !stop.stop_requested()) {
+  };
+  // A wait ends true when its predicate holds, even once stopped: the stop is checked apart.
+  while (flushed_.wait(lock, stop, news_waits) && !stop.stop_requested()) {
+    // News alone is held for a window, so that a Write coming meanwhile (the step after a
+    // quick one) takes it along in its own push instead of waiting behind the news's.
+    if (config_.coalesce_window.count() > 0) {
+      mu_.unlock();
+      (void)env_.SleepFor(config_.coalesce_window, stop);
+      mu_.lock();
+      if (stop.stop_requested() || !news_waits()) continue;
+    }
     CommitPending(stop);
   }
 }

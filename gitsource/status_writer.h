@@ -15,9 +15,11 @@
 //
 // Posting: a Post joins the pending batch like a Write but returns at once; the batch goes out
 // with the next commit — the one a Write makes, or, when no Write comes, one the writer's own
-// thread makes (started by the first Post, stopped and joined by the destructor). A posted
-// update that a later update of its path replaces, a push that fails or a process that ends
-// first loses it; ordering is kept: a Write after a Post of the same path wins.
+// thread makes (started by the first Post, stopped and joined by the destructor) once the news
+// has waited a `coalesce_window` for a Write to take it along (a quick step's news then shares
+// the next step's push instead of delaying it). A posted update that a later update of its
+// path replaces, a push that fails or a process that ends first loses it; ordering is kept: a
+// Write after a Post of the same path wins.
 //
 // Coalescing: one Write carries any number of files; concurrent Writes (one per cluster
 // worker) join the batch waiting behind the commit in progress and go out together as the

@@ -129,7 +129,8 @@ void RolloutReconciler::Adopt(const std::string& cluster,
   }
 }
 
-absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::stop_token stop) {
+absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::stop_token stop,
+                                      bool news) {
   deps_.metrics.cluster_phase.Set(status.cluster, core::ClusterPhaseName(status.phase));
   std::string content = core::StatusContentYaml(status);
   std::optional<core::ClusterStatus> last;
@@ -148,7 +149,10 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
   }
   // News alone (a node rebooting, back, its progress) does not wait for its push: nothing a
   // restart resumes from changed, and between two nodes it was a push on the critical path.
-  const bool news_only = last.has_value() && core::OnlyReportDiffers(*last, status);
+  // So is the start of a step that a restart repeats, while the rollout's memory is unchanged.
+  const bool news_only =
+      (last && core::OnlyReportDiffers(*last, status)) ||
+      (news && status.rollout == (last ? last->rollout : core::RolloutMemory{}));
   if (absl::Status s =
           news_only ? deps_.store.RecordSoon(status, stop) : deps_.store.Record(status, stop);
       !s.ok()) {
@@ -383,8 +387,13 @@ ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const Turn& turn, std::stop
   const core::TimePoint now = turn.look.now;
   pass.log->debug("phase={} decision=none message={}", core::ClusterPhaseName(decision.phase),
                   LogValue(decision.message));
-  if (absl::Status s =
-          Record(pass.Status(&turn.look.plan, &turn.look.observed, &decision, now), stop);
+  // A pre-pull or an etcd snapshot running in the background is taken again after a restart:
+  // that it runs is news, which goes out with the next record (a node's start) when the step
+  // is quick, and on its own after a moment when it is not.
+  const std::optional<OutstandingStep> step = deps_.executor.Outstanding(pass.profile->name);
+  const bool repeatable_step_runs = step && !step->done && step->node.empty();
+  if (absl::Status s = Record(pass.Status(&turn.look.plan, &turn.look.observed, &decision, now),
+                              stop, repeatable_step_runs);
       !s.ok()) {
     return ReconcileOutcome::TransientError(Text(s));
   }

@@ -171,7 +171,10 @@ class RolloutReconciler final : public ClusterReconciler {
   ReconcileOutcome ReconcileInvalid(const std::string& cluster, const core::Diagnostics& problems,
                                     const std::string& commit, std::stop_token stop);
   // Records `status` when it differs from the last recorded one; the store's error otherwise.
-  absl::Status Record(const core::ClusterStatus& status, std::stop_token stop);
+  // What is only news is posted (StatusStore::RecordSoon), not waited for: a status that
+  // differs only in its report, or, with `news`, one whose rollout memory is unchanged.
+  absl::Status Record(const core::ClusterStatus& status, std::stop_token stop,
+                      bool news = false);
 
   Deps deps_;
   const RolloutReconcilerOptions options_;

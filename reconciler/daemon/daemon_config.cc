@@ -55,7 +55,8 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
              "How often a node being upgraded is looked at: 5s, 200ms (default 5s)");
   MillisFlag(cmd, "status-commit-window", c.status_commit_window,
              "Status commits are one per window on average (after a quiet spell up to 3 go out "
-             "without a wait); updates that wait share one: 250ms, 1s, 0ms (default 250ms)");
+             "without a wait); updates that wait share one, and news alone waits a window "
+             "for a record to go with: 250ms, 1s, 0ms (default 250ms)");
   Flag(cmd, "credentials-dir", c.credentials_dir,
        "Directory of credentials: <dir>/<credentials>/talosconfig per profile");
   Flag(cmd, "talosconfig", c.talosconfig,

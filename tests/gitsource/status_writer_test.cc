@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <latch>
 #include <mutex>
@@ -14,6 +15,7 @@
 
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
+#include "gitsource/mirror.h"
 #include "tests/gitsource/fixture.h"
 #include "tests/support/servers.h"
 #include "tests/support/simulated_env.h"
@@ -369,7 +371,8 @@ TEST_F(StatusWriterTest, ABurstGoesOutAtOnceThenOneCommitPerWindow) {
 }
 
 // A writer whose commits are at least 800 ms apart, after one commit (status/a.yaml), with
-// news for status/b.yaml posted and held back by `gate` until it is released.
+// news for status/b.yaml posted, held for a window (released), then held back by the window
+// of its commit until `gate` is released again.
 std::unique_ptr<GitStatusWriter> WriterWithNewsHeldBack(const LibGitSource& source,
                                                         StatusWriterConfig config, GateEnv& gate) {
   config.coalesce_window = milliseconds(800);
@@ -378,8 +381,31 @@ std::unique_ptr<GitStatusWriter> WriterWithNewsHeldBack(const LibGitSource& sour
   if (!writer.ok()) return nullptr;
   EXPECT_TRUE((*writer)->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());
   EXPECT_TRUE((*writer)->Post({{{"status/b.yaml", "b\n"}}, "b: rebooting"}).ok());
-  EXPECT_EQ(gate.WaitForSleeps(1), std::vector<milliseconds>{milliseconds(800)});
+  EXPECT_EQ(gate.WaitForSleeps(1), std::vector<milliseconds>{milliseconds(800)}) << "the hold";
+  gate.Release();
+  EXPECT_EQ(gate.WaitForSleeps(2), (std::vector<milliseconds>{milliseconds(800), milliseconds(800)}))
+      << "the commit's window";
   return *std::move(writer);
+}
+
+// Posted news waits a window for a Write, which takes it along in its own commit at once: the
+// news of a quick step costs the next step no push of its own.
+TEST_F(StatusWriterTest, PostedNewsWaitsAWindowForAWriteToTakeItAlong) {
+  GateEnv gate;
+  StatusWriterConfig config = config_;
+  config.coalesce_window = milliseconds(800);
+  auto created = GitStatusWriter::Create(*source_, config, gate);
+  ASSERT_TRUE(created.ok()) << created.status();
+  ASSERT_TRUE((*created)->Post({{{"status/b.yaml", "b\n"}}, "b: pre-pulling"}).ok());
+  ASSERT_EQ(gate.WaitForSleeps(1), std::vector<milliseconds>{milliseconds(800)})
+      << "the news went out without waiting for a Write";
+  absl::StatusOr<StatusCommit> c = (*created)->Write({{{"status/c.yaml", "c\n"}}, "c: start"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(StatusCommits(), 1);
+  EXPECT_EQ(c->commit, StatusTip());
+  EXPECT_EQ(Show(c->commit + ":status/b.yaml"), "b");
+  EXPECT_EQ(Show(c->commit + ":status/c.yaml"), "c");
+  EXPECT_EQ(gate.WaitForSleeps(1).size(), 1u) << "the Write waited for a window";
 }
 
 // A Post returns while its commit is still held back (here by the coalescing window); the
@@ -462,6 +488,37 @@ TEST_F(StatusWriterTest, ReadsAndWritesRunConcurrently) {
   for (std::thread& t : threads) t.join();
   EXPECT_TRUE(failures.empty()) << failures.front();
   EXPECT_EQ(Show(StatusTip() + ":status/prod.yaml"), "4");
+}
+
+// The mirror's compaction writes its pack while status commits are built and pushed: rolling
+// their loose objects up as they come loses none. Every commit's files read back from the
+// mirror and git's own fsck finds it whole.
+TEST_F(StatusWriterTest, CompactionsBesideStatusWritesLoseNothing) {
+  std::atomic<bool> writing = true;
+  std::atomic<int> compactions = 0;
+  std::thread compactor([&] {
+    while (writing) {
+      EXPECT_TRUE(source_->mirror()->CompactIfNeeded(0).ok());
+      ++compactions;
+    }
+  });
+  std::vector<std::string> commits;
+  for (int i = 0; i < 20; ++i) {
+    absl::StatusOr<StatusCommit> c = writer_->Write(
+        {{{"status/a.yaml", fmt::format("a{}\n", i)}, {"status/b.yaml", fmt::format("b{}\n", i)}},
+         "both"});
+    ASSERT_TRUE(c.ok()) << c.status();
+    commits.push_back(c->commit);
+  }
+  writing = false;
+  compactor.join();
+  EXPECT_GT(compactions.load(), 1);
+  const std::filesystem::path mirror = source_->mirror()->path();
+  for (size_t i = 0; i < commits.size(); ++i) {
+    EXPECT_EQ(MustRun({"git", "-C", mirror.string(), "show", commits[i] + ":status/b.yaml"}),
+              fmt::format("b{}", i));
+  }
+  MustRun({"git", "-C", mirror.string(), "fsck", "--strict", "--no-dangling"});
 }
 
 TEST_F(StatusWriterTest, RacingGitPushesLoseNoStatusAndAreNeverOverwritten) {

@@ -704,29 +704,57 @@ TEST(RolloutReconcilerTest, NoOtherActionStartsWhileABackgroundStepRuns) {
   for (const auto& [node, count] : installs) EXPECT_EQ(count, 1) << node;
 }
 
-// In the daemon's arrangement the pre-pull runs in the background: its first look is recorded
-// (the rollout starts, saying what it pulls), and its result goes out with the first node's
-// start, so two pushes come before the first install, the second naming both.
+// In the daemon's arrangement the pre-pull runs in the background: its first look is posted as
+// news (the rollout starts, saying what it pulls; a restart pulls again, so nothing resumes
+// from it), and its result goes out with the first node's start, the one push before the
+// first install, naming both.
 TEST(RolloutReconcilerTest, ABackgroundPrePullIsPushedWithTheFirstNodesStart) {
   BackgroundHarness b;
   b.RunToFirstInstall();
   ASSERT_EQ(b.held.installs(), std::vector<std::string>{"w-0"});
   std::vector<core::ClusterStatus> pushed;
+  std::vector<core::ClusterStatus> posted;
   ASSERT_EQ(b.h.store.history.size(), b.h.store.waited.size());
   for (size_t i = 0; i < b.h.store.history.size(); ++i) {
-    if (b.h.store.waited[i]) pushed.push_back(b.h.store.history[i]);
+    (b.h.store.waited[i] ? pushed : posted).push_back(b.h.store.history[i]);
   }
-  ASSERT_EQ(pushed.size(), 2u);
-  EXPECT_THAT(pushed[0].message, HasSubstr("pre-pulling"));
-  EXPECT_TRUE(pushed[0].rollout.in_flight.empty());
-  EXPECT_EQ(pushed[0].rollout.prepulled_image, "");
-  const core::RolloutMemory& start = pushed[1].rollout;
+  ASSERT_GE(posted.size(), 1u);  // the pre-pull's start, then news of the install
+  EXPECT_THAT(posted[0].message, HasSubstr("pre-pulling"));
+  EXPECT_FALSE(b.h.store.waited.front());
+  EXPECT_TRUE(posted[0].rollout.in_flight.empty());
+  EXPECT_EQ(posted[0].rollout.prepulled_image, "");
+  ASSERT_EQ(pushed.size(), 1u);
+  const core::RolloutMemory& start = pushed[0].rollout;
   ASSERT_EQ(start.in_flight.size(), 1u);
   EXPECT_EQ(start.in_flight.front().node, "w-0");
   EXPECT_EQ(start.in_flight.front().phase, core::OperationPhase::kRecorded);
   EXPECT_EQ(start.prepulled_image, start.in_flight.front().image);
   EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
   EXPECT_EQ(b.h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+}
+
+// Only the start of a step a restart repeats is posted. Over a whole rollout in the background
+// (pre-pull, installs, the etcd snapshot after the workers), every record that changes what a
+// restart resumes from waits for its push: with no settle time, a completed worker's record
+// goes out at the rest of the snapshot that follows it, and waits too.
+TEST(RolloutReconcilerTest, InTheBackgroundEveryRecordThatChangesTheMemoryWaits) {
+  BackgroundHarness b;
+  b.h.world.profile().policy.settle = std::chrono::seconds(0);
+  b.h.Publish(b.h.world.profile(), {});
+  b.RunToFirstInstall();
+  EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(b.h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  ASSERT_EQ(b.h.store.history.size(), b.h.store.waited.size());
+  int snapshot_rests = 0;
+  for (size_t i = 1; i < b.h.store.history.size(); ++i) {
+    const core::ClusterStatus& before = b.h.store.history[i - 1];
+    const core::ClusterStatus& now = b.h.store.history[i];
+    if (now.message.find("etcd snapshot") != std::string::npos) ++snapshot_rests;
+    if (!(before.rollout == now.rollout)) {
+      EXPECT_TRUE(b.h.store.waited[i]) << now.message;
+    }
+  }
+  EXPECT_GE(snapshot_rests, 1) << "the rollout took no etcd snapshot in the background";
 }
 
 // The rollout module's log lines while the test runs.
