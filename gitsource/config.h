@@ -69,8 +69,8 @@ struct GitSourceConfig {
   SnapshotLimits snapshot_limits;                                // the watched branch's
   SnapshotLimits preview_limits = PreviewSnapshotLimits();      // pull requests' heads
   std::optional<SignatureVerification> verify_signatures;
-  // libgit2 cannot gc: each fetch adds a pack. Past this many, the mirror is repacked into
-  // one pack of what its refs reach, at a poll that fetched nothing (at one that fetched, only
+  // libgit2 cannot gc: each fetch adds a pack. Past this many, the mirror is compacted
+  // (Mirror::CompactIfNeeded) after a poll that fetched nothing (after one that fetched, only
   // past twice as many).
   std::size_t max_mirror_packs = 24;
   // Pull request heads kept under refs/previews/ at most. A pull request whose close the

@@ -130,12 +130,11 @@ absl::StatusOr<RemoteHead> LibGitSource::PollOnce(std::stop_token stop) {
     return absl::NotFoundError(fmt::format("branch '{}' does not exist on {}", config_.branch,
                                            mirror_->remote().display_url()));
   }
-  // Best effort: a mirror with many packs still works, only slower. A compaction holds the
-  // mirror exclusively and takes longer as the history grows, so it waits for a poll that
-  // brought nothing new; a poll that brings a commit, which someone waits for, compacts only
-  // past twice as many packs.
-  (void)mirror_->CompactIfNeeded(sync->fetched ? 2 * config_.max_mirror_packs
-                                               : config_.max_mirror_packs);
+  // On the mirror's own thread: the commit fetched is not held up by it. It waits for a poll
+  // that brought nothing new, so that it competes with no rollout for the CPU; a poll that
+  // brings a commit asks for one only past twice as many packs.
+  mirror_->RequestCompaction(sync->fetched ? 2 * config_.max_mirror_packs
+                                           : config_.max_mirror_packs);
   return RemoteHead{OidHex(*sync->remote_tip), sync->fetched, sync->received_bytes};
 }
 

@@ -2,11 +2,16 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <system_error>
 #include <vector>
 
 #include "fmt/format.h"
+#include "gitsource/pack_rollup.h"
+#include "gitsource/reachable_pack.h"
 
 namespace tr::gitsource {
 namespace fs = std::filesystem;
@@ -14,9 +19,6 @@ namespace {
 
 struct PackbuilderFree {
   void operator()(git_packbuilder* pb) const { git_packbuilder_free(pb); }
-};
-struct RevwalkFree {
-  void operator()(git_revwalk* walk) const { git_revwalk_free(walk); }
 };
 
 absl::Status CreateBare(const fs::path& path) {
@@ -28,33 +30,43 @@ absl::Status CreateBare(const fs::path& path) {
   return absl::OkStatus();
 }
 
-std::vector<fs::path> Packs(const fs::path& repo) {
-  std::vector<fs::path> packs;
-  std::error_code ec;
-  for (const fs::directory_entry& entry : fs::directory_iterator(repo / "objects/pack", ec)) {
-    if (entry.path().extension() == ".pack") packs.push_back(entry.path());
-  }
-  return packs;
-}
-
-// Writes one pack of everything reachable from any ref; returns its id.
-absl::StatusOr<std::string> WriteFullPack(git_repository* repo) {
-  git_revwalk* raw_walk = nullptr;
-  if (int rc = git_revwalk_new(&raw_walk, repo); rc < 0) return GitError(rc, "walk the mirror");
-  std::unique_ptr<git_revwalk, RevwalkFree> walk(raw_walk);
-  if (int rc = git_revwalk_push_glob(walk.get(), "*"); rc < 0) {
-    return GitError(rc, "walk the mirror's refs");
-  }
+// Writes one pack of the objects `ids` name; returns its id.
+absl::StatusOr<std::string> WritePack(git_repository* repo, const std::vector<git_oid>& ids) {
   git_packbuilder* raw_pb = nullptr;
   if (int rc = git_packbuilder_new(&raw_pb, repo); rc < 0) return GitError(rc, "pack the mirror");
   std::unique_ptr<git_packbuilder, PackbuilderFree> pb(raw_pb);
-  if (int rc = git_packbuilder_insert_walk(pb.get(), walk.get()); rc < 0) {
-    return GitError(rc, "pack the mirror's objects");
+  for (const git_oid& id : ids) {
+    if (int rc = git_packbuilder_insert(pb.get(), &id, nullptr); rc < 0) {
+      return GitError(rc, "pack the mirror's objects");
+    }
   }
   if (int rc = git_packbuilder_write(pb.get(), nullptr, 0, nullptr, nullptr); rc < 0) {
     return GitError(rc, "write the mirror's pack");
   }
   return OidHex(*git_packbuilder_hash(pb.get()));
+}
+
+// The ids of the packs `rolled` and the `loose` objects: what a roll-up writes.
+absl::StatusOr<std::vector<git_oid>> RolledUpIds(const std::vector<PackFile>& rolled,
+                                                 const std::vector<LooseObject>& loose) {
+  std::vector<git_oid> ids;
+  for (const LooseObject& object : loose) ids.push_back(object.id);
+  for (const PackFile& pack : rolled) {
+    absl::StatusOr<std::vector<git_oid>> listed =
+        PackIndexIds(fs::path(pack.pack).replace_extension(".idx"));
+    if (!listed.ok()) return listed.status();
+    ids.insert(ids.end(), listed->begin(), listed->end());
+  }
+  return ids;
+}
+
+// Whether `pack` holds one of the sorted `ids` (true when its index cannot be read).
+bool PackHoldsAny(const PackFile& pack, const std::vector<git_oid>& ids) {
+  if (ids.empty()) return false;
+  absl::StatusOr<std::vector<git_oid>> listed =
+      PackIndexIds(fs::path(pack.pack).replace_extension(".idx"));
+  if (!listed.ok()) return true;
+  return std::any_of(ids.begin(), ids.end(), [&](const git_oid& id) { return Holds(*listed, id); });
 }
 
 }  // namespace
@@ -143,30 +155,96 @@ absl::StatusOr<RepositoryPtr> Mirror::Repository() const {
 }
 
 absl::Status Mirror::CompactIfNeeded(std::size_t max_packs) const {
-  if (Packs(path_).size() <= max_packs) return absl::OkStatus();
+  std::lock_guard one_at_a_time(compact_mu_);
+  std::vector<PackFile> rolled;
+  std::vector<LooseObject> loose;
+  std::optional<std::map<std::string, git_oid>> walked;  // set when pruning
+  std::string kept;
+  {
+    // Writing the new pack only reads the mirror: every other operation goes on meanwhile.
+    std::shared_lock shared(lock_);
+    const std::vector<PackFile> packs = ListPacks(path_);
+    loose = ListLooseObjects(path_);
+    if (packs.size() <= max_packs && loose.size() <= kMaxLooseObjects) return absl::OkStatus();
+    rolled = PacksToRollUp(packs, loose.size());
+    if (rolled.empty() && loose.empty()) return absl::OkStatus();
+    absl::StatusOr<RepositoryPtr> repo = Repository();
+    if (!repo.ok()) return repo.status();
+    absl::StatusOr<std::string> written;
+    if (!rolled.empty() && rolled.size() == packs.size()) {
+      // Every pack would be rewritten anyway: pack what the refs reach (reachable_pack.h).
+      absl::StatusOr<std::map<std::string, git_oid>> refs = RefTargets(repo->get());
+      if (!refs.ok()) return refs.status();
+      walked = *std::move(refs);
+      written = WriteReachablePack(repo->get());
+    } else {
+      absl::StatusOr<std::vector<git_oid>> ids = RolledUpIds(rolled, loose);
+      if (!ids.ok()) return ids.status();
+      written = WritePack(repo->get(), *ids);
+    }
+    if (!written.ok()) return written.status();
+    kept = fmt::format("pack-{}", *written);
+  }
+  // Deleting is what no reader may see half done.
   std::unique_lock exclusive(lock_);
-  const std::vector<fs::path> before = Packs(path_);
-  if (before.size() <= max_packs) return absl::OkStatus();
-  absl::StatusOr<RepositoryPtr> repo = Repository();
-  if (!repo.ok()) return repo.status();
-  absl::StatusOr<std::string> kept = WriteFullPack(repo->get());
-  if (!kept.ok()) return kept.status();
-  repo->reset();
+  // A roll-up's pack holds every object of what goes. A pruning pack holds what the refs
+  // reached when it was written; what they reach now beyond it stays where it is.
+  std::vector<git_oid> needed;
+  if (walked) {
+    absl::StatusOr<std::vector<git_oid>> in_kept =
+        PackIndexIds(path_ / "objects/pack" / (kept + ".idx"));
+    if (!in_kept.ok()) return in_kept.status();
+    absl::StatusOr<RepositoryPtr> repo = Repository();
+    if (!repo.ok()) return repo.status();
+    absl::StatusOr<std::vector<git_oid>> outside =
+        ReachableOutside(repo->get(), *in_kept, *walked);
+    if (!outside.ok()) return outside.status();
+    needed = *std::move(outside);
+  }
   std::error_code ec;
-  for (const fs::path& pack : before) {
-    if (pack.stem().string() == fmt::format("pack-{}", *kept)) continue;
+  for (const PackFile& pack : rolled) {
+    if (pack.pack.stem().string() == kept || PackHoldsAny(pack, needed)) continue;
     for (const char* extension : {".pack", ".idx", ".rev", ".keep"}) {
-      fs::remove(fs::path(pack).replace_extension(extension), ec);
+      fs::remove(fs::path(pack.pack).replace_extension(extension), ec);
     }
   }
-  for (const fs::directory_entry& entry : fs::directory_iterator(path_ / "objects", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() == 2 && entry.is_directory()) fs::remove_all(entry.path(), ec);
+  for (const LooseObject& object : loose) {
+    if (Holds(needed, object.id)) continue;
+    fs::remove(object.path, ec);
+    fs::remove(object.path.parent_path(), ec);  // only once it is empty
   }
   // Writing the pack allocated every object it holds; glibc keeps the freed pages of its heap,
   // so without this the resident size stepped up at each compaction (soak_bench).
   malloc_trim(0);
   return absl::OkStatus();
+}
+
+void Mirror::RequestCompaction(std::size_t max_packs) const {
+  MutexLock lock(request_mu_);
+  requested_ = std::min(requested_.value_or(max_packs), max_packs);
+  if (!compactor_.joinable()) {
+    compactor_ = std::jthread([this](std::stop_token stop) { CompactOnRequest(stop); });
+  }
+  requested_cv_.notify_all();
+}
+
+void Mirror::CompactOnRequest(std::stop_token stop) const {
+  MutexLock lock(request_mu_);
+  while (requested_cv_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(request_mu_) {
+    return requested_.has_value();
+  }) && !stop.stop_requested()) {
+    const std::size_t max_packs = *std::exchange(requested_, std::nullopt);
+    lock.unlock();
+    (void)CompactIfNeeded(max_packs);  // best effort: a mirror with many packs still works
+    lock.lock();
+    ++compactions_;
+    requested_cv_.notify_all();
+  }
+}
+
+std::uint64_t Mirror::CompactionsDone() const {
+  MutexLock lock(request_mu_);
+  return compactions_;
 }
 
 }  // namespace tr::gitsource

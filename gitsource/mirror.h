@@ -4,21 +4,28 @@
 // Only two branches are mirrored, each into its own tracking ref: the desired-state branch
 // and the status branch. Each operation opens its own repository handle, so any number of
 // snapshot reads run while a fetch writes a new pack. Since libgit2 cannot gc, packs
-// accumulate with every fetch; once there are too many, `CompactIfNeeded` rewrites what
-// the refs reach into one pack (while no other operation holds the mirror).
+// accumulate with every fetch and loose objects with every status commit; once there are too
+// many, `CompactIfNeeded` rolls the small packs and the loose objects up into one pack
+// (pack_rollup.h), on the mirror's own thread when asked with `RequestCompaction`. It writes
+// while every other operation goes on, and holds the mirror alone only to delete.
 //
 // Thread-safe.
 #pragma once
 
+#include <condition_variable>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <stop_token>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "gitsource/config.h"
 #include "gitsource/libgit2_util.h"
 #include "gitsource/mirror_repair.h"
@@ -55,12 +62,23 @@ class Mirror {
   absl::Status DeleteRef(git_repository* repo, const std::string& ref) const;
   const std::filesystem::path& path() const { return path_; }
 
-  // Held shared by every operation on the repository, exclusively by compaction.
+  // Held shared by every operation on the repository, exclusively by compaction's deletes.
   std::shared_mutex& lock() const { return lock_; }
 
-  // Packs everything the refs reach into one pack and deletes the others, when there are
-  // more than `max_packs`. Takes the lock exclusively; call it without holding it.
+  // Loose objects past which the mirror is compacted, however few its packs.
+  static constexpr std::size_t kMaxLooseObjects = 4096;
+
+  // When there are more than `max_packs` packs or kMaxLooseObjects loose objects: writes the
+  // packs outside the geometric progression and the loose objects into one pack, then deletes
+  // them (pack_rollup.h). Takes the lock shared, then exclusively to delete; call it without
+  // holding it. Compactions run one at a time.
   absl::Status CompactIfNeeded(std::size_t max_packs = 24) const;
+  // CompactIfNeeded(max_packs) on the mirror's own thread (started by the first request,
+  // stopped and joined with the mirror), so that nobody waits for it; requests that come
+  // while one runs make one compaction more, with the smallest `max_packs` asked.
+  void RequestCompaction(std::size_t max_packs) const;
+  // How many requested compactions have run to their end (for tests).
+  std::uint64_t CompactionsDone() const;
 
   // The tracking ref of a remote branch: refs/remotes/origin/<branch>.
   static std::string TrackingRef(const std::string& branch);
@@ -80,8 +98,17 @@ class Mirror {
   RemoteClient remote_;
   MirrorOwnerLock owner_;
   std::vector<std::string> repaired_;
+  void CompactOnRequest(std::stop_token stop) const;
+
   mutable std::shared_mutex lock_;
   mutable std::mutex ref_mu_;
+  mutable std::mutex compact_mu_;  // one compaction at a time
+  mutable Mutex request_mu_;
+  mutable std::condition_variable_any requested_cv_;
+  mutable std::optional<std::size_t> requested_ ABSL_GUARDED_BY(request_mu_);
+  mutable std::uint64_t compactions_ ABSL_GUARDED_BY(request_mu_) = 0;
+  // Last, so that it is stopped and joined before anything it uses goes.
+  mutable std::jthread compactor_ ABSL_GUARDED_BY(request_mu_);
 };
 
 }  // namespace tr::gitsource

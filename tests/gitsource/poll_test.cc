@@ -9,8 +9,12 @@
 
 #include "gitsource/config.h"
 #include "gitsource/git_source.h"
+#include "gitsource/mirror.h"
+#include "gitsource/pack_rollup.h"
 #include "tests/gitsource/fixture.h"
+#include "tests/support/process.h"
 #include "tests/support/servers.h"
+#include "tests/support/wait.h"
 
 namespace tr::gitsource::testing {
 namespace {
@@ -156,44 +160,74 @@ TEST_F(PollTest, MirrorPersistsAcrossRestarts) {
   EXPECT_TRUE(restarted->Snapshot(head->commit).ok());
 }
 
-// Past max_mirror_packs the mirror is compacted at a poll that brings nothing new; a poll that
-// brings a commit (someone waits for it) compacts only past twice as many.
-TEST_F(PollTest, ManyFetchesAreCompactedIntoOnePack) {
+// Whether `counts` (objects per pack) form the progression the mirror's compaction keeps:
+// sorted by size, each pack at least twice as large as all smaller ones together.
+bool Geometric(std::vector<std::uint32_t> counts) {
+  std::sort(counts.begin(), counts.end());
+  std::uint64_t smaller = 0;
+  for (std::uint32_t count : counts) {
+    if (count < 2 * smaller) return false;
+    smaller += count;
+  }
+  return true;
+}
+
+// Past max_mirror_packs the mirror is compacted, on its own thread, after a poll that brings
+// nothing new; a poll that brings a commit asks for it only past twice as many packs. The
+// compaction rolls the packs outside the geometric progression up, and loses no object: every
+// commit still reads, and git's own fsck finds the mirror whole.
+TEST_F(PollTest, ManyFetchesAreRolledUpIntoAGeometricProgressionOfPacks) {
   GitDaemon daemon(served_);
   GitSourceConfig config = Config(daemon.Url("profiles"));
   config.max_mirror_packs = 3;
   auto source = OpenSource(config);
   ASSERT_NE(source, nullptr);
-  auto packs = [&] {
-    int n = 0;
-    for (const auto& entry :
-         std::filesystem::directory_iterator(config.state_dir / "mirror.git/objects/pack")) {
-      n += entry.path().extension() == ".pack" ? 1 : 0;
-    }
-    return n;
+  const std::filesystem::path mirror = config.state_dir / "mirror.git";
+  auto pack_sizes = [&] {
+    std::vector<std::uint32_t> counts;
+    for (const PackFile& pack : ListPacks(mirror)) counts.push_back(pack.objects);
+    return counts;
+  };
+  // Polls, then waits for the compaction it asked for to have run.
+  auto poll = [&]() -> absl::StatusOr<RemoteHead> {
+    const std::uint64_t done = source->mirror()->CompactionsDone();
+    absl::StatusOr<RemoteHead> head = source->Poll();
+    EXPECT_TRUE(tr::test_support::WaitUntil(
+        [&] { return source->mirror()->CompactionsDone() > done; }));
+    return head;
   };
   std::vector<std::string> commits = {desired_tip_};
-  int most = 0;
-  for (int i = 0; i < 10; ++i) {
+  std::size_t most = 0;
+  // Fetches, at least ten, until the packs are more than three and out of the progression
+  // (two small fetches in a row are).
+  for (int i = 0; i < 30 && (i < 10 || pack_sizes().size() <= 3 || Geometric(pack_sizes()));
+       ++i) {
     if (i > 0) commits.push_back(CommitDesired({{"clusters/prod.yaml", std::to_string(i)}}, "x"));
-    absl::StatusOr<RemoteHead> head = source->Poll();
+    absl::StatusOr<RemoteHead> head = poll();
     ASSERT_TRUE(head.ok()) << head.status();
     ASSERT_TRUE(head->fetched);
-    most = std::max(most, packs());
-    EXPECT_LE(packs(), 6);
+    const std::vector<std::uint32_t> sizes = pack_sizes();
+    most = std::max(most, sizes.size());
+    EXPECT_TRUE(sizes.size() <= 6 || Geometric(sizes)) << sizes.size() << " packs";
   }
-  EXPECT_GT(most, 3) << "a poll that fetched compacted at max_mirror_packs";
-  const int before_quiet_poll = packs();
-  ASSERT_GT(before_quiet_poll, 3);
-  absl::StatusOr<RemoteHead> quiet = source->Poll();
+  EXPECT_GT(most, 3u) << "a poll that fetched compacted at max_mirror_packs";
+  const std::size_t before_quiet_poll = pack_sizes().size();
+  ASSERT_GT(before_quiet_poll, 3u);
+  ASSERT_FALSE(Geometric(pack_sizes()));
+  absl::StatusOr<RemoteHead> quiet = poll();
   ASSERT_TRUE(quiet.ok()) << quiet.status();
   EXPECT_FALSE(quiet->fetched);
-  EXPECT_EQ(packs(), 1) << "a poll that fetched nothing left " << before_quiet_poll << " packs";
+  EXPECT_TRUE(Geometric(pack_sizes()))
+      << "a poll that fetched nothing left " << pack_sizes().size() << " packs";
+  EXPECT_LT(pack_sizes().size(), before_quiet_poll);
+  EXPECT_TRUE(ListLooseObjects(mirror).empty());
   for (const std::string& commit : commits) {
     absl::StatusOr<ProfileSnapshot> snapshot = source->Snapshot(commit);
     ASSERT_TRUE(snapshot.ok()) << snapshot.status();
   }
-  EXPECT_EQ(source->Snapshot(commits.back())->files[0].content, "9");
+  EXPECT_EQ(source->Snapshot(commits.back())->files[0].content,
+            std::to_string(commits.size() - 1));
+  MustRun({"git", "-C", mirror.string(), "fsck", "--strict", "--no-dangling"});
 }
 
 }  // namespace

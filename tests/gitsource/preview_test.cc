@@ -2,8 +2,14 @@
 // without touching the desired-state branch, and kept through compaction by a preview ref.
 #include <gtest/gtest.h>
 
+#include <shared_mutex>
+#include <thread>
+
 #include "gitsource/git_source.h"
+#include "gitsource/mirror.h"
+#include "gitsource/pack_rollup.h"
 #include "tests/gitsource/fixture.h"
+#include "tests/support/wait.h"
 
 namespace tr::gitsource::testing {
 namespace {
@@ -108,6 +114,81 @@ TEST_F(PreviewTest, DropPreviewDeletesTheKeptRef) {
   EXPECT_FALSE(kept());
   EXPECT_TRUE(source->DropPreview("refs/pull/7/head").ok());  // already gone: fine
   EXPECT_EQ(source->DropPreview("refs/heads/main").code(), absl::StatusCode::kInvalidArgument);
+}
+
+// What a pull request brought goes with its preview at the next compaction that rewrites the
+// whole mirror, while a preview still kept and everything the branches reach stay.
+TEST_F(PreviewTest, ADroppedPreviewsObjectsGoAtTheNextWholeCompaction) {
+  auto source = OpenSource(Config("file://" + upstream_.bare().string()));
+  ASSERT_NE(source, nullptr);
+  ASSERT_TRUE(source->Poll().ok());
+  // The second head is a child of the first (one side branch): the kept one comes first.
+  const std::string kept = PublishHead("refs/pull/8/head", "kind: kept\n");
+  const std::string dropped = PublishHead("refs/pull/7/head", "kind: dropped\n");
+  ASSERT_TRUE(source->FetchPreview("refs/pull/7/head", {}).ok());
+  ASSERT_TRUE(source->FetchPreview("refs/pull/8/head", {}).ok());
+  ASSERT_TRUE(source->DropPreview("refs/pull/7/head").ok());
+  const std::string mirror = (tmp_ / "state" / "mirror.git").string();
+  auto present = [&](const std::string& object) {
+    return RunCommand({"git", "-C", mirror, "cat-file", "-e", object}).exit_code == 0;
+  };
+  ASSERT_TRUE(present(dropped + ":clusters/staging.yaml"));
+  // Three packs (the clone and two previews), none twice as large as the rest: all rewritten.
+  ASSERT_TRUE(source->mirror()->CompactIfNeeded(0).ok());
+  EXPECT_FALSE(present(dropped));
+  EXPECT_FALSE(present(dropped + ":clusters/staging.yaml"));
+  EXPECT_TRUE(present(kept + ":clusters/staging.yaml"));
+  EXPECT_TRUE(source->Snapshot(desired_tip_).ok());
+  EXPECT_EQ(ListPacks(mirror).size(), 1u);
+  MustRun({"git", "-C", mirror, "fsck", "--strict", "--no-dangling"});
+}
+
+// The whole compaction writes its pack while other operations go on. A ref that comes, in the
+// meantime, to reach an object nothing reached when the pack was walked (here: a commit made
+// in the mirror over a dropped preview's file) keeps that object: the compaction follows the
+// refs that moved before it deletes anything.
+TEST_F(PreviewTest, AnObjectARefComesToReachWhileTheCompactionWritesIsKept) {
+  auto source = OpenSource(Config("file://" + upstream_.bare().string()));
+  ASSERT_NE(source, nullptr);
+  ASSERT_TRUE(source->Poll().ok());
+  const std::string dropped = PublishHead("refs/pull/7/head", "kind: dropped\n");
+  ASSERT_TRUE(source->FetchPreview("refs/pull/7/head", {}).ok());
+  ASSERT_TRUE(source->DropPreview("refs/pull/7/head").ok());
+  const std::string mirror = (tmp_ / "state" / "mirror.git").string();
+  const std::string blob =
+      MustRun({"git", "-C", mirror, "rev-parse", dropped + ":clusters/staging.yaml"});
+  for (const char* content : {"1", "2", "3"}) {  // small packs, so that all are rewritten
+    CommitDesired({{"clusters/prod.yaml", content}}, "x");
+    ASSERT_TRUE(source->Poll().ok());
+  }
+  const std::size_t packs_before = ListPacks(mirror).size();
+  ASSERT_EQ(PacksToRollUp(ListPacks(mirror), ListLooseObjects(mirror).size()).size(),
+            packs_before);
+  absl::Status compacted = absl::UnknownError("not run");
+  std::thread compaction;
+  {
+    // Held shared, the mirror cannot be taken for the deletes: the compaction waits there once
+    // its pack is written.
+    std::shared_lock hold(source->mirror()->lock());
+    compaction = std::thread([&] { compacted = source->mirror()->CompactIfNeeded(0); });
+    if (!tr::test_support::WaitUntil(
+            [&] { return ListPacks(mirror).size() == packs_before + 1; })) {
+      hold.unlock();
+      compaction.join();
+      FAIL() << "no pack was written beside the " << packs_before << ": " << compacted;
+    }
+    RunOptions entry;
+    entry.input = "100644 blob " + blob + "\tfile\n";
+    const std::string tree = MustRun({"git", "-C", mirror, "mktree"}, entry);
+    const std::string commit =
+        MustRun({"git", "-C", mirror, "commit-tree", tree, "-m", "reaches the dropped file"});
+    MustRun({"git", "-C", mirror, "update-ref", "refs/previews/pull/9/head", commit});
+  }
+  compaction.join();
+  ASSERT_TRUE(compacted.ok()) << compacted;
+  EXPECT_EQ(RunCommand({"git", "-C", mirror, "cat-file", "-e", blob}).exit_code, 0)
+      << "the object the new ref reaches was deleted";
+  MustRun({"git", "-C", mirror, "fsck", "--strict", "--no-dangling"});
 }
 
 // A pull request whose close was never heard of must not keep its head for ever: past
