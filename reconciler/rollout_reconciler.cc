@@ -130,7 +130,7 @@ void RolloutReconciler::Adopt(const std::string& cluster,
 }
 
 absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::stop_token stop,
-                                      bool news) {
+                                      News news) {
   deps_.metrics.cluster_phase.Set(status.cluster, core::ClusterPhaseName(status.phase));
   std::string content = core::StatusContentYaml(status);
   std::optional<core::ClusterStatus> last;
@@ -149,10 +149,10 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
   }
   // News alone (a node rebooting, back, its progress) does not wait for its push: nothing a
   // restart resumes from changed, and between two nodes it was a push on the critical path.
-  // So is the start of a step that a restart repeats, while the rollout's memory is unchanged.
   const bool news_only =
-      (last && core::OnlyReportDiffers(*last, status)) ||
-      (news && status.rollout == (last ? last->rollout : core::RolloutMemory{}));
+      news == News::kYes || (last && core::OnlyReportDiffers(*last, status)) ||
+      (news == News::kIfMemoryUnchanged &&
+       status.rollout == (last ? last->rollout : core::RolloutMemory{}));
   if (absl::Status s =
           news_only ? deps_.store.RecordSoon(status, stop) : deps_.store.Record(status, stop);
       !s.ok()) {
@@ -382,18 +382,24 @@ bool RolloutReconciler::Acts(const core::RolloutDecision& decision) {
          decision.kind != core::ActionKind::kStartKubernetesUpgrade;
 }
 
-ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const Turn& turn, std::stop_token stop) {
+ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const Turn& turn, bool results_waited,
+                                         std::stop_token stop) {
   const core::RolloutDecision& decision = turn.decision;
   const core::TimePoint now = turn.look.now;
   pass.log->debug("phase={} decision=none message={}", core::ClusterPhaseName(decision.phase),
                   LogValue(decision.message));
   // A pre-pull or an etcd snapshot running in the background is taken again after a restart:
   // that it runs is news, which goes out with the next record (a node's start) when the step
-  // is quick, and on its own after a moment when it is not.
+  // is quick, and on its own after a moment when it is not. So are the results that waited
+  // for the next record (core::RecordMayWaitForNext), which are all the memory gained since
+  // the last one: a crash that loses them only repeats them.
   const std::optional<OutstandingStep> step = deps_.executor.Outstanding(pass.profile->name);
   const bool repeatable_step_runs = step && !step->done && step->node.empty();
-  if (absl::Status s = Record(pass.Status(&turn.look.plan, &turn.look.observed, &decision, now),
-                              stop, repeatable_step_runs);
+  const News news = !repeatable_step_runs ? News::kNo
+                    : results_waited      ? News::kYes
+                                          : News::kIfMemoryUnchanged;
+  if (absl::Status s =
+          Record(pass.Status(&turn.look.plan, &turn.look.observed, &decision, now), stop, news);
       !s.ok()) {
     return ReconcileOutcome::TransientError(Text(s));
   }
@@ -618,7 +624,7 @@ ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token
       if (verdict.kind != Verdict::Kind::kNext) break;
     }
     // A rest records the memory as it is, with whatever waited.
-    if (verdict.kind == Verdict::Kind::kRest) return Rest(pass, turn, stop);
+    if (verdict.kind == Verdict::Kind::kRest) return Rest(pass, turn, unrecorded.has_value(), stop);
     if (verdict.kind == Verdict::Kind::kEnd) return flush(*std::move(verdict.outcome));
     core::ClusterStatus status = Remember(pass, turn);
     if (ObservationKeeps(turn.decision.kind)) kept = std::move(turn.look.observed);

@@ -159,7 +159,8 @@ class RolloutReconciler final : public ClusterReconciler {
   std::map<std::string, core::ClusterStatus> UpstreamStatus(const core::ClusterProfile& profile,
                                                             std::stop_token stop);
   // Records the status of a decision that acts on nothing; when to look again.
-  ReconcileOutcome Rest(Pass& pass, const Turn& turn, std::stop_token stop);
+  // `results_waited`: the memory holds results whose record waited for this one.
+  ReconcileOutcome Rest(Pass& pass, const Turn& turn, bool results_waited, std::stop_token stop);
   // Brings what the reconcile remembers up to date with an action done: the counters, the
   // rollout memory, the history. The status to record.
   core::ClusterStatus Remember(Pass& pass, const Turn& turn);
@@ -170,11 +171,12 @@ class RolloutReconciler final : public ClusterReconciler {
   ReconcileOutcome ReconcileCluster(const std::string& cluster, std::stop_token stop);
   ReconcileOutcome ReconcileInvalid(const std::string& cluster, const core::Diagnostics& problems,
                                     const std::string& commit, std::stop_token stop);
+  // Whether a record is news, posted (StatusStore::RecordSoon) rather than waited for, beyond
+  // a status that differs from the last only in its report.
+  enum class News { kNo, kIfMemoryUnchanged, kYes };
   // Records `status` when it differs from the last recorded one; the store's error otherwise.
-  // What is only news is posted (StatusStore::RecordSoon), not waited for: a status that
-  // differs only in its report, or, with `news`, one whose rollout memory is unchanged.
   absl::Status Record(const core::ClusterStatus& status, std::stop_token stop,
-                      bool news = false);
+                      News news = News::kNo);
 
   Deps deps_;
   const RolloutReconcilerOptions options_;

@@ -733,11 +733,12 @@ TEST(RolloutReconcilerTest, ABackgroundPrePullIsPushedWithTheFirstNodesStart) {
   EXPECT_EQ(b.h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
 }
 
-// Only the start of a step a restart repeats is posted. Over a whole rollout in the background
-// (pre-pull, installs, the etcd snapshot after the workers), every record that changes what a
-// restart resumes from waits for its push: with no settle time, a completed worker's record
-// goes out at the rest of the snapshot that follows it, and waits too.
-TEST(RolloutReconcilerTest, InTheBackgroundEveryRecordThatChangesTheMemoryWaits) {
+// Over a whole rollout in the background (pre-pull, installs, the etcd snapshot after the
+// workers), with no settle time: every record that starts or moves on an operation in flight
+// waits for its push (write-ahead). What is posted at most drops a node from the operations in
+// flight: the rest at the start of the etcd snapshot carries the last worker's completion,
+// whose record may wait for the next (a crash only repeats the completion and the snapshot).
+TEST(RolloutReconcilerTest, InTheBackgroundEveryOperationsRecordWaits) {
   BackgroundHarness b;
   b.h.world.profile().policy.settle = std::chrono::seconds(0);
   b.h.Publish(b.h.world.profile(), {});
@@ -745,16 +746,26 @@ TEST(RolloutReconcilerTest, InTheBackgroundEveryRecordThatChangesTheMemoryWaits)
   EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
   EXPECT_EQ(b.h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
   ASSERT_EQ(b.h.store.history.size(), b.h.store.waited.size());
-  int snapshot_rests = 0;
+  const auto gains = [](const core::RolloutMemory& before, const core::RolloutMemory& after) {
+    return std::any_of(after.in_flight.begin(), after.in_flight.end(),
+                       [&](const core::OperationInFlight& op) {
+                         return std::find(before.in_flight.begin(), before.in_flight.end(), op) ==
+                                before.in_flight.end();
+                       });
+  };
+  int completions_posted = 0;
   for (size_t i = 1; i < b.h.store.history.size(); ++i) {
     const core::ClusterStatus& before = b.h.store.history[i - 1];
     const core::ClusterStatus& now = b.h.store.history[i];
-    if (now.message.find("etcd snapshot") != std::string::npos) ++snapshot_rests;
-    if (!(before.rollout == now.rollout)) {
+    if (gains(before.rollout, now.rollout)) {
       EXPECT_TRUE(b.h.store.waited[i]) << now.message;
     }
+    if (!b.h.store.waited[i] && now.rollout.in_flight.size() < before.rollout.in_flight.size()) {
+      ++completions_posted;
+      EXPECT_THAT(now.message, HasSubstr("etcd snapshot"));
+    }
   }
-  EXPECT_GE(snapshot_rests, 1) << "the rollout took no etcd snapshot in the background";
+  EXPECT_EQ(completions_posted, 1) << "the snapshot's rest did not carry the completion";
 }
 
 // The rollout module's log lines while the test runs.
