@@ -70,8 +70,9 @@ class Mirror {
 
   // When there are more than `max_packs` packs or kMaxLooseObjects loose objects: writes the
   // packs outside the geometric progression and the loose objects into one pack, then deletes
-  // them (pack_rollup.h). Takes the lock shared, then exclusively to delete; call it without
-  // holding it. Compactions run one at a time.
+  // them (pack_rollup.h); when that would rewrite every pack, writes what the refs reach
+  // instead, so that what nothing reaches goes (reachable_pack.h). Takes the lock shared, then
+  // exclusively to delete; call it without holding it. Compactions run one at a time.
   absl::Status CompactIfNeeded(std::size_t max_packs = 24) const;
   // CompactIfNeeded(max_packs) on the mirror's own thread (started by the first request,
   // stopped and joined with the mirror), so that nobody waits for it; requests that come
