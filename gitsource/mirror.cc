@@ -17,10 +17,6 @@ namespace tr::gitsource {
 namespace fs = std::filesystem;
 namespace {
 
-struct PackbuilderFree {
-  void operator()(git_packbuilder* pb) const { git_packbuilder_free(pb); }
-};
-
 absl::Status CreateBare(const fs::path& path) {
   git_repository* raw = nullptr;
   if (int rc = git_repository_init(&raw, path.c_str(), /*is_bare=*/1); rc < 0) {
@@ -28,22 +24,6 @@ absl::Status CreateBare(const fs::path& path) {
   }
   git_repository_free(raw);
   return absl::OkStatus();
-}
-
-// Writes one pack of the objects `ids` name; returns its id.
-absl::StatusOr<std::string> WritePack(git_repository* repo, const std::vector<git_oid>& ids) {
-  git_packbuilder* raw_pb = nullptr;
-  if (int rc = git_packbuilder_new(&raw_pb, repo); rc < 0) return GitError(rc, "pack the mirror");
-  std::unique_ptr<git_packbuilder, PackbuilderFree> pb(raw_pb);
-  for (const git_oid& id : ids) {
-    if (int rc = git_packbuilder_insert(pb.get(), &id, nullptr); rc < 0) {
-      return GitError(rc, "pack the mirror's objects");
-    }
-  }
-  if (int rc = git_packbuilder_write(pb.get(), nullptr, 0, nullptr, nullptr); rc < 0) {
-    return GitError(rc, "write the mirror's pack");
-  }
-  return OidHex(*git_packbuilder_hash(pb.get()));
 }
 
 // The ids of the packs `rolled` and the `loose` objects: what a roll-up writes.

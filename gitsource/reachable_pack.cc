@@ -1,6 +1,7 @@
 #include "gitsource/reachable_pack.h"
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 #include <set>
 
@@ -97,22 +98,38 @@ absl::StatusOr<std::map<std::string, git_oid>> RefTargets(git_repository* repo) 
   return targets;
 }
 
+// Writes a pack into the repository's objects/pack of what `insert` gives the builder
+// (libgit2's code on failure); returns its id.
+absl::StatusOr<std::string> WritePackOf(git_repository* repo,
+                                        const std::function<int(git_packbuilder*)>& insert) {
+  git_packbuilder* raw = nullptr;
+  if (int rc = git_packbuilder_new(&raw, repo); rc < 0) return GitError(rc, "pack the mirror");
+  PackbuilderPtr pb(raw);
+  if (int rc = insert(pb.get()); rc < 0) return GitError(rc, "pack the mirror's objects");
+  if (int rc = git_packbuilder_write(pb.get(), nullptr, 0, nullptr, nullptr); rc < 0) {
+    return GitError(rc, "write the mirror's pack");
+  }
+  return OidHex(*git_packbuilder_hash(pb.get()));
+}
+
 absl::StatusOr<std::string> WriteReachablePack(git_repository* repo) {
   absl::StatusOr<RevwalkPtr> walk = NewWalk(repo);
   if (!walk.ok()) return walk.status();
   if (int rc = git_revwalk_push_glob(walk->get(), "refs/*"); rc < 0) {
     return GitError(rc, "walk the mirror's refs");
   }
-  git_packbuilder* raw = nullptr;
-  if (int rc = git_packbuilder_new(&raw, repo); rc < 0) return GitError(rc, "pack the mirror");
-  PackbuilderPtr pb(raw);
-  if (int rc = git_packbuilder_insert_walk(pb.get(), walk->get()); rc < 0) {
-    return GitError(rc, "pack the mirror's objects");
-  }
-  if (int rc = git_packbuilder_write(pb.get(), nullptr, 0, nullptr, nullptr); rc < 0) {
-    return GitError(rc, "write the mirror's pack");
-  }
-  return OidHex(*git_packbuilder_hash(pb.get()));
+  return WritePackOf(repo, [&](git_packbuilder* pb) {
+    return git_packbuilder_insert_walk(pb, walk->get());
+  });
+}
+
+absl::StatusOr<std::string> WritePack(git_repository* repo, const std::vector<git_oid>& ids) {
+  return WritePackOf(repo, [&](git_packbuilder* pb) {
+    for (const git_oid& id : ids) {
+      if (int rc = git_packbuilder_insert(pb, &id, nullptr); rc < 0) return rc;
+    }
+    return 0;
+  });
 }
 
 absl::StatusOr<std::vector<git_oid>> ReachableOutside(git_repository* repo,
