@@ -392,9 +392,11 @@ ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const Turn& turn, bool resu
   // that it runs is news, which goes out with the next record (a node's start) when the step
   // is quick, and on its own after a moment when it is not. So are the results that waited
   // for the next record (core::RecordMayWaitForNext), which are all the memory gained since
-  // the last one: a crash that loses them only repeats them.
+  // the last one: a crash that loses them only repeats them. A step that has finished but
+  // whose result is not yet taken counts as running: a restart takes it again too, and how
+  // quickly its thread ran must not decide what waits.
   const std::optional<OutstandingStep> step = deps_.executor.Outstanding(pass.profile->name);
-  const bool repeatable_step_runs = step && !step->done && step->node.empty();
+  const bool repeatable_step_runs = step && step->node.empty();
   const News news = !repeatable_step_runs ? News::kNo
                     : results_waited      ? News::kYes
                                           : News::kIfMemoryUnchanged;
