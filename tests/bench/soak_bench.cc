@@ -65,6 +65,7 @@ struct Sample {
   int round = 0;
   double seconds = 0;
   long rss_kib = 0;
+  long rss_anon_kib = 0;  // the heap's part; the rest is mapped files (packs, code)
   int fds = 0;
   int threads = 0;
   uintmax_t state_bytes = 0;
@@ -233,6 +234,7 @@ class Soak {
     const pid_t pid = world_.daemon().pid();
     if (auto usage = ReadProcessUsage(pid); usage.ok()) {
       s.rss_kib = usage->rss_kib;
+      s.rss_anon_kib = usage->rss_anon_kib;
       s.threads = usage->threads;
     }
     s.fds = OpenDescriptors(pid);
@@ -331,9 +333,12 @@ class Soak {
 };
 
 void Print(const Sample& s) {
-  std::printf("round %4d  %7.1f s  RSS %7.1f MiB  fds %4d  threads %3d  state dir %8.2f MiB\n",
-              s.round, s.seconds, static_cast<double>(s.rss_kib) / 1024, s.fds, s.threads,
-              static_cast<double>(s.state_bytes) / (1 << 20));
+  std::printf(
+      "round %4d  %7.1f s  RSS %7.1f MiB (anonymous %7.1f)  fds %4d  threads %3d  "
+      "state dir %8.2f MiB\n",
+      s.round, s.seconds, static_cast<double>(s.rss_kib) / 1024,
+      static_cast<double>(s.rss_anon_kib) / 1024, s.fds, s.threads,
+      static_cast<double>(s.state_bytes) / (1 << 20));
   std::fflush(stdout);
 }
 
