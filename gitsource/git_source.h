@@ -99,6 +99,8 @@ class LibGitSource final : public GitSource, public PreviewSource {
   // For the status writer, which shares the mirror and must never write `branch()`.
   std::shared_ptr<Mirror> mirror() const { return mirror_; }
   const std::string& branch() const { return config_.branch; }
+  // Packs past which the mirror is compacted (GitSourceConfig::max_mirror_packs).
+  std::size_t max_mirror_packs() const { return config_.max_mirror_packs; }
   // What opening the mirror repaired after a previous process died (see Mirror::Open).
   const std::vector<std::string>& mirror_repairs() const;
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <system_error>
 

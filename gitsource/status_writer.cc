@@ -5,6 +5,7 @@
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
 #include "gitsource/mirror.h"
+#include "gitsource/new_objects.h"
 #include "gitsource/status_refspec.h"
 #include "gitsource/status_tree.h"
 
@@ -26,9 +27,11 @@ std::string CommitMessage(const std::vector<std::string>& messages,
 
 }  // namespace
 
-GitStatusWriter::GitStatusWriter(std::shared_ptr<Mirror> mirror, std::string desired_branch,
-                                 StatusWriterConfig config, std::string refspec, Env& env)
+GitStatusWriter::GitStatusWriter(std::shared_ptr<Mirror> mirror, std::size_t max_mirror_packs,
+                                 std::string desired_branch, StatusWriterConfig config,
+                                 std::string refspec, Env& env)
     : mirror_(std::move(mirror)),
+      max_mirror_packs_(max_mirror_packs),
       desired_branch_(std::move(desired_branch)),
       config_(std::move(config)),
       refspec_(std::move(refspec)),
@@ -46,8 +49,8 @@ absl::StatusOr<std::unique_ptr<GitStatusWriter>> GitStatusWriter::Create(const L
     return absl::InvalidArgumentError("the status writer needs at least one attempt");
   }
   return std::unique_ptr<GitStatusWriter>(
-      new GitStatusWriter(source.mirror(), source.branch(), std::move(config), *std::move(refspec),
-                          env));
+      new GitStatusWriter(source.mirror(), source.max_mirror_packs(), source.branch(),
+                          std::move(config), *std::move(refspec), env));
 }
 
 absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::stop_token stop) {
@@ -188,18 +191,20 @@ absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::TryOnce(const Batch& b
   std::shared_lock shared(mirror_->lock());
   absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
   if (!repo.ok()) return repo.status();
+  absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo->get());
+  if (!fresh.ok()) return fresh.status();
   // The tip this writer pushed last is most likely still the remote's: build on it without a
   // fetch. The push is a compare-and-swap on that tip, so a branch someone else moved meanwhile
   // only costs this try; the fetch below follows at once.
   if (std::optional<git_oid> known = KnownTip()) {
-    absl::StatusOr<Attempt> pushed = GuardBuildAndPush(repo->get(), batch, known, stop);
+    absl::StatusOr<Attempt> pushed = GuardBuildAndPush(repo->get(), **fresh, batch, known, stop);
     if (!pushed.ok()) return pushed.status();
     if (pushed->written && pushed->written->created) return *pushed;
   }
   SetKnownTip(std::nullopt);
   absl::StatusOr<SyncResult> tip = mirror_->SyncBranch(repo->get(), config_.branch, stop);
   if (!tip.ok()) return tip.status();
-  return GuardBuildAndPush(repo->get(), batch, tip->remote_tip, stop);
+  return GuardBuildAndPush(repo->get(), **fresh, batch, tip->remote_tip, stop);
 }
 
 absl::StatusOr<std::map<std::string, std::string>> GitStatusWriter::Refused(
@@ -222,7 +227,7 @@ absl::StatusOr<std::map<std::string, std::string>> GitStatusWriter::Refused(
 }
 
 absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::GuardBuildAndPush(
-    git_repository* repo, const Batch& batch, const std::optional<git_oid>& base,
+    git_repository* repo, NewObjects& fresh, const Batch& batch, const std::optional<git_oid>& base,
     std::stop_token stop) {
   absl::StatusOr<std::map<std::string, std::string>> refused = Refused(repo, batch, base);
   if (!refused.ok()) return refused.status();
@@ -232,7 +237,7 @@ absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::GuardBuildAndPush(
     for (const auto& [path, why] : *refused) kept->files.erase(path);
   }
   absl::StatusOr<std::optional<Attempt>> pushed =
-      BuildAndPush(repo, kept ? *kept : batch, base, std::move(stop));
+      BuildAndPush(repo, fresh, kept ? *kept : batch, base, std::move(stop));
   if (!pushed.ok()) return pushed.status();
   // Nothing to commit: the tip already says exactly this.
   Attempt attempt =
@@ -242,7 +247,7 @@ absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::GuardBuildAndPush(
 }
 
 absl::StatusOr<std::optional<GitStatusWriter::Attempt>> GitStatusWriter::BuildAndPush(
-    git_repository* repo, const Batch& batch, const std::optional<git_oid>& base,
+    git_repository* repo, NewObjects& fresh, const Batch& batch, const std::optional<git_oid>& base,
     std::stop_token stop) {
   const StatusCommitSpec spec{base,
                               batch.files,
@@ -253,6 +258,7 @@ absl::StatusOr<std::optional<GitStatusWriter::Attempt>> GitStatusWriter::BuildAn
   absl::StatusOr<std::optional<git_oid>> commit = CreateStatusCommit(repo, spec);
   if (!commit.ok()) return commit.status();
   if (!commit->has_value()) return std::nullopt;
+  if (absl::Status s = fresh.StoreAsPack(mirror_->path()); !s.ok()) return s;
   if (absl::Status s = mirror_->SetRef(repo, std::string(kStatusOutgoingRef), **commit); !s.ok()) {
     return s;
   }
@@ -261,6 +267,9 @@ absl::StatusOr<std::optional<GitStatusWriter::Attempt>> GitStatusWriter::BuildAn
   if (!outcome.ok()) return outcome.status();
   if (!outcome->accepted) return Attempt{std::nullopt, outcome->rejection};
   SetKnownTip(**commit);
+  // Each commit is a pack: past twice the threshold (as after a fetching poll, since a
+  // rollout is likely under way) the mirror's thread rolls the small ones up.
+  mirror_->RequestCompaction(2 * max_mirror_packs_);
   // Best effort: the next fetch refreshes it anyway.
   (void)mirror_->SetRef(repo, Mirror::TrackingRef(config_.branch), **commit);
   return Attempt{StatusCommit{OidHex(**commit), true, {}}, {}};

@@ -70,6 +70,7 @@
 namespace tr::gitsource {
 
 class Mirror;
+class NewObjects;
 class LibGitSource;
 
 struct StatusUpdate {
@@ -172,8 +173,9 @@ class GitStatusWriter final : public StatusWriter {
     std::string rejection;
   };
 
-  GitStatusWriter(std::shared_ptr<Mirror> mirror, std::string desired_branch,
-                  StatusWriterConfig config, std::string refspec, Env& env);
+  GitStatusWriter(std::shared_ptr<Mirror> mirror, std::size_t max_mirror_packs,
+                  std::string desired_branch, StatusWriterConfig config, std::string refspec,
+                  Env& env);
   absl::StatusOr<StatusCommit> Flush(const Batch& batch, std::stop_token stop);
   absl::StatusOr<Attempt> TryOnce(const Batch& batch, std::stop_token stop);
   // The files of `batch` the guard refuses on `base`, and why (none without a guard).
@@ -182,12 +184,16 @@ class GitStatusWriter final : public StatusWriter {
                                                              const std::optional<git_oid>& base);
   // Guards `batch` on `base`, then builds and pushes what is left (as BuildAndPush); a batch
   // `base` already holds is written = {base, created = false}. The refusals go with it.
-  absl::StatusOr<Attempt> GuardBuildAndPush(git_repository* repo, const Batch& batch,
+  absl::StatusOr<Attempt> GuardBuildAndPush(git_repository* repo, NewObjects& fresh,
+                                            const Batch& batch,
                                             const std::optional<git_oid>& base,
                                             std::stop_token stop);
   // Builds the batch on `base` and pushes it (expecting the remote at `base`); nullopt when
   // `base` already holds exactly this content.
-  absl::StatusOr<std::optional<Attempt>> BuildAndPush(git_repository* repo, const Batch& batch,
+  // The commit's objects, kept in memory by `fresh` as they are written, are stored as one pack
+  // before the push.
+  absl::StatusOr<std::optional<Attempt>> BuildAndPush(git_repository* repo, NewObjects& fresh,
+                                                      const Batch& batch,
                                                       const std::optional<git_oid>& base,
                                                       std::stop_token stop);
   std::optional<git_oid> KnownTip();
@@ -202,6 +208,7 @@ class GitStatusWriter final : public StatusWriter {
   void WaitForWindow(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::shared_ptr<Mirror> mirror_;
+  const std::size_t max_mirror_packs_;
   const std::string desired_branch_;
   const StatusWriterConfig config_;
   const std::string refspec_;

@@ -491,12 +491,36 @@ TEST_F(StatusWriterTest, ReadsAndWritesRunConcurrently) {
   EXPECT_EQ(Show(StatusTip() + ":status/prod.yaml"), "4");
 }
 
+// A status commit's new objects (the file, the trees, the commit) are one pack, no loose file
+// each, and git reads the commit from it.
+TEST_F(StatusWriterTest, AStatusCommitIsOnePackOfItsNewObjects) {
+  ASSERT_TRUE(source_->Poll().ok());
+  ASSERT_TRUE(writer_->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());  // the branch's root
+  const std::filesystem::path mirror = source_->mirror()->path();
+  const std::vector<PackFile> before = ListPacks(mirror);
+  absl::StatusOr<StatusCommit> c = writer_->Write({{{"status/b.yaml", "b\n"}}, "b"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(ListLooseObjects(mirror).empty());
+  std::vector<PackFile> added;
+  for (const PackFile& pack : ListPacks(mirror)) {
+    if (std::none_of(before.begin(), before.end(),
+                     [&](const PackFile& old) { return old.pack == pack.pack; })) {
+      added.push_back(pack);
+    }
+  }
+  ASSERT_EQ(added.size(), 1u);
+  EXPECT_EQ(added[0].objects, 4u);  // the blob, the status/ tree, the root tree, the commit
+  EXPECT_EQ(MustRun({"git", "-C", mirror.string(), "show", c->commit + ":status/b.yaml"}), "b");
+  EXPECT_EQ(MustRun({"git", "-C", mirror.string(), "show", c->commit + ":status/a.yaml"}), "a");
+  MustRun({"git", "-C", mirror.string(), "fsck", "--strict", "--no-dangling"});
+}
+
 // The mirror's compaction writes its pack while status commits go on, and deletes only what it
 // read before: a status commit made meanwhile (here while the test holds the mirror, so that
-// the compaction waits before deleting) keeps its loose objects, and git's own fsck finds the
-// mirror whole.
+// the compaction waits before deleting) keeps its pack, and git's own fsck finds the mirror
+// whole.
 TEST_F(StatusWriterTest, AStatusCommitMadeWhileTheCompactionWritesLosesNothing) {
-  ASSERT_TRUE(source_->Poll().ok());  // a pack, and the status commit's loose objects
+  ASSERT_TRUE(source_->Poll().ok());  // a pack, and the status commit's
   ASSERT_TRUE(writer_->Write({{{"status/a.yaml", "a\n"}}, "a"}).ok());
   std::shared_ptr<Mirror> mirror = source_->mirror();
   const std::size_t packs_before = ListPacks(mirror->path()).size();

@@ -1,0 +1,146 @@
+// The pack a status commit's objects are stored in (gitsource/object_pack.h), written by our
+// own code, checked by git itself: its index must be byte for byte the one `git index-pack`
+// makes of the pack, and git must read every object back.
+#include "gitsource/object_pack.h"
+
+#include <git2.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fmt/format.h"
+#include "gitsource/libgit2_util.h"
+#include "gitsource/new_objects.h"
+#include "gitsource/pack_rollup.h"
+#include "tests/support/process.h"
+
+namespace tr::gitsource::testing {
+namespace {
+
+class ObjectPackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    EnsureLibgit2();
+    MustRun({"git", "init", "--quiet", "--bare", repo_dir_.string()});
+  }
+
+  RepositoryPtr Open() const {
+    git_repository* raw = nullptr;
+    EXPECT_EQ(git_repository_open_bare(&raw, repo_dir_.c_str()), 0);
+    return RepositoryPtr(raw);
+  }
+
+  // A blob written through `repo`; its id in hexadecimal.
+  static std::string Blob(git_repository* repo, const std::string& content) {
+    git_oid id;
+    EXPECT_EQ(git_blob_create_from_buffer(&id, repo, content.data(), content.size()), 0);
+    return OidHex(id);
+  }
+
+  std::string Git(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {"git", "-C", repo_dir_.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return MustRun(argv);
+  }
+
+  TempDir tmp_;
+  std::filesystem::path repo_dir_ = tmp_ / "repo.git";
+};
+
+TEST_F(ObjectPackTest, GitIndexesThePackAsWeDidAndReadsEveryObject) {
+  std::map<std::string, std::string> blobs;  // id → content
+  std::string commit;
+  {
+    RepositoryPtr repo = Open();
+    absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo.get());
+    ASSERT_TRUE(fresh.ok()) << fresh.status();
+    // Sizes whose entry headers take one, two, three and four bytes; enough blobs that the
+    // index's fan-out table has many buckets.
+    for (const std::size_t size : {0u, 15u, 16u, 2047u, 2048u, 300'000u}) {
+      const std::string content(size, static_cast<char>('a' + size % 26));
+      blobs[Blob(repo.get(), content)] = content;
+    }
+    for (int i = 0; i < 300; ++i) {
+      const std::string content = fmt::format("cluster: c-{}\nphase: Ready\n", i);
+      blobs[Blob(repo.get(), content)] = content;
+    }
+    git_treebuilder* raw_builder = nullptr;
+    ASSERT_EQ(git_treebuilder_new(&raw_builder, repo.get(), nullptr), 0);
+    std::unique_ptr<git_treebuilder, GitFree<git_treebuilder, git_treebuilder_free>> builder(
+        raw_builder);
+    int n = 0;
+    for (const auto& [hex, content] : blobs) {
+      git_oid id;
+      ASSERT_EQ(git_oid_fromstr(&id, hex.c_str()), 0);
+      ASSERT_EQ(git_treebuilder_insert(nullptr, builder.get(), fmt::format("f{}", n++).c_str(),
+                                       &id, GIT_FILEMODE_BLOB),
+                0);
+    }
+    git_oid tree_id;
+    ASSERT_EQ(git_treebuilder_write(&tree_id, builder.get()), 0);
+    git_tree* raw_tree = nullptr;
+    ASSERT_EQ(git_tree_lookup(&raw_tree, repo.get(), &tree_id), 0);  // read back from memory
+    TreePtr tree(raw_tree);
+    git_signature* raw_sig = nullptr;
+    ASSERT_EQ(git_signature_new(&raw_sig, "t", "t@example.invalid", 1'700'000'000, 0), 0);
+    SignaturePtr sig(raw_sig);
+    git_oid commit_id;
+    ASSERT_EQ(git_commit_create(&commit_id, repo.get(), nullptr, sig.get(), sig.get(), nullptr,
+                                "packed\n", tree.get(), 0, nullptr),
+              0);
+    commit = OidHex(commit_id);
+    EXPECT_TRUE(ListPacks(repo_dir_).empty()) << "stored before it was asked";
+    ASSERT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());
+  }
+  EXPECT_TRUE(ListLooseObjects(repo_dir_).empty());
+  const std::vector<PackFile> packs = ListPacks(repo_dir_);
+  ASSERT_EQ(packs.size(), 1u);
+  EXPECT_EQ(packs[0].objects, blobs.size() + 2);  // and the tree and the commit
+
+  const std::filesystem::path ours = std::filesystem::path(packs[0].pack).replace_extension(".idx");
+  const std::filesystem::path theirs = tmp_ / "git.idx";
+  MustRun({"git", "index-pack", "-o", theirs.string(), packs[0].pack.string()});
+  EXPECT_TRUE(ReadFile(ours) == ReadFile(theirs)) << "our index differs from git's";
+  Git({"verify-pack", ours.string()});
+
+  Git({"update-ref", "refs/heads/packed", commit});
+  Git({"fsck", "--strict", "--no-dangling"});
+  for (const auto& [hex, content] : blobs) {
+    // git's output loses a trailing newline; compare sizes and a piece instead of whole texts.
+    EXPECT_EQ(Git({"cat-file", "-s", hex}), std::to_string(content.size()));
+  }
+  const std::string sample = blobs.rbegin()->second;
+  EXPECT_EQ(Git({"cat-file", "blob", blobs.rbegin()->first}) + "\n", sample);
+}
+
+// What the repository already has is not written again: a second handle that writes the same
+// blob, and one new, stores a pack of the new one only.
+TEST_F(ObjectPackTest, OnlyWhatIsNewIsStored) {
+  std::string old_blob;
+  {
+    RepositoryPtr repo = Open();
+    absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo.get());
+    ASSERT_TRUE(fresh.ok());
+    old_blob = Blob(repo.get(), "old\n");
+    ASSERT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());
+    ASSERT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());  // nothing since: no second pack
+    EXPECT_EQ(ListPacks(repo_dir_).size(), 1u);
+  }
+  RepositoryPtr repo = Open();
+  absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo.get());
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(Blob(repo.get(), "old\n"), old_blob);
+  const std::string new_blob = Blob(repo.get(), "new\n");
+  ASSERT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());
+  const std::vector<PackFile> packs = ListPacks(repo_dir_);
+  ASSERT_EQ(packs.size(), 2u);
+  for (const PackFile& pack : packs) EXPECT_EQ(pack.objects, 1u) << pack.pack;
+  EXPECT_EQ(Git({"cat-file", "blob", new_blob}), "new");
+  EXPECT_TRUE(ListLooseObjects(repo_dir_).empty());
+}
+
+}  // namespace
+}  // namespace tr::gitsource::testing
