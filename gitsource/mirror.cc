@@ -1,6 +1,7 @@
 #include "gitsource/mirror.h"
 
 #include <malloc.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "fmt/format.h"
+#include "gitsource/object_pack.h"
 #include "gitsource/pack_rollup.h"
 #include "gitsource/reachable_pack.h"
 
@@ -24,20 +26,6 @@ absl::Status CreateBare(const fs::path& path) {
   }
   git_repository_free(raw);
   return absl::OkStatus();
-}
-
-// The ids of the packs `rolled` and the `loose` objects: what a roll-up writes.
-absl::StatusOr<std::vector<git_oid>> RolledUpIds(const std::vector<PackFile>& rolled,
-                                                 const std::vector<LooseObject>& loose) {
-  std::vector<git_oid> ids;
-  for (const LooseObject& object : loose) ids.push_back(object.id);
-  for (const PackFile& pack : rolled) {
-    absl::StatusOr<std::vector<git_oid>> listed =
-        PackIndexIds(fs::path(pack.pack).replace_extension(".idx"));
-    if (!listed.ok()) return listed.status();
-    ids.insert(ids.end(), listed->begin(), listed->end());
-  }
-  return ids;
 }
 
 // Whether `pack` holds one of the sorted `ids` (true when its index cannot be read).
@@ -158,9 +146,13 @@ absl::Status Mirror::CompactIfNeeded(std::size_t max_packs) const {
       walked = *std::move(refs);
       written = WriteReachablePack(repo->get());
     } else {
-      absl::StatusOr<std::vector<git_oid>> ids = RolledUpIds(rolled, loose);
-      if (!ids.ok()) return ids.status();
-      written = WritePack(repo->get(), *ids);
+      // Copied as they are where it can (object_pack.h).
+      git_odb* raw_odb = nullptr;
+      if (int rc = git_repository_odb(&raw_odb, repo->get()); rc < 0) {
+        return GitError(rc, "open the mirror's object database");
+      }
+      const OdbPtr odb(raw_odb);
+      written = CopyIntoOnePack(path_, odb.get(), rolled, loose);
     }
     if (!written.ok()) return written.status();
     kept = fmt::format("pack-{}", *written);
@@ -203,7 +195,10 @@ void Mirror::RequestCompaction(std::size_t max_packs) const {
   MutexLock lock(request_mu_);
   requested_ = std::min(requested_.value_or(max_packs), max_packs);
   if (!compactor_.joinable()) {
-    compactor_ = std::jthread([this](std::stop_token stop) { CompactOnRequest(stop); });
+    compactor_ = std::jthread([this](std::stop_token stop) {
+      pthread_setname_np(pthread_self(), kCompactorThreadName);  // for ps, top and benchmarks
+      CompactOnRequest(stop);
+    });
   }
   requested_cv_.notify_all();
 }

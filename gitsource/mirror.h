@@ -65,6 +65,9 @@ class Mirror {
   // Held shared by every operation on the repository, exclusively by compaction's deletes.
   std::shared_mutex& lock() const { return lock_; }
 
+  // The name of the compaction's thread.
+  static constexpr char kCompactorThreadName[] = "mirror-compact";
+
   // Loose objects past which the mirror is compacted, however few its packs.
   static constexpr std::size_t kMaxLooseObjects = 4096;
 

@@ -12,7 +12,13 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <numeric>
+#include <optional>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 #include <system_error>
 
@@ -110,30 +116,113 @@ absl::StatusOr<std::string> IndexBytes(std::vector<IndexEntry> entries, const Ch
   return idx;
 }
 
-// Writes `bytes` to a new temporary file in `dir`, then renames it to `name`.
-absl::Status WriteFileAs(const fs::path& dir, const std::string& bytes, const fs::path& name) {
-  std::string temp = (dir / "tmp_pack_XXXXXX").string();
-  const int fd = mkstemp(temp.data());
-  if (fd < 0) {
-    return absl::InternalError(fmt::format("create a pack in {}: {}", dir.string(),
-                                           std::strerror(errno)));
+// A file written under a temporary name in `dir` and renamed into place by Finish; removed
+// when it is not finished.
+class NewFile {
+ public:
+  explicit NewFile(const fs::path& dir) : dir_(dir), temp_((dir / "tmp_pack_XXXXXX").string()) {
+    fd_ = mkstemp(temp_.data());
+    if (fd_ < 0) error_ = std::strerror(errno);
   }
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    written += static_cast<std::size_t>(n);
+  NewFile(const NewFile&) = delete;
+  NewFile& operator=(const NewFile&) = delete;
+  ~NewFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!finished_) {
+      std::error_code ignored;
+      fs::remove(temp_, ignored);
+    }
   }
-  // Packs are read-only, as git and libgit2 leave them.
-  const bool ok = written == bytes.size() && fchmod(fd, 0444) == 0 && ::close(fd) == 0;
-  if (!ok || std::rename(temp.c_str(), (dir / name).c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    return absl::InternalError(fmt::format("write {}: {}", (dir / name).string(), why));
+
+  void Write(std::string_view bytes) {
+    while (error_.empty() && !bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) error_ = n < 0 ? std::strerror(errno) : "nothing written";
+      if (n > 0) bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
   }
-  return absl::OkStatus();
+
+  absl::Status Finish(const std::string& name) {
+    // Packs are read-only, as git and libgit2 leave them.
+    if (error_.empty() && (fchmod(fd_, 0444) != 0 || ::close(std::exchange(fd_, -1)) != 0 ||
+                           std::rename(temp_.c_str(), (dir_ / name).c_str()) != 0)) {
+      error_ = std::strerror(errno);
+    }
+    if (!error_.empty()) {
+      return absl::InternalError(fmt::format("write {}: {}", (dir_ / name).string(), error_));
+    }
+    finished_ = true;
+    return absl::OkStatus();
+  }
+
+ private:
+  const fs::path dir_;
+  std::string temp_;
+  int fd_ = -1;
+  std::string error_;
+  bool finished_ = false;
+};
+
+std::uint32_t ReadBigEndian32(const std::string& bytes, std::size_t at) {
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + at;
+  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
+         std::uint32_t{p[3]};
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.good() && !in.eof()) return absl::InternalError(fmt::format("read {}", path.string()));
+  return bytes;
+}
+
+// Every entry a version 2 index lists.
+absl::StatusOr<std::vector<IndexEntry>> ReadIndexEntries(const fs::path& idx) {
+  absl::StatusOr<std::string> bytes = ReadWholeFile(idx);
+  if (!bytes.ok()) return bytes.status();
+  constexpr std::size_t kFanout = 8 + 256 * 4;
+  const auto bad = [&] { return absl::InternalError(fmt::format("{} is no pack index v2", idx.string())); };
+  if (bytes->size() < kFanout || bytes->compare(0, 8, std::string{'\xff', 't', 'O', 'c', 0, 0, 0, 2}) != 0) {
+    return bad();
+  }
+  const std::size_t count = ReadBigEndian32(*bytes, kFanout - 4);
+  const std::size_t ids = kFanout, crcs = ids + count * kSha1Bytes, offsets = crcs + count * 4,
+                    large = offsets + count * 4;
+  if (bytes->size() < large + 2 * kSha1Bytes) return bad();
+  std::vector<IndexEntry> entries(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    git_oid_fromraw(&entries[i].id,
+                    reinterpret_cast<const unsigned char*>(bytes->data()) + ids + i * kSha1Bytes);
+    entries[i].crc = ReadBigEndian32(*bytes, crcs + i * 4);
+    const std::uint32_t offset = ReadBigEndian32(*bytes, offsets + i * 4);
+    if ((offset & 0x80000000u) == 0) {
+      entries[i].offset = offset;
+      continue;
+    }
+    const std::size_t at = large + std::size_t{offset & 0x7fffffffu} * 8;
+    if (bytes->size() < at + 8 + 2 * kSha1Bytes) return bad();
+    entries[i].offset = (std::uint64_t{ReadBigEndian32(*bytes, at)} << 32) | ReadBigEndian32(*bytes, at + 4);
+  }
+  return entries;
+}
+
+// An object as the object database has it (a delta resolved, a loose object inflated).
+absl::StatusOr<PackObject> ReadObject(git_odb* odb, const git_oid& id) {
+  git_odb_object* raw = nullptr;
+  if (int rc = git_odb_read(&raw, odb, &id); rc < 0) {
+    return GitError(rc, fmt::format("read {} to pack it", OidHex(id)));
+  }
+  std::unique_ptr<git_odb_object, GitFree<git_odb_object, git_odb_object_free>> object(raw);
+  return PackObject{id, git_odb_object_type(raw),
+                    std::string(static_cast<const char*>(git_odb_object_data(raw)),
+                                git_odb_object_size(raw))};
+}
+
+absl::Status WriteFileAs(const fs::path& dir, const std::string& bytes, const std::string& name) {
+  NewFile file(dir);
+  file.Write(bytes);
+  return file.Finish(name);
 }
 
 }  // namespace
@@ -164,6 +253,127 @@ absl::StatusOr<std::string> WriteObjectPack(const fs::path& repo,
   const std::string name = "pack-" + OidHex(sum_id);
   const fs::path dir = repo / "objects/pack";
   if (absl::Status s = WriteFileAs(dir, pack, name + ".pack"); !s.ok()) return s;
+  if (absl::Status s = WriteFileAs(dir, *idx, name + ".idx"); !s.ok()) return s;
+  return OidHex(sum_id);
+}
+
+absl::StatusOr<std::string> CopyIntoOnePack(const fs::path& repo, git_odb* odb,
+                                            const std::vector<PackFile>& packs,
+                                            const std::vector<LooseObject>& loose) {
+  std::unordered_set<std::string> ids;
+  const auto seen = [&](const git_oid& id) {
+    return ids.contains(std::string(reinterpret_cast<const char*>(id.id), kSha1Bytes));
+  };
+  const auto see = [&](const git_oid& id) {
+    ids.insert(std::string(reinterpret_cast<const char*>(id.id), kSha1Bytes));
+  };
+  // The packs to copy whole, with their indexes and sizes; the ids of the objects to pack one
+  // by one (of a pack that shares an object with one copied, and the loose ones).
+  std::vector<const PackFile*> copied;
+  std::vector<std::vector<IndexEntry>> indexes;
+  std::vector<std::uintmax_t> sizes;
+  std::vector<git_oid> singles;
+  std::vector<const PackFile*> largest_first;
+  for (const PackFile& pack : packs) largest_first.push_back(&pack);
+  std::sort(largest_first.begin(), largest_first.end(),
+            [](const PackFile* a, const PackFile* b) { return a->objects > b->objects; });
+  for (const PackFile* pack : largest_first) {
+    absl::StatusOr<std::vector<IndexEntry>> entries =
+        ReadIndexEntries(fs::path(pack->pack).replace_extension(".idx"));
+    if (!entries.ok()) return entries.status();
+    if (std::any_of(entries->begin(), entries->end(),
+                    [&](const IndexEntry& e) { return seen(e.id); })) {
+      for (const IndexEntry& e : *entries) {
+        if (!seen(e.id)) singles.push_back(e.id);
+        see(e.id);
+      }
+      continue;
+    }
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(pack->pack, ec);
+    if (ec || size < 12 + kSha1Bytes) {
+      return absl::InternalError(fmt::format("{} is no pack", pack->pack.string()));
+    }
+    for (const IndexEntry& e : *entries) see(e.id);
+    copied.push_back(pack);
+    sizes.push_back(size);
+    indexes.push_back(*std::move(entries));
+  }
+  for (const LooseObject& object : loose) {
+    if (!seen(object.id)) singles.push_back(object.id);
+    see(object.id);
+  }
+  std::size_t count = singles.size();
+  for (const auto& index : indexes) count += index.size();
+
+  const fs::path dir = repo / "objects/pack";
+  NewFile file(dir);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> sha(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (sha == nullptr || EVP_DigestInit_ex(sha.get(), EVP_sha1(), nullptr) != 1) {
+    return absl::InternalError("SHA-1 of a pack failed");
+  }
+  std::uint64_t offset = 0;
+  const auto write = [&](std::string_view bytes) {
+    EVP_DigestUpdate(sha.get(), bytes.data(), bytes.size());
+    file.Write(bytes);
+    offset += bytes.size();
+  };
+  std::string header = {'P', 'A', 'C', 'K', 0, 0, 0, 2};
+  AppendBigEndian32(header, static_cast<std::uint32_t>(count));
+  write(header);
+  std::vector<IndexEntry> entries;
+  entries.reserve(count);
+  // Each pack's entries are copied whole and in order, so a delta's distance to its base in
+  // the same pack (an offset delta) still holds; only where each entry starts moves.
+  for (std::size_t p = 0; p < copied.size(); ++p) {
+    const std::uint64_t shift = offset - 12;
+    for (IndexEntry entry : indexes[p]) {
+      entry.offset += shift;
+      entries.push_back(entry);
+    }
+    std::ifstream in(copied[p]->pack, std::ios::binary);
+    std::string head(12, '\0');
+    in.read(head.data(), 12);
+    if (!in || head.compare(0, 8, header, 0, 8) != 0 ||
+        ReadBigEndian32(head, 8) != indexes[p].size()) {
+      return absl::InternalError(
+          fmt::format("{} does not match its index", copied[p]->pack.string()));
+    }
+    std::uintmax_t left = sizes[p] - 12 - kSha1Bytes;
+    std::string chunk(std::min<std::uintmax_t>(left, 1 << 20), '\0');
+    while (left > 0) {
+      const std::size_t n = static_cast<std::size_t>(std::min<std::uintmax_t>(left, chunk.size()));
+      if (!in.read(chunk.data(), static_cast<std::streamsize>(n))) {
+        return absl::InternalError(fmt::format("read {}", copied[p]->pack.string()));
+      }
+      write(std::string_view(chunk.data(), n));
+      left -= n;
+    }
+  }
+  for (const git_oid& id : singles) {
+    absl::StatusOr<PackObject> object = ReadObject(odb, id);
+    if (!object.ok()) return object.status();
+    std::string entry;
+    AppendEntryHeader(entry, object->type, object->data.size());
+    if (absl::Status s = AppendDeflated(entry, object->data); !s.ok()) return s;
+    entries.push_back({id,
+                       static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(entry.data()),
+                                                        static_cast<uInt>(entry.size()))),
+                       offset});
+    write(entry);
+  }
+  Checksum pack_sum;
+  unsigned int length = 0;
+  if (EVP_DigestFinal_ex(sha.get(), pack_sum.data(), &length) != 1 || length != kSha1Bytes) {
+    return absl::InternalError("SHA-1 of a pack failed");
+  }
+  file.Write(std::string_view(reinterpret_cast<const char*>(pack_sum.data()), kSha1Bytes));
+  absl::StatusOr<std::string> idx = IndexBytes(std::move(entries), pack_sum);
+  if (!idx.ok()) return idx.status();
+  git_oid sum_id;
+  git_oid_fromraw(&sum_id, pack_sum.data());
+  const std::string name = "pack-" + OidHex(sum_id);
+  if (absl::Status s = file.Finish(name + ".pack"); !s.ok()) return s;
   if (absl::Status s = WriteFileAs(dir, *idx, name + ".idx"); !s.ok()) return s;
   return OidHex(sum_id);
 }

@@ -14,8 +14,10 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "gitsource/pack_rollup.h"
 
 namespace tr::gitsource {
 
@@ -29,5 +31,15 @@ struct PackObject {
 // repository at `repo`; returns the pack's checksum in hexadecimal. Internal for an I/O error.
 absl::StatusOr<std::string> WriteObjectPack(const std::filesystem::path& repo,
                                             std::span<const PackObject> objects);
+
+// Rolls `packs` and `loose` (of the bare repository at `repo`, whose object database is `odb`)
+// up into one new pack, and returns its checksum. A pack is copied as it is, entries and
+// all, with no object read, inflated or deflated again, and its index entries moved; the
+// largest packs first. The objects of a pack that shares one with a pack copied before it,
+// and the loose objects, are read through `odb` and packed one by one; an object is in the
+// new pack once. Internal for an I/O error or a pack that does not match its index.
+absl::StatusOr<std::string> CopyIntoOnePack(const std::filesystem::path& repo, git_odb* odb,
+                                            const std::vector<PackFile>& packs,
+                                            const std::vector<LooseObject>& loose);
 
 }  // namespace tr::gitsource

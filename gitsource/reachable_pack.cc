@@ -123,15 +123,6 @@ absl::StatusOr<std::string> WriteReachablePack(git_repository* repo) {
   });
 }
 
-absl::StatusOr<std::string> WritePack(git_repository* repo, const std::vector<git_oid>& ids) {
-  return WritePackOf(repo, [&](git_packbuilder* pb) {
-    for (const git_oid& id : ids) {
-      if (int rc = git_packbuilder_insert(pb, &id, nullptr); rc < 0) return rc;
-    }
-    return 0;
-  });
-}
-
 absl::StatusOr<std::vector<git_oid>> ReachableOutside(git_repository* repo,
                                                       const std::vector<git_oid>& in_pack,
                                                       const std::map<std::string, git_oid>& walked) {

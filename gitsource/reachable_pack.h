@@ -23,8 +23,6 @@ absl::StatusOr<std::map<std::string, git_oid>> RefTargets(git_repository* repo);
 
 // Writes one pack of every object reachable from the refs; returns its id.
 absl::StatusOr<std::string> WriteReachablePack(git_repository* repo);
-// Writes one pack of the objects `ids` name (a roll-up, pack_rollup.h); returns its id.
-absl::StatusOr<std::string> WritePack(git_repository* repo, const std::vector<git_oid>& ids);
 
 // The objects the refs reach now that `in_pack` (sorted, as a pack index lists them) lacks,
 // sorted. Only history the refs gained since `walked` (what the pack was written from) is

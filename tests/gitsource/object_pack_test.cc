@@ -142,5 +142,72 @@ TEST_F(ObjectPackTest, OnlyWhatIsNewIsStored) {
   EXPECT_TRUE(ListLooseObjects(repo_dir_).empty());
 }
 
+// Packs git made (with deltas by offset), one sharing objects with another, and a loose object
+// rolled up: the packs that can be are copied as they are, the rest packed one by one, and
+// git indexes the new pack as we did and finds every object in it alone.
+TEST_F(ObjectPackTest, PacksAreCopiedTogetherDeltasAndAll) {
+  const std::filesystem::path work = tmp_ / "work";
+  MustRun({"git", "init", "--quiet", work.string()});
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += fmt::format("line {}\n", i);
+  std::vector<std::string> commits;
+  for (int version = 1; version <= 3; ++version) {
+    text += fmt::format("version {}\n", version);
+    WriteFile(work / "big.txt", text);
+    MustRun({"git", "-C", work.string(), "add", "big.txt"});
+    MustRun({"git", "-C", work.string(), "commit", "--quiet", "-m", fmt::format("v{}", version)});
+    commits.push_back(MustRun({"git", "-C", work.string(), "rev-parse", "HEAD"}));
+  }
+  const auto pack = [&](const std::vector<std::string>& revs) {
+    std::vector<std::string> argv = {"git", "-C", work.string(), "rev-list", "--objects"};
+    argv.insert(argv.end(), revs.begin(), revs.end());
+    RunOptions options;
+    options.input = MustRun(argv) + "\n";
+    MustRun({"git", "-C", work.string(), "pack-objects", "--quiet", "--delta-base-offset",
+             (repo_dir_ / "objects/pack/pack").string()},
+            options);
+  };
+  pack({commits[0]});                           // the first version
+  pack({commits[2], "^" + commits[0]});         // versions 2 and 3, one a delta of the other
+  pack({commits[2], "^" + commits[1]});         // version 3 again: shares every object
+  RunOptions loose_input;
+  loose_input.input = "loose\n";
+  const std::string loose =
+      MustRun({"git", "-C", repo_dir_.string(), "hash-object", "-w", "--stdin"}, loose_input);
+  ASSERT_EQ(ListPacks(repo_dir_).size(), 3u);
+  ASSERT_EQ(ListLooseObjects(repo_dir_).size(), 1u);
+  const std::vector<PackFile> old_packs = ListPacks(repo_dir_);
+  const std::vector<LooseObject> old_loose = ListLooseObjects(repo_dir_);
+
+  RepositoryPtr repo = Open();
+  git_odb* raw_odb = nullptr;
+  ASSERT_EQ(git_repository_odb(&raw_odb, repo.get()), 0);
+  const OdbPtr odb(raw_odb);
+  absl::StatusOr<std::string> written = CopyIntoOnePack(repo_dir_, odb.get(), old_packs, old_loose);
+  ASSERT_TRUE(written.ok()) << written.status();
+  for (const PackFile& old : old_packs) {
+    std::filesystem::remove(old.pack);
+    std::filesystem::remove(std::filesystem::path(old.pack).replace_extension(".idx"));
+  }
+  std::filesystem::remove(old_loose[0].path);
+
+  const std::vector<PackFile> packs = ListPacks(repo_dir_);
+  ASSERT_EQ(packs.size(), 1u);
+  EXPECT_EQ(packs[0].pack.filename().string(), "pack-" + *written + ".pack");
+  EXPECT_EQ(packs[0].objects, 3u * 3u + 1u);  // three commits, trees and blobs; the loose one
+  const std::filesystem::path ours = std::filesystem::path(packs[0].pack).replace_extension(".idx");
+  const std::filesystem::path theirs = tmp_ / "git.idx";
+  MustRun({"git", "index-pack", "-o", theirs.string(), packs[0].pack.string()});
+  EXPECT_TRUE(ReadFile(ours) == ReadFile(theirs)) << "our index differs from git's";
+  const std::string listing = Git({"verify-pack", "-v", ours.string()});
+  EXPECT_NE(listing.find("chain length = 1"), std::string::npos) << "no delta was copied:\n"
+                                                                 << listing;
+  Git({"update-ref", "refs/heads/main", commits[2]});
+  Git({"fsck", "--strict", "--no-dangling"});
+  EXPECT_EQ(Git({"show", commits[0] + ":big.txt"}).size() + 1, text.size() - 20);
+  EXPECT_EQ(Git({"show", commits[2] + ":big.txt"}) + "\n", text);
+  EXPECT_EQ(Git({"cat-file", "-t", loose}), "blob");
+}
+
 }  // namespace
 }  // namespace tr::gitsource::testing
