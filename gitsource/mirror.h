@@ -4,10 +4,11 @@
 // Only two branches are mirrored, each into its own tracking ref: the desired-state branch
 // and the status branch. Each operation opens its own repository handle, so any number of
 // snapshot reads run while a fetch writes a new pack. Since libgit2 cannot gc, packs
-// accumulate with every fetch and loose objects with every status commit; once there are too
-// many, `CompactIfNeeded` rolls the small packs and the loose objects up into one pack
-// (pack_rollup.h), on the mirror's own thread when asked with `RequestCompaction`. It writes
-// while every other operation goes on, and holds the mirror alone only to delete.
+// accumulate with every fetch and every status commit (object_pack.h), and loose objects with
+// other writes; once there are too many, `CompactIfNeeded` rolls the small packs and the loose
+// objects up into one pack (pack_rollup.h), copying the packs as they are, on the mirror's own
+// thread when asked with `RequestCompaction`. It writes while every other operation goes on,
+// and holds the mirror alone only to delete.
 //
 // Thread-safe.
 #pragma once

@@ -1,10 +1,10 @@
 // Internal to gitsource: what the mirror's compaction rolls up. libgit2 cannot gc, so every
-// fetch leaves a pack and every status commit loose objects. Rewriting everything into one
-// pack costs more as the history grows, so the compaction keeps the packs in a geometric
-// progression instead (each kept pack holds at least twice the objects of all smaller ones
-// together, as `git repack --geometric=2` does) and rolls the rest, with the loose objects,
-// into one new pack. An object is rewritten about log2(objects) times in the mirror's life,
-// and most compactions read only what came since the last.
+// fetch and every status commit leaves a pack, and other writes leave loose objects.
+// Rewriting everything into one pack costs more as the history grows, so the compaction
+// keeps the packs in a geometric progression instead (each kept pack holds at least twice the
+// objects of all smaller ones together, as `git repack --geometric=2` does) and rolls the
+// rest, with the loose objects, into one new pack. An object is copied about log2(objects)
+// times in the mirror's life, and most compactions read only what came since the last.
 //
 // The roll-up is by content, not by reachability: the new pack holds every object of what it
 // replaces, so deleting those never loses an object someone still needs, whatever was
