@@ -19,14 +19,16 @@ struct Backend {
   NewObjects* objects;
 };
 
-NewObjects& ObjectsOf(git_odb_backend* backend) { return *reinterpret_cast<Backend*>(backend)->objects; }
+NewObjects& ObjectsOf(git_odb_backend* backend) {
+  return *reinterpret_cast<Backend*>(backend)->objects;
+}
 
 std::string RawId(const git_oid& id) {
   return std::string(reinterpret_cast<const char*>(id.id), sizeof(id.id));
 }
 
 int BackendRead(void** out, std::size_t* size, git_object_t* type, git_odb_backend* backend,
-         const git_oid* id) {
+                const git_oid* id) {
   const PackObject* object = ObjectsOf(backend).Find(*id);
   if (object == nullptr) return GIT_ENOTFOUND;
   void* buffer = git_odb_backend_data_alloc(backend, object->data.size());
@@ -39,7 +41,7 @@ int BackendRead(void** out, std::size_t* size, git_object_t* type, git_odb_backe
 }
 
 int BackendReadHeader(std::size_t* size, git_object_t* type, git_odb_backend* backend,
-               const git_oid* id) {
+                      const git_oid* id) {
   const PackObject* object = ObjectsOf(backend).Find(*id);
   if (object == nullptr) return GIT_ENOTFOUND;
   *size = object->data.size();
@@ -48,7 +50,7 @@ int BackendReadHeader(std::size_t* size, git_object_t* type, git_odb_backend* ba
 }
 
 int BackendWrite(git_odb_backend* backend, const git_oid* id, const void* data, std::size_t size,
-          git_object_t type) {
+                 git_object_t type) {
   return ObjectsOf(backend).Write(*id, data, size, type);
 }
 

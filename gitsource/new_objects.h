@@ -37,7 +37,7 @@ class NewObjects {
 
   std::vector<PackObject> objects_;
   std::unordered_map<std::string, std::size_t> by_id_;  // raw id → index in objects_
-  std::size_t stored_ = 0;  // objects_[0, stored_) are in a pack
+  std::size_t stored_ = 0;                              // objects_[0, stored_) are in a pack
 };
 
 }  // namespace tr::gitsource

@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <openssl/evp.h>
-#include <sys/stat.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -18,9 +18,9 @@
 #include <numeric>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <unordered_set>
 #include <vector>
-#include <system_error>
 
 #include "fmt/format.h"
 #include "gitsource/libgit2_util.h"
@@ -33,7 +33,8 @@ constexpr std::size_t kSha1Bytes = 20;
 using Checksum = std::array<unsigned char, kSha1Bytes>;
 
 void AppendBigEndian32(std::string& out, std::uint32_t v) {
-  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(static_cast<char>((v >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out.push_back(static_cast<char>((v >> shift) & 0xff));
 }
 
 void AppendBigEndian64(std::string& out, std::uint64_t v) {
@@ -89,15 +90,15 @@ struct IndexEntry {
 // sorted, their entries' CRC-32s, their offsets (31 bits, or the index into a table of 64-bit
 // offsets with the top bit set), that table, the pack's checksum and the index's own.
 absl::StatusOr<std::string> IndexBytes(std::vector<IndexEntry> entries, const Checksum& pack_sum) {
-  std::sort(entries.begin(), entries.end(), [](const IndexEntry& a, const IndexEntry& b) {
-    return git_oid_cmp(&a.id, &b.id) < 0;
-  });
+  std::sort(entries.begin(), entries.end(),
+            [](const IndexEntry& a, const IndexEntry& b) { return git_oid_cmp(&a.id, &b.id) < 0; });
   std::string idx = {'\xff', 't', 'O', 'c', 0, 0, 0, 2};
   std::array<std::uint32_t, 256> fanout{};
   for (const IndexEntry& entry : entries) ++fanout[entry.id.id[0]];
   std::partial_sum(fanout.begin(), fanout.end(), fanout.begin());
   for (std::uint32_t count : fanout) AppendBigEndian32(idx, count);
-  for (const IndexEntry& e : entries) idx.append(reinterpret_cast<const char*>(e.id.id), kSha1Bytes);
+  for (const IndexEntry& e : entries)
+    idx.append(reinterpret_cast<const char*>(e.id.id), kSha1Bytes);
   for (const IndexEntry& e : entries) AppendBigEndian32(idx, e.crc);
   std::vector<std::uint64_t> large;
   for (const IndexEntry& e : entries) {
@@ -182,8 +183,11 @@ absl::StatusOr<std::vector<IndexEntry>> ReadIndexEntries(const fs::path& idx) {
   absl::StatusOr<std::string> bytes = ReadWholeFile(idx);
   if (!bytes.ok()) return bytes.status();
   constexpr std::size_t kFanout = 8 + 256 * 4;
-  const auto bad = [&] { return absl::InternalError(fmt::format("{} is no pack index v2", idx.string())); };
-  if (bytes->size() < kFanout || bytes->compare(0, 8, std::string{'\xff', 't', 'O', 'c', 0, 0, 0, 2}) != 0) {
+  const auto bad = [&] {
+    return absl::InternalError(fmt::format("{} is no pack index v2", idx.string()));
+  };
+  if (bytes->size() < kFanout ||
+      bytes->compare(0, 8, std::string{'\xff', 't', 'O', 'c', 0, 0, 0, 2}) != 0) {
     return bad();
   }
   const std::size_t count = ReadBigEndian32(*bytes, kFanout - 4);
@@ -202,7 +206,8 @@ absl::StatusOr<std::vector<IndexEntry>> ReadIndexEntries(const fs::path& idx) {
     }
     const std::size_t at = large + std::size_t{offset & 0x7fffffffu} * 8;
     if (bytes->size() < at + 8 + 2 * kSha1Bytes) return bad();
-    entries[i].offset = (std::uint64_t{ReadBigEndian32(*bytes, at)} << 32) | ReadBigEndian32(*bytes, at + 4);
+    entries[i].offset =
+        (std::uint64_t{ReadBigEndian32(*bytes, at)} << 32) | ReadBigEndian32(*bytes, at + 4);
   }
   return entries;
 }
@@ -214,9 +219,9 @@ absl::StatusOr<PackObject> ReadObject(git_odb* odb, const git_oid& id) {
     return GitError(rc, fmt::format("read {} to pack it", OidHex(id)));
   }
   std::unique_ptr<git_odb_object, GitFree<git_odb_object, git_odb_object_free>> object(raw);
-  return PackObject{id, git_odb_object_type(raw),
-                    std::string(static_cast<const char*>(git_odb_object_data(raw)),
-                                git_odb_object_size(raw))};
+  return PackObject{
+      id, git_odb_object_type(raw),
+      std::string(static_cast<const char*>(git_odb_object_data(raw)), git_odb_object_size(raw))};
 }
 
 absl::Status WriteFileAs(const fs::path& dir, const std::string& bytes, const std::string& name) {
@@ -356,10 +361,11 @@ absl::StatusOr<std::string> CopyIntoOnePack(const fs::path& repo, git_odb* odb,
     std::string entry;
     AppendEntryHeader(entry, object->type, object->data.size());
     if (absl::Status s = AppendDeflated(entry, object->data); !s.ok()) return s;
-    entries.push_back({id,
-                       static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(entry.data()),
-                                                        static_cast<uInt>(entry.size()))),
-                       offset});
+    entries.push_back(
+        {id,
+         static_cast<std::uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(entry.data()),
+                                          static_cast<uInt>(entry.size()))),
+         offset});
     write(entry);
   }
   Checksum pack_sum;

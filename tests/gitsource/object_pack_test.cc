@@ -75,8 +75,8 @@ TEST_F(ObjectPackTest, GitIndexesThePackAsWeDidAndReadsEveryObject) {
     for (const auto& [hex, content] : blobs) {
       git_oid id;
       ASSERT_EQ(git_oid_fromstr(&id, hex.c_str()), 0);
-      ASSERT_EQ(git_treebuilder_insert(nullptr, builder.get(), fmt::format("f{}", n++).c_str(),
-                                       &id, GIT_FILEMODE_BLOB),
+      ASSERT_EQ(git_treebuilder_insert(nullptr, builder.get(), fmt::format("f{}", n++).c_str(), &id,
+                                       GIT_FILEMODE_BLOB),
                 0);
     }
     git_oid tree_id;
@@ -167,9 +167,9 @@ TEST_F(ObjectPackTest, PacksAreCopiedTogetherDeltasAndAll) {
              (repo_dir_ / "objects/pack/pack").string()},
             options);
   };
-  pack({commits[0]});                           // the first version
-  pack({commits[2], "^" + commits[0]});         // versions 2 and 3, one a delta of the other
-  pack({commits[2], "^" + commits[1]});         // version 3 again: shares every object
+  pack({commits[0]});                    // the first version
+  pack({commits[2], "^" + commits[0]});  // versions 2 and 3, one a delta of the other
+  pack({commits[2], "^" + commits[1]});  // version 3 again: shares every object
   RunOptions loose_input;
   loose_input.input = "loose\n";
   const std::string loose =
