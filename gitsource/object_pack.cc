@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -79,12 +78,7 @@ absl::Status AppendDeflated(std::string& out, const std::string& data) {
   return absl::OkStatus();
 }
 
-// One object of a pack, as its index lists it.
-struct IndexEntry {
-  git_oid id;
-  std::uint32_t crc = 0;  // of the entry's bytes in the pack
-  std::uint64_t offset = 0;
-};
+using IndexEntry = PackIndexEntry;
 
 // Index version 2: magic and version, 256 cumulative counts by the id's first byte, the ids
 // sorted, their entries' CRC-32s, their offsets (31 bits, or the index into a table of 64-bit
@@ -165,53 +159,6 @@ class NewFile {
   bool finished_ = false;
 };
 
-std::uint32_t ReadBigEndian32(const std::string& bytes, std::size_t at) {
-  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data()) + at;
-  return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) |
-         std::uint32_t{p[3]};
-}
-
-absl::StatusOr<std::string> ReadWholeFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof()) return absl::InternalError(fmt::format("read {}", path.string()));
-  return bytes;
-}
-
-// Every entry a version 2 index lists.
-absl::StatusOr<std::vector<IndexEntry>> ReadIndexEntries(const fs::path& idx) {
-  absl::StatusOr<std::string> bytes = ReadWholeFile(idx);
-  if (!bytes.ok()) return bytes.status();
-  constexpr std::size_t kFanout = 8 + 256 * 4;
-  const auto bad = [&] {
-    return absl::InternalError(fmt::format("{} is no pack index v2", idx.string()));
-  };
-  if (bytes->size() < kFanout ||
-      bytes->compare(0, 8, std::string{'\xff', 't', 'O', 'c', 0, 0, 0, 2}) != 0) {
-    return bad();
-  }
-  const std::size_t count = ReadBigEndian32(*bytes, kFanout - 4);
-  const std::size_t ids = kFanout, crcs = ids + count * kSha1Bytes, offsets = crcs + count * 4,
-                    large = offsets + count * 4;
-  if (bytes->size() < large + 2 * kSha1Bytes) return bad();
-  std::vector<IndexEntry> entries(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    git_oid_fromraw(&entries[i].id,
-                    reinterpret_cast<const unsigned char*>(bytes->data()) + ids + i * kSha1Bytes);
-    entries[i].crc = ReadBigEndian32(*bytes, crcs + i * 4);
-    const std::uint32_t offset = ReadBigEndian32(*bytes, offsets + i * 4);
-    if ((offset & 0x80000000u) == 0) {
-      entries[i].offset = offset;
-      continue;
-    }
-    const std::size_t at = large + std::size_t{offset & 0x7fffffffu} * 8;
-    if (bytes->size() < at + 8 + 2 * kSha1Bytes) return bad();
-    entries[i].offset =
-        (std::uint64_t{ReadBigEndian32(*bytes, at)} << 32) | ReadBigEndian32(*bytes, at + 4);
-  }
-  return entries;
-}
-
 // An object as the object database has it (a delta resolved, a loose object inflated).
 absl::StatusOr<PackObject> ReadObject(git_odb* odb, const git_oid& id) {
   git_odb_object* raw = nullptr;
@@ -284,7 +231,7 @@ absl::StatusOr<std::string> CopyIntoOnePack(const fs::path& repo, git_odb* odb,
             [](const PackFile* a, const PackFile* b) { return a->objects > b->objects; });
   for (const PackFile* pack : largest_first) {
     absl::StatusOr<std::vector<IndexEntry>> entries =
-        ReadIndexEntries(fs::path(pack->pack).replace_extension(".idx"));
+        PackIndexEntries(fs::path(pack->pack).replace_extension(".idx"));
     if (!entries.ok()) return entries.status();
     if (std::any_of(entries->begin(), entries->end(),
                     [&](const IndexEntry& e) { return seen(e.id); })) {
@@ -336,11 +283,12 @@ absl::StatusOr<std::string> CopyIntoOnePack(const fs::path& repo, git_odb* odb,
       entry.offset += shift;
       entries.push_back(entry);
     }
+    std::string expected_head = header.substr(0, 8);
+    AppendBigEndian32(expected_head, static_cast<std::uint32_t>(indexes[p].size()));
     std::ifstream in(copied[p]->pack, std::ios::binary);
-    std::string head(12, '\0');
-    in.read(head.data(), 12);
-    if (!in || head.compare(0, 8, header, 0, 8) != 0 ||
-        ReadBigEndian32(head, 8) != indexes[p].size()) {
+    std::string head(expected_head.size(), '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    if (!in || head != expected_head) {
       return absl::InternalError(
           fmt::format("{} does not match its index", copied[p]->pack.string()));
     }

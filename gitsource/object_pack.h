@@ -37,7 +37,8 @@ absl::StatusOr<std::string> WriteObjectPack(const std::filesystem::path& repo,
 // all, with no object read, inflated or deflated again, and its index entries moved; the
 // largest packs first. The objects of a pack that shares one with a pack copied before it,
 // and the loose objects, are read through `odb` and packed one by one; an object is in the
-// new pack once. Internal for an I/O error or a pack that does not match its index.
+// new pack once. Internal for an I/O error or a pack that does not match its index;
+// InvalidArgument for an index that is not version 2.
 absl::StatusOr<std::string> CopyIntoOnePack(const std::filesystem::path& repo, git_odb* odb,
                                             const std::vector<PackFile>& packs,
                                             const std::vector<LooseObject>& loose);

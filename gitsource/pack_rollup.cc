@@ -85,22 +85,48 @@ std::vector<LooseObject> ListLooseObjects(const fs::path& repo) {
   return loose;
 }
 
-absl::StatusOr<std::vector<git_oid>> PackIndexIds(const fs::path& idx) {
+absl::StatusOr<std::vector<PackIndexEntry>> PackIndexEntries(const fs::path& idx) {
   std::error_code ec;
   const std::uintmax_t size = fs::file_size(idx, ec);
   if (ec) return absl::InvalidArgumentError(fmt::format("read {}: {}", idx.string(), ec.message()));
-  const std::optional<std::uint32_t> count = IndexObjectCount(ReadPrefix(idx, kFanoutEnd));
+  const std::string data = ReadPrefix(idx, static_cast<std::size_t>(size));
+  const std::optional<std::uint32_t> count = IndexObjectCount(data);
   if (!count) return absl::InvalidArgumentError(fmt::format("{} is no pack index v2", idx.string()));
-  if (size < kFanoutEnd + std::uintmax_t{*count} * kBytesPerObject + kChecksums) {
+  if (data.size() < kFanoutEnd + std::size_t{*count} * kBytesPerObject + kChecksums) {
     return absl::InvalidArgumentError(
         fmt::format("{} is shorter than its {} objects need", idx.string(), *count));
   }
-  const std::string data = ReadPrefix(idx, kFanoutEnd + std::size_t{*count} * kIdBytes);
-  std::vector<git_oid> ids(*count);
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    git_oid_fromraw(&ids[i],
-                    reinterpret_cast<const unsigned char*>(data.data()) + kFanoutEnd + i * kIdBytes);
+  // The ids, then a CRC each, then an offset each: 31 bits, or with the top bit set the
+  // index into a table of 64-bit offsets that follows.
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  const std::size_t crcs = kFanoutEnd + std::size_t{*count} * kIdBytes;
+  const std::size_t offsets = crcs + std::size_t{*count} * 4;
+  const std::size_t large = offsets + std::size_t{*count} * 4;
+  std::vector<PackIndexEntry> entries(*count);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    git_oid_fromraw(&entries[i].id, bytes + kFanoutEnd + i * kIdBytes);
+    entries[i].crc = BigEndian32(bytes + crcs + i * 4);
+    const std::uint32_t offset = BigEndian32(bytes + offsets + i * 4);
+    if ((offset & 0x80000000u) == 0) {
+      entries[i].offset = offset;
+      continue;
+    }
+    const std::size_t at = large + std::size_t{offset & 0x7fffffffu} * 8;
+    if (data.size() < at + 8 + kChecksums) {
+      return absl::InvalidArgumentError(fmt::format("{} has a bad large offset", idx.string()));
+    }
+    entries[i].offset =
+        (std::uint64_t{BigEndian32(bytes + at)} << 32) | BigEndian32(bytes + at + 4);
   }
+  return entries;
+}
+
+absl::StatusOr<std::vector<git_oid>> PackIndexIds(const fs::path& idx) {
+  absl::StatusOr<std::vector<PackIndexEntry>> entries = PackIndexEntries(idx);
+  if (!entries.ok()) return entries.status();
+  std::vector<git_oid> ids;
+  ids.reserve(entries->size());
+  for (const PackIndexEntry& entry : *entries) ids.push_back(entry.id);
   return ids;
 }
 

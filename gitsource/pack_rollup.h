@@ -38,6 +38,15 @@ struct LooseObject {
 std::vector<PackFile> ListPacks(const std::filesystem::path& repo);
 // The loose objects of the repository at `repo` (files objects/xx/<38 hex digits>).
 std::vector<LooseObject> ListLooseObjects(const std::filesystem::path& repo);
+// One object as a pack's index lists it.
+struct PackIndexEntry {
+  git_oid id;
+  std::uint32_t crc = 0;     // of the entry's bytes in the pack
+  std::uint64_t offset = 0;  // where the entry starts in the pack
+};
+
+// What a version 2 pack index lists, in its order (by id). InvalidArgument for anything else.
+absl::StatusOr<std::vector<PackIndexEntry>> PackIndexEntries(const std::filesystem::path& idx);
 // The object ids a version 2 pack index lists. InvalidArgument for anything else.
 absl::StatusOr<std::vector<git_oid>> PackIndexIds(const std::filesystem::path& idx);
 
