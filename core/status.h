@@ -39,6 +39,8 @@ struct ComponentStatus {
   // the desired one. Both empty otherwise.
   std::string schematic_current{};
   std::string schematic_target{};
+
+  bool operator==(const ComponentStatus&) const = default;
 };
 
 struct Condition {
@@ -47,6 +49,8 @@ struct Condition {
   std::string reason;  // CamelCase: InProgress, Succeeded, Failed, Blocked, Idle, ...
   std::string message;
   TimePoint last_transition;
+
+  bool operator==(const Condition&) const = default;
 };
 
 struct NodeStatus {
@@ -62,6 +66,8 @@ struct NodeStatus {
   std::string last_operation;  // "upgraded to Talos 1.12.0 in 6m12s"
   std::optional<std::chrono::seconds> last_upgrade_duration;
   std::string schematic{};  // Image Factory schematic ID last observed; empty when not known
+
+  bool operator==(const NodeStatus&) const = default;
 };
 
 struct HistoryEntry {
@@ -106,6 +112,8 @@ struct ClusterStatus {
   GateState gates;                    // the health checks' last answers
   std::vector<HistoryEntry> history;  // newest last, at most kMaxHistory
   std::optional<ProposalRef> proposal{};  // written only when there is one
+
+  bool operator==(const ClusterStatus&) const = default;
 };
 
 // Everything a reconcile knows when it records status.

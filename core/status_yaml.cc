@@ -196,8 +196,15 @@ std::string StatusContentYaml(const ClusterStatus& status) {
   return RenderStatusYaml(undated);
 }
 
+bool SameContent(const ClusterStatus& a, const ClusterStatus& b) {
+  ClusterStatus b_as_a = b;
+  b_as_a.updated = a.updated;
+  b_as_a.fence = a.fence;
+  return a == b_as_a;
+}
+
 bool StatusChanged(const ClusterStatus& a, const ClusterStatus& b) {
-  return StatusContentYaml(a) != StatusContentYaml(b);
+  return !SameContent(a, b) && StatusContentYaml(a) != StatusContentYaml(b);
 }
 
 std::string ClusterStatusPath(std::string_view cluster) {

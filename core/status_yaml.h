@@ -41,6 +41,11 @@ std::string RenderStatusYaml(const ClusterStatus& status);
 // True when the two differ in anything but `updated` (unchanged status is not committed).
 bool StatusChanged(const ClusterStatus& a, const ClusterStatus& b);
 
+// True when the two are equal in everything but `updated` and `fence`: then their content
+// texts (below) are equal too, and telling so costs no rendering. The converse does not hold
+// (a time that differs below the second renders the same).
+bool SameContent(const ClusterStatus& a, const ClusterStatus& b);
+
 // The status as text without `updated`: two statuses whose content texts are equal differ only
 // in when they were written. Kept by a caller that compares many statuses with one, so the
 // one is rendered once.

@@ -143,7 +143,8 @@ void PullRequestFlow::ReadBranch(std::map<std::string, core::ClusterStatus>& rec
     if (recorded.contains(cluster)) continue;  // recorded here: already the latest
     auto known = clusters_.find(cluster);
     if (known != clusters_.end() &&
-        core::RenderStatusYaml(known->second) == core::RenderStatusYaml(status)) {
+        (known->second == status ||
+         core::RenderStatusYaml(known->second) == core::RenderStatusYaml(status))) {
       continue;  // unchanged: no forge call for an old commit
     }
     recorded[cluster] = std::move(status);

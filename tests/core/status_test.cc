@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <functional>
 #include <set>
 
 #include "core/status_decode.h"
@@ -532,6 +533,40 @@ TEST(StatusYamlTest, ChangeDetectionIgnoresOnlyTheUpdateTime) {
   EXPECT_FALSE(StatusChanged(a, b));
   b.message = "other";
   EXPECT_TRUE(StatusChanged(a, b));
+}
+
+// SameContent is the cheap test before rendering: where it says equal, the content texts must
+// be equal; any other field that differs must make it say unequal.
+TEST(StatusYamlTest, SameContentIgnoresOnlyTheUpdateTimeAndTheFence) {
+  Scene scene;
+  ClusterStatus a = scene.Build(nullptr, {}, kT0, {"planned"});
+  ASSERT_FALSE(a.nodes.empty());
+  ASSERT_FALSE(a.conditions.empty());
+  ClusterStatus b = a;
+  b.updated = kT0 + std::chrono::hours(1);
+  b.fence = Fence{7, "replica-b"};
+  EXPECT_TRUE(SameContent(a, b));
+  EXPECT_EQ(StatusContentYaml(a), StatusContentYaml(b));
+  EXPECT_EQ(a.fence, std::nullopt);  // compared, not changed
+
+  const auto differs = [&](const std::function<void(ClusterStatus&)>& change) {
+    ClusterStatus c = a;
+    change(c);
+    return !SameContent(a, c) && !SameContent(c, a) && StatusChanged(a, c);
+  };
+  EXPECT_TRUE(differs([](ClusterStatus& c) { c.message += "!"; }));
+  EXPECT_TRUE(differs([](ClusterStatus& c) { c.nodes[0].ready = !c.nodes[0].ready; }));
+  EXPECT_TRUE(differs([](ClusterStatus& c) { c.talos.progress = "9/9"; }));
+  EXPECT_TRUE(differs([](ClusterStatus& c) { c.conditions[0].reason = "Other"; }));
+  EXPECT_TRUE(differs([](ClusterStatus& c) { c.history.push_back({kT0, "more"}); }));
+  EXPECT_TRUE(differs([](ClusterStatus& c) { c.rollout.in_flight.push_back({}); }));
+  EXPECT_TRUE(differs([](ClusterStatus& c) { c.labels["team"] = "a"; }));
+
+  // Below the second a time renders the same: not the same fields, yet the same content.
+  ClusterStatus finer = a;
+  finer.conditions[0].last_transition += std::chrono::milliseconds(300);
+  EXPECT_FALSE(SameContent(a, finer));
+  EXPECT_FALSE(StatusChanged(a, finer));
 }
 
 TEST(StatusYamlTest, RejectsForeignFiles) {
