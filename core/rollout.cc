@@ -30,10 +30,10 @@ RolloutDecision Wait(ClusterPhase phase, std::string message, TimePoint until, P
   return d;
 }
 
-// Look again at the nodes in flight after the poll interval, or at the first deadline; the
-// message says what each is doing.
+// Look again at the nodes in flight after the poll interval (longer while they are heard), or
+// at the first deadline; the message says what each is doing.
 RolloutDecision WaitForInFlight(const RolloutInput& in, Progress progress) {
-  TimePoint until = in.now + in.poll_interval;
+  TimePoint until = in.now + in.poll_interval * (in.in_flight_heard ? kHeardPollFactor : 1);
   std::string doing;
   for (const OperationInFlight& op : in.memory.in_flight) {
     until = std::min(until, op.deadline);

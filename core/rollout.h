@@ -143,6 +143,9 @@ struct RolloutDecision {
   Progress progress;
 };
 
+// How many times less often a node in flight is polled while its events are heard.
+inline constexpr int kHeardPollFactor = 5;
+
 struct RolloutInput {
   const ClusterProfile& profile;
   const ClusterPlan& plan;
@@ -153,6 +156,9 @@ struct RolloutInput {
   TimePoint now;
   PromotionVerdict promotion = {};
   std::chrono::seconds poll_interval{10};  // how soon to look again at a node in flight
+  // Every node in flight is heard: its events wake the cluster when its wait ends, so it is
+  // looked at only every kHeardPollFactor poll intervals besides.
+  bool in_flight_heard = false;
   // The first step is Kubernetes and its upgrade task already started for that step's target:
   // seen through like a node in flight, not held by the start checks again.
   bool kubernetes_step_started = false;

@@ -161,6 +161,10 @@ class RolloutReconciler final : public ClusterReconciler {
   // Records the status of a decision that acts on nothing; when to look again.
   // `results_waited`: the memory holds results whose record waited for this one.
   ReconcileOutcome Rest(Pass& pass, const Turn& turn, bool results_waited, std::stop_token stop);
+  // Whether the follower hears every node in flight (node_event_wake.h).
+  bool InFlightHeard(const Pass& pass) const;
+  // How soon the nodes in flight are looked at again.
+  std::chrono::milliseconds NodePoll(const Pass& pass) const;
   // Brings what the reconcile remembers up to date with an action done: the counters, the
   // rollout memory, the history. The status to record.
   core::ClusterStatus Remember(Pass& pass, const Turn& turn);

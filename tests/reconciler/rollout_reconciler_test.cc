@@ -191,7 +191,11 @@ class RecordingFollower final : public InFlightFollower {
     clusters.insert(profile.name);
   }
   void Forget(const std::string& cluster) override { forgotten.push_back(cluster); }
+  bool Hearing(const std::string&, const std::vector<std::string>& nodes) const override {
+    return hears && !nodes.empty();
+  }
 
+  bool hears = false;                          // what Hearing answers for nodes in flight
   std::vector<std::vector<std::string>> told;  // each change of the nodes in flight
   std::set<std::string> clusters;
   std::vector<std::string> forgotten;
@@ -219,6 +223,24 @@ TEST(RolloutReconcilerTest, TellsItsFollowerTheNodesInFlightAndForgetsAClusterGo
   h.Publish(other, {});
   EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kForget);
   EXPECT_EQ(follower.forgotten, std::vector<std::string>{"prod"});
+}
+
+// A node in flight whose events are heard is looked at five times less often: what ends its
+// wait wakes the cluster.
+TEST(RolloutReconcilerTest, ANodeInFlightThatIsHeardIsPolledLessOften) {
+  for (const bool heard : {false, true}) {
+    SCOPED_TRACE(heard ? "heard" : "not heard");
+    Harness h;
+    RecordingFollower follower;
+    follower.hears = heard;
+    h.follower = &follower;
+    auto r = h.Make();
+    const ReconcileOutcome outcome = r->Reconcile("prod", {});
+    ASSERT_EQ(outcome.kind, ReconcileOutcome::Kind::kRequeueAfter);
+    ASSERT_FALSE(follower.told.empty());
+    ASSERT_EQ(follower.told.back(), std::vector<std::string>{"w-0"});
+    EXPECT_EQ(outcome.after, std::chrono::milliseconds(heard ? 5000 : 1000));
+  }
 }
 
 TEST(RolloutReconcilerTest, RollsOutRecordingEachOperationBeforeTheCall) {

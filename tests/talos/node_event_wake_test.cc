@@ -87,6 +87,43 @@ TEST_F(NodeEventWakeTest, AFollowedNodeWakesItsClusterAcrossItsRebootAndNothingO
   EXPECT_EQ(wakes.size(), dropped) << "a node no longer followed woke its cluster";
 }
 
+// A node is heard (its cluster may poll it less often) while its stream is live, and while it
+// is down and subscribed to again; the live stream's end wakes its cluster.
+TEST_F(NodeEventWakeTest, ANodeIsHeardWhileItsStreamIsLiveAndWhileItIsDown) {
+  FixedClusterClients clients(talos_);
+  Wakes wakes;
+  NodeEventWake follower(
+      clients, [&](const std::string& cluster) { wakes.Add(cluster); }, env_, Options());
+  EXPECT_FALSE(follower.Hearing("prod", {"w-1"})) << "heard before it was followed";
+  follower.Follow(profile_, {"w-1"});
+  ASSERT_TRUE(WaitUntil([&] { return follower.Hearing("prod", {"w-1"}); }));
+  EXPECT_FALSE(follower.Hearing("prod", {"w-1", "cp-1"})) << "cp-1 is not followed";
+  EXPECT_FALSE(follower.Hearing("prod", {}));
+  EXPECT_FALSE(follower.Hearing("staging", {"w-1"}));
+
+  ASSERT_TRUE(WaitUntil([&] { return wakes.size() >= 1; }));  // the hello
+  const size_t live = wakes.size();
+  sim::Fault never_returns;
+  never_returns.kind = sim::FaultKind::kNeverReturns;
+  ASSERT_TRUE(fleet_->InjectFault("w-1", never_returns).ok());
+  LegacyUpgradeRequest request;
+  request.image = "ghcr.io/siderolabs/installer:v1.12.4";
+  ASSERT_TRUE(talos_->Upgrade(Address("w-1"), request).ok());
+  ASSERT_TRUE(WaitUntil([&] { return wakes.size() > live; })) << "the stream's end woke nothing";
+  const auto failed_subscriptions = [&] {
+    size_t n = 0;
+    for (const sim::JournalEntry& e : fleet_->journal().Entries()) {
+      n += e.what == "/machine.MachineService/Events" && e.code == "UNAVAILABLE";
+    }
+    return n;
+  };
+  ASSERT_TRUE(WaitUntil([&] { return failed_subscriptions() >= 3; }));
+  EXPECT_TRUE(follower.Hearing("prod", {"w-1"})) << "a node down and subscribed to is heard";
+
+  follower.Forget("prod");
+  EXPECT_FALSE(follower.Hearing("prod", {"w-1"}));
+}
+
 TEST(NodeEventWakeEventsTest, OnlyTheEndOfAWaitAFailureOrANewStreamWakesTheCluster) {
   auto event = [](EventPayload payload) { return MachineEvent{"id", "actor", std::move(payload)}; };
   auto status = [](core::MachineStage stage, bool ready) {
