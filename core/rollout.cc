@@ -66,6 +66,7 @@ std::optional<RolloutDecision> AdvanceOperation(const RolloutInput& in, const Op
         Decision(ActionKind::kCompleteNode, ClusterPhase::kUpgradingTalos,
                  fmt::format("{} healthy on Talos {}", label, op.target.ToString()), progress);
     d.node = op.node;
+    d.seen_cordoned = !seen->schedulable;
     return d;
   }
   if (seen) {

@@ -137,6 +137,9 @@ struct RolloutDecision {
   std::vector<std::string> nodes;
   std::string image;
   bool node_image = false;  // kPrePullImage: `image` is nodes' own installer, not the step's
+  // kCompleteNode: the look that decided it saw the Kubernetes node cordoned (true when it
+  // could not tell). Talos uncordons a node itself after a legacy upgrade.
+  bool seen_cordoned = true;
   std::optional<OperationInFlight> operation;  // kStartNode
   std::optional<RolloutFailure> failure;       // kFailNode, kRollbackNode
   std::optional<TimePoint> wait_until;

@@ -29,9 +29,12 @@ absl::StatusOr<kube::KubeNode> KubeNodeOf(kube::KubeClient& kube, const core::No
 }
 
 // The lifecycle path cordoned the node; Talos uncordons it by itself after a legacy upgrade,
-// and then there is nothing to do: no call, and no "uncordoned" said.
-absl::StatusOr<ActionResult> Uncordon(kube::KubeClient* kube, const core::NodeSpec& node) {
+// and then there is nothing to do: no call, and no "uncordoned" said. The look that decided
+// the completion tells which, unless it saw the node cordoned: then the node is asked again.
+absl::StatusOr<ActionResult> Uncordon(kube::KubeClient* kube, const core::NodeSpec& node,
+                                      bool seen_cordoned) {
   if (kube == nullptr) return ActionResult{};
+  if (!seen_cordoned) return ActionResult{"", node.name + " schedulable already"};
   absl::StatusOr<kube::KubeNode> k = KubeNodeOf(*kube, node);
   if (!k.ok()) return k.status();
   if (!k->unschedulable) return ActionResult{"", k->name + " schedulable already"};
@@ -192,7 +195,7 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Execute(const core::ClusterPr
       return ActionResult{*actor, "reboot requested"};
     }
     case ActionKind::kCompleteNode:
-      return Uncordon(clients->kube.get(), *node);
+      return Uncordon(clients->kube.get(), *node, decision.seen_cordoned);
     case ActionKind::kRollbackNode:
       if (absl::Status s = talos.Rollback(node->address); !s.ok()) return s;
       return ActionResult{"", "rollback requested"};

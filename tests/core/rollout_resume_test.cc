@@ -125,6 +125,18 @@ TEST(RolloutResumeTest, EverySituationAKillLeavesResumesWithoutRepeatingAStep) {
   }
 }
 
+// The executor takes the look's word for a node it saw schedulable (no second node list).
+TEST(RolloutResumeTest, ACompletionSaysWhetherItsLookSawTheNodeCordoned) {
+  for (const bool schedulable : {true, false}) {
+    // The lifecycle path cordons the node; a legacy one waits for Talos to uncordon it.
+    const ResumeCase back{"back on the target", true, OperationPhase::kRebootCalled,
+                          BackOn("1.14.2", true, schedulable), ActionKind::kCompleteNode, ""};
+    const RolloutDecision d = Resume(back);
+    ASSERT_EQ(d.kind, ActionKind::kCompleteNode) << d.message;
+    EXPECT_EQ(d.seen_cordoned, !schedulable);
+  }
+}
+
 TEST(RolloutResumeTest, AnUpgradedControlPlaneRebootingIsNotReportedAsAQuorumWait) {
   const auto nodes = FiveNodes("1.11.6", "1.34.1");
   ClusterProfile profile = MakeProfile(nodes, "1.12.0", "1.34.1");

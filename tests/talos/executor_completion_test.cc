@@ -16,6 +16,7 @@ class OneNodeKube final : public kube::KubeClient {
  public:
   explicit OneNodeKube(bool cordoned) : cordoned_(cordoned) {}
   absl::StatusOr<std::vector<kube::KubeNode>> ListNodes() override {
+    ++lists;
     kube::KubeNode node;
     node.name = "w-1";
     node.ready = true;
@@ -35,6 +36,7 @@ class OneNodeKube final : public kube::KubeClient {
   }
 
   std::vector<std::string> changes;
+  int lists = 0;
 
  private:
   bool cordoned_;
@@ -51,12 +53,15 @@ class ExecutorCompletionTest : public SimTest {
     profile_.nodes.push_back({"w-1", Address("w-1"), core::NodeRole::kWorker});
   }
 
-  absl::StatusOr<ActionResult> Complete(std::shared_ptr<kube::KubeClient> kube) {
+  // `seen_cordoned`: what the look that decided the completion saw.
+  absl::StatusOr<ActionResult> Complete(std::shared_ptr<kube::KubeClient> kube,
+                                        bool seen_cordoned = true) {
     FixedClusterClients clients(talos_, std::move(kube));
     TalosRolloutExecutor executor(clients, {}, Env::Default());
     core::RolloutDecision decision;
     decision.kind = core::ActionKind::kCompleteNode;
     decision.node = "w-1";
+    decision.seen_cordoned = seen_cordoned;
     return executor.Execute(profile_, decision, {});
   }
 
@@ -79,6 +84,16 @@ TEST_F(ExecutorCompletionTest, LeavesANodeTalosUncordonedAloneAndSaysSo) {
   EXPECT_THAT(done->detail, HasSubstr("schedulable already"));
   EXPECT_THAT(done->detail, ::testing::Not(HasSubstr("uncordoned")));
   EXPECT_TRUE(kube->changes.empty()) << "a call that changes nothing";
+}
+
+// The look that decided the completion saw the node schedulable: nothing is asked again.
+TEST_F(ExecutorCompletionTest, TakesTheLooksWordForANodeSeenSchedulable) {
+  auto kube = std::make_shared<OneNodeKube>(/*cordoned=*/false);
+  absl::StatusOr<ActionResult> done = Complete(kube, /*seen_cordoned=*/false);
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->detail, "w-1 schedulable already");
+  EXPECT_EQ(kube->lists, 0);
+  EXPECT_TRUE(kube->changes.empty());
 }
 
 }  // namespace
