@@ -17,6 +17,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -56,6 +57,7 @@ struct Result {
   int first_cluster_records = 0;  // of those, the ones that changed the first cluster's file
   int talos_calls = 0;            // answered by talos-sim during the rollout (its journal)
   int kube_calls = 0;             // of its Kubernetes API, the same
+  std::map<std::string, int> calls_by_method;  // both kinds, by method ("kube:GET" for kube)
 };
 
 // Commits in (from, to] on the status branch; with `path`, only those that changed it.
@@ -65,6 +67,17 @@ int CommitsBetween(const ProfileRepo& repo, const std::string& from, const std::
                                    "rev-list", "--count", from.empty() ? to : from + ".." + to};
   if (!path.empty()) argv.insert(argv.end(), {"--", path});
   return std::atoi(gitsource::testing::RunCommand(argv).out.c_str());
+}
+
+// A Kubernetes call's journal entry without its query and the name of the node it names
+// ("kube:PATCH /api/v1/nodes/w-0" -> "kube:PATCH /api/v1/nodes/*"), to count calls by kind.
+std::string KubeCallKind(const std::string& what) {
+  std::string kind = what.substr(0, what.find('?'));
+  const std::string nodes = "/api/v1/nodes/";
+  if (const size_t at = kind.find(nodes); at != std::string::npos) {
+    kind = kind.substr(0, at + nodes.size()) + "*";
+  }
+  return kind;
 }
 
 // Busy and total time of all cores so far (/proc/stat's first line, in ticks).
@@ -125,7 +138,9 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
   const auto& journal = world.Journal();
   for (const auto& line : journal) {
     if (line.seq <= since || !line.call) continue;
-    ++(line.what.starts_with("kube:") ? result.kube_calls : result.talos_calls);
+    const bool kube = line.what.starts_with("kube:");
+    ++(kube ? result.kube_calls : result.talos_calls);
+    ++result.calls_by_method[kube ? KubeCallKind(line.what) : line.what];
   }
   for (const auto& name : *names) {
     for (const auto& span : UpgradeSpans(journal, name, since)) {
@@ -148,6 +163,14 @@ void Print(const char* label, int clusters, const Result& r) {
       r.sim_after.cpu_seconds - r.sim_before.cpu_seconds, r.sim_after.cpu_seconds,
       static_cast<double>(r.sim_after.rss_kib) / 1024, 100 * r.machine_busy, r.status_commits,
       r.first_cluster_records, r.talos_calls / (5.0 * clusters), r.kube_calls / (5.0 * clusters));
+  std::vector<std::pair<int, std::string>> methods;
+  for (const auto& [method, count] : r.calls_by_method) methods.emplace_back(count, method);
+  std::sort(methods.rbegin(), methods.rend());
+  std::printf("  calls per node upgrade by method:");
+  for (const auto& [count, method] : methods) {
+    std::printf(" %s %.1f;", method.c_str(), count / (5.0 * clusters));
+  }
+  std::printf("\n");
   std::fflush(stdout);
 }
 
