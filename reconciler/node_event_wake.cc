@@ -117,10 +117,11 @@ void NodeEventWake::FollowNode(const core::ClusterProfile& profile, const std::s
           if (WakesCluster(event)) wake_(profile.name);
           return !stop.stop_requested();
         });
-    // Down, or not answering yet: subscribing again below (no slower than the poll, see
-    // NodeEventWakeOptions) is what brings the node back to its cluster, with the hello of
-    // the stream it opens. Any other end (refused, not allowed) leaves the node to the poll.
-    hearing = absl::IsUnavailable(ended) || absl::IsDeadlineExceeded(ended);
+    // Down (Unavailable at once: the endpoint cannot reach it): subscribing again below, no
+    // slower than the poll (NodeEventWakeOptions), is what brings the node back to its
+    // cluster, with the hello of the stream it opens. Any other end (no answer within the
+    // deadline, refused, not allowed) leaves the node to the poll.
+    hearing = absl::IsUnavailable(ended);
     // A live stream that broke: the node may be going down, which its status should say.
     if (live && !stop.stop_requested()) wake_(profile.name);
     if (!env_.SleepFor(JitteredBackoff(backoff, retry++, env_), stop)) return;

@@ -41,7 +41,7 @@ namespace tr::reconciler {
 bool WakesCluster(const talos::MachineEvent& event);
 
 struct NodeEventWakeOptions {
-  size_t max_nodes = 256;
+  size_t max_nodes = 64;
   // Between two subscriptions while a node is down. A node counts as heard (`Hearing`) then
   // too, and its cluster polls it less often: keep the maximum at most the node poll interval.
   std::chrono::milliseconds initial_backoff{200};
