@@ -10,7 +10,7 @@
 // calls `wake(cluster)` when the node reports itself RUNNING and ready (a MachineStatusEvent:
 // the end of a node's wait; Talos' readiness includes the Kubernetes node's) or a sequence
 // failed, once each stream is live (what happened before it is not known), and when a live
-// stream breaks (the node goes down: the cluster goes back to its quick poll). The stages on
+// stream breaks (the node goes down, which its status should say). The stages on
 // the way wake nothing: they only change what the status says, which the poll brings. When the
 // stream breaks (the node reboots) it subscribes again after a backoff, as
 // `talosctl upgrade --wait` does. `Hearing` tells the reconciler which nodes it hears (stream

@@ -298,9 +298,9 @@ class Daemon {
           [options = config_.image_factory](std::stop_token) { return FactoryTags(options); },
           config_.image_factory_flags.ttl, env_);
     }
-    // The events of a node in flight wake its cluster before the node poll.
-    // A node it hears is polled less often, also while it is down: it subscribes again at
-    // least as often as the poll would look.
+    // The events of a node in flight wake its cluster before the node poll. A node it hears
+    // is polled less often, also while it is down: it subscribes again at least as often as
+    // the poll would look.
     NodeEventWakeOptions events;
     events.max_backoff = std::min(events.max_backoff, config_.node_poll_interval);
     events.initial_backoff = std::min(events.initial_backoff, events.max_backoff);
