@@ -70,7 +70,7 @@ absl::StatusOr<NewObjects*> NewObjects::Attach(git_repository* repo) {
   if (int rc = git_odb_init_backend(&backend->parent, GIT_ODB_BACKEND_VERSION); rc < 0) {
     return GitError(rc, "set up an in-memory object store");
   }
-  std::unique_ptr<NewObjects> objects(new NewObjects());
+  std::unique_ptr<NewObjects> objects(new NewObjects(odb.get()));
   backend->objects = objects.get();
   backend->parent.read = BackendRead;
   backend->parent.read_header = BackendReadHeader;
@@ -93,6 +93,17 @@ int NewObjects::Write(const git_oid& id, const void* data, std::size_t size, git
   by_id_.emplace(RawId(id), objects_.size());
   objects_.push_back({id, type, std::string(static_cast<const char*>(data), size)});
   return 0;
+}
+
+absl::StatusOr<git_oid> NewObjects::Add(std::string_view data, git_object_t type) {
+  git_oid id;
+  if (int rc = git_odb_hash(&id, data.data(), data.size(), type); rc < 0) {
+    return GitError(rc, "hash an object");
+  }
+  if (git_odb_exists_ext(odb_, &id, GIT_ODB_LOOKUP_NO_REFRESH) != 1) {
+    Write(id, data.data(), data.size(), type);
+  }
+  return id;
 }
 
 const PackObject* NewObjects::Find(const git_oid& id) const {

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -28,12 +29,19 @@ class NewObjects {
   // `repo_dir` (nothing when there are none); they still read through the handle.
   absl::Status StoreAsPack(const std::filesystem::path& repo_dir);
 
+  // Writes an object as libgit2's own write would, without its rescan of the packs directory
+  // for every object no store has (a status commit has one blob per cluster that changed).
+  // An object in a pack added since the handle last looked is kept again: a harmless copy.
+  absl::StatusOr<git_oid> Add(std::string_view data, git_object_t type);
+
   // Called by the object database (the backend's callbacks).
   int Write(const git_oid& id, const void* data, std::size_t size, git_object_t type);
   const PackObject* Find(const git_oid& id) const;
 
  private:
-  NewObjects() = default;
+  explicit NewObjects(git_odb* odb) : odb_(odb) {}
+
+  git_odb* const odb_;  // the handle's object database, which owns this
 
   std::vector<PackObject> objects_;
   std::unordered_map<std::string, std::size_t> by_id_;  // raw id → index in objects_

@@ -132,17 +132,29 @@ absl::Status CollectFiles(git_repository* repo, git_odb* odb, git_tree* tree,
 }
 
 // The id of `base` with `files` written (or removed) into it.
-absl::StatusOr<git_oid> ApplyFiles(git_repository* repo, git_tree* base,
+absl::StatusOr<git_oid> WriteBlob(git_repository* repo, NewObjects* fresh,
+                                  const std::string& content) {
+  if (fresh != nullptr) return fresh->Add(content, GIT_OBJECT_BLOB);
+  git_oid id;
+  if (int rc = git_blob_create_from_buffer(&id, repo, content.data(), content.size()); rc < 0) {
+    return GitError(rc, "write a blob");
+  }
+  return id;
+}
+
+absl::StatusOr<git_oid> ApplyFiles(git_repository* repo, NewObjects* fresh, git_tree* base,
                                    const std::map<std::string, std::optional<std::string>>& files) {
   std::vector<git_tree_update> updates;
   for (const auto& [path, content] : files) {
     git_tree_update update{};
     update.path = path.c_str();
     if (content.has_value()) {
-      if (int rc = git_blob_create_from_buffer(&update.id, repo, content->data(), content->size());
-          rc < 0) {
-        return GitError(rc, fmt::format("write {}", path));
+      absl::StatusOr<git_oid> blob = WriteBlob(repo, fresh, *content);
+      if (!blob.ok()) {
+        return absl::Status(blob.status().code(),
+                            fmt::format("write {}: {}", path, std::string(blob.status().message())));
       }
+      update.id = *blob;
       update.action = GIT_TREE_UPDATE_UPSERT;
       update.filemode = GIT_FILEMODE_BLOB;
     } else if (HasPath(base, path)) {
@@ -209,10 +221,11 @@ absl::Status ValidateStatusPath(const std::string& path) {
 }
 
 absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
-                                                          const StatusCommitSpec& spec) {
+                                                          const StatusCommitSpec& spec,
+                                                          NewObjects* fresh) {
   absl::StatusOr<TreePtr> base = BaseTree(repo, spec.parent);
   if (!base.ok()) return base.status();
-  absl::StatusOr<git_oid> tree_id = ApplyFiles(repo, base->get(), spec.files);
+  absl::StatusOr<git_oid> tree_id = ApplyFiles(repo, fresh, base->get(), spec.files);
   if (!tree_id.ok()) return tree_id.status();
   if (git_oid_equal(&*tree_id, git_tree_id(base->get()))) return std::optional<git_oid>();
   absl::StatusOr<git_oid> commit = WriteCommit(repo, spec, *tree_id);

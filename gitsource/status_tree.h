@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "gitsource/new_objects.h"
 #include "gitsource/status_writer.h"
 
 namespace tr::gitsource {
@@ -32,8 +33,10 @@ struct StatusCommitSpec {
 
 // Writes the tree of `parent` with `files` applied and a commit of it. Returns nullopt when
 // the tree would not change (nothing to commit), else the new commit's id. No ref moves.
+// With `fresh` (attached to `repo`), the files' blobs are written through it.
 absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
-                                                          const StatusCommitSpec& spec);
+                                                          const StatusCommitSpec& spec,
+                                                          NewObjects* fresh = nullptr);
 
 // The regular blobs directly under status/ of `commit`, by path, within `limits`: a file
 // past a limit is listed as skipped, unread (sizes come from object headers first).

@@ -255,7 +255,7 @@ absl::StatusOr<std::optional<GitStatusWriter::Attempt>> GitStatusWriter::BuildAn
                               config_.author_email,
                               env_.Now(),
                               CommitMessage(batch.messages, batch.files)};
-  absl::StatusOr<std::optional<git_oid>> commit = CreateStatusCommit(repo, spec);
+  absl::StatusOr<std::optional<git_oid>> commit = CreateStatusCommit(repo, spec, &fresh);
   if (!commit.ok()) return commit.status();
   if (!commit->has_value()) return std::nullopt;
   if (absl::Status s = fresh.StoreAsPack(mirror_->path()); !s.ok()) return s;

@@ -142,6 +142,43 @@ TEST_F(ObjectPackTest, OnlyWhatIsNewIsStored) {
   EXPECT_TRUE(ListLooseObjects(repo_dir_).empty());
 }
 
+// Add writes as libgit2's own write would (without its rescan of the packs): git's id, a read
+// back through the handle at once, and nothing the repository or the store already has.
+TEST_F(ObjectPackTest, AddKeepsOnlyWhatIsNewUnderGitsId) {
+  std::string old_blob;
+  {
+    RepositoryPtr repo = Open();
+    absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo.get());
+    ASSERT_TRUE(fresh.ok());
+    old_blob = Blob(repo.get(), "old\n");
+    ASSERT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());
+  }
+  RepositoryPtr repo = Open();
+  absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo.get());
+  ASSERT_TRUE(fresh.ok());
+  absl::StatusOr<git_oid> old_id = (*fresh)->Add("old\n", GIT_OBJECT_BLOB);
+  ASSERT_TRUE(old_id.ok()) << old_id.status();
+  EXPECT_EQ(OidHex(*old_id), old_blob);
+  absl::StatusOr<git_oid> new_id = (*fresh)->Add("new\n", GIT_OBJECT_BLOB);
+  ASSERT_TRUE(new_id.ok()) << new_id.status();
+  absl::StatusOr<git_oid> again = (*fresh)->Add("new\n", GIT_OBJECT_BLOB);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(git_oid_equal(&*again, &*new_id));
+  git_blob* raw_blob = nullptr;
+  ASSERT_EQ(git_blob_lookup(&raw_blob, repo.get(), &*new_id), 0);
+  EXPECT_EQ(std::string(static_cast<const char*>(git_blob_rawcontent(raw_blob)),
+                        static_cast<std::size_t>(git_blob_rawsize(raw_blob))),
+            "new\n");
+  git_blob_free(raw_blob);
+
+  ASSERT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());
+  const std::vector<PackFile> packs = ListPacks(repo_dir_);
+  ASSERT_EQ(packs.size(), 2u);
+  for (const PackFile& pack : packs) EXPECT_EQ(pack.objects, 1u) << pack.pack;
+  EXPECT_EQ(Git({"cat-file", "blob", OidHex(*new_id)}), "new");
+  EXPECT_TRUE(ListLooseObjects(repo_dir_).empty());
+}
+
 // Packs git made (with deltas by offset), one sharing objects with another, and a loose object
 // rolled up: the packs that can be are copied as they are, the rest packed one by one, and
 // git indexes the new pack as we did and finds every object in it alone.
