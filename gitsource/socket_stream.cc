@@ -78,10 +78,13 @@ AddrInfoPtr Resolve(const std::string& host, const std::string& port, NetworkOpe
   return AddrInfoPtr(std::exchange(lookup->result, nullptr));
 }
 
+constexpr std::size_t kWriteBuffer = 64 * 1024;
+
 struct SocketState {
   std::string host;
   std::string port;
   int fd = -1;
+  std::string pending;  // written, not sent yet
 };
 
 // libgit2 sees `parent`; the struct is standard-layout so the two pointers interconvert.
@@ -145,8 +148,40 @@ int StreamConnect(git_stream* stream) {
   });
 }
 
+// Sends what writes have gathered. libgit2 writes a pack a few bytes at a time (each object's
+// header and data apart), which unbuffered cost a system call and a loopback segment each.
+int Flush(SocketState& s) {
+  return WithOperation([&](NetworkOperation& op) -> int {
+    std::size_t done = 0;
+    while (done < s.pending.size()) {
+      const ssize_t sent =
+          send(s.fd, s.pending.data() + done, s.pending.size() - done, MSG_NOSIGNAL);
+      if (sent >= 0) {
+        done += static_cast<std::size_t>(sent);
+        continue;
+      }
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        git_error_set_str(
+            GIT_ERROR_NET,
+            fmt::format("error writing to {}: {}", s.host, std::strerror(errno)).c_str());
+        return -1;
+      }
+      if (!op.WaitReady(s.fd, POLLOUT)) {
+        git_error_set_str(
+            GIT_ERROR_NET,
+            fmt::format("cannot write to {}: {}", s.host, op.failure_detail()).c_str());
+        return -1;
+      }
+    }
+    s.pending.clear();
+    return 0;
+  });
+}
+
 ssize_t StreamRead(git_stream* stream, void* data, size_t length) {
   SocketState& s = StateOf(stream);
+  if (!s.pending.empty() && Flush(s) < 0) return -1;
   return WithOperation([&](NetworkOperation& op) -> ssize_t {
     while (true) {
       const ssize_t got = recv(s.fd, data, length, 0);
@@ -167,31 +202,24 @@ ssize_t StreamRead(git_stream* stream, void* data, size_t length) {
   });
 }
 
+// Gathers; sent when the gathered bytes fill the buffer, before a read (the other side
+// answers only what it was sent) and at close.
 ssize_t StreamWrite(git_stream* stream, const char* data, size_t length, int /*flags*/) {
   SocketState& s = StateOf(stream);
-  return WithOperation([&](NetworkOperation& op) -> ssize_t {
-    while (true) {
-      const ssize_t sent = send(s.fd, data, length, MSG_NOSIGNAL);
-      if (sent >= 0) return sent;
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        git_error_set_str(
-            GIT_ERROR_NET,
-            fmt::format("error writing to {}: {}", s.host, std::strerror(errno)).c_str());
-        return -1;
-      }
-      if (!op.WaitReady(s.fd, POLLOUT)) {
-        git_error_set_str(
-            GIT_ERROR_NET,
-            fmt::format("cannot write to {}: {}", s.host, op.failure_detail()).c_str());
-        return -1;
-      }
-    }
-  });
+  s.pending.append(data, length);
+  if (s.pending.size() >= kWriteBuffer && Flush(s) < 0) return -1;
+  return static_cast<ssize_t>(length);
 }
 
 int StreamClose(git_stream* stream) {
   SocketState& s = StateOf(stream);
+  // What is left is a goodbye (libgit2 ends a git:// session with a flush packet): one try,
+  // no wait, since a close may come outside any operation's deadline.
+  if (s.fd >= 0 && !s.pending.empty()) {
+    [[maybe_unused]] const ssize_t sent =
+        send(s.fd, s.pending.data(), s.pending.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+  s.pending.clear();
   if (s.fd >= 0) close(s.fd);
   s.fd = -1;
   return 0;
@@ -206,7 +234,7 @@ void StreamFree(git_stream* stream) {
 
 int StreamNew(git_stream** out, const char* host, const char* port) {
   auto* socket = new DeadlineSocket{};
-  socket->state = new SocketState{host, port, -1};
+  socket->state = new SocketState{host, port, -1, {}};
   socket->parent.version = GIT_STREAM_VERSION;
   socket->parent.encrypted = 0;
   socket->parent.proxy_support = 0;

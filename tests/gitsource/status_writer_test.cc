@@ -9,7 +9,10 @@
 #include <algorithm>
 #include <condition_variable>
 #include <latch>
+#include <map>
 #include <mutex>
+#include <optional>
+#include <random>
 #include <shared_mutex>
 #include <thread>
 
@@ -513,6 +516,28 @@ TEST_F(StatusWriterTest, AStatusCommitIsOnePackOfItsNewObjects) {
   EXPECT_EQ(MustRun({"git", "-C", mirror.string(), "show", c->commit + ":status/b.yaml"}), "b");
   EXPECT_EQ(MustRun({"git", "-C", mirror.string(), "show", c->commit + ":status/a.yaml"}), "a");
   MustRun({"git", "-C", mirror.string(), "fsck", "--strict", "--no-dangling"});
+}
+
+// The git:// stream gathers libgit2's writes and sends them when 64 KiB are gathered and before
+// it reads: a pack several times that size arrives whole, and the push's answer is read.
+TEST_F(StatusWriterTest, APushOfSeveralTimesTheStreamsBufferArrivesWhole) {
+  std::mt19937 random(28);
+  const std::string alphabet =
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_";
+  std::map<std::string, std::optional<std::string>> files;
+  for (int i = 0; i < 60; ++i) {
+    std::string text;
+    for (int j = 0; j < 4096; ++j) text += alphabet[random() % alphabet.size()];
+    files.emplace(fmt::format("status/c-{}.yaml", i), text);
+  }
+  StatusUpdate update{files, "sixty clusters"};
+  absl::StatusOr<StatusCommit> written = writer_->Write(std::move(update));
+  ASSERT_TRUE(written.ok()) << written.status();
+  ASSERT_EQ(written->commit, StatusTip());
+  for (const auto& [path, content] : files) {
+    EXPECT_EQ(Show(StatusTip() + ":" + path), *content) << path;
+  }
+  upstream_.GitBare({"fsck", "--strict", "--no-dangling"});
 }
 
 // The mirror's compaction writes its pack while status commits go on, and deletes only what it
