@@ -40,6 +40,18 @@ class ObjectPackTest : public ::testing::Test {
     return OidHex(id);
   }
 
+  // Writes `content` through a handle of its own and stores it as a pack; its id.
+  std::string PackOneBlob(const std::string& content) {
+    RepositoryPtr repo = Open();
+    absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo.get());
+    EXPECT_TRUE(fresh.ok());
+    if (!fresh.ok()) return "";
+    const std::string id = Blob(repo.get(), content);
+    EXPECT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());
+    EXPECT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());  // nothing since: no second pack
+    return id;
+  }
+
   std::string Git(const std::vector<std::string>& args) const {
     std::vector<std::string> argv = {"git", "-C", repo_dir_.string()};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -119,16 +131,8 @@ TEST_F(ObjectPackTest, GitIndexesThePackAsWeDidAndReadsEveryObject) {
 // What the repository already has is not written again: a second handle that writes the same
 // blob, and one new, stores a pack of the new one only.
 TEST_F(ObjectPackTest, OnlyWhatIsNewIsStored) {
-  std::string old_blob;
-  {
-    RepositoryPtr repo = Open();
-    absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo.get());
-    ASSERT_TRUE(fresh.ok());
-    old_blob = Blob(repo.get(), "old\n");
-    ASSERT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());
-    ASSERT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());  // nothing since: no second pack
-    EXPECT_EQ(ListPacks(repo_dir_).size(), 1u);
-  }
+  const std::string old_blob = PackOneBlob("old\n");
+  EXPECT_EQ(ListPacks(repo_dir_).size(), 1u);
   RepositoryPtr repo = Open();
   absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo.get());
   ASSERT_TRUE(fresh.ok());
@@ -145,14 +149,7 @@ TEST_F(ObjectPackTest, OnlyWhatIsNewIsStored) {
 // Add writes as libgit2's own write would (without its rescan of the packs): git's id, a read
 // back through the handle at once, and nothing the repository or the store already has.
 TEST_F(ObjectPackTest, AddKeepsOnlyWhatIsNewUnderGitsId) {
-  std::string old_blob;
-  {
-    RepositoryPtr repo = Open();
-    absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo.get());
-    ASSERT_TRUE(fresh.ok());
-    old_blob = Blob(repo.get(), "old\n");
-    ASSERT_TRUE((*fresh)->StoreAsPack(repo_dir_).ok());
-  }
+  const std::string old_blob = PackOneBlob("old\n");
   RepositoryPtr repo = Open();
   absl::StatusOr<NewObjects*> fresh = NewObjects::Attach(repo.get());
   ASSERT_TRUE(fresh.ok());
