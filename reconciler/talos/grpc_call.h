@@ -17,6 +17,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/common.pb.h"
+#include "cosi/resource/state.grpc.pb.h"
+#include "machine/machine.grpc.pb.h"
 #include "fmt/format.h"
 
 namespace tr::reconciler::talos {
@@ -36,12 +38,24 @@ absl::Status FromGrpcStatus(const grpc::Status& status, const CallInfo& call);
 // OK unless `metadata.error` is set.
 absl::Status CheckReplyMetadata(const common::Metadata& metadata, const CallInfo& call);
 
+// The stubs of the services a look at a node calls, made once per channel: making a stub
+// registers every method of its service with the channel (MachineService has about fifty).
+// Stubs are thread-safe.
+struct ChannelStubs {
+  explicit ChannelStubs(const std::shared_ptr<grpc::Channel>& channel)
+      : machine(machine::MachineService::NewStub(channel)),
+        cosi(cosi::resource::State::NewStub(channel)) {}
+  std::unique_ptr<machine::MachineService::Stub> machine;
+  std::unique_ptr<cosi::resource::State::Stub> cosi;
+};
+
 // What one attempt of a call gets: a fresh context (deadline and `node` metadata already set),
-// the connected channel, and the call info for error messages.
+// the connected channel and its stubs, and the call info for error messages.
 struct CallAttempt {
   grpc::ClientContext context;
   std::shared_ptr<grpc::Channel> channel;
   CallInfo info;
+  const ChannelStubs* stubs = nullptr;
 
   absl::Status Check(const grpc::Status& status) const { return FromGrpcStatus(status, info); }
   absl::Status Error(absl::StatusCode code, std::string_view message) const {

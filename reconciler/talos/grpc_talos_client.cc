@@ -91,6 +91,7 @@ GrpcTalosClient::GrpcTalosClient(std::vector<Endpoint> endpoints,
                                  GrpcTalosClientOptions options)
     : endpoints_(std::move(endpoints)),
       channels_(std::move(channels)),
+      stubs_(channels_.begin(), channels_.end()),
       options_(std::move(options)) {}
 
 std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node) const {
@@ -157,7 +158,7 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
       if (Now() >= deadline) break;
       continue;
     }
-    CallAttempt call{{}, channels_[index], CallInfo{method, node, endpoint}};
+    CallAttempt call{{}, channels_[index], CallInfo{method, node, endpoint}, &stubs_[index]};
     call.context.set_deadline(deadline);
     call.context.AddMetadata("node", node);
     std::stop_callback cancel(stop, [&call] { call.context.TryCancel(); });
@@ -193,7 +194,7 @@ absl::StatusOr<NodeVersion> GrpcTalosClient::Version(const std::string& node) {
   absl::Status status =
       Call("Version", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
         machine::VersionResponse reply;
-        auto stub = machine::MachineService::NewStub(a.channel);
+        auto& stub = a.stubs->machine;
         if (auto s = a.Check(stub->Version(&a.context, {}, &reply)); !s.ok()) return s;
         auto message = a.Single(reply);
         if (!message.ok()) return message.status();
@@ -230,7 +231,7 @@ absl::StatusOr<std::vector<ServiceState>> GrpcTalosClient::ServiceList(const std
   absl::Status status =
       Call("ServiceList", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
         machine::ServiceListResponse reply;
-        auto stub = machine::MachineService::NewStub(a.channel);
+        auto& stub = a.stubs->machine;
         if (auto s = a.Check(stub->ServiceList(&a.context, {}, &reply)); !s.ok()) return s;
         auto message = a.Single(reply);
         if (!message.ok()) return message.status();
@@ -247,7 +248,7 @@ absl::StatusOr<std::vector<EtcdMember>> GrpcTalosClient::EtcdMemberList(const st
   absl::Status status = Call(
       "EtcdMemberList", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
         machine::EtcdMemberListResponse reply;
-        auto stub = machine::MachineService::NewStub(a.channel);
+        auto& stub = a.stubs->machine;
         if (auto s = a.Check(stub->EtcdMemberList(&a.context, {}, &reply)); !s.ok()) return s;
         auto message = a.Single(reply);
         if (!message.ok()) return message.status();
@@ -264,7 +265,7 @@ absl::StatusOr<EtcdMemberStatus> GrpcTalosClient::EtcdStatus(const std::string& 
   absl::Status status =
       Call("EtcdStatus", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
         machine::EtcdStatusResponse reply;
-        auto stub = machine::MachineService::NewStub(a.channel);
+        auto& stub = a.stubs->machine;
         if (auto s = a.Check(stub->EtcdStatus(&a.context, {}, &reply)); !s.ok()) return s;
         auto message = a.Single(reply);
         if (!message.ok()) return message.status();
@@ -288,7 +289,7 @@ absl::StatusOr<UpgradeAck> GrpcTalosClient::Upgrade(const std::string& node,
   absl::Status status =
       Call("Upgrade", node, options_.timeouts.image, Failover::kConnectOnly, [&](CallAttempt& a) {
         machine::UpgradeResponse reply;
-        auto stub = machine::MachineService::NewStub(a.channel);
+        auto& stub = a.stubs->machine;
         if (auto s = a.Check(stub->Upgrade(&a.context, proto, &reply)); !s.ok()) return s;
         auto message = a.Single(reply);
         if (!message.ok()) return message.status();
@@ -307,7 +308,7 @@ absl::Status GrpcTalosClient::PullImageLegacy(const std::string& node, Container
   return Call("ImagePull", node, options_.timeouts.image, Failover::kConnectOnly,
               [&](CallAttempt& a) {
                 machine::ImagePullResponse reply;
-                auto stub = machine::MachineService::NewStub(a.channel);
+                auto& stub = a.stubs->machine;
                 if (auto s = a.Check(stub->ImagePull(&a.context, proto, &reply)); !s.ok()) {
                   return s;
                 }
@@ -322,7 +323,7 @@ absl::StatusOr<std::string> GrpcTalosClient::Reboot(const std::string& node, Reb
   absl::Status status =
       Call("Reboot", node, options_.timeouts.mutate, Failover::kConnectOnly, [&](CallAttempt& a) {
         machine::RebootResponse reply;
-        auto stub = machine::MachineService::NewStub(a.channel);
+        auto& stub = a.stubs->machine;
         if (auto s = a.Check(stub->Reboot(&a.context, proto, &reply)); !s.ok()) return s;
         auto message = a.Single(reply);
         if (!message.ok()) return message.status();
@@ -337,7 +338,7 @@ absl::Status GrpcTalosClient::Rollback(const std::string& node) {
   return Call("Rollback", node, options_.timeouts.mutate, Failover::kConnectOnly,
               [&](CallAttempt& a) {
                 machine::RollbackResponse reply;
-                auto stub = machine::MachineService::NewStub(a.channel);
+                auto& stub = a.stubs->machine;
                 if (auto s = a.Check(stub->Rollback(&a.context, {}, &reply)); !s.ok()) return s;
                 return a.Single(reply).status();
               });
@@ -359,7 +360,7 @@ absl::StatusOr<ApplyConfigurationResult> GrpcTalosClient::ApplyConfiguration(
       Call("ApplyConfiguration", node, options_.timeouts.mutate, Failover::kConnectOnly,
            [&](CallAttempt& a) {
              machine::ApplyConfigurationResponse reply;
-             auto stub = machine::MachineService::NewStub(a.channel);
+             auto& stub = a.stubs->machine;
              if (auto s = a.Check(stub->ApplyConfiguration(&a.context, proto, &reply)); !s.ok()) {
                return s;
              }
@@ -386,7 +387,7 @@ absl::StatusOr<CosiResource> GrpcTalosClient::CosiGet(const std::string& node,
   absl::Status status = Call("cosi.State/Get", node, options_.timeouts.read, Failover::kReadOnly,
                              [&](CallAttempt& a) {
                                cosi::resource::GetResponse reply;
-                               auto stub = cosi::resource::State::NewStub(a.channel);
+                               auto& stub = a.stubs->cosi;
                                if (auto s = a.Check(stub->Get(&a.context, proto, &reply)); !s.ok())
                                  return s;
                                result = ToCosiResource(reply.resource());

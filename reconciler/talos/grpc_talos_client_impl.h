@@ -88,6 +88,7 @@ class GrpcTalosClient final : public TalosClient {
 
   std::vector<Endpoint> endpoints_;
   std::vector<std::shared_ptr<grpc::Channel>> channels_;
+  std::vector<ChannelStubs> stubs_;  // by channel
   GrpcTalosClientOptions options_;
   std::atomic<size_t> preferred_{0};
 };

@@ -59,13 +59,13 @@ absl::StatusOr<std::string> GrpcTalosClient::ReadFile(const std::string& node,
   machine::ReadRequest request;
   request.set_path(path);
   return ReadDataStream("Read", node, options_.timeouts.read, [&](CallAttempt& a) {
-    return machine::MachineService::NewStub(a.channel)->Read(&a.context, request);
+    return a.stubs->machine->Read(&a.context, request);
   });
 }
 
 absl::StatusOr<std::string> GrpcTalosClient::Kubeconfig(const std::string& node) {
   return ReadDataStream("Kubeconfig", node, options_.timeouts.transfer, [&](CallAttempt& a) {
-    return machine::MachineService::NewStub(a.channel)->Kubeconfig(&a.context, {});
+    return a.stubs->machine->Kubeconfig(&a.context, {});
   });
 }
 
@@ -78,7 +78,7 @@ absl::StatusOr<std::vector<CosiResource>> GrpcTalosClient::CosiList(
   absl::Status status = Call(
       "cosi.State/List", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
         result.clear();
-        auto reader = cosi::resource::State::NewStub(a.channel)->List(&a.context, request);
+        auto reader = a.stubs->cosi->List(&a.context, request);
         cosi::resource::ListResponse item;
         while (reader->Read(&item)) result.push_back(ToCosiResource(item.resource()));
         return a.Check(reader->Finish());
@@ -98,7 +98,7 @@ absl::Status GrpcTalosClient::Events(const std::string& node, const EventsReques
       "Events", node, timeout, Failover::kConnectOnly,
       [&](CallAttempt& a) {
         std::stop_callback cancel(stop, [&a] { a.context.TryCancel(); });
-        auto reader = machine::MachineService::NewStub(a.channel)->Events(&a.context, proto);
+        auto reader = a.stubs->machine->Events(&a.context, proto);
         machine::Event message;
         while (reader->Read(&message)) {
           auto event = ToMachineEvent(message);
@@ -207,7 +207,7 @@ absl::StatusOr<uint64_t> GrpcTalosClient::EtcdSnapshot(const std::string& node,
           return a.Error(absl::StatusCode::kInternal,
                          fmt::format("cannot write {}", partial.string()));
         }
-        auto reader = machine::MachineService::NewStub(a.channel)->EtcdSnapshot(&a.context, {});
+        auto reader = a.stubs->machine->EtcdSnapshot(&a.context, {});
         common::Data chunk;
         while (reader->Read(&chunk)) {
           out.write(chunk.bytes().data(), static_cast<std::streamsize>(chunk.bytes().size()));
