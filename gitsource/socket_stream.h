@@ -7,6 +7,9 @@
 // operation's deadline and cancellation always fire. Outside any operation (which our code
 // never does) a conservative five-minute deadline applies to each call.
 //
+// Writes are gathered and sent at 64 KiB, before a read and at close: libgit2 writes a pack to
+// git:// a few bytes at a time.
+//
 // Thread-safety: each stream is used by one thread; registration is done once.
 #pragma once
 
