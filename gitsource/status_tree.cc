@@ -131,7 +131,7 @@ absl::Status CollectFiles(git_repository* repo, git_odb* odb, git_tree* tree,
   return absl::OkStatus();
 }
 
-// The id of `base` with `files` written (or removed) into it.
+// Through `fresh` when there is one (NewObjects::Add), else through libgit2.
 absl::StatusOr<git_oid> WriteBlob(git_repository* repo, NewObjects* fresh,
                                   const std::string& content) {
   if (fresh != nullptr) return fresh->Add(content, GIT_OBJECT_BLOB);
@@ -142,6 +142,7 @@ absl::StatusOr<git_oid> WriteBlob(git_repository* repo, NewObjects* fresh,
   return id;
 }
 
+// The id of `base` with `files` written (or removed) into it.
 absl::StatusOr<git_oid> ApplyFiles(git_repository* repo, NewObjects* fresh, git_tree* base,
                                    const std::map<std::string, std::optional<std::string>>& files) {
   std::vector<git_tree_update> updates;
@@ -151,8 +152,8 @@ absl::StatusOr<git_oid> ApplyFiles(git_repository* repo, NewObjects* fresh, git_
     if (content.has_value()) {
       absl::StatusOr<git_oid> blob = WriteBlob(repo, fresh, *content);
       if (!blob.ok()) {
-        return absl::Status(blob.status().code(),
-                            fmt::format("write {}: {}", path, std::string(blob.status().message())));
+        const std::string why(blob.status().message());
+        return absl::Status(blob.status().code(), fmt::format("write {}: {}", path, why));
       }
       update.id = *blob;
       update.action = GIT_TREE_UPDATE_UPSERT;

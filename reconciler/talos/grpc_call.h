@@ -18,8 +18,8 @@
 #include "absl/status/statusor.h"
 #include "common/common.pb.h"
 #include "cosi/resource/state.grpc.pb.h"
-#include "machine/machine.grpc.pb.h"
 #include "fmt/format.h"
+#include "machine/machine.grpc.pb.h"
 
 namespace tr::reconciler::talos {
 
