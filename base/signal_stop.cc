@@ -27,7 +27,9 @@ SignalStop::SignalStop(SignalStopOptions options) : options_(std::move(options))
         stop_.request_stop();
         if (options_.grace) deadline = Env::Default().Now() + *options_.grace;
       } else if (signalled || (deadline && Env::Default().Now() >= *deadline)) {
-        if (options_.on_exit) options_.on_exit();
+        if (options_.on_exit) {
+          options_.on_exit(signalled ? ForcedExit::kSecondSignal : ForcedExit::kGraceOver);
+        }
         std::_Exit(options_.exit_code);
       }
     }

@@ -15,11 +15,14 @@
 
 namespace tr {
 
+// Why the process exits at once.
+enum class ForcedExit { kSecondSignal, kGraceOver };
+
 struct SignalStopOptions {
   int exit_code = 2;                          // at a second signal, or past `grace`
   std::optional<std::chrono::seconds> grace;  // none: only a second signal exits
   std::function<void()> on_stop;              // at the first signal (say so in the log)
-  std::function<void()> on_exit;              // just before exiting at once
+  std::function<void(ForcedExit)> on_exit;    // just before exiting at once
 };
 
 class SignalStop {

@@ -436,10 +436,16 @@ class Daemon {
                              ModuleLogger("daemon")->info("step=stopping grace={}s", grace.count());
                            },
                        .on_exit =
-                           [grace = config_.shutdown_timeout] {
-                             ModuleLogger("daemon")->error(
-                                 "step=stop error=\"did not stop within {}s; exiting\"",
-                                 grace.count());
+                           [grace = config_.shutdown_timeout](ForcedExit why) {
+                             if (why == ForcedExit::kSecondSignal) {
+                               ModuleLogger("daemon")->warn(
+                                   "step=stop outcome=forced error=\"a second signal; exiting "
+                                   "without waiting for the stop\"");
+                             } else {
+                               ModuleLogger("daemon")->error(
+                                   "step=stop error=\"did not stop within {}s; exiting\"",
+                                   grace.count());
+                             }
                              spdlog::shutdown();
                            }}};
   // Schematic IDs kept in the state directory; every factory asked with the --image-factory-*
