@@ -16,4 +16,9 @@ std::optional<std::string> RunningSchematic(const NodeObservation& seen) {
   return seen.schematic.value_or(std::string(kEmptySchematicId));
 }
 
+std::optional<std::string> LastSeenSchematic(const NodeObservation& seen) {
+  if (seen.reachable && seen.extensions_observed) return RunningSchematic(seen);
+  return seen.schematic;
+}
+
 }  // namespace tr::core

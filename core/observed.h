@@ -55,6 +55,12 @@ struct NodeObservation {
 // be read.
 std::optional<std::string> RunningSchematic(const NodeObservation& seen);
 
+// What a report says the node runs: RunningSchematic while it answers with its extensions;
+// otherwise the schematic it last ran (status.h WithLastKnownVersions fills that in as
+// `schematic`), nullopt when none was ever read. Never a rollout's proof that a node moved:
+// that is RunningSchematic.
+std::optional<std::string> LastSeenSchematic(const NodeObservation& seen);
+
 struct ObservedCluster {
   std::string name;
   std::vector<NodeObservation> nodes;

@@ -54,9 +54,9 @@ std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlig
     return "";
   }
   if (*seen.talos == op.target && !RunningSchematic(seen)) return "";  // not read yet
-  const std::string target =
-      op.schematic.empty() ? op.target.ToString()
-                           : fmt::format("{} with schematic {}", op.target.ToString(), op.schematic);
+  const std::string target = op.schematic.empty() ? op.target.ToString()
+                                                  : fmt::format("{} with schematic {}",
+                                                                op.target.ToString(), op.schematic);
   return fmt::format(
       "node {} came back on {} instead of {}: the new image did not boot and the node fell back "
       "to its previous slot",
@@ -160,21 +160,31 @@ std::optional<std::string> NextStartableNode(const ClusterProfile& profile, cons
   return std::nullopt;
 }
 
+Version TalosStepTarget(const ClusterProfile& profile, const ClusterPlan& plan) {
+  if (!plan.steps.empty() && plan.steps.front().type == StepType::kTalos) {
+    return plan.steps.front().to;
+  }
+  return profile.talos_version;
+}
+
+bool CountsAsMoved(const ClusterProfile& profile, const std::string& node, const Version& target,
+                   const std::optional<Version>& talos,
+                   const std::optional<std::string>& schematic) {
+  if (!talos || *talos != target) return false;
+  if (target != profile.talos_version) return true;
+  const std::string desired = DesiredSchematicId(profile, node);
+  return desired.empty() || schematic == desired;
+}
+
 Progress TalosProgress(const ClusterProfile& profile, const ClusterPlan& plan,
                        const ObservedCluster& observed) {
-  Version target = profile.talos_version;
-  if (!plan.steps.empty() && plan.steps.front().type == StepType::kTalos) {
-    target = plan.steps.front().to;
-  }
-  // On the desired version a node is done once it also runs its own schematic, else the
-  // profile's.
-  OperationInFlight done;
-  done.target = target;
+  const Version target = TalosStepTarget(profile, plan);
   Progress p{0, static_cast<int>(profile.nodes.size())};
   for (const NodeSpec& node : profile.nodes) {
-    if (target == profile.talos_version) done.schematic = DesiredSchematicId(profile, node.name);
     const NodeObservation* seen = observed.FindNode(node.name);
-    if (seen && RunsTarget(*seen, done)) ++p.done;
+    if (seen && CountsAsMoved(profile, node.name, target, seen->talos, LastSeenSchematic(*seen))) {
+      ++p.done;
+    }
   }
   return p;
 }

@@ -53,7 +53,19 @@ std::string EtcdQuorumProblem(const ClusterProfile& profile, const ObservedClust
 std::optional<std::string> NextStartableNode(const ClusterProfile& profile, const PlanStep& step,
                                              const RolloutMemory& memory);
 
-// Nodes at the current Talos step's target (or the desired version) out of all nodes.
+// The Talos version the nodes move to now: the first step's when it is a Talos step, else the
+// desired one.
+Version TalosStepTarget(const ClusterProfile& profile, const ClusterPlan& plan);
+
+// Whether `node` counts as moved in a progress count: it runs `target` and, on the desired
+// version, its desired schematic (its own, else the profile's). `talos` and `schematic` are the
+// node's last seen values (status.h WithLastKnownVersions, LastSeenSchematic): the one rule by
+// which the rollout's progress and a status's node rows are counted.
+bool CountsAsMoved(const ClusterProfile& profile, const std::string& node, const Version& target,
+                   const std::optional<Version>& talos,
+                   const std::optional<std::string>& schematic);
+
+// Nodes that count as moved (CountsAsMoved, at TalosStepTarget) out of all nodes.
 Progress TalosProgress(const ClusterProfile& profile, const ClusterPlan& plan,
                        const ObservedCluster& observed);
 

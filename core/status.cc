@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/duration.h"
+#include "core/rollout_checks.h"
 #include "fmt/format.h"
 
 namespace tr::core {
@@ -10,29 +11,50 @@ namespace {
 
 std::string OptionalVersion(const std::optional<Version>& v) { return v ? v->ToString() : ""; }
 
-// The lowest Talos (or kubelet) version of the nodes, remembered ones included; "" when a node
-// has none.
-std::string LowestVersion(const ObservedCluster& observed, bool talos) {
+// The aggregates below are computed from the node rows the record shows, so a record never
+// contradicts itself: a node that does not answer counts with what it last ran, as its row says.
+
+// The lowest Talos (or kubelet) version of the rows; "" when a row has none.
+std::string LowestRowVersion(const std::vector<NodeStatus>& rows, bool talos) {
   std::optional<Version> low;
-  for (const NodeObservation& n : observed.nodes) {
-    const std::optional<Version>& v = talos ? n.talos : n.kubelet;
-    if (!v) return "";
-    if (!low || *v < *low) low = v;
+  for (const NodeStatus& row : rows) {
+    const std::string& text = talos ? row.talos : row.kubelet;
+    absl::StatusOr<Version> v = talos ? ParseTalosVersion(text) : ParseKubernetesVersion(text);
+    if (!v.ok()) return "";
+    if (!low || *v < *low) low = *v;
   }
   return OptionalVersion(low);
 }
 
-// The schematic the nodes still to move run, else the profile's; "" when none could be read. A
+std::optional<std::string> RowSchematic(const NodeStatus& row) {
+  if (row.schematic.empty()) return std::nullopt;
+  return row.schematic;
+}
+
+// The schematic the rows still to move run, else the profile's; "" when none could be read. A
 // node with a schematic of its own has moved once it runs that one.
-std::string CurrentSchematic(const ClusterProfile& profile, const ObservedCluster& observed) {
+std::string RowsSchematic(const ClusterProfile& profile, const std::vector<NodeStatus>& rows) {
   std::string current;
-  for (const NodeObservation& n : observed.nodes) {
-    const std::optional<std::string> runs = RunningSchematic(n);
+  for (const NodeStatus& row : rows) {
+    const std::optional<std::string> runs = RowSchematic(row);
     if (!runs) continue;
-    if (*runs != DesiredSchematicId(profile, n.name)) return *runs;
+    if (*runs != DesiredSchematicId(profile, row.name)) return *runs;
     current = profile.talos_schematic_id;
   }
   return current;
+}
+
+// The rows that count as moved (CountsAsMoved: the rule the rollout's own progress uses).
+Progress RowsProgress(const ClusterProfile& profile, const ClusterPlan& plan,
+                      const std::vector<NodeStatus>& rows) {
+  const Version target = TalosStepTarget(profile, plan);
+  Progress p{0, static_cast<int>(rows.size())};
+  for (const NodeStatus& row : rows) {
+    absl::StatusOr<Version> talos = ParseTalosVersion(row.talos);
+    const std::optional<Version> seen = talos.ok() ? std::optional(*talos) : std::nullopt;
+    if (CountsAsMoved(profile, row.name, target, seen, RowSchematic(row))) ++p.done;
+  }
+  return p;
 }
 
 bool WasActive(const ClusterStatus* previous, ComponentStatus ClusterStatus::*component) {
@@ -41,19 +63,21 @@ bool WasActive(const ClusterStatus* previous, ComponentStatus ClusterStatus::*co
   return s == ComponentState::kInProgress || s == ComponentState::kCompleted;
 }
 
-// One component's state from the phase that names its own upgrade.
-ComponentStatus Component(const StatusInput& in, bool talos, ClusterPhase upgrading) {
+// One component's state from the phase that names its own upgrade. `rows` are the record's
+// node rows when they come from this observation (null otherwise).
+ComponentStatus Component(const StatusInput& in, bool talos, ClusterPhase upgrading,
+                          const std::vector<NodeStatus>* rows) {
   ComponentStatus c;
   const ClusterPlan* plan = in.plan;
-  if (plan) {
+  if (plan) c.target = (talos ? plan->talos_target : plan->kubernetes_target).ToString();
+  if (rows) {
+    c.current = LowestRowVersion(*rows, talos);
+  } else if (plan) {
     c.current = OptionalVersion(talos ? plan->talos_current : plan->kubernetes_current);
-    c.target = (talos ? plan->talos_target : plan->kubernetes_target).ToString();
   }
-  // A plan is not made while a node is down; the versions last seen still say where we are.
-  if (c.current.empty() && in.observed) c.current = LowestVersion(*in.observed, talos);
   if (talos && in.profile && in.profile->talos_factory) {
     c.schematic_target = in.profile->talos_schematic_id;
-    if (in.observed) c.schematic_current = CurrentSchematic(*in.profile, *in.observed);
+    if (rows) c.schematic_current = RowsSchematic(*in.profile, *rows);
   }
   if (in.catalog) {
     c.available =
@@ -62,7 +86,11 @@ ComponentStatus Component(const StatusInput& in, bool talos, ClusterPhase upgrad
   const RolloutDecision* d = in.decision;
   const ClusterPhase phase = d ? d->phase : ClusterPhase::kBlocked;
   const bool behind = c.current != c.target || c.schematic_current != c.schematic_target;
-  if (talos && d) c.progress = d->progress.ToString();
+  if (talos && rows && plan) {
+    c.progress = RowsProgress(*in.profile, *plan, *rows).ToString();
+  } else if (talos && d) {
+    c.progress = d->progress.ToString();
+  }
   if (phase == upgrading) {
     c.state = ComponentState::kInProgress;
     c.message = d->message;
@@ -150,7 +178,7 @@ std::vector<NodeStatus> Nodes(const StatusInput& in) {
       node.talos = OptionalVersion(seen->talos);
       node.kubelet = OptionalVersion(seen->kubelet);
       if (in.profile->talos_factory) {  // so other files keep their shape
-        node.schematic = RunningSchematic(*seen).value_or(old ? old->schematic : "");
+        node.schematic = LastSeenSchematic(*seen).value_or(old ? old->schematic : "");
       }
       node.ready = seen->reachable && seen->ready;
       node.reachable = seen->reachable;
@@ -191,9 +219,14 @@ void AppendHistory(const StatusInput& in, ClusterStatus& status) {
 ObservedCluster WithLastKnownVersions(ObservedCluster observed, const ClusterStatus* previous) {
   if (previous == nullptr) return observed;
   for (NodeObservation& node : observed.nodes) {
-    if (node.reachable) continue;
     const NodeStatus* old = PreviousNode(previous, node.name);
     if (old == nullptr) continue;
+    // A schematic is read apart from the versions: it may be missing from a node that answers.
+    if ((!node.reachable || !node.extensions_observed) && !node.schematic &&
+        !old->schematic.empty()) {
+      node.schematic = old->schematic;
+    }
+    if (node.reachable) continue;
     if (!node.talos && !old->talos.empty()) {
       if (auto v = ParseTalosVersion(old->talos); v.ok()) node.talos = *v;
     }
@@ -230,6 +263,7 @@ ClusterStatus BuildClusterStatus(const StatusInput& in) {
   s.proposal = in.proposal;
   s.desired_commit_attempted = in.desired_commit;
   s.desired_commit_applied = in.previous ? in.previous->desired_commit_applied : "";
+  s.nodes = Nodes(in);
   if (in.invalid && !in.invalid->empty()) {
     s.phase = ClusterPhase::kBlocked;
     s.message = "invalid profile: " + in.invalid->front().ToString();
@@ -241,8 +275,9 @@ ClusterStatus BuildClusterStatus(const StatusInput& in) {
   } else {
     s.phase = in.decision ? in.decision->phase : ClusterPhase::kBlocked;
     s.message = in.decision ? in.decision->message : "";
-    s.talos = Component(in, true, ClusterPhase::kUpgradingTalos);
-    s.kubernetes = Component(in, false, ClusterPhase::kUpgradingKubernetes);
+    const std::vector<NodeStatus>* rows = in.profile && in.observed ? &s.nodes : nullptr;
+    s.talos = Component(in, true, ClusterPhase::kUpgradingTalos, rows);
+    s.kubernetes = Component(in, false, ClusterPhase::kUpgradingKubernetes, rows);
   }
   if (s.phase == ClusterPhase::kReady) s.desired_commit_applied = in.desired_commit;
   s.conditions = {
@@ -252,7 +287,6 @@ ClusterStatus BuildClusterStatus(const StatusInput& in) {
                     ReasonFor(s.kubernetes.state), s.kubernetes.message),
       MakeCondition(in, "Ready", s.phase == ClusterPhase::kReady, ClusterPhaseName(s.phase),
                     s.message)};
-  s.nodes = Nodes(in);
   AppendHistory(in, s);
   return s;
 }

@@ -135,8 +135,9 @@ struct StatusInput {
 };
 
 // `observed` with the Talos and kubelet versions of nodes that did not answer filled in from
-// `previous` (their last recorded versions), so a reboot neither blanks the versions nor sets
-// progress back. Such nodes stay unreachable: no check takes them for seen.
+// `previous` (their last recorded versions), and the schematic of nodes whose extensions were
+// not read (LastSeenSchematic), so a reboot neither blanks the versions nor sets progress back.
+// Such nodes stay unreachable (unread): no check takes them for seen.
 ObservedCluster WithLastKnownVersions(ObservedCluster observed, const ClusterStatus* previous);
 
 // The new status; conditions keep their transition time while their status holds.

@@ -3,9 +3,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/status_consistency.h"
 #include "core/status_decode.h"
 #include "core/status_yaml.h"
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "tests/support/process.h"
 
 namespace tr::e2e {
@@ -21,11 +23,18 @@ std::string Trimmed(std::string text) {
 
 absl::StatusOr<core::ClusterStatus> Decode(const std::string& cluster, const std::string& text) {
   auto decoded = core::DecodeClusterStatus(core::ClusterStatusPath(cluster), text);
-  if (decoded.ok()) return *std::move(decoded.value);
+  if (decoded.ok()) {
+    // Every record a test reads must agree with its own node rows.
+    const std::vector<std::string> contradictions = core::AggregateContradictions(*decoded.value);
+    if (contradictions.empty()) return *std::move(decoded.value);
+    return absl::InternalError(fmt::format("{} contradicts its node rows: {}\n---\n{}",
+                                           core::ClusterStatusPath(cluster),
+                                           fmt::join(contradictions, "; "), text));
+  }
   std::string problems;
   for (const auto& d : decoded.diagnostics) problems += d.ToString() + "\n";
-  return absl::InternalError(
-      fmt::format("{} does not decode:\n{}---\n{}", core::ClusterStatusPath(cluster), problems, text));
+  return absl::InternalError(fmt::format("{} does not decode:\n{}---\n{}",
+                                         core::ClusterStatusPath(cluster), problems, text));
 }
 
 }  // namespace
@@ -55,8 +64,8 @@ std::string ProfileRepo::StatusTip() const {
 std::string ProfileRepo::StatusText(const std::string& cluster) const {
   const std::string tip = StatusTip();
   if (tip.empty()) return "";
-  auto shown = RunCommand(
-      {"git", "-C", bare().string(), "show", fmt::format("{}:{}", tip, core::ClusterStatusPath(cluster))});
+  auto shown = RunCommand({"git", "-C", bare().string(), "show",
+                           fmt::format("{}:{}", tip, core::ClusterStatusPath(cluster))});
   return shown.exit_code == 0 ? shown.out : "";
 }
 
@@ -65,8 +74,8 @@ absl::StatusOr<core::ClusterStatus> ProfileRepo::Status(const std::string& clust
   if (tip.empty()) return absl::NotFoundError("no status branch yet");
   auto cached = cache_.find(cluster);
   if (cached != cache_.end() && cached->second.first == tip) return cached->second.second;
-  auto shown = RunCommand(
-      {"git", "-C", bare().string(), "show", fmt::format("{}:{}", tip, core::ClusterStatusPath(cluster))});
+  auto shown = RunCommand({"git", "-C", bare().string(), "show",
+                           fmt::format("{}:{}", tip, core::ClusterStatusPath(cluster))});
   if (shown.exit_code != 0) {
     return absl::NotFoundError(fmt::format("no {} at {}", core::ClusterStatusPath(cluster), tip));
   }
@@ -81,7 +90,8 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> ProfileRepo::StatusAl
   const std::string tip = StatusTip();
   if (tip.empty()) return statuses;
   gitsource::testing::RunOptions options;
-  for (const auto& cluster : clusters) options.input += tip + ":" + core::ClusterStatusPath(cluster) + "\n";
+  for (const auto& cluster : clusters)
+    options.input += tip + ":" + core::ClusterStatusPath(cluster) + "\n";
   auto batch = RunCommand({"git", "-C", bare().string(), "cat-file", "--batch"}, options);
   if (batch.exit_code != 0) return absl::InternalError("git cat-file: " + batch.err);
   // Per request: "<id> blob <size>\n<content>\n" or "<request> missing\n".
@@ -105,15 +115,16 @@ absl::StatusOr<std::vector<StatusVersion>> ProfileRepo::StatusHistory(
     const std::string& cluster) const {
   if (StatusTip().empty()) return absl::NotFoundError("no status branch yet");
   auto log = RunCommand({"git", "-C", bare().string(), "log", "--reverse", "--format=%H",
-                         fmt::format("refs/heads/{}", kStatusBranch), "--", core::ClusterStatusPath(cluster)});
+                         fmt::format("refs/heads/{}", kStatusBranch), "--",
+                         core::ClusterStatusPath(cluster)});
   if (log.exit_code != 0) return absl::InternalError("git log: " + log.err);
   std::vector<StatusVersion> versions;
   std::istringstream commits(log.out);
   std::string commit;
   while (std::getline(commits, commit)) {
     if (commit.empty()) continue;
-    auto shown = RunCommand(
-        {"git", "-C", bare().string(), "show", fmt::format("{}:{}", commit, core::ClusterStatusPath(cluster))});
+    auto shown = RunCommand({"git", "-C", bare().string(), "show",
+                             fmt::format("{}:{}", commit, core::ClusterStatusPath(cluster))});
     if (shown.exit_code != 0) continue;  // the commit deleted the file
     auto status = Decode(cluster, shown.out);
     if (!status.ok()) return status.status();
