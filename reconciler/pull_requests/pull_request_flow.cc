@@ -1,8 +1,10 @@
 #include "reconciler/pull_requests/pull_request_flow.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -29,6 +31,10 @@ constexpr size_t kMaxQueuedEvents = 256;
 // one forgotten is looked up on the forge again if it ever reports.
 constexpr size_t kMaxTracked = 512;
 constexpr char kRolloutHeading[] = "## Rollout of ";
+// The ranks of the commits a reporter learns from the status branch at its start, below every
+// commit it learns afterwards (rollout_verdict.h: equal ranks are in no known order).
+constexpr uint64_t kLoadedAppliedRank = 1;
+constexpr uint64_t kLoadedAttemptedRank = 2;
 // The hidden line of a plan section that names the clusters the pull request changes, so the
 // replica that reports the rollout knows its scope even when another replica (or an earlier
 // process) planned it.
@@ -71,6 +77,141 @@ std::optional<std::set<std::string>> ScopeOf(const std::string& plan) {
     scope.emplace(name);
   }
   return scope;
+}
+
+// The rollout state a report sends for an outcome; a superseded change ends as `success`:
+// commit statuses have no neutral state on GitHub or Gitea, and nothing is to be done about it
+// (its clusters' rollout is reported on the pull request that superseded it).
+std::string StateWord(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPending:
+      return "pending";
+    case Outcome::kApplied:
+      return "success";
+    case Outcome::kFailed:
+      return "failure";
+    case Outcome::kSuperseded:
+      return "superseded";
+  }
+  return "pending";
+}
+
+CommitState CommitStateOf(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPending:
+      return CommitState::kPending;
+    case Outcome::kFailed:
+      return CommitState::kFailure;
+    case Outcome::kApplied:
+    case Outcome::kSuperseded:
+      return CommitState::kSuccess;
+  }
+  return CommitState::kPending;
+}
+
+// "#12", or the commit's short ID when no pull request merged it.
+std::string ChangeName(const MergedChange& change) {
+  return change.pull_request ? absl::StrCat("#", *change.pull_request) : Short(change.commit);
+}
+
+std::string VerdictWords(const RolloutVerdict& verdict) {
+  switch (verdict.outcome) {
+    case Outcome::kPending:
+      return "in progress";
+    case Outcome::kApplied:
+      return "succeeded";
+    case Outcome::kFailed:
+      return "failed";
+    case Outcome::kSuperseded:
+      return "superseded by " + ChangeName(*verdict.superseded_by);
+  }
+  return "in progress";
+}
+
+std::string StatusDescription(const RolloutVerdict& verdict) {
+  switch (verdict.outcome) {
+    case Outcome::kPending:
+      return "Rolling out";
+    case Outcome::kApplied:
+      return "Every cluster it changes applied it";
+    case Outcome::kFailed:
+      return "The rollout failed";
+    case Outcome::kSuperseded:
+      return "Superseded by " + ChangeName(*verdict.superseded_by) +
+             " before it finished: reported there";
+  }
+  return "Rolling out";
+}
+
+// The message of a cluster that no longer attempts the change.
+std::string MovedOnMessage(const ClusterVerdict& v, const core::ClusterStatus& status) {
+  const std::string now_on = Short(status.desired_commit_attempted);
+  switch (v.outcome) {
+    case Outcome::kApplied:
+      return "applied; the cluster has moved on to " + now_on;
+    case Outcome::kSuperseded:
+      return "superseded by " + ChangeName(*v.superseded_by);
+    case Outcome::kFailed:
+      return absl::StrCat("failed on ", now_on, ": ", status.message);
+    case Outcome::kPending:
+      break;
+  }
+  return absl::StrCat("on ", now_on, ", ", core::ClusterPhaseName(status.phase), ": ",
+                      status.message);
+}
+
+// The hidden line of a rollout section that names the clusters whose outcome is settled, so
+// a reporter that restarts keeps them: "alpha=applied beta=superseded:<commit>:<pull request>".
+constexpr char kSettledMarker[] = "<!-- talos-reconciler:settled ";
+
+std::string SettledMarker(const RolloutVerdict& verdict) {
+  std::vector<std::string> settled;
+  for (const ClusterVerdict& v : verdict.clusters) {
+    if (v.outcome == Outcome::kPending) continue;
+    std::string entry = absl::StrCat(v.cluster, "=", std::string(OutcomeName(v.outcome)));
+    if (v.superseded_by) {
+      absl::StrAppend(&entry, ":", v.superseded_by->commit, ":",
+                      v.superseded_by->pull_request.value_or(0));
+    }
+    settled.push_back(std::move(entry));
+  }
+  if (settled.empty()) return "";
+  return absl::StrCat(kSettledMarker, absl::StrJoin(settled, " "), kMarkerEnd, "\n");
+}
+
+// The clusters a rollout section's settled line names; unknown words are left out.
+SettledClusters ReadSettled(const std::string& section) {
+  SettledClusters settled;
+  const size_t start = section.find(kSettledMarker);
+  const size_t next_heading = section.find(kRolloutHeading, 1);
+  if (start == std::string::npos || start > next_heading) return settled;
+  const size_t from = start + std::strlen(kSettledMarker);
+  const size_t end = section.find(kMarkerEnd, from);
+  if (end == std::string::npos) return settled;
+  for (const auto& entry :
+       absl::StrSplit(section.substr(from, end - from), ' ', absl::SkipEmpty())) {
+    std::vector<std::string> parts = absl::StrSplit(entry, absl::ByAnyChar("=:"));
+    ClusterVerdict v;
+    v.cluster = parts[0];
+    if (parts.size() == 2 && parts[1] == OutcomeName(Outcome::kApplied)) {
+      v.outcome = Outcome::kApplied;
+    } else if (parts.size() == 2 && parts[1] == OutcomeName(Outcome::kFailed)) {
+      v.outcome = Outcome::kFailed;
+    } else if (int64_t number = 0; parts.size() == 4 &&
+                                   parts[1] == OutcomeName(Outcome::kSuperseded) &&
+                                   absl::SimpleAtoi(parts[3], &number)) {
+      v.outcome = Outcome::kSuperseded;
+      v.superseded_by =
+          MergedChange{.commit = parts[2],
+                       .rank = 0,
+                       .pull_request = number > 0 ? std::optional(number) : std::nullopt,
+                       .scope = std::nullopt};
+    } else {
+      continue;
+    }
+    settled[v.cluster] = std::move(v);
+  }
+  return settled;
 }
 
 }  // namespace
@@ -179,9 +320,8 @@ void PullRequestFlow::Run(std::stop_token stop) {
     std::map<std::string, core::ClusterStatus> recorded;
     recorded.swap(recorded_);
     const bool refresh = std::exchange(refresh_, false);
-    for (auto& [cluster, status] : loaded_) clusters_.try_emplace(cluster, std::move(status));
-    loaded_.clear();
     lock.unlock();
+    Load();
     for (const WebhookEvent& event : events) {
       if (event.action == PullRequestAction::kMerged) {
         Track(event.merge_commit);
@@ -200,17 +340,50 @@ void PullRequestFlow::Run(std::stop_token stop) {
     if (reporting && (refresh || taking_over)) ReadBranch(recorded, stop);
     std::set<std::string> commits;
     for (auto& [cluster, status] : recorded) {
+      // A cluster applied what it applied before what it attempts: the merge order.
+      Track(status.desired_commit_applied);
+      Track(status.desired_commit_attempted);
       commits.insert(status.desired_commit_attempted);
       commits.insert(status.desired_commit_applied);
       clusters_[cluster] = std::move(status);
     }
     if (taking_over) TakeOver(commits);
-    for (const std::string& commit : commits) {
-      if (reporting && !commit.empty()) Progress(commit, stop);
+    // A rollout still pending whose clusters all moved on is judged again at each record: it
+    // may have been superseded by a later change.
+    for (const auto& [commit, rollout] : rollouts_) {
+      if (!rollout.final && !recorded.empty()) commits.insert(commit);
     }
+    if (reporting) ReportNewestFirst(commits, stop);
     Trim();
     lock.lock();
   }
+}
+
+void PullRequestFlow::ReportNewestFirst(const std::set<std::string>& commits,
+                                        std::stop_token stop) {
+  for (const std::string& commit : commits) Track(commit);
+  const std::vector<MergedChange> history = History();
+  for (auto it = history.rbegin(); it != history.rend(); ++it) {
+    if (commits.contains(it->commit)) Progress(it->commit, stop);
+  }
+}
+
+void PullRequestFlow::Load() {
+  std::map<std::string, core::ClusterStatus> loaded;
+  {
+    MutexLock lock(mu_);
+    loaded.swap(loaded_);
+  }
+  // The commits they are on are tracked, so a rollout still pending is judged again at the
+  // next record (one a later change superseded is then reported so). Their merge order is not
+  // known: what a cluster applied ranks below what one attempts, and no more.
+  for (const auto& [cluster, status] : loaded) {
+    TrackAt(status.desired_commit_attempted, kLoadedAttemptedRank);
+  }
+  for (const auto& [cluster, status] : loaded) {
+    TrackAt(status.desired_commit_applied, kLoadedAppliedRank);
+  }
+  for (auto& [cluster, status] : loaded) clusters_.try_emplace(cluster, std::move(status));
 }
 
 void PullRequestFlow::DropPreview(const WebhookEvent& event) {
@@ -288,25 +461,28 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
              Short(proposed->origin.commit), preview.changed.size(), CommitStateName(status.state));
 }
 
-std::string PullRequestFlow::RolloutSection(const std::string& commit, std::string_view state,
-                                            const std::set<std::string>* scope) {
-  std::string text = absl::StrCat(kRolloutHeading, Short(commit), ": ", std::string(state), "\n\n",
-                                  "| Cluster | Phase | Talos | Kubernetes | Message |\n",
-                                  "|---|---|---|---|---|\n");
-  for (const auto& [name, status] : clusters_) {
-    if (status.desired_commit_attempted != commit && status.desired_commit_applied != commit) {
-      continue;
+std::string PullRequestFlow::RolloutSection(const std::string& commit,
+                                            const RolloutVerdict& verdict) {
+  std::string text = absl::StrCat(
+      kRolloutHeading, Short(commit), ": ", VerdictWords(verdict), "\n", SettledMarker(verdict),
+      "\n", "| Cluster | Phase | Talos | Kubernetes | Message |\n", "|---|---|---|---|---|\n");
+  for (const ClusterVerdict& v : verdict.clusters) {
+    const core::ClusterStatus& status = clusters_.at(v.cluster);
+    if (v.on_change) {
+      absl::StrAppend(&text, "| ", v.cluster, " | ", core::ClusterPhaseName(status.phase), " | ",
+                      status.talos.current, " → ", status.talos.target, " (", status.talos.progress,
+                      ") | ", status.kubernetes.current, " → ", status.kubernetes.target, " | ",
+                      status.message, " |\n");
+    } else {
+      text += absl::StrCat("| ", v.cluster, " | ", std::string(OutcomeName(v.outcome)),
+                           " | — | — | ", MovedOnMessage(v, status), " |\n");
     }
-    if (scope != nullptr && !scope->contains(name)) continue;
-    absl::StrAppend(&text, "| ", name, " | ", core::ClusterPhaseName(status.phase), " | ",
-                    status.talos.current, " → ", status.talos.target, " (", status.talos.progress,
-                    ") | ", status.kubernetes.current, " → ", status.kubernetes.target, " | ",
-                    status.message, " |\n");
   }
   return text;
 }
 
-std::string PullRequestFlow::PlanOf(int64_t number, bool read_back, std::stop_token stop) {
+std::string PullRequestFlow::PlanOf(int64_t number, bool read_back, std::stop_token stop,
+                                    std::string* whole) {
   auto known = plans_.find(number);
   if (known != plans_.end() && !read_back) return known->second;
   absl::StatusOr<std::optional<ForgeComment>> comment =
@@ -315,6 +491,7 @@ std::string PullRequestFlow::PlanOf(int64_t number, bool read_back, std::stop_to
     return known != plans_.end() ? known->second : "";
   }
   std::string body = (*comment)->body;
+  if (whole != nullptr) *whole = body;
   if (size_t marker = body.find(kCommentMarker); marker != std::string::npos) {
     body.erase(0, body.find_first_not_of('\n', marker + std::strlen(kCommentMarker)));
   }
@@ -327,8 +504,13 @@ std::string PullRequestFlow::PlanOf(int64_t number, bool read_back, std::stop_to
   return body;
 }
 
-void PullRequestFlow::Track(const std::string& commit) {
-  if (!rollouts_.contains(commit) && !merged_.contains(commit)) rollout_order_.push_back(commit);
+void PullRequestFlow::Track(const std::string& commit) { TrackAt(commit, next_rank_); }
+
+void PullRequestFlow::TrackAt(const std::string& commit, uint64_t rank) {
+  if (commit.empty() || rollouts_.contains(commit)) return;
+  rollouts_[commit].rank = rank;
+  if (rank == next_rank_) ++next_rank_;
+  rollout_order_.push_back(commit);
 }
 
 void PullRequestFlow::Trim() {
@@ -341,9 +523,49 @@ void PullRequestFlow::Trim() {
   }
 }
 
+bool PullRequestFlow::Recall(const std::string& comment, const std::string& commit,
+                             Rollout& rollout) {
+  const std::string heading = absl::StrCat(kRolloutHeading, Short(commit), ": ");
+  const size_t at = comment.find(heading);
+  if (at == std::string::npos) return false;  // nothing reported on this commit yet
+  const size_t line_end = comment.find('\n', at);
+  const std::string words = comment.substr(at + heading.size(), line_end - at - heading.size());
+  if (words != VerdictWords(RolloutVerdict{})) {  // not "in progress": final
+    rollout.final = true;
+    log_->info("step=report-rollout commit={} outcome=final-already", Short(commit));
+    return true;
+  }
+  rollout.settled = ReadSettled(comment.substr(at));
+  return false;
+}
+
+std::vector<MergedChange> PullRequestFlow::History() const {
+  std::vector<MergedChange> history;
+  history.reserve(rollout_order_.size());
+  for (const std::string& commit : rollout_order_) {
+    const Rollout& rollout = rollouts_.at(commit);
+    MergedChange change;
+    change.commit = commit;
+    change.rank = rollout.rank;
+    change.pull_request = rollout.pull_request;
+    if (auto it = merged_.find(commit); !change.pull_request && it != merged_.end()) {
+      change.pull_request = it->second;
+    }
+    if (change.pull_request) {
+      auto scope = scopes_.find(*change.pull_request);
+      if (scope != scopes_.end() && !scope->second.empty()) change.scope = scope->second;
+    }
+    history.push_back(std::move(change));
+  }
+  std::stable_sort(history.begin(), history.end(),
+                   [](const MergedChange& a, const MergedChange& b) { return a.rank < b.rank; });
+  return history;
+}
+
 void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) {
   Track(commit);
   Rollout& rollout = rollouts_[commit];
+  if (rollout.final) return;  // a final report never changes
   if (!rollout.pull_request) {
     if (auto it = merged_.find(commit); it != merged_.end()) {
       rollout.pull_request = it->second;
@@ -353,43 +575,36 @@ void PullRequestFlow::Progress(const std::string& commit, std::stop_token stop) 
       if (pull.ok()) rollout.pull_request = *pull;
     }
   }
-  if (!rollout.pull_request) return;  // not a merged pull request's commit
-  // With several replicas another may have planned the pull request's last revision: its
-  // comment, read once per rollout, has the plan and the scope.
-  std::string body = PlanOf(*rollout.pull_request, options_.reports && !rollout.plan_read, stop);
+  if (!rollout.pull_request) {  // not a merged pull request's commit: nothing to report
+    rollout.final = rollout.looked_up;
+    return;
+  }
+  // The comment is read back once per rollout in a reporting stint: another replica (or an
+  // earlier process) may have planned the pull request's last revision (the plan and its
+  // scope), settled some clusters, or sent this rollout's final report already.
+  std::string whole;
+  std::string body = PlanOf(*rollout.pull_request, !rollout.plan_read, stop, &whole);
+  if (!rollout.plan_read && Recall(whole, commit, rollout)) return;
   rollout.plan_read = true;
   if (!body.empty()) body += "\n\n";
-  // Success once every cluster in scope applied the commit; failure once one failed on it.
-  const std::set<std::string>* scope = nullptr;
-  if (auto it = scopes_.find(*rollout.pull_request); it != scopes_.end() && !it->second.empty()) {
-    scope = &it->second;
+  const std::vector<MergedChange> history = History();
+  size_t index = 0;
+  while (history[index].commit != commit) ++index;  // Track put it there
+  const RolloutVerdict verdict = JudgeRollout(history, index, clusters_, rollout.settled);
+  for (const ClusterVerdict& v : verdict.clusters) {
+    if (v.outcome != Outcome::kPending) rollout.settled[v.cluster] = v;
   }
-  bool all_applied = true, failed = false;
-  for (const auto& [name, status] : clusters_) {
-    if (scope != nullptr && !scope->contains(name)) continue;
-    all_applied = all_applied && status.desired_commit_applied == commit &&
-                  status.phase == core::ClusterPhase::kReady;
-    failed = failed || (status.desired_commit_attempted == commit &&
-                        status.phase == core::ClusterPhase::kUpgradeFailed);
+  const std::string state = StateWord(verdict.outcome);
+  comments_.Publish(*rollout.pull_request, body + RolloutSection(commit, verdict));
+  if (state == rollout.reported) {
+    rollout.final = verdict.final();
+    return;
   }
-  const std::string state = failed ? "failure" : all_applied ? "success" : "pending";
-  comments_.Publish(*rollout.pull_request, body + RolloutSection(commit,
-                                                                 failed        ? "failed"
-                                                                 : all_applied ? "succeeded"
-                                                                               : "in progress",
-                                                                 scope));
-  if (state == rollout.reported) return;
-  const CommitStatus status{
-      commit, kRolloutContext,
-      failed        ? CommitState::kFailure
-      : all_applied ? CommitState::kSuccess
-                    : CommitState::kPending,
-      failed        ? "The rollout failed"
-      : all_applied ? (scope ? "Every cluster it changes applied it" : "Every cluster applied it")
-                    : "Rolling out",
-      options_.status_url};
+  const CommitStatus status{commit, kRolloutContext, CommitStateOf(verdict.outcome),
+                            StatusDescription(verdict), options_.status_url};
   if (absl::Status s = api_.SetCommitStatus(status, stop); s.ok()) {
     rollout.reported = state;
+    rollout.final = verdict.final();
   } else {
     log_->warn("step=rollout-status commit={} error={}", Short(commit),
                LogValue(std::string(s.message())));

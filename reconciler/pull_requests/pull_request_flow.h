@@ -12,11 +12,13 @@
 //  - closed or merged: the preview ref kept for its head is deleted from the mirror.
 //  - merged: once the reconcilers record statuses for the merge commit, the same comment
 //    gains the rollout's progress and result, and the merge commit gets
-//    `talos-reconciler/rollout`, pending then success or failure. The pull request is the one
-//    the merged webhook named, else the one the forge says the commit belongs to. The rollout
-//    is the clusters the pull request's last plan changed (another cluster waiting for its
-//    window neither holds nor fails it), named on a hidden line of the plan, so it is known
-//    to whichever process reports; every cluster when no plan says so.
+//    `talos-reconciler/rollout`, pending then success, failure or superseded (sent as success),
+//    judged by JudgeRollout (rollout_verdict.h); a final one is never sent again, so a later
+//    merge for the same clusters is reported on its own pull request only. The pull request is
+//    the one the merged webhook named, else the one the forge says the commit belongs to. The
+//    rollout is the clusters the pull request's last plan changed (another cluster waiting for
+//    its window neither holds nor fails it), named on a hidden line of the plan, so it is
+//    known to whichever process reports; every cluster when no plan says so.
 // Several replicas (--leader-elect): a pull request's plan is made by the replica its webhook
 // reaches (one delivery, one replica). Rollouts are reported by one replica only, the one
 // `reports` says (the holder of shard 0): it re-reads the status branch on Refresh() and
@@ -47,6 +49,7 @@
 #include "reconciler/forge/forge_dialect.h"
 #include "reconciler/forge/webhook_event.h"
 #include "reconciler/pull_requests/pr_comments.h"
+#include "reconciler/pull_requests/rollout_verdict.h"
 #include "reconciler/status_store.h"
 #include "reconciler/talos_credentials.h"
 #include "spdlog/spdlog.h"
@@ -101,8 +104,11 @@ class PullRequestFlow {
   struct Rollout {
     std::optional<int64_t> pull_request;
     bool looked_up = false;
-    std::string reported;    // the last rollout state sent: "", pending, success, failure
-    bool plan_read = false;  // with `reports`: the comment's plan was read back
+    std::string reported;     // the last rollout state sent: "", pending, success, failure, ...
+    bool plan_read = false;   // the comment was read back (once per reporting stint)
+    bool final = false;       // its final state was sent: it is never reported again
+    uint64_t rank = 0;        // its merge order (MergedChange::rank)
+    SettledClusters settled;  // clusters whose outcome an earlier verdict settled
   };
 
   void Run(std::stop_token stop);
@@ -111,6 +117,8 @@ class PullRequestFlow {
   // This replica just became the reporter: forgets what it sent and adds every commit its
   // clusters are on to `commits`, so their rollouts are reported again.
   void TakeOver(std::set<std::string>& commits);
+  // Takes the statuses loaded at start (StatusesLoaded) as the clusters' latest.
+  void Load();
   void Plan(const forge::WebhookEvent& event, std::stop_token stop);
   // The head is past a preview limit (FailedPrecondition naming it): a failing plan status
   // and a comment saying so, nothing planned.
@@ -118,15 +126,27 @@ class PullRequestFlow {
                         std::stop_token stop);
   // The pull request closed or merged: its preview ref goes from the mirror.
   void DropPreview(const forge::WebhookEvent& event);
+  // Progress() of each of `commits`, the newest merge first: a change's pull request is then
+  // known before an earlier change is judged superseded by it or not.
+  void ReportNewestFirst(const std::set<std::string>& commits, std::stop_token stop);
   void Progress(const std::string& commit, std::stop_token stop);
-  std::string RolloutSection(const std::string& commit, std::string_view state,
-                             const std::set<std::string>* scope);
+  // The merged changes known, sorted by rank, for JudgeRollout.
+  std::vector<MergedChange> History() const;
+  std::string RolloutSection(const std::string& commit, const RolloutVerdict& verdict);
   // The plan part of pull request `number`'s comment: remembered, else (or when `read_back`)
   // read back from the forge, with the scope it names into scopes_, so the rollout report
   // does not replace it; the remembered one, or empty, when the read fails or finds none.
-  std::string PlanOf(int64_t number, bool read_back, std::stop_token stop);
-  // Notes `commit` in rollout_order_ when neither rollouts_ nor merged_ holds it yet.
+  // When it reads the comment, `whole` (if given) receives all of it.
+  std::string PlanOf(int64_t number, bool read_back, std::stop_token stop,
+                     std::string* whole = nullptr);
+  // What the pull request's comment (`comment`, read back) says of `commit`'s rollout: true
+  // when its report is final already (then `rollout` is marked so); else the clusters it
+  // settled go into `rollout`.
+  bool Recall(const std::string& comment, const std::string& commit, Rollout& rollout);
+  // Notes `commit` (once) in rollouts_ and rollout_order_, ranked after every commit noted
+  // before it; TrackAt with the rank given.
   void Track(const std::string& commit);
+  void TrackAt(const std::string& commit, uint64_t rank);
   // Forgets the oldest pull requests and merge commits beyond kMaxTracked.
   void Trim();
 
@@ -142,7 +162,8 @@ class PullRequestFlow {
   std::map<std::string, int64_t> merged_;                // merge commit -> pull request
   std::map<std::string, Rollout> rollouts_;              // merge commit -> its report
   std::map<std::string, core::ClusterStatus> clusters_;  // latest status of every cluster
-  std::deque<std::string> rollout_order_;                // merge commits, oldest first
+  std::deque<std::string> rollout_order_;                // merge commits, first noted first
+  uint64_t next_rank_ = 3;                               // above the ranks of what Load() notes
   bool reporting_ = false;                               // as `reports` said last
 
   Mutex mu_;

@@ -158,11 +158,12 @@ struct Replica {
     options.content_requests_per_minute = 60'000;  // no pacing to wait out in a test
     return *HttpForgeClient::Create(std::move(options), Env::Default());
   }
-  void Record(const std::string& cluster, core::ClusterPhase phase, const std::string& applied) {
+  void Record(const std::string& cluster, core::ClusterPhase phase, const std::string& applied,
+              const std::string& attempted = kMerge) {
     core::ClusterStatus status;
     status.cluster = cluster;
     status.phase = phase;
-    status.desired_commit_attempted = kMerge;
+    status.desired_commit_attempted = attempted;
     status.desired_commit_applied = applied;
     ASSERT_TRUE(store.Record(status, {}).ok());
   }
@@ -268,6 +269,72 @@ TEST_F(PullRequestFlowReplicasTest, TheScopeComesFromThePlanAnotherReplicaWrote)
   EXPECT_THAT(Comment(), HasSubstr("alpha: v1.9.0 → v1.9.1\n\n## Rollout of 222222222222"));
   EXPECT_THAT(Comment(), Not(HasSubstr("| gamma |")));
   EXPECT_EQ(second_.api.calls(), 0);
+}
+
+// Two pull requests merged one after the other for the same cluster (issue 48): each report
+// describes its own change, and a final one never goes back.
+class BackToBackMergesTest : public PullRequestFlowReplicasTest {
+ protected:
+  static constexpr char kSecond[] = "3333333333333333333333333333333333333333";
+  static constexpr int64_t kSecondPull = 8;
+
+  BackToBackMergesTest() {
+    fake_.SetMergedPull(kSecond, kSecondPull);
+    for (auto [number, commit] : {std::pair{kPull, kMerge}, std::pair{kSecondPull, kSecond}}) {
+      fake_.AddForeignComment(number, fmt::format("{}\n<!-- talos-reconciler:changes alpha -->\n"
+                                                  "## Plan for {}\n\nalpha: a plan",
+                                                  kCommentMarker, std::string(commit, 10)));
+    }
+  }
+  std::vector<std::string> States(const std::string& commit) {
+    std::vector<std::string> states;
+    for (const FakeStatus& s : fake_.Statuses(commit)) {
+      if (s.context == kRolloutContext) states.push_back(s.state + ": " + s.description);
+    }
+    return states;
+  }
+  std::string CommentOf(int64_t number) {
+    std::vector<forge_test::FakeComment> comments = fake_.Comments(number);
+    return comments.size() == 1 ? comments[0].body : "not one comment";
+  }
+};
+
+TEST_F(BackToBackMergesTest, ASecondMergeLeavesTheFirstReportFinal) {
+  first_.Record("alpha", core::ClusterPhase::kUpgradingTalos, kOld);
+  Settle();
+  first_.Record("alpha", core::ClusterPhase::kReady, kMerge);
+  Settle();
+  // The second pull request merges: alpha attempts it while it last applied the first.
+  first_.Record("alpha", core::ClusterPhase::kUpgradingTalos, kMerge, kSecond);
+  Settle();
+  first_.Record("alpha", core::ClusterPhase::kReady, kSecond, kSecond);
+  Settle();
+  EXPECT_THAT(States(kMerge),
+              ElementsAre("pending: Rolling out", "success: Every cluster it changes applied it"));
+  EXPECT_THAT(States(kSecond),
+              ElementsAre("pending: Rolling out", "success: Every cluster it changes applied it"));
+  EXPECT_THAT(CommentOf(kPull), HasSubstr("## Rollout of 222222222222: succeeded"));
+  EXPECT_THAT(CommentOf(kPull), HasSubstr("| alpha | Ready |"));
+  EXPECT_THAT(CommentOf(kSecondPull), HasSubstr("## Rollout of 333333333333: succeeded"));
+  EXPECT_THAT(fake_.Violations(), IsEmpty());
+}
+
+TEST_F(BackToBackMergesTest, AChangeSupersededBeforeItFinishedSaysByWhich) {
+  first_.Record("alpha", core::ClusterPhase::kUpgradingTalos, kOld);
+  Settle();
+  // The second merges while alpha still rolls the first out: alpha now rolls out the second.
+  first_.Record("alpha", core::ClusterPhase::kUpgradingTalos, kOld, kSecond);
+  Settle();
+  EXPECT_THAT(States(kMerge),
+              ElementsAre("pending: Rolling out",
+                          "success: Superseded by #8 before it finished: reported there"));
+  EXPECT_THAT(CommentOf(kPull), HasSubstr("## Rollout of 222222222222: superseded by #8"));
+  EXPECT_THAT(CommentOf(kPull), HasSubstr("| alpha | superseded | — | — | superseded by #8 |"));
+  first_.Record("alpha", core::ClusterPhase::kReady, kSecond, kSecond);
+  Settle();
+  EXPECT_EQ(States(kMerge).size(), 2u);  // final: never reported again
+  EXPECT_THAT(States(kSecond),
+              ElementsAre("pending: Rolling out", "success: Every cluster it changes applied it"));
 }
 
 // A flow planning previews from a real mirror of `upstream_`, reporting to the fake forge.
