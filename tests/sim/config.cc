@@ -3,6 +3,7 @@
 #include "core/version.h"
 #include "fmt/format.h"
 #include "machine/machine.pb.h"
+#include "tests/sim/config_documents.h"
 #include "tests/sim/sim_cluster.h"
 #include "yaml-cpp/yaml.h"
 
@@ -10,51 +11,6 @@ namespace tr::sim {
 namespace {
 
 using Mode = machine::ApplyConfigurationRequest;
-
-YAML::Node Child(const YAML::Node& n, const char* key) {
-  if (n && n.IsMap() && n[key]) return n[key];
-  return YAML::Node(YAML::NodeType::Undefined);
-}
-
-std::string InstallerImage(const NodeSpec& spec, const std::string& tag) {
-  return InitialInstallerImage(spec.platform, spec.schematic, tag);
-}
-
-struct ParsedConfig {
-  std::map<std::string, std::string> images;
-  std::string reboot_fields;  // YAML of machine.type + machine.install: a change needs a reboot
-};
-
-absl::StatusOr<ParsedConfig> ParseConfig(const std::string& data) {
-  try {
-    ParsedConfig parsed;
-    for (const YAML::Node& doc : YAML::LoadAll(data)) {
-      if (!doc.IsMap() || doc["version"].as<std::string>("") != "v1alpha1") continue;
-      const YAML::Node machine = Child(doc, "machine");
-      if (!machine.IsMap()) {
-        return absl::InvalidArgumentError(
-            "1 error occurred:\n\t* machine instructions are required");
-      }
-      YAML::Emitter out;
-      out << Child(machine, "type") << Child(machine, "install");
-      parsed.reboot_fields = out.c_str();
-      const YAML::Node cluster = Child(doc, "cluster");
-      const std::pair<std::string, YAML::Node> images[] = {
-          {"kubelet", Child(Child(machine, "kubelet"), "image")},
-          {"kube-apiserver", Child(Child(cluster, "apiServer"), "image")},
-          {"kube-controller-manager", Child(Child(cluster, "controllerManager"), "image")},
-          {"kube-scheduler", Child(Child(cluster, "scheduler"), "image")},
-          {"kube-proxy", Child(Child(cluster, "proxy"), "image")}};
-      for (const auto& [name, node] : images) {
-        if (node && node.IsScalar()) parsed.images[name] = node.as<std::string>();
-      }
-      return parsed;
-    }
-    return absl::InvalidArgumentError("failed to parse config: no v1alpha1 document found");
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(fmt::format("failed to parse config: {}", e.what()));
-  }
-}
 
 // Since Talos 1.5 a machine configuration may hold more documents than v1alpha1 (network
 // rules, extension services, ...). Workers on Talos 1.6 or later carry two, written as a person
@@ -71,6 +27,22 @@ bool HasExtraDocuments(const SimNode& node) {
   return !node.is_control_plane() && version.ok() && version->Minor() >= core::MinorVersion{1, 6};
 }
 
+std::string InstallerImage(const NodeSpec& spec, const std::string& tag) {
+  return InitialInstallerImage(spec.platform, spec.schematic, tag);
+}
+
+// The 1.14 generated documents that replace .machine.install and .cluster.{clusterName,
+// controlPlane} (generate/init.go, kubernetes.go at v1.14.0-rc.1; no secrets in the simulator).
+std::string GeneratedMultidocDocuments(const NodeSpec& spec, const std::string& cluster,
+                                       const std::string& endpoint, const std::string& tag) {
+  return fmt::format(
+      "---\napiVersion: v1alpha1\nkind: UnattendedInstallConfig\ninstaller:\n  image: {}\n"
+      "provisioning:\n  diskSelector:\n    match: disk.dev_path == \"/dev/sda\"\n"
+      "  wipe: false\n---\napiVersion: v1alpha1\nkind: KubeClusterConfig\nclusterName: {}\n"
+      "endpoint: https://{}:6443\n",
+      InstallerImage(spec, tag), cluster, endpoint);
+}
+
 }  // namespace
 
 std::string SimCluster::RenderMachineConfigLocked(const SimNode& node) const {
@@ -82,19 +54,38 @@ std::string SimCluster::RenderMachineConfigLocked(const SimNode& node) const {
     auto it = node.images.find(name);
     return it == node.images.end() ? std::string() : it->second;
   };
-  std::string out = fmt::format(
-      "version: v1alpha1\ndebug: false\npersist: true\nmachine:\n  type: {}\n  install:\n"
-      "    disk: /dev/sda\n    image: {}\n  kubelet:\n    image: {}\n  network:\n"
-      "    hostname: {}\ncluster:\n  clusterName: {}\n  controlPlane:\n"
-      "    endpoint: https://{}:6443\n  proxy:\n    image: {}\n",
-      NodeRoleName(node.spec.role), InstallerImage(node.spec, node.tag), image("kubelet"),
-      node.spec.name, spec_.name, first_cp->address, image("kube-proxy"));
-  if (node.is_control_plane()) {
-    out += fmt::format(
-        "  apiServer:\n    image: {}\n  controllerManager:\n    image: {}\n  scheduler:\n"
-        "    image: {}\n",
-        image("kube-apiserver"), image("kube-controller-manager"), image("kube-scheduler"));
+  const core::MinorVersion talos = core::ParseTalosVersion(node.tag).value().Minor();
+  const ConfigShape shape = node.spec.config;
+  const bool multidoc = GeneratedMultidoc(shape, talos);
+  // v1alpha1 first, each section only where the shape keeps it there; the documents after.
+  std::string machine, cluster, documents;
+  if (!multidoc) {
+    machine += fmt::format("  install:\n    disk: /dev/sda\n    image: {}\n",
+                           InstallerImage(node.spec, node.tag));
+    cluster += fmt::format("  clusterName: {}\n  controlPlane:\n    endpoint: https://{}:6443\n",
+                           spec_.name, first_cp->address);
   }
+  for (const ComponentPlace& place : ComponentPlaces()) {
+    // Workers carry the kubelet and, in v1alpha1 only, .cluster.proxy (as before 1.14).
+    const bool in_document = InDocument(shape, talos, place.component);
+    if (place.control_plane_only && !node.is_control_plane() &&
+        (in_document || place.key != std::string_view("proxy"))) {
+      continue;
+    }
+    if (in_document) {
+      documents += ComponentDocument(place, image(place.component));
+    } else {
+      (place.section == std::string_view("machine") ? machine : cluster) +=
+          fmt::format("  {}:\n    image: {}\n", place.key, image(place.component));
+    }
+  }
+  std::string out = fmt::format(
+      "version: v1alpha1\ndebug: false\npersist: true\nmachine:\n  type: {}\n{}  network:\n"
+      "    hostname: {}\ncluster:{}",
+      NodeRoleName(node.spec.role), machine, node.spec.name,
+      cluster.empty() ? std::string(" {}\n") : "\n" + cluster);
+  if (multidoc) out += GeneratedMultidocDocuments(node.spec, spec_.name, first_cp->address, node.tag);
+  out += documents;
   if (HasExtraDocuments(node)) out += kWorkerExtraDocuments;
   return out;
 }
@@ -103,9 +94,9 @@ absl::StatusOr<ApplyResult> SimCluster::ApplyConfiguration(SimNode& node, const 
                                                            int mode, bool dry_run,
                                                            std::chrono::milliseconds try_timeout) {
   std::lock_guard lock(mu_);
-  auto parsed = ParseConfig(data);
+  auto parsed = ReadConfig(data);
   if (!parsed.ok()) return parsed.status();
-  auto current = ParseConfig(node.machine_config);
+  auto current = ReadConfig(node.machine_config);
   const bool needs_reboot = !current.ok() || current->reboot_fields != parsed->reboot_fields;
   auto version = core::ParseTalosVersion(node.tag);
   const bool v114 = version.ok() && version->Minor() >= core::MinorVersion{1, 14};

@@ -96,6 +96,22 @@ absl::StatusOr<Fault> ParseFault(std::string_view where, const YAML::Node& node)
   return fault;
 }
 
+// `config:` of a node: the documents of a migrated shape exist from Talos 1.14 only.
+absl::Status ParseConfigShapeOf(const std::string& where, const YAML::Node& y,
+                                const core::Version& talos, NodeSpec& node) {
+  if (!y["config"]) return absl::OkStatus();
+  auto shape = ParseConfigShape(y["config"].as<std::string>(""));
+  if (!shape.ok()) return Invalid(where, std::string(shape.status().message()));
+  node.config = *shape;
+  const bool documents = *shape == ConfigShape::kMigrated || *shape == ConfigShape::kPartlyMigrated;
+  if (documents && talos.Minor() < core::MinorVersion{1, 14}) {
+    return Invalid(where, fmt::format("config {} needs Talos 1.14 or later (the Kubernetes "
+                                      "documents do not exist before)",
+                                      ConfigShapeName(*shape)));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node& y) {
   NodeSpec node;
   node.name = y["name"].as<std::string>("");
@@ -121,6 +137,7 @@ absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node&
   }
   node.platform = y["platform"].as<std::string>("metal");
   node.schematic = y["schematic"].as<std::string>("");
+  if (auto st = ParseConfigShapeOf(where, y, *talos, node); !st.ok()) return st;
   for (const auto& f : Child(y, "faults")) {
     auto fault = ParseFault(where, f);
     if (!fault.ok()) return fault.status();
@@ -289,6 +306,29 @@ absl::StatusOr<FleetSpec> ParseYaml(const YAML::Node& root) {
 }
 
 }  // namespace
+
+std::string_view ConfigShapeName(ConfigShape shape) {
+  switch (shape) {
+    case ConfigShape::kGenerated:
+      return "generated";
+    case ConfigShape::kV1Alpha1:
+      return "v1alpha1";
+    case ConfigShape::kMigrated:
+      return "migrated";
+    case ConfigShape::kPartlyMigrated:
+      return "partly_migrated";
+  }
+  return "generated";
+}
+
+absl::StatusOr<ConfigShape> ParseConfigShape(std::string_view name) {
+  for (ConfigShape s : {ConfigShape::kGenerated, ConfigShape::kV1Alpha1, ConfigShape::kMigrated,
+                        ConfigShape::kPartlyMigrated}) {
+    if (ConfigShapeName(s) == name) return s;
+  }
+  return absl::InvalidArgumentError(fmt::format(
+      "config must be generated, v1alpha1, migrated or partly_migrated, not \"{}\"", name));
+}
 
 std::string_view NodeRoleName(NodeRole role) {
   return role == NodeRole::kControlPlane ? "controlplane" : "worker";

@@ -55,6 +55,18 @@ enum class FaultKind {
 std::string_view FaultKindName(FaultKind kind);
 absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name);
 
+// How a node's configuration keeps its Kubernetes components (fleet file `config:`).
+enum class ConfigShape {
+  kGenerated,       // as `talosctl gen config` of the node's Talos version writes it
+  kV1Alpha1,        // every component in its v1alpha1 section (made before 1.14)
+  kMigrated,        // every component in its own document, the rest as made before 1.14
+  kPartlyMigrated,  // the kubelet in KubeletConfig, the control plane in v1alpha1
+};
+
+// "generated", "v1alpha1", "migrated", "partly_migrated".
+std::string_view ConfigShapeName(ConfigShape shape);
+absl::StatusOr<ConfigShape> ParseConfigShape(std::string_view name);
+
 struct Fault {
   FaultKind kind = FaultKind::kBootFailure;
   // How many times the fault fires before it is used up; -1 = until cleared. Only the one-shot
@@ -118,6 +130,7 @@ struct NodeSpec {
   std::string platform = "metal";  // Version.platform.name
   std::string schematic;           // 64-hex schematic id of the installed image; empty = vanilla
   std::vector<Fault> faults;       // active from the start
+  ConfigShape config = ConfigShape::kGenerated;  // fleet file `config:`
 };
 
 // A workload pod on the simulated Kubernetes API (static pods and kube-proxy are generated).

@@ -102,6 +102,12 @@ TEST(FleetSpecTest, RejectsInvalidFleets) {
       {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
        "1.34.0}], pods: [{name: p, node: ghost}]}]",
        "name of a node"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.13.9, kubernetes: "
+       "1.34.0, config: partly_migrated}]}]",
+       "config partly_migrated needs Talos 1.14 or later"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.14.0, kubernetes: "
+       "1.34.0, config: yaml}]}]",
+       "config must be generated, v1alpha1, migrated or partly_migrated"},
       {"clusters: [ {name: a", "fleet file"},
       {"- just a list", "mapping"},
   };
@@ -110,6 +116,19 @@ TEST(FleetSpecTest, RejectsInvalidFleets) {
     ASSERT_FALSE(spec.ok()) << c.yaml;
     EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << c.yaml;
     EXPECT_THAT(std::string(std::string(spec.status().message())), HasSubstr(c.message)) << c.yaml;
+  }
+}
+
+TEST(FleetSpecTest, ParsesTheConfigShape) {
+  auto spec = FleetSpec::Parse(
+      "clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.14.0, kubernetes: "
+      "1.36.3, config: migrated}, {name: w, talos: v1.13.9, kubernetes: 1.36.3}]}]");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->clusters[0].nodes[0].config, ConfigShape::kMigrated);
+  EXPECT_EQ(spec->clusters[0].nodes[1].config, ConfigShape::kGenerated);
+  for (ConfigShape s : {ConfigShape::kGenerated, ConfigShape::kV1Alpha1, ConfigShape::kMigrated,
+                        ConfigShape::kPartlyMigrated}) {
+    EXPECT_EQ(ParseConfigShape(ConfigShapeName(s)).value(), s);
   }
 }
 
