@@ -92,6 +92,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::PreChecks(UpgradeOutcome& outcome) {
                    kPreChecks, ""};
   }
   if (Step s = CheckTalosVersions()) return s;
+  if (Step s = CheckConfigPlaces()) return s;
   if (Step s = CheckVersionPath(outcome)) return s;
   absl::StatusOr<core::Version> from = core::ParseKubernetesVersion(outcome.from);
   if (from.ok() && from->Minor() != options_.target.Minor()) return CheckRemovals(from->Minor());
@@ -114,9 +115,31 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckTalosVersions() {
             version->tag, node.name, target.ToString(), range)),
         kPreChecks, node.name};
   }
-  Report(kPreChecks, 1, 3,
+  Report(kPreChecks, 1, 4,
          fmt::format("pre-checks: Talos on {} nodes runs Kubernetes {}", options_.nodes.size(),
                      target.ToString()));
+  return std::nullopt;
+}
+
+KubernetesUpgrade::Step KubernetesUpgrade::CheckConfigPlaces() {
+  // Every component on every node before the first change: a configuration that cannot be
+  // patched (a component set twice, or nowhere) must not stop the run half-way.
+  std::vector<std::string> shapes;
+  for (const UpgradeNode& node : options_.nodes) {
+    absl::StatusOr<std::string> config = MachineConfig(node);
+    if (!config.ok()) return Failure{config.status(), kPreChecks, node.name};
+    for (Component c : ComponentsOf(node.control_plane)) {
+      absl::Status s = CheckPatchable(*config, c);
+      if (s.ok()) continue;
+      return Failure{absl::Status(s.code(), fmt::format("{} on {}: {}", ComponentName(c),
+                                                        node.name, std::string(s.message()))),
+                     std::string(ComponentName(c)), node.name};
+    }
+    shapes.push_back(fmt::format("{} {}", node.name,
+                                 ConfigShape(*config, node.control_plane).value_or("unreadable")));
+  }
+  Report(kPreChecks, 2, 4,
+         fmt::format("pre-checks: Kubernetes settings kept in: {}", fmt::join(shapes, ", ")));
   return std::nullopt;
 }
 
@@ -125,9 +148,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckVersionPath(UpgradeOutcome& outc
   for (const UpgradeNode& node : options_.nodes) {
     absl::StatusOr<std::string> config = MachineConfig(node);
     if (!config.ok()) return Failure{config.status(), kPreChecks, node.name};
-    for (Component c : {Component::kApiServer, Component::kControllerManager, Component::kScheduler,
-                        Component::kKubeProxy, Component::kKubelet}) {
-      if (!node.control_plane && c != Component::kKubelet) continue;
+    for (Component c : ComponentsOf(node.control_plane)) {
       absl::StatusOr<std::string> image = ConfiguredImage(*config, c);
       if (!image.ok()) return Failure{image.status(), kPreChecks, node.name};
       absl::StatusOr<core::Version> v =
@@ -156,7 +177,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckVersionPath(UpgradeOutcome& outc
             options_.target.ToString(), lowest->Minor().Next().ToString())),
         kPreChecks, ""};
   }
-  Report(kPreChecks, 2, 3,
+  Report(kPreChecks, 3, 4,
          fmt::format("pre-checks: upgrade path {} → {}", outcome.from, options_.target.ToString()));
   return std::nullopt;
 }
@@ -177,7 +198,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovals(core::MinorVersion from
   // The machine configuration first: what is found there can be named with the field to change.
   if (Step s = CheckRemovedInConfig(removals)) return s;
   if (Step s = CheckRemovedInRunningArgs(removals)) return s;
-  Report(kPreChecks, 3, 3,
+  Report(kPreChecks, 4, 4,
          "pre-checks: no removed API, flag, feature gate or admission plugin in use");
   return std::nullopt;
 }
@@ -188,9 +209,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovedInConfig(
   for (const UpgradeNode& node : options_.nodes) {
     absl::StatusOr<std::string> config = MachineConfig(node);
     if (!config.ok()) return Failure{config.status(), kPreChecks, node.name};
-    for (Component c : {Component::kApiServer, Component::kControllerManager, Component::kScheduler,
-                        Component::kKubelet}) {
-      if (!node.control_plane && c != Component::kKubelet) continue;
+    for (Component c : ComponentsOf(node.control_plane)) {
+      if (c == Component::kKubeProxy) continue;  // no removal table for kube-proxy
       absl::StatusOr<std::vector<std::string>> args = ConfiguredExtraArgs(*config, c);
       if (!args.ok()) return Failure{args.status(), kPreChecks, node.name};
       const bool kubelet = c == Component::kKubelet;
@@ -202,7 +222,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovedInConfig(
                            : std::vector<std::string>{},
                kubelet ? std::vector<std::string>{} : removals.feature_gates,
                apiserver ? removals.admission_plugins : std::vector<std::string>{})) {
-        in_use.push_back(fmt::format("{} in {} of {}", item, ExtraArgsPath(c), node.name));
+        const ConfigPlace place = PlaceOf(*config, c).value_or(ConfigPlace::kV1Alpha1);
+        in_use.push_back(fmt::format("{} in {} of {}", item, ExtraArgsPath(c, place), node.name));
       }
     }
   }
@@ -258,9 +279,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::PrePull(std::stop_token stop) {
   for (const UpgradeNode& node : options_.nodes) {
     absl::StatusOr<std::string> config = MachineConfig(node);
     if (!config.ok()) return Failure{config.status(), "image pull", node.name};
-    for (Component c : {Component::kApiServer, Component::kControllerManager, Component::kScheduler,
-                        Component::kKubelet}) {
-      if (!node.control_plane && c != Component::kKubelet) continue;
+    for (Component c : ComponentsOf(node.control_plane)) {
+      if (c == Component::kKubeProxy) continue;  // kube-proxy runs from the DaemonSet
       const std::string current = ConfiguredImage(*config, c).value_or("");
       if (current.empty() || current == TargetImage(current)) continue;
       pulls.push_back({&node,

@@ -1,8 +1,10 @@
 // KubernetesUpgrade: one minor Kubernetes upgrade of a Talos cluster, the way `talosctl
 // upgrade-k8s` does it, through the Talos API (machine configuration, COSI resources, image
 // pulls) and the Kubernetes API (static pods, Nodes):
-//   1. pre-checks: the target against every node's Talos version (support matrix); one minor at
-//      most above the lowest running version; removed APIs still holding objects; removed flags
+//   1. pre-checks: the target against every node's Talos version (support matrix); every
+//      component on every node patchable where that node's configuration keeps it (its own
+//      document or its v1alpha1 section, machine_config.h); one minor at most above the lowest
+//      running version; removed APIs still holding objects; removed flags
 //      and feature gates still set (core/k8s_removals.h);
 //   2. image pre-pull on every node, for the components that are not at the target yet;
 //   3. kube-apiserver, kube-controller-manager, kube-scheduler, each node by node over the
@@ -103,6 +105,7 @@ class KubernetesUpgrade {
 
   Step PreChecks(UpgradeOutcome& outcome);
   Step CheckTalosVersions();
+  Step CheckConfigPlaces();
   Step CheckVersionPath(UpgradeOutcome& outcome);
   Step CheckRemovals(core::MinorVersion from);
   Step CheckRemovedInConfig(const core::KubernetesRemovals& removals);

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "core/version.h"
+#include "fmt/format.h"
+#include "fmt/ranges.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tr::reconciler::k8s_upgrade {
@@ -42,6 +44,8 @@ struct Documents {
   std::vector<Document> docs;
   size_t v1alpha1 = 0;
 };
+
+constexpr size_t kNoDocument = static_cast<size_t>(-1);
 
 // A line that opens a new document: `---` alone or followed by a space or tab. In YAML such a
 // line at column 0 ends any block scalar too, so cutting the text there is exact.
@@ -96,10 +100,38 @@ YAML::Node Child(const YAML::Node& n, const char* key) {
   return n.IsMap() && n[key] ? n[key] : YAML::Node(YAML::NodeType::Undefined);
 }
 
-// `key` of the component's section of the v1alpha1 document (`cluster.apiServer.<key>`, ...).
-YAML::Node SectionField(const Documents& d, Component component, const char* key) {
+// The component's v1alpha1 section (`cluster.apiServer`, ...); undefined when absent.
+YAML::Node Section(const Documents& d, Component component) {
   const FieldPath path = PathOf(component);
-  return Child(Child(Child(d.docs[d.v1alpha1].node, path.section), path.key), key);
+  return Child(Child(d.docs[d.v1alpha1].node, path.section), path.key);
+}
+
+// A section Go decodes into a non-nil pointer, which is what Talos's conflict check looks at.
+bool Present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
+
+// The index of the component's own document (`kind: KubeletConfig`, ...), or kNoDocument.
+size_t DocumentOf(const Documents& d, Component component) {
+  for (size_t i = 0; i < d.docs.size(); ++i) {
+    const YAML::Node kind = Child(d.docs[i].node, "kind");
+    if (i != d.v1alpha1 && kind.IsScalar() && kind.as<std::string>() == DocumentKind(component)) {
+      return i;
+    }
+  }
+  return kNoDocument;
+}
+
+ConfigPlace Place(const Documents& d, Component component) {
+  const bool document = DocumentOf(d, component) != kNoDocument;
+  const bool section = Present(Section(d, component));
+  if (document) return section ? ConfigPlace::kBoth : ConfigPlace::kDocument;
+  return section ? ConfigPlace::kV1Alpha1 : ConfigPlace::kNone;
+}
+
+// The map the component's settings are in where that node keeps them (as talosctl's
+// stdpatches.GuessVersionContract* choose): its document, else its v1alpha1 section.
+YAML::Node Settings(const Documents& d, Component component) {
+  const size_t doc = DocumentOf(d, component);
+  return doc != kNoDocument ? d.docs[doc].node : Section(d, component);
 }
 
 }  // namespace
@@ -120,10 +152,66 @@ std::string_view ComponentName(Component component) {
   return "kubelet";
 }
 
+std::vector<Component> ComponentsOf(bool control_plane) {
+  if (!control_plane) return {Component::kKubelet};
+  return {Component::kApiServer, Component::kControllerManager, Component::kScheduler,
+          Component::kKubeProxy, Component::kKubelet};
+}
+
+std::string_view DocumentKind(Component component) {
+  switch (component) {
+    case Component::kApiServer:
+      return "KubeAPIServerConfig";
+    case Component::kControllerManager:
+      return "KubeControllerManagerConfig";
+    case Component::kScheduler:
+      return "KubeSchedulerConfig";
+    case Component::kKubeProxy:
+      return "KubeProxyConfig";
+    case Component::kKubelet:
+      return "KubeletConfig";
+  }
+  return "KubeletConfig";
+}
+
+std::string V1Alpha1Section(Component component) {
+  const FieldPath path = PathOf(component);
+  return std::string(path.section) + "." + path.key;
+}
+
+absl::StatusOr<ConfigPlace> PlaceOf(const std::string& config_yaml, Component component) {
+  absl::StatusOr<Documents> d = Load(config_yaml);
+  if (!d.ok()) return d.status();
+  return Place(*d, component);
+}
+
+absl::Status CheckPatchable(const std::string& config_yaml, Component component) {
+  absl::StatusOr<Documents> d = Load(config_yaml);
+  if (!d.ok()) return d.status();
+  switch (Place(*d, component)) {
+    case ConfigPlace::kBoth:
+      return absl::FailedPreconditionError(
+          fmt::format("set twice, in the {} document and in {} (Talos refuses that): keep one",
+                      DocumentKind(component), V1Alpha1Section(component)));
+    case ConfigPlace::kNone:
+      return absl::FailedPreconditionError(fmt::format(
+          "no image configured (neither a {} document nor {})", DocumentKind(component),
+          V1Alpha1Section(component)));
+    default:
+      break;
+  }
+  const YAML::Node image = Child(Settings(*d, component), "image");
+  if (image.IsScalar() && !image.as<std::string>().empty()) return absl::OkStatus();
+  const bool document = Place(*d, component) == ConfigPlace::kDocument;
+  return absl::FailedPreconditionError(
+      document ? fmt::format("no image in the {} document", DocumentKind(component))
+               : fmt::format("no image in {}", V1Alpha1Section(component)));
+}
+
 absl::StatusOr<std::string> ConfiguredImage(const std::string& config_yaml, Component component) {
   absl::StatusOr<Documents> d = Load(config_yaml);
   if (!d.ok()) return d.status();
-  const YAML::Node image = SectionField(*d, component, "image");
+  const YAML::Node image = Child(Settings(*d, component), "image");
   return image.IsScalar() ? image.as<std::string>() : std::string();
 }
 
@@ -131,7 +219,7 @@ absl::StatusOr<std::vector<std::string>> ConfiguredExtraArgs(const std::string& 
                                                              Component component) {
   absl::StatusOr<Documents> d = Load(config_yaml);
   if (!d.ok()) return d.status();
-  const YAML::Node extra = SectionField(*d, component, "extraArgs");
+  const YAML::Node extra = Child(Settings(*d, component), "extraArgs");
   std::vector<std::string> args;
   if (!extra.IsMap()) return args;
   for (const auto& entry : extra) {
@@ -148,23 +236,48 @@ absl::StatusOr<std::vector<std::string>> ConfiguredExtraArgs(const std::string& 
   return args;
 }
 
+std::string ExtraArgsPath(Component component, ConfigPlace place) {
+  const bool document = place == ConfigPlace::kDocument || place == ConfigPlace::kBoth;
+  return (document ? std::string(DocumentKind(component)) : V1Alpha1Section(component)) +
+         ".extraArgs";
+}
+
 std::string ExtraArgsPath(Component component) {
-  const FieldPath path = PathOf(component);
-  return std::string(path.section) + "." + path.key + ".extraArgs";
+  return ExtraArgsPath(component, ConfigPlace::kV1Alpha1);
+}
+
+absl::StatusOr<std::string> ConfigShape(const std::string& config_yaml, bool control_plane) {
+  absl::StatusOr<Documents> d = Load(config_yaml);
+  if (!d.ok()) return d.status();
+  std::vector<std::string> documents, sections;
+  for (Component c : ComponentsOf(control_plane)) {
+    const ConfigPlace place = Place(*d, c);
+    const bool document = place == ConfigPlace::kDocument || place == ConfigPlace::kBoth;
+    (document ? documents : sections).emplace_back(ComponentName(c));
+  }
+  if (documents.empty()) return std::string("v1alpha1");
+  if (sections.empty()) return std::string("documents");
+  return fmt::format("mixed (documents: {}; v1alpha1: {})", fmt::join(documents, ", "),
+                     fmt::join(sections, ", "));
 }
 
 absl::StatusOr<std::string> WithImage(const std::string& config_yaml, Component component,
                                       const std::string& image) {
   absl::StatusOr<Documents> d = Load(config_yaml);
   if (!d.ok()) return d.status();
-  const FieldPath path = PathOf(component);
-  Document& v1alpha1 = d->docs[d->v1alpha1];
-  v1alpha1.node[path.section][path.key]["image"] = image;
-  // Only the v1alpha1 document is written anew; the others go back exactly as they came.
+  const size_t index = DocumentOf(*d, component);
+  Document& target = d->docs[index == kNoDocument ? d->v1alpha1 : index];
+  if (index == kNoDocument) {
+    const FieldPath path = PathOf(component);
+    target.node[path.section][path.key]["image"] = image;
+  } else {
+    target.node["image"] = image;
+  }
+  // Only that document is written anew; the others go back exactly as they came.
   YAML::Emitter emitter;
-  emitter << v1alpha1.node;
-  const bool opened = IsDocumentStart(v1alpha1.text);
-  v1alpha1.text = std::string(opened ? "---\n" : "") + emitter.c_str() + "\n";
+  emitter << target.node;
+  const bool opened = IsDocumentStart(target.text);
+  target.text = std::string(opened ? "---\n" : "") + emitter.c_str() + "\n";
   std::string out;
   for (const Document& doc : d->docs) out += doc.text;
   return out;
