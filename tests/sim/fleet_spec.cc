@@ -96,20 +96,20 @@ absl::StatusOr<Fault> ParseFault(std::string_view where, const YAML::Node& node)
   return fault;
 }
 
-// `config:` of a node: the documents of a migrated shape exist from Talos 1.14 only.
-absl::Status ParseConfigShapeOf(const std::string& where, const YAML::Node& y,
-                                const core::Version& talos, NodeSpec& node) {
-  if (!y["config"]) return absl::OkStatus();
+// `config:` of a node (absent: generated); the documents of a migrated shape exist from Talos
+// 1.14 only.
+absl::StatusOr<ConfigShape> ParseConfigShapeOf(const std::string& where, const YAML::Node& y,
+                                               const core::Version& talos) {
+  if (!y["config"]) return ConfigShape::kGenerated;
   auto shape = ParseConfigShape(y["config"].as<std::string>(""));
   if (!shape.ok()) return Invalid(where, std::string(shape.status().message()));
-  node.config = *shape;
   const bool documents = *shape == ConfigShape::kMigrated || *shape == ConfigShape::kPartlyMigrated;
   if (documents && talos.Minor() < core::MinorVersion{1, 14}) {
     return Invalid(where, fmt::format("config {} needs Talos 1.14 or later (the Kubernetes "
                                       "documents do not exist before)",
                                       ConfigShapeName(*shape)));
   }
-  return absl::OkStatus();
+  return shape;
 }
 
 absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node& y) {
@@ -137,7 +137,9 @@ absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node&
   }
   node.platform = y["platform"].as<std::string>("metal");
   node.schematic = y["schematic"].as<std::string>("");
-  if (auto st = ParseConfigShapeOf(where, y, *talos, node); !st.ok()) return st;
+  auto config = ParseConfigShapeOf(where, y, *talos);
+  if (!config.ok()) return config.status();
+  node.config = *config;
   for (const auto& f : Child(y, "faults")) {
     auto fault = ParseFault(where, f);
     if (!fault.ok()) return fault.status();
