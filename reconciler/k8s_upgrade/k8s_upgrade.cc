@@ -131,9 +131,10 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckConfigPlaces() {
     for (Component c : ComponentsOf(node.control_plane)) {
       absl::Status s = CheckPatchable(*config, c);
       if (s.ok()) continue;
+      // A refusal like the other pre-checks (nothing changed); the message names the component.
       return Failure{absl::Status(s.code(), fmt::format("{} on {}: {}", ComponentName(c),
                                                         node.name, std::string(s.message()))),
-                     std::string(ComponentName(c)), node.name};
+                     kPreChecks, node.name};
     }
     shapes.push_back(fmt::format("{} {}", node.name,
                                  ConfigShape(*config, node.control_plane).value_or("unreadable")));

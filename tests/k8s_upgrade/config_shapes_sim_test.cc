@@ -170,7 +170,7 @@ TEST_F(ConfigShapesTest, AComponentThatCannotBePatchedIsRefusedBeforeAnyNode) {
   EditConfig("w-2", [](YAML::Node& doc) { return !IsKind(doc, "KubeletConfig"); });
   const UpgradeOutcome outcome = RunUpgrade("1.37.0");
   EXPECT_EQ(outcome.status.code(), absl::StatusCode::kFailedPrecondition) << outcome.status;
-  EXPECT_EQ(outcome.component, "kubelet");
+  EXPECT_EQ(outcome.component, "pre-checks");
   EXPECT_EQ(outcome.node, "w-2");
   EXPECT_EQ(outcome.status.message(),
             "kubelet on w-2: no image configured (neither a KubeletConfig document nor "
