@@ -103,7 +103,9 @@ absl::StatusOr<ApplyResult> SimCluster::ApplyConfiguration(SimNode& node, const 
   ApplyResult result;
   result.mode = mode;
   if (v114 && mode == Mode::REBOOT) {
-    return absl::UnimplementedError("apply configuration in REBOOT mode is not supported");
+    // v1alpha1_server.go ApplyConfiguration (v1.14.0-rc.1), outside maintenance mode.
+    return absl::UnimplementedError(
+        "the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead");
   }
   if (mode == Mode::AUTO) result.mode = (!v114 && needs_reboot) ? Mode::REBOOT : Mode::NO_REBOOT;
   if (!v114 && needs_reboot && (mode == Mode::NO_REBOOT || mode == Mode::TRY)) {

@@ -576,6 +576,8 @@ TEST_F(NodeStateTest, ApplyConfigurationModesByVersion) {
   using Mode = machine::ApplyConfigurationRequest;
   auto reboot_114 = cluster_->ApplyConfiguration(N(1), config, Mode::REBOOT, false, {});
   EXPECT_EQ(reboot_114.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(reboot_114.status().message(),
+            "the REBOOT mode is not supported, please use AUTO or NO_REBOOT modes instead");
   auto auto_114 = cluster_->ApplyConfiguration(N(1), config, Mode::AUTO, false, {});
   ASSERT_TRUE(auto_114.ok());
   EXPECT_EQ(auto_114->mode, Mode::NO_REBOOT);
