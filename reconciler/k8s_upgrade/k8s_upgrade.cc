@@ -132,8 +132,8 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckConfigPlaces() {
       absl::Status s = CheckPatchable(*config, c);
       if (s.ok()) continue;
       // A refusal like the other pre-checks (nothing changed); the message names the component.
-      return Failure{absl::Status(s.code(), fmt::format("{} on {}: {}", ComponentName(c),
-                                                        node.name, std::string(s.message()))),
+      return Failure{absl::Status(s.code(), fmt::format("{} on {}: {}", ComponentName(c), node.name,
+                                                        std::string(s.message()))),
                      kPreChecks, node.name};
     }
     shapes.push_back(fmt::format("{} {}", node.name,

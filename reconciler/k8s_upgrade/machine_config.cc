@@ -194,9 +194,9 @@ absl::Status CheckPatchable(const std::string& config_yaml, Component component)
           fmt::format("set twice, in the {} document and in {} (Talos refuses that): keep one",
                       DocumentKind(component), V1Alpha1Section(component)));
     case ConfigPlace::kNone:
-      return absl::FailedPreconditionError(fmt::format(
-          "no image configured (neither a {} document nor {})", DocumentKind(component),
-          V1Alpha1Section(component)));
+      return absl::FailedPreconditionError(
+          fmt::format("no image configured (neither a {} document nor {})", DocumentKind(component),
+                      V1Alpha1Section(component)));
     default:
       break;
   }

@@ -111,8 +111,8 @@ class ConfigShapesTest : public UpgradeFixture {
 TEST_F(ConfigShapesTest, UpgradesATalos114ClusterGeneratedThe114Way) {
   StartFleet(ShapedFleet("v1.14.0", {}));
   const UpgradeOutcome outcome = RunUpgrade("1.37.0");
-  ASSERT_TRUE(outcome.status.ok()) << outcome.status << " " << outcome.component << " after "
-                                   << TotalApplies() << " applies";
+  ASSERT_TRUE(outcome.status.ok())
+      << outcome.status << " " << outcome.component << " after " << TotalApplies() << " applies";
   EXPECT_EQ(outcome.from, "1.36.3");
   EXPECT_EQ(outcome.applied, kAllApplies);
   EXPECT_EQ(TotalApplies(), kAllApplies);
@@ -156,7 +156,8 @@ TEST_F(ConfigShapesTest, UpgradesAClusterMixingEveryShape) {
   ExpectAllAt("1.37.0");
   EXPECT_EQ(DocumentImage("cp-1", "KubeletConfig"), "ghcr.io/siderolabs/kubelet:v1.37.0");
   EXPECT_EQ(DocumentImage("cp-3", "KubeSchedulerConfig"), "registry.k8s.io/kube-scheduler:v1.37.0");
-  EXPECT_THAT(ServedConfig("w-2").yaml_spec, HasSubstr("image: ghcr.io/siderolabs/kubelet:v1.37.0"));
+  EXPECT_THAT(ServedConfig("w-2").yaml_spec,
+              HasSubstr("image: ghcr.io/siderolabs/kubelet:v1.37.0"));
   EXPECT_THAT(lines_,
               Contains("pre-checks: Kubernetes settings kept in: cp-1 mixed (documents: kubelet; "
                        "v1alpha1: kube-apiserver, kube-controller-manager, kube-scheduler, "

@@ -41,8 +41,9 @@ TEST(MachineConfigDocumentsTest, ReadsEachComponentWhereTheNodeKeepsIt) {
   EXPECT_EQ(PlaceOf(kPartly, Component::kApiServer).value(), ConfigPlace::kV1Alpha1);
   EXPECT_EQ(ConfiguredImage(kPartly, Component::kKubelet).value(),
             "ghcr.io/siderolabs/kubelet:v1.36.3");
-  EXPECT_EQ(ConfiguredExtraArgs(kPartly, Component::kKubelet).value(),
-            (std::vector<std::string>{"--housekeeping-interval=10s", "--feature-gates=B=false,C=true"}));
+  EXPECT_EQ(
+      ConfiguredExtraArgs(kPartly, Component::kKubelet).value(),
+      (std::vector<std::string>{"--housekeeping-interval=10s", "--feature-gates=B=false,C=true"}));
   EXPECT_EQ(ConfiguredExtraArgs(kPartly, Component::kApiServer).value(),
             std::vector<std::string>{"--feature-gates=A=true"});
   EXPECT_EQ(ExtraArgsPath(Component::kKubelet, ConfigPlace::kDocument), "KubeletConfig.extraArgs");
@@ -67,7 +68,8 @@ TEST(MachineConfigDocumentsTest, PatchesTheDocumentAndKeepsTheRestByteForByte) {
   EXPECT_TRUE(patched->starts_with(config.substr(0, kubelet_doc))) << *patched;
   EXPECT_TRUE(patched->ends_with(config.substr(hostname_doc))) << *patched;
   EXPECT_EQ(ConfiguredExtraArgs(*patched, Component::kKubelet).value().size(), 2u);
-  auto apiserver = WithImage(config, Component::kApiServer, "registry.k8s.io/kube-apiserver:v1.37.0");
+  auto apiserver =
+      WithImage(config, Component::kApiServer, "registry.k8s.io/kube-apiserver:v1.37.0");
   ASSERT_TRUE(apiserver.ok());
   EXPECT_EQ(PlaceOf(*apiserver, Component::kApiServer).value(), ConfigPlace::kV1Alpha1);
   EXPECT_EQ(ConfiguredImage(*apiserver, Component::kApiServer).value(),

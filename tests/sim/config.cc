@@ -84,7 +84,8 @@ std::string SimCluster::RenderMachineConfigLocked(const SimNode& node) const {
       "    hostname: {}\ncluster:{}",
       NodeRoleName(node.spec.role), machine, node.spec.name,
       cluster.empty() ? std::string(" {}\n") : "\n" + cluster);
-  if (multidoc) out += GeneratedMultidocDocuments(node.spec, spec_.name, first_cp->address, node.tag);
+  if (multidoc)
+    out += GeneratedMultidocDocuments(node.spec, spec_.name, first_cp->address, node.tag);
   out += documents;
   if (HasExtraDocuments(node)) out += kWorkerExtraDocuments;
   return out;

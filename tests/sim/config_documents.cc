@@ -35,12 +35,13 @@ ComponentRules RulesOf(std::string_view component) {
             "kube-apiserver", false};
   }
   if (component == "kube-controller-manager") {
-    return {"kube-controller-manager config is already set in v1alpha1 config "
-            "(.cluster.controllerManager)",
-            "controllerManager",
-            "kube-controller-manager config is already set in v1alpha1 config "
-            "(.machine.controlplane.controllerManager)",
-            "kube-controller-manager", true};
+    return {
+        "kube-controller-manager config is already set in v1alpha1 config "
+        "(.cluster.controllerManager)",
+        "controllerManager",
+        "kube-controller-manager config is already set in v1alpha1 config "
+        "(.machine.controlplane.controllerManager)",
+        "kube-controller-manager", true};
   }
   if (component == "kube-scheduler") {
     return {"kube-scheduler config is already set in v1alpha1 config (.cluster.scheduler)",
@@ -50,12 +51,13 @@ ComponentRules RulesOf(std::string_view component) {
             "scheduler", true};
   }
   if (component == "kube-proxy") {
-    return {"cluster proxy config in v1alpha1 config (.machine.cluster.proxy) can't be used with "
-            "KubeProxyConfig document, please remove it to avoid conflicts",
-            "", "", "proxy", true};
+    return {
+        "cluster proxy config in v1alpha1 config (.machine.cluster.proxy) can't be used with "
+        "KubeProxyConfig document, please remove it to avoid conflicts",
+        "", "", "proxy", true};
   }
-  return {"kubelet config is already set in v1alpha1 config (.machine.kubelet)", "", "",
-          "kubelet", false};
+  return {"kubelet config is already set in v1alpha1 config (.machine.kubelet)", "", "", "kubelet",
+          false};
 }
 
 YAML::Node Child(const YAML::Node& n, const char* key) {
@@ -122,8 +124,9 @@ std::vector<std::string> Validate(const Loaded& loaded) {
   for (const YAML::Node& doc : loaded.documents) {
     const std::string kind = Scalar(Child(doc, "kind"));
     if (kind == "UnattendedInstallConfig" && Present(Child(machine, "install"))) {
-      conflicts.push_back("UnattendedInstallConfig config is incompatible with v1alpha1 config "
-                          "(.machine.install)");
+      conflicts.push_back(
+          "UnattendedInstallConfig config is incompatible with v1alpha1 config "
+          "(.machine.install)");
     }
     const ComponentPlace* place = PlaceOfKind(kind);
     if (place == nullptr) continue;
@@ -131,7 +134,8 @@ std::vector<std::string> Validate(const Loaded& loaded) {
     const bool disabled = rules.can_disable && Child(doc, "enabled").IsScalar() &&
                           !Child(doc, "enabled").as<bool>(true);
     if (!disabled && Scalar(Child(doc, "image")).empty()) {
-      document_errors.push_back(fmt::format("{}: {} image cannot be empty", kind, rules.image_name));
+      document_errors.push_back(
+          fmt::format("{}: {} image cannot be empty", kind, rules.image_name));
     }
     const YAML::Node section = place->section == std::string_view("cluster") ? cluster : machine;
     if (Present(Child(section, place->key))) {

@@ -92,8 +92,8 @@ TEST_F(ConfigGrpcTest, ServesEachShape) {
   EXPECT_THAT(Kinds(Served("cp-2")), ElementsAre());
   EXPECT_THAT(Sections(Served("cp-2")),
               ElementsAre("machine.install", "machine.kubelet", "cluster.clusterName",
-                          "cluster.controlPlane", "cluster.apiServer",
-                          "cluster.controllerManager", "cluster.scheduler", "cluster.proxy"));
+                          "cluster.controlPlane", "cluster.apiServer", "cluster.controllerManager",
+                          "cluster.scheduler", "cluster.proxy"));
   EXPECT_THAT(Sections(Served("cp-3")),
               ElementsAre("machine.install", "cluster.clusterName", "cluster.controlPlane"));
   EXPECT_THAT(Kinds(Served("cp-3")),
@@ -106,9 +106,9 @@ TEST_F(ConfigGrpcTest, ServesEachShape) {
   EXPECT_THAT(Kinds(partly),
               ElementsAre("KubeletConfig", "NetworkRuleConfig", "NetworkDefaultActionConfig"));
   // 1.13 generated: v1alpha1 sections only.
-  EXPECT_THAT(Sections(Served("w-2")), ElementsAre("machine.install", "machine.kubelet",
-                                                   "cluster.clusterName", "cluster.controlPlane",
-                                                   "cluster.proxy"));
+  EXPECT_THAT(Sections(Served("w-2")),
+              ElementsAre("machine.install", "machine.kubelet", "cluster.clusterName",
+                          "cluster.controlPlane", "cluster.proxy"));
 }
 
 // Each component's document beside its v1alpha1 section: upstream's error text, as one
@@ -167,8 +167,9 @@ TEST_F(ConfigGrpcTest, RefusesWhatTalosRefusesBesideTheDocuments) {
             "(.machine.install)\n\n");
   // A control-plane document on a worker.
   std::string worker = Served("w-1");
-  worker += "---\napiVersion: v1alpha1\nkind: KubeSchedulerConfig\nimage: "
-            "registry.k8s.io/kube-scheduler:v1.36.3\n";
+  worker +=
+      "---\napiVersion: v1alpha1\nkind: KubeSchedulerConfig\nimage: "
+      "registry.k8s.io/kube-scheduler:v1.36.3\n";
   st = Apply("w-1", worker);
   EXPECT_EQ(st.error_message(),
             "1 error occurred:\n\t* the following document kinds are only allowed on control "
@@ -179,8 +180,8 @@ TEST_F(ConfigGrpcTest, RefusesWhatTalosRefusesBesideTheDocuments) {
                     "registry.k8s.io/kube-apiserver:v1.37.0");
   ASSERT_TRUE(Apply("cp-1", generated).ok());
   EXPECT_EQ(Served("cp-1"), generated);
-  const std::string spec = Resource("cp-1", "controlplane", "APIServerConfigs.kubernetes.talos.dev",
-                                    "kube-apiserver");
+  const std::string spec =
+      Resource("cp-1", "controlplane", "APIServerConfigs.kubernetes.talos.dev", "kube-apiserver");
   EXPECT_EQ(YAML::Load(spec)["image"].as<std::string>(""),
             "registry.k8s.io/kube-apiserver:v1.37.0");
 }
