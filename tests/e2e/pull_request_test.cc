@@ -29,13 +29,15 @@ using forge_test::FakeStatus;
 constexpr char kForgeToken[] = "ghp_e2eForgeTokenNeverInTheLog";
 constexpr char kWebhookSecret[] = "e2e-pr-webhook-secret";
 
-// A pull (merge) request number 7 on `forge`: its head ref and the forge's webhooks for it.
+// A pull (merge) request, number 7 unless told, on `forge`: its head ref and the forge's
+// webhooks for it.
 class PullRequestLoop {
  public:
-  PullRequestLoop(E2eWorld& world, std::string forge, std::string hooks_url)
+  PullRequestLoop(E2eWorld& world, std::string forge, std::string hooks_url, int number = 7)
       : world_(world),
         forge_(std::move(forge)),
         hooks_url_(std::move(hooks_url)),
+        number_(number),
         work_(world.repo().bare().parent_path() / "fleet-work") {}
 
   std::string Git(const std::vector<std::string>& args) {
@@ -48,11 +50,13 @@ class PullRequestLoop {
 
   // Commits `profile` for the cluster on the pull request's branch and pushes its head ref.
   std::string PushHead(const std::string& cluster, const std::string& profile) {
-    Git({"checkout", "-q", "-B", "pr-7"});
+    Git({"checkout", "-q", "-B", fmt::format("pr-{}", number_)});
     std::ofstream(work_ / ("clusters/" + cluster + ".yaml")) << profile;
-    Git({"commit", "-q", "-am", "pr 7: " + cluster});
-    Git({"push", "-q", "-f", "origin",
-         forge_ == "gitlab" ? "HEAD:refs/merge-requests/7/head" : "HEAD:refs/pull/7/head"});
+    Git({"commit", "-q", "-am", fmt::format("pr {}: {}", number_, cluster)});
+    const std::string ref = forge_ == "gitlab"
+                                ? fmt::format("HEAD:refs/merge-requests/{}/head", number_)
+                                : fmt::format("HEAD:refs/pull/{}/head", number_);
+    Git({"push", "-q", "-f", "origin", ref});
     return Git({"rev-parse", "HEAD"});
   }
 
@@ -75,7 +79,8 @@ class PullRequestLoop {
   // Merges the pull request into main and pushes it; the merge commit.
   std::string Merge() {
     Git({"checkout", "-q", "main"});
-    Git({"merge", "-q", "--no-ff", "pr-7", "-m", "Merge pull request #7"});
+    Git({"merge", "-q", "--no-ff", fmt::format("pr-{}", number_), "-m",
+         fmt::format("Merge pull request #{}", number_)});
     Git({"push", "-q", "origin", "main"});
     return Git({"rev-parse", "HEAD"});
   }
@@ -91,7 +96,7 @@ class PullRequestLoop {
       std::ofstream(payload) << nlohmann::json{
           {"object_kind", "merge_request"},
           {"object_attributes",
-           {{"iid", 7},
+           {{"iid", number_},
             {"action", gitlab_action},
             {"last_commit", {{"id", head}}},
             {"target_branch", "main"},
@@ -103,7 +108,7 @@ class PullRequestLoop {
     pr["merge_commit_sha"] = merge_sha;
     std::ofstream(payload) << nlohmann::json{
         {"action", action},
-        {"number", 7},
+        {"number", number_},
         {"pull_request", pr}}.dump();
     return Single(SendWebhook(hooks_url_, kWebhookSecret, forge_, "pull_request", payload));
   }
@@ -116,6 +121,7 @@ class PullRequestLoop {
   E2eWorld& world_;
   std::string forge_;
   std::string hooks_url_;
+  int number_;
   std::filesystem::path work_;
 };
 
@@ -248,6 +254,61 @@ TEST_F(E2eTest, PullRequestIsPlannedInOneCommentAndItsMergeReportsTheRollout) {
   EXPECT_THAT(forge.Requests(), testing::Contains(testing::HasSubstr(merge + "/pulls")));
   EXPECT_TRUE(forge.Violations().empty());
   EXPECT_EQ(world().daemon().log().find(kForgeToken), std::string::npos);
+}
+
+// Two pull requests merged one after the other for one cluster (issue 48): #7 takes it to
+// Talos 1.12.0, and once that rollout succeeded #8 takes it on to 1.13.9. Each pull request
+// ends with its own final status and comment: #7's merge commit never goes back to pending,
+// its comment stays "succeeded" on its own versions, and #8 reports its own rollout.
+TEST_F(E2eTest, BackToBackMergesEachEndWithTheirOwnFinalReport) {
+  FakeForge forge("github", "acme/fleet", kForgeToken);
+  std::string hooks;
+  E2E_ASSERT_OK_AND_ASSIGN(hooks, StartWithForge(world(), "github", forge));
+  const auto& cluster = world().sim().cluster("pr");
+  auto rollout_states = [&](const std::string& commit) {
+    std::vector<std::string> states;
+    for (const FakeStatus& s : forge.Statuses(commit)) {
+      if (s.context == "talos-reconciler/rollout") states.push_back(s.state);
+    }
+    return states;
+  };
+  auto merge = [&](int number, const std::string& version) {
+    PullRequestLoop loop(world(), "github", hooks, number);
+    const std::string head =
+        loop.PushHead("pr", ProfileYaml(cluster, AtTalos(version, {"settle: 0s"})));
+    EXPECT_EQ(loop.Webhook("opened", head), 202);
+    EXPECT_TRUE(world().WaitUntil(60s, [&] {
+      return HasState(forge.Statuses(head), "talos-reconciler/plan", "success");
+    })) << world().Diagnostics();
+    const std::string commit = loop.Merge();
+    forge.SetMergedPull(commit, number);
+    EXPECT_EQ(loop.Webhook("closed", head, /*merged=*/true, commit), 202);  // polls at once
+    return commit;
+  };
+  auto finished = [&](int number, const std::string& commit, const std::string& version) {
+    E2E_ASSERT_OK(world().WaitForReady("pr", version, commit, 120s).status());
+    ASSERT_TRUE(world().WaitUntil(
+        60s,
+        [&] {
+          const auto comments = forge.Comments(number);
+          return HasState(forge.Statuses(commit), "talos-reconciler/rollout", "success") &&
+                 comments.size() == 1 &&
+                 comments[0].body.find("Rollout of " + commit.substr(0, 12) + ": succeeded") !=
+                     std::string::npos;
+        }))
+        << testing::PrintToString(forge.Requests()) << world().Diagnostics();
+  };
+
+  const std::string first = merge(7, "1.12.0");
+  finished(7, first, "1.12.0");
+  const std::string first_comment = forge.Comments(7)[0].body;
+  const std::string second = merge(8, "1.13.9");
+  finished(8, second, "1.13.9");
+  EXPECT_THAT(rollout_states(first), testing::ElementsAre("pending", "success"));
+  EXPECT_EQ(forge.Comments(7)[0].body, first_comment);
+  EXPECT_THAT(forge.Comments(7)[0].body, testing::Not(testing::HasSubstr("1.13.9")));
+  EXPECT_EQ(rollout_states(second).back(), "success");
+  EXPECT_TRUE(forge.Violations().empty());
 }
 
 // The hostile pull request of the untrusted-input probes, against the daemon as built: 2,500

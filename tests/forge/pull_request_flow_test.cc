@@ -12,10 +12,10 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 
 #include "fmt/format.h"
 #include "reconciler/factory/factory_installers.h"
+#include "tests/forge/flow_doubles.h"
 #include "tests/support/blackhole.h"
 #include "tests/support/fake_forge.h"
 #include "tests/support/loopback_http.h"
@@ -29,7 +29,6 @@ namespace {
 using forge::CommitState;
 using forge::CommitStatus;
 using forge::ForgeApi;
-using forge::ForgeClientOptions;
 using forge::ForgeComment;
 using forge::HttpForgeClient;
 using forge::PullRequestAction;
@@ -46,42 +45,6 @@ constexpr char kToken[] = "ghp_flowTestTokenNeverLogged";
 constexpr char kOld[] = "1111111111111111111111111111111111111111";
 constexpr char kMerge[] = "2222222222222222222222222222222222222222";
 constexpr int64_t kPull = 7;
-
-// The status branch every replica records to and reads back.
-class SharedBranch final : public StatusStore {
- public:
-  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token) override {
-    std::lock_guard lock(mu_);
-    return statuses_;
-  }
-  absl::Status Record(const core::ClusterStatus& status, std::stop_token) override {
-    std::lock_guard lock(mu_);
-    statuses_[status.cluster] = status;
-    return absl::OkStatus();
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::string, core::ClusterStatus> statuses_;
-};
-
-// The pull requests' own content is never fetched here: no test sends an opened webhook.
-class NoPreviews final : public gitsource::GitSource, public gitsource::PreviewSource {
- public:
-  absl::StatusOr<gitsource::RemoteHead> Poll(std::stop_token) override {
-    return absl::UnimplementedError("not in this test");
-  }
-  absl::StatusOr<gitsource::ProfileSnapshot> Snapshot(std::string_view) override {
-    return absl::UnimplementedError("not in this test");
-  }
-  absl::StatusOr<gitsource::ProfileSnapshot> FetchPreview(const std::string&,
-                                                          std::stop_token) override {
-    return absl::UnimplementedError("not in this test");
-  }
-  absl::Status DropPreview(const std::string&) override {
-    return absl::UnimplementedError("not in this test");
-  }
-};
 
 // Passes every call on to the replica's client and counts it, so a test sees which replica
 // talked to the forge.
@@ -137,7 +100,7 @@ class CountingApi final : public ForgeApi {
 // One replica's forge reporting: client, comments, flow and the store it records through.
 struct Replica {
   Replica(const FakeForge& fake, NoPreviews& git, SharedBranch& branch, std::atomic<bool>& reports)
-      : client(Client(fake)),
+      : client(UnpacedClient(fake, kToken)),
         api(*client),
         comments(api, std::chrono::milliseconds(0), Env::Default()),
         flow(git, git, api, comments, Options(branch, reports)),
@@ -149,14 +112,6 @@ struct Replica {
     options.reports = [&reports] { return reports.load(); };
     options.branch = &branch;
     return options;
-  }
-  static std::unique_ptr<HttpForgeClient> Client(const FakeForge& fake) {
-    ForgeClientOptions options;
-    options.target = {forge::FindApiDialect("github"), "acme/fleet"};
-    options.api_url = fake.api_url();
-    options.token = kToken;
-    options.content_requests_per_minute = 60'000;  // no pacing to wait out in a test
-    return *HttpForgeClient::Create(std::move(options), Env::Default());
   }
   void Record(const std::string& cluster, core::ClusterPhase phase, const std::string& applied,
               const std::string& attempted = kMerge) {
@@ -408,7 +363,7 @@ class PullRequestPreviewTest : public testing::Test {
   gitsource::testing::UpstreamRepo upstream_{tmp_ / "served", "profiles"};
   std::unique_ptr<gitsource::LibGitSource> source_;
   FakeForge fake_{"github", "acme/fleet", kToken};
-  std::unique_ptr<HttpForgeClient> client_ = Replica::Client(fake_);
+  std::unique_ptr<HttpForgeClient> client_ = UnpacedClient(fake_, kToken);
   PullRequestComments comments_{*client_, std::chrono::milliseconds(0), Env::Default()};
   std::unique_ptr<PullRequestFlow> flow_;  // last: stops before what it uses goes
 };

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -11,6 +10,7 @@
 #include "fmt/format.h"
 #include "reconciler/forge/forge_client.h"
 #include "reconciler/pull_requests/pull_request_flow.h"
+#include "tests/forge/flow_doubles.h"
 #include "tests/support/fake_forge.h"
 #include "tests/support/wait.h"
 
@@ -18,51 +18,16 @@ namespace tr::reconciler::pull_requests::report_property {
 namespace {
 
 using core::ClusterPhase;
-using forge::ForgeClientOptions;
 using forge::HttpForgeClient;
 using forge_test::FakeForge;
 
 constexpr char kToken[] = "ghp_reportPropertyTokenNeverLogged";
 const std::vector<std::string> kClusters = {"alpha", "beta", "gamma"};
 
-// The status branch: what every reporter loads at its start.
-class Branch final : public StatusStore {
- public:
-  absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadAll(std::stop_token) override {
-    std::lock_guard lock(mu_);
-    return statuses_;
-  }
-  absl::Status Record(const core::ClusterStatus& status, std::stop_token) override {
-    std::lock_guard lock(mu_);
-    statuses_[status.cluster] = status;
-    return absl::OkStatus();
-  }
-
- private:
-  std::mutex mu_;
-  std::map<std::string, core::ClusterStatus> statuses_;
-};
-
-// No pull request's content is fetched: only merged webhooks are sent.
-class NoGit final : public gitsource::GitSource, public gitsource::PreviewSource {
- public:
-  absl::StatusOr<gitsource::RemoteHead> Poll(std::stop_token) override {
-    return absl::UnimplementedError("not in this property");
-  }
-  absl::StatusOr<gitsource::ProfileSnapshot> Snapshot(std::string_view) override {
-    return absl::UnimplementedError("not in this property");
-  }
-  absl::StatusOr<gitsource::ProfileSnapshot> FetchPreview(const std::string&,
-                                                          std::stop_token) override {
-    return absl::UnimplementedError("not in this property");
-  }
-  absl::Status DropPreview(const std::string&) override { return absl::OkStatus(); }
-};
-
 // One reporter process: its forge client, comments, flow, and the store it records through.
 struct Reporter {
-  Reporter(const FakeForge& fake, NoGit& git, Branch& branch)
-      : client(Client(fake)),
+  Reporter(const FakeForge& fake, NoPreviews& git, SharedBranch& branch)
+      : client(UnpacedClient(fake, kToken)),
         comments(*client, std::chrono::milliseconds(0), Env::Default()),
         flow(git, git, *client, comments, Options()),
         store(branch, flow) {}
@@ -71,14 +36,6 @@ struct Reporter {
     PullRequestFlowOptions options;
     options.dialect = forge::FindApiDialect("github");
     return options;
-  }
-  static std::unique_ptr<HttpForgeClient> Client(const FakeForge& fake) {
-    ForgeClientOptions options;
-    options.target = {forge::FindApiDialect("github"), "acme/fleet"};
-    options.api_url = fake.api_url();
-    options.token = kToken;
-    options.content_requests_per_minute = 600'000;  // no pacing to wait out
-    return *HttpForgeClient::Create(std::move(options), Env::Default());
   }
   bool Idle() { return flow.Idle() && comments.Idle(); }
 
@@ -387,8 +344,8 @@ class Property {
   const PropertyRun run_;
   std::mt19937_64 rng_;
   FakeForge fake_{"github", "acme/fleet", kToken};
-  NoGit git_;
-  Branch branch_;
+  NoPreviews git_;
+  SharedBranch branch_;
   std::unique_ptr<Reporter> reporter_;
   std::map<std::string, ClusterModel> model_;
   std::vector<Change> changes_;
