@@ -14,58 +14,7 @@ std::string RemovedApiResource::ListPath() const {
 std::string RemovedApiResource::Name() const { return resource + "." + version + "." + group; }
 
 KubernetesRemovals RemovalsForUpgrade(MinorVersion from, MinorVersion to) {
-  if (to != from.Next() || from.major != 1) return {};
-  switch (from.minor) {
-    case 29:
-      return {.feature_gates = {},
-              .apiserver_flags = {},
-              .kubelet_flags = {},
-              .admission_plugins = {"SecurityContextDeny"},
-              .api_resources = {}};
-    case 30:
-      return {.feature_gates = {},
-              .apiserver_flags = {},
-              .kubelet_flags = {"keep-terminated-pod-volumes"},
-              .admission_plugins = {"PersistentVolumeLabel"},
-              .api_resources = {}};
-    case 31:
-      return {.feature_gates = {"AllowServiceLBStatusOnNonLB", "CloudDualStackNodeIPs",
-                                "DRAControlPlaneController", "HPAContainerMetrics", "KMSv2",
-                                "KMSv2KDF", "LegacyServiceAccountTokenCleanUp",
-                                "MinDomainsInPodTopologySpread", "NewVolumeManagerReconstruction",
-                                "NodeOutOfServiceVolumeDetach", "ServerSideApply",
-                                "ServerSideFieldValidation", "StableLoadBalancerNodeSet",
-                                "ValidatingAdmissionPolicy", "ZeroLimitedNominalConcurrencyShares"},
-              .apiserver_flags = {},
-              .kubelet_flags = {},
-              .admission_plugins = {},
-              .api_resources = {{"resource.k8s.io", "v1alpha3", "podschedulingcontexts"}}};
-    case 32:
-      return {
-          .feature_gates = {"AppArmor", "AppArmorFields", "CPUManager", "DisableCloudProviders",
-                            "DisableKubeletCloudCredentialProviders", "JobPodFailurePolicy",
-                            "KubeProxyDrainingTerminatingNodes", "PDBUnhealthyPodEvictionPolicy",
-                            "PersistentVolumeLastPhaseTransitionTime", "VolumeCapacityPriority"},
-          .apiserver_flags = {"cloud-config"},
-          .kubelet_flags = {},
-          .admission_plugins = {},
-          .api_resources = {}};
-    case 33:
-      return {.feature_gates = {"DevicePluginCDIDevices", "LegacySidecarContainers",
-                                "PodDisruptionConditions"},
-              .apiserver_flags = {},
-              .kubelet_flags = {"cloud-config"},
-              .admission_plugins = {},
-              .api_resources = {}};
-    case 34:
-      return {.feature_gates = {"SizeMemoryBackedVolumes", "UserNamespacesHostNetworkSupport"},
-              .apiserver_flags = {},
-              .kubelet_flags = {"pod-infra-container-image"},
-              .admission_plugins = {},
-              .api_resources = {}};
-    default:
-      return {};
-  }
+  return RemovalTableEntry(from, to).value_or(KubernetesRemovals{});
 }
 
 namespace {

@@ -1,15 +1,14 @@
 // What a Kubernetes minor upgrade removes and an upgrade must refuse while still in use: feature
 // gates, command-line flags of the control-plane components and the kubelet, kube-apiserver
-// admission plugins, and API resources. The built-in table covers the upgrade paths 1.31→1.32
-// through 1.34→1.35 (Kubernetes changelogs, as `talosctl upgrade-k8s` checks them), and for
-// 1.29→1.30 and 1.30→1.31 only the admission plugins and the kubelet flag their changelogs
-// list as removed (SecurityContextDeny, kubernetes#122612; PersistentVolumeLabel,
-// kubernetes#124505; --keep-terminated-pod-volumes, kubernetes#122082). Other paths have
-// nothing listed.
+// admission plugins, and API resources. The built-in table (core/k8s_removal_table.cc) covers
+// every upgrade path 1.24→1.25 through 1.37→1.38, from siderolabs/go-kubernetes
+// `kubernetes/upgrade/checks.go` (the table `talosctl upgrade-k8s` checks); upstream marks the
+// 1.35→1.36 and 1.36→1.37 lists provisional and has none yet for 1.37→1.38.
 //
 // Pure functions over values; thread-compatible.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +31,7 @@ struct RemovedApiResource {
 struct KubernetesRemovals {
   std::vector<std::string> feature_gates;    // kube-apiserver, -controller-manager, -scheduler
   std::vector<std::string> apiserver_flags;  // without the leading "--"
+  std::vector<std::string> controller_manager_flags;
   std::vector<std::string> kubelet_flags;
   // kube-apiserver refuses to start when --enable-admission-plugins or
   // --disable-admission-plugins names a plugin it does not know.
@@ -41,6 +41,10 @@ struct KubernetesRemovals {
 
 // What upgrading from minor `from` to `to` (one minor apart) removes; empty when unknown.
 KubernetesRemovals RemovalsForUpgrade(MinorVersion from, MinorVersion to);
+
+// The table's entry for the path `from` → `to`; nullopt when the table has none (not one minor
+// apart, or outside the minors it covers). An entry may be empty: nothing is listed as removed.
+std::optional<KubernetesRemovals> RemovalTableEntry(MinorVersion from, MinorVersion to);
 
 // The removed flags, feature gates and admission plugins that the command line `args` of a
 // component still uses, one message each ("flag --cloud-config", "feature gate CPUManager",

@@ -218,9 +218,10 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovedInConfig(
       const bool apiserver = c == Component::kApiServer;
       for (const std::string& item : core::RemovedItemsInArgs(
                *args,
-               kubelet     ? removals.kubelet_flags
-               : apiserver ? removals.apiserver_flags
-                           : std::vector<std::string>{},
+               kubelet                              ? removals.kubelet_flags
+               : apiserver                          ? removals.apiserver_flags
+               : c == Component::kControllerManager ? removals.controller_manager_flags
+                                                    : std::vector<std::string>{},
                kubelet ? std::vector<std::string>{} : removals.feature_gates,
                apiserver ? removals.admission_plugins : std::vector<std::string>{})) {
         const ConfigPlace place = PlaceOf(*config, c).value_or(ConfigPlace::kV1Alpha1);
@@ -247,7 +248,9 @@ KubernetesUpgrade::Step KubernetesUpgrade::CheckRemovedInRunningArgs(
         const bool apiserver = pod.id == "kube-apiserver";
         for (const std::string& item : core::RemovedItemsInArgs(
                  StaticPodArgs(pod.yaml_spec),
-                 apiserver ? removals.apiserver_flags : std::vector<std::string>{},
+                 apiserver                             ? removals.apiserver_flags
+                 : pod.id == "kube-controller-manager" ? removals.controller_manager_flags
+                                                       : std::vector<std::string>{},
                  removals.feature_gates,
                  apiserver ? removals.admission_plugins : std::vector<std::string>{}))
           in_use.push_back(fmt::format("{} of {} on {}", item, pod.id, node.name));

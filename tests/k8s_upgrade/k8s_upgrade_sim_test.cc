@@ -228,6 +228,29 @@ TEST_F(KubernetesUpgradeTest, RemovedAdmissionPluginAndFlagInExtraArgsAreRefused
   EXPECT_EQ(TotalApplies(), patches);
 }
 
+// Kubernetes 1.37 removed the kubelet's cAdvisor flags and the kubelet fails to start if any is
+// set (go-kubernetes checks.go, provisional upstream): a kubelet patched to 1.37 with one would
+// never come back, so the run stops at the pre-check with no node touched.
+TEST_F(KubernetesUpgradeTest, RemovedKubeletCadvisorFlagBlocks136To137AtThePreCheck) {
+  StartFleet(Fleet("v1.14.0", "1.36.3", ""));
+  SetExtraArg("w-2", "machine", "kubelet", "housekeeping-interval", "10s");  // not removed
+  SetExtraArg("w-2", "machine", "kubelet", "event-storage-age-limit", "default=0");
+  const size_t patches = TotalApplies();
+  UpgradeOutcome outcome = RunUpgrade("1.37.0");
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(outcome.component, "pre-checks");
+  EXPECT_EQ(std::string(outcome.status.message()),
+            "removed in Kubernetes 1.37 but still set in the machine configuration: flag "
+            "--event-storage-age-limit in machine.kubelet.extraArgs of w-2; remove them from "
+            "those extraArgs (a config patch) and run again");
+  EXPECT_EQ(TotalApplies(), patches);
+  for (const char* n : {"cp-1", "cp-2", "cp-3", "w-1", "w-2"}) {
+    EXPECT_EQ(ImageChanges(n, "kubelet"), 0u) << n;
+    EXPECT_EQ(ImageChanges(n, "kube-apiserver"), 0u) << n;
+  }
+  ExpectAllAt("1.36.3");
+}
+
 TEST_F(KubernetesUpgradeTest, ImagePullFailureStopsBeforeAnyChange) {
   StartFleet(Fleet("v1.12.0", "1.34.1", "", "cp-2", "image_pull_failure", "kube-scheduler:v1.35"));
   UpgradeOutcome outcome = RunUpgrade("1.35.0");
