@@ -340,6 +340,36 @@ bool UsesLifecycleApi(const Version& version) {
   return kFirst < version && version.major < 2;
 }
 
+namespace {
+
+std::string BrokenMessage(const Version& release) {
+  return fmt::format(
+      "Talos {} is marked broken by the Image Factory (listed at /versions?broken=true): no "
+      "further node is upgraded to it; choose another release",
+      release.ToString());
+}
+
+// A Talos release marked broken that a node would still be upgraded to: the target while a
+// node runs another version (checked before the installer, which a factory no longer builds
+// for it), or a hop on the way. A cluster whose nodes all run it already is not blocked; one
+// half-way stops before its next node.
+std::string BrokenReleaseProblem(const ClusterProfile& profile, const Version& talos_low,
+                                 const Version& talos_high, const std::vector<PlanStep>& steps,
+                                 const ReleaseCatalog& catalog) {
+  const bool all_on_target = talos_low == profile.talos_version && talos_high == talos_low;
+  if (!all_on_target && catalog.IsTalosBroken(profile.talos_version)) {
+    return BrokenMessage(profile.talos_version);
+  }
+  for (const PlanStep& step : steps) {
+    if (step.type == StepType::kTalos && catalog.IsTalosBroken(step.to)) {
+      return BrokenMessage(step.to);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& observed,
                         const SupportMatrix& matrix, const ReleaseCatalog& catalog) {
   ClusterPlan plan{.cluster = profile.name,
@@ -370,6 +400,10 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
       !problem.empty()) {
     return Blocked(std::move(plan), problem);
   }
+  if (std::string problem = BrokenReleaseProblem(profile, talos_low, talos_high, {}, catalog);
+      !problem.empty()) {
+    return Blocked(std::move(plan), problem);
+  }
   if (std::string problem = InstallerProblem(profile, observed); !problem.empty()) {
     return Blocked(std::move(plan), problem);
   }
@@ -385,6 +419,11 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
   if (!hops.ok()) return Blocked(std::move(plan), std::string(hops.status().message()));
 
   plan.steps = BuildSteps(profile, observed, WithReinstalls(profile, observed, *hops));
+  if (std::string problem =
+          BrokenReleaseProblem(profile, talos_low, talos_high, plan.steps, catalog);
+      !problem.empty()) {
+    return Blocked(std::move(plan), problem);
+  }
   if (plan.steps.empty()) {
     plan.message =
         fmt::format("Talos {} and Kubernetes {} on every node", profile.talos_version.ToString(),

@@ -111,13 +111,15 @@ std::vector<Group> BuildGroups(const ProfileSet& set, std::vector<ProposalSkip>&
   return groups;
 }
 
-// The releases a proposal may use: releases only, not ignored, and old enough. `young`
-// collects those held back by their age.
+// The releases a proposal may use: releases only, not ignored, not broken, and old enough.
+// `young` collects those held back by their age.
 std::vector<Version> Eligible(const std::vector<KnownRelease>& known, const UpdatePolicy& policy,
-                              TimePoint now, std::vector<std::string>& young) {
+                              TimePoint now, std::vector<std::string>& young,
+                              const std::vector<Version>& broken = {}) {
   std::vector<Version> versions;
   for (const KnownRelease& r : known) {
     if (!r.version.IsRelease() || IsIgnored(policy, r.version)) continue;
+    if (std::find(broken.begin(), broken.end(), r.version) != broken.end()) continue;
     if (now - r.known_since < policy.minimum_release_age) {
       young.push_back(r.version.ToString());
       continue;
@@ -295,7 +297,8 @@ std::optional<Proposal> ProposeGroup(const Group& group, const ProfileSet& set,
     return std::nullopt;
   };
   std::vector<std::string> young;
-  const std::vector<Version> talos = Eligible(releases.talos, group.policy, now, young);
+  const std::vector<Version> talos =
+      Eligible(releases.talos, group.policy, now, young, releases.broken_talos);
   const std::vector<Version> k8s = Eligible(releases.kubernetes, group.policy, now, young);
   Version talos_from = group.members.front()->talos_version;
   Version k8s_from = group.members.front()->kubernetes_version;
@@ -365,6 +368,7 @@ KnownReleases CatalogReleases(const ReleaseCatalog& catalog, TimePoint since) {
   KnownReleases known;
   for (const Version& v : catalog.TalosReleases()) known.talos.push_back({v, since});
   for (const Version& v : catalog.KubernetesReleases()) known.kubernetes.push_back({v, since});
+  known.broken_talos = catalog.BrokenTalos();
   return known;
 }
 

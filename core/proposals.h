@@ -36,6 +36,7 @@ struct KnownRelease {
 struct KnownReleases {
   std::vector<KnownRelease> talos;
   std::vector<KnownRelease> kubernetes;
+  std::vector<Version> broken_talos;  // never proposed (the Image Factory's broken list)
 };
 
 // What every node of a cluster runs; unset when the nodes differ or were not seen.

@@ -121,6 +121,16 @@ std::vector<Version> ReleaseCatalog::TalosReleases() const {
   return versions;
 }
 
+void ReleaseCatalog::MarkTalosBroken(const Version& version) { broken_talos_.insert(version); }
+
+bool ReleaseCatalog::IsTalosBroken(const Version& version) const {
+  return broken_talos_.contains(version);
+}
+
+std::vector<Version> ReleaseCatalog::BrokenTalos() const {
+  return {broken_talos_.begin(), broken_talos_.end()};
+}
+
 std::vector<Version> ReleaseCatalog::KubernetesReleases() const {
   std::vector<Version> versions;
   for (const auto& [minor, v] : kubernetes_) versions.push_back(v);

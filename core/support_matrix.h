@@ -3,14 +3,17 @@
 // The matrix says, per Talos minor, which Kubernetes minors it runs and the oldest Talos
 // version a node may be upgraded from (docs/talos-api.md §7, the limits enforced in
 // code by talosctl). The catalog knows the latest patch of each Talos and Kubernetes minor,
-// which the planner needs for intermediate hops and the status reports as `available`.
-// Both are built in and extendable from reconciler.yaml.
+// which the planner needs for intermediate hops and the status reports as `available`, and the
+// Talos releases marked broken (the Image Factory's `/versions?broken=true`), which the planner
+// never upgrades a node to and proposals never offer. Both are built in and extendable from
+// reconciler.yaml; the broken marks come from the factory only.
 //
 // Values only; thread-compatible.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "core/version.h"
@@ -53,6 +56,8 @@ class ReleaseCatalog {
   // Records a release; a newer patch of the same minor replaces the older one.
   void AddTalos(const Version& version);
   void AddKubernetes(const Version& version);
+  // Marks a Talos release broken: withdrawn by its publisher, not to be installed.
+  void MarkTalosBroken(const Version& version);
 
   std::optional<Version> LatestTalos(MinorVersion minor) const;
   std::optional<Version> LatestKubernetes(MinorVersion minor) const;
@@ -62,10 +67,13 @@ class ReleaseCatalog {
   // The latest patch of every minor, oldest first.
   std::vector<Version> TalosReleases() const;
   std::vector<Version> KubernetesReleases() const;
+  bool IsTalosBroken(const Version& version) const;
+  std::vector<Version> BrokenTalos() const;  // oldest first
 
  private:
   std::map<MinorVersion, Version> talos_;
   std::map<MinorVersion, Version> kubernetes_;
+  std::set<Version> broken_talos_;
 };
 
 }  // namespace tr::core

@@ -21,6 +21,7 @@
 #include "core/status_yaml.h"
 #include "fmt/format.h"
 #include "gitsource/snapshot.h"
+#include "reconciler/factory/broken_releases.h"
 #include "reconciler/factory/factory_installers.h"
 #include "reconciler/observer.h"
 #include "reconciler/timezones.h"
@@ -118,6 +119,20 @@ Unresolved ResolveSchematics(
     profile = *std::move(resolved);
   }
   return unresolved;
+}
+
+// The factories the schematic profiles of `profiles` are resolved at: their own, else
+// `default_origin` (--image-factory).
+std::set<std::string> FactoryOrigins(const std::vector<core::ClusterProfile>& profiles,
+                                     const std::string& default_origin) {
+  std::set<std::string> origins;
+  for (const core::ClusterProfile& p : profiles) {
+    if (!p.talos_factory) continue;
+    const std::string& origin =
+        p.talos_factory->factory.empty() ? default_origin : p.talos_factory->factory;
+    if (!origin.empty()) origins.insert(origin);
+  }
+  return origins;
 }
 
 // A pull request's profiles get the factory the watched branch names for their cluster (its
@@ -269,7 +284,9 @@ core::PlanReportEntry PlanOne(const core::ClusterProfile& profile, const PlanInp
                               ? "cannot observe the nodes: " + why->second
                               : "cluster " + profile.name + " was not observed";
   }
-  if (auto why = in.unresolved.find(profile.name); why != in.unresolved.end()) {
+  // A broken target says so, not what its factory no longer lists for it.
+  if (auto why = in.unresolved.find(profile.name);
+      why != in.unresolved.end() && !in.set.release_catalog.IsTalosBroken(profile.talos_version)) {
     entry.plan->status = core::PlanStatus::kBlocked;
     entry.plan->message = why->second;
   }
@@ -382,6 +399,12 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   std::optional<std::map<std::string, core::ClusterStatus>> statuses =
       LoadStatuses(options.status_dir, *set, err);
   if (!statuses) return kExitInvalid;
+  // The releases the schematic profiles' factories mark broken block as in the daemon.
+  for (const std::string& e : factory::MarkBrokenReleases(
+           options.image_factory, FactoryOrigins(set->profiles, options.image_factory.origin),
+           set->release_catalog)) {
+    err << "warning: " << e << "\n";
+  }
   // One run asks each factory once per schematic: the IDs are kept in memory only.
   factory::FactoryInstallers installers(options.image_factory, "", "pass --image-factory URL");
   const Unresolved unresolved =

@@ -209,6 +209,10 @@ ReconcileOutcome RolloutReconciler::ReconcileCluster(const std::string& cluster,
   if (deps_.proposal_of) pass.proposal = deps_.proposal_of(cluster);
   if (deps_.installer_releases != nullptr) {
     for (const core::Version& v : deps_.installer_releases->Known()) pass.catalog.AddTalos(v);
+    // A release marked broken blocks the plan before the next node that would get it.
+    for (const core::Version& v : deps_.installer_releases->Broken()) {
+      pass.catalog.MarkTalosBroken(v);
+    }
   }
   for (const core::InvalidProfile& invalid : pass.desired->profiles.invalid) {
     if (invalid.cluster == cluster) {

@@ -42,15 +42,6 @@
 namespace tr::reconciler {
 namespace {
 
-// The Image Factory's releases as the tags InstallerReleases keeps (--image-factory).
-absl::StatusOr<std::vector<std::string>> FactoryTags(const factory::ImageFactoryOptions& options) {
-  absl::StatusOr<std::vector<core::Version>> versions = factory::FactoryVersions(options);
-  if (!versions.ok()) return versions.status();
-  std::vector<std::string> tags;
-  for (const core::Version& v : *versions) tags.push_back(v.Tag());
-  return tags;
-}
-
 using Log = std::shared_ptr<spdlog::logger>;
 using std::chrono::system_clock;
 
@@ -294,9 +285,11 @@ class Daemon {
           [registry](std::stop_token s) { return registry::ListRegistryTags(*registry, s); },
           registry->ttl, env_);
     } else if (!config_.image_factory.origin.empty()) {  // --image-factory's releases
+      const factory::ImageFactoryOptions& options = config_.image_factory;
       releases_.emplace(
-          [options = config_.image_factory](std::stop_token) { return FactoryTags(options); },
-          config_.image_factory_flags.ttl, env_);
+          [options](std::stop_token) { return factory::FactoryReleaseTags(options, false); },
+          config_.image_factory_flags.ttl, env_,
+          [options](std::stop_token) { return factory::FactoryReleaseTags(options, true); });
     }
     // The events of a node in flight wake its cluster before the node poll. A node it hears
     // is polled less often, also while it is down: it subscribes again at least as often as

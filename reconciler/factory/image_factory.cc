@@ -34,9 +34,9 @@ absl::StatusOr<std::string> Send(const ImageFactoryOptions& options, std::string
     // A factory that hangs reads as httplib's "Failed to read connection": say what it means.
     const bool timed_out =
         res.error() == httplib::Error::Read || res.error() == httplib::Error::ConnectionTimeout;
-    return NoAnswerError(res.error(), timed_out ? fmt::format("{}: no answer within {}ms", what,
-                                                              options.timeout.count())
-                                                : what);
+    return NoAnswerError(
+        res.error(),
+        timed_out ? fmt::format("{}: no answer within {}ms", what, options.timeout.count()) : what);
   }
   if (res->status < 200 || res->status >= 300) {
     // The factory's own message says what it refused (an unknown extension, say): its first
@@ -108,6 +108,23 @@ absl::StatusOr<std::vector<core::Version>> FactoryVersions(const ImageFactoryOpt
   absl::StatusOr<std::string> answer = Send(options, "GET", "/versions");
   if (!answer.ok()) return answer.status();
   return VersionsOfAnswer(*answer);
+}
+
+absl::StatusOr<std::vector<core::Version>> FactoryBrokenVersions(
+    const ImageFactoryOptions& options) {
+  absl::StatusOr<std::string> answer = Send(options, "GET", "/versions?broken=true");
+  if (!answer.ok()) return answer.status();
+  return VersionsOfAnswer(*answer);
+}
+
+absl::StatusOr<std::vector<std::string>> FactoryReleaseTags(const ImageFactoryOptions& options,
+                                                            bool broken) {
+  absl::StatusOr<std::vector<core::Version>> versions =
+      broken ? FactoryBrokenVersions(options) : FactoryVersions(options);
+  if (!versions.ok()) return versions.status();
+  std::vector<std::string> tags;
+  for (const core::Version& v : *versions) tags.push_back(v.Tag());
+  return tags;
 }
 
 absl::StatusOr<std::vector<std::string>> OfficialExtensions(const ImageFactoryOptions& options,

@@ -2,6 +2,10 @@
 //  - `POST /schematics` with a schematic's YAML answers `{"id": "<64 hex>"}`: the ID an
 //    installer reference names (`<factory>/<platform>-installer/<id>:v<version>`);
 //  - `GET /versions` answers the Talos releases it builds, `["v1.12.0", …]`;
+//  - `GET /versions?broken=true` answers the releases its operator marked broken (hidden from
+//    `/versions`; an installer of one is NotFound "version … is not available"), same shape
+//    (image-factory `internal/frontend/http/meta.go`, v1.3.3 on). A factory before that ignores
+//    the query and answers `/versions`: a release in both lists is not broken (InstallerReleases);
 //  - `GET /version/<v>/extensions/official` answers the official extensions of a release,
 //    `[{"name": "siderolabs/iscsi-tools", …}, …]`.
 //
@@ -37,6 +41,13 @@ absl::StatusOr<std::string> CreateSchematic(const ImageFactoryOptions& options,
                                             std::string_view yaml);
 // The Talos releases the factory builds: exact vX.Y.Z only, sorted, oldest first.
 absl::StatusOr<std::vector<core::Version>> FactoryVersions(const ImageFactoryOptions& options);
+// The Talos releases the factory lists as broken, as FactoryVersions reads them.
+absl::StatusOr<std::vector<core::Version>> FactoryBrokenVersions(
+    const ImageFactoryOptions& options);
+// FactoryVersions (`broken`: FactoryBrokenVersions) as tags "v1.12.0", the shape
+// registry::InstallerReleases keeps.
+absl::StatusOr<std::vector<std::string>> FactoryReleaseTags(const ImageFactoryOptions& options,
+                                                            bool broken);
 // The names of the official extensions the factory has for `version` (NotFound: it has no
 // such release).
 absl::StatusOr<std::vector<std::string>> OfficialExtensions(const ImageFactoryOptions& options,

@@ -128,6 +128,8 @@ core::KnownReleases Proposer::Releases(const core::ProfileSet& set, core::TimePo
       auto [it, inserted] = first_seen_.emplace(v.ToString(), now);
       known.talos.push_back({v, it->second});
     }
+    const std::vector<core::Version> broken = deps_.releases->Broken();
+    known.broken_talos.insert(known.broken_talos.end(), broken.begin(), broken.end());
   }
   return known;
 }

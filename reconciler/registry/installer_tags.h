@@ -19,7 +19,9 @@
 //
 // InstallerReleases keeps the last list that was read: Refresh() replaces it on success and
 // keeps it (logging the error) on failure; Run() refreshes every `ttl` until stopped. Readers
-// never wait for the network.
+// never wait for the network. With a second lister (the Image Factory's broken releases) it
+// also keeps the releases marked broken, read in the same refresh: a release that the first
+// list has is not broken (a factory that ignores `?broken=true` answers its release list).
 //
 // Thread-safety: ListRegistryTags is reentrant. InstallerReleases: Known() from any thread;
 // Refresh() and Run() from one thread.
@@ -95,21 +97,27 @@ absl::StatusOr<std::string> TokenOfAnswer(const std::string& body);
 class InstallerReleases {
  public:
   using Lister = std::function<absl::StatusOr<std::vector<std::string>>(std::stop_token)>;
-  InstallerReleases(Lister lister, std::chrono::milliseconds ttl, Env& env);
+  // `broken`, when set, lists the tags of the releases marked broken.
+  InstallerReleases(Lister lister, std::chrono::milliseconds ttl, Env& env, Lister broken = {});
 
-  // Lists the tags once; on success the releases among them replace the known ones.
+  // Lists the tags (and the broken ones) once; when every listing succeeds the releases among
+  // them replace the known ones.
   absl::Status Refresh(std::stop_token stop);
   // Refresh, then wait `ttl` (on the Env), until `stop`.
   void Run(std::stop_token stop);
   // The releases of the last successful listing; empty before the first.
   std::vector<core::Version> Known() const;
+  // The releases marked broken at the last successful refresh; empty before the first.
+  std::vector<core::Version> Broken() const;
 
  private:
   Lister lister_;
+  Lister broken_lister_;
   const std::chrono::milliseconds ttl_;
   Env& env_;
   mutable Mutex mu_;
   std::vector<core::Version> known_ ABSL_GUARDED_BY(mu_);
+  std::vector<core::Version> broken_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::reconciler::registry

@@ -231,6 +231,39 @@ TEST(PlannerTest, SkipsNodesAlreadyOnTheTarget) {
   EXPECT_EQ(plan.steps[0].from.ToString(), "1.11.6");
 }
 
+// A release the Image Factory marks broken half-way through: the nodes still to go get nothing.
+TEST(PlannerTest, ABrokenTargetBlocksTheNodesStillToGoNamingTheRelease) {
+  auto nodes = FiveNodes("1.11.6", "1.34.1");
+  nodes[3].talos = "1.12.0";  // w-0 done
+  ReleaseCatalog catalog = ReleaseCatalog::BuiltIn();
+  catalog.MarkTalosBroken(*ParseTalosVersion("1.12.0"));
+  ClusterPlan plan = PlanCluster(MakeProfile(nodes, "1.12.0", "1.34.1"), MakeObserved(nodes),
+                                 SupportMatrix::BuiltIn(), catalog);
+  EXPECT_EQ(plan.status, PlanStatus::kBlocked);
+  EXPECT_THAT(plan.message, HasSubstr("Talos 1.12.0 is marked broken by the Image Factory"));
+  EXPECT_TRUE(plan.steps.empty());
+  // Another patch is not affected.
+  auto older = FiveNodes("1.11.5", "1.34.1");
+  EXPECT_EQ(PlanCluster(MakeProfile(older, "1.11.6", "1.34.1"), MakeObserved(older),
+                        SupportMatrix::BuiltIn(), catalog)
+                .status,
+            PlanStatus::kPlanned);
+}
+
+TEST(PlannerTest, ABrokenIntermediateHopBlocksButABrokenReleaseEveryNodeRunsDoesNot) {
+  ReleaseCatalog catalog = ReleaseCatalog::BuiltIn();
+  catalog.MarkTalosBroken(*ParseTalosVersion("1.11.6"));
+  auto from_110 = FiveNodes("1.10.8", "1.33.6");
+  ClusterPlan through = PlanCluster(MakeProfile(from_110, "1.12.0", "1.33.6"),
+                                    MakeObserved(from_110), SupportMatrix::BuiltIn(), catalog);
+  EXPECT_EQ(through.status, PlanStatus::kBlocked);
+  EXPECT_THAT(through.message, HasSubstr("Talos 1.11.6 is marked broken"));
+  auto on_it = FiveNodes("1.11.6", "1.34.1");
+  ClusterPlan ready = PlanCluster(MakeProfile(on_it, "1.11.6", "1.34.1"), MakeObserved(on_it),
+                                  SupportMatrix::BuiltIn(), catalog);
+  EXPECT_EQ(ready.status, PlanStatus::kUpToDate) << ready.message;
+}
+
 TEST(PlannerTest, KubernetesStepOrdersControlPlanesThenWorkers) {
   auto nodes = FiveNodes("1.12.0", "1.34.1");
   ClusterPlan plan = Plan(MakeProfile(nodes, "1.12.0", "1.35.0"), MakeObserved(nodes));

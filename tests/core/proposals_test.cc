@@ -143,6 +143,24 @@ TEST(ProposalsTest, IgnoredVersionsAreNeverProposed) {
   EXPECT_EQ(out.proposals[0].talos->to, V("1.12.1"));
 }
 
+// A release the Image Factory marks broken is never proposed, for a chain neither: the newest
+// patch that is not broken is.
+TEST(ProposalsTest, ABrokenReleaseIsNeverProposed) {
+  const ProfileSet set = Decode("  talos: patch\n", Chain());
+  KnownReleases known = Releases({"1.12.2", "1.12.3"}, {});
+  known.broken_talos = {V("1.12.3")};
+  ProposalOutcome out = Propose(set, known);
+  ASSERT_EQ(out.proposals.size(), 1u);
+  EXPECT_EQ(out.proposals[0].talos->to, V("1.12.2"));
+  known.broken_talos.push_back(V("1.12.2"));
+  EXPECT_THAT(Propose(set, known).proposals, IsEmpty());
+  // From the catalog too.
+  ReleaseCatalog catalog;
+  catalog.AddTalos(V("1.12.3"));
+  catalog.MarkTalosBroken(V("1.12.3"));
+  EXPECT_THAT(Propose(set, CatalogReleases(catalog, TimePoint{})).proposals, IsEmpty());
+}
+
 TEST(ProposalsTest, AReleaseYoungerThanTheMinimumAgeWaits) {
   const ProfileSet set = Decode("  talos: patch\n  minimumReleaseAge: 7d\n", Chain());
   ProposalOutcome out = Propose(set, Releases({"1.12.3"}, {}, kProposalNow - hours(24 * 6)));

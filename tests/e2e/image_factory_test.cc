@@ -3,6 +3,8 @@
 #include <string>
 
 #include "core/schematic.h"
+#include "nlohmann/json.hpp"
+#include "tests/support/wait.h"
 #include "tests/e2e/e2e_fixture.h"
 
 namespace tr::e2e {
@@ -201,6 +203,64 @@ TEST_F(E2eTest, ASchematicNamingAnExtensionMissingForTheTargetIsRefusedWithNoNod
       60s);
   E2E_ASSERT_OK(blocked.status());
   EXPECT_EQ(TouchedNodes(world().Journal(), "edge", since), std::vector<std::string>{});
+}
+
+// How often the simulated factory's broken list has been read.
+int BrokenReads(E2eWorld& world) {
+  absl::StatusOr<nlohmann::json> factory = world.sim().Factory();
+  return factory.ok() ? factory->value("broken_reads", -1) : -1;
+}
+
+// The factory marks 1.14.0 broken while the rollout to it has its first node (the worker, held
+// down) in flight: that node is seen through, and the cluster is then Blocked naming the
+// release, with the control plane never touched. The daemon reads the broken list with the
+// release list (--image-factory-ttl); the node is let up only once it has read it again.
+TEST_F(E2eTest, AReleaseMarkedBrokenMidRolloutBlocksTheClusterBeforeTheNextNode) {
+  ClusterDef cluster = MakeCluster("edge", 1, 1, "1.13.2", "1.35.0");
+  for (auto& node : cluster.nodes) {
+    if (!node.control_plane) node.faults = "[{kind: never_returns, count: 1}]";
+  }
+  E2E_ASSERT_OK(world().StartFleet({cluster}));
+  const std::string factory = world().sim().factory_url();
+  E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.14.0"));
+  world().PushProfiles({{"edge", AtTalos("1.13.2", {}, "1.35.0")}}, "initial profile");
+  E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
+    o.extra_args = {"--image-factory", factory, "--image-factory-ttl", "1s"};
+  }));
+  E2E_ASSERT_OK(world().WaitForReady("edge", "1.13.2", "", kFactoryReadyTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+
+  ProfileDef wanted = AtTalos("1.14.0", {}, "1.35.0");
+  wanted.schematic = kIscsiSchematic;
+  world().PushProfiles({{"edge", wanted}}, "edge: 1.14.0, iscsi-tools");
+  std::string first;
+  ASSERT_TRUE(test_support::WaitUntil(
+      [&] {
+        for (const JournalLine& line : world().Journal()) {
+          if (line.seq > since && line.cluster == "edge" && IsUpgradeCall(line)) first = line.node;
+        }
+        return !first.empty();
+      },
+      60s));
+
+  const int reads = BrokenReads(world());
+  E2E_ASSERT_OK(world().sim().MarkFactoryReleaseBroken("v1.14.0"));
+  ASSERT_TRUE(test_support::WaitUntil([&] { return BrokenReads(world()) > reads + 1; }, 30s));
+  E2E_ASSERT_OK(world().sim().ClearFaults(first));
+
+  auto blocked = world().WaitForStatus(
+      "edge",
+      [&](const core::ClusterStatus& s) {
+        return s.phase == core::ClusterPhase::kBlocked &&
+               s.message.find("Talos 1.14.0 is marked broken by the Image Factory") !=
+                   std::string::npos;
+      },
+      60s);
+  E2E_ASSERT_OK(blocked.status());
+  EXPECT_EQ(TouchedNodes(world().Journal(), "edge", since), std::vector<std::string>{first});
+  for (const core::NodeStatus& node : blocked->nodes) {
+    EXPECT_EQ(node.talos, node.name == first ? "1.14.0" : "1.13.2") << node.name;
+  }
 }
 
 }  // namespace

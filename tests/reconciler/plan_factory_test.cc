@@ -14,6 +14,7 @@
 #include "core/schematic.h"
 #include "core/status_yaml.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/factory/broken_releases.h"
 #include "reconciler/factory/factory_installers.h"
 #include "reconciler/factory/image_factory.h"
 #include "reconciler/offline_commands.h"
@@ -21,6 +22,7 @@
 #include "tests/sim/scheduler.h"
 #include "tests/support/blackhole.h"
 #include "tests/support/fleet_fixtures.h"
+#include "tests/support/loopback_http.h"
 
 namespace tr::reconciler {
 namespace {
@@ -183,6 +185,43 @@ TEST_F(PlanFactoryTest, ANodeInFlightSkipsTheExtensionCheckAsTheDaemonDoes) {
   EXPECT_EQ(RunPlan(options, out_, err_), kExitOk) << err_.str() << out_.str();
   EXPECT_THAT(out_.str(), Not(HasSubstr("has no extension")));
   EXPECT_THAT(out_.str(), HasSubstr("schematic: " + IdOf({"siderolabs/drbd"})));
+}
+
+// The factory marks the target broken (it leaves /versions, /versions?broken=true lists it):
+// the plan is blocked naming the release, not what the factory no longer lists for it.
+TEST_F(PlanFactoryTest, ABrokenTargetBlocksThePlanNamingTheRelease) {
+  WriteProfile("siderolabs/iscsi-tools");
+  ASSERT_EQ(Plan(factory_->url()), kExitOk) << err_.str() << out_.str();
+  factory_->factory().MarkBroken("v1.12.0");
+  EXPECT_EQ(Plan(factory_->url()), kExitBlocked) << err_.str();
+  EXPECT_THAT(out_.str(), HasSubstr("edge: blocked\n"));
+  EXPECT_THAT(out_.str(), HasSubstr("Talos 1.12.0 is marked broken by the Image Factory"));
+  EXPECT_EQ(err_.str().find("warning"), std::string::npos) << err_.str();
+}
+
+// A factory from before the broken list ignores the query and answers its release list: a
+// release it lists is not broken. One that cannot be asked is named, and nothing is marked.
+TEST(BrokenReleasesTest, AReleaseTheFactoryStillListsIsNotBrokenAndAFailureIsNamed) {
+  auto server = std::make_unique<httplib::Server>();
+  server->Get("/versions", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(R"(["v1.12.0", "v1.13.0"])", "application/json");
+  });
+  test_support::LoopbackServer old_factory(std::move(server));
+  const std::string origin = "http://127.0.0.1:" + std::to_string(old_factory.port());
+  core::ReleaseCatalog catalog;
+  EXPECT_THAT(factory::MarkBrokenReleases({.origin = {}, .ca_file = {}}, {origin}, catalog),
+              testing::IsEmpty());
+  EXPECT_THAT(catalog.BrokenTalos(), testing::IsEmpty());
+
+  test_support::Blackhole nobody("127.0.0.1");
+  ASSERT_TRUE(nobody.ok());
+  const std::string silent = "http://127.0.0.1:" + std::to_string(nobody.port());
+  factory::ImageFactoryOptions options{.origin = {}, .ca_file = {}};
+  options.timeout = std::chrono::milliseconds(200);
+  const std::vector<std::string> errors = factory::MarkBrokenReleases(options, {silent}, catalog);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], HasSubstr("the Image Factory " + silent));
+  EXPECT_THAT(catalog.BrokenTalos(), testing::IsEmpty());
 }
 
 TEST_F(PlanFactoryTest, WithoutAFactoryThePlanSaysToPassOne) {

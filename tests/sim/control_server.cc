@@ -47,6 +47,8 @@ json FactoryToJson(const Fleet& fleet) {
   return {
       {"url", fleet.factory_url()},
       {"versions", fleet.factory().Versions()},
+      {"broken", fleet.factory().BrokenVersions()},
+      {"broken_reads", fleet.factory().broken_reads()},
       {"faults",
        {{"internal_error", f.internal_error}, {"hang", f.hang}, {"delay_ms", f.delay.count()}}}};
 }
@@ -228,6 +230,17 @@ void ControlServer::FactoryRoutes() {
       return ReplyStatus(res, absl::InvalidArgumentError("body must be {\"version\": \"v1.x.y\"}"));
     }
     fleet_->factory().AddVersion(tag);
+    SendJson(res, 200, FactoryToJson(*fleet_), 2);
+  });
+  s.Post("/v1/factory/broken", [this](const httplib::Request& req, httplib::Response& res) {
+    json j = json::parse(req.body, nullptr, false);
+    std::string tag = j.is_object() ? j.value("version", "") : "";
+    if (!tag.empty() && !tag.starts_with("v")) tag = "v" + tag;
+    if (!core::ParseTalosVersion(tag).ok()) {
+      return ReplyStatus(res,
+                         absl::InvalidArgumentError("body must be {\"version\": \"v1.x.y\"}"));
+    }
+    fleet_->factory().MarkBroken(tag);
     SendJson(res, 200, FactoryToJson(*fleet_), 2);
   });
 }

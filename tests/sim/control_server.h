@@ -7,11 +7,13 @@
 //   DELETE /v1/nodes/<name>/faults[?kind=<kind>]   clear faults
 //   GET    /v1/journal[?since=<seq>]     journal entries after seq
 //   GET    /v1/clusters                  where each cluster's endpoints and files are
-//   GET    /v1/factory                   the Image Factory's URL, versions and faults
+//   GET    /v1/factory                   the Image Factory's URL, versions, broken versions (and
+//                                         how often they were read), faults
 //   POST   /v1/factory/faults            {"kind": "internal_error" | "hang" | "slow",
 //                                         "delay": "5s"} (slow: fleet time per answer)
 //   DELETE /v1/factory/faults[?kind=<kind>]   clear the factory's faults
 //   POST   /v1/factory/versions          {"version": "v1.14.1"}: a new release
+//   POST   /v1/factory/broken            {"version": "v1.14.1"}: that release marked broken
 //
 // Thread-safety: serves on its own threads; Stop from any thread once.
 #pragma once

@@ -89,7 +89,37 @@ bool ImageFactory::HasVersion(std::string_view tag) const {
 
 void ImageFactory::AddVersion(std::string tag) {
   std::lock_guard lock(mu_);
-  versions_.insert(tag.starts_with("v") ? tag : "v" + tag);
+  if (!tag.starts_with("v")) tag = "v" + tag;
+  if (!broken_.contains(tag)) versions_.insert(std::move(tag));
+}
+
+void ImageFactory::MarkBroken(std::string tag) {
+  std::lock_guard lock(mu_);
+  if (!tag.starts_with("v")) tag = "v" + tag;
+  versions_.erase(tag);
+  broken_.insert(std::move(tag));
+}
+
+std::vector<std::string> ImageFactory::BrokenVersions() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out(broken_.begin(), broken_.end());
+  std::sort(out.begin(), out.end(), OlderTag);
+  return out;
+}
+
+bool ImageFactory::IsBroken(std::string_view tag) const {
+  std::lock_guard lock(mu_);
+  return broken_.contains(std::string(tag));
+}
+
+void ImageFactory::CountBrokenRead() {
+  std::lock_guard lock(mu_);
+  ++broken_reads_;
+}
+
+int ImageFactory::broken_reads() const {
+  std::lock_guard lock(mu_);
+  return broken_reads_;
 }
 
 std::vector<OfficialExtension> ImageFactory::OfficialLocked(std::string_view tag) const {

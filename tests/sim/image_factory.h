@@ -15,6 +15,11 @@
 // directory (talos pkg/imager/imager.go, internal/app/machined/pkg/controllers/runtime/
 // extension_status.go).
 //
+// A release marked broken (image-factory v1.3.3 on, `BrokenTalosVersions` in its options:
+// cmd/image-factory/cmd/options.go) leaves `/versions` and is listed at `/versions?broken=true`
+// (internal/artifacts/versions.go, internal/frontend/http/meta.go); the factory no longer
+// builds it ("version … is not available", internal/artifacts/manager.go).
+//
 // Thread-safety: every method may be called from any thread (one internal mutex, never held
 // while calling out).
 #pragma once
@@ -81,6 +86,14 @@ class ImageFactory {
   bool VersionsDeclared() const { return versions_declared_; }
   // A new release (the default extensions follow it unless each names its versions).
   void AddVersion(std::string tag);
+  // Marks a release broken: no longer listed or built, listed among the broken ones instead.
+  void MarkBroken(std::string tag);
+  std::vector<std::string> BrokenVersions() const;  // sorted oldest first
+  bool IsBroken(std::string_view tag) const;
+  // How often the broken list was asked for over HTTP: a test knows a client has read it since
+  // a release was marked.
+  void CountBrokenRead();
+  int broken_reads() const;
 
   // NotFound for a version the factory does not build.
   absl::StatusOr<std::vector<OfficialExtension>> OfficialExtensions(std::string_view tag) const;
@@ -98,6 +111,8 @@ class ImageFactory {
 
   mutable std::mutex mu_;
   std::set<std::string> versions_;  // ordered by core::Version via Versions()
+  std::set<std::string> broken_;    // never also in versions_
+  int broken_reads_ = 0;
   bool versions_declared_ = false;
   std::vector<FactoryExtensionSpec> extensions_;
   std::map<std::string, std::optional<Schematic>, std::less<>> schematics_;

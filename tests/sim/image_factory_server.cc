@@ -123,8 +123,11 @@ void ImageFactoryServer::Routes() {
     const std::string id = factory_->Register(*schematic);
     ReplyJson(res, 201, {{"id", id}, {"schematic", CanonicalSchematicYaml(*schematic)}});
   });
-  s.Get("/versions", [this](const httplib::Request&, httplib::Response& res) {
-    ReplyJson(res, 200, factory_->Versions());
+  s.Get("/versions", [this](const httplib::Request& req, httplib::Response& res) {
+    // Only the exact value "true" asks for the broken list (internal/frontend/http/meta.go).
+    const bool broken = req.get_param_value("broken") == "true";
+    if (broken) factory_->CountBrokenRead();
+    ReplyJson(res, 200, broken ? factory_->BrokenVersions() : factory_->Versions());
   });
   s.Get("/version/([^/]+)/extensions/official",
         [this](const httplib::Request& req, httplib::Response& res) {

@@ -104,6 +104,29 @@ TEST_F(ImageFactoryTest, VersionsListsTheReleasesOldestFirst) {
               ElementsAre("v1.13.9", "v1.13.10", "v1.14.0", "v1.14.1"));
 }
 
+// image-factory internal/frontend/http/meta.go and internal/artifacts/versions.go: a broken
+// release leaves /versions, is listed at /versions?broken=true, and is no longer built.
+TEST_F(ImageFactoryTest, ABrokenReleaseMovesToTheBrokenListAndIsNoLongerBuilt) {
+  EXPECT_EQ(json::parse(Send("GET", "/versions?broken=true").body), json::array());
+  const std::string image = factory_->host() + "/metal-installer/" +
+                            SchematicId(Schematic{}) + ":v1.14.0";
+  const RegistryCatalog registry({}, {}, factory_);
+  ASSERT_TRUE(registry.Exists(*ParseImageRef(image)));
+  factory_->MarkBroken("v1.14.0");
+  factory_->AddVersion("v1.14.0");  // a new listing does not bring it back
+  EXPECT_THAT(json::parse(Send("GET", "/versions").body).get<std::vector<std::string>>(),
+              ElementsAre("v1.13.9"));
+  EXPECT_THAT(
+      json::parse(Send("GET", "/versions?broken=true").body).get<std::vector<std::string>>(),
+      ElementsAre("v1.14.0"));
+  // Only the value "true" asks for the broken list.
+  EXPECT_THAT(json::parse(Send("GET", "/versions?broken=1").body).get<std::vector<std::string>>(),
+              ElementsAre("v1.13.9"));
+  EXPECT_FALSE(registry.Exists(*ParseImageRef(image)));
+  EXPECT_FALSE(registry.Exists(*ParseImageRef("factory.talos.dev/metal-installer/" +
+                                              SchematicId(Schematic{}) + ":v1.14.0")));
+}
+
 TEST_F(ImageFactoryTest, OfficialExtensionsPerVersion) {
   Answer a = Send("GET", "/version/v1.14.0/extensions/official");
   ASSERT_EQ(a.status, 200);

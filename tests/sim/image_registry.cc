@@ -237,11 +237,12 @@ std::optional<RegistryCatalog::FactoryImage> RegistryCatalog::FactoryInstaller(
 }
 
 // An installer the factory builds: a release it lists (factory.talos.dev: any, unless the
-// fleet file lists them) whose official extensions include every one the schematic names.
+// fleet file lists them) and has not marked broken, whose official extensions include every one the schematic names.
 bool RegistryCatalog::FactoryBuilds(const ImageRef& ref, const FactoryImage& image) const {
   if (!factory_) return true;
   const bool sim_host = ref.domain != "factory.talos.dev";
   if ((sim_host || factory_->VersionsDeclared()) && !factory_->HasVersion(ref.tag)) return false;
+  if (factory_->IsBroken(ref.tag)) return false;  // factory.talos.dev too
   auto extensions = factory_->ImageExtensions(image.schematic, ref.tag, image.api_url);
   return extensions.ok() || absl::IsNotFound(extensions.status());
 }

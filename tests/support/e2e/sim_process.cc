@@ -212,12 +212,27 @@ absl::Status SimProcess::AddFactoryRelease(const std::string& tag) {
                  "factory release");
 }
 
+absl::Status SimProcess::MarkFactoryReleaseBroken(const std::string& tag) {
+  return Control("/v1/factory/broken", fmt::format(R"({{"version": "{}"}})", tag),
+                 "factory broken release");
+}
+
 absl::StatusOr<json> SimProcess::Node(const std::string& node) {
   httplib::Client client(control_url_);
   auto reply = client.Get(fmt::format("/v1/nodes/{}", node));
   if (!reply) return absl::UnavailableError("control endpoint unreachable");
   if (reply->status != 200) {
     return absl::NotFoundError(fmt::format("node {}: {} {}", node, reply->status, reply->body));
+  }
+  return json::parse(reply->body, nullptr, false);
+}
+
+absl::StatusOr<json> SimProcess::Factory() {
+  httplib::Client client(control_url_);
+  auto reply = client.Get("/v1/factory");
+  if (!reply) return absl::UnavailableError("control endpoint unreachable");
+  if (reply->status != 200) {
+    return absl::InternalError(fmt::format("factory: {} {}", reply->status, reply->body));
   }
   return json::parse(reply->body, nullptr, false);
 }

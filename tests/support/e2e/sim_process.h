@@ -94,8 +94,12 @@ class SimProcess {
   absl::Status ClearFactoryFaults();
   // A release the factory builds from now on ("v1.14.0").
   absl::Status AddFactoryRelease(const std::string& tag);
+  // Marks a release broken at the factory (POST /v1/factory/broken).
+  absl::Status MarkFactoryReleaseBroken(const std::string& tag);
   // GET /v1/nodes/<node>: the node's snapshot (talos_tag, up, boot_id, ...).
   absl::StatusOr<nlohmann::json> Node(const std::string& node);
+  // GET /v1/factory: url, versions, broken, broken_reads, faults.
+  absl::StatusOr<nlohmann::json> Factory();
 
   // SIGTERM and wait; Internal unless it exits 0.
   absl::Status Stop();
