@@ -6,6 +6,10 @@ const char* NodeRoleName(NodeRole role) {
   return role == NodeRole::kControlPlane ? "controlplane" : "worker";
 }
 
+const char* InstallerStoreName(InstallerStore store) {
+  return store == InstallerStore::kInMemory ? "inmem" : "system";
+}
+
 Policy MergePolicy(const Policy& base, const PolicyOverrides& o) {
   Policy p = base;
   if (o.max_parallel_workers) p.max_parallel_workers = *o.max_parallel_workers;

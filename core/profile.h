@@ -22,6 +22,14 @@ namespace tr::core {
 enum class NodeRole { kControlPlane, kWorker };
 const char* NodeRoleName(NodeRole role);  // "controlplane" | "worker"
 
+// spec.talos.installerStore: the containerd store a node on Talos 1.13+ pulls its installer
+// into and installs it from (LifecycleService), as `talosctl upgrade --namespace` chooses it.
+// kSystem: the CRI containerd's system namespace, talosctl's default, kept across a reboot;
+// kInMemory ("inmem"): the system containerd, as Omni upgrades, emptied at every reboot.
+// Older nodes pull in their legacy Upgrade call, which has no choice.
+enum class InstallerStore { kSystem, kInMemory };
+const char* InstallerStoreName(InstallerStore store);  // "system" | "inmem"
+
 struct NodeSpec {
   std::string name;
   std::string address;
@@ -139,6 +147,7 @@ struct ClusterProfile {
   // The ID the factory gave talos_factory's schematic, filled in with talos_image; the planner
   // upgrades a node whose observed schematic differs (core/planner.h).
   std::string talos_schematic_id{};
+  InstallerStore talos_installer_store = InstallerStore::kSystem;
   Version kubernetes_version;
   std::vector<NodeSpec> nodes;
   PolicyOverrides policy_overrides;  // as written in the file

@@ -170,9 +170,15 @@ void DecodeSpec(const Field& field, const ValidationOptions& options, SchematicL
                              "promotion", "shard", "updates"});
   if (!spec.ok()) return;
   const Field talos_field = spec.Required("talos");
-  MappingReader talos(talos_field,
-                      {"version", "image", "schematic", "factory", "platform", "secureboot"});
+  MappingReader talos(talos_field, {"version", "image", "schematic", "factory", "platform",
+                                    "secureboot", "installerStore"});
   if (auto v = ReadTalosVersion(talos.Required("version"))) profile.talos_version = *v;
+  if (const Field store = talos.Optional("installerStore"); store.present()) {
+    profile.talos_installer_store =
+        ReadEnum<InstallerStore>(
+            store, {{"system", InstallerStore::kSystem}, {"inmem", InstallerStore::kInMemory}})
+            .value_or(InstallerStore::kSystem);
+  }
   DecodeTalosInstaller(talos_field, talos, lookup, profile);
   NodeSchematics node_schematics{.lookup = lookup,
                                  .allowed = talos.Optional("schematic").present()};

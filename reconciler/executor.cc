@@ -42,20 +42,21 @@ absl::StatusOr<ActionResult> Uncordon(kube::KubeClient* kube, const core::NodeSp
   return ActionResult{"", "uncordoned " + k->name};
 }
 
-// Pulls `image` on one node with the API its version has; nodes without an image API validate
+// Pulls `image` on one node with the API its version has, into the profile's installer `store`
+// on 1.13+ (below, the legacy pull has no store to choose); nodes without an image API validate
 // the image in Upgrade itself. With `only_if_kept`, a node below 1.13 is not asked: its legacy
 // Upgrade pulls into another store and refuses an image it cannot pull before it touches the
-// node, so a pull beforehand would only add its time to the rollout.
-// Pulls `image` on a node; false when it did not because the node runs Talos below 1.13 and
-// `only_if_kept` (its Upgrade call pulls the image itself) or cannot pull (Unimplemented).
+// node, so a pull beforehand would only add its time to the rollout. False when it did not
+// pull: a node below 1.13 with `only_if_kept`, or one that cannot pull (Unimplemented).
 absl::StatusOr<bool> PullOnNode(talos::TalosClient& talos, const std::string& address,
-                                const std::string& image, bool only_if_kept = false) {
+                                const std::string& image, core::InstallerStore store,
+                                bool only_if_kept = false) {
   absl::StatusOr<talos::NodeVersion> version = talos.Version(address);
   if (!version.ok()) return version.status();
   const bool lifecycle = core::UsesLifecycleApi(version->version);
   if (only_if_kept && !lifecycle) return false;
   absl::Status pulled =
-      lifecycle ? talos.PullImage(address, talos::ContainerdNamespace::kSystem, image).status()
+      lifecycle ? talos.PullImage(address, store, image).status()
                 : talos.PullImageLegacy(address, talos::ContainerdNamespace::kSystem, image);
   if (absl::IsUnimplemented(pulled)) return false;
   if (!pulled.ok()) return pulled;
@@ -84,8 +85,9 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterPr
     for (size_t i = 0; i < decision.nodes.size(); ++i) {
       const core::NodeSpec* node = FindNode(profile, decision.nodes[i]);
       if (node == nullptr) continue;
-      pulls.emplace_back([&talos, &decision, &results, i, address = node->address] {
-        results[i] = PullOnNode(talos, address, decision.image, /*only_if_kept=*/true);
+      pulls.emplace_back([&talos, &decision, &results, i, address = node->address,
+                          store = profile.talos_installer_store] {
+        results[i] = PullOnNode(talos, address, decision.image, store, /*only_if_kept=*/true);
       });
     }
   }
@@ -180,10 +182,11 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Execute(const core::ClusterPr
       // LifecycleService/Upgrade installs only an image already in the store: pull right
       // before (at once when the pre-pull's copy is still there; again after a reboot or a
       // restart in between), as talosctl upgrade does.
-      if (auto pulled = PullOnNode(talos, node->address, decision.image); !pulled.ok()) {
+      const core::InstallerStore store = profile.talos_installer_store;
+      if (auto pulled = PullOnNode(talos, node->address, decision.image, store); !pulled.ok()) {
         return pulled.status();
       }
-      auto installed = talos.LifecycleUpgrade(node->address, decision.image, {});
+      auto installed = talos.LifecycleUpgrade(node->address, decision.image, store, {});
       if (!installed.ok()) return installed.status();
       return ActionResult{"", "installed " + decision.image};
     }

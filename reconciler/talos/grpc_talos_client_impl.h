@@ -34,9 +34,9 @@ class GrpcTalosClient final : public TalosClient {
   absl::StatusOr<UpgradeAck> Upgrade(const std::string& node,
                                      const LegacyUpgradeRequest& request) override;
   absl::StatusOr<LifecycleUpgradeResult> LifecycleUpgrade(
-      const std::string& node, const std::string& image,
+      const std::string& node, const std::string& image, core::InstallerStore store,
       const std::function<void(const std::string&)>& on_progress) override;
-  absl::StatusOr<ImagePullResult> PullImage(const std::string& node, ContainerdNamespace ns,
+  absl::StatusOr<ImagePullResult> PullImage(const std::string& node, core::InstallerStore store,
                                             const std::string& image) override;
   absl::Status PullImageLegacy(const std::string& node, ContainerdNamespace ns,
                                const std::string& image) override;

@@ -31,6 +31,15 @@ absl::Status Finished(const CallAttempt& a, const grpc::Status& status, const st
   return a.Check(status);
 }
 
+// The containerd instance of an installer store, as talosctl upgrade --namespace spells it
+// (cmd/talosctl/cmd/talos/image.go containerdInstance): "system" is the CRI containerd's system
+// namespace, whose store survives a reboot; "inmem" the system containerd's, in memory.
+void SetInstallerStore(core::InstallerStore store, common::ContainerdInstance& containerd) {
+  containerd.set_driver(store == core::InstallerStore::kInMemory ? common::CONTAINERD
+                                                                 : common::CRI);
+  containerd.set_namespace_(common::NS_SYSTEM);
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> GrpcTalosClient::ReadDataStream(
@@ -117,12 +126,10 @@ absl::Status GrpcTalosClient::Events(const std::string& node, const EventsReques
 }
 
 absl::StatusOr<LifecycleUpgradeResult> GrpcTalosClient::LifecycleUpgrade(
-    const std::string& node, const std::string& image,
+    const std::string& node, const std::string& image, core::InstallerStore store,
     const std::function<void(const std::string&)>& on_progress) {
-  // The store talosctl upgrade uses (--namespace system): where PullImage(kSystem) put it.
   machine::LifecycleServiceUpgradeRequest request;
-  request.mutable_containerd()->set_driver(common::CRI);
-  request.mutable_containerd()->set_namespace_(common::NS_SYSTEM);
+  SetInstallerStore(store, *request.mutable_containerd());
   request.mutable_source()->set_image_name(image);
   LifecycleUpgradeResult result;
   absl::Status status = Call(
@@ -158,13 +165,10 @@ absl::StatusOr<LifecycleUpgradeResult> GrpcTalosClient::LifecycleUpgrade(
 }
 
 absl::StatusOr<ImagePullResult> GrpcTalosClient::PullImage(const std::string& node,
-                                                           ContainerdNamespace ns,
+                                                           core::InstallerStore store,
                                                            const std::string& image) {
   machine::ImageServicePullRequest request;
-  // Always the CRI containerd, whose store survives a reboot (talosctl's "system" and "cri");
-  // the system containerd's store is in memory.
-  request.mutable_containerd()->set_driver(common::CRI);
-  request.mutable_containerd()->set_namespace_(static_cast<common::ContainerdNamespace>(ns));
+  SetInstallerStore(store, *request.mutable_containerd());
   request.set_image_ref(image);
   ImagePullResult result;
   absl::Status status =

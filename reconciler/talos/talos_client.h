@@ -26,6 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/profile.h"
 #include "reconciler/talos/talos_types.h"
 
 namespace tr::reconciler::talos {
@@ -58,19 +59,21 @@ class TalosClient {
                                              const LegacyUpgradeRequest& request) = 0;
 
   // LifecycleService/Upgrade (1.13+): writes `image` to the inactive slot; no drain, no reboot.
-  // It does not pull: `image` must be in the CRI containerd's system namespace under exactly
-  // that name (PullImage(kSystem) first, as talosctl upgrade does), else Internal "upgrade
+  // It does not pull: `image` must be in `store` under exactly that name (PullImage with the
+  // same store first, in the same boot, as talosctl upgrade does), else Internal "upgrade
   // failed: installer image ... not found in containerd store". `on_progress` (may be empty)
   // sees each progress line. A non-zero installer exit code is FailedPrecondition with the last
   // progress line; Unimplemented below 1.13.
   virtual absl::StatusOr<LifecycleUpgradeResult> LifecycleUpgrade(
-      const std::string& node, const std::string& image,
+      const std::string& node, const std::string& image, core::InstallerStore store,
       const std::function<void(const std::string&)>& on_progress) = 0;
 
-  // ImageService/Pull (1.13+): pulls `image` into the namespace of the CRI containerd (whose
-  // store survives reboots); the final name pinned to its digest. NotFound "error pulling
-  // image" when the registry has no such image.
-  virtual absl::StatusOr<ImagePullResult> PullImage(const std::string& node, ContainerdNamespace ns,
+  // ImageService/Pull (1.13+): pulls the installer `image` into `store` (core/profile.h: the
+  // CRI containerd's system namespace, kept across reboots, or the system containerd's, in
+  // memory); the final name pinned to its digest. NotFound "error pulling image" when the
+  // registry has no such image.
+  virtual absl::StatusOr<ImagePullResult> PullImage(const std::string& node,
+                                                    core::InstallerStore store,
                                                     const std::string& image) = 0;
 
   // Legacy MachineService/ImagePull into the CRI containerd (pre-pull for Kubernetes upgrades).

@@ -117,6 +117,21 @@ TEST(ProfileDecodeTest, LabelsAreReadAsWritten) {
   EXPECT_TRUE(DecodeProfile(ReplaceOnce(WithLabels(""), "  labels:\n", "  labels: {}\n")).ok());
 }
 
+TEST(ProfileDecodeTest, InstallerStoreIsSystemUnlessInmemIsAsked) {
+  EXPECT_EQ(DecodeProfile(kProfile).value->talos_installer_store, InstallerStore::kSystem);
+  const auto with = [](std::string_view store) {
+    return ReplaceOnce(kProfile, "  kubernetes:\n",
+                       "    installerStore: " + std::string(store) + "\n  kubernetes:\n");
+  };
+  Decoded<ClusterProfile> inmem = DecodeProfile(with("inmem"));
+  ASSERT_TRUE(inmem.ok()) << testing::PrintToString(DiagnosticStrings(inmem.diagnostics));
+  EXPECT_EQ(inmem.value->talos_installer_store, InstallerStore::kInMemory);
+  EXPECT_EQ(DecodeProfile(with("system")).value->talos_installer_store, InstallerStore::kSystem);
+  EXPECT_THAT(DiagnosticStrings(DecodeProfile(with("cri")).diagnostics),
+              ElementsAre("clusters/prod-eu-1.yaml:11:21: spec.talos.installerStore: must be "
+                          "system or inmem"));
+}
+
 TEST(ProfileDecodeTest, ShardPinsTheClusterWithinTheShardCount) {
   EXPECT_FALSE(DecodeProfile(kProfile).value->shard.has_value());
   const std::string pinned = ReplaceOnce(kProfile, "  policy:\n", "  shard: 3\n  policy:\n");

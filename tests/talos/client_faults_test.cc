@@ -70,11 +70,12 @@ TEST_P(ClientFaultTest, BadInstallerImageIsTheNodesOwnError) {
 TEST_P(ClientFaultTest, BadImageOnTheLifecyclePath) {
   ASSERT_NO_FATAL_FAILURE(Inject("w-1", sim::FaultKind::kBadInstallerImage));
   const std::string image = "ghcr.io/siderolabs/installer:v1.13.9";
-  auto pulled = client_->PullImage(Address("w-1"), ContainerdNamespace::kSystem, image);
+  auto pulled = client_->PullImage(Address("w-1"), core::InstallerStore::kSystem, image);
   EXPECT_EQ(pulled.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(Message(pulled.status()), HasSubstr("error pulling image: failed to pull image"));
   // Nothing was pulled, and the install does not pull.
-  auto installed = client_->LifecycleUpgrade(Address("w-1"), image, {});
+  auto installed =
+      client_->LifecycleUpgrade(Address("w-1"), image, core::InstallerStore::kSystem, {});
   EXPECT_EQ(installed.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(Message(installed.status()),
               HasSubstr(fmt::format("talos LifecycleService/Upgrade on node {}", Address("w-1"))));
@@ -85,8 +86,9 @@ TEST_P(ClientFaultTest, BadImageOnTheLifecyclePath) {
 TEST_P(ClientFaultTest, NonInstallerImageExitsNonZero) {
   // The installer's non-zero exit code arrives as a normal message; the client makes it an error.
   const std::string image = "ghcr.io/siderolabs/kubelet:v1.35.0";
-  ASSERT_TRUE(client_->PullImage(Address("w-1"), ContainerdNamespace::kSystem, image).ok());
-  auto installed = client_->LifecycleUpgrade(Address("w-1"), image, {});
+  ASSERT_TRUE(client_->PullImage(Address("w-1"), core::InstallerStore::kSystem, image).ok());
+  auto installed =
+      client_->LifecycleUpgrade(Address("w-1"), image, core::InstallerStore::kSystem, {});
   EXPECT_EQ(installed.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(Message(installed.status()),
               HasSubstr("installer exited with code 1: error: " + image));

@@ -83,18 +83,19 @@ TEST_P(ClientUpgradeTest, LifecycleUpgradeOfAWorker) {
   const std::string image = fmt::format("factory.talos.dev/metal-installer/{}:v1.14.0", kVanilla);
   ImagePullResult pulled;
   // LifecycleService/Upgrade does not pull: without the image in the store it refuses.
-  auto unpulled = client_->LifecycleUpgrade(node, image, {});
+  auto unpulled = client_->LifecycleUpgrade(node, image, core::InstallerStore::kSystem, {});
   EXPECT_EQ(unpulled.status().code(), absl::StatusCode::kInternal);
   EXPECT_THAT(std::string(unpulled.status().message()),
               HasSubstr("not found in containerd store"));
-  TR_ASSERT_OK_AND_ASSIGN(pulled, client_->PullImage(node, ContainerdNamespace::kSystem, image));
+  TR_ASSERT_OK_AND_ASSIGN(pulled, client_->PullImage(node, core::InstallerStore::kSystem, image));
   EXPECT_THAT(pulled.name, StartsWith(fmt::format(
                                "factory.talos.dev/metal-installer/{}@sha256:", kVanilla)));
 
   std::vector<std::string> lines;
   LifecycleUpgradeResult installed;
-  TR_ASSERT_OK_AND_ASSIGN(installed, client_->LifecycleUpgrade(
-                                         node, image, [&](const auto& l) { lines.push_back(l); }));
+  TR_ASSERT_OK_AND_ASSIGN(installed,
+                          client_->LifecycleUpgrade(node, image, core::InstallerStore::kSystem,
+                                                    [&](const auto& l) { lines.push_back(l); }));
   EXPECT_EQ(installed.exit_code, 0);
   EXPECT_FALSE(installed.progress.empty());
   EXPECT_EQ(lines, installed.progress);
@@ -114,13 +115,44 @@ TEST_P(ClientUpgradeTest, LifecycleUpgradeOfAWorker) {
   EXPECT_EQ(version.tag, "v1.14.0");
 }
 
+// The in-memory store (talosctl --namespace inmem, as Omni upgrades): the pull and the install
+// go to the system containerd, which the CRI store does not see, and a reboot empties it
+// (talos internal/app/internal/ctrhelper/ctrhelper.go picks the containerd by driver).
+TEST_P(ClientUpgradeTest, TheInMemoryStoreIsPulledAndInstalledFromAndEmptiedByAReboot) {
+  ASSERT_NO_FATAL_FAILURE(Start("v1.13.0", "v1.13.0"));
+  const std::string node = Address("w-1");
+  const std::string image = fmt::format("factory.talos.dev/metal-installer/{}:v1.14.0", kVanilla);
+  ASSERT_TRUE(client_->PullImage(node, core::InstallerStore::kInMemory, image).ok());
+  auto elsewhere = client_->LifecycleUpgrade(node, image, core::InstallerStore::kSystem, {});
+  EXPECT_EQ(elsewhere.status().code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(elsewhere.status().message()),
+              HasSubstr("not found in containerd store"));
+
+  std::string before;
+  TR_ASSERT_OK_AND_ASSIGN(before, client_->BootId(node));
+  EventsFollower follower(*client_, env_);
+  FollowOptions options = Follow([&] { return client_->Reboot(node, RebootMode::kDefault); });
+  options.boot_id_before = before;
+  ASSERT_TRUE(follower.FollowUntilReady(node, options, {}).ok());
+  auto after_reboot = client_->LifecycleUpgrade(node, image, core::InstallerStore::kInMemory, {});
+  EXPECT_EQ(after_reboot.status().code(), absl::StatusCode::kInternal);
+
+  ASSERT_TRUE(client_->PullImage(node, core::InstallerStore::kInMemory, image).ok());
+  LifecycleUpgradeResult installed;
+  TR_ASSERT_OK_AND_ASSIGN(
+      installed, client_->LifecycleUpgrade(node, image, core::InstallerStore::kInMemory, {}));
+  EXPECT_EQ(installed.exit_code, 0);
+  EXPECT_EQ(Snapshot("w-1").next_boot_slot, "B") << "the other slot holds the new image";
+}
+
 TEST_P(ClientUpgradeTest, LifecycleAndImageServiceAreUnimplementedBelow113) {
   ASSERT_NO_FATAL_FAILURE(Start("v1.12.4", "v1.12.4"));
   const std::string node = Address("w-1");
   const std::string image = "ghcr.io/siderolabs/installer:v1.13.0";
-  EXPECT_EQ(client_->LifecycleUpgrade(node, image, {}).status().code(),
-            absl::StatusCode::kUnimplemented);
-  EXPECT_EQ(client_->PullImage(node, ContainerdNamespace::kSystem, image).status().code(),
+  EXPECT_EQ(
+      client_->LifecycleUpgrade(node, image, core::InstallerStore::kSystem, {}).status().code(),
+      absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(client_->PullImage(node, core::InstallerStore::kSystem, image).status().code(),
             absl::StatusCode::kUnimplemented);
   // The legacy pre-pull exists.
   EXPECT_TRUE(client_

@@ -60,9 +60,10 @@ class ScriptedClient final : public TalosClient {
   TR_UNIMPLEMENTED(absl::StatusOr<UpgradeAck> Upgrade(const std::string&,
                                                       const LegacyUpgradeRequest&))
   TR_UNIMPLEMENTED(absl::StatusOr<LifecycleUpgradeResult> LifecycleUpgrade(
-      const std::string&, const std::string&, const std::function<void(const std::string&)>&))
+      const std::string&, const std::string&, core::InstallerStore,
+      const std::function<void(const std::string&)>&))
   TR_UNIMPLEMENTED(absl::StatusOr<ImagePullResult> PullImage(const std::string&,
-                                                             ContainerdNamespace,
+                                                             core::InstallerStore,
                                                              const std::string&))
   TR_UNIMPLEMENTED(absl::Status PullImageLegacy(const std::string&, ContainerdNamespace,
                                                 const std::string&))

@@ -71,12 +71,15 @@ std::string ProfileYaml(const SimClusterInfo& cluster, const ProfileDef& profile
       "  talos:\n"
       "    version: {2}\n"
       "    {3}\n"
+      "{5}"
       "  kubernetes:\n"
       "    version: {4}\n"
       "  nodes:\n",
       cluster.name, endpoints, profile.talos,
       profile.schematic.empty() ? "image: " + profile.image : "schematic: " + profile.schematic,
-      profile.kubernetes);
+      profile.kubernetes,
+      profile.installer_store.empty() ? ""
+                                      : "    installerStore: " + profile.installer_store + "\n");
   for (const auto& node : cluster.nodes) {
     auto own = profile.node_schematics.find(node.name);
     const std::string schematic =

@@ -62,6 +62,8 @@ struct ProfileDef {
   std::map<std::string, std::string> node_schematics{};
   // More lines under spec, e.g. "promotion: {after: [lab]}".
   std::vector<std::string> spec_lines{};
+  // spec.talos.installerStore when set ("inmem", "system").
+  std::string installer_store{};
 };
 
 // A profile asking for Talos `talos` (and Kubernetes `kubernetes`) with these policy lines.
