@@ -35,17 +35,18 @@ void ToProto(const CosiResource& r, cr::Resource* out) {
 // apid's access policy (internal/app/resources/access.go), in its order: the type, the
 // sensitivity, then the namespace.
 grpc::Status CheckAccess(const Route& route, const std::string& ns, const std::string& type) {
-  if (!KnownCosiType(type)) {
+  int minor = 0;
+  {
+    std::lock_guard lock(route.cluster->mu());
+    minor = TalosMinor(*route.target);
+  }
+  // The node's own resource definitions: a type from a later Talos is as unknown as a typo.
+  if (!KnownCosiType(type, minor)) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         fmt::format("resource type \"{}\" is not supported", type));
   }
   if (type == "MachineConfigs.config.talos.dev" && !route.roles.contains("os:admin")) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "not authorized");
-  }
-  int minor = 0;
-  {
-    std::lock_guard lock(route.cluster->mu());
-    minor = TalosMinor(*route.target);
   }
   if (!KnownCosiNamespace(ns, minor)) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,

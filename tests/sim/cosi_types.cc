@@ -1,16 +1,18 @@
 // The COSI resource types a Talos node serves (the resource definitions of
-// siderolabs/talos pkg/machinery/resources, Talos 1.15 development tree). apid refuses any other
-// type with PermissionDenied `resource type "<type>" is not supported`
-// (internal/app/resources/access.go).
+// siderolabs/talos pkg/machinery/resources, Talos 1.15 development tree) and the Talos minor
+// each first appeared in (the same files at v1.5.0 ... v1.13.0, v1.14.0-rc.1 and main, commit
+// ad88231). apid refuses any other type with PermissionDenied `resource type "<type>" is not
+// supported` (internal/app/resources/access.go, the same from 1.5 to main; it looks the
+// lower-cased type up among the node's resource definitions), so a 1.13 node asked for
+// ImageFactorySchematics (from 1.14) answers that, not NotFound.
 #include <algorithm>
+#include <cctype>
 #include <string_view>
-
-#include "tests/sim/cosi_types.h"
 
 namespace tr::sim {
 namespace {
 
-// Sorted, for binary search.
+// Sorted.
 constexpr std::string_view kTypes[] = {
     "APIServerConfigs.kubernetes.talos.dev", "APIServiceConfigs.runtime.talos.dev",
     "AcquireConfigSpecs.v1alpha1.talos.dev", "AcquireConfigStatuses.v1alpha1.talos.dev",
@@ -107,6 +109,114 @@ constexpr std::string_view kTypes[] = {
     "WatchdogTimerStatuses.runtime.talos.dev", "ZswapStatuses.block.talos.dev",
 };
 
+// The types not defined at 1.5 yet, with the minor that added them.
+struct AddedIn {
+  std::string_view type;
+  int minor;
+};
+constexpr AddedIn kAddedIn[] = {
+    {"APIServiceConfigs.runtime.talos.dev", 13},
+    {"AdjtimeStatuses.v1alpha1.talos.dev", 6},
+    {"AuthenticationConfigs.kubernetes.talos.dev", 14},
+    {"AuthorizationConfigs.kubernetes.talos.dev", 9},
+    {"BGPInstanceConfigs.net.talos.dev", 14},
+    {"BGPPeerStatuses.net.talos.dev", 14},
+    {"BaseRuntimeSpecConfigs.cri.talos.dev", 14},
+    {"BlockDevices.block.talos.dev", 7},
+    {"BlockSymlinks.block.talos.dev", 10},
+    {"BootIDs.runtime.talos.dev", 14},
+    {"BootedEntries.talos.dev", 11},
+    {"CPUCores.hardware.talos.dev", 14},
+    {"ContainerImageStatuses.containers.talos.dev", 15},
+    {"ContainerInstanceSpecs.containers.talos.dev", 15},
+    {"ContainerSpecs.containers.talos.dev", 14},
+    {"CustomizationConfigs.cri.talos.dev", 14},
+    {"DNSResolveCaches.net.talos.dev", 7},
+    {"DNSUpstreams.net.talos.dev", 7},
+    {"Diagnostics.runtime.talos.dev", 8},
+    {"DiscoveredVolumes.block.talos.dev", 7},
+    {"DiscoveredVolumesStatuses.block.talos.dev", 14},
+    {"DiscoveryRefreshRequests.block.talos.dev", 8},
+    {"DiscoveryRefreshStatuses.block.talos.dev", 8},
+    {"Disks.block.talos.dev", 8},
+    {"EncryptionSalts.secrets.talos.dev", 11},
+    {"Environments.runtime.talos.dev", 13},
+    {"EtcdEncryptionConfigs.kubernetes.talos.dev", 14},
+    {"EthernetSpecs.net.talos.dev", 10},
+    {"EthernetStatuses.net.talos.dev", 10},
+    {"ExtensionServiceConfigStatuses.runtime.talos.dev", 7},
+    {"ExtensionServiceConfigs.runtime.talos.dev", 7},
+    {"FSScrubSchedules.block.talos.dev", 14},
+    {"FSScrubStatuses.block.talos.dev", 14},
+    {"HostDNSConfigs.net.talos.dev", 7},
+    {"ImageCacheConfigs.cri.talos.dev", 9},
+    {"ImageFactorySchematics.runtime.talos.dev", 14},
+    {"ImageVerificationRules.security.talos.dev", 13},
+    {"KernelCmdlines.runtime.talos.dev", 11},
+    {"KernelModuleStatuses.runtime.talos.dev", 14},
+    {"KubeletKubeconfigs.kubernetes.talos.dev", 13},
+    {"KubeletStatuses.kubernetes.talos.dev", 14},
+    {"LVMLogicalVolumeSpecs.storage.talos.dev", 14},
+    {"LVMLogicalVolumeStatuses.storage.talos.dev", 14},
+    {"LVMPhysicalVolumeSpecs.storage.talos.dev", 14},
+    {"LVMPhysicalVolumeStatuses.storage.talos.dev", 14},
+    {"LVMRefreshRequests.storage.talos.dev", 14},
+    {"LVMValidationErrors.storage.talos.dev", 14},
+    {"LVMVolumeGroupSpecs.storage.talos.dev", 14},
+    {"LVMVolumeGroupStatuses.storage.talos.dev", 14},
+    {"LinkAliasSpecs.net.talos.dev", 12},
+    {"LoadedKernelModules.runtime.talos.dev", 11},
+    {"MDArraySpecs.storage.talos.dev", 14},
+    {"MDArrayStatuses.storage.talos.dev", 14},
+    {"MDRefreshRequests.storage.talos.dev", 14},
+    {"MachineResetSignals.runtime.talos.dev", 6},
+    {"MetaLoads.runtime.talos.dev", 6},
+    {"MountRequests.block.talos.dev", 10},
+    {"MountStatuses.block.talos.dev", 10},
+    {"NTPStatuses.v1alpha1.talos.dev", 15},
+    {"NfTablesChains.net.talos.dev", 6},
+    {"NodeAddressSortAlgorithms.net.talos.dev", 9},
+    {"NodeAnnotationSpecs.k8s.talos.dev", 8},
+    {"OOMActions.talos.dev", 12},
+    {"PCIDevices.hardware.talos.dev", 8},
+    {"PCIDriverRebindConfigs.runtime.talos.dev", 10},
+    {"PCIDriverRebindStatuses.runtime.talos.dev", 10},
+    {"PCRStatuses.hardware.talos.dev", 10},
+    {"PlatformConfigs.net.talos.dev", 12},
+    {"RebootRequests.runtime.talos.dev", 14},
+    {"RegistryConfigs.cri.talos.dev", 9},
+    {"RoutingRuleSpecs.net.talos.dev", 13},
+    {"RoutingRuleStatuses.net.talos.dev", 13},
+    {"SBOMItems.talos.dev", 11},
+    {"ServicePIDs.runtime.talos.dev", 13},
+    {"SiderolinkStatuses.siderolink.talos.dev", 8},
+    {"SiderolinkTunnels.siderolink.talos.dev", 7},
+    {"StaticHosts.net.talos.dev", 14},
+    {"SwapStatuses.block.talos.dev", 11},
+    {"SystemDisks.block.talos.dev", 8},
+    {"TUFTrustedRoots.security.talos.dev", 13},
+    {"UnattendedInstallStatuses.runtime.talos.dev", 14},
+    {"UniqueMachineTokens.runtime.talos.dev", 6},
+    {"UserDiskConfigStatuses.block.talos.dev", 8},
+    {"Versions.runtime.talos.dev", 10},
+    {"VolumeConfigs.block.talos.dev", 8},
+    {"VolumeLifecycles.block.talos.dev", 8},
+    {"VolumeMountRequests.block.talos.dev", 10},
+    {"VolumeMountStatuses.block.talos.dev", 10},
+    {"VolumeStatuses.block.talos.dev", 8},
+    {"VolumeTrimSchedules.block.talos.dev", 14},
+    {"WatchdogTimerConfigs.runtime.talos.dev", 7},
+    {"WatchdogTimerStatuses.runtime.talos.dev", 7},
+    {"ZswapStatuses.block.talos.dev", 11},
+};
+
+// Types upstream dropped (not in kTypes): defined from 1.5 until the minor given.
+struct RemovedIn {
+  std::string_view type;
+  int minor;
+};
+constexpr RemovedIn kRemovedIn[] = {{"MaintenanceServiceCertificates.secrets.talos.dev", 13}};
+
 // The namespaces machined registers (internal/app/machined/pkg/runtime/v1alpha2/v1alpha2_state.go,
 // plus COSI's own "meta"), the same from 1.7 to 1.12; "security" from 1.13, "containers" and
 // "storage" from 1.14.
@@ -114,6 +224,13 @@ constexpr std::string_view kNamespaces[] = {
     "cluster", "cluster-raw", "config",  "controlplane",   "cri",  "etcd",    "files",   "hardware",
     "k8s",     "kubespan",    "meta",    "network",        "network-config", "perf",    "runtime",
     "secrets"};
+
+bool EqualsIgnoringCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
 
 }  // namespace
 
@@ -123,8 +240,16 @@ bool KnownCosiNamespace(std::string_view ns, int talos_minor) {
   return std::find(std::begin(kNamespaces), std::end(kNamespaces), ns) != std::end(kNamespaces);
 }
 
-bool KnownCosiType(std::string_view type) {
-  return std::binary_search(std::begin(kTypes), std::end(kTypes), type);
+bool KnownCosiType(std::string_view type, int talos_minor) {
+  // apid looks the type up among the resource definitions by its lower-case form.
+  const auto same = [&](std::string_view known) { return EqualsIgnoringCase(known, type); };
+  for (const RemovedIn& removed : kRemovedIn) {
+    if (same(removed.type)) return talos_minor < removed.minor;
+  }
+  if (std::none_of(std::begin(kTypes), std::end(kTypes), same)) return false;
+  const auto added = std::find_if(std::begin(kAddedIn), std::end(kAddedIn),
+                                  [&](const AddedIn& a) { return same(a.type); });
+  return added == std::end(kAddedIn) || talos_minor >= added->minor;
 }
 
 }  // namespace tr::sim

@@ -110,10 +110,14 @@ TEST_F(FactoryGrpcTest, Vanilla114NodeRunsTheFactoryImageWithItsSchematic) {
 TEST_F(FactoryGrpcTest, Below114NoImageFactorySchematicResource) {
   // w-1 runs the vanilla ghcr.io installer: no extensions at all.
   EXPECT_TRUE(Extensions("w-1").empty());
-  // w-2 runs a factory image: the schematic extension, but 1.13 has no ImageFactorySchematic.
+  // w-2 runs a factory image: the schematic extension, but 1.13 does not define the type, and
+  // apid's access policy refuses it before any lookup (internal/app/resources/access.go).
   EXPECT_THAT(Extensions("w-2"), ElementsAre(Pair("schematic", kCustom)));
   YAML::Node spec;
-  EXPECT_EQ(FactorySchematic("w-2", &spec).error_code(), grpc::StatusCode::NOT_FOUND);
+  const grpc::Status refused = FactorySchematic("w-2", &spec);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(refused.error_message(),
+            "resource type \"ImageFactorySchematics.runtime.talos.dev\" is not supported");
 }
 
 TEST_F(FactoryGrpcTest, UpgradeToACustomSchematicShowsItsExtensions) {
