@@ -294,6 +294,29 @@ TEST(RolloutTest, RollbackPolicyRollsBackAHealthyLookingFailure) {
   ASSERT_TRUE(d.failure.has_value());
 }
 
+// A promotion chain behind a release marked broken holds: even with its upstream Ready and
+// soaked on that release, the next cluster starts no node and says why.
+TEST(RolloutTest, ABrokenReleaseHoldsAPromotionChainThatWouldGo) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  ReleaseCatalog catalog = ReleaseCatalog::BuiltIn();
+  catalog.MarkTalosBroken(V("1.12.0"));
+  const ClusterPlan plan =
+      PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(), catalog);
+  RolloutMemory mem;
+  RolloutInput in{world.profile(), plan, world.observed(), mem, {}, {}, world.now()};
+  in.promotion = PromotionVerdict{.ready = true, .message = "", .ready_at = std::nullopt};
+  RolloutDecision d = DecideNextAction(in);
+  EXPECT_EQ(d.kind, ActionKind::kNone);
+  EXPECT_EQ(d.phase, ClusterPhase::kBlocked);
+  EXPECT_THAT(d.message, HasSubstr("Talos 1.12.0 is marked broken by the Image Factory"));
+  // Without the mark the same input starts the rollout.
+  const ClusterPlan open = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                       ReleaseCatalog::BuiltIn());
+  RolloutInput go{world.profile(), open, world.observed(), mem, {}, {}, world.now()};
+  go.promotion = in.promotion;
+  EXPECT_NE(DecideNextAction(go).kind, ActionKind::kNone);
+}
+
 TEST(RolloutTest, UnhealthyEtcdMakesNoCallAtAll) {
   RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
   world.observed().nodes[2].etcd_healthy = false;
