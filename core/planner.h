@@ -7,8 +7,9 @@
 // policy prefers Kubernetes first. Each Talos step lists its nodes in order and in batches:
 // workers first (up to maxParallelWorkers at once), then control planes one at a time with the
 // etcd leader last; the reconciler's own node goes last within its group. No safe path, an
-// unsupported desired pair, an unknown release or an unallowed downgrade gives a Blocked plan
-// with a message a person can act on.
+// unsupported desired pair, an unknown release, a Talos release the catalog marks broken that
+// a node would still get, or an unallowed downgrade gives a Blocked plan with a message a person
+// can act on.
 //
 // Pure and deterministic; thread-compatible.
 #pragma once
