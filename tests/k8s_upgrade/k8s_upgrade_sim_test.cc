@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "reconciler/k8s_upgrade/k8s_upgrade.h"
@@ -62,13 +64,25 @@ class KubernetesUpgradeTest : public UpgradeFixture {
   }
 
   // Sets `section.key.extraArgs[flag]` in `node`'s configuration, as an operator would with a
-  // config patch (applied without a reboot).
+  // config patch (applied without a reboot): in the component's own document when the
+  // configuration has one (Talos 1.14 generates KubeletConfig, KubeAPIServerConfig, ...), else
+  // in the v1alpha1 document, which comes first in the simulator's configurations.
   void SetExtraArg(const std::string& node, const char* section, const char* key,
                    const std::string& flag, const std::string& value) {
-    // The v1alpha1 document comes first in the simulator's configurations; others are kept.
+    static const std::map<std::string, std::string> kDocuments = {
+        {"machine.kubelet", "KubeletConfig"},
+        {"cluster.apiServer", "KubeAPIServerConfig"},
+        {"cluster.controllerManager", "KubeControllerManagerConfig"},
+        {"cluster.scheduler", "KubeSchedulerConfig"},
+        {"cluster.proxy", "KubeProxyConfig"}};
     std::vector<YAML::Node> docs = YAML::LoadAll(ServedConfig(node));
     ASSERT_FALSE(docs.empty());
-    YAML::Node component = docs[0][section][key];
+    const std::string kind = kDocuments.at(std::string(section) + "." + key);
+    // (A YAML::Node assigned to another aliases it: find the document first, then edit it.)
+    auto own = std::find_if(docs.begin(), docs.end(), [&](const YAML::Node& doc) {
+      return doc.IsMap() && doc["kind"] && doc["kind"].as<std::string>() == kind;
+    });
+    YAML::Node component = own != docs.end() ? *own : docs[0][section][key];
     component["extraArgs"][flag] = value;
     YAML::Emitter out;
     for (const YAML::Node& doc : docs) out << YAML::BeginDoc << doc;
@@ -241,7 +255,7 @@ TEST_F(KubernetesUpgradeTest, RemovedKubeletCadvisorFlagBlocks136To137AtThePreCh
   EXPECT_EQ(outcome.component, "pre-checks");
   EXPECT_EQ(std::string(outcome.status.message()),
             "removed in Kubernetes 1.37 but still set in the machine configuration: flag "
-            "--event-storage-age-limit in machine.kubelet.extraArgs of w-2; remove them from "
+            "--event-storage-age-limit in KubeletConfig.extraArgs of w-2; remove them from "
             "those extraArgs (a config patch) and run again");
   EXPECT_EQ(TotalApplies(), patches);
   for (const char* n : {"cp-1", "cp-2", "cp-3", "w-1", "w-2"}) {

@@ -13,7 +13,7 @@ struct TypeCase {
   int last_minor;   // the last one (99: still defined)
 };
 
-class CosiTypesTest : public testing::TestWithParam<TypeCase> {};
+class CosiTypesTest : public ::testing::TestWithParam<TypeCase> {};
 
 TEST_P(CosiTypesTest, DefinedExactlyFromItsFirstToItsLastMinor) {
   const TypeCase& c = GetParam();
@@ -25,7 +25,7 @@ TEST_P(CosiTypesTest, DefinedExactlyFromItsFirstToItsLastMinor) {
 
 INSTANTIATE_TEST_SUITE_P(
     Upstream, CosiTypesTest,
-    testing::Values(TypeCase{"MachineStatuses.runtime.talos.dev", 5, 99},
+    ::testing::Values(TypeCase{"MachineStatuses.runtime.talos.dev", 5, 99},
                     // talos commit bb2ac7546, v1.14.0-alpha.2
                     TypeCase{"ImageFactorySchematics.runtime.talos.dev", 14, 99},
                     TypeCase{"ImageVerificationRules.security.talos.dev", 13, 99},
