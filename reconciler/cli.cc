@@ -239,6 +239,10 @@ void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
   cmd->add_flag_callback(
       "--no-pre-pull", [&options] { options.pre_pull = false; },
       "Do not pull the new images beforehand");
+  cmd->add_flag_callback(
+      "--manifests-no-prune", [&options] { options.prune_manifests = false; },
+      "Keep the objects Talos's manifest inventory lists that left the manifests (as talosctl "
+      "upgrade-k8s --manifests-no-prune)");
   auto millis = [cmd](const char* name, std::chrono::milliseconds& into, const char* help) {
     cmd->add_option_function<int64_t>(
            name, [&into](int64_t ms) { into = std::chrono::milliseconds(ms); }, help)
@@ -255,6 +259,9 @@ void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
          "How long a static pod may take to be Ready (default 300000)");
   millis("--kubelet-timeout-ms", options.kubelet_timeout,
          "How long a kubelet may take to come back (default 180000)");
+  millis("--manifests-timeout-ms", options.manifests_timeout,
+         "How long the manifests' DaemonSets and Deployments may take to roll out (default "
+         "300000)");
   cmd->add_option("--termination-log", options.termination_log,
                   "Also write the last line here (a Job's /dev/termination-log)");
   cmd->footer(

@@ -80,9 +80,12 @@ UpgradeOutcome KubernetesUpgrade::Run(std::stop_token stop) {
   if (Step s = SyncManifests(stop, outcome)) return finish(s);
   Report("done", 1, 1,
          fmt::format("Kubernetes {} → {}: done ({} applied, {} already at the target, {} "
-                     "manifest object(s) applied)",
+                     "manifest object(s) applied{})",
                      outcome.from, options_.target.ToString(), outcome.applied,
-                     outcome.already_done, outcome.manifests_applied));
+                     outcome.already_done, outcome.manifests_applied,
+                     outcome.manifests_pruned == 0
+                         ? ""
+                         : fmt::format(", {} pruned", outcome.manifests_pruned)));
   return outcome;
 }
 

@@ -15,9 +15,11 @@
 //   5. the kubelet on every node, control planes first, waiting until the Node reports the new
 //      kubelet version and is Ready;
 //   6. the bootstrap manifests Talos renders from the machine configuration (the kube-proxy
-//      DaemonSet, CoreDNS, ...), read from the first control plane and server-side applied to
-//      the Kubernetes API, each object only when the cluster does not already have it as written
-//      (k8s_upgrade_manifests.cc).
+//      DaemonSet, CoreDNS, ...), read from the first control plane and synced as talosctl does
+//      (manifest_sync.h): server-side applied as field manager `talos`, each object only when
+//      the cluster does not already have it as Talos applied it, listed in Talos's inventory
+//      ConfigMap; objects that left the manifests pruned (unless prune_manifests is off); then
+//      a wait for the DaemonSets and Deployments changed to roll out.
 //
 // Resumable: every step first reads what the node's configuration says. A component already
 // configured with the target image is not applied again; the run only waits for it to be up.
@@ -59,6 +61,12 @@ struct UpgradeOptions {
   std::chrono::milliseconds poll_interval{1000};
   std::chrono::milliseconds static_pod_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds kubelet_timeout{std::chrono::minutes(3)};
+  // Delete what Talos's inventory lists and the manifests no longer hold (kube-proxy once
+  // cluster.proxy.disabled); false as `talosctl upgrade-k8s --manifests-no-prune`.
+  bool prune_manifests = true;
+  // How long the manifests' DaemonSets and Deployments may take to roll out (talosctl
+  // --manifests-reconcile-timeout).
+  std::chrono::milliseconds manifests_timeout{std::chrono::minutes(5)};
   // Fencing (leader election): asked just before each change to the cluster (a machine config
   // applied, a manifest applied); a non-OK answer stops the run there, Cancelled, with nothing
   // of that change made. Empty: never asked.
@@ -86,6 +94,7 @@ struct UpgradeOutcome {
   int applied = 0;            // configurations applied by this run
   int already_done = 0;       // components found at the target and left alone
   int manifests_applied = 0;  // bootstrap manifest objects applied (the others were current)
+  int manifests_pruned = 0;   // objects deleted because they left the manifests
 };
 
 class KubernetesUpgrade {

@@ -70,6 +70,8 @@ UpgradeOptions ToUpgradeOptions(const UpgradeK8sOptions& options, const LoadedPr
   upgrade.poll_interval = options.poll_interval;
   upgrade.static_pod_timeout = options.static_pod_timeout;
   upgrade.kubelet_timeout = options.kubelet_timeout;
+  upgrade.prune_manifests = options.prune_manifests;
+  upgrade.manifests_timeout = options.manifests_timeout;
   for (const core::NodeSpec& n : loaded.profile.nodes) {
     upgrade.nodes.push_back({n.name, n.address, n.role == core::NodeRole::kControlPlane});
   }

@@ -47,6 +47,8 @@ struct UpgradeK8sOptions {
   std::chrono::milliseconds poll_interval{1000};
   std::chrono::milliseconds static_pod_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds kubelet_timeout{std::chrono::minutes(3)};
+  bool prune_manifests = true;  // --manifests-no-prune: false (UpgradeOptions::prune_manifests)
+  std::chrono::milliseconds manifests_timeout{std::chrono::minutes(5)};
   // When set, the last line (done, failed or stopped) is also written here, for a Kubernetes
   // Job's terminationMessagePath ("/dev/termination-log").
   std::filesystem::path termination_log;

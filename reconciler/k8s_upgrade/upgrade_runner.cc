@@ -51,6 +51,7 @@ void InProcessUpgradeRunner::Start(Task& task, const core::ClusterProfile& profi
   options.poll_interval = options_.poll_interval;
   options.static_pod_timeout = options_.static_pod_timeout;
   options.kubelet_timeout = options_.kubelet_timeout;
+  options.prune_manifests = options_.prune_manifests;
   if (options_.may_change) {
     options.before_change = [may_change = options_.may_change, cluster = profile.name] {
       return may_change(cluster);

@@ -49,6 +49,7 @@ struct InProcessRunnerOptions {
   std::chrono::milliseconds poll_interval{1000};
   std::chrono::milliseconds static_pod_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds kubelet_timeout{std::chrono::minutes(3)};
+  bool prune_manifests = true;  // UpgradeOptions::prune_manifests
   // Fencing (leader election): OK while this replica may change `cluster`; asked before each
   // change a task makes (UpgradeOptions::before_change). Empty: always allowed.
   std::function<absl::Status(const std::string& cluster)> may_change;

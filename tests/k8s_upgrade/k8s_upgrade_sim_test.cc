@@ -119,18 +119,19 @@ TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
   EXPECT_EQ(Applies("cp-2"), 5u);
   EXPECT_EQ(Applies("w-2"), 1u);
   EXPECT_NE(std::find(lines_.begin(), lines_.end(), "kubelets 3/5: cp-3 at v1.35.0"), lines_.end());
-  // The bootstrap manifests: the kube-proxy DaemonSet gets the new image, CoreDNS is as written.
+  // The bootstrap manifests: the kube-proxy DaemonSet gets the new image; CoreDNS keeps its
+  // image and is applied once to become Talos's (manifests_sim_test.cc).
   EXPECT_NE(std::find(lines_.begin(), lines_.end(),
                       "manifests 1/2: DaemonSet kube-system/kube-proxy applied"),
             lines_.end());
   EXPECT_NE(std::find(lines_.begin(), lines_.end(),
-                      "manifests 2/2: Deployment kube-system/coredns already current"),
+                      "manifests 2/2: Deployment kube-system/coredns applied"),
             lines_.end());
   EXPECT_EQ(ManifestChanges(),
             (std::vector<std::string>{
                 "daemonsets/kube-proxy image = registry.k8s.io/kube-proxy:v1.35.0"}));
   EXPECT_EQ(lines_.back(),
-            "Kubernetes 1.34.1 → 1.35.0: done (17 applied, 0 already at the target, 1 manifest "
+            "Kubernetes 1.34.1 → 1.35.0: done (17 applied, 0 already at the target, 2 manifest "
             "object(s) applied)");
   const std::string upgraded = ServedConfig("w-1");
   EXPECT_TRUE(upgraded.ends_with(worker_config.substr(extra))) << upgraded;

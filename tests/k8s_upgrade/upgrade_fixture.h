@@ -5,9 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
 
 #include "fmt/format.h"
+#include "reconciler/kube/http_kube_client.h"
+#include "reconciler/kube/kubeconfig.h"
 #include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::k8s_upgrade {
@@ -38,6 +43,20 @@ class UpgradeFixture : public talos::SimTest {
   }
 
   std::string time_scale_ = "0.001";
+
+  // A client of the cluster's Kubernetes API (the simulator's, over HTTPS), from its kubeconfig.
+  std::unique_ptr<kube::KubeClient> Kube() {
+    auto access = fleet_->Cluster("prod");
+    EXPECT_TRUE(access.ok());
+    std::ifstream in(access->kubeconfig);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto credentials = kube::ParseKubeconfig(text.str());
+    EXPECT_TRUE(credentials.ok()) << credentials.status();
+    auto kube = kube::NewHttpKubeClient(*credentials);
+    EXPECT_TRUE(kube.ok()) << kube.status();
+    return kube.ok() ? *std::move(kube) : nullptr;
+  }
 
   size_t Applies(const std::string& node) {
     return Calls(node, "/machine.MachineService/ApplyConfiguration").size();

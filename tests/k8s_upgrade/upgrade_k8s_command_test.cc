@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "reconciler/k8s_upgrade/manifest_objects.h"
 #include "tests/k8s_upgrade/upgrade_fixture.h"
 #include "tests/support/wait.h"
 
@@ -38,7 +39,7 @@ class UpgradeK8sCommandTest : public UpgradeFixture {
   }
 
   // Starts the command; its output goes to <state>/out-N.txt and err-N.txt.
-  pid_t Start() {
+  pid_t Start(const std::vector<std::string>& extra_args = {}) {
     ++runs_;
     const std::string binary = std::string(TR_BINARY_DIR) + "/reconciler/talos-reconciler";
     const std::string out = (state_dir_ / fmt::format("out-{}.txt", runs_)).string();
@@ -61,6 +62,7 @@ class UpgradeK8sCommandTest : public UpgradeFixture {
                                      "3000",
                                      "--termination-log",
                                      (state_dir_ / "termination-log").string()};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
     pid_t pid = fork();
     if (pid == 0) {
       if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(127);
@@ -142,6 +144,38 @@ TEST_F(UpgradeK8sCommandTest, KilledThenTerminatedThenRunAgainPatchesEachCompone
   ExpectAllAt("1.35.0");
   EXPECT_NE(Read("out").find("kubelets 5/5: w-2 at v1.35.0"), std::string::npos) << Read("out");
   EXPECT_EQ(Read("termination-log"), "upgrade-k8s: Kubernetes 1.34.1 → 1.35.0: done\n");
+}
+
+// After the command, the bootstrap manifests are Talos's as talosctl and machined see them:
+// every field manager `talos`, the inventory annotation, listed in Talos's inventory.
+TEST_F(UpgradeK8sCommandTest, ManifestsEndTalosOwnedAndInItsInventory) {
+  StartFleet(Fleet("v1.12.0", "1.34.1", ""));
+  WriteRepo();
+  const int status = Wait(Start());
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << Read("err");
+  std::unique_ptr<kube::KubeClient> kube = Kube();
+  auto inventory = kube->GetObject(
+      "/api/v1/namespaces/kube-system/configmaps/talos-bootstrap-manifests-inventory");
+  ASSERT_TRUE(inventory.ok()) << inventory.status();
+  EXPECT_EQ(InventoryKeys(nlohmann::json::parse(*inventory)),
+            (std::set<std::string>{"kube-system_kube-proxy_apps_DaemonSet",
+                                   "kube-system_coredns_apps_Deployment"}));
+  for (const char* path : {"/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy",
+                           "/apis/apps/v1/namespaces/kube-system/deployments/coredns"}) {
+    auto text = kube->GetObject(path);
+    ASSERT_TRUE(text.ok()) << text.status();
+    const nlohmann::json object = nlohmann::json::parse(*text);
+    EXPECT_EQ(object.value(nlohmann::json::json_pointer(
+                               "/metadata/annotations/config.k8s.io~1owning-inventory"),
+                           ""),
+              kInventoryName)
+        << path;
+    EXPECT_TRUE(AppliedByTalos(object)) << object.dump();
+    for (const nlohmann::json& entry : object["metadata"]["managedFields"]) {
+      EXPECT_EQ(entry.value("manager", ""), "talos") << path << ": " << entry.dump();
+    }
+  }
 }
 
 TEST_F(UpgradeK8sCommandTest, FailedComponentExitsThreeNamingComponentAndNode) {

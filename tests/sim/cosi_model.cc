@@ -10,6 +10,7 @@
 #include "tests/sim/extension_resources.h"
 #include "tests/sim/node_services.h"
 #include "tests/sim/sim_cluster.h"
+#include "yaml-cpp/yaml.h"
 
 namespace tr::sim {
 namespace {
@@ -138,6 +139,20 @@ void AddManifest(const std::string& id, const char* api_version, const char* kin
                              api_version, kind, name, name, image)});
 }
 
+// Whether the configuration's v1alpha1 document sets cluster.proxy.disabled: Talos then renders
+// no "10-kube-proxy" manifest (talos v1.14.0-rc.1 internal/app/machined/pkg/controllers/k8s/
+// control_plane.go ProxyEnabled, manifest.go).
+bool ProxyDisabled(const std::string& machine_config) {
+  try {
+    for (const YAML::Node& doc : YAML::LoadAll(machine_config)) {
+      if (doc["version"].as<std::string>("") != "v1alpha1") continue;
+      return doc["cluster"]["proxy"]["disabled"].as<bool>(false);
+    }
+  } catch (const YAML::Exception&) {
+  }
+  return false;
+}
+
 std::vector<Desired> DesiredResources(const SimNode& node, const RegistryCatalog& registry) {
   std::vector<Desired> out = ExtensionResources(
       registry.InstalledExtensions(node.image, node.tag), TalosMinor(node));
@@ -156,8 +171,10 @@ std::vector<Desired> DesiredResources(const SimNode& node, const RegistryCatalog
                  config.SerializeAsString(), node.machine_config});
   if (node.is_control_plane()) {
     AddControlPlane(node, out);
-    AddManifest("10-kube-proxy", "apps/v1", "DaemonSet", "kube-proxy", ImageOf(node, "kube-proxy"),
-                out);
+    if (!ProxyDisabled(node.machine_config)) {
+      AddManifest("10-kube-proxy", "apps/v1", "DaemonSet", "kube-proxy",
+                  ImageOf(node, "kube-proxy"), out);
+    }
     AddManifest("11-core-dns", "apps/v1", "Deployment", "coredns", kDefaultCoreDnsImage, out);
   }
   return out;

@@ -212,6 +212,7 @@ void KubeApiServer::Routes() {
   jobs_->AddRoutes(s);
   // Before the workload store: kube-proxy (the DaemonSet kubectl drain looks up) and CoreDNS.
   BootstrapWorkloadRoutes();
+  InventoryRoutes();
   PodRoutes();
   LeaseRoutes();
   workloads_ = std::make_unique<WorkloadStore>();

@@ -3,7 +3,8 @@
 // orchestrator and kubectl need: /version, discovery, Nodes (list, get, merge / strategic-merge /
 // JSON patch for cordon), Pods (list with label and field selectors, get, delete, the eviction
 // subresource honouring PodDisruptionBudgets), PodDisruptionBudgets, Leases and batch/v1 Jobs
-// with their pods (kube_jobs.h). Objects reflect
+// with their pods (kube_jobs.h), the bootstrap manifests' workloads and Talos's inventory
+// ConfigMap (kube_api_manifests.h). Objects reflect
 // the simulated machines (SimCluster). Lists answer with a meta.k8s.io/v1 Table when asked, as
 // kubectl does.
 //
@@ -15,12 +16,15 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "tests/sim/kube_api_manifests.h"
 #include "tests/sim/pki.h"
 #include "tests/sim/sim_cluster.h"
 
 namespace httplib {
 class SSLServer;
-}
+struct Request;
+struct Response;
+}  // namespace httplib
 
 namespace tr::sim {
 
@@ -52,6 +56,14 @@ class KubeApiServer {
 
   // The kube-proxy DaemonSet and CoreDNS Deployment (kube_api_manifests.cc).
   void BootstrapWorkloadRoutes();
+  // A server-side apply of one of them (`kind` "DaemonSet", `key` "daemonsets/kube-proxy").
+  void ApplyBootstrapWorkload(const std::string& kind, const std::string& key,
+                              const httplib::Request& req, httplib::Response& res);
+  // Talos's inventory ConfigMap kube-system/talos-bootstrap-manifests-inventory
+  // (kube_api_inventory.cc).
+  void InventoryRoutes();
+  // Replaces the inventory's data (creating it); the caller holds cluster_->mu().
+  void WriteInventoryLocked(const nlohmann::json& data);
 
   SimCluster* cluster_ = nullptr;
   std::string token_;
@@ -59,6 +71,8 @@ class KubeApiServer {
   std::unique_ptr<httplib::SSLServer> server_;
   std::unique_ptr<WorkloadStore> workloads_;  // Deployments, StatefulSets, DaemonSets
   std::unique_ptr<JobStore> jobs_;            // Jobs and the pods created for them
+  // The bootstrap manifests' objects beyond their images; guarded by cluster_->mu().
+  std::unique_ptr<BootstrapObjects> bootstrap_ = std::make_unique<BootstrapObjects>();
   std::thread thread_;
 };
 

@@ -314,6 +314,86 @@ TEST_F(KubeApiTest, KubectlGetNodesWorks) {
   EXPECT_THAT(after, HasSubstr("SchedulingDisabled"));
 }
 
+// managedFields as the API server keeps them for a forced server-side apply: the applier owns
+// what it sets, the manager that created the object keeps only the rest.
+TEST_F(KubeApiTest, ServerSideApplyTakesTheFieldsItSets) {
+  const std::string path = "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy";
+  json before = Get(path);
+  ASSERT_EQ(before["metadata"]["managedFields"].size(), 1u);
+  EXPECT_EQ(before["metadata"]["managedFields"][0]["manager"], "talos");
+  EXPECT_EQ(before["metadata"]["managedFields"][0]["operation"], "Update");
+  EXPECT_EQ(before["status"]["desiredNumberScheduled"], 3);
+  EXPECT_EQ(before["status"]["numberReady"], 3);
+  // cp-1 runs 1.34.1, the workers 1.33.5: one pod runs the DaemonSet's image.
+  EXPECT_EQ(before["status"]["updatedNumberScheduled"], 1);
+  const std::string body =
+      "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: kube-proxy\n  namespace: "
+      "kube-system\n  annotations: {config.k8s.io/owning-inventory: inv}\nspec:\n  template:\n"
+      "    spec:\n      containers: [{name: kube-proxy, image: " +
+      before["spec"]["template"]["spec"]["containers"][0]["image"].get<std::string>() + "}]\n";
+  auto res = client_->Patch((path + "?fieldManager=x&force=true").c_str(), body,
+                            "application/apply-patch+yaml");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  json after = Get(path);
+  EXPECT_EQ(after["metadata"]["annotations"]["config.k8s.io/owning-inventory"], "inv");
+  EXPECT_EQ(after["metadata"]["generation"], 1);  // the same image: nothing rolls out
+  std::map<std::string, json> fields;
+  for (const json& e : after["metadata"]["managedFields"]) {
+    fields[e["manager"].get<std::string>() + "/" + e["operation"].get<std::string>()] =
+        e["fieldsV1"];
+  }
+  ASSERT_EQ(fields.size(), 2u) << after.dump();
+  EXPECT_TRUE(fields["x/Apply"]["f:spec"]["f:template"]["f:spec"].contains("f:containers"));
+  EXPECT_FALSE(fields["talos/Update"]["f:spec"]["f:template"].contains("f:spec"));
+  EXPECT_TRUE(fields["talos/Update"]["f:spec"].contains("f:selector"));
+}
+
+// Talos's inventory ConfigMap: created once, replaced with the resourceVersion read.
+TEST_F(KubeApiTest, InventoryConfigMapIsCreatedAndReplaced) {
+  const std::string path =
+      "/api/v1/namespaces/kube-system/configmaps/talos-bootstrap-manifests-inventory";
+  Get(path, 404);
+  const json created = {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", {{"name", "talos-bootstrap-manifests-inventory"}, {"namespace", "kube-system"}}}};
+  auto res = client_->Post("/api/v1/namespaces/kube-system/configmaps", created.dump(),
+                           "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  const std::string version = json::parse(res->body)["metadata"]["resourceVersion"];
+  auto again = client_->Post("/api/v1/namespaces/kube-system/configmaps", created.dump(),
+                             "application/json");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 409);
+  json update = created;
+  update["data"] = {{"kube-system_kube-proxy_apps_DaemonSet", ""}};
+  update["metadata"]["resourceVersion"] = version;
+  auto put = client_->Put(path, update.dump(), "application/json");
+  ASSERT_TRUE(put);
+  ASSERT_EQ(put->status, 200) << put->body;
+  EXPECT_EQ(Get(path)["data"], update["data"]);
+  auto stale = client_->Put(path, update.dump(), "application/json");  // the old version
+  ASSERT_TRUE(stale);
+  EXPECT_EQ(stale->status, 409) << stale->body;
+}
+
+// A DELETE of the kube-proxy DaemonSet takes its pods with it (propagation Background).
+TEST_F(KubeApiTest, DeletedDaemonSetTakesItsPods) {
+  const std::string path = "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy";
+  auto res = client_->Delete(path.c_str());
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  Get(path, 404);
+  for (const json& pod : Get("/api/v1/namespaces/kube-system/pods")["items"]) {
+    EXPECT_FALSE(pod["metadata"]["name"].get<std::string>().starts_with("kube-proxy"));
+  }
+  auto twice = client_->Delete(path.c_str());
+  ASSERT_TRUE(twice);
+  EXPECT_EQ(twice->status, 404);
+}
+
 TEST_F(KubeApiTest, KubeconfigComesFromTheSimulatorWithoutLeakingElsewhere) {
   YAML::Node kubeconfig = YAML::LoadFile(access_.kubeconfig.string());
   EXPECT_EQ(kubeconfig["clusters"][0]["cluster"]["server"].as<std::string>(), access_.kube_api_url);

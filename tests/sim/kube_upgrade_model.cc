@@ -116,6 +116,12 @@ void SimCluster::SetBootstrapWorkloadImageLocked(const std::string& key, const s
     pod.image = image;
     pod.ready = false;
     pod.resource_version = NextResourceVersionLocked();
+    // A node that cannot pull the new image keeps its pod in ImagePullBackOff: never Ready.
+    if (const SimNode* on = FindNodeLocked(pod.node);
+        on != nullptr && FaultMatches(*on, FaultKind::kImagePullFailure, image)) {
+      JournalStateLocked(*on, "fault", pod.name + " never becomes Ready");
+      continue;
+    }
     AfterLocked(first, Scaled(timings_.pod_start),
                 [this, key = pod.ns + "/" + pod.name, image](SimNode&) {
                   for (auto& p : pods_) {
