@@ -315,6 +315,7 @@ class Daemon {
   absl::Status StartKubernetesUpgrades() {
     k8s_upgrade::InProcessRunnerOptions options;
     options.poll_interval = std::min(config_.node_poll_interval, std::chrono::milliseconds(1000));
+    options.prune_manifests = !config_.kubernetes_manifests_no_prune;
     if (election_) {  // a deposed replica's running upgrade stops before its next change
       options.may_change = [&fences = *fences_](const std::string& c) {
         return lease::CheckFenced(fences, c);
@@ -325,7 +326,8 @@ class Daemon {
           std::make_unique<k8s_upgrade::InProcessUpgradeRunner>(*clients_, options);
     } else if (config_.kubernetes_upgrade_mode == "job") {
       auto opened = k8s_job::OpenJobUpgrades(config_.upgrade_jobs, config_.kubeconfig,
-                                             config_.node_poll_interval, env_, options.may_change);
+                                             config_.node_poll_interval, env_, options.may_change,
+                                             options.prune_manifests);
       if (!opened.ok()) return opened.status();
       kubernetes_upgrades_ = *std::move(opened);
     }

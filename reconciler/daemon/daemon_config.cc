@@ -74,6 +74,9 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
        "report them Blocked")
       ->check(CLI::IsMember({"inprocess", "job", "off"}));
   c.upgrade_jobs.AddFlags(cmd);
+  flags::Switch(cmd, "kubernetes-manifests-no-prune", c.kubernetes_manifests_no_prune,
+                "Kubernetes upgrades keep the objects that left Talos's bootstrap manifests "
+                "(as upgrade-k8s --manifests-no-prune)");
   Flag(cmd, "log-level", c.log_level, "trace, debug, info, warn or error");
   Flag(cmd, "log-format", c.log_format, "text (key=value lines) or json (one object a line)")
       ->check(CLI::IsMember({"text", "json"}));

@@ -57,6 +57,8 @@ struct DaemonConfig : GitFlags {
   // Jobs in the reconciler's namespace (reconciler/k8s_job); "off": reported Blocked.
   std::string kubernetes_upgrade_mode = "inprocess";
   k8s_job::JobFlags upgrade_jobs;  // --kubernetes-upgrade-job-*
+  // Kubernetes upgrades keep what left the bootstrap manifests (upgrade-k8s --manifests-no-prune).
+  bool kubernetes_manifests_no_prune = false;
   int workers = 4;  // clusters reconciled at once
   std::string log_level = "info";
   std::string log_format = "text";    // text (key=value lines) or json (an object a line)

@@ -31,7 +31,7 @@ class OwningJobRunner final : public k8s_upgrade::KubernetesUpgradeRunner {
 absl::StatusOr<std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner>> OpenJobUpgrades(
     const JobFlags& flags, const std::filesystem::path& kubeconfig,
     std::chrono::milliseconds poll_interval, Env& env,
-    std::function<absl::Status(const std::string& cluster)> may_change) {
+    std::function<absl::Status(const std::string& cluster)> may_change, bool prune_manifests) {
   kube::HttpKubeClientOptions http;
   http.connect_timeout = std::chrono::seconds(5);
   http.request_timeout = std::chrono::seconds(10);
@@ -44,6 +44,7 @@ absl::StatusOr<std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner>> OpenJobUpg
   options.job.image = flags.image;
   options.job.active_deadline = flags.deadline;
   options.job.poll_interval = std::min(poll_interval, std::chrono::milliseconds(1000));
+  options.job.prune_manifests = prune_manifests;
   for (const std::string& entry : flags.secrets) {
     const size_t eq = entry.find('=');
     options.secrets[entry.substr(0, eq)] = entry.substr(eq + 1);

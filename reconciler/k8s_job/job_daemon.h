@@ -21,10 +21,11 @@ namespace tr::reconciler::k8s_job {
 // The Jobs of `flags` on the Kubernetes API of `kubeconfig` (empty: the in-cluster service
 // account), looked at every `poll_interval` (at most 1 s). InvalidArgument for unusable
 // Kubernetes credentials (see lease/lease_endpoint.h). `may_change` is the fence (empty
-// without leader election).
+// without leader election). `prune_manifests` false: the Jobs run with --manifests-no-prune.
 absl::StatusOr<std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner>> OpenJobUpgrades(
     const JobFlags& flags, const std::filesystem::path& kubeconfig,
     std::chrono::milliseconds poll_interval, Env& env,
-    std::function<absl::Status(const std::string& cluster)> may_change);
+    std::function<absl::Status(const std::string& cluster)> may_change,
+    bool prune_manifests = true);
 
 }  // namespace tr::reconciler::k8s_job

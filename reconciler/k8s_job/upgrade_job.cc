@@ -108,6 +108,7 @@ json Container(const core::ClusterProfile& profile, const core::Version& target,
                std::to_string(s.static_pod_timeout.count()),
                "--kubelet-timeout-ms",
                std::to_string(s.kubelet_timeout.count())};
+  if (!s.prune_manifests) args.push_back("--manifests-no-prune");
   return {{"name", kContainerName},
           {"image", s.image},
           {"command", {"/usr/local/bin/talos-reconciler"}},

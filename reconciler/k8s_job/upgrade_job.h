@@ -45,6 +45,7 @@ struct UpgradeJobSettings {
   std::chrono::milliseconds poll_interval{1000};
   std::chrono::milliseconds static_pod_timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds kubelet_timeout{std::chrono::minutes(3)};
+  bool prune_manifests = true;  // false: the Job runs upgrade-k8s --manifests-no-prune
 };
 
 // "k8s-upgrade-<cluster>-v1-35-0": a DNS label of at most 63 characters; a long cluster name is

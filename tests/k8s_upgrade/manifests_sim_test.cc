@@ -8,7 +8,6 @@
 #include "reconciler/k8s_upgrade/k8s_upgrade.h"
 #include "reconciler/k8s_upgrade/manifest_objects.h"
 #include "tests/k8s_upgrade/upgrade_fixture.h"
-#include "yaml-cpp/yaml.h"
 
 namespace tr::reconciler::k8s_upgrade {
 namespace {
@@ -63,29 +62,6 @@ class ManifestSyncTest : public UpgradeFixture {
     EXPECT_TRUE(AppliedByTalos(object)) << object.dump();
     for (const json& entry : object["metadata"]["managedFields"]) {
       EXPECT_EQ(entry.value("manager", ""), "talos") << path << ": " << entry.dump();
-    }
-  }
-
-  // Sets cluster.proxy.disabled on every control plane, as an operator does to run without
-  // kube-proxy (a CNI replacing it): Talos renders no kube-proxy manifest any more.
-  void DisableKubeProxy() {
-    std::unique_ptr<talos::TalosClient> client;
-    NewClient("prod", &client);
-    for (const auto& n : fleet_->Nodes()) {
-      if (n.role != sim::NodeRole::kControlPlane) continue;
-      auto served =
-          client->CosiGet(n.address, "config", "MachineConfigs.config.talos.dev", "v1alpha1");
-      ASSERT_TRUE(served.ok()) << served.status();
-      std::vector<YAML::Node> docs = YAML::LoadAll(served->yaml_spec);
-      ASSERT_FALSE(docs.empty());
-      docs[0]["cluster"]["proxy"]["disabled"] = true;
-      YAML::Emitter out;
-      for (const YAML::Node& doc : docs) out << YAML::BeginDoc << doc;
-      talos::ApplyConfigurationRequest request;
-      request.config_yaml = out.c_str();
-      request.mode = talos::ApplyMode::kNoReboot;
-      auto applied = client->ApplyConfiguration(n.address, request);
-      ASSERT_TRUE(applied.ok()) << applied.status();
     }
   }
 

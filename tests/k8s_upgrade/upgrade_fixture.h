@@ -14,6 +14,7 @@
 #include "reconciler/kube/http_kube_client.h"
 #include "reconciler/kube/kubeconfig.h"
 #include "tests/support/sim_fixture.h"
+#include "yaml-cpp/yaml.h"
 
 namespace tr::reconciler::k8s_upgrade {
 
@@ -43,6 +44,29 @@ class UpgradeFixture : public talos::SimTest {
   }
 
   std::string time_scale_ = "0.001";
+
+  // Sets cluster.proxy.disabled on every control plane, as an operator does to run without
+  // kube-proxy (a CNI replacing it): Talos renders no kube-proxy manifest any more.
+  void DisableKubeProxy() {
+    std::unique_ptr<talos::TalosClient> client;
+    NewClient("prod", &client);
+    for (const auto& n : fleet_->Nodes()) {
+      if (n.role != sim::NodeRole::kControlPlane) continue;
+      auto served =
+          client->CosiGet(n.address, "config", "MachineConfigs.config.talos.dev", "v1alpha1");
+      ASSERT_TRUE(served.ok()) << served.status();
+      std::vector<YAML::Node> docs = YAML::LoadAll(served->yaml_spec);
+      ASSERT_FALSE(docs.empty());
+      docs[0]["cluster"]["proxy"]["disabled"] = true;
+      YAML::Emitter out;
+      for (const YAML::Node& doc : docs) out << YAML::BeginDoc << doc;
+      talos::ApplyConfigurationRequest request;
+      request.config_yaml = out.c_str();
+      request.mode = talos::ApplyMode::kNoReboot;
+      auto applied = client->ApplyConfiguration(n.address, request);
+      ASSERT_TRUE(applied.ok()) << applied.status();
+    }
+  }
 
   // A client of the cluster's Kubernetes API (the simulator's, over HTTPS), from its kubeconfig.
   std::unique_ptr<kube::KubeClient> Kube() {

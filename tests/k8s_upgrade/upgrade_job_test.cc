@@ -66,6 +66,15 @@ TEST(UpgradeJobTest, JobCarriesProfileMatrixSecretAndFailurePolicy) {
   EXPECT_THAT(c["args"].get<std::vector<std::string>>(),
               ::testing::IsSupersetOf({"upgrade-k8s", "--cluster", "prod", "--to", "1.35.0",
                                        "--termination-log", "/dev/termination-log"}));
+  EXPECT_THAT(c["args"].get<std::vector<std::string>>(),
+              ::testing::Not(::testing::Contains("--manifests-no-prune")));
+  // The daemon's --kubernetes-manifests-no-prune reaches the Job's command.
+  UpgradeJobSettings no_prune = settings;
+  no_prune.prune_manifests = false;
+  const json kept = json::parse(UpgradeJobJson(Profile("prod"), V("1.35.0"), matrix, no_prune));
+  EXPECT_THAT(
+      kept["spec"]["template"]["spec"]["containers"][0]["args"].get<std::vector<std::string>>(),
+      ::testing::Contains("--manifests-no-prune"));
   EXPECT_EQ(c["volumeMounts"][0]["mountPath"], "/etc/talos-reconciler/talos/prod");
   EXPECT_EQ(spec["template"]["spec"]["volumes"][0]["secret"]["secretName"], "prod-talosconfig");
 

@@ -178,6 +178,28 @@ TEST_F(UpgradeK8sCommandTest, ManifestsEndTalosOwnedAndInItsInventory) {
   }
 }
 
+// --manifests-no-prune keeps what left the manifests; without it the next run prunes it.
+TEST_F(UpgradeK8sCommandTest, ManifestsNoPruneKeepsWhatLeftTheManifests) {
+  StartFleet(Fleet("v1.12.0", "1.34.1", ""));
+  WriteRepo();
+  const int first = Wait(Start());
+  ASSERT_TRUE(WIFEXITED(first));
+  ASSERT_EQ(WEXITSTATUS(first), 0) << Read("err");
+  DisableKubeProxy();
+  const std::string proxy = "/apis/apps/v1/namespaces/kube-system/daemonsets/kube-proxy";
+  const int kept = Wait(Start({"--manifests-no-prune"}));
+  ASSERT_TRUE(WIFEXITED(kept));
+  ASSERT_EQ(WEXITSTATUS(kept), 0) << Read("err");
+  EXPECT_TRUE(Kube()->GetObject(proxy).ok());
+  const int pruned = Wait(Start());
+  ASSERT_TRUE(WIFEXITED(pruned));
+  ASSERT_EQ(WEXITSTATUS(pruned), 0) << Read("err");
+  EXPECT_TRUE(absl::IsNotFound(Kube()->GetObject(proxy).status()));
+  EXPECT_NE(Read("out").find("manifests: DaemonSet kube-system/kube-proxy pruned"),
+            std::string::npos)
+      << Read("out");
+}
+
 TEST_F(UpgradeK8sCommandTest, FailedComponentExitsThreeNamingComponentAndNode) {
   StartFleet(Fleet("v1.12.0", "1.34.1", "", "w-2", "kubelet_not_returning"));
   WriteRepo();

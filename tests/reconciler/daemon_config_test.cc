@@ -413,6 +413,14 @@ TEST_F(DaemonConfigTest, KubernetesUpgradeJobModeNeedsAnImageAndACredentialsDire
     const absl::Status s = FinishDaemonConfig(config);
     ASSERT_TRUE(s.ok()) << s;
     EXPECT_EQ(config.upgrade_jobs.image, "example/tr:1");
+    EXPECT_FALSE(config.kubernetes_manifests_no_prune);
+  }
+  {
+    DaemonConfig config;
+    std::vector<std::string> args = Required();
+    args.push_back("--kubernetes-manifests-no-prune");
+    ASSERT_EQ(Parse(args, config), "");
+    EXPECT_TRUE(config.kubernetes_manifests_no_prune);
   }
   std::vector<std::string> one_file = {"--repo", "file:///r.git", "--state-dir",
                                        (dir_ / "state").string(), "--talosconfig",
