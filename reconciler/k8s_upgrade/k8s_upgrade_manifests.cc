@@ -31,6 +31,10 @@ std::string RolloutSeconds(std::chrono::milliseconds d) {
 
 }  // namespace
 
+absl::Status ManifestSync::Fence() {
+  return options_.before_change ? options_.before_change() : absl::OkStatus();
+}
+
 void ManifestSync::Report(int done, int total, const std::string& line) {
   if (options_.report) options_.report(done, total, line);
 }
@@ -38,6 +42,7 @@ void ManifestSync::Report(int done, int total, const std::string& line) {
 absl::StatusOr<std::set<std::string>> ManifestSync::ReadInventory() {
   absl::StatusOr<std::string> text = kube_.GetObject(InventoryConfigMapPath());
   if (absl::IsNotFound(text.status())) {
+    if (absl::Status held = Fence(); !held.ok()) return held;  // creating it is a change too
     const json empty = {
         {"apiVersion", "v1"},
         {"kind", "ConfigMap"},
@@ -96,9 +101,7 @@ absl::StatusOr<std::vector<json>> ManifestSync::ReadLive(
 
 absl::StatusOr<bool> ManifestSync::Apply(const ManifestObject& object, const json& live) {
   if (!live.is_null() && Covers(live, object.object) && AppliedByTalos(live)) return false;
-  if (options_.before_change) {
-    if (absl::Status held = options_.before_change(); !held.ok()) return held;
-  }
+  if (absl::Status held = Fence(); !held.ok()) return held;
   absl::Status applied = kube_.ApplyObject(object.Path(), object.object.dump(), kTalosFieldManager);
   if (!applied.ok()) return ManifestError(applied, "applying " + object.Describe());
   return true;
@@ -120,9 +123,7 @@ absl::StatusOr<bool> ManifestSync::PruneOne(const std::string& key,
         fmt::format("{} left the manifests but belongs to the inventory {}: not pruned",
                     ref->Describe(), other));
   }
-  if (options_.before_change) {
-    if (absl::Status held = options_.before_change(); !held.ok()) return held;
-  }
+  if (absl::Status held = Fence(); !held.ok()) return held;
   absl::Status deleted = kube_.DeleteObject(
       *path, R"({"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Background"})");
   if (absl::IsNotFound(deleted)) return false;

@@ -37,7 +37,8 @@ struct ManifestSyncOptions {
   std::chrono::milliseconds poll_interval{1000};
   // The rollout wait (talosctl --manifests-reconcile-timeout, 5m by default).
   std::chrono::milliseconds rollout_timeout{std::chrono::minutes(5)};
-  // Asked before each change (an apply, a delete); a non-OK answer stops the sync with it.
+  // Asked before each change (creating the inventory, an apply, a delete); a non-OK answer
+  // stops the sync with it.
   std::function<absl::Status()> before_change;
   // One progress line.
   std::function<void(int done, int total, const std::string& line)> report;
@@ -79,6 +80,8 @@ class ManifestSync {
   absl::Status WaitRolledOut(std::stop_token stop,
                              const std::vector<const ManifestObject*>& changed);
 
+  // options_.before_change's answer (OK when unset): asked before each change.
+  absl::Status Fence();
   void Report(int done, int total, const std::string& line);
 
   kube::KubeClient& kube_;

@@ -143,6 +143,24 @@ TEST_F(ManifestSyncTest, ObjectOfAnotherInventoryIsRefused) {
   EXPECT_TRUE(ManifestChanges().empty());
 }
 
+// Leader election's fence holds for the manifests too: refused there, the run changes nothing
+// in Kubernetes, not even the inventory (creating it is a change).
+TEST_F(ManifestSyncTest, ARefusedFenceChangesNothingInKubernetes) {
+  StartFleet(Fleet("v1.12.0", "1.34.1", ""));
+  size_t allowed = kAllApplies;  // every machine configuration, then no more
+  UpgradeOutcome outcome = RunUpgrade("1.35.0", [&](UpgradeOptions& o) {
+    o.before_change = [&]() -> absl::Status {
+      if (allowed-- > 0) return absl::OkStatus();
+      return absl::AbortedError("shard 0 is held by replica-b");
+    };
+  });
+  EXPECT_TRUE(absl::IsCancelled(outcome.status)) << outcome.status;
+  EXPECT_EQ(outcome.component, "manifests");
+  EXPECT_EQ(TotalApplies(), kAllApplies);
+  EXPECT_TRUE(absl::IsNotFound(Kube()->GetObject(kInventoryPath).status()));
+  EXPECT_TRUE(ManifestChanges().empty());
+}
+
 TEST_F(ManifestSyncTest, RolloutThatDoesNotFinishIsNamed) {
   // w-1 cannot pull the new kube-proxy image: its pod of the DaemonSet never becomes Ready.
   StartFleet(Fleet("v1.12.0", "1.34.1", "", "w-1", "image_pull_failure", "kube-proxy:v1.35.0"));
