@@ -86,9 +86,9 @@ ComponentStatus Component(const StatusInput& in, bool talos, ClusterPhase upgrad
   const RolloutDecision* d = in.decision;
   const ClusterPhase phase = d ? d->phase : ClusterPhase::kBlocked;
   const bool behind = c.current != c.target || c.schematic_current != c.schematic_target;
-  if (talos && rows && plan) {
-    c.progress = RowsProgress(*in.profile, *plan, *rows).ToString();
-  } else if (talos && d) {
+  if (talos && rows) {  // without a plan (blocked before one), towards the desired version
+    c.progress = RowsProgress(*in.profile, plan ? *plan : ClusterPlan{}, *rows).ToString();
+  } else if (talos && d && d->progress.total > 0) {  // "0/0" would count no rows: say nothing
     c.progress = d->progress.ToString();
   }
   if (phase == upgrading) {
