@@ -256,6 +256,22 @@ TEST(RolloutTest, NodeThatNeverReturnsFailsAtItsDeadlineAndHalts) {
   EXPECT_EQ(world.log(), (std::vector<std::string>{"upgrade w-0", "upgrade w-1"}));
 }
 
+// Talos keeps a node on the new version while it is not Ready (the A/B fallback stays armed
+// and reverts only on a fatal boot error): the rollout waits for it until the node's deadline,
+// then halts, and never upgrades it a second time.
+TEST(RolloutTest, NodeOnTheNewVersionNeverReadyFailsAtItsDeadlineUpgradedOnce) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  world.never_ready["w-1"] = true;
+  RolloutMemory mem;
+  RunResult r = RunRollout(world, mem);
+  EXPECT_EQ(r.last.phase, ClusterPhase::kUpgradeFailed);
+  EXPECT_THAT(r.last.message,
+              HasSubstr("node w-1 did not become healthy on Talos 1.12.0 within 30m"));
+  EXPECT_TRUE(HaltedByFailure(mem, world.profile()));
+  EXPECT_EQ(world.log(), (std::vector<std::string>{"upgrade w-0", "upgrade w-1"}));
+  EXPECT_EQ(world.reboots_into_upgrade().at("w-1"), 1);
+}
+
 TEST(RolloutTest, BootFailureIsDetectedAsTheOldVersion) {
   RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
   world.fail_boot["w-0"] = true;

@@ -1,4 +1,4 @@
-// Boot of a simulated node: slot selection (A/B fallback on a failed boot), a fresh boot id and
+// Boot of a simulated node: slot selection (A/B fallback on a fatal boot error while armed), a fresh boot id and
 // event buffer, the initialize and boot sequences, services starting, then readiness once the
 // Kubernetes node is Ready.
 #include "fmt/format.h"
@@ -15,28 +15,25 @@ const std::vector<std::string>& BaseServices() {
   return services;
 }
 
+char SlotName(int slot) { return slot == 0 ? 'A' : 'B'; }
+
 }  // namespace
 
 void SimCluster::BootUpLocked(SimNode& node, bool instant) {
   if (node.next_boot_slot) {
-    const int next = *node.next_boot_slot;
+    node.active_slot = *node.next_boot_slot;
     node.next_boot_slot.reset();
-    bool failed = false;
-    for (auto& f : node.faults) {
-      if (f.kind == FaultKind::kBootFailure && f.count != 0 && next != node.active_slot) {
-        if (f.count > 0) --f.count;
-        failed = true;
-        break;
-      }
-    }
-    if (failed) {
-      JournalStateLocked(
-          node, "boot-failure",
-          fmt::format("slot {} ({}) failed to boot; back on slot {}", next == 0 ? 'A' : 'B',
-                      node.slots[next], node.active_slot == 0 ? 'A' : 'B'));
-    } else {
-      node.active_slot = next;
-    }
+  }
+  // Talos reverts only on a fatal error while the installer's META "upgrade" tag is set
+  // (machined main.go handle -> revert.go); the reverted boot is modelled as this same boot.
+  if (node.fallback_slot && FireFaultLocked(node, FaultKind::kBootFailure, "")) {
+    const int failed = node.active_slot;
+    node.active_slot = *node.fallback_slot;
+    node.fallback_slot.reset();
+    JournalStateLocked(node, "boot-failure",
+                       fmt::format("fatal boot error on slot {} ({}); reverted to slot {}",
+                                   SlotName(failed), node.slots[failed],
+                                   SlotName(node.active_slot)));
   }
   if (!node.staged_config.empty()) {
     node.machine_config = std::move(node.staged_config);
@@ -65,7 +62,7 @@ void SimCluster::BootUpLocked(SimNode& node, bool instant) {
   node.stuck_down = false;
   JournalStateLocked(
       node, "up",
-      fmt::format("boot {} slot {} {}", node.boots, node.active_slot == 0 ? 'A' : 'B', node.tag));
+      fmt::format("boot {} slot {} {}", node.boots, SlotName(node.active_slot), node.tag));
   if (old_tag != node.tag)
     JournalStateLocked(node, "version", fmt::format("{} -> {}", old_tag, node.tag));
   if (instant) {
@@ -104,6 +101,8 @@ void SimCluster::BootedLocked(SimNode& node) {
   }
   ElectLeaderLocked();
   SetStageLocked(node, MachineStage::kRunning, false, {"nodeReady"});
+  // Not Ready is not a fatal error: Talos keeps the new slot and the fallback armed.
+  if (node.fallback_slot && FireFaultLocked(node, FaultKind::kNeverReady, "")) return;
   AfterLocked(node, Scaled(timings_.boot) / 2, [this](SimNode& n) { ReadyLocked(n); });
 }
 
@@ -119,6 +118,11 @@ void SimCluster::ReadyLocked(SimNode& node) {
     CordonLocked(node, false, "talos");
   }
   SetStageLocked(node, MachineStage::kRunning, true, {});
+  // Running and Ready commits the new slot (talos DropUpgradeFallbackController).
+  if (node.fallback_slot) {
+    node.fallback_slot.reset();
+    JournalStateLocked(node, "fallback", "dropped: running and ready");
+  }
 }
 
 }  // namespace tr::sim

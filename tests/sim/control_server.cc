@@ -97,6 +97,7 @@ json SnapshotToJson(const NodeSnapshot& n) {
             {"slot_a", n.slot_a},
             {"slot_b", n.slot_b},
             {"next_boot_slot", n.next_boot_slot},
+            {"fallback_slot", n.fallback_slot},
             {"kube_ready", n.kube_ready},
             {"unschedulable", n.unschedulable},
             {"hanging_calls", n.hanging_calls},

@@ -64,6 +64,7 @@ struct NodeSnapshot {
   std::string slot_a;              // Talos tag installed in slot A ("" = empty)
   std::string slot_b;
   std::string next_boot_slot;  // "B" when an install armed a boot into the other slot
+  std::string fallback_slot;   // "A" while a fatal boot error would revert there ("" = dropped)
 
   bool kube_ready = false;     // Kubernetes Node Ready condition
   bool unschedulable = false;  // Kubernetes Node spec.unschedulable (cordoned)

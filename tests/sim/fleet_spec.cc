@@ -28,6 +28,7 @@ constexpr std::pair<FaultKind, std::string_view> kFaultNames[] = {
     {FaultKind::kRemovedApiInUse, "removed_api_in_use"},
     {FaultKind::kRebootAfterPull, "reboot_after_pull"},
     {FaultKind::kEphemeralWiped, "ephemeral_wiped"},
+    {FaultKind::kNeverReady, "never_ready"},
 };
 
 // n[key] when n is a map that has it, else an empty (null) node: never a throwing zombie.

@@ -29,7 +29,8 @@ std::string_view NodeRoleName(NodeRole role);
 // (Fleet::InjectFault, the control endpoint).
 enum class FaultKind {
   kBadInstallerImage,  // image validation / pull fails ("error validating installer image ...")
-  kBootFailure,        // the next boot into a new slot fails: back on the old slot (A/B fallback)
+  kBootFailure,  // a boot while the A/B fallback is armed (after an install, until Running and
+                 // Ready) hits a fatal error: machined reverts to the old slot and reboots
   kNeverReturns,       // the next reboot never comes back (until the fault is cleared)
   kSlowReboot,         // every reboot stays down `delay` longer
   kEtcdUnhealthy,      // this node's etcd member fails its health check
@@ -46,12 +47,14 @@ enum class FaultKind {
                      // containing `image` (empty = any), the node reboots at once (a power blip)
   kEphemeralWiped,   // at its next boot the node's EPHEMERAL partition is empty: the CRI
                      // containerd's images are gone too (only the image stores are modelled)
+  kNeverReady,       // a boot with the fallback armed reaches RUNNING but never Ready (the
+                     // kubelet's Node stays NotReady): no revert, the fallback stays armed
 };
 
 // The fleet-file spelling: "bad_installer_image", "boot_failure", "never_returns", "slow_reboot",
 // "etcd_unhealthy", "upgrade_lock_held", "api_unreachable", "image_pull_failure",
 // "static_pod_not_ready", "kubelet_not_returning", "removed_api_in_use", "reboot_after_pull",
-// "ephemeral_wiped".
+// "ephemeral_wiped", "never_ready".
 std::string_view FaultKindName(FaultKind kind);
 absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name);
 
@@ -71,8 +74,8 @@ struct Fault {
   FaultKind kind = FaultKind::kBootFailure;
   // How many times the fault fires before it is used up; -1 = until cleared. Only the one-shot
   // kinds count down (boot_failure, never_returns, bad_installer_image, upgrade_lock_held: each
-  // refused or failed attempt is one; reboot_after_pull: each reboot; ephemeral_wiped: each
-  // boot); the others are conditions that hold until cleared.
+  // refused or failed attempt is one; reboot_after_pull: each reboot; ephemeral_wiped,
+  // never_ready: each boot it hits); the others are conditions that hold until cleared.
   int count = -1;
   // slow_reboot: extra time down per reboot, in fleet time (multiplied by the time scale).
   std::chrono::milliseconds delay{0};

@@ -168,7 +168,8 @@ TEST(FleetSpecTest, FaultKindNamesRoundTrip) {
        {FaultKind::kBadInstallerImage, FaultKind::kBootFailure, FaultKind::kNeverReturns,
         FaultKind::kSlowReboot, FaultKind::kEtcdUnhealthy, FaultKind::kUpgradeLockHeld,
         FaultKind::kApiUnreachable, FaultKind::kImagePullFailure, FaultKind::kStaticPodNotReady,
-        FaultKind::kKubeletNotReturning, FaultKind::kRemovedApiInUse}) {
+        FaultKind::kKubeletNotReturning, FaultKind::kRemovedApiInUse, FaultKind::kRebootAfterPull,
+        FaultKind::kEphemeralWiped, FaultKind::kNeverReady}) {
     auto parsed = ParseFaultKind(FaultKindName(kind));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, kind);

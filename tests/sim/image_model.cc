@@ -165,3 +165,4 @@ absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgr
 }
 
 }  // namespace tr::sim
+    n->fallback_slot = n->active_slot;

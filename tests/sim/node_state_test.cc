@@ -447,7 +447,9 @@ TEST_F(NodeStateTest, SecondUpgradeWhileOneRunsPublishesLocked) {
   EXPECT_EQ(ev.error().message(), "sequence not started: locked");
 }
 
-TEST_F(NodeStateTest, BootFailureFallsBackToTheOldSlot) {
+// A fatal boot error with the fallback armed reverts to the old slot (talos machined main.go
+// handle -> revert.go, v1.14.0-rc.1).
+TEST_F(NodeStateTest, BootFailureWhileArmedRevertsToTheOldSlot) {
   StartHa();
   ASSERT_TRUE(cluster_
                   ->InjectFault(
@@ -460,7 +462,53 @@ TEST_F(NodeStateTest, BootFailureFallsBackToTheOldSlot) {
   EXPECT_EQ(s.talos_tag, "v1.11.6");
   EXPECT_EQ(s.active_slot, 'A');
   EXPECT_EQ(s.slot_b, "v1.12.4");
+  EXPECT_EQ(s.fallback_slot, "");
   EXPECT_EQ(s.boots, 2);
+}
+
+// Not Ready is no reason to revert: the node stays on the new version, the fallback armed, and a
+// fatal boot error later (here at a plain reboot) still reverts it.
+TEST_F(NodeStateTest, NeverReadyStaysOnTheNewVersionArmedUntilAFatalBootError) {
+  StartHa();
+  ASSERT_TRUE(cluster_
+                  ->InjectFault(
+                      N(3), {.kind = FaultKind::kNeverReady, .count = -1, .delay = {}, .image = {}})
+                  .ok());
+  ASSERT_TRUE(Upgrade(3, Params()).ok());
+  clock_->AdvanceBy(timings_.drain + timings_.install + timings_.reboot + std::chrono::hours(1));
+  NodeSnapshot s = Snap(3);
+  EXPECT_EQ(s.talos_tag, "v1.12.4");
+  EXPECT_EQ(s.stage, MachineStage::kRunning);
+  EXPECT_FALSE(s.ready);
+  EXPECT_THAT(s.unmet_conditions, ElementsAre("nodeReady"));
+  EXPECT_EQ(s.fallback_slot, "A");
+  ASSERT_TRUE(cluster_
+                  ->InjectFault(
+                      N(3), {.kind = FaultKind::kBootFailure, .count = 1, .delay = {}, .image = {}})
+                  .ok());
+  ASSERT_TRUE(cluster_->Reboot(N(3)).ok());
+  clock_->AdvanceBy(RebootStops() + timings_.reboot + timings_.boot);
+  s = Snap(3);
+  EXPECT_EQ(s.talos_tag, "v1.11.6");
+  EXPECT_EQ(s.active_slot, 'A');
+  EXPECT_TRUE(s.ready);  // never_ready hits only boots with the fallback armed
+}
+
+// Running and Ready commits the new slot: a fatal boot error afterwards reverts nothing.
+TEST_F(NodeStateTest, RunningAndReadyDropsTheFallback) {
+  StartHa();
+  ASSERT_TRUE(Upgrade(3, Params()).ok());
+  clock_->AdvanceBy(timings_.drain + timings_.install + timings_.reboot + timings_.boot);
+  ASSERT_TRUE(Snap(3).ready);
+  EXPECT_EQ(Snap(3).fallback_slot, "");
+  ASSERT_TRUE(cluster_
+                  ->InjectFault(
+                      N(3), {.kind = FaultKind::kBootFailure, .count = 1, .delay = {}, .image = {}})
+                  .ok());
+  ASSERT_TRUE(cluster_->Reboot(N(3)).ok());
+  clock_->AdvanceBy(RebootStops() + timings_.reboot + timings_.boot);
+  EXPECT_EQ(Snap(3).talos_tag, "v1.12.4");
+  EXPECT_EQ(Snap(3).active_slot, 'B');
 }
 
 TEST_F(NodeStateTest, NeverReturnsUntilCleared) {

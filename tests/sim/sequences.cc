@@ -190,6 +190,7 @@ std::vector<SimCluster::Phase> SimCluster::LegacyUpgradePhasesLocked(SimNode& no
     m.slots[inactive] = installed;
     m.slot_images[inactive] = image;
     m.next_boot_slot = inactive;
+    m.fallback_slot = m.active_slot;
     JournalStateLocked(
         m, "slot", fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));
   };

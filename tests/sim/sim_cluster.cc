@@ -123,6 +123,7 @@ NodeSnapshot SimCluster::SnapshotLocked(const SimNode& node) const {
   s.slot_a = node.slots[0];
   s.slot_b = node.slots[1];
   if (node.next_boot_slot) s.next_boot_slot = *node.next_boot_slot == 0 ? "A" : "B";
+  if (node.fallback_slot) s.fallback_slot = *node.fallback_slot == 0 ? "A" : "B";
   s.kube_ready = node.kube_ready;
   s.unschedulable = node.unschedulable;
   if (node.is_control_plane()) {

@@ -108,6 +108,9 @@ struct SimNode {
   std::string slot_images[2];         // the installer image each slot was written from
   std::string image;                  // the installer image of the running slot
   std::optional<int> next_boot_slot;  // armed by an install
+  // META "upgrade" tag: the slot a fatal boot error reverts to. The installer sets it; machined
+  // drops it once the machine is Running and Ready (talos DropUpgradeFallbackController).
+  std::optional<int> fallback_slot;
   bool installing = false;            // LifecycleService/Upgrade in progress
   bool talos_cordoned = false;        // the legacy upgrade's drain cordoned it
   bool kexec_prepared{};              // a kexec phase loaded the next kernel (reboot kexecs)

@@ -30,6 +30,9 @@ class RolloutWorld {
   std::map<std::string, bool> fail_boot;
   // When set, the node never comes back after going down.
   std::map<std::string, bool> never_return;
+  // When set, the node boots the new version and stays RUNNING, never Ready (Talos keeps it
+  // there: not Ready is no reason to revert).
+  std::map<std::string, bool> never_ready;
   std::chrono::seconds reboot_time{120};
 
   // Applies an action's effect on the nodes (not on memory).
@@ -129,7 +132,7 @@ class RolloutWorld {
       n->schematic = boot.image.schematic;
     }
     n->stage = MachineStage::kRunning;
-    n->ready = true;
+    n->ready = !never_ready[boot.node];
     n->etcd_healthy = true;
     if (boot.uncordon) n->schedulable = true;
   }

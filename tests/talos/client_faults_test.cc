@@ -126,6 +126,22 @@ TEST_P(ClientFaultTest, NeverReturnsMissesTheDeadline) {
   EXPECT_TRUE(client_->Version(Address("cp-1")).ok());
 }
 
+// Talos reverts only on a fatal boot error: a node that boots the new version and never
+// becomes Ready stays on it, the fallback armed, and the follower reaches its deadline.
+TEST_P(ClientFaultTest, NeverReadyStaysOnTheNewVersionPastTheDeadline) {
+  ASSERT_NO_FATAL_FAILURE(Inject("w-1", sim::FaultKind::kNeverReady));
+  auto result = UpgradeAndFollow("w-1", std::chrono::milliseconds(1500));
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_THAT(Message(result.status()), HasSubstr("not RUNNING and ready by the deadline"));
+  NodeVersion version;
+  TR_ASSERT_OK_AND_ASSIGN(version, client_->Version(Address("w-1")));
+  EXPECT_EQ(version.tag, "v1.12.4");
+  const sim::NodeSnapshot node = Snapshot("w-1");
+  EXPECT_EQ(node.stage, core::MachineStage::kRunning);
+  EXPECT_FALSE(node.ready);
+  EXPECT_EQ(node.fallback_slot, "A");
+}
+
 TEST_P(ClientFaultTest, SlowRebootIsWaitedFor) {
   ASSERT_NO_FATAL_FAILURE(
       Inject("w-1", sim::FaultKind::kSlowReboot, -1, std::chrono::milliseconds(200000)));
