@@ -59,7 +59,12 @@ absl::StatusOr<bool> PullOnNode(talos::TalosClient& talos, const std::string& ad
       lifecycle ? talos.PullImage(address, store, image).status()
                 : talos.PullImageLegacy(address, talos::ContainerdNamespace::kSystem, image);
   if (absl::IsUnimplemented(pulled)) return false;
-  if (!pulled.ok()) return pulled;
+  // Talos' own words do not always name the image (an image-verification denial names only
+  // the rule): say which one, keeping the code that decides what happens next.
+  if (!pulled.ok()) {
+    return absl::Status(pulled.code(),
+                        fmt::format("pulling {}: {}", image, std::string(pulled.message())));
+  }
   return true;
 }
 

@@ -4,6 +4,7 @@
 #include "fmt/format.h"
 #include "machine/machine.pb.h"
 #include "tests/sim/config_documents.h"
+#include "tests/sim/image_verification.h"
 #include "tests/sim/sim_cluster.h"
 #include "yaml-cpp/yaml.h"
 
@@ -87,6 +88,7 @@ std::string SimCluster::RenderMachineConfigLocked(const SimNode& node) const {
   if (multidoc)
     out += GeneratedMultidocDocuments(node.spec, spec_.name, first_cp->address, node.tag);
   out += documents;
+  out += ImageVerificationDocument(node.spec.image_verification);
   if (HasExtraDocuments(node)) out += kWorkerExtraDocuments;
   return out;
 }

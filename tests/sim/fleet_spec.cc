@@ -113,6 +113,28 @@ absl::StatusOr<ConfigShape> ParseConfigShapeOf(const std::string& where, const Y
   return shape;
 }
 
+// `image_verification:` of a node: deny or skip rules (the document exists from Talos 1.13;
+// signature verifiers are not simulated).
+absl::StatusOr<std::vector<ImageVerificationRuleSpec>> ParseImageVerification(
+    const std::string& where, const YAML::Node& y, const core::Version& talos) {
+  std::vector<ImageVerificationRuleSpec> rules;
+  if (!y) return rules;
+  if (talos.Minor() < core::MinorVersion{1, 13}) {
+    return Invalid(where, "image_verification needs Talos 1.13 or later");
+  }
+  for (const auto& r : y) {
+    ImageVerificationRuleSpec rule;
+    rule.image = r["image"].as<std::string>("");
+    rule.deny = r["deny"].as<bool>(false);
+    rule.skip = r["skip"].as<bool>(false);
+    if (rule.image.empty() || rule.deny == rule.skip) {
+      return Invalid(where, "an image_verification rule needs an image and one of deny or skip");
+    }
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
 absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node& y) {
   NodeSpec node;
   node.name = y["name"].as<std::string>("");
@@ -141,6 +163,9 @@ absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node&
   auto config = ParseConfigShapeOf(where, y, *talos);
   if (!config.ok()) return config.status();
   node.config = *config;
+  auto rules = ParseImageVerification(where, Child(y, "image_verification"), *talos);
+  if (!rules.ok()) return rules.status();
+  node.image_verification = *std::move(rules);
   for (const auto& f : Child(y, "faults")) {
     auto fault = ParseFault(where, f);
     if (!fault.ok()) return fault.status();

@@ -124,6 +124,15 @@ struct FactorySpec {
   std::vector<FactoryExtensionSpec> extensions;  // empty = the default set
 };
 
+// One rule of a node's ImageVerificationConfig (fleet file `image_verification:`, Talos 1.13+):
+// the first rule whose `image` glob matches an image's repository decides; `deny` refuses the
+// pull, `skip` allows it (image_verification.h).
+struct ImageVerificationRuleSpec {
+  std::string image;  // "factory.talos.dev/*"
+  bool deny = false;
+  bool skip = false;
+};
+
 struct NodeSpec {
   std::string name;  // hostname; unique in the whole fleet
   NodeRole role = NodeRole::kWorker;
@@ -134,6 +143,7 @@ struct NodeSpec {
   std::string schematic;           // 64-hex schematic id of the installed image; empty = vanilla
   std::vector<Fault> faults;       // active from the start
   ConfigShape config = ConfigShape::kGenerated;  // fleet file `config:`
+  std::vector<ImageVerificationRuleSpec> image_verification;  // rendered into its config
 };
 
 // A workload pod on the simulated Kubernetes API (static pods and kube-proxy are generated).

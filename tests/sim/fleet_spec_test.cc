@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "fmt/format.h"
+
 namespace tr::sim {
 namespace {
 
@@ -161,6 +163,40 @@ clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.14.0, kuber
 TEST(FleetSpecTest, LoadReportsMissingFile) {
   auto spec = FleetSpec::Load("/nonexistent/fleet.yaml");
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(FleetSpecTest, ImageVerificationRulesFrom113) {
+  auto spec = FleetSpec::Parse(R"(
+clusters:
+  - name: prod
+    nodes:
+      - name: cp-1
+        role: controlplane
+        talos: v1.13.0
+        kubernetes: 1.34.1
+        image_verification: [{image: "factory.talos.dev/*", deny: true}, {image: "*", skip: true}]
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const auto& rules = spec->clusters[0].nodes[0].image_verification;
+  ASSERT_EQ(rules.size(), 2u);
+  EXPECT_EQ(rules[0].image, "factory.talos.dev/*");
+  EXPECT_TRUE(rules[0].deny);
+  EXPECT_TRUE(rules[1].skip);
+  for (const char* bad : {"talos: v1.12.6\n        image_verification: [{image: x/*, deny: true}]",
+                          "talos: v1.13.0\n        image_verification: [{image: x/*}]",
+                          "talos: v1.13.0\n        image_verification: [{deny: true}]"}) {
+    auto refused = FleetSpec::Parse(fmt::format(R"(
+clusters:
+  - name: prod
+    nodes:
+      - name: cp-1
+        role: controlplane
+        kubernetes: 1.34.1
+        {}
+)",
+                                                bad));
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
 }
 
 TEST(FleetSpecTest, FaultKindNamesRoundTrip) {

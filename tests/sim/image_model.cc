@@ -2,6 +2,7 @@
 // legacy Upgrade's pull-and-validate, and the 1.13+ LifecycleService/Upgrade that installs only
 // what is already in the requested store (see image_registry.h for the upstream facts).
 #include "fmt/format.h"
+#include "tests/sim/image_verification.h"
 #include "tests/sim/sim_cluster.h"
 
 namespace tr::sim {
@@ -40,6 +41,14 @@ bool SimCluster::FireFaultLocked(SimNode& node, FaultKind kind, const std::strin
   return false;
 }
 
+absl::Status SimCluster::VerifyPullLocked(const SimNode& node, const std::string& image) const {
+  auto version = core::ParseTalosVersion(node.tag);
+  if (!version.ok() || version->Minor() < core::MinorVersion{1, 13}) return absl::OkStatus();
+  auto ref = ParseImageRef(image);
+  if (!ref.ok()) return absl::OkStatus();  // the pull reports it
+  return VerifyImage(ReadImageVerificationRules(node.machine_config), ref->Name());
+}
+
 bool SimCluster::HasImageLocked(const SimNode& node, ImageStore store,
                                 const std::string& name) const {
   auto it = node.image_store.find(store);
@@ -48,6 +57,9 @@ bool SimCluster::HasImageLocked(const SimNode& node, ImageStore store,
 
 absl::StatusOr<std::string> SimCluster::ValidateInstallerLocked(SimNode& node,
                                                                 const std::string& image) {
+  if (!HasImageLocked(node, ImageStore::kSystemInMemory, image)) {
+    if (auto st = VerifyPullLocked(node, image); !st.ok()) return st;
+  }
   auto ref = ResolveImageLocked(node, image);
   if (!ref.ok()) return ref.status();
   for (const auto& name : StoredNames(*ref)) {
@@ -84,6 +96,9 @@ std::shared_ptr<Mailbox<ProgressItem>> SimCluster::PullImage(SimNode& node, std:
     if (stopping_ || n->generation != generation) {
       box->Push(
           ProgressItem::Error(absl::UnavailableError("connection closed: node is rebooting")));
+    } else if (auto denied = present ? absl::OkStatus() : VerifyPullLocked(*n, image);
+               !denied.ok()) {
+      box->Push(ProgressItem::Error(denied));
     } else if (auto ref = ResolveImageLocked(*n, image); !ref.ok()) {
       const absl::Status& st = ref.status();
       box->Push(ProgressItem::Error(
@@ -153,6 +168,7 @@ absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgr
     n->slots[inactive] = tag;
     n->slot_images[inactive] = image;
     n->next_boot_slot = inactive;
+    n->fallback_slot = n->active_slot;
     n->installing = false;
     JournalStateLocked(*n, "slot",
                        fmt::format("{} installed in slot {}", tag, inactive == 0 ? 'A' : 'B'));
@@ -165,4 +181,3 @@ absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgr
 }
 
 }  // namespace tr::sim
-    n->fallback_slot = n->active_slot;

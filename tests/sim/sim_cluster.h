@@ -340,6 +340,9 @@ class SimCluster {
   bool HasImageLocked(const SimNode& node, ImageStore store, const std::string& name) const;
   // Legacy Upgrade's pull-and-validate into the in-memory store: the installer's Talos tag.
   absl::StatusOr<std::string> ValidateInstallerLocked(SimNode& node, const std::string& image);
+  // A pull of an image not yet pulled, checked against the node's ImageVerificationConfig
+  // (1.13+): Unknown "verification denied by matched rule (<id>)" when a deny rule matches.
+  absl::Status VerifyPullLocked(const SimNode& node, const std::string& image) const;
   void set_registry(std::shared_ptr<const RegistryCatalog> registry) {
     registry_ = std::move(registry);
   }
