@@ -3,6 +3,7 @@
 // what is already in the requested store (see image_registry.h for the upstream facts).
 #include "fmt/format.h"
 #include "tests/sim/image_verification.h"
+#include "tests/sim/installer_config_check.h"
 #include "tests/sim/sim_cluster.h"
 
 namespace tr::sim {
@@ -121,6 +122,17 @@ std::shared_ptr<Mailbox<ProgressItem>> SimCluster::PullImage(SimNode& node, std:
   return box;
 }
 
+std::shared_ptr<Mailbox<ProgressItem>> SimCluster::InstallerExitedLocked(
+    SimNode& node, std::shared_ptr<Mailbox<ProgressItem>> box, const std::string& why,
+    const std::string& output) {
+  node.installing = false;
+  JournalStateLocked(node, "install", "failed: " + why);
+  box->Push(ProgressItem::Message(output));
+  box->Push(ProgressItem::Exit(1));
+  box->Close();
+  return box;
+}
+
 absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgrade(
     SimNode& node, std::string image, ImageStore store) {
   std::lock_guard lock(mu_);
@@ -145,12 +157,16 @@ absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgr
   auto ref = ParseImageRef(image);
   const std::string tag = ref.ok() ? RegistryCatalog::InstallerTag(*ref) : std::string();
   if (tag.empty()) {
-    node.installing = false;
-    JournalStateLocked(node, "install", "failed: not an installer image");
-    box->Push(ProgressItem::Message(fmt::format("error: {} is not a Talos installer", image)));
-    box->Push(ProgressItem::Exit(1));
-    box->Close();
-    return box;
+    return InstallerExitedLocked(node, box, "not an installer image",
+                                 fmt::format("error: {} is not a Talos installer", image));
+  }
+  // The installer loads the node's configuration first: an older one refuses documents its
+  // version does not know (installer_config_check.h).
+  if (std::string refusal =
+          InstallerConfigLoadError(node.machine_config, core::ParseTalosVersion(tag)->Minor());
+      !refusal.empty()) {
+    return InstallerExitedLocked(node, box, fmt::format("{} refused the configuration", tag),
+                                 refusal);
   }
   const char slot = node.active_slot == 0 ? 'B' : 'A';
   box->Push(ProgressItem::Message(fmt::format("installing {} to boot slot {}", tag, slot)));

@@ -589,6 +589,46 @@ TEST_F(NodeStateTest, LifecycleUpgradeInstallsWithoutRebootThenRebootActivates) 
   EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// A 1.14 node whose configuration holds the 1.14 documents (generated the 1.14 way) cannot go
+// back to 1.13: the 1.13 installer refuses the configuration and exits 1; one made before 1.14
+// (v1alpha1 only) can.
+TEST_F(NodeStateTest, LifecycleDowngradeRefusedForDocumentsTheOlderInstallerDoesNotKnow) {
+  NodeSpec generated = Node("w-1", NodeRole::kWorker, "v1.14.0");
+  NodeSpec v1alpha1 = Node("w-2", NodeRole::kWorker, "v1.14.0");
+  v1alpha1.config = ConfigShape::kV1Alpha1;
+  Start({Node("cp-1", NodeRole::kControlPlane, "v1.14.0"), generated, v1alpha1});
+  const std::string image = "ghcr.io/siderolabs/installer:v1.13.9";
+  // The installer's output and exit code on node i.
+  auto install = [&](size_t i) {
+    cluster_->PullImage(N(i), image);
+    clock_->AdvanceBy(timings_.image_pull);
+    auto box = cluster_->LifecycleUpgrade(N(i), image);
+    EXPECT_TRUE(box.ok()) << box.status();
+    clock_->AdvanceBy(timings_.install);
+    std::vector<ProgressItem> items;
+    while (box.ok()) {
+      auto item = (*box)->Pop(milliseconds(0));
+      if (!item) break;
+      items.push_back(*item);
+    }
+    return items;
+  };
+  std::vector<ProgressItem> refused = install(1);
+  ASSERT_GE(refused.size(), 2u);
+  EXPECT_EQ(refused.back().exit_code, 1);
+  EXPECT_THAT(refused[refused.size() - 2].message,
+              HasSubstr("error loading machine configuration: error decoding document "
+                        "v1alpha1/UnattendedInstallConfig/ (line "));
+  EXPECT_THAT(refused[refused.size() - 2].message,
+              HasSubstr("\"UnattendedInstallConfig\" \"v1alpha1\": not registered"));
+  EXPECT_EQ(Snap(1).next_boot_slot, "");
+  EXPECT_EQ(Snap(1).fallback_slot, "");
+  std::vector<ProgressItem> installed = install(2);
+  ASSERT_FALSE(installed.empty());
+  EXPECT_EQ(installed.back().exit_code, 0);
+  EXPECT_EQ(Snap(2).next_boot_slot, "B");
+}
+
 TEST_F(NodeStateTest, LifecycleUpgradeOfANonInstallerImageExitsNonZero) {
   StartHa("v1.13.2");
   const std::string kubelet = "ghcr.io/siderolabs/kubelet:v1.35.0";

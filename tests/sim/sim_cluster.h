@@ -343,6 +343,11 @@ class SimCluster {
   // A pull of an image not yet pulled, checked against the node's ImageVerificationConfig
   // (1.13+): Unknown "verification denied by matched rule (<id>)" when a deny rule matches.
   absl::Status VerifyPullLocked(const SimNode& node, const std::string& image) const;
+  // LifecycleService/Upgrade's installer printing `output` and exiting 1 (journaled "install"
+  // "failed: <why>"); returns `box`, closed.
+  std::shared_ptr<Mailbox<ProgressItem>> InstallerExitedLocked(
+      SimNode& node, std::shared_ptr<Mailbox<ProgressItem>> box, const std::string& why,
+      const std::string& output);
   void set_registry(std::shared_ptr<const RegistryCatalog> registry) {
     registry_ = std::move(registry);
   }
