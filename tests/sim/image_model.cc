@@ -42,12 +42,16 @@ bool SimCluster::FireFaultLocked(SimNode& node, FaultKind kind, const std::strin
   return false;
 }
 
-absl::Status SimCluster::VerifyPullLocked(const SimNode& node, const std::string& image) const {
+absl::Status SimCluster::VerifyPullLocked(const SimNode& node, const std::string& image,
+                                          bool legacy_upgrade) const {
   auto version = core::ParseTalosVersion(node.tag);
   if (!version.ok() || version->Minor() < core::MinorVersion{1, 13}) return absl::OkStatus();
   auto ref = ParseImageRef(image);
   if (!ref.ok()) return absl::OkStatus();  // the pull reports it
-  return VerifyImage(ReadImageVerificationRules(node.machine_config), ref->Name());
+  absl::Status denied = VerifyImage(ReadImageVerificationRules(node.machine_config), ref->Name());
+  const bool retry_loop = legacy_upgrade || version->Minor() < core::MinorVersion{1, 14};
+  if (denied.ok() || !retry_loop) return denied;
+  return absl::UnknownError(RetriedErrorText(std::string(denied.message())));
 }
 
 bool SimCluster::HasImageLocked(const SimNode& node, ImageStore store,
@@ -59,7 +63,7 @@ bool SimCluster::HasImageLocked(const SimNode& node, ImageStore store,
 absl::StatusOr<std::string> SimCluster::ValidateInstallerLocked(SimNode& node,
                                                                 const std::string& image) {
   if (!HasImageLocked(node, ImageStore::kSystemInMemory, image)) {
-    if (auto st = VerifyPullLocked(node, image); !st.ok()) return st;
+    if (auto st = VerifyPullLocked(node, image, /*legacy_upgrade=*/true); !st.ok()) return st;
   }
   auto ref = ResolveImageLocked(node, image);
   if (!ref.ok()) return ref.status();
@@ -97,7 +101,8 @@ std::shared_ptr<Mailbox<ProgressItem>> SimCluster::PullImage(SimNode& node, std:
     if (stopping_ || n->generation != generation) {
       box->Push(
           ProgressItem::Error(absl::UnavailableError("connection closed: node is rebooting")));
-    } else if (auto denied = present ? absl::OkStatus() : VerifyPullLocked(*n, image);
+    } else if (auto denied = present ? absl::OkStatus()
+                                     : VerifyPullLocked(*n, image, /*legacy_upgrade=*/false);
                !denied.ok()) {
       box->Push(ProgressItem::Error(denied));
     } else if (auto ref = ResolveImageLocked(*n, image); !ref.ok()) {

@@ -39,6 +39,10 @@ std::vector<ImageVerificationRuleSpec> ReadImageVerificationRules(const std::str
   return rules;
 }
 
+std::string RetriedErrorText(std::string_view text) {
+  return fmt::format("1 error(s) occurred:\n\t{}", text);
+}
+
 bool GlobMatch(std::string_view pattern, std::string_view text) {
   const size_t star = pattern.find('*');
   if (star == std::string_view::npos) return pattern == text;

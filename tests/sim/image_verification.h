@@ -15,12 +15,16 @@
 //  - internal/pkg/containers/image/pull.go (image.go in 1.13): a pull keeps only that text, as a
 //    plain error, so ImageService/Pull and ImagePull answer Unknown with it and the legacy
 //    Upgrade "error validating installer image ...: " + it; an image already pulled is not
-//    verified again.
+//    verified again. A pull inside siderolabs/go-retry's loop (1.13's image.Pull, 1.14's
+//    PullWithRetriesAndTimeout that the legacy Upgrade uses: internal/pkg/install/pull.go) ends
+//    with its ErrorSet, whose text is "1 error(s) occurred:\n\t" + that text (go-retry
+//    retry/retry.go); 1.14's ImageService/Pull and ImagePull call the pull once, plainly.
 //
 // Pure functions; thread-safe.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -39,6 +43,9 @@ std::vector<ImageVerificationRuleSpec> ReadImageVerificationRules(const std::str
 // else Unknown "verification denied by matched rule (<id>)".
 absl::Status VerifyImage(const std::vector<ImageVerificationRuleSpec>& rules,
                          const std::string& repository);
+
+// `text` as siderolabs/go-retry's ErrorSet of that one error prints it.
+std::string RetriedErrorText(std::string_view text);
 
 // go-glob's match: `*` stands for any run of characters; everything else matches itself.
 bool GlobMatch(std::string_view pattern, std::string_view text);

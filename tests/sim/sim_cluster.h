@@ -341,8 +341,11 @@ class SimCluster {
   // Legacy Upgrade's pull-and-validate into the in-memory store: the installer's Talos tag.
   absl::StatusOr<std::string> ValidateInstallerLocked(SimNode& node, const std::string& image);
   // A pull of an image not yet pulled, checked against the node's ImageVerificationConfig
-  // (1.13+): Unknown "verification denied by matched rule (<id>)" when a deny rule matches.
-  absl::Status VerifyPullLocked(const SimNode& node, const std::string& image) const;
+  // (1.13+): Unknown "verification denied by matched rule (<id>)" when a deny rule matches, in
+  // go-retry's ErrorSet text when the pull ran in its retry loop (`legacy_upgrade`, or any pull
+  // on 1.13; image_verification.h).
+  absl::Status VerifyPullLocked(const SimNode& node, const std::string& image,
+                                bool legacy_upgrade) const;
   // LifecycleService/Upgrade's installer printing `output` and exiting 1 (journaled "install"
   // "failed: <why>"); returns `box`, closed.
   std::shared_ptr<Mailbox<ProgressItem>> InstallerExitedLocked(
