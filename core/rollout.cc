@@ -76,10 +76,11 @@ std::optional<RolloutDecision> AdvanceOperation(const RolloutInput& in, const Op
   }
   if (in.now >= op.deadline) {
     return Failure(in, op,
-                   fmt::format("node {} did not become healthy on Talos {} within {}", op.node,
+                   fmt::format("node {} did not become healthy on Talos {} within {}{}", op.node,
                                op.target.ToString(),
                                FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(
-                                   op.deadline - op.started))),
+                                   op.deadline - op.started)),
+                               seen ? OnTargetNotReady(*seen, op) : std::string()),
                    progress);
   }
   ActionKind next = ActionKind::kNone;

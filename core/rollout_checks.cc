@@ -63,6 +63,13 @@ std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlig
       op.node, Booted(seen, op), target);
 }
 
+std::string OnTargetNotReady(const NodeObservation& seen, const OperationInFlight& op) {
+  if (!seen.reachable || !RunsTarget(seen, op) || !NewBoot(seen, op)) return "";
+  if (seen.stage != MachineStage::kRunning || seen.ready) return "";
+  return fmt::format(": it runs Talos {} but is not Ready (Talos does not roll it back for that)",
+                     op.target.ToString());
+}
+
 bool NodeUntouched(const NodeObservation& seen, const OperationInFlight& op) {
   return seen.reachable && seen.talos && !RunsTarget(seen, op) &&
          (op.boot_id_before.empty() || seen.boot_id == op.boot_id_before) &&

@@ -30,6 +30,11 @@ bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
 // schematic could not be read yet).
 std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlight& op);
 
+// Past its deadline, why the node is not done when that is plain: after a new boot it runs the
+// target, RUNNING, but not Ready. Talos keeps such a node on the new version (its A/B fallback
+// reverts only on a fatal boot error), so the message says where it is. "" otherwise.
+std::string OnTargetNotReady(const NodeObservation& seen, const OperationInFlight& op);
+
 // The node still runs its old boot, untouched: safe to (re)issue the first call.
 bool NodeUntouched(const NodeObservation& seen, const OperationInFlight& op);
 

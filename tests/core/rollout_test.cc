@@ -14,6 +14,7 @@ namespace {
 
 using namespace testing_fixtures;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct RunResult {
   RolloutDecision last;
@@ -253,6 +254,7 @@ TEST(RolloutTest, NodeThatNeverReturnsFailsAtItsDeadlineAndHalts) {
   EXPECT_EQ(r.last.phase, ClusterPhase::kUpgradeFailed);
   EXPECT_THAT(r.last.message,
               HasSubstr("node w-1 did not become healthy on Talos 1.12.0 within 30m"));
+  EXPECT_THAT(r.last.message, Not(HasSubstr("is not Ready")));
   EXPECT_EQ(world.log(), (std::vector<std::string>{"upgrade w-0", "upgrade w-1"}));
 }
 
@@ -266,7 +268,8 @@ TEST(RolloutTest, NodeOnTheNewVersionNeverReadyFailsAtItsDeadlineUpgradedOnce) {
   RunResult r = RunRollout(world, mem);
   EXPECT_EQ(r.last.phase, ClusterPhase::kUpgradeFailed);
   EXPECT_THAT(r.last.message,
-              HasSubstr("node w-1 did not become healthy on Talos 1.12.0 within 30m"));
+              HasSubstr("node w-1 did not become healthy on Talos 1.12.0 within 30m: it runs "
+                        "Talos 1.12.0 but is not Ready"));
   EXPECT_TRUE(HaltedByFailure(mem, world.profile()));
   EXPECT_EQ(world.log(), (std::vector<std::string>{"upgrade w-0", "upgrade w-1"}));
   EXPECT_EQ(world.reboots_into_upgrade().at("w-1"), 1);
