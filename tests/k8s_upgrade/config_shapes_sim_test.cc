@@ -43,24 +43,10 @@ class ConfigShapesTest : public UpgradeFixture {
   }
 
   UpgradeOutcome RunUpgrade(const std::string& to) {
-    auto access = fleet_->Cluster("prod");
-    EXPECT_TRUE(access.ok());
-    std::ifstream in(access->kubeconfig);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto kube = kube::NewHttpKubeClient(kube::ParseKubeconfig(text.str()).value());
-    EXPECT_TRUE(kube.ok()) << kube.status();
+    std::unique_ptr<kube::KubeClient> kube = Kube();
     std::unique_ptr<talos::TalosClient> client;
     NewClient("prod", &client);
-    UpgradeOptions options;
-    options.target = core::ParseKubernetesVersion(to).value();
-    for (const auto& node : fleet_->Nodes()) {
-      options.nodes.push_back({node.name, node.address, node.role == sim::NodeRole::kControlPlane});
-    }
-    options.poll_interval = std::chrono::milliseconds(10);
-    options.static_pod_timeout = std::chrono::milliseconds(1500);
-    options.kubelet_timeout = std::chrono::milliseconds(1500);
-    KubernetesUpgrade upgrade(*client, **kube, options,
+    KubernetesUpgrade upgrade(*client, *kube, SimUpgradeOptions(to),
                               [&](const UpgradeProgress& p) { lines_.push_back(p.message); });
     return upgrade.Run({});
   }

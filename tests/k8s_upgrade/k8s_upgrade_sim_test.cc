@@ -23,27 +23,12 @@ class KubernetesUpgradeTest : public UpgradeFixture {
   UpgradeOutcome RunUpgrade(const std::string& to,
                             std::function<void(const UpgradeProgress&)> progress = {},
                             std::stop_token stop = {}) {
-    auto access = fleet_->Cluster("prod");
-    EXPECT_TRUE(access.ok());
-    std::ifstream in(access->kubeconfig);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto credentials = kube::ParseKubeconfig(text.str());
-    EXPECT_TRUE(credentials.ok()) << credentials.status();
-    auto kube = kube::NewHttpKubeClient(*credentials);
-    EXPECT_TRUE(kube.ok()) << kube.status();
+    std::unique_ptr<kube::KubeClient> kube = Kube();
     std::unique_ptr<talos::TalosClient> client;
     NewClient("prod", &client);
-    UpgradeOptions options;
-    options.target = core::ParseKubernetesVersion(to).value();
-    for (const auto& node : fleet_->Nodes()) {
-      options.nodes.push_back({node.name, node.address, node.role == sim::NodeRole::kControlPlane});
-    }
-    options.poll_interval = std::chrono::milliseconds(10);
-    options.static_pod_timeout = std::chrono::milliseconds(1500);
-    options.kubelet_timeout = std::chrono::milliseconds(1500);
+    UpgradeOptions options = SimUpgradeOptions(to);
     options.before_change = fence_;
-    KubernetesUpgrade upgrade(*client, **kube, options, [&](const UpgradeProgress& p) {
+    KubernetesUpgrade upgrade(*client, *kube, options, [&](const UpgradeProgress& p) {
       lines_.push_back(p.message);
       if (progress) progress(p);
     });

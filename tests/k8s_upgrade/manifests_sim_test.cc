@@ -28,14 +28,7 @@ class ManifestSyncTest : public UpgradeFixture {
     std::unique_ptr<kube::KubeClient> kube = Kube();
     std::unique_ptr<talos::TalosClient> client;
     NewClient("prod", &client);
-    UpgradeOptions options;
-    options.target = core::ParseKubernetesVersion(to).value();
-    for (const auto& node : fleet_->Nodes()) {
-      options.nodes.push_back({node.name, node.address, node.role == sim::NodeRole::kControlPlane});
-    }
-    options.poll_interval = std::chrono::milliseconds(10);
-    options.static_pod_timeout = std::chrono::milliseconds(1500);
-    options.kubelet_timeout = std::chrono::milliseconds(1500);
+    UpgradeOptions options = SimUpgradeOptions(to);
     options.manifests_timeout = std::chrono::milliseconds(1500);
     if (tweak) tweak(options);
     KubernetesUpgrade upgrade(*client, *kube, options,

@@ -68,6 +68,20 @@ class UpgradeFixture : public talos::SimTest {
     }
   }
 
+  // The options of an upgrade of every node of "prod" to Kubernetes `to`, with the short
+  // polls and timeouts a test on the simulator wants.
+  UpgradeOptions SimUpgradeOptions(const std::string& to) {
+    UpgradeOptions options;
+    options.target = core::ParseKubernetesVersion(to).value();
+    for (const auto& node : fleet_->Nodes()) {
+      options.nodes.push_back({node.name, node.address, node.role == sim::NodeRole::kControlPlane});
+    }
+    options.poll_interval = std::chrono::milliseconds(10);
+    options.static_pod_timeout = std::chrono::milliseconds(1500);
+    options.kubelet_timeout = std::chrono::milliseconds(1500);
+    return options;
+  }
+
   // A client of the cluster's Kubernetes API (the simulator's, over HTTPS), from its kubeconfig.
   std::unique_ptr<kube::KubeClient> Kube() {
     auto access = fleet_->Cluster("prod");
