@@ -386,7 +386,8 @@ TEST_F(KubeApiTest, DeletedDaemonSetTakesItsPods) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200) << res->body;
   Get(path, 404);
-  for (const json& pod : Get("/api/v1/namespaces/kube-system/pods")["items"]) {
+  const json pods = Get("/api/v1/namespaces/kube-system/pods");  // kept: the loop reads into it
+  for (const json& pod : pods["items"]) {
     EXPECT_FALSE(pod["metadata"]["name"].get<std::string>().starts_with("kube-proxy"));
   }
   auto twice = client_->Delete(path.c_str());
