@@ -68,6 +68,15 @@ Json SchematicJson(const std::optional<PlanSchematic>& s) {
   return {{"id", TextOrNull(s->id)}, {"extensions", s->extensions}};
 }
 
+// `[{"node", "shape", "problem"}]`, shape and problem null when there is none.
+Json KubernetesConfigJson(const std::vector<NodeKubernetesConfig>& configs) {
+  Json out = Json::array();
+  for (const NodeKubernetesConfig& c : configs) {
+    out.push_back({{"node", c.node}, {"shape", TextOrNull(c.shape)}, {"problem", TextOrNull(c.problem)}});
+  }
+  return out;
+}
+
 Json PlanEntryJson(const PlanReportEntry& e) {
   Core c{e.cluster, ClusterPhase::kBlocked, "", false, nullptr, nullptr, nullptr, nullptr,
          &e.nodes};
@@ -101,6 +110,9 @@ Json PlanEntryJson(const PlanReportEntry& e) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const bool known = e.outlook && i < e.outlook->steps.size();
     j["steps"].push_back(StepJson(plan.steps[i], known ? &e.outlook->steps[i] : nullptr));
+    if (plan.steps[i].type == StepType::kKubernetes && !e.kubernetes_config.empty()) {
+      j["steps"].back()["kubernetesConfig"] = KubernetesConfigJson(e.kubernetes_config);
+    }
   }
   j["gates"] = plan.gates;
   j["estimateSeconds"] = plan.estimate.count();

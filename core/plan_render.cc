@@ -1,5 +1,7 @@
 #include "core/plan_render.h"
 
+#include <algorithm>
+
 #include "core/duration.h"
 #include "core/gates.h"
 #include "fmt/format.h"
@@ -62,6 +64,46 @@ std::string SchematicText(const PlanSchematic& s) {
   return id + " (" + Join(s.extensions, ", ") + ")";
 }
 
+// The nodes by where they keep their Kubernetes settings, in first-seen order of the shapes:
+// {"documents", {"cp-1", "cp-2"}}, ...; the nodes with a problem are left out.
+std::vector<std::pair<std::string, std::vector<std::string>>> NodesByShape(
+    const std::vector<NodeKubernetesConfig>& configs) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  for (const NodeKubernetesConfig& c : configs) {
+    if (!c.problem.empty()) continue;
+    auto group = std::find_if(groups.begin(), groups.end(),
+                              [&](const auto& g) { return g.first == c.shape; });
+    if (group == groups.end()) group = groups.insert(groups.end(), {c.shape, {}});
+    group->second.push_back(c.node);
+  }
+  return groups;
+}
+
+void TextKubernetesConfig(const PlanReportEntry& e, std::string& out) {
+  if (e.kubernetes_config.empty()) return;
+  out += "     Kubernetes settings kept in:\n";
+  for (const auto& [shape, nodes] : NodesByShape(e.kubernetes_config)) {
+    out += fmt::format("       {}: {}\n", shape, Join(nodes, ", "));
+  }
+  for (const NodeKubernetesConfig& c : e.kubernetes_config) {
+    if (!c.problem.empty()) out += fmt::format("       {}: pre-check refuses: {}\n", c.node, c.problem);
+  }
+}
+
+void MarkdownKubernetesConfig(const PlanReportEntry& e, std::string& out) {
+  if (e.kubernetes_config.empty()) return;
+  out += "Kubernetes settings kept in:\n\n";
+  for (const auto& [shape, nodes] : NodesByShape(e.kubernetes_config)) {
+    out += "- " + shape + ": `" + Join(nodes, "`, `") + "`\n";
+  }
+  out += "\n";
+  for (const NodeKubernetesConfig& c : e.kubernetes_config) {
+    if (c.problem.empty()) continue;
+    out += fmt::format("> **The Kubernetes step's pre-check refuses `{}`:** {}\n\n", c.node,
+                       c.problem);
+  }
+}
+
 bool ShowsNext(const PlanReportEntry& e) {
   return e.outlook && (e.plan->status == PlanStatus::kPlanned || FollowsNodesInFlight(e));
 }
@@ -87,6 +129,7 @@ void TextEntry(const PlanReportEntry& e, std::string& out) {
       out += fmt::format("     image of {}: {}\n", node, own.image);
     }
     if (std::string mark = StepMark(e, i); !mark.empty()) out += "     daemon " + mark + "\n";
+    if (step.type == StepType::kKubernetes) TextKubernetesConfig(e, out);
   }
   if (!plan.gates.empty()) out += "  gates:\n";
   for (const std::string& gate : plan.gates) out += "    - " + gate + "\n";
@@ -130,6 +173,7 @@ void MarkdownEntry(const PlanReportEntry& e, std::string& out) {
                          ImagesCell(step), mark.empty() ? "runs" : mark);
     }
     out += "\n";
+    if (HasKubernetesStep(plan)) MarkdownKubernetesConfig(e, out);
   }
   if (!plan.gates.empty()) {
     out += "<details><summary>Gates</summary>\n\n";
@@ -142,6 +186,16 @@ void MarkdownEntry(const PlanReportEntry& e, std::string& out) {
 }
 
 }  // namespace
+
+bool HasKubernetesStep(const ClusterPlan& plan) {
+  return std::any_of(plan.steps.begin(), plan.steps.end(),
+                     [](const PlanStep& s) { return s.type == StepType::kKubernetes; });
+}
+
+bool KubernetesConfigRefused(const PlanReportEntry& e) {
+  return std::any_of(e.kubernetes_config.begin(), e.kubernetes_config.end(),
+                     [](const NodeKubernetesConfig& c) { return !c.problem.empty(); });
+}
 
 bool FollowsNodesInFlight(const PlanReportEntry& e) {
   return e.plan && e.plan->status == PlanStatus::kBlocked && e.outlook &&

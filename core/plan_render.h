@@ -22,6 +22,15 @@ struct PlanSchematic {
 };
 
 // One cluster's entry in a report: its plan, or why its profile is invalid.
+// Where a node's configuration keeps its Kubernetes settings, shown with a Kubernetes step
+// when the nodes were asked (a live plan): `shape` is "v1alpha1", "documents" or "mixed (…)";
+// `problem`, when set, is why the upgrade's pre-check would refuse the node.
+struct NodeKubernetesConfig {
+  std::string node;
+  std::string shape;
+  std::string problem;
+};
+
 struct PlanReportEntry {
   std::string cluster;
   std::optional<ClusterPlan> plan;  // unset when the profile is invalid
@@ -30,7 +39,15 @@ struct PlanReportEntry {
   std::optional<PlanOutlook> outlook;
   std::vector<NodeStatus> nodes;             // the profile's nodes as observed
   std::optional<PlanSchematic> schematic{};  // unset when the profile names none
+  // Per reachable node, when the plan has a Kubernetes step and the nodes were asked.
+  std::vector<NodeKubernetesConfig> kubernetes_config{};
 };
+
+// True when the plan upgrades Kubernetes.
+bool HasKubernetesStep(const ClusterPlan& plan);
+
+// True when some node's Kubernetes settings cannot be patched (the step's pre-check refuses).
+bool KubernetesConfigRefused(const PlanReportEntry& e);
 
 // A blocked plan whose cluster the daemon is still working on: a node in flight (known from
 // the status branch) is unreachable while it reboots, which blocks planning but not the

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -23,6 +24,7 @@
 #include "gitsource/snapshot.h"
 #include "reconciler/factory/broken_releases.h"
 #include "reconciler/factory/factory_installers.h"
+#include "reconciler/k8s_upgrade/config_survey.h"
 #include "reconciler/observer.h"
 #include "reconciler/timezones.h"
 #include "reconciler/windows.h"
@@ -95,6 +97,9 @@ std::optional<core::ObservedFleet> LoadObserved(const std::filesystem::path& pat
 using Unobserved = std::map<std::string, std::string>;
 // Why the schematics of clusters could not be resolved, by cluster.
 using Unresolved = std::map<std::string, std::string>;
+// Where the observed nodes of a cluster keep their Kubernetes settings (k8s_upgrade/config_survey.h).
+using ConfigSurvey = std::function<std::vector<core::NodeKubernetesConfig>(
+    const std::string& cluster, const core::ObservedCluster& observed)>;
 
 // Fills in the installer and schematic ID of every profile that names a schematic. A profile
 // that cannot be resolved is left without them, so the planner blocks it, and the resolver's
@@ -204,12 +209,37 @@ core::StartCheckAnswers AnswersOf(const core::ClusterProfile& profile,
   return answers;
 }
 
-std::optional<core::ObservedFleet> ObserveLive(const core::ProfileSet& set,
-                                               const PlanOptions& options, Unobserved& unobserved,
-                                               std::ostream& err) {
-  TalosconfigClientFactory clients(TalosCredentials{options.credentials_dir, options.talosconfig},
-                                   {});
-  TalosFleetObserver observer(clients, options.self_node);
+// Surveys the clusters of `set` (their nodes dialled at `set`'s endpoints) through `clients`.
+ConfigSurvey SurveyThrough(ClusterClientFactory& clients, const core::ProfileSet& set) {
+  return [&clients, &set](const std::string& cluster, const core::ObservedCluster& observed) {
+    std::vector<core::NodeKubernetesConfig> none;
+    for (const core::ClusterProfile& profile : set.profiles) {
+      if (profile.name != cluster) continue;
+      absl::StatusOr<ClusterClients> c = clients.ForProfile(profile);
+      if (!c.ok()) return none;
+      return k8s_upgrade::SurveyKubernetesConfig(*c->talos, profile, observed);
+    }
+    return none;
+  };
+}
+
+bool ObservesLive(const PlanOptions& options) {
+  return !options.credentials_dir.empty() || !options.talosconfig.empty();
+}
+
+std::unique_ptr<TalosconfigClientFactory> LiveClients(const PlanOptions& options) {
+  return std::make_unique<TalosconfigClientFactory>(
+      TalosCredentials{options.credentials_dir, options.talosconfig},
+      talos::GrpcTalosClientOptions{});
+}
+
+// Observed through `clients` when given, else read from the observed-state file.
+std::optional<core::ObservedFleet> ObserveThrough(ClusterClientFactory* clients,
+                                                  const core::ProfileSet& set,
+                                                  const PlanOptions& options,
+                                                  Unobserved& unobserved, std::ostream& err) {
+  if (clients == nullptr) return LoadObserved(options.observed_file, err);
+  TalosFleetObserver observer(*clients, options.self_node);
   return ObserveWith(observer, set, unobserved, err);
 }
 
@@ -268,6 +298,9 @@ struct PlanInputs {
   bool status_known = false;
   bool kubernetes_upgrades = true;
   core::TimePoint now;
+  // Where the nodes of a cluster the plan upgrades Kubernetes on keep its settings; null when
+  // the nodes are not asked (an observed-state file).
+  ConfigSurvey survey = nullptr;
 };
 
 core::PlanReportEntry PlanOne(const core::ClusterProfile& profile, const PlanInputs& in) {
@@ -300,6 +333,9 @@ core::PlanReportEntry PlanOne(const core::ClusterProfile& profile, const PlanInp
   if (in.status_known) entry.plan->gates = core::PlanGates(profile, *entry.plan, &answers);
   entry.outlook = Outlook(profile, *entry.plan, observed ? *observed : empty, in.status_known,
                           status, answers, in.kubernetes_upgrades, in.now);
+  if (in.survey && observed && core::HasKubernetesStep(*entry.plan)) {
+    entry.kubernetes_config = in.survey(profile.name, *observed);
+  }
   return entry;
 }
 
@@ -325,6 +361,7 @@ int ExitCode(const core::ProfileSet& set, const std::vector<core::PlanReportEntr
     if (e.plan->status == core::PlanStatus::kBlocked && !core::FollowsNodesInFlight(e)) {
       return kExitBlocked;
     }
+    if (core::KubernetesConfigRefused(e)) return kExitBlocked;
   }
   return kExitOk;
 }
@@ -387,9 +424,9 @@ std::optional<core::ObservedFleet> ObserveFleet(const core::ProfileSet& set,
                                                 const PlanOptions& options,
                                                 std::map<std::string, std::string>& unobserved,
                                                 std::ostream& err) {
-  const bool live = !options.credentials_dir.empty() || !options.talosconfig.empty();
-  return live ? ObserveLive(set, options, unobserved, err)
-              : LoadObserved(options.observed_file, err);
+  std::unique_ptr<TalosconfigClientFactory> clients =
+      ObservesLive(options) ? LiveClients(options) : nullptr;
+  return ObserveThrough(clients.get(), set, options, unobserved, err);
 }
 
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
@@ -410,11 +447,15 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   const Unresolved unresolved =
       ResolveSchematics(installers.resolver(), set->profiles, nullptr, *statuses);
   Unobserved unobserved;
-  std::optional<core::ObservedFleet> fleet = ObserveFleet(*set, options, unobserved, err);
+  std::unique_ptr<TalosconfigClientFactory> clients =
+      ObservesLive(options) ? LiveClients(options) : nullptr;
+  std::optional<core::ObservedFleet> fleet =
+      ObserveThrough(clients.get(), *set, options, unobserved, err);
   if (!fleet) return kExitInvalid;
   const std::vector<core::PlanReportEntry> entries =
       PlanAll({*set, *fleet, unobserved, unresolved, *statuses, !options.status_dir.empty(),
-               options.kubernetes_upgrades, Env::Default().Now()});
+               options.kubernetes_upgrades, Env::Default().Now(),
+               clients ? SurveyThrough(*clients, *set) : nullptr});
   switch (options.format) {
     case PlanFormat::kText:
       out << core::RenderPlanText(entries);
@@ -436,9 +477,11 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node,
                         bool kubernetes_upgrades, int shards,
-                        factory::InstallerResolver* installers) {
+                        factory::InstallerResolver* installers,
+                        const std::vector<core::Version>& broken) {
   PlanPreview preview;
   core::ProfileSet set = DecodeProfiles(proposed, shards);
+  for (const core::Version& v : broken) set.release_catalog.MarkTalosBroken(v);
   const core::ProfileSet base = DecodeProfiles(trusted, shards);
   std::map<std::string, std::string> before;
   for (const core::SourceFile& f : trusted) before[f.path] = f.content;
@@ -468,8 +511,10 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
   const core::ObservedFleet fleet = ObserveWith(observer, base, unobserved, observe_errors);
   std::vector<core::PlanReportEntry> entries;
   const std::map<std::string, core::ClusterStatus> no_statuses;
-  for (core::PlanReportEntry& entry : PlanAll({set, fleet, unobserved, unresolved, no_statuses,
-                                               false, kubernetes_upgrades, Env::Default().Now()})) {
+  // The nodes are asked at the watched branch's endpoints, as they were observed.
+  for (core::PlanReportEntry& entry :
+       PlanAll({set, fleet, unobserved, unresolved, no_statuses, false, kubernetes_upgrades,
+                Env::Default().Now(), SurveyThrough(clients, base)})) {
     std::string file = "clusters/" + entry.cluster + ".yaml";
     for (const core::ClusterProfile& profile : set.profiles) {
       if (profile.name == entry.cluster) file = profile.file;

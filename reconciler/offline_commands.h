@@ -95,12 +95,15 @@ struct PlanPreview {
 // ValidateOptions::shards. With `installers` (the daemon's), a proposed profile's schematic is
 // resolved at the factory `trusted` names for its cluster (its profile's spec.talos.factory,
 // else its reconciler.yaml's imageFactory, else the daemon's --image-factory), never at one the
-// proposal names; without, a schematic profile is planned as blocked.
+// proposal names; without, a schematic profile is planned as blocked. The Talos releases in
+// `broken` (the daemon's release list: those its Image Factory marks broken) block a plan to
+// them, as in the daemon.
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node,
                         bool kubernetes_upgrades = true, int shards = 0,
-                        factory::InstallerResolver* installers = nullptr);
+                        factory::InstallerResolver* installers = nullptr,
+                        const std::vector<core::Version>& broken = {});
 
 // A GitHub Actions workflow command's data or property, escaped as the runner expects.
 std::string EscapeGithubData(std::string_view text);

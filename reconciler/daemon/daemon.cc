@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -229,8 +230,14 @@ class Daemon {
     if (election_) {
       reports_rollouts = [this] { return election_->elector().Holding(0, env_.Now()).has_value(); };
     }
+    // The release list starts with the reconciler, after this: until then none is broken.
+    auto broken = [this] {
+      const registry::InstallerReleases* releases = releases_ready_.load();
+      return releases ? releases->Broken() : std::vector<core::Version>{};
+    };
     auto forge = ForgeReporting::Start(config_, *source_, *notifying_, *git_store_,
-                                       std::move(reports_rollouts), installers_.resolver(), env_);
+                                       std::move(reports_rollouts), installers_.resolver(),
+                                       std::move(broken), env_);
     if (!forge.ok()) return forge.status();  // --forge
     forge_ = *std::move(forge);
     store_ = forge_ ? &forge_->store() : static_cast<StatusStore*>(&*notifying_);
@@ -291,6 +298,7 @@ class Daemon {
           config_.image_factory_flags.ttl, env_,
           [options](std::stop_token) { return factory::FactoryReleaseTags(options, true); });
     }
+    if (releases_) releases_ready_.store(&*releases_);
     // The events of a node in flight wake its cluster before the node poll. A node it hears
     // is polled less often, also while it is down: it subscribes again at least as often as
     // the poll would look.
@@ -363,7 +371,8 @@ class Daemon {
                                           const std::vector<core::SourceFile>& trusted) {
       return PreviewPlan(proposed, trusted, {config_.credentials_dir, config_.talosconfig},
                          config_.node_name, config_.kubernetes_upgrade_mode == "inprocess",
-                         config_.shards() > 1 ? config_.shards() : 0, &installers_.resolver())
+                         config_.shards() > 1 ? config_.shards() : 0, &installers_.resolver(),
+                         releases_ ? releases_->Broken() : std::vector<core::Version>{})
           .markdown;
     };
     proposer_.emplace(
@@ -475,6 +484,8 @@ class Daemon {
   DesiredState desired_;
   std::optional<gates::ProbeGateRunner> gate_runner_;
   std::optional<registry::InstallerReleases> releases_;
+  // releases_ once it is set up: the pull-request flow reads it from its own thread.
+  std::atomic<const registry::InstallerReleases*> releases_ready_{nullptr};
   std::optional<RolloutReconciler> reconciler_;
   std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner> kubernetes_upgrades_;
   // StartController

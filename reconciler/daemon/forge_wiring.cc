@@ -50,7 +50,7 @@ std::string StatusUrl(const DaemonConfig& config) {
 absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
     const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
     StatusStore& branch, std::function<bool()> reports, factory::InstallerResolver& installers,
-    Env& env) {
+    std::function<std::vector<core::Version>()> broken_releases, Env& env) {
   if (config.forge.kind.empty()) return nullptr;
   absl::StatusOr<std::string> token = ReadSecretFile(config.forge.token_file);
   if (!token.ok()) return token.status();
@@ -77,7 +77,8 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
                              config.shards() > 1 ? config.shards() : 0,
                              std::move(reports),
                              elected ? &branch : nullptr,
-                             &installers});
+                             &installers,
+                             std::move(broken_releases)});
   reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);
   if (elected) {  // other replicas' records reach the reporter through the branch only
     reporting->refresher_ = std::jthread(

@@ -32,11 +32,12 @@ class ForgeReporting {
   // `reports` (--leader-elect: whether this replica holds shard 0) makes only that replica
   // report rollouts; it then re-reads `branch` every --poll-interval for the clusters other
   // replicas record. Unset: this process reports every rollout itself. `installers` resolves
-  // the schematics of pull request plans (the daemon's, at the watched branch's factories).
+  // the schematics of pull request plans (the daemon's, at the watched branch's factories);
+  // `broken_releases` lists the Talos releases its Image Factory marks broken (may be null).
   static absl::StatusOr<std::unique_ptr<ForgeReporting>> Start(
       const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
       StatusStore& branch, std::function<bool()> reports, factory::InstallerResolver& installers,
-      Env& env);
+      std::function<std::vector<core::Version>()> broken_releases, Env& env);
   StatusStore& store() { return *store_; }
   pull_requests::PullRequestFlow& flow() { return *flow_; }
   forge::ForgeApi& api() { return *client_; }

@@ -3,6 +3,7 @@
 
 #include "core/k8s_removals.h"
 #include "fmt/format.h"
+#include "reconciler/k8s_upgrade/config_survey.h"
 #include "reconciler/k8s_upgrade/wait.h"
 #include "yaml-cpp/yaml.h"
 
@@ -316,13 +317,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::PrePull(std::stop_token stop) {
 }
 
 absl::StatusOr<std::string> KubernetesUpgrade::MachineConfig(const UpgradeNode& node) {
-  absl::StatusOr<talos::CosiResource> r =
-      talos_.CosiGet(node.address, "config", "MachineConfigs.config.talos.dev", "v1alpha1");
-  if (!r.ok()) return r.status();
-  if (r->yaml_spec.empty()) {
-    return absl::InternalError(fmt::format("the MachineConfig of {} came without YAML", node.name));
-  }
-  return r->yaml_spec;
+  return ReadMachineConfig(talos_, node.address, node.name);
 }
 
 std::string KubernetesUpgrade::TargetImage(const std::string& current) const {

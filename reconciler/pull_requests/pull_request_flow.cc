@@ -441,7 +441,9 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
   }
   const PlanPreview preview =
       PreviewPlan(proposed->files, trusted->files, options_.credentials, options_.self_node,
-                  options_.kubernetes_upgrades, options_.shards, options_.installers);
+                  options_.kubernetes_upgrades, options_.shards, options_.installers,
+                  options_.broken_releases ? options_.broken_releases()
+                                           : std::vector<core::Version>{});
   if (preview.changed.empty() && preview.markdown.empty()) {
     log_->info("step=plan-pull-request pull-request={} outcome=no-profile-changed", event.number);
     return;

@@ -77,6 +77,9 @@ struct PullRequestFlowOptions {
   // Resolves the schematics of proposed profiles, at the factories the watched branch names
   // (PreviewPlan). Null: a schematic profile is planned as blocked. Must be thread-safe.
   factory::InstallerResolver* installers = nullptr;
+  // The Talos releases the daemon's Image Factory marks broken now (PreviewPlan blocks them).
+  // Null: none. Must be thread-safe.
+  std::function<std::vector<core::Version>()> broken_releases = nullptr;
 };
 
 class PullRequestFlow {

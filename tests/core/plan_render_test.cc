@@ -91,5 +91,48 @@ TEST(PlanRenderTest, ANodesOwnImageIsShownBelowTheSteps) {
               HasSubstr(":v1.12.0`<br>w-1: `f.test/metal-installer/gpu:v1.12.0` |"));
 }
 
+// A plan upgrading only Kubernetes (Talos 1.14.0, Kubernetes 1.36.3 → 1.37.0) with where each
+// node keeps its settings; w-1's kubelet is set twice, which the step's pre-check refuses.
+PlanReportEntry KubernetesOnlyEntry() {
+  auto nodes = FiveNodes("1.14.0", "1.36.3");
+  ClusterProfile profile = MakeProfile(nodes, "1.14.0", "1.37.0");
+  PlanReportEntry e{"prod",
+                    PlanCluster(profile, MakeObserved(nodes), SupportMatrix::BuiltIn(),
+                                ReleaseCatalog::BuiltIn()),
+                    {},
+                    std::nullopt,
+                    {},
+                    std::nullopt,
+                    {{"cp-0", "documents", ""},
+                     {"cp-1", "v1alpha1", ""},
+                     {"w-0", "documents", ""},
+                     {"w-1", "documents", "kubelet: set twice"}}};
+  return e;
+}
+
+TEST(PlanRenderTest, AKubernetesStepShowsWhereEachNodeKeepsItsSettings) {
+  const PlanReportEntry e = KubernetesOnlyEntry();
+  ASSERT_EQ(e.plan->status, PlanStatus::kPlanned) << e.plan->message;
+  ASSERT_TRUE(HasKubernetesStep(*e.plan));
+  EXPECT_TRUE(KubernetesConfigRefused(e));
+  EXPECT_THAT(RenderPlanText({e}), HasSubstr("     Kubernetes settings kept in:\n"
+                                             "       documents: cp-0, w-0\n"
+                                             "       v1alpha1: cp-1\n"
+                                             "       w-1: pre-check refuses: kubelet: set twice\n"));
+  const std::string md = RenderPlanMarkdown({e});
+  EXPECT_THAT(md, HasSubstr("Kubernetes settings kept in:\n\n- documents: `cp-0`, `w-0`\n"
+                            "- v1alpha1: `cp-1`\n\n"));
+  EXPECT_THAT(md, HasSubstr("> **The Kubernetes step's pre-check refuses `w-1`:** kubelet: set "
+                            "twice\n"));
+}
+
+TEST(PlanRenderTest, NothingAboutSettingsWhenTheNodesWereNotAsked) {
+  PlanReportEntry e = KubernetesOnlyEntry();
+  e.kubernetes_config.clear();
+  EXPECT_FALSE(KubernetesConfigRefused(e));
+  EXPECT_THAT(RenderPlanText({e}), ::testing::Not(HasSubstr("settings kept in")));
+  EXPECT_THAT(RenderPlanMarkdown({e}), ::testing::Not(HasSubstr("settings kept in")));
+}
+
 }  // namespace
 }  // namespace tr::core

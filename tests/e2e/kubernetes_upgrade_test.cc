@@ -1,7 +1,8 @@
 // Kubernetes upgrades run by the daemon end to end: a multi-hop change (Talos 1.10 / Kubernetes
 // 1.33 → Talos 1.12 / Kubernetes 1.35) runs its Talos and Kubernetes hops in a valid order, and a
 // daemon killed with SIGKILL during a Kubernetes upgrade resumes it with nothing applied twice,
-// and its Slack (bot) and Discord messages of the rollout stay one each.
+// and its Slack (bot) and Discord messages of the rollout stay one each; Talos 1.14 clusters,
+// generated and partly migrated, upgrade Kubernetes wherever their configuration keeps it.
 #include <gmock/gmock.h>
 
 #include <fstream>
@@ -110,6 +111,38 @@ TEST_F(E2eTest, DaemonKilledDuringKubernetesUpgradeResumesWithNothingAppliedTwic
   EXPECT_EQ(chat.Calls("chat.postMessage"), 1);
   EXPECT_EQ(chat.Calls("discord.execute"), 1);
   EXPECT_THAT(chat.Problems(), testing::IsEmpty());
+}
+
+// Talos 1.14 keeps Kubernetes in documents of their own: a cluster generated the 1.14 way (every
+// component in its document) and one partly migrated by hand (the kubelet in KubeletConfig, the
+// control plane in v1alpha1) both upgrade Kubernetes 1.36 → 1.37 completely through the daemon.
+// talos-sim refuses a component set in both places, so a patch in the wrong place fails here.
+TEST_F(E2eTest, Talos114ClustersUpgradeKubernetesWhereverTheirConfigKeepsIt) {
+  ClusterDef generated = MakeCluster("gen", 1, 1, "1.14.0", "1.36.3");
+  ClusterDef partly = MakeCluster("part", 1, 1, "1.14.0", "1.36.3");
+  for (NodeDef& node : partly.nodes) node.config = "partly_migrated";
+  E2E_ASSERT_OK(world().StartFleet({generated, partly}));
+  world().PushProfiles({{"gen", AtTalos("1.14.0", {}, "1.36.3")},
+                        {"part", AtTalos("1.14.0", {}, "1.36.3")}},
+                       "initial profiles");
+  E2E_ASSERT_OK(world().StartDaemon());
+  E2E_ASSERT_OK(world().WaitForReady("gen", "1.14.0", "", kTimeout).status());
+  E2E_ASSERT_OK(world().WaitForReady("part", "1.14.0", "", kTimeout).status());
+  const uint64_t since = LastSeq(world().Journal());
+
+  const std::string commit = world().PushProfiles({{"gen", AtTalos("1.14.0", {}, "1.37.0")},
+                                                   {"part", AtTalos("1.14.0", {}, "1.37.0")}},
+                                                  "Kubernetes 1.37.0");
+  for (const char* cluster : {"gen", "part"}) {
+    SCOPED_TRACE(cluster);
+    E2E_ASSERT_OK(world().WaitForKubernetesReady(cluster, "1.37.0", commit, kTimeout).status());
+    const Hops hops = HopsOf(world().Journal(), cluster, since);
+    // Every kubelet restarted once on 1.37; the control plane took its five configurations, the
+    // worker its one: none was refused and none applied twice.
+    EXPECT_EQ(hops.kubelet.size(), 2u) << world().Diagnostics();
+    EXPECT_EQ(hops.applies.at(world().sim().cluster(cluster).ControlPlaneNames().at(0)), 5);
+    EXPECT_EQ(hops.applies.at(world().sim().cluster(cluster).WorkerNames().at(0)), 1);
+  }
 }
 
 }  // namespace

@@ -35,12 +35,13 @@ struct ProfileNode {
 // The profile of `cluster` asking for Talos `talos`, reached through its first node's address,
 // with the credentials (a directory or a talosconfig context) named `credentials`.
 std::string Profile(const std::string& cluster, const std::string& credentials,
-                    const std::string& talos, const std::vector<ProfileNode>& nodes) {
+                    const std::string& talos, const std::vector<ProfileNode>& nodes,
+                    const std::string& kubernetes = "1.34.1") {
   std::string text = "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\n";
   text += "metadata: {name: " + cluster + "}\nspec:\n  endpoints: [" + nodes.front().address +
           "]\n  credentials: " + credentials + "\n  talos: {version: " + talos +
           ", image: factory.talos.dev/metal-installer/abc}\n"
-          "  kubernetes: {version: 1.34.1}\n  nodes:\n";
+          "  kubernetes: {version: " + kubernetes + "}\n  nodes:\n";
   for (const ProfileNode& n : nodes) {
     text += "    - {name: " + n.name + ", address: " + n.address + ", role: " + n.role + "}\n";
   }
@@ -115,6 +116,62 @@ clusters:
   EXPECT_EQ(cluster["kubernetes"]["from"], "1.34.1");
   // live-w1 already runs 1.12.0; the own node live-w0 goes last among the workers anyway.
   EXPECT_EQ(cluster["steps"][0]["nodes"], nlohmann::json::array({"live-w0", "live-cp"}));
+}
+
+// A Kubernetes step shows where each node keeps its Kubernetes settings, read from the nodes'
+// configurations: the document shape Talos 1.14 generates, one partly migrated by hand, one
+// made before 1.14.
+TEST_F(LivePlanTest, KubernetesStepShowsWhereEachNodeKeepsItsSettings) {
+  StartFleet(R"(
+time_scale: 0.001
+address_prefix: auto
+clusters:
+  - name: new
+    nodes:
+      - {name: new-cp, role: controlplane, talos: v1.14.0, kubernetes: 1.36.3}
+      - {name: new-cp2, role: controlplane, talos: v1.14.0, kubernetes: 1.36.3, config: partly_migrated}
+      - {name: new-w0, role: worker, talos: v1.14.0, kubernetes: 1.36.3, config: v1alpha1}
+)");
+  if (HasFatalFailure()) return;
+  std::ofstream(dir_ / "repo/clusters/new.yaml")
+      << Profile("new", "new", "1.14.0",
+                 {{"new-cp", Address("new-cp"), "controlplane"},
+                  {"new-cp2", Address("new-cp2"), "controlplane"},
+                  {"new-w0", Address("new-w0"), "worker"}},
+                 "1.37.0");
+  std::ostringstream out, err;
+  PlanOptions options{dir_ / "repo", {}, PlanFormat::kText, dir_ / "sim", "", {}, {}, true};
+  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
+  EXPECT_THAT(out.str(), HasSubstr("     Kubernetes settings kept in:\n"
+                                   "       documents: new-cp\n"
+                                   "       mixed (documents: kubelet; v1alpha1: kube-apiserver, "
+                                   "kube-controller-manager, kube-scheduler, kube-proxy): new-cp2\n"
+                                   "       v1alpha1: new-w0\n"));
+
+  std::ostringstream json, json_err;
+  options.format = PlanFormat::kJson;
+  EXPECT_EQ(RunPlan(options, json, json_err), kExitOk) << json_err.str();
+  const nlohmann::json step = nlohmann::json::parse(json.str())["clusters"][0]["steps"][0];
+  ASSERT_EQ(step["type"], "kubernetes") << json.str();
+  ASSERT_EQ(step["kubernetesConfig"].size(), 3u) << json.str();
+  EXPECT_EQ(step["kubernetesConfig"][0]["node"], "new-cp");
+  EXPECT_EQ(step["kubernetesConfig"][0]["shape"], "documents");
+  EXPECT_EQ(step["kubernetesConfig"][2]["shape"], "v1alpha1");
+  EXPECT_TRUE(step["kubernetesConfig"][2]["problem"].is_null());
+
+  // The pull-request comment says the same, the nodes asked at the watched branch's endpoints.
+  auto profile_at = [&](const std::string& kubernetes) {
+    return Profile("new", "new", "1.14.0",
+                   {{"new-cp", Address("new-cp"), "controlplane"},
+                    {"new-cp2", Address("new-cp2"), "controlplane"},
+                    {"new-w0", Address("new-w0"), "worker"}},
+                   kubernetes);
+  };
+  const PlanPreview preview = PreviewPlan({{"clusters/new.yaml", profile_at("1.37.0")}},
+                                          {{"clusters/new.yaml", profile_at("1.36.3")}},
+                                          {dir_ / "sim", {}}, "");
+  EXPECT_THAT(preview.markdown, HasSubstr("Kubernetes settings kept in:\n\n- documents: `new-cp`\n"));
+  EXPECT_THAT(preview.markdown, HasSubstr("- v1alpha1: `new-w0`\n"));
 }
 
 // The context blocks of a talosconfig file (the lines under `contexts:`).
@@ -316,6 +373,14 @@ clusters:
   EXPECT_EQ(beyond.exit_code, kExitInvalid);
   EXPECT_THAT(beyond.markdown, HasSubstr("spec.shard: must be below the number of shards, 4"));
   EXPECT_EQ(PreviewPlan(pinned, trusted, {dir_ / "sim", {}}, "", true, 8).exit_code, kExitOk);
+
+  // A release the daemon's Image Factory marks broken blocks the plan to it, naming it.
+  const std::vector<core::SourceFile> to_112{{"clusters/prev.yaml", profile(cp, "1.12.0")}};
+  PlanPreview withdrawn = PreviewPlan(to_112, trusted, {dir_ / "sim", {}}, "", true, 0, nullptr,
+                                      {*core::ParseTalosVersion("1.12.0")});
+  EXPECT_EQ(withdrawn.exit_code, kExitBlocked);
+  EXPECT_THAT(withdrawn.markdown, HasSubstr("Talos 1.12.0 is marked broken by the Image Factory"));
+  EXPECT_EQ(PreviewPlan(to_112, trusted, {dir_ / "sim", {}}, "").exit_code, kExitOk);
 }
 
 }  // namespace

@@ -13,7 +13,8 @@ ClusterDef MakeCluster(const std::string& name, int control_planes, int workers,
                              .talos = talos,
                              .kubernetes = kubernetes,
                              .faults = {},
-                             .address = {}});
+                             .address = {},
+                             .config = {}});
   }
   for (int i = 0; i < workers; ++i) {
     cluster.nodes.push_back({.name = fmt::format("{}-w-{}", name, i),
@@ -21,7 +22,8 @@ ClusterDef MakeCluster(const std::string& name, int control_planes, int workers,
                              .talos = talos,
                              .kubernetes = kubernetes,
                              .faults = {},
-                             .address = {}});
+                             .address = {},
+                             .config = {}});
   }
   return cluster;
 }
@@ -48,6 +50,7 @@ std::string FleetYaml(const std::vector<ClusterDef>& clusters, const FleetOption
                       node.control_plane ? "controlplane" : "worker", node.talos, node.kubernetes);
       if (!node.faults.empty()) yaml += ", faults: " + node.faults;
       if (!node.address.empty()) yaml += ", address: " + node.address;
+      if (!node.config.empty()) yaml += ", config: " + node.config;
       yaml += "}\n";
     }
     yaml += cluster.extra;

@@ -29,6 +29,9 @@ struct NodeDef {
   std::string kubernetes = "1.34.1";
   std::string faults;   // a YAML flow list, "[{kind: boot_failure, count: 1}]"; empty: none
   std::string address;  // "127.a.b.c"; empty: allocated from the fleet's own /24
+  // talos-sim's `config:` ("generated", "v1alpha1", "migrated", "partly_migrated"); empty: as
+  // `talosctl gen config` of the node's version writes it.
+  std::string config;
 };
 
 struct ClusterDef {
