@@ -1,5 +1,8 @@
 #include "core/status_decode.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "core/profile_decode.h"
 #include "core/strict_yaml.h"
 #include "core/yaml_decode.h"
@@ -160,14 +163,27 @@ absl::Status CheckFenceHolder(std::string_view holder) {
   return absl::OkStatus();
 }
 
+// A generation beyond kMaxFenceGeneration was never written by a replica (claims stop at the
+// ceiling): the fence is left out and the rest of the status read, so such a file can neither
+// fence the cluster for ever nor make a replica forget its operation in flight.
+bool LongerThanAnyGeneration(const Field& f) {
+  if (!f.present() || !f.node->IsScalar() || !f.node->plain) return false;
+  const std::string& text = f.node->text;
+  return text.size() > 16 && text[0] != '0' &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 std::optional<Fence> ReadFence(const Field& f) {
   if (!f.present()) return std::nullopt;
   MappingReader m(f, {"generation", "holder"});
+  const Field generation_field = m.Required("generation");
+  if (LongerThanAnyGeneration(generation_field)) return std::nullopt;
   Fence fence;
-  fence.generation = static_cast<uint64_t>(
-      ReadInteger(m.Required("generation"), 1, static_cast<int64_t>(kMaxFenceGeneration))
-          .value_or(1));
+  const std::optional<int64_t> generation =
+      ReadInteger(generation_field, 1, std::numeric_limits<int64_t>::max());
+  fence.generation = static_cast<uint64_t>(generation.value_or(1));
   fence.holder = ReadChecked(m.Required("holder"), CheckFenceHolder).value_or("");
+  if (fence.generation > kMaxFenceGeneration) return std::nullopt;
   return fence;
 }
 

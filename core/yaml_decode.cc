@@ -188,13 +188,17 @@ std::optional<int64_t> ReadInteger(const Field& field, int64_t min, int64_t max)
   std::string_view text = node->text;
   const bool negative = text.starts_with("-");
   std::string_view digits = negative ? text.substr(1) : text;
-  if (!node->plain || !IsDigits(digits) || (digits.size() > 1 && digits[0] == '0') ||
-      digits.size() > 15) {
+  if (!node->plain || !IsDigits(digits) || (digits.size() > 1 && digits[0] == '0')) {
     field.Error(node->plain ? "must be a whole number" : "must be a whole number, without quotes");
     return std::nullopt;
   }
+  // Any length is read; what does not fit in 64 bits is beyond every bound asked for.
   int64_t value = 0;
-  std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (std::from_chars(digits.data(), digits.data() + digits.size(), value).ec != std::errc()) {
+    field.Error(negative ? fmt::format("must be at least {}", min)
+                         : fmt::format("must be at most {}", max));
+    return std::nullopt;
+  }
   if (negative) value = -value;
   if (value < min) field.Error(fmt::format("must be at least {}", min));
   if (value > max) field.Error(fmt::format("must be at most {}", max));

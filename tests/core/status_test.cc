@@ -295,6 +295,38 @@ TEST(StatusYamlTest, RoundTripsEveryField) {
   EXPECT_EQ(back.value->proposal, s.proposal);
 }
 
+// The status file with its fence generation replaced by `generation`.
+std::string WithFenceGeneration(const std::string& generation) {
+  std::string yaml = RenderStatusYaml(EveryFieldSet("broke"));
+  const std::string from = "fence: {generation: 4,";
+  const size_t at = yaml.find(from);
+  EXPECT_NE(at, std::string::npos) << yaml;
+  return at == std::string::npos ? yaml : yaml.replace(at, from.size(), "fence: {generation: " + generation + ",");
+}
+
+// Every generation up to 2^53 - 1 is read (a claim past 999,999,999,999,999 made the file
+// unreadable to its own writer); one beyond is no fence, and the rest of the file — the
+// operation in flight above all — is still read.
+TEST(StatusYamlTest, FenceGenerationsAreReadOverTheWholeRangeAndBeyondItTheFenceIsIgnored) {
+  for (const std::string generation : {"999999999999999", "1000000000000000", "9007199254740991"}) {
+    Decoded<ClusterStatus> read = DecodeClusterStatus("status/prod.yaml", WithFenceGeneration(generation));
+    ASSERT_TRUE(read.ok()) << generation << ": " << read.diagnostics[0].ToString();
+    ASSERT_TRUE(read.value->fence.has_value()) << generation;
+    EXPECT_EQ(std::to_string(read.value->fence->generation), generation);
+  }
+  for (const std::string generation : {"9007199254740992", "99999999999999999999999"}) {
+    Decoded<ClusterStatus> read = DecodeClusterStatus("status/prod.yaml", WithFenceGeneration(generation));
+    ASSERT_TRUE(read.ok()) << generation << ": " << read.diagnostics[0].ToString();
+    EXPECT_EQ(read.value->fence, std::nullopt) << generation;
+    ASSERT_EQ(read.value->rollout.in_flight.size(), 1u) << generation;
+    EXPECT_EQ(NextFenceGeneration(read.value->fence), 1u);
+  }
+  // A claim over the last generation stays at it, and the file it writes is read back.
+  const uint64_t claimed = NextFenceGeneration(Fence{kMaxFenceGeneration - 1, "a"});
+  EXPECT_EQ(claimed, kMaxFenceGeneration);
+  EXPECT_TRUE(DecodeClusterStatus("s", WithFenceGeneration(std::to_string(claimed))).ok());
+}
+
 // Without per-node schematics the file keeps the shape it had before them.
 TEST(StatusYamlTest, NodeImagesAreLeftOutWhenThereAreNone) {
   ClusterStatus s = EveryFieldSet("broke");
