@@ -2,6 +2,9 @@
 
 #include <git2.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
 #include "gitsource/libgit2_util.h"
@@ -19,15 +22,33 @@ bool HoldsProposal(git_commit* tip, const git_oid& base, const git_oid& tree) {
          git_oid_equal(git_commit_tree_id(tip), &tree);
 }
 
+// The commit ids in `file`, one per line; lines that are no full id are skipped (the file is
+// the reconciler's own, but a bad line must not make a stranger's commit "ours").
+std::deque<std::string> ReadRecord(const std::filesystem::path& file, size_t keep) {
+  std::deque<std::string> ids;
+  if (file.empty()) return ids;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    const bool hex = line.size() == GIT_OID_HEXSZ &&
+                     line.find_first_not_of("0123456789abcdef") == std::string::npos;
+    if (hex) ids.push_back(line);
+    if (ids.size() > keep) ids.pop_front();
+  }
+  return ids;
+}
+
 }  // namespace
 
 GitProposalPublisher::GitProposalPublisher(const LibGitSource& source, std::string status_branch,
-                                           ProposalIdentity identity, Env& env)
+                                           ProposalIdentity identity, Env& env,
+                                           std::filesystem::path record_file)
     : mirror_(source.mirror()),
       desired_branch_(source.branch()),
       status_branch_(std::move(status_branch)),
       identity_(std::move(identity)),
-      env_(env) {}
+      env_(env),
+      record_file_(std::move(record_file)),
+      written_(ReadRecord(record_file_, kRecorded)) {}
 
 absl::StatusOr<ProposalPush> GitProposalPublisher::Publish(const ProposalCommit& proposal,
                                                            std::stop_token stop) {
@@ -59,8 +80,7 @@ absl::StatusOr<ProposalPush> GitProposalPublisher::Publish(const ProposalCommit&
     if (HoldsProposal(tip->get(), base, tree)) {
       return ProposalPush{OidHex(*remote->remote_tip), false};
     }
-    const git_signature* committer = git_commit_committer(tip->get());
-    if (committer == nullptr || identity_.email != committer->email) {
+    if (!Wrote(OidHex(*remote->remote_tip))) {
       return absl::FailedPreconditionError(
           fmt::format("{} has a commit the reconciler did not write ({}); it is left as it is",
                       proposal.branch, OidHex(*remote->remote_tip)));
@@ -79,7 +99,29 @@ absl::StatusOr<ProposalPush> GitProposalPublisher::Publish(const ProposalCommit&
     return absl::AbortedError(
         fmt::format("the push of {} was rejected: {}", proposal.branch, outcome->rejection));
   }
+  Record(OidHex(**commit));
   return ProposalPush{OidHex(**commit), true};
+}
+
+bool GitProposalPublisher::Wrote(const std::string& commit) const {
+  MutexLock lock(mu_);
+  return std::find(written_.begin(), written_.end(), commit) != written_.end();
+}
+
+void GitProposalPublisher::Record(const std::string& commit) {
+  MutexLock lock(mu_);
+  written_.push_back(commit);
+  while (written_.size() > kRecorded) written_.pop_front();
+  if (record_file_.empty()) return;
+  // Written aside and renamed over, so a crash leaves the old record or the new one whole.
+  const std::filesystem::path aside = record_file_.string() + ".new";
+  {
+    std::ofstream out(aside, std::ios::trunc);
+    for (const std::string& id : written_) out << id << "\n";
+    if (!out) return;  // the memory still knows; a restart leaves the branch alone, safely
+  }
+  std::error_code ignored;
+  std::filesystem::rename(aside, record_file_, ignored);
 }
 
 }  // namespace tr::gitsource

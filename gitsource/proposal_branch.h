@@ -5,7 +5,10 @@
 // worked out from) with the given files replaced, authored by the reconciler. Publishing it:
 //  - a remote branch that already holds exactly that change on that base is left alone;
 //  - a branch whose tip the reconciler did not write (someone pushed a fix to it) is not
-//    overwritten: FailedPrecondition, so people keep what they did;
+//    overwritten: FailedPrecondition, so people keep what they did. "Wrote" means the publisher
+//    recorded that commit id when it pushed it — never the commit's author or committer, which
+//    anyone can set. The record is kept in memory and, when given a file, across restarts; a
+//    tip it does not know (the file lost with the pod) is left alone like anyone's;
 //  - otherwise the branch is replaced with force-with-lease: the push is refused unless the
 //    remote still has the tip just read (a compare-and-swap at the wire).
 // Only branches under kProposalBranchNamespace are ever pushed (gitsource/status_refspec.h).
@@ -13,6 +16,8 @@
 // Thread-safe (the mirror's lock serialises repository access).
 #pragma once
 
+#include <deque>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <stop_token>
@@ -20,6 +25,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/env.h"
+#include "base/mutex.h"
 
 namespace tr::gitsource {
 
@@ -53,9 +59,11 @@ class ProposalPublisher {
 class GitProposalPublisher final : public ProposalPublisher {
  public:
   // Shares the source's mirror and remote. `status_branch` is named so that no proposal
-  // branch may overlap it. `env` (commit times) must outlive the publisher.
+  // branch may overlap it. `env` (commit times) must outlive the publisher. `record_file`
+  // keeps the ids of the commits it pushed across restarts (empty: in memory only).
   GitProposalPublisher(const LibGitSource& source, std::string status_branch,
-                       ProposalIdentity identity, Env& env);
+                       ProposalIdentity identity, Env& env,
+                       std::filesystem::path record_file = {});
 
   absl::StatusOr<ProposalPush> Publish(const ProposalCommit& proposal,
                                        std::stop_token stop) override;
@@ -64,8 +72,16 @@ class GitProposalPublisher final : public ProposalPublisher {
   const std::shared_ptr<Mirror> mirror_;
   const std::string desired_branch_;
   const std::string status_branch_;
+  // The ids of the commits this publisher pushed, newest last (at most kRecorded).
+  bool Wrote(const std::string& commit) const;
+  void Record(const std::string& commit);
+  static constexpr size_t kRecorded = 256;
+
   const ProposalIdentity identity_;
   Env& env_;
+  const std::filesystem::path record_file_;
+  mutable Mutex mu_;
+  std::deque<std::string> written_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::gitsource

@@ -362,7 +362,7 @@ class Daemon {
     publisher_.emplace(*source_, config_.status_branch,
                        gitsource::ProposalIdentity{config_.status_author_name,
                                                    config_.status_author_email},
-                       env_);
+                       env_, config_.state_dir / "proposal-commits");
     std::function<bool()> proposes;
     if (election_) {
       proposes = [this] { return election_->elector().Holding(0, env_.Now()).has_value(); };

@@ -88,6 +88,49 @@ TEST_F(ProposalBranchTest, ABranchSomeoneElsePushedToIsLeftAlone) {
   EXPECT_EQ(upstream_.Tip(kBranch), theirs);
 }
 
+// Anyone can sign a commit as the reconciler: a tip is the reconciler's only when it recorded
+// that commit id as pushed, so a fix pushed under its name is kept too.
+TEST_F(ProposalBranchTest, AFixPushedUnderTheReconcilersNameIsLeftAlone) {
+  const std::string base = Polled();
+  ASSERT_TRUE(publisher_->Publish(Bump(base, "1.12.3"), {}).ok());
+  upstream_.Git({"fetch", "origin"});
+  upstream_.Git({"checkout", "-B", kBranch, std::string("origin/") + kBranch});
+  upstream_.Commit({{"notes.md", "a fix\n"}}, "a fix", kBranch);
+  // The tests' git runs with a committer in its environment: amended as the reconciler, the way
+  // anyone can, through a shell alias that sets it.
+  upstream_.Git({"-c",
+                 "alias.as-reconciler=!GIT_COMMITTER_NAME=talos-reconciler "
+                 "GIT_COMMITTER_EMAIL=talos-reconciler@localhost git commit -q --amend --no-edit",
+                 "as-reconciler"});
+  upstream_.Git({"push", "-q", "-f", "origin", kBranch});
+  const std::string theirs = upstream_.Git({"rev-parse", "HEAD"});
+  ASSERT_EQ(upstream_.GitBare({"log", "-1", "--format=%ce", theirs}), "talos-reconciler@localhost");
+  absl::StatusOr<ProposalPush> pushed = publisher_->Publish(Bump(base, "1.12.4"), {});
+  EXPECT_EQ(pushed.status().code(), absl::StatusCode::kFailedPrecondition) << pushed.status();
+  EXPECT_EQ(upstream_.Tip(kBranch), theirs);
+}
+
+// The record outlives the process when given a file: a restarted publisher replaces its own
+// tip; one that lost the record leaves the branch alone rather than guess.
+TEST_F(ProposalBranchTest, TheRecordOfPushedCommitsSurvivesARestart) {
+  const std::filesystem::path record = tmp_ / "proposal-commits";
+  auto with_record = std::make_unique<GitProposalPublisher>(*source_, "talos-reconciler/status",
+                                                            ProposalIdentity{}, Env::Default(),
+                                                            record);
+  const std::string base = Polled();
+  ASSERT_TRUE(with_record->Publish(Bump(base, "1.12.3"), {}).ok());
+  with_record.reset();
+  const std::string newer = CommitDesired({{"reconciler.yaml", "# moved on\n"}}, "moved");
+  EXPECT_EQ(Polled(), newer);
+  EXPECT_EQ(publisher_->Publish(Bump(newer, "1.12.4"), {}).status().code(),
+            absl::StatusCode::kFailedPrecondition);  // this one never recorded it
+  GitProposalPublisher restarted(*source_, "talos-reconciler/status", ProposalIdentity{},
+                                 Env::Default(), record);
+  absl::StatusOr<ProposalPush> pushed = restarted.Publish(Bump(newer, "1.12.4"), {});
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  EXPECT_EQ(upstream_.Tip(kBranch), pushed->commit);
+}
+
 TEST_F(ProposalBranchTest, OnlyBranchesUnderTheProposalNamespaceArePushed) {
   const std::string base = Polled();
   for (const char* branch : {"main", "talos-reconciler/status", "feature/x",
