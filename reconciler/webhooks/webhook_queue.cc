@@ -42,6 +42,11 @@ bool DeliveryMemory::Remember(const std::string& id) {
   return true;
 }
 
+bool DeliveryMemory::Seen(const std::string& id) {
+  MutexLock lock(mu_);
+  return ids_.contains(id);
+}
+
 void DeliveryMemory::Forget(const std::string& id) {
   MutexLock lock(mu_);
   if (ids_.erase(id) == 0) return;

@@ -36,13 +36,16 @@ class WebhookQueue {
   std::deque<forge::WebhookEvent> events_ ABSL_GUARDED_BY(mu_);
 };
 
-// The last `capacity` delivery ids taken (oldest forgotten first).
+// The last `capacity` deliveries taken, each by a key of fixed size (the digest of its body;
+// oldest forgotten first).
 class DeliveryMemory {
  public:
   explicit DeliveryMemory(size_t capacity) : capacity_(capacity) {}
 
   // Records `id`; returns false when it was already recorded (a replay).
   bool Remember(const std::string& id);
+  // Whether `id` is recorded.
+  bool Seen(const std::string& id);
   // Drops `id` again, for a delivery that was refused after Remember (queue full): the
   // sender's retry must then be taken.
   void Forget(const std::string& id);

@@ -1,5 +1,6 @@
 #include "reconciler/webhooks/webhook_receiver.h"
 
+#include "base/hmac.h"
 #include "reconciler/logging.h"
 #include "reconciler/webhooks/webhook_parse.h"
 
@@ -75,6 +76,13 @@ std::vector<http::Route> WebhookReceiver::Routes() {
   return routes;
 }
 
+http::Response WebhookReceiver::Duplicate(std::string_view sender, const std::string& delivery) {
+  static const auto log = ModuleLogger("webhook");
+  metrics_.webhook_requests.Inc("duplicate");
+  log->info("step=receive forge={} delivery={} outcome=duplicate", sender, LogValue(delivery));
+  return Answer(200, "duplicate delivery");
+}
+
 http::Response WebhookReceiver::Handle(const ForgeDialect& dialect, const WebhookHeaders& headers,
                                        const std::string& body) {
   static const auto log = ModuleLogger("webhook");
@@ -85,6 +93,15 @@ http::Response WebhookReceiver::Handle(const ForgeDialect& dialect, const Webhoo
               LogValue(std::string(s.message())));
     return Answer(401, "bad signature");
   }
+  if (headers.delivery.size() > kMaxDeliveryId) {
+    metrics_.webhook_requests.Inc("malformed");
+    log->warn("step=parse forge={} outcome=rejected reason=\"delivery id over {} bytes\"", sender,
+              kMaxDeliveryId);
+    return Answer(400, "delivery id too long");
+  }
+  // The id is not signed, the body is: a replay under any id is the same body.
+  const std::string digest = HmacSha256Hex("delivery", body);
+  if (deliveries_.Seen(digest)) return Duplicate(sender, headers.delivery);
   absl::StatusOr<WebhookEvent> event = ParseWebhook(dialect, headers, body);
   if (!event.ok()) {
     log->warn("step=parse forge={} outcome=rejected reason={}", sender,
@@ -99,13 +116,9 @@ http::Response WebhookReceiver::Handle(const ForgeDialect& dialect, const Webhoo
     return Answer(200, "ignored");
   }
   const std::string delivery = event->delivery;
-  if (!deliveries_.Remember(delivery)) {
-    metrics_.webhook_requests.Inc("duplicate");
-    log->info("step=receive forge={} delivery={} outcome=duplicate", sender, LogValue(delivery));
-    return Answer(200, "duplicate delivery");
-  }
+  if (!deliveries_.Remember(digest)) return Duplicate(sender, delivery);
   if (!queue_.TryPush(*std::move(event))) {
-    deliveries_.Forget(delivery);
+    deliveries_.Forget(digest);
     metrics_.webhook_requests.Inc("queue_full");
     log->warn("step=receive forge={} delivery={} outcome=queue-full", sender, LogValue(delivery));
     return Answer(503, "busy, retry later");

@@ -13,9 +13,11 @@
 //   body over the cap      -> 413 as soon as the declared length or the bytes read pass the
 //                             cap (the rest is not read; the connection is closed)
 //   missing/bad signature  -> 401, counted as webhook_requests_total{outcome="bad_signature"}
+//   a delivery id over 128 bytes -> 400 (forges send a UUID; the id is not signed)
+//   a body already taken   -> 200, not parsed nor queued again: a replay is known by the
+//                             digest of what was signed, whatever delivery id it carries
 //   not JSON / fields gone -> 400
 //   ping, other events, pushes to other branches, PR actions we do not act on -> 200, ignored
-//   a delivery id already taken -> 200, not queued again
 //   queue full             -> 503 (the sender retries; the delivery is not remembered)
 //   otherwise              -> 202, queued for the daemon
 // The body is never logged; the secret never leaves this object.
@@ -40,7 +42,7 @@ struct WebhookReceiverOptions {
   std::string secret;  // shared with the forge: HMAC key (GitHub, Gitea) or token (GitLab)
   std::string branch;  // the watched branch
   http::ServerLimits limits = DefaultWebhookLimits();
-  size_t remembered_deliveries = 10000;
+  size_t remembered_deliveries = 10000;  // digests of the bodies taken (64 bytes each)
 
   // A forge sends one small delivery at a time per hook: 1 MiB bodies (GitHub's can be larger,
   // the events we act on never are), 16 MiB of bodies at once; 1,024 connections, 64 from one
@@ -68,6 +70,11 @@ class WebhookReceiver {
   // Everything after the body is read: signature, parsing, relevance, replay, queueing.
   http::Response Handle(const forge::ForgeDialect& dialect, const forge::WebhookHeaders& headers,
                         const std::string& body);
+
+  // 200 for a body already taken, counted and logged once.
+  http::Response Duplicate(std::string_view sender, const std::string& delivery);
+  // Forges send a UUID (36 bytes); the id is not signed, so nothing longer is kept or logged.
+  static constexpr size_t kMaxDeliveryId = 128;
 
   const WebhookReceiverOptions options_;
   WebhookQueue& queue_;

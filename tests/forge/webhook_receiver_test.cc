@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "base/hmac.h"
+#include "fmt/format.h"
 #include "httplib.h"
 #include "reconciler/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
@@ -250,6 +251,26 @@ TEST_F(WebhookReceiverTest, ReplayedDeliveryIsAnsweredButQueuedOnce) {
   EXPECT_EQ(metrics_.webhook_requests.Value("duplicate"), 2u);
 }
 
+// A captured signed delivery replayed under new delivery ids (the id is not signed) is taken
+// once: the rest are answered as duplicates without being parsed or queued. An id longer than
+// any forge sends is refused, and neither it nor its length is kept.
+TEST_F(WebhookReceiverTest, AReplayUnderNewDeliveryIdsIsTakenOnce) {
+  StartReceiver(64);
+  const std::string body = R"({"ref":"refs/heads/master","after":"captured"})";
+  for (int i = 0; i < 300; ++i) {
+    auto res = PostGithub(fmt::format("00000000-0000-4000-8000-{:012d}", i), body);
+    ASSERT_TRUE(res) << i;
+    ASSERT_EQ(res->status, i == 0 ? 202 : 200) << i;
+  }
+  EXPECT_EQ(Drain().size(), 1u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("duplicate"), 299u);
+
+  auto long_id = PostGithub(std::string(1024, 'x'), R"({"ref":"refs/heads/master","after":"new"})");
+  ASSERT_TRUE(long_id);
+  EXPECT_EQ(long_id->status, 400);
+  EXPECT_EQ(queue_->Size(), 0u);
+}
+
 // A correctly signed body that is not a push payload: 400, counted as malformed, not queued.
 TEST_F(WebhookReceiverTest, SignedButMalformedIs400AndCounted) {
   StartReceiver(4);
@@ -263,10 +284,13 @@ TEST_F(WebhookReceiverTest, SignedButMalformedIs400AndCounted) {
 
 TEST_F(WebhookReceiverTest, FloodFillsTheQueueThen503AndARetryIsTakenOnceThereIsRoom) {
   StartReceiver(4);
-  const std::string body = R"({"ref":"refs/heads/master","after":"abc"})";
+  // Twenty different pushes (one body replayed would be a duplicate).
+  auto body = [](int i) {
+    return R"({"ref":"refs/heads/master","after":"abc)" + std::to_string(i) + R"("})";
+  };
   std::vector<int> statuses;
   for (int i = 0; i < 20; ++i) {
-    auto res = PostGithub("flood-" + std::to_string(i), body);
+    auto res = PostGithub("flood-" + std::to_string(i), body(i));
     ASSERT_TRUE(res) << i;
     statuses.push_back(res->status);
   }
@@ -274,7 +298,7 @@ TEST_F(WebhookReceiverTest, FloodFillsTheQueueThen503AndARetryIsTakenOnceThereIs
   EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 503), 16);
   EXPECT_EQ(metrics_.webhook_requests.Value("queue_full"), 16u);
   EXPECT_EQ(Drain().size(), 4u);
-  auto retry = PostGithub("flood-19", body);  // refused before, so not remembered
+  auto retry = PostGithub("flood-19", body(19));  // refused before, so not remembered
   ASSERT_TRUE(retry);
   EXPECT_EQ(retry->status, 202);
 }
