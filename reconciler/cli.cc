@@ -285,13 +285,9 @@ void AddVersion(CLI::App& app, std::function<int()>& run) {
   cmd->callback([&run, output] {
     run = [output] {
       if (*output == "json") {
-        std::cout << nlohmann::json{{"apiVersion", std::string(core::kApiVersion)},
-                                    {"kind", "Version"},
-                                    {"version", ReconcilerVersion()}}
-                         .dump()
-                  << "\n";
+        std::cout << VersionJson().dump() << "\n";
       } else {
-        std::cout << "talos-reconciler " << ReconcilerVersion() << "\n";
+        std::cout << VersionText();
       }
       return kExitOk;
     };
@@ -381,7 +377,7 @@ int RunCli(int argc, char** argv) {
   AddUpgradeK8s(app, upgrade_k8s, run);
   AddVersion(app, run);
   AddCompletion(app, run);
-  app.set_version_flag("--version", std::string(ReconcilerVersion()));
+  app.set_version_flag("--version", VersionLine());
   if (std::string unknown = UnknownCommand(app, args); !unknown.empty()) {
     std::cerr << "Error: " << unknown << "\n";
     return kExitInvalid;

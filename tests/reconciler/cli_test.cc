@@ -23,19 +23,45 @@ ProcessResult Cli(std::vector<std::string> args) {
 TEST(CliTest, VersionAsACommandAFlagAndJson) {
   const ProcessResult command = Cli({"version"});
   EXPECT_EQ(command.exit_code, 0) << command.err;
-  EXPECT_THAT(command.out, testing::MatchesRegex("talos-reconciler [0-9]+\\.[0-9]+\\.[0-9]+\n"));
+  EXPECT_THAT(command.out, testing::StartsWith("talos-reconciler "));
   const ProcessResult flag = Cli({"--version"});
   EXPECT_EQ(flag.exit_code, 0) << flag.err;
-  EXPECT_THAT(command.out, HasSubstr(flag.out.substr(0, flag.out.find('\n'))));
+  EXPECT_THAT(flag.out, testing::MatchesRegex("[0-9]+\\.[0-9]+\\.[0-9]+ \\(commit [0-9a-f]{12}"
+                                              "(-dirty)?, built [-0-9T:]+Z\\)\n"));
   const ProcessResult as_json = Cli({"version", "-o", "json"});
   ASSERT_EQ(as_json.exit_code, 0) << as_json.err;
   const nlohmann::json doc = nlohmann::json::parse(as_json.out);
   EXPECT_EQ("talos-reconciler " + doc.at("version").get<std::string>(),
-            command.out.substr(0, command.out.size() - 1));
+            command.out.substr(0, command.out.find('\n')));
+  EXPECT_THAT(flag.out, testing::StartsWith(doc.at("version").get<std::string>() + " (commit " +
+                                            doc.at("commit").get<std::string>().substr(0, 12)));
   // The whole shape, pinned (a change is recorded in CHANGELOG.md).
   EXPECT_EQ(doc.at("apiVersion"), "talos-reconciler.dev/v1alpha1");
   EXPECT_EQ(doc.at("kind"), "Version");
-  EXPECT_EQ(doc.size(), 3u) << as_json.out;
+  EXPECT_EQ(doc.size(), 7u) << as_json.out;
+  EXPECT_THAT(doc.at("compiler").get<std::string>(), testing::MatchesRegex("(GCC|clang) [0-9.]+"));
+  for (const char* library : {"gRPC", "protobuf", "abseil", "libgit2", "yaml-cpp", "openssl"}) {
+    EXPECT_THAT(doc.at("libraries").value(library, ""), testing::MatchesRegex("[0-9][0-9.]*"))
+        << library;
+  }
+  EXPECT_THAT(command.out, HasSubstr("\nlibraries: gRPC " + doc["libraries"]["gRPC"].get<std::string>()));
+}
+
+// The build stamps the commit it was built from and that commit's date (not the clock of the
+// machine that built it), so that two builds of one commit are the same bytes.
+TEST(CliTest, VersionNamesTheSourceCommitAndItsDate) {
+  const nlohmann::json doc = nlohmann::json::parse(Cli({"version", "-o", "json"}).out);
+  const std::string commit = doc.at("commit");
+  ASSERT_THAT(commit, testing::MatchesRegex("[0-9a-f]{40}(-dirty)?")) << "built outside Git?";
+  const std::string sha = commit.substr(0, 40);
+  gitsource::testing::RunOptions in_utc;
+  in_utc.extra_env = {"TZ=UTC"};
+  const ProcessResult date = RunCommand(
+      {"git", "-C", TR_SOURCE_DIR, "show", "-s", "--date=format-local:%Y-%m-%dT%H:%M:%SZ",
+       "--format=%cd", sha},
+      in_utc);
+  ASSERT_EQ(date.exit_code, 0) << date.err;
+  EXPECT_EQ(doc.at("buildDate").get<std::string>() + "\n", date.out);
 }
 
 TEST(CliTest, UnknownCommandSuggestsTheClosestAndExits1) {
