@@ -65,9 +65,16 @@ absl::StatusOr<Credential> LoadCredential(const TalosCredentials& credentials,
 // The talosconfig is read at each (re)creation, so a rotated Secret applies without a restart.
 absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
     const TalosCredentials& credentials, const core::ClusterProfile& profile,
-    const talos::GrpcTalosClientOptions& options) {
+    const talos::GrpcTalosClientOptions& options,
+    const TalosconfigClientFactory::CertificateSeen& on_certificate) {
   absl::StatusOr<Credential> credential = LoadCredential(credentials, profile);
   if (!credential.ok()) return credential.status();
+  if (on_certificate) {
+    // Readable: LoadCredential checked the material.
+    absl::StatusOr<std::chrono::system_clock::time_point> not_after =
+        talos::CertificateNotAfter(credential->context.crt_pem);
+    if (not_after.ok()) on_certificate(profile.name, *not_after);
+  }
   absl::StatusOr<std::unique_ptr<talos::TalosClient>> client =
       talos::NewGrpcTalosClient(credential->context, options);
   if (!client.ok()) return absl::FailedPreconditionError(std::string(client.status().message()));
@@ -115,7 +122,7 @@ absl::StatusOr<std::shared_ptr<TalosconfigClientFactory::Entry>> TalosconfigClie
   }
   // Reads the talosconfig; no lock held.
   absl::StatusOr<std::unique_ptr<talos::TalosClient>> talos =
-      MakeTalosClient(credentials_, profile, options_);
+      MakeTalosClient(credentials_, profile, options_, on_certificate_);
   if (!talos.ok()) return talos.status();
   auto fresh = std::make_shared<Entry>(key, std::shared_ptr<talos::TalosClient>(std::move(*talos)));
   std::shared_ptr<Entry> replaced;  // released after the lock

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -69,6 +70,11 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
       : TalosconfigClientFactory(TalosCredentials{std::move(credentials_dir), {}},
                                  std::move(options), kube_wait) {}
   ~TalosconfigClientFactory() override;
+  // Told, each time a cluster's talosconfig is read, when its client certificate expires (the
+  // daemon's talos_reconciler_client_certificate_expiry_timestamp_seconds). Set before use.
+  using CertificateSeen =
+      std::function<void(const std::string& cluster, std::chrono::system_clock::time_point)>;
+  void OnClientCertificate(CertificateSeen seen) { on_certificate_ = std::move(seen); }
   absl::StatusOr<ClusterClients> ForProfile(const core::ClusterProfile& profile) override;
   // The nodes refuse the client certificate, or their certificates are not signed by its ca:
   // one TLS handshake per endpoint, each up to the connect timeout, ended by `options.shutdown`.
@@ -91,6 +97,7 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
   const TalosCredentials credentials_;
   const talos::GrpcTalosClientOptions options_;
   const std::chrono::milliseconds kube_wait_;
+  CertificateSeen on_certificate_;
   Mutex mu_;  // never held across IO
   std::map<std::string, std::shared_ptr<Entry>> by_cluster_ ABSL_GUARDED_BY(mu_);
   struct Fetch {

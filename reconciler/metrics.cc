@@ -4,6 +4,7 @@
 
 #include "core/rollout.h"
 #include "fmt/format.h"
+#include "reconciler/version.h"
 
 namespace tr::reconciler {
 namespace {
@@ -225,6 +226,8 @@ Metrics::Metrics()
                         GitBuckets()),
       status_commits("status_commits_total",
                      "Status records pushed, or queued for the next commit (news).", "", {}),
+      status_record_failures("status_record_failures_total",
+                             "Status records that could not be written or pushed.", "", {}),
       webhook_requests("webhook_requests_total", "Inbound webhook requests by outcome.", "outcome",
                        {"accepted", "ignored", "duplicate", "bad_signature", "too_large",
                         "malformed", "queue_full", "headers_too_large", "connections",
@@ -242,6 +245,10 @@ Metrics::Metrics()
                            {"undecodable", "name_mismatch", "no_cluster", "duplicate", "too_large",
                             "too_many", "over_budget"}),
       cluster_phase(AllPhases()),
+      client_certificate_expiry("client_certificate_expiry_timestamp_seconds",
+                                "When the client certificate of each cluster's talosconfig "
+                                "expires, in seconds since the epoch.",
+                                "cluster"),
       proposals("proposals", "Release proposals by the state of their pull request.", "state") {
   for (std::string_view state : {"open", "merged", "closed"}) proposals.Set(state, 0);
 }
@@ -271,14 +278,21 @@ std::string Metrics::RenderPrometheus() const {
   git_polls.Render(out);
   git_poll_duration.Render(out);
   status_commits.Render(out);
+  status_record_failures.Render(out);
   webhook_requests.Render(out);
   endpoint_refused.Render(out);
   notifications.Render(out);
   status_files_skipped.Render(out);
   cluster_phase.Render(out);
+  client_certificate_expiry.Render(out);
   proposals.Render(out);
   Header(out, "ready", "Whether the first poll succeeded.", "gauge");
   out += fmt::format("talos_reconciler_ready {}\n", ready ? 1 : 0);
+  Header(out, "build_info", "The version, commit and compiler of the running binary; always 1.",
+         "gauge");
+  out += fmt::format(
+      "talos_reconciler_build_info{{version=\"{}\",commit=\"{}\",compiler=\"{}\"}} 1\n",
+      Escape(ReconcilerVersion()), Escape(GetBuildStamp().commit), Escape(CompilerVersion()));
   return out;
 }
 

@@ -120,6 +120,8 @@ struct Metrics {
   CounterFamily git_polls;
   HistogramFamily git_poll_duration;
   CounterFamily status_commits;
+  // Status records that could not be written or pushed (the status branch is then behind).
+  CounterFamily status_record_failures;
   // Inbound webhook requests by outcome (reconciler/webhooks/webhook_receiver.h): accepted,
   // ignored, duplicate, bad_signature, too_large, malformed, queue_full, and the listener's
   // refusals (reconciler/http/http_server.h): headers_too_large, connections,
@@ -134,6 +136,8 @@ struct Metrics {
   // undecodable, name_mismatch, no_cluster, duplicate, too_large, too_many, over_budget.
   CounterFamily status_files_skipped;
   ClusterPhaseGauge cluster_phase;
+  // When each cluster's talosconfig client certificate expires, in seconds since the epoch.
+  GaugeFamily client_certificate_expiry;
   // Release proposals by the state of their newest pull request: open, merged, closed
   // (reconciler/proposals/proposer.h).
   GaugeFamily proposals;
@@ -149,7 +153,8 @@ struct Metrics {
   bool Live(std::chrono::system_clock::time_point started,
             std::chrono::system_clock::time_point now, std::chrono::milliseconds stuck_after) const;
 
-  // Every family, with its HELP and TYPE lines.
+  // Every family, with its HELP and TYPE lines, and talos_reconciler_build_info (version,
+  // commit, compiler: reconciler/version.h) at 1.
   std::string RenderPrometheus() const;
 
  private:

@@ -166,6 +166,7 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
           news_only ? deps_.store.RecordSoon(status, stop) : deps_.store.Record(status, stop);
       !s.ok()) {
     if (!absl::IsCancelled(s)) {
+      deps_.metrics.status_record_failures.Inc();
       ModuleLogger("rollout")->warn("step=record error={}", LogValue(Text(s)));
     }
     return s;
@@ -194,6 +195,7 @@ ReconcileOutcome RolloutReconciler::Reconcile(const std::string& cluster, std::s
   deps_.metrics.reconciles.Inc(kNames.at(outcome.kind));
   if (outcome.kind == Kind::kForget) {
     deps_.metrics.cluster_phase.Forget(cluster);
+    deps_.metrics.client_certificate_expiry.Erase(cluster);
     if (deps_.in_flight_follower != nullptr) deps_.in_flight_follower->Forget(cluster);
   }
   return outcome;

@@ -38,6 +38,7 @@
 #include "reconciler/rollout_reconciler.h"
 #include "reconciler/source_poller.h"
 #include "reconciler/status_store.h"
+#include "reconciler/process_metrics.h"
 #include "reconciler/version.h"
 
 namespace tr::reconciler {
@@ -80,7 +81,8 @@ class HttpEndpoints {
         {"GET", "/metrics",
          [&metrics, extra_metrics](const http::Request&) -> http::Response {
            return {200, "text/plain; version=0.0.4",
-                   metrics.RenderPrometheus() + (extra_metrics ? extra_metrics() : "")};
+                   metrics.RenderPrometheus() + RenderProcessMetrics() +
+                       (extra_metrics ? extra_metrics() : "")};
          }},
     };
     auto server = http::HttpServer::Start(std::move(options));
@@ -165,10 +167,10 @@ class Daemon {
       return FailStart(log_, statuses.status());
     }
     log_->info(
-        "step=start version={} repo-branch={} status-branch={} clusters-with-status={} "
+        "step=start version={} commit={} repo-branch={} status-branch={} clusters-with-status={} "
         "dry-run={}",
-        ReconcilerVersion(), config_.git.branch, config_.status_branch, statuses->size(),
-        config_.dry_run);
+        ReconcilerVersion(), GetBuildStamp().commit, config_.git.branch, config_.status_branch,
+        statuses->size(), config_.dry_run);
     if (absl::Status s = StartReconciler(*std::move(statuses)); !s.ok()) {
       return FailStart(log_, s);
     }
@@ -269,6 +271,11 @@ class Daemon {
     talos::GrpcTalosClientOptions talos_options;
     talos_options.shutdown = signals_.token();
     clients_.emplace(TalosCredentials{config_.credentials_dir, config_.talosconfig}, talos_options);
+    clients_->OnClientCertificate(
+        [this](const std::string& cluster, std::chrono::system_clock::time_point not_after) {
+          metrics_.client_certificate_expiry.Set(
+              cluster, std::chrono::duration<double>(not_after.time_since_epoch()).count());
+        });
     observer_.emplace(*clients_, config_.node_name);
     executor_.emplace(*clients_,
                       ExecutorOptions{config_.state_dir / "etcd-snapshots",

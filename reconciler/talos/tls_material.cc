@@ -189,6 +189,23 @@ absl::Status CheckTlsMaterial(const TalosContext& context) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::chrono::system_clock::time_point> CertificateNotAfter(
+    const std::string& crt_pem) {
+  auto in = Reader(crt_pem);
+  const Certificate crt = in ? ReadCertificate(in.get()) : nullptr;
+  if (!crt) return Invalid("crt", "not a certificate that can be read (is the PEM damaged?)");
+  // The difference from the epoch, in days and seconds: no time zone, no calendar of ours.
+  std::unique_ptr<ASN1_TIME, decltype(&ASN1_TIME_free)> epoch(ASN1_TIME_set(nullptr, 0),
+                                                              ASN1_TIME_free);
+  int days = 0;
+  int seconds = 0;
+  if (!epoch || ASN1_TIME_diff(&days, &seconds, epoch.get(), X509_get0_notAfter(crt.get())) != 1) {
+    return Invalid("crt", "its notAfter cannot be read");
+  }
+  ERR_clear_error();
+  return std::chrono::system_clock::time_point(std::chrono::seconds(int64_t{days} * 86400 + seconds));
+}
+
 absl::Status DiagnoseHandshake(const TalosContext& context, const Endpoint& endpoint,
                                std::chrono::milliseconds timeout, std::stop_token stop) {
   const std::unique_ptr<SSL_CTX, CtxFree> ctx = ClientContext(context);

@@ -10,6 +10,7 @@
 #include <stop_token>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "reconciler/talos/talosconfig.h"
 
 namespace tr::reconciler::talos {
@@ -19,6 +20,12 @@ namespace tr::reconciler::talos {
 // InvalidArgument naming the field ("key: ...", "crt: ...") otherwise; the message never
 // contains the material.
 absl::Status CheckTlsMaterial(const TalosContext& context);
+
+// When the client certificate `crt_pem` expires (its notAfter). Talos's client certificates
+// are valid for a year; the daemon exports this per cluster so that an alert comes before the
+// reconciler is locked out. InvalidArgument when no certificate can be read.
+absl::StatusOr<std::chrono::system_clock::time_point> CertificateNotAfter(
+    const std::string& crt_pem);
 
 // Why the mutual-TLS handshake with `endpoint` fails, when the material is to blame: the node's
 // certificate is not signed by `ca` ("ca: …"), or the node refuses `crt` ("crt: …"). OK when

@@ -75,7 +75,7 @@ TEST_F(ChartTest, DeploymentIsHardenedAndProbed) {
   EXPECT_EQ(c["resources"]["requests"]["cpu"].as<std::string>(), "20m");
   EXPECT_EQ(c["resources"]["limits"]["memory"].as<std::string>(), "256Mi");
   EXPECT_FALSE(c["restartPolicy"]) << "restartPolicy belongs to the native sidecar only";
-  EXPECT_EQ(c["image"].as<std::string>(), "talos-reconciler:0.1.0");
+  EXPECT_EQ(c["image"].as<std::string>(), "ghcr.io/talos-reconciler/talos-reconciler:0.1.0");
   // The metrics Service selects the pod; no webhook Service, Role, ServiceMonitor or PDB by default.
   ASSERT_TRUE(objects.contains("Service/r-talos-reconciler-metrics"));
   EXPECT_EQ(objects.at("Service/r-talos-reconciler-metrics")["spec"]["ports"][0]["port"].as<int>(),

@@ -4,7 +4,9 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "tests/e2e/e2e_fixture.h"
@@ -54,6 +56,27 @@ std::string ScrapeCheckedMetrics(DaemonProcess& daemon) {
       gitsource::testing::RunCommand({"promtool", "check", "metrics"}, promtool);
   EXPECT_EQ(lint.exit_code, 0) << lint.out << lint.err << metrics->body;
   return metrics->body;
+}
+
+// The metric names the chart's alert rules and dashboard use (charts/talos-reconciler/files),
+// the suffixes of a histogram's series taken off.
+std::set<std::string> MetricsTheMonitoringNames() {
+  std::string text;
+  for (const char* file : {"prometheus-rules.yaml", "grafana-dashboard.json"}) {
+    text += gitsource::testing::ReadFile(std::filesystem::path(TR_SOURCE_DIR) /
+                                         "charts/talos-reconciler/files" / file);
+  }
+  std::set<std::string> names;
+  const std::regex name(R"(\b(talos_reconciler_[a-z_]+|process_[a-z_]+)\b)");
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator();
+       ++it) {
+    std::string n = (*it)[1];
+    for (const std::string suffix : {"_bucket", "_sum", "_count"}) {
+      if (n.ends_with("_seconds" + suffix)) n.resize(n.size() - suffix.size());
+    }
+    names.insert(n);
+  }
+  return names;
 }
 
 // Brings `cluster` (already in the fleet) to Ready on `talos` under a running daemon.
@@ -177,6 +200,19 @@ TEST_F(E2eTest, SingleNodeCluster) {
                            "talos_reconciler_git_polls_total\\{result=\"ok\"\\} [1-9]"));
   EXPECT_THAT(metrics, ::testing::ContainsRegex(
                            "talos_reconciler_reconciles_total\\{outcome=\"requeue\"\\} [1-9]"));
+  // The build, the process and the cluster's client certificate (the sim's are valid a year).
+  EXPECT_THAT(metrics, ::testing::ContainsRegex("talos_reconciler_build_info\\{version=\"[0-9.]+\","
+                                                "commit=\"[0-9a-f]{40}(-dirty)?\""));
+  EXPECT_THAT(metrics, ::testing::ContainsRegex("\nprocess_resident_memory_bytes [1-9]"));
+  EXPECT_THAT(metrics, ::testing::ContainsRegex(
+                           "talos_reconciler_client_certificate_expiry_timestamp_seconds\\{cluster="
+                           "\"solo\"\\} [1-9]"));
+  // Every family the chart's alerts and dashboard name is in this live scrape, but for the
+  // leadership gauges, which only --leader-elect renders (LeaderElection tests scrape those).
+  for (const std::string& name : MetricsTheMonitoringNames()) {
+    if (name == "talos_reconciler_leader" || name == "talos_reconciler_shard_owned") continue;
+    EXPECT_THAT(metrics, ::testing::HasSubstr("\n# TYPE " + name + " ")) << name;
+  }
 }
 
 TEST_F(E2eTest, TwoClustersUpgradeInParallel) {

@@ -6,12 +6,15 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "reconciler/metrics.h"
+#include "reconciler/process_metrics.h"
+#include "reconciler/version.h"
 
 namespace tr::reconciler {
 namespace {
@@ -180,6 +183,37 @@ TEST(MetricsTest, LabelValuesAreEscaped) {
   EXPECT_EQ(checked.exit_code, 0) << checked.output << text;
   gauge.Erase("a\"b\\c\nd");
   EXPECT_FALSE(gauge.Has("a\"b\\c\nd"));
+}
+
+// What dashboards and alerts look for beside the reconciler's own families: the build, and the
+// process_* families every Prometheus client exports, read from /proc at each scrape.
+TEST(MetricsPromtoolTest, BuildInfoAndProcessFamiliesPassPromtool) {
+  Metrics metrics;
+  metrics.status_record_failures.Inc();
+  const std::string text = metrics.RenderPrometheus() + RenderProcessMetrics();
+  EXPECT_THAT(text, HasSubstr("talos_reconciler_status_record_failures_total 1\n"));
+  EXPECT_THAT(text, HasSubstr("talos_reconciler_build_info{version=\"" +
+                              std::string(ReconcilerVersion()) + "\",commit=\""));
+  std::map<std::string, double> process;
+  std::istringstream lines(RenderProcessMetrics());
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    const size_t space = line.find(' ');
+    process[line.substr(0, space)] = std::stod(line.substr(space + 1));
+  }
+  EXPECT_GT(process["process_resident_memory_bytes"], 1 << 20);
+  EXPECT_GE(process["process_virtual_memory_bytes"], process["process_resident_memory_bytes"]);
+  EXPECT_GE(process["process_open_fds"], 3);  // stdin, stdout, stderr at least
+  EXPECT_GE(process["process_max_fds"], process["process_open_fds"]);
+  EXPECT_GT(process["process_cpu_seconds_total"], 0);
+  // Started after 2020 and not after now (seconds since the epoch, from /proc/stat's btime).
+  EXPECT_GT(process["process_start_time_seconds"], 1.5e9);
+  EXPECT_LE(process["process_start_time_seconds"],
+            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                    .count() + 1);
+  const Checked checked = PromtoolCheck(text);
+  EXPECT_EQ(checked.exit_code, 0) << checked.output << "\n" << text;
+  EXPECT_EQ(checked.output, "") << text;
 }
 
 // The check can fail: a counter without the _total suffix is what promtool reports.

@@ -1,12 +1,17 @@
 // The handshake diagnosis of tls_material.h ends when it is stopped: the daemon runs it (when
-// no node of a cluster answers), and SIGTERM must not wait for its connect timeout.
+// no node of a cluster answers), and SIGTERM must not wait for its connect timeout. The client
+// certificate's expiry read as openssl's own command line reads it.
 #include "reconciler/talos/tls_material.h"
 
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <future>
+#include <iomanip>
+#include <sstream>
 
 #include "tests/support/blackhole.h"
+#include "tests/support/process.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/wait.h"
 
@@ -33,6 +38,31 @@ TEST_F(TlsMaterialTest, HandshakeDiagnosisEndsWhenStopped) {
   // Far below the ten minutes it would otherwise wait (no claim on how fast).
   ASSERT_EQ(diagnosis.wait_for(std::chrono::seconds(60)), std::future_status::ready);
   EXPECT_EQ(diagnosis.get().code(), absl::StatusCode::kCancelled);
+}
+
+// A certificate of 45 days made by openssl req; its notAfter as `openssl x509 -enddate` prints it.
+TEST(CertificateExpiryTest, NotAfterIsTheOneOpensslReads) {
+  gitsource::testing::TempDir dir;
+  gitsource::testing::MustRun({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                               "ec_paramgen_curve:prime256v1", "-nodes", "-days", "45", "-subj",
+                               "/O=os:admin", "-keyout", (dir / "key.pem").string(), "-out",
+                               (dir / "crt.pem").string()});
+  const std::string end = gitsource::testing::MustRun(
+      {"openssl", "x509", "-in", (dir / "crt.pem").string(), "-noout", "-enddate", "-dateopt",
+       "iso_8601"});
+  // notAfter=2027-01-16 04:20:00Z
+  std::tm tm{};
+  std::istringstream in(end.substr(end.find('=') + 1));
+  in >> std::get_time(&tm, "%Y-%m-%d %H:%M:%S");
+  ASSERT_FALSE(in.fail()) << end;
+  const auto expected = std::chrono::system_clock::from_time_t(timegm(&tm));
+
+  const absl::StatusOr<std::chrono::system_clock::time_point> not_after =
+      CertificateNotAfter(gitsource::testing::ReadFile(dir / "crt.pem"));
+  ASSERT_TRUE(not_after.ok()) << not_after.status();
+  EXPECT_EQ(*not_after, expected);
+  EXPECT_EQ(CertificateNotAfter("not a certificate").status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -113,7 +113,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end }}
 {{- if eq $r.kubernetesUpgradeMode "job" }}
 {{- /* The Jobs run this chart's image and mount the same talosconfig Secrets. */}}
-- --kubernetes-upgrade-job-image={{ printf "%s:%s" $v.image.repository $v.image.tag }}
+- --kubernetes-upgrade-job-image={{ include "talos-reconciler.image" . }}
 {{- range $v.talosconfigs }}
 - --kubernetes-upgrade-job-secret={{ .name }}={{ include "talos-reconciler.talosconfigSecretName" (list $ .) }}
 {{- end }}
@@ -147,12 +147,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 The reconciler's container (one list item). Another chart puts it under initContainers when
 sidecar.native is true (it then has restartPolicy: Always), otherwise under containers, and adds
 "talos-reconciler.volumes" to its pod's volumes. Call it with a context whose .Values are this
-chart's values and .Release the release: (dict "Values" (index .Values "talos-reconciler") "Release" .Release).
+chart's values, .Release the release, .Chart this chart (image.tag defaults to its appVersion) and
+.Capabilities the cluster's (openshift.adaptSecurityContext: auto):
+  (dict "Values" $sub.Values "Release" .Release "Chart" $sub.Chart "Capabilities" .Capabilities)
+with $sub := index .Subcharts "talos-reconciler".
 */}}
 {{- define "talos-reconciler.container" -}}
 {{- $v := .Values -}}
 - name: talos-reconciler
-  image: {{ printf "%s:%s" $v.image.repository $v.image.tag | quote }}
+  image: {{ include "talos-reconciler.image" . | quote }}
   imagePullPolicy: {{ $v.image.pullPolicy }}
   {{- if and (eq $v.mode "sidecar") $v.sidecar.native }}
   restartPolicy: Always
@@ -172,6 +175,13 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
       valueFrom:
         fieldRef:
           fieldPath: metadata.name
+    {{- with $v.extraEnv }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with $v.envFrom }}
+  envFrom:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   ports:
     - name: metrics
       containerPort: {{ $v.metrics.port }}
@@ -181,37 +191,16 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
       containerPort: {{ $v.webhook.port }}
       protocol: TCP
     {{- end }}
-  startupProbe:
-    httpGet:
-      path: /healthz
-      port: metrics
-    periodSeconds: 2
-    failureThreshold: 30
-  livenessProbe:
-    httpGet:
-      path: /healthz
-      port: metrics
-    periodSeconds: 10
-    timeoutSeconds: 2
-    failureThreshold: 3
-  readinessProbe:
-    httpGet:
-      path: /readyz
-      port: metrics
-    periodSeconds: 5
-    timeoutSeconds: 2
+  {{- range $probe := list "startupProbe" "livenessProbe" "readinessProbe" }}
+  {{- with index $v $probe }}
+  {{ $probe }}:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- end }}
   resources:
     {{- toYaml $v.resources | nindent 4 }}
   securityContext:
-    runAsNonRoot: true
-    runAsUser: 65532
-    runAsGroup: 65532
-    allowPrivilegeEscalation: false
-    readOnlyRootFilesystem: true
-    capabilities:
-      drop: [ALL]
-    seccompProfile:
-      type: RuntimeDefault
+    {{- include "talos-reconciler.securityContext" . | nindent 4 }}
   volumeMounts:
     - name: talos-reconciler-state
       mountPath: /var/lib/talos-reconciler
@@ -249,6 +238,9 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
       readOnly: true
     {{- end }}
     {{- end }}
+    {{- with $v.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
 {{- end -}}
 
 {{/* Kept as the name docs/helm.md uses: the sidecar is the container above. */}}
@@ -261,8 +253,13 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
 {{- $v := .Values -}}
 {{- $ctx := . -}}
 - name: talos-reconciler-state
+  {{- if $v.persistence.enabled }}
+  persistentVolumeClaim:
+    claimName: {{ include "talos-reconciler.claimName" . }}
+  {{- else }}
   emptyDir:
     sizeLimit: {{ $v.stateVolume.sizeLimit }}
+  {{- end }}
 - name: talos-reconciler-tmp
   emptyDir:
     sizeLimit: 64Mi
@@ -315,12 +312,66 @@ chart's values and .Release the release: (dict "Values" (index .Values "talos-re
       {{- end }}
 {{- end }}
 {{- end }}
+{{- with $v.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
-{{/* The pod's security context: the files of mounted Secrets readable by the container's group. */}}
+{{/*
+The image: repository:tag, or repository:tag@digest when image.digest is set (the digest is what
+the runtime pulls; the tag stays for people reading it). The tag defaults to the chart's
+appVersion; a chart that includes the sidecar templates passes "Chart" in their context for that
+(examples/helm/app-with-sidecar), or sets image.tag.
+*/}}
+{{- define "talos-reconciler.image" -}}
+{{- $image := .Values.image -}}
+{{- $tag := $image.tag -}}
+{{- if and (not $tag) (hasKey . "Chart") -}}
+{{- $tag = .Chart.AppVersion -}}
+{{- end -}}
+{{- $tag = required "image.tag is empty and the templates' context has no Chart to take appVersion from" $tag -}}
+{{- if $image.digest -}}
+{{- printf "%s:%s@%s" $image.repository $tag $image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" $image.repository $tag -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "talos-reconciler.claimName" -}}
+{{- default (printf "%s-state" (include "talos-reconciler.fullname" .)) .Values.persistence.existingClaim -}}
+{{- end -}}
+
+{{/*
+"true" when the fixed user, group and fsGroup are left out of the security contexts: OpenShift's
+restricted-v2 assigns them from the namespace's range and refuses others. auto: when the cluster
+serves security.openshift.io/v1 (the sidecar templates' context needs "Capabilities" for that).
+*/}}
+{{- define "talos-reconciler.openshift" -}}
+{{- $mode := .Values.openshift.adaptSecurityContext -}}
+{{- if eq $mode "force" -}}
+true
+{{- else if and (eq $mode "auto") (hasKey . "Capabilities") -}}
+{{- if .Capabilities.APIVersions.Has "security.openshift.io/v1" -}}
+true
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The pod's security context (podSecurityContext): by default the files of mounted Secrets are
+readable by the container's group (fsGroup). */}}
 {{- define "talos-reconciler.podSecurityContext" -}}
-runAsNonRoot: true
-fsGroup: 65532
-seccompProfile:
-  type: RuntimeDefault
+{{- $sc := deepCopy (.Values.podSecurityContext | default dict) -}}
+{{- if include "talos-reconciler.openshift" . -}}
+{{- $_ := unset $sc "runAsUser" -}}{{- $_ = unset $sc "runAsGroup" -}}{{- $_ = unset $sc "fsGroup" -}}
+{{- end -}}
+{{- toYaml $sc -}}
+{{- end -}}
+
+{{/* The container's security context (securityContext). */}}
+{{- define "talos-reconciler.securityContext" -}}
+{{- $sc := deepCopy (.Values.securityContext | default dict) -}}
+{{- if include "talos-reconciler.openshift" . -}}
+{{- $_ := unset $sc "runAsUser" -}}{{- $_ = unset $sc "runAsGroup" -}}
+{{- end -}}
+{{- toYaml $sc -}}
 {{- end -}}
