@@ -5,7 +5,8 @@
 # OpenSSL, spdlog, fmt, date-tz and cpp-httplib stay shared: Debian ships no archive of the
 # last four, and cpp-httplib's library links the shared OpenSSL (one copy of it in the process).
 function(tr_link_static_deps target)
-  set(dir /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE})
+  # The tree of a cross build (cmake/toolchain-linux-arm64.cmake), or the host's.
+  set(dir ${CMAKE_SYSROOT}/usr/lib/${CMAKE_LIBRARY_ARCHITECTURE})
   set(archives)
   foreach(name grpc++ grpc address_sorting re2 upb cares gpr protobuf git2 mbedtls mbedx509
                mbedcrypto http_parser ssh2 pcre2-8 yaml-cpp)
