@@ -1,5 +1,7 @@
 #include "reconciler/notify/chat_message.h"
 
+#include "core/inert_text.h"
+
 namespace tr::reconciler::notify {
 namespace {
 
@@ -83,7 +85,7 @@ std::string SummaryLine(const Notification& n, bool markup) {
   if (!n.node.empty()) text += " " + code + n.node + code;
   if (!n.talos_target.empty()) text += " (Talos " + n.talos_target + ")";
   if (!n.progress.empty()) text += " " + n.progress;
-  if (!n.message.empty()) text += ": " + n.message;
+  if (!n.message.empty()) text += ": " + (markup ? core::InertAngleMarkup(n.message) : n.message);
   return text;
 }
 

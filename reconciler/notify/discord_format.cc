@@ -1,5 +1,6 @@
 #include "reconciler/notify/discord_format.h"
 
+#include "core/inert_text.h"
 #include "core/timestamp.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/notify/chat_message.h"
@@ -16,7 +17,8 @@ std::string Cut(const std::string& text, size_t limit) {
 
 std::string DiscordFormat::Render(const Notification& n, const std::string& /*delivery_id*/) const {
   std::string description = "Rollout " + StateLine(n);
-  const std::string latest = n.node.empty() ? n.message : n.node + ": " + n.message;
+  const std::string message = core::InertMarkdown(n.message);
+  const std::string latest = n.node.empty() ? message : n.node + ": " + message;
   if (!latest.empty()) description += "\n" + latest;
   nlohmann::json fields = nlohmann::json::array();
   auto field = [&fields](const std::string& name, const std::string& value) {

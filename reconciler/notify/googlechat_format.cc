@@ -1,5 +1,6 @@
 #include "reconciler/notify/googlechat_format.h"
 
+#include "core/inert_text.h"
 #include "reconciler/notify/chat_message.h"
 
 namespace tr::reconciler::notify {
@@ -9,7 +10,9 @@ constexpr char kReplyOption[] = "messageReplyOption=";
 
 nlohmann::json Card(const Notification& n) {
   nlohmann::json widgets = nlohmann::json::array();
-  if (!n.message.empty()) widgets.push_back({{"textParagraph", {{"text", n.message}}}});
+  if (!n.message.empty()) {
+    widgets.push_back({{"textParagraph", {{"text", core::InertAngleMarkup(n.message)}}}});
+  }
   for (const Fact& fact : FactsOf(n)) {
     widgets.push_back({{"decoratedText", {{"topLabel", fact.label}, {"text", fact.value}}}});
   }

@@ -1,5 +1,6 @@
 #include "reconciler/notify/slack_bot_format.h"
 
+#include "core/inert_text.h"
 #include "core/timestamp.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/notify/chat_message.h"
@@ -29,21 +30,7 @@ nlohmann::json Mrkdwn(const std::string& text) {
 
 }  // namespace
 
-std::string SlackEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '&') {
-      out += "&amp;";
-    } else if (c == '<') {
-      out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
+std::string SlackEscape(const std::string& text) { return core::InertAngleMarkup(text); }
 
 std::string SlackBotFormat::Render(const Notification& n, const std::string& /*delivery_id*/) const {
   const std::string headline = n.cluster + ": " + VersionsLine(n) + " — " + StateLine(n);

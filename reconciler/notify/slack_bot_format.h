@@ -23,7 +23,8 @@ class SlackBotFormat final : public MessageFormat {
   static std::string RenderReply(const Notification& n);
 };
 
-// Text safe in Slack's mrkdwn: &, < and > escaped, as Slack asks of message text.
+// Text safe in Slack's mrkdwn: &, < and > escaped, as Slack asks of message text, and no
+// mention (core/inert_text.h InertAngleMarkup).
 std::string SlackEscape(const std::string& text);
 
 }  // namespace tr::reconciler::notify

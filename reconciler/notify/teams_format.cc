@@ -1,5 +1,6 @@
 #include "reconciler/notify/teams_format.h"
 
+#include "core/inert_text.h"
 #include "reconciler/notify/chat_message.h"
 
 namespace tr::reconciler::notify {
@@ -31,7 +32,7 @@ nlohmann::json Card(const Notification& n) {
                                                           {"wrap", true}}})}};
   nlohmann::json body = nlohmann::json::array({header});
   if (!n.message.empty()) {
-    body.push_back({{"type", "TextBlock"}, {"text", n.message}, {"wrap", true}});
+    body.push_back({{"type", "TextBlock"}, {"text", core::InertMarkdown(n.message)}, {"wrap", true}});
   }
   nlohmann::json facts = nlohmann::json::array();
   for (const Fact& fact : FactsOf(n)) facts.push_back({{"title", fact.label}, {"value", fact.value}});

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/inert_text.h"
 #include "core/names.h"
 #include "core/status_yaml.h"
 #include "reconciler/logging.h"
@@ -152,12 +153,12 @@ std::string MovedOnMessage(const ClusterVerdict& v, const core::ClusterStatus& s
     case Outcome::kSuperseded:
       return "superseded by " + ChangeName(*v.superseded_by);
     case Outcome::kFailed:
-      return absl::StrCat("failed on ", now_on, ": ", status.message);
+      return absl::StrCat("failed on ", now_on, ": ", core::InertMarkdown(status.message));
     case Outcome::kPending:
       break;
   }
   return absl::StrCat("on ", now_on, ", ", core::ClusterPhaseName(status.phase), ": ",
-                      status.message);
+                      core::InertMarkdown(status.message));
 }
 
 // The hidden line of a rollout section that names the clusters whose outcome is settled, so
@@ -474,7 +475,7 @@ std::string PullRequestFlow::RolloutSection(const std::string& commit,
       absl::StrAppend(&text, "| ", v.cluster, " | ", core::ClusterPhaseName(status.phase), " | ",
                       status.talos.current, " → ", status.talos.target, " (", status.talos.progress,
                       ") | ", status.kubernetes.current, " → ", status.kubernetes.target, " | ",
-                      status.message, " |\n");
+                      core::InertMarkdown(status.message), " |\n");
     } else {
       text += absl::StrCat("| ", v.cluster, " | ", std::string(OutcomeName(v.outcome)),
                            " | — | — | ", MovedOnMessage(v, status), " |\n");

@@ -114,10 +114,11 @@ struct Replica {
     return options;
   }
   void Record(const std::string& cluster, core::ClusterPhase phase, const std::string& applied,
-              const std::string& attempted = kMerge) {
+              const std::string& attempted = kMerge, const std::string& message = "") {
     core::ClusterStatus status;
     status.cluster = cluster;
     status.phase = phase;
+    status.message = message;
     status.desired_commit_attempted = attempted;
     status.desired_commit_applied = applied;
     ASSERT_TRUE(store.Record(status, {}).ok());
@@ -290,6 +291,20 @@ TEST_F(BackToBackMergesTest, AChangeSupersededBeforeItFinishedSaysByWhich) {
   EXPECT_EQ(States(kMerge).size(), 2u);  // final: never reported again
   EXPECT_THAT(States(kSecond),
               ElementsAre("pending: Rolling out", "success: Every cluster it changes applied it"));
+}
+
+// A status message quoting an outsider (a health check's answer) cannot add a mention, a
+// link or a table cell to the rollout comment.
+TEST_F(BackToBackMergesTest, AnOutsidersTextInTheCommentIsInert) {
+  first_.Record("alpha", core::ClusterPhase::kUpgradeFailed, kOld, kMerge,
+                "gate: [Log in](https://evil.example) @acme/admins | <img src=x>\nsecond line");
+  Settle();
+  const std::string comment = CommentOf(kPull);
+  EXPECT_THAT(comment, HasSubstr("| alpha | UpgradeFailed |"));
+  EXPECT_THAT(comment, HasSubstr("gate: \\[Log in\\]\\(https://evil.example\\) @\u200bacme/admins "
+                                 "\\| \\<img src=x\\> second line |"));
+  EXPECT_THAT(comment, Not(::testing::ContainsRegex("[^\\\\]\\[Log in")));
+  EXPECT_THAT(comment, Not(::testing::ContainsRegex("[^\\\\]<img")));
 }
 
 // A flow planning previews from a real mirror of `upstream_`, reporting to the fake forge.
