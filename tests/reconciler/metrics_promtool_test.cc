@@ -206,11 +206,18 @@ TEST(MetricsPromtoolTest, BuildInfoAndProcessFamiliesPassPromtool) {
   EXPECT_GE(process["process_open_fds"], 3);  // stdin, stdout, stderr at least
   EXPECT_GE(process["process_max_fds"], process["process_open_fds"]);
   EXPECT_GT(process["process_cpu_seconds_total"], 0);
-  // Started after 2020 and not after now (seconds since the epoch, from /proc/stat's btime).
-  EXPECT_GT(process["process_start_time_seconds"], 1.5e9);
-  EXPECT_LE(process["process_start_time_seconds"],
-            std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                    .count() + 1);
+  // Seconds since the epoch, between the machine's boot (/proc/stat's btime) and now (boot plus
+  // /proc/uptime), read here without a clock of this process.
+  double boot = 0;
+  std::ifstream stat("/proc/stat");
+  for (std::string line; std::getline(stat, line);) {
+    if (line.rfind("btime ", 0) == 0) boot = std::stod(line.substr(6));
+  }
+  double uptime = 0;
+  std::ifstream("/proc/uptime") >> uptime;
+  ASSERT_GT(boot, 1.5e9);
+  EXPECT_GE(process["process_start_time_seconds"], boot);
+  EXPECT_LE(process["process_start_time_seconds"], boot + uptime + 1);
   const Checked checked = PromtoolCheck(text);
   EXPECT_EQ(checked.exit_code, 0) << checked.output << "\n" << text;
   EXPECT_EQ(checked.output, "") << text;
