@@ -17,7 +17,7 @@
 
 namespace tr {
 
-// The User-Agent of every request (reconciler/capped_request.h's MakeRequest sets it).
+// The User-Agent of every request (reconciler/runtime/capped_request.h's MakeRequest sets it).
 inline constexpr char kUserAgent[] = "talos-reconciler";
 
 struct HttpClientOptions {

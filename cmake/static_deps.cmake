@@ -22,11 +22,15 @@ function(tr_link_static_deps target)
   find_package(Threads REQUIRED)
   target_link_libraries(${target} PRIVATE
     -Wl,--gc-sections -Wl,--start-group
-    $<TARGET_FILE:reconciler> $<TARGET_FILE:gitsource> $<TARGET_FILE:core> $<TARGET_FILE:base>
+    $<TARGET_FILE:reconciler> $<TARGET_FILE:reconciler_features>
+    $<TARGET_FILE:reconciler_loop> $<TARGET_FILE:reconciler_operations>
+    $<TARGET_FILE:reconciler_clients> $<TARGET_FILE:reconciler_runtime>
+    $<TARGET_FILE:gitsource> $<TARGET_FILE:core> $<TARGET_FILE:base>
     $<TARGET_FILE:talos_proto> ${archives} ${absl_archives}
     -Wl,--end-group
     spdlog::spdlog fmt::fmt date::date-tz PkgConfig::TR_HTTPLIB ${TR_GSSAPI_LIBRARY}
     OpenSSL::SSL OpenSSL::Crypto ZLIB::ZLIB Threads::Threads ${CMAKE_DL_LIBS} rt atomic)
   target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR})
-  add_dependencies(${target} reconciler gitsource core base talos_proto)
+  add_dependencies(${target} reconciler reconciler_features reconciler_loop reconciler_operations
+                   reconciler_clients reconciler_runtime gitsource core base talos_proto)
 endfunction()

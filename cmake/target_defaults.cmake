@@ -25,6 +25,8 @@ set(TR_PCH_TEST_HEADERS [["gmock/gmock.h"]] [["gtest/gtest.h"]])
 
 function(tr_target_defaults target)
   cmake_parse_arguments(PARSE_ARGV 1 arg "TESTS" "" "")
+  # The walls between layers are checked before the target compiles (CMakeLists.txt).
+  add_dependencies(${target} layers)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
     target_compile_options(${target} PRIVATE -Wthread-safety -Werror=thread-safety)
   else()

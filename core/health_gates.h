@@ -1,7 +1,7 @@
 // The health checks of a policy (policy.healthChecks) as the rollout sees them: the last
 // answer of each, when it was checked, and since when the rollout has been waiting on a
-// failing one. The daemon runs the checks (reconciler/gates/) before the first node of a step
-// and after each settled node; this part folds their results into that state, tells
+// failing one. The daemon runs the checks (reconciler/operations/gates/) before the first node of a
+// step and after each settled node; this part folds their results into that state, tells
 // DecideNextAction whether the gates pass, and decides what a failing gate means: wait with
 // backoff, phase WaitingForGate, and after policy.gateTimeout, fail the rollout.
 //

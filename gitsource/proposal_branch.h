@@ -1,5 +1,5 @@
 // Proposal branches: the commits that bump versions in profiles, pushed to
-// `talos-reconciler/update/<group>` for a pull request to merge (reconciler/proposals).
+// `talos-reconciler/update/<group>` for a pull request to merge (reconciler/features/proposals).
 //
 // A proposal commit is built on a commit of the desired-state branch (the one the proposal was
 // worked out from) with the given files replaced, authored by the reconciler. Publishing it:

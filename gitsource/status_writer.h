@@ -39,7 +39,8 @@
 // it refuses is left out of that commit, and the refusal is reported to the Writes of the batch
 // (StatusCommit::refused); the rest of the batch goes out. As the push is a compare-and-swap on
 // that tip, what the guard saw is what the file is replaced on: with leader election, a replica
-// that lost its shard cannot land a record over its successor's (reconciler/lease/fencing.h).
+// that lost its shard cannot land a record over its successor's
+// (reconciler/features/lease/fencing.h).
 //
 // Errors: Unavailable/DeadlineExceeded (network; retry), Aborted (rejected on every
 // attempt; retry the reconcile), Cancelled, InvalidArgument (a path outside status/, bad
@@ -91,7 +92,7 @@ struct StatusReadLimits {
 
 // A status file that was not read, and why: "too_large", "too_many", "over_budget",
 // "duplicate" (the same blob as a file read before) here;
-// the status store adds its own reasons (see reconciler/status_store.h).
+// the status store adds its own reasons (see reconciler/loop/status_store.h).
 struct SkippedStatusFile {
   std::string path;
   std::string reason;

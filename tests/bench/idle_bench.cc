@@ -127,8 +127,8 @@ absl::Status MeasureIdle(const std::filesystem::path& dir, const Options& option
   if (absl::Status st = StartFleetAtRest(world, r.clusters, "10m"); !st.ok()) return st;
   world.WaitUntil(std::chrono::minutes(5), [&] { return Reconciles(world) >= r.clusters; });
   // Idle connections close one to two minutes after their last call (the Talos channels' and the
-  // Kubernetes clients' idle timeouts, reconciler/talos/grpc_talos_client.h and
-  // reconciler/kube/idle_closer.h).
+  // Kubernetes clients' idle timeouts, reconciler/clients/talos/grpc_talos_client.h and
+  // reconciler/clients/kube/idle_closer.h).
   const pid_t daemon = world.daemon().pid();
   if (!world.WaitUntil(std::chrono::minutes(4), [&] {
         auto open = CountOpenConnections(daemon);

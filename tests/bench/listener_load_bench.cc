@@ -27,9 +27,9 @@
 #include "base/hmac.h"
 #include "fmt/format.h"
 #include "httplib.h"
-#include "reconciler/http/http_server.h"
-#include "reconciler/logging.h"
-#include "reconciler/webhooks/webhook_receiver.h"
+#include "reconciler/clients/http/http_server.h"
+#include "reconciler/features/webhooks/webhook_receiver.h"
+#include "reconciler/runtime/logging.h"
 #include "tests/bench/bench_row.h"
 #include "tests/support/process_memory.h"
 

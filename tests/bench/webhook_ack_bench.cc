@@ -18,8 +18,8 @@
 #include "base/hmac.h"
 #include "fmt/format.h"
 #include "httplib.h"
-#include "reconciler/logging.h"
-#include "reconciler/webhooks/webhook_receiver.h"
+#include "reconciler/features/webhooks/webhook_receiver.h"
+#include "reconciler/runtime/logging.h"
 #include "tests/bench/bench_row.h"
 
 namespace tr::reconciler::webhooks {

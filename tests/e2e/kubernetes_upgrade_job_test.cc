@@ -19,8 +19,8 @@
 #include "base/env.h"
 #include "fmt/chrono.h"
 #include "fmt/format.h"
-#include "reconciler/kube/http_kube_client.h"
-#include "reconciler/kube/kubeconfig.h"
+#include "reconciler/clients/kube/http_kube_client.h"
+#include "reconciler/clients/kube/kubeconfig.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/sim/kube_jobs.h"
 

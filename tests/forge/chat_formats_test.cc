@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "reconciler/notify/googlechat_format.h"
-#include "reconciler/notify/message_format.h"
-#include "reconciler/notify/notify_target.h"
+#include "reconciler/features/notify/googlechat_format.h"
+#include "reconciler/features/notify/message_format.h"
+#include "reconciler/features/notify/notify_target.h"
 #include "tests/notify_preview/sample_notification.h"
 #include "tests/support/chat_payload_check.h"
 #include "tests/support/process.h"

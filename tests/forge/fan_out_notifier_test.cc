@@ -1,7 +1,7 @@
 // Several notification sinks (StartNotifier's FanOutNotifier): each receiver has its own spool
 // and retries, so one that is down holds up only its own deliveries, which it gets once back,
 // also across a restart; real HTTP receivers on loopback.
-#include "reconciler/notify/fan_out_notifier.h"
+#include "reconciler/features/notify/fan_out_notifier.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "nlohmann/json.hpp"
-#include "reconciler/notify/notifier_factory.h"
+#include "reconciler/features/notify/notifier_factory.h"
 #include "tests/forge/notify_receiver.h"
 #include "tests/support/wait.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "gitsource/git_source.h"
-#include "reconciler/forge/forge_client.h"
-#include "reconciler/status_store.h"
+#include "reconciler/clients/forge/forge_client.h"
+#include "reconciler/loop/status_store.h"
 #include "tests/support/fake_forge.h"
 
 namespace tr::reconciler::pull_requests {

@@ -1,15 +1,15 @@
 // The forge REST clients against the fake forge over loopback HTTP: every request the client
 // makes is checked by the fake (GitHub's against @octokit/openapi's description), so a test
 // here fails when the client drifts from the real API.
-#include "reconciler/forge/forge_client.h"
+#include "reconciler/clients/forge/forge_client.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "reconciler/logging.h"
-#include "reconciler/pull_requests/pr_comments.h"
+#include "reconciler/features/pull_requests/pr_comments.h"
+#include "reconciler/runtime/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/forge/forge_test_support.h"
 #include "tests/support/fake_forge.h"

@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "reconciler/daemon/daemon_config.h"
+#include "reconciler/app/daemon/daemon_config.h"
 #include "tests/support/run_flags.h"
 
 namespace tr::reconciler {

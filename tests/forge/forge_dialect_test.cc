@@ -1,7 +1,7 @@
 // The registry of forge dialects and what each one says that the fake forge and the webhook
 // tests do not reach: head refs, web URLs, default API URLs, that Forgejo's requests are
 // Gitea's, and how pull request answers are read.
-#include "reconciler/forge/forge_dialect.h"
+#include "reconciler/clients/forge/forge_dialect.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

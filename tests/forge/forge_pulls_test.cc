@@ -6,7 +6,7 @@
 
 #include <mutex>
 
-#include "reconciler/forge/forge_client.h"
+#include "reconciler/clients/forge/forge_client.h"
 #include "tests/forge/forge_test_support.h"
 #include "tests/support/fake_forge.h"
 #include "tests/support/openapi_check.h"

@@ -11,7 +11,7 @@
 
 #include "base/env.h"
 #include "nlohmann/json.hpp"
-#include "reconciler/forge/forge_client.h"
+#include "reconciler/clients/forge/forge_client.h"
 #include "tests/support/fake_forge.h"
 
 namespace tr::forge_test {

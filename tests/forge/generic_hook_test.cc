@@ -9,8 +9,8 @@
 
 #include "base/hmac.h"
 #include "httplib.h"
-#include "reconciler/logging.h"
-#include "reconciler/webhooks/webhook_receiver.h"
+#include "reconciler/features/webhooks/webhook_receiver.h"
+#include "reconciler/runtime/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/process.h"
 

@@ -4,8 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "reconciler/notify/notify_filter.h"
-#include "reconciler/notify/notify_target.h"
+#include "reconciler/features/notify/notify_filter.h"
+#include "reconciler/features/notify/notify_target.h"
 
 namespace tr::reconciler::notify {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "core/inert_text.h"
 #include "nlohmann/json.hpp"
-#include "reconciler/notify/message_format.h"
+#include "reconciler/features/notify/message_format.h"
 #include "tests/notify_preview/sample_notification.h"
 
 namespace tr::reconciler::notify {

@@ -1,4 +1,4 @@
-#include "reconciler/webhooks/poll_trigger.h"
+#include "reconciler/features/webhooks/poll_trigger.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // PullRequestComments remembers a bounded number of pull requests: a daemon that comments on
 // thousands over the years keeps the newest, and a forgotten one's next body still edits its
 // one comment (found again by the marker) instead of adding a second.
-#include "reconciler/pull_requests/pr_comments.h"
+#include "reconciler/features/pull_requests/pr_comments.h"
 
 #include <map>
 #include <set>

@@ -5,7 +5,7 @@
 // Previews: a real mirror (LibGitSource) of a real repository; a pull request past the preview
 // budget gets a failing plan status naming the limit, and its preview ref goes when it closes
 // or merges.
-#include "reconciler/pull_requests/pull_request_flow.h"
+#include "reconciler/features/pull_requests/pull_request_flow.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "fmt/format.h"
-#include "reconciler/factory/factory_installers.h"
+#include "reconciler/clients/factory/factory_installers.h"
 #include "tests/forge/flow_doubles.h"
 #include "tests/support/blackhole.h"
 #include "tests/support/fake_forge.h"

@@ -8,8 +8,8 @@
 #include <set>
 
 #include "fmt/format.h"
-#include "reconciler/forge/forge_client.h"
-#include "reconciler/pull_requests/pull_request_flow.h"
+#include "reconciler/clients/forge/forge_client.h"
+#include "reconciler/features/pull_requests/pull_request_flow.h"
 #include "tests/forge/flow_doubles.h"
 #include "tests/support/fake_forge.h"
 #include "tests/support/wait.h"

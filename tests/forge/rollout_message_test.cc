@@ -12,9 +12,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "reconciler/logging.h"
-#include "reconciler/notify/notify_target.h"
-#include "reconciler/notify/webhook_notifier.h"
+#include "reconciler/features/notify/notify_target.h"
+#include "reconciler/features/notify/webhook_notifier.h"
+#include "reconciler/runtime/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/fake_chat.h"
 #include "tests/support/wait.h"

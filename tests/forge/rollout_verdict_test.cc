@@ -1,5 +1,5 @@
 // JudgeRollout: a merged change judged from the clusters' recorded statuses.
-#include "reconciler/pull_requests/rollout_verdict.h"
+#include "reconciler/features/pull_requests/rollout_verdict.h"
 
 #include <gtest/gtest.h>
 

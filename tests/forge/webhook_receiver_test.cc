@@ -1,7 +1,7 @@
 // The webhook receiver over real HTTP on loopback, driven by an independent sender
 // (GitHub's own signing library under node) with real GitHub payloads and GitLab/Gitea
 // payloads of the documented shape (Forgejo sends Gitea's).
-#include "reconciler/webhooks/webhook_receiver.h"
+#include "reconciler/features/webhooks/webhook_receiver.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include "base/hmac.h"
 #include "fmt/format.h"
 #include "httplib.h"
-#include "reconciler/logging.h"
+#include "reconciler/runtime/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/forge/forge_test_support.h"
 

@@ -1,7 +1,7 @@
 // The credential files the operator mounts: a talosconfig and a kubeconfig (the latter also
 // comes from a node, through the Talos Kubeconfig call).
-#include "reconciler/kube/kubeconfig.h"
-#include "reconciler/talos/talosconfig.h"
+#include "reconciler/clients/kube/kubeconfig.h"
+#include "reconciler/clients/talos/talosconfig.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

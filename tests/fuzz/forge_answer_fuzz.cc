@@ -1,7 +1,7 @@
 // Answers of the forge's API: the comment list, a created object's id, the pull request of a
 // commit for each forge.
-#include "reconciler/forge/forge_dialect.h"
-#include "reconciler/forge/forge_requests.h"
+#include "reconciler/clients/forge/forge_dialect.h"
+#include "reconciler/clients/forge/forge_requests.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -2,10 +2,10 @@
 // workload lists, an error's Status, an upgrade Job with its pods, a Lease, a Prometheus
 // query result. None of them may throw, whatever the shape.
 #include "nlohmann/json.hpp"
-#include "reconciler/gates/probes.h"
-#include "reconciler/k8s_job/upgrade_job.h"
-#include "reconciler/kube/kube_json.h"
-#include "reconciler/lease/lease_client.h"
+#include "reconciler/clients/kube/kube_json.h"
+#include "reconciler/features/k8s_job/upgrade_job.h"
+#include "reconciler/features/lease/lease_client.h"
+#include "reconciler/operations/gates/probes.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // A registry's answers: the WWW-Authenticate challenge (it decides where credentials go), the
 // tags it lists, read as releases, a page of the tag listing and a token server's answer.
-#include "reconciler/registry/installer_tags.h"
+#include "reconciler/clients/registry/installer_tags.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,8 +1,8 @@
 // A webhook delivery's body for each forge (the first byte picks GitHub, GitLab, Gitea or the
 // generic hook) and each event the receiver reads. Parsing comes after the signature check,
 // but a forge's own payloads are still outside data.
-#include "reconciler/forge/forge_dialect.h"
-#include "reconciler/webhooks/webhook_parse.h"
+#include "reconciler/clients/forge/forge_dialect.h"
+#include "reconciler/features/webhooks/webhook_parse.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

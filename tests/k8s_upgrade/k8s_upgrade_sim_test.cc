@@ -9,9 +9,9 @@
 #include <map>
 #include <sstream>
 
-#include "reconciler/k8s_upgrade/k8s_upgrade.h"
-#include "reconciler/kube/http_kube_client.h"
-#include "reconciler/kube/kubeconfig.h"
+#include "reconciler/clients/kube/http_kube_client.h"
+#include "reconciler/clients/kube/kubeconfig.h"
+#include "reconciler/operations/k8s_upgrade/k8s_upgrade.h"
 #include "tests/k8s_upgrade/upgrade_fixture.h"
 #include "yaml-cpp/yaml.h"
 

@@ -2,7 +2,7 @@
 // `talosctl gen config`) or partly so: read and patched where each node keeps them.
 #include <gtest/gtest.h>
 
-#include "reconciler/k8s_upgrade/machine_config.h"
+#include "reconciler/operations/k8s_upgrade/machine_config.h"
 
 namespace tr::reconciler::k8s_upgrade {
 namespace {

@@ -1,4 +1,4 @@
-#include "reconciler/k8s_upgrade/machine_config.h"
+#include "reconciler/operations/k8s_upgrade/machine_config.h"
 
 #include <gtest/gtest.h>
 

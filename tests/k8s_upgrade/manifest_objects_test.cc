@@ -1,6 +1,6 @@
 // The bootstrap manifests' objects as Talos applies them (manifest_objects.h): stage order,
 // inventory keys both ways, the annotation, what a live object says about its owner.
-#include "reconciler/k8s_upgrade/manifest_objects.h"
+#include "reconciler/operations/k8s_upgrade/manifest_objects.h"
 
 #include <gtest/gtest.h>
 

@@ -5,8 +5,8 @@
 // a rollout that does not finish named in the failure.
 #include <gtest/gtest.h>
 
-#include "reconciler/k8s_upgrade/k8s_upgrade.h"
-#include "reconciler/k8s_upgrade/manifest_objects.h"
+#include "reconciler/operations/k8s_upgrade/k8s_upgrade.h"
+#include "reconciler/operations/k8s_upgrade/manifest_objects.h"
 #include "tests/k8s_upgrade/upgrade_fixture.h"
 
 namespace tr::reconciler::k8s_upgrade {

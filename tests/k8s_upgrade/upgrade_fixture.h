@@ -11,8 +11,8 @@
 #include <string>
 
 #include "fmt/format.h"
-#include "reconciler/kube/http_kube_client.h"
-#include "reconciler/kube/kubeconfig.h"
+#include "reconciler/clients/kube/http_kube_client.h"
+#include "reconciler/clients/kube/kubeconfig.h"
 #include "tests/support/sim_fixture.h"
 #include "yaml-cpp/yaml.h"
 

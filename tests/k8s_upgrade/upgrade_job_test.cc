@@ -1,7 +1,7 @@
-// The Job of `--kubernetes-upgrade-mode job` (reconciler/k8s_job/upgrade_job.h): its name, the
-// files it hands `upgrade-k8s` (read back with the real profile decoder), its failure policy, and
-// what the daemon reads from a Job and its pods.
-#include "reconciler/k8s_job/upgrade_job.h"
+// The Job of `--kubernetes-upgrade-mode job` (reconciler/features/k8s_job/upgrade_job.h): its name,
+// the files it hands `upgrade-k8s` (read back with the real profile decoder), its failure policy,
+// and what the daemon reads from a Job and its pods.
+#include "reconciler/features/k8s_job/upgrade_job.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-#include "reconciler/k8s_upgrade/manifest_objects.h"
+#include "reconciler/operations/k8s_upgrade/manifest_objects.h"
 #include "tests/k8s_upgrade/upgrade_fixture.h"
 #include "tests/support/wait.h"
 

@@ -3,7 +3,7 @@
 #include <array>
 #include <cstdio>
 
-#include "reconciler/notify/message_format.h"
+#include "reconciler/features/notify/message_format.h"
 #include "tests/notify_preview/sample_notification.h"
 #include "tests/notify_preview/text_box.h"
 

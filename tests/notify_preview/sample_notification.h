@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "reconciler/notify/notification.h"
+#include "reconciler/features/notify/notification.h"
 
 namespace tr::notify_preview {
 

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "reconciler/notify/message_format.h"
+#include "reconciler/features/notify/message_format.h"
 #include "tests/notify_preview/preview.h"
 #include "tests/support/manual_pages.h"
 #include "tests/support/process.h"

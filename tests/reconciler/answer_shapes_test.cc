@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "nlohmann/json.hpp"
-#include "reconciler/gates/probes.h"
-#include "reconciler/k8s_job/upgrade_job.h"
-#include "reconciler/kube/kube_json.h"
-#include "reconciler/lease/lease_client.h"
+#include "reconciler/clients/kube/kube_json.h"
+#include "reconciler/features/k8s_job/upgrade_job.h"
+#include "reconciler/features/lease/lease_client.h"
+#include "reconciler/operations/gates/probes.h"
 
 namespace tr::reconciler {
 namespace {

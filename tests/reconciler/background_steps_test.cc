@@ -1,4 +1,4 @@
-#include "reconciler/background_steps.h"
+#include "reconciler/operations/background_steps.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The client factory against talos-sim over mutual TLS and a blackhole (a listener that
 // accepts connections and never answers): one cluster's hanging kubeconfig fetch never holds
 // up another's clients, and the process's shutdown cancels it and every Kubernetes call.
-#include "reconciler/cluster_clients.h"
+#include "reconciler/clients/cluster_clients.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "reconciler/controller.h"
+#include "reconciler/loop/controller.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // An executor that only counts its calls: what a fenced executor lets through.
 #pragma once
 
-#include "reconciler/executor.h"
+#include "reconciler/operations/executor.h"
 
 namespace tr::reconciler::lease {
 

@@ -1,4 +1,4 @@
-#include "reconciler/daemon/daemon_config.h"
+#include "reconciler/app/daemon/daemon_config.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

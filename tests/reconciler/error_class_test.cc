@@ -1,4 +1,4 @@
-#include "reconciler/error_class.h"
+#include "reconciler/operations/error_class.h"
 
 #include <gtest/gtest.h>
 

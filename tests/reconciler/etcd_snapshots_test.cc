@@ -1,6 +1,6 @@
-// Where etcd snapshots go and how many are kept (reconciler/etcd_snapshots.h), on a real
+// Where etcd snapshots go and how many are kept (reconciler/operations/etcd_snapshots.h), on a real
 // directory: names that sort by time, pruning that keeps the newest N of one cluster only.
-#include "reconciler/etcd_snapshots.h"
+#include "reconciler/operations/etcd_snapshots.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include <fstream>
 
-#include "reconciler/private_files.h"
+#include "reconciler/runtime/private_files.h"
 
 namespace tr::reconciler {
 namespace {

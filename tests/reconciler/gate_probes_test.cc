@@ -1,5 +1,5 @@
-// The health-gate probes (reconciler/gates/probes.h) against real servers on loopback: an
-// httplib server (plain and TLS with a certificate made by openssl) and a real Prometheus
+// The health-gate probes (reconciler/operations/gates/probes.h) against real servers on loopback:
+// an httplib server (plain and TLS with a certificate made by openssl) and a real Prometheus
 // (Debian's `prometheus`) scraping a test exporter every second.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 
 #include "gitsource/subprocess.h"
 #include "httplib.h"
-#include "reconciler/gates/probes.h"
+#include "reconciler/operations/gates/probes.h"
 #include "tests/support/loopback_http.h"
 #include "tests/support/wait.h"
 

@@ -1,7 +1,7 @@
 // HttpKubeClient against a real HTTPS server on loopback: the kubeconfig's CA is the only trust
 // anchor, the certificate must name the host, one keep-alive connection serves the calls, and
 // the process's shutdown ends a call that waits for an answer or a handshake.
-#include "reconciler/kube/http_kube_client.h"
+#include "reconciler/clients/kube/http_kube_client.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -5,7 +5,7 @@
 // Nothing here measures speed: "answered while the attackers are still connected" is checked
 // by the attackers' sockets being open when the answer comes, with their deadline far away.
 // scripts/bench (listener_load_bench) gives the latencies.
-#include "reconciler/http/http_server.h"
+#include "reconciler/clients/http/http_server.h"
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>

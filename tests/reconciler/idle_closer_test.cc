@@ -1,6 +1,6 @@
 // IdleCloser: the memory kept by glibc is given back only after a sweep that closed connections
 // while no client had a request in flight.
-#include "reconciler/kube/idle_closer.h"
+#include "reconciler/clients/kube/idle_closer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The Image Factory client's reading of answers and URLs, and the schematic ID cache.
-#include "reconciler/factory/image_factory.h"
+#include "reconciler/clients/factory/image_factory.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "reconciler/factory/schematic_ids.h"
+#include "reconciler/clients/factory/schematic_ids.h"
 #include "tests/support/process.h"
 
 namespace tr::reconciler::factory {

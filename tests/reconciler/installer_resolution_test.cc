@@ -1,5 +1,5 @@
 // A schematic profile's installer from the factory's ID, and what stops it.
-#include "reconciler/factory/installer_resolution.h"
+#include "reconciler/clients/factory/installer_resolution.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

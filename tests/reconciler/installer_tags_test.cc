@@ -4,7 +4,7 @@
 // API), and pagination against a registry and token server of the test's own (docker-registry
 // 2.8 ignores `n` and `last` on tag lists; its token auth is tested against the real one in
 // registry_token_auth_test.cc). Plus the parsing of challenges, flags and tags.
-#include "reconciler/registry/installer_tags.h"
+#include "reconciler/clients/registry/installer_tags.h"
 
 #include <atomic>
 #include <fstream>

@@ -1,4 +1,4 @@
-// Health checks of type kubernetes (reconciler/gates/probes.h) through the real HTTPS
+// Health checks of type kubernetes (reconciler/operations/gates/probes.h) through the real HTTPS
 // Kubernetes client against the simulator's Kubernetes API, whose Deployments and DaemonSets
 // the test creates and whose status it changes as their controllers would.
 #include <gmock/gmock.h>
@@ -10,9 +10,9 @@
 #include <sstream>
 
 #include "nlohmann/json.hpp"
-#include "reconciler/gates/probes.h"
-#include "reconciler/kube/http_kube_client.h"
-#include "reconciler/kube/kubeconfig.h"
+#include "reconciler/clients/kube/http_kube_client.h"
+#include "reconciler/clients/kube/kubeconfig.h"
+#include "reconciler/operations/gates/probes.h"
 #include "tests/sim/fleet.h"
 #include "tests/sim/fleet_spec.h"
 

@@ -1,8 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "reconciler/kube/drain.h"
-#include "reconciler/kube/kubeconfig.h"
+#include "reconciler/clients/kube/drain.h"
+#include "reconciler/clients/kube/kubeconfig.h"
 #include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::kube {

@@ -13,7 +13,7 @@
 #include "fmt/format.h"
 #include "gitsource/subprocess.h"
 #include "nlohmann/json.hpp"
-#include "reconciler/offline_commands.h"
+#include "reconciler/features/plan/plan_engine.h"
 #include "tests/sim/fleet.h"
 #include "tests/sim/pki.h"
 #include "tests/support/process.h"

@@ -1,6 +1,6 @@
 // Logs you can follow: values are written so that no value can forge a field or a line, and the
 // lines of one reconcile share its cluster and reconcile id.
-#include "reconciler/logging.h"
+#include "reconciler/runtime/logging.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "reconciler/controller.h"
+#include "reconciler/loop/controller.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/simulated_env.h"
 

@@ -12,9 +12,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "reconciler/metrics.h"
-#include "reconciler/process_metrics.h"
-#include "reconciler/version.h"
+#include "reconciler/runtime/metrics.h"
+#include "reconciler/runtime/process_metrics.h"
+#include "reconciler/runtime/version.h"
 
 namespace tr::reconciler {
 namespace {

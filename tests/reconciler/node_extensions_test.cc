@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "reconciler/talos/extensions.h"
+#include "reconciler/clients/talos/extensions.h"
 
 namespace tr::reconciler::talos {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/status.h"
-#include "reconciler/notify/notification.h"
+#include "reconciler/features/notify/notification.h"
 
 namespace tr::reconciler::notify {
 namespace {

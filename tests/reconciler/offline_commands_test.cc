@@ -1,4 +1,4 @@
-#include "reconciler/offline_commands.h"
+#include "reconciler/features/plan/plan_engine.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

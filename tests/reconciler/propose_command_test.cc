@@ -1,4 +1,4 @@
-#include "reconciler/proposals/propose_command.h"
+#include "reconciler/features/proposals/propose_command.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,8 +10,8 @@
 
 #include "core/timestamp.h"
 #include "nlohmann/json.hpp"
-#include "reconciler/proposals/proposer.h"
-#include "reconciler/windows.h"
+#include "reconciler/features/proposals/proposer.h"
+#include "reconciler/runtime/windows.h"
 
 namespace tr::reconciler::proposals {
 namespace {

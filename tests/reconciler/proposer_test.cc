@@ -1,7 +1,7 @@
 // The proposer's pass without a forge (the branch only, logged), on the replica that proposes
 // only, never while a profile is invalid, and never again for a merged proposal; the forge's side
 // runs end to end in tests/e2e/proposal_test.cc.
-#include "reconciler/proposals/proposer.h"
+#include "reconciler/features/proposals/proposer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

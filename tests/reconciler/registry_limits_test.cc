@@ -7,7 +7,7 @@
 #include "fmt/format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "reconciler/registry/installer_tags.h"
+#include "reconciler/clients/registry/installer_tags.h"
 #include "tests/support/loopback_http.h"
 
 namespace tr::reconciler::registry {

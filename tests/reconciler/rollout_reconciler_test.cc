@@ -1,4 +1,4 @@
-#include "reconciler/rollout_reconciler.h"
+#include "reconciler/loop/rollout_reconciler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "core/status_yaml.h"
-#include "reconciler/background_steps.h"
-#include "reconciler/kube/drain.h"
-#include "reconciler/logging.h"
+#include "reconciler/clients/kube/drain.h"
+#include "reconciler/operations/background_steps.h"
+#include "reconciler/runtime/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/rollout_world.h"
 #include "tests/support/simulated_env.h"

@@ -1,7 +1,7 @@
 // The source loop in simulated time: polls publish each new commit's profiles once and enqueue
 // their clusters, waits are jittered, progress is marked only by a successful poll, and the
 // start-up status load retries what time fixes and returns at once what it does not.
-#include "reconciler/source_poller.h"
+#include "reconciler/loop/source_poller.h"
 
 #include <gtest/gtest.h>
 

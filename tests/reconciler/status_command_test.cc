@@ -1,5 +1,5 @@
 // `status` reads what the status store wrote, from a real repository through libgit2.
-#include "reconciler/status_command.h"
+#include "reconciler/app/status_command.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 
 #include "core/timestamp.h"
 #include "gitsource/git_source.h"
-#include "reconciler/status_store.h"
+#include "reconciler/loop/status_store.h"
 
 namespace tr::reconciler {
 namespace {

@@ -1,7 +1,7 @@
 // The status store reading a real status branch (libgit2, a file:// remote) that someone with
 // push access has made hostile: files that are no status, or another cluster's, are skipped
 // and counted, and the other clusters' statuses still load (the daemon starts).
-#include "reconciler/status_store.h"
+#include "reconciler/loop/status_store.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,8 +9,8 @@
 #include "core/status_yaml.h"
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
-#include "reconciler/source_poller.h"
-#include "reconciler/status_command.h"
+#include "reconciler/app/status_command.h"
+#include "reconciler/loop/source_poller.h"
 #include "tests/support/process.h"
 #include "tests/support/repos.h"
 

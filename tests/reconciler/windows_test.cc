@@ -1,4 +1,4 @@
-#include "reconciler/windows.h"
+#include "reconciler/runtime/windows.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "reconciler/work_queue.h"
+#include "reconciler/loop/work_queue.h"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "reconciler/daemon/daemon_config.h"
+#include "reconciler/app/daemon/daemon_config.h"
 
 namespace tr::test_support {
 

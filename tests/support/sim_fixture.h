@@ -14,10 +14,10 @@
 
 #include "base/env.h"
 #include "fmt/format.h"
-#include "reconciler/cluster_clients.h"
-#include "reconciler/talos/events_follower.h"
-#include "reconciler/talos/grpc_talos_client.h"
-#include "reconciler/talos/talosconfig.h"
+#include "reconciler/clients/cluster_clients.h"
+#include "reconciler/clients/talos/events_follower.h"
+#include "reconciler/clients/talos/grpc_talos_client.h"
+#include "reconciler/clients/talos/talosconfig.h"
 #include "tests/sim/fleet.h"
 
 #define TR_CONCAT_INNER(a, b) a##b

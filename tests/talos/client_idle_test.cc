@@ -2,7 +2,7 @@
 // call, so a cluster with nothing in flight holds no connection between its resyncs.
 #include <gmock/gmock.h>
 
-#include "reconciler/talos/grpc_talos_client_impl.h"
+#include "reconciler/clients/talos/grpc_talos_client_impl.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/wait.h"
 

@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "core/base64.h"
-#include "reconciler/talos/tar_gz.h"
+#include "reconciler/clients/talos/tar_gz.h"
 #include "resource/definitions/k8s/k8s.pb.h"
 #include "resource/definitions/v1alpha1/v1alpha1.pb.h"
 #include "tests/support/sim_fixture.h"

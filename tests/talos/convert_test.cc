@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "google/rpc/status.pb.h"
-#include "reconciler/talos/grpc_call.h"
-#include "reconciler/talos/talos_convert.h"
+#include "reconciler/clients/talos/grpc_call.h"
+#include "reconciler/clients/talos/talos_convert.h"
 #include "resource/definitions/runtime/runtime.pb.h"
 
 namespace tr::reconciler::talos {

@@ -3,7 +3,7 @@
 // in the installer's words as a refusal that halts the rollout.
 #include <gmock/gmock.h>
 
-#include "reconciler/error_class.h"
+#include "reconciler/operations/error_class.h"
 #include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {

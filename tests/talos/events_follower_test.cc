@@ -1,4 +1,4 @@
-#include "reconciler/talos/events_follower.h"
+#include "reconciler/clients/talos/events_follower.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

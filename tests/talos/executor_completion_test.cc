@@ -3,7 +3,7 @@
 // uncordoned after its legacy upgrade.
 #include <gmock/gmock.h>
 
-#include "reconciler/executor.h"
+#include "reconciler/operations/executor.h"
 #include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {

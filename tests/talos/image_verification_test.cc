@@ -3,8 +3,8 @@
 // install step reports it naming the node and the image, as a refusal that halts the rollout.
 #include <gmock/gmock.h>
 
-#include "reconciler/error_class.h"
-#include "reconciler/executor.h"
+#include "reconciler/operations/error_class.h"
+#include "reconciler/operations/executor.h"
 #include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {

@@ -1,6 +1,6 @@
 // NodeEventWake against the in-process simulator over mutual TLS: a followed node's events wake
 // its cluster, across the node's reboot, and a node no longer followed wakes nothing.
-#include "reconciler/node_event_wake.h"
+#include "reconciler/loop/node_event_wake.h"
 
 #include <gtest/gtest.h>
 

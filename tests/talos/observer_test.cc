@@ -1,6 +1,6 @@
 // TalosFleetObserver against the in-process simulator over mutual TLS: what it asks the nodes,
 // counted in the simulator's journal.
-#include "reconciler/observer.h"
+#include "reconciler/operations/observer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "reconciler/talos/talosconfig.h"
+#include "reconciler/clients/talos/talosconfig.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

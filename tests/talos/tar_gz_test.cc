@@ -1,4 +1,4 @@
-#include "reconciler/talos/tar_gz.h"
+#include "reconciler/clients/talos/tar_gz.h"
 
 #include <gtest/gtest.h>
 #include <zlib.h>

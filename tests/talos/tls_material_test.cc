@@ -1,7 +1,7 @@
 // The handshake diagnosis of tls_material.h ends when it is stopped: the daemon runs it (when
 // no node of a cluster answers), and SIGTERM must not wait for its connect timeout. The client
 // certificate's expiry read as openssl's own command line reads it.
-#include "reconciler/talos/tls_material.h"
+#include "reconciler/clients/talos/tls_material.h"
 
 #include <gtest/gtest.h>
 

@@ -1,0 +1,33 @@
+#include "reconciler/clients/factory/broken_releases.h"
+
+#include <chrono>
+
+#include "base/env.h"
+#include "fmt/format.h"
+#include "reconciler/clients/registry/installer_tags.h"
+
+namespace tr::reconciler::factory {
+
+std::vector<std::string> MarkBrokenReleases(const ImageFactoryOptions& options,
+                                            const std::set<std::string>& origins,
+                                            core::ReleaseCatalog& catalog) {
+  std::vector<std::string> errors;
+  for (const std::string& origin : origins) {
+    ImageFactoryOptions asked = options;
+    asked.origin = origin;
+    // One refresh, never the periodic one: the TTL is unused.
+    registry::InstallerReleases releases(
+        [&asked](std::stop_token) { return FactoryReleaseTags(asked, false); },
+        std::chrono::hours(1), Env::Default(),
+        [&asked](std::stop_token) { return FactoryReleaseTags(asked, true); });
+    if (absl::Status s = releases.Refresh({}); !s.ok()) {
+      errors.push_back(fmt::format("cannot read the broken releases of the Image Factory {}: {}",
+                                   origin, std::string(s.message())));
+      continue;
+    }
+    for (const core::Version& v : releases.Broken()) catalog.MarkTalosBroken(v);
+  }
+  return errors;
+}
+
+}  // namespace tr::reconciler::factory

@@ -1,0 +1,427 @@
+#include "reconciler/clients/kube/http_kube_client.h"
+
+#include <fcntl.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+#include <stop_token>
+#include <thread>
+
+#include "base/env.h"
+#include "base/http_client.h"
+#include "base/mutex.h"
+#include "base/percent_encoding.h"
+#include "fmt/format.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "reconciler/clients/kube/idle_closer.h"
+#include "reconciler/clients/kube/kube_json.h"
+#include "reconciler/runtime/capped_request.h"
+
+namespace tr::reconciler::kube {
+namespace {
+
+using nlohmann::json;
+
+struct Endpoint {
+  std::string host;
+  int port = 443;
+};
+
+absl::StatusOr<Endpoint> ParseServer(const std::string& url) {
+  constexpr std::string_view kScheme = "https://";
+  if (url.rfind(kScheme, 0) != 0) {
+    return absl::InvalidArgumentError("kubernetes server must be https://host[:port]");
+  }
+  std::string rest = url.substr(kScheme.size());
+  if (auto slash = rest.find('/'); slash != std::string::npos) rest.resize(slash);
+  Endpoint e;
+  const size_t colon = rest.rfind(':');
+  if (colon != std::string::npos && rest.find(']') == std::string::npos) {
+    e.port = std::atoi(rest.substr(colon + 1).c_str());
+    rest.resize(colon);
+  }
+  e.host = rest;
+  if (e.host.empty() || e.port <= 0 || e.port > 65535) {
+    return absl::InvalidArgumentError("kubernetes server must be https://host[:port]");
+  }
+  return e;
+}
+
+// Maps an HTTP answer to a status whose code tells the caller what to do.
+absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
+  if (!res) {
+    // A refused certificate fails the handshake itself (see TrustClusterCaOnly).
+    const std::string_view hint = res.error() == httplib::Error::SSLConnection
+                                      ? " (is the server certificate signed by the kubeconfig's "
+                                        "CA, for this host?)"
+                                      : "";
+    return absl::UnavailableError(
+        fmt::format("kubernetes {}: {}{}", what, httplib::to_string(res.error()), hint));
+  }
+  if (res->status >= 200 && res->status < 300) return absl::OkStatus();
+  const ApiError error = ApiErrorFromBody(res->body);
+  const std::string message = error.message.empty() ? res->body.substr(0, 300) : error.message;
+  const std::string& reason = error.reason;
+  const std::string text = fmt::format("kubernetes {}: HTTP {}: {}", what, res->status, message);
+  if (res->status == 409 && reason == "AlreadyExists") return absl::AlreadyExistsError(text);
+  return HttpAnswerError(res->status, text);
+}
+
+// Ends a client's calls when the process shuts down. httplib's stop() shuts the socket of a
+// request in flight, but it waits for one still being opened (connect and TLS handshake hold
+// httplib's socket lock, up to the connect timeout), so the socket being opened is shut down
+// here first. The calling thread keeps a duplicate of that socket while its call runs: the
+// socket stays alive under us and its number cannot be reused by another part of the process.
+//
+// Thread-safe.
+class ShutdownCanceller {
+ public:
+  ShutdownCanceller(httplib::SSLClient& client, std::stop_token shutdown)
+      : client_(client),
+        shutdown_(std::move(shutdown)),
+        on_shutdown_(shutdown_, [this] { Cancel(); }) {}
+  ~ShutdownCanceller() {
+    MutexLock lock(mu_);
+    if (opening_ >= 0) ::close(opening_);
+  }
+  ShutdownCanceller(const ShutdownCanceller&) = delete;
+  ShutdownCanceller& operator=(const ShutdownCanceller&) = delete;
+
+  bool stopped() const { return shutdown_.stop_requested(); }
+
+  // httplib opened `fd` for the calling thread's request and is about to connect it.
+  void Opened(int fd) {
+    MutexLock lock(mu_);
+    if (opening_ >= 0) ::close(opening_);
+    opening_ = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    opener_ = std::this_thread::get_id();
+    if (opening_ >= 0 && shutdown_.stop_requested()) ::shutdown(opening_, SHUT_RDWR);
+  }
+
+  // The calling thread's request returned: its socket is httplib's alone again.
+  void CallEnded() {
+    MutexLock lock(mu_);
+    if (opening_ >= 0 && opener_ == std::this_thread::get_id()) {
+      ::close(opening_);
+      opening_ = -1;
+    }
+  }
+
+ private:
+  void Cancel() {
+    {
+      MutexLock lock(mu_);
+      if (opening_ >= 0) ::shutdown(opening_, SHUT_RDWR);  // ends connect or handshake
+    }
+    client_.stop();  // ends a request waiting for its answer
+  }
+
+  httplib::SSLClient& client_;
+  const std::stop_token shutdown_;
+  Mutex mu_;
+  int opening_ ABSL_GUARDED_BY(mu_) = -1;
+  std::thread::id opener_ ABSL_GUARDED_BY(mu_);
+  // Last: registered once everything it uses exists, unregistered before it goes.
+  std::stop_callback<std::function<void()>> on_shutdown_;
+};
+
+class HttpKubeClient final : public KubeClient {
+ public:
+  HttpKubeClient(std::unique_ptr<httplib::SSLClient> client, std::stop_token shutdown,
+                 size_t max_answer_bytes, std::chrono::milliseconds idle_timeout)
+      : client_(std::move(client)),
+        max_answer_bytes_(max_answer_bytes),
+        idle_timeout_(idle_timeout),
+        canceller_(*client_, std::move(shutdown)),
+        last_used_(Env::Default().Now()),
+        closer_(IdleCloser::Shared()),
+        closer_id_(closer_->Add(idle_timeout_,
+                                [this](Env::TimePoint now) { return CloseIfIdle(now); })) {
+    client_->set_socket_options([this](socket_t fd) { canceller_.Opened(fd); });
+  }
+  ~HttpKubeClient() override { closer_->Remove(closer_id_); }
+  HttpKubeClient(const HttpKubeClient&) = delete;
+  HttpKubeClient& operator=(const HttpKubeClient&) = delete;
+
+  size_t OpenConnections() const { return client_->is_socket_open(); }
+
+  absl::StatusOr<std::vector<KubeNode>> ListNodes() override {
+    absl::StatusOr<json> body = Get("/api/v1/nodes", "list nodes");
+    if (!body.ok()) return body.status();
+    return NodesFromList(*body);
+  }
+
+  absl::Status SetUnschedulable(const std::string& node, bool unschedulable) override {
+    const json patch = {{"spec", {{"unschedulable", unschedulable}}}};
+    const CappedAnswer res = Send(MakeRequest("PATCH", "/api/v1/nodes/" + node, {}, patch.dump(),
+                                              "application/merge-patch+json"));
+    return Checked(res, unschedulable ? "cordon " + node : "uncordon " + node);
+  }
+
+  absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) override {
+    absl::StatusOr<json> body =
+        Get("/api/v1/pods?fieldSelector=spec.nodeName%3D" + node, "list pods on " + node);
+    if (!body.ok()) return body.status();
+    return PodsFromList(*body);
+  }
+
+  absl::Status EvictPod(const std::string& ns, const std::string& name) override {
+    const json eviction = {{"apiVersion", "policy/v1"},
+                           {"kind", "Eviction"},
+                           {"metadata", {{"name", name}, {"namespace", ns}}}};
+    const CappedAnswer res =
+        Send(MakeRequest("POST", fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name),
+                         {}, eviction.dump(), "application/json"));
+    return Checked(res, fmt::format("evict {}/{}", ns, name));
+  }
+
+  absl::StatusOr<std::vector<KubePodDetail>> ListPods(const std::string& ns,
+                                                const std::string& label_selector) override {
+    std::string selector;
+    for (char c : label_selector) selector += c == '=' ? std::string("%3D") : std::string(1, c);
+    absl::StatusOr<json> body =
+        Get(fmt::format("/api/v1/namespaces/{}/pods?labelSelector={}", ns, selector),
+            fmt::format("list pods {} in {}", label_selector, ns));
+    if (!body.ok()) return body.status();
+    return PodDetailsFromList(*body);
+  }
+
+  absl::StatusOr<int> CountObjects(const std::string& list_path) override {
+    absl::StatusOr<json> body = Get(list_path, "list " + list_path);
+    if (!body.ok()) return body.status();
+    return static_cast<int>(ItemCount(*body));
+  }
+
+  absl::StatusOr<std::string> GetObject(const std::string& path) override {
+    absl::StatusOr<json> body = Get(path, "get " + path);
+    if (!body.ok()) return body.status();
+    return body->dump();
+  }
+
+  absl::StatusOr<std::string> GetText(const std::string& path) override {
+    return GetBody(path, "get " + path);
+  }
+
+  absl::Status ApplyObject(const std::string& path, const std::string& object_yaml,
+                           const std::string& field_manager) override {
+    const std::string target = fmt::format("{}?fieldManager={}&force=true", path,
+                                           PercentEncode(field_manager));
+    const CappedAnswer res =
+        Send(MakeRequest("PATCH", target, {}, object_yaml, "application/apply-patch+yaml"));
+    return Checked(res, "apply " + path);
+  }
+
+  absl::StatusOr<std::vector<core::WorkloadStatus>> ListWorkloads(
+      const std::string& kind, const std::string& ns, const std::string& name,
+      const std::string& selector) override {
+    std::string plural = kind + "s";
+    std::transform(plural.begin(), plural.end(), plural.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::string path = fmt::format("/apis/apps/v1/namespaces/{}/{}", ns, plural);
+    if (!name.empty()) {
+      absl::StatusOr<json> one = Get(path + "/" + name, fmt::format("get {} {}/{}", kind, ns, name));
+      if (!one.ok()) return one.status();
+      return std::vector<core::WorkloadStatus>{WorkloadFromJson(kind, *one)};
+    }
+    if (!selector.empty()) path += "?labelSelector=" + PercentEncode(selector);
+    absl::StatusOr<json> body = Get(path, fmt::format("list {} in {}", plural, ns));
+    if (!body.ok()) return body.status();
+    return WorkloadsFromList(kind, *body);
+  }
+
+  absl::StatusOr<std::string> CreateObject(const std::string& path,
+                                           const std::string& object) override {
+    return Text(Send(MakeRequest("POST", path, {}, object, "application/json")),
+                "create in " + path);
+  }
+
+  absl::StatusOr<std::string> ReplaceObject(const std::string& path,
+                                            const std::string& object) override {
+    return Text(Send(MakeRequest("PUT", path, {}, object, "application/json")), "replace " + path);
+  }
+
+  absl::Status DeleteObject(const std::string& path, const std::string& options) override {
+    return Checked(Send(MakeRequest("DELETE", path, {}, options, "application/json")),
+                   "delete " + path);
+  }
+
+ private:
+  absl::StatusOr<std::string> Text(CappedAnswer answer, const std::string& what) const {
+    if (absl::Status s = Checked(answer, what); !s.ok()) return s;
+    return std::move(answer.result->body);
+  }
+
+  // One request, unless the process is shutting down; its answer read up to the cap.
+  CappedAnswer Send(httplib::Request request) {
+    if (canceller_.stopped()) return {httplib::Result(nullptr, httplib::Error::Canceled), false};
+    {
+      MutexLock lock(idle_mu_);  // waits for an idle close under way: then a new connection
+      ++in_flight_;
+    }
+    CappedAnswer answer = SendCapped(*client_, std::move(request), max_answer_bytes_);
+    canceller_.CallEnded();
+    MutexLock lock(idle_mu_);
+    --in_flight_;
+    last_used_ = Env::Default().Now();
+    return answer;
+  }
+
+  // httplib's stop() shuts the socket of a request in flight, so it is called only when none
+  // is, and none can start until it returns.
+  IdleCloser::Idle CloseIfIdle(Env::TimePoint now) {
+    MutexLock lock(idle_mu_);
+    if (in_flight_ > 0) return IdleCloser::Idle::kBusy;
+    if (now - last_used_ < idle_timeout_ || !client_->is_socket_open()) {
+      return IdleCloser::Idle::kIdle;
+    }
+    client_->stop();
+    return IdleCloser::Idle::kClosed;
+  }
+
+  // A request the shutdown broke off is Cancelled, whatever httplib saw of it.
+  absl::Status Checked(const CappedAnswer& answer, std::string_view what) const {
+    if (answer.over_cap)
+      return AnswerOverCap(fmt::format("kubernetes {}", what), max_answer_bytes_);
+    const httplib::Result& res = answer.result;
+    if (!res && canceller_.stopped()) {
+      return absl::CancelledError(fmt::format("kubernetes {}: the process is stopping", what));
+    }
+    return FromResponse(res, what);
+  }
+
+  absl::StatusOr<json> Get(const std::string& path, std::string_view what) {
+    absl::StatusOr<std::string> text = GetBody(path, what);
+    if (!text.ok()) return text.status();
+    json body = json::parse(*text, nullptr, false);
+    if (!body.is_object()) return absl::InternalError(fmt::format("kubernetes {}: not JSON", what));
+    return body;
+  }
+
+  absl::StatusOr<std::string> GetBody(const std::string& path, std::string_view what) {
+    CappedAnswer res = Send(MakeRequest("GET", path));
+    // The kept-alive connection may have been closed by the server since the last request
+    // (its idle timeout); httplib finds out only when the answer does not come. A GET is
+    // safe to send again, once, on a new connection.
+    if (!res.result && !res.over_cap && res.result.error() != httplib::Error::Connection &&
+        !canceller_.stopped()) {
+      res = Send(MakeRequest("GET", path));
+    }
+    return Text(std::move(res), std::string(what));
+  }
+
+  // One TLS context and one keep-alive connection for the cluster; httplib serialises the
+  // requests made on it from several threads.
+  const std::unique_ptr<httplib::SSLClient> client_;
+  const size_t max_answer_bytes_;
+  const std::chrono::milliseconds idle_timeout_;
+  ShutdownCanceller canceller_;  // after client_: made after it, gone before it
+  Mutex idle_mu_;  // never held across a request
+  int in_flight_ ABSL_GUARDED_BY(idle_mu_) = 0;
+  Env::TimePoint last_used_ ABSL_GUARDED_BY(idle_mu_);  // the end of the last request
+  // Last: registered once everything CloseIfIdle uses exists, removed before it goes.
+  const std::shared_ptr<IdleCloser> closer_;
+  const int closer_id_;
+};
+
+struct BioFree {
+  void operator()(BIO* b) const { BIO_free(b); }
+};
+struct X509Free {
+  void operator()(X509* c) const { X509_free(c); }
+};
+struct PkeyFree {
+  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
+};
+using BioPtr = std::unique_ptr<BIO, BioFree>;
+
+BioPtr MemBio(const std::string& pem) {
+  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+}
+
+// Every certificate of `pem` in a new store; nullptr when there is none.
+X509_STORE* StoreFromPem(const std::string& pem) {
+  BioPtr bio = MemBio(pem);
+  X509_STORE* store = X509_STORE_new();
+  int added = 0;
+  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
+    added += X509_STORE_add_cert(store, cert);
+    X509_free(cert);
+  }
+  if (added == 0) {
+    X509_STORE_free(store);
+    return nullptr;
+  }
+  return store;
+}
+
+absl::StatusOr<std::unique_ptr<httplib::SSLClient>> NewSslClient(
+    const KubeCredentials& credentials, const Endpoint& endpoint) {
+  if (credentials.client_cert_pem.empty()) {
+    auto client = std::make_unique<httplib::SSLClient>(endpoint.host, endpoint.port);
+    client->set_bearer_token_auth(credentials.token.c_str());
+    return client;
+  }
+  std::unique_ptr<X509, X509Free> cert(
+      PEM_read_bio_X509(MemBio(credentials.client_cert_pem).get(), nullptr, nullptr, nullptr));
+  std::unique_ptr<EVP_PKEY, PkeyFree> key(PEM_read_bio_PrivateKey(
+      MemBio(credentials.client_key_pem).get(), nullptr, nullptr, nullptr));
+  if (cert == nullptr || key == nullptr) {
+    return absl::InvalidArgumentError("kubeconfig: unusable client certificate or key");
+  }
+  return std::make_unique<httplib::SSLClient>(endpoint.host, endpoint.port, cert.get(), key.get());
+}
+
+// Makes the kubeconfig's CA the only trust anchor of the client's TLS context. httplib's own
+// verification is left off on purpose: before each handshake it calls
+// SSL_CTX_set_default_verify_paths, which adds the system CA bundle to the store, so any public
+// CA could then vouch for a cluster's API server (and parsing the bundle cost most of our CPU).
+// OpenSSL verifies the chain and the host name during the handshake instead.
+absl::Status TrustClusterCaOnly(httplib::SSLClient& client, const std::string& ca_pem,
+                                const std::string& host) {
+  X509_STORE* store = StoreFromPem(ca_pem);
+  if (store == nullptr) return absl::InvalidArgumentError("kubeconfig: no usable CA certificate");
+  client.set_ca_cert_store(store);  // the TLS context owns it from here
+  client.enable_server_certificate_verification(false);
+  SSL_CTX* ctx = client.ssl_context();
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
+  X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+  const bool pinned = X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) == 1 ||
+                      X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size()) == 1;
+  if (!pinned) return absl::InvalidArgumentError("kubernetes server: unusable host name");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredentials& credentials,
+                                                              HttpKubeClientOptions options) {
+  absl::StatusOr<Endpoint> endpoint = ParseServer(credentials.server);
+  if (!endpoint.ok()) return endpoint.status();
+  absl::StatusOr<std::unique_ptr<httplib::SSLClient>> client =
+      NewSslClient(credentials, *endpoint);
+  if (!client.ok()) return client.status();
+  if (!(*client)->is_valid()) {
+    return absl::InvalidArgumentError("kubeconfig: client certificate and key do not match");
+  }
+  if (absl::Status s = TrustClusterCaOnly(**client, credentials.ca_pem, endpoint->host); !s.ok()) {
+    return s;
+  }
+  SetHttpConnection(**client, options.connect_timeout, options.request_timeout);
+  (*client)->set_keep_alive(true);
+  return std::make_unique<HttpKubeClient>(std::move(*client), std::move(options.shutdown),
+                                          options.max_answer_bytes, options.idle_timeout);
+}
+
+size_t OpenConnections(const KubeClient& client) {
+  const auto* http = dynamic_cast<const HttpKubeClient*>(&client);
+  return http == nullptr ? 0 : http->OpenConnections();
+}
+
+}  // namespace tr::reconciler::kube

@@ -1,0 +1,400 @@
+#include "reconciler/clients/talos/grpc_talos_client.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <thread>
+
+#include "absl/strings/cord.h"
+#include "base/env.h"
+#include "cosi/resource/state.grpc.pb.h"
+#include "machine/image.grpc.pb.h"
+#include "machine/lifecycle.grpc.pb.h"
+#include "machine/machine.grpc.pb.h"
+#include "reconciler/clients/talos/grpc_talos_client_impl.h"
+#include "reconciler/clients/talos/talos_convert.h"
+
+namespace tr::reconciler::talos {
+namespace {
+
+// gRPC deadlines are real time: the calls are real IO, so the real environment's clock.
+Env::TimePoint Now() { return Env::Default().Now(); }
+
+// How long one connection wait may block before the stop token is looked at again.
+constexpr auto kConnectSlice = std::chrono::milliseconds(100);
+// The payload (absl::Status::SetPayload) of a call's Unavailable when every endpoint refused.
+constexpr char kEveryEndpointRefused[] = "talos-reconciler/every-endpoint-refused";
+
+constexpr std::string_view kMachineStatusNamespace = "runtime";
+constexpr std::string_view kMachineStatusType = "MachineStatuses.runtime.talos.dev";
+constexpr std::string_view kMachineStatusId = "machine";
+
+std::string Trim(std::string text) {
+  const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
+  while (!text.empty() && space(text.back())) text.pop_back();
+  const auto first = std::find_if_not(text.begin(), text.end(), space);
+  return std::string(first, text.end());
+}
+
+std::string Join(const std::vector<std::string>& parts) {
+  std::string out;
+  for (const auto& part : parts) out += (out.empty() ? "" : ", ") + part;
+  return out;
+}
+
+}  // namespace
+
+bool EveryEndpointRefused(const absl::Status& status) {
+  return status.GetPayload(kEveryEndpointRefused).has_value();
+}
+
+absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(const TalosContext& context,
+                                                                GrpcTalosClientOptions options) {
+  if (context.endpoints.empty()) {
+    return absl::InvalidArgumentError(
+        fmt::format("talosconfig context \"{}\" has no endpoints", context.name));
+  }
+  if (context.ca_pem.empty() || context.crt_pem.empty() || context.key_pem.empty()) {
+    return absl::InvalidArgumentError(fmt::format(
+        "talosconfig context \"{}\" lacks ca, crt or key for mutual TLS", context.name));
+  }
+  grpc::SslCredentialsOptions tls;
+  tls.pem_root_certs = context.ca_pem;
+  tls.pem_cert_chain = context.crt_pem;
+  tls.pem_private_key = NormalizeKeyPem(context.key_pem);
+  const auto credentials = grpc::SslCredentials(tls);
+
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  const int backoff_ms = static_cast<int>(options.max_reconnect_backoff.count());
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, backoff_ms);
+  // gRPC takes this one as the minimum time a connection attempt (TCP and TLS handshake) may
+  // last, not as a backoff: keep it at the connect timeout, or a slow handshake fails every
+  // attempt ("connection attempt timed out before receiving SETTINGS frame").
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(std::min<int64_t>(options.timeouts.connect.count(), INT32_MAX)));
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(backoff_ms, 1000));
+  args.SetInt(GRPC_ARG_CLIENT_IDLE_TIMEOUT_MS,
+              static_cast<int>(std::clamp<int64_t>(options.idle_timeout.count(), 1000, INT32_MAX)));
+  if (!options.tls_server_name.empty()) args.SetSslTargetNameOverride(options.tls_server_name);
+
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (const auto& endpoint : context.endpoints) {
+    channels.push_back(grpc::CreateCustomChannel(endpoint.Target(), credentials, args));
+  }
+  return std::make_unique<GrpcTalosClient>(context.endpoints, std::move(channels),
+                                           std::move(options));
+}
+
+GrpcTalosClient::GrpcTalosClient(std::vector<Endpoint> endpoints,
+                                 std::vector<std::shared_ptr<grpc::Channel>> channels,
+                                 GrpcTalosClientOptions options)
+    : endpoints_(std::move(endpoints)),
+      channels_(std::move(channels)),
+      stubs_(channels_.begin(), channels_.end()),
+      options_(std::move(options)) {}
+
+std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node) const {
+  const size_t count = endpoints_.size();
+  const size_t first = preferred_.load() % count;
+  std::vector<size_t> others;
+  std::vector<size_t> self;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t index = (first + i) % count;
+    (endpoints_[index].host == node ? self : others).push_back(index);
+  }
+  return others.empty() ? self : others;
+}
+
+size_t GrpcTalosClient::ConnectedEndpoints() const {
+  return static_cast<size_t>(std::count_if(channels_.begin(), channels_.end(), [](const auto& c) {
+    return c->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
+  }));
+}
+
+GrpcTalosClient::Connection GrpcTalosClient::Connect(grpc::Channel& channel,
+                                                     Env::TimePoint deadline,
+                                                     const std::stop_token& stop) {
+  // A refused connection or a failed handshake puts the channel in TRANSIENT_FAILURE at once:
+  // move on to the next endpoint then. Only an endpoint that does not answer at all (a machine
+  // that is off) costs the whole connect timeout.
+  grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
+  while (!stop.stop_requested()) {
+    if (state == GRPC_CHANNEL_READY) return Connection::kReady;
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) {
+      return Connection::kRefused;
+    }
+    const auto slice_end = std::min(deadline, Now() + kConnectSlice);
+    if (!channel.WaitForStateChange(state, slice_end) && slice_end >= deadline) {
+      return Connection::kNoAnswer;
+    }
+    state = channel.GetState(/*try_to_connect=*/true);
+  }
+  return Connection::kNoAnswer;
+}
+
+absl::Status GrpcTalosClient::Call(const std::string& method, const std::string& node,
+                                   std::chrono::milliseconds timeout, Failover failover,
+                                   const Attempt& attempt, std::stop_token caller_stop) {
+  // The caller's token or the process's shutdown, whichever comes first.
+  std::stop_source either;
+  std::stop_callback on_caller(caller_stop, [&either] { either.request_stop(); });
+  std::stop_callback on_shutdown(options_.shutdown, [&either] { either.request_stop(); });
+  const std::stop_token stop = either.get_token();
+  const auto deadline = Now() + timeout;
+  const std::vector<size_t> candidates = Candidates(node);
+  std::vector<std::string> failed;
+  bool every_refused = true;  // no endpoint tried merely failed to answer
+  for (size_t n = 0; n < candidates.size(); ++n) {
+    const size_t index = candidates[n];
+    grpc::Channel& channel = *channels_[index];
+    const std::string endpoint = endpoints_[index].Target();
+    const Connection connection =
+        Connect(channel, std::min(deadline, Now() + options_.timeouts.connect), stop);
+    if (connection != Connection::kReady) {
+      if (stop.stop_requested()) break;
+      every_refused = every_refused && connection == Connection::kRefused;
+      failed.push_back(endpoint);
+      if (Now() >= deadline) break;
+      continue;
+    }
+    CallAttempt call{{}, channels_[index], CallInfo{method, node, endpoint}, &stubs_[index]};
+    call.context.set_deadline(deadline);
+    call.context.AddMetadata("node", node);
+    std::stop_callback cancel(stop, [&call] { call.context.TryCancel(); });
+    absl::Status status = attempt(call);
+    if (status.ok()) {
+      preferred_.store(index);
+      return status;
+    }
+    // Unavailable may be the endpoint's own apid (restarting, going down) rather than the node
+    // behind it: a read-only call may safely try the next endpoint.
+    if (failover == Failover::kReadOnly && status.code() == absl::StatusCode::kUnavailable &&
+        n + 1 < candidates.size() && !stop.stop_requested()) {
+      failed.push_back(endpoint);
+      every_refused = false;  // it connected
+      continue;
+    }
+    return status;
+  }
+  const CallInfo info{method, node, ""};
+  if (stop.stop_requested()) return CallError(absl::StatusCode::kCancelled, info, "cancelled");
+  const auto code =
+      Now() >= deadline ? absl::StatusCode::kDeadlineExceeded : absl::StatusCode::kUnavailable;
+  absl::Status error =
+      CallError(code, info, fmt::format("no endpoint reachable (tried {})", Join(failed)));
+  if (every_refused && code == absl::StatusCode::kUnavailable) {
+    error.SetPayload(kEveryEndpointRefused, absl::Cord("1"));
+  }
+  return error;
+}
+
+absl::StatusOr<NodeVersion> GrpcTalosClient::Version(const std::string& node) {
+  NodeVersion result;
+  absl::Status status =
+      Call("Version", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
+        machine::VersionResponse reply;
+        auto& stub = a.stubs->machine;
+        if (auto s = a.Check(stub->Version(&a.context, {}, &reply)); !s.ok()) return s;
+        auto message = a.Single(reply);
+        if (!message.ok()) return message.status();
+        auto version = ToNodeVersion(**message);
+        if (!version.ok())
+          return a.Error(absl::StatusCode::kInternal, std::string(version.status().message()));
+        result = *std::move(version);
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::StatusOr<std::string> GrpcTalosClient::BootId(const std::string& node) {
+  auto content = ReadFile(node, "/proc/sys/kernel/random/boot_id");
+  if (!content.ok()) return content.status();
+  return Trim(*std::move(content));
+}
+
+absl::StatusOr<MachineStatus> GrpcTalosClient::GetMachineStatus(const std::string& node) {
+  auto resource = CosiGet(node, std::string(kMachineStatusNamespace),
+                          std::string(kMachineStatusType), std::string(kMachineStatusId));
+  if (!resource.ok()) return resource.status();
+  auto status = MachineStatusFromSpec(resource->proto_spec);
+  if (!status.ok()) {
+    return CallError(absl::StatusCode::kInternal, CallInfo{"MachineStatus", node, ""},
+                     std::string(status.status().message()));
+  }
+  return status;
+}
+
+absl::StatusOr<std::vector<ServiceState>> GrpcTalosClient::ServiceList(const std::string& node) {
+  std::vector<ServiceState> result;
+  absl::Status status =
+      Call("ServiceList", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
+        machine::ServiceListResponse reply;
+        auto& stub = a.stubs->machine;
+        if (auto s = a.Check(stub->ServiceList(&a.context, {}, &reply)); !s.ok()) return s;
+        auto message = a.Single(reply);
+        if (!message.ok()) return message.status();
+        result.clear();
+        for (const auto& info : (*message)->services()) result.push_back(ToServiceState(info));
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::StatusOr<std::vector<EtcdMember>> GrpcTalosClient::EtcdMemberList(const std::string& node) {
+  std::vector<EtcdMember> result;
+  absl::Status status = Call(
+      "EtcdMemberList", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
+        machine::EtcdMemberListResponse reply;
+        auto& stub = a.stubs->machine;
+        if (auto s = a.Check(stub->EtcdMemberList(&a.context, {}, &reply)); !s.ok()) return s;
+        auto message = a.Single(reply);
+        if (!message.ok()) return message.status();
+        result.clear();
+        for (const auto& member : (*message)->members()) result.push_back(ToEtcdMember(member));
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::StatusOr<EtcdMemberStatus> GrpcTalosClient::EtcdStatus(const std::string& node) {
+  EtcdMemberStatus result;
+  absl::Status status =
+      Call("EtcdStatus", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
+        machine::EtcdStatusResponse reply;
+        auto& stub = a.stubs->machine;
+        if (auto s = a.Check(stub->EtcdStatus(&a.context, {}, &reply)); !s.ok()) return s;
+        auto message = a.Single(reply);
+        if (!message.ok()) return message.status();
+        result = ToEtcdMemberStatus((*message)->member_status());
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::StatusOr<UpgradeAck> GrpcTalosClient::Upgrade(const std::string& node,
+                                                    const LegacyUpgradeRequest& request) {
+  machine::UpgradeRequest proto;
+  proto.set_image(request.image);
+  proto.set_preserve(request.preserve);
+  proto.set_stage(request.stage);
+  proto.set_force(request.force);
+  proto.set_reboot_mode(request.powercycle ? machine::UpgradeRequest::POWERCYCLE
+                                           : machine::UpgradeRequest::DEFAULT);
+  UpgradeAck result;
+  absl::Status status =
+      Call("Upgrade", node, options_.timeouts.image, Failover::kConnectOnly, [&](CallAttempt& a) {
+        machine::UpgradeResponse reply;
+        auto& stub = a.stubs->machine;
+        if (auto s = a.Check(stub->Upgrade(&a.context, proto, &reply)); !s.ok()) return s;
+        auto message = a.Single(reply);
+        if (!message.ok()) return message.status();
+        result = UpgradeAck{(*message)->ack(), (*message)->actor_id()};
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::Status GrpcTalosClient::PullImageLegacy(const std::string& node, ContainerdNamespace ns,
+                                              const std::string& image) {
+  machine::ImagePullRequest proto;
+  proto.set_namespace_(static_cast<common::ContainerdNamespace>(ns));
+  proto.set_reference(image);
+  return Call("ImagePull", node, options_.timeouts.image, Failover::kConnectOnly,
+              [&](CallAttempt& a) {
+                machine::ImagePullResponse reply;
+                auto& stub = a.stubs->machine;
+                if (auto s = a.Check(stub->ImagePull(&a.context, proto, &reply)); !s.ok()) {
+                  return s;
+                }
+                return a.Single(reply).status();
+              });
+}
+
+absl::StatusOr<std::string> GrpcTalosClient::Reboot(const std::string& node, RebootMode mode) {
+  machine::RebootRequest proto;
+  proto.set_mode(static_cast<machine::RebootRequest::Mode>(mode));
+  std::string actor_id;
+  absl::Status status =
+      Call("Reboot", node, options_.timeouts.mutate, Failover::kConnectOnly, [&](CallAttempt& a) {
+        machine::RebootResponse reply;
+        auto& stub = a.stubs->machine;
+        if (auto s = a.Check(stub->Reboot(&a.context, proto, &reply)); !s.ok()) return s;
+        auto message = a.Single(reply);
+        if (!message.ok()) return message.status();
+        actor_id = (*message)->actor_id();
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  return actor_id;
+}
+
+absl::Status GrpcTalosClient::Rollback(const std::string& node) {
+  return Call("Rollback", node, options_.timeouts.mutate, Failover::kConnectOnly,
+              [&](CallAttempt& a) {
+                machine::RollbackResponse reply;
+                auto& stub = a.stubs->machine;
+                if (auto s = a.Check(stub->Rollback(&a.context, {}, &reply)); !s.ok()) return s;
+                return a.Single(reply).status();
+              });
+}
+
+absl::StatusOr<ApplyConfigurationResult> GrpcTalosClient::ApplyConfiguration(
+    const std::string& node, const ApplyConfigurationRequest& request) {
+  machine::ApplyConfigurationRequest proto;
+  proto.set_data(request.config_yaml);
+  proto.set_mode(static_cast<machine::ApplyConfigurationRequest::Mode>(request.mode));
+  proto.set_dry_run(request.dry_run);
+  if (request.try_timeout.count() > 0) {
+    const auto ms = request.try_timeout.count();
+    proto.mutable_try_mode_timeout()->set_seconds(ms / 1000);
+    proto.mutable_try_mode_timeout()->set_nanos(static_cast<int32_t>(ms % 1000) * 1000000);
+  }
+  ApplyConfigurationResult result;
+  absl::Status status =
+      Call("ApplyConfiguration", node, options_.timeouts.mutate, Failover::kConnectOnly,
+           [&](CallAttempt& a) {
+             machine::ApplyConfigurationResponse reply;
+             auto& stub = a.stubs->machine;
+             if (auto s = a.Check(stub->ApplyConfiguration(&a.context, proto, &reply)); !s.ok()) {
+               return s;
+             }
+             auto message = a.Single(reply);
+             if (!message.ok()) return message.status();
+             result.mode = static_cast<ApplyMode>((*message)->mode());
+             result.mode_details = (*message)->mode_details();
+             result.warnings.assign((*message)->warnings().begin(), (*message)->warnings().end());
+             return absl::OkStatus();
+           });
+  if (!status.ok()) return status;
+  return result;
+}
+
+absl::StatusOr<CosiResource> GrpcTalosClient::CosiGet(const std::string& node,
+                                                      const std::string& namespace_name,
+                                                      const std::string& type,
+                                                      const std::string& id) {
+  cosi::resource::GetRequest proto;
+  proto.set_namespace_(namespace_name);
+  proto.set_type(type);
+  proto.set_id(id);
+  CosiResource result;
+  absl::Status status = Call("cosi.State/Get", node, options_.timeouts.read, Failover::kReadOnly,
+                             [&](CallAttempt& a) {
+                               cosi::resource::GetResponse reply;
+                               auto& stub = a.stubs->cosi;
+                               if (auto s = a.Check(stub->Get(&a.context, proto, &reply)); !s.ok())
+                                 return s;
+                               result = ToCosiResource(reply.resource());
+                               return absl::OkStatus();
+                             });
+  if (!status.ok()) return status;
+  return result;
+}
+
+}  // namespace tr::reconciler::talos

@@ -1,0 +1,77 @@
+// The gRPC implementation of TalosClient: mutual TLS with a talosconfig context's material, one
+// `node` metadata value per call, a deadline on every call, and failover across the context's
+// endpoints.
+//
+// Routing: a call for node X dials one of the endpoints other than X when there is one, so a
+// node that is being upgraded or rebooted is never the proxy for its own calls. The endpoint
+// that last answered is tried first. An endpoint whose connection is refused or fails the TLS
+// handshake (or did so within the last reconnect backoff), or that does not connect within
+// `timeouts.connect`, is skipped for the next; read-only calls (Version, ServiceList, Etcd*,
+// COSI Get/List, Read, Kubeconfig) also move on when a call through an endpoint ends in
+// Unavailable. Calls that change the node (Upgrade, Reboot, ApplyConfiguration, ...) and
+// long-lived streams (Events, Watch) are sent once: they fail over only when no connection was
+// made, so a request is never delivered twice.
+//
+// TLS: the server name checked is the endpoint host (apid's certificate has the node's IPs as
+// SANs), as talosctl does; set `tls_server_name` when the endpoints are names or VIPs outside the
+// certificate. Ed25519 material works with Debian's gRPC (OpenSSL 3).
+//
+// Thread-safety: the client is safe to use from several threads at once.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <stop_token>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "reconciler/clients/talos/talos_client.h"
+#include "reconciler/clients/talos/talosconfig.h"
+
+namespace tr::reconciler::talos {
+
+// Deadlines per class of call, from the start of the call (connecting included).
+struct TalosCallTimeouts {
+  // Establishing a connection to one endpoint before moving on to the next.
+  std::chrono::milliseconds connect{std::chrono::seconds(10)};
+  // Version, ServiceList, Etcd*, COSI Get/List, Read, boot id.
+  std::chrono::milliseconds read{std::chrono::seconds(30)};
+  // Reboot, Rollback, ApplyConfiguration.
+  std::chrono::milliseconds mutate{std::chrono::seconds(60)};
+  // Upgrade (the node pulls and validates the installer image first), LifecycleService/Upgrade,
+  // ImageService/Pull, ImagePull.
+  std::chrono::milliseconds image{std::chrono::minutes(10)};
+  // EtcdSnapshot, Kubeconfig.
+  std::chrono::milliseconds transfer{std::chrono::minutes(10)};
+};
+
+struct GrpcTalosClientOptions {
+  TalosCallTimeouts timeouts;
+  // TLS name to check instead of the endpoint host; empty = the endpoint host.
+  std::string tls_server_name;
+  // Largest message accepted from a node (talosctl: 32 MiB).
+  int max_receive_message_bytes = 32 * 1024 * 1024;
+  // Upper bound of gRPC's reconnect backoff towards one endpoint; keeps a rebooted endpoint from
+  // being ignored for minutes.
+  std::chrono::milliseconds max_reconnect_backoff{std::chrono::seconds(5)};
+  // A channel with no call in flight for this long closes its connection (gRPC's client idle
+  // timeout, at least 1 s); the next call opens it again. An idle cluster then holds no
+  // connection between its resyncs (default 5 min), at the cost of one TLS handshake per
+  // endpoint at the next one.
+  std::chrono::milliseconds idle_timeout{std::chrono::minutes(1)};
+  // The process's shutdown: once requested, every call in flight is cancelled (Cancelled) and
+  // new calls fail at once, so a SIGTERM is not held up by a 10-minute transfer.
+  std::stop_token shutdown;
+};
+
+// Whether `status`, a call's Unavailable, says that every endpoint tried refused the connection
+// or failed the TLS handshake, none merely not answering in time. Then the talosconfig may be
+// why (tls_material.h's DiagnoseHandshake tells), and asking costs no timeout.
+bool EveryEndpointRefused(const absl::Status& status);
+
+// A client for the context's endpoints. InvalidArgument when the context has no endpoints or
+// no TLS material.
+absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(
+    const TalosContext& context, GrpcTalosClientOptions options = {});
+
+}  // namespace tr::reconciler::talos

@@ -1,0 +1,96 @@
+// GrpcTalosClient, the class behind NewGrpcTalosClient (grpc_talos_client.h). Internal: its
+// methods are split over grpc_talos_client.cc (routing, unary calls) and grpc_talos_streams.cc
+// (server-streaming calls).
+//
+// Thread-safety: safe from several threads; the only mutable state is the preferred endpoint.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "reconciler/clients/talos/grpc_call.h"
+#include "reconciler/clients/talos/grpc_talos_client.h"
+
+namespace tr::reconciler::talos {
+
+class GrpcTalosClient final : public TalosClient {
+ public:
+  GrpcTalosClient(std::vector<Endpoint> endpoints,
+                  std::vector<std::shared_ptr<grpc::Channel>> channels,
+                  GrpcTalosClientOptions options);
+
+  absl::StatusOr<NodeVersion> Version(const std::string& node) override;
+  absl::StatusOr<std::string> BootId(const std::string& node) override;
+  absl::StatusOr<MachineStatus> GetMachineStatus(const std::string& node) override;
+  absl::StatusOr<std::vector<ServiceState>> ServiceList(const std::string& node) override;
+  absl::StatusOr<std::vector<EtcdMember>> EtcdMemberList(const std::string& node) override;
+  absl::StatusOr<EtcdMemberStatus> EtcdStatus(const std::string& node) override;
+  absl::StatusOr<UpgradeAck> Upgrade(const std::string& node,
+                                     const LegacyUpgradeRequest& request) override;
+  absl::StatusOr<LifecycleUpgradeResult> LifecycleUpgrade(
+      const std::string& node, const std::string& image, core::InstallerStore store,
+      const std::function<void(const std::string&)>& on_progress) override;
+  absl::StatusOr<ImagePullResult> PullImage(const std::string& node, core::InstallerStore store,
+                                            const std::string& image) override;
+  absl::Status PullImageLegacy(const std::string& node, ContainerdNamespace ns,
+                               const std::string& image) override;
+  absl::StatusOr<std::string> Reboot(const std::string& node, RebootMode mode) override;
+  absl::Status Rollback(const std::string& node) override;
+  absl::StatusOr<ApplyConfigurationResult> ApplyConfiguration(
+      const std::string& node, const ApplyConfigurationRequest& request) override;
+  absl::StatusOr<std::string> Kubeconfig(const std::string& node) override;
+  absl::StatusOr<CosiResource> CosiGet(const std::string& node, const std::string& namespace_name,
+                                       const std::string& type, const std::string& id) override;
+  absl::StatusOr<std::vector<CosiResource>> CosiList(const std::string& node,
+                                                     const std::string& namespace_name,
+                                                     const std::string& type) override;
+  absl::Status Events(const std::string& node, const EventsRequest& request,
+                      std::chrono::milliseconds timeout, std::stop_token stop,
+                      const std::function<bool(const MachineEvent&)>& on_event) override;
+  absl::StatusOr<uint64_t> EtcdSnapshot(const std::string& node,
+                                        const std::filesystem::path& path) override;
+
+  // How many endpoints hold a connection now; none once the client has been idle for
+  // `idle_timeout`.
+  size_t ConnectedEndpoints() const;
+
+ private:
+  // MachineService/Read: a whole file from the node (BootId reads one). Needs os:admin.
+  absl::StatusOr<std::string> ReadFile(const std::string& node, const std::string& path);
+  // Whether a call may be sent again through another endpoint after the endpoint's connection
+  // broke during the call (read-only calls), or only when no connection could be made.
+  enum class Failover { kConnectOnly, kReadOnly };
+  using Attempt = std::function<absl::Status(CallAttempt&)>;
+
+  // Runs `attempt` through the endpoints for `node` (see grpc_talos_client.h, Routing) within
+  // `timeout`; returns its status, or Unavailable / DeadlineExceeded when no endpoint connects.
+  absl::Status Call(const std::string& method, const std::string& node,
+                    std::chrono::milliseconds timeout, Failover failover, const Attempt& attempt,
+                    std::stop_token stop = {});
+  // Endpoint indices for a call to `node`: endpoints other than the node first (preferred one
+  // first), the node itself only when it is the only endpoint.
+  std::vector<size_t> Candidates(const std::string& node) const;
+  // Waits for the channel to connect until `deadline` or `stop`; kRefused at once when the
+  // connection attempt fails (refused, TLS handshake failure) or recently failed.
+  enum class Connection { kReady, kRefused, kNoAnswer };
+  static Connection Connect(grpc::Channel& channel, std::chrono::system_clock::time_point deadline,
+                            const std::stop_token& stop);
+  // Reads a stream of common.Data into one string (Read, Kubeconfig, Logs).
+  absl::StatusOr<std::string> ReadDataStream(
+      const std::string& method, const std::string& node, std::chrono::milliseconds timeout,
+      const std::function<std::unique_ptr<grpc::ClientReader<common::Data>>(CallAttempt&)>& open);
+
+  std::vector<Endpoint> endpoints_;
+  std::vector<std::shared_ptr<grpc::Channel>> channels_;
+  std::vector<ChannelStubs> stubs_;  // by channel
+  GrpcTalosClientOptions options_;
+  std::atomic<size_t> preferred_{0};
+};
+
+}  // namespace tr::reconciler::talos

@@ -1,0 +1,40 @@
+// Conversions between the Talos API protobuf messages and the typed values of talos_types.h.
+// Internal to the gRPC client (and its tests); nothing outside reconciler/clients/talos includes
+// it.
+//
+// Pure functions; thread-compatible.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "cosi/resource/state.pb.h"
+#include "machine/machine.pb.h"
+#include "reconciler/clients/talos/talos_types.h"
+
+namespace tr::reconciler::talos {
+
+// "talos/runtime/machine.", the prefix of every Events payload type URL.
+inline constexpr std::string_view kEventTypeUrlPrefix = "talos/runtime/machine.";
+
+// The version tag parsed with core::ParseTalosVersion. InvalidArgument when the reply has no
+// version or the tag does not parse.
+absl::StatusOr<NodeVersion> ToNodeVersion(const machine::Version& message);
+
+MachineStatus ToMachineStatus(const machine::MachineStatusEvent& event);
+
+// Decodes the proto_spec of runtime/MachineStatuses (MachineStatusSpec). InvalidArgument when
+// the bytes do not parse.
+absl::StatusOr<MachineStatus> MachineStatusFromSpec(const std::string& proto_spec);
+
+ServiceState ToServiceState(const machine::ServiceInfo& info);
+EtcdMember ToEtcdMember(const machine::EtcdMember& member);
+EtcdMemberStatus ToEtcdMemberStatus(const machine::EtcdMemberStatus& status);
+CosiResource ToCosiResource(const cosi::resource::Resource& resource);
+
+// Decodes an Events message by its payload type URL. An empty type URL is the hello message;
+// unknown type URLs become OtherEvent. InvalidArgument when a known payload does not parse.
+absl::StatusOr<MachineEvent> ToMachineEvent(const machine::Event& event);
+
+}  // namespace tr::reconciler::talos

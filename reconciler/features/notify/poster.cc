@@ -1,0 +1,79 @@
+#include "reconciler/features/notify/poster.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "base/http_client.h"
+#include "reconciler/features/notify/discord_poster.h"
+#include "reconciler/features/notify/slack_api_poster.h"
+#include "reconciler/features/notify/standard_webhooks.h"
+
+namespace tr::reconciler::notify {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Each delivery POSTed to the target's URL, signed as Standard Webhooks specify when the
+// target has a key; any 2xx is sent, 429 waits as asked.
+class HookPoster final : public Poster {
+ public:
+  HookPoster(const NotifyTarget& target, const PostContext& context)
+      : target_(target), context_(context) {}
+
+  PostOutcome Post(const Spooled& s) override {
+    const auto client = NewHttpClient(target_.origin, {context_.timeout, context_.timeout, {}});
+    httplib::Headers headers;
+    if (!target_.signing_key.empty()) {
+      const int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                              context_.env->Now().time_since_epoch())
+                              .count();
+      for (auto& [name, value] :
+           StandardWebhookHeaders(target_.signing_key, s.delivery, now, s.body)) {
+        headers.emplace(std::move(name), std::move(value));
+      }
+    }
+    const CappedAnswer answer =
+        SendCapped(*client, MakeRequest("POST", target_.format->Path(target_.path), headers, s.body,
+                                "application/json"),
+                   context_.max_answer_bytes);
+    if (answer.status == 429) {
+      return PostOutcome::Wait(RetryAfter(answer.result, milliseconds(1000)), "HTTP 429");
+    }
+    if (answer.status >= 200 && answer.status < 300) return PostOutcome::Sent();
+    return PostOutcome::Failed(DescribeAnswer(answer));
+  }
+
+ private:
+  const NotifyTarget& target_;
+  const PostContext context_;
+};
+
+}  // namespace
+
+std::unique_ptr<Poster> MakePoster(const NotifyTarget& target, const PostContext& context) {
+  switch (target.format->Via()) {
+    case Transport::kSlackApi:
+      return std::make_unique<SlackApiPoster>(target, context);
+    case Transport::kDiscordWebhook:
+      return std::make_unique<DiscordPoster>(target, context);
+    case Transport::kPost:
+      break;
+  }
+  return std::make_unique<HookPoster>(target, context);
+}
+
+milliseconds HeaderSeconds(const httplib::Result& result, const char* name, milliseconds fallback) {
+  if (!result || !result->has_header(name)) return fallback;
+  const std::string value = result->get_header_value(name);
+  char* end = nullptr;
+  const double seconds = std::strtod(value.c_str(), &end);
+  if (end == value.c_str() || !(seconds >= 0)) return fallback;
+  return milliseconds(static_cast<int64_t>(std::min(seconds, 600.0) * 1000));
+}
+
+std::string DescribeAnswer(const CappedAnswer& answer) {
+  if (answer.status > 0) return "HTTP " + std::to_string(answer.status);
+  return httplib::to_string(answer.result.error());
+}
+
+}  // namespace tr::reconciler::notify

@@ -1,0 +1,112 @@
+// `validate` and `plan` on a checkout of a profile repository, without a fleet: the commands
+// people run locally and in CI before merging.
+//
+// Both read the directory once and write only to the given streams. Thread-compatible.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/observed_decode.h"
+#include "core/profile_set.h"
+#include "reconciler/clients/factory/image_factory.h"
+#include "reconciler/clients/factory/installer_resolution.h"
+#include "reconciler/clients/talos_credentials.h"
+
+namespace tr::reconciler {
+
+// Exit codes shared by the offline commands.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInvalid = 1;  // an invalid profile, or unreadable input
+inline constexpr int kExitBlocked = 2;  // `plan`: every profile is valid, but a plan is blocked
+
+enum class ValidateFormat { kText, kGithub };
+
+struct ValidateOptions {
+  std::filesystem::path dir = ".";
+  ValidateFormat format = ValidateFormat::kText;
+  int shards = 0;  // as `run --shards`: spec.shard must be below it (0: not checked)
+};
+
+// Prints every problem as `file:line:column: field.path: message` (or as GitHub Actions
+// `::error` annotations) and a summary. kExitOk when every profile is valid, else kExitInvalid.
+int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream& err);
+
+enum class PlanFormat { kText, kMarkdown, kJson, kYaml };
+
+struct PlanOptions {
+  std::filesystem::path dir = ".";
+  std::filesystem::path observed_file;  // the observed-state YAML file, or
+  PlanFormat format = PlanFormat::kText;
+  std::filesystem::path credentials_dir;  // observe live: <dir>/<credentials>/talosconfig
+  std::string self_node;                  // live: the node this process runs on
+  // A checkout of the status branch: the status/<cluster>.yaml files there add each health
+  // check's last answer and where spec.promotion stands to the plan's gates. Empty: none.
+  std::filesystem::path status_dir;
+  // Observe live through one talosconfig instead: the context named by spec.credentials.
+  std::filesystem::path talosconfig;
+  // As the daemon's --kubernetes-upgrade-mode: false ("off") marks Kubernetes steps, and every
+  // step after one, as not run by the daemon.
+  bool kubernetes_upgrades = true;
+  int shards = 0;  // as `run --shards`: spec.shard must be below it (0: not checked)
+  // Every Image Factory asked for a schematic's ID and extensions, as `run`'s --image-factory*:
+  // `origin` is the factory of profiles (and reconciler.yaml) that name none; empty: none.
+  factory::ImageFactoryOptions image_factory{};
+};
+
+// Prints the plan of every cluster, observed from the file or, with `credentials_dir`, live
+// through the Talos and Kubernetes APIs, with what the daemon would do with each step
+// (core/plan_outlook.h); JSON and YAML in core/cluster_report.h's shape. kExitOk when every cluster
+// is planned or up to date, kExitBlocked when a plan is blocked, kExitInvalid when a profile or the
+// input (a status file included) is invalid. A profile naming a schematic is first resolved at
+// its factory (the IDs kept in memory only); one that cannot be is planned as blocked, why.
+int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
+
+// The profiles of the checkout at `dir`, as `plan` reads them; nullopt after printing why.
+std::optional<core::ProfileSet> LoadCheckout(const std::filesystem::path& dir, int shards,
+                                             std::ostream& err);
+
+// The fleet as `plan` observes it: from `options.observed_file`, or live with
+// `options.credentials_dir` or `options.talosconfig`. A cluster that cannot be observed live
+// is left out, with why in `unobserved`. nullopt after printing why the file is unreadable.
+std::optional<core::ObservedFleet> ObserveFleet(const core::ProfileSet& set,
+                                                const PlanOptions& options,
+                                                std::map<std::string, std::string>& unobserved,
+                                                std::ostream& err);
+
+// A pull request's plan: its profiles planned against the live fleet.
+struct PlanPreview {
+  std::string markdown;                 // the plan of every changed cluster
+  int exit_code = kExitOk;              // as RunPlan's, over the changed clusters
+  std::vector<std::string> changed;     // the clusters whose profile the proposal changes
+  std::vector<std::string> unobserved;  // "<cluster>: <why>" for those not observed
+};
+
+// Plans the clusters that `proposed` (a pull request's files: untrusted, only read) changes
+// relative to `trusted` (the watched branch's files), through the same planner and markdown as
+// `plan`. Every cluster is observed live with its endpoints and credentials from `trusted`,
+// never from the proposal, so a pull request cannot point the reconciler anywhere; a cluster
+// only the proposal has is planned as not observed. A change to reconciler.yaml changes every
+// cluster; a proposal that changes no profile has nothing in `changed`. `shards` as
+// ValidateOptions::shards. With `installers` (the daemon's), a proposed profile's schematic is
+// resolved at the factory `trusted` names for its cluster (its profile's spec.talos.factory,
+// else its reconciler.yaml's imageFactory, else the daemon's --image-factory), never at one the
+// proposal names; without, a schematic profile is planned as blocked. The Talos releases in
+// `broken` (the daemon's release list: those its Image Factory marks broken) block a plan to
+// them, as in the daemon.
+PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
+                        const std::vector<core::SourceFile>& trusted,
+                        const TalosCredentials& credentials, const std::string& self_node,
+                        bool kubernetes_upgrades = true, int shards = 0,
+                        factory::InstallerResolver* installers = nullptr,
+                        const std::vector<core::Version>& broken = {});
+
+// A GitHub Actions workflow command's data or property, escaped as the runner expects.
+std::string EscapeGithubData(std::string_view text);
+std::string EscapeGithubProperty(std::string_view text);
+
+}  // namespace tr::reconciler

@@ -1,0 +1,112 @@
+// NodeEventWake: wakes a cluster's reconcile as soon as a node it has in flight reports, through
+// MachineService/Events, what ends its wait, so the rollout sees a node come back without
+// waiting out --node-poll-interval. The poll stays, five times slower while the node is heard
+// (core::kHeardPollFactor): events bring the looks that matter; a node whose stream cannot be
+// opened costs one poll interval, a wake lost at most five. A follow keeps the Talos client it
+// started with.
+//
+// One thread per followed node, at most `max_nodes` in the process (a node beyond them is left
+// to the poll). The thread subscribes to the node's events (only new ones, tail_events 0) and
+// calls `wake(cluster)` when the node reports itself RUNNING and ready (a MachineStatusEvent:
+// the end of a node's wait; Talos' readiness includes the Kubernetes node's) or a sequence
+// failed, once each stream is live (what happened before it is not known), and when a live
+// stream breaks (the node goes down, which its status should say). The stages on
+// the way wake nothing: they only change what the status says, which the poll brings. When the
+// stream breaks (the node reboots) it subscribes again after a backoff, as
+// `talosctl upgrade --wait` does. `Hearing` tells the reconciler which nodes it hears (stream
+// live, or down and subscribed to again), so that it can look at them less often.
+//
+// Time, sleeping and the backoff's jitter come from the injected Env. Thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/env.h"
+#include "base/mutex.h"
+#include "core/profile.h"
+#include "reconciler/clients/cluster_clients.h"
+#include "reconciler/clients/talos/talos_types.h"
+
+namespace tr::reconciler {
+
+// The events after which a reconcile may decide something new about a node in flight: the node
+// RUNNING and ready, a sequence that failed, and the hello that opens a stream.
+bool WakesCluster(const talos::MachineEvent& event);
+
+struct NodeEventWakeOptions {
+  size_t max_nodes = 64;
+  // Between two subscriptions while a node is down. A node counts as heard (`Hearing`) then
+  // too, and its cluster polls it less often: keep the maximum at most the node poll interval.
+  std::chrono::milliseconds initial_backoff{200};
+  std::chrono::milliseconds max_backoff{std::chrono::seconds(2)};
+  // How long one Events call may last before it is made again (a node's stream never ends on
+  // its own while the node runs).
+  std::chrono::milliseconds stream_timeout{std::chrono::minutes(10)};
+};
+
+// What follows the nodes a cluster has in flight (the rollout reconciler tells it after each
+// reconcile).
+class InFlightFollower {
+ public:
+  virtual ~InFlightFollower() = default;
+  // From now on follows exactly `nodes` (names of `profile`'s nodes) of the profile's cluster.
+  virtual void Follow(const core::ClusterProfile& profile,
+                      const std::vector<std::string>& nodes) = 0;
+  // Stops following every node of `cluster`.
+  virtual void Forget(const std::string& cluster) = 0;
+  // Whether each of `nodes` of `cluster` is heard: its event stream is open, so that what ends
+  // its wait and the stream breaking wake the cluster, or the node is down and subscribed to
+  // again on the backoff, so that its return wakes it. False for an empty list.
+  virtual bool Hearing(const std::string& cluster, const std::vector<std::string>& nodes) const {
+    (void)cluster;
+    (void)nodes;
+    return false;
+  }
+};
+
+class NodeEventWake final : public InFlightFollower {
+ public:
+  using Wake = std::function<void(const std::string& cluster)>;
+
+  NodeEventWake(ClusterClientFactory& clients, Wake wake, Env& env,
+                NodeEventWakeOptions options = {});
+  ~NodeEventWake() override;  // stops and joins every thread
+  NodeEventWake(const NodeEventWake&) = delete;
+  NodeEventWake& operator=(const NodeEventWake&) = delete;
+
+  // Starts the threads of the nodes not followed yet, stops those of the cluster's others.
+  void Follow(const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
+  void Forget(const std::string& cluster) override;
+  bool Hearing(const std::string& cluster, const std::vector<std::string>& nodes) const override;
+  // How many nodes are followed now.
+  size_t Following() const;
+
+ private:
+  // One node's follow. The flag is declared first so that it outlives the thread, which is
+  // joined first.
+  struct Followed {
+    std::unique_ptr<std::atomic<bool>> hearing = std::make_unique<std::atomic<bool>>(false);
+    std::jthread thread;
+  };
+
+  void FollowNode(const core::ClusterProfile& profile, const std::string& address,
+                  std::atomic<bool>& hearing, std::stop_token stop);
+
+  ClusterClientFactory& clients_;
+  const Wake wake_;
+  Env& env_;
+  const NodeEventWakeOptions options_;
+  mutable Mutex mu_;
+  // By cluster, then node name. Stopped and joined outside the lock.
+  std::map<std::string, std::map<std::string, Followed>> threads_ ABSL_GUARDED_BY(mu_);
+  size_t count_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace tr::reconciler

@@ -1,0 +1,197 @@
+// The reconcile of one cluster (docs/architecture.md): a short ordered list of steps — read the
+// desired profile, observe the nodes, plan, decide, act, record — repeated while the rollout
+// state machine has something to do now, and ending in an outcome that says when to look
+// again. Every action's result is recorded on the status branch before the next call to a
+// node, and an operation is recorded before its node is called, so a restart resumes safely; a
+// result whose loss only repeats a step (core::RecordMayWaitForNext) goes out in the next push.
+//
+// Thread-safe: the controller never reconciles one cluster twice at once; different clusters
+// run in parallel.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "base/env.h"
+#include "base/mutex.h"
+#include "core/status.h"
+#include "reconciler/clients/factory/installer_resolution.h"
+#include "reconciler/clients/registry/installer_tags.h"
+#include "reconciler/loop/controller.h"
+#include "reconciler/loop/desired_state.h"
+#include "reconciler/loop/node_event_wake.h"
+#include "reconciler/loop/status_store.h"
+#include "reconciler/operations/executor.h"
+#include "reconciler/operations/gates/health_gate_runner.h"
+#include "reconciler/operations/k8s_upgrade/upgrade_runner.h"
+#include "reconciler/operations/observer.h"
+#include "reconciler/runtime/metrics.h"
+
+namespace tr::reconciler {
+
+struct RolloutReconcilerOptions {
+  std::chrono::milliseconds node_poll_interval{5000};
+  bool dry_run = false;  // decide and report, never act
+  int max_actions_per_reconcile = 32;
+};
+
+class RolloutReconciler final : public ClusterReconciler {
+ public:
+  struct Deps {
+    const DesiredState& desired;
+    FleetObserver& observer;
+    RolloutExecutor& executor;
+    StatusStore& store;
+    Env& env;
+    Metrics& metrics;
+    gates::HealthGateRunner* gates = nullptr;  // none: policy.healthChecks hold nothing
+    // Where the clusters a profile is promoted after are read (spec.promotion): the status
+    // branch, which other reconciler processes write too. None: this process's records only.
+    StatusStore* peers = nullptr;
+    // Releases listed from the installer's registry (--installer-registry), added to the
+    // repository's release catalog. None: the catalog alone.
+    const registry::InstallerReleases* installer_releases = nullptr;
+    // Fills the installer of a profile that names an Image Factory schematic (--image-factory
+    // and the profiles' factories). None: such a profile is planned Blocked.
+    factory::InstallerResolver* installers = nullptr;
+    // The release proposal that concerns a cluster, shown in its status
+    // (reconciler/features/proposals/proposal_board.h). None: no proposal is shown.
+    std::function<std::optional<core::ProposalRef>(const std::string&)> proposal_of = {};
+    // Told after each reconcile which nodes the cluster has in flight, whose events then wake
+    // it before the node poll (NodeEventWake). None: the poll alone.
+    InFlightFollower* in_flight_follower = nullptr;
+  };
+
+  // `recorded` is every cluster's status as last recorded (StatusStore::LoadAll).
+  RolloutReconciler(Deps deps, RolloutReconcilerOptions options,
+                    std::map<std::string, core::ClusterStatus> recorded);
+
+  ReconcileOutcome Reconcile(const std::string& cluster, std::stop_token stop) override;
+
+  // The last recorded status of `cluster`, if any.
+  std::optional<core::ClusterStatus> LastStatus(const std::string& cluster) const;
+  // True when the last recorded status of `cluster` has a node operation in flight (begun, not
+  // yet completed or failed).
+  bool OperationInFlight(const std::string& cluster) const;
+  // Replaces what this process remembers of `cluster` with `recorded` (its status as another
+  // replica left it on the branch; nullopt: none), before a replica that just took the
+  // cluster's shard reconciles it. Forgets its last look at the nodes too: the next reconcile
+  // observes every node afresh.
+  void Adopt(const std::string& cluster, std::optional<core::ClusterStatus> recorded);
+  // Runs the Kubernetes steps through `runner` (not owned; outlives this). Without one they are
+  // reported Blocked. Call before the first Reconcile.
+  void SetKubernetesUpgrades(k8s_upgrade::KubernetesUpgradeRunner* runner) {
+    kubernetes_upgrades_ = runner;
+  }
+
+ private:
+  struct Pass;  // one reconcile's working state (rollout_reconciler.cc)
+  ReconcileOutcome ReconcileProfile(Pass& pass, std::stop_token stop);
+  // What one decision of a reconcile looks at: the nodes, the plan made from them, the time.
+  struct Look {
+    core::ObservedCluster observed;
+    core::ClusterPlan plan;
+    core::TimePoint now;
+  };
+  // Observes the cluster (or takes `kept`, an observation no action since has changed), then
+  // plans from it, and fetches the upstream clusters' status when a promotion needs them.
+  absl::StatusOr<Look> LookAt(Pass& pass, std::optional<core::ObservedCluster> kept,
+                              std::stop_token stop);
+  // The cluster's nodes now: every node, or with `follow_in_flight` only the nodes in flight
+  // (merged into the last full observation of the cluster, when there is one).
+  absl::StatusOr<core::ObservedCluster> ObserveStep(const Pass& pass, bool follow_in_flight);
+  // True while the nodes in flight leave no room for another node to start.
+  static bool NoRoomBesideInFlight(const Pass& pass);
+  // True when `kind` changes no node (it only records, or it reads), so the observation that
+  // decided it still holds for the next decision.
+  static bool ObservationKeeps(core::ActionKind kind);
+  ReconcileOutcome ObservationFailed(Pass& pass, const absl::Status& error, std::stop_token stop);
+  // The installer of a schematic profile could not be made: Blocked with `error`, retried.
+  ReconcileOutcome InstallerUnknown(Pass& pass, const absl::Status& error, std::stop_token stop);
+  core::RolloutDecision Decide(const Pass& pass, const core::ClusterPlan& plan,
+                               const core::ObservedCluster& observed, core::TimePoint now) const;
+  // The first step is Kubernetes and the runner already started its task.
+  bool KubernetesStepStarted(const std::string& cluster, const core::ClusterPlan& plan) const;
+  static bool Acts(const core::RolloutDecision& decision);
+
+  // One decision as the sub-steps hand it on: what it looks at, the decision (which a sub-step
+  // may turn into another one, through core's functions), and the executor's id of the action.
+  struct Turn {
+    Look look;
+    core::RolloutDecision decision;
+    std::string actor_id;
+  };
+  // What a sub-step says: go on to the next one; rest (record the decision, which acts on
+  // nothing now, and look again when it says); or end the reconcile with `outcome`.
+  struct Verdict {
+    enum class Kind { kNext, kRest, kEnd };
+    Kind kind = Kind::kNext;
+    std::optional<ReconcileOutcome> outcome;  // with kEnd
+
+    static Verdict Next() { return {}; }
+    static Verdict RestNow() { return {Kind::kRest, std::nullopt}; }
+    static Verdict End(ReconcileOutcome o) { return {Kind::kEnd, std::move(o)}; }
+  };
+  // The sub-steps of a decision, each one of these, run in order by ReconcileProfile.
+  using SubStep = Verdict (RolloutReconciler::*)(Pass&, Turn&, std::stop_token);
+  // While another step of the cluster runs in the background, turns an acting decision into a
+  // wait for it on the node poll interval, and rests. One action per cluster at a time.
+  Verdict WaitForRunningStep(Pass& pass, Turn& turn, std::stop_token stop);
+  // Runs the health checks when the decision would start something (Pass::CheckGates), and
+  // decides again with their answers.
+  Verdict ConsultGates(Pass& pass, Turn& turn, std::stop_token stop);
+  // Hands a decision to start the Kubernetes step to the runner (or, without one or in a dry
+  // run, reports the step Blocked), and words what a dry run would do.
+  Verdict HandOver(Pass& pass, Turn& turn, std::stop_token stop);
+  // Rests on a decision that acts on nothing, and on every decision of a dry run.
+  Verdict RestUnlessActing(Pass& pass, Turn& turn, std::stop_token stop);
+  // Performs the decision's action, its errors classified by ClassifyError. A refusal turns
+  // the decision into a recorded failure (core::ActionRefused); a step still running, or a
+  // node busy with one, into a wait (core::StillRunning), and rests; an error to retry ends
+  // the reconcile.
+  Verdict Act(Pass& pass, Turn& turn, std::stop_token stop);
+  // The last status of each cluster `profile` is promoted after: the newer of the one read
+  // from `Deps::peers` and this process's own record.
+  std::map<std::string, core::ClusterStatus> UpstreamStatus(const core::ClusterProfile& profile,
+                                                            std::stop_token stop);
+  // Records the status of a decision that acts on nothing; when to look again.
+  // `results_waited`: the memory holds results whose record waited for this one.
+  ReconcileOutcome Rest(Pass& pass, const Turn& turn, bool results_waited, std::stop_token stop);
+  // Whether the follower hears every node in flight (node_event_wake.h).
+  bool InFlightHeard(const Pass& pass) const;
+  // How soon the nodes in flight are looked at again.
+  std::chrono::milliseconds NodePoll(const Pass& pass) const;
+  // Brings what the reconcile remembers up to date with an action done: the counters, the
+  // rollout memory, the history. The status to record.
+  core::ClusterStatus Remember(Pass& pass, const Turn& turn);
+  // Counts the node upgrades `decision` starts or ends; an ending one's duration is from its
+  // record in `memory` (before the decision is applied to it) to `now`.
+  void Count(const core::RolloutDecision& decision, const core::RolloutMemory& memory,
+             core::TimePoint now);
+  ReconcileOutcome ReconcileCluster(const std::string& cluster, std::stop_token stop);
+  ReconcileOutcome ReconcileInvalid(const std::string& cluster, const core::Diagnostics& problems,
+                                    const std::string& commit, std::stop_token stop);
+  // Whether a record is news, posted (StatusStore::RecordSoon) rather than waited for, beyond
+  // a status that differs from the last only in its report.
+  enum class News { kNo, kIfMemoryUnchanged, kYes };
+  // Records `status` when it differs from the last recorded one; the store's error otherwise.
+  absl::Status Record(const core::ClusterStatus& status, std::stop_token stop,
+                      News news = News::kNo);
+
+  Deps deps_;
+  const RolloutReconcilerOptions options_;
+  mutable Mutex mu_;
+  std::map<std::string, core::ClusterStatus> recorded_ ABSL_GUARDED_BY(mu_);
+  // core::StatusContentYaml of each status this process recorded, so that telling whether a
+  // new status changes anything renders only the new one (once per look at a cluster).
+  std::map<std::string, std::string> recorded_content_ ABSL_GUARDED_BY(mu_);
+  // Each cluster's last observation of every node, for following the nodes in flight.
+  std::map<std::string, core::ObservedCluster> last_observed_ ABSL_GUARDED_BY(mu_);
+  k8s_upgrade::KubernetesUpgradeRunner* kubernetes_upgrades_ = nullptr;
+};
+
+}  // namespace tr::reconciler

@@ -1,0 +1,98 @@
+#include "reconciler/loop/work_queue.h"
+
+namespace tr::reconciler {
+
+void WorkQueue::QueueLocked(const std::string& key, TimePoint when) {
+  auto [it, inserted] = due_.try_emplace(key, when);
+  if (!inserted) {
+    if (when >= it->second) return;
+    due_order_.erase({it->second, key});
+    it->second = when;
+  }
+  due_order_.emplace(when, key);
+}
+
+void WorkQueue::ChangedLocked() {
+  ++generation_;
+  timer_.notify_one();
+  if (!timer_kept_) idle_.notify_one();
+}
+
+void WorkQueue::AddAt(const std::string& key, TimePoint when) {
+  MutexLock lock(mu_);
+  if (processing_.contains(key)) {
+    auto [it, inserted] = due_after_done_.try_emplace(key, when);
+    if (!inserted && when < it->second) it->second = when;
+  } else {
+    QueueLocked(key, when);
+  }
+  ChangedLocked();
+}
+
+std::optional<std::string> WorkQueue::TryTake(TimePoint now) {
+  MutexLock lock(mu_);
+  return TakeLocked(now);
+}
+
+std::optional<std::string> WorkQueue::TakeLocked(TimePoint now) {
+  if (due_order_.empty() || due_order_.begin()->first > now) return std::nullopt;
+  std::string key = due_order_.begin()->second;
+  due_order_.erase(due_order_.begin());
+  due_.erase(key);
+  processing_.insert(key);
+  return key;
+}
+
+std::optional<std::string> WorkQueue::Take(Env& env, std::stop_token stop) {
+  MutexLock lock(mu_);
+  bool keeper = false;  // this worker keeps the timer
+  while (!stop.stop_requested()) {
+    const TimePoint now = env.Now();
+    if (auto key = TakeLocked(now)) {
+      // Leaving: the post goes to another idle worker (another key may be due already).
+      if (keeper) timer_kept_ = false;
+      if (!timer_kept_) idle_.notify_one();
+      return key;
+    }
+    if (!keeper && timer_kept_) {
+      idle_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !timer_kept_; });
+      continue;
+    }
+    keeper = timer_kept_ = true;
+    // Wake when the earliest key falls due or the queue changes.
+    const uint64_t seen = generation_;
+    auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return generation_ != seen; };
+    if (std::optional<TimePoint> next = NextDueLocked()) {
+      timer_.wait_for(lock, stop, *next - now, changed);
+    } else {
+      timer_.wait(lock, stop, changed);
+    }
+  }
+  if (keeper) {
+    timer_kept_ = false;
+    idle_.notify_one();
+  }
+  return std::nullopt;
+}
+
+void WorkQueue::Done(const std::string& key) {
+  MutexLock lock(mu_);
+  processing_.erase(key);
+  if (auto it = due_after_done_.find(key); it != due_after_done_.end()) {
+    QueueLocked(key, it->second);
+    due_after_done_.erase(it);
+  }
+  ChangedLocked();
+}
+
+std::optional<WorkQueue::TimePoint> WorkQueue::NextDue() const {
+  MutexLock lock(mu_);
+  return NextDueLocked();
+}
+
+std::optional<WorkQueue::TimePoint> WorkQueue::NextDueLocked() const {
+  if (due_order_.empty()) return std::nullopt;
+  return due_order_.begin()->first;
+}
+
+}  // namespace tr::reconciler

@@ -1,0 +1,215 @@
+#include "reconciler/operations/executor.h"
+
+#include <thread>
+#include <vector>
+
+#include "core/planner.h"
+#include "core/timestamp.h"
+#include "fmt/format.h"
+#include "reconciler/operations/etcd_snapshots.h"
+#include "reconciler/runtime/private_files.h"
+
+namespace tr::reconciler {
+namespace {
+
+const core::NodeSpec* FindNode(const core::ClusterProfile& profile, const std::string& name) {
+  for (const core::NodeSpec& node : profile.nodes) {
+    if (node.name == name) return &node;
+  }
+  return nullptr;
+}
+
+// The Kubernetes node of a profile node: a node of that name, else one with its address.
+absl::StatusOr<kube::KubeNode> KubeNodeOf(kube::KubeClient& kube, const core::NodeSpec& node) {
+  absl::StatusOr<std::vector<kube::KubeNode>> nodes = kube.ListNodes();
+  if (!nodes.ok()) return nodes.status();
+  if (const kube::KubeNode* k = kube::FindKubeNode(*nodes, node.name, node.address)) return *k;
+  return absl::NotFoundError(
+      fmt::format("no Kubernetes node for {} ({})", node.name, node.address));
+}
+
+// The lifecycle path cordoned the node; Talos uncordons it by itself after a legacy upgrade,
+// and then there is nothing to do: no call, and no "uncordoned" said. The look that decided
+// the completion tells which, unless it saw the node cordoned: then the node is asked again.
+absl::StatusOr<ActionResult> Uncordon(kube::KubeClient* kube, const core::NodeSpec& node,
+                                      bool seen_cordoned) {
+  if (kube == nullptr) return ActionResult{};
+  if (!seen_cordoned) return ActionResult{"", node.name + " schedulable already"};
+  absl::StatusOr<kube::KubeNode> k = KubeNodeOf(*kube, node);
+  if (!k.ok()) return k.status();
+  if (!k->unschedulable) return ActionResult{"", k->name + " schedulable already"};
+  if (absl::Status s = kube->SetUnschedulable(k->name, false); !s.ok()) return s;
+  return ActionResult{"", "uncordoned " + k->name};
+}
+
+// Pulls `image` on one node with the API its version has, into the profile's installer `store`
+// on 1.13+ (below, the legacy pull has no store to choose); nodes without an image API validate
+// the image in Upgrade itself. With `only_if_kept`, a node below 1.13 is not asked: its legacy
+// Upgrade pulls into another store and refuses an image it cannot pull before it touches the
+// node, so a pull beforehand would only add its time to the rollout. False when it did not
+// pull: a node below 1.13 with `only_if_kept`, or one that cannot pull (Unimplemented).
+absl::StatusOr<bool> PullOnNode(talos::TalosClient& talos, const std::string& address,
+                                const std::string& image, core::InstallerStore store,
+                                bool only_if_kept = false) {
+  absl::StatusOr<talos::NodeVersion> version = talos.Version(address);
+  if (!version.ok()) return version.status();
+  const bool lifecycle = core::UsesLifecycleApi(version->version);
+  if (only_if_kept && !lifecycle) return false;
+  absl::Status pulled =
+      lifecycle ? talos.PullImage(address, store, image).status()
+                : talos.PullImageLegacy(address, talos::ContainerdNamespace::kSystem, image);
+  if (absl::IsUnimplemented(pulled)) return false;
+  // Talos' own words do not always name the image (an image-verification denial names only
+  // the rule): say which one, keeping the code that decides what happens next.
+  if (!pulled.ok()) {
+    return absl::Status(pulled.code(),
+                        fmt::format("pulling {}: {}", image, std::string(pulled.message())));
+  }
+  return true;
+}
+
+// Below Talos 1.12.9 / 1.13.4 a control plane's Upgrade takes the etcd upgrade mutex even with
+// preserve; held by another session it is refused, but the lease expires within 60 s: retry.
+absl::Status RetryableUpgradeRefusal(const absl::Status& status) {
+  if (absl::IsUnknown(status) &&
+      status.message().find("failed to acquire upgrade mutex") != std::string_view::npos) {
+    return absl::UnavailableError(status.message());
+  }
+  return status;
+}
+
+}  // namespace
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterProfile& profile,
+                                                           const core::RolloutDecision& decision,
+                                                           talos::TalosClient& talos) {
+  // One thread per node: a pull takes as long as the registry, and the nodes pull at once.
+  std::vector<absl::StatusOr<bool>> results(decision.nodes.size(), false);
+  {
+    std::vector<std::jthread> pulls;
+    for (size_t i = 0; i < decision.nodes.size(); ++i) {
+      const core::NodeSpec* node = FindNode(profile, decision.nodes[i]);
+      if (node == nullptr) continue;
+      pulls.emplace_back([&talos, &decision, &results, i, address = node->address,
+                          store = profile.talos_installer_store] {
+        results[i] = PullOnNode(talos, address, decision.image, store, /*only_if_kept=*/true);
+      });
+    }
+  }
+  size_t pulled = 0;
+  for (const absl::StatusOr<bool>& r : results) {
+    if (!r.ok()) return r.status();
+    if (*r) ++pulled;
+  }
+  // Say what happened: a node that pulled nothing (it now runs below 1.13, or cannot pull)
+  // leaves the pull to its own upgrade, and is not counted as pulled.
+  const size_t left = decision.nodes.size() - pulled;
+  return ActionResult{
+      "", left == 0 ? fmt::format("pulled {} on {} nodes", decision.image, pulled)
+                    : fmt::format("pulled {} on {} of {} nodes ({} pull it at their upgrade)",
+                                  decision.image, pulled, decision.nodes.size(), left)};
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const core::ClusterProfile& profile,
+                                                            talos::TalosClient& talos) {
+  const std::filesystem::path file =
+      EtcdSnapshotPath(options_.snapshot_dir, profile.name, env_.Now());
+  if (absl::Status s = MakePrivateDirectory(options_.snapshot_dir); !s.ok()) return s;
+  absl::Status last = absl::UnavailableError("no control plane to snapshot etcd from");
+  for (const core::NodeSpec& node : profile.nodes) {
+    if (node.role != core::NodeRole::kControlPlane) continue;
+    absl::StatusOr<uint64_t> bytes = talos.EtcdSnapshot(node.address, file);
+    if (!bytes.ok()) {
+      last = bytes.status();
+      continue;
+    }
+    // The new snapshot is safe on disk: older ones beyond the newest few only fill it.
+    auto pruned = PruneEtcdSnapshots(options_.snapshot_dir, profile.name, options_.keep_snapshots);
+    return ActionResult{
+        "",
+        fmt::format("etcd snapshot of {} bytes from {} in {}; {}", *bytes, node.name, file.string(),
+                    pruned.ok() ? fmt::format("{} older deleted", pruned->size())
+                                : std::string(pruned.status().message()))};
+  }
+  return last;
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const core::ClusterProfile& profile,
+                                                         const core::NodeSpec& node,
+                                                         kube::KubeClient* kube,
+                                                         std::stop_token stop) {
+  if (kube == nullptr) return absl::UnavailableError("the Kubernetes API is not reachable yet");
+  absl::StatusOr<kube::KubeNode> k = KubeNodeOf(*kube, node);
+  if (!k.ok()) return k.status();
+  const std::string& name = k->name;
+  // The profile's policy.drain, its timeout falling back to the daemon's --drain-timeout.
+  kube::DrainOptions options = options_.drain;
+  if (profile.policy.drain.timeout) options.timeout = *profile.policy.drain.timeout;
+  options.on_timeout = profile.policy.drain.on_timeout;
+  absl::StatusOr<kube::DrainResult> drained = kube::DrainNode(*kube, name, options, env_, stop);
+  if (!drained.ok()) return drained.status();
+  if (drained->forced.empty()) return ActionResult{"", "drained " + name};
+  return ActionResult{
+      "", fmt::format("drained {}; forced: deleted pods {} past the drain timeout of {}s "
+                      "(policy.drain.onTimeout: force)",
+                      name, fmt::join(drained->forced, ", "),
+                      std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count())};
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Execute(const core::ClusterProfile& profile,
+                                                           const core::RolloutDecision& decision,
+                                                           std::stop_token stop) {
+  absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
+  if (!clients.ok()) return clients.status();
+  talos::TalosClient& talos = *clients->talos;
+  const core::NodeSpec* node = FindNode(profile, decision.node);
+  using core::ActionKind;
+  switch (decision.kind) {
+    case ActionKind::kPrePullImage:
+      return PrePull(profile, decision, talos);
+    case ActionKind::kSnapshotEtcd:
+      return Snapshot(profile, talos);
+    default:
+      break;
+  }
+  if (node == nullptr) {
+    return absl::InvalidArgumentError(
+        fmt::format("{} is not a node of {}", decision.node, profile.name));
+  }
+  switch (decision.kind) {
+    case ActionKind::kCallUpgrade: {
+      absl::StatusOr<talos::UpgradeAck> ack =
+          talos.Upgrade(node->address, {decision.image, /*preserve=*/true, false, false, false});
+      if (!ack.ok()) return RetryableUpgradeRefusal(ack.status());
+      return ActionResult{ack->actor_id, ack->ack};
+    }
+    case ActionKind::kInstallImage: {
+      // LifecycleService/Upgrade installs only an image already in the store: pull right
+      // before (at once when the pre-pull's copy is still there; again after a reboot or a
+      // restart in between), as talosctl upgrade does.
+      const core::InstallerStore store = profile.talos_installer_store;
+      if (auto pulled = PullOnNode(talos, node->address, decision.image, store); !pulled.ok()) {
+        return pulled.status();
+      }
+      auto installed = talos.LifecycleUpgrade(node->address, decision.image, store, {});
+      if (!installed.ok()) return installed.status();
+      return ActionResult{"", "installed " + decision.image};
+    }
+    case ActionKind::kDrainNode:
+      return Drain(profile, *node, clients->kube.get(), stop);
+    case ActionKind::kRebootNode: {
+      absl::StatusOr<std::string> actor = talos.Reboot(node->address, talos::RebootMode::kDefault);
+      if (!actor.ok()) return actor.status();
+      return ActionResult{*actor, "reboot requested"};
+    }
+    case ActionKind::kCompleteNode:
+      return Uncordon(clients->kube.get(), *node, decision.seen_cordoned);
+    case ActionKind::kRollbackNode:
+      if (absl::Status s = talos.Rollback(node->address); !s.ok()) return s;
+      return ActionResult{"", "rollback requested"};
+    default:
+      return ActionResult{};
+  }
+}
+
+}  // namespace tr::reconciler

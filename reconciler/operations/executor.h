@@ -1,0 +1,92 @@
+// The rollout executor: performs one action the rollout state machine decided (core/rollout.h)
+// on a cluster's nodes through the Talos and Kubernetes APIs (docs/architecture.md).
+//
+// Errors are classified by ClassifyError (error_class.h): Unavailable / DeadlineExceeded mean
+// the node or API could not be reached (try again later; the node was not changed, or the state
+// machine will see that it was); Talos' "already in progress" means the node is still busy
+// with an earlier install; any other code is the node's own refusal (a bad installer image,
+// failed etcd checks, a drain a disruption budget blocks past its timeout under
+// policy.drain.onTimeout: halt) and halts the rollout.
+//
+// Thread-safe when the client factory is.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <stop_token>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "base/env.h"
+#include "core/profile.h"
+#include "core/rollout.h"
+#include "reconciler/clients/cluster_clients.h"
+#include "reconciler/clients/kube/drain.h"
+
+namespace tr::reconciler {
+
+struct [[nodiscard]] ActionResult {
+  std::string actor_id;  // from Upgrade or Reboot; empty otherwise
+  std::string detail;    // one line for the log, e.g. the snapshot file
+  // The step runs on (background_steps.h): nothing to record yet; ask again later.
+  bool in_progress = false;
+};
+
+// A step of a cluster started in the background and not yet collected (background_steps.h).
+struct OutstandingStep {
+  core::ActionKind kind = core::ActionKind::kNone;
+  std::string node;  // empty for a step of the whole cluster (pre-pull, etcd snapshot)
+  std::string image;
+  bool done = false;  // finished; the Execute of the same step collects its result
+
+  bool Is(const core::RolloutDecision& d) const {
+    return kind == d.kind && node == d.node && image == d.image;
+  }
+};
+
+class RolloutExecutor {
+ public:
+  virtual ~RolloutExecutor() = default;
+  virtual absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
+                                               const core::RolloutDecision& decision,
+                                               std::stop_token stop) = 0;
+  // The step of `cluster` still outstanding in the background, if any; an executor that runs
+  // everything inline has none.
+  virtual std::optional<OutstandingStep> Outstanding(const std::string& cluster) {
+    (void)cluster;
+    return std::nullopt;
+  }
+};
+
+struct ExecutorOptions {
+  std::filesystem::path snapshot_dir;  // etcd snapshots: <dir>/<cluster>-<time>.snapshot
+  kube::DrainOptions drain;            // the timeout unless a profile sets policy.drain.timeout
+  int keep_snapshots = 3;  // per cluster; older ones are deleted after a new one (etcd_snapshots.h)
+};
+
+class TalosRolloutExecutor final : public RolloutExecutor {
+ public:
+  TalosRolloutExecutor(ClusterClientFactory& clients, ExecutorOptions options, Env& env)
+      : clients_(clients), options_(std::move(options)), env_(env) {}
+
+  absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
+                                       const core::RolloutDecision& decision,
+                                       std::stop_token stop) override;
+
+ private:
+  absl::StatusOr<ActionResult> PrePull(const core::ClusterProfile& profile,
+                                       const core::RolloutDecision& decision,
+                                       talos::TalosClient& talos);
+  absl::StatusOr<ActionResult> Snapshot(const core::ClusterProfile& profile,
+                                        talos::TalosClient& talos);
+  absl::StatusOr<ActionResult> Drain(const core::ClusterProfile& profile,
+                                     const core::NodeSpec& node, kube::KubeClient* kube,
+                                     std::stop_token stop);
+
+  ClusterClientFactory& clients_;
+  const ExecutorOptions options_;
+  Env& env_;
+};
+
+}  // namespace tr::reconciler

@@ -1,0 +1,193 @@
+#include "reconciler/operations/observer.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "reconciler/operations/error_class.h"
+
+namespace tr::reconciler {
+namespace {
+
+// A node whose Version call fails in a way a retry can fix is reported unreachable.
+bool Unreachable(const absl::Status& s) {
+  return ClassifyError(s, ErrorSource::kObserve) == ErrorClass::kRetry;
+}
+
+// The etcd member list is the cluster's, not a node's: asked once per observation, of the
+// first control plane that answers, and again of a node whose member it does not list.
+class EtcdMembers {
+ public:
+  // Whether `member_id` is a voting member, as `node`'s cluster sees it.
+  bool Voting(talos::TalosClient& talos, const std::string& node, uint64_t member_id) {
+    if (!list_ || !Listed(*list_, member_id)) {
+      absl::StatusOr<std::vector<talos::EtcdMember>> members = talos.EtcdMemberList(node);
+      if (!members.ok()) return false;
+      list_ = *std::move(members);
+    }
+    for (const talos::EtcdMember& m : *list_) {
+      if (m.id == member_id && !m.is_learner) return true;
+    }
+    return false;
+  }
+
+ private:
+  static bool Listed(const std::vector<talos::EtcdMember>& list, uint64_t id) {
+    return std::any_of(list.begin(), list.end(), [&](const auto& m) { return m.id == id; });
+  }
+  std::optional<std::vector<talos::EtcdMember>> list_;
+};
+
+// Kubernetes facts: the kubelet version, and Ready / cordoned folded into the node's state.
+void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::NodeSpec& spec,
+                 core::NodeObservation& node) {
+  const kube::KubeNode* k =
+      kube_nodes ? kube::FindKubeNode(*kube_nodes, spec.name, spec.address) : nullptr;
+  if (k == nullptr) {
+    node.ready = false;
+    return;
+  }
+  if (absl::StatusOr<core::Version> v = core::ParseKubernetesVersion(k->kubelet_version); v.ok()) {
+    node.kubelet = *v;
+  }
+  node.ready = node.ready && k->ready;
+  node.schedulable = !k->unschedulable;
+}
+
+}  // namespace
+
+// Talos facts of one node: the boot id first, and the version only when the boot is new to
+// this process (a version changes only across a reboot). Returns an error only for what
+// unreachability does not explain.
+absl::Status TalosFleetObserver::ObserveTalos(talos::TalosClient& talos, const std::string& cluster,
+                                              const core::NodeSpec& spec,
+                                              core::NodeObservation& node, bool& refused) {
+  absl::StatusOr<std::string> boot = talos.BootId(spec.address);
+  if (!boot.ok() && Unreachable(boot.status())) {
+    node.reachable = false;
+    node.ready = false;
+    refused = refused || talos::EveryEndpointRefused(boot.status());
+    return absl::OkStatus();
+  }
+  const std::string key = cluster + "/" + spec.address;
+  if (boot.ok()) {
+    node.boot_id = *boot;
+    MutexLock lock(mu_);
+    if (auto it = boots_.find(key); it != boots_.end() && it->second.boot_id == *boot) {
+      node.talos = it->second.talos;
+    }
+  }
+  if (!node.talos) {
+    absl::StatusOr<talos::NodeVersion> version = talos.Version(spec.address);
+    if (!version.ok()) {
+      if (!Unreachable(version.status())) return version.status();
+      refused = refused || talos::EveryEndpointRefused(version.status());
+      node.reachable = false;
+      node.ready = false;
+      return absl::OkStatus();
+    }
+    node.talos = version->version;
+    // Without os:admin there is no boot id to key the version by: asked every time.
+    if (!node.boot_id.empty()) {
+      MutexLock lock(mu_);
+      boots_[key] = BootFacts{node.boot_id, version->version, std::nullopt};
+    }
+  }
+  ObserveExtensions(talos, key, spec, node);
+  absl::StatusOr<talos::MachineStatus> machine = talos.GetMachineStatus(spec.address);
+  node.stage = machine.ok() ? machine->stage : core::MachineStage::kUnknown;
+  node.ready = machine.ok() && machine->ready;
+  return absl::OkStatus();
+}
+
+void TalosFleetObserver::ObserveExtensions(talos::TalosClient& talos, const std::string& key,
+                                           const core::NodeSpec& spec,
+                                           core::NodeObservation& node) {
+  std::optional<talos::NodeExtensions> known;
+  {
+    MutexLock lock(mu_);
+    if (auto it = boots_.find(key); it != boots_.end() && it->second.boot_id == node.boot_id) {
+      known = it->second.extensions;
+    }
+  }
+  if (!known) {
+    absl::StatusOr<std::vector<talos::CosiResource>> listed =
+        talos.CosiList(spec.address, talos::kRuntimeNamespace, talos::kExtensionStatusType);
+    // Not known is not "none": a failed listing is asked again at the next observation.
+    if (!listed.ok()) {
+      node.extensions_observed = false;
+      return;
+    }
+    known = talos::ReadNodeExtensions(*listed);
+    MutexLock lock(mu_);
+    if (auto it = boots_.find(key); it != boots_.end() && it->second.boot_id == node.boot_id) {
+      it->second.extensions = known;
+    }
+  }
+  node.schematic = known->schematic;
+  node.extensions = known->extensions;
+}
+
+absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
+    const core::ClusterProfile& profile, const std::vector<std::string>* only) {
+  absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
+  if (!clients.ok()) return clients.status();
+  // The node list is asked once, when the first reachable node needs it: following a node
+  // that is down (most of an upgrade) asks Talos only.
+  std::optional<std::vector<kube::KubeNode>> kube_nodes;
+  bool kube_asked = false;
+  auto kube_list = [&]() -> const std::vector<kube::KubeNode>* {
+    if (!kube_asked && clients->kube) {
+      kube_asked = true;
+      if (auto listed = clients->kube->ListNodes(); listed.ok()) kube_nodes = *std::move(listed);
+    }
+    return kube_nodes ? &*kube_nodes : nullptr;
+  };
+  core::ObservedCluster observed;
+  observed.name = profile.name;
+  EtcdMembers members;
+  bool refused = false;  // an endpoint refused the connection or failed the TLS handshake
+  for (const core::NodeSpec& spec : profile.nodes) {
+    if (only && std::find(only->begin(), only->end(), spec.name) == only->end()) continue;
+    core::NodeObservation node;
+    node.name = spec.name;
+    if (absl::Status s = ObserveTalos(*clients->talos, profile.name, spec, node, refused);
+        !s.ok()) {
+      return s;
+    }
+    if (node.reachable && spec.role == core::NodeRole::kControlPlane) {
+      absl::StatusOr<talos::EtcdMemberStatus> etcd = clients->talos->EtcdStatus(spec.address);
+      node.etcd_healthy = etcd.ok() && etcd->errors.empty();
+      node.etcd_member = false;
+      if (etcd.ok()) {
+        node.etcd_leader = etcd->leader != 0 && etcd->leader == etcd->member_id;
+        node.etcd_member = members.Voting(*clients->talos, spec.address, etcd->member_id);
+      }
+    }
+    if (node.reachable) ObserveKube(kube_list(), spec, node);
+    if (spec.name == self_node_) observed.self_node = spec.name;
+    observed.nodes.push_back(std::move(node));
+  }
+  // No node answers and the endpoints turn the connection down at once: another cluster's
+  // talosconfig reads exactly so, and the handshake says which half of it does not fit. A node
+  // that merely does not answer (down, blackholed) costs no second wait.
+  const bool none = std::none_of(observed.nodes.begin(), observed.nodes.end(),
+                                 [](const core::NodeObservation& n) { return n.reachable; });
+  if (only == nullptr && none && refused) {
+    if (absl::Status why = clients_.DiagnoseUnreachable(profile); absl::IsFailedPrecondition(why)) {
+      return why;
+    }
+  }
+  return observed;
+}
+
+absl::StatusOr<core::ObservedCluster> TalosFleetObserver::Observe(
+    const core::ClusterProfile& profile) {
+  return ObserveSome(profile, nullptr);
+}
+
+absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveNodes(
+    const core::ClusterProfile& profile, const std::vector<std::string>& nodes) {
+  return ObserveSome(profile, &nodes);
+}
+
+}  // namespace tr::reconciler

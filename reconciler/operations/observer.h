@@ -1,0 +1,73 @@
+// Observation (docs/architecture.md): what a cluster's nodes really run, through the Talos API
+// (version, boot id, machine stage and readiness, etcd membership, health and leadership) and
+// the Kubernetes API (node Ready, cordoned, kubelet version).
+//
+// Thread-safe when the client factory is.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "base/mutex.h"
+#include "core/observed.h"
+#include "core/profile.h"
+#include "reconciler/clients/cluster_clients.h"
+#include "reconciler/clients/talos/extensions.h"
+
+namespace tr::reconciler {
+
+class FleetObserver {
+ public:
+  virtual ~FleetObserver() = default;
+  // Every node of `profile`. A node that does not answer is reported unreachable, not as an
+  // error. Errors: FailedPrecondition for unusable credentials (also when no node answers
+  // because the talosconfig's ca or crt is another cluster's), PermissionDenied when the
+  // credentials' role cannot read a node.
+  virtual absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) = 0;
+  // As Observe, but only the nodes named in `nodes` need be looked at (a node in flight);
+  // the result holds at least those. The default observes every node.
+  virtual absl::StatusOr<core::ObservedCluster> ObserveNodes(
+      const core::ClusterProfile& profile, const std::vector<std::string>& nodes) {
+    (void)nodes;
+    return Observe(profile);
+  }
+};
+
+class TalosFleetObserver final : public FleetObserver {
+ public:
+  // `self_node` is the name of the node this process runs on ("" when none).
+  TalosFleetObserver(ClusterClientFactory& clients, std::string self_node)
+      : clients_(clients), self_node_(std::move(self_node)) {}
+  absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) override;
+  absl::StatusOr<core::ObservedCluster> ObserveNodes(
+      const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
+
+  // What cannot change within one boot of a node: its Talos version and the extensions of the
+  // image it booted. Kept by cluster and node address with the boot id, so a node is asked
+  // them again only after it rebooted.
+  struct BootFacts {
+    std::string boot_id;
+    core::Version talos;
+    std::optional<talos::NodeExtensions> extensions;  // unset until listed once
+  };
+
+ private:
+  absl::StatusOr<core::ObservedCluster> ObserveSome(const core::ClusterProfile& profile,
+                                                    const std::vector<std::string>* nodes);
+  // Sets `refused` when the node is unreachable because every endpoint turned it down at once.
+  absl::Status ObserveTalos(talos::TalosClient& talos, const std::string& cluster,
+                            const core::NodeSpec& spec, core::NodeObservation& node, bool& refused);
+  // The node's schematic and extensions, listed once per boot.
+  void ObserveExtensions(talos::TalosClient& talos, const std::string& key,
+                         const core::NodeSpec& spec, core::NodeObservation& node);
+
+  ClusterClientFactory& clients_;
+  const std::string self_node_;
+  Mutex mu_;
+  std::map<std::string, BootFacts> boots_ ABSL_GUARDED_BY(mu_);  // by "<cluster>/<address>"
+};
+
+}  // namespace tr::reconciler
