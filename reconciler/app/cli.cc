@@ -15,12 +15,13 @@
 #include "reconciler/app/completion.h"
 #include "reconciler/app/daemon/daemon.h"
 #include "reconciler/app/daemon/daemon_config.h"
+#include "reconciler/app/offline_commands.h"
+#include "reconciler/app/status_command.h"
 #include "reconciler/clients/factory/factory_flags.h"
-#include "reconciler/operations/k8s_upgrade/upgrade_k8s_command.h"
-#include "reconciler/runtime/logging.h"
 #include "reconciler/features/plan/plan_engine.h"
 #include "reconciler/features/proposals/propose_command.h"
-#include "reconciler/app/status_command.h"
+#include "reconciler/operations/k8s_upgrade/upgrade_k8s_command.h"
+#include "reconciler/runtime/logging.h"
 #include "reconciler/runtime/version.h"
 
 namespace tr::reconciler {

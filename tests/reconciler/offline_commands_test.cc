@@ -1,4 +1,4 @@
-#include "reconciler/features/plan/plan_engine.h"
+#include "reconciler/app/offline_commands.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include "base/env.h"
 #include "core/status_yaml.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/features/plan/plan_engine.h"
 #include "tests/support/fleet_fixtures.h"
 
 namespace tr::reconciler {

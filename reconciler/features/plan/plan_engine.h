@@ -1,7 +1,9 @@
-// `validate` and `plan` on a checkout of a profile repository, without a fleet: the commands
-// people run locally and in CI before merging.
+// The plan engine: a checkout of a profile repository read and planned against a fleet observed
+// from a file or live, as `plan` prints it, and a pull request's plan (PreviewPlan) for the
+// pull-request flow and proposals. `validate` is beside the CLI
+// (reconciler/app/offline_commands.h).
 //
-// Both read the directory once and write only to the given streams. Thread-compatible.
+// Each call reads the directory once and writes only to the given streams. Thread-compatible.
 #pragma once
 
 #include <filesystem>
@@ -19,22 +21,10 @@
 
 namespace tr::reconciler {
 
-// Exit codes shared by the offline commands.
+// Exit codes shared by the offline commands (`validate`, `plan`, `propose --dry-run`).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInvalid = 1;  // an invalid profile, or unreadable input
 inline constexpr int kExitBlocked = 2;  // `plan`: every profile is valid, but a plan is blocked
-
-enum class ValidateFormat { kText, kGithub };
-
-struct ValidateOptions {
-  std::filesystem::path dir = ".";
-  ValidateFormat format = ValidateFormat::kText;
-  int shards = 0;  // as `run --shards`: spec.shard must be below it (0: not checked)
-};
-
-// Prints every problem as `file:line:column: field.path: message` (or as GitHub Actions
-// `::error` annotations) and a summary. kExitOk when every profile is valid, else kExitInvalid.
-int RunValidate(const ValidateOptions& options, std::ostream& out, std::ostream& err);
 
 enum class PlanFormat { kText, kMarkdown, kJson, kYaml };
 
@@ -66,7 +56,8 @@ struct PlanOptions {
 // its factory (the IDs kept in memory only); one that cannot be is planned as blocked, why.
 int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
 
-// The profiles of the checkout at `dir`, as `plan` reads them; nullopt after printing why.
+// The profiles of the checkout at `dir`, as `plan` and `validate` read them; nullopt after
+// printing why.
 std::optional<core::ProfileSet> LoadCheckout(const std::filesystem::path& dir, int shards,
                                              std::ostream& err);
 
@@ -104,9 +95,5 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         bool kubernetes_upgrades = true, int shards = 0,
                         factory::InstallerResolver* installers = nullptr,
                         const std::vector<core::Version>& broken = {});
-
-// A GitHub Actions workflow command's data or property, escaped as the runner expects.
-std::string EscapeGithubData(std::string_view text);
-std::string EscapeGithubProperty(std::string_view text);
 
 }  // namespace tr::reconciler
