@@ -111,4 +111,11 @@ ProfileSet DecodeProfileSet(const std::vector<SourceFile>& files,
   return set;
 }
 
+bool ProfileSet::Knows(std::string_view cluster) const {
+  return std::any_of(profiles.begin(), profiles.end(),
+                     [&](const ClusterProfile& p) { return p.name == cluster; }) ||
+         std::any_of(invalid.begin(), invalid.end(),
+                     [&](const InvalidProfile& p) { return p.cluster == cluster; });
+}
+
 }  // namespace tr::core

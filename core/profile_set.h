@@ -44,6 +44,9 @@ struct ProfileSet {
   std::vector<ClusterProfile> profiles;  // valid ones, sorted by name
   std::vector<InvalidProfile> invalid;   // sorted by file
   Diagnostics defaults_diagnostics;      // errors in reconciler.yaml
+
+  // Whether a profile, valid or not, names `cluster`.
+  bool Knows(std::string_view cluster) const;
 };
 
 // Decodes every file. Files other than `reconciler.yaml`, `clusters/*.yaml` and the

@@ -96,10 +96,9 @@ struct RolloutReconciler::Pass {
 RolloutReconciler::RolloutReconciler(Deps deps, RolloutReconcilerOptions options,
                                      std::map<std::string, core::ClusterStatus> recorded)
     : deps_(deps), options_(options), recorded_(std::move(recorded)) {
-  MutexLock lock(mu_);
-  for (const auto& [cluster, status] : recorded_) {
-    deps_.metrics.cluster_phase.Set(cluster, core::ClusterPhaseName(status.phase));
-  }
+  // No phase series yet: a status file is read before the profiles, and one of a cluster that
+  // has none (planted on the status branch) must not become a series. A cluster's first
+  // reconcile records, which sets its phase.
 }
 
 std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::string& c) const {

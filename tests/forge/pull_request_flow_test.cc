@@ -111,6 +111,7 @@ struct Replica {
     options.dialect = forge::FindApiDialect("github");
     options.reports = [&reports] { return reports.load(); };
     options.branch = &branch;
+    options.knows_cluster = [](const std::string& cluster) { return cluster != "ghost"; };
     return options;
   }
   void Record(const std::string& cluster, core::ClusterPhase phase, const std::string& applied,
@@ -188,6 +189,19 @@ TEST_F(PullRequestFlowReplicasTest, OnlyTheReporterSendsTheRolloutWithEveryRepli
   EXPECT_THAT(Comment(), HasSubstr("| beta | Ready |"));
   EXPECT_EQ(second_.api.calls(), 0);  // the standby never talked to the forge
   EXPECT_THAT(fake_.Violations(), IsEmpty());
+}
+
+// A status file of a cluster without a profile (planted on the status branch) judges no
+// rollout: the change succeeds when its real cluster does, and the comment never shows it.
+TEST_F(PullRequestFlowReplicasTest, AStatusOfAClusterWithoutAProfileCountsForNothing) {
+  second_.Record("ghost", core::ClusterPhase::kUpgradeFailed, kOld);
+  first_.Record("alpha", core::ClusterPhase::kUpgradingTalos, kOld);
+  RefreshAfterRecords(first_);
+  first_.Record("alpha", core::ClusterPhase::kReady, kMerge);
+  RefreshAfterRecords(first_);
+  EXPECT_THAT(RolloutStates(), ElementsAre("pending", "success"));
+  EXPECT_THAT(Comment(), HasSubstr("| alpha | Ready |"));
+  EXPECT_THAT(Comment(), Not(HasSubstr("ghost")));
 }
 
 TEST_F(PullRequestFlowReplicasTest, AReplicaThatBecomesTheReporterSendsTheStateAgain) {

@@ -264,6 +264,22 @@ TEST(RolloutReconcilerTest, RollsOutRecordingEachOperationBeforeTheCall) {
   EXPECT_EQ(h.store.latest.at("prod").desired_commit_applied, "c0ffee");
 }
 
+// A status file read at start makes no phase series by itself: a planted one of a cluster
+// without a profile never does, a real cluster's appears with its first reconcile.
+TEST(RolloutReconcilerTest, APhaseSeriesComesFromAReconcileNotFromAStatusFile) {
+  Harness h("1.12.0", "1.12.0");
+  core::ClusterStatus ghost;
+  ghost.cluster = "ghost";
+  ghost.phase = core::ClusterPhase::kUpgradeFailed;
+  h.store.latest["ghost"] = ghost;
+  auto r = h.Make();
+  EXPECT_EQ(h.metrics.cluster_phase.PhaseOf("ghost"), "");
+  EXPECT_EQ(h.metrics.cluster_phase.PhaseOf("prod"), "");
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.metrics.cluster_phase.PhaseOf("prod"), "Ready");
+  EXPECT_EQ(h.metrics.cluster_phase.PhaseOf("ghost"), "");
+}
+
 // Releases listed from the installer's registry join the catalog: status reports the newest
 // as available, and the built-in catalog's newest without them.
 TEST(RolloutReconcilerTest, RegistryReleasesAreAvailable) {

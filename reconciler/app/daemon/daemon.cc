@@ -239,7 +239,7 @@ class Daemon {
     };
     auto forge = ForgeReporting::Start(config_, *source_, *notifying_, *git_store_,
                                        std::move(reports_rollouts), installers_.resolver(),
-                                       std::move(broken), env_);
+                                       std::move(broken), desired_, env_);
     if (!forge.ok()) return forge.status();  // --forge
     forge_ = *std::move(forge);
     store_ = forge_ ? &forge_->store() : static_cast<StatusStore*>(&*notifying_);

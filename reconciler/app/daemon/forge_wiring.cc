@@ -50,7 +50,8 @@ std::string StatusUrl(const DaemonConfig& config) {
 absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
     const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
     StatusStore& branch, std::function<bool()> reports, factory::InstallerResolver& installers,
-    std::function<std::vector<core::Version>()> broken_releases, Env& env) {
+    std::function<std::vector<core::Version>()> broken_releases, const DesiredState& desired,
+    Env& env) {
   if (config.forge.kind.empty()) return nullptr;
   absl::StatusOr<std::string> token = ReadSecretFile(config.forge.token_file);
   if (!token.ok()) return token.status();
@@ -78,7 +79,12 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
                              std::move(reports),
                              elected ? &branch : nullptr,
                              &installers,
-                             std::move(broken_releases)});
+                             std::move(broken_releases),
+                             [&desired](const std::string& cluster) {
+                               // Before the first read of the profiles every cluster counts.
+                               auto now = desired.Current();
+                               return now == nullptr || now->profiles.Knows(cluster);
+                             }});
   reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);
   if (elected) {  // other replicas' records reach the reporter through the branch only
     reporting->refresher_ = std::jthread(

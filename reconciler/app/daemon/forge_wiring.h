@@ -15,6 +15,7 @@
 #include "reconciler/features/pull_requests/pull_request_flow.h"
 #include "reconciler/features/webhooks/poll_trigger.h"
 #include "reconciler/features/webhooks/webhook_receiver.h"
+#include "reconciler/loop/desired_state.h"
 #include "reconciler/runtime/metrics.h"
 
 namespace tr::reconciler {
@@ -35,10 +36,12 @@ class ForgeReporting {
   // replicas record. Unset: this process reports every rollout itself. `installers` resolves
   // the schematics of pull request plans (the daemon's, at the watched branch's factories);
   // `broken_releases` lists the Talos releases its Image Factory marks broken (may be null).
+  // `desired` tells which clusters have a profile: only their statuses judge a rollout.
   static absl::StatusOr<std::unique_ptr<ForgeReporting>> Start(
       const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
       StatusStore& branch, std::function<bool()> reports, factory::InstallerResolver& installers,
-      std::function<std::vector<core::Version>()> broken_releases, Env& env);
+      std::function<std::vector<core::Version>()> broken_releases, const DesiredState& desired,
+      Env& env);
   StatusStore& store() { return *store_; }
   pull_requests::PullRequestFlow& flow() { return *flow_; }
   forge::ForgeApi& api() { return *client_; }

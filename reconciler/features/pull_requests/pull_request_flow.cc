@@ -348,6 +348,7 @@ void PullRequestFlow::Run(std::stop_token stop) {
       commits.insert(status.desired_commit_applied);
       clusters_[cluster] = std::move(status);
     }
+    DropUnknownClusters();
     if (taking_over) TakeOver(commits);
     // A rollout still pending whose clusters all moved on is judged again at each record: it
     // may have been superseded by a later change.
@@ -366,6 +367,25 @@ void PullRequestFlow::ReportNewestFirst(const std::set<std::string>& commits,
   const std::vector<MergedChange> history = History();
   for (auto it = history.rbegin(); it != history.rend(); ++it) {
     if (commits.contains(it->commit)) Progress(it->commit, stop);
+  }
+}
+
+void PullRequestFlow::DropUnknownClusters() {
+  if (!options_.knows_cluster) return;
+  size_t dropped = 0;
+  std::string first;
+  for (auto it = clusters_.begin(); it != clusters_.end();) {
+    if (options_.knows_cluster(it->first)) {
+      ++it;
+      continue;
+    }
+    if (first.empty()) first = it->first;
+    it = clusters_.erase(it);
+    ++dropped;
+  }
+  if (dropped > 0) {
+    log_->warn("step=read-statuses outcome=ignored reason=\"no profile\" clusters={} first={}",
+               dropped, LogValue(first));
   }
 }
 

@@ -80,6 +80,10 @@ struct PullRequestFlowOptions {
   // The Talos releases the daemon's Image Factory marks broken now (PreviewPlan blocks them).
   // Null: none. Must be thread-safe.
   std::function<std::vector<core::Version>()> broken_releases = nullptr;
+  // Whether the watched branch has a profile (valid or not) for a cluster. The status of one it
+  // has not — a file planted on the status branch — judges no rollout and is not shown. Null:
+  // every cluster counts. Must be thread-safe.
+  std::function<bool(const std::string& cluster)> knows_cluster = nullptr;
 };
 
 class PullRequestFlow {
@@ -122,6 +126,8 @@ class PullRequestFlow {
   void TakeOver(std::set<std::string>& commits);
   // Takes the statuses loaded at start (StatusesLoaded) as the clusters' latest.
   void Load();
+  // Forgets the statuses of clusters options_.knows_cluster does not know (one warning).
+  void DropUnknownClusters();
   void Plan(const forge::WebhookEvent& event, std::stop_token stop);
   // The head is past a preview limit (FailedPrecondition naming it): a failing plan status
   // and a comment saying so, nothing planned.
