@@ -381,6 +381,18 @@ clusters:
   EXPECT_EQ(withdrawn.exit_code, kExitBlocked);
   EXPECT_THAT(withdrawn.markdown, HasSubstr("Talos 1.12.0 is marked broken by the Image Factory"));
   EXPECT_EQ(PreviewPlan(to_112, trusted, {dir_ / "sim", {}}, "").exit_code, kExitOk);
+
+  // Only the clusters the change touches are observed: another cluster of the watched branch
+  // (here one whose credentials do not exist, so observing it is an error) is never asked.
+  std::vector<core::SourceFile> fleet = trusted;
+  fleet.push_back({"clusters/other.yaml", Profile("other", "no-such-credentials", "1.11.6",
+                                                  {{"other-cp", "127.0.0.1", "controlplane"}})});
+  std::vector<core::SourceFile> one_changed = fleet;
+  one_changed[0] = {"clusters/prev.yaml", profile(cp, "1.12.0")};
+  PlanPreview touched = PreviewPlan(one_changed, fleet, {dir_ / "sim", {}}, "");
+  EXPECT_EQ(touched.changed, std::vector<std::string>{"prev"});
+  EXPECT_EQ(touched.exit_code, kExitOk) << touched.markdown;
+  EXPECT_TRUE(touched.unobserved.empty()) << touched.unobserved.front();
 }
 
 }  // namespace

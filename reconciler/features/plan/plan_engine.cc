@@ -440,12 +440,20 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
           ? Unresolved{}
           : ResolveSchematics(*installers, set.profiles,
                               [&](const core::ClusterProfile& p) { return changed(p.file); });
-  // Observed through the trusted profiles only: the proposal's endpoints are never dialled.
+  // Observed through the trusted profiles only: the proposal's endpoints are never dialled;
+  // and only the clusters the change touches, so a one-line change costs one cluster's calls.
+  std::set<std::string> touched;
+  for (const core::ClusterProfile& p : set.profiles) {
+    if (changed(p.file)) touched.insert(p.name);
+  }
+  core::ProfileSet observed_set = base;
+  std::erase_if(observed_set.profiles,
+                [&](const core::ClusterProfile& p) { return !touched.contains(p.name); });
   TalosconfigClientFactory clients(credentials, {});
   TalosFleetObserver observer(clients, self_node);
   std::stringstream observe_errors;
   Unobserved unobserved;
-  const core::ObservedFleet fleet = ObserveWith(observer, base, unobserved, observe_errors);
+  const core::ObservedFleet fleet = ObserveWith(observer, observed_set, unobserved, observe_errors);
   std::vector<core::PlanReportEntry> entries;
   const std::map<std::string, core::ClusterStatus> no_statuses;
   // The nodes are asked at the watched branch's endpoints, as they were observed.
