@@ -12,9 +12,49 @@
 # base: the environment, HTTP, secrets, signals. It includes nothing of ours.
 tr_layer(base FILES base/* MAY)
 
-# core: pure domain logic (no I/O). It includes nothing of ours.
-tr_layer(core FILES core/* MAY)
-set(tr_core core)
+# core: pure domain logic (no I/O), seven floors. A type that several floors use lives in a
+# header of the lowest floor that needs it (core/*_types.h), apart from the behaviour that works
+# on it, so that nothing in core includes upward.
+#   words:         text, versions, durations, names, diagnostics, raw YAML text.
+tr_layer(core_words
+  FILES core/api_version.* core/base64.* core/decoded.* core/diagnostic.* core/duration.*
+        core/fence.* core/names.* core/schematic_yaml_scalar.* core/shards.* core/text.*
+        core/timestamp.* core/version.* core/workload_readiness.* core/yaml_text.*
+        core/yaml_word.* core/strict_yaml.* core/inert_text.*
+  MAY)
+#   model:         the domain's types: profiles and sets of them, observations, policies,
+#                  schematics, plans, rollouts, gates and statuses as records, the support matrix
+#                  and the Kubernetes removals.
+tr_layer(core_model
+  FILES core/*_types.* core/schematic.* core/observed.* core/support_matrix.*
+        core/update_policy.* core/profile.* core/k8s_removals.* core/k8s_removal_table.*
+  MAY core_words)
+#   decode:        one document's YAML into the model, with diagnostics; a profile's YAML
+#                  edited in place; a status as YAML and back.
+tr_layer(core_decode
+  FILES core/yaml_decode.* core/*_decode.* core/profile_edit.* core/status_yaml.*
+  MAY core_words core_model)
+#   repository:    a repository's files decoded as one set of profiles, each document by its
+#                  decoder.
+tr_layer(core_repository FILES core/profile_set.* MAY core_words core_model core_decode)
+#   rules:         the planner and the checks: upgrade paths, start checks, gates, health gates,
+#                  what a node in flight looks like.
+tr_layer(core_rules
+  FILES core/upgrade_path.* core/planner.* core/gates.* core/health_gates.* core/start_checks.*
+        core/rollout_checks.*
+  MAY core_words core_model core_decode core_repository)
+#   orchestration: the rollout state machine, its record and outcomes, promotion between
+#                  clusters, proposals, a cluster's status built from a reconcile.
+tr_layer(core_orchestration
+  FILES core/rollout.* core/rollout_record.* core/rollout_outcomes.* core/plan_outlook.*
+        core/promotion.* core/proposals.* core/status.* core/status_consistency.*
+  MAY core_words core_model core_decode core_repository core_rules)
+#   report:        what is shown: a rendered plan, the cluster report.
+tr_layer(core_report
+  FILES core/plan_render.* core/cluster_report.*
+  MAY core_words core_model core_decode core_repository core_rules core_orchestration)
+set(tr_core core_words core_model core_decode core_repository core_rules core_orchestration
+            core_report)
 
 # gitsource: the profile repository and the status branch through libgit2.
 tr_layer(gitsource FILES gitsource/* MAY base ${tr_core})

@@ -12,26 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "core/rollout.h"
+#include "core/health_gate_types.h"
+#include "core/rollout_types.h"
 #include "core/timestamp.h"
 
 namespace tr::core {
-
-struct GateResult {
-  std::string name;  // the health check's name
-  bool healthy = false;
-  std::string message;  // its last answer: "HTTP 200", "value 0 <= 1", "no result", ...
-  TimePoint checked;
-
-  bool operator==(const GateResult&) const = default;
-};
-
-struct GateState {
-  std::vector<GateResult> results;         // the last result of each check, in policy order
-  std::optional<TimePoint> failing_since;  // set while the rollout waits on a failing check
-
-  bool operator==(const GateState&) const = default;
-};
 
 // `previous` with fresh `results` (each stamped `now`): the wait starts at the first failing
 // answer and ends at the first all-healthy one.

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "core/profile.h"
-#include "core/profile_set.h"
+#include "core/profile_set_types.h"
 #include "core/yaml_decode.h"
 
 namespace tr::core {

@@ -11,7 +11,7 @@
 #include "core/api_version.h"
 #include "core/decoded.h"
 #include "core/profile.h"
-#include "core/profile_set.h"
+#include "core/profile_set_types.h"
 #include "core/schematic_decode.h"
 
 namespace tr::core {

@@ -6,48 +6,11 @@
 // Pure; thread-compatible.
 #pragma once
 
-#include <functional>
-#include <string>
-#include <string_view>
 #include <vector>
 
-#include "core/diagnostic.h"
-#include "core/profile.h"
-#include "core/support_matrix.h"
+#include "core/profile_set_types.h"
 
 namespace tr::core {
-
-struct SourceFile {
-  std::string path;        // repository-relative, e.g. "clusters/prod-eu-1.yaml"
-  std::string content;     // raw bytes as stored
-  bool oversized = false;  // the reader refused to read it past its size cap
-};
-
-struct ValidationOptions {
-  // Tells whether an IANA time-zone name exists. Unset: only the name's syntax is checked.
-  std::function<bool(std::string_view)> is_known_timezone;
-  // The number of shards (`--shards`) spec.shard must be below. 0: unknown; 0 to 1023 pass.
-  int shards = 0;
-};
-
-// A profile file that did not decode or validate.
-struct InvalidProfile {
-  std::string file;
-  std::string cluster;  // from the file name ("clusters/prod.yaml" -> "prod")
-  Diagnostics diagnostics;
-};
-
-struct ProfileSet {
-  RepositoryDefaults defaults;
-  SupportMatrix support_matrix;          // built in, plus reconciler.yaml's rows
-  ReleaseCatalog release_catalog;        // built in, plus reconciler.yaml's releases
-  std::vector<ClusterProfile> profiles;  // valid ones, sorted by name
-  std::vector<InvalidProfile> invalid;   // sorted by file
-  Diagnostics defaults_diagnostics;      // errors in reconciler.yaml
-
-  // Whether a profile, valid or not, names `cluster`.
-  bool Knows(std::string_view cluster) const;
-};
 
 // Decodes every file. Files other than `reconciler.yaml`, `clusters/*.yaml` and the
 // `schematics/*.yaml` that profiles reference are ignored; an unreferenced schematic file is

@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "core/profile.h"
-#include "core/profile_set.h"
+#include "core/profile_set_types.h"
 #include "core/yaml_decode.h"
 
 namespace tr::core {

@@ -9,7 +9,7 @@
 
 #include "core/decoded.h"
 #include "core/profile.h"
-#include "core/profile_set.h"
+#include "core/profile_set_types.h"
 
 namespace tr::core {
 

@@ -10,7 +10,7 @@
 #include "core/observed.h"
 #include "core/planner.h"
 #include "core/profile.h"
-#include "core/rollout.h"
+#include "core/rollout_types.h"
 
 namespace tr::core {
 

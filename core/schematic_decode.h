@@ -22,7 +22,7 @@
 #include "core/decoded.h"
 #include "core/diagnostic.h"
 #include "core/profile.h"
-#include "core/profile_set.h"
+#include "core/profile_set_types.h"
 #include "core/schematic.h"
 #include "core/yaml_decode.h"
 

@@ -237,22 +237,6 @@ ObservedCluster WithLastKnownVersions(ObservedCluster observed, const ClusterSta
   return observed;
 }
 
-const char* ComponentStateName(ComponentState state) {
-  switch (state) {
-    case ComponentState::kIdle:
-      return "idle";
-    case ComponentState::kInProgress:
-      return "in-progress";
-    case ComponentState::kCompleted:
-      return "completed";
-    case ComponentState::kFailed:
-      return "failed";
-    case ComponentState::kBlocked:
-      return "blocked";
-  }
-  return "unknown";
-}
-
 ClusterStatus BuildClusterStatus(const StatusInput& in) {
   ClusterStatus s;
   s.cluster = in.cluster;

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "core/decoded.h"
-#include "core/status.h"
+#include "core/status_types.h"
 
 namespace tr::core {
 

@@ -4,7 +4,7 @@
 // Not thread-safe per DecodeContext (see yaml_decode.h); otherwise pure.
 #pragma once
 
-#include "core/profile_set.h"
+#include "core/profile_set_types.h"
 #include "core/update_policy.h"
 #include "core/yaml_decode.h"
 

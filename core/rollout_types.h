@@ -1,0 +1,166 @@
+// The rollout's vocabulary as data (rollout.h decides with it): a node's operation in flight,
+// what the reconciler remembers between reconciles, the phases, the actions, a decision and the
+// state machine's input. Here, apart from the state machine, so that the checks, the decoders
+// and the status can use it without the state machine.
+//
+// Thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/observed.h"
+#include "core/plan_types.h"
+#include "core/profile.h"
+#include "core/timestamp.h"
+
+namespace tr::core {
+
+// Where one node's upgrade is; each phase is recorded before the daemon moves past it.
+enum class OperationPhase {
+  kRecorded,       // written down; the node has not been asked yet
+  kUpgradeCalled,  // legacy: MachineService/Upgrade acknowledged; the node drains and reboots
+  kInstalled,      // lifecycle: the image is written to the inactive slot
+  kDrained,        // lifecycle: cordoned and drained through the Kubernetes API
+  kRebootCalled,   // lifecycle: Reboot acknowledged
+};
+const char* OperationPhaseName(OperationPhase phase);
+
+struct OperationInFlight {
+  std::string node;
+  Version target;
+  std::string image;
+  bool lifecycle = false;      // LifecycleService path (1.13+) rather than legacy Upgrade
+  std::string boot_id_before;  // read just before the operation was recorded
+  std::string actor_id;        // from the Upgrade or Reboot reply, when known
+  OperationPhase phase = OperationPhase::kRecorded;
+  TimePoint started;
+  TimePoint deadline;
+  // The Image Factory schematic ID the installer carries, which the node must run once it is
+  // back (a reinstall at the same version changes only this); empty when the profile names no
+  // schematic, and then the version alone says whether the node is done.
+  std::string schematic{};
+
+  bool operator==(const OperationInFlight&) const = default;
+};
+
+struct RolloutFailure {
+  std::string node;
+  Version talos_target;
+  std::string message;
+  TimePoint at;
+  std::string schematic{};  // the operation's schematic ID, when it named one
+
+  bool operator==(const RolloutFailure&) const = default;
+};
+
+// What the reconciler remembers about a cluster's rollout between reconciles.
+struct RolloutMemory {
+  std::vector<OperationInFlight> in_flight;  // one node, or up to maxParallelWorkers workers
+  std::string prepulled_image;               // installer image already pulled on the step's nodes
+  // The installers of nodes with their own schematic (PlanStep::own_installers) already pulled
+  // on them, of one Talos tag.
+  std::vector<std::string> prepulled_node_images{};
+  std::string etcd_snapshot_image;           // the etcd snapshot was taken for this target image
+  std::optional<TimePoint> settle_until;
+  std::optional<RolloutFailure> failure;  // halts the cluster until the desired Talos changes
+
+  bool operator==(const RolloutMemory&) const = default;
+};
+
+// Maintenance windows, evaluated by the caller (time zones need the tz database).
+struct WindowState {
+  bool open = true;
+  std::optional<TimePoint> next_open;
+};
+
+// Extra health checks of the policy, run by the caller between nodes (health_gates.h).
+struct ExtraGateResult {
+  bool passed = true;
+  std::string message;                     // why not, when not passed
+  std::optional<TimePoint> failing_since;  // start of the wait that policy.gateTimeout bounds
+};
+
+// spec.promotion, evaluated by the caller from the named clusters' status (promotion.h).
+struct PromotionVerdict {
+  bool ready = true;
+  std::string message;                 // "waiting for staging (Ready on 1.12.0 for 3h of 24h)"
+  std::optional<TimePoint> ready_at;   // when the soak ends, if it is only time that is missing
+};
+
+enum class ClusterPhase {
+  kReady,
+  kUpgradingTalos,
+  kUpgradingKubernetes,
+  kUpgradeFailed,
+  kBlocked,
+  kPaused,
+  kWaitingForWindow,
+  kWaitingForGate,
+  kWaitingForPromotion,
+};
+const char* ClusterPhaseName(ClusterPhase phase);  // "Ready", "UpgradingTalos", ...
+
+enum class ActionKind {
+  kNone,          // nothing to do now; requeue at wait_until if set
+  kPrePullImage,  // pull `image` on `nodes`
+  kSnapshotEtcd,  // save an etcd snapshot before the first control plane
+  kStartNode,     // record `operation` (phase kRecorded) on the status branch
+  kCallUpgrade,   // legacy MachineService/Upgrade on `node`
+  kInstallImage,  // LifecycleService/Upgrade on `node`
+  kDrainNode,     // cordon and drain `node`
+  kRebootNode,    // Reboot `node`
+  kCompleteNode,  // `node` verified: uncordon if cordoned, clear it, start the settle time
+  kRollbackNode,  // roll `node` back to its other slot, then record `failure`
+  kFailNode,      // record `failure`; no further node is touched
+  kStartKubernetesUpgrade,  // hand the Kubernetes step to the upgrade-k8s job
+};
+const char* ActionKindName(ActionKind kind);
+
+struct Progress {
+  int done = 0;
+  int total = 0;
+  std::string ToString() const;  // "2/5"
+};
+
+struct RolloutDecision {
+  ActionKind kind = ActionKind::kNone;
+  ClusterPhase phase = ClusterPhase::kReady;
+  std::string message;  // one line for logs and status: "upgrading w-1 (2/5)"
+  std::string node;
+  std::vector<std::string> nodes;
+  std::string image;
+  bool node_image = false;  // kPrePullImage: `image` is nodes' own installer, not the step's
+  // kCompleteNode: the look that decided it saw the Kubernetes node cordoned (true when it
+  // could not tell). Talos uncordons a node itself after a legacy upgrade.
+  bool seen_cordoned = true;
+  std::optional<OperationInFlight> operation;  // kStartNode
+  std::optional<RolloutFailure> failure;       // kFailNode, kRollbackNode
+  std::optional<TimePoint> wait_until;
+  Progress progress;
+};
+
+// How many times less often a node in flight is polled while its events are heard.
+inline constexpr int kHeardPollFactor = 5;
+
+struct RolloutInput {
+  const ClusterProfile& profile;
+  const ClusterPlan& plan;
+  const ObservedCluster& observed;
+  const RolloutMemory& memory;
+  WindowState window;
+  ExtraGateResult extra_gates;
+  TimePoint now;
+  PromotionVerdict promotion = {};
+  std::chrono::seconds poll_interval{10};  // how soon to look again at a node in flight
+  // Every node in flight is heard: its events wake the cluster when its wait ends, so it is
+  // looked at only every kHeardPollFactor poll intervals besides.
+  bool in_flight_heard = false;
+  // The first step is Kubernetes and its upgrade task already started for that step's target:
+  // seen through like a node in flight, not held by the start checks again.
+  bool kubernetes_step_started = false;
+};
+
+}  // namespace tr::core
