@@ -125,7 +125,7 @@ struct Metrics {
   // Inbound webhook requests by outcome (reconciler/features/webhooks/webhook_receiver.h):
   // accepted, ignored, duplicate, bad_signature, too_large, malformed, queue_full, and the
   // listener's refusals (reconciler/clients/http/http_server.h): headers_too_large, connections,
-  // peer_connections, busy, timeout.
+  // peer_connections, busy, peer_busy, timeout.
   CounterFamily webhook_requests;
   // What the --listen server (health, readiness, metrics) refused, by the same reasons.
   CounterFamily endpoint_refused;

@@ -5,6 +5,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <sstream>
@@ -378,6 +380,64 @@ TEST_F(WebhookReceiverTest, IdleAndSlowConnectionsFromOnePeerDoNotDelayASignedDe
   // once.
   ASSERT_EQ(options.limits.max_connections_per_peer, 64u);
   EXPECT_EQ(metrics_.webhook_requests.Value("peer_connections"), 250u - 64u);
+  for (int fd : attackers) ::close(fd);
+}
+
+// The head of the server's first answer on `fd` (up to the blank line); "" on timeout.
+std::string ReadHead(int fd) {
+  std::string head;
+  char c;
+  while (head.find("\r\n\r\n") == std::string::npos) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 30'000) <= 0 || ::recv(fd, &c, 1, 0) != 1) return head;
+    head += c;
+  }
+  return head;
+}
+
+// Issue 49, finding 3: one address holding 16 silent bodies, each declared at 1 MiB (the whole
+// 16 MiB budget of bodies in flight), does not keep another address's signed deliveries out.
+TEST_F(WebhookReceiverTest, SilentBodiesFromOneAddressLeaveRoomForSignedDeliveries) {
+  queue_ = std::make_unique<WebhookQueue>(64);
+  WebhookReceiverOptions options;
+  options.listen = "127.0.0.1:0";
+  options.secret = kSecret;
+  options.branch = "master";
+  auto receiver = WebhookReceiver::Start(options, *queue_, metrics_);  // the defaults
+  ASSERT_TRUE(receiver.ok()) << receiver.status();
+  receiver_ = *std::move(receiver);
+  ASSERT_EQ(options.limits.max_bodies_in_flight_bytes, size_t{16} << 20);
+  std::vector<int> attackers;
+  int held = 0;
+  for (int i = 0; i < 16; ++i) {
+    const int fd = forge_test::ConnectLoopbackFrom("127.0.0.2", receiver_->port());
+    ASSERT_GE(fd, 0) << i;
+    attackers.push_back(fd);
+    // Expect: 100-continue makes the server say whether it holds the body before any is sent.
+    ASSERT_TRUE(forge_test::SendAll(fd,
+                                    "POST /hooks/github HTTP/1.1\r\nHost: x\r\n"
+                                    "X-GitHub-Event: push\r\nContent-Length: 1048576\r\n"
+                                    "Expect: 100-continue\r\n\r\n"));
+    const std::string head = ReadHead(fd);
+    if (head.starts_with("HTTP/1.1 100")) {
+      ++held;
+    } else {
+      EXPECT_THAT(head, ::testing::StartsWith("HTTP/1.1 503")) << i;
+    }
+  }
+  // Signed deliveries from 127.0.0.1 while the held bodies stay silent.
+  for (int i = 0; i < 20; ++i) {
+    const auto sent = Env::Default().Now();
+    auto res = PostGithub(fmt::format("honest-{}", i),
+                          fmt::format(R"({{"ref":"refs/heads/master","after":"honest{}"}})", i));
+    ASSERT_TRUE(res) << i;
+    EXPECT_EQ(res->status, 202) << i;
+    EXPECT_LT(Env::Default().Now() - sent, std::chrono::seconds(1)) << i;
+  }
+  EXPECT_EQ(Drain().size(), 20u);
+  // One address holds a quarter of the budget: four bodies; the other twelve were refused.
+  EXPECT_EQ(held, 4);
+  EXPECT_EQ(metrics_.webhook_requests.Value("peer_busy"), 12u);
   for (int fd : attackers) ::close(fd);
 }
 

@@ -342,6 +342,7 @@ TEST_F(HttpServerTest, BodiesInFlightPastTheBudgetGet503) {
   ServerLimits limits = Roomy();
   limits.max_body_bytes = 1000;
   limits.max_bodies_in_flight_bytes = 1500;
+  limits.body_budget_shares = 1;  // one peer may hold it all: the total is what is tested
   Serve(limits);
   Socket first(port());
   ASSERT_TRUE(first.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n"
@@ -358,6 +359,51 @@ TEST_F(HttpServerTest, BodiesInFlightPastTheBudgetGet503) {
   Socket third(port());
   ASSERT_TRUE(third.Send(Post("/hooks/echo", std::string(600, 'd'))));
   EXPECT_THAT(third.ReadAll(), StartsWith("HTTP/1.1 202"));
+}
+
+// Issue 49, finding 3: one peer holds at most its share of the bodies in flight, so another
+// peer's bodies still fit; and a body that sends nothing is cut long before the request's
+// deadline, giving its place back.
+TEST_F(HttpServerTest, APeerHoldsItsShareOfTheBodyBudgetAndSilentBodiesAreCut) {
+  ServerLimits limits = Roomy();  // request deadline 5 min
+  limits.max_body_bytes = 1000;
+  limits.max_bodies_in_flight_bytes = 4000;  // a peer's share: 1000
+  limits.body_progress_timeout = std::chrono::milliseconds(300);
+  Serve(limits);
+  const std::string head =
+      "POST /hooks/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n";
+  Socket silent(port(), "127.0.0.2");
+  ASSERT_TRUE(silent.Send(head));
+  ASSERT_THAT(silent.ReadAnswer(), StartsWith("HTTP/1.1 100"));
+  Socket second(port(), "127.0.0.2");
+  ASSERT_TRUE(second.Send(head));
+  EXPECT_THAT(second.ReadAll(), StartsWith("HTTP/1.1 503"));
+  EXPECT_EQ(Refused("peer_busy"), 1);
+  Socket other(port(), "127.0.0.1");
+  ASSERT_TRUE(other.Send(Post("/hooks/echo", std::string(1000, 'o'))));
+  EXPECT_THAT(other.ReadAll(), StartsWith("HTTP/1.1 202"));
+  // Closed without an answer once 300 ms pass without a byte of its body, not after 5 min.
+  EXPECT_EQ(silent.ReadAll(), "");
+  EXPECT_TRUE(test_support::WaitUntil([&] { return Refused("timeout") == 1; }));
+  Socket again(port(), "127.0.0.2");
+  ASSERT_TRUE(again.Send(Post("/hooks/echo", std::string(1000, 'a'))));
+  EXPECT_THAT(again.ReadAll(), StartsWith("HTTP/1.1 202"));
+}
+
+// A body that keeps coming is not cut by the progress deadline, only by the request's.
+TEST_F(HttpServerTest, ABodyArrivingInPiecesIsReadPastTheProgressTimeout) {
+  ServerLimits limits = Roomy();
+  limits.body_progress_timeout = std::chrono::milliseconds(300);
+  Serve(limits);
+  Socket s(port());
+  ASSERT_TRUE(s.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n"
+                     "Connection: close\r\n\r\n"));
+  for (const char* piece : {"ab", "cd", "ef"}) {
+    pollfd p{s.fd(), POLLIN, 0};
+    EXPECT_EQ(::poll(&p, 1, 200), 0);  // 200 ms each, 600 in all: past 300 ms, never silent for it
+    ASSERT_TRUE(s.Send(piece));
+  }
+  EXPECT_THAT(s.ReadAll(), HasSubstr("body=abcdef"));
 }
 
 TEST(HttpServerStartTest, RefusesABadAddressAndAPortInUse) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 
+#include "base/env.h"
 #include "reconciler/runtime/logging.h"
 
 namespace tr::reconciler::http {
@@ -55,6 +56,7 @@ std::string_view RefusalReasonName(RefusalReason reason) {
     case RefusalReason::kHeadersTooLarge: return "headers_too_large";
     case RefusalReason::kBodyTooLarge: return "too_large";
     case RefusalReason::kBusy: return "busy";
+    case RefusalReason::kPeerBusy: return "peer_busy";
     case RefusalReason::kTimeout: return "timeout";
     case RefusalReason::kMalformed: return "malformed";
   }
@@ -105,6 +107,15 @@ struct HttpServer::State {
   std::size_t connections = 0;
   std::map<std::string, std::size_t, std::less<>> per_peer;
   std::size_t bodies_in_flight = 0;
+  std::map<std::string, std::size_t, std::less<>> peer_bodies;  // bytes held, by peer
+
+  // What one peer may hold of the bodies in flight.
+  std::size_t PeerBodyBudget() const {
+    const ServerLimits& limits = options.limits;
+    const std::size_t share = limits.max_bodies_in_flight_bytes /
+                              std::max<std::size_t>(limits.body_budget_shares, 1);
+    return std::max(share, std::min(limits.max_body_bytes, limits.max_bodies_in_flight_bytes));
+  }
 
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
@@ -149,6 +160,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const ServerLimits& limits() const { return state_.options.limits; }
 
   void ReadRequest(std::chrono::milliseconds deadline) {
+    request_started_ = Env::Default().Now();
+    request_deadline_ = deadline;
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(limits().max_header_bytes));
     parser_->body_limit(limits().max_body_bytes);
@@ -166,7 +179,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         limits().max_header_fields) {
       return Refuse(RefusalReason::kHeadersTooLarge, 431, "too many header fields");
     }
-    if (!ReserveBody()) return Refuse(RefusalReason::kBusy, 503, "busy, retry later");
+    if (auto busy = ReserveBody()) return Refuse(*busy, 503, "busy, retry later");
     if (EqualsIgnoreCase(Std(header[bhttp::field::expect]), "100-continue")) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
@@ -179,32 +192,58 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ReadBody();
   }
 
-  // Holds the body's bytes against the server's budget before a byte of it is read.
-  bool ReserveBody() {
+  // Holds the body's bytes against the server's budget and the peer's share of it before a
+  // byte of it is read; the refusal when either is spent.
+  std::optional<RefusalReason> ReserveBody() {
     std::size_t want = 0;
     if (parser_->content_length()) {
       want = static_cast<std::size_t>(*parser_->content_length());
     } else if (parser_->chunked()) {
       want = limits().max_body_bytes;
     }
-    if (state_.bodies_in_flight + want > limits().max_bodies_in_flight_bytes) return false;
+    if (want == 0) return std::nullopt;
+    if (state_.bodies_in_flight + want > limits().max_bodies_in_flight_bytes) {
+      return RefusalReason::kBusy;
+    }
+    const auto held = state_.peer_bodies.find(peer_);
+    const std::size_t peer_held = held == state_.peer_bodies.end() ? 0 : held->second;
+    if (peer_held + want > state_.PeerBodyBudget()) return RefusalReason::kPeerBusy;
     state_.bodies_in_flight += want;
+    state_.peer_bodies[peer_] += want;
     reserved_ = want;
-    return true;
+    return std::nullopt;
   }
   void ReleaseBody() {
+    if (reserved_ == 0) return;
     state_.bodies_in_flight -= reserved_;
+    auto held = state_.peer_bodies.find(peer_);
+    if (held != state_.peer_bodies.end() && (held->second -= reserved_) == 0) {
+      state_.peer_bodies.erase(held);
+    }
     reserved_ = 0;
   }
 
-  // The deadline set before the header still runs: headers and body share it.
+  // What is left of the request's deadline (headers and body share it).
+  std::chrono::milliseconds RequestTimeLeft() const {
+    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+        Env::Default().Now() - request_started_);
+    return std::max(request_deadline_ - spent, std::chrono::milliseconds(0));
+  }
+
+  // Reads the body as it comes: each read must bring a byte within body_progress_timeout, and
+  // the whole still ends by the request's deadline.
   void ReadBody() {
-    bhttp::async_read(stream_, buffer_, *parser_,
-                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                        self->ReleaseBody();
-                        if (ec) return self->Fail(ec);
-                        self->Dispatch();
-                      });
+    if (parser_->is_done()) {
+      ReleaseBody();
+      return Dispatch();
+    }
+    stream_.expires_after(std::min(limits().body_progress_timeout, RequestTimeLeft()));
+    bhttp::async_read_some(stream_, buffer_, *parser_,
+                           [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                             if (!ec) return self->ReadBody();
+                             self->ReleaseBody();
+                             self->Fail(ec);
+                           });
   }
 
   void Dispatch() {
@@ -315,6 +354,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::optional<bhttp::response<bhttp::string_body>> response_;
   std::size_t reserved_ = 0;
+  Env::TimePoint request_started_;
+  std::chrono::milliseconds request_deadline_{0};
   std::size_t requests_ = 0;
   std::size_t drained_ = 0;
   std::array<char, 4096> scratch_{};

@@ -9,9 +9,11 @@
 //                                       -> 503 at once, connection closed, nothing read
 //   header bytes past max_header_bytes, or more than max_header_fields fields  -> 431, closed
 //   a declared or sent body past max_body_bytes                               -> 413, closed
-//   bodies in flight past max_bodies_in_flight_bytes (memory of the whole server) -> 503
+//   bodies in flight past max_bodies_in_flight_bytes (memory of the whole server), or past
+//   a peer's share of it (1/body_budget_shares)                              -> 503
 //   the request not complete within request_deadline (keep_alive_timeout for a second
-//   request on a kept connection)       -> connection closed
+//   request on a kept connection), or a body that brings no byte for body_progress_timeout
+//                                       -> connection closed
 //   no route for the path -> 404; another method -> 405; an unparsable request -> 400
 // Each refusal is counted through `on_refused` with its reason (see RefusalReason).
 //
@@ -72,7 +74,13 @@ struct ServerLimits {
   // Bytes of request bodies held at once, all connections together (a body is reserved at
   // its declared length, or at max_body_bytes when chunked).
   std::size_t max_bodies_in_flight_bytes = 16 << 20;
+  // One address holds at most this fraction (1/N) of the bodies in flight, and never less than
+  // one body of max_body_bytes: silent bodies from one address leave the rest to the others.
+  std::size_t body_budget_shares = 4;
   std::chrono::milliseconds request_deadline{10'000};   // connection to the end of the request
+  // A body that brings no byte for this long is cut and its reservation given back (an honest
+  // sender writes its body right after the headers); request_deadline still bounds the whole.
+  std::chrono::milliseconds body_progress_timeout{2'000};
   std::chrono::milliseconds keep_alive_timeout{5'000};  // answer to the end of the next one
   std::chrono::milliseconds write_timeout{10'000};
   std::size_t max_requests_per_connection = 100;  // 1: every answer closes the connection
@@ -88,7 +96,8 @@ enum class RefusalReason {
   kPeerConnections,  // the per-peer connection cap
   kHeadersTooLarge,  // header bytes or fields
   kBodyTooLarge,
-  kBusy,  // bodies in flight
+  kBusy,      // bodies in flight, all peers together
+  kPeerBusy,  // bodies in flight from one peer
   kTimeout,
   kMalformed,
 };

@@ -6,8 +6,8 @@
 // It runs on reconciler/clients/http's server, made for exposure (an event loop; connection,
 // header, body and time limits, each refused at once: see reconciler/clients/http/http_server.h),
 // so idle and slow connections cannot keep a delivery waiting. Refusals of the server are counted
-// here as outcomes too (too_large, headers_too_large, connections, peer_connections, busy, timeout,
-// malformed).
+// here as outcomes too (too_large, headers_too_large, connections, peer_connections, busy,
+// peer_busy, timeout, malformed).
 //
 // Per delivery, answered within the request deadline and never after doing the work:
 //   body over the cap      -> 413 as soon as the declared length or the bytes read pass the
@@ -45,8 +45,9 @@ struct WebhookReceiverOptions {
   size_t remembered_deliveries = 10000;  // digests of the bodies taken (64 bytes each)
 
   // A forge sends one small delivery at a time per hook: 1 MiB bodies (GitHub's can be larger,
-  // the events we act on never are), 16 MiB of bodies at once; 1,024 connections, 64 from one
-  // address (behind an Ingress, every delivery comes from the controller's).
+  // the events we act on never are), 16 MiB of bodies at once, 4 MiB of them from one address;
+  // 1,024 connections, 64 from one address (behind an Ingress, every delivery comes from the
+  // controller's).
   static http::ServerLimits DefaultWebhookLimits();
 };
 
