@@ -4,6 +4,7 @@
 #include <cctype>
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "core/status_yaml.h"
 #include "core/text.h"
 #include "fmt/format.h"
@@ -60,18 +61,14 @@ bool HasPath(git_tree* tree, const std::string& path) {
   return true;
 }
 
-// Whether `size` more bytes fit the read limits after `files` files of `bytes` bytes; the
+// Whether `size` more bytes fit the read limits after `bytes` bytes read; the
 // reason it does not otherwise.
-std::optional<SkippedStatusFile> Admit(const StatusReadLimits& limits, std::size_t files,
-                                       std::uint64_t bytes, std::size_t size) {
+std::optional<SkippedStatusFile> Admit(const StatusReadLimits& limits, std::uint64_t bytes,
+                                       std::size_t size) {
   if (size > limits.max_file_bytes) {
     return SkippedStatusFile{"", "too_large",
                              fmt::format("{} bytes, over the limit of {} bytes per status file",
                                          size, limits.max_file_bytes)};
-  }
-  if (files >= limits.max_files) {
-    return SkippedStatusFile{"", "too_many",
-                             fmt::format("past the limit of {} status files", limits.max_files)};
   }
   if (bytes + size > limits.max_total_bytes) {
     return SkippedStatusFile{
@@ -120,7 +117,7 @@ absl::Status CollectFiles(git_repository* repo, git_odb* odb, git_tree* tree,
     if (int rc = git_odb_read_header(&size, &type, odb, git_tree_entry_id(entry)); rc < 0) {
       return GitError(rc, fmt::format("read {}", path));
     }
-    if (std::optional<SkippedStatusFile> skip = Admit(limits, out.files.size(), bytes, size)) {
+    if (std::optional<SkippedStatusFile> skip = Admit(limits, bytes, size)) {
       skip->path = std::move(path);
       out.skipped.push_back(*std::move(skip));
       continue;
@@ -234,39 +231,95 @@ absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
   return std::optional<git_oid>(*commit);
 }
 
-absl::StatusOr<StatusFiles> ReadStatusFiles(git_repository* repo, const git_oid& commit,
-                                            const StatusReadLimits& limits) {
-  StatusFiles files;
+namespace {
+
+constexpr char kOverBudgetPayload[] = "talos-reconciler/status-tree-over-budget";
+
+absl::Status OverBudget(std::string message) {
+  absl::Status status = absl::ResourceExhaustedError(fmt::format(
+      "{}; the status branch is not used until the extra entries under status/ are removed",
+      message));
+  status.SetPayload(kOverBudgetPayload, absl::Cord("status/"));
+  return status;
+}
+
+// The status/ entry of `commit`'s tree; null when there is none, or it is no tree.
+absl::StatusOr<TreeEntryPtr> StatusEntry(git_repository* repo, const git_oid& commit) {
   absl::StatusOr<TreePtr> root = BaseTree(repo, commit);
   if (!root.ok()) return root.status();
   const git_tree_entry* status =
       git_tree_entry_byname(root->get(), std::string(core::kStatusDirectory).c_str());
-  if (status == nullptr || git_tree_entry_filemode(status) != GIT_FILEMODE_TREE) return files;
+  if (status == nullptr || git_tree_entry_filemode(status) != GIT_FILEMODE_TREE) {
+    return TreeEntryPtr();
+  }
+  git_tree_entry* copy = nullptr;
+  if (int rc = git_tree_entry_dup(&copy, status); rc < 0) return GitError(rc, "read status/");
+  return TreeEntryPtr(copy);
+}
+
+// The status/ tree of `commit` (null when there is none), loaded only when its listing is within
+// the limits: sized from its object header first, then counted.
+absl::StatusOr<TreePtr> BoundedStatusTree(git_repository* repo, git_odb* odb,
+                                          const git_oid& commit, const StatusReadLimits& limits) {
+  absl::StatusOr<TreeEntryPtr> status = StatusEntry(repo, commit);
+  if (!status.ok()) return status.status();
+  if (*status == nullptr) return TreePtr();
+  size_t listing = 0;
+  git_object_t type = GIT_OBJECT_INVALID;
+  if (int rc = git_odb_read_header(&listing, &type, odb, git_tree_entry_id(status->get()));
+      rc < 0) {
+    return GitError(rc, "read status/");
+  }
+  if (listing > StatusListingBudget(limits)) {
+    return OverBudget(fmt::format("status/'s listing is {} bytes, over its budget of {} bytes",
+                                  listing, StatusListingBudget(limits)));
+  }
+  git_tree* raw = nullptr;
+  if (int rc = git_tree_lookup(&raw, repo, git_tree_entry_id(status->get())); rc < 0) {
+    return GitError(rc, "read status/");
+  }
+  TreePtr tree(raw);
+  if (const size_t entries = git_tree_entrycount(tree.get()); entries > limits.max_files) {
+    return OverBudget(fmt::format("status/ holds {} entries, more than the limit of {} files",
+                                  entries, limits.max_files));
+  }
+  return tree;
+}
+
+absl::StatusOr<OdbPtr> OpenOdb(git_repository* repo) {
   git_odb* raw_odb = nullptr;
   if (int rc = git_repository_odb(&raw_odb, repo); rc < 0) {
     return GitError(rc, "open the object database");
   }
-  OdbPtr odb(raw_odb);
-  // The listing itself is bounded too: a status/ tree larger than the whole budget is not
-  // loaded (each entry takes at least 28 bytes of it).
-  size_t tree_size = 0;
-  git_object_t type = GIT_OBJECT_INVALID;
-  if (int rc = git_odb_read_header(&tree_size, &type, odb.get(), git_tree_entry_id(status));
-      rc < 0) {
-    return GitError(rc, "read status/");
-  }
-  if (tree_size > limits.max_total_bytes) {
-    files.skipped.push_back({"status/", "over_budget",
-                             fmt::format("a listing of {} bytes, over the budget of {} bytes",
-                                         tree_size, limits.max_total_bytes)});
-    return files;
-  }
-  git_tree* raw = nullptr;
-  if (int rc = git_tree_lookup(&raw, repo, git_tree_entry_id(status)); rc < 0) {
-    return GitError(rc, "read status/");
-  }
-  TreePtr tree(raw);
-  if (absl::Status s = CollectFiles(repo, odb.get(), tree.get(), limits, files); !s.ok()) {
+  return OdbPtr(raw_odb);
+}
+
+}  // namespace
+
+std::uint64_t StatusListingBudget(const StatusReadLimits& limits) {
+  return std::uint64_t{limits.max_files} * kStatusListingBytesPerFile;
+}
+
+bool IsStatusTreeOverBudget(const absl::Status& status) {
+  return status.GetPayload(kOverBudgetPayload).has_value();
+}
+
+absl::Status CheckStatusTree(git_repository* repo, const git_oid& commit,
+                             const StatusReadLimits& limits) {
+  absl::StatusOr<OdbPtr> odb = OpenOdb(repo);
+  if (!odb.ok()) return odb.status();
+  return BoundedStatusTree(repo, odb->get(), commit, limits).status();
+}
+
+absl::StatusOr<StatusFiles> ReadStatusFiles(git_repository* repo, const git_oid& commit,
+                                            const StatusReadLimits& limits) {
+  StatusFiles files;
+  absl::StatusOr<OdbPtr> odb = OpenOdb(repo);
+  if (!odb.ok()) return odb.status();
+  absl::StatusOr<TreePtr> tree = BoundedStatusTree(repo, odb->get(), commit, limits);
+  if (!tree.ok()) return tree.status();
+  if (*tree == nullptr) return files;
+  if (absl::Status s = CollectFiles(repo, odb->get(), tree->get(), limits, files); !s.ok()) {
     return s;
   }
   return files;
@@ -283,12 +336,11 @@ absl::StatusOr<std::optional<std::string>> ReadStatusFileAt(git_repository* repo
   TreeEntryPtr entry(raw);
   const git_filemode_t mode = git_tree_entry_filemode(entry.get());
   if (mode != GIT_FILEMODE_BLOB && mode != GIT_FILEMODE_BLOB_EXECUTABLE) return std::nullopt;
-  git_odb* raw_odb = nullptr;
-  if (int rc = git_repository_odb(&raw_odb, repo); rc < 0) return GitError(rc, "open the object database");
-  OdbPtr odb(raw_odb);
+  absl::StatusOr<OdbPtr> odb = OpenOdb(repo);
+  if (!odb.ok()) return odb.status();
   size_t size = 0;
   git_object_t type = GIT_OBJECT_INVALID;
-  if (int rc = git_odb_read_header(&size, &type, odb.get(), git_tree_entry_id(entry.get()));
+  if (int rc = git_odb_read_header(&size, &type, odb->get(), git_tree_entry_id(entry.get()));
       rc < 0) {
     return GitError(rc, fmt::format("read {}", path));
   }

@@ -38,8 +38,14 @@ absl::StatusOr<std::optional<git_oid>> CreateStatusCommit(git_repository* repo,
                                                           const StatusCommitSpec& spec,
                                                           NewObjects* fresh = nullptr);
 
+// OK when `commit`'s status/ tree (if any) is within the listing limits (StatusReadLimits);
+// ResourceExhausted (IsStatusTreeOverBudget) otherwise, without loading a listing over budget.
+absl::Status CheckStatusTree(git_repository* repo, const git_oid& commit,
+                             const StatusReadLimits& limits);
+
 // The regular blobs directly under status/ of `commit`, by path, within `limits`: a file
-// past a limit is listed as skipped, unread (sizes come from object headers first).
+// past a limit is listed as skipped, unread (sizes come from object headers first); a tree
+// over the listing limits is refused as CheckStatusTree says.
 absl::StatusOr<StatusFiles> ReadStatusFiles(git_repository* repo, const git_oid& commit,
                                             const StatusReadLimits& limits);
 

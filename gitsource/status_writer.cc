@@ -229,6 +229,10 @@ absl::StatusOr<std::map<std::string, std::string>> GitStatusWriter::Refused(
 absl::StatusOr<GitStatusWriter::Attempt> GitStatusWriter::GuardBuildAndPush(
     git_repository* repo, NewObjects& fresh, const Batch& batch, const std::optional<git_oid>& base,
     std::stop_token stop) {
+  // A tree over budget is not rebuilt with one more file: that would load its whole listing.
+  if (base) {
+    if (absl::Status s = CheckStatusTree(repo, *base, config_.read_limits); !s.ok()) return s;
+  }
   absl::StatusOr<std::map<std::string, std::string>> refused = Refused(repo, batch, base);
   if (!refused.ok()) return refused.status();
   std::optional<Batch> kept;  // the batch less what was refused, copied only then

@@ -84,13 +84,31 @@ struct StatusUpdate {
 // anyone who can push to it could make it hostile. Only `status/<name>` files directly under
 // status/ are read (no sub-directory is descended); sizes come from object headers before
 // anything is read.
+//
+// A status/ tree with more entries than `max_files`, or a listing larger than
+// StatusListingBudget, is refused as a whole (ResourceExhausted, IsStatusTreeOverBudget): its
+// listing alone could take the process's memory, and reading part of it would make the
+// clusters past the cut start without memory. Callers keep what they knew before.
 struct StatusReadLimits {
-  std::size_t max_file_bytes = 1 << 20;    // larger files are skipped
-  std::size_t max_files = 5000;            // files past this many (in path order) are skipped
+  std::size_t max_file_bytes = 1 << 20;  // larger files are skipped
+  std::size_t max_files = 5000;          // a tree with more entries is refused
   std::uint64_t max_total_bytes = std::uint64_t{64} << 20;  // files past this are skipped
 };
 
-// A status file that was not read, and why: "too_large", "too_many", "over_budget",
+// What one entry of status/'s listing may take: a mode, a file name of a cluster name (at most
+// 63 bytes) and ".yaml", a NUL and an object id come to 96 bytes.
+inline constexpr std::uint64_t kStatusListingBytesPerFile = 128;
+// The read limits for a fleet whose watched branch may hold `profile_files` profiles: one
+// status file per cluster, so status/ may list as many (and never fewer than the default).
+inline StatusReadLimits StatusReadLimitsFor(std::size_t profile_files) {
+  StatusReadLimits limits;
+  if (profile_files > limits.max_files) limits.max_files = profile_files;
+  return limits;
+}
+std::uint64_t StatusListingBudget(const StatusReadLimits& limits);
+bool IsStatusTreeOverBudget(const absl::Status& status);
+
+// A status file that was not read, and why: "too_large", "over_budget",
 // "duplicate" (the same blob as a file read before) here;
 // the status store adds its own reasons (see reconciler/loop/status_store.h).
 struct SkippedStatusFile {
@@ -120,7 +138,9 @@ using StatusFileGuard = std::function<std::string(const std::string& path,
 class StatusWriter {
  public:
   virtual ~StatusWriter() = default;
-  // Commits and pushes `update` (coalesced with concurrent ones).
+  // Commits and pushes `update` (coalesced with concurrent ones). ResourceExhausted
+  // (IsStatusTreeOverBudget) when the tip's status/ tree is over the read limits: nothing is
+  // written onto it.
   virtual absl::StatusOr<StatusCommit> Write(StatusUpdate update, std::stop_token stop = {}) = 0;
   // Queues `update` for the next commit and returns without waiting for it: for news whose loss
   // (a crash, a failed push) costs nothing but a moment of staleness, since nothing resumes from

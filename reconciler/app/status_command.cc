@@ -142,6 +142,7 @@ int RunStatus(const StatusCommandOptions& given, std::ostream& out, std::ostream
   Env& env = Env::Default();
   gitsource::StatusWriterConfig config;
   config.branch = options.status_branch;
+  config.read_limits = gitsource::StatusReadLimitsFor(options.git.snapshot_limits.max_files);
   auto writer = gitsource::GitStatusWriter::Create(**source, config, env);
   if (!writer.ok()) return fail(writer.status());
   std::string last;

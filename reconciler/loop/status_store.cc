@@ -25,7 +25,13 @@ std::string ClusterOfPath(const std::string& path) {
 absl::StatusOr<std::map<std::string, core::ClusterStatus>> GitStatusStore::LoadAll(
     std::stop_token stop) {
   absl::StatusOr<gitsource::StatusFiles> files = writer_.ReadLatest(stop);
-  if (!files.ok()) return files.status();
+  if (!files.ok()) {
+    // Logged by the caller, once per read; counted here as every file of the tree skipped.
+    if (metrics_ != nullptr && gitsource::IsStatusTreeOverBudget(files.status())) {
+      metrics_->status_files_skipped.Inc("too_many");
+    }
+    return files.status();
+  }
   DecodedStatuses decoded = DecodeStatusFiles(*files);
   static const auto log = ModuleLogger("status");
   for (const gitsource::SkippedStatusFile& skipped : decoded.skipped) {

@@ -133,7 +133,8 @@ struct Metrics {
   // retried (a failed attempt to be retried), dropped (given up, or pushed out of a full spool).
   CounterFamily notifications;
   // Files on the status branch skipped at each read (reconciler/loop/status_store.h), by reason:
-  // undecodable, name_mismatch, no_cluster, duplicate, too_large, too_many, over_budget.
+  // undecodable, name_mismatch, no_cluster, duplicate, too_large, over_budget; too_many once
+  // per read of a status/ tree refused whole.
   CounterFamily status_files_skipped;
   ClusterPhaseGauge cluster_phase;
   // When each cluster's talosconfig client certificate expires, in seconds since the epoch.

@@ -90,6 +90,50 @@ TEST_F(StatusStoreTest, FilesThatAreNoClustersStatusAreSkippedAndCounted) {
               HasSubstr("talos_reconciler_status_files_skipped_total{reason=\"undecodable\"} 1\n"));
 }
 
+// A planted wide tree is one refused read (one error, one count), nothing is recorded onto it,
+// and once the planted names are removed the real clusters' statuses read back whole.
+TEST_F(StatusStoreTest, AWideTreeIsRefusedWholeAndLosesNothing) {
+  auto source = gitsource::LibGitSource::Open(git_);
+  ASSERT_TRUE(source.ok()) << source.status();
+  gitsource::StatusWriterConfig config;
+  config.read_limits.max_files = 10;
+  auto writer = gitsource::GitStatusWriter::Create(**source, config, Env::Default());
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  Metrics metrics;
+  GitStatusStore store(**writer, &metrics);
+  ASSERT_TRUE(store.Record(StatusOf("prod-eu-1"), {}).ok());
+  ASSERT_TRUE(store.Record(StatusOf("edge"), {}).ok());
+  std::string planted;
+  for (int i = 0; i < 50; ++i) planted += fmt::format("M 100644 :1 status/w{:03}.yaml\n", i);
+  const std::string wide = fmt::format(
+      "blob\nmark :1\n{1}commit refs/heads/{0}\n"
+      "committer Mallory <m@example.com> 1700000000 +0000\n{2}from refs/heads/{0}^0\n{3}\n",
+      kStatusBranch, Data("x"), Data("wide"), planted);
+  upstream_.FastImport(wide);
+
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> loaded = store.LoadAll({});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_TRUE(gitsource::IsStatusTreeOverBudget(loaded.status())) << loaded.status();
+  EXPECT_EQ(metrics.status_files_skipped.Value("too_many"), 1u);
+  const std::string tip = upstream_.Tip(kStatusBranch);
+  core::ClusterStatus changed = StatusOf("edge");
+  changed.message = "changed";
+  EXPECT_TRUE(gitsource::IsStatusTreeOverBudget(store.Record(changed, {})));
+  EXPECT_EQ(upstream_.Tip(kStatusBranch), tip);
+
+  upstream_.FastImport(fmt::format(
+      "commit refs/heads/{0}\ncommitter Ops <o@example.com> 1700000001 +0000\n{1}"
+      "from refs/heads/{0}^0\nD status/w000.yaml\n{2}\n",
+      kStatusBranch, Data("clean up"), [] {
+        std::string lines;
+        for (int i = 1; i < 50; ++i) lines += fmt::format("D status/w{:03}.yaml\n", i);
+        return lines;
+      }()));
+  loaded = store.LoadAll({});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_THAT(*loaded, ElementsAre(Pair("edge", _), Pair("prod-eu-1", _)));
+}
+
 TEST_F(StatusStoreTest, DecodeStatusFilesSaysWhyEachFileWasSkipped) {
   gitsource::StatusFiles files;
   files.files["status/zz.yaml"] = "\x01zz:[";

@@ -209,6 +209,8 @@ class Daemon {
     election_ = *std::move(election);
     gitsource::StatusWriterConfig writer_config;
     writer_config.branch = config_.status_branch;
+    writer_config.read_limits =
+        gitsource::StatusReadLimitsFor(config_.git.snapshot_limits.max_files);
     writer_config.author_name = config_.status_author_name;
     writer_config.author_email = config_.status_author_email;
     writer_config.coalesce_window = config_.status_commit_window;
