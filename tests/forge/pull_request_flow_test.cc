@@ -487,7 +487,7 @@ TEST_F(PullRequestPreviewTest, ASchematicIsResolvedAtTheWatchedBranchsFactoryNot
       "with the daemon's --image-factory");
   PullRequestFlowOptions options;
   options.dialect = forge::FindApiDialect("github");
-  options.installers = &installers.resolver();
+  options.installers = &installers;
   PullRequestFlow flow(*source_, *source_, *client_, comments_, std::move(options));
 
   flow.PullRequestChanged(Event(PullRequestAction::kOpened, head));

@@ -13,6 +13,7 @@
 #include "base/env.h"
 #include "core/schematic.h"
 #include "core/status_yaml.h"
+#include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/clients/factory/broken_releases.h"
 #include "reconciler/clients/factory/factory_installers.h"
@@ -255,7 +256,7 @@ TEST_F(PlanFactoryTest, APullRequestIsResolvedAtTheWatchedBranchsFactoryNeverIts
       "with the daemon's --image-factory");
 
   const PlanPreview preview = PreviewPlan(proposed, trusted, {dir_ / "no-credentials", {}}, "",
-                                          true, 0, &installers.resolver());
+                                          true, 0, &installers);
   EXPECT_EQ(preview.changed, (std::vector<std::string>{"edge", "fresh"}));
   EXPECT_THAT(preview.markdown,
               HasSubstr("Schematic: " +
@@ -269,6 +270,58 @@ TEST_F(PlanFactoryTest, APullRequestIsResolvedAtTheWatchedBranchsFactoryNeverIts
   const PlanPreview unresolved = PreviewPlan(proposed, trusted, {dir_ / "no-credentials", {}}, "");
   EXPECT_THAT(unresolved.markdown, HasSubstr("Schematic: ID not known"));
   EXPECT_EQ(theirs.accepted(), 0);
+}
+
+// A pull request whose change needs more factory requests than a preview may make is refused
+// whole, naming the budget, before any request: 65 nodes with a schematic each (and the
+// cluster's own) would be 66 schematic IDs.
+TEST_F(PlanFactoryTest, APullRequestOverTheFactoryBudgetIsRefusedBeforeAnyRequest) {
+  test_support::Blackhole factory("127.0.0.1");
+  ASSERT_TRUE(factory.ok());
+  const std::string url = "http://127.0.0.1:" + std::to_string(factory.port());
+  const std::vector<core::SourceFile> trusted{
+      {"clusters/edge.yaml", SchematicProfile("edge", "siderolabs/iscsi-tools", url)}};
+  std::string wide = SchematicProfile("edge", "", url);
+  for (int i = 0; i < 65; ++i) {
+    wide += fmt::format(
+        "    - {{name: w-{0}, address: 127.20.10.{0}, role: worker, schematic: "
+        "{{customization: {{meta: [{{key: 10, value: \"n{0}\"}}]}}}}}}\n",
+        i + 1);
+  }
+  factory::FactoryInstallers installers(
+      {.origin = "", .ca_file = {}, .timeout = std::chrono::milliseconds(500)}, dir_ / "ids",
+      "with the daemon's --image-factory");
+  const PlanPreview preview = PreviewPlan({{"clusters/edge.yaml", wide}}, trusted,
+                                          {dir_ / "no-credentials", {}}, "", true, 0, &installers);
+  EXPECT_EQ(preview.refused.code(), absl::StatusCode::kResourceExhausted) << preview.refused;
+  EXPECT_THAT(preview.markdown,
+              HasSubstr("Not planned: the change needs 66 Image Factory requests (66 new "
+                        "schematics, 0 extension lists); a pull request's plan makes at most 64"));
+  EXPECT_EQ(preview.exit_code, kExitBlocked);
+  EXPECT_EQ(factory.accepted(), 0);
+  EXPECT_FALSE(fs::exists(dir_ / "ids"));
+}
+
+// Within the budget the preview asks the factory, and keeps what it answered for itself: the
+// daemon's store of schematic IDs (its state directory) gets nothing from a pull request.
+TEST_F(PlanFactoryTest, APullRequestsSchematicIdsAreNotKeptByTheDaemon) {
+  const std::vector<core::SourceFile> trusted{
+      {"clusters/edge.yaml", SchematicProfile("edge", "siderolabs/iscsi-tools", factory_->url())}};
+  const std::vector<core::SourceFile> proposed{
+      {"clusters/edge.yaml",
+       SchematicProfile("edge", "siderolabs/qemu-guest-agent", factory_->url())}};
+  factory::FactoryInstallers installers(
+      {.origin = "", .ca_file = {}, .timeout = std::chrono::seconds(30)}, dir_ / "ids",
+      "with the daemon's --image-factory");
+  const PlanPreview preview = PreviewPlan(proposed, trusted, {dir_ / "no-credentials", {}}, "",
+                                          true, 0, &installers);
+  ASSERT_TRUE(preview.refused.ok()) << preview.refused;
+  EXPECT_THAT(preview.markdown,
+              HasSubstr("Schematic: " + IdOf({"siderolabs/qemu-guest-agent"}) + " ("));
+  core::Schematic schematic;
+  schematic.official_extensions = {"siderolabs/qemu-guest-agent"};
+  EXPECT_EQ(installers.ids().Known(factory_->url(), core::SchematicYaml(schematic)), std::nullopt);
+  EXPECT_FALSE(fs::exists(dir_ / "ids"));
 }
 
 }  // namespace

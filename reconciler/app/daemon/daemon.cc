@@ -240,7 +240,7 @@ class Daemon {
       return releases ? releases->Broken() : std::vector<core::Version>{};
     };
     auto forge = ForgeReporting::Start(config_, *source_, *notifying_, *git_store_,
-                                       std::move(reports_rollouts), installers_.resolver(),
+                                       std::move(reports_rollouts), installers_,
                                        std::move(broken), desired_, env_);
     if (!forge.ok()) return forge.status();  // --forge
     forge_ = *std::move(forge);
@@ -380,7 +380,7 @@ class Daemon {
                                           const std::vector<core::SourceFile>& trusted) {
       return PreviewPlan(proposed, trusted, {config_.credentials_dir, config_.talosconfig},
                          config_.node_name, config_.kubernetes_upgrade_mode == "inprocess",
-                         config_.shards() > 1 ? config_.shards() : 0, &installers_.resolver(),
+                         config_.shards() > 1 ? config_.shards() : 0, &installers_,
                          releases_ ? releases_->Broken() : std::vector<core::Version>{})
           .markdown;
     };

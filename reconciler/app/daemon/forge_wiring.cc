@@ -49,7 +49,7 @@ std::string StatusUrl(const DaemonConfig& config) {
 
 absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
     const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
-    StatusStore& branch, std::function<bool()> reports, factory::InstallerResolver& installers,
+    StatusStore& branch, std::function<bool()> reports, factory::FactoryInstallers& installers,
     std::function<std::vector<core::Version>()> broken_releases, const DesiredState& desired,
     Env& env) {
   if (config.forge.kind.empty()) return nullptr;

@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "reconciler/app/daemon/daemon_config.h"
-#include "reconciler/clients/factory/installer_resolution.h"
+#include "reconciler/clients/factory/factory_installers.h"
 #include "reconciler/features/pull_requests/pull_request_flow.h"
 #include "reconciler/features/webhooks/poll_trigger.h"
 #include "reconciler/features/webhooks/webhook_receiver.h"
@@ -39,7 +39,7 @@ class ForgeReporting {
   // `desired` tells which clusters have a profile: only their statuses judge a rollout.
   static absl::StatusOr<std::unique_ptr<ForgeReporting>> Start(
       const DaemonConfig& config, gitsource::LibGitSource& source, StatusStore& inner,
-      StatusStore& branch, std::function<bool()> reports, factory::InstallerResolver& installers,
+      StatusStore& branch, std::function<bool()> reports, factory::FactoryInstallers& installers,
       std::function<std::vector<core::Version>()> broken_releases, const DesiredState& desired,
       Env& env);
   StatusStore& store() { return *store_; }

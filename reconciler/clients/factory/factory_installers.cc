@@ -15,7 +15,9 @@ ImageFactoryOptions AskingAt(ImageFactoryOptions options, std::string_view origi
 
 FactoryInstallers::FactoryInstallers(const ImageFactoryOptions& options,
                                      std::filesystem::path ids_dir, std::string default_named_by)
-    : ids_(std::move(ids_dir),
+    : options_(options),
+      default_named_by_(default_named_by),
+      ids_(std::move(ids_dir),
            [options](std::string_view origin, std::string_view yaml) {
              return CreateSchematic(AskingAt(options, origin), yaml);
            }),

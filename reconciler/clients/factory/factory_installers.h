@@ -24,8 +24,13 @@ class FactoryInstallers {
   FactoryInstallers& operator=(const FactoryInstallers&) = delete;
 
   InstallerResolver& resolver() { return resolver_; }
+  SchematicIds& ids() { return ids_; }
+  const ImageFactoryOptions& options() const { return options_; }
+  const std::string& default_named_by() const { return default_named_by_; }
 
  private:
+  const ImageFactoryOptions options_;
+  const std::string default_named_by_;
   SchematicIds ids_;
   InstallerResolver resolver_;  // last: it refers to ids_
 };

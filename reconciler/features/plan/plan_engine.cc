@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "base/env.h"
 #include "core/cluster_report.h"
 #include "core/gates.h"
@@ -23,6 +24,7 @@
 #include "gitsource/snapshot.h"
 #include "reconciler/clients/factory/broken_releases.h"
 #include "reconciler/clients/factory/factory_installers.h"
+#include "reconciler/clients/factory/preview_installers.h"
 #include "reconciler/operations/k8s_upgrade/config_survey.h"
 #include "reconciler/operations/observer.h"
 #include "reconciler/runtime/timezones.h"
@@ -414,7 +416,7 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node,
                         bool kubernetes_upgrades, int shards,
-                        factory::InstallerResolver* installers,
+                        factory::FactoryInstallers* installers,
                         const std::vector<core::Version>& broken) {
   PlanPreview preview;
   core::ProfileSet set = DecodeProfiles(proposed, shards);
@@ -433,13 +435,25 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
   auto changed = [&](const std::string& file) {
     return all_changed || changed_files.contains(file);
   };
-  // Only the clusters the plan shows are resolved, each at the watched branch's factory.
+  // Only the clusters the plan shows are resolved, each at the watched branch's factory, within
+  // the preview's factory budget, and what the factory answers is kept for this preview only.
   UseTrustedFactories(base, set.profiles);
-  const Unresolved unresolved =
-      installers == nullptr
-          ? Unresolved{}
-          : ResolveSchematics(*installers, set.profiles,
-                              [&](const core::ClusterProfile& p) { return changed(p.file); });
+  Unresolved unresolved;
+  if (installers != nullptr) {
+    factory::PreviewInstallers scoped(*installers, factory::kPreviewFactoryRequests);
+    std::vector<core::ClusterProfile> wanted;
+    for (const core::ClusterProfile& p : set.profiles) {
+      if (changed(p.file)) wanted.push_back(p);
+    }
+    if (absl::Status admitted = scoped.Admit(wanted); !admitted.ok()) {
+      preview.refused = admitted;
+      preview.markdown = absl::StrCat("Not planned: ", admitted.message(), "\n");
+      preview.exit_code = kExitBlocked;
+      return preview;
+    }
+    unresolved = ResolveSchematics(scoped.resolver(), set.profiles,
+                                   [&](const core::ClusterProfile& p) { return changed(p.file); });
+  }
   // Observed through the trusted profiles only: the proposal's endpoints are never dialled;
   // and only the clusters the change touches, so a one-line change costs one cluster's calls.
   std::set<std::string> touched;

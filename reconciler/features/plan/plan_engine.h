@@ -13,10 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "core/observed_decode.h"
 #include "core/profile_set.h"
 #include "reconciler/clients/factory/image_factory.h"
-#include "reconciler/clients/factory/installer_resolution.h"
+#include "reconciler/clients/factory/factory_installers.h"
 #include "reconciler/clients/talos_credentials.h"
 
 namespace tr::reconciler {
@@ -75,6 +76,9 @@ struct PlanPreview {
   int exit_code = kExitOk;              // as RunPlan's, over the changed clusters
   std::vector<std::string> changed;     // the clusters whose profile the proposal changes
   std::vector<std::string> unobserved;  // "<cluster>: <why>" for those not observed
+  // ResourceExhausted naming the budget when the change needs more than a preview may spend
+  // (factory::kPreviewFactoryRequests); nothing was asked or observed, `markdown` says why.
+  absl::Status refused;
 };
 
 // Plans the clusters that `proposed` (a pull request's files: untrusted, only read) changes
@@ -86,14 +90,16 @@ struct PlanPreview {
 // ValidateOptions::shards. With `installers` (the daemon's), a proposed profile's schematic is
 // resolved at the factory `trusted` names for its cluster (its profile's spec.talos.factory,
 // else its reconciler.yaml's imageFactory, else the daemon's --image-factory), never at one the
-// proposal names; without, a schematic profile is planned as blocked. The Talos releases in
+// proposal names, within a budget of factory requests (PreviewInstallers: the IDs the daemon
+// knows cost none, new ones are kept for this preview only); without, a schematic profile is
+// planned as blocked. The Talos releases in
 // `broken` (the daemon's release list: those its Image Factory marks broken) block a plan to
 // them, as in the daemon.
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node,
                         bool kubernetes_upgrades = true, int shards = 0,
-                        factory::InstallerResolver* installers = nullptr,
+                        factory::FactoryInstallers* installers = nullptr,
                         const std::vector<core::Version>& broken = {});
 
 }  // namespace tr::reconciler

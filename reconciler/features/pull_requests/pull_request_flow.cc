@@ -465,6 +465,7 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
                   options_.kubernetes_upgrades, options_.shards, options_.installers,
                   options_.broken_releases ? options_.broken_releases()
                                            : std::vector<core::Version>{});
+  if (!preview.refused.ok()) return RefuseOverBudget(event, preview.refused, stop);
   if (preview.changed.empty() && preview.markdown.empty()) {
     log_->info("step=plan-pull-request pull-request={} outcome=no-profile-changed", event.number);
     return;

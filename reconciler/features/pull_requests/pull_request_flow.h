@@ -44,7 +44,7 @@
 #include "base/mutex.h"
 #include "core/status.h"
 #include "gitsource/git_source.h"
-#include "reconciler/clients/factory/installer_resolution.h"
+#include "reconciler/clients/factory/factory_installers.h"
 #include "reconciler/clients/forge/forge_client.h"
 #include "reconciler/clients/forge/forge_dialect.h"
 #include "reconciler/clients/forge/webhook_event.h"
@@ -76,7 +76,7 @@ struct PullRequestFlowOptions {
   StatusStore* branch = nullptr;
   // Resolves the schematics of proposed profiles, at the factories the watched branch names
   // (PreviewPlan). Null: a schematic profile is planned as blocked. Must be thread-safe.
-  factory::InstallerResolver* installers = nullptr;
+  factory::FactoryInstallers* installers = nullptr;
   // The Talos releases the daemon's Image Factory marks broken now (PreviewPlan blocks them).
   // Null: none. Must be thread-safe.
   std::function<std::vector<core::Version>()> broken_releases = nullptr;
