@@ -197,4 +197,24 @@ ReconcileLogScope::~ReconcileLogScope() {
   reconcile_id = std::move(previous_id_);
 }
 
+LogThrottle::LogThrottle(std::chrono::milliseconds interval, Env& env)
+    : interval_(interval), env_(env) {}
+
+std::optional<std::size_t> LogThrottle::Admit(std::string_view key) {
+  const Env::TimePoint now = env_.Now();
+  MutexLock lock(mu_);
+  auto it = keys_.find(key);
+  if (it == keys_.end()) {
+    keys_.emplace(std::string(key), Key{now, 0});
+    return 0;
+  }
+  if (now - it->second.last < interval_) {
+    ++it->second.held_back;
+    return std::nullopt;
+  }
+  const std::size_t held_back = it->second.held_back;
+  it->second = Key{now, 0};
+  return held_back;
+}
+
 }  // namespace tr::reconciler

@@ -10,6 +10,9 @@
 // Thread-safe.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "base/env.h"
+#include "base/mutex.h"
 #include "spdlog/spdlog.h"
 
 namespace tr::reconciler {
@@ -44,6 +48,29 @@ std::optional<std::vector<std::pair<std::string, std::string>>> ParseLogFields(
 // . _ : / @ + , -), otherwise in double quotes with \ and " escaped and control characters
 // written as \n, \r, \t or \xNN.
 std::string LogValue(std::string_view value);
+
+// Lines a stranger can cause at will (a refused request, a bad signature) go through a
+// throttle: at most one line per key (a refusal's reason, never anything the stranger chooses)
+// per interval; the lines held back are counted and the next line that goes out says how many
+// (`suppressed=N`). Thread-safe.
+class LogThrottle {
+ public:
+  explicit LogThrottle(std::chrono::milliseconds interval = std::chrono::seconds(1),
+                       Env& env = Env::Default());
+  // The number of lines of `key` held back since its last line when this one may go out;
+  // nullopt when it is to be held back too.
+  std::optional<std::size_t> Admit(std::string_view key);
+
+ private:
+  struct Key {
+    Env::TimePoint last;
+    std::size_t held_back = 0;
+  };
+  const std::chrono::milliseconds interval_;
+  Env& env_;
+  Mutex mu_;
+  std::map<std::string, Key, std::less<>> keys_ ABSL_GUARDED_BY(mu_);
+};
 
 // A new reconcile id: 8 hex digits from `env`'s randomness.
 std::string NewReconcileId(Env& env);

@@ -441,6 +441,71 @@ TEST_F(WebhookReceiverTest, SilentBodiesFromOneAddressLeaveRoomForSignedDeliveri
   for (int fd : attackers) ::close(fd);
 }
 
+// Issue 49, finding 10: a flood of badly signed requests is counted in full but logged at
+// most once a second, each line naming the peer.
+TEST_F(WebhookReceiverTest, AFloodOfBadSignaturesIsCountedButLoggedAtABoundedRateWithThePeer) {
+  StartReceiver(4);
+  std::ostringstream log_text;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text);
+  ModuleLogger("webhook")->sinks().push_back(sink);
+  const std::string body = R"({"ref":"refs/heads/master","after":"flood"})";
+  const std::string request = "POST /hooks/github HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: push\r\n"
+                              "X-Hub-Signature-256: sha256=" + std::string(64, '0') +
+                              "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" +
+                              body;
+  std::string pipelined;
+  for (int i = 0; i < 100; ++i) pipelined += request;  // a kept connection's 100 requests
+  const auto started = Env::Default().Now();
+  size_t answers = 0;
+  for (int c = 0; c < 20; ++c) {
+    const int fd = forge_test::ConnectLoopbackFrom("127.0.0.2", receiver_->port());
+    ASSERT_GE(fd, 0) << c;
+    ASSERT_TRUE(forge_test::SendAll(fd, pipelined));
+    auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() + std::chrono::seconds(30));
+    ::close(fd);
+    ASSERT_TRUE(reply.has_value()) << c;
+    for (size_t at = reply->find("HTTP/1.1 401"); at != std::string::npos;
+         at = reply->find("HTTP/1.1 401", at + 1)) {
+      ++answers;
+    }
+  }
+  const auto seconds = std::chrono::ceil<std::chrono::seconds>(Env::Default().Now() - started);
+  ModuleLogger("webhook")->flush();
+  ModuleLogger("webhook")->sinks().pop_back();
+  EXPECT_EQ(answers, 2000u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("bad_signature"), 2000u);
+  std::istringstream lines(log_text.str());
+  int logged = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("outcome=rejected") == std::string::npos) continue;
+    ++logged;
+    EXPECT_THAT(line, HasSubstr("peer=127.0.0.2"));
+  }
+  EXPECT_GE(logged, 1);
+  EXPECT_LE(logged, seconds.count() + 1) << "in " << seconds.count() << " s";
+}
+
+// Issue 49, finding 10: a signature sent as a trailer after a chunked body is no signature: the
+// request is refused before any handler sees it.
+TEST_F(WebhookReceiverTest, ASignatureInATrailerIsNotAccepted) {
+  StartReceiver(4);
+  const std::string body = R"({"ref":"refs/heads/master","after":"trailer"})";
+  const int fd = forge_test::ConnectLoopback(receiver_->port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(forge_test::SendAll(
+      fd, fmt::format("POST /hooks/github HTTP/1.1\r\nHost: x\r\nX-GitHub-Event: push\r\n"
+                      "X-GitHub-Delivery: trailer-1\r\nTransfer-Encoding: chunked\r\n"
+                      "Connection: close\r\n\r\n{:x}\r\n{}\r\n0\r\n"
+                      "X-Hub-Signature-256: sha256={}\r\n\r\n",
+                      body.size(), body, HmacSha256Hex(kSecret, body))));
+  auto reply = forge_test::ReadUntilClosed(fd, Env::Default().Now() + std::chrono::seconds(30));
+  ::close(fd);
+  ASSERT_TRUE(reply.has_value());
+  EXPECT_THAT(*reply, ::testing::StartsWith("HTTP/1.1 400"));
+  EXPECT_EQ(queue_->Size(), 0u);
+  EXPECT_EQ(metrics_.webhook_requests.Value("accepted"), 0u);
+}
+
 TEST(WebhookReceiverStartTest, RefusesAnEmptySecretAndABadAddress) {
   Metrics metrics;
   WebhookQueue queue(1);

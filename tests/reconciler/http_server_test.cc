@@ -17,9 +17,13 @@
 
 #include <atomic>
 #include <map>
+#include <sstream>
 #include <thread>
 
+#include "base/env.h"
 #include "base/mutex.h"
+#include "reconciler/runtime/logging.h"
+#include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/process_memory.h"
 #include "tests/support/wait.h"
 
@@ -404,6 +408,63 @@ TEST_F(HttpServerTest, ABodyArrivingInPiecesIsReadPastTheProgressTimeout) {
     ASSERT_TRUE(s.Send(piece));
   }
   EXPECT_THAT(s.ReadAll(), HasSubstr("body=abcdef"));
+}
+
+// Issue 49, finding 10: chunk extensions carry nothing we read; one of 79 KiB (under the read
+// buffer's bound, so the parser would take it) is refused.
+TEST_F(HttpServerTest, ALongChunkExtensionIsRefused) {
+  Serve(ServerLimits{});
+  Socket s(port());
+  ASSERT_TRUE(s.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                     "Connection: close\r\n\r\n5;e=" + std::string(79 << 10, 'x') +
+                     "\r\nhello\r\n0\r\n\r\n"));
+  EXPECT_THAT(s.ReadAll(), StartsWith("HTTP/1.1 400"));
+  EXPECT_EQ(handled_, 0);
+  Socket small(port());  // a short one is fine
+  ASSERT_TRUE(small.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                         "Connection: close\r\n\r\n5;e=1\r\nhello\r\n0\r\n\r\n"));
+  EXPECT_THAT(small.ReadAll(), HasSubstr("body=hello"));
+}
+
+// Issue 49, finding 10: fields after a chunked body would bypass the header caps and could
+// carry a signature the handler reads as a header; the request is refused.
+TEST_F(HttpServerTest, TrailerFieldsAreRefused) {
+  Serve(ServerLimits{});
+  Socket s(port());
+  ASSERT_TRUE(s.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                     "Connection: close\r\n\r\n5\r\nhello\r\n0\r\nX-Signature: abc\r\n\r\n"));
+  EXPECT_THAT(s.ReadAll(), StartsWith("HTTP/1.1 400"));
+  EXPECT_EQ(handled_, 0);
+  EXPECT_EQ(Refused("malformed"), 1);
+}
+
+// Issue 49, finding 10: refusals are logged with the peer's address, at most a line per reason
+// a second, however many come.
+TEST_F(HttpServerTest, RefusalsAreLoggedWithThePeerAtABoundedRate) {
+  Serve(Roomy());
+  std::ostringstream log_text;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text);
+  ModuleLogger("test")->sinks().push_back(sink);
+  const auto started = Env::Default().Now();
+  for (int i = 0; i < 500; ++i) {
+    Socket garbage(port(), "127.0.0.2");
+    ASSERT_TRUE(garbage.Send("NOT HTTP AT ALL\r\n\r\n"));
+    ASSERT_THAT(garbage.ReadAll(), StartsWith("HTTP/1.1 400")) << i;
+  }
+  const auto seconds = std::chrono::ceil<std::chrono::seconds>(Env::Default().Now() - started);
+  ModuleLogger("test")->flush();
+  ModuleLogger("test")->sinks().pop_back();
+  EXPECT_EQ(Refused("malformed"), 500);
+  std::istringstream lines(log_text.str());
+  int logged = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("step=refuse") == std::string::npos) continue;
+    ++logged;
+    EXPECT_THAT(line, HasSubstr("peer=127.0.0.2"));
+    EXPECT_THAT(line, HasSubstr("reason=malformed"));
+  }
+  EXPECT_GE(logged, 1);
+  EXPECT_LE(logged, seconds.count() + 1) << "in " << seconds.count() << " s";
 }
 
 TEST(HttpServerStartTest, RefusesABadAddressAndAPortInUse) {

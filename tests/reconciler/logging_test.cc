@@ -168,5 +168,21 @@ TEST(ReconcileLogTest, JsonLinesCarryTheReconcileAndTheFields) {
   EXPECT_FALSE(b.contains("cluster"));
 }
 
+TEST(LogThrottleTest, OneLinePerKeyPerIntervalAndTheNextSaysHowManyWereHeldBack) {
+  test_support::SimulatedEnv env;
+  LogThrottle throttle(std::chrono::seconds(1), env);
+  EXPECT_EQ(throttle.Admit("bad_signature"), 0u);
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(throttle.Admit("bad_signature"), std::nullopt);
+  EXPECT_EQ(throttle.Admit("malformed"), 0u);  // keys are throttled apart
+  env.Advance(std::chrono::milliseconds(999));
+  EXPECT_EQ(throttle.Admit("bad_signature"), std::nullopt);
+  env.Advance(std::chrono::milliseconds(1));
+  EXPECT_EQ(throttle.Admit("bad_signature"), 1001u);
+  EXPECT_EQ(throttle.Admit("bad_signature"), std::nullopt);
+  env.Advance(std::chrono::seconds(5));
+  EXPECT_EQ(throttle.Admit("bad_signature"), 1u);
+  EXPECT_EQ(throttle.Admit("malformed"), 0u);
+}
+
 }  // namespace
 }  // namespace tr::reconciler

@@ -97,12 +97,18 @@ absl::StatusOr<std::pair<std::string, int>> SplitListenAddress(std::string_view 
 struct HttpServer::State {
   explicit State(ServerOptions o) : options(std::move(o)), log(ModuleLogger(options.name)) {}
 
-  void Refused(RefusalReason reason) {
+  // Counts the refusal and logs it, at most one line per reason a second.
+  void Refused(RefusalReason reason, std::string_view peer) {
     if (options.on_refused) options.on_refused(reason);
+    const std::string_view name = RefusalReasonName(reason);
+    if (auto held_back = refusal_lines.Admit(name)) {
+      log->warn("step=refuse peer={} reason={} suppressed={}", LogValue(peer), name, *held_back);
+    }
   }
 
   const ServerOptions options;
   const std::shared_ptr<spdlog::logger> log;
+  LogThrottle refusal_lines;
   // Touched on the loop's thread only.
   std::size_t connections = 0;
   std::map<std::string, std::size_t, std::less<>> per_peer;
@@ -129,6 +135,8 @@ namespace {
 using State = HttpServer::State;
 constexpr std::chrono::seconds kLinger{1};
 constexpr std::size_t kMaxDrainBytes = 4 << 20;
+// Chunk extensions carry nothing we read; an honest sender sends none or a few bytes.
+constexpr std::size_t kMaxChunkExtensionBytes = 1 << 10;
 
 // One connection, from accept to close. Lives as long as an operation of its own is pending.
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -136,6 +144,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // `counted`: the connection holds a place under the connection caps (a refused one doesn't).
   Connection(State& state, tcp::socket socket, std::string peer, bool counted)
       : state_(state), stream_(std::move(socket)), peer_(std::move(peer)), counted_(counted) {
+    on_chunk_header_ = [](std::uint64_t, beast::string_view extensions, beast::error_code& ec) {
+      if (extensions.size() > kMaxChunkExtensionBytes) ec = bhttp::error::bad_chunk_extension;
+    };
     if (counted_) {
       ++state_.connections;
       ++state_.per_peer[peer_];
@@ -165,6 +176,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(limits().max_header_bytes));
     parser_->body_limit(limits().max_body_bytes);
+    parser_->on_chunk_header(on_chunk_header_);
     stream_.expires_after(deadline);
     bhttp::async_read_header(stream_, buffer_, *parser_,
                              [self = shared_from_this()](beast::error_code ec, std::size_t) {
@@ -174,13 +186,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void OnHeader(beast::error_code ec) {
     if (ec) return Fail(ec);
-    const auto& header = parser_->get();
-    if (static_cast<std::size_t>(std::distance(header.begin(), header.end())) >
-        limits().max_header_fields) {
+    header_fields_ = FieldCount();
+    if (header_fields_ > limits().max_header_fields) {
       return Refuse(RefusalReason::kHeadersTooLarge, 431, "too many header fields");
     }
     if (auto busy = ReserveBody()) return Refuse(*busy, 503, "busy, retry later");
-    if (EqualsIgnoreCase(Std(header[bhttp::field::expect]), "100-continue")) {
+    if (EqualsIgnoreCase(Std(parser_->get()[bhttp::field::expect]), "100-continue")) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
       asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
                         [self = shared_from_this()](beast::error_code wec, std::size_t) {
@@ -232,9 +243,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Reads the body as it comes: each read must bring a byte within body_progress_timeout, and
   // the whole still ends by the request's deadline.
+  std::size_t FieldCount() const {
+    const auto& message = parser_->get();
+    return static_cast<std::size_t>(std::distance(message.begin(), message.end()));
+  }
+
   void ReadBody() {
     if (parser_->is_done()) {
       ReleaseBody();
+      // Fields after a chunked body (trailers) would join the headers past their caps and
+      // after any check of them: none is taken.
+      if (FieldCount() != header_fields_) {
+        return Refuse(RefusalReason::kMalformed, 400, "trailer fields are not accepted");
+      }
       return Dispatch();
     }
     stream_.expires_after(std::min(limits().body_progress_timeout, RequestTimeLeft()));
@@ -297,8 +318,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void Refuse(RefusalReason reason, int status, std::string_view text) {
-    state_.Refused(reason);
-    state_.log->debug("step=refuse peer={} reason={}", LogValue(peer_), RefusalReasonName(reason));
+    state_.Refused(reason, peer_);
     Write({status, "text/plain", std::string(text) + "\n"}, 11, false);
   }
 
@@ -310,7 +330,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return Refuse(RefusalReason::kBodyTooLarge, 413, "payload too large");
     }
     if (ec == beast::error::timeout) {
-      state_.Refused(RefusalReason::kTimeout);  // the stream closed the socket already
+      state_.Refused(RefusalReason::kTimeout, peer_);  // the stream closed the socket already
       return;
     }
     if (ec == bhttp::error::end_of_stream || ec == bhttp::error::partial_message ||
@@ -352,6 +372,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // limits are the ones that refuse.
   beast::flat_buffer buffer_{state_.options.limits.max_header_bytes + (16 << 10)};
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  // The parser keeps a reference to it: it lives as long as the connection.
+  std::function<void(std::uint64_t, beast::string_view, beast::error_code&)> on_chunk_header_;
+  std::size_t header_fields_ = 0;
   std::optional<bhttp::response<bhttp::string_body>> response_;
   std::size_t reserved_ = 0;
   Env::TimePoint request_started_;

@@ -14,8 +14,11 @@
 //   the request not complete within request_deadline (keep_alive_timeout for a second
 //   request on a kept connection), or a body that brings no byte for body_progress_timeout
 //                                       -> connection closed
-//   no route for the path -> 404; another method -> 405; an unparsable request -> 400
-// Each refusal is counted through `on_refused` with its reason (see RefusalReason).
+//   no route for the path -> 404; another method -> 405; an unparsable request, a chunk
+//   extension over 1 KiB, or fields after a chunked body (trailers) -> 400
+// Each refusal is counted through `on_refused` with its reason (see RefusalReason) and logged
+// with the peer's address, at most one line per reason a second (the next line says how many
+// were held back).
 //
 // Handlers run on the server's thread and must be quick (verify, enqueue, answer); a slow
 // handler delays that server only.

@@ -70,42 +70,56 @@ std::vector<http::Route> WebhookReceiver::Routes() {
   for (const ForgeDialect* dialect : forge::AllDialects()) {
     routes.push_back({"POST", "/hooks/" + std::string(dialect->name()),
                       [this, dialect](const http::Request& req) {
-                        return Handle(*dialect, dialect->PickHeaders(HeadersOf(req)), req.body);
+                        return Handle(*dialect, dialect->PickHeaders(HeadersOf(req)), req.body,
+                                      req.peer);
                       }});
   }
   return routes;
 }
 
-http::Response WebhookReceiver::Duplicate(std::string_view sender, const std::string& delivery) {
+http::Response WebhookReceiver::Duplicate(std::string_view sender, const std::string& delivery,
+                                          const std::string& peer) {
   static const auto log = ModuleLogger("webhook");
   metrics_.webhook_requests.Inc("duplicate");
-  log->info("step=receive forge={} delivery={} outcome=duplicate", sender, LogValue(delivery));
+  // A captured delivery can be replayed at will: throttled like a rejection.
+  if (auto held_back = rejection_lines_.Admit("duplicate")) {
+    log->info("step=receive forge={} peer={} delivery={} outcome=duplicate suppressed={}", sender,
+              LogValue(peer), LogValue(delivery), *held_back);
+  }
   return Answer(200, "duplicate delivery");
 }
 
 http::Response WebhookReceiver::Handle(const ForgeDialect& dialect, const WebhookHeaders& headers,
-                                       const std::string& body) {
+                                       const std::string& body, const std::string& peer) {
   static const auto log = ModuleLogger("webhook");
   const std::string_view sender = dialect.name();
   if (absl::Status s = dialect.VerifySignature(options_.secret, headers, body); !s.ok()) {
     metrics_.webhook_requests.Inc("bad_signature");
-    log->warn("step=verify forge={} outcome=rejected reason={}", sender,
-              LogValue(std::string(s.message())));
+    if (auto held_back = rejection_lines_.Admit("bad_signature")) {
+      log->warn("step=verify forge={} peer={} outcome=rejected reason={} suppressed={}", sender,
+                LogValue(peer), LogValue(std::string(s.message())), *held_back);
+    }
     return Answer(401, "bad signature");
   }
   if (headers.delivery.size() > kMaxDeliveryId) {
     metrics_.webhook_requests.Inc("malformed");
-    log->warn("step=parse forge={} outcome=rejected reason=\"delivery id over {} bytes\"", sender,
-              kMaxDeliveryId);
+    if (auto held_back = rejection_lines_.Admit("delivery_id")) {
+      log->warn(
+          "step=parse forge={} peer={} outcome=rejected reason=\"delivery id over {} bytes\" "
+          "suppressed={}",
+          sender, LogValue(peer), kMaxDeliveryId, *held_back);
+    }
     return Answer(400, "delivery id too long");
   }
   // The id is not signed, the body is: a replay under any id is the same body.
   const std::string digest = HmacSha256Hex("delivery", body);
-  if (deliveries_.Seen(digest)) return Duplicate(sender, headers.delivery);
+  if (deliveries_.Seen(digest)) return Duplicate(sender, headers.delivery, peer);
   absl::StatusOr<WebhookEvent> event = ParseWebhook(dialect, headers, body);
   if (!event.ok()) {
-    log->warn("step=parse forge={} outcome=rejected reason={}", sender,
-              LogValue(std::string(event.status().message())));
+    if (auto held_back = rejection_lines_.Admit("malformed")) {
+      log->warn("step=parse forge={} peer={} outcome=rejected reason={} suppressed={}", sender,
+                LogValue(peer), LogValue(std::string(event.status().message())), *held_back);
+    }
     metrics_.webhook_requests.Inc("malformed");
     return Answer(400, "malformed payload");
   }
@@ -116,11 +130,14 @@ http::Response WebhookReceiver::Handle(const ForgeDialect& dialect, const Webhoo
     return Answer(200, "ignored");
   }
   const std::string delivery = event->delivery;
-  if (!deliveries_.Remember(digest)) return Duplicate(sender, delivery);
+  if (!deliveries_.Remember(digest)) return Duplicate(sender, delivery, peer);
   if (!queue_.TryPush(*std::move(event))) {
     deliveries_.Forget(digest);
     metrics_.webhook_requests.Inc("queue_full");
-    log->warn("step=receive forge={} delivery={} outcome=queue-full", sender, LogValue(delivery));
+    if (auto held_back = rejection_lines_.Admit("queue_full")) {
+      log->warn("step=receive forge={} peer={} delivery={} outcome=queue-full suppressed={}",
+                sender, LogValue(peer), LogValue(delivery), *held_back);
+    }
     return Answer(503, "busy, retry later");
   }
   metrics_.webhook_requests.Inc("accepted");

@@ -20,7 +20,9 @@
 //   ping, other events, pushes to other branches, PR actions we do not act on -> 200, ignored
 //   queue full             -> 503 (the sender retries; the delivery is not remembered)
 //   otherwise              -> 202, queued for the daemon
-// The body is never logged; the secret never leaves this object.
+// The body is never logged; the secret never leaves this object. Rejections are logged with the
+// peer's address, at most one line per kind a second (reconciler/runtime/logging.h's
+// LogThrottle), so a flood of bad requests cannot flood the log.
 //
 // Thread-safe; Start() and the destructor from one thread.
 #pragma once
@@ -33,6 +35,7 @@
 #include "reconciler/clients/forge/forge_dialect.h"
 #include "reconciler/clients/http/http_server.h"
 #include "reconciler/features/webhooks/webhook_queue.h"
+#include "reconciler/runtime/logging.h"
 #include "reconciler/runtime/metrics.h"
 
 namespace tr::reconciler::webhooks {
@@ -70,10 +73,11 @@ class WebhookReceiver {
   std::vector<http::Route> Routes();
   // Everything after the body is read: signature, parsing, relevance, replay, queueing.
   http::Response Handle(const forge::ForgeDialect& dialect, const forge::WebhookHeaders& headers,
-                        const std::string& body);
+                        const std::string& body, const std::string& peer);
 
   // 200 for a body already taken, counted and logged once.
-  http::Response Duplicate(std::string_view sender, const std::string& delivery);
+  http::Response Duplicate(std::string_view sender, const std::string& delivery,
+                           const std::string& peer);
   // Forges send a UUID (36 bytes); the id is not signed, so nothing longer is kept or logged.
   static constexpr size_t kMaxDeliveryId = 128;
 
@@ -81,6 +85,7 @@ class WebhookReceiver {
   WebhookQueue& queue_;
   Metrics& metrics_;
   DeliveryMemory deliveries_;
+  LogThrottle rejection_lines_;  // a line per kind of rejection a second, with the peer
   std::unique_ptr<http::HttpServer> server_;  // last: stopped before the rest goes
   int port_ = 0;
 };
