@@ -16,7 +16,10 @@
 // its start after a warm-up.
 //
 // Usage: soak_bench; TR_SOAK_ROUNDS (default 60, about 9 minutes on 2 busy cores) and
-// TR_SOAK_PRS (pull requests a round, default 20) set its length.
+// TR_SOAK_PRS (pull requests a round, default 20) set its length. TR_SOAK_HOSTILE=1 runs the
+// attackers of tests/bench/hostile_world.h beside it (issue 49): rows then give the daemon's
+// peak RSS against the chart's 256 MiB limit, how fast the forge's signed deliveries and
+// /healthz were answered, and whether every rollout still completed.
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -38,6 +41,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "tests/bench/bench_support.h"
+#include "tests/bench/hostile_world.h"
 #include "tests/support/e2e/e2e_world.h"
 #include "tests/support/e2e/process_usage.h"
 #include "tests/support/fake_forge.h"
@@ -66,6 +70,8 @@ struct Sample {
   double seconds = 0;
   long rss_kib = 0;
   long rss_anon_kib = 0;  // the heap's part; the rest is mapped files (packs, code)
+  long peak_rss_kib = 0;  // the process's peak so far (VmHWM)
+  double healthz_ms = 0;  // how long /healthz took to answer
   int fds = 0;
   int threads = 0;
   uintmax_t state_bytes = 0;
@@ -103,7 +109,12 @@ class Hooks {
         {"X-GitHub-Delivery", fmt::format("soak-{}-{}", getpid(), ++sent_)},
         {"X-Hub-Signature-256", "sha256=" + HmacSha256Hex(kSecret, body)}};
     httplib::Client client(host_, port_);
+    const auto sent_at = Clock::now();
     auto reply = client.Post("/hooks/github", headers, body, "application/json");
+    const double ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - sent_at).count();
+    slowest_ms_ = std::max(slowest_ms_, ms);
+    if (ms > 1000) ++over_a_second_;
     if (!reply || reply->status != 202) ++refused_;
   }
   void Push(const std::string& commit) {
@@ -120,12 +131,16 @@ class Hooks {
   }
   int sent() const { return sent_; }
   int refused() const { return refused_; }
+  double slowest_ms() const { return slowest_ms_; }
+  int over_a_second() const { return over_a_second_; }
 
  private:
   std::string host_;
   int port_;
   int sent_ = 0;
   int refused_ = 0;
+  double slowest_ms_ = 0;
+  int over_a_second_ = 0;
 };
 
 // A notification receiver that takes every POST (the daemon's --notify format=json).
@@ -169,7 +184,7 @@ class Soak {
   explicit Soak(const fs::path& dir)
       : world_(dir), forge_("github", "acme/fleet", kToken), version_(kClusters, 0) {}
 
-  absl::Status Start() {
+  absl::Status Start(bool hostile) {
     if (auto st = world_.StartFleet(SoakFleet(), {.time_scale = 0.02}); !st.ok()) return st;
     world_.PushProfiles(Profiles(), "initial profiles");
     const std::string prefix = world_.sim().address_prefix();
@@ -199,6 +214,7 @@ class Soak {
           fmt::format("the fleet never became Ready (daemon exit status {})",
                       world_.daemon().exit_status().value_or(-1)));
     }
+    if (hostile) StartHostile(prefix, *port);
     return absl::OkStatus();
   }
 
@@ -209,6 +225,9 @@ class Soak {
         world_.PushProfiles(Profiles(), fmt::format("round {}", round));
     hooks_->Push(commit);
     PullRequests(round, prs, commit);
+    if (hostile_) {
+      hostile_->Round(round, commit, *hooks_, [this] { return Counter(kRecordFailures); });
+    }
     const bool done = WaitRolledOut(commit);
     previous_ = commit;
     if (round % 10 == 9) forge_.Inject({.status = 503, .headers = {}, .body = "{}"}, 40);
@@ -238,17 +257,23 @@ class Soak {
       s.threads = usage->threads;
     }
     s.fds = OpenDescriptors(pid);
+    if (auto usage = ReadProcessUsage(pid); usage.ok()) s.peak_rss_kib = usage->peak_rss_kib;
+    const auto asked = Clock::now();
+    (void)world_.daemon().Get("/healthz");
+    s.healthz_ms = std::chrono::duration<double, std::milli>(Clock::now() - asked).count();
     s.state_bytes = DirectoryBytes(world_.daemon().options().state_dir);
     return s;
   }
 
   std::string Totals() {
     return fmt::format("{} webhooks sent ({} not accepted), {} pull requests, {} notifications "
-                       "received, {} forge requests, daemon started {} times",
+                       "received, {} forge requests, daemon started {} times{}",
                        hooks_->sent(), hooks_->refused(), next_pr_ - 1, receiver_->received(),
-                       forge_.Requests().size(), world_.daemon().starts());
+                       forge_.Requests().size(), world_.daemon().starts(),
+                       hostile_ ? "; attackers: " + hostile_->Totals() : "");
   }
   E2eWorld& world() { return world_; }
+  const Hooks& hooks() const { return *hooks_; }
 
  private:
   std::map<std::string, ProfileDef> Profiles() const {
@@ -313,20 +338,37 @@ class Soak {
     fs::rename(away, bare);
   }
 
-  // talos_reconciler_git_polls_total{result="failed"} of the daemon now; -1 when it does not
-  // answer.
-  long FailedPolls() {
+  static constexpr std::string_view kFailedPolls =
+      "talos_reconciler_git_polls_total{result=\"failed\"} ";
+  static constexpr std::string_view kRecordFailures =
+      "talos_reconciler_status_record_failures_total ";
+
+  long FailedPolls() { return Counter(kFailedPolls); }
+
+  // The value of the daemon's `series` (its name and labels, and a space) now; -1 when it does
+  // not answer.
+  long Counter(std::string_view series) {
     auto metrics = world_.daemon().Get("/metrics");
     if (!metrics.ok()) return -1;
-    constexpr std::string_view kSeries = "talos_reconciler_git_polls_total{result=\"failed\"} ";
-    const size_t at = metrics->body.find(kSeries);
-    return at == std::string::npos ? 0 : std::atol(metrics->body.c_str() + at + kSeries.size());
+    const size_t at = metrics->body.find(series);
+    return at == std::string::npos ? 0 : std::atol(metrics->body.c_str() + at + series.size());
+  }
+
+  // The attackers, from addresses of their own next to the daemon's.
+  void StartHostile(const std::string& prefix, int webhook_port) {
+    const std::string listen = world_.daemon().options().listen;
+    const size_t colon = listen.rfind(':');
+    hostile_.emplace(world_, HostileTargets{prefix + ".252", webhook_port,
+                                            listen.substr(0, colon),
+                                            std::atoi(listen.c_str() + colon + 1), kSecret});
+    hostile_->Start(600);
   }
 
   E2eWorld world_;
   forge_test::FakeForge forge_;
   std::optional<Hooks> hooks_;
   std::optional<Receiver> receiver_;
+  std::optional<HostileWorld> hostile_;
   std::vector<int> version_;  // index into kVersions, per cluster
   std::string previous_;      // the previous round's commit
   int64_t next_pr_ = 1;
@@ -384,6 +426,24 @@ void PrintRows(const std::vector<Sample>& samples, int rounds, int prs) {
                 span + "; the mirror is repacked past 24 packs");
 }
 
+// What the attackers could not do: the daemon's peak memory against the chart's limit, the
+// forge's deliveries and the probe answered in time, every rollout completed.
+void PrintHostileRows(const std::vector<Sample>& samples, const Hooks& hooks, int late) {
+  const double peak = Peak(samples, 0, samples.size(), &Sample::peak_rss_kib) / 1024;
+  PrintBenchRow("hostile soak: daemon peak RSS (VmHWM, any process of the run)", "≤ 256 MiB",
+                fmt::format("{:.1f} MiB", peak), peak <= 256, "the chart's memory limit");
+  PrintBenchRow("hostile soak: signed deliveries answered within 1 s", "all",
+                fmt::format("{} of {} over 1 s, slowest {:.0f} ms, {} not accepted",
+                            hooks.over_a_second(), hooks.sent(), hooks.slowest_ms(),
+                            hooks.refused()),
+                hooks.over_a_second() == 0, "not accepted: sent while the daemon restarted");
+  const double probe = Peak(samples, 0, samples.size(), &Sample::healthz_ms);
+  PrintBenchRow("hostile soak: /healthz, slowest answer after a round", "≤ 100 ms",
+                fmt::format("{:.1f} ms", probe), probe <= 100, "");
+  PrintBenchRow("hostile soak: rounds whose rollout took over 3 minutes", "0",
+                std::to_string(late), late == 0, "");
+}
+
 int Run() {
   const int rounds = EnvInt("TR_SOAK_ROUNDS", 60);
   const int prs = EnvInt("TR_SOAK_PRS", 20);
@@ -391,7 +451,8 @@ int Run() {
   const fs::path dir = BenchDirectory("soak");
   if (dir.empty()) return 1;
   Soak soak(dir);
-  if (auto st = soak.Start(); !st.ok()) {
+  const bool hostile = EnvInt("TR_SOAK_HOSTILE", 0) > 0;
+  if (auto st = soak.Start(hostile); !st.ok()) {
     std::fprintf(stderr, "start: %s\n%s\n", std::string(st.message()).c_str(),
                  soak.world().Diagnostics().c_str());
     return 1;
@@ -409,6 +470,7 @@ int Run() {
   }
   std::printf("%s; %d rounds whose rollout took over 3 minutes\n", soak.Totals().c_str(), late);
   PrintRows(samples, rounds, prs);
+  if (hostile) PrintHostileRows(samples, soak.hooks(), late);
   if (late == 0) fs::remove_all(dir);
   return late == 0 ? 0 : 1;
 }
