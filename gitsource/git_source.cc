@@ -164,8 +164,8 @@ absl::StatusOr<ProfileSnapshot> LibGitSource::FetchPreview(const std::string& re
   std::shared_lock shared(mirror_->lock());
   absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();
   if (!repo.ok()) return repo.status();
-  absl::StatusOr<SyncResult> sync =
-      mirror_->remote().Sync(repo->get(), remote_ref, std::move(stop));
+  absl::StatusOr<SyncResult> sync = mirror_->remote().Sync(
+      repo->get(), remote_ref, std::move(stop), PreviewFetchBytes(config_.preview_limits));
   if (!sync.ok()) return sync.status();
   if (!sync->remote_tip.has_value()) {
     return absl::NotFoundError(

@@ -2,6 +2,7 @@
 
 #include <git2/sys/transport.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -19,6 +20,7 @@ constexpr std::size_t kSecretFileLimit = 64 * 1024;
 // What libgit2's callbacks of one operation need; passed as their payload.
 struct CallbackContext {
   const RemoteConfig* config = nullptr;
+  std::uint64_t max_fetch_bytes = 0;  // the config's, or a caller's smaller cap
   const RemoteUrl* url = nullptr;
   NetworkOperation* op = nullptr;
   SshSettings ssh;
@@ -91,10 +93,9 @@ int MakeTransport(git_transport** out, git_remote* owner, void* payload) {
 
 int TransferProgress(const git_indexer_progress* stats, void* payload) {
   auto& ctx = *static_cast<CallbackContext*>(payload);
-  if (stats->received_bytes > ctx.config->limits.max_fetch_bytes) {
-    ctx.op->RecordFailure(
-        NetworkFailure::kFetchTooLarge,
-        fmt::format("the fetch exceeded the cap of {} bytes", ctx.config->limits.max_fetch_bytes));
+  if (stats->received_bytes > ctx.max_fetch_bytes) {
+    ctx.op->RecordFailure(NetworkFailure::kFetchTooLarge,
+                          fmt::format("the fetch exceeded the cap of {} bytes", ctx.max_fetch_bytes));
     return -1;
   }
   return ctx.op->CheckAlive() ? 0 : -1;
@@ -158,6 +159,7 @@ git_remote_callbacks Callbacks(CallbackContext& ctx) {
 void InitContext(CallbackContext& ctx, const RemoteConfig& config, const RemoteUrl& url,
                  NetworkOperation& op) {
   ctx.config = &config;
+  ctx.max_fetch_bytes = config.limits.max_fetch_bytes;
   ctx.url = &url;
   ctx.op = &op;
   ctx.ssh.ssh_command = config.auth.ssh_command;
@@ -239,10 +241,12 @@ absl::StatusOr<RemoteClient> RemoteClient::Create(RemoteConfig config) {
 }
 
 absl::StatusOr<SyncResult> RemoteClient::Sync(git_repository* repo, const std::string& remote_ref,
-                                              std::stop_token stop) const {
+                                              std::stop_token stop,
+                                              std::uint64_t max_fetch_bytes) const {
   NetworkOperation op(config_.limits.operation_timeout, std::move(stop));
   CallbackContext ctx;
   InitContext(ctx, config_, url_, op);
+  if (max_fetch_bytes != 0) ctx.max_fetch_bytes = std::min(ctx.max_fetch_bytes, max_fetch_bytes);
   absl::StatusOr<RemotePtr> remote = AnonymousRemote(repo, config_.url, display_url());
   if (!remote.ok()) return remote.status();
   git_remote_connect_options connect = GIT_REMOTE_CONNECT_OPTIONS_INIT;

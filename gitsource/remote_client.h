@@ -51,9 +51,11 @@ class RemoteClient {
 
   // Connects, lists the remote's refs and, when `remote_ref` points to a commit the
   // repository does not have, downloads it over the same connection (so a no-op costs one
-  // ref advertisement and no pack). Moves no ref: the caller records the tip.
+  // ref advertisement and no pack). Moves no ref: the caller records the tip. The download is
+  // cut past the config's max_fetch_bytes, or past `max_fetch_bytes` when that is smaller and
+  // not 0 (ResourceExhausted either way).
   absl::StatusOr<SyncResult> Sync(git_repository* repo, const std::string& remote_ref,
-                                  std::stop_token stop) const;
+                                  std::stop_token stop, std::uint64_t max_fetch_bytes = 0) const;
 
   // Pushes `request.new_commit` to the status branch. Never forced: FailedPrecondition
   // unless the refspec passes CheckStatusPushRefspec, and refused before anything is sent

@@ -49,6 +49,13 @@ struct SnapshotLimits {
 
 // The stricter limits for a pull request's proposed profiles: 500 files, 8 MiB in all.
 SnapshotLimits PreviewSnapshotLimits();
+// What fetching a pull request's head may download: twice the bytes its profiles may take (a
+// head brings only what the mirror lacks, its own commits), so what a pull request makes the
+// mirror keep while it is open is bounded by its own budget, not by the fetch cap of the
+// watched branch.
+inline std::uint64_t PreviewFetchBytes(const SnapshotLimits& preview) {
+  return 2 * preview.max_total_bytes;
+}
 
 // FailedPrecondition naming the limit and its value when `files` profile files of `bytes`
 // bytes in all exceed `limits`; OK otherwise.

@@ -9,6 +9,7 @@
 #include "gitsource/mirror.h"
 #include "gitsource/pack_rollup.h"
 #include "tests/gitsource/fixture.h"
+#include "tests/support/servers.h"
 #include "tests/support/wait.h"
 
 namespace tr::gitsource::testing {
@@ -96,6 +97,46 @@ TEST_F(PreviewTest, PreviewsAreReadWithStricterLimitsThanTheBranch) {
             std::string::npos)
       << preview.status();
   EXPECT_TRUE(source->Snapshot(upstream_.GitBare({"rev-parse", "refs/pull/8/head"})).ok());
+}
+
+// A pull request's fetch is capped at twice its byte budget, not at the watched branch's fetch
+// cap: a head that brings junk outside clusters/ is cut while it downloads, and the mirror keeps
+// none of it while the pull request stays open.
+TEST_F(PreviewTest, AHeadThatBringsMoreThanTwiceThePreviewBudgetIsNotFetched) {
+  std::string noise(256 * 1024, '\0');
+  unsigned state = 4321;
+  for (char& c : noise) {  // incompressible
+    state = state * 1103515245u + 12345u;
+    c = static_cast<char>(state >> 16);
+  }
+  const std::string head =
+      upstream_.Commit({{"junk/noise.bin", noise}}, "junk beside the profiles", "proposal");
+  upstream_.Git({"push", "-q", "-f", "origin", "proposal:refs/pull/7/head"});
+  upstream_.Git({"checkout", "-q", "main"});
+  GitDaemon daemon(served_);
+  GitSourceConfig config = Config(daemon.Url("profiles"));
+  config.preview_limits.max_total_bytes = 64 * 1024;  // a fetch of at most 128 KiB
+  auto source = OpenSource(config);
+  ASSERT_NE(source, nullptr);
+  ASSERT_TRUE(source->Poll().ok());
+  absl::StatusOr<ProfileSnapshot> preview = source->FetchPreview("refs/pull/7/head", {});
+  EXPECT_EQ(preview.status().code(), absl::StatusCode::kResourceExhausted) << preview.status();
+  EXPECT_NE(preview.status().message().find("the fetch exceeded the cap of 131072 bytes"),
+            std::string::npos)
+      << preview.status();
+  const std::string mirror = (tmp_ / "state" / "mirror.git").string();
+  EXPECT_NE(RunCommand({"git", "-C", mirror, "cat-file", "-e", head}).exit_code, 0);
+  EXPECT_NE(RunCommand({"git", "-C", mirror, "rev-parse", "-q", "--verify",
+                        "refs/previews/pull/7/head"})
+                .exit_code,
+            0);
+  // Within twice the budget the same head is fetched.
+  config.preview_limits.max_total_bytes = 256 * 1024;
+  config.state_dir = tmp_ / "state-2";
+  auto roomier = OpenSource(config);
+  ASSERT_NE(roomier, nullptr);
+  ASSERT_TRUE(roomier->Poll().ok());
+  EXPECT_TRUE(roomier->FetchPreview("refs/pull/7/head", {}).ok());
 }
 
 TEST_F(PreviewTest, DropPreviewDeletesTheKeptRef) {
