@@ -6,6 +6,7 @@
 // by the attackers' sockets being open when the answer comes, with their deadline far away.
 // scripts/bench (listener_load_bench) gives the latencies.
 #include "reconciler/clients/http/http_server.h"
+#include "reconciler/clients/http/rendered_text.h"
 
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
@@ -37,8 +38,13 @@ using ::testing::StartsWith;
 // destruction.
 class Socket {
  public:
-  Socket(int port, const char* source = "127.0.0.1") {
+  // `receive_buffer`: the kernel's receive buffer in bytes (0: its default), small for a reader
+  // who does not read.
+  Socket(int port, const char* source = "127.0.0.1", int receive_buffer = 0) {
     fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (receive_buffer > 0) {
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
     sockaddr_in from{};
     from.sin_family = AF_INET;
     ::inet_pton(AF_INET, source, &from.sin_addr);
@@ -126,13 +132,14 @@ std::string Post(const std::string& path, const std::string& body) {
 
 class HttpServerTest : public testing::Test {
  protected:
-  void Serve(ServerLimits limits) {
+  void Serve(ServerLimits limits, std::vector<Route> more_routes = {}) {
     ServerOptions options;
     options.name = "test";
     options.listen = "127.0.0.1:0";
     options.limits = limits;
     options.routes = {
-        {"GET", "/healthz", [](const Request&) { return Response{200, "text/plain", "ok\n"}; }},
+        {"GET", "/healthz", [](const Request&) { return Response{200, "text/plain", "ok\n"}; },
+         /*probe=*/true},
         {"POST", "/hooks/echo",
          [this](const Request& req) {
            handled_++;
@@ -141,6 +148,7 @@ class HttpServerTest : public testing::Test {
                                " body=" + req.body};
          }},
     };
+    for (Route& route : more_routes) options.routes.push_back(std::move(route));
     options.on_refused = [this](RefusalReason reason) {
       MutexLock lock(mu_);
       refused_[std::string(RefusalReasonName(reason))]++;
@@ -256,7 +264,7 @@ TEST_F(HttpServerTest, ARequestNotCompleteWithinTheDeadlineIsCut) {
 }
 
 TEST_F(HttpServerTest, EndlessHeadersAreCutAtTheLimitWithA431AndMemoryStaysFlat) {
-  Serve(ServerLimits{});  // 64 KiB of header
+  Serve(ServerLimits{});  // 16 KiB of header
   const long before = test_support::ResidentKib();
   std::vector<std::jthread> attackers;
   std::atomic<size_t> most_sent{0};
@@ -410,15 +418,21 @@ TEST_F(HttpServerTest, ABodyArrivingInPiecesIsReadPastTheProgressTimeout) {
   EXPECT_THAT(s.ReadAll(), HasSubstr("body=abcdef"));
 }
 
-// Issue 49, finding 10: chunk extensions carry nothing we read; one of 79 KiB (under the read
-// buffer's bound, so the parser would take it) is refused.
+// Issue 49, finding 10: chunk extensions carry nothing we read: one of 2 KiB is refused, and
+// one of 79 KiB (which the parser took before) does not even fit the read buffer.
 TEST_F(HttpServerTest, ALongChunkExtensionIsRefused) {
   Serve(ServerLimits{});
+  auto chunked = [](size_t extension) {
+    return "POST /hooks/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+           "Connection: close\r\n\r\n5;e=" +
+           std::string(extension, 'x') + "\r\nhello\r\n0\r\n\r\n";
+  };
   Socket s(port());
-  ASSERT_TRUE(s.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
-                     "Connection: close\r\n\r\n5;e=" + std::string(79 << 10, 'x') +
-                     "\r\nhello\r\n0\r\n\r\n"));
+  ASSERT_TRUE(s.Send(chunked(2 << 10)));
   EXPECT_THAT(s.ReadAll(), StartsWith("HTTP/1.1 400"));
+  Socket huge(port());
+  huge.Send(chunked(79 << 10));  // the server may close before it has all of it
+  EXPECT_THAT(huge.ReadAll(), StartsWith("HTTP/1.1 4"));
   EXPECT_EQ(handled_, 0);
   Socket small(port());  // a short one is fine
   ASSERT_TRUE(small.Send("POST /hooks/echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
@@ -465,6 +479,61 @@ TEST_F(HttpServerTest, RefusalsAreLoggedWithThePeerAtABoundedRate) {
   }
   EXPECT_GE(logged, 1);
   EXPECT_LE(logged, seconds.count() + 1) << "in " << seconds.count() << " s";
+}
+
+// Issue 49, finding 6: with every connection of the health listener's cap held by kept-alive
+// connections (four addresses at their own cap of 16), /healthz is still answered, on the
+// places held for probes, and those places serve nothing else.
+TEST_F(HttpServerTest, ProbesAreAnsweredWhenKeptAliveConnectionsFillTheCap) {
+  ServerLimits limits = ProbeEndpointLimits();
+  limits.max_connections = 64;
+  limits.keep_alive_timeout = std::chrono::minutes(5);
+  Serve(limits);
+  std::vector<std::unique_ptr<Socket>> held;
+  for (int i = 0; i < 64; ++i) {
+    const std::string source = "127.0.0." + std::to_string(2 + i / 16);
+    held.push_back(std::make_unique<Socket>(port(), source.c_str()));
+    ASSERT_TRUE(held.back()->Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")) << i;
+    ASSERT_THAT(held.back()->ReadAnswer(), StartsWith("HTTP/1.1 200")) << i;
+  }
+  for (int i = 0; i < 20; ++i) {
+    Socket probe(port());
+    ASSERT_TRUE(probe.Send(Get("/healthz")));
+    EXPECT_THAT(probe.ReadAll(), StartsWith("HTTP/1.1 200")) << i;
+  }
+  Socket other(port());
+  ASSERT_TRUE(other.Send(Post("/hooks/echo", "x")));
+  EXPECT_THAT(other.ReadAll(), StartsWith("HTTP/1.1 503"));
+  EXPECT_EQ(handled_, 0);
+  for (auto& s : held) EXPECT_TRUE(s->StillOpenAndSilent());
+}
+
+// Issue 49, finding 6: a large text (/metrics) read slowly on many connections is held once,
+// shared by every connection writing it, and the write deadline lets it go.
+TEST_F(HttpServerTest, SlowReadersOfALargeTextShareOneCopyUntilTheWriteDeadlineCutsThem) {
+  RenderedText text([] { return std::string(size_t{8} << 20, 'm'); }, std::chrono::minutes(1));
+  ServerLimits limits = Roomy();
+  limits.write_timeout = std::chrono::seconds(3);
+  Serve(limits, {{"GET", "/metrics", [&text](const Request&) {
+                    return Response{200, "text/plain", "", text.Get()};
+                  }}});
+  const long before = test_support::ResidentKib();
+  std::vector<std::unique_ptr<Socket>> readers;
+  for (int i = 0; i < 16; ++i) {
+    // A 4 KiB receive buffer and no reads: the 8 MiB answer cannot be written out.
+    readers.push_back(std::make_unique<Socket>(port(), "127.0.0.2", 4096));
+    ASSERT_TRUE(readers.back()->Send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
+  }
+  // Every connection is writing the same rendering.
+  EXPECT_TRUE(test_support::WaitUntil([&] { return text.readers() == 16; }));
+  EXPECT_EQ(text.renders(), 1u);
+  EXPECT_LT(test_support::ResidentKib() - before, 48 * 1024);  // one 8 MiB copy, not 16
+  Socket health(port());
+  ASSERT_TRUE(health.Send(Get("/healthz")));
+  EXPECT_THAT(health.ReadAll(), StartsWith("HTTP/1.1 200"));
+  // Nobody reads: the write deadline cuts each, counted, and the text is let go.
+  EXPECT_TRUE(test_support::WaitUntil([&] { return Refused("timeout") == 16; }));
+  EXPECT_TRUE(test_support::WaitUntil([&] { return text.readers() == 0; }));
 }
 
 TEST(HttpServerStartTest, RefusesABadAddressAndAPortInUse) {

@@ -19,6 +19,7 @@
 #include "reconciler/clients/factory/factory_installers.h"
 #include "reconciler/clients/factory/image_factory.h"
 #include "reconciler/clients/http/http_server.h"
+#include "reconciler/clients/http/rendered_text.h"
 #include "reconciler/features/k8s_job/job_daemon.h"
 #include "reconciler/features/lease/election.h"
 #include "reconciler/features/lease/fencing.h"
@@ -66,23 +67,31 @@ class HttpEndpoints {
     options.on_refused = [&metrics](http::RefusalReason reason) {
       metrics.endpoint_refused.Inc(http::RefusalReasonName(reason));
     };
+    // One rendering of /metrics shared by the connections reading it at once.
+    metrics_text_ = std::make_unique<http::RenderedText>(
+        [&metrics, extra_metrics] {
+          return metrics.RenderPrometheus() + RenderProcessMetrics() +
+                 (extra_metrics ? extra_metrics() : "");
+        },
+        kMetricsMaxAge, env);
+    // The probes also get the connections held for them when the rest are taken.
     options.routes = {
         {"GET", "/healthz",
          [&, started](const http::Request&) -> http::Response {
            const bool live = metrics.Live(started, env.Now(), config.unhealthy_after);
            if (live) return {200, "text/plain", "ok\n"};
            return {503, "text/plain", "stuck: no successful poll or reconcile lately\n"};
-         }},
+         },
+         /*probe=*/true},
         {"GET", "/readyz",
          [&metrics](const http::Request&) -> http::Response {
            if (metrics.ready) return {200, "text/plain", "ready\n"};
            return {503, "text/plain", "waiting for the first poll\n"};
-         }},
+         },
+         /*probe=*/true},
         {"GET", "/metrics",
-         [&metrics, extra_metrics](const http::Request&) -> http::Response {
-           return {200, "text/plain; version=0.0.4",
-                   metrics.RenderPrometheus() + RenderProcessMetrics() +
-                       (extra_metrics ? extra_metrics() : "")};
+         [text = metrics_text_.get()](const http::Request&) -> http::Response {
+           return {200, "text/plain; version=0.0.4", "", text->Get()};
          }},
     };
     auto server = http::HttpServer::Start(std::move(options));
@@ -96,7 +105,10 @@ class HttpEndpoints {
   }
 
  private:
-  std::unique_ptr<http::HttpServer> server_;
+  // Slow readers of /metrics share a rendering at most this old.
+  static constexpr std::chrono::seconds kMetricsMaxAge{1};
+  std::unique_ptr<http::RenderedText> metrics_text_;
+  std::unique_ptr<http::HttpServer> server_;  // last: stopped before the text goes
 };
 
 // Marks progress on the metrics whenever a reconcile ends, whatever its outcome: a process

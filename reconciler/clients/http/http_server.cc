@@ -65,10 +65,11 @@ std::string_view RefusalReasonName(RefusalReason reason) {
 
 ServerLimits ProbeEndpointLimits() {
   ServerLimits limits;
-  limits.max_header_bytes = 16 << 10;
   limits.max_body_bytes = 4 << 10;
   limits.max_bodies_in_flight_bytes = 256 << 10;
   limits.max_connections_per_peer = 16;
+  // A kubelet probes liveness and readiness on a new connection each, every few seconds.
+  limits.probe_connections = 8;
   return limits;
 }
 
@@ -111,6 +112,7 @@ struct HttpServer::State {
   LogThrottle refusal_lines;
   // Touched on the loop's thread only.
   std::size_t connections = 0;
+  std::size_t probe_connections = 0;  // of those held for probes
   std::map<std::string, std::size_t, std::less<>> per_peer;
   std::size_t bodies_in_flight = 0;
   std::map<std::string, std::size_t, std::less<>> peer_bodies;  // bytes held, by peer
@@ -135,32 +137,42 @@ namespace {
 using State = HttpServer::State;
 constexpr std::chrono::seconds kLinger{1};
 constexpr std::size_t kMaxDrainBytes = 4 << 20;
+// A probe (kubelet) sends its request at once; a connection held for probes that does not is
+// cut by then, so silent connections cannot keep the probes' places.
+constexpr std::chrono::seconds kProbeRequestDeadline{1};
 // Chunk extensions carry nothing we read; an honest sender sends none or a few bytes.
 constexpr std::size_t kMaxChunkExtensionBytes = 1 << 10;
+
+// Which place a connection holds: none (refused at once), one under max_connections, or one
+// of those held for probes.
+enum class Place { kNone, kRegular, kProbe };
 
 // One connection, from accept to close. Lives as long as an operation of its own is pending.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  // `counted`: the connection holds a place under the connection caps (a refused one doesn't).
-  Connection(State& state, tcp::socket socket, std::string peer, bool counted)
-      : state_(state), stream_(std::move(socket)), peer_(std::move(peer)), counted_(counted) {
+  Connection(State& state, tcp::socket socket, std::string peer, Place place)
+      : state_(state), stream_(std::move(socket)), peer_(std::move(peer)), place_(place) {
     on_chunk_header_ = [](std::uint64_t, beast::string_view extensions, beast::error_code& ec) {
       if (extensions.size() > kMaxChunkExtensionBytes) ec = bhttp::error::bad_chunk_extension;
     };
-    if (counted_) {
-      ++state_.connections;
-      ++state_.per_peer[peer_];
-    }
+    if (place_ == Place::kNone) return;
+    ++(place_ == Place::kProbe ? state_.probe_connections : state_.connections);
+    ++state_.per_peer[peer_];
   }
   ~Connection() {
     ReleaseBody();
-    if (!counted_) return;
-    --state_.connections;
+    if (place_ == Place::kNone) return;
+    --(place_ == Place::kProbe ? state_.probe_connections : state_.connections);
     auto it = state_.per_peer.find(peer_);
     if (it != state_.per_peer.end() && --it->second == 0) state_.per_peer.erase(it);
   }
 
-  void Start() { ReadRequest(state_.options.limits.request_deadline); }
+  void Start() {
+    ReadRequest(place_ == Place::kProbe
+                    ? std::min<std::chrono::milliseconds>(kProbeRequestDeadline,
+                                                          limits().request_deadline)
+                    : limits().request_deadline);
+  }
 
   // Answers 503 without reading anything and closes.
   void RefuseAtOnce(RefusalReason reason) {
@@ -173,6 +185,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ReadRequest(std::chrono::milliseconds deadline) {
     request_started_ = Env::Default().Now();
     request_deadline_ = deadline;
+    // A kept connection waits with no more buffer than the bytes it already sent: the room a
+    // large request needed is given back (issue 49, finding 7).
+    buffer_.shrink_to_fit();
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(limits().max_header_bytes));
     parser_->body_limit(limits().max_body_bytes);
@@ -186,6 +201,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void OnHeader(beast::error_code ec) {
     if (ec) return Fail(ec);
+    if (place_ == Place::kProbe && !IsProbe()) {
+      return Refuse(RefusalReason::kConnections, 503, "too many connections, retry later");
+    }
     header_fields_ = FieldCount();
     if (header_fields_ > limits().max_header_fields) {
       return Refuse(RefusalReason::kHeadersTooLarge, 431, "too many header fields");
@@ -243,6 +261,17 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // Reads the body as it comes: each read must bring a byte within body_progress_timeout, and
   // the whole still ends by the request's deadline.
+  // Whether the request asks for a route marked as a probe.
+  bool IsProbe() const {
+    const std::string_view target = Std(parser_->get().target());
+    const std::string_view path = target.substr(0, target.find('?'));
+    const std::string_view method = Std(parser_->get().method_string());
+    return std::any_of(state_.options.routes.begin(), state_.options.routes.end(),
+                       [&](const ::tr::reconciler::http::Route& route) {
+                         return route.probe && route.path == path && route.method == method;
+                       });
+  }
+
   std::size_t FieldCount() const {
     const auto& message = parser_->get();
     return static_cast<std::size_t>(std::distance(message.begin(), message.end()));
@@ -279,7 +308,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     request.body = std::move(message.body());
     request.peer = peer_;
     ++requests_;
-    const bool keep = message.keep_alive() && requests_ < limits().max_requests_per_connection;
+    const bool keep = message.keep_alive() && place_ != Place::kProbe &&
+                      requests_ < limits().max_requests_per_connection;
     Write(Route(request), message.version(), keep);
   }
 
@@ -301,16 +331,24 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return {404, "text/plain", "not found\n"};
   }
 
+  // Writes from the response's own buffer: a shared body is held, not copied, until written.
   void Write(Response response, unsigned version, bool keep_alive) {
+    body_ = response.shared_body ? std::move(response.shared_body)
+                                 : std::make_shared<const std::string>(std::move(response.body));
     response_.emplace(static_cast<bhttp::status>(response.status), version ? version : 11);
     response_->set(bhttp::field::content_type, response.content_type);
-    response_->body() = std::move(response.body);
+    response_->body() = beast::span<const char>(body_->data(), body_->size());
     response_->keep_alive(keep_alive);
     response_->prepare_payload();
     stream_.expires_after(limits().write_timeout);
     bhttp::async_write(stream_, *response_,
                        [self = shared_from_this(), keep_alive](beast::error_code ec, std::size_t) {
                          self->response_.reset();
+                         self->body_.reset();
+                         if (ec == beast::error::timeout) {
+                           // Not read within the write deadline: the stream closed it.
+                           return self->state_.Refused(RefusalReason::kTimeout, self->peer_);
+                         }
                          if (ec) return self->stream_.close();
                          if (!keep_alive) return self->Linger();
                          self->ReadRequest(self->limits().keep_alive_timeout);
@@ -354,7 +392,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     Drain();
   }
   void Drain() {
-    stream_.async_read_some(asio::buffer(scratch_),
+    if (!scratch_) scratch_ = std::make_unique<std::array<char, 4096>>();
+    stream_.async_read_some(asio::buffer(*scratch_),
                             [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                               self->drained_ += n;
                               if (ec || self->drained_ > kMaxDrainBytes) {
@@ -367,21 +406,23 @@ class Connection : public std::enable_shared_from_this<Connection> {
   State& state_;
   beast::tcp_stream stream_;
   const std::string peer_;
-  const bool counted_;
+  const Place place_;
   // Its limit only bounds what one read may bring in past the header limit; the parser's own
   // limits are the ones that refuse.
-  beast::flat_buffer buffer_{state_.options.limits.max_header_bytes + (16 << 10)};
+  beast::flat_buffer buffer_{state_.options.limits.max_header_bytes + kReadSlackBytes};
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   // The parser keeps a reference to it: it lives as long as the connection.
   std::function<void(std::uint64_t, beast::string_view, beast::error_code&)> on_chunk_header_;
   std::size_t header_fields_ = 0;
-  std::optional<bhttp::response<bhttp::string_body>> response_;
+  std::optional<bhttp::response<bhttp::span_body<const char>>> response_;
+  std::shared_ptr<const std::string> body_;  // what response_ points into
   std::size_t reserved_ = 0;
   Env::TimePoint request_started_;
   std::chrono::milliseconds request_deadline_{0};
   std::size_t requests_ = 0;
   std::size_t drained_ = 0;
-  std::array<char, 4096> scratch_{};
+  // What a closing connection drains into; made only then (issue 49, finding 7).
+  std::unique_ptr<std::array<char, 4096>> scratch_;
 };
 
 void Admit(State& state, tcp::socket socket) {
@@ -391,14 +432,17 @@ void Admit(State& state, tcp::socket socket) {
   std::string peer = remote.address().to_string();
   const auto it = state.per_peer.find(peer);
   const std::size_t from_peer = it == state.per_peer.end() ? 0 : it->second;
+  const ServerLimits& limits = state.options.limits;
   std::optional<RefusalReason> refusal;
-  if (state.connections >= state.options.limits.max_connections) {
-    refusal = RefusalReason::kConnections;
-  } else if (from_peer >= state.options.limits.max_connections_per_peer) {
+  Place place = Place::kRegular;
+  if (from_peer >= limits.max_connections_per_peer) {
     refusal = RefusalReason::kPeerConnections;
+  } else if (state.connections >= limits.max_connections) {
+    place = Place::kProbe;
+    if (state.probe_connections >= limits.probe_connections) refusal = RefusalReason::kConnections;
   }
-  auto connection =
-      std::make_shared<Connection>(state, std::move(socket), std::move(peer), !refusal);
+  if (refusal) place = Place::kNone;
+  auto connection = std::make_shared<Connection>(state, std::move(socket), std::move(peer), place);
   if (refusal) return connection->RefuseAtOnce(*refusal);
   connection->Start();
 }

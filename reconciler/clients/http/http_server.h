@@ -5,8 +5,8 @@
 // idle or slow connection costs a socket and a small buffer, never a thread, so connections
 // that send nothing, or a byte a second, cannot keep a request from being answered. Every
 // limit is explicit (ServerLimits) and every refusal is immediate:
-//   more connections than max_connections, or from one peer than max_connections_per_peer
-//                                       -> 503 at once, connection closed, nothing read
+//   more connections than max_connections (and probe_connections, for probe routes only), or
+//   from one peer than max_connections_per_peer -> 503 at once, connection closed, nothing read
 //   header bytes past max_header_bytes, or more than max_header_fields fields  -> 431, closed
 //   a declared or sent body past max_body_bytes                               -> 413, closed
 //   bodies in flight past max_bodies_in_flight_bytes (memory of the whole server), or past
@@ -56,6 +56,9 @@ struct Response {
   int status = 200;
   std::string content_type = "text/plain";
   std::string body;
+  // When set, written instead of `body` and shared, not copied: a large text that many
+  // connections read at once (/metrics, see RenderedText) is held once.
+  std::shared_ptr<const std::string> shared_body = nullptr;
 };
 
 using Handler = std::function<Response(const Request&)>;
@@ -64,14 +67,28 @@ struct Route {
   std::string method;
   std::string path;
   Handler handler;
+  // Also answered on the connections held for probes (ServerLimits::probe_connections).
+  bool probe = false;
 };
 
+// The connection caps are derived from the memory limit they are sized for, the chart's
+// default. A connection costs kConnectionBaseBytes (resident memory and the server's half of
+// the kernel's socket structures, measured by tests/bench/connection_cost_bench and rounded
+// up), plus, while its request's headers arrive, a buffer of up to the header limit and
+// kReadSlackBytes. At its worst (every connection mid-headers) one listener's connections hold
+// at most an eighth of the memory limit: 32 MiB of 256 MiB, 1,170 connections of 28 KiB.
+inline constexpr std::size_t kSizedForMemoryBytes = std::size_t{256} << 20;
+inline constexpr std::size_t kConnectionBaseBytes = std::size_t{8} << 10;
+inline constexpr std::size_t kReadSlackBytes = std::size_t{4} << 10;  // one read past the limit
+constexpr std::size_t ConnectionCapFor(std::size_t memory_bytes, std::size_t max_header_bytes) {
+  return memory_bytes / 8 / (kConnectionBaseBytes + max_header_bytes + kReadSlackBytes);
+}
+
 struct ServerLimits {
-  // An idle connection costs a socket and a few KiB: the caps are high, the body budget is
-  // what bounds memory.
-  std::size_t max_connections = 1024;
+  // Request line and every header line; forges, kubelets and Prometheus send 1-2 KiB.
+  std::size_t max_header_bytes = 16 << 10;
+  std::size_t max_connections = ConnectionCapFor(kSizedForMemoryBytes, max_header_bytes);
   std::size_t max_connections_per_peer = 64;
-  std::size_t max_header_bytes = 64 << 10;  // request line and every header line
   std::size_t max_header_fields = 100;
   std::size_t max_body_bytes = 1 << 20;
   // Bytes of request bodies held at once, all connections together (a body is reserved at
@@ -85,12 +102,17 @@ struct ServerLimits {
   // sender writes its body right after the headers); request_deadline still bounds the whole.
   std::chrono::milliseconds body_progress_timeout{2'000};
   std::chrono::milliseconds keep_alive_timeout{5'000};  // answer to the end of the next one
-  std::chrono::milliseconds write_timeout{10'000};
+  std::chrono::milliseconds write_timeout{10'000};  // an answer not read by then is cut
+  // Connections held beyond max_connections for probe routes only (Route::probe): once the cap
+  // is full, a new connection from an address under its own cap still gets one of these, and
+  // is answered if it asks for a probe route within a second (503 otherwise), then closed.
+  std::size_t probe_connections = 0;
   std::size_t max_requests_per_connection = 100;  // 1: every answer closes the connection
 };
 
 // The limits of the health, readiness and metrics listener (`--listen`): GET without a body,
-// small headers, 16 connections from one address (a kubelet, a Prometheus).
+// small headers, 16 connections from one address (a kubelet, a Prometheus), 8 connections held
+// for /healthz and /readyz when the rest are taken.
 ServerLimits ProbeEndpointLimits();
 
 // Why a connection or a request was refused; the label on_refused is called with.

@@ -28,7 +28,6 @@ http::Response Answer(int status, const char* text) {
 
 http::ServerLimits WebhookReceiverOptions::DefaultWebhookLimits() {
   http::ServerLimits limits;
-  limits.max_connections = 1024;
   limits.max_connections_per_peer = 64;
   limits.max_body_bytes = size_t{1} << 20;
   limits.max_bodies_in_flight_bytes = size_t{16} << 20;

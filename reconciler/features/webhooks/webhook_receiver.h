@@ -49,8 +49,8 @@ struct WebhookReceiverOptions {
 
   // A forge sends one small delivery at a time per hook: 1 MiB bodies (GitHub's can be larger,
   // the events we act on never are), 16 MiB of bodies at once, 4 MiB of them from one address;
-  // 1,024 connections, 64 from one address (behind an Ingress, every delivery comes from the
-  // controller's).
+  // the connection cap derived from the memory limit (http::ConnectionCapFor), 64 from one
+  // address (behind an Ingress, every delivery comes from the controller's).
   static http::ServerLimits DefaultWebhookLimits();
 };
 
