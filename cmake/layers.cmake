@@ -30,9 +30,11 @@ tr_layer(core_model
         core/update_policy.* core/profile.* core/k8s_removals.* core/k8s_removal_table.*
   MAY core_words)
 #   decode:        one document's YAML into the model, with diagnostics; a profile's YAML
-#                  edited in place; a status as YAML and back.
+#                  edited in place, or written from a running cluster (adopt); a status as YAML
+#                  and back.
 tr_layer(core_decode
   FILES core/yaml_decode.* core/*_decode.* core/profile_edit.* core/status_yaml.*
+        core/adopted_profile.*
   MAY core_words core_model)
 #   repository:    a repository's files decoded as one set of profiles, each document by its
 #                  decoder.

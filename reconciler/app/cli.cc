@@ -12,12 +12,14 @@
 #include "core/text.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
+#include "reconciler/app/adopt_command.h"
 #include "reconciler/app/completion.h"
 #include "reconciler/app/daemon/daemon.h"
 #include "reconciler/app/daemon/daemon_config.h"
 #include "reconciler/app/offline_commands.h"
 #include "reconciler/app/status_command.h"
 #include "reconciler/clients/factory/factory_flags.h"
+#include "reconciler/clients/talos/talosconfig.h"
 #include "reconciler/features/plan/plan_engine.h"
 #include "reconciler/features/proposals/propose_command.h"
 #include "reconciler/operations/k8s_upgrade/upgrade_k8s_command.h"
@@ -76,15 +78,19 @@ void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& 
 }
 
 // How `plan` and `propose` see the fleet: exactly one of a file, a credentials directory or
-// one talosconfig.
+// one talosconfig; with none of them, the talosconfig talosctl would read ($TALOSCONFIG, else
+// ~/.talos/config).
 struct ObserveFlags {
   CLI::Option* observed = nullptr;
   CLI::Option* live = nullptr;
   CLI::Option* talosconfig = nullptr;
 
-  void Require() const {
-    if (observed->count() + live->count() + talosconfig->count() == 0) {
-      throw CLI::RequiredError("--observed, --credentials-dir or --talosconfig");
+  void Require(PlanOptions& options) const {
+    if (observed->count() + live->count() + talosconfig->count() > 0) return;
+    options.talosconfig = talos::DefaultTalosconfigPath();
+    if (options.talosconfig.empty()) {
+      throw CLI::RequiredError(
+          "--observed, --credentials-dir or --talosconfig (no $TALOSCONFIG, no ~/.talos/config)");
     }
   }
 };
@@ -97,7 +103,9 @@ ObserveFlags AddObserveFlags(CLI::App* cmd, PlanOptions& options) {
                                "Observe live: <dir>/<credentials>/talosconfig per profile");
   flags.talosconfig =
       cmd->add_option("--talosconfig", options.talosconfig,
-                      "Observe live: one talosconfig, the context named by spec.credentials");
+                      "Observe live: one talosconfig, the context named by spec.credentials "
+                      "(default, without --observed or --credentials-dir: $TALOSCONFIG, else "
+                      "~/.talos/config, as talosctl)");
   flags.observed->excludes(flags.live);
   flags.observed->excludes(flags.talosconfig);
   flags.live->excludes(flags.talosconfig);
@@ -134,7 +142,7 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
       "none (and reconciler.yaml no imageFactory); without one, such a profile plans as "
       "blocked (default: none)");
   cmd->callback([&, observe, output, image_factory] {
-    observe.Require();
+    observe.Require(options);
     absl::StatusOr<factory::ImageFactoryOptions> factory_options = image_factory->Finish();
     if (!factory_options.ok()) {
       throw CLI::ValidationError(std::string(factory_options.status().message()));
@@ -171,7 +179,7 @@ void AddPropose(CLI::App& app, proposals::ProposeOptions& options, std::function
       ->transform(CLI::CheckedTransformer(formats))
       ->option_text("text|json");
   cmd->callback([&, observe] {
-    observe.Require();
+    observe.Require(options.input);
     run = [&] { return proposals::RunPropose(options, std::cout, std::cerr); };
   });
 }
@@ -277,6 +285,27 @@ void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
   });
 }
 
+void AddAdopt(CLI::App& app, AdoptOptions& options, std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand(
+      "adopt", "Print the profile of a running cluster: what its nodes run now");
+  cmd->footer(
+      "Found through a talosconfig context as talosctl finds one; the profile goes to stdout.\n"
+      "`validate` accepts it and `plan` finds nothing to do (docs/getting-started.md).\n"
+      "Examples:\n"
+      "  talos-reconciler adopt prod --context prod > clusters/prod.yaml\n"
+      "  talos-reconciler adopt staging --talosconfig ./talosconfig --context admin@staging");
+  cmd->add_option("cluster", options.cluster,
+                  "metadata.name, and the file's name (default: the context's name)");
+  cmd->add_option("--talosconfig", options.talosconfig,
+                  "The talosconfig (default: $TALOSCONFIG, else ~/.talos/config, as talosctl)");
+  cmd->add_option("--context", options.context,
+                  "Its context, written as spec.credentials (default: its current context)");
+  cmd->add_option("--image", options.image,
+                  "The installer repository to write, when the nodes' own do not agree (no "
+                  "tag)");
+  cmd->callback([&] { run = [&] { return RunAdopt(options, std::cout, std::cerr); }; });
+}
+
 void AddVersion(CLI::App& app, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand("version", "Print the version");
   auto output = std::make_shared<std::string>("text");
@@ -376,6 +405,8 @@ int RunCli(int argc, char** argv) {
   CLI::App* run_cmd = AddRun(app, daemon, origins, args, run);
   AddStatus(app, status, run);
   AddUpgradeK8s(app, upgrade_k8s, run);
+  AdoptOptions adopt;
+  AddAdopt(app, adopt, run);
   AddVersion(app, run);
   AddCompletion(app, run);
   app.set_version_flag("--version", VersionLine());

@@ -7,6 +7,7 @@
 
 #include "core/text.h"
 #include "fmt/format.h"
+#include "reconciler/clients/talos/talosconfig.h"
 #include "reconciler/runtime/flags.h"
 #include "reconciler/runtime/private_files.h"
 
@@ -61,7 +62,7 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
        "Directory of credentials: <dir>/<credentials>/talosconfig per profile");
   Flag(cmd, "talosconfig", c.talosconfig,
        "Instead of --credentials-dir: one talosconfig, the context named by each profile's "
-       "spec.credentials (default: $TALOSCONFIG)");
+       "spec.credentials (default: $TALOSCONFIG, else ~/.talos/config, as talosctl)");
   Flag(cmd, "state-dir", c.state_dir, "Directory for the Git mirror and local state")->required();
   Flag(cmd, "listen", c.listen, "host:port for /healthz, /readyz and /metrics");
   Flag(cmd, "node-name", c.node_name, "The node this process runs on (upgraded last)");
@@ -155,11 +156,11 @@ absl::Status ApplyConfigFile(const std::vector<std::string>& args, const CLI::Ap
   return absl::OkStatus();
 }
 
-// Exactly one of --credentials-dir and --talosconfig ($TALOSCONFIG, as talosctl reads it, when
-// neither is given), and it exists.
+// Exactly one of --credentials-dir and --talosconfig (as talosctl finds one when neither is
+// given: $TALOSCONFIG, else ~/.talos/config), and it exists.
 absl::Status FinishTalosCredentials(DaemonConfig& c) {
   if (c.credentials_dir.empty() && c.talosconfig.empty()) {
-    if (const char* env = std::getenv("TALOSCONFIG"); env != nullptr) c.talosconfig = env;
+    c.talosconfig = talos::DefaultTalosconfigPath();
   }
   if (c.credentials_dir.empty() == c.talosconfig.empty()) {
     return Invalid("credentials-dir", "give it or --talosconfig (one of the two)");

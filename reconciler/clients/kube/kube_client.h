@@ -28,6 +28,8 @@ namespace tr::reconciler::kube {
 struct KubeNode {
   std::string name;
   std::vector<std::string> addresses;  // InternalIP (and other) addresses
+  std::string internal_ip;             // the first InternalIP address; "" when none
+  bool control_plane = false;          // labelled node-role.kubernetes.io/control-plane
   bool ready = false;                  // condition Ready == True
   bool unschedulable = false;          // spec.unschedulable (cordoned)
   std::string kubelet_version;         // status.nodeInfo.kubeletVersion, "v1.34.1"

@@ -23,12 +23,17 @@ bool ConditionTrue(const json& status, const char* type) {
 
 KubeNode NodeFromJson(const json& item) {
   KubeNode node;
-  node.name = Text(Field(item, "metadata"), "name");
+  const json& meta = Field(item, "metadata");
+  node.name = Text(meta, "name");
+  node.control_plane = Field(meta, "labels").contains("node-role.kubernetes.io/control-plane");
   node.unschedulable = Flag(Field(item, "spec"), "unschedulable");
   const json& status = Field(item, "status");
   node.ready = ConditionTrue(status, "Ready");
   for (const json& address : List(status, "addresses")) {
     node.addresses.push_back(Text(address, "address"));
+    if (node.internal_ip.empty() && Text(address, "type") == "InternalIP") {
+      node.internal_ip = node.addresses.back();
+    }
   }
   node.kubelet_version = Text(Field(status, "nodeInfo"), "kubeletVersion");
   return node;

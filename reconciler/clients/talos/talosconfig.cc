@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -208,6 +209,15 @@ absl::StatusOr<TalosConfig> ParseTalosConfig(std::string_view yaml, std::string_
         source, {}, fmt::format("context: \"{}\" is not one of contexts", config.current_context));
   }
   return config;
+}
+
+std::filesystem::path DefaultTalosconfigPath() {
+  if (const char* env = std::getenv("TALOSCONFIG"); env != nullptr && *env != '\0') return env;
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0') return {};
+  std::filesystem::path path = std::filesystem::path(home) / ".talos" / "config";
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec) ? path : std::filesystem::path();
 }
 
 absl::StatusOr<TalosConfig> LoadTalosConfig(const std::filesystem::path& path) {

@@ -75,6 +75,10 @@ absl::StatusOr<TalosConfig> ParseTalosConfig(std::string_view yaml, std::string_
 // Reads and parses a file. NotFound when it cannot be read; otherwise as ParseTalosConfig.
 absl::StatusOr<TalosConfig> LoadTalosConfig(const std::filesystem::path& path);
 
+// The talosconfig talosctl reads when given no --talosconfig: $TALOSCONFIG when set (and not
+// empty), else ~/.talos/config when that file exists; empty when neither.
+std::filesystem::path DefaultTalosconfigPath();
+
 // Rewrites the PEM labels "ED25519 PRIVATE KEY" to "PRIVATE KEY" (BEGIN and END lines); other
 // text is returned unchanged.
 std::string NormalizeKeyPem(std::string_view pem);

@@ -215,6 +215,20 @@ absl::StatusOr<std::string> ConfiguredImage(const std::string& config_yaml, Comp
   return image.IsScalar() ? image.as<std::string>() : std::string();
 }
 
+absl::StatusOr<std::string> InstallerImage(const std::string& config_yaml) {
+  absl::StatusOr<Documents> d = Load(config_yaml);
+  if (!d.ok()) return d.status();
+  for (const Document& doc : d->docs) {
+    const YAML::Node kind = Child(doc.node, "kind");
+    if (!kind.IsScalar() || kind.as<std::string>() != "UnattendedInstallConfig") continue;
+    const YAML::Node image = Child(Child(doc.node, "installer"), "image");
+    if (image.IsScalar()) return image.as<std::string>();
+  }
+  const YAML::Node image = Child(Child(Child(d->docs[d->v1alpha1].node, "machine"), "install"),
+                                 "image");
+  return image.IsScalar() ? image.as<std::string>() : std::string();
+}
+
 absl::StatusOr<std::vector<std::string>> ConfiguredExtraArgs(const std::string& config_yaml,
                                                              Component component) {
   absl::StatusOr<Documents> d = Load(config_yaml);

@@ -80,6 +80,11 @@ absl::StatusOr<std::string> ConfigShape(const std::string& config_yaml, bool con
 absl::StatusOr<std::string> WithImage(const std::string& config_yaml, Component component,
                                       const std::string& image);
 
+// The installer image the configuration installs from: the UnattendedInstallConfig document's
+// installer.image when it has one (Talos 1.14), else v1alpha1's machine.install.image; "" when
+// neither is set. Errors as PlaceOf.
+absl::StatusOr<std::string> InstallerImage(const std::string& config_yaml);
+
 // `image` ("registry.k8s.io/kube-apiserver:v1.34.1", "ghcr.io/siderolabs/kubelet:v1.34.1-fat")
 // retagged to Kubernetes `version` ("1.35.0"), keeping its repository and a -fat/-slim suffix.
 std::string RetaggedImage(const std::string& image, const std::string& version);

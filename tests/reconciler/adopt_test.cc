@@ -1,0 +1,162 @@
+// `adopt` against talos-sim over mutual TLS: the profile it writes from a running 5-node
+// cluster validates and plans as up to date (the done-when of issue 47), it takes the
+// credentials talosctl would (--talosconfig, $TALOSCONFIG, ~/.talos/config, --context), and it
+// names the nodes when they do not agree.
+#include "reconciler/app/adopt_command.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "fmt/format.h"
+#include "nlohmann/json.hpp"
+#include "reconciler/app/offline_commands.h"
+#include "reconciler/features/plan/plan_engine.h"
+#include "tests/sim/fleet.h"
+
+namespace tr::reconciler {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+constexpr char kFiveNodes[] = R"(
+time_scale: 0.001
+address_prefix: auto
+clusters:
+  - name: prod
+    nodes:
+      - {name: prod-cp-0, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: prod-cp-1, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: prod-cp-2, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: prod-w-0, role: worker, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: prod-w-1, role: worker, talos: v1.11.6, kubernetes: 1.34.1}
+  - name: edge
+    nodes:
+      - {name: edge-0, role: controlplane, talos: v1.13.9, kubernetes: 1.35.4,
+         schematic: ee21ef4a5ef808a9b7484cc0dda0f25075021691c8c09a276591eedb638ea1f9}
+)";
+
+class AdoptTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tr-adopt-" +
+            std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
+            std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "repo/clusters");
+  }
+  void TearDown() override {
+    if (fleet_) fleet_->Stop();
+    fs::remove_all(dir_);
+    ::unsetenv("TALOSCONFIG");
+  }
+  void StartFleet(const char* yaml) {
+    absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(yaml);
+    ASSERT_TRUE(spec.ok()) << spec.status();
+    absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir_ / "sim");
+    ASSERT_TRUE(fleet.ok()) << fleet.status();
+    fleet_ = *std::move(fleet);
+  }
+  // adopt's exit code; its stdout in `out_`, its stderr in `err_`.
+  int Adopt(const AdoptOptions& options) {
+    std::ostringstream out, err;
+    const int code = RunAdopt(options, out, err);
+    out_ = out.str();
+    err_ = err.str();
+    return code;
+  }
+
+  fs::path dir_;
+  std::unique_ptr<sim::Fleet> fleet_;
+  std::string out_, err_;
+};
+
+TEST_F(AdoptTest, AFiveNodeClustersProfileValidatesAndPlansNothing) {
+  StartFleet(kFiveNodes);
+  if (HasFatalFailure()) return;
+  const fs::path talosconfig = dir_ / "sim/prod/talosconfig";
+  ASSERT_EQ(Adopt({"", talosconfig, "", ""}), 0) << err_;
+  EXPECT_THAT(out_, HasSubstr("name: prod\n"));
+  EXPECT_THAT(out_, HasSubstr("credentials: prod\n"));
+  EXPECT_THAT(out_, HasSubstr("version: 1.11.6\n"));
+  EXPECT_THAT(out_, HasSubstr("version: 1.34.1\n"));
+  EXPECT_THAT(out_, HasSubstr("image: ghcr.io/siderolabs/installer\n"));
+  EXPECT_THAT(out_, HasSubstr(fmt::format("{{name: prod-w-1, address: {}, role: worker}}",
+                                          *fleet_->NodeAddress("prod-w-1"))));
+  std::ofstream(dir_ / "repo/clusters/prod.yaml") << out_;
+
+  std::ostringstream vout, verr;
+  EXPECT_EQ(RunValidate({dir_ / "repo", ValidateFormat::kText, 0}, vout, verr), kExitOk)
+      << vout.str() << verr.str();
+  PlanOptions plan;
+  plan.dir = dir_ / "repo";
+  plan.format = PlanFormat::kJson;
+  plan.talosconfig = talosconfig;
+  std::ostringstream pout, perr;
+  ASSERT_EQ(RunPlan(plan, pout, perr), kExitOk) << perr.str() << pout.str();
+  const nlohmann::json report = nlohmann::json::parse(pout.str());
+  EXPECT_EQ(report["clusters"][0]["plan"], "up-to-date") << pout.str();
+}
+
+TEST_F(AdoptTest, AFactoryNodeKeepsItsSchematicAndShowsItsExtensions) {
+  StartFleet(kFiveNodes);
+  if (HasFatalFailure()) return;
+  ASSERT_EQ(Adopt({"edge-lab", dir_ / "sim/edge/talosconfig", "edge", ""}), 0) << err_;
+  EXPECT_THAT(out_, HasSubstr("name: edge-lab\n"));
+  EXPECT_THAT(out_, HasSubstr("credentials: edge\n"));
+  EXPECT_THAT(out_, HasSubstr(
+                        "installer/"
+                        "ee21ef4a5ef808a9b7484cc0dda0f25075021691c8c09a276591eedb638ea1f9\n"));
+  EXPECT_THAT(out_, HasSubstr("schematic ee21ef4a5ef808a9b7484cc0dda0f25075021691c8c09a276591eedb638ea1f9"));
+  std::ofstream(dir_ / "repo/clusters/edge-lab.yaml") << out_;
+  std::ostringstream vout, verr;
+  EXPECT_EQ(RunValidate({dir_ / "repo", ValidateFormat::kText, 0}, vout, verr), kExitOk)
+      << vout.str() << verr.str() << out_;
+}
+
+TEST_F(AdoptTest, TakesTheTalosconfigAsTalosctlDoes) {
+  StartFleet(kFiveNodes);
+  if (HasFatalFailure()) return;
+  ::setenv("TALOSCONFIG", (dir_ / "sim/prod/talosconfig").c_str(), 1);
+  ASSERT_EQ(Adopt({}), 0) << err_;
+  EXPECT_THAT(out_, HasSubstr("name: prod\n"));
+  // A context the file does not have is named.
+  EXPECT_EQ(Adopt({"", {}, "nope", ""}), 1);
+  EXPECT_THAT(err_, HasSubstr("nope"));
+  // Without $TALOSCONFIG, ~/.talos/config.
+  ::unsetenv("TALOSCONFIG");
+  const char* home = std::getenv("HOME");
+  const std::string saved = home ? home : "";
+  fs::create_directories(dir_ / "home/.talos");
+  fs::copy_file(dir_ / "sim/prod/talosconfig", dir_ / "home/.talos/config");
+  ::setenv("HOME", (dir_ / "home").c_str(), 1);
+  const int code = Adopt({});
+  ::setenv("HOME", saved.c_str(), 1);
+  ASSERT_EQ(code, 0) << err_;
+  EXPECT_THAT(out_, HasSubstr("credentials: prod\n"));
+}
+
+TEST_F(AdoptTest, NodesOnTwoVersionsAreNamed) {
+  StartFleet(R"(
+time_scale: 0.001
+address_prefix: auto
+clusters:
+  - name: mixed
+    nodes:
+      - {name: mixed-cp, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+      - {name: mixed-w, role: worker, talos: v1.12.0, kubernetes: 1.34.1}
+)");
+  if (HasFatalFailure()) return;
+  EXPECT_EQ(Adopt({"", dir_ / "sim/mixed/talosconfig", "", ""}), 1);
+  EXPECT_THAT(err_, HasSubstr("1.12.0 (mixed-w)"));
+  EXPECT_EQ(out_, "");
+}
+
+}  // namespace
+}  // namespace tr::reconciler
