@@ -175,7 +175,11 @@ bool LongerThanAnyGeneration(const Field& f) {
 
 std::optional<Fence> ReadFence(const Field& f) {
   if (!f.present()) return std::nullopt;
+  // The one part read strictly: a fence with a key this build does not know is one it cannot
+  // honour (FenceTest), and a newer fence that older builds could misread changes apiVersion.
+  f.ctx->IgnoreUnknownKeys(false);
   MappingReader m(f, {"generation", "holder"});
+  f.ctx->IgnoreUnknownKeys(true);
   const Field generation_field = m.Required("generation");
   if (LongerThanAnyGeneration(generation_field)) return std::nullopt;
   Fence fence;
@@ -200,6 +204,10 @@ std::vector<HistoryEntry> ReadHistory(const Field& f) {
 
 Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_view content) {
   return DecodeYamlDocument<ClusterStatus>(path, content, [](const Field& root) {
+    // A newer build may have written fields this one does not know (a `helm rollback`, or two
+    // versions side by side in a rolling update): they are left, never a reason to forget the
+    // cluster. A newer shape that this build could misread changes the apiVersion instead.
+    root.ctx->IgnoreUnknownKeys();
     MappingReader top(root, {"apiVersion", "kind", "cluster", "fence", "labels", "phase", "message",
                              "updated", "desiredCommit", "talos", "kubernetes", "conditions",
                              "history", "nodes", "inFlight", "rollout", "gates", "proposal"});

@@ -11,7 +11,10 @@
 
 namespace tr::core {
 
-// Reads what RenderStatusYaml writes. Unknown keys are errors: the status branch is ours.
+// Reads what RenderStatusYaml writes. Keys it does not know, at any depth but in `fence`, are
+// ignored: a newer build writes them (docs/upgrading.md), and an error would make the cluster
+// start without memory. Everything else is checked strictly (the status branch is writable by
+// others), the fence's keys too: a fence this build cannot fully read is none it can honour.
 Decoded<ClusterStatus> DecodeClusterStatus(std::string_view path, std::string_view content);
 
 }  // namespace tr::core

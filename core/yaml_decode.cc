@@ -102,6 +102,7 @@ MappingReader::MappingReader(const Field& field, std::initializer_list<std::stri
     return;
   }
   map_ = field.node;
+  if (field.ctx->ignores_unknown_keys()) return;
   for (const YamlEntry& entry : map_->entries) {
     if (std::find(known.begin(), known.end(), entry.key) == known.end()) {
       field.ctx->Error(entry.key_mark, JoinPath(field.path, entry.key),

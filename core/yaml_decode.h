@@ -36,6 +36,10 @@ class DecodeContext {
   void Error(YamlMark mark, std::string path, std::string message);
   const std::string& file() const { return file_; }
   bool has_errors() const { return errors_ > 0; }
+  // From now on a mapping's unknown keys are no errors (MappingReader leaves them): for files a
+  // newer build may have written with fields this one does not know.
+  void IgnoreUnknownKeys(bool ignore = true) { ignore_unknown_keys_ = ignore; }
+  bool ignores_unknown_keys() const { return ignore_unknown_keys_; }
   size_t error_count() const { return errors_; }  // so a part can tell whether it added any
   // Moves the diagnostics out, in file order (line, then column); a final "too many errors"
   // note stays last.
@@ -45,6 +49,7 @@ class DecodeContext {
   std::string file_;
   Diagnostics diagnostics_;
   size_t errors_ = 0;
+  bool ignore_unknown_keys_ = false;
 };
 
 struct Field {
@@ -83,7 +88,8 @@ Decoded<T> DecodeYamlDocument(std::string_view path, std::string_view content,
 }
 
 // A mapping whose keys must all be in `known`; every other key is reported as unknown (with a
-// suggestion when one is close). Reports when the node is not a mapping.
+// suggestion when one is close), unless the context ignores unknown keys. Reports when the node
+// is not a mapping.
 class MappingReader {
  public:
   MappingReader(const Field& field, std::initializer_list<std::string_view> known);

@@ -295,6 +295,34 @@ TEST(StatusYamlTest, RoundTripsEveryField) {
   EXPECT_EQ(back.value->proposal, s.proposal);
 }
 
+// A status file written by a newer build, with fields this build does not know at the top, in
+// a node, in the rollout and in a failure: read with everything this build knows (a helm
+// rollback keeps the cluster's memory: the failure, the node in flight, the fence).
+TEST(StatusYamlTest, FieldsOfANewerBuildAreIgnoredNotFatal) {
+  const ClusterStatus s = EveryFieldSet("broke");
+  std::string yaml = RenderStatusYaml(s);
+  auto insert_after = [&yaml](const std::string& line, const std::string& added) {
+    const size_t at = yaml.find(line);
+    ASSERT_NE(at, std::string::npos) << line << "\n" << yaml;
+    yaml.insert(yaml.find('\n', at) + 1, added);
+  };
+  insert_after("kind: ClusterStatus", "futureTopLevel: {anything: [1, 2]}\n");
+  insert_after("rollout:", "  futureRolloutField: yes\n");
+  const size_t node = yaml.find("  - name: ");
+  ASSERT_NE(node, std::string::npos) << yaml;
+  yaml.insert(yaml.find('\n', node) + 1, "    futureNodeField: 3\n");
+  Decoded<ClusterStatus> back = DecodeClusterStatus("status/prod.yaml", yaml);
+  ASSERT_TRUE(back.ok()) << (back.diagnostics.empty() ? "" : back.diagnostics[0].ToString())
+                         << "\n" << yaml;
+  EXPECT_FALSE(StatusChanged(s, *back.value)) << yaml;
+  EXPECT_EQ(back.value->fence, s.fence);
+  ASSERT_TRUE(back.value->rollout.failure.has_value());
+  // What this build knows is still checked: a wrong value is an error as before.
+  std::string wrong = RenderStatusYaml(s);
+  wrong.replace(wrong.find("phase: "), 7, "phase: NotAPhase\n_was: ");
+  EXPECT_FALSE(DecodeClusterStatus("status/prod.yaml", wrong).ok()) << wrong;
+}
+
 // The status file with its fence generation replaced by `generation`.
 std::string WithFenceGeneration(const std::string& generation) {
   std::string yaml = RenderStatusYaml(EveryFieldSet("broke"));
