@@ -27,7 +27,6 @@ using forge::WebhookEvent;
 
 namespace {
 
-constexpr size_t kMaxQueuedEvents = 256;
 // Pull requests and merge commits remembered: a long-lived daemon must not grow with history;
 // one forgotten is looked up on the forge again if it ever reports.
 constexpr size_t kMaxTracked = 512;
@@ -236,8 +235,7 @@ PullRequestFlow::~PullRequestFlow() {
 void PullRequestFlow::PullRequestChanged(const WebhookEvent& event) {
   {
     MutexLock lock(mu_);
-    if (events_.size() >= kMaxQueuedEvents) events_.pop_front();  // the newest state wins
-    events_.push_back(event);
+    events_.Push(event);
   }
   cv_.notify_all();
 }
@@ -316,8 +314,7 @@ void PullRequestFlow::Run(std::stop_token stop) {
       return;
     }
     busy_ = true;
-    std::deque<WebhookEvent> events;
-    events.swap(events_);
+    const std::deque<WebhookEvent> events = events_.TakeAll();
     std::map<std::string, core::ClusterStatus> recorded;
     recorded.swap(recorded_);
     const bool refresh = std::exchange(refresh_, false);

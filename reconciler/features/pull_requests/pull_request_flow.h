@@ -50,6 +50,7 @@
 #include "reconciler/clients/forge/webhook_event.h"
 #include "reconciler/clients/talos_credentials.h"
 #include "reconciler/features/pull_requests/pr_comments.h"
+#include "reconciler/features/pull_requests/pr_event_queue.h"
 #include "reconciler/features/pull_requests/rollout_verdict.h"
 #include "reconciler/loop/status_store.h"
 #include "spdlog/spdlog.h"
@@ -177,7 +178,8 @@ class PullRequestFlow {
 
   Mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<forge::WebhookEvent> events_ ABSL_GUARDED_BY(mu_);
+  static constexpr std::size_t kMaxQueuedEvents = 256;
+  PullRequestEventQueue events_ ABSL_GUARDED_BY(mu_){kMaxQueuedEvents};
   std::map<std::string, core::ClusterStatus> recorded_ ABSL_GUARDED_BY(mu_);  // not yet seen
   std::map<std::string, core::ClusterStatus> loaded_ ABSL_GUARDED_BY(mu_);    // not yet seen
   bool refresh_ ABSL_GUARDED_BY(mu_) = false;
