@@ -4,8 +4,8 @@
 //     --listen from many loopback addresses, and one captured signed delivery replayed with a
 //     fresh 60 KB delivery id (the id is not signed) every 20 ms;
 //   - write access to the status branch: every 5th round a status/ tree of 200,000 planted
-//     names is pushed while the rollout runs, and removed once the daemon has refused it (as
-//     an operator would);
+//     names is pushed just before the round's change, and removed once the rollout's first
+//     record has been refused (as an operator would, alerted);
 //   - pull requests: every round one hostile pull request, in turn 7 profiles of 17,000 nodes
 //     (just under the preview's 8 MiB), 9,000 per-node schematics, and 100 MiB of zeros outside
 //     clusters/ (a 100 KiB push); each is closed the round after.
@@ -86,24 +86,28 @@ class HostileWorld {
     replayer_ = std::jthread([this](std::stop_token stop) { Replay(stop); });
   }
 
-  // This round's hostile pull request, made from `main` (the watched branch's commit), and every
-  // 5th round a wide status tree planted while the round's rollout runs and removed once
-  // `record_failures` (the daemon's talos_reconciler_status_record_failures_total) shows the
-  // daemon met it, or after 30 s.
+  // Before the round's push: every 5th round a wide status tree is planted, so the rollout
+  // the push starts meets it.
+  void BeforePush(int round) {
+    if (round % 5 == 1) PlantWideStatusTree();
+  }
+
+  // After the round's push: the planted tree is removed once `record_failures` (the daemon's
+  // talos_reconciler_status_record_failures_total) shows the daemon met it, or after 30 s; then
+  // this round's hostile pull request, made from `main` (the watched branch's commit).
   template <typename Hooks>
-  void Round(int round, const std::string& main, Hooks& hooks,
-             const std::function<long()>& record_failures) {
-    if (round % 5 == 1) {
-      const long before = record_failures();
-      PlantWideStatusTree();
-      if (world_.WaitUntil(std::chrono::seconds(30), [&] { return record_failures() > before; })) {
+  void AfterPush(const std::string& main, Hooks& hooks,
+                 const std::function<long()>& record_failures, long failures_before_push) {
+    if (!before_wide_.empty()) {
+      if (world_.WaitUntil(std::chrono::seconds(30),
+                           [&] { return record_failures() > failures_before_push; })) {
         ++refused_seen_;
       }
       RemoveWideStatusTree();
     }
     if (open_pr_ != 0) hooks.PullRequest("closed", open_pr_, open_head_);
-    open_pr_ = kFirstPullRequest + round;
-    open_head_ = HostileHead(round % 3, main);
+    open_pr_ = open_pr_ == 0 ? kFirstPullRequest : open_pr_ + 1;
+    open_head_ = HostileHead(static_cast<int>(open_pr_ - kFirstPullRequest) % 3, main);
     hooks.PullRequest("opened", open_pr_, open_head_);
   }
 

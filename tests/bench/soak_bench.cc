@@ -221,13 +221,15 @@ class Soak {
   // One round (see the file comment); false when the rollout did not finish in time.
   bool Round(int round, int prs) {
     for (int c = round % 4; c < kClusters; c += 4) version_[c] ^= 1;
+    const long failures = hostile_ ? Counter(kRecordFailures) : 0;
+    if (hostile_) hostile_->BeforePush(round);
     const std::string commit =
         world_.PushProfiles(Profiles(), fmt::format("round {}", round));
     hooks_->Push(commit);
-    PullRequests(round, prs, commit);
     if (hostile_) {
-      hostile_->Round(round, commit, *hooks_, [this] { return Counter(kRecordFailures); });
+      hostile_->AfterPush(commit, *hooks_, [this] { return Counter(kRecordFailures); }, failures);
     }
+    PullRequests(round, prs, commit);
     const bool done = WaitRolledOut(commit);
     previous_ = commit;
     if (round % 10 == 9) forge_.Inject({.status = 503, .headers = {}, .body = "{}"}, 40);
@@ -350,8 +352,10 @@ class Soak {
   long Counter(std::string_view series) {
     auto metrics = world_.daemon().Get("/metrics");
     if (!metrics.ok()) return -1;
-    const size_t at = metrics->body.find(series);
-    return at == std::string::npos ? 0 : std::atol(metrics->body.c_str() + at + series.size());
+    // At the start of a line: the series' name alone also starts its # HELP line's text.
+    const size_t at = metrics->body.find("\n" + std::string(series));
+    return at == std::string::npos ? 0
+                                   : std::atol(metrics->body.c_str() + at + 1 + series.size());
   }
 
   // The attackers, from addresses of their own next to the daemon's.
