@@ -53,7 +53,56 @@ absl::StatusOr<Edit> VersionEdit(std::string_view content, const YamlNode* root,
   return edit;
 }
 
+// The offset of the start of `mark`'s line.
+std::optional<size_t> LineStart(std::string_view content, YamlMark mark) {
+  std::optional<size_t> offset = OffsetOf(content, {mark.line, 1});
+  if (!offset && mark.line >= 1) return content.size();
+  return offset;
+}
+
+// A block mapping's first entry: where a new key goes, indented as it is. nullptr for a flow
+// mapping or an empty one.
+const YamlEntry* FirstBlockEntry(std::string_view content, const YamlNode& map) {
+  if (!map.IsMapping() || map.entries.empty()) return nullptr;
+  std::optional<size_t> at = OffsetOf(content, map.mark);
+  if (at && content[*at] == '{') return nullptr;
+  return &map.entries.front();
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> SetProfilePaused(std::string_view content, bool paused) {
+  ParsedYaml parsed = ParseStrictYaml("profile", content);
+  if (!parsed.root) return absl::InvalidArgumentError("the profile does not parse");
+  const std::string value = paused ? "true" : "false";
+  const YamlNode* spec = parsed.root->Find("spec");
+  const YamlNode* policy = spec ? spec->Find("policy") : nullptr;
+  const YamlNode* node = policy ? policy->Find("paused") : nullptr;
+  std::string out(content);
+  if (node != nullptr && node->IsScalar() && node->plain) {
+    std::optional<size_t> offset = OffsetOf(content, node->mark);
+    if (!offset || content.substr(*offset, node->text.size()) != node->text) {
+      return absl::InvalidArgumentError("spec.policy.paused is written in a form this edit does "
+                                        "not handle");
+    }
+    return out.replace(*offset, node->text.size(), value);
+  }
+  const YamlNode* parent = policy != nullptr ? policy : spec;
+  const YamlEntry* first = parent ? FirstBlockEntry(content, *parent) : nullptr;
+  if (first == nullptr || node != nullptr) {
+    return absl::InvalidArgumentError(
+        fmt::format("{} is written in a form this edit does not handle: set "
+                    "spec.policy.paused: {} by hand",
+                    policy != nullptr ? "spec.policy" : "spec", value));
+  }
+  const std::string indent(static_cast<size_t>(first->key_mark.column - 1), ' ');
+  const std::string added =
+      policy != nullptr ? fmt::format("{}paused: {}\n", indent, value)
+                        : fmt::format("{0}policy:\n{0}  paused: {1}\n", indent, value);
+  std::optional<size_t> at = LineStart(content, first->key_mark);
+  if (!at) return absl::InvalidArgumentError("the profile has no position to add to");
+  return out.insert(*at, added);
+}
 
 absl::StatusOr<std::string> SetProfileVersions(std::string_view content,
                                                const std::optional<Version>& talos,

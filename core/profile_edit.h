@@ -21,4 +21,10 @@ absl::StatusOr<std::string> SetProfileVersions(std::string_view content,
                                                const std::optional<Version>& talos,
                                                const std::optional<Version>& kubernetes);
 
+// `content` (a ClusterProfile) with spec.policy.paused set to `paused`: the scalar replaced when
+// written, else a line added to spec.policy (or a spec.policy added to spec), indented as its
+// neighbours. Everything else stays byte for byte. InvalidArgument when the file does not parse
+// or spec or spec.policy is written in flow style ({...}), which this edit does not handle.
+absl::StatusOr<std::string> SetProfilePaused(std::string_view content, bool paused);
+
 }  // namespace tr::core

@@ -17,6 +17,7 @@
 #include "reconciler/app/daemon/daemon.h"
 #include "reconciler/app/daemon/daemon_config.h"
 #include "reconciler/app/offline_commands.h"
+#include "reconciler/app/operator_verbs.h"
 #include "reconciler/app/status_command.h"
 #include "reconciler/clients/factory/factory_flags.h"
 #include "reconciler/clients/talos/talosconfig.h"
@@ -306,6 +307,26 @@ void AddAdopt(CLI::App& app, AdoptOptions& options, std::function<int()>& run) {
   cmd->callback([&] { run = [&] { return RunAdopt(options, std::cout, std::cerr); }; });
 }
 
+// pause and resume: one commit in a checkout of the profile repository (operator_verbs.h).
+void AddOperatorVerb(CLI::App& app, const char* verb, const char* description,
+                     OperatorVerbOptions& options, std::function<int()>& run) {
+  CLI::App* cmd = app.add_subcommand(verb, description);
+  cmd->footer(fmt::format(
+      "Sets spec.policy.paused in clusters/CLUSTER.yaml and commits it with git: the commit's\n"
+      "author says who, its message why. A node in flight is still seen through.\n"
+      "Example:\n"
+      "  talos-reconciler {} prod --reason \"etcd maintenance, INC-1234\" --push",
+      verb));
+  cmd->add_option("cluster", options.cluster, "The cluster (clusters/CLUSTER.yaml)")->required();
+  cmd->add_option("--reason", options.reason, "Why: the commit message says it")->required();
+  cmd->add_option("--dir", options.dir, "The checkout of the profile repository (default: .)");
+  cmd->add_flag("--push", options.push, "Push the commit (git push) once made");
+  cmd->callback([&options, &run, verb] {
+    options.verb = verb;
+    run = [&options] { return RunOperatorVerb(options, std::cout, std::cerr); };
+  });
+}
+
 void AddVersion(CLI::App& app, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand("version", "Print the version");
   auto output = std::make_shared<std::string>("text");
@@ -407,6 +428,11 @@ int RunCli(int argc, char** argv) {
   AddUpgradeK8s(app, upgrade_k8s, run);
   AdoptOptions adopt;
   AddAdopt(app, adopt, run);
+  OperatorVerbOptions pause, resume;
+  AddOperatorVerb(app, "pause", "Pause a cluster in Git: one commit saying who and why", pause,
+                  run);
+  AddOperatorVerb(app, "resume", "Resume a paused cluster in Git: one commit saying who and why",
+                  resume, run);
   AddVersion(app, run);
   AddCompletion(app, run);
   app.set_version_flag("--version", VersionLine());

@@ -52,5 +52,22 @@ TEST(ProfileEditTest, AFileWithoutTheVersionIsRefused) {
       SetProfileVersions("spec:\n  talos:\n    version: [1]\n", Ver("1.12.4"), std::nullopt).ok());
 }
 
+TEST(ProfileEditTest, PausedIsSetInPlaceOrAddedIndentedAsItsNeighbours) {
+  const std::string with_policy =
+      "spec:\n  talos: {version: 1.12.0}\n  policy:\n    settle: 5s   # keep\n";
+  EXPECT_EQ(*SetProfilePaused(with_policy, true),
+            "spec:\n  talos: {version: 1.12.0}\n  policy:\n    paused: true\n    settle: 5s   # keep\n");
+  const std::string paused = *SetProfilePaused(with_policy, true);
+  EXPECT_EQ(*SetProfilePaused(paused, false),
+            "spec:\n  talos: {version: 1.12.0}\n  policy:\n    paused: false\n    settle: 5s   # keep\n");
+  EXPECT_EQ(*SetProfilePaused(paused, true), paused);
+  // No policy yet: one is added to spec, at spec's indentation.
+  EXPECT_EQ(*SetProfilePaused("# c\nspec:\n    talos: {version: 1.12.0}\n", true),
+            "# c\nspec:\n    policy:\n      paused: true\n    talos: {version: 1.12.0}\n");
+  // Flow style is left to a person.
+  EXPECT_FALSE(SetProfilePaused("spec:\n  policy: {settle: 5s}\n", true).ok());
+  EXPECT_FALSE(SetProfilePaused("spec: {policy: {}}\n", true).ok());
+}
+
 }  // namespace
 }  // namespace tr::core

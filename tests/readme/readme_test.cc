@@ -54,7 +54,7 @@ const std::string kSource = TR_SOURCE_DIR;
 const std::string kBinaryDir = std::string(TR_BINARY_DIR) + "/reconciler";
 const std::vector<std::string> kCommands = {"",       "validate",    "plan",    "run",
                                             "status", "upgrade-k8s", "version", "completion",
-                                            "adopt"};
+                                            "adopt",  "pause",       "resume"};
 // Flags of other programs that the manual names as inline code of their own.
 const std::set<std::string> kOtherTools = {
     "--cloud-config", "--pod-infra-container-image",  // kube-apiserver and kubelet flags
