@@ -223,12 +223,7 @@ TEST_F(SshFailureTest, SshWithoutKnownHostsIsRejectedAtConfiguration) {
 }
 
 TEST_F(FailureTest, FetchLargerThanTheCapIsResourceExhausted) {
-  std::string noise(256 * 1024, '\0');
-  unsigned state = 12345;
-  for (char& c : noise) {  // incompressible
-    state = state * 1103515245u + 12345u;
-    c = static_cast<char>(state >> 16);
-  }
+  const std::string noise = IncompressibleBytes(256 * 1024, 12345);
   CommitDesired({{"docs/noise.bin", noise}}, "noise");
   GitDaemon daemon(served_);
   GitSourceConfig config = Config(daemon.Url("profiles"));

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -19,6 +20,17 @@ namespace tr::gitsource::testing {
 inline constexpr char kProdProfile[] =
     "apiVersion: talos-reconciler.dev/v1alpha1\nkind: ClusterProfile\nmetadata:\n  name: prod\n";
 inline constexpr char kDefaults[] = "apiVersion: talos-reconciler.dev/v1alpha1\nkind: Defaults\n";
+
+// `size` bytes that do not compress (a linear congruential sequence from `seed`): a blob whose
+// pack is as large as the blob.
+inline std::string IncompressibleBytes(std::size_t size, unsigned seed) {
+  std::string bytes(size, '\0');
+  for (char& c : bytes) {
+    seed = seed * 1103515245u + 12345u;
+    c = static_cast<char>(seed >> 16);
+  }
+  return bytes;
+}
 
 class UpstreamTest : public ::testing::Test {
  protected:

@@ -103,12 +103,7 @@ TEST_F(PreviewTest, PreviewsAreReadWithStricterLimitsThanTheBranch) {
 // cap: a head that brings junk outside clusters/ is cut while it downloads, and the mirror keeps
 // none of it while the pull request stays open.
 TEST_F(PreviewTest, AHeadThatBringsMoreThanTwiceThePreviewBudgetIsNotFetched) {
-  std::string noise(256 * 1024, '\0');
-  unsigned state = 4321;
-  for (char& c : noise) {  // incompressible
-    state = state * 1103515245u + 12345u;
-    c = static_cast<char>(state >> 16);
-  }
+  const std::string noise = IncompressibleBytes(256 * 1024, 4321);
   const std::string head =
       upstream_.Commit({{"junk/noise.bin", noise}}, "junk beside the profiles", "proposal");
   upstream_.Git({"push", "-q", "-f", "origin", "proposal:refs/pull/7/head"});

@@ -3,15 +3,6 @@
 #include <utility>
 
 namespace tr::reconciler::factory {
-namespace {
-
-// `options`, asking the factory at `origin` instead.
-ImageFactoryOptions AskingAt(ImageFactoryOptions options, std::string_view origin) {
-  options.origin = std::string(origin);
-  return options;
-}
-
-}  // namespace
 
 FactoryInstallers::FactoryInstallers(const ImageFactoryOptions& options,
                                      std::filesystem::path ids_dir, std::string default_named_by)

@@ -36,6 +36,12 @@ struct ImageFactoryOptions {
   size_t max_answer_bytes = size_t{4} << 20;
 };
 
+// `options`, asking the factory at `origin` instead.
+inline ImageFactoryOptions AskingAt(ImageFactoryOptions options, std::string_view origin) {
+  options.origin = std::string(origin);
+  return options;
+}
+
 // The ID the factory gives the schematic `yaml`.
 absl::StatusOr<std::string> CreateSchematic(const ImageFactoryOptions& options,
                                             std::string_view yaml);

@@ -8,14 +8,6 @@
 #include "fmt/format.h"
 
 namespace tr::reconciler::factory {
-namespace {
-
-ImageFactoryOptions At(ImageFactoryOptions options, std::string_view origin) {
-  options.origin = std::string(origin);
-  return options;
-}
-
-}  // namespace
 
 PreviewInstallers::PreviewInstallers(FactoryInstallers& daemon, std::size_t max_requests)
     : daemon_(daemon),
@@ -24,14 +16,14 @@ PreviewInstallers::PreviewInstallers(FactoryInstallers& daemon, std::size_t max_
            [this](std::string_view origin, std::string_view yaml) -> absl::StatusOr<std::string> {
              if (std::optional<std::string> id = daemon_.ids().Known(origin, yaml)) return *id;
              if (absl::Status s = Spend(); !s.ok()) return s;
-             return CreateSchematic(At(daemon_.options(), origin), yaml);
+             return CreateSchematic(AskingAt(daemon_.options(), origin), yaml);
            }),
       resolver_(
           daemon.options().origin, ids_,
           [this](std::string_view origin,
                  const core::Version& version) -> absl::StatusOr<std::vector<std::string>> {
             if (absl::Status s = Spend(); !s.ok()) return s;
-            return OfficialExtensions(At(daemon_.options(), origin), version);
+            return OfficialExtensions(AskingAt(daemon_.options(), origin), version);
           },
           daemon.default_named_by()) {}
 
