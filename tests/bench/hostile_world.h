@@ -12,9 +12,6 @@
 // Header-only, for soak_bench.cc.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -31,28 +28,11 @@
 #include "base/hmac.h"
 #include "fmt/format.h"
 #include "httplib.h"
+#include "tests/bench/loopback_socket.h"
 #include "tests/support/e2e/e2e_world.h"
 #include "tests/support/process.h"
 
 namespace tr::e2e {
-
-// A TCP connection from `from` to `host:port`, held open and silent; -1 when refused.
-inline int OpenIdleConnection(const std::string& from, const std::string& host, int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in source{};
-  source.sin_family = AF_INET;
-  ::inet_pton(AF_INET, from.c_str(), &source.sin_addr);
-  sockaddr_in target{};
-  target.sin_family = AF_INET;
-  target.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, host.c_str(), &target.sin_addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof(source)) != 0 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 struct HostileTargets {
   std::string webhook_host;
@@ -80,7 +60,7 @@ class HostileWorld {
       const std::string from = fmt::format("127.99.{}.{}", i / 4 / 250, i / 4 % 250 + 1);
       for (const auto& [host, port] : {std::pair{targets_.webhook_host, targets_.webhook_port},
                                        std::pair{targets_.listen_host, targets_.listen_port}}) {
-        if (const int fd = OpenIdleConnection(from, host, port); fd >= 0) idle_.push_back(fd);
+        if (const int fd = bench::ConnectFrom(from, host, port); fd >= 0) idle_.push_back(fd);
       }
     }
     replayer_ = std::jthread([this](std::stop_token stop) { Replay(stop); });

@@ -31,6 +31,7 @@
 #include "reconciler/features/webhooks/webhook_receiver.h"
 #include "reconciler/runtime/logging.h"
 #include "tests/bench/bench_row.h"
+#include "tests/bench/loopback_socket.h"
 #include "tests/support/process_memory.h"
 
 namespace tr::reconciler::webhooks {
@@ -39,21 +40,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr char kSecret[] = "bench-secret-of-enough-length";
 
+// A connection from `source` to the listener on 127.0.0.1.
 int Connect(const std::string& source, int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  ::inet_pton(AF_INET, source.c_str(), &from.sin_addr);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(static_cast<uint16_t>(port));
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+  return bench::ConnectFrom(source, "127.0.0.1", port);
 }
 
 bool Send(int fd, const std::string& data) {
