@@ -137,8 +137,9 @@ int FailStart(const Log& log, const absl::Status& status) {
 
 // Settings of the whole process for a long-running daemon.
 void TuneProcess() {
-  // The listeners hold up to 1,024 connections each besides Git, gRPC and HTTP clients: the
-  // soft descriptor limit (1,024 on many hosts) goes up to the hard one.
+  // The listeners hold up to 1,170 connections each (http::ConnectionCapFor; --listen 8 more
+  // for probes) besides Git, gRPC and HTTP clients: the soft descriptor limit (1,024 on many
+  // hosts) goes up to the hard one.
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
     files.rlim_cur = files.rlim_max;

@@ -259,8 +259,6 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return std::max(request_deadline_ - spent, std::chrono::milliseconds(0));
   }
 
-  // Reads the body as it comes: each read must bring a byte within body_progress_timeout, and
-  // the whole still ends by the request's deadline.
   // Whether the request asks for a route marked as a probe.
   bool IsProbe() const {
     const std::string_view target = Std(parser_->get().target());
@@ -277,6 +275,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     return static_cast<std::size_t>(std::distance(message.begin(), message.end()));
   }
 
+  // Reads the body as it comes: each read must bring a byte within body_progress_timeout, and
+  // the whole still ends by the request's deadline.
   void ReadBody() {
     if (parser_->is_done()) {
       ReleaseBody();
