@@ -268,6 +268,14 @@ TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
   err.str("");
   EXPECT_EQ(RunPlan(options, out, err), kExitInvalid);
   EXPECT_THAT(err.str(), HasSubstr("status/prod-eu-1.yaml:"));
+  // A directory that is no status checkout (a typo, the profile checkout) is refused, not read
+  // as "nothing recorded" (issue 47).
+  for (const fs::path& wrong : {repo.dir() / "brnach", repo.dir()}) {
+    options.status_dir = wrong;
+    err.str("");
+    EXPECT_EQ(RunPlan(options, out, err), kExitInvalid) << wrong;
+    EXPECT_THAT(err.str(), HasSubstr("not a checkout of the status branch")) << wrong;
+  }
 }
 
 // `plan` marks what the daemon would not do with each step, in every format, by the rollout's

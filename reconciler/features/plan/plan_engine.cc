@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/env.h"
+#include "fmt/format.h"
 #include "core/cluster_report.h"
 #include "core/gates.h"
 #include "core/health_gates.h"
@@ -167,6 +168,15 @@ std::optional<std::map<std::string, core::ClusterStatus>> LoadStatuses(
     const std::filesystem::path& dir, const core::ProfileSet& set, std::ostream& err) {
   std::map<std::string, core::ClusterStatus> statuses;
   if (dir.empty()) return statuses;
+  // A wrong directory would read as "nothing recorded" and hide every recorded failure.
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir / core::kStatusDirectory, ec)) {
+    err << fmt::format(
+        "Error: --status {}: not a checkout of the status branch (it has no {}/ directory; "
+        "git worktree add DIR talos-reconciler/status)\n",
+        dir.string(), core::kStatusDirectory);
+    return std::nullopt;
+  }
   for (const core::ClusterProfile& profile : set.profiles) {
     const std::filesystem::path path = dir / core::ClusterStatusPath(profile.name);
     std::optional<std::string> content = ReadFile(path);
