@@ -10,7 +10,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/env.h"
-#include "fmt/format.h"
 #include "core/cluster_report.h"
 #include "core/gates.h"
 #include "core/health_gates.h"
@@ -22,6 +21,7 @@
 #include "core/promotion.h"
 #include "core/status_decode.h"
 #include "core/status_yaml.h"
+#include "fmt/format.h"
 #include "gitsource/snapshot.h"
 #include "reconciler/clients/factory/broken_releases.h"
 #include "reconciler/clients/factory/factory_installers.h"
@@ -172,7 +172,7 @@ std::optional<std::map<std::string, core::ClusterStatus>> LoadStatuses(
   std::error_code ec;
   if (!std::filesystem::is_directory(dir / core::kStatusDirectory, ec)) {
     err << fmt::format(
-        "Error: --status {}: not a checkout of the status branch (it has no {}/ directory; "
+        "error: --status {}: not a checkout of the status branch (it has no {}/ directory; "
         "git worktree add DIR talos-reconciler/status)\n",
         dir.string(), core::kStatusDirectory);
     return std::nullopt;
