@@ -503,6 +503,19 @@ TEST_F(ChartTest, SidecarClassicIsAContainerBesideTheApp) {
   ExpectVolumesForEveryMount(spec, sidecar);
 }
 
+// The application's rollout must not run two reconcilers at once: its pod stops before the new
+// one starts, unless leader election decides who acts (the chart's own Deployment's rule).
+TEST_F(ChartTest, SidecarExampleNeverOverlapsTwoReconcilersOnARollout) {
+  const Objects plain = helm_.TemplateApp("talos-reconciler: {sidecar: {native: true}}\n");
+  EXPECT_EQ(plain.at("Deployment/a-app")["spec"]["strategy"]["type"].as<std::string>(),
+            "Recreate");
+  const Objects elected = helm_.TemplateApp(
+      "talos-reconciler: {sidecar: {native: true}, leaderElection: {enabled: true}}\n");
+  EXPECT_EQ(elected.at("Deployment/a-app")["spec"]["strategy"]["type"].as<std::string>(),
+            "RollingUpdate");
+  EXPECT_TRUE(elected.contains("Role/a-talos-reconciler")) << "the Leases need their Role";
+}
+
 TEST_F(ChartTest, NotesSayHowToSeeStatus) {
   const HelmResult install =
       helm_.Run({"install", "r", ChartDir().string(), "--dry-run=client", "-n", "talos-system", "-f",

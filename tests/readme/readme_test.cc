@@ -63,6 +63,7 @@ const std::set<std::string> kOtherTools = {
     "--keep", "--hold",                                // scripts/demo
     "--time-scale", "--address-prefix",                // talos-sim
     "--root",                                          // containerd (docs/talos-api.md)
+    "--create-namespace",                              // helm install (docs/helm.md)
 };
 
 struct Page {

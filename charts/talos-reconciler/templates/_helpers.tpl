@@ -248,6 +248,22 @@ with $sub := index .Subcharts "talos-reconciler".
 {{ include "talos-reconciler.container" . }}
 {{- end -}}
 
+{{/*
+The `strategy:` of the Deployment whose pods run the container, this chart's or, in sidecar mode,
+the application's: two reconcilers must never act on one cluster at once, and a RollingUpdate
+starts the new pod before the old one stops. Without leader election the old pod stops first
+(Recreate, which also lets go of a claimed state volume); with it the Leases decide who acts, and
+a new pod stands by until an old one gives its shards back.
+*/}}
+{{- define "talos-reconciler.strategy" -}}
+strategy:
+  {{- if and .Values.leaderElection.enabled (not .Values.persistence.enabled) }}
+  type: RollingUpdate
+  {{- else }}
+  type: Recreate
+  {{- end }}
+{{- end -}}
+
 {{/* The volumes the container mounts (list items), for the pod that runs it. */}}
 {{- define "talos-reconciler.volumes" -}}
 {{- $v := .Values -}}
