@@ -130,7 +130,9 @@ struct Metrics {
   // What the --listen server (health, readiness, metrics) refused, by the same reasons.
   CounterFamily endpoint_refused;
   // Outbound notification attempts by result (reconciler/features/notify/webhook_notifier.h): sent,
-  // retried (a failed attempt to be retried), dropped (given up, or pushed out of a full spool).
+  // retried (a failed attempt to be retried), dropped (given up, or pushed out of a full spool),
+  // waited (put off without counting as an attempt), superseded (an edit left out for a later
+  // one), filtered (left out by the target's filters).
   CounterFamily notifications;
   // Files on the status branch skipped at each read (reconciler/loop/status_store.h), by reason:
   // undecodable, name_mismatch, no_cluster, duplicate, too_large, over_budget; too_many once
