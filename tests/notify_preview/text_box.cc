@@ -21,6 +21,17 @@ size_t ByteOffset(std::string_view text, size_t n) {
   return text.size();
 }
 
+// `text` split at its '\n's ("a\nb" gives {"a", "b"}, "a" gives {"a"}).
+std::vector<std::string> SplitLines(std::string_view text) {
+  std::vector<std::string> lines;
+  for (size_t newline; (newline = text.find('\n')) != std::string_view::npos;) {
+    lines.emplace_back(text.substr(0, newline));
+    text.remove_prefix(newline + 1);
+  }
+  lines.emplace_back(text);
+  return lines;
+}
+
 }  // namespace
 
 size_t DisplayWidth(std::string_view text) {
@@ -59,8 +70,11 @@ std::string Boxed(const std::vector<std::string>& top, const std::vector<std::st
         out += "├" + rule + "┤\n";
         continue;
       }
-      for (const std::string& part : Wrap(line, inner)) {
-        out += "│ " + std::string(prefix) + PadRight(part, inner) + " │\n";
+      // A message's own line breaks (Slack's "title\nsubtitle") start lines of the box too.
+      for (const std::string& broken : SplitLines(line)) {
+        for (const std::string& part : Wrap(broken, inner)) {
+          out += "│ " + std::string(prefix) + PadRight(part, inner) + " │\n";
+        }
       }
     }
   };

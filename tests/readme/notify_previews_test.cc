@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "reconciler/features/notify/message_format.h"
 #include "tests/notify_preview/preview.h"
+#include "tests/notify_preview/text_box.h"
 #include "tests/support/manual_pages.h"
 #include "tests/support/process.h"
 
@@ -34,6 +35,30 @@ TEST(NotifyPreviewsTest, DocsShowWhatScriptsDocsNotifyPreviewsGenerates) {
   EXPECT_EQ(test_support::ReadPage(kPreviewsSource, "docs/notifications.md"), generated)
       << "The notification previews are generated: run scripts/docs-notify-previews "
          "(TR_BUILD_DIR=<this build> when it is not build/) and commit docs/notifications.md.";
+}
+
+// Every line of every preview box on the page, from its ┌ to its └, is as wide as the box: a
+// line break inside a message (or a wide character) would break its right edge.
+TEST(NotifyPreviewsTest, EveryBoxLineIsAsWideAsItsBox) {
+  const std::vector<std::string> lines = absl::StrSplit(
+      test_support::ReadPage(kPreviewsSource, "docs/notifications.md"), '\n');
+  size_t boxes = 0, width = 0;
+  bool inside = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (line.starts_with("┌")) {
+      inside = true, width = notify_preview::DisplayWidth(line), ++boxes;
+      continue;
+    }
+    if (!inside) continue;
+    EXPECT_EQ(notify_preview::DisplayWidth(line), width)
+        << "docs/notifications.md:" << i + 1 << ": " << line;
+    EXPECT_TRUE(line.starts_with("│") || line.starts_with("├") || line.starts_with("└"))
+        << "docs/notifications.md:" << i + 1 << ": " << line;
+    inside = !line.starts_with("└");
+  }
+  EXPECT_FALSE(inside) << "a box is not closed";
+  EXPECT_GE(boxes, notify_preview::Previews().size()) << "a format's preview has no box";
 }
 
 TEST(NotifyPreviewsTest, EveryFormatHasAPreview) {
