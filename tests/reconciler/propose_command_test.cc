@@ -63,6 +63,9 @@ TEST(ProposeCommandTest, JsonHasTheDocumentedShape) {
   std::ostringstream out, err;
   ASSERT_EQ(RunPropose(Options(repo.dir(), ProposeFormat::kJson), out, err), kExitOk) << err.str();
   const nlohmann::json json = nlohmann::json::parse(out.str());
+  EXPECT_EQ(json["apiVersion"], "talos-reconciler.dev/v1alpha1");
+  EXPECT_EQ(json["kind"], "ProposalReport");
+  EXPECT_EQ(json.size(), 4u) << "a new key is recorded in CHANGELOG.md";
   ASSERT_EQ(json["proposals"].size(), 1u);
   const nlohmann::json& p = json["proposals"][0];
   EXPECT_EQ(p["branch"], "talos-reconciler/update/edge-lab");

@@ -1,6 +1,7 @@
 #include "reconciler/features/proposals/propose_command.h"
 
 #include "base/env.h"
+#include "core/api_version.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 
@@ -70,7 +71,12 @@ std::string RenderProposalsJson(const core::ProposalOutcome& outcome) {
   for (const core::ProposalSkip& s : outcome.skipped) {
     skipped.push_back({{"group", s.group}, {"reason", s.reason}});
   }
-  return nlohmann::json{{"proposals", proposals}, {"skipped", skipped}}.dump(2) + "\n";
+  return nlohmann::json{{"apiVersion", std::string(core::kApiVersion)},
+                        {"kind", "ProposalReport"},
+                        {"proposals", proposals},
+                        {"skipped", skipped}}
+             .dump(2) +
+         "\n";
 }
 
 int RunPropose(const ProposeOptions& options, std::ostream& out, std::ostream& err) {
