@@ -6,6 +6,7 @@
 #include "reconciler/clients/cluster_clients.h"
 #include "reconciler/clients/talos/talosconfig.h"
 #include "reconciler/operations/adoption.h"
+#include "reconciler/runtime/cli_error.h"
 
 namespace tr::reconciler {
 namespace {
@@ -66,7 +67,7 @@ absl::StatusOr<std::string> Adopt(const AdoptOptions& options) {
 int RunAdopt(const AdoptOptions& options, std::ostream& out, std::ostream& err) {
   absl::StatusOr<std::string> profile = Adopt(options);
   if (!profile.ok()) {
-    err << "Error: " << profile.status().message() << "\n";
+    err << ErrorLine(std::string(profile.status().message()));
     return 1;
   }
   out << *profile;

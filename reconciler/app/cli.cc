@@ -2,9 +2,11 @@
 
 #include <grpc/support/log.h>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "CLI/CLI.hpp"
@@ -22,6 +24,7 @@
 #include "reconciler/clients/factory/factory_flags.h"
 #include "reconciler/clients/talos/talosconfig.h"
 #include "reconciler/features/plan/plan_engine.h"
+#include "reconciler/runtime/cli_error.h"
 #include "reconciler/features/proposals/propose_command.h"
 #include "reconciler/operations/k8s_upgrade/upgrade_k8s_command.h"
 #include "reconciler/runtime/logging.h"
@@ -29,6 +32,33 @@
 
 namespace tr::reconciler {
 namespace {
+
+// CLI11 lists an option's `Needs:` and `Excludes:` in the order of the options' addresses, which
+// differ from build to build (the sanitizers' allocator, say): sorted by name here, so that
+// every build prints the same --help, and docs/reference/ matches them all.
+class SortedHelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string text = CLI::Formatter::make_option_opts(opt);
+    if (!opt->get_option_text().empty()) return text;  // then CLI11 lists neither
+    const size_t needs = text.find(" " + get_label("Needs") + ":");
+    const size_t excludes = text.find(" " + get_label("Excludes") + ":");
+    text.resize(std::min(needs, excludes) == std::string::npos ? text.size()
+                                                                : std::min(needs, excludes));
+    text += Sorted("Needs", opt->get_needs());
+    text += Sorted("Excludes", opt->get_excludes());
+    return text;
+  }
+
+ private:
+  std::string Sorted(const std::string& label, const std::set<CLI::Option*>& options) const {
+    if (options.empty()) return "";
+    std::vector<std::string> names;
+    for (const CLI::Option* o : options) names.push_back(o->get_name());
+    std::sort(names.begin(), names.end());
+    return fmt::format(" {}: {}", get_label(label), fmt::join(names, " "));
+  }
+};
 
 // `-o text|json|yaml|markdown`, the one output flag of `plan` and `status`, and the flag each
 // had before it (plan's --format VALUE, status' --json), hidden and warned about on stderr.
@@ -71,8 +101,12 @@ void AddValidate(CLI::App& app, ValidateOptions& options, std::function<int()>& 
   cmd->add_option("dir", options.dir, "The repository checkout (default: .)");
   const std::map<std::string, ValidateFormat> formats{{"text", ValidateFormat::kText},
                                                       {"github", ValidateFormat::kGithub}};
-  cmd->add_option("-o,--output,--format", options.format, "text, or github for Actions annotations")
-      ->transform(CLI::CheckedTransformer(formats))
+  // Checked by name, then mapped: CLI11's CheckedTransformer would name the enum's numbers.
+  cmd->add_option_function<std::string>(
+         "-o,--output,--format",
+         [&options, formats](const std::string& name) { options.format = formats.at(name); },
+         "text, or github for Actions annotations")
+      ->check(CLI::IsMember({"text", "github"}))
       ->option_text("text|github");
   AddShardsCheck(cmd, options.shards);
   cmd->callback([&] { run = [&] { return RunValidate(options, std::cout, std::cerr); }; });
@@ -176,8 +210,11 @@ void AddPropose(CLI::App& app, proposals::ProposeOptions& options, std::function
   const ObserveFlags observe = AddObserveFlags(cmd, options.input);
   const std::map<std::string, proposals::ProposeFormat> formats{
       {"text", proposals::ProposeFormat::kText}, {"json", proposals::ProposeFormat::kJson}};
-  cmd->add_option("-o,--output", options.format, "text or json")
-      ->transform(CLI::CheckedTransformer(formats))
+  cmd->add_option_function<std::string>(
+         "-o,--output",
+         [&options, formats](const std::string& name) { options.format = formats.at(name); },
+         "text or json")
+      ->check(CLI::IsMember({"text", "json"}))
       ->option_text("text|json");
   cmd->callback([&, observe] {
     observe.Require(options.input);
@@ -200,8 +237,7 @@ CLI::App* AddRun(CLI::App& app, DaemonConfig& config, const SettingOrigins& orig
   cmd->callback([&] {
     run = [&] {
       if (absl::Status s = FinishDaemonConfig(config); !s.ok()) {
-        std::cerr << "talos-reconciler run: " << origins.Annotate(std::string(s.message()), args)
-                  << "\n";
+        std::cerr << ErrorLine(origins.Annotate(std::string(s.message()), args));
         return kExitInvalid;
       }
       return RunDaemon(config);
@@ -380,6 +416,57 @@ std::string UnknownCommand(const CLI::App& app, const std::vector<std::string>& 
   return text + "\nRun 'talos-reconciler --help' for the commands.";
 }
 
+// The command the arguments chose ("talos-reconciler" when none), and its help's invitation.
+const CLI::App& Chosen(const CLI::App& app) {
+  const std::vector<CLI::App*> chosen = app.get_subcommands();
+  return chosen.empty() ? app : *chosen.front();
+}
+std::string SeeHelp(const CLI::App& app) {
+  const CLI::App& cmd = Chosen(app);
+  return &cmd == &app ? "Run 'talos-reconciler --help' for the commands."
+                      : fmt::format("Run 'talos-reconciler {} --help' for its flags.", cmd.get_name());
+}
+
+// "unknown flag --obsrved for plan; did you mean --observed?" for the first argument the chosen
+// command did not take that looks like a flag, "unexpected argument(s) for plan: b c" for
+// arguments that do not; "" when every argument was taken. Hidden flags (the deprecated ones)
+// are never suggested; short ones neither (one letter is close to anything).
+std::string UnknownArguments(const CLI::App& app) {
+  const CLI::App& cmd = Chosen(app);
+  const std::string name = &cmd == &app ? "talos-reconciler" : cmd.get_name();
+  std::vector<std::string> positional;
+  for (const std::string& arg : app.remaining(true)) {
+    if (!arg.starts_with("-") || arg == "-") {
+      positional.push_back(arg);
+      continue;
+    }
+    const std::string flag = arg.substr(0, arg.find('='));
+    std::vector<std::string> known;
+    for (const CLI::App* owner : {&cmd, &app}) {
+      for (const CLI::Option* opt : owner->get_options()) {
+        if (opt->get_group().empty()) continue;
+        for (const std::string& long_name : opt->get_lnames()) known.push_back(long_name);
+      }
+    }
+    const std::string bare = flag.substr(flag.find_first_not_of('-'));
+    const std::string best = core::ClosestSpelling(
+        bare, std::vector<std::string_view>(known.begin(), known.end()));
+    std::string text = fmt::format("unknown flag {} for {}", flag, name);
+    if (!best.empty()) text += fmt::format("; did you mean --{}?", best);
+    return text;
+  }
+  if (positional.empty()) return "";
+  return fmt::format("unexpected argument{} for {}: {}", positional.size() > 1 ? "s" : "", name,
+                     fmt::join(positional, " "));
+}
+
+// CLI11's own message in our style: its first letter in lower case ("A subcommand is required"
+// -> "a subcommand is required"), as every other error line.
+std::string LowerFirst(std::string text) {
+  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z') text[0] = static_cast<char>(text[0] - 'A' + 'a');
+  return text;
+}
+
 // Every required flag the chosen command lacks, named at once (CLI11 stops at the first).
 std::string MissingRequired(const CLI::App& app) {
   std::vector<std::string> missing;
@@ -410,6 +497,7 @@ int RunCli(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   gpr_set_log_function(LogGrpc);
   CLI::App app{"talos-reconciler: keeps Talos clusters at the versions written in Git"};
+  app.formatter(std::make_shared<SortedHelpFormatter>());  // before the commands: they copy it
   app.require_subcommand(1);
   ValidateOptions validate;
   PlanOptions plan;
@@ -437,27 +525,32 @@ int RunCli(int argc, char** argv) {
   AddCompletion(app, run);
   app.set_version_flag("--version", VersionLine());
   if (std::string unknown = UnknownCommand(app, args); !unknown.empty()) {
-    std::cerr << "Error: " << unknown << "\n";
+    std::cerr << ErrorLine(unknown);
     return kExitInvalid;
   }
   if (!args.empty() && args.front() == "run") {
     if (absl::Status s = ApplyConfigFile(args, *run_cmd, &origins); !s.ok()) {
-      std::cerr << "talos-reconciler run: " << s.message() << "\n";
+      std::cerr << ErrorLine(std::string(s.message()));
       return kExitInvalid;
     }
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::RequiredError& e) {
-    const std::string missing = MissingRequired(app);
-    std::cerr << "Error: " << (missing.empty() ? e.what() : missing) << "\n";
-    return kExitInvalid;
-  } catch (const CLI::ValidationError& e) {
-    std::cerr << "Error: " << origins.Annotate(e.what(), args) << "\n";
-    return kExitInvalid;
   } catch (const CLI::ParseError& e) {
-    // Help and --version exit 0; every usage error exits 1, not CLI11's own codes.
-    return app.exit(e) == 0 ? kExitOk : kExitInvalid;
+    // Help and --version exit 0; every usage error exits 1, not CLI11's own codes, and says
+    // first what was not understood (CLI11 checks required flags before unknown ones).
+    if (e.get_exit_code() == 0) return app.exit(e) == 0 ? kExitOk : kExitInvalid;
+    std::string message = UnknownArguments(app);
+    if (message.empty() && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr) {
+      message = MissingRequired(app);
+      if (message.empty() && app.get_subcommands().empty()) message = "a command is required";
+    }
+    if (message.empty() && dynamic_cast<const CLI::ValidationError*>(&e) != nullptr) {
+      message = origins.Annotate(e.what(), args);
+    }
+    if (message.empty()) message = LowerFirst(e.what());
+    std::cerr << ErrorLine(message) << SeeHelp(app) << "\n";
+    return kExitInvalid;
   }
   return run ? run() : kExitInvalid;
 }

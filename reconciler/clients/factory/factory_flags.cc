@@ -15,7 +15,7 @@ void ImageFactoryFlags::AddFlags(CLI::App& cmd) {
                  "releases join the release catalog unless --installer-registry is given "
                  "(default: none)");
   flags::DurationFlag(cmd, "image-factory-ttl", ttl,
-                      "How often --image-factory's releases are listed again (default 1h)");
+                      "How often --image-factory's releases are listed again");
 }
 
 void ImageFactoryFlags::AddClientFlags(CLI::App& cmd, const std::string& url_help) {

@@ -14,6 +14,7 @@
 #include "gitsource/snapshot.h"
 #include "reconciler/clients/cluster_clients.h"
 #include "reconciler/operations/k8s_upgrade/k8s_upgrade.h"
+#include "reconciler/runtime/cli_error.h"
 #include "reconciler/runtime/timezones.h"
 
 namespace tr::reconciler::k8s_upgrade {
@@ -101,7 +102,7 @@ int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::o
                   std::ostream& err) {
   absl::StatusOr<core::Version> target = core::ParseKubernetesVersion(options.to);
   if (!target.ok()) {
-    err << "upgrade-k8s: --to: " << target.status().message() << "\n";
+    err << ErrorLine("--to: " + std::string(target.status().message()));
     return kUpgradeInvalid;
   }
   absl::StatusOr<LoadedProfile> loaded = options.profile_file.empty()
@@ -112,18 +113,18 @@ int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::o
                                                     loaded->profile.name, options.cluster));
   }
   if (!loaded.ok()) {
-    err << "upgrade-k8s: " << loaded.status().message() << "\n";
+    err << ErrorLine(std::string(loaded.status().message()));
     return kUpgradeInvalid;
   }
   TalosconfigClientFactory factory(options.credentials_dir, {});
   absl::StatusOr<ClusterClients> clients = factory.ForProfile(loaded->profile);
   if (!clients.ok()) {
-    err << "upgrade-k8s: " << clients.status().message() << "\n";
+    err << ErrorLine(std::string(clients.status().message()));
     return kUpgradeInvalid;
   }
   if (!clients->kube) {
-    err << "upgrade-k8s: cannot get the admin kubeconfig from any control plane of "
-        << options.cluster << "\n";
+    err << ErrorLine("cannot get the admin kubeconfig from any control plane of " +
+                     options.cluster);
     return kUpgradeRetry;
   }
   KubernetesUpgrade upgrade(*clients->talos, *clients->kube,
