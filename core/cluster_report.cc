@@ -135,6 +135,31 @@ std::string ProgressOf(const ClusterStatus& s) {
   return "";
 }
 
+// The nodes in flight, the failure that halts the cluster and the history, newest last.
+void AddRolloutDetail(const ClusterStatus& s, Json& j) {
+  j["inFlight"] = Json::array();
+  for (const OperationInFlight& op : s.rollout.in_flight) {
+    j["inFlight"].push_back({{"node", op.node},
+                             {"target", op.target.ToString()},
+                             {"image", op.image},
+                             {"phase", OperationPhaseName(op.phase)},
+                             {"started", FormatTimestamp(op.started)},
+                             {"deadline", FormatTimestamp(op.deadline)}});
+  }
+  j["failure"] = nullptr;
+  if (const std::optional<RolloutFailure>& f = s.rollout.failure) {
+    j["failure"] = {{"node", TextOrNull(f->node)},
+                    {"talosTarget", f->talos_target.ToString()},
+                    {"message", f->message},
+                    {"at", FormatTimestamp(f->at)},
+                    {"retry", TextOrNull(f->retry)}};
+  }
+  j["history"] = Json::array();
+  for (const HistoryEntry& h : s.history) {
+    j["history"].push_back({{"at", FormatTimestamp(h.at)}, {"event", h.event}});
+  }
+}
+
 Json StatusJson(const ClusterStatus& s) {
   Core c{s.cluster,
          s.phase,
@@ -149,22 +174,32 @@ Json StatusJson(const ClusterStatus& s) {
   AddComponentDetail(s.talos, j["talos"]);
   AddComponentDetail(s.kubernetes, j["kubernetes"]);
   for (size_t i = 0; i < s.nodes.size(); ++i) {
+    const NodeStatus& node = s.nodes[i];
     Json& n = j["nodes"][i];
-    n["lastSeen"] = s.nodes[i].last_seen ? Json(FormatTimestamp(*s.nodes[i].last_seen)) : nullptr;
-    n["lastOperation"] = TextOrNull(s.nodes[i].last_operation);
+    n["schematic"] = TextOrNull(node.schematic);
+    n["phase"] = nullptr;
+    for (const OperationInFlight& op : s.rollout.in_flight) {
+      if (op.node == node.name) n["phase"] = OperationPhaseName(op.phase);
+    }
+    n["lastSeen"] = node.last_seen ? Json(FormatTimestamp(*node.last_seen)) : nullptr;
+    n["lastOperation"] = TextOrNull(node.last_operation);
+    n["lastUpgradeSeconds"] =
+        node.last_upgrade_duration ? Json(node.last_upgrade_duration->count()) : nullptr;
   }
   j["updated"] = FormatTimestamp(s.updated);
   j["revision"] = TextOrNull(s.desired_commit_applied.empty() ? s.desired_commit_attempted
                                                               : s.desired_commit_applied);
   j["progress"] = TextOrNull(ProgressOf(s));
+  // Kubernetes' condition shape, as the status file writes it.
   j["conditions"] = Json::array();
   for (const Condition& cond : s.conditions) {
     j["conditions"].push_back({{"type", cond.type},
-                               {"status", cond.status},
+                               {"status", cond.status ? "True" : "False"},
                                {"reason", cond.reason},
                                {"message", cond.message},
-                               {"lastTransition", FormatTimestamp(cond.last_transition)}});
+                               {"lastTransitionTime", FormatTimestamp(cond.last_transition)}});
   }
+  AddRolloutDetail(s, j);
   j["proposal"] = nullptr;
   if (s.proposal) {
     j["proposal"] = {{"branch", s.proposal->branch},

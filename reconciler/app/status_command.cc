@@ -9,6 +9,7 @@
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
 #include "gitsource/status_writer.h"
+#include "reconciler/app/status_detail.h"
 #include "reconciler/loop/status_store.h"
 
 namespace tr::reconciler {
@@ -27,14 +28,8 @@ std::string ProgressText(const core::ClusterStatus& s) {
   return "-";
 }
 
-// "45s", "12m", "3h", "2d": how long ago the status was recorded.
-std::string AgeText(core::TimePoint updated, core::TimePoint now) {
-  const auto age = std::chrono::duration_cast<std::chrono::seconds>(now - updated).count();
-  if (age < 0) return "0s";
-  if (age < 120) return fmt::format("{}s", age);
-  if (age < 2 * 3600) return fmt::format("{}m", age / 60);
-  if (age < 2 * 86400) return fmt::format("{}h", age / 3600);
-  return fmt::format("{}d", age / 86400);
+std::string Age(core::TimePoint at, core::TimePoint now) {
+  return ShortDuration(std::chrono::duration_cast<std::chrono::seconds>(now - at));
 }
 
 std::string RenderTable(const std::map<std::string, core::ClusterStatus>& statuses,
@@ -47,8 +42,7 @@ std::string RenderTable(const std::map<std::string, core::ClusterStatus>& status
         s.desired_commit_applied.empty() ? s.desired_commit_attempted : s.desired_commit_applied;
     out += fmt::format(kRow, cluster, core::ClusterPhaseName(s.phase), VersionText(s.talos),
                        VersionText(s.kubernetes), ProgressText(s),
-                       commit.empty() ? "-" : commit.substr(0, 12), AgeText(s.updated, now),
-                       s.message);
+                       commit.empty() ? "-" : commit.substr(0, 12), Age(s.updated, now), s.message);
     for (const core::GateResult& r : s.gates.results) {
       out +=
           fmt::format("  gate {:<18} {:<9} {} ({})\n", r.name, r.healthy ? "healthy" : "unhealthy",
@@ -120,6 +114,7 @@ std::string Render(const StatusCommandOptions& options,
   }
   if (options.output == "markdown") return core::RenderStatusMarkdown(Listed(statuses));
   if (statuses.empty()) return "no status recorded yet\n";
+  if (!options.cluster.empty()) return RenderClusterDetail(statuses.begin()->second, now);
   return RenderTable(statuses, now);
 }
 

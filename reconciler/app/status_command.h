@@ -21,8 +21,9 @@ struct StatusCommandOptions : GitFlags {
 };
 
 // Prints a table (CLUSTER PHASE TALOS KUBERNETES PROGRESS REVISION AGE MESSAGE, each gate's
-// last answer under its cluster), JSON or YAML in core/cluster_report.h's shape (the one `plan`
-// uses), or a Markdown table. Without
+// last answer under its cluster) — for one named cluster its full status instead
+// (status_detail.h: nodes, the step in flight, the failure, the history) —, JSON or YAML in
+// core/cluster_report.h's shape (the one `plan` uses), or a Markdown table. Without
 // `git.state_dir` the mirror lives in a temporary directory removed at the end. 0 on success;
 // 1 when the branch cannot be read or does not exist, or the cluster has no status (the reason
 // on `err`).

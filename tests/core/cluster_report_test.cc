@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "core/status_yaml.h"
 #include "core/timestamp.h"
 #include "nlohmann/json.hpp"
 #include "tests/support/fleet_fixtures.h"
@@ -215,6 +216,14 @@ TEST(ClusterReportTest, TheStatusReportsShapeIsPinned) {
   full.kubernetes.progress = "1/5";
   full.nodes.front().last_seen = full.updated;
   full.desired_commit_applied = "0123abcd";
+  full.nodes.front().schematic = std::string(64, 'a');
+  full.nodes.front().last_upgrade_duration = std::chrono::seconds(372);
+  full.conditions = {{"TalosUpgrade", true, "InProgress", "upgrading", full.updated}};
+  full.rollout.in_flight = {{"w-0", *ParseTalosVersion("1.12.0"), "img:v1.12.0", true, "b1", "",
+                             OperationPhase::kDrained, full.updated, full.updated, ""}};
+  full.rollout.failure =
+      RolloutFailure{"w-1", *ParseTalosVersion("1.12.0"), "boom", full.updated, "", "t1"};
+  full.history = {{full.updated, "upgrading w-0"}};
   full.proposal = ProposalRef{.branch = "talos-reconciler/update/lab",
                               .talos = "1.12.3",
                               .kubernetes = "1.34.3",
@@ -223,11 +232,32 @@ TEST(ClusterReportTest, TheStatusReportsShapeIsPinned) {
   EXPECT_EQ(ShapeText(RenderStatusReport({full}, ReportFormat::kJson)), R"(apiVersion: string
 clusters: array
 clusters[].conditions: array
+clusters[].conditions[].lastTransitionTime: string
+clusters[].conditions[].message: string
+clusters[].conditions[].reason: string
+clusters[].conditions[].status: string
+clusters[].conditions[].type: string
+clusters[].failure: object
+clusters[].failure.at: string
+clusters[].failure.message: string
+clusters[].failure.node: string
+clusters[].failure.retry: string
+clusters[].failure.talosTarget: string
 clusters[].healthChecks: array
 clusters[].healthChecks[].checked: string
 clusters[].healthChecks[].healthy: boolean
 clusters[].healthChecks[].message: string
 clusters[].healthChecks[].name: string
+clusters[].history: array
+clusters[].history[].at: string
+clusters[].history[].event: string
+clusters[].inFlight: array
+clusters[].inFlight[].deadline: string
+clusters[].inFlight[].image: string
+clusters[].inFlight[].node: string
+clusters[].inFlight[].phase: string
+clusters[].inFlight[].started: string
+clusters[].inFlight[].target: string
 clusters[].kubernetes: object
 clusters[].kubernetes.available: string
 clusters[].kubernetes.from: string
@@ -241,10 +271,13 @@ clusters[].nodes: array
 clusters[].nodes[].kubelet: string
 clusters[].nodes[].lastOperation: string
 clusters[].nodes[].lastSeen: string
+clusters[].nodes[].lastUpgradeSeconds: number
 clusters[].nodes[].name: string
+clusters[].nodes[].phase: string
 clusters[].nodes[].reachable: boolean
 clusters[].nodes[].ready: boolean
 clusters[].nodes[].role: string
+clusters[].nodes[].schematic: string
 clusters[].nodes[].talos: string
 clusters[].paused: boolean
 clusters[].phase: string
@@ -266,6 +299,25 @@ clusters[].talos.to: string
 clusters[].updated: string
 kind: string
 )");
+}
+
+// One condition shape everywhere: `status -o json` writes a condition with the keys and values
+// the status file writes (Kubernetes' shape), so a script can read either.
+TEST(ClusterReportTest, ConditionsHaveTheStatusFilesShape) {
+  ClusterStatus s = SampleStatus();
+  s.conditions = {{"Ready", false, "Failed", "w-1 failed", s.updated}};
+  const nlohmann::json report = nlohmann::json::parse(RenderStatusReport({s}, ReportFormat::kJson));
+  const YAML::Node file = YAML::Load(RenderStatusYaml(s));
+  const YAML::Node written = file["conditions"][0];
+  const nlohmann::json& shown = report["clusters"][0]["conditions"][0];
+  ASSERT_EQ(written.size(), shown.size());
+  for (const auto& kv : written) {
+    const std::string key = kv.first.as<std::string>();
+    SCOPED_TRACE(key);
+    ASSERT_TRUE(shown.contains(key));
+    EXPECT_EQ(shown[key].get<std::string>(), kv.second.as<std::string>());
+  }
+  EXPECT_EQ(shown["status"], "False");
 }
 
 }  // namespace

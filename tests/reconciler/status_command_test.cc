@@ -77,7 +77,8 @@ TEST(StatusCommandTest, PrintsWhatTheDaemonRecorded) {
   options.cluster = "prod-eu-1";
   std::ostringstream one;
   ASSERT_EQ(RunStatus(options, one, err), 0) << err.str();
-  EXPECT_THAT(one.str(), HasSubstr("prod-eu-1"));
+  EXPECT_THAT(one.str(), testing::StartsWith("Cluster     prod-eu-1\n"));
+  EXPECT_THAT(one.str(), HasSubstr("\nNodes\n"));
   options.cluster = "nope";
   std::ostringstream none, none_err;
   EXPECT_EQ(RunStatus(options, none, none_err), 1);
