@@ -50,7 +50,8 @@ RolloutDecision WaitForGates(const RolloutInput& in, Progress progress) {
     d.phase = ClusterPhase::kUpgradeFailed;
     d.message = fmt::format("health check failing for longer than gateTimeout {}: {}",
                             FormatDuration(timeout), in.extra_gates.message);
-    d.failure = RolloutFailure{"", in.profile.talos_version, d.message, in.now};
+    d.failure = RolloutFailure{"", in.profile.talos_version, d.message, in.now, "",
+                               in.profile.retry_token};
     return d;
   }
   const std::chrono::seconds waited = Seconds(in.now - since);

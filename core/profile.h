@@ -129,11 +129,19 @@ struct Promotion {
   std::chrono::seconds soak{0};
 };
 
+// The project's own annotation prefix, and the one annotation the reconciler reads.
+inline constexpr std::string_view kAnnotationPrefix = "talos-reconciler.dev/";
+inline constexpr std::string_view kRetryAnnotation = "talos-reconciler.dev/retry";
+
 struct ClusterProfile {
   std::string file;                    // repository-relative path it was read from
   std::string name;                    // metadata.name, a DNS-1123 label
   // metadata.labels, Kubernetes label syntax (core/names.h): what notifications are filtered on.
   std::map<std::string, std::string> labels;
+  // metadata.annotations["talos-reconciler.dev/retry"]: a request to try a failed rollout
+  // again. A failure remembers the token it happened under (RolloutFailure::retry); a
+  // different one here lifts its halt. Written by `talos-reconciler retry`; empty: none.
+  std::string retry_token{};
   std::vector<std::string> endpoints;  // control-plane apid endpoints, host or host:port
   std::string credentials;             // names a talosconfig; never the secret itself
   Version talos_version;

@@ -150,9 +150,31 @@ std::optional<std::vector<std::string>> DecodeEndpoints(const Field& field,
   return endpoints;
 }
 
+// metadata.annotations: free for people and other tools, except in this project's own prefix,
+// where a misspelt key would silently do nothing, so only the keys it reads are accepted.
+std::string ReadRetryToken(const Field& field) {
+  std::string token;
+  for (const FieldEntry& entry : ReadMapEntries(field)) {
+    if (absl::Status s = CheckLabelKey(entry.key); !s.ok()) {
+      entry.KeyError("annotation key " + std::string(s.message()));
+    }
+    std::optional<std::string> value = ReadString(entry.value);
+    if (!value) continue;
+    if (entry.key == kRetryAnnotation) {
+      if (value->size() > 256) entry.value.Error("is longer than 256 characters");
+      token = *std::move(value);
+    } else if (entry.key.starts_with(kAnnotationPrefix)) {
+      entry.KeyError(fmt::format("is not an annotation the reconciler reads (it reads {})",
+                                 kRetryAnnotation));
+    }
+  }
+  return token;
+}
+
 void DecodeMetadata(const Field& field, std::string_view path, ClusterProfile& profile) {
-  MappingReader m(field, {"name", "labels"});
+  MappingReader m(field, {"name", "labels", "annotations"});
   profile.labels = ReadLabels(m.Optional("labels"));
+  profile.retry_token = ReadRetryToken(m.Optional("annotations"));
   const Field name_field = m.Required("name");
   std::optional<std::string> name = ReadChecked(name_field, CheckDns1123Label);
   if (!name) return;

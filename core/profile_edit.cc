@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/profile.h"
 #include "core/strict_yaml.h"
 #include "fmt/format.h"
 
@@ -71,37 +72,78 @@ const YamlEntry* FirstBlockEntry(std::string_view content, const YamlNode& map) 
 
 }  // namespace
 
-absl::StatusOr<std::string> SetProfilePaused(std::string_view content, bool paused) {
+namespace {
+
+// The source bytes of scalar `node` at `offset`: the text itself when plain, or inside quotes
+// when it needed no escapes. 0 when it is written otherwise (escapes, a block scalar).
+size_t WrittenLength(std::string_view content, size_t offset, const YamlNode& node) {
+  const size_t n = node.text.size();
+  if (node.plain) return content.substr(offset, n) == node.text ? n : 0;
+  const char quote = content[offset];
+  if ((quote != '"' && quote != '\'') || offset + n + 1 >= content.size()) return 0;
+  if (content.substr(offset + 1, n) != node.text || content[offset + n + 1] != quote) return 0;
+  return n + 2;
+}
+
+absl::Status ByHand(std::string_view written, std::string_view field, std::string_view value) {
+  return absl::InvalidArgumentError(fmt::format(
+      "{} is written in a form this edit does not handle: set {}: {} by hand", written, field,
+      value));
+}
+
+// The keys of `path` from `from` on, nested under one another, the first at `indent`.
+std::string NestedLines(const std::vector<std::string_view>& path, size_t from,
+                        std::string_view value, const std::string& indent) {
+  std::string lines;
+  std::string pad = indent;
+  for (size_t i = from; i < path.size(); ++i) {
+    lines += fmt::format("{}{}:{}", pad, path[i], i + 1 == path.size() ? " " : "\n");
+    pad += "  ";
+  }
+  return lines + std::string(value) + "\n";
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> SetProfileScalar(std::string_view content,
+                                             const std::vector<std::string_view>& path,
+                                             std::string_view value) {
   ParsedYaml parsed = ParseStrictYaml("profile", content);
-  if (!parsed.root) return absl::InvalidArgumentError("the profile does not parse");
-  const std::string value = paused ? "true" : "false";
-  const YamlNode* spec = parsed.root->Find("spec");
-  const YamlNode* policy = spec ? spec->Find("policy") : nullptr;
-  const YamlNode* node = policy ? policy->Find("paused") : nullptr;
-  std::string out(content);
-  if (node != nullptr && node->IsScalar() && node->plain) {
-    std::optional<size_t> offset = OffsetOf(content, node->mark);
-    if (!offset || content.substr(*offset, node->text.size()) != node->text) {
-      return absl::InvalidArgumentError("spec.policy.paused is written in a form this edit does "
-                                        "not handle");
+  if (!parsed.root || path.empty()) return absl::InvalidArgumentError("the profile does not parse");
+  const std::string field = fmt::format("{}", fmt::join(path, "."));
+  const YamlNode* parent = &*parsed.root;
+  size_t depth = 0;  // keys of `path` found
+  while (depth < path.size()) {
+    const YamlNode* next = parent->Find(path[depth]);
+    if (next == nullptr) break;
+    if (depth + 1 == path.size()) {
+      std::optional<size_t> offset = OffsetOf(content, next->mark);
+      const size_t length = next->IsScalar() && offset ? WrittenLength(content, *offset, *next) : 0;
+      if (length == 0) return ByHand(field, field, value);
+      return std::string(content).replace(*offset, length, value);
     }
-    return out.replace(*offset, node->text.size(), value);
+    parent = next;
+    ++depth;
   }
-  const YamlNode* parent = policy != nullptr ? policy : spec;
-  const YamlEntry* first = parent ? FirstBlockEntry(content, *parent) : nullptr;
-  if (first == nullptr || node != nullptr) {
-    return absl::InvalidArgumentError(
-        fmt::format("{} is written in a form this edit does not handle: set "
-                    "spec.policy.paused: {} by hand",
-                    policy != nullptr ? "spec.policy" : "spec", value));
+  const YamlEntry* first = FirstBlockEntry(content, *parent);
+  if (first == nullptr) {
+    return ByHand(depth == 0 ? "the profile"
+                             : fmt::format("{}", fmt::join(path.begin(), path.begin() + depth, ".")),
+                  field, value);
   }
-  const std::string indent(static_cast<size_t>(first->key_mark.column - 1), ' ');
-  const std::string added =
-      policy != nullptr ? fmt::format("{}paused: {}\n", indent, value)
-                        : fmt::format("{0}policy:\n{0}  paused: {1}\n", indent, value);
   std::optional<size_t> at = LineStart(content, first->key_mark);
   if (!at) return absl::InvalidArgumentError("the profile has no position to add to");
-  return out.insert(*at, added);
+  const std::string indent(static_cast<size_t>(first->key_mark.column - 1), ' ');
+  return std::string(content).insert(*at, NestedLines(path, depth, value, indent));
+}
+
+absl::StatusOr<std::string> SetProfilePaused(std::string_view content, bool paused) {
+  return SetProfileScalar(content, {"spec", "policy", "paused"}, paused ? "true" : "false");
+}
+
+absl::StatusOr<std::string> SetProfileRetry(std::string_view content, std::string_view token) {
+  return SetProfileScalar(content, {"metadata", "annotations", kRetryAnnotation},
+                          fmt::format("\"{}\"", token));
 }
 
 absl::StatusOr<std::string> SetProfileVersions(std::string_view content,

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/version.h"
@@ -21,10 +22,20 @@ absl::StatusOr<std::string> SetProfileVersions(std::string_view content,
                                                const std::optional<Version>& talos,
                                                const std::optional<Version>& kubernetes);
 
-// `content` (a ClusterProfile) with spec.policy.paused set to `paused`: the scalar replaced when
-// written, else a line added to spec.policy (or a spec.policy added to spec), indented as its
-// neighbours. Everything else stays byte for byte. InvalidArgument when the file does not parse
-// or spec or spec.policy is written in flow style ({...}), which this edit does not handle.
+// `content` with the scalar at `path` (keys from the top) set to `value` (YAML as it is to be
+// written, quoted where it must be): the scalar replaced when written (plain, or quoted with no
+// escapes), else the missing keys added as the first entry of the deepest mapping that exists,
+// indented as its neighbours. Everything else stays byte for byte. InvalidArgument when the file
+// does not parse, or the scalar or that mapping is written in a form this edit does not handle
+// (flow style {...}, an empty mapping, escapes): the message says what to set by hand.
+absl::StatusOr<std::string> SetProfileScalar(std::string_view content,
+                                             const std::vector<std::string_view>& path,
+                                             std::string_view value);
+
+// spec.policy.paused set to `paused` (SetProfileScalar).
 absl::StatusOr<std::string> SetProfilePaused(std::string_view content, bool paused);
+
+// metadata.annotations["talos-reconciler.dev/retry"] set to `token`, quoted (SetProfileScalar).
+absl::StatusOr<std::string> SetProfileRetry(std::string_view content, std::string_view token);
 
 }  // namespace tr::core

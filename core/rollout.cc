@@ -52,7 +52,8 @@ RolloutDecision Failure(const RolloutInput& in, const OperationInFlight& op, std
   RolloutDecision d = Decision(can_roll_back ? ActionKind::kRollbackNode : ActionKind::kFailNode,
                                ClusterPhase::kUpgradeFailed, why, progress);
   d.node = op.node;
-  d.failure = RolloutFailure{op.node, op.target, std::move(why), in.now, op.schematic};
+  d.failure =
+      RolloutFailure{op.node, op.target, std::move(why), in.now, op.schematic, in.profile.retry_token};
   return d;
 }
 

@@ -36,7 +36,7 @@ RolloutDecision ActionRefused(const RolloutDecision& tried, const ClusterProfile
   d.phase = ClusterPhase::kUpgradeFailed;
   d.message = fmt::format("{} on {} failed: {}", ActionKindName(tried.kind),
                           tried.node.empty() ? profile.name : tried.node, error);
-  d.failure = RolloutFailure{tried.node, profile.talos_version, d.message, now};
+  d.failure = RolloutFailure{tried.node, profile.talos_version, d.message, now, "", profile.retry_token};
   return d;
 }
 

@@ -86,13 +86,14 @@ bool RecordMayWaitForNext(ActionKind kind) {
 
 bool HaltedByFailure(const RolloutMemory& memory, const ClusterProfile& profile) {
   return memory.failure && HaltedByFailure(memory, profile.talos_version,
-                                           DesiredSchematicId(profile, memory.failure->node));
+                                           DesiredSchematicId(profile, memory.failure->node),
+                                           profile.retry_token);
 }
 
 bool HaltedByFailure(const RolloutMemory& memory, const Version& target,
-                     const std::string& schematic) {
+                     const std::string& schematic, const std::string& retry_token) {
   return memory.failure && memory.failure->talos_target == target &&
-         memory.failure->schematic == schematic;
+         memory.failure->schematic == schematic && memory.failure->retry == retry_token;
 }
 
 }  // namespace tr::core

@@ -19,9 +19,10 @@ RolloutMemory RecordAction(const RolloutDecision& decision, RolloutMemory memory
 
 // A failure halts only the Talos target it happened on: true while `memory` holds a failure
 // recorded for `target` and `schematic` (the profile's resolved schematic ID, empty when it
-// names none). Once the desired version or schematic changes, the rollout starts afresh.
+// names none) under `retry_token`. Once the desired version or schematic changes, or someone
+// asks for a retry (a new token), the rollout starts afresh.
 bool HaltedByFailure(const RolloutMemory& memory, const Version& target,
-                     const std::string& schematic);
+                     const std::string& schematic, const std::string& retry_token);
 // The same for `profile`'s desired Talos, the schematic being the one the failed node should
 // run (its own, else the profile's).
 bool HaltedByFailure(const RolloutMemory& memory, const ClusterProfile& profile);

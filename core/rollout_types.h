@@ -52,6 +52,7 @@ struct RolloutFailure {
   std::string message;
   TimePoint at;
   std::string schematic{};  // the operation's schematic ID, when it named one
+  std::string retry{};      // the profile's retry token when it failed (ClusterProfile::retry_token)
 
   bool operator==(const RolloutFailure&) const = default;
 };
@@ -65,7 +66,7 @@ struct RolloutMemory {
   std::vector<std::string> prepulled_node_images{};
   std::string etcd_snapshot_image;           // the etcd snapshot was taken for this target image
   std::optional<TimePoint> settle_until;
-  std::optional<RolloutFailure> failure;  // halts the cluster until the desired Talos changes
+  std::optional<RolloutFailure> failure;  // halts the cluster until the desired Talos or the retry token changes
 
   bool operator==(const RolloutMemory&) const = default;
 };

@@ -131,11 +131,11 @@ void ReadRollout(const Field& f, RolloutMemory& memory) {
   if (Field settle = m.Optional("settleUntil"); settle.present())
     memory.settle_until = Time(settle);
   if (Field failure = m.Optional("failure"); failure.present()) {
-    MappingReader fm(failure, {"node", "talosTarget", "message", "at", "schematic"});
+    MappingReader fm(failure, {"node", "talosTarget", "message", "at", "schematic", "retry"});
     memory.failure = RolloutFailure{
         Str(fm.Required("node")), ReadTalosVersion(fm.Required("talosTarget")).value_or(Version{}),
         Str(fm.Required("message")), Time(fm.Required("at")).value_or(TimePoint{}),
-        Str(fm.Optional("schematic"))};
+        Str(fm.Optional("schematic")), Str(fm.Optional("retry"))};
   }
 }
 

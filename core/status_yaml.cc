@@ -87,6 +87,7 @@ void EmitRollout(YAML::Emitter& out, const RolloutMemory& m) {
     EmitString(out, "message", m.failure->message);
     EmitString(out, "at", FormatTimestamp(m.failure->at));
     if (!m.failure->schematic.empty()) EmitString(out, "schematic", m.failure->schematic);
+    if (!m.failure->retry.empty()) EmitString(out, "retry", m.failure->retry);
     out << YAML::EndMap;
   }
   out << YAML::EndMap;

@@ -10,8 +10,10 @@
 #include <string_view>
 
 #include "CLI/CLI.hpp"
+#include "base/env.h"
 #include "core/api_version.h"
 #include "core/text.h"
+#include "core/timestamp.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/app/adopt_command.h"
@@ -343,22 +345,24 @@ void AddAdopt(CLI::App& app, AdoptOptions& options, std::function<int()>& run) {
   cmd->callback([&] { run = [&] { return RunAdopt(options, std::cout, std::cerr); }; });
 }
 
-// pause and resume: one commit in a checkout of the profile repository (operator_verbs.h).
-void AddOperatorVerb(CLI::App& app, const char* verb, const char* description,
+// pause, resume and retry: one commit in a checkout of the profile repository
+// (operator_verbs.h). `what` says what the commit changes and what the daemon does with it.
+void AddOperatorVerb(CLI::App& app, const char* verb, const char* description, const char* what,
                      OperatorVerbOptions& options, std::function<int()>& run) {
   CLI::App* cmd = app.add_subcommand(verb, description);
   cmd->footer(fmt::format(
-      "Sets spec.policy.paused in clusters/CLUSTER.yaml and commits it with git: the commit's\n"
-      "author says who, its message why. A node in flight is still seen through.\n"
+      "{}\nThe commit's author says who, its message why.\n"
       "Example:\n"
-      "  talos-reconciler {} prod --reason \"etcd maintenance, INC-1234\" --push",
-      verb));
+      "  talos-reconciler {} prod --reason \"{}\" --push",
+      what, verb,
+      std::string_view(verb) == "retry" ? "replaced the disk of w-1" : "etcd maintenance, INC-1234"));
   cmd->add_option("cluster", options.cluster, "The cluster (clusters/CLUSTER.yaml)")->required();
   cmd->add_option("--reason", options.reason, "Why: the commit message says it")->required();
   cmd->add_option("--dir", options.dir, "The checkout of the profile repository (default: .)");
   cmd->add_flag("--push", options.push, "Push the commit (git push) once made");
   cmd->callback([&options, &run, verb] {
     options.verb = verb;
+    options.retry_token = core::FormatTimestamp(Env::Default().Now());
     run = [&options] { return RunOperatorVerb(options, std::cout, std::cerr); };
   });
 }
@@ -516,11 +520,20 @@ int RunCli(int argc, char** argv) {
   AddUpgradeK8s(app, upgrade_k8s, run);
   AdoptOptions adopt;
   AddAdopt(app, adopt, run);
-  OperatorVerbOptions pause, resume;
-  AddOperatorVerb(app, "pause", "Pause a cluster in Git: one commit saying who and why", pause,
-                  run);
+  OperatorVerbOptions pause, resume, retry;
+  constexpr const char* kPaused =
+      "Sets spec.policy.paused in clusters/CLUSTER.yaml and commits it with git.\n"
+      "A node in flight is still seen through.";
+  AddOperatorVerb(app, "pause", "Pause a cluster in Git: one commit saying who and why", kPaused,
+                  pause, run);
   AddOperatorVerb(app, "resume", "Resume a paused cluster in Git: one commit saying who and why",
-                  resume, run);
+                  kPaused, resume, run);
+  AddOperatorVerb(
+      app, "retry", "Retry a failed rollout in Git: one commit saying who and why",
+      "Sets the annotation talos-reconciler.dev/retry in clusters/CLUSTER.yaml to the time now\n"
+      "and commits it with git. A rollout halted by a failure (UpgradeFailed) starts again\n"
+      "where it stopped; a cluster that is not halted is not changed by it.",
+      retry, run);
   AddVersion(app, run);
   AddCompletion(app, run);
   app.set_version_flag("--version", VersionLine());

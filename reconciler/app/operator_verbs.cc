@@ -38,11 +38,15 @@ absl::Status Run(const OperatorVerbOptions& o, std::ostream& out) {
   absl::StatusOr<std::string> before = ReadFile(o.dir / file);
   if (!before.ok()) return before.status();
   const bool paused = o.verb == "pause";
-  absl::StatusOr<std::string> after = core::SetProfilePaused(*before, paused);
+  absl::StatusOr<std::string> after = o.verb == "retry"
+                                          ? core::SetProfileRetry(*before, o.retry_token)
+                                          : core::SetProfilePaused(*before, paused);
   if (!after.ok()) return after.status();
   if (*after == *before) {
-    out << fmt::format("{} is already {}; nothing committed\n", o.cluster,
-                       paused ? "paused" : "not paused");
+    out << fmt::format("{} already {}; nothing committed\n", o.cluster,
+                       o.verb == "retry" ? "asks for this retry"
+                       : paused          ? "is paused"
+                                         : "is not paused");
     return absl::OkStatus();
   }
   std::ofstream(o.dir / file, std::ios::binary | std::ios::trunc) << *after;

@@ -14,6 +14,7 @@ using std::chrono::minutes;
 using std::chrono::seconds;
 using testing::ElementsAre;
 using testing::ElementsAreArray;
+using testing::HasSubstr;
 
 constexpr std::string_view kProfilePath = "clusters/prod-eu-1.yaml";
 
@@ -115,6 +116,27 @@ TEST(ProfileDecodeTest, LabelsAreReadAsWritten) {
                                                 {"tier", "3"},
                                                 {"true", "on"}}));
   EXPECT_TRUE(DecodeProfile(ReplaceOnce(WithLabels(""), "  labels:\n", "  labels: {}\n")).ok());
+}
+
+// metadata.annotations: anyone's keys are kept out of the way; in the project's own prefix only
+// the retry token is read, and a misspelt key is an error rather than a retry that never comes.
+TEST(ProfileDecodeTest, AnnotationsCarryTheRetryTokenAndRefuseUnknownKeysOfOurs) {
+  EXPECT_EQ(DecodeProfile(kProfile).value->retry_token, "");
+  const auto with = [](std::string_view lines) {
+    return ReplaceOnce(kProfile, "match the file name\n",
+                       fmt::format("match the file name\n  annotations:\n{}", lines));
+  };
+  Decoded<ClusterProfile> decoded = DecodeProfile(
+      with("    talos-reconciler.dev/retry: \"2026-12-02T10:15:00Z\"\n"
+           "    example.com/owner: platform team\n"));
+  ASSERT_TRUE(decoded.ok()) << testing::PrintToString(DiagnosticStrings(decoded.diagnostics));
+  EXPECT_EQ(decoded.value->retry_token, "2026-12-02T10:15:00Z");
+  EXPECT_THAT(DiagnosticStrings(DecodeProfile(with("    talos-reconciler.dev/rety: \"1\"\n")).diagnostics),
+              ElementsAre(HasSubstr("is not an annotation the reconciler reads (it reads "
+                                    "talos-reconciler.dev/retry)")));
+  EXPECT_FALSE(DecodeProfile(with("    talos-reconciler.dev/retry: \"" + std::string(300, 'x') +
+                                  "\"\n"))
+                   .ok());
 }
 
 TEST(ProfileDecodeTest, InstallerStoreIsSystemUnlessInmemIsAsked) {

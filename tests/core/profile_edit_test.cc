@@ -69,5 +69,29 @@ TEST(ProfileEditTest, PausedIsSetInPlaceOrAddedIndentedAsItsNeighbours) {
   EXPECT_FALSE(SetProfilePaused("spec: {policy: {}}\n", true).ok());
 }
 
+// The retry token: an annotation added under metadata (with `annotations:` when there is none),
+// then replaced in place, quotes kept; anyone else's annotations and comments stay.
+TEST(ProfileEditTest, RetryTokenIsAddedAsAnAnnotationThenReplacedInPlace) {
+  const std::string bare = "metadata:\n  name: lab   # ours\nspec: {}\n";
+  const std::string first = *SetProfileRetry(bare, "2026-12-02T10:00:00Z");
+  EXPECT_EQ(first,
+            "metadata:\n  annotations:\n    talos-reconciler.dev/retry: \"2026-12-02T10:00:00Z\"\n"
+            "  name: lab   # ours\nspec: {}\n");
+  EXPECT_EQ(*SetProfileRetry(first, "2026-12-02T11:00:00Z"),
+            "metadata:\n  annotations:\n    talos-reconciler.dev/retry: \"2026-12-02T11:00:00Z\"\n"
+            "  name: lab   # ours\nspec: {}\n");
+  const std::string others = "metadata:\n  name: lab\n  annotations:\n    team: infra\n";
+  EXPECT_EQ(*SetProfileRetry(others, "1"),
+            "metadata:\n  name: lab\n  annotations:\n    talos-reconciler.dev/retry: \"1\"\n"
+            "    team: infra\n");
+  EXPECT_FALSE(SetProfileRetry("metadata: {name: lab}\n", "1").ok());
+  // A token written with escapes is left to a person rather than rewritten wrongly.
+  absl::StatusOr<std::string> escaped = SetProfileRetry(
+      "metadata:\n  annotations:\n    talos-reconciler.dev/retry: \"a\\tb\"\n", "1");
+  ASSERT_FALSE(escaped.ok());
+  EXPECT_THAT(std::string(escaped.status().message()),
+              testing::HasSubstr("set metadata.annotations.talos-reconciler.dev/retry: \"1\" by hand"));
+}
+
 }  // namespace
 }  // namespace tr::core

@@ -6,6 +6,8 @@
 #include <random>
 
 #include "core/planner.h"
+#include "core/rollout_outcomes.h"
+#include "core/rollout_record.h"
 #include "core/timestamp.h"
 #include "tests/support/rollout_world.h"
 
@@ -173,8 +175,8 @@ TEST(RolloutTest, ANodeBackOnItsOldSchematicFails) {
                                         kNewSchematic));
   EXPECT_EQ(world.log(), (std::vector<std::string>{"reboot w-0"}));
   // The failure halts this schematic at this version; another schematic starts afresh.
-  EXPECT_TRUE(HaltedByFailure(mem, V("1.14.2"), kNewSchematic));
-  EXPECT_FALSE(HaltedByFailure(mem, V("1.14.2"), std::string(64, 'c')));
+  EXPECT_TRUE(HaltedByFailure(mem, V("1.14.2"), kNewSchematic, ""));
+  EXPECT_FALSE(HaltedByFailure(mem, V("1.14.2"), std::string(64, 'c'), ""));
 }
 
 // w-1, a GPU worker, has a schematic of its own (spec.nodes[].schematic); every node runs
@@ -453,6 +455,28 @@ TEST(RolloutTest, RecordedFailureHaltsUntilTheTargetChanges) {
   RolloutDecision moving =
       DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
   EXPECT_NE(moving.phase, ClusterPhase::kUpgradeFailed);
+}
+
+// `talos-reconciler retry` writes a new token into the profile: the halt is lifted for it, and a
+// failure under the new token halts again (it remembers the token it happened under).
+TEST(RolloutTest, RecordedFailureHaltsUntilARetryIsAsked) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  RolloutMemory mem;
+  mem.failure = RolloutFailure{"w-0", V("1.12.0"), "boom", world.now()};
+  EXPECT_TRUE(HaltedByFailure(mem, world.profile()));
+  world.profile().retry_token = "2026-12-02T10:15:00Z";
+  EXPECT_FALSE(HaltedByFailure(mem, world.profile()));
+  ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  mem.failure.reset();  // as the reconciler clears a failure that no longer halts
+  RolloutDecision d =
+      DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+  EXPECT_NE(d.phase, ClusterPhase::kUpgradeFailed) << d.message;
+  RolloutDecision refused = ActionRefused(d, world.profile(), "refused again", world.now());
+  ASSERT_TRUE(refused.failure.has_value());
+  EXPECT_EQ(refused.failure->retry, "2026-12-02T10:15:00Z");
+  mem.failure = refused.failure;
+  EXPECT_TRUE(HaltedByFailure(mem, world.profile()));
 }
 
 TEST(RolloutTest, KubernetesStepIsHandedToTheJob) {

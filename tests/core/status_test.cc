@@ -267,7 +267,8 @@ ClusterStatus EveryFieldSet(const std::string& failure) {
   memory.prepulled_node_images = {"gpu-img:v1.12.0"};
   memory.etcd_snapshot_image = "img:v1.12.0";
   memory.settle_until = kT0 + std::chrono::seconds(30);
-  memory.failure = RolloutFailure{"w-0", V("1.12.0"), failure, kT0, std::string(64, 'b')};
+  memory.failure = RolloutFailure{"w-0", V("1.12.0"), failure, kT0, std::string(64, 'b'),
+                                  "2026-12-02T10:15:00Z"};
   scene.profile.labels = {{"env", "prod"}};
   ClusterStatus status = scene.Build(nullptr, memory, kT0, {"something: happened"});
   status.fence = Fence{4, "talos-reconciler-0"};
@@ -287,6 +288,7 @@ TEST(StatusYamlTest, RoundTripsEveryField) {
                          << yaml;
   EXPECT_FALSE(StatusChanged(s, *back.value)) << yaml << "\n---\n" << RenderStatusYaml(*back.value);
   EXPECT_EQ(back.value->rollout.failure->message, "it: \"broke\"\nbadly");
+  EXPECT_EQ(back.value->rollout.failure->retry, "2026-12-02T10:15:00Z");
   EXPECT_EQ(back.value->rollout.in_flight[0].phase, OperationPhase::kDrained);
   EXPECT_TRUE(back.value->rollout.in_flight[0].lifecycle);
   EXPECT_EQ(back.value->labels, (std::map<std::string, std::string>{{"env", "prod"}}));
@@ -566,6 +568,7 @@ rollout.failure
 rollout.failure.at
 rollout.failure.message
 rollout.failure.node
+rollout.failure.retry
 rollout.failure.schematic
 rollout.failure.talosTarget
 rollout.prepulledImage

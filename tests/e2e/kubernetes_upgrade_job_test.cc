@@ -22,6 +22,7 @@
 #include "reconciler/clients/kube/http_kube_client.h"
 #include "reconciler/clients/kube/kubeconfig.h"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/e2e/operator_checkout.h"
 #include "tests/sim/kube_jobs.h"
 
 namespace tr::e2e {
@@ -375,7 +376,8 @@ class KubernetesUpgradeJobTest : public E2eTest {
     return total;
   }
   // Ready on Kubernetes 1.35.0 with `commit`; each component patched exactly once.
-  void ExpectUpgradedOnce(const std::string& commit) {
+  // `jobs`: how many Jobs were created for it (a retry after a failed one makes two).
+  void ExpectUpgradedOnce(const std::string& commit, int jobs = 1) {
     E2E_ASSERT_OK(
         world().WaitForKubernetesReady("k8s", "1.35.0", commit, kJobTestTimeout).status());
     const std::map<std::string, int> applies = Applies();
@@ -386,7 +388,7 @@ class KubernetesUpgradeJobTest : public E2eTest {
     for (const auto& w : world().sim().cluster("k8s").WorkerNames()) {
       EXPECT_EQ(applies.at(w), 1) << w;
     }
-    EXPECT_EQ(JobsCreated(), 1);
+    EXPECT_EQ(JobsCreated(), jobs);
     // The nodes may show the new version while the Job still syncs the manifests: it then
     // completes (deleted by the daemon once it saw that, else left to its TTL).
     EXPECT_TRUE(world().WaitUntil(30s, [&] {
@@ -475,6 +477,13 @@ TEST_F(KubernetesUpgradeJobTest, FailingComponentFailsTheJobAndNamesComponentAnd
       fmt::format("/apis/batch/v1/namespaces/{}/jobs/k8s-upgrade-k8s-v1-35-0", kNamespace));
   ASSERT_TRUE(job.ok()) << job.status();
   EXPECT_NE(job->find("PodFailurePolicy"), std::string::npos);
+
+  // The cause fixed, one `retry`: the failed Job is replaced by one for the retry, which
+  // finishes the upgrade.
+  E2E_ASSERT_OK(world().sim().ClearFaults(worker));
+  const OperatorCheckout work(world());
+  work.Verb("retry", "k8s", "the registry mirror is back");
+  ExpectUpgradedOnce(work.Head(), 2);
 }
 
 }  // namespace

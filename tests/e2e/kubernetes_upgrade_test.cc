@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/e2e/operator_checkout.h"
 #include "tests/support/fake_chat.h"
 
 namespace tr::e2e {
@@ -33,6 +34,43 @@ Hops HopsOf(const std::vector<JournalLine>& journal, const std::string& cluster,
     }
   }
   return h;
+}
+
+// The in-process Kubernetes upgrade fails on a kubelet image that cannot be pulled and stays
+// failed (UpgradeFailed, nothing applied); once the cause is fixed, one `retry` starts it again
+// and it finishes.
+TEST_F(E2eTest, FailedKubernetesUpgradeStartsAgainAfterOneRetry) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("kretry", 1, 1, "1.12.0", "1.34.1")}));
+  world().PushProfiles({{"kretry", AtTalos("1.12.0", {}, "1.34.1")}}, "initial profile");
+  E2E_ASSERT_OK(world().StartDaemon());
+  const std::string worker = world().sim().cluster("kretry").WorkerNames().at(0);
+  E2E_ASSERT_OK(world().sim().InjectFault(
+      worker, R"({"kind":"image_pull_failure","image":"kubelet:v1.35"})"));
+  const std::string bump = world().PushProfiles({{"kretry", AtTalos("1.12.0", {}, "1.35.0")}},
+                                                "kretry: Kubernetes 1.35.0");
+  core::ClusterStatus failed;
+  E2E_ASSERT_OK_AND_ASSIGN(failed, world().WaitForStatus(
+                                       "kretry",
+                                       [&](const core::ClusterStatus& s) {
+                                         return s.desired_commit_attempted == bump &&
+                                                s.phase == core::ClusterPhase::kUpgradeFailed;
+                                       },
+                                       kTimeout));
+  EXPECT_THAT(failed.message, ::testing::HasSubstr("on " + worker)) << failed.message;
+
+  E2E_ASSERT_OK(world().sim().ClearFaults(worker));
+  // The cause gone is not enough: the daemon keeps looking, and the failure stays.
+  const uint64_t cleared = LastSeq(world().Journal());
+  ASSERT_TRUE(world().WaitUntil(60s, [&] {
+    return CountCalls(world().Journal(), "kretry", "", "", cleared) >= 20;
+  }));
+  auto still = world().repo().Status("kretry");
+  ASSERT_TRUE(still.ok()) << still.status();
+  EXPECT_EQ(still->phase, core::ClusterPhase::kUpgradeFailed) << Summary(*still);
+
+  const OperatorCheckout work(world());
+  work.Verb("retry", "kretry", "the registry mirror is back");
+  E2E_ASSERT_OK(world().WaitForKubernetesReady("kretry", "1.35.0", work.Head(), kTimeout).status());
 }
 
 TEST_F(E2eTest, TalosAndKubernetesHopsInValidOrderToTalos112AndKubernetes135) {

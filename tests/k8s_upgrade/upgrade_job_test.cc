@@ -99,6 +99,23 @@ TEST(UpgradeJobTest, JobCarriesProfileMatrixSecretAndFailurePolicy) {
   }
 }
 
+// The Job remembers the retry it was made for, so that a failed one under an older retry is
+// replaced once `talos-reconciler retry` asks again; a profile with no retry adds nothing.
+TEST(UpgradeJobTest, JobCarriesTheRetryItWasMadeFor) {
+  const core::SupportMatrix matrix = core::SupportMatrix::BuiltIn();
+  const std::string plain = UpgradeJobJson(Profile("prod"), V("1.35.0"), matrix, {});
+  EXPECT_FALSE(json::parse(plain)["metadata"].contains("annotations"));
+  core::ClusterProfile asked = Profile("prod");
+  asked.retry_token = "2026-12-02T10:15:00Z";
+  const std::string job = UpgradeJobJson(asked, V("1.35.0"), matrix, {});
+  EXPECT_EQ(json::parse(job)["metadata"]["annotations"]["talos-reconciler.dev/retry"],
+            "2026-12-02T10:15:00Z");
+  auto read = ReadUpgradeJob(job, R"({"items":[]})");
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->task.retry_token, "2026-12-02T10:15:00Z");
+  EXPECT_EQ(ReadUpgradeJob(plain, R"({"items":[]})")->task.retry_token, "");
+}
+
 json JobWith(json status) {
   return {{"metadata",
            {{"name", "k8s-upgrade-prod-v1-35-0"},

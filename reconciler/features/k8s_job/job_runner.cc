@@ -49,6 +49,11 @@ std::optional<std::string> UnfinishedJob(const std::string& list_json) {
   return std::nullopt;
 }
 
+// A failure under another retry token than the profile's: `talos-reconciler retry` was run.
+bool RetryAsked(const UpgradeTaskStatus& task, const core::ClusterProfile& profile) {
+  return task.state == UpgradeTaskStatus::State::kFailed && task.retry_token != profile.retry_token;
+}
+
 }  // namespace
 
 std::string JobUpgradeRunner::JobPath(const std::string& name) const {
@@ -62,7 +67,10 @@ UpgradeTaskStatus JobUpgradeRunner::Ensure(const core::ClusterProfile& profile,
   {
     MutexLock lock(mu_);
     auto it = finished_.find(profile.name);
-    if (it != finished_.end() && it->second.target == target.ToString()) return it->second;
+    if (it != finished_.end() && it->second.target == target.ToString()) {
+      if (!RetryAsked(it->second, profile)) return it->second;
+      finished_.erase(it);
+    }
   }
   const std::string name = UpgradeJobName(profile.name, target);
   absl::StatusOr<std::string> job = kube_.GetObject(JobPath(name));
@@ -84,7 +92,7 @@ UpgradeTaskStatus JobUpgradeRunner::Ensure(const core::ClusterProfile& profile,
     MutexLock lock(mu_);
     seen_[profile.name] = target.ToString();
   }
-  return Follow(profile.name, name, *job, target);
+  return Follow(profile, name, *job, target);
 }
 
 absl::StatusOr<std::string> JobUpgradeRunner::Create(const core::ClusterProfile& profile,
@@ -114,9 +122,10 @@ absl::StatusOr<std::string> JobUpgradeRunner::Create(const core::ClusterProfile&
   return created;
 }
 
-UpgradeTaskStatus JobUpgradeRunner::Follow(const std::string& cluster, const std::string& name,
-                                           const std::string& job_json,
+UpgradeTaskStatus JobUpgradeRunner::Follow(const core::ClusterProfile& profile,
+                                           const std::string& name, const std::string& job_json,
                                            const core::Version& target) {
+  const std::string& cluster = profile.name;
   absl::StatusOr<std::string> pods = kube_.GetObject(fmt::format(
       "/api/v1/namespaces/{}/pods?labelSelector=job-name%3D{}", options_.job.namespace_name, name));
   if (!pods.ok()) return Failed(target, "Job " + name, pods.status());
@@ -133,14 +142,21 @@ UpgradeTaskStatus JobUpgradeRunner::Follow(const std::string& cluster, const std
     AddLogProgress(cluster, reading->running_pod, task);
     return task;
   }
+  // A failed Job the profile asks to retry: deleted, and the next look creates a new one.
+  const bool retry_asked = !reading->retry && RetryAsked(task, profile);
   // Finished: a success or a retry needs the Job no more; a failure stays to be looked at.
-  if (task.state == UpgradeTaskStatus::State::kSucceeded || reading->retry) {
+  if (task.state == UpgradeTaskStatus::State::kSucceeded || reading->retry || retry_asked) {
     absl::Status deleted = kube_.DeleteObject(JobPath(name), kBackground);
     if (!deleted.ok() && !absl::IsNotFound(deleted)) {
       ModuleLogger("k8s-upgrade")
           ->warn("cluster={} step=delete-job job={} error={}", cluster, name,
                  LogValue(std::string(deleted.message())));
     }
+  }
+  if (retry_asked) {
+    task.state = UpgradeTaskStatus::State::kRunning;
+    task.progress = fmt::format("a retry was asked: Job {} deleted, a new one follows", name);
+    return task;
   }
   if (!reading->retry) {
     MutexLock lock(mu_);

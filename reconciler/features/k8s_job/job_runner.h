@@ -10,7 +10,9 @@
 //   - Complete: succeeded; the Job is deleted (propagationPolicy Background: its pods too) and
 //     the result remembered;
 //   - Failed on exit code 1-3 (podFailurePolicy): failed with the component and node of the
-//     pod's termination message; the Job is kept for `kubectl logs` until its TTL;
+//     pod's termination message; the Job is kept for `kubectl logs` until its TTL, or until the
+//     profile asks for a retry (its talos-reconciler.dev/retry annotation differs from the
+//     Job's): then it is deleted and the next Ensure creates a new one;
 //   - Failed otherwise (backoffLimit spent on exit code 4 or kills, activeDeadlineSeconds): the
 //     Job is deleted and the next Ensure creates a new one, which resumes.
 // The Job runs on when the daemon dies; a restarted daemon adopts it by its name.
@@ -55,8 +57,9 @@ class JobUpgradeRunner final : public k8s_upgrade::KubernetesUpgradeRunner {
   absl::StatusOr<std::string> Create(const core::ClusterProfile& profile,
                                      const core::Version& target,
                                      const core::SupportMatrix& matrix);
-  k8s_upgrade::UpgradeTaskStatus Follow(const std::string& cluster, const std::string& name,
-                                        const std::string& job_json, const core::Version& target);
+  k8s_upgrade::UpgradeTaskStatus Follow(const core::ClusterProfile& profile,
+                                        const std::string& name, const std::string& job_json,
+                                        const core::Version& target);
   // Adds the progress of `pod`'s log to a running `task`; a log that cannot be read adds nothing.
   void AddLogProgress(const std::string& cluster, const std::string& pod,
                       k8s_upgrade::UpgradeTaskStatus& task);

@@ -295,7 +295,7 @@ std::string UpgradeJobJson(const core::ClusterProfile& profile, const core::Vers
                            {"seccompProfile", {{"type", "RuntimeDefault"}}}}},
                          {"containers", {Container(profile, target, s)}},
                          {"volumes", Volumes(profile, s)}};
-  const json job = {
+  json job = {
       {"apiVersion", "batch/v1"},
       {"kind", "Job"},
       {"metadata",
@@ -317,6 +317,10 @@ std::string UpgradeJobJson(const core::ClusterProfile& profile, const core::Vers
              {{kProfileAnnotation, ProfileYaml(profile, target)},
               {kDefaultsAnnotation, DefaultsYaml(matrix)}}}}},
           {"spec", pod_spec}}}}}};
+  // The retry the Job was made for: a failed Job under an older one is replaced (job_runner.h).
+  if (!profile.retry_token.empty()) {
+    job["metadata"]["annotations"] = {{std::string(core::kRetryAnnotation), profile.retry_token}};
+  }
   return job.dump();
 }
 
@@ -331,6 +335,8 @@ absl::StatusOr<JobReading> ReadUpgradeJob(const std::string& job_json,
   const json& meta = json_fields::Field(job, "metadata");
   r.task.target = json_fields::Text(json_fields::Field(meta, "labels"), kTargetLabel);
   r.deleting = !json_fields::Field(meta, "deletionTimestamp").is_null();
+  r.task.retry_token = json_fields::Text(json_fields::Field(meta, "annotations"),
+                                         core::kRetryAnnotation.data());
   const json& status = json_fields::Field(job, "status");
   std::string failed_reason, failed_message;
   bool complete = false, failed = false;

@@ -28,7 +28,9 @@ UpgradeTaskStatus InProcessUpgradeRunner::Ensure(const core::ClusterProfile& pro
                      ExitCodeFor(task->status.outcome.status) == kUpgradeRetry;
   const bool new_target = task && task->status.target != target.ToString() &&
                           task->status.state != UpgradeTaskStatus::State::kRunning;
-  if (!task || retry || new_target) {
+  const bool retry_asked = task && task->status.state == UpgradeTaskStatus::State::kFailed &&
+                           task->status.retry_token != profile.retry_token;
+  if (!task || retry || new_target || retry_asked) {
     finished = std::move(task);
     task = std::make_shared<Task>();
     Start(*task, profile, target, matrix);
@@ -45,6 +47,7 @@ bool InProcessUpgradeRunner::Started(const std::string& cluster, const core::Ver
 void InProcessUpgradeRunner::Start(Task& task, const core::ClusterProfile& profile,
                                    const core::Version& target, const core::SupportMatrix& matrix) {
   task.status.target = target.ToString();
+  task.status.retry_token = profile.retry_token;
   UpgradeOptions options;
   options.target = target;
   options.matrix = matrix;

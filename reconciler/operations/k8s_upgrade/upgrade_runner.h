@@ -4,7 +4,8 @@
 // failed with the component and node.
 //
 // A task that failed because an API did not answer is started again on the next Ensure (the
-// upgrade resumes: nothing is applied twice); any other failure stays until the target changes.
+// upgrade resumes: nothing is applied twice); any other failure stays until the target changes
+// or the profile asks for a retry (a new retry token; `talos-reconciler retry`).
 // After a daemon crash the next Ensure starts a new task, which resumes the same way.
 //
 // Thread-safe. The destructor stops every task and waits for it.
@@ -31,6 +32,7 @@ struct UpgradeTaskStatus {
   std::string target;      // "1.35.0"
   std::string progress;    // "kubelets 3/5"; "" before the first step
   UpgradeOutcome outcome;  // when finished
+  std::string retry_token;  // the profile's when the task started (ClusterProfile::retry_token)
 };
 
 class KubernetesUpgradeRunner {
