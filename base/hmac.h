@@ -1,5 +1,6 @@
 // HMAC-SHA256 and constant-time comparison, for checking webhook signatures and signing
-// outbound notifications. OpenSSL is hidden behind these functions.
+// outbound notifications, and a plain SHA-256 (an Image Factory schematic's ID is the digest of
+// its YAML). OpenSSL is hidden behind these functions.
 //
 // Pure functions; thread-safe.
 #pragma once
@@ -13,6 +14,9 @@ namespace tr {
 std::string HmacSha256(std::string_view key, std::string_view message);
 // Lower-case hex of HMAC-SHA256(key, message).
 std::string HmacSha256Hex(std::string_view key, std::string_view message);
+
+// Lower-case hex of SHA-256(message).
+std::string Sha256Hex(std::string_view message);
 
 // Whether `a` equals `b`, taking the same time for every `a` of a given length (the length
 // itself is not secret: a signature's length is public).

@@ -6,6 +6,7 @@
 
 #include "core/api_version.h"
 #include "core/names.h"
+#include "core/text.h"
 #include "fmt/format.h"
 
 namespace tr::core {
@@ -76,6 +77,17 @@ std::vector<std::string> Endpoints(const AdoptInput& input,
   return kept;
 }
 
+// spec.talos.schematic, factory, platform (and secureboot) of a proven schematic of extensions.
+std::string SchematicLines(const FactoryInstaller& installer) {
+  std::string out = fmt::format(
+      "    schematic:\n      customization:\n        systemExtensions:\n"
+      "          officialExtensions: [{}]\n    factory: {}\n    platform: {}\n",
+      fmt::join(installer.schematic.official_extensions, ", "), installer.factory,
+      installer.platform);
+  if (installer.secureboot) out += "    secureboot: true\n";
+  return out;
+}
+
 }  // namespace
 
 std::string InstallerRepository(std::string_view image) {
@@ -97,6 +109,37 @@ std::string RunningInstallerRepository(const AdoptedNode& node) {
     repository = repository.substr(0, slash + 1) + *node.seen.schematic;
   }
   return repository;
+}
+
+std::optional<SchematicCandidate> FindSchematicCandidate(const std::vector<AdoptedNode>& nodes) {
+  std::set<std::string> repositories, extension_sets;
+  for (const AdoptedNode& node : nodes) {
+    repositories.insert(RunningInstallerRepository(node));
+    extension_sets.insert(ExtensionsOf(node));
+  }
+  if (nodes.empty() || repositories.size() != 1 || extension_sets.size() != 1 ||
+      !nodes.front().seen.schematic) {
+    return std::nullopt;
+  }
+  // "<host>/<platform>-installer[-secureboot]/<id>"
+  const std::string& repository = *repositories.begin();
+  const std::vector<std::string_view> parts = Split(repository, '/');
+  if (parts.size() != 3 || parts[2] != *nodes.front().seen.schematic) return std::nullopt;
+  SchematicCandidate candidate;
+  candidate.id = std::string(parts[2]);
+  std::string kind(parts[1]);
+  candidate.installer.secureboot = kind.ends_with("-secureboot");
+  if (candidate.installer.secureboot) kind.resize(kind.size() - std::string_view("-secureboot").size());
+  if (!kind.ends_with("-installer") || kind == "-installer") return std::nullopt;
+  candidate.installer.platform = kind.substr(0, kind.size() - std::string_view("-installer").size());
+  candidate.installer.factory = "https://" + std::string(parts[0]);
+  for (const std::string& extension : nodes.front().seen.extensions) {
+    candidate.installer.schematic.official_extensions.push_back(
+        "siderolabs/" + extension.substr(0, extension.find(' ')));
+  }
+  std::sort(candidate.installer.schematic.official_extensions.begin(),
+            candidate.installer.schematic.official_extensions.end());
+  return candidate;
 }
 
 absl::StatusOr<std::string> AdoptedProfileYaml(const AdoptInput& input) {
@@ -145,8 +188,12 @@ absl::StatusOr<std::string> AdoptedProfileYaml(const AdoptInput& input) {
   out += fmt::format("apiVersion: {}\nkind: ClusterProfile\nmetadata:\n  name: {}\nspec:\n",
                      kApiVersion, input.name);
   out += fmt::format("  endpoints: [{}]\n", fmt::join(Endpoints(input, control_planes), ", "));
-  out += fmt::format("  credentials: {}\n  talos:\n    version: {}\n    image: {}\n",
-                     input.credentials, *talos, image);
+  out += fmt::format("  credentials: {}\n  talos:\n    version: {}\n", input.credentials, *talos);
+  if (input.schematic && input.image.empty()) {
+    out += SchematicLines(*input.schematic);
+  } else {
+    out += fmt::format("    image: {}\n", image);
+  }
   if (schematics.size() == 1 && *schematics.begin() != "none" &&
       *schematics.begin() != "not read") {
     out += fmt::format("    # every node booted Image Factory schematic {}\n", *schematics.begin());

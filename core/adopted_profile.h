@@ -6,6 +6,7 @@
 // Pure; thread-compatible.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "core/observed.h"
 #include "core/profile.h"
+#include "core/schematic.h"
 
 namespace tr::core {
 
@@ -35,7 +37,24 @@ struct AdoptInput {
   std::vector<std::string> endpoints;
   std::vector<AdoptedNode> nodes;
   std::string image;  // --image: the installer repository to write instead of the nodes' own
+  // The Image Factory schematic to write instead of the installer repository: set by the
+  // caller only once it has checked that the schematic's ID is the one every node booted
+  // (SchematicCandidate). Ignored with `image`.
+  std::optional<FactoryInstaller> schematic{};
 };
+
+// What the nodes' installer says of an Image Factory schematic, to be proven by its ID: the
+// factory (https://<the installer's registry host>), platform and SecureBoot of an installer
+// "<host>/<platform>-installer[-secureboot]/<id>" every node runs, and a schematic of the
+// official extensions every node runs ("siderolabs/<name>": the nodes report names only).
+// nullopt when the nodes run no factory installer or do not agree. The nodes do not report
+// kernel arguments, META or an overlay, so only sha256(SchematicYaml(...)) == `id` shows that
+// the candidate is the whole schematic.
+struct SchematicCandidate {
+  FactoryInstaller installer;
+  std::string id;
+};
+std::optional<SchematicCandidate> FindSchematicCandidate(const std::vector<AdoptedNode>& nodes);
 
 // The installer repository of `image` ("ghcr.io/siderolabs/installer:v1.11.6" or one pinned by
 // digest): the reference without its tag and digest.

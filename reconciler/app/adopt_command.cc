@@ -58,8 +58,10 @@ absl::StatusOr<std::string> Adopt(const AdoptOptions& options) {
   absl::StatusOr<std::vector<core::AdoptedNode>> nodes =
       ObserveForAdoption(clients, seed, AskFirst(*context));
   if (!nodes.ok()) return nodes.status();
-  return core::AdoptedProfileYaml(
-      {seed.name, seed.credentials, seed.endpoints, *std::move(nodes), options.image});
+  core::AdoptInput input{seed.name, seed.credentials, seed.endpoints, *std::move(nodes),
+                         options.image};
+  if (input.image.empty()) input.schematic = ProvenSchematic(input.nodes);
+  return core::AdoptedProfileYaml(input);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "reconciler/operations/adoption.h"
 
+#include "base/hmac.h"
 #include "fmt/format.h"
 #include "reconciler/operations/k8s_upgrade/config_survey.h"
 #include "reconciler/operations/k8s_upgrade/machine_config.h"
@@ -41,6 +42,15 @@ core::AdoptedNode FromKube(const kube::KubeNode& k) {
 }
 
 }  // namespace
+
+std::optional<core::FactoryInstaller> ProvenSchematic(const std::vector<core::AdoptedNode>& nodes) {
+  std::optional<core::SchematicCandidate> candidate = core::FindSchematicCandidate(nodes);
+  if (!candidate || candidate->installer.schematic.official_extensions.empty()) return std::nullopt;
+  if (Sha256Hex(core::SchematicYaml(candidate->installer.schematic)) != candidate->id) {
+    return std::nullopt;
+  }
+  return candidate->installer;
+}
 
 std::string PeerUrlHost(const std::string& url) {
   std::string host = url;

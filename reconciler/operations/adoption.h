@@ -7,6 +7,7 @@
 // Thread-compatible; blocks on the network.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,13 @@ namespace tr::reconciler {
 absl::StatusOr<std::vector<core::AdoptedNode>> ObserveForAdoption(
     ClusterClientFactory& clients, const core::ClusterProfile& seed,
     const std::vector<std::string>& ask_first);
+
+// The Image Factory schematic every node booted, when the official extensions they run make
+// exactly that schematic (its ID is the sha256 of its YAML: core/schematic.h): the profile can
+// then declare the schematic rather than name its installer. nullopt when they run no factory
+// installer, no extension, or a schematic with more than extensions (kernel arguments, META,
+// an overlay), which the nodes do not report.
+std::optional<core::FactoryInstaller> ProvenSchematic(const std::vector<core::AdoptedNode>& nodes);
 
 // The host of an etcd peer URL ("https://10.0.0.11:2380", "https://[fd00::1]:2380").
 std::string PeerUrlHost(const std::string& url);

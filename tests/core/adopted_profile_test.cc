@@ -92,6 +92,41 @@ TEST(AdoptedProfileTest, AFactoryImageTakesTheSchematicTheNodesBooted) {
   EXPECT_THAT(*yaml, HasSubstr("iscsi-tools v1.11.6"));
 }
 
+// A factory installer's URL gives the factory, platform and SecureBoot, the nodes' extensions
+// the schematic to prove; written, it declares the schematic instead of naming the installer.
+TEST(AdoptedProfileTest, AProvenSchematicIsDeclaredInsteadOfTheInstaller) {
+  AdoptInput input = AdoptFiveNodes();
+  for (AdoptedNode& node : input.nodes) {
+    node.install_image =
+        std::string("factory.example.com/aws-installer-secureboot/") + kOther + ":v1.11.6";
+    node.seen.schematic = kOther;
+    node.seen.extensions = {"util-linux-tools 2.40", "iscsi-tools v0.1.6"};
+  }
+  const std::optional<SchematicCandidate> candidate = FindSchematicCandidate(input.nodes);
+  ASSERT_TRUE(candidate.has_value());
+  EXPECT_EQ(candidate->id, kOther);
+  EXPECT_EQ(candidate->installer.factory, "https://factory.example.com");
+  EXPECT_EQ(candidate->installer.platform, "aws");
+  EXPECT_TRUE(candidate->installer.secureboot);
+  EXPECT_EQ(candidate->installer.schematic.official_extensions,
+            (std::vector<std::string>{"siderolabs/iscsi-tools", "siderolabs/util-linux-tools"}));
+
+  input.schematic = candidate->installer;
+  const absl::StatusOr<std::string> yaml = AdoptedProfileYaml(input);
+  ASSERT_TRUE(yaml.ok()) << yaml.status();
+  const ProfileSet set = AdoptedSet(*yaml);
+  ASSERT_EQ(set.profiles.size(), 1u) << *yaml;
+  const ClusterProfile& profile = set.profiles.front();
+  ASSERT_TRUE(profile.talos_factory.has_value()) << *yaml;
+  EXPECT_EQ(*profile.talos_factory, candidate->installer);
+  EXPECT_THAT(*yaml, Not(HasSubstr("image:")));
+
+  // Nodes on a plain installer, or on two schematics, give no candidate.
+  input.nodes.front().seen.schematic = kSchematic;
+  EXPECT_FALSE(FindSchematicCandidate(input.nodes).has_value());
+  EXPECT_FALSE(FindSchematicCandidate(AdoptFiveNodes().nodes).has_value());
+}
+
 TEST(AdoptedProfileTest, NodesMidRolloutAreRefusedByName) {
   AdoptInput input = AdoptFiveNodes();
   input.nodes[0].seen.talos = *ParseTalosVersion("1.12.0");

@@ -16,7 +16,9 @@
 #include "nlohmann/json.hpp"
 #include "reconciler/app/offline_commands.h"
 #include "reconciler/features/plan/plan_engine.h"
+#include "reconciler/operations/adoption.h"
 #include "tests/sim/fleet.h"
+#include "tests/sim/schematic_id.h"
 
 namespace tr::reconciler {
 namespace {
@@ -118,6 +120,38 @@ TEST_F(AdoptTest, AFactoryNodeKeepsItsSchematicAndShowsItsExtensions) {
   std::ostringstream vout, verr;
   EXPECT_EQ(RunValidate({dir_ / "repo", ValidateFormat::kText, 0}, vout, verr), kExitOk)
       << vout.str() << verr.str() << out_;
+}
+
+// Nodes that booted a factory schematic of official extensions: the profile declares that
+// schematic when its ID (as talos-sim's factory computes it, upstream's way) is the one the
+// nodes booted; a schematic with more than extensions keeps the installer's name.
+TEST(ProvenSchematicTest, DeclaredOnlyWhenTheExtensionsMakeTheBootedId) {
+  const auto booted = [](const std::string& schematic_yaml) {
+    absl::StatusOr<sim::Schematic> parsed = sim::ParseSchematic(schematic_yaml);
+    EXPECT_TRUE(parsed.ok()) << parsed.status();
+    const std::string id = sim::SchematicId(*parsed);
+    std::vector<core::AdoptedNode> nodes(2);
+    for (core::AdoptedNode& node : nodes) {
+      node.install_image = "factory.talos.dev/metal-installer/" + id + ":v1.13.9";
+      node.seen.schematic = id;
+      node.seen.extensions = {"iscsi-tools v0.2.0", "util-linux-tools 2.41.1"};
+    }
+    return nodes;
+  };
+  const std::optional<core::FactoryInstaller> proven = ProvenSchematic(booted(
+      "customization:\n  systemExtensions:\n    officialExtensions:\n"
+      "      - siderolabs/iscsi-tools\n      - siderolabs/util-linux-tools\n"));
+  ASSERT_TRUE(proven.has_value());
+  EXPECT_EQ(proven->factory, "https://factory.talos.dev");
+  EXPECT_EQ(proven->platform, "metal");
+  EXPECT_EQ(proven->schematic.official_extensions,
+            (std::vector<std::string>{"siderolabs/iscsi-tools", "siderolabs/util-linux-tools"}));
+  EXPECT_FALSE(ProvenSchematic(booted(
+                                   "customization:\n  extraKernelArgs: [net.ifnames=0]\n"
+                                   "  systemExtensions:\n    officialExtensions:\n"
+                                   "      - siderolabs/iscsi-tools\n"
+                                   "      - siderolabs/util-linux-tools\n"))
+                   .has_value());
 }
 
 TEST_F(AdoptTest, TakesTheTalosconfigAsTalosctlDoes) {
