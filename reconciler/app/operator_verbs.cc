@@ -8,6 +8,7 @@
 #include "core/profile_edit.h"
 #include "fmt/format.h"
 #include "gitsource/subprocess.h"
+#include "reconciler/runtime/cli_error.h"
 
 namespace tr::reconciler {
 namespace {
@@ -65,7 +66,7 @@ absl::Status Run(const OperatorVerbOptions& o, std::ostream& out) {
 
 int RunOperatorVerb(const OperatorVerbOptions& options, std::ostream& out, std::ostream& err) {
   if (absl::Status s = Run(options, out); !s.ok()) {
-    err << "Error: " << s.message() << "\n";
+    err << ErrorLine(std::string(s.message()));
     return 1;
   }
   return 0;

@@ -338,6 +338,9 @@ TEST(CliTest, EveryCommandsErrorIsAnErrorLine) {
                            "--credentials-dir", missing, "--repo", missing}),
                       "upgrade-k8s without a repository");
   ExpectOneErrorStyle(Cli({"adopt", "x", "--talosconfig", missing}), "adopt");
+  for (const char* verb : {"pause", "resume", "retry"}) {
+    ExpectOneErrorStyle(Cli({verb, "x", "--reason", "why", "--dir", missing}), verb);
+  }
   ExpectOneErrorStyle(Cli({"run", "--repo", "file://" + missing, "--state-dir", missing,
                            "--poll-interval", "1d"}),
                       "run");
