@@ -26,9 +26,9 @@
 #include "reconciler/clients/factory/factory_flags.h"
 #include "reconciler/clients/talos/talosconfig.h"
 #include "reconciler/features/plan/plan_engine.h"
-#include "reconciler/runtime/cli_error.h"
 #include "reconciler/features/proposals/propose_command.h"
 #include "reconciler/operations/k8s_upgrade/upgrade_k8s_command.h"
+#include "reconciler/runtime/cli_error.h"
 #include "reconciler/runtime/logging.h"
 #include "reconciler/runtime/version.h"
 
@@ -46,7 +46,7 @@ class SortedHelpFormatter : public CLI::Formatter {
     const size_t needs = text.find(" " + get_label("Needs") + ":");
     const size_t excludes = text.find(" " + get_label("Excludes") + ":");
     text.resize(std::min(needs, excludes) == std::string::npos ? text.size()
-                                                                : std::min(needs, excludes));
+                                                               : std::min(needs, excludes));
     text += Sorted("Needs", opt->get_needs());
     text += Sorted("Excludes", opt->get_excludes());
     return text;
@@ -427,8 +427,9 @@ const CLI::App& Chosen(const CLI::App& app) {
 }
 std::string SeeHelp(const CLI::App& app) {
   const CLI::App& cmd = Chosen(app);
-  return &cmd == &app ? "Run 'talos-reconciler --help' for the commands."
-                      : fmt::format("Run 'talos-reconciler {} --help' for its flags.", cmd.get_name());
+  return &cmd == &app
+             ? "Run 'talos-reconciler --help' for the commands."
+             : fmt::format("Run 'talos-reconciler {} --help' for its flags.", cmd.get_name());
 }
 
 // "unknown flag --obsrved for plan; did you mean --observed?" for the first argument the chosen
@@ -438,23 +439,24 @@ std::string SeeHelp(const CLI::App& app) {
 std::string UnknownArguments(const CLI::App& app) {
   const CLI::App& cmd = Chosen(app);
   const std::string name = &cmd == &app ? "talos-reconciler" : cmd.get_name();
+  std::vector<std::string> known;
+  for (const CLI::App* owner : {&cmd, &app}) {
+    for (const CLI::Option* opt : owner->get_options()) {
+      if (opt->get_group().empty()) continue;
+      for (const std::string& long_name : opt->get_lnames()) known.push_back(long_name);
+    }
+  }
   std::vector<std::string> positional;
   for (const std::string& arg : app.remaining(true)) {
-    if (!arg.starts_with("-") || arg == "-") {
+    const std::string flag = arg.substr(0, arg.find('='));
+    const size_t name_at = flag.find_first_not_of('-');
+    if (!arg.starts_with("-") || name_at == std::string::npos) {  // "-", "--", "--=x" too
       positional.push_back(arg);
       continue;
     }
-    const std::string flag = arg.substr(0, arg.find('='));
-    std::vector<std::string> known;
-    for (const CLI::App* owner : {&cmd, &app}) {
-      for (const CLI::Option* opt : owner->get_options()) {
-        if (opt->get_group().empty()) continue;
-        for (const std::string& long_name : opt->get_lnames()) known.push_back(long_name);
-      }
-    }
-    const std::string bare = flag.substr(flag.find_first_not_of('-'));
-    const std::string best = core::ClosestSpelling(
-        bare, std::vector<std::string_view>(known.begin(), known.end()));
+    const std::string bare = flag.substr(name_at);
+    const std::string best =
+        core::ClosestSpelling(bare, std::vector<std::string_view>(known.begin(), known.end()));
     std::string text = fmt::format("unknown flag {} for {}", flag, name);
     if (!best.empty()) text += fmt::format("; did you mean --{}?", best);
     return text;
@@ -467,7 +469,9 @@ std::string UnknownArguments(const CLI::App& app) {
 // CLI11's own message in our style: its first letter in lower case ("A subcommand is required"
 // -> "a subcommand is required"), as every other error line.
 std::string LowerFirst(std::string text) {
-  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z') text[0] = static_cast<char>(text[0] - 'A' + 'a');
+  if (!text.empty() && text[0] >= 'A' && text[0] <= 'Z') {
+    text[0] = static_cast<char>(text[0] - 'A' + 'a');
+  }
   return text;
 }
 

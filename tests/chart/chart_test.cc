@@ -507,8 +507,7 @@ TEST_F(ChartTest, SidecarClassicIsAContainerBesideTheApp) {
 // one starts, unless leader election decides who acts (the chart's own Deployment's rule).
 TEST_F(ChartTest, SidecarExampleNeverOverlapsTwoReconcilersOnARollout) {
   const Objects plain = helm_.TemplateApp("talos-reconciler: {sidecar: {native: true}}\n");
-  EXPECT_EQ(plain.at("Deployment/a-app")["spec"]["strategy"]["type"].as<std::string>(),
-            "Recreate");
+  EXPECT_EQ(plain.at("Deployment/a-app")["spec"]["strategy"]["type"].as<std::string>(), "Recreate");
   const Objects elected = helm_.TemplateApp(
       "talos-reconciler: {sidecar: {native: true}, leaderElection: {enabled: true}}\n");
   EXPECT_EQ(elected.at("Deployment/a-app")["spec"]["strategy"]["type"].as<std::string>(),

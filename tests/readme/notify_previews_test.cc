@@ -40,8 +40,8 @@ TEST(NotifyPreviewsTest, DocsShowWhatScriptsDocsNotifyPreviewsGenerates) {
 // Every line of every preview box on the page, from its ┌ to its └, is as wide as the box: a
 // line break inside a message (or a wide character) would break its right edge.
 TEST(NotifyPreviewsTest, EveryBoxLineIsAsWideAsItsBox) {
-  const std::vector<std::string> lines = absl::StrSplit(
-      test_support::ReadPage(kPreviewsSource, "docs/notifications.md"), '\n');
+  const std::vector<std::string> lines =
+      absl::StrSplit(test_support::ReadPage(kPreviewsSource, "docs/notifications.md"), '\n');
   size_t boxes = 0, width = 0;
   bool inside = false;
   for (size_t i = 0; i < lines.size(); ++i) {

@@ -43,8 +43,8 @@ std::vector<Sentence> Sentences() {
       if (from < paragraph.size()) sentences.push_back({page, paragraph.substr(from)});
       paragraph.clear();
     };
-    for (const std::string& line :
-         std::vector<std::string>(absl::StrSplit(test_support::ReadPage(kManualSource, page), '\n'))) {
+    for (const std::string& line : std::vector<std::string>(
+             absl::StrSplit(test_support::ReadPage(kManualSource, page), '\n'))) {
       if (line.starts_with("```")) fenced = !fenced;
       if (fenced || line.starts_with("```") || line.empty()) {
         flush();
@@ -88,9 +88,9 @@ TEST(OneVoiceTest, ForcePushesAreSaidForWhatTheyAre) {
     if (std::regex_search(s.text, std::regex(R"re(\bnever (force|forces\b))re"))) {
       EXPECT_TRUE(Has(s.text, "status branch")) << s.page << ": " << s.text;
     }
-    git_source_says_it = git_source_says_it || (s.page == "docs/git-source.md" &&
-                                                Has(s.text, "force-with-lease") &&
-                                                Has(s.text, "proposal"));
+    git_source_says_it =
+        git_source_says_it || (s.page == "docs/git-source.md" && Has(s.text, "force-with-lease") &&
+                               Has(s.text, "proposal"));
   }
   EXPECT_TRUE(git_source_says_it);
 }
@@ -112,7 +112,8 @@ TEST(OneVoiceTest, DurationUnitsCalledErrorsAreErrorsAndTheExceptionIsSaid) {
     if (core::ParseDuration(example).ok()) continue;  // an example of what is accepted
     ++refused;
     if (core::ParseReleaseAge(example).ok()) {
-      EXPECT_TRUE(Has(units, "minimumReleaseAge")) << example << " is a valid release age: " << units;
+      EXPECT_TRUE(Has(units, "minimumReleaseAge"))
+          << example << " is a valid release age: " << units;
     }
   }
   EXPECT_GE(refused, 2u) << units;
@@ -134,8 +135,8 @@ TEST(OneVoiceTest, OneNamespaceAndEveryInstallHasIt) {
   size_t commands = 0;
   for (const std::string& page : test_support::ManualPages(kManualSource)) {
     bool created = false;
-    for (const std::string& line :
-         std::vector<std::string>(absl::StrSplit(test_support::ReadPage(kManualSource, page), '\n'))) {
+    for (const std::string& line : std::vector<std::string>(
+             absl::StrSplit(test_support::ReadPage(kManualSource, page), '\n'))) {
       if (!line.starts_with("kubectl ") && !line.starts_with("helm ")) continue;
       created = created || line.starts_with("kubectl create namespace talos-system");
       std::smatch m;

@@ -294,9 +294,9 @@ TEST(CliTest, EveryUsageErrorIsAnErrorLineAndAnUnknownFlagGetsASuggestion) {
     SCOPED_TRACE(command);
     const ProcessResult unknown = Cli({command, "--no-such-flag-at-all"});
     ExpectOneErrorStyle(unknown, command + " --no-such-flag-at-all");
-    EXPECT_THAT(unknown.err, AllOf(HasSubstr("error: unknown flag --no-such-flag-at-all for " +
-                                             command + "\n"),
-                                   HasSubstr("Run 'talos-reconciler " + command + " --help'")));
+    EXPECT_THAT(unknown.err,
+                AllOf(HasSubstr("error: unknown flag --no-such-flag-at-all for " + command + "\n"),
+                      HasSubstr("Run 'talos-reconciler " + command + " --help'")));
     // Its longest flag with one letter dropped is suggested back.
     std::vector<std::string> flags = LongFlags(command);
     if (flags.empty()) continue;  // completion: a shell name only
@@ -315,6 +315,7 @@ TEST(CliTest, EveryUsageErrorIsAnErrorLineAndAnUnknownFlagGetsASuggestion) {
   const ProcessResult bad_value = Cli({"validate", "-o", "bogus"});
   EXPECT_THAT(bad_value.err, HasSubstr("error: --output: bogus not in {text,github}"));
   ExpectOneErrorStyle(Cli({"plan", "a", "b"}), "plan a b");
+  ExpectOneErrorStyle(Cli({"plan", "a", "--=x"}), "plan a --=x");
   EXPECT_THAT(Cli({"plan", "a", "b"}).err, HasSubstr("error: unexpected argument for plan: b"));
   ExpectOneErrorStyle(Cli({"validate", "-o", "bogus"}), "validate -o bogus");
   ExpectOneErrorStyle(Cli({"run"}), "run");
@@ -334,16 +335,16 @@ TEST(CliTest, EveryCommandsErrorIsAnErrorLine) {
   ExpectOneErrorStyle(Cli({"upgrade-k8s", "--cluster", "x", "--to", "one", "--credentials-dir",
                            missing, "--repo", missing}),
                       "upgrade-k8s --to one");
-  ExpectOneErrorStyle(Cli({"upgrade-k8s", "--cluster", "x", "--to", "1.35.0",
-                           "--credentials-dir", missing, "--repo", missing}),
+  ExpectOneErrorStyle(Cli({"upgrade-k8s", "--cluster", "x", "--to", "1.35.0", "--credentials-dir",
+                           missing, "--repo", missing}),
                       "upgrade-k8s without a repository");
   ExpectOneErrorStyle(Cli({"adopt", "x", "--talosconfig", missing}), "adopt");
   for (const char* verb : {"pause", "resume", "retry"}) {
     ExpectOneErrorStyle(Cli({verb, "x", "--reason", "why", "--dir", missing}), verb);
   }
-  ExpectOneErrorStyle(Cli({"run", "--repo", "file://" + missing, "--state-dir", missing,
-                           "--poll-interval", "1d"}),
-                      "run");
+  ExpectOneErrorStyle(
+      Cli({"run", "--repo", "file://" + missing, "--state-dir", missing, "--poll-interval", "1d"}),
+      "run");
 }
 
 }  // namespace
