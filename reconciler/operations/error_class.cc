@@ -1,5 +1,7 @@
 #include "reconciler/operations/error_class.h"
 
+#include "reconciler/clients/talos/talos_answers.h"
+
 namespace tr::reconciler {
 
 const char* ErrorClassName(ErrorClass error_class) {
@@ -17,11 +19,7 @@ const char* ErrorClassName(ErrorClass error_class) {
 }
 
 ErrorClass ClassifyError(const absl::Status& status, ErrorSource source) {
-  // Talos' words when LifecycleService/Upgrade is called while an install still runs.
-  if (absl::IsFailedPrecondition(status) &&
-      status.message().find("already in progress") != absl::string_view::npos) {
-    return ErrorClass::kBusy;
-  }
+  if (talos::InstallInProgress(status)) return ErrorClass::kBusy;
   if (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) ||
       absl::IsCancelled(status) || absl::IsAborted(status) ||
       absl::IsResourceExhausted(status)) {

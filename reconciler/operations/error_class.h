@@ -4,8 +4,9 @@
 //   retry  the node or an API could not be reached (Unavailable, DeadlineExceeded, Cancelled,
 //          Aborted, ResourceExhausted): try again later, with backoff; nothing was decided.
 //   busy   the node is already doing what it was asked (Talos: "another installation/upgrade
-//          is already in progress", e.g. an install a killed process started): look again on
-//          the node poll interval; not an error.
+//          is already in progress", e.g. an install a killed process started, as the Talos
+//          adapter marks it: talos_answers.h): look again on the node poll interval; not an
+//          error.
 //   halt   a node or an API refused a step of an upgrade (a bad installer image, failed etcd
 //          checks, an installer exiting non-zero, a drain that PodDisruptionBudgets hold past
 //          --drain-timeout): the cluster goes UpgradeFailed with that cause and no further node

@@ -6,6 +6,7 @@
 #include "core/planner.h"
 #include "core/timestamp.h"
 #include "fmt/format.h"
+#include "reconciler/clients/talos/talos_answers.h"
 #include "reconciler/operations/etcd_snapshots.h"
 #include "reconciler/runtime/private_files.h"
 
@@ -68,13 +69,10 @@ absl::StatusOr<bool> PullOnNode(talos::TalosClient& talos, const std::string& ad
   return true;
 }
 
-// Below Talos 1.12.9 / 1.13.4 a control plane's Upgrade takes the etcd upgrade mutex even with
-// preserve; held by another session it is refused, but the lease expires within 60 s: retry.
+// The etcd upgrade mutex held by another session (talos_answers.h) is not a refusal of the step:
+// its lease expires within 60 s, so retry.
 absl::Status RetryableUpgradeRefusal(const absl::Status& status) {
-  if (absl::IsUnknown(status) &&
-      status.message().find("failed to acquire upgrade mutex") != std::string_view::npos) {
-    return absl::UnavailableError(status.message());
-  }
+  if (talos::UpgradeMutexHeld(status)) return absl::UnavailableError(status.message());
   return status;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "reconciler/clients/talos/talos_answers.h"
 #include "reconciler/operations/error_class.h"
 
 namespace tr::reconciler {

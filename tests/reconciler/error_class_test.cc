@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "reconciler/clients/talos/talos_answers.h"
+
 namespace tr::reconciler {
 namespace {
 
@@ -27,10 +29,12 @@ TEST(ErrorClassTest, EachErrorHasOneClass) {
       {absl::ResourceExhaustedError("kube: 429 too many requests"), kObserve, kRetry},
       {absl::InternalError("git: cannot lock ref"), kRecord, kRetry},
       // Busy: the node still runs an install it was given earlier.
-      {absl::FailedPreconditionError(
+      {talos::RecognizeTalosAnswer(absl::FailedPreconditionError(
            "talos LifecycleUpgrade on node 10.0.0.4 via 10.0.0.1:50000: another "
-           "installation/upgrade is already in progress"),
+           "installation/upgrade is already in progress")),
        kAct, kBusy},
+      // The same words not marked by the Talos adapter are not read: the code decides.
+      {absl::FailedPreconditionError("something already in progress"), kAct, kHalt},
       // Halt: the node or the cluster refused a step of the upgrade.
       {absl::UnknownError("error validating installer image \"x\": not found"), kAct, kHalt},
       {absl::FailedPreconditionError("installer exited with code 1"), kAct, kHalt},

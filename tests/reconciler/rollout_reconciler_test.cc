@@ -13,6 +13,7 @@
 
 #include "core/status_yaml.h"
 #include "reconciler/clients/kube/drain.h"
+#include "reconciler/clients/talos/talos_answers.h"
 #include "reconciler/operations/background_steps.h"
 #include "reconciler/runtime/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
@@ -111,9 +112,9 @@ class WorldExecutor final : public RolloutExecutor {
     }
     if (d.kind == core::ActionKind::kInstallImage && busy_installs > 0) {
       --busy_installs;  // an install a killed process started is still running
-      return absl::FailedPreconditionError(
+      return talos::RecognizeTalosAnswer(absl::FailedPreconditionError(
           "talos LifecycleUpgrade on node 10.0.0.4: another installation/upgrade is already in "
-          "progress");
+          "progress"));
     }
     if (d.kind == core::ActionKind::kDrainNode && drain) return drain();
     if (d.kind == core::ActionKind::kCallUpgrade && !refusal.ok()) return refusal;

@@ -2,6 +2,7 @@
 // code and text the reconciler acts on.
 #include <gmock/gmock.h>
 
+#include "reconciler/clients/talos/talos_answers.h"
 #include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {
@@ -158,6 +159,7 @@ TEST_P(ClientFaultTest, UnhealthyEtcdMemberBlocksControlPlaneUpgrade) {
   EXPECT_EQ(ack.status().code(), absl::StatusCode::kUnknown);
   EXPECT_THAT(Message(ack.status()), HasSubstr("error validating etcd for upgrade: etcd member"));
   EXPECT_THAT(Message(ack.status()), HasSubstr("is not healthy"));
+  EXPECT_FALSE(UpgradeMutexHeld(ack.status()));
   EtcdMemberStatus status;
   TR_ASSERT_OK_AND_ASSIGN(status, client_->EtcdStatus(Address("cp-3")));
   EXPECT_FALSE(status.errors.empty());
@@ -170,6 +172,7 @@ TEST_P(ClientFaultTest, UpgradeLockHeld) {
   EXPECT_THAT(Message(ack.status()),
               HasSubstr("failed to acquire upgrade mutex: error trying to lock etcd upgrade "
                         "mutex: mutex: Locked by another session"));
+  EXPECT_TRUE(UpgradeMutexHeld(ack.status()));
   // The lock is free again: the next attempt is accepted.
   EXPECT_TRUE(Upgrade("cp-2").ok());
 }

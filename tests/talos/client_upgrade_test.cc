@@ -2,6 +2,7 @@
 // lifecycle), rollback, configuration changes and COSI watch.
 #include <gmock/gmock.h>
 
+#include "reconciler/clients/talos/talos_answers.h"
 #include "resource/config/config.pb.h"
 #include "resource/definitions/k8s/k8s.pb.h"
 #include "tests/support/sim_fixture.h"
@@ -113,6 +114,30 @@ TEST_P(ClientUpgradeTest, LifecycleUpgradeOfAWorker) {
   NodeVersion version;
   TR_ASSERT_OK_AND_ASSIGN(version, client_->Version(node));
   EXPECT_EQ(version.tag, "v1.14.0");
+}
+
+// A second install while one runs: Talos refuses it in words the adapter recognises
+// (talos_answers.h), keeping Talos' code.
+TEST_P(ClientUpgradeTest, AnInstallWhileOneRunsIsMarkedInProgress) {
+  ASSERT_NO_FATAL_FAILURE(Start("v1.13.0", "v1.13.0"));
+  const std::string node = Address("w-1");
+  const std::string image = fmt::format("factory.talos.dev/metal-installer/{}:v1.14.0", kVanilla);
+  ASSERT_TRUE(client_->PullImage(node, core::InstallerStore::kSystem, image).ok());
+  absl::Status second = absl::OkStatus();
+  bool asked = false;
+  LifecycleUpgradeResult installed;
+  TR_ASSERT_OK_AND_ASSIGN(
+      installed,
+      client_->LifecycleUpgrade(node, image, core::InstallerStore::kSystem, [&](const auto&) {
+        if (asked) return;
+        asked = true;  // the first is still running
+        second = client_->LifecycleUpgrade(node, image, core::InstallerStore::kSystem, {}).status();
+      }));
+  EXPECT_EQ(installed.exit_code, 0);
+  ASSERT_TRUE(asked);
+  EXPECT_EQ(second.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(second.message()), HasSubstr("already in progress"));
+  EXPECT_TRUE(InstallInProgress(second));
 }
 
 // The in-memory store (talosctl --namespace inmem, as Omni upgrades): the pull and the install

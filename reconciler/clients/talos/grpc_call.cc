@@ -1,6 +1,7 @@
 #include "reconciler/clients/talos/grpc_call.h"
 
 #include "google/rpc/status.pb.h"
+#include "reconciler/clients/talos/talos_answers.h"
 
 namespace tr::reconciler::talos {
 
@@ -16,7 +17,7 @@ absl::Status FromGrpcStatus(const grpc::Status& status, const CallInfo& call) {
   const auto code = static_cast<absl::StatusCode>(status.error_code());
   std::string message = status.error_message();
   if (message.empty()) message = absl::StatusCodeToString(code);
-  return CallError(code, call, message);
+  return RecognizeTalosAnswer(CallError(code, call, message));
 }
 
 absl::Status CheckReplyMetadata(const common::Metadata& metadata, const CallInfo& call) {
@@ -25,7 +26,7 @@ absl::Status CheckReplyMetadata(const common::Metadata& metadata, const CallInfo
   if (metadata.has_status() && metadata.status().code() != 0) {
     code = static_cast<absl::StatusCode>(metadata.status().code());
   }
-  return CallError(code, call, metadata.error());
+  return RecognizeTalosAnswer(CallError(code, call, metadata.error()));
 }
 
 }  // namespace tr::reconciler::talos

@@ -4,6 +4,7 @@
 // Messages have the shape "talos <Method> on node <node> via <endpoint>: <what happened>" and
 // keep gRPC's code (gRPC and absl share the numbering). A reply element whose metadata.error is
 // set (one-to-many proxying) becomes an error with metadata.status's code, Unknown when unset.
+// Both carry the payload of what Talos' words mean (talos_answers.h).
 //
 // Thread-compatible: one CallAttempt per thread.
 #pragma once

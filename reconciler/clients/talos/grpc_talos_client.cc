@@ -5,13 +5,13 @@
 #include <cstdint>
 #include <thread>
 
-#include "absl/strings/cord.h"
 #include "base/env.h"
 #include "cosi/resource/state.grpc.pb.h"
 #include "machine/image.grpc.pb.h"
 #include "machine/lifecycle.grpc.pb.h"
 #include "machine/machine.grpc.pb.h"
 #include "reconciler/clients/talos/grpc_talos_client_impl.h"
+#include "reconciler/clients/talos/talos_answers.h"
 #include "reconciler/clients/talos/talos_convert.h"
 
 namespace tr::reconciler::talos {
@@ -22,8 +22,6 @@ Env::TimePoint Now() { return Env::Default().Now(); }
 
 // How long one connection wait may block before the stop token is looked at again.
 constexpr auto kConnectSlice = std::chrono::milliseconds(100);
-// The payload (absl::Status::SetPayload) of a call's Unavailable when every endpoint refused.
-constexpr char kEveryEndpointRefused[] = "talos-reconciler/every-endpoint-refused";
 
 constexpr std::string_view kMachineStatusNamespace = "runtime";
 constexpr std::string_view kMachineStatusType = "MachineStatuses.runtime.talos.dev";
@@ -43,10 +41,6 @@ std::string Join(const std::vector<std::string>& parts) {
 }
 
 }  // namespace
-
-bool EveryEndpointRefused(const absl::Status& status) {
-  return status.GetPayload(kEveryEndpointRefused).has_value();
-}
 
 absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(const TalosContext& context,
                                                                 GrpcTalosClientOptions options) {
@@ -184,7 +178,7 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
   absl::Status error =
       CallError(code, info, fmt::format("no endpoint reachable (tried {})", Join(failed)));
   if (every_refused && code == absl::StatusCode::kUnavailable) {
-    error.SetPayload(kEveryEndpointRefused, absl::Cord("1"));
+    error = MarkEveryEndpointRefused(std::move(error));
   }
   return error;
 }

@@ -64,11 +64,6 @@ struct GrpcTalosClientOptions {
   std::stop_token shutdown;
 };
 
-// Whether `status`, a call's Unavailable, says that every endpoint tried refused the connection
-// or failed the TLS handshake, none merely not answering in time. Then the talosconfig may be
-// why (tls_material.h's DiagnoseHandshake tells), and asking costs no timeout.
-bool EveryEndpointRefused(const absl::Status& status);
-
 // A client for the context's endpoints. InvalidArgument when the context has no endpoints or
 // no TLS material.
 absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(
