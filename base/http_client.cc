@@ -23,25 +23,4 @@ absl::Status NoAnswerError(httplib::Error error, std::string_view what) {
   return absl::UnavailableError(std::move(message));
 }
 
-absl::Status HttpAnswerError(int status, std::string message) {
-  if (status >= 200 && status < 300) return absl::OkStatus();
-  switch (status) {
-    case 401:
-      return absl::UnauthenticatedError(std::move(message));
-    case 403:
-      return absl::PermissionDeniedError(std::move(message));
-    case 404:
-      return absl::NotFoundError(std::move(message));
-    case 409:
-      return absl::AbortedError(std::move(message));
-    case 429:
-      return absl::ResourceExhaustedError(std::move(message));
-    default:
-      break;
-  }
-  if (status >= 500 && status < 600) return absl::UnavailableError(std::move(message));
-  if (status >= 400 && status < 500) return absl::InvalidArgumentError(std::move(message));
-  return absl::InternalError(std::move(message));
-}
-
 }  // namespace tr

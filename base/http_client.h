@@ -1,6 +1,7 @@
 // The one set-up of an outbound HTTP(S) client (forge API, notification receivers, container
 // registry, health-gate probes; the Kubernetes client takes the timeouts, its TLS is its own):
-// timeouts, trust, redirects, the user agent, and what a request that got no answer means.
+// timeouts, trust, redirects, the user agent, and what a request that got no answer means
+// (what an answer means is base/http_outcome.h's).
 // Proxies: none; every client connects to its server directly.
 //
 // Thread-safety: as httplib's client; the functions are thread-safe.
@@ -49,11 +50,6 @@ void SetHttpConnection(HttplibClient& client, std::chrono::milliseconds connect,
 // retry later.
 absl::Status NoAnswerError(httplib::Error error, std::string_view what);
 
-// What an answer with HTTP `status` means to the caller, with `message`: OK for 2xx;
-// Unauthenticated 401, PermissionDenied 403, NotFound 404, Aborted 409 (a conflict: read again
-// and retry), ResourceExhausted 429 and Unavailable 5xx (both: retry later), InvalidArgument for
-// another 4xx (the request is wrong; the same request fails again), Internal otherwise (a
-// redirect, which no client follows, or a code HTTP does not define).
-absl::Status HttpAnswerError(int status, std::string message);
+// What an answer means: base/http_outcome.h.
 
 }  // namespace tr

@@ -74,6 +74,12 @@ httplib::Request MakeRequest(std::string method, std::string path, httplib::Head
   return request;
 }
 
+HttpOutcome OutcomeOf(const CappedAnswer& answer) {
+  // Over the cap the head was read, but httplib keeps no headers with its error.
+  if (!answer.result) return HttpOutcome::Of(answer.status);
+  return HttpOutcome::Of(answer.status, answer.result->headers);
+}
+
 absl::Status AnswerOverCap(std::string_view what, size_t max_answer_bytes) {
   const std::string mib = max_answer_bytes % kMiB == 0 && max_answer_bytes > 0
                               ? fmt::format(" ({} MiB)", max_answer_bytes / kMiB)

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "base/http_outcome.h"
 #include "httplib.h"
 
 namespace tr::reconciler {
@@ -24,6 +25,9 @@ struct CappedAnswer {
   bool over_cap = false;
   int status = -1;  // the answer's HTTP status once its head was read, over the cap too
 };
+
+// What the answer means (base/http_outcome.h): its status, and its Retry-After once read.
+HttpOutcome OutcomeOf(const CappedAnswer& answer);
 
 // Sends `request` (method, path, headers, body; a body's Content-Type in its headers) on
 // `client`, with the client's own settings (timeouts, auth, TLS), and reads at most

@@ -1,5 +1,5 @@
-// The shared HTTP client set-up: what a request that got no answer and an answer that is not
-// 2xx mean, and the client's settings against a real server on loopback.
+// The shared HTTP client set-up: what a request that got no answer means, and the client's
+// settings against a real server on loopback (an answer's meaning: http_outcome_test.cc).
 #include "base/http_client.h"
 
 #include <gtest/gtest.h>
@@ -24,35 +24,6 @@ TEST(NoAnswerErrorTest, ATimeoutIsDeadlineExceededAnythingElseUnavailable) {
     const absl::Status status = NoAnswerError(c.error, "GET https://registry.test/v2/");
     EXPECT_EQ(status.code(), c.code) << httplib::to_string(c.error);
     EXPECT_EQ(status.message(), "GET https://registry.test/v2/: " + httplib::to_string(c.error));
-  }
-}
-
-TEST(HttpAnswerErrorTest, EachCodeSaysWhatTheCallerShouldDo) {
-  const struct {
-    int status;
-    absl::StatusCode code;
-  } cases[] = {
-      {200, absl::StatusCode::kOk},
-      {204, absl::StatusCode::kOk},
-      {302, absl::StatusCode::kInternal},
-      {400, absl::StatusCode::kInvalidArgument},
-      {401, absl::StatusCode::kUnauthenticated},
-      {403, absl::StatusCode::kPermissionDenied},
-      {404, absl::StatusCode::kNotFound},
-      {409, absl::StatusCode::kAborted},
-      {422, absl::StatusCode::kInvalidArgument},
-      {429, absl::StatusCode::kResourceExhausted},
-      {500, absl::StatusCode::kUnavailable},
-      {503, absl::StatusCode::kUnavailable},
-      {599, absl::StatusCode::kUnavailable},
-      {600, absl::StatusCode::kInternal},
-      {0, absl::StatusCode::kInternal},
-  };
-  for (const auto& c : cases) {
-    const std::string message = "GET /v2/: HTTP " + std::to_string(c.status);
-    const absl::Status status = HttpAnswerError(c.status, message);
-    EXPECT_EQ(status.code(), c.code) << c.status;
-    EXPECT_EQ(status.message(), status.ok() ? "" : message);
   }
 }
 

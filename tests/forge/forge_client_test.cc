@@ -189,7 +189,8 @@ TEST(ForgeClientRateLimitTest, WaitsAServerAsksForAreClamped) {
   }
   EXPECT_EQ(RateLimitDelay(429, {{"retry-after", "9223372036854775807"}}, "", now, 1),
             milliseconds(kMaxRateLimitWait));
-  EXPECT_EQ(RateLimitDelay(429, {{"retry-after", "-5"}}, "", now, 1), milliseconds(0));
+  // A negative Retry-After is no delay (base/http_outcome.h): the limit waits a minute.
+  EXPECT_EQ(RateLimitDelay(429, {{"retry-after", "-5"}}, "", now, 1), milliseconds(60000));
   // A reset in the past blocks nothing; one within the clamp is kept as it is.
   const Headers past{{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "10"}};
   EXPECT_EQ(RateLimitedUntil(past, now), std::nullopt);

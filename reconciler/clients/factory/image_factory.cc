@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "base/http_client.h"
+#include "base/http_outcome.h"
 #include "base/percent_encoding.h"
 #include "core/names.h"
 #include "core/yaml_text.h"
@@ -38,13 +39,14 @@ absl::StatusOr<std::string> Send(const ImageFactoryOptions& options, std::string
         res.error(),
         timed_out ? fmt::format("{}: no answer within {}ms", what, options.timeout.count()) : what);
   }
-  if (res->status < 200 || res->status >= 300) {
+  if (const HttpOutcome outcome = HttpOutcome::Of(res->status, res->headers);
+      !outcome.Succeeded()) {
     // The factory's own message says what it refused (an unknown extension, say): its first
     // line, made safe for logs.
     const std::string said =
         core::MessageSafe(std::string_view(res->body).substr(0, res->body.find('\n')), 200);
-    return HttpAnswerError(res->status, fmt::format("{}: HTTP {}{}{}", what, res->status,
-                                                    said.empty() ? "" : ": ", said));
+    return outcome.Error(
+        fmt::format("{}: HTTP {}{}{}", what, res->status, said.empty() ? "" : ": ", said));
   }
   return std::move(res->body);
 }

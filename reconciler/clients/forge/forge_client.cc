@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/http_client.h"
+#include "base/http_outcome.h"
 #include "httplib.h"
 #include "reconciler/runtime/capped_request.h"
 #include "reconciler/runtime/logging.h"
@@ -50,12 +51,13 @@ std::map<std::string, std::string> LowerHeaders(const httplib::Headers& headers)
 }
 
 // The code by what the caller should do next: fix configuration, or retry later.
-absl::Status FromHttpStatus(int status, const ForgeRequest& request) {
+absl::Status FromHttpOutcome(const HttpOutcome& outcome, const ForgeRequest& request) {
+  const int status = outcome.status;
   const char* hint = status == 401   ? " (check --forge-token-file)"
-                                : status == 403 ? " (forbidden or rate-limited)"
-                                                : "";
-  return HttpAnswerError(
-      status, absl::StrCat("forge ", request.method, " ", request.path, ": HTTP ", status, hint));
+                     : status == 403 ? " (forbidden or rate-limited)"
+                                     : "";
+  return outcome.Error(
+      absl::StrCat("forge ", request.method, " ", request.path, ": HTTP ", status, hint));
 }
 
 }  // namespace
@@ -63,12 +65,12 @@ absl::Status FromHttpStatus(int status, const ForgeRequest& request) {
 std::optional<milliseconds> RateLimitDelay(int status,
                                            const std::map<std::string, std::string>& headers,
                                            std::string_view body, SystemTime now, int retry) {
-  if (status != 403 && status != 429) return std::nullopt;
-  if (std::optional<int64_t> after = Number(headers, "retry-after")) {
-    // Clamped in seconds: a huge value must not overflow on the way to milliseconds.
-    const int64_t max_s = std::chrono::duration_cast<seconds>(kMaxWait).count();
-    return milliseconds(seconds(std::clamp<int64_t>(*after, 0, max_s)));
-  }
+  const auto retry_after = headers.find("retry-after");
+  const HttpOutcome outcome =
+      HttpOutcome::Of(status, retry_after == headers.end() ? "" : retry_after->second);
+  // A forge also answers a rate limit with 403 (GitHub's secondary limits).
+  if (!outcome.RateLimited() && status != 403) return std::nullopt;
+  if (outcome.retry_after) return outcome.RetryAfterOr(milliseconds(0), kMaxWait);
   const std::optional<int64_t> remaining = Number(headers, "x-ratelimit-remaining");
   const std::optional<int64_t> reset = Number(headers, "x-ratelimit-reset");
   if (remaining == 0 && reset) {
@@ -185,9 +187,10 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
       }
       log->debug("step=forge-call method={} path={} status={} attempt={}", request.method,
                  request.path, res->status, attempt);
-      if (res->status >= 200 && res->status < 300) return res->body;
-      failure = FromHttpStatus(res->status, request);
-      delay = res->status >= 500
+      const HttpOutcome outcome = HttpOutcome::Of(res->status, res->headers);
+      if (outcome.Succeeded()) return res->body;
+      failure = FromHttpOutcome(outcome, request);
+      delay = outcome.ServerTrouble()
                   ? std::optional(JitteredBackoff(kServerTroubleBackoff, attempt, env_))
                   : RateLimitDelay(res->status, lower, res->body, env_.Now(), attempt);
     }

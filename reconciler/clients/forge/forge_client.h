@@ -4,8 +4,9 @@
 // HttpForgeClient speaks every forge with an API through its dialect (forge_dialect.h; base URL
 // configurable for GitHub Enterprise and self-hosted instances) and keeps to GitHub's rate
 // limits, the strictest:
-//  - on 403/429 it waits `retry-after`, else until `x-ratelimit-reset` when
-//    `x-ratelimit-remaining` is 0, else 60 s doubling, and gives up after `max_attempts`;
+//  - on 403/429 it waits `retry-after` (as base/http_outcome.h reads it), else until
+//    `x-ratelimit-reset` when `x-ratelimit-remaining` is 0, else 60 s doubling, and gives up
+//    after `max_attempts`;
 //  - on no answer or a 5xx it retries after JitteredBackoff (base/env.h) of 1 s doubling to 32 s;
 //  - after an answer with `x-ratelimit-remaining: 0` it sends nothing until the reset;
 //  - it sends at most `content_requests_per_minute` content-creating requests a minute (every

@@ -14,6 +14,7 @@
 
 #include "base/env.h"
 #include "base/http_client.h"
+#include "base/http_outcome.h"
 #include "base/mutex.h"
 #include "base/percent_encoding.h"
 #include "fmt/format.h"
@@ -64,13 +65,14 @@ absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
     return absl::UnavailableError(
         fmt::format("kubernetes {}: {}{}", what, httplib::to_string(res.error()), hint));
   }
-  if (res->status >= 200 && res->status < 300) return absl::OkStatus();
+  const HttpOutcome outcome = HttpOutcome::Of(res->status, res->headers);
+  if (outcome.Succeeded()) return absl::OkStatus();
   const ApiError error = ApiErrorFromBody(res->body);
   const std::string message = error.message.empty() ? res->body.substr(0, 300) : error.message;
   const std::string& reason = error.reason;
   const std::string text = fmt::format("kubernetes {}: HTTP {}: {}", what, res->status, message);
   if (res->status == 409 && reason == "AlreadyExists") return absl::AlreadyExistsError(text);
-  return HttpAnswerError(res->status, text);
+  return outcome.Error(text);
 }
 
 // Ends a client's calls when the process shuts down. httplib's stop() shuts the socket of a

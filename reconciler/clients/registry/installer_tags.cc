@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "base/http_client.h"
+#include "base/http_outcome.h"
 #include "base/percent_encoding.h"
 #include "fmt/format.h"
 #include "httplib.h"
@@ -63,9 +64,10 @@ absl::StatusOr<Answer> Get(const InstallerRegistryOptions& options, const std::s
 // The error an answer that is not 200 stands for.
 absl::Status StatusOfAnswer(const Answer& a, std::string_view what) {
   std::string message = fmt::format("{}: HTTP {}", what, a.status);
+  const HttpOutcome outcome = HttpOutcome::Of(a.status);
   // Another 2xx than 200 carries no page either.
-  if (a.status >= 200 && a.status < 300) return absl::InternalError(message + ", expected 200");
-  return HttpAnswerError(a.status, std::move(message));
+  if (outcome.Succeeded()) return absl::InternalError(message + ", expected 200");
+  return outcome.Error(std::move(message));
 }
 
 // "host" of "scheme://host[:port]" (an IPv6 literal keeps its brackets).

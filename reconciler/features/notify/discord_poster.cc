@@ -36,9 +36,11 @@ PostOutcome DiscordPoster::Post(const Spooled& s) {
     next_request_ = context_.env->Now() +
                     HeaderSeconds(answer.result, "X-RateLimit-Reset-After", milliseconds(1000));
   }
-  if (answer.status == 429) {
-    milliseconds wait = RetryAfter(answer.result, milliseconds(1000));
-    if (answer.result && !answer.result->has_header("Retry-After")) {
+  const HttpOutcome outcome = OutcomeOf(answer);
+  if (outcome.RateLimited()) {
+    milliseconds wait = RetryAfter(outcome, milliseconds(1000));
+    // Discord says it in the body too; a Retry-After header, when usable, comes first.
+    if (answer.result && !outcome.retry_after) {
       const auto body = nlohmann::json::parse(answer.result->body, nullptr, false);
       if (body.is_object() && body.contains("retry_after") && body["retry_after"].is_number()) {
         wait = milliseconds(static_cast<int64_t>(body["retry_after"].get<double>() * 1000));
@@ -46,13 +48,13 @@ PostOutcome DiscordPoster::Post(const Spooled& s) {
     }
     return PostOutcome::Wait(wait, method + ": HTTP 429");
   }
-  if (id && answer.status == 404) {
+  if (id && outcome.Code() == absl::StatusCode::kNotFound) {
     if (absl::Status forgot = context_.ids->Forget(s.rollout); !forgot.ok()) {
       return PostOutcome::Failed(std::string(forgot.message()));
     }
     return PostOutcome::Wait(milliseconds(0), "the message is gone, posting anew");
   }
-  if (answer.status < 200 || answer.status >= 300 || !answer.result) {
+  if (!outcome.Succeeded() || !answer.result) {
     return PostOutcome::Failed(method + ": " + DescribeAnswer(answer));
   }
   if (id) return PostOutcome::Sent();

@@ -1,8 +1,5 @@
 #include "reconciler/features/notify/poster.h"
 
-#include <algorithm>
-#include <cstdlib>
-
 #include "base/http_client.h"
 #include "reconciler/features/notify/discord_poster.h"
 #include "reconciler/features/notify/slack_api_poster.h"
@@ -36,10 +33,11 @@ class HookPoster final : public Poster {
         SendCapped(*client, MakeRequest("POST", target_.format->Path(target_.path), headers, s.body,
                                 "application/json"),
                    context_.max_answer_bytes);
-    if (answer.status == 429) {
-      return PostOutcome::Wait(RetryAfter(answer.result, milliseconds(1000)), "HTTP 429");
+    const HttpOutcome outcome = OutcomeOf(answer);
+    if (outcome.RateLimited()) {
+      return PostOutcome::Wait(RetryAfter(outcome, milliseconds(1000)), "HTTP 429");
     }
-    if (answer.status >= 200 && answer.status < 300) return PostOutcome::Sent();
+    if (outcome.Succeeded()) return PostOutcome::Sent();
     return PostOutcome::Failed(DescribeAnswer(answer));
   }
 
@@ -64,11 +62,7 @@ std::unique_ptr<Poster> MakePoster(const NotifyTarget& target, const PostContext
 
 milliseconds HeaderSeconds(const httplib::Result& result, const char* name, milliseconds fallback) {
   if (!result || !result->has_header(name)) return fallback;
-  const std::string value = result->get_header_value(name);
-  char* end = nullptr;
-  const double seconds = std::strtod(value.c_str(), &end);
-  if (end == value.c_str() || !(seconds >= 0)) return fallback;
-  return milliseconds(static_cast<int64_t>(std::min(seconds, 600.0) * 1000));
+  return ParseDelaySeconds(result->get_header_value(name), kMaxReceiverWait).value_or(fallback);
 }
 
 std::string DescribeAnswer(const CappedAnswer& answer) {

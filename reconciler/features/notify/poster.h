@@ -53,14 +53,18 @@ class Poster {
 // The poster of `target`'s format. `target` and everything `context` points to outlive it.
 std::unique_ptr<Poster> MakePoster(const NotifyTarget& target, const PostContext& context);
 
-// Seconds (decimals allowed) in the answer's header `name`, else `fallback`; at most ten
-// minutes.
+// The longest wait a receiver may ask for.
+inline constexpr std::chrono::minutes kMaxReceiverWait{10};
+
+// Seconds (decimals allowed, base/http_outcome.h's ParseDelaySeconds) in the answer's header
+// `name`, else `fallback`; at most kMaxReceiverWait.
 std::chrono::milliseconds HeaderSeconds(const httplib::Result& result, const char* name,
                                         std::chrono::milliseconds fallback);
-// The delay an answer asks for: its Retry-After header, else `fallback`.
-inline std::chrono::milliseconds RetryAfter(const httplib::Result& result,
+// The delay a rate-limited answer asks for: its Retry-After, else `fallback`; at most
+// kMaxReceiverWait.
+inline std::chrono::milliseconds RetryAfter(const HttpOutcome& outcome,
                                             std::chrono::milliseconds fallback) {
-  return HeaderSeconds(result, "Retry-After", fallback);
+  return outcome.RetryAfterOr(fallback, kMaxReceiverWait);
 }
 
 // "HTTP 503" for an answer, httplib's error for none.

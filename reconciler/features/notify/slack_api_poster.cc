@@ -48,8 +48,9 @@ PostOutcome SlackApiPoster::Post(const Spooled& s) {
                   call.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
                   "application/json; charset=utf-8"),
       context_.max_answer_bytes);
-  if (answer.status == 429) {
-    return PostOutcome::Wait(RetryAfter(answer.result, milliseconds(1000)), method + ": HTTP 429");
+  const HttpOutcome outcome = OutcomeOf(answer);
+  if (outcome.RateLimited()) {
+    return PostOutcome::Wait(RetryAfter(outcome, milliseconds(1000)), method + ": HTTP 429");
   }
   if (answer.status != 200 || !answer.result) return PostOutcome::Failed(method + ": " + DescribeAnswer(answer));
 
