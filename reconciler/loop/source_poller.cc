@@ -1,6 +1,7 @@
 #include "reconciler/loop/source_poller.h"
 
 #include "core/profile_set.h"
+#include "reconciler/operations/error_class.h"
 #include "reconciler/runtime/logging.h"
 #include "reconciler/runtime/timezones.h"
 
@@ -64,16 +65,7 @@ void SourcePoller::Run(std::stop_token stop) {
 }
 
 bool IsPermanentSourceError(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kInvalidArgument:
-    case absl::StatusCode::kUnauthenticated:
-    case absl::StatusCode::kPermissionDenied:
-    case absl::StatusCode::kFailedPrecondition:
-    case absl::StatusCode::kDataLoss:
-      return true;
-    default:
-      return false;
-  }
+  return ClassifyError(status, ErrorSource::kLoad) == ErrorClass::kStall;
 }
 
 absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadStatusesAtStart(

@@ -73,7 +73,7 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> LoadStatusesAtStart(
     StatusStore& store, const BackoffPolicy& backoff, Env& env, std::stop_token stop);
 
 // Whether an error reaching the repository needs a person (bad configuration or credentials)
-// rather than time.
+// rather than time: ClassifyError's class at ErrorSource::kLoad (operations/error_class.h).
 bool IsPermanentSourceError(const absl::Status& status);
 
 }  // namespace tr::reconciler

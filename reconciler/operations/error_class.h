@@ -25,10 +25,13 @@ enum class ErrorClass { kRetry, kBusy, kHalt, kStall };
 const char* ErrorClassName(ErrorClass error_class);  // "retry", "busy", "halt", "stall"
 
 // Where the error arose: observing touches nothing; acting is a step of a node's upgrade;
-// recording writes the status branch (always retried).
-enum class ErrorSource { kObserve, kAct, kRecord };
+// recording writes the status branch (always retried); loading reads the profile repository
+// or the status branch (stalled only on what needs a person: bad input or credentials,
+// corrupt data).
+enum class ErrorSource { kObserve, kAct, kRecord, kLoad };
 
-// The class of a non-OK `status` that arose at `source`.
+// The class of a non-OK `status` that arose at `source`: one table of canonical codes by
+// source (error_class.cc), and the payloads a client marks (talos_answers.h).
 ErrorClass ClassifyError(const absl::Status& status, ErrorSource source);
 
 }  // namespace tr::reconciler

@@ -46,11 +46,44 @@ TEST(ErrorClassTest, EachErrorHasOneClass) {
       {absl::FailedPreconditionError("credentials prod: cannot read talosconfig"), kObserve,
        kStall},
       {absl::PermissionDeniedError("os:reader may not read"), kObserve, kStall},
+      // Loading the repository or the status branch: a person must fix bad input, credentials
+      // or corrupt data; anything else is retried.
+      {absl::InvalidArgumentError("profiles: bad YAML"), kLoad, kStall},
+      {absl::UnauthenticatedError("git: authentication required"), kLoad, kStall},
+      {absl::PermissionDeniedError("git: denied"), kLoad, kStall},
+      {absl::FailedPreconditionError("no such branch"), kLoad, kStall},
+      {absl::DataLossError("git: corrupt object"), kLoad, kStall},
+      {absl::InternalError("git: cannot lock ref"), kLoad, kRetry},
+      {absl::NotFoundError("git: remote not found"), kLoad, kRetry},
+      {absl::UnknownError("git: early EOF"), kLoad, kRetry},
+      {absl::UnavailableError("git: connection refused"), kLoad, kRetry},
   };
   for (const ClassCase& c : cases) {
     EXPECT_EQ(ErrorClassName(ClassifyError(c.error, c.source)),
               std::string(ErrorClassName(c.expected)))
         << c.error;
+  }
+}
+
+// Every code has a class at every source, and a code the table does not hold reads as Unknown.
+TEST(ErrorClassTest, EveryCodeHasAClassAtEverySource) {
+  for (int code = 1; code <= 16; ++code) {
+    const absl::Status error(static_cast<absl::StatusCode>(code), "x");
+    const bool transient = absl::IsUnavailable(error) || absl::IsDeadlineExceeded(error) ||
+                           absl::IsCancelled(error) || absl::IsAborted(error) ||
+                           absl::IsResourceExhausted(error);
+    EXPECT_EQ(ClassifyError(error, ErrorSource::kObserve),
+              transient ? ErrorClass::kRetry : ErrorClass::kStall)
+        << error;
+    EXPECT_EQ(ClassifyError(error, ErrorSource::kAct),
+              transient ? ErrorClass::kRetry : ErrorClass::kHalt)
+        << error;
+    EXPECT_EQ(ClassifyError(error, ErrorSource::kRecord), ErrorClass::kRetry) << error;
+  }
+  const absl::Status beyond(static_cast<absl::StatusCode>(40), "a code absl may add");
+  for (ErrorSource source :
+       {ErrorSource::kObserve, ErrorSource::kAct, ErrorSource::kRecord, ErrorSource::kLoad}) {
+    EXPECT_EQ(ClassifyError(beyond, source), ClassifyError(absl::UnknownError("x"), source));
   }
 }
 
