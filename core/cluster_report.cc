@@ -177,6 +177,8 @@ Json StatusJson(const ClusterStatus& s) {
     const NodeStatus& node = s.nodes[i];
     Json& n = j["nodes"][i];
     n["schematic"] = TextOrNull(node.schematic);
+    n["bootId"] = TextOrNull(node.boot_id);
+    n["bootSeen"] = node.boot_seen ? Json(FormatTimestamp(*node.boot_seen)) : nullptr;
     n["phase"] = nullptr;
     for (const OperationInFlight& op : s.rollout.in_flight) {
       if (op.node == node.name) n["phase"] = OperationPhaseName(op.phase);

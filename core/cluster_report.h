@@ -10,8 +10,8 @@
 //   now), steps [{type, from, to, nodes, batches, image, daemon: runs|waits|not-run, reason}],
 //   gates, estimateSeconds, diagnostics.
 // `status` adds: updated, revision, progress, talos/kubernetes {available, status, progress,
-//   message}, nodes[] {schematic, phase (of its operation in flight), lastSeen, lastOperation,
-//   lastUpgradeSeconds}, conditions (Kubernetes' shape: status "True"/"False",
+//   message}, nodes[] {schematic, bootId, bootSeen (when that boot was first seen), phase (of
+//   its operation in flight), lastSeen, lastOperation, lastUpgradeSeconds}, conditions (Kubernetes' shape: status "True"/"False",
 //   lastTransitionTime), inFlight [{node, target, image, phase, started, deadline}], failure
 //   {node, talosTarget, message, at, retry} or null, history [{at, event}], healthChecks.
 //

@@ -162,6 +162,21 @@ void RecordFinishedUpgrades(const StatusInput& in, NodeStatus& node, const NodeO
   }
 }
 
+// The boot the node runs, and since when it has been seen: a new boot id starts the clock, a
+// node that does not say keeps what was recorded.
+void RecordBoot(NodeStatus& node, const NodeStatus* old, const NodeObservation& seen,
+                TimePoint now) {
+  if (seen.boot_id.empty()) {
+    if (old) {
+      node.boot_id = old->boot_id;
+      node.boot_seen = old->boot_seen;
+    }
+    return;
+  }
+  node.boot_id = seen.boot_id;
+  node.boot_seen = old && old->boot_id == seen.boot_id && old->boot_seen ? old->boot_seen : now;
+}
+
 std::vector<NodeStatus> Nodes(const StatusInput& in) {
   std::vector<NodeStatus> nodes;
   if (!in.profile || !in.observed) return in.previous ? in.previous->nodes : nodes;
@@ -180,6 +195,7 @@ std::vector<NodeStatus> Nodes(const StatusInput& in) {
       if (in.profile->talos_factory) {  // so other files keep their shape
         node.schematic = LastSeenSchematic(*seen).value_or(old ? old->schematic : "");
       }
+      RecordBoot(node, old, *seen, in.now);
       node.ready = seen->reachable && seen->ready;
       node.reachable = seen->reachable;
       if (!seen->reachable && old) {

@@ -73,14 +73,17 @@ std::vector<Condition> ReadConditions(const Field& f) {
 std::vector<NodeStatus> ReadNodes(const Field& f) {
   std::vector<NodeStatus> out;
   for (const Field& item : ReadList(f)) {
-    MappingReader m(item, {"name", "role", "talos", "kubelet", "schematic", "ready", "reachable",
-                           "lastSeen", "lastOperation", "lastUpgradeSeconds"});
+    MappingReader m(item, {"name", "role", "talos", "kubelet", "schematic", "bootId", "bootSeen",
+                           "ready", "reachable", "lastSeen", "lastOperation",
+                           "lastUpgradeSeconds"});
     NodeStatus n;
     n.name = Str(m.Required("name"));
     n.role = Str(m.Optional("role"));
     n.talos = Str(m.Optional("talos"));
     n.kubelet = Str(m.Optional("kubelet"));
     n.schematic = Str(m.Optional("schematic"));
+    n.boot_id = Str(m.Optional("bootId"));
+    if (Field boot_seen = m.Optional("bootSeen"); boot_seen.present()) n.boot_seen = Time(boot_seen);
     n.ready = ReadBool(m.Optional("ready")).value_or(false);
     n.reachable = ReadBool(m.Optional("reachable")).value_or(true);
     if (Field last_seen = m.Optional("lastSeen"); last_seen.present()) {

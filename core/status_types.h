@@ -63,6 +63,10 @@ struct NodeStatus {
   std::string last_operation;  // "upgraded to Talos 1.12.0 in 6m12s"
   std::optional<std::chrono::seconds> last_upgrade_duration;
   std::string schematic{};  // Image Factory schematic ID last observed; empty when not known
+  // The node's boot (/proc/sys/kernel/random/boot_id) last observed, and when the reconciler
+  // first saw it: the node has been up at least since then. Empty and unset while unknown.
+  std::string boot_id{};
+  std::optional<TimePoint> boot_seen{};
 
   bool operator==(const NodeStatus&) const = default;
 };

@@ -117,6 +117,8 @@ void EmitNodes(YAML::Emitter& out, const std::vector<NodeStatus>& nodes) {
     EmitString(out, "talos", n.talos);
     EmitString(out, "kubelet", n.kubelet);
     if (!n.schematic.empty()) EmitString(out, "schematic", n.schematic);
+    if (!n.boot_id.empty()) EmitString(out, "bootId", n.boot_id);
+    if (n.boot_seen) EmitString(out, "bootSeen", FormatTimestamp(*n.boot_seen));
     out << YAML::Key << YamlWord{"ready"} << YAML::Value << n.ready;
     if (!n.reachable) {
       out << YAML::Key << YamlWord{"reachable"} << YAML::Value << false;

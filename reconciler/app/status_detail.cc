@@ -102,14 +102,16 @@ std::string NodePhase(const core::ClusterStatus& s, const std::string& node) {
 }
 
 void AddNodes(const core::ClusterStatus& s, core::TimePoint now, std::string& out) {
-  constexpr const char* kRow = "  {:<20} {:<13} {:<9} {:<9} {:<13} {:<6} {:<14} {:<10} {}\n";
+  constexpr const char* kRow =
+      "  {:<20} {:<13} {:<9} {:<9} {:<13} {:<6} {:<14} {:<10} {:<10} {}\n";
   out += "\nNodes\n";
   out += fmt::format(kRow, "NAME", "ROLE", "TALOS", "KUBELET", "SCHEMATIC", "READY", "PHASE",
-                     "SEEN", "LAST OPERATION");
+                     "SEEN", "BOOTED", "LAST OPERATION");
   for (const core::NodeStatus& n : s.nodes) {
     const std::string seen = n.reachable ? "now" : n.last_seen ? Ago(*n.last_seen, now) : "never";
     out += fmt::format(kRow, n.name, n.role, Or(n.talos, "?"), Or(n.kubelet, "?"),
                        ShortId(n.schematic), n.ready ? "yes" : "no", NodePhase(s, n.name), seen,
+                       n.boot_seen ? Ago(*n.boot_seen, now) : "-",
                        Or(n.last_operation, "-"));
   }
 }

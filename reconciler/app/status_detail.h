@@ -1,6 +1,7 @@
 // `talos-reconciler status CLUSTER`: one cluster's recorded status in full, for a person — what
 // the fleet table's one line leaves out: every node (versions, schematic, the phase of its
-// operation in flight, when it was last seen, its last upgrade), the step in flight with its
+// operation in flight, when it was last seen, since when its boot has been seen, its last
+// upgrade), the step in flight with its
 // deadline, the failure that halts the cluster, the conditions, the health checks' last answers
 // and the history as a timeline (oldest first, each with how long before the next).
 //

@@ -217,6 +217,8 @@ TEST(ClusterReportTest, TheStatusReportsShapeIsPinned) {
   full.nodes.front().last_seen = full.updated;
   full.desired_commit_applied = "0123abcd";
   full.nodes.front().schematic = std::string(64, 'a');
+  full.nodes.front().boot_id = "b1";
+  full.nodes.front().boot_seen = full.updated;
   full.nodes.front().last_upgrade_duration = std::chrono::seconds(372);
   full.conditions = {{"TalosUpgrade", true, "InProgress", "upgrading", full.updated}};
   full.rollout.in_flight = {{"w-0", *ParseTalosVersion("1.12.0"), "img:v1.12.0", true, "b1", "",
@@ -268,6 +270,8 @@ clusters[].kubernetes.to: string
 clusters[].message: string
 clusters[].name: string
 clusters[].nodes: array
+clusters[].nodes[].bootId: string
+clusters[].nodes[].bootSeen: string
 clusters[].nodes[].kubelet: string
 clusters[].nodes[].lastOperation: string
 clusters[].nodes[].lastSeen: string

@@ -81,6 +81,32 @@ TEST(StatusTest, InProgressRolloutReadsLikeTheVocabulary) {
   EXPECT_EQ(s.desired_commit_applied, "");
 }
 
+// A node's boot and since when it is seen: the clock starts with a new boot id, stays while the
+// same boot answers, and a node that does not say (rebooting, unreachable) keeps what was
+// recorded.
+TEST(StatusTest, ABootIsRecordedWithWhenItWasFirstSeen) {
+  Scene scene;
+  scene.observed.nodes[0].boot_id.clear();
+  scene.observed.nodes[3].boot_id = "boot-1";
+  const ClusterStatus first = scene.Build(nullptr, {}, kT0);
+  EXPECT_EQ(first.nodes[3].boot_id, "boot-1");
+  EXPECT_EQ(first.nodes[3].boot_seen, kT0);
+  EXPECT_FALSE(first.nodes[0].boot_seen.has_value());  // never said
+
+  const ClusterStatus same = scene.Build(&first, {}, kT0 + std::chrono::hours(1));
+  EXPECT_EQ(same.nodes[3].boot_seen, kT0);
+  scene.observed.nodes[3].boot_id.clear();
+  scene.observed.nodes[3].reachable = false;
+  const ClusterStatus down = scene.Build(&same, {}, kT0 + std::chrono::hours(2));
+  EXPECT_EQ(down.nodes[3].boot_id, "boot-1");
+  EXPECT_EQ(down.nodes[3].boot_seen, kT0);
+  scene.observed.nodes[3].boot_id = "boot-2";
+  scene.observed.nodes[3].reachable = true;
+  const ClusterStatus rebooted = scene.Build(&down, {}, kT0 + std::chrono::hours(3));
+  EXPECT_EQ(rebooted.nodes[3].boot_id, "boot-2");
+  EXPECT_EQ(rebooted.nodes[3].boot_seen, kT0 + std::chrono::hours(3));
+}
+
 TEST(StatusTest, FinishedNodeAndCompletionAreRecorded) {
   Scene scene;
   RolloutMemory busy;
@@ -548,6 +574,8 @@ labels
 labels.env
 message
 nodes
+nodes[].bootId
+nodes[].bootSeen
 nodes[].kubelet
 nodes[].lastOperation
 nodes[].name

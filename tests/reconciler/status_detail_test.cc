@@ -26,7 +26,8 @@ core::ClusterStatus Rolling() {
   s.desired_commit_applied = std::string(40, 'a');
   s.talos = {"1.11.6", "1.12.0", "1.12.0", core::ComponentState::kInProgress, "", "2/3"};
   s.kubernetes = {"1.34.1", "1.34.1", "1.35.0", core::ComponentState::kIdle, "", ""};
-  s.nodes = {{"cp-0", "controlplane", "1.11.6", "1.34.1", true, true, std::nullopt, "", {}},
+  s.nodes = {{"cp-0", "controlplane", "1.11.6", "1.34.1", true, true, std::nullopt, "", {}, "",
+              "boot-1", kNow - std::chrono::hours(2)},
              {"w-0", "worker", "1.12.0", "1.34.1", true, true, std::nullopt,
               "upgraded to Talos 1.12.0 in 6m12s", seconds(372)},
              {"w-1", "worker", "1.11.6", "1.34.1", false, false, kNow - minutes(3), "", {}}};
@@ -54,7 +55,7 @@ TEST(StatusDetailTest, ShowsEveryNodeTheStepInFlightAndTheTimeline) {
   // The step in flight: its phase, since when and how long before its deadline.
   EXPECT_THAT(text, ContainsRegex("In flight\n.*\n  w-1 +1.12.0 +reboot-called +3m ago +in 27m"));
   // Every node, the one in flight with its phase, the unreachable one with when it was seen.
-  EXPECT_THAT(text, ContainsRegex("  cp-0 +controlplane +1.11.6 +1.34.1 +- +yes +- +now"));
+  EXPECT_THAT(text, ContainsRegex("  cp-0 +controlplane +1.11.6 +1.34.1 +- +yes +- +now +2h ago"));
   EXPECT_THAT(text, ContainsRegex("  w-0 +worker +1.12.0 .* upgraded to Talos 1.12.0 in 6m12s"));
   EXPECT_THAT(text, ContainsRegex("  w-1 +worker +1.11.6 +1.34.1 +- +no +reboot-called +3m ago"));
   EXPECT_THAT(text, ContainsRegex("TalosUpgrade +True +InProgress +10m"));
