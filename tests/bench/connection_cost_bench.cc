@@ -80,16 +80,19 @@ long SlabKib() {
   return 0;
 }
 
-// The server's loop works on its own thread: let it settle before reading memory.
-void Settle() { std::this_thread::sleep_for(std::chrono::milliseconds(500)); }
-
 struct Point {
   long rss_kib;
   long kernel_kib;
   long slab_kib;
 };
-Point Measure() {
-  Settle();
+// Memory once the server's loop, on its own thread, holds `connections` (the requests sent
+// before were answered, so nothing else is in flight); -1s when it does not within 30 s.
+Point Measure(const HttpServer& server, std::size_t connections) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (server.OpenConnections() != connections) {
+    if (std::chrono::steady_clock::now() > deadline) return {-1, -1, -1};
+    std::this_thread::yield();
+  }
   return {test_support::ResidentKib(), KernelTcpKib(), SlabKib()};
 }
 
@@ -109,26 +112,30 @@ int Run(int count) {
   if (!server.ok()) return 1;
   const int port = (*server)->port();
 
-  const Point base = Measure();
+  const Point base = Measure(**server, 0);
   std::vector<int> fds;
   for (int i = 0; i < count; ++i) {
     const int fd = Connect(fmt::format("127.0.1.{}", 1 + i % 64), port);
     if (fd < 0) break;
     fds.push_back(fd);
   }
-  const Point idle = Measure();
+  const Point idle = Measure(**server, fds.size());
   int answered = 0;
   for (int fd : fds) {
     const std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
     if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0 && ReadAnswer(fd)) ++answered;
   }
-  const Point kept = Measure();
+  const Point kept = Measure(**server, fds.size());
   const std::string cookie = "Cookie: " + std::string((16 << 10) - 64, 'c') + "\r\n";
   for (int fd : fds) {
     const std::string request = "GET /healthz HTTP/1.1\r\nHost: x\r\n" + cookie + "\r\n";
     if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) > 0) ReadAnswer(fd);
   }
-  const Point large = Measure();
+  const Point large = Measure(**server, fds.size());
+  if (base.rss_kib < 0 || idle.rss_kib < 0 || kept.rss_kib < 0 || large.rss_kib < 0) {
+    std::fprintf(stderr, "the server did not hold the %zu connections within 30 s\n", fds.size());
+    return 1;
+  }
 
   const double n = fds.empty() ? 1 : static_cast<double>(fds.size());
   auto per = [n](long grown) { return static_cast<double>(grown) / n; };

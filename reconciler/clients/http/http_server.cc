@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 #include <map>
+#include <future>
 #include <optional>
 #include <thread>
 
@@ -494,6 +495,12 @@ HttpServer::~HttpServer() {
 }
 
 int HttpServer::port() const { return state_->port; }
+
+std::size_t HttpServer::OpenConnections() const {
+  std::promise<std::size_t> count;
+  asio::post(state_->io, [&] { count.set_value(state_->connections); });
+  return count.get_future().get();
+}
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(ServerOptions options) {
   absl::StatusOr<std::pair<std::string, int>> address = SplitListenAddress(options.listen);

@@ -146,6 +146,9 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
 
   int port() const;
+  // The connections held now, as the loop's thread counts them (asked on that thread, so a
+  // connection the loop has not accepted yet is not counted). For benchmarks and tests.
+  std::size_t OpenConnections() const;
 
   struct State;  // the event loop and what it shares with its connections
 
