@@ -17,7 +17,7 @@
 #include "reconciler/app/offline_commands.h"
 #include "reconciler/features/plan/plan_engine.h"
 #include "reconciler/operations/adoption.h"
-#include "tests/sim/fleet.h"
+#include "tests/reconciler/sim_fleet_fixture.h"
 #include "tests/sim/schematic_id.h"
 
 namespace tr::reconciler {
@@ -43,27 +43,12 @@ clusters:
          schematic: ee21ef4a5ef808a9b7484cc0dda0f25075021691c8c09a276591eedb638ea1f9}
 )";
 
-class AdoptTest : public testing::Test {
+class AdoptTest : public SimFleetFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tr-adopt-" +
-            std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
-            std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "repo/clusters");
-  }
+  AdoptTest() : SimFleetFixture("tr-adopt") {}
   void TearDown() override {
-    if (fleet_) fleet_->Stop();
-    fs::remove_all(dir_);
+    SimFleetFixture::TearDown();
     ::unsetenv("TALOSCONFIG");
-  }
-  void StartFleet(const char* yaml) {
-    absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(yaml);
-    ASSERT_TRUE(spec.ok()) << spec.status();
-    absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir_ / "sim");
-    ASSERT_TRUE(fleet.ok()) << fleet.status();
-    fleet_ = *std::move(fleet);
   }
   // adopt's exit code; its stdout in `out_`, its stderr in `err_`.
   int Adopt(const AdoptOptions& options) {
@@ -74,8 +59,6 @@ class AdoptTest : public testing::Test {
     return code;
   }
 
-  fs::path dir_;
-  std::unique_ptr<sim::Fleet> fleet_;
   std::string out_, err_;
 };
 

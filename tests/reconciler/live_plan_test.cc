@@ -14,7 +14,7 @@
 #include "gitsource/subprocess.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/features/plan/plan_engine.h"
-#include "tests/sim/fleet.h"
+#include "tests/reconciler/sim_fleet_fixture.h"
 #include "tests/sim/pki.h"
 #include "tests/support/process.h"
 #include "tests/support/repos.h"
@@ -49,28 +49,10 @@ std::string Profile(const std::string& cluster, const std::string& credentials,
 }
 
 // A directory of its own with an empty repo/clusters, and the talos-sim fleet a test starts in
-// it (each cluster's talosconfig under sim/<cluster>/); both gone at the end.
-class LivePlanTest : public testing::Test {
+// it (sim_fleet_fixture.h).
+class LivePlanTest : public SimFleetFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tr-live-plan-" +
-            std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
-            std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "repo/clusters");
-  }
-  void TearDown() override {
-    if (fleet_) fleet_->Stop();
-    fs::remove_all(dir_);
-  }
-  void StartFleet(const char* yaml) {
-    absl::StatusOr<sim::FleetSpec> spec = sim::FleetSpec::Parse(yaml);
-    ASSERT_TRUE(spec.ok()) << spec.status();
-    absl::StatusOr<std::unique_ptr<sim::Fleet>> fleet = sim::Fleet::Start(*spec, dir_ / "sim");
-    ASSERT_TRUE(fleet.ok()) << fleet.status();
-    fleet_ = *std::move(fleet);
-  }
+  LivePlanTest() : SimFleetFixture("tr-live-plan") {}
   // One cluster, lab, of one control plane named lab.
   void StartLab() {
     StartFleet(R"(
@@ -83,9 +65,6 @@ clusters:
 )");
   }
   std::string Address(const std::string& node) { return *fleet_->NodeAddress(node); }
-
-  fs::path dir_;
-  std::unique_ptr<sim::Fleet> fleet_;
 };
 
 TEST_F(LivePlanTest, ObservesTheFleetAndPlansIt) {

@@ -19,6 +19,7 @@
 #include "reconciler/clients/factory/factory_installers.h"
 #include "reconciler/clients/factory/image_factory.h"
 #include "reconciler/features/plan/plan_engine.h"
+#include "tests/reconciler/sim_fleet_fixture.h"
 #include "tests/sim/image_factory_server.h"
 #include "tests/sim/scheduler.h"
 #include "tests/support/blackhole.h"
@@ -60,10 +61,7 @@ std::string SchematicProfile(const std::string& name, const std::string& extensi
 class PlanFactoryTest : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tr-plan-factory-" +
-            std::string(testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
-            std::to_string(::getpid()));
+    dir_ = PerTestDir("tr-plan-factory");
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "clusters");
     std::ofstream(dir_ / "observed.yaml") << kObservedEdge;
