@@ -36,6 +36,10 @@ struct HttpOutcome {
   static HttpOutcome Of(int status, const httplib::Headers& headers);
 
   bool Succeeded() const { return status >= 200 && status < 300; }  // any 2xx
+  // 200 itself, not any 2xx: the answer that carries a page (a registry's) or an API's reply
+  // (Slack's Web API).
+  bool Ok200() const { return status == 200; }
+  bool Redirected() const { return status >= 300 && status < 400; }  // any 3xx
   bool RateLimited() const { return status == 429; }                // Too Many Requests
   bool ServerTrouble() const { return status >= 500 && status < 600; }
 

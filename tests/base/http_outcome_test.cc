@@ -43,6 +43,8 @@ TEST(HttpOutcomeTest, EachCodeSaysWhatTheCallerShouldDo) {
     EXPECT_EQ(outcome.Succeeded(), c.code == absl::StatusCode::kOk) << c.status;
     EXPECT_EQ(outcome.RateLimited(), c.status == 429) << c.status;
     EXPECT_EQ(outcome.ServerTrouble(), c.code == absl::StatusCode::kUnavailable) << c.status;
+    EXPECT_EQ(outcome.Ok200(), c.status == 200) << c.status;
+    EXPECT_EQ(outcome.Redirected(), c.status == 302) << c.status;
   }
 }
 

@@ -57,6 +57,18 @@ TEST(ErrorClassTest, EachErrorHasOneClass) {
       {absl::NotFoundError("git: remote not found"), kLoad, kRetry},
       {absl::UnknownError("git: early EOF"), kLoad, kRetry},
       {absl::UnavailableError("git: connection refused"), kLoad, kRetry},
+      // A forge call: retried while nothing answered, waited out when rate-limited (a 429, or a
+      // 403 the forge says is a limit), otherwise stopped: the caller has the error.
+      {absl::UnavailableError("forge GET /x: HTTP 502"), kCall, kRetry},
+      {absl::DeadlineExceededError("forge GET /x: Read"), kCall, kRetry},
+      {absl::ResourceExhaustedError("forge POST /x: HTTP 429"), kCall, kBusy},
+      {absl::PermissionDeniedError("forge GET /x: HTTP 403 (forbidden)"), kCall, kStall},
+      {absl::NotFoundError("forge GET /x: HTTP 404"), kCall, kStall},
+      {absl::AbortedError("forge PATCH /x: HTTP 409"), kCall, kStall},
+      // A notification delivery: a rate limit is waited out, anything else is a failed attempt.
+      {absl::ResourceExhaustedError("HTTP 429"), kDeliver, kBusy},
+      {absl::InvalidArgumentError("HTTP 400"), kDeliver, kRetry},
+      {absl::InternalError("Could not establish connection"), kDeliver, kRetry},
   };
   for (const ClassCase& c : cases) {
     EXPECT_EQ(ErrorClassName(ClassifyError(c.error, c.source)),
@@ -79,10 +91,13 @@ TEST(ErrorClassTest, EveryCodeHasAClassAtEverySource) {
               transient ? ErrorClass::kRetry : ErrorClass::kHalt)
         << error;
     EXPECT_EQ(ClassifyError(error, ErrorSource::kRecord), ErrorClass::kRetry) << error;
+    EXPECT_EQ(ClassifyError(error, ErrorSource::kDeliver),
+              absl::IsResourceExhausted(error) ? ErrorClass::kBusy : ErrorClass::kRetry)
+        << error;
   }
   const absl::Status beyond(static_cast<absl::StatusCode>(40), "a code absl may add");
-  for (ErrorSource source :
-       {ErrorSource::kObserve, ErrorSource::kAct, ErrorSource::kRecord, ErrorSource::kLoad}) {
+  for (ErrorSource source : {ErrorSource::kObserve, ErrorSource::kAct, ErrorSource::kRecord,
+                             ErrorSource::kLoad, ErrorSource::kCall, ErrorSource::kDeliver}) {
     EXPECT_EQ(ClassifyError(beyond, source), ClassifyError(absl::UnknownError("x"), source));
   }
 }

@@ -9,6 +9,7 @@
 #include "base/http_outcome.h"
 #include "httplib.h"
 #include "reconciler/runtime/capped_request.h"
+#include "reconciler/runtime/error_class.h"
 #include "reconciler/runtime/logging.h"
 
 namespace tr::reconciler::forge {
@@ -50,14 +51,20 @@ std::map<std::string, std::string> LowerHeaders(const httplib::Headers& headers)
   return out;
 }
 
-// The code by what the caller should do next: fix configuration, or retry later.
-absl::Status FromHttpOutcome(const HttpOutcome& outcome, const ForgeRequest& request) {
-  const int status = outcome.status;
-  const char* hint = status == 401   ? " (check --forge-token-file)"
-                     : status == 403 ? " (forbidden or rate-limited)"
-                                     : "";
-  return outcome.Error(
-      absl::StrCat("forge ", request.method, " ", request.path, ": HTTP ", status, hint));
+// The error an answer that is not a success stands for, by what the caller should do next
+// (base/http_outcome.h): fix the configuration, or retry later. A 403 that is a rate limit
+// (`rate_limited`: the forge's own way of saying so, read by RateLimitDelay) is
+// ResourceExhausted, as a 429 is.
+absl::Status ForgeError(const HttpOutcome& outcome, const ForgeRequest& request,
+                        bool rate_limited) {
+  const absl::StatusCode code = outcome.Code();
+  const char* hint = code == absl::StatusCode::kUnauthenticated     ? " (check --forge-token-file)"
+                     : code == absl::StatusCode::kPermissionDenied ? " (forbidden or rate-limited)"
+                                                                   : "";
+  const std::string message =
+      absl::StrCat("forge ", request.method, " ", request.path, ": HTTP ", outcome.status, hint);
+  if (rate_limited) return absl::ResourceExhaustedError(message);
+  return outcome.Error(message);
 }
 
 }  // namespace
@@ -69,7 +76,8 @@ std::optional<milliseconds> RateLimitDelay(int status,
   const HttpOutcome outcome =
       HttpOutcome::Of(status, retry_after == headers.end() ? "" : retry_after->second);
   // A forge also answers a rate limit with 403 (GitHub's secondary limits).
-  if (!outcome.RateLimited() && status != 403) return std::nullopt;
+  const bool forbidden = outcome.Code() == absl::StatusCode::kPermissionDenied;
+  if (!outcome.RateLimited() && !forbidden) return std::nullopt;
   if (outcome.retry_after) return outcome.RetryAfterOr(milliseconds(0), kMaxWait);
   const std::optional<int64_t> remaining = Number(headers, "x-ratelimit-remaining");
   const std::optional<int64_t> reset = Number(headers, "x-ratelimit-reset");
@@ -80,7 +88,7 @@ std::optional<milliseconds> RateLimitDelay(int status,
     return std::clamp<milliseconds>(wait + seconds(1), seconds(1), kMaxWait);
   }
   // A 403 that names no limit is a permission problem, not a reason to wait.
-  if (status == 403 && !MentionsRateLimit(body)) return std::nullopt;
+  if (forbidden && !MentionsRateLimit(body)) return std::nullopt;
   return std::min<milliseconds>(kSecondaryLimitWait * (1 << std::min(retry - 1, 5)), kMaxWait);
 }
 
@@ -173,12 +181,11 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
                            options_.max_answer_bytes);
     }
     httplib::Result& res = answer.result;
-    std::optional<milliseconds> delay;
+    std::optional<milliseconds> rate_limit_delay;
     absl::Status failure;
     if (!res) {
       failure =
           NoAnswerError(res.error(), absl::StrCat("forge ", request.method, " ", request.path));
-      delay = JitteredBackoff(kServerTroubleBackoff, attempt, env_);
     } else {
       const auto lower = LowerHeaders(res->headers);
       if (std::optional<SystemTime> until = RateLimitedUntil(lower, env_.Now())) {
@@ -189,10 +196,21 @@ absl::StatusOr<std::string> HttpForgeClient::Send(const ForgeRequest& request,
                  request.path, res->status, attempt);
       const HttpOutcome outcome = HttpOutcome::Of(res->status, res->headers);
       if (outcome.Succeeded()) return res->body;
-      failure = FromHttpOutcome(outcome, request);
-      delay = outcome.ServerTrouble()
-                  ? std::optional(JitteredBackoff(kServerTroubleBackoff, attempt, env_))
-                  : RateLimitDelay(res->status, lower, res->body, env_.Now(), attempt);
+      rate_limit_delay = RateLimitDelay(res->status, lower, res->body, env_.Now(), attempt);
+      failure = ForgeError(outcome, request, rate_limit_delay.has_value());
+    }
+    // Retry, wait or stop: the one table (reconciler/runtime/error_class.h).
+    std::optional<milliseconds> delay;
+    switch (ClassOfCode(failure.code(), ErrorSource::kCall)) {
+      case ErrorClass::kRetry:
+        delay = JitteredBackoff(kServerTroubleBackoff, attempt, env_);
+        break;
+      case ErrorClass::kBusy:
+        delay = rate_limit_delay;
+        break;
+      case ErrorClass::kHalt:
+      case ErrorClass::kStall:
+        break;
     }
     if (!delay) return failure;
     if (attempt >= options_.max_attempts) {

@@ -71,7 +71,10 @@ absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
   const std::string message = error.message.empty() ? res->body.substr(0, 300) : error.message;
   const std::string& reason = error.reason;
   const std::string text = fmt::format("kubernetes {}: HTTP {}: {}", what, res->status, message);
-  if (res->status == 409 && reason == "AlreadyExists") return absl::AlreadyExistsError(text);
+  // A conflict (409) that is Kubernetes' AlreadyExists.
+  if (outcome.Code() == absl::StatusCode::kAborted && reason == "AlreadyExists") {
+    return absl::AlreadyExistsError(text);
+  }
   return outcome.Error(text);
 }
 

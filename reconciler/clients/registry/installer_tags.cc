@@ -109,14 +109,17 @@ absl::StatusOr<std::string> FetchToken(const InstallerRegistryOptions& options,
   }
   absl::StatusOr<Answer> a = Get(options, realm->origin, target, auth, "");
   if (!a.ok()) return a.status();
-  if (a->status == 401 || a->status == 403) {
+  const absl::StatusCode code = HttpOutcome::Of(a->status).Code();
+  if (code == absl::StatusCode::kUnauthenticated || code == absl::StatusCode::kPermissionDenied) {
     return StatusOfAnswer(
         *a, fmt::format("the token server {} refused {}", realm->origin,
                         auth == Auth::kBasic
                             ? "the credentials of --installer-registry-credentials-file"
                             : "an anonymous request (no --installer-registry-credentials-file)"));
   }
-  if (a->status != 200) return StatusOfAnswer(*a, "token from " + realm->origin);
+  if (!HttpOutcome::Of(a->status).Ok200()) {
+    return StatusOfAnswer(*a, "token from " + realm->origin);
+  }
   return TokenOfAnswer(a->body);
 }
 
@@ -241,7 +244,8 @@ absl::StatusOr<std::vector<std::string>> ListRegistryTags(const InstallerRegistr
   for (int page = 0; page < options.max_pages; ++page) {
     if (stop.stop_requested()) return absl::CancelledError("stopped listing " + what);
     absl::StatusOr<Answer> a = Get(options, options.origin, target, auth, token);
-    if (a.ok() && a->status == 401 && auth == Auth::kNone) {
+    if (a.ok() && HttpOutcome::Of(a->status).Code() == absl::StatusCode::kUnauthenticated &&
+        auth == Auth::kNone) {
       const std::optional<Challenge> challenge = ParseChallenge(a->www_authenticate);
       if (challenge && challenge->scheme == "bearer" && !challenge->realm.empty()) {
         absl::StatusOr<std::string> got = FetchToken(options, *challenge);
@@ -256,7 +260,7 @@ absl::StatusOr<std::vector<std::string>> ListRegistryTags(const InstallerRegistr
       a = Get(options, options.origin, target, auth, token);
     }
     if (!a.ok()) return a.status();
-    if (a->status != 200) return StatusOfAnswer(*a, what);
+    if (!HttpOutcome::Of(a->status).Ok200()) return StatusOfAnswer(*a, what);
     if (absl::Status s = AppendTags(a->body, options.max_tags, tags); !s.ok()) {
       return absl::Status(s.code(), fmt::format("{}: {}", what, std::string(s.message())));
     }

@@ -4,6 +4,7 @@
 #include "core/timestamp.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/features/notify/chat_message.h"
+#include "reconciler/features/notify/discord_poster.h"
 
 namespace tr::reconciler::notify {
 namespace {
@@ -35,6 +36,11 @@ std::string DiscordFormat::Render(const Notification& n, const std::string& /*de
                              {"footer", {{"text", "talos-reconciler"}}}};
   return DumpPayload(
       {{"embeds", {embed}}, {"allowed_mentions", {{"parse", nlohmann::json::array()}}}});
+}
+
+std::unique_ptr<Poster> DiscordFormat::NewPoster(const NotifyTarget& target,
+                                                 const PostContext& context) const {
+  return std::make_unique<DiscordPoster>(target, context);
 }
 
 }  // namespace tr::reconciler::notify

@@ -3,7 +3,7 @@
 // (discord_poster.h). The embed: the cluster and versions as title, where the rollout stands
 // and its latest step as description, a colour per state, the phase, progress and commit as
 // fields, the time of the latest event. Mentions are disabled: a node or cluster name never
-// pings anyone.
+// pings anyone. Its poster is discord_poster.h.
 //
 // Thread-safe.
 #pragma once
@@ -16,7 +16,9 @@ class DiscordFormat final : public MessageFormat {
  public:
   std::string_view Name() const override { return "discord"; }
   bool NeedsSecret() const override { return false; }
-  Transport Via() const override { return Transport::kDiscordWebhook; }
+  bool UpdatesInPlace() const override { return true; }
+  std::unique_ptr<Poster> NewPoster(const NotifyTarget& target,
+                                    const PostContext& context) const override;
   std::string Render(const Notification& n, const std::string& delivery_id) const override;
 };
 

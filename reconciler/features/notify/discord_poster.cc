@@ -18,6 +18,18 @@ std::string WithPath(const std::string& path, const std::string& suffix, const s
   return rest.empty() ? out : out + "?" + rest;
 }
 
+// The wait a rate-limited answer asks for: its Retry-After header when usable, else the
+// body's `retry_after` (Discord says it there too), else a second.
+milliseconds RequestedWait(const CappedAnswer& answer, const HttpOutcome& outcome) {
+  if (answer.result && !outcome.retry_after) {
+    const auto body = nlohmann::json::parse(answer.result->body, nullptr, false);
+    if (body.is_object() && body.contains("retry_after") && body["retry_after"].is_number()) {
+      return milliseconds(static_cast<int64_t>(body["retry_after"].get<double>() * 1000));
+    }
+  }
+  return RetryAfter(outcome, milliseconds(1000));
+}
+
 }  // namespace
 
 PostOutcome DiscordPoster::Post(const Spooled& s) {
@@ -37,17 +49,6 @@ PostOutcome DiscordPoster::Post(const Spooled& s) {
                     HeaderSeconds(answer.result, "X-RateLimit-Reset-After", milliseconds(1000));
   }
   const HttpOutcome outcome = OutcomeOf(answer);
-  if (outcome.RateLimited()) {
-    milliseconds wait = RetryAfter(outcome, milliseconds(1000));
-    // Discord says it in the body too; a Retry-After header, when usable, comes first.
-    if (answer.result && !outcome.retry_after) {
-      const auto body = nlohmann::json::parse(answer.result->body, nullptr, false);
-      if (body.is_object() && body.contains("retry_after") && body["retry_after"].is_number()) {
-        wait = milliseconds(static_cast<int64_t>(body["retry_after"].get<double>() * 1000));
-      }
-    }
-    return PostOutcome::Wait(wait, method + ": HTTP 429");
-  }
   if (id && outcome.Code() == absl::StatusCode::kNotFound) {
     if (absl::Status forgot = context_.ids->Forget(s.rollout); !forgot.ok()) {
       return PostOutcome::Failed(std::string(forgot.message()));
@@ -55,7 +56,7 @@ PostOutcome DiscordPoster::Post(const Spooled& s) {
     return PostOutcome::Wait(milliseconds(0), "the message is gone, posting anew");
   }
   if (!outcome.Succeeded() || !answer.result) {
-    return PostOutcome::Failed(method + ": " + DescribeAnswer(answer));
+    return PostOutcome::NotDelivered(answer, method, RequestedWait(answer, outcome));
   }
   if (id) return PostOutcome::Sent();
   const auto message = nlohmann::json::parse(answer.result->body, nullptr, false);

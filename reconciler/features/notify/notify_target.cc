@@ -1,5 +1,7 @@
 #include "reconciler/features/notify/notify_target.h"
 
+#include <algorithm>
+
 #include "base/hmac.h"
 #include "base/secret_file.h"
 #include "reconciler/features/notify/standard_webhooks.h"
@@ -19,39 +21,55 @@ absl::Status SplitUrl(const std::string& url, NotifyTarget& target) {
   return absl::OkStatus();
 }
 
-// Slack's Web API, where format=slack-bot calls chat.postMessage and chat.update.
-constexpr const char* kSlackWebApiUrl = "https://slack.com/api";
+// "a=, b= and c= are keys": `keys` as written in an entry, with the verb.
+std::string KeyList(const std::vector<std::string>& keys) {
+  if (keys.size() == 1) return keys[0] + "= is a key";
+  std::string out;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0) out += i + 1 == keys.size() ? " and " : ", ";
+    out += keys[i] + "=";
+  }
+  return out + " are keys";
+}
 
-// The keys only format=slack-bot takes: checked, and the token read.
-absl::Status TakeSlackBotKeys(const std::string& token_file, const std::string& threads,
-                              NotifyTarget& target) {
-  const bool bot = target.format->Via() == Transport::kSlackApi;
-  if (!bot) {
-    if (!token_file.empty() || !target.channel.empty() || !threads.empty()) {
-      return NotifyFlagError(
-          "token-file=, channel= and threads= are keys of format=slack-bot only");
+// The format that takes `key` of its own; nullptr when none does.
+std::shared_ptr<const MessageFormat> FormatTaking(const std::string& key) {
+  for (auto& format : MessageFormats()) {
+    for (const std::string& own : format->Keys()) {
+      if (own == key) return format;
     }
-    return absl::OkStatus();
   }
-  if (token_file.empty())
-    return NotifyFlagError("format=slack-bot needs token-file= (the bot token)");
-  if (target.channel.empty()) {
-    return NotifyFlagError(
-        "format=slack-bot needs channel= (the channel's id, such as C0123456789)");
+  return nullptr;
+}
+
+// "token-file, channel, threads": every format's own keys, for the message of an unknown key.
+std::string FormatKeyNames() {
+  std::string names;
+  for (const auto& format : MessageFormats()) {
+    for (const std::string& key : format->Keys()) names += key + ", ";
   }
-  if (!threads.empty() && threads != "nodes") return NotifyFlagError("threads= takes only nodes");
-  target.thread_per_node = threads == "nodes";
-  absl::StatusOr<std::string> token = ReadSecretFile(token_file);
-  if (!token.ok()) return NotifyFlagError(std::string(token.status().message()));
-  target.bot_token = *std::move(token);
-  return absl::OkStatus();
+  return names;
+}
+
+// Hands `target`'s format the keys of its own, refusing one that another format takes.
+absl::Status TakeFormatKeys(const FormatKeys& keys, NotifyTarget& target) {
+  const MessageFormat& format = *target.format;
+  const std::vector<std::string> own = format.Keys();
+  for (const auto& [key, value] : keys) {
+    if (value.empty() || std::find(own.begin(), own.end(), key) != own.end()) continue;
+    const auto owner = FormatTaking(key);
+    return NotifyFlagError(KeyList(owner->Keys()) + " of format=" +
+                           std::string(owner->Name()) + " only");
+  }
+  return format.TakeKeys(keys, target);
 }
 
 }  // namespace
 
 absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
   NotifyTarget target;
-  std::string url, url_file, format = "json", secret_file, token_file, threads;
+  std::string url, url_file, format = "json", secret_file;
+  FormatKeys format_keys;
   for (size_t start = 0; start <= spec.size();) {
     size_t comma = spec.find(',', start);
     if (comma == std::string_view::npos) comma = spec.size();
@@ -68,19 +86,13 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
       format = value;
     } else if (key == "secret-file") {
       secret_file = value;
-    } else if (key == "token-file") {
-      token_file = value;
-    } else if (key == "channel") {
-      target.channel = value;
-    } else if (key == "threads") {
-      threads = value;
+    } else if (FormatTaking(key) != nullptr) {
+      format_keys[key] = value;
     } else if (absl::Status bad; target.filter.Take(key, value, bad)) {
       if (!bad.ok()) return bad;
     } else {
-      return NotifyFlagError(
-          "unknown key \"" + key +
-          "\" (want url, url-file, format, secret-file, token-file, channel, threads, " +
-          std::string(kNotifyFilterKeys) + ")");
+      return NotifyFlagError("unknown key \"" + key + "\" (want url, url-file, format, secret-file, " +
+                             FormatKeyNames() + std::string(kNotifyFilterKeys) + ")");
     }
   }
   if (!url_file.empty()) {
@@ -93,7 +105,8 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
     if (url.find(',') != std::string::npos)
       return NotifyFlagError(url_file + ": the URL may not contain a comma");
   }
-  if (url.empty() && format == "slack-bot") url = kSlackWebApiUrl;
+  target.format = MessageFormatNamed(format);
+  if (url.empty() && target.format != nullptr) url = target.format->DefaultUrl();
   if (url.empty()) return NotifyFlagError("url= or url-file= is required");
   if (absl::Status s = SplitUrl(url, target); !s.ok()) {
     // The URL's file is a secret: say which file, never what it holds.
@@ -101,7 +114,6 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
                             : absl::InvalidArgumentError(std::string(s.message()) +
                                                          " (the URL of " + url_file + ")");
   }
-  target.format = MessageFormatNamed(format);
   if (target.format == nullptr) return NotifyFlagError("format must be " + MessageFormatNames());
   if (secret_file.empty() && target.format->NeedsSecret()) {
     return NotifyFlagError("format=" + format + " needs secret-file= (bodies are signed)");
@@ -110,7 +122,7 @@ absl::StatusOr<NotifyTarget> ParseNotifyTarget(std::string_view spec) {
     return NotifyFlagError("format=" + format +
                            " takes no secret-file= (its bodies are not signed)");
   }
-  if (absl::Status s = TakeSlackBotKeys(token_file, threads, target); !s.ok()) return s;
+  if (absl::Status s = TakeFormatKeys(format_keys, target); !s.ok()) return s;
   if (!secret_file.empty()) {
     absl::StatusOr<std::string> secret = ReadSecretFile(secret_file);
     if (!secret.ok()) return NotifyFlagError(std::string(secret.status().message()));

@@ -1,8 +1,6 @@
 #include "reconciler/features/notify/poster.h"
 
 #include "base/http_client.h"
-#include "reconciler/features/notify/discord_poster.h"
-#include "reconciler/features/notify/slack_api_poster.h"
 #include "reconciler/features/notify/standard_webhooks.h"
 
 namespace tr::reconciler::notify {
@@ -11,7 +9,7 @@ namespace {
 using std::chrono::milliseconds;
 
 // Each delivery POSTed to the target's URL, signed as Standard Webhooks specify when the
-// target has a key; any 2xx is sent, 429 waits as asked.
+// target has a key; any 2xx is sent, a rate limit waits as asked.
 class HookPoster final : public Poster {
  public:
   HookPoster(const NotifyTarget& target, const PostContext& context)
@@ -34,11 +32,8 @@ class HookPoster final : public Poster {
                                 "application/json"),
                    context_.max_answer_bytes);
     const HttpOutcome outcome = OutcomeOf(answer);
-    if (outcome.RateLimited()) {
-      return PostOutcome::Wait(RetryAfter(outcome, milliseconds(1000)), "HTTP 429");
-    }
     if (outcome.Succeeded()) return PostOutcome::Sent();
-    return PostOutcome::Failed(DescribeAnswer(answer));
+    return PostOutcome::NotDelivered(answer, "", RetryAfter(outcome, milliseconds(1000)));
   }
 
  private:
@@ -48,16 +43,23 @@ class HookPoster final : public Poster {
 
 }  // namespace
 
-std::unique_ptr<Poster> MakePoster(const NotifyTarget& target, const PostContext& context) {
-  switch (target.format->Via()) {
-    case Transport::kSlackApi:
-      return std::make_unique<SlackApiPoster>(target, context);
-    case Transport::kDiscordWebhook:
-      return std::make_unique<DiscordPoster>(target, context);
-    case Transport::kPost:
+std::unique_ptr<Poster> MessageFormat::NewPoster(const NotifyTarget& target,
+                                                 const PostContext& context) const {
+  return std::make_unique<HookPoster>(target, context);
+}
+
+PostOutcome PostOutcome::NotDelivered(const CappedAnswer& answer, const std::string& what,
+                                      milliseconds wait) {
+  std::string error = what.empty() ? DescribeAnswer(answer) : what + ": " + DescribeAnswer(answer);
+  switch (ClassOfCode(OutcomeOf(answer).Code(), ErrorSource::kDeliver)) {
+    case ErrorClass::kBusy:
+      return Wait(wait, std::move(error));
+    case ErrorClass::kRetry:
+    case ErrorClass::kHalt:
+    case ErrorClass::kStall:
       break;
   }
-  return std::make_unique<HookPoster>(target, context);
+  return Failed(std::move(error));
 }
 
 milliseconds HeaderSeconds(const httplib::Result& result, const char* name, milliseconds fallback) {

@@ -1,7 +1,7 @@
-// How one spooled delivery is sent to its receiver, per Transport (message_format.h): a plain
-// POST (signed when the target has a key), Slack's Web API, or a Discord webhook. The sender
-// (webhook_notifier.h) keeps order, spool and retries; a poster makes one attempt and says
-// what came of it.
+// How one spooled delivery is sent to its receiver, as its format chooses
+// (MessageFormat::NewPoster): a plain POST (signed when the target has a key) by default, or
+// the format's own (Slack's Web API, a Discord webhook). The sender (webhook_notifier.h) keeps
+// order, spool and retries; a poster makes one attempt and says what came of it.
 //
 // Thread-compatible: one receiver's sender uses its poster.
 #pragma once
@@ -15,26 +15,39 @@
 #include "reconciler/features/notify/notify_target.h"
 #include "reconciler/features/notify/spool.h"
 #include "reconciler/runtime/capped_request.h"
+#include "reconciler/runtime/error_class.h"
 
 namespace tr::reconciler::notify {
 
 struct PostOutcome {
-  enum class Kind {
-    kSent,
-    kFailed,  // counts as an attempt: retried after the backoff, dropped after the last
-    kWait,    // the receiver asked to wait (rate limit) or the message must be posted anew:
-              // tried again after `wait`, and the attempt does not count
-  };
-  Kind kind = Kind::kSent;
+  bool sent = true;
+  // When not sent, what comes next, in the words of the one table of errors
+  // (reconciler/runtime/error_class.h, ErrorSource::kDeliver):
+  //   retry  a failed attempt: retried after the backoff, dropped after the last;
+  //   busy   the receiver asked to wait (a rate limit, a pace) or the message must be posted
+  //          anew: tried again after `wait`, and the attempt does not count.
+  ErrorClass next = ErrorClass::kRetry;
   std::chrono::milliseconds wait{0};
-  std::string error;  // for the log (kSent: a note), never holding a secret
+  std::string error;  // for the log (sent: a note), never holding a secret
+
+  bool FailedAttempt() const { return !sent && next != ErrorClass::kBusy; }
+  bool Waits() const { return !sent && next == ErrorClass::kBusy; }
 
   static PostOutcome Sent() { return {}; }
-  static PostOutcome SentWithNote(std::string note) { return {Kind::kSent, {}, std::move(note)}; }
-  static PostOutcome Failed(std::string why) { return {Kind::kFailed, {}, std::move(why)}; }
-  static PostOutcome Wait(std::chrono::milliseconds wait, std::string why) {
-    return {Kind::kWait, wait, std::move(why)};
+  static PostOutcome SentWithNote(std::string note) {
+    return {true, ErrorClass::kRetry, {}, std::move(note)};
   }
+  static PostOutcome Failed(std::string why) {
+    return {false, ErrorClass::kRetry, {}, std::move(why)};
+  }
+  static PostOutcome Wait(std::chrono::milliseconds wait, std::string why) {
+    return {false, ErrorClass::kBusy, wait, std::move(why)};
+  }
+  // An answer that was no success, or none: what it means for the delivery by the table — a
+  // rate limit waits `wait`, anything else is a failed attempt. The error reads `what` (when
+  // not empty) and the answer: "chat.update: HTTP 503".
+  static PostOutcome NotDelivered(const CappedAnswer& answer, const std::string& what,
+                                  std::chrono::milliseconds wait);
 };
 
 struct PostContext {
@@ -49,9 +62,6 @@ class Poster {
   virtual ~Poster() = default;
   virtual PostOutcome Post(const Spooled& s) = 0;
 };
-
-// The poster of `target`'s format. `target` and everything `context` points to outlive it.
-std::unique_ptr<Poster> MakePoster(const NotifyTarget& target, const PostContext& context);
 
 // The longest wait a receiver may ask for.
 inline constexpr std::chrono::minutes kMaxReceiverWait{10};

@@ -49,10 +49,9 @@ PostOutcome SlackApiPoster::Post(const Spooled& s) {
                   "application/json; charset=utf-8"),
       context_.max_answer_bytes);
   const HttpOutcome outcome = OutcomeOf(answer);
-  if (outcome.RateLimited()) {
-    return PostOutcome::Wait(RetryAfter(outcome, milliseconds(1000)), method + ": HTTP 429");
+  if (!outcome.Ok200() || !answer.result) {
+    return PostOutcome::NotDelivered(answer, method, RetryAfter(outcome, milliseconds(1000)));
   }
-  if (answer.status != 200 || !answer.result) return PostOutcome::Failed(method + ": " + DescribeAnswer(answer));
 
   const auto reply = nlohmann::json::parse(answer.result->body, nullptr, false);
   if (!reply.is_object()) return PostOutcome::Failed(method + ": the answer is not JSON");

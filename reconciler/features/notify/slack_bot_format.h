@@ -4,7 +4,9 @@
 // (what notifications and screen readers show) and Block Kit `blocks`; the sender adds the
 // channel, and the `ts` of the message it updates (slack_api_poster.h). With threads=nodes,
 // each node upgraded is also a reply in the message's thread, written as format=slack writes
-// it (RenderReply).
+// it (RenderReply). Its keys: token-file= (the bot token), channel= (the channel's id) and
+// threads=nodes; its URL defaults to Slack's Web API, where its poster calls
+// (slack_api_poster.h).
 //
 // Thread-safe.
 #pragma once
@@ -17,10 +19,16 @@ class SlackBotFormat final : public MessageFormat {
  public:
   std::string_view Name() const override { return "slack-bot"; }
   bool NeedsSecret() const override { return false; }
-  Transport Via() const override { return Transport::kSlackApi; }
+  bool UpdatesInPlace() const override { return true; }
   std::string Render(const Notification& n, const std::string& delivery_id) const override;
   // A node's reply in the rollout's thread: {"text": "<one line>"}.
-  static std::string RenderReply(const Notification& n);
+  std::string RenderReply(const Notification& n) const override;
+  std::vector<std::string> Keys() const override { return {"token-file", "channel", "threads"}; }
+  std::string KeysUsage() const override { return "token-file=FILE,channel=ID[,threads=nodes]"; }
+  absl::Status TakeKeys(const FormatKeys& keys, NotifyTarget& target) const override;
+  std::string DefaultUrl() const override { return "https://slack.com/api"; }
+  std::unique_ptr<Poster> NewPoster(const NotifyTarget& target,
+                                    const PostContext& context) const override;
 };
 
 // Text safe in Slack's mrkdwn: &, < and > escaped, as Slack asks of message text, and no

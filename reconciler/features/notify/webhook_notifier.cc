@@ -13,7 +13,6 @@
 #include "fmt/format.h"
 #include "reconciler/features/notify/message_ids.h"
 #include "reconciler/features/notify/poster.h"
-#include "reconciler/features/notify/slack_bot_format.h"
 #include "reconciler/features/notify/spool.h"
 #include "reconciler/runtime/logging.h"
 #include "reconciler/runtime/private_files.h"
@@ -39,7 +38,8 @@ class WebhookNotifier::Sender {
         metrics_(metrics),
         dir_(options.spool_dir / target_.key),
         ids_(dir_ / "rollout-messages"),
-        poster_(MakePoster(target_, {options.timeout, options.max_answer_bytes, &env_, &ids_})),
+        poster_(target_.format->NewPoster(
+            target_, {options.timeout, options.max_answer_bytes, &env_, &ids_})),
         rng_(Seed(env_)),
         log_(ModuleLogger("notify")) {}
 
@@ -102,7 +102,7 @@ class WebhookNotifier::Sender {
     Spooled s;
     s.delivery = NewDeliveryId(rng_);
     s.event = NotificationEventName(n.event);
-    s.body = reply ? SlackBotFormat::RenderReply(n) : target_.format->Render(n, s.delivery);
+    s.body = reply ? target_.format->RenderReply(n) : target_.format->Render(n, s.delivery);
     s.rollout = rollout;
     s.reply = reply;
     s.file = dir_ / fmt::format("{:020}-{}.json", ++sequence_ + Epoch(), s.delivery);
@@ -167,12 +167,12 @@ class WebhookNotifier::Sender {
     if (queue_.empty() || queue_.front().file != attempted.file) return;  // dropped meanwhile
     Spooled& head = queue_.front();
     std::error_code ec;
-    if (outcome.kind == PostOutcome::Kind::kWait) {
+    if (outcome.Waits()) {
       metrics_.notifications.Inc("waited");
       head.due = env_.Now() + outcome.wait;
       return;
     }
-    const bool sent = outcome.kind == PostOutcome::Kind::kSent;
+    const bool sent = outcome.sent;
     if (sent || head.attempts + 1 >= options_.max_attempts) {
       if (sent) {
         metrics_.notifications.Inc("sent");
@@ -194,12 +194,12 @@ class WebhookNotifier::Sender {
 
   PostOutcome Attempt(const Spooled& s) {
     const PostOutcome outcome = poster_->Post(s);
-    if (outcome.kind == PostOutcome::Kind::kFailed) {
+    if (outcome.FailedAttempt()) {
       log_->warn("step=send target={} delivery={} attempt={} error=\"{}\"", Name(), s.delivery,
                  s.attempts + 1, outcome.error);
     } else if (!outcome.error.empty()) {
       log_->info("step=send target={} delivery={} outcome={} note=\"{}\"", Name(), s.delivery,
-                 outcome.kind == PostOutcome::Kind::kSent ? "sent" : "waiting", outcome.error);
+                 outcome.sent ? "sent" : "waiting", outcome.error);
     }
     return outcome;
   }

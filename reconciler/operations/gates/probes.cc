@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "base/http_client.h"
+#include "base/http_outcome.h"
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -99,7 +100,7 @@ ProbeAnswer ProbeHttp(const core::HealthCheck& check) {
   if (!res) return {false, RequestError(res, *client)};
   if (res->status == check.expect_status) return {true, fmt::format("HTTP {}", res->status)};
   std::string message = fmt::format("HTTP {}, expected {}", res->status, check.expect_status);
-  if (res->status >= 300 && res->status < 400 && res->has_header("Location")) {
+  if (HttpOutcome::Of(res->status).Redirected() && res->has_header("Location")) {
     message += " (redirect to " + Excerpt(res->get_header_value("Location")) + " not followed)";
   }
   return {false, message};
