@@ -27,6 +27,14 @@ GateState UpdateGateState(const GateState& previous, std::vector<GateResult> res
   return next;
 }
 
+GateState AfterDecisionStartingNothing(GateState state, const RolloutDecision& decision) {
+  if (decision.phase != ClusterPhase::kWaitingForGate &&
+      decision.phase != ClusterPhase::kUpgradingTalos) {
+    state.failing_since.reset();
+  }
+  return state;
+}
+
 ExtraGateResult GateVerdict(const GateState& state) {
   ExtraGateResult verdict;
   for (const GateResult& r : state.results) {

@@ -23,6 +23,11 @@ namespace tr::core {
 GateState UpdateGateState(const GateState& previous, std::vector<GateResult> results,
                           TimePoint now);
 
+// `state` as a decision that starts nothing leaves it: a rollout that stopped otherwise than
+// waiting for a gate or upgrading Talos (paused, blocked, failed, done) ends the gate wait, so
+// a later one starts its gateTimeout afresh.
+GateState AfterDecisionStartingNothing(GateState state, const RolloutDecision& decision);
+
 // What DecideNextAction is told: passed when every check was healthy in its last answer.
 ExtraGateResult GateVerdict(const GateState& state);
 

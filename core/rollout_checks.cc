@@ -159,12 +159,17 @@ std::optional<std::string> NextStartableNode(const ClusterProfile& profile, cons
     }
   }
   if (!next || memory.in_flight.empty()) return next;
+  if (RoomBesideInFlight(profile, memory) && !IsControlPlane(profile, *next)) return next;
+  return std::nullopt;
+}
+
+bool RoomBesideInFlight(const ClusterProfile& profile, const RolloutMemory& memory) {
+  if (memory.in_flight.empty()) return true;
   const bool only_workers =
       std::none_of(memory.in_flight.begin(), memory.in_flight.end(),
                    [&](const OperationInFlight& op) { return IsControlPlane(profile, op.node); });
-  const bool room = static_cast<int>(memory.in_flight.size()) < profile.policy.max_parallel_workers;
-  if (only_workers && room && !IsControlPlane(profile, *next)) return next;
-  return std::nullopt;
+  return only_workers &&
+         static_cast<int>(memory.in_flight.size()) < profile.policy.max_parallel_workers;
 }
 
 Version TalosStepTarget(const ClusterProfile& profile, const ClusterPlan& plan) {

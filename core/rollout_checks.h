@@ -57,6 +57,10 @@ std::string EtcdQuorumProblem(const ClusterProfile& profile, const ObservedClust
 // maxParallelWorkers.
 std::optional<std::string> NextStartableNode(const ClusterProfile& profile, const PlanStep& step,
                                              const RolloutMemory& memory);
+// Whether another node may start beside those in flight: none is in flight, or only workers
+// are and fewer than maxParallelWorkers. While there is no room, only the nodes in flight can
+// change what is decided.
+bool RoomBesideInFlight(const ClusterProfile& profile, const RolloutMemory& memory);
 
 // The Talos version the nodes move to now: the first step's when it is a Talos step, else the
 // desired one.

@@ -68,4 +68,40 @@ RolloutDecision DryRun(const RolloutDecision& decision) {
   return d;
 }
 
+RolloutDecision Blocked(std::string_view why) {
+  RolloutDecision d;
+  d.phase = ClusterPhase::kBlocked;
+  d.message = std::string(why);
+  return d;
+}
+
+bool LooksAgainOnNodePoll(const RolloutDecision& decision, const RolloutMemory& memory) {
+  const bool settling = memory.in_flight.empty() && memory.settle_until && decision.wait_until &&
+                        *decision.wait_until == *memory.settle_until;
+  return decision.phase == ClusterPhase::kUpgradingTalos && !settling;
+}
+
+RolloutDecision FollowingKubernetesTask(const RolloutDecision& handed, const PlanStep& step,
+                                        const KubernetesTask& task, TimePoint next_look) {
+  RolloutDecision d = handed;
+  d.kind = ActionKind::kNone;
+  d.wait_until = next_look;
+  const std::string hop =
+      fmt::format("upgrading Kubernetes {} → {}", step.from.ToString(), step.to.ToString());
+  if (task.state == KubernetesTask::State::kFailed) {
+    d.phase = ClusterPhase::kUpgradeFailed;
+    d.message = fmt::format("Kubernetes upgrade to {} failed: {}{}: {}", step.to.ToString(),
+                            task.component, task.node.empty() ? "" : " on " + task.node,
+                            task.error);
+    d.node = task.node;
+    return d;
+  }
+  d.phase = ClusterPhase::kUpgradingKubernetes;
+  d.message = task.state == KubernetesTask::State::kSucceeded
+                  ? hop + ": done, waiting for the nodes to show it"
+              : task.progress.empty() ? hop + ": starting"
+                                      : hop + ": " + task.progress;
+  return d;
+}
+
 }  // namespace tr::core

@@ -79,10 +79,7 @@ bool Prepulled(const RolloutMemory& memory, const std::string& image, bool node_
   return std::find(pulled.begin(), pulled.end(), image) != pulled.end();
 }
 
-bool RecordMayWaitForNext(ActionKind kind) {
-  return kind == ActionKind::kPrePullImage || kind == ActionKind::kSnapshotEtcd ||
-         kind == ActionKind::kCompleteNode;
-}
+bool RecordMayWaitForNext(ActionKind kind) { return TraitsOf(kind).record_may_wait; }
 
 bool HaltedByFailure(const RolloutMemory& memory, const ClusterProfile& profile) {
   return memory.failure && HaltedByFailure(memory, profile.talos_version,

@@ -1,5 +1,8 @@
 #include "core/rollout_types.h"
 
+#include <array>
+#include <cstddef>
+
 #include "fmt/format.h"
 
 namespace tr::core {
@@ -46,35 +49,77 @@ const char* ClusterPhaseName(ClusterPhase phase) {
   return "Unknown";
 }
 
-const char* ActionKindName(ActionKind kind) {
+namespace {
+
+// One row per ActionKind, in its order.
+ActionTraits Traits(ActionKind kind) {
+  ActionTraits t;
   switch (kind) {
     case ActionKind::kNone:
-      return "none";
+      t.name = "none";
+      break;
     case ActionKind::kPrePullImage:
-      return "pre-pull-image";
+      t = {.name = "pre-pull-image", .acts = true, .gated = true, .held_by_running_step = true,
+           .keeps_observation = true, .runs_in_background = true, .record_may_wait = true};
+      break;
     case ActionKind::kSnapshotEtcd:
-      return "snapshot-etcd";
+      t = {.name = "snapshot-etcd", .acts = true, .gated = true, .held_by_running_step = true,
+           .keeps_observation = true, .notable = true, .runs_in_background = true,
+           .record_may_wait = true};
+      break;
     case ActionKind::kStartNode:
-      return "start-node";
+      t = {.name = "start-node", .acts = true, .only_records = true, .gated = true,
+           .held_by_running_step = true, .keeps_observation = true, .notable = true,
+           .starts_node = true};
+      break;
     case ActionKind::kCallUpgrade:
-      return "call-upgrade";
+      t = {.name = "call-upgrade", .acts = true, .held_by_running_step = true};
+      break;
     case ActionKind::kInstallImage:
-      return "install-image";
+      t = {.name = "install-image", .acts = true, .held_by_running_step = true,
+           .runs_in_background = true};
+      break;
     case ActionKind::kDrainNode:
-      return "drain-node";
+      t = {.name = "drain-node", .acts = true, .held_by_running_step = true,
+           .runs_in_background = true};
+      break;
     case ActionKind::kRebootNode:
-      return "reboot-node";
+      t = {.name = "reboot-node", .acts = true, .held_by_running_step = true};
+      break;
     case ActionKind::kCompleteNode:
-      return "complete-node";
+      t = {.name = "complete-node", .acts = true, .held_by_running_step = true, .notable = true,
+           .record_may_wait = true, .ends_node = "completed", .completes_node = true};
+      break;
     case ActionKind::kRollbackNode:
-      return "rollback-node";
+      t = {.name = "rollback-node", .acts = true, .held_by_running_step = true, .notable = true,
+           .ends_node = "rolled_back"};
+      break;
     case ActionKind::kFailNode:
-      return "fail-node";
+      t = {.name = "fail-node", .acts = true, .only_records = true, .notable = true,
+           .ends_node = "failed"};
+      break;
     case ActionKind::kStartKubernetesUpgrade:
-      return "start-kubernetes-upgrade";
+      t = {.name = "start-kubernetes-upgrade", .gated = true, .handed_over = true};
+      break;
   }
-  return "unknown";
+  return t;
 }
+
+}  // namespace
+
+const ActionTraits& TraitsOf(ActionKind kind) {
+  constexpr size_t kKinds = static_cast<size_t>(ActionKind::kStartKubernetesUpgrade) + 1;
+  static const std::array<ActionTraits, kKinds> kTable = [] {
+    std::array<ActionTraits, kKinds> table;
+    for (size_t i = 0; i < kKinds; ++i) table[i] = Traits(static_cast<ActionKind>(i));
+    return table;
+  }();
+  static const ActionTraits kUnknown{.name = "unknown"};
+  const auto index = static_cast<size_t>(kind);
+  return index < kKinds ? kTable[index] : kUnknown;
+}
+
+const char* ActionKindName(ActionKind kind) { return TraitsOf(kind).name; }
 
 std::string Progress::ToString() const { return fmt::format("{}/{}", done, total); }
 

@@ -116,9 +116,42 @@ enum class ActionKind {
   kCompleteNode,  // `node` verified: uncordon if cordoned, clear it, start the settle time
   kRollbackNode,  // roll `node` back to its other slot, then record `failure`
   kFailNode,      // record `failure`; no further node is touched
-  kStartKubernetesUpgrade,  // hand the Kubernetes step to the upgrade-k8s job
+  kStartKubernetesUpgrade,  // hand the Kubernetes step to the upgrade-k8s job (the last kind)
 };
 const char* ActionKindName(ActionKind kind);
+
+// What the shell needs to know of each kind of action, from one table (rollout_types.cc), so
+// no code outside core asks which kind an action is.
+struct ActionTraits {
+  const char* name = nullptr;  // as in status, logs and JSON: "start-node"
+  // The reconcile acts on it (every kind but kNone and the Kubernetes step, which is handed
+  // to the upgrade runner).
+  bool acts = false;
+  // It changes only what is recorded (a node's start, a failure): no call to any node.
+  bool only_records = false;
+  // It starts something a failing health check holds: the gates are consulted first.
+  bool gated = false;
+  // A step of the same cluster still running in the background holds it.
+  bool held_by_running_step = false;
+  // It changes no node, so the look that decided it holds for the next decision.
+  bool keeps_observation = false;
+  // Worth a line in the status history.
+  bool notable = false;
+  // Performed on a thread of its own (reconciler/operations/background_steps.h).
+  bool runs_in_background = false;
+  // Its record may go out with the next record of the reconcile (RecordMayWaitForNext).
+  bool record_may_wait = false;
+  // Handed to the Kubernetes upgrade runner instead of the executor.
+  bool handed_over = false;
+  // It begins a node's upgrade (counted as started).
+  bool starts_node = false;
+  // It ends a node's upgrade, with this result ("completed", "failed", "rolled_back");
+  // nullptr otherwise.
+  const char* ends_node = nullptr;
+  // The node is done: the health gates are checked afresh before the next one.
+  bool completes_node = false;
+};
+const ActionTraits& TraitsOf(ActionKind kind);
 
 struct Progress {
   int done = 0;

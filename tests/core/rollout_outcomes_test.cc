@@ -79,5 +79,59 @@ TEST(RolloutOutcomesTest, ADryRunOnlySaysWhatItWouldDo) {
   EXPECT_EQ(d.message, "dry run, not done: upgrading w-1");
 }
 
+TEST(RolloutOutcomesTest, BlockedSaysWhyAndActsOnNothing) {
+  const RolloutDecision d = Blocked("cannot observe the nodes: permission denied");
+  EXPECT_EQ(d.kind, ActionKind::kNone);
+  EXPECT_EQ(d.phase, ClusterPhase::kBlocked);
+  EXPECT_EQ(d.message, "cannot observe the nodes: permission denied");
+  EXPECT_FALSE(d.wait_until.has_value());
+}
+
+TEST(RolloutOutcomesTest, ANodeUpgradingIsLookedAtOnTheNodePollButASettleTimeIsWaitedOut) {
+  RolloutDecision upgrading = Acting(ActionKind::kNone, "w-0");
+  upgrading.wait_until = kLater;
+  RolloutMemory memory;
+  EXPECT_TRUE(LooksAgainOnNodePoll(upgrading, memory));
+  memory.settle_until = kLater;  // no node in flight, the wait is the settle time
+  EXPECT_FALSE(LooksAgainOnNodePoll(upgrading, memory));
+  memory.in_flight.push_back(OperationInFlight{});
+  EXPECT_TRUE(LooksAgainOnNodePoll(upgrading, memory));
+  RolloutDecision window = upgrading;
+  window.phase = ClusterPhase::kWaitingForWindow;
+  EXPECT_FALSE(LooksAgainOnNodePoll(window, {}));
+}
+
+TEST(RolloutOutcomesTest, AKubernetesTaskIsFollowedUntilItEndsOrFails) {
+  PlanStep step;
+  step.type = StepType::kKubernetes;
+  step.from = V("1.34.1");
+  step.to = V("1.35.0");
+  RolloutDecision handed = Acting(ActionKind::kStartKubernetesUpgrade, "");
+  KubernetesTask task;
+  RolloutDecision d = FollowingKubernetesTask(handed, step, task, kLater);
+  EXPECT_EQ(d.kind, ActionKind::kNone);
+  EXPECT_EQ(d.phase, ClusterPhase::kUpgradingKubernetes);
+  EXPECT_EQ(d.message, "upgrading Kubernetes 1.34.1 → 1.35.0: starting");
+  EXPECT_EQ(d.wait_until, kLater);
+  task.progress = "kubelets 3/5";
+  EXPECT_EQ(FollowingKubernetesTask(handed, step, task, kLater).message,
+            "upgrading Kubernetes 1.34.1 → 1.35.0: kubelets 3/5");
+  task.state = KubernetesTask::State::kSucceeded;
+  EXPECT_EQ(FollowingKubernetesTask(handed, step, task, kLater).message,
+            "upgrading Kubernetes 1.34.1 → 1.35.0: done, waiting for the nodes to show it");
+  task.state = KubernetesTask::State::kFailed;
+  task.component = "kubelet";
+  task.node = "w-1";
+  task.error = "image pull failed";
+  d = FollowingKubernetesTask(handed, step, task, kLater);
+  EXPECT_EQ(d.phase, ClusterPhase::kUpgradeFailed);
+  EXPECT_EQ(d.node, "w-1");
+  EXPECT_EQ(d.message, "Kubernetes upgrade to 1.35.0 failed: kubelet on w-1: image pull failed");
+  task.node.clear();
+  task.component = "kube-apiserver";
+  EXPECT_EQ(FollowingKubernetesTask(handed, step, task, kLater).message,
+            "Kubernetes upgrade to 1.35.0 failed: kube-apiserver: image pull failed");
+}
+
 }  // namespace
 }  // namespace tr::core
