@@ -78,9 +78,37 @@ absl::Status RetryableUpgradeRefusal(const absl::Status& status) {
 
 }  // namespace
 
-absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterProfile& profile,
-                                                           const core::RolloutDecision& decision,
-                                                           talos::TalosClient& talos) {
+struct TalosRolloutExecutor::Call {
+  const core::ClusterProfile& profile;
+  const core::RolloutDecision& decision;
+  ClusterClients& clients;
+  const core::NodeSpec* node;  // decision.node in the profile (Performer::on_node), else null
+  std::stop_token stop;
+
+  talos::TalosClient& talos() const { return *clients.talos; }
+};
+
+const std::map<core::ActionKind, TalosRolloutExecutor::Performer>&
+TalosRolloutExecutor::Performers() {
+  using core::ActionKind;
+  using E = TalosRolloutExecutor;
+  static const std::map<ActionKind, Performer> kPerformers = {
+      {ActionKind::kPrePullImage, {&E::PrePull, false}},
+      {ActionKind::kSnapshotEtcd, {&E::Snapshot, false}},
+      {ActionKind::kCallUpgrade, {&E::CallUpgrade, true}},
+      {ActionKind::kInstallImage, {&E::InstallImage, true}},
+      {ActionKind::kDrainNode, {&E::Drain, true}},
+      {ActionKind::kRebootNode, {&E::Reboot, true}},
+      {ActionKind::kCompleteNode, {&E::Complete, true}},
+      {ActionKind::kRollbackNode, {&E::Rollback, true}},
+  };
+  return kPerformers;
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const Call& call) {
+  const core::ClusterProfile& profile = call.profile;
+  const core::RolloutDecision& decision = call.decision;
+  talos::TalosClient& talos = call.talos();
   // One thread per node: a pull takes as long as the registry, and the nodes pull at once.
   std::vector<absl::StatusOr<bool>> results(decision.nodes.size(), false);
   {
@@ -108,15 +136,15 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const core::ClusterPr
                                   decision.image, pulled, decision.nodes.size(), left)};
 }
 
-absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const core::ClusterProfile& profile,
-                                                            talos::TalosClient& talos) {
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const Call& call) {
+  const core::ClusterProfile& profile = call.profile;
   const std::filesystem::path file =
       EtcdSnapshotPath(options_.snapshot_dir, profile.name, env_.Now());
   if (absl::Status s = MakePrivateDirectory(options_.snapshot_dir); !s.ok()) return s;
   absl::Status last = absl::UnavailableError("no control plane to snapshot etcd from");
   for (const core::NodeSpec& node : profile.nodes) {
     if (node.role != core::NodeRole::kControlPlane) continue;
-    absl::StatusOr<uint64_t> bytes = talos.EtcdSnapshot(node.address, file);
+    absl::StatusOr<uint64_t> bytes = call.talos().EtcdSnapshot(node.address, file);
     if (!bytes.ok()) {
       last = bytes.status();
       continue;
@@ -132,10 +160,10 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const core::ClusterP
   return last;
 }
 
-absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const core::ClusterProfile& profile,
-                                                         const core::NodeSpec& node,
-                                                         kube::KubeClient* kube,
-                                                         std::stop_token stop) {
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const Call& call) {
+  const core::ClusterProfile& profile = call.profile;
+  const core::NodeSpec& node = *call.node;
+  kube::KubeClient* kube = call.clients.kube.get();
   if (kube == nullptr) return absl::UnavailableError("the Kubernetes API is not reachable yet");
   absl::StatusOr<kube::KubeNode> k = KubeNodeOf(*kube, node);
   if (!k.ok()) return k.status();
@@ -144,7 +172,7 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const core::ClusterProf
   kube::DrainOptions options = options_.drain;
   if (profile.policy.drain.timeout) options.timeout = *profile.policy.drain.timeout;
   options.on_timeout = profile.policy.drain.on_timeout;
-  absl::StatusOr<kube::DrainResult> drained = kube::DrainNode(*kube, name, options, env_, stop);
+  absl::StatusOr<kube::DrainResult> drained = kube::DrainNode(*kube, name, options, env_, call.stop);
   if (!drained.ok()) return drained.status();
   if (drained->forced.empty()) return ActionResult{"", "drained " + name};
   return ActionResult{
@@ -154,60 +182,58 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const core::ClusterProf
                       std::chrono::duration_cast<std::chrono::seconds>(options.timeout).count())};
 }
 
+absl::StatusOr<ActionResult> TalosRolloutExecutor::CallUpgrade(const Call& call) {
+  absl::StatusOr<talos::UpgradeAck> ack = call.talos().Upgrade(
+      call.node->address, {call.decision.image, /*preserve=*/true, false, false, false});
+  if (!ack.ok()) return RetryableUpgradeRefusal(ack.status());
+  return ActionResult{ack->actor_id, ack->ack};
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::InstallImage(const Call& call) {
+  // LifecycleService/Upgrade installs only an image already in the store: pull right before
+  // (at once when the pre-pull's copy is still there; again after a reboot or a restart in
+  // between), as talosctl upgrade does.
+  const core::InstallerStore store = call.profile.talos_installer_store;
+  const std::string& address = call.node->address;
+  const std::string& image = call.decision.image;
+  if (auto pulled = PullOnNode(call.talos(), address, image, store); !pulled.ok()) {
+    return pulled.status();
+  }
+  auto installed = call.talos().LifecycleUpgrade(address, image, store, {});
+  if (!installed.ok()) return installed.status();
+  return ActionResult{"", "installed " + image};
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Reboot(const Call& call) {
+  absl::StatusOr<std::string> actor =
+      call.talos().Reboot(call.node->address, talos::RebootMode::kDefault);
+  if (!actor.ok()) return actor.status();
+  return ActionResult{*actor, "reboot requested"};
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Complete(const Call& call) {
+  return Uncordon(call.clients.kube.get(), *call.node, call.decision.seen_cordoned);
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Rollback(const Call& call) {
+  if (absl::Status s = call.talos().Rollback(call.node->address); !s.ok()) return s;
+  return ActionResult{"", "rollback requested"};
+}
+
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Execute(const core::ClusterProfile& profile,
                                                            const core::RolloutDecision& decision,
                                                            std::stop_token stop) {
   absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
   if (!clients.ok()) return clients.status();
-  talos::TalosClient& talos = *clients->talos;
+  const auto performer = Performers().find(decision.kind);
   const core::NodeSpec* node = FindNode(profile, decision.node);
-  using core::ActionKind;
-  switch (decision.kind) {
-    case ActionKind::kPrePullImage:
-      return PrePull(profile, decision, talos);
-    case ActionKind::kSnapshotEtcd:
-      return Snapshot(profile, talos);
-    default:
-      break;
-  }
-  if (node == nullptr) {
+  const bool whole_cluster = performer != Performers().end() && !performer->second.on_node;
+  if (!whole_cluster && node == nullptr) {
     return absl::InvalidArgumentError(
         fmt::format("{} is not a node of {}", decision.node, profile.name));
   }
-  switch (decision.kind) {
-    case ActionKind::kCallUpgrade: {
-      absl::StatusOr<talos::UpgradeAck> ack =
-          talos.Upgrade(node->address, {decision.image, /*preserve=*/true, false, false, false});
-      if (!ack.ok()) return RetryableUpgradeRefusal(ack.status());
-      return ActionResult{ack->actor_id, ack->ack};
-    }
-    case ActionKind::kInstallImage: {
-      // LifecycleService/Upgrade installs only an image already in the store: pull right
-      // before (at once when the pre-pull's copy is still there; again after a reboot or a
-      // restart in between), as talosctl upgrade does.
-      const core::InstallerStore store = profile.talos_installer_store;
-      if (auto pulled = PullOnNode(talos, node->address, decision.image, store); !pulled.ok()) {
-        return pulled.status();
-      }
-      auto installed = talos.LifecycleUpgrade(node->address, decision.image, store, {});
-      if (!installed.ok()) return installed.status();
-      return ActionResult{"", "installed " + decision.image};
-    }
-    case ActionKind::kDrainNode:
-      return Drain(profile, *node, clients->kube.get(), stop);
-    case ActionKind::kRebootNode: {
-      absl::StatusOr<std::string> actor = talos.Reboot(node->address, talos::RebootMode::kDefault);
-      if (!actor.ok()) return actor.status();
-      return ActionResult{*actor, "reboot requested"};
-    }
-    case ActionKind::kCompleteNode:
-      return Uncordon(clients->kube.get(), *node, decision.seen_cordoned);
-    case ActionKind::kRollbackNode:
-      if (absl::Status s = talos.Rollback(node->address); !s.ok()) return s;
-      return ActionResult{"", "rollback requested"};
-    default:
-      return ActionResult{};
-  }
+  if (performer == Performers().end()) return ActionResult{};
+  return (this->*performer->second.step)(Call{profile, decision, *clients, node, stop});
 }
 
 }  // namespace tr::reconciler

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -75,14 +76,24 @@ class TalosRolloutExecutor final : public RolloutExecutor {
                                        std::stop_token stop) override;
 
  private:
-  absl::StatusOr<ActionResult> PrePull(const core::ClusterProfile& profile,
-                                       const core::RolloutDecision& decision,
-                                       talos::TalosClient& talos);
-  absl::StatusOr<ActionResult> Snapshot(const core::ClusterProfile& profile,
-                                        talos::TalosClient& talos);
-  absl::StatusOr<ActionResult> Drain(const core::ClusterProfile& profile,
-                                     const core::NodeSpec& node, kube::KubeClient* kube,
-                                     std::stop_token stop);
+  struct Call;  // one action as each step below is handed it (executor.cc)
+  using Step = absl::StatusOr<ActionResult> (TalosRolloutExecutor::*)(const Call&);
+  struct Performer {
+    Step step;
+    bool on_node;  // the action names one node of the profile
+  };
+  // What performs each kind of action: one entry per kind that calls a node; a kind without
+  // one (a start or a failure, which only record) performs nothing.
+  static const std::map<core::ActionKind, Performer>& Performers();
+
+  absl::StatusOr<ActionResult> PrePull(const Call& call);
+  absl::StatusOr<ActionResult> Snapshot(const Call& call);
+  absl::StatusOr<ActionResult> CallUpgrade(const Call& call);
+  absl::StatusOr<ActionResult> InstallImage(const Call& call);
+  absl::StatusOr<ActionResult> Drain(const Call& call);
+  absl::StatusOr<ActionResult> Reboot(const Call& call);
+  absl::StatusOr<ActionResult> Complete(const Call& call);
+  absl::StatusOr<ActionResult> Rollback(const Call& call);
 
   ClusterClientFactory& clients_;
   const ExecutorOptions options_;

@@ -14,11 +14,10 @@
 
 namespace tr::reconciler::k8s_upgrade {
 
-// Rewrites `decision` (kind kStartKubernetesUpgrade for the first step of `plan`) into one that
-// acts on nothing: running → phase UpgradingKubernetes, "upgrading Kubernetes 1.34.1 → 1.35.0:
-// kubelets 3/5", look again after `poll`; done → the same phase until the nodes show it; failed →
-// phase UpgradeFailed with the component, node and message (retried by the runner only when an
-// API did not answer).
+// Ensures the runner's task for the first step of `plan` and rewrites `decision` (the start of
+// that step) into what core::FollowingKubernetesTask makes of the task: a decision that acts on
+// nothing, UpgradingKubernetes ("upgrading Kubernetes 1.34.1 → 1.35.0: kubelets 3/5") or
+// UpgradeFailed, looked at again after `poll`.
 void FollowKubernetesUpgrade(KubernetesUpgradeRunner& runner, const core::ClusterProfile& profile,
                              const core::ClusterPlan& plan, const core::SupportMatrix& matrix,
                              core::TimePoint now, std::chrono::milliseconds poll,
