@@ -6,6 +6,7 @@
 #include "core/plan_outlook.h"
 #include "core/planner.h"
 #include "core/promotion.h"
+#include "core/rollout_checks.h"
 #include "core/rollout_outcomes.h"
 #include "core/rollout_record.h"
 #include "core/status_yaml.h"
@@ -21,17 +22,25 @@ namespace {
 
 std::string Text(const absl::Status& s) { return std::string(s.message()); }
 
-// Actions worth a line in the status history.
-bool Notable(core::ActionKind kind) {
-  using core::ActionKind;
-  return kind == ActionKind::kStartNode || kind == ActionKind::kCompleteNode ||
-         kind == ActionKind::kFailNode || kind == ActionKind::kRollbackNode ||
-         kind == ActionKind::kSnapshotEtcd;
-}
-
 }  // namespace
 
 struct RolloutReconciler::Pass {
+  // What one decision looks at: the nodes, the plan made from them, the time.
+  struct Look {
+    core::ObservedCluster observed;
+    core::ClusterPlan plan;
+    core::TimePoint now;
+  };
+  // A status to record, and how (RecordDue).
+  struct Due {
+    core::ClusterStatus status;
+    News news = News::kNo;
+    // The result that waited for the next record goes out first, as a record of its own (a
+    // failure's record stays the last); otherwise this status holds it.
+    bool after_waiting = false;
+  };
+
+  std::string cluster;
   std::shared_ptr<const DesiredSnapshot> desired;
   core::ReleaseCatalog catalog;  // the desired state's, with the registry's releases added
   const core::ClusterProfile* profile = nullptr;
@@ -46,6 +55,21 @@ struct RolloutReconciler::Pass {
   bool gates_fresh = false;                   // checked in this pass since the last node completed
   // spec.promotion: the upstream clusters' status, read once per pass when a step is planned.
   std::optional<std::map<std::string, core::ClusterStatus>> upstream;
+  bool turned = false;  // reached the turns: the profile is loaded and resolved
+
+  // The turn under way: what it looks at, the decision (which a step may turn into another
+  // one, through core's functions), and the executor's id of the action.
+  Look look;
+  core::RolloutDecision decision;
+  std::string actor_id;
+  // An observation no action since has changed, reused by the next turn.
+  std::optional<core::ObservedCluster> kept;
+
+  // A result whose record waits for the next one (core::RecordMayWaitForNext): a pre-pull, an
+  // etcd snapshot or a completed node goes out with the next node's start (or the wait), in
+  // one push. A crash in between only repeats that step.
+  std::optional<core::ClusterStatus> waiting;
+  std::optional<Due> due;
 
   // Runs the health checks when `d` would start a node or a Kubernetes step not yet
   // `kubernetes_started`, once per pass until a node completes; true when it ran them. A
@@ -53,15 +77,9 @@ struct RolloutReconciler::Pass {
   // later one starts its gateTimeout afresh.
   bool CheckGates(gates::HealthGateRunner* runner, const core::RolloutDecision& d,
                   bool kubernetes_started, core::TimePoint now, std::stop_token stop) {
-    using core::ActionKind;
-    const bool starts = d.kind == ActionKind::kPrePullImage ||
-                        d.kind == ActionKind::kSnapshotEtcd || d.kind == ActionKind::kStartNode ||
-                        (d.kind == ActionKind::kStartKubernetesUpgrade && !kubernetes_started);
-    if (!starts) {
-      if (d.phase != core::ClusterPhase::kWaitingForGate &&
-          d.phase != core::ClusterPhase::kUpgradingTalos) {
-        gates.failing_since.reset();
-      }
+    const core::ActionTraits& traits = core::TraitsOf(d.kind);
+    if (!traits.gated || (traits.handed_over && kubernetes_started)) {
+      gates = core::AfterDecisionStartingNothing(gates, d);
       return false;
     }
     if (runner == nullptr || gates_fresh || profile->policy.health_checks.empty()) return false;
@@ -74,14 +92,14 @@ struct RolloutReconciler::Pass {
   }
 
   core::ClusterStatus Status(const core::ClusterPlan* plan, const core::ObservedCluster* observed,
-                             const core::RolloutDecision* decision, core::TimePoint now) const {
+                             const core::RolloutDecision* decided, core::TimePoint now) const {
     core::StatusInput in;
     in.cluster = profile->name;
     in.previous = previous ? &*previous : nullptr;
     in.profile = profile;
     in.plan = plan;
     in.observed = observed;
-    in.decision = decision;
+    in.decision = decided;
     in.memory = memory;
     in.gates = gates;
     in.catalog = &catalog;
@@ -184,7 +202,10 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
 }
 
 ReconcileOutcome RolloutReconciler::Reconcile(const std::string& cluster, std::stop_token stop) {
-  ReconcileOutcome outcome = ReconcileCluster(cluster, stop);
+  Pass pass;
+  pass.cluster = cluster;
+  pass.log = ModuleLogger("rollout");
+  ReconcileOutcome outcome = Run(pass, stop);
   using Kind = ReconcileOutcome::Kind;
   static const std::map<Kind, const char*> kNames = {{Kind::kDone, "done"},
                                                      {Kind::kRequeueAfter, "requeue"},
@@ -200,12 +221,79 @@ ReconcileOutcome RolloutReconciler::Reconcile(const std::string& cluster, std::s
   return outcome;
 }
 
-ReconcileOutcome RolloutReconciler::ReconcileCluster(const std::string& cluster,
-                                                     std::stop_token stop) {
-  Pass pass;
+ReconcileOutcome RolloutReconciler::Run(Pass& pass, std::stop_token stop) {
+  // The whole reconcile, in order. The steps from Observe on are a turn: one decision and its
+  // action, taken again while an action was done. A step still running in the background
+  // comes before the gates, which only matter when a node may start.
+  static constexpr Step kSteps[] = {
+      &RolloutReconciler::Load,          &RolloutReconciler::ResolveInstaller,
+      &RolloutReconciler::ForgetLiftedFailure,
+      &RolloutReconciler::Observe,       &RolloutReconciler::Plan,
+      &RolloutReconciler::Decide,        &RolloutReconciler::WaitForRunningStep,
+      &RolloutReconciler::ConsultGates,  &RolloutReconciler::HandOver,
+      &RolloutReconciler::RestUnlessActing, &RolloutReconciler::Act,
+      &RolloutReconciler::Remember};
+  constexpr size_t kTurn = 3;  // Observe
+  int turns = 0;
+  for (size_t next = 0;; ++next) {
+    if (next == std::size(kSteps)) {  // an action done and remembered
+      if (absl::Status s = RecordDue(pass, /*finishing=*/false, stop); !s.ok()) {
+        return ReconcileOutcome::TransientError(Text(s));
+      }
+      ++turns;
+      next = kTurn;
+    }
+    if (next == kTurn) {
+      pass.turned = true;
+      if (turns >= options_.max_actions_per_reconcile || stop.stop_requested()) {
+        return Finish(pass, Verdict::Rest(options_.node_poll_interval), stop);
+      }
+    }
+    Verdict verdict = (this->*kSteps[next])(pass, stop);
+    if (verdict.kind != Verdict::Kind::kNext) return Finish(pass, verdict, stop);
+  }
+}
+
+absl::Status RolloutReconciler::RecordDue(Pass& pass, bool finishing, std::stop_token stop) {
+  if (pass.due && !pass.due->after_waiting) pass.waiting.reset();  // the due status holds it
+  if (finishing && pass.waiting) {
+    if (absl::Status s = Record(*std::exchange(pass.waiting, std::nullopt), stop); !s.ok()) {
+      return s;
+    }
+  }
+  if (!pass.due) return absl::OkStatus();
+  Pass::Due due = *std::exchange(pass.due, std::nullopt);
+  return Record(due.status, stop, due.news);
+}
+
+ReconcileOutcome RolloutReconciler::Finish(Pass& pass, const Verdict& verdict,
+                                           std::stop_token stop) {
+  const absl::Status recorded = RecordDue(pass, /*finishing=*/true, stop);
+  if (pass.turned && deps_.in_flight_follower != nullptr) {
+    std::vector<std::string> nodes;
+    for (const core::OperationInFlight& op : pass.memory.in_flight) nodes.push_back(op.node);
+    deps_.in_flight_follower->Follow(*pass.profile, nodes);
+  }
+  if (!recorded.ok()) return ReconcileOutcome::TransientError(Text(recorded));
+  switch (verdict.kind) {
+    case Verdict::Kind::kNext:  // every step went on: look again on the node poll
+    case Verdict::Kind::kRest:
+      return verdict.after ? ReconcileOutcome::RequeueAfter(*verdict.after)
+                           : ReconcileOutcome::Done();
+    case Verdict::Kind::kRetry:
+      return ReconcileOutcome::TransientError(verdict.why);
+    case Verdict::Kind::kStalled:
+      return ReconcileOutcome::Stalled(verdict.why);
+    case Verdict::Kind::kForget:
+      return ReconcileOutcome::Forget();
+  }
+  return ReconcileOutcome::Done();
+}
+
+RolloutReconciler::Verdict RolloutReconciler::Load(Pass& pass, std::stop_token) {
+  const std::string& cluster = pass.cluster;
   pass.desired = deps_.desired.Current();
-  pass.log = ModuleLogger("rollout");
-  if (!pass.desired) return ReconcileOutcome::TransientError("no desired state read yet");
+  if (!pass.desired) return Verdict::Retry("no desired state read yet");
   pass.catalog = pass.desired->profiles.release_catalog;
   if (deps_.proposal_of) pass.proposal = deps_.proposal_of(cluster);
   if (deps_.installer_releases != nullptr) {
@@ -215,101 +303,118 @@ ReconcileOutcome RolloutReconciler::ReconcileCluster(const std::string& cluster,
       pass.catalog.MarkTalosBroken(v);
     }
   }
-  for (const core::InvalidProfile& invalid : pass.desired->profiles.invalid) {
-    if (invalid.cluster == cluster) {
-      return ReconcileInvalid(cluster, invalid.diagnostics, pass.desired->commit, stop);
+  pass.previous = LastStatus(cluster);
+  const core::Diagnostics* invalid = nullptr;
+  for (const core::InvalidProfile& profile : pass.desired->profiles.invalid) {
+    if (profile.cluster == cluster) {
+      invalid = &profile.diagnostics;
+      break;
     }
   }
-  if (!pass.desired->profiles.defaults_diagnostics.empty()) {
-    return ReconcileInvalid(cluster, pass.desired->profiles.defaults_diagnostics,
-                            pass.desired->commit, stop);
+  if (invalid == nullptr && !pass.desired->profiles.defaults_diagnostics.empty()) {
+    invalid = &pass.desired->profiles.defaults_diagnostics;
+  }
+  if (invalid != nullptr) {
+    core::StatusInput in;
+    in.cluster = cluster;
+    in.previous = pass.previous ? &*pass.previous : nullptr;
+    in.invalid = invalid;
+    in.desired_commit = pass.desired->commit;
+    in.now = deps_.env.Now();
+    pass.due = Pass::Due{core::BuildClusterStatus(in)};
+    pass.log->warn("phase=Blocked reason=invalid-profile error={}",
+                   LogValue(pass.due->status.message));
+    return Verdict::Stalled(pass.due->status.message);
   }
   for (const core::ClusterProfile& profile : pass.desired->profiles.profiles) {
     if (profile.name == cluster) pass.profile = &profile;
   }
-  if (pass.profile == nullptr) return ReconcileOutcome::Forget();
-  pass.previous = LastStatus(cluster);
+  if (pass.profile == nullptr) return Verdict::Forget();
   if (pass.previous) pass.memory = pass.previous->rollout;
   if (pass.previous) pass.gates = pass.previous->gates;
-  if (pass.profile->talos_factory && deps_.installers != nullptr) {
-    absl::StatusOr<core::ClusterProfile> resolved =
-        deps_.installers->Resolve(*pass.profile, pass.memory.in_flight.empty());
-    if (!resolved.ok()) return InstallerUnknown(pass, resolved.status(), stop);
+  return Verdict::Next();
+}
+
+RolloutReconciler::Verdict RolloutReconciler::ResolveInstaller(Pass& pass, std::stop_token) {
+  if (!pass.profile->talos_factory || deps_.installers == nullptr) return Verdict::Next();
+  absl::StatusOr<core::ClusterProfile> resolved =
+      deps_.installers->Resolve(*pass.profile, pass.memory.in_flight.empty());
+  if (resolved.ok()) {
     pass.resolved = *std::move(resolved);
     pass.profile = &*pass.resolved;
+    return Verdict::Next();
   }
-  // After resolution: a failure halts the schematic it happened on, whose ID only the
-  // factory gives.
-  if (!core::HaltedByFailure(pass.memory, *pass.profile)) {
-    pass.memory.failure.reset();
-  }
-  ReconcileOutcome outcome = ReconcileProfile(pass, stop);
-  if (deps_.in_flight_follower != nullptr) {
-    std::vector<std::string> nodes;
-    for (const core::OperationInFlight& op : pass.memory.in_flight) nodes.push_back(op.node);
-    deps_.in_flight_follower->Follow(*pass.profile, nodes);
-  }
-  return outcome;
-}
-
-ReconcileOutcome RolloutReconciler::InstallerUnknown(Pass& pass, const absl::Status& error,
-                                                     std::stop_token stop) {
-  pass.log->warn("step=resolve-installer error={}", LogValue(Text(error)));
+  pass.log->warn("step=resolve-installer error={}", LogValue(Text(resolved.status())));
   // Blocked, and tried again with the backoff of a transient error: a factory that is down
   // comes back, and an extension missing for a release may be published later.
-  core::RolloutDecision blocked;
-  blocked.phase = core::ClusterPhase::kBlocked;
-  blocked.message = Text(error);
-  if (absl::Status s = Record(pass.Status(nullptr, nullptr, &blocked, deps_.env.Now()), stop);
-      !s.ok()) {
-    return ReconcileOutcome::TransientError(Text(s));
-  }
-  return ReconcileOutcome::TransientError(blocked.message);
+  const core::RolloutDecision blocked = core::Blocked(Text(resolved.status()));
+  pass.due = Pass::Due{pass.Status(nullptr, nullptr, &blocked, deps_.env.Now())};
+  return Verdict::Retry(blocked.message);
 }
 
-ReconcileOutcome RolloutReconciler::ReconcileInvalid(const std::string& cluster,
-                                                     const core::Diagnostics& problems,
-                                                     const std::string& commit,
-                                                     std::stop_token stop) {
-  std::optional<core::ClusterStatus> previous = LastStatus(cluster);
-  core::StatusInput in;
-  in.cluster = cluster;
-  in.previous = previous ? &*previous : nullptr;
-  in.invalid = &problems;
-  in.desired_commit = commit;
-  in.now = deps_.env.Now();
-  core::ClusterStatus status = core::BuildClusterStatus(in);
-  ModuleLogger("rollout")->warn("phase=Blocked reason=invalid-profile error={}",
-                                LogValue(status.message));
-  if (absl::Status s = Record(status, stop); !s.ok()) {
-    return ReconcileOutcome::TransientError(Text(s));
-  }
-  return ReconcileOutcome::Stalled(status.message);
+RolloutReconciler::Verdict RolloutReconciler::ForgetLiftedFailure(Pass& pass, std::stop_token) {
+  // After resolution: a failure halts the schematic it happened on, whose ID only the
+  // factory gives.
+  if (!core::HaltedByFailure(pass.memory, *pass.profile)) pass.memory.failure.reset();
+  return Verdict::Next();
 }
 
-ReconcileOutcome RolloutReconciler::ObservationFailed(Pass& pass, const absl::Status& error,
-                                                      std::stop_token stop) {
+RolloutReconciler::Verdict RolloutReconciler::Observe(Pass& pass, std::stop_token) {
+  // While no other node may start, only the nodes in flight can change what is decided:
+  // follow them, not the whole cluster.
+  absl::StatusOr<core::ObservedCluster> observed =
+      pass.kept ? *std::exchange(pass.kept, std::nullopt)
+                : ObserveNodes(pass, !core::RoomBesideInFlight(*pass.profile, pass.memory));
+  if (!observed.ok()) return ObservationFailed(pass, observed.status());
+  // Nodes that do not answer keep their last recorded versions in status and progress.
+  pass.look = Pass::Look{
+      core::WithLastKnownVersions(*std::move(observed), pass.previous ? &*pass.previous : nullptr),
+      {},
+      deps_.env.Now()};
+  pass.decision = {};
+  pass.actor_id.clear();
+  return Verdict::Next();
+}
+
+RolloutReconciler::Verdict RolloutReconciler::ObservationFailed(Pass& pass,
+                                                                const absl::Status& error) {
   const ErrorClass error_class = ClassifyError(error, ErrorSource::kObserve);
   pass.log->warn("step=observe class={} error={}", ErrorClassName(error_class),
                  LogValue(Text(error)));
-  if (error_class != ErrorClass::kStall) return ReconcileOutcome::TransientError(Text(error));
+  if (error_class != ErrorClass::kStall) return Verdict::Retry(Text(error));
   // Credentials or permissions: nothing changes until someone fixes them.
-  core::RolloutDecision blocked;
-  blocked.phase = core::ClusterPhase::kBlocked;
-  blocked.message = "cannot observe the nodes: " + Text(error);
-  if (absl::Status s = Record(pass.Status(nullptr, nullptr, &blocked, deps_.env.Now()), stop);
-      !s.ok()) {
-    return ReconcileOutcome::TransientError(Text(s));
-  }
-  return ReconcileOutcome::Stalled(blocked.message);
+  const core::RolloutDecision blocked = core::Blocked("cannot observe the nodes: " + Text(error));
+  pass.due = Pass::Due{pass.Status(nullptr, nullptr, &blocked, deps_.env.Now()), News::kNo,
+                       /*after_waiting=*/true};
+  return Verdict::Stalled(blocked.message);
 }
 
-core::RolloutDecision RolloutReconciler::Decide(const Pass& pass, const core::ClusterPlan& plan,
-                                                const core::ObservedCluster& observed,
-                                                core::TimePoint now) const {
+RolloutReconciler::Verdict RolloutReconciler::Plan(Pass& pass, std::stop_token stop) {
   const core::ClusterProfile& profile = *pass.profile;
-  core::RolloutInput input{
-      profile, plan, observed, pass.memory, EvaluateWindows(profile.policy.windows, now), {}, now};
+  pass.look.plan = core::PlanCluster(profile, pass.look.observed,
+                                     pass.desired->profiles.support_matrix, pass.catalog);
+  if (profile.promotion && !pass.upstream && pass.look.plan.status == core::PlanStatus::kPlanned) {
+    pass.upstream = UpstreamStatus(profile, stop);
+  }
+  return Verdict::Next();
+}
+
+RolloutReconciler::Verdict RolloutReconciler::Decide(Pass& pass, std::stop_token) {
+  pass.decision = DecideNow(pass);
+  return Verdict::Next();
+}
+
+core::RolloutDecision RolloutReconciler::DecideNow(const Pass& pass) const {
+  const core::ClusterProfile& profile = *pass.profile;
+  const core::ClusterPlan& plan = pass.look.plan;
+  const core::TimePoint now = pass.look.now;
+  core::RolloutInput input{profile,
+                           plan,
+                           pass.look.observed,
+                           pass.memory,
+                           EvaluateWindows(profile.policy.windows, now),
+                           {},
+                           now};
   input.poll_interval = std::chrono::duration_cast<std::chrono::seconds>(
       std::max(options_.node_poll_interval, std::chrono::milliseconds(1000)));
   input.in_flight_heard = InFlightHeard(pass);
@@ -322,6 +427,150 @@ core::RolloutDecision RolloutReconciler::Decide(const Pass& pass, const core::Cl
   }
   input.kubernetes_step_started = KubernetesStepStarted(profile.name, plan);
   return core::DecideNextAction(input);
+}
+
+RolloutReconciler::Verdict RolloutReconciler::WaitForRunningStep(Pass& pass, std::stop_token) {
+  core::RolloutDecision& decision = pass.decision;
+  // A dry run starts nothing in the background; recording a failure does not act, and halts
+  // the cluster.
+  if (options_.dry_run || !core::TraitsOf(decision.kind).held_by_running_step) {
+    return Verdict::Next();
+  }
+  const std::optional<OutstandingStep> step = deps_.executor.Outstanding(pass.profile->name);
+  if (!step || step->done || step->Is(decision)) return Verdict::Next();
+  decision = core::HeldByRunningStep(decision, step->kind, step->node,
+                                     pass.look.now + options_.node_poll_interval);
+  return Rest(pass);
+}
+
+RolloutReconciler::Verdict RolloutReconciler::ConsultGates(Pass& pass, std::stop_token stop) {
+  if (pass.CheckGates(deps_.gates, pass.decision,
+                      KubernetesStepStarted(pass.profile->name, pass.look.plan), pass.look.now,
+                      stop)) {
+    pass.decision = DecideNow(pass);
+  }
+  return Verdict::Next();
+}
+
+RolloutReconciler::Verdict RolloutReconciler::HandOver(Pass& pass, std::stop_token) {
+  const core::ClusterPlan& plan = pass.look.plan;
+  core::RolloutDecision& decision = pass.decision;
+  if (!core::TraitsOf(decision.kind).handed_over) {
+    if (options_.dry_run && core::TraitsOf(decision.kind).acts) decision = core::DryRun(decision);
+    return Verdict::Next();
+  }
+  if (kubernetes_upgrades_ && !options_.dry_run) {
+    k8s_upgrade::FollowKubernetesUpgrade(*kubernetes_upgrades_, *pass.profile, plan,
+                                         pass.desired->profiles.support_matrix, pass.look.now,
+                                         options_.node_poll_interval, decision);
+    return Verdict::Next();
+  }
+  // Not run here (no runner, or a dry run): say so rather than claim an upgrade in progress;
+  // `plan` words it the same way (core/plan_outlook.h).
+  decision = core::KubernetesStepNotRun(
+      decision, *pass.profile, plan.steps.front(),
+      options_.dry_run ? "dry run" : "--kubernetes-upgrade-mode off");
+  return Verdict::Next();
+}
+
+RolloutReconciler::Verdict RolloutReconciler::RestUnlessActing(Pass& pass, std::stop_token) {
+  if (core::TraitsOf(pass.decision.kind).acts && !options_.dry_run) return Verdict::Next();
+  return Rest(pass);
+}
+
+RolloutReconciler::Verdict RolloutReconciler::Rest(Pass& pass) {
+  const core::RolloutDecision& decision = pass.decision;
+  const core::TimePoint now = pass.look.now;
+  pass.log->debug("phase={} decision=none message={}", core::ClusterPhaseName(decision.phase),
+                  LogValue(decision.message));
+  // A pre-pull or an etcd snapshot running in the background is taken again after a restart:
+  // that it runs is news, which goes out with the next record (a node's start) when the step
+  // is quick, and on its own after a moment when it is not. So are the results that waited
+  // for the next record (core::RecordMayWaitForNext), which are all the memory gained since
+  // the last one: a crash that loses them only repeats them. A step that has finished but
+  // whose result is not yet taken counts as running: a restart takes it again too, and how
+  // quickly its thread ran must not decide what waits.
+  const std::optional<OutstandingStep> step = deps_.executor.Outstanding(pass.profile->name);
+  const bool repeatable_step_runs = step && step->node.empty();
+  const News news = !repeatable_step_runs ? News::kNo
+                    : pass.waiting        ? News::kYes
+                                          : News::kIfMemoryUnchanged;
+  pass.due = Pass::Due{pass.Status(&pass.look.plan, &pass.look.observed, &decision, now), news};
+  if (!decision.wait_until) return Verdict::Rest(std::nullopt);
+  const auto wait =
+      std::max(std::chrono::milliseconds(0),
+               std::chrono::duration_cast<std::chrono::milliseconds>(*decision.wait_until - now));
+  // A node in flight is looked at on the node poll interval, not the rollout's seconds; a
+  // settle time with none in flight is waited out.
+  return Verdict::Rest(core::LooksAgainOnNodePoll(decision, pass.memory)
+                           ? std::min(wait, NodePoll(pass))
+                           : wait);
+}
+
+RolloutReconciler::Verdict RolloutReconciler::Act(Pass& pass, std::stop_token stop) {
+  const core::ClusterProfile& profile = *pass.profile;
+  core::RolloutDecision& decision = pass.decision;
+  const core::TimePoint now = pass.look.now;
+  const core::ActionTraits& traits = core::TraitsOf(decision.kind);
+  const std::optional<OutstandingStep> outstanding = deps_.executor.Outstanding(profile.name);
+  const bool collecting = outstanding && outstanding->Is(decision);
+  // A background step's line is written when it starts and when it ends, not at every look.
+  pass.log->log(collecting ? spdlog::level::debug : spdlog::level::info,
+                "phase={} action={} node={} progress={} message={}",
+                core::ClusterPhaseName(decision.phase), traits.name, LogValue(decision.node),
+                LogValue(decision.progress.ToString()), LogValue(decision.message));
+  if (traits.only_records) return Verdict::Next();
+  absl::StatusOr<ActionResult> result = deps_.executor.Execute(profile, decision, stop);
+  if (result.ok() && result->in_progress) {
+    decision = core::StillRunning(decision, "", now + options_.node_poll_interval);
+    return Rest(pass);
+  }
+  if (result.ok()) {
+    pass.actor_id = result->actor_id;
+    if (!result->detail.empty() || traits.runs_in_background) {
+      pass.log->info("action={} node={} result={}", traits.name, LogValue(decision.node),
+                     LogValue(result->detail.empty() ? "done" : result->detail));
+    }
+    return Verdict::Next();
+  }
+  const ErrorClass error_class = ClassifyError(result.status(), ErrorSource::kAct);
+  pass.log->log(error_class == ErrorClass::kHalt ? spdlog::level::err : spdlog::level::warn,
+                "action={} node={} class={} error={}", traits.name, LogValue(decision.node),
+                ErrorClassName(error_class), LogValue(Text(result.status())));
+  switch (error_class) {
+    case ErrorClass::kBusy:
+      decision = core::StillRunning(decision, "the node reports one already in progress",
+                                    now + options_.node_poll_interval);
+      return Rest(pass);
+    case ErrorClass::kRetry:
+    case ErrorClass::kStall:
+      return Verdict::Retry(Text(result.status()));
+    case ErrorClass::kHalt:
+      break;
+  }
+  decision = core::ActionRefused(decision, profile, Text(result.status()), now);
+  return Verdict::Next();
+}
+
+RolloutReconciler::Verdict RolloutReconciler::Remember(Pass& pass, std::stop_token) {
+  const core::RolloutDecision& decision = pass.decision;
+  const Pass::Look& look = pass.look;
+  const core::ActionTraits& traits = core::TraitsOf(decision.kind);
+  Count(decision, pass.memory, look.now);
+  pass.memory =
+      core::RecordAction(decision, pass.memory, pass.profile->policy, look.now, pass.actor_id);
+  if (traits.completes_node) pass.gates_fresh = false;
+  if (traits.notable) pass.events.push_back(decision.message);
+  pass.previous = pass.Status(&look.plan, &look.observed, &decision, look.now);
+  // The history now holds them: a later status builds on it, recorded or not.
+  pass.events.clear();
+  if (traits.keeps_observation) pass.kept = std::move(pass.look.observed);
+  if (traits.record_may_wait) {
+    pass.waiting = *pass.previous;
+  } else {
+    pass.due = Pass::Due{*pass.previous};
+  }
+  return Verdict::Next();
 }
 
 std::map<std::string, core::ClusterStatus> RolloutReconciler::UpstreamStatus(
@@ -357,81 +606,6 @@ bool RolloutReconciler::KubernetesStepStarted(const std::string& cluster,
          kubernetes_upgrades_->Started(cluster, plan.steps.front().to);
 }
 
-RolloutReconciler::Verdict RolloutReconciler::HandOver(Pass& pass, Turn& turn, std::stop_token) {
-  const core::ClusterPlan& plan = turn.look.plan;
-  const core::TimePoint now = turn.look.now;
-  core::RolloutDecision& decision = turn.decision;
-  if (decision.kind == core::ActionKind::kStartKubernetesUpgrade && kubernetes_upgrades_ &&
-      !options_.dry_run) {
-    k8s_upgrade::FollowKubernetesUpgrade(*kubernetes_upgrades_, *pass.profile, plan,
-                                         pass.desired->profiles.support_matrix, now,
-                                         options_.node_poll_interval, decision);
-  }
-  if (decision.kind == core::ActionKind::kStartKubernetesUpgrade) {
-    // Not run here (no runner, or a dry run): say so rather than claim an upgrade in progress;
-    // `plan` words it the same way (core/plan_outlook.h).
-    decision =
-        core::KubernetesStepNotRun(decision, *pass.profile, plan.steps.front(),
-                                   options_.dry_run ? "dry run" : "--kubernetes-upgrade-mode off");
-  }
-  if (options_.dry_run && Acts(decision)) decision = core::DryRun(decision);
-  return Verdict::Next();
-}
-
-RolloutReconciler::Verdict RolloutReconciler::RestUnlessActing(Pass&, Turn& turn, std::stop_token) {
-  return Acts(turn.decision) && !options_.dry_run ? Verdict::Next() : Verdict::RestNow();
-}
-
-RolloutReconciler::Verdict RolloutReconciler::ConsultGates(Pass& pass, Turn& turn,
-                                                           std::stop_token stop) {
-  const Look& look = turn.look;
-  if (pass.CheckGates(deps_.gates, turn.decision,
-                      KubernetesStepStarted(pass.profile->name, look.plan), look.now, stop)) {
-    turn.decision = Decide(pass, look.plan, look.observed, look.now);
-  }
-  return Verdict::Next();
-}
-
-bool RolloutReconciler::Acts(const core::RolloutDecision& decision) {
-  return decision.kind != core::ActionKind::kNone &&
-         decision.kind != core::ActionKind::kStartKubernetesUpgrade;
-}
-
-ReconcileOutcome RolloutReconciler::Rest(Pass& pass, const Turn& turn, bool results_waited,
-                                         std::stop_token stop) {
-  const core::RolloutDecision& decision = turn.decision;
-  const core::TimePoint now = turn.look.now;
-  pass.log->debug("phase={} decision=none message={}", core::ClusterPhaseName(decision.phase),
-                  LogValue(decision.message));
-  // A pre-pull or an etcd snapshot running in the background is taken again after a restart:
-  // that it runs is news, which goes out with the next record (a node's start) when the step
-  // is quick, and on its own after a moment when it is not. So are the results that waited
-  // for the next record (core::RecordMayWaitForNext), which are all the memory gained since
-  // the last one: a crash that loses them only repeats them. A step that has finished but
-  // whose result is not yet taken counts as running: a restart takes it again too, and how
-  // quickly its thread ran must not decide what waits.
-  const std::optional<OutstandingStep> step = deps_.executor.Outstanding(pass.profile->name);
-  const bool repeatable_step_runs = step && step->node.empty();
-  const News news = !repeatable_step_runs ? News::kNo
-                    : results_waited      ? News::kYes
-                                          : News::kIfMemoryUnchanged;
-  if (absl::Status s =
-          Record(pass.Status(&turn.look.plan, &turn.look.observed, &decision, now), stop, news);
-      !s.ok()) {
-    return ReconcileOutcome::TransientError(Text(s));
-  }
-  if (!decision.wait_until) return ReconcileOutcome::Done();
-  const auto wait =
-      std::max(std::chrono::milliseconds(0),
-               std::chrono::duration_cast<std::chrono::milliseconds>(*decision.wait_until - now));
-  // A node in flight is looked at on the node poll interval, not the rollout's seconds; a
-  // settle time with none in flight is waited out.
-  const bool settling = pass.memory.in_flight.empty() && pass.memory.settle_until &&
-                        *decision.wait_until == *pass.memory.settle_until;
-  const bool poll = decision.phase == core::ClusterPhase::kUpgradingTalos && !settling;
-  return ReconcileOutcome::RequeueAfter(poll ? std::min(wait, NodePoll(pass)) : wait);
-}
-
 bool RolloutReconciler::InFlightHeard(const Pass& pass) const {
   std::vector<std::string> nodes;
   for (const core::OperationInFlight& op : pass.memory.in_flight) nodes.push_back(op.node);
@@ -446,80 +620,11 @@ std::chrono::milliseconds RolloutReconciler::NodePoll(const Pass& pass) const {
   return options_.node_poll_interval * (InFlightHeard(pass) ? core::kHeardPollFactor : 1);
 }
 
-RolloutReconciler::Verdict RolloutReconciler::Act(Pass& pass, Turn& turn, std::stop_token stop) {
-  const core::ClusterProfile& profile = *pass.profile;
-  core::RolloutDecision& decision = turn.decision;
-  const core::TimePoint now = turn.look.now;
-  const std::optional<OutstandingStep> outstanding = deps_.executor.Outstanding(profile.name);
-  const bool collecting = outstanding && outstanding->Is(decision);
-  // A background step's line is written when it starts and when it ends, not at every look.
-  pass.log->log(collecting ? spdlog::level::debug : spdlog::level::info,
-                "phase={} action={} node={} progress={} message={}",
-                core::ClusterPhaseName(decision.phase), core::ActionKindName(decision.kind),
-                LogValue(decision.node), LogValue(decision.progress.ToString()),
-                LogValue(decision.message));
-  // Starting a node and recording a failure only change what is recorded.
-  if (decision.kind == core::ActionKind::kStartNode ||
-      decision.kind == core::ActionKind::kFailNode) {
-    return Verdict::Next();
-  }
-  absl::StatusOr<ActionResult> result = deps_.executor.Execute(profile, decision, stop);
-  if (result.ok() && result->in_progress) {
-    decision = core::StillRunning(decision, "", now + options_.node_poll_interval);
-    return Verdict::RestNow();
-  }
-  if (result.ok()) {
-    turn.actor_id = result->actor_id;
-    if (!result->detail.empty() || BackgroundSteps::RunsInBackground(decision.kind)) {
-      pass.log->info("action={} node={} result={}", core::ActionKindName(decision.kind),
-                     LogValue(decision.node),
-                     LogValue(result->detail.empty() ? "done" : result->detail));
-    }
-    return Verdict::Next();
-  }
-  const ErrorClass error_class = ClassifyError(result.status(), ErrorSource::kAct);
-  pass.log->log(error_class == ErrorClass::kHalt ? spdlog::level::err : spdlog::level::warn,
-                "action={} node={} class={} error={}", core::ActionKindName(decision.kind),
-                LogValue(decision.node), ErrorClassName(error_class),
-                LogValue(Text(result.status())));
-  switch (error_class) {
-    case ErrorClass::kBusy:
-      decision = core::StillRunning(decision, "the node reports one already in progress",
-                                    now + options_.node_poll_interval);
-      return Verdict::RestNow();
-    case ErrorClass::kRetry:
-    case ErrorClass::kStall:
-      return Verdict::End(ReconcileOutcome::TransientError(Text(result.status())));
-    case ErrorClass::kHalt:
-      break;
-  }
-  decision = core::ActionRefused(decision, profile, Text(result.status()), now);
-  return Verdict::Next();
-}
-
-RolloutReconciler::Verdict RolloutReconciler::WaitForRunningStep(Pass& pass, Turn& turn,
-                                                                 std::stop_token) {
-  core::RolloutDecision& decision = turn.decision;
-  // A dry run starts nothing in the background; recording a failure does not act, and halts
-  // the cluster.
-  if (options_.dry_run || !Acts(decision) || decision.kind == core::ActionKind::kFailNode) {
-    return Verdict::Next();
-  }
-  const std::optional<OutstandingStep> step = deps_.executor.Outstanding(pass.profile->name);
-  if (!step || step->done || step->Is(decision)) return Verdict::Next();
-  decision = core::HeldByRunningStep(decision, step->kind, step->node,
-                                     turn.look.now + options_.node_poll_interval);
-  return Verdict::RestNow();
-}
-
 void RolloutReconciler::Count(const core::RolloutDecision& decision,
                               const core::RolloutMemory& memory, core::TimePoint now) {
-  using core::ActionKind;
-  if (decision.kind == ActionKind::kStartNode) deps_.metrics.node_upgrades_started.Inc();
-  const char* result = decision.kind == ActionKind::kCompleteNode   ? "completed"
-                       : decision.kind == ActionKind::kFailNode     ? "failed"
-                       : decision.kind == ActionKind::kRollbackNode ? "rolled_back"
-                                                                    : nullptr;
+  const core::ActionTraits& traits = core::TraitsOf(decision.kind);
+  if (traits.starts_node) deps_.metrics.node_upgrades_started.Inc();
+  const char* result = traits.ends_node;
   if (result == nullptr) return;
   deps_.metrics.node_upgrades.Inc(result);
   for (const core::OperationInFlight& op : memory.in_flight) {
@@ -529,7 +634,7 @@ void RolloutReconciler::Count(const core::RolloutDecision& decision,
   }
 }
 
-absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveStep(const Pass& pass,
+absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveNodes(const Pass& pass,
                                                                      bool follow_in_flight) {
   const core::ClusterProfile& profile = *pass.profile;
   std::optional<core::ObservedCluster> last;
@@ -563,112 +668,6 @@ absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveStep(const Pass&
     }
   }
   return *std::move(last);
-}
-
-bool RolloutReconciler::NoRoomBesideInFlight(const Pass& pass) {
-  const core::RolloutMemory& memory = pass.memory;
-  if (memory.in_flight.empty()) return false;
-  for (const core::OperationInFlight& op : memory.in_flight) {
-    for (const core::NodeSpec& n : pass.profile->nodes) {
-      if (n.name == op.node && n.role == core::NodeRole::kControlPlane) return true;
-    }
-  }
-  return static_cast<int>(memory.in_flight.size()) >= pass.profile->policy.max_parallel_workers;
-}
-
-bool RolloutReconciler::ObservationKeeps(core::ActionKind kind) {
-  using core::ActionKind;
-  return kind == ActionKind::kStartNode || kind == ActionKind::kPrePullImage ||
-         kind == ActionKind::kSnapshotEtcd;
-}
-
-absl::StatusOr<RolloutReconciler::Look> RolloutReconciler::LookAt(
-    Pass& pass, std::optional<core::ObservedCluster> kept, std::stop_token stop) {
-  const core::ClusterProfile& profile = *pass.profile;
-  // While no other node may start, only the nodes in flight can change what is decided:
-  // follow them, not the whole cluster.
-  absl::StatusOr<core::ObservedCluster> observed =
-      kept ? *std::move(kept) : ObserveStep(pass, NoRoomBesideInFlight(pass));
-  if (!observed.ok()) return observed.status();
-  // Nodes that do not answer keep their last recorded versions in status and progress.
-  Look look{
-      core::WithLastKnownVersions(*std::move(observed), pass.previous ? &*pass.previous : nullptr),
-      {},
-      deps_.env.Now()};
-  look.plan = core::PlanCluster(profile, look.observed, pass.desired->profiles.support_matrix,
-                                pass.catalog);
-  if (profile.promotion && !pass.upstream && look.plan.status == core::PlanStatus::kPlanned) {
-    pass.upstream = UpstreamStatus(profile, stop);
-  }
-  return look;
-}
-
-core::ClusterStatus RolloutReconciler::Remember(Pass& pass, const Turn& turn) {
-  const core::RolloutDecision& decision = turn.decision;
-  const Look& look = turn.look;
-  Count(decision, pass.memory, look.now);
-  pass.memory =
-      core::RecordAction(decision, pass.memory, pass.profile->policy, look.now, turn.actor_id);
-  if (decision.kind == core::ActionKind::kCompleteNode) pass.gates_fresh = false;
-  if (Notable(decision.kind)) pass.events.push_back(decision.message);
-  pass.previous = pass.Status(&look.plan, &look.observed, &decision, look.now);
-  // The history now holds them: a later status builds on it, recorded or not.
-  pass.events.clear();
-  return *pass.previous;
-}
-
-ReconcileOutcome RolloutReconciler::ReconcileProfile(Pass& pass, std::stop_token stop) {
-  // A decision's sub-steps, in order, each handed what those before made of it. A step still
-  // running in the background comes first, before the gates, which only matter when a node
-  // may start.
-  static constexpr SubStep kSubSteps[] = {
-      &RolloutReconciler::WaitForRunningStep, &RolloutReconciler::ConsultGates,
-      &RolloutReconciler::HandOver, &RolloutReconciler::RestUnlessActing, &RolloutReconciler::Act};
-  // An observation no action since has changed, reused by the next decision.
-  std::optional<core::ObservedCluster> kept;
-  // A result whose record waits for the next one (core::RecordMayWaitForNext): a pre-pull, an
-  // etcd snapshot or a completed node goes out with the next node's start (or the wait), in
-  // one push. A crash in between only repeats that step.
-  std::optional<core::ClusterStatus> unrecorded;
-  // Pushes what waits, before the reconcile ends without a record of its own.
-  auto push_waiting = [&]() -> absl::Status {
-    if (!unrecorded) return absl::OkStatus();
-    return Record(*std::exchange(unrecorded, std::nullopt), stop);
-  };
-  auto flush = [&](ReconcileOutcome outcome) {
-    absl::Status s = push_waiting();
-    return s.ok() ? std::move(outcome) : ReconcileOutcome::TransientError(Text(s));
-  };
-  for (int i = 0; i < options_.max_actions_per_reconcile && !stop.stop_requested(); ++i) {
-    absl::StatusOr<Look> look = LookAt(pass, std::exchange(kept, std::nullopt), stop);
-    if (!look.ok()) {
-      // What waited goes out before the failure's own record, which stays the last.
-      absl::Status s = push_waiting();
-      return s.ok() ? ObservationFailed(pass, look.status(), stop)
-                    : ReconcileOutcome::TransientError(Text(s));
-    }
-    Turn turn{*std::move(look), {}, ""};
-    turn.decision = Decide(pass, turn.look.plan, turn.look.observed, turn.look.now);
-    Verdict verdict;
-    for (SubStep sub_step : kSubSteps) {
-      verdict = (this->*sub_step)(pass, turn, stop);
-      if (verdict.kind != Verdict::Kind::kNext) break;
-    }
-    // A rest records the memory as it is, with whatever waited.
-    if (verdict.kind == Verdict::Kind::kRest) return Rest(pass, turn, unrecorded.has_value(), stop);
-    if (verdict.kind == Verdict::Kind::kEnd) return flush(*std::move(verdict.outcome));
-    core::ClusterStatus status = Remember(pass, turn);
-    if (ObservationKeeps(turn.decision.kind)) kept = std::move(turn.look.observed);
-    if (core::RecordMayWaitForNext(turn.decision.kind)) {
-      unrecorded = std::move(status);
-      continue;
-    }
-    unrecorded.reset();
-    if (absl::Status s = Record(status, stop); !s.ok()) {
-      return ReconcileOutcome::TransientError(Text(s));
-    }
-  }
-  return flush(ReconcileOutcome::RequeueAfter(options_.node_poll_interval));
 }
 
 }  // namespace tr::reconciler

@@ -90,95 +90,100 @@ class RolloutReconciler final : public ClusterReconciler {
 
  private:
   struct Pass;  // one reconcile's working state (rollout_reconciler.cc)
-  ReconcileOutcome ReconcileProfile(Pass& pass, std::stop_token stop);
-  // What one decision of a reconcile looks at: the nodes, the plan made from them, the time.
-  struct Look {
-    core::ObservedCluster observed;
-    core::ClusterPlan plan;
-    core::TimePoint now;
-  };
-  // Observes the cluster (or takes `kept`, an observation no action since has changed), then
-  // plans from it, and fetches the upstream clusters' status when a promotion needs them.
-  absl::StatusOr<Look> LookAt(Pass& pass, std::optional<core::ObservedCluster> kept,
-                              std::stop_token stop);
-  // The cluster's nodes now: every node, or with `follow_in_flight` only the nodes in flight
-  // (merged into the last full observation of the cluster, when there is one).
-  absl::StatusOr<core::ObservedCluster> ObserveStep(const Pass& pass, bool follow_in_flight);
-  // True while the nodes in flight leave no room for another node to start.
-  static bool NoRoomBesideInFlight(const Pass& pass);
-  // True when `kind` changes no node (it only records, or it reads), so the observation that
-  // decided it still holds for the next decision.
-  static bool ObservationKeeps(core::ActionKind kind);
-  ReconcileOutcome ObservationFailed(Pass& pass, const absl::Status& error, std::stop_token stop);
-  // The installer of a schematic profile could not be made: Blocked with `error`, retried.
-  ReconcileOutcome InstallerUnknown(Pass& pass, const absl::Status& error, std::stop_token stop);
-  core::RolloutDecision Decide(const Pass& pass, const core::ClusterPlan& plan,
-                               const core::ObservedCluster& observed, core::TimePoint now) const;
-  // The first step is Kubernetes and the runner already started its task.
-  bool KubernetesStepStarted(const std::string& cluster, const core::ClusterPlan& plan) const;
-  static bool Acts(const core::RolloutDecision& decision);
 
-  // One decision as the sub-steps hand it on: what it looks at, the decision (which a sub-step
-  // may turn into another one, through core's functions), and the executor's id of the action.
-  struct Turn {
-    Look look;
-    core::RolloutDecision decision;
-    std::string actor_id;
-  };
-  // What a sub-step says: go on to the next one; rest (record the decision, which acts on
-  // nothing now, and look again when it says); or end the reconcile with `outcome`.
+  // What a step of the reconcile says: go on to the next step; rest (record what the pass
+  // holds and look again `after`, or only at the next event); retry with backoff; stalled
+  // until something changes outside; forget the cluster (it left the profiles).
   struct Verdict {
-    enum class Kind { kNext, kRest, kEnd };
+    enum class Kind { kNext, kRest, kRetry, kStalled, kForget };
     Kind kind = Kind::kNext;
-    std::optional<ReconcileOutcome> outcome;  // with kEnd
+    std::string why;                                // kRetry, kStalled
+    std::optional<std::chrono::milliseconds> after;  // kRest
 
     static Verdict Next() { return {}; }
-    static Verdict RestNow() { return {Kind::kRest, std::nullopt}; }
-    static Verdict End(ReconcileOutcome o) { return {Kind::kEnd, std::move(o)}; }
+    static Verdict Rest(std::optional<std::chrono::milliseconds> after) {
+      return {Kind::kRest, "", after};
+    }
+    static Verdict Retry(std::string why) { return {Kind::kRetry, std::move(why), std::nullopt}; }
+    static Verdict Stalled(std::string why) {
+      return {Kind::kStalled, std::move(why), std::nullopt};
+    }
+    static Verdict Forget() { return {Kind::kForget, "", std::nullopt}; }
   };
-  // The sub-steps of a decision, each one of these, run in order by ReconcileProfile.
-  using SubStep = Verdict (RolloutReconciler::*)(Pass&, Turn&, std::stop_token);
+  // Every step of the reconcile has this signature; Run goes through them in order
+  // (docs/architecture.md, "One reconcile").
+  using Step = Verdict (RolloutReconciler::*)(Pass&, std::stop_token);
+
+  // Runs the steps, repeating those of a turn (observe … remember) while an action was done
+  // and the reconcile's action budget lasts, and ends in Finish.
+  ReconcileOutcome Run(Pass& pass, std::stop_token stop);
+  // The one way out: records what the pass holds (RecordDue), tells the in-flight follower,
+  // and turns the verdict into the controller's outcome.
+  ReconcileOutcome Finish(Pass& pass, const Verdict& verdict, std::stop_token stop);
+  // The one place a status is recorded: the status due, and with `finishing` also a result
+  // that waited for the next record (core::RecordMayWaitForNext).
+  absl::Status RecordDue(Pass& pass, bool finishing, std::stop_token stop);
+
+  // -- Once a reconcile.
+  // The desired state and the cluster's profile; an invalid profile is recorded and stalls.
+  Verdict Load(Pass& pass, std::stop_token stop);
+  // Fills the Image Factory installer of a profile that names a schematic; one the factory
+  // cannot make is recorded Blocked and retried.
+  Verdict ResolveInstaller(Pass& pass, std::stop_token stop);
+  // A recorded failure halts only the target, schematic and retry token it happened under.
+  Verdict ForgetLiftedFailure(Pass& pass, std::stop_token stop);
+  // -- Each turn: one decision and its action.
+  // The cluster's nodes now (or the look kept from the last turn).
+  Verdict Observe(Pass& pass, std::stop_token stop);
+  // The plan from what was seen, and the upstream clusters' status when a promotion needs it.
+  Verdict Plan(Pass& pass, std::stop_token stop);
+  Verdict Decide(Pass& pass, std::stop_token stop);
   // While another step of the cluster runs in the background, turns an acting decision into a
   // wait for it on the node poll interval, and rests. One action per cluster at a time.
-  Verdict WaitForRunningStep(Pass& pass, Turn& turn, std::stop_token stop);
+  Verdict WaitForRunningStep(Pass& pass, std::stop_token stop);
   // Runs the health checks when the decision would start something (Pass::CheckGates), and
   // decides again with their answers.
-  Verdict ConsultGates(Pass& pass, Turn& turn, std::stop_token stop);
+  Verdict ConsultGates(Pass& pass, std::stop_token stop);
   // Hands a decision to start the Kubernetes step to the runner (or, without one or in a dry
   // run, reports the step Blocked), and words what a dry run would do.
-  Verdict HandOver(Pass& pass, Turn& turn, std::stop_token stop);
+  Verdict HandOver(Pass& pass, std::stop_token stop);
   // Rests on a decision that acts on nothing, and on every decision of a dry run.
-  Verdict RestUnlessActing(Pass& pass, Turn& turn, std::stop_token stop);
+  Verdict RestUnlessActing(Pass& pass, std::stop_token stop);
+  // Makes the status of a decision that acts on nothing due, and says when to look again.
+  Verdict Rest(Pass& pass);
   // Performs the decision's action, its errors classified by ClassifyError. A refusal turns
   // the decision into a recorded failure (core::ActionRefused); a step still running, or a
   // node busy with one, into a wait (core::StillRunning), and rests; an error to retry ends
   // the reconcile.
-  Verdict Act(Pass& pass, Turn& turn, std::stop_token stop);
+  Verdict Act(Pass& pass, std::stop_token stop);
+  // Brings what the reconcile remembers up to date with the action done (the counters, the
+  // rollout memory, the history) and makes its status due, or waiting for the next record.
+  Verdict Remember(Pass& pass, std::stop_token stop);
+
+  // The cluster's nodes now: every node, or with `follow_in_flight` only the nodes in flight
+  // (merged into the last full observation of the cluster, when there is one).
+  absl::StatusOr<core::ObservedCluster> ObserveNodes(const Pass& pass, bool follow_in_flight);
+  Verdict ObservationFailed(Pass& pass, const absl::Status& error);
+  core::RolloutDecision DecideNow(const Pass& pass) const;
+  // The first step is Kubernetes and the runner already started its task.
+  bool KubernetesStepStarted(const std::string& cluster, const core::ClusterPlan& plan) const;
   // The last status of each cluster `profile` is promoted after: the newer of the one read
   // from `Deps::peers` and this process's own record.
   std::map<std::string, core::ClusterStatus> UpstreamStatus(const core::ClusterProfile& profile,
                                                             std::stop_token stop);
-  // Records the status of a decision that acts on nothing; when to look again.
-  // `results_waited`: the memory holds results whose record waited for this one.
-  ReconcileOutcome Rest(Pass& pass, const Turn& turn, bool results_waited, std::stop_token stop);
   // Whether the follower hears every node in flight (node_event_wake.h).
   bool InFlightHeard(const Pass& pass) const;
   // How soon the nodes in flight are looked at again.
   std::chrono::milliseconds NodePoll(const Pass& pass) const;
-  // Brings what the reconcile remembers up to date with an action done: the counters, the
-  // rollout memory, the history. The status to record.
-  core::ClusterStatus Remember(Pass& pass, const Turn& turn);
   // Counts the node upgrades `decision` starts or ends; an ending one's duration is from its
   // record in `memory` (before the decision is applied to it) to `now`.
   void Count(const core::RolloutDecision& decision, const core::RolloutMemory& memory,
              core::TimePoint now);
-  ReconcileOutcome ReconcileCluster(const std::string& cluster, std::stop_token stop);
-  ReconcileOutcome ReconcileInvalid(const std::string& cluster, const core::Diagnostics& problems,
-                                    const std::string& commit, std::stop_token stop);
   // Whether a record is news, posted (StatusStore::RecordSoon) rather than waited for, beyond
   // a status that differs from the last only in its report.
   enum class News { kNo, kIfMemoryUnchanged, kYes };
   // Records `status` when it differs from the last recorded one; the store's error otherwise.
+  // Called by RecordDue alone.
   absl::Status Record(const core::ClusterStatus& status, std::stop_token stop,
                       News news = News::kNo);
 

@@ -33,12 +33,6 @@ ActionResult InProgress() {
 
 }  // namespace
 
-bool BackgroundSteps::RunsInBackground(core::ActionKind kind) {
-  using core::ActionKind;
-  return kind == ActionKind::kPrePullImage || kind == ActionKind::kInstallImage ||
-         kind == ActionKind::kDrainNode || kind == ActionKind::kSnapshotEtcd;
-}
-
 BackgroundSteps::~BackgroundSteps() {
   MutexLock lock(mu_);
   for (auto& [cluster, step] : running_) step->thread.request_stop();
@@ -76,7 +70,7 @@ absl::StatusOr<ActionResult> BackgroundSteps::Execute(const core::ClusterProfile
                                                       const core::RolloutDecision& decision,
                                                       std::stop_token stop) {
   const std::string key = StepKey(profile, decision);
-  if (!RunsInBackground(decision.kind)) {
+  if (!core::TraitsOf(decision.kind).runs_in_background) {
     {
       MutexLock lock(mu_);
       if (OtherStepRunningLocked(profile.name, key)) return InProgress();

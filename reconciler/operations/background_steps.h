@@ -51,9 +51,6 @@ class BackgroundSteps final : public RolloutExecutor {
 
   std::optional<OutstandingStep> Outstanding(const std::string& cluster) override;
 
-  // True for the actions run in the background.
-  static bool RunsInBackground(core::ActionKind kind);
-
  private:
   struct Step;
   void RetireLocked(std::shared_ptr<Step> step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
