@@ -77,10 +77,11 @@ TEST_F(RealRegistryTest, AFailedRefreshKeepsTheLastKnownReleases) {
   bool down = false;
   InstallerRegistryOptions options = Options();
   InstallerReleases releases(
-      [&](std::stop_token stop) -> absl::StatusOr<std::vector<std::string>> {
-        if (down) options.origin = "http://127.0.0.1:1";  // nothing listens on port 1
-        return ListRegistryTags(options, stop);
-      },
+      std::make_unique<TagListSource>(
+          [&](std::stop_token stop) -> absl::StatusOr<std::vector<std::string>> {
+            if (down) options.origin = "http://127.0.0.1:1";  // nothing listens on port 1
+            return ListRegistryTags(options, stop);
+          }),
       std::chrono::hours(1), env);
   EXPECT_TRUE(releases.Known().empty());
   ASSERT_TRUE(releases.Refresh({}).ok());

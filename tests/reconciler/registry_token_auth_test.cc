@@ -202,9 +202,10 @@ TEST_F(TokenAuthRegistryTest, AWrongCredentialFailsClearlyAndTheSecretIsNeverLog
   ModuleLogger("registry")->sinks().push_back(sink);
   test_support::SimulatedEnv env;
   InstallerRegistryOptions options = Options("wrong-PASSWORD");
-  InstallerReleases releases(
-      [&](std::stop_token stop) { return ListRegistryTags(options, stop); }, std::chrono::hours(1),
-      env);
+  InstallerReleases releases(std::make_unique<TagListSource>([&](std::stop_token stop) {
+                               return ListRegistryTags(options, stop);
+                             }),
+                             std::chrono::hours(1), env);
   const absl::Status refused = releases.Refresh({});
   auto& sinks = ModuleLogger("registry")->sinks();
   sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());

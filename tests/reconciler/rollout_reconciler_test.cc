@@ -290,9 +290,10 @@ TEST(RolloutReconcilerTest, RegistryReleasesAreAvailable) {
   EXPECT_EQ(h.store.latest.at("prod").talos.available, "1.13.9");
   test_support::SimulatedEnv env;
   registry::InstallerReleases releases(
-      [](std::stop_token) -> absl::StatusOr<std::vector<std::string>> {
-        return std::vector<std::string>{"v1.12.0", "v1.14.2", "v1.15.0-beta.1", "latest"};
-      },
+      std::make_unique<registry::TagListSource>(
+          [](std::stop_token) -> absl::StatusOr<std::vector<std::string>> {
+            return std::vector<std::string>{"v1.12.0", "v1.14.2", "v1.15.0-beta.1", "latest"};
+          }),
       std::chrono::hours(1), env);
   ASSERT_TRUE(releases.Refresh({}).ok());
   h.releases = &releases;

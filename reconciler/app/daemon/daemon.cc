@@ -15,6 +15,7 @@
 #include "gitsource/proposal_branch.h"
 #include "gitsource/status_writer.h"
 #include "reconciler/app/daemon/forge_wiring.h"
+#include "reconciler/app/daemon/release_sources.h"
 #include "reconciler/clients/cluster_clients.h"
 #include "reconciler/clients/factory/factory_installers.h"
 #include "reconciler/clients/factory/image_factory.h"
@@ -249,7 +250,7 @@ class Daemon {
     }
     // The release list starts with the reconciler, after this: until then none is broken.
     auto broken = [this] {
-      const registry::InstallerReleases* releases = releases_ready_.load();
+      const releases::ReleaseCache* releases = releases_ready_.load();
       return releases ? releases->Broken() : std::vector<core::Version>{};
     };
     auto forge = ForgeReporting::Start(config_, *source_, *notifying_, *git_store_,
@@ -309,17 +310,7 @@ class Daemon {
     // Pulls, installs, drains, snapshots; a finished one wakes its cluster to collect it.
     background_.emplace(*executor, [this](const std::string& c) { controller_->Enqueue(c); });
     gate_runner_.emplace(*clients_);
-    if (const auto& registry = config_.installer_registry) {  // --installer-registry
-      releases_.emplace(
-          [registry](std::stop_token s) { return registry::ListRegistryTags(*registry, s); },
-          registry->ttl, env_);
-    } else if (!config_.image_factory.origin.empty()) {  // --image-factory's releases
-      const factory::ImageFactoryOptions& options = config_.image_factory;
-      releases_.emplace(
-          [options](std::stop_token) { return factory::FactoryReleaseTags(options, false); },
-          config_.image_factory_flags.ttl, env_,
-          [options](std::stop_token) { return factory::FactoryReleaseTags(options, true); });
-    }
+    releases_ = OpenReleaseCache(config_, env_);  // by the flag that turns a source on
     if (releases_) releases_ready_.store(&*releases_);
     // The events of a node in flight wake its cluster before the node poll. A node it hears
     // is polled less often, also while it is down: it subscribes again at least as often as
@@ -505,9 +496,9 @@ class Daemon {
   std::optional<lease::FencedStatusStore> fenced_store_;
   DesiredState desired_;
   std::optional<gates::ProbeGateRunner> gate_runner_;
-  std::optional<registry::InstallerReleases> releases_;
+  std::unique_ptr<releases::ReleaseCache> releases_;
   // releases_ once it is set up: the pull-request flow reads it from its own thread.
-  std::atomic<const registry::InstallerReleases*> releases_ready_{nullptr};
+  std::atomic<const releases::ReleaseCache*> releases_ready_{nullptr};
   std::optional<RolloutReconciler> reconciler_;
   std::unique_ptr<k8s_upgrade::KubernetesUpgradeRunner> kubernetes_upgrades_;
   // StartController

@@ -4,7 +4,7 @@
 
 #include "base/env.h"
 #include "fmt/format.h"
-#include "reconciler/clients/registry/installer_tags.h"
+#include "reconciler/clients/releases/release_cache.h"
 
 namespace tr::reconciler::factory {
 
@@ -16,10 +16,8 @@ std::vector<std::string> MarkBrokenReleases(const ImageFactoryOptions& options,
     ImageFactoryOptions asked = options;
     asked.origin = origin;
     // One refresh, never the periodic one: the TTL is unused.
-    registry::InstallerReleases releases(
-        [&asked](std::stop_token) { return FactoryReleaseTags(asked, false); },
-        std::chrono::hours(1), Env::Default(),
-        [&asked](std::stop_token) { return FactoryReleaseTags(asked, true); });
+    releases::ReleaseCache releases(std::make_unique<FactoryReleaseSource>(asked),
+                                    std::chrono::hours(1), Env::Default());
     if (absl::Status s = releases.Refresh({}); !s.ok()) {
       errors.push_back(fmt::format("cannot read the broken releases of the Image Factory {}: {}",
                                    origin, std::string(s.message())));

@@ -1,6 +1,6 @@
 // The Talos releases Image Factories mark broken, read once for a command that plans without
 // the daemon (`plan`): each factory's release list and broken list are read together, with
-// the daemon's rule (registry::InstallerReleases: a release a factory still lists is not
+// the daemon's rule (FactoryReleaseSource: a release a factory still lists is not
 // broken), and the broken ones are marked in the release catalog the planner reads.
 //
 // Thread-safety: reentrant.

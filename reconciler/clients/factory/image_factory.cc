@@ -119,14 +119,18 @@ absl::StatusOr<std::vector<core::Version>> FactoryBrokenVersions(
   return VersionsOfAnswer(*answer);
 }
 
-absl::StatusOr<std::vector<std::string>> FactoryReleaseTags(const ImageFactoryOptions& options,
-                                                            bool broken) {
-  absl::StatusOr<std::vector<core::Version>> versions =
-      broken ? FactoryBrokenVersions(options) : FactoryVersions(options);
+absl::StatusOr<releases::ReleaseList> FactoryReleaseSource::List(std::stop_token /*stop*/) {
+  absl::StatusOr<std::vector<core::Version>> versions = FactoryVersions(options_);
   if (!versions.ok()) return versions.status();
-  std::vector<std::string> tags;
-  for (const core::Version& v : *versions) tags.push_back(v.Tag());
-  return tags;
+  absl::StatusOr<std::vector<core::Version>> marked = FactoryBrokenVersions(options_);
+  if (!marked.ok()) return marked.status();
+  releases::ReleaseList list;
+  list.listed = versions->size();
+  for (const core::Version& v : *marked) {
+    if (!std::binary_search(versions->begin(), versions->end(), v)) list.broken.push_back(v);
+  }
+  list.releases = *std::move(versions);
+  return list;
 }
 
 absl::StatusOr<std::vector<std::string>> OfficialExtensions(const ImageFactoryOptions& options,

@@ -5,7 +5,7 @@
 //  - `GET /versions?broken=true` answers the releases its operator marked broken (hidden from
 //    `/versions`; an installer of one is NotFound "version … is not available"), same shape
 //    (image-factory `internal/frontend/http/meta.go`, v1.3.3 on). A factory before that ignores
-//    the query and answers `/versions`: a release in both lists is not broken (InstallerReleases);
+//    the query and answers `/versions`: a release in both lists is not broken (FactoryReleaseSource);
 //  - `GET /version/<v>/extensions/official` answers the official extensions of a release,
 //    `[{"name": "siderolabs/iscsi-tools", …}, …]`.
 //
@@ -22,10 +22,12 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/version.h"
+#include "reconciler/clients/releases/release_source.h"
 
 namespace tr::reconciler::factory {
 
@@ -50,10 +52,18 @@ absl::StatusOr<std::vector<core::Version>> FactoryVersions(const ImageFactoryOpt
 // The Talos releases the factory lists as broken, as FactoryVersions reads them.
 absl::StatusOr<std::vector<core::Version>> FactoryBrokenVersions(
     const ImageFactoryOptions& options);
-// FactoryVersions (`broken`: FactoryBrokenVersions) as tags "v1.12.0", the shape
-// registry::InstallerReleases keeps.
-absl::StatusOr<std::vector<std::string>> FactoryReleaseTags(const ImageFactoryOptions& options,
-                                                            bool broken);
+
+// The release source of a factory (reconciler/clients/releases/release_source.h): its
+// FactoryVersions, and as broken those of FactoryBrokenVersions that FactoryVersions does not
+// list (a factory that ignores `?broken=true` answers its release list).
+class FactoryReleaseSource final : public releases::ReleaseSource {
+ public:
+  explicit FactoryReleaseSource(ImageFactoryOptions options) : options_(std::move(options)) {}
+  absl::StatusOr<releases::ReleaseList> List(std::stop_token stop) override;
+
+ private:
+  const ImageFactoryOptions options_;
+};
 // The names of the official extensions the factory has for `version` (NotFound: it has no
 // such release).
 absl::StatusOr<std::vector<std::string>> OfficialExtensions(const ImageFactoryOptions& options,

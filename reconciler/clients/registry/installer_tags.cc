@@ -285,48 +285,10 @@ std::vector<core::Version> ReleaseTags(const std::vector<std::string>& tags) {
   return releases;
 }
 
-InstallerReleases::InstallerReleases(Lister lister, std::chrono::milliseconds ttl, Env& env,
-                                     Lister broken)
-    : lister_(std::move(lister)), broken_lister_(std::move(broken)), ttl_(ttl), env_(env) {}
-
-absl::Status InstallerReleases::Refresh(std::stop_token stop) {
+absl::StatusOr<releases::ReleaseList> TagListSource::List(std::stop_token stop) {
   absl::StatusOr<std::vector<std::string>> tags = lister_(stop);
-  absl::StatusOr<std::vector<std::string>> broken_tags = std::vector<std::string>{};
-  if (tags.ok() && broken_lister_) broken_tags = broken_lister_(stop);
-  auto log = ModuleLogger("registry");
-  if (!tags.ok() || !broken_tags.ok()) {
-    const absl::Status& error = tags.ok() ? broken_tags.status() : tags.status();
-    log->warn("step=list-tags error={} outcome=keeping-last-known", LogValue(error.ToString()));
-    return error;
-  }
-  std::vector<core::Version> releases = ReleaseTags(*tags);
-  std::vector<core::Version> broken;
-  for (const core::Version& v : ReleaseTags(*broken_tags)) {
-    if (!std::binary_search(releases.begin(), releases.end(), v)) broken.push_back(v);
-  }
-  log->info("step=list-tags tags={} releases={} newest={} broken={}", tags->size(), releases.size(),
-            releases.empty() ? "none" : releases.back().ToString(), broken.size());
-  MutexLock lock(mu_);
-  known_ = std::move(releases);
-  broken_ = std::move(broken);
-  return absl::OkStatus();
-}
-
-void InstallerReleases::Run(std::stop_token stop) {
-  while (!stop.stop_requested()) {
-    (void)Refresh(stop);  // logged; the last known list stays
-    if (!env_.SleepFor(ttl_, stop)) break;
-  }
-}
-
-std::vector<core::Version> InstallerReleases::Known() const {
-  MutexLock lock(mu_);
-  return known_;
-}
-
-std::vector<core::Version> InstallerReleases::Broken() const {
-  MutexLock lock(mu_);
-  return broken_;
+  if (!tags.ok()) return tags.status();
+  return releases::ReleaseList{.releases = ReleaseTags(*tags), .broken = {}, .listed = tags->size()};
 }
 
 }  // namespace tr::reconciler::registry

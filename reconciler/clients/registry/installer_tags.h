@@ -17,14 +17,11 @@
 //    requests.
 // Neither the password nor a token is ever logged or put into an error message.
 //
-// InstallerReleases keeps the last list that was read: Refresh() replaces it on success and
-// keeps it (logging the error) on failure; Run() refreshes every `ttl` until stopped. Readers
-// never wait for the network. With a second lister (the Image Factory's broken releases) it
-// also keeps the releases marked broken, read in the same refresh: a release that the first
-// list has is not broken (a factory that ignores `?broken=true` answers its release list).
+// TagListSource is the release source (reconciler/clients/releases/release_source.h) of a tag
+// listing: the releases among the tags; the daemon keeps its answer in the one release cache,
+// InstallerReleases (release_cache.h).
 //
-// Thread-safety: ListRegistryTags is reentrant. InstallerReleases: Known() from any thread;
-// Refresh() and Run() from one thread.
+// Thread-safety: ListRegistryTags is reentrant; a TagListSource is thread-compatible.
 #pragma once
 
 #include <chrono>
@@ -39,6 +36,8 @@
 #include "base/env.h"
 #include "base/mutex.h"
 #include "core/version.h"
+#include "reconciler/clients/releases/release_cache.h"
+#include "reconciler/clients/releases/release_source.h"
 
 namespace tr::reconciler::registry {
 
@@ -94,30 +93,18 @@ absl::Status AppendTags(const std::string& body, size_t max_tags, std::vector<st
 // there is none.
 absl::StatusOr<std::string> TokenOfAnswer(const std::string& body);
 
-class InstallerReleases {
+// The releases among the tags a lister gives (ReleaseTags).
+class TagListSource final : public releases::ReleaseSource {
  public:
   using Lister = std::function<absl::StatusOr<std::vector<std::string>>(std::stop_token)>;
-  // `broken`, when set, lists the tags of the releases marked broken.
-  InstallerReleases(Lister lister, std::chrono::milliseconds ttl, Env& env, Lister broken = {});
-
-  // Lists the tags (and the broken ones) once; when every listing succeeds the releases among
-  // them replace the known ones.
-  absl::Status Refresh(std::stop_token stop);
-  // Refresh, then wait `ttl` (on the Env), until `stop`.
-  void Run(std::stop_token stop);
-  // The releases of the last successful listing; empty before the first.
-  std::vector<core::Version> Known() const;
-  // The releases marked broken at the last successful refresh; empty before the first.
-  std::vector<core::Version> Broken() const;
+  explicit TagListSource(Lister lister) : lister_(std::move(lister)) {}
+  absl::StatusOr<releases::ReleaseList> List(std::stop_token stop) override;
 
  private:
   Lister lister_;
-  Lister broken_lister_;
-  const std::chrono::milliseconds ttl_;
-  Env& env_;
-  mutable Mutex mu_;
-  std::vector<core::Version> known_ ABSL_GUARDED_BY(mu_);
-  std::vector<core::Version> broken_ ABSL_GUARDED_BY(mu_);
 };
+
+// The daemon's release cache under the name the loop and the proposer know it by.
+using InstallerReleases = releases::ReleaseCache;
 
 }  // namespace tr::reconciler::registry

@@ -1,6 +1,6 @@
 // The settings of the installer registry whose release tags join the release catalog
 // (`--installer-registry*`): registered and checked here; Finish makes the options
-// ListRegistryTags and InstallerReleases take.
+// ListRegistryTags and its release source take.
 //
 // Values only; thread-compatible.
 #pragma once

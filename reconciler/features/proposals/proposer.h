@@ -36,7 +36,7 @@
 #include "gitsource/git_source.h"
 #include "gitsource/proposal_branch.h"
 #include "reconciler/clients/forge/forge_client.h"
-#include "reconciler/clients/registry/installer_tags.h"
+#include "reconciler/clients/releases/release_cache.h"
 #include "reconciler/features/proposals/proposal_board.h"
 #include "reconciler/loop/desired_state.h"
 #include "reconciler/loop/status_store.h"
@@ -56,7 +56,7 @@ struct ProposerDeps {
   StatusStore& statuses;         // the status branch as it is
   gitsource::ProposalPublisher& publisher;
   forge::ForgeApi* forge = nullptr;                       // null: branches only, logged
-  const registry::InstallerReleases* releases = nullptr;  // null: the catalog only
+  const releases::ReleaseCache* releases = nullptr;  // null: the catalog only
   std::function<bool()> proposes;                         // empty: this process proposes
   PlanMarkdown plan;                                      // empty: no plan in the body
   Metrics& metrics;
