@@ -24,12 +24,14 @@ tr_layer(core_words
   MAY)
 #   model:         the domain's types: profiles and sets of them, observations, policies,
 #                  schematics, plans, rollouts, gates and statuses as records, the support matrix
-#                  and the Kubernetes removals.
+#                  and the Kubernetes removals; the reading of YAML into values (yaml_decode),
+#                  which each type of health check uses to decode itself in its own file.
 tr_layer(core_model
   FILES core/*_types.* core/schematic.* core/observed.* core/support_matrix.*
         core/update_policy.* core/profile.* core/k8s_removals.* core/k8s_removal_table.*
+        core/yaml_decode.* core/*_check.* core/check_endpoint.*
   MAY core_words)
-#   decode:        one document's YAML into the model, with diagnostics; a profile's YAML
+#   decode:        one document's YAML into the model, with diagnostics (every *_decode); a profile's YAML
 #                  edited in place, or written from a running cluster (adopt); a status as YAML
 #                  and back.
 tr_layer(core_decode

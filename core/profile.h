@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/health_check.h"
 #include "core/schematic.h"
 #include "core/support_matrix.h"
 #include "core/update_policy.h"
@@ -49,24 +50,6 @@ struct MaintenanceWindow {
   std::chrono::minutes start{0};     // local time of day, from midnight
   std::chrono::minutes duration{0};  // > 0 and at most 7 days
   std::string timezone = "UTC";      // IANA name
-};
-
-// An extra gate checked before the first node of a step and after each node (settled).
-struct HealthCheck {
-  enum class Kind { kHttp, kPrometheus, kKubernetes };
-  std::string name;
-  Kind kind = Kind::kHttp;
-  std::string url;
-  std::string ca_file;  // https: PEM file of the CAs to trust instead of the system's
-  int expect_status = 200;          // http: the status code that counts as healthy
-  std::string query;                // prometheus: an instant query
-  std::optional<double> max_value;  // prometheus: healthy while result <= max_value
-  // kubernetes: the workloads that must have rolled out, in the target cluster.
-  std::string workload_kind;   // Deployment | StatefulSet | DaemonSet
-  std::string namespace_name;  // required
-  std::string workload_name;   // one workload; empty: every match of label_selector
-  std::string label_selector;  // equality-based ("app=ceph,tier!=test"); empty: all
-  std::chrono::seconds timeout{10};
 };
 
 enum class FailureAction { kHalt, kRollback };

@@ -15,23 +15,7 @@ std::string FormatWindow(const MaintenanceWindow& w) {
 }
 
 std::string DescribeHealthCheck(const HealthCheck& c) {
-  std::string what;
-  switch (c.kind) {
-    case HealthCheck::Kind::kHttp:
-      what = fmt::format("GET {} answers {}", c.url, c.expect_status);
-      break;
-    case HealthCheck::Kind::kPrometheus:
-      what = fmt::format("Prometheus {} query \"{}\" is {}", c.url, c.query,
-                         c.max_value ? fmt::format("<= {}", *c.max_value) : "a single number");
-      break;
-    case HealthCheck::Kind::kKubernetes:
-      what = fmt::format("{} {} in namespace {} rolled out", c.workload_kind,
-                         !c.workload_name.empty()    ? c.workload_name
-                         : !c.label_selector.empty() ? "matching " + c.label_selector
-                                                     : "(all)",
-                         c.namespace_name);
-      break;
-  }
+  const std::string what = DescribeCheck(c.spec);
   return fmt::format(
       "health check {}: {} (within {}), before the first node of a step, before each further "
       "node (after settle) and before a Kubernetes step",

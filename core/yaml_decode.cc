@@ -48,8 +48,8 @@ const YamlNode* Scalar(const Field& field, std::string_view want) {
   return field.node;
 }
 
-std::string UnknownKeyMessage(std::string_view key, std::initializer_list<std::string_view> known) {
-  const std::string best = ClosestSpelling(key, std::vector<std::string_view>(known));
+std::string UnknownKeyMessage(std::string_view key, const std::vector<std::string_view>& known) {
+  const std::string best = ClosestSpelling(key, known);
   if (best.empty()) return fmt::format("unknown key \"{}\"", key);
   return fmt::format("unknown key \"{}\" (did you mean \"{}\"?)", key, best);
 }
@@ -95,6 +95,9 @@ Field RootField(DecodeContext& ctx, const YamlNode& root) {
 }
 
 MappingReader::MappingReader(const Field& field, std::initializer_list<std::string_view> known)
+    : MappingReader(field, std::vector<std::string_view>(known)) {}
+
+MappingReader::MappingReader(const Field& field, const std::vector<std::string_view>& known)
     : field_(field) {
   if (!field.present()) return;
   if (!field.node->IsMapping()) {

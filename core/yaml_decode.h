@@ -93,6 +93,7 @@ Decoded<T> DecodeYamlDocument(std::string_view path, std::string_view content,
 class MappingReader {
  public:
   MappingReader(const Field& field, std::initializer_list<std::string_view> known);
+  MappingReader(const Field& field, const std::vector<std::string_view>& known);
 
   bool ok() const { return map_ != nullptr; }  // the node is a mapping
   Field Optional(std::string_view key) const;

@@ -33,7 +33,8 @@ TEST(GatePolicyDecodeTest, ReadsGateTimeoutAndCaFile) {
   EXPECT_THAT(d.diagnostics, IsEmpty());
   EXPECT_EQ(d.policy.gate_timeout, std::chrono::seconds(45));
   ASSERT_TRUE(d.policy.health_checks.has_value());
-  EXPECT_EQ((*d.policy.health_checks)[0].ca_file, "/etc/ca/ca.pem");
+  EXPECT_EQ(std::get<HttpCheck>((*d.policy.health_checks)[0].spec).endpoint.ca_file,
+            "/etc/ca/ca.pem");
   EXPECT_EQ(MergePolicy(Policy{}, {}).gate_timeout, std::chrono::minutes(30));  // default
 }
 
@@ -65,12 +66,13 @@ TEST(GatePolicyDecodeTest, ReadsKubernetesChecks) {
 )");
   EXPECT_THAT(d.diagnostics, IsEmpty());
   ASSERT_TRUE(d.policy.health_checks.has_value());
-  const HealthCheck& all = (*d.policy.health_checks)[0];
-  EXPECT_EQ(all.kind, HealthCheck::Kind::kKubernetes);
+  ASSERT_TRUE(std::holds_alternative<KubernetesCheck>((*d.policy.health_checks)[0].spec));
+  const auto& all = std::get<KubernetesCheck>((*d.policy.health_checks)[0].spec);
   EXPECT_EQ(all.workload_kind, "DaemonSet");
   EXPECT_EQ(all.namespace_name, "kube-system");
   EXPECT_EQ(all.workload_name, "");
-  EXPECT_EQ((*d.policy.health_checks)[1].label_selector, "app=rook-ceph-mgr");
+  EXPECT_EQ(std::get<KubernetesCheck>((*d.policy.health_checks)[1].spec).label_selector,
+            "app=rook-ceph-mgr");
 }
 
 TEST(GatePolicyDecodeTest, RefusesBadKubernetesChecks) {

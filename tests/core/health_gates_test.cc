@@ -42,7 +42,8 @@ TEST(GateStateTest, TheWaitStartsAtTheFirstFailureAndEndsAtTheFirstPass) {
 ClusterProfile WithHealthCheck(ClusterProfile profile) {
   HealthCheck check;
   check.name = "api";
-  check.url = "http://127.0.0.1:9/healthz";
+  check.spec = HttpCheck{.endpoint = {.url = "http://127.0.0.1:9/healthz", .ca_file = ""},
+                         .expect_status = 200};
   profile.policy.health_checks = {check};
   return profile;
 }

@@ -107,16 +107,17 @@ TEST(PolicyDecodeTest, DecodesEveryKey) {
   ASSERT_EQ(p.health_checks->size(), 3u);
   const HealthCheck& http = (*p.health_checks)[0];
   EXPECT_EQ(http.name, "ingress");
-  EXPECT_EQ(http.kind, HealthCheck::Kind::kHttp);
-  EXPECT_EQ(http.url, "https://ingress.example.com/healthz");
-  EXPECT_EQ(http.expect_status, 200);
+  ASSERT_TRUE(std::holds_alternative<HttpCheck>(http.spec));
+  EXPECT_EQ(std::get<HttpCheck>(http.spec).endpoint.url, "https://ingress.example.com/healthz");
+  EXPECT_EQ(std::get<HttpCheck>(http.spec).expect_status, 200);
   EXPECT_EQ(http.timeout, seconds(10));
   const HealthCheck& prom = (*p.health_checks)[1];
-  EXPECT_EQ(prom.kind, HealthCheck::Kind::kPrometheus);
-  EXPECT_EQ(prom.query, "sum(rate(apiserver_request_total{code=~\"5..\"}[5m]))");
-  EXPECT_EQ(prom.max_value, 0.5);
+  ASSERT_TRUE(std::holds_alternative<PrometheusCheck>(prom.spec));
+  EXPECT_EQ(std::get<PrometheusCheck>(prom.spec).query,
+            "sum(rate(apiserver_request_total{code=~\"5..\"}[5m]))");
+  EXPECT_EQ(std::get<PrometheusCheck>(prom.spec).max_value, 0.5);
   EXPECT_EQ(prom.timeout, seconds(20));
-  EXPECT_EQ((*p.health_checks)[2].expect_status, 418);
+  EXPECT_EQ(std::get<HttpCheck>((*p.health_checks)[2].spec).expect_status, 418);
   EXPECT_EQ((*p.health_checks)[2].timeout, seconds(1));
   EXPECT_EQ(p.etcd_snapshot, false);
   EXPECT_EQ(p.on_failure, FailureAction::kRollback);

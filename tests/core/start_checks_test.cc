@@ -75,7 +75,8 @@ std::string Fail(StartCheck check, StartWorld& w) {
     case StartCheck::kHealthChecks: {
       HealthCheck c;
       c.name = "ingress";
-      c.url = "http://127.0.0.1:9/healthz";
+      c.spec = HttpCheck{.endpoint = {.url = "http://127.0.0.1:9/healthz", .ca_file = ""},
+                         .expect_status = 200};
       w.profile.policy.health_checks = {c};
       w.gates = {false, "ingress: HTTP 503, expected 200", w.now};
       return "ingress: HTTP 503, expected 200";

@@ -46,8 +46,7 @@ void Write(const std::filesystem::path& path, const std::string& text) {
 core::HealthCheck Http(const std::string& url) {
   core::HealthCheck c;
   c.name = "web";
-  c.kind = core::HealthCheck::Kind::kHttp;
-  c.url = url;
+  c.spec = core::HttpCheck{.endpoint = {.url = url, .ca_file = ""}, .expect_status = 200};
   c.timeout = std::chrono::seconds(5);
   return c;
 }
@@ -93,7 +92,7 @@ TEST_F(HttpProbeTest, HealthyOnlyOnTheExpectedStatus) {
   EXPECT_FALSE(down.healthy);
   EXPECT_EQ(down.message, "HTTP 503, expected 200");
   core::HealthCheck teapot = Http(Url("/teapot?x=1"));
-  teapot.expect_status = 418;
+  std::get<core::HttpCheck>(teapot.spec).expect_status = 418;
   EXPECT_TRUE(ProbeHttp(teapot).healthy);
 }
 
@@ -141,7 +140,7 @@ TEST(HttpsProbeTest, VerifiesTheServerAgainstCaFile) {
   ProbeAnswer untrusted = ProbeHttp(c);
   EXPECT_FALSE(untrusted.healthy);
   EXPECT_THAT(untrusted.message, HasSubstr("certificate verification"));
-  c.ca_file = cert.string();
+  std::get<core::HttpCheck>(c.spec).endpoint.ca_file = cert.string();
   ProbeAnswer trusted = ProbeHttp(c);
   EXPECT_TRUE(trusted.healthy) << trusted.message;
   EXPECT_EQ(trusted.message, "HTTP 200");
@@ -198,10 +197,10 @@ class PrometheusProbeTest : public ::testing::Test {
   core::HealthCheck Query(const std::string& query, std::optional<double> max = 0) {
     core::HealthCheck c;
     c.name = "errors";
-    c.kind = core::HealthCheck::Kind::kPrometheus;
-    c.url = "http://127.0.0.1:" + std::to_string(world_->port);
-    c.query = query;
-    c.max_value = max;
+    c.spec = core::PrometheusCheck{
+        .endpoint = {.url = "http://127.0.0.1:" + std::to_string(world_->port), .ca_file = ""},
+        .query = query,
+        .max_value = max};
     c.timeout = std::chrono::seconds(5);
     return c;
   }
@@ -260,7 +259,8 @@ TEST_F(PrometheusProbeTest, AServerThatIsNotPrometheusIsUnhealthy) {
   });
   LoopbackServer other(std::move(routes));
   core::HealthCheck c = Query("up");
-  c.url = "http://127.0.0.1:" + std::to_string(other.port());
+  std::get<core::PrometheusCheck>(c.spec).endpoint.url =
+      "http://127.0.0.1:" + std::to_string(other.port());
   ProbeAnswer a = ProbePrometheus(c);
   EXPECT_FALSE(a.healthy);
   EXPECT_EQ(a.message, "HTTP 200: not a Prometheus API answer: <html>login</html>");
@@ -285,9 +285,8 @@ TEST(ProbeAnswerCapTest, AnswersAreNotReadPastTheCap) {
   EXPECT_EQ(page.message, "HTTP 200, answer not read past 1048576 bytes");
   core::HealthCheck query;
   query.name = "errors";
-  query.kind = core::HealthCheck::Kind::kPrometheus;
-  query.url = origin;
-  query.query = "up";
+  query.spec =
+      core::PrometheusCheck{.endpoint = {.url = origin, .ca_file = ""}, .query = "up", .max_value = {}};
   query.timeout = std::chrono::seconds(5);
   ProbeAnswer refused = ProbePrometheus(query);
   EXPECT_FALSE(refused.healthy);

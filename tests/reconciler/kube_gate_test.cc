@@ -77,11 +77,10 @@ class KubeGateTest : public ::testing::Test {
                     const std::string& selector = "") {
     core::HealthCheck c;
     c.name = "workloads";
-    c.kind = core::HealthCheck::Kind::kKubernetes;
-    c.workload_kind = kind;
-    c.namespace_name = ns;
-    c.workload_name = name;
-    c.label_selector = selector;
+    c.spec = core::KubernetesCheck{.workload_kind = kind,
+                                   .namespace_name = ns,
+                                   .workload_name = name,
+                                   .label_selector = selector};
     return ProbeKubernetes(c, *kube_);
   }
 

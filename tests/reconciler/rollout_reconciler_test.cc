@@ -922,7 +922,8 @@ TEST(RolloutReconcilerTest, HealthChecksHoldTheKubernetesUpgradeUntilTheyPass) {
   h.world.profile().kubernetes_version = core::testing_fixtures::V("1.35.0");
   core::HealthCheck check;
   check.name = "ingress";
-  check.url = "http://127.0.0.1:9/healthz";
+  check.spec = core::HttpCheck{.endpoint = {.url = "http://127.0.0.1:9/healthz", .ca_file = ""},
+                               .expect_status = 200};
   h.world.profile().policy.health_checks = {check};
   h.Publish(h.world.profile(), {});
   ScriptedGates gates;

@@ -1,21 +1,14 @@
 #include "reconciler/operations/gates/health_gate_runner.h"
 
+#include "reconciler/operations/gates/probers.h"
+
 namespace tr::reconciler::gates {
 
 ProbeAnswer ProbeGateRunner::Run(const core::ClusterProfile& profile,
                                  const core::HealthCheck& check) {
-  switch (check.kind) {
-    case core::HealthCheck::Kind::kHttp:
-      return ProbeHttp(check);
-    case core::HealthCheck::Kind::kPrometheus:
-      return ProbePrometheus(check);
-    case core::HealthCheck::Kind::kKubernetes:
-      break;
-  }
-  absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
-  if (!clients.ok()) return {false, "no answer: " + std::string(clients.status().message())};
-  if (!clients->kube) return {false, "no answer: the cluster's Kubernetes API is not reachable yet"};
-  return ProbeKubernetes(check, *clients->kube);
+  const Prober prober = ProberFor(core::CheckType(check.spec));
+  if (!prober) return {false, "no prober for type " + std::string(core::CheckType(check.spec))};
+  return prober(check, {profile, clients_});
 }
 
 std::vector<core::GateResult> ProbeGateRunner::Check(const core::ClusterProfile& profile,

@@ -45,8 +45,9 @@ std::string Excerpt(const std::string& body) {
 }
 
 std::unique_ptr<httplib::Client> MakeClient(const core::HealthCheck& check,
+                                            const core::CheckEndpoint& endpoint,
                                             const Target& target) {
-  return NewHttpClient(target.origin, {check.timeout, check.timeout, check.ca_file});
+  return NewHttpClient(target.origin, {check.timeout, check.timeout, endpoint.ca_file});
 }
 
 std::string RequestError(const httplib::Result& res, httplib::Client& client) {
@@ -85,21 +86,22 @@ std::variant<double, std::string> SingleValue(const json& data) {
 }  // namespace
 
 ProbeAnswer ProbeHttp(const core::HealthCheck& check) {
-  const Target target = SplitUrl(check.url);
-  std::unique_ptr<httplib::Client> client = MakeClient(check, target);
+  const auto& http = std::get<core::HttpCheck>(check.spec);
+  const Target target = SplitUrl(http.endpoint.url);
+  std::unique_ptr<httplib::Client> client = MakeClient(check, http.endpoint, target);
   // Only the status matters: reading a long answer stops at the cap.
   CappedAnswer answer = SendCapped(*client, MakeRequest("GET", target.path), kMaxAnswerBytes);
   if (answer.status < 0) return {false, RequestError(answer.result, *client)};
   if (answer.over_cap) {
-    const bool healthy = answer.status == check.expect_status;
+    const bool healthy = answer.status == http.expect_status;
     return {healthy, fmt::format("HTTP {}{}, answer not read past {} bytes", answer.status,
-                                 healthy ? "" : fmt::format(", expected {}", check.expect_status),
+                                 healthy ? "" : fmt::format(", expected {}", http.expect_status),
                                  kMaxAnswerBytes)};
   }
   httplib::Result& res = answer.result;
   if (!res) return {false, RequestError(res, *client)};
-  if (res->status == check.expect_status) return {true, fmt::format("HTTP {}", res->status)};
-  std::string message = fmt::format("HTTP {}, expected {}", res->status, check.expect_status);
+  if (res->status == http.expect_status) return {true, fmt::format("HTTP {}", res->status)};
+  std::string message = fmt::format("HTTP {}, expected {}", res->status, http.expect_status);
   if (HttpOutcome::Of(res->status).Redirected() && res->has_header("Location")) {
     message += " (redirect to " + Excerpt(res->get_header_value("Location")) + " not followed)";
   }
@@ -107,20 +109,21 @@ ProbeAnswer ProbeHttp(const core::HealthCheck& check) {
 }
 
 ProbeAnswer ProbePrometheus(const core::HealthCheck& check) {
-  Target target = SplitUrl(check.url);
+  const auto& prometheus = std::get<core::PrometheusCheck>(check.spec);
+  Target target = SplitUrl(prometheus.endpoint.url);
   if (target.path.back() != '/') target.path += '/';
-  std::unique_ptr<httplib::Client> client = MakeClient(check, target);
+  std::unique_ptr<httplib::Client> client = MakeClient(check, prometheus.endpoint, target);
   CappedAnswer answer =
       SendCapped(*client,
                  MakeRequest("GET", httplib::append_query_params(target.path + "api/v1/query",
-                                                                 {{"query", check.query}})),
+                                                                 {{"query", prometheus.query}})),
                  kMaxAnswerBytes);
   if (answer.over_cap) {
     return {false, std::string(AnswerOverCap("prometheus query", kMaxAnswerBytes).message())};
   }
   httplib::Result& res = answer.result;
   if (!res) return {false, RequestError(res, *client)};
-  return PrometheusVerdict(res->status, res->body, check.max_value);
+  return PrometheusVerdict(res->status, res->body, prometheus.max_value);
 }
 
 ProbeAnswer PrometheusVerdict(int http_status, const std::string& body_text,
@@ -147,19 +150,20 @@ ProbeAnswer PrometheusVerdict(int http_status, const std::string& body_text,
 }
 
 ProbeAnswer ProbeKubernetes(const core::HealthCheck& check, kube::KubeClient& kube) {
+  const auto& spec = std::get<core::KubernetesCheck>(check.spec);
   absl::StatusOr<std::vector<core::WorkloadStatus>> workloads = kube.ListWorkloads(
-      check.workload_kind, check.namespace_name, check.workload_name, check.label_selector);
+      spec.workload_kind, spec.namespace_name, spec.workload_name, spec.label_selector);
   if (!workloads.ok()) return {false, "no answer: " + std::string(workloads.status().message())};
   if (workloads->empty()) {
-    return {false, fmt::format("no {} in namespace {} matches \"{}\"", check.workload_kind,
-                               check.namespace_name, check.label_selector)};
+    return {false, fmt::format("no {} in namespace {} matches \"{}\"", spec.workload_kind,
+                               spec.namespace_name, spec.label_selector)};
   }
   std::vector<std::string> waiting;
   for (const core::WorkloadStatus& w : *workloads) {
     if (std::string why = core::WorkloadNotReady(w); !why.empty()) waiting.push_back(why);
   }
   if (waiting.empty()) {
-    return {true, fmt::format("{} {}{} rolled out", workloads->size(), check.workload_kind,
+    return {true, fmt::format("{} {}{} rolled out", workloads->size(), spec.workload_kind,
                               workloads->size() == 1 ? "" : "s")};
   }
   std::string message = waiting.front();
