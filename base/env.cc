@@ -12,6 +12,7 @@ class SystemEnv final : public Env {
   SystemEnv() : engine_(std::random_device{}()) {}
 
   TimePoint Now() override { return std::chrono::system_clock::now(); }
+  Instant Monotonic() override { return std::chrono::steady_clock::now(); }
 
   bool SleepFor(std::chrono::nanoseconds duration, std::stop_token stop) override {
     std::mutex mu;
@@ -19,6 +20,12 @@ class SystemEnv final : public Env {
     std::unique_lock lock(mu);
     cv.wait_for(lock, stop, duration, [] { return false; });
     return !stop.stop_requested();
+  }
+
+  bool Wait(std::condition_variable_any& cv, MutexLock& lock, std::stop_token stop,
+            Instant deadline, absl::FunctionRef<bool()> ready) override {
+    if (deadline == kNoDeadline) return cv.wait(lock, std::move(stop), ready);
+    return cv.wait_until(lock, std::move(stop), deadline, ready);
   }
 
   double Uniform() override {
@@ -36,6 +43,15 @@ class SystemEnv final : public Env {
 Env& Env::Default() {
   static SystemEnv* const env = new SystemEnv();  // never destroyed: used by detached work
   return *env;
+}
+
+bool Env::WaitFor(std::condition_variable_any& cv, MutexLock& lock, std::stop_token stop,
+                  std::chrono::nanoseconds timeout, absl::FunctionRef<bool()> ready) {
+  const Instant now = Monotonic();
+  const auto room = std::chrono::duration_cast<std::chrono::nanoseconds>(kNoDeadline - now);
+  const Instant deadline =
+      timeout >= room ? kNoDeadline : now + std::chrono::duration_cast<Instant::duration>(timeout);
+  return Wait(cv, lock, std::move(stop), deadline, ready);
 }
 
 std::chrono::milliseconds JitteredBackoff(const BackoffPolicy& policy, int retry, Env& env) {

@@ -42,6 +42,8 @@ class ABSL_SCOPED_LOCKABLE MutexLock {
     held_ = false;
     mu_.unlock();
   }
+  // The mutex it holds (a simulated Env takes it to wake a waiter without a lost wake-up).
+  Mutex& mutex() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
 
  private:
   Mutex& mu_;

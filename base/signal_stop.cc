@@ -10,14 +10,14 @@
 
 namespace tr {
 
-SignalStop::SignalStop(SignalStopOptions options) : options_(std::move(options)) {
+SignalStop::SignalStop(SignalStopOptions options, Env& env) : options_(std::move(options)) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  watcher_ = std::jthread([this, set](std::stop_token own) {
-    std::optional<Env::TimePoint> deadline;
+  watcher_ = std::jthread([this, set, &env](std::stop_token own) {
+    std::optional<Env::Instant> deadline;
     while (!own.stop_requested()) {
       timespec tick{0, 200'000'000};
       const bool signalled = sigtimedwait(&set, nullptr, &tick) > 0;
@@ -25,8 +25,8 @@ SignalStop::SignalStop(SignalStopOptions options) : options_(std::move(options))
       if (first) {
         if (options_.on_stop) options_.on_stop();
         stop_.request_stop();
-        if (options_.grace) deadline = Env::Default().Now() + *options_.grace;
-      } else if (signalled || (deadline && Env::Default().Now() >= *deadline)) {
+        if (options_.grace) deadline = env.Monotonic() + *options_.grace;
+      } else if (signalled || (deadline && env.Monotonic() >= *deadline)) {
         if (options_.on_exit) {
           options_.on_exit(signalled ? ForcedExit::kSecondSignal : ForcedExit::kGraceOver);
         }

@@ -13,6 +13,8 @@
 #include <stop_token>
 #include <thread>
 
+#include "base/env.h"
+
 namespace tr {
 
 // Why the process exits at once.
@@ -27,7 +29,8 @@ struct SignalStopOptions {
 
 class SignalStop {
  public:
-  explicit SignalStop(SignalStopOptions options = {});
+  // `env` measures the grace (the real one: signals come in real time).
+  SignalStop(SignalStopOptions options, Env& env);
   ~SignalStop();
   SignalStop(const SignalStop&) = delete;
   SignalStop& operator=(const SignalStop&) = delete;

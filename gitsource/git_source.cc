@@ -61,7 +61,7 @@ absl::StatusOr<git_oid> ParseCommitId(std::string_view commit) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LibGitSource>> LibGitSource::Open(GitSourceConfig config) {
+absl::StatusOr<std::unique_ptr<LibGitSource>> LibGitSource::Open(GitSourceConfig config, Env& env) {
   EnsureLibgit2();
   int valid = 0;
   const std::string ref = fmt::format("refs/heads/{}", config.branch);
@@ -73,7 +73,8 @@ absl::StatusOr<std::unique_ptr<LibGitSource>> LibGitSource::Open(GitSourceConfig
   if (config.snapshot_limits.max_files == 0 || config.preview_limits.max_files == 0) {
     return absl::InvalidArgumentError("the profile file cap must be positive");
   }
-  absl::StatusOr<std::shared_ptr<Mirror>> mirror = Mirror::Open(config.state_dir, config.remote);
+  absl::StatusOr<std::shared_ptr<Mirror>> mirror =
+      Mirror::Open(config.state_dir, config.remote, env);
   if (!mirror.ok()) return mirror.status();
   return std::unique_ptr<LibGitSource>(new LibGitSource(std::move(config), *std::move(mirror)));
 }

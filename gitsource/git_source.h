@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
 #include "base/mutex.h"
 #include "gitsource/config.h"
 #include "gitsource/snapshot.h"
@@ -87,8 +88,9 @@ class PreviewSource {
 class LibGitSource final : public GitSource, public PreviewSource {
  public:
   // Opens (or creates) the mirror in `config.state_dir`. No network traffic happens here.
-  // InvalidArgument for unusable configuration.
-  static absl::StatusOr<std::unique_ptr<LibGitSource>> Open(GitSourceConfig config);
+  // InvalidArgument for unusable configuration. `env` times the network operations (the real
+  // one: the IO is real); it must outlive the source.
+  static absl::StatusOr<std::unique_ptr<LibGitSource>> Open(GitSourceConfig config, Env& env);
 
   absl::StatusOr<RemoteHead> Poll(std::stop_token stop = {}) override;
   absl::StatusOr<ProfileSnapshot> Snapshot(std::string_view commit) override;

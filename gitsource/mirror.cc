@@ -43,10 +43,10 @@ std::string Mirror::TrackingRef(const std::string& branch) {
   return fmt::format("refs/remotes/origin/{}", branch);
 }
 
-absl::StatusOr<std::shared_ptr<Mirror>> Mirror::Open(const fs::path& state_dir,
-                                                     RemoteConfig remote) {
+absl::StatusOr<std::shared_ptr<Mirror>> Mirror::Open(const fs::path& state_dir, RemoteConfig remote,
+                                                     Env& env) {
   if (state_dir.empty()) return absl::InvalidArgumentError("no state directory is configured");
-  absl::StatusOr<RemoteClient> client = RemoteClient::Create(std::move(remote));
+  absl::StatusOr<RemoteClient> client = RemoteClient::Create(std::move(remote), env);
   if (!client.ok()) return client.status();
   std::error_code ec;
   fs::create_directories(state_dir, ec);

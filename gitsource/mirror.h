@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
 #include "base/mutex.h"
 #include "gitsource/config.h"
 #include "gitsource/libgit2_util.h"
@@ -42,9 +43,10 @@ class Mirror {
   // that is not a usable repository even then is removed and created afresh (the mirror is
   // only a cache; the next fetch fills it). `repaired()` lists what repair removed.
   // InvalidArgument for an unusable remote configuration or state directory;
-  // FailedPrecondition when another process owns the state directory.
+  // FailedPrecondition when another process owns the state directory. `env` as
+  // RemoteClient::Create's.
   static absl::StatusOr<std::shared_ptr<Mirror>> Open(const std::filesystem::path& state_dir,
-                                                      RemoteConfig remote);
+                                                      RemoteConfig remote, Env& env);
 
   // A new handle on the repository, for the calling operation only.
   absl::StatusOr<RepositoryPtr> Repository() const;

@@ -1,5 +1,6 @@
 #include "gitsource/network_operation.h"
 
+#include <git2.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -28,8 +29,9 @@ std::string RedactSecrets(std::string text, const std::vector<std::string>& secr
   return text;
 }
 
-NetworkOperation::NetworkOperation(std::chrono::milliseconds timeout, std::stop_token stop)
-    : deadline_(Env::Default().Now() + timeout), stop_(std::move(stop)) {
+NetworkOperation::NetworkOperation(std::chrono::milliseconds timeout, std::stop_token stop,
+                                   Env& env)
+    : env_(env), deadline_(env.Monotonic() + timeout), stop_(std::move(stop)) {
   cancel_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (cancel_fd_ >= 0 && stop_.stop_possible()) {
     const int fd = cancel_fd_;
@@ -50,8 +52,13 @@ NetworkOperation::~NetworkOperation() {
 
 NetworkOperation* NetworkOperation::Current() { return current_operation; }
 
+int OutsideAnOperation() {
+  git_error_set_str(GIT_ERROR_NET, "a network call outside a network operation");
+  return -1;
+}
+
 std::chrono::milliseconds NetworkOperation::Remaining() const {
-  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - Env::Default().Now());
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline_ - env_.Monotonic());
   return std::max(left, std::chrono::milliseconds(0));
 }
 
@@ -63,7 +70,7 @@ bool NetworkOperation::CheckAlive() {
     RecordFailure(NetworkFailure::kCancelled, "the operation was cancelled");
     return false;
   }
-  if (Env::Default().Now() >= deadline_) {
+  if (env_.Monotonic() >= deadline_) {
     RecordFailure(NetworkFailure::kDeadlineExceeded, "the operation's deadline passed");
     return false;
   }

@@ -18,6 +18,7 @@
 #include <stop_token>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/env.h"
@@ -36,7 +37,8 @@ enum class NetworkFailure {
 
 class NetworkOperation {
  public:
-  NetworkOperation(std::chrono::milliseconds timeout, std::stop_token stop);
+  // `env` sets and checks the deadline (the real one: the IO is real).
+  NetworkOperation(std::chrono::milliseconds timeout, std::stop_token stop, Env& env);
   ~NetworkOperation();
   NetworkOperation(const NetworkOperation&) = delete;
   NetworkOperation& operator=(const NetworkOperation&) = delete;
@@ -67,7 +69,8 @@ class NetworkOperation {
  private:
   bool Wait(int fd, short events, int* side_fd, std::string* side_output, std::size_t side_limit);
 
-  Env::TimePoint deadline_;  // by Env::Default(): the IO is real
+  Env& env_;
+  Env::Instant deadline_;
   std::stop_token stop_;
   int cancel_fd_ = -1;  // eventfd, readable once a stop was requested
   std::optional<std::stop_callback<std::function<void()>>> on_stop_;
@@ -80,15 +83,16 @@ class NetworkOperation {
 // Replaces every occurrence of each non-empty secret in `text` with "[redacted]".
 std::string RedactSecrets(std::string text, const std::vector<std::string>& secrets);
 
-// Bounds a transport call made outside any NetworkOperation.
-inline constexpr std::chrono::minutes kFallbackNetworkTimeout{5};
+// Sets libgit2's error for a transport call made outside any NetworkOperation and returns -1.
+int OutsideAnOperation();
 
-// Runs `body` with the thread's operation, or with a fallback one when there is none.
+// Runs `body` with the thread's operation. Every network call of gitsource runs inside one
+// (RemoteClient's Sync and Push), which holds its deadline, stop and env; a transport call
+// outside any fails as a network error (-1) instead of running unbounded.
 template <typename Body>
-auto WithOperation(Body body) {
+auto WithOperation(Body body) -> decltype(body(std::declval<NetworkOperation&>())) {
   if (NetworkOperation* op = NetworkOperation::Current()) return body(*op);
-  NetworkOperation fallback(kFallbackNetworkTimeout, {});
-  return body(fallback);
+  return OutsideAnOperation();
 }
 
 }  // namespace tr::gitsource

@@ -218,7 +218,7 @@ absl::StatusOr<RemotePtr> AnonymousRemote(git_repository* repo, const std::strin
 
 }  // namespace
 
-absl::StatusOr<RemoteClient> RemoteClient::Create(RemoteConfig config) {
+absl::StatusOr<RemoteClient> RemoteClient::Create(RemoteConfig config, Env& env) {
   absl::StatusOr<RemoteUrl> url = ParseRemoteUrl(config.url);
   if (!url.ok()) return url.status();
   const RemoteAuth& auth = config.auth;
@@ -237,13 +237,13 @@ absl::StatusOr<RemoteClient> RemoteClient::Create(RemoteConfig config) {
     return absl::InvalidArgumentError("the network operation timeout must be positive");
   }
   EnsureLibgit2();
-  return RemoteClient(std::move(config), *std::move(url));
+  return RemoteClient(std::move(config), *std::move(url), env);
 }
 
 absl::StatusOr<SyncResult> RemoteClient::Sync(git_repository* repo, const std::string& remote_ref,
                                               std::stop_token stop,
                                               std::uint64_t max_fetch_bytes) const {
-  NetworkOperation op(config_.limits.operation_timeout, std::move(stop));
+  NetworkOperation op(config_.limits.operation_timeout, std::move(stop), *env_);
   CallbackContext ctx;
   InitContext(ctx, config_, url_, op);
   if (max_fetch_bytes != 0) ctx.max_fetch_bytes = std::min(ctx.max_fetch_bytes, max_fetch_bytes);
@@ -275,7 +275,7 @@ absl::StatusOr<PushOutcome> RemoteClient::Push(git_repository* repo, const PushR
                                      request.desired_branch, request.proposal_status_branch)
           : CheckStatusPushRefspec(request.refspec, request.status_branch, request.desired_branch);
   if (!refspec_ok.ok()) return refspec_ok;
-  NetworkOperation op(config_.limits.operation_timeout, std::move(stop));
+  NetworkOperation op(config_.limits.operation_timeout, std::move(stop), *env_);
   CallbackContext ctx;
   InitContext(ctx, config_, url_, op);
   ctx.repo = repo;

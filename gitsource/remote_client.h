@@ -15,6 +15,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
 #include "gitsource/config.h"
 #include "gitsource/remote_url.h"
 
@@ -46,8 +47,9 @@ struct PushOutcome {
 
 class RemoteClient {
  public:
-  // Checks the URL and the auth settings. InvalidArgument when they are unusable.
-  static absl::StatusOr<RemoteClient> Create(RemoteConfig config);
+  // Checks the URL and the auth settings. InvalidArgument when they are unusable. `env` times
+  // the operations (the real one: the IO is real); it must outlive the client.
+  static absl::StatusOr<RemoteClient> Create(RemoteConfig config, Env& env);
 
   // Connects, lists the remote's refs and, when `remote_ref` points to a commit the
   // repository does not have, downloads it over the same connection (so a no-op costs one
@@ -69,11 +71,12 @@ class RemoteClient {
   std::string display_url() const { return UrlForDisplay(config_.url); }
 
  private:
-  RemoteClient(RemoteConfig config, RemoteUrl url)
-      : config_(std::move(config)), url_(std::move(url)) {}
+  RemoteClient(RemoteConfig config, RemoteUrl url, Env& env)
+      : config_(std::move(config)), url_(std::move(url)), env_(&env) {}
 
   RemoteConfig config_;
   RemoteUrl url_;
+  Env* env_;
 };
 
 }  // namespace tr::gitsource

@@ -54,7 +54,8 @@ absl::StatusOr<std::string> Adopt(const AdoptOptions& options) {
   for (const talos::Endpoint& endpoint : context->endpoints) {
     seed.endpoints.push_back(EndpointText(endpoint));
   }
-  TalosconfigClientFactory clients(TalosCredentials{{}, file}, talos::GrpcTalosClientOptions{});
+  TalosconfigClientFactory clients(TalosCredentials{{}, file}, talos::GrpcTalosClientOptions{},
+                                   Env::Default());
   absl::StatusOr<std::vector<core::AdoptedNode>> nodes =
       ObserveForAdoption(clients, seed, AskFirst(*context));
   if (!nodes.ok()) return nodes.status();

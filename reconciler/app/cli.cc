@@ -192,7 +192,7 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
     options.format = formats.at(*output);
   });
   cmd->parse_complete_callback(
-      [&] { run = [&] { return RunPlan(options, std::cout, std::cerr); }; });
+      [&] { run = [&] { return RunPlan(options, Env::Default(), std::cout, std::cerr); }; });
 }
 
 void AddPropose(CLI::App& app, proposals::ProposeOptions& options, std::function<int()>& run) {
@@ -220,7 +220,7 @@ void AddPropose(CLI::App& app, proposals::ProposeOptions& options, std::function
       ->option_text("text|json");
   cmd->callback([&, observe] {
     observe.Require(options.input);
-    run = [&] { return proposals::RunPropose(options, std::cout, std::cerr); };
+    run = [&] { return proposals::RunPropose(options, Env::Default(), std::cout, std::cerr); };
   });
 }
 
@@ -320,7 +320,10 @@ void AddUpgradeK8s(CLI::App& app, k8s_upgrade::UpgradeK8sOptions& options,
       "      --credentials-dir /secrets/talos --no-pre-pull");
   cmd->callback([&, repo, profile] {
     if (profile->count() == 0 && repo->count() == 0) options.repo_dir = ".";
-    run = [&] { return k8s_upgrade::RunUpgradeK8sUntilSignalled(options, std::cout, std::cerr); };
+    run = [&] {
+      return k8s_upgrade::RunUpgradeK8sUntilSignalled(options, Env::Default(), std::cout,
+                                                      std::cerr);
+    };
   });
 }
 

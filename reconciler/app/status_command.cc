@@ -132,9 +132,9 @@ int RunStatus(const StatusCommandOptions& given, std::ostream& out, std::ostream
   StatusCommandOptions options = given;
   ScratchDir scratch;
   if (options.git.state_dir.empty()) options.git.state_dir = scratch.path();
-  auto source = gitsource::LibGitSource::Open(options.git);
-  if (!source.ok()) return fail(source.status());
   Env& env = Env::Default();
+  auto source = gitsource::LibGitSource::Open(options.git, env);
+  if (!source.ok()) return fail(source.status());
   gitsource::StatusWriterConfig config;
   config.branch = options.status_branch;
   config.read_limits = gitsource::StatusReadLimitsFor(options.git.snapshot_limits.max_files);

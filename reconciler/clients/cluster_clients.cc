@@ -65,7 +65,7 @@ absl::StatusOr<Credential> LoadCredential(const TalosCredentials& credentials,
 // The talosconfig is read at each (re)creation, so a rotated Secret applies without a restart.
 absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
     const TalosCredentials& credentials, const core::ClusterProfile& profile,
-    const talos::GrpcTalosClientOptions& options,
+    const talos::GrpcTalosClientOptions& options, Env& env,
     const TalosconfigClientFactory::CertificateSeen& on_certificate) {
   absl::StatusOr<Credential> credential = LoadCredential(credentials, profile);
   if (!credential.ok()) return credential.status();
@@ -76,14 +76,15 @@ absl::StatusOr<std::unique_ptr<talos::TalosClient>> MakeTalosClient(
     if (not_after.ok()) on_certificate(profile.name, *not_after);
   }
   absl::StatusOr<std::unique_ptr<talos::TalosClient>> client =
-      talos::NewGrpcTalosClient(credential->context, options);
+      talos::NewGrpcTalosClient(credential->context, env, options);
   if (!client.ok()) return absl::FailedPreconditionError(std::string(client.status().message()));
   return client;
 }
 
 // The admin kubeconfig from the first control plane that hands out a usable one.
 std::shared_ptr<kube::KubeClient> FetchKube(const core::ClusterProfile& profile,
-                                            talos::TalosClient& talos, std::stop_token shutdown) {
+                                            talos::TalosClient& talos, std::stop_token shutdown,
+                                            Env& env) {
   kube::HttpKubeClientOptions kube_options;
   kube_options.shutdown = std::move(shutdown);
   for (const core::NodeSpec& node : profile.nodes) {
@@ -95,7 +96,7 @@ std::shared_ptr<kube::KubeClient> FetchKube(const core::ClusterProfile& profile,
     absl::StatusOr<kube::KubeCredentials> credentials = kube::ParseKubeconfig(*yaml);
     if (!credentials.ok()) continue;
     absl::StatusOr<std::unique_ptr<kube::KubeClient>> client =
-        kube::NewHttpKubeClient(*credentials, kube_options);
+        kube::NewHttpKubeClient(*credentials, env, kube_options);
     if (client.ok()) return std::move(*client);
   }
   return nullptr;
@@ -122,7 +123,7 @@ absl::StatusOr<std::shared_ptr<TalosconfigClientFactory::Entry>> TalosconfigClie
   }
   // Reads the talosconfig; no lock held.
   absl::StatusOr<std::unique_ptr<talos::TalosClient>> talos =
-      MakeTalosClient(credentials_, profile, options_, on_certificate_);
+      MakeTalosClient(credentials_, profile, options_, env_, on_certificate_);
   if (!talos.ok()) return talos.status();
   auto fresh = std::make_shared<Entry>(key, std::shared_ptr<talos::TalosClient>(std::move(*talos)));
   std::shared_ptr<Entry> replaced;  // released after the lock
@@ -138,17 +139,18 @@ void TalosconfigClientFactory::StartKubeFetch(const core::ClusterProfile& profil
   MutexLock lock(mu_);
   std::erase_if(fetches_, [](const Fetch& f) { return f.done->load(); });  // joins at once
   auto done = std::make_shared<std::atomic<bool>>(false);
-  fetches_.push_back(
-      {done, std::jthread([profile, entry = std::move(entry), done, shutdown = options_.shutdown] {
-         std::shared_ptr<kube::KubeClient> kube = FetchKube(profile, *entry->talos, shutdown);
-         {
-           MutexLock entry_lock(entry->mu);
-           entry->kube = std::move(kube);
-           entry->fetching = false;
-           entry->fetched.notify_all();
-         }
-         done->store(true);
-       })});
+  fetches_.push_back({done, std::jthread([profile, entry = std::move(entry), done,
+                                          shutdown = options_.shutdown, &env = env_] {
+                        std::shared_ptr<kube::KubeClient> kube =
+                            FetchKube(profile, *entry->talos, shutdown, env);
+                        {
+                          MutexLock entry_lock(entry->mu);
+                          entry->kube = std::move(kube);
+                          entry->fetching = false;
+                          entry->fetched.notify_all();
+                        }
+                        done->store(true);
+                      })});
 }
 
 absl::Status TalosconfigClientFactory::DiagnoseUnreachable(const core::ClusterProfile& profile) {
@@ -173,8 +175,8 @@ absl::StatusOr<ClusterClients> TalosconfigClientFactory::ForProfile(
     e.fetching = true;
     StartKubeFetch(profile, *entry);
   }
-  e.fetched.wait_for(lock, kube_wait_,
-                     [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(e.mu) { return !e.fetching; });
+  env_.WaitFor(e.fetched, lock, {}, kube_wait_,
+               [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(e.mu) { return !e.fetching; });
   return ClusterClients{e.talos, e.kube};
 }
 

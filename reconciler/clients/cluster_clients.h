@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
 #include "base/mutex.h"
 #include "core/profile.h"
 #include "reconciler/clients/kube/kube_client.h"
@@ -61,14 +62,18 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
  public:
   // Cancel `options.shutdown` before destroying the factory: the destructor waits for the
   // kubeconfig fetches in flight.
+  // `env`: the clients' clocks and the wait for a kubeconfig (the real one: the IO is real).
   TalosconfigClientFactory(TalosCredentials credentials, talos::GrpcTalosClientOptions options,
-                           std::chrono::milliseconds kube_wait = std::chrono::seconds(10))
-      : credentials_(std::move(credentials)), options_(std::move(options)), kube_wait_(kube_wait) {}
+                           Env& env, std::chrono::milliseconds kube_wait = std::chrono::seconds(10))
+      : credentials_(std::move(credentials)),
+        options_(std::move(options)),
+        env_(env),
+        kube_wait_(kube_wait) {}
   TalosconfigClientFactory(std::filesystem::path credentials_dir,
-                           talos::GrpcTalosClientOptions options,
+                           talos::GrpcTalosClientOptions options, Env& env,
                            std::chrono::milliseconds kube_wait = std::chrono::seconds(10))
       : TalosconfigClientFactory(TalosCredentials{std::move(credentials_dir), {}},
-                                 std::move(options), kube_wait) {}
+                                 std::move(options), env, kube_wait) {}
   ~TalosconfigClientFactory() override;
   // Told, each time a cluster's talosconfig is read, when its client certificate expires (the
   // daemon's talos_reconciler_client_certificate_expiry_timestamp_seconds). Set before use.
@@ -96,6 +101,7 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
 
   const TalosCredentials credentials_;
   const talos::GrpcTalosClientOptions options_;
+  Env& env_;
   const std::chrono::milliseconds kube_wait_;
   CertificateSeen on_certificate_;
   Mutex mu_;  // never held across IO

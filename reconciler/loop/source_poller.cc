@@ -60,7 +60,11 @@ std::chrono::milliseconds SourcePoller::NextWait() {
 void SourcePoller::Run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     (void)PollOnce(stop);  // logged and counted; the next poll retries
-    if (!deps_.env.SleepFor(NextWait(), stop)) break;
+    if (deps_.trigger == nullptr) {
+      if (!deps_.env.SleepFor(NextWait(), stop)) break;
+    } else if (deps_.trigger->WaitFor(NextWait(), stop) == PollTrigger::Wake::kStopped) {
+      break;
+    }
   }
 }
 

@@ -21,6 +21,7 @@
 #include "core/status.h"
 #include "gitsource/git_source.h"
 #include "reconciler/loop/desired_state.h"
+#include "reconciler/loop/poll_trigger.h"
 #include "reconciler/loop/status_store.h"
 #include "reconciler/runtime/metrics.h"
 
@@ -37,7 +38,10 @@ struct SourcePollerDeps {
   DesiredState& desired;
   std::function<void(const std::string& cluster)> enqueue;
   Metrics& metrics;
-  Env& env;  // the waits between polls sleep on it (the daemon's wakes early on a push webhook)
+  Env& env;  // time, jitter, and the sleeps between polls
+  // With it, the wait between polls is its WaitFor, which a Trigger() (a push webhook) ends
+  // early; without, a sleep on `env`.
+  PollTrigger* trigger;
 };
 
 class SourcePoller {

@@ -55,7 +55,8 @@ std::optional<std::string> WorkQueue::Take(Env& env, std::stop_token stop) {
       return key;
     }
     if (!keeper && timer_kept_) {
-      idle_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !timer_kept_; });
+      env.Wait(idle_, lock, stop, Env::kNoDeadline,
+               [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !timer_kept_; });
       continue;
     }
     keeper = timer_kept_ = true;
@@ -63,9 +64,9 @@ std::optional<std::string> WorkQueue::Take(Env& env, std::stop_token stop) {
     const uint64_t seen = generation_;
     auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return generation_ != seen; };
     if (std::optional<TimePoint> next = NextDueLocked()) {
-      timer_.wait_for(lock, stop, *next - now, changed);
+      env.WaitFor(timer_, lock, stop, *next - now, changed);
     } else {
-      timer_.wait(lock, stop, changed);
+      env.Wait(timer_, lock, stop, Env::kNoDeadline, changed);
     }
   }
   if (keeper) {

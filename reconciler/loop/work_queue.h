@@ -9,7 +9,8 @@
 // or a change), the others sleep until it leaves that post; a change wakes only the timer
 // keeper, and a keeper that takes a key hands the post to one other idle worker.
 //
-// Thread-safe. Time is passed in; Take reads it from an Env whose clock moves by itself.
+// Thread-safe. Time is passed in; Take reads it from an Env and waits through it, so its timer
+// runs in simulated time under a test.
 #pragma once
 
 #include <chrono>

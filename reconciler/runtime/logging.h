@@ -55,8 +55,7 @@ std::string LogValue(std::string_view value);
 // (`suppressed=N`). Thread-safe.
 class LogThrottle {
  public:
-  explicit LogThrottle(std::chrono::milliseconds interval = std::chrono::seconds(1),
-                       Env& env = Env::Default());
+  LogThrottle(std::chrono::milliseconds interval, Env& env);
   // The number of lines of `key` held back since its last line when this one may go out;
   // nullopt when it is to be held back too.
   std::optional<std::size_t> Admit(std::string_view key);

@@ -42,7 +42,8 @@ Child StartChild(std::optional<std::chrono::seconds> grace) {
                      .on_exit =
                          [to_parent](ForcedExit why) {
                            Say(to_parent, why == ForcedExit::kSecondSignal ? '2' : 'g');
-                         }});
+                         }},
+                    Env::Default());
     Say(to_parent, 'r');
     pause();  // SIGTERM is blocked here: only SignalStop's exit ends the child
     std::_Exit(91);

@@ -108,7 +108,7 @@ int Run(int count) {
   options.limits.keep_alive_timeout = std::chrono::minutes(5);
   options.routes = {{"GET", "/healthz",
                      [](const Request&) { return Response{200, "text/plain", "ok\n"}; }}};
-  auto server = HttpServer::Start(std::move(options));
+  auto server = HttpServer::Start(std::move(options), Env::Default());
   if (!server.ok()) return 1;
   const int port = (*server)->port();
 

@@ -232,7 +232,7 @@ int Main(const Options& options) {
   config.state_dir = tmp / "state";
   config.snapshot_limits.max_files = static_cast<std::size_t>(options.profiles) + 10;
   config.max_mirror_packs = static_cast<std::size_t>(options.max_packs);
-  absl::StatusOr<std::unique_ptr<LibGitSource>> source = LibGitSource::Open(config);
+  absl::StatusOr<std::unique_ptr<LibGitSource>> source = LibGitSource::Open(config, Env::Default());
   Require(source.ok(), "open");
   const std::filesystem::path mirror = tmp / "git-mirror.git";
   const double our_clone = Time([&] { Require((*source)->Poll().ok(), "first poll"); });

@@ -134,7 +134,7 @@ int Run(int probes) {
   options.listen = "127.0.0.1:0";
   options.secret = kSecret;
   options.branch = "main";
-  auto receiver = WebhookReceiver::Start(options, queue, metrics);
+  auto receiver = WebhookReceiver::Start(options, queue, metrics, Env::Default());
   http::ServerOptions health;
   health.name = "endpoints";
   health.listen = "127.0.0.1:0";
@@ -142,7 +142,7 @@ int Run(int probes) {
   health.routes = {{"GET", "/healthz", [](const http::Request&) {
                       return http::Response{200, "text/plain", "ok\n"};
                     }}};
-  auto health_server = http::HttpServer::Start(std::move(health));
+  auto health_server = http::HttpServer::Start(std::move(health), Env::Default());
   if (!receiver.ok() || !health_server.ok()) return 1;
   std::jthread consumer([&](std::stop_token stop) {
     while (queue.Pop(stop)) {

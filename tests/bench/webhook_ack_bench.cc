@@ -58,7 +58,7 @@ int Run(const Options& o) {
   options.listen = "127.0.0.1:0";
   options.secret = "bench-secret";
   options.branch = "main";
-  auto receiver = WebhookReceiver::Start(options, queue, metrics);
+  auto receiver = WebhookReceiver::Start(options, queue, metrics, Env::Default());
   if (!receiver.ok()) {
     std::fprintf(stderr, "%s\n", std::string(receiver.status().message()).c_str());
     return 1;

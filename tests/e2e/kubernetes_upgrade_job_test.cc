@@ -342,7 +342,7 @@ class KubernetesUpgradeJobTest : public E2eTest {
     E2E_ASSERT_OK(world().WaitForReady("k8s", "1.12.0", "", kJobTestTimeout).status());
     auto credentials = reconciler::kube::ParseKubeconfig(ReadText(kubeconfig));
     E2E_ASSERT_OK(credentials.status());
-    auto client = reconciler::kube::NewHttpKubeClient(*credentials);
+    auto client = reconciler::kube::NewHttpKubeClient(*credentials, Env::Default());
     E2E_ASSERT_OK(client.status());
     kube_ = *std::move(client);
     since_ = LastSeq(world().Journal());

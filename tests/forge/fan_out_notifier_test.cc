@@ -51,7 +51,8 @@ class FanOutNotifierTest : public testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::unique_ptr<Notifier> Start(std::vector<std::string> entries) {
-    auto notifier = StartNotifier(NotifyFlags{std::move(entries)}, options_, metrics_);
+    auto notifier =
+        StartNotifier(NotifyFlags{std::move(entries)}, options_, metrics_, Env::Default());
     EXPECT_TRUE(notifier.ok()) << notifier.status();
     return notifier.ok() ? *std::move(notifier) : nullptr;
   }

@@ -110,7 +110,7 @@ TEST(ForgeClientRateLimitTest, SecondaryLimitWaitsRetryAfterThenSucceeds) {
   fake.Inject(
       {403, {{"retry-after", "7"}}, R"({"message":"You have exceeded a secondary rate limit."})"});
   EXPECT_TRUE(client->CreateComment(3, "hello", {}).ok());
-  EXPECT_THAT(time.slept(), ElementsAre(seconds(7)));
+  EXPECT_THAT(time.slept, ElementsAre(seconds(7)));
   EXPECT_EQ(fake.Comments(3).size(), 1u);
 }
 
@@ -124,7 +124,7 @@ TEST(ForgeClientRateLimitTest, ExhaustedPrimaryLimitWaitsUntilTheReset) {
                R"({"message":"API rate limit exceeded"})"});
   EXPECT_TRUE(client->SetCommitStatus({kSha, "c", CommitState::kPending, "d", ""}, {}).ok());
   // The retry waits out the reset (plus a second); the pacing then finds the reset passed.
-  EXPECT_THAT(time.slept(), ElementsAre(seconds(31)));
+  EXPECT_THAT(time.slept, ElementsAre(seconds(31)));
 }
 
 TEST(ForgeClientRateLimitTest, AForbiddenThatIsNoLimitIsNotRetried) {
@@ -133,7 +133,7 @@ TEST(ForgeClientRateLimitTest, AForbiddenThatIsNoLimitIsNotRetried) {
   auto client = ClientFor(fake, "github", time);
   fake.Inject({403, {}, R"({"message":"Resource not accessible by integration"})"});
   EXPECT_EQ(client->CreateComment(3, "x", {}).status().code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_TRUE(time.slept().empty());
+  EXPECT_TRUE(time.slept.empty());
 }
 
 TEST(ForgeClientRateLimitTest, GivesUpAfterMaxAttemptsAsUnavailable) {
@@ -143,7 +143,7 @@ TEST(ForgeClientRateLimitTest, GivesUpAfterMaxAttemptsAsUnavailable) {
   fake.Inject({403, {}, R"({"message":"You have exceeded a secondary rate limit"})"}, 4);
   EXPECT_EQ(client->CreateComment(3, "x", {}).status().code(), absl::StatusCode::kUnavailable);
   // No retry-after and no reset: a minute, doubling.
-  EXPECT_THAT(time.slept(), ElementsAre(seconds(60), seconds(120), seconds(240)));
+  EXPECT_THAT(time.slept, ElementsAre(seconds(60), seconds(120), seconds(240)));
   EXPECT_TRUE(fake.Comments(3).empty());
 }
 
@@ -152,9 +152,9 @@ TEST(ForgeClientRateLimitTest, ContentCreatingRequestsArePacedPerMinute) {
   RecordingTime time;
   auto client = ClientFor(fake, "github", time, /*per_minute=*/2);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(client->CreateComment(5, "c", {}).ok());
-  EXPECT_THAT(time.slept(), ElementsAre(seconds(60)));
+  EXPECT_THAT(time.slept, ElementsAre(seconds(60)));
   EXPECT_TRUE(client->FindComment(5, "nothing", {}).ok());  // reads are not paced
-  EXPECT_EQ(time.slept().size(), 1u);
+  EXPECT_EQ(time.slept.size(), 1u);
 }
 
 TEST(ForgeClientRetryTest, ServerErrorsAreRetriedAfterAJitteredDoublingBackoff) {
@@ -163,7 +163,7 @@ TEST(ForgeClientRetryTest, ServerErrorsAreRetriedAfterAJitteredDoublingBackoff) 
   auto client = ClientFor(fake, "github", time);
   fake.Inject({502, {}, "bad gateway"}, 3);
   EXPECT_TRUE(client->CreateComment(5, "c", {}).ok());
-  EXPECT_THAT(time.slept(), ElementsAre(milliseconds(750), milliseconds(1500), milliseconds(3000)));
+  EXPECT_THAT(time.slept, ElementsAre(milliseconds(750), milliseconds(1500), milliseconds(3000)));
 }
 
 TEST(ForgeClientRateLimitTest, RateLimitDelayFollowsTheHeaders) {
@@ -209,9 +209,9 @@ TEST(ForgeClientRateLimitTest, AResetCenturiesAheadPausesTheClientFifteenMinutes
                {{"x-ratelimit-remaining", "0"}, {"x-ratelimit-reset", "99999999999"}},
                R"({"message":"API rate limit exceeded"})"});
   EXPECT_TRUE(client->SetCommitStatus({kSha, "c", CommitState::kPending, "d", ""}, {}).ok());
-  EXPECT_THAT(time.slept(), ElementsAre(milliseconds(kMaxRateLimitWait)));
+  EXPECT_THAT(time.slept, ElementsAre(milliseconds(kMaxRateLimitWait)));
   EXPECT_TRUE(client->SetCommitStatus({kSha, "c", CommitState::kSuccess, "d", ""}, {}).ok());
-  EXPECT_EQ(time.slept().size(), 1u);  // the clamped block is over
+  EXPECT_EQ(time.slept.size(), 1u);  // the clamped block is over
 }
 
 TEST(ForgeClientAnswerCapTest, AnAnswerOverTheCapIsRefusedNamingIt) {
@@ -223,7 +223,7 @@ TEST(ForgeClientAnswerCapTest, AnAnswerOverTheCapIsRefusedNamingIt) {
   const absl::Status refused = client->FindComment(7, "<!-- mark -->", {}).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(refused.message(), HasSubstr("cap of 8388608 bytes (8 MiB)"));
-  EXPECT_TRUE(time.slept().empty());  // not retried: the same answer would come again
+  EXPECT_TRUE(time.slept.empty());  // not retried: the same answer would come again
   fake.Inject({200, {}, "[" + std::string(7 << 20, ' ') + "]"});  // under the cap: read
   EXPECT_TRUE(client->FindComment(7, "<!-- mark -->", {}).ok());
 }

@@ -196,11 +196,11 @@ TEST_P(ForgePullsTest, OpeningAndEditingArePacedAsContent) {
   auto client = PullsClientFor(fake_, GetParam(), clock, /*per_minute=*/1);
   auto opened = client->CreatePull(Draft(), {});  // no labels: one request on every forge
   ASSERT_TRUE(opened.ok()) << opened.status();
-  EXPECT_TRUE(clock.slept().empty());
+  EXPECT_TRUE(clock.slept.empty());
   ASSERT_TRUE(client->EditPull(opened->number, "t", "b", {}).ok());
-  EXPECT_THAT(clock.slept(), ElementsAre(seconds(60)));
+  EXPECT_THAT(clock.slept, ElementsAre(seconds(60)));
   ASSERT_TRUE(client->PullsFromBranch(kBranch, {}).ok());  // reads are not paced
-  EXPECT_EQ(clock.slept().size(), 1u);
+  EXPECT_EQ(clock.slept.size(), 1u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Forges, ForgePullsTest, testing::Values("github", "gitlab", "gitea"),

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "nlohmann/json.hpp"
 #include "reconciler/clients/forge/forge_client.h"
 #include "tests/support/fake_forge.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::forge_test {
 
@@ -37,29 +37,13 @@ bool SendAll(int fd, const std::string& data);
 // Reads until the peer closes or `deadline` passes; nullopt on timeout.
 std::optional<std::string> ReadUntilClosed(int fd, Env::TimePoint deadline);
 
-// Time that moves only when the client sleeps: the sleeps are recorded, not waited.
-class RecordingTime final : public Env {
+// Time that moves only when the client sleeps: the sleeps are recorded (`slept`), not waited.
+// Simulated time from a fixed moment, its jitter at the middle.
+class RecordingTime final : public test_support::SimulatedEnv {
  public:
-  TimePoint Now() override {
-    std::lock_guard lock(mu_);
-    return now_;
+  RecordingTime() : SimulatedEnv(TimePoint(std::chrono::seconds(1'800'000'000))) {
+    uniforms = {0.5};
   }
-  bool SleepFor(std::chrono::nanoseconds duration, std::stop_token) override {
-    std::lock_guard lock(mu_);
-    slept_.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(duration));
-    now_ += std::chrono::duration_cast<std::chrono::system_clock::duration>(duration);
-    return true;
-  }
-  double Uniform() override { return 0.5; }
-  std::vector<std::chrono::milliseconds> slept() {
-    std::lock_guard lock(mu_);
-    return slept_;
-  }
-
- private:
-  std::mutex mu_;
-  std::chrono::system_clock::time_point now_{std::chrono::seconds(1'800'000'000)};
-  std::vector<std::chrono::milliseconds> slept_;
 };
 
 // A client of `fake` for the repository acme/fleet, speaking `forge`, with `token`; its waits

@@ -35,7 +35,7 @@ class GenericHookTest : public testing::Test {
     options.listen = "127.0.0.1:0";
     options.secret = kSecret;
     options.branch = "main";
-    auto receiver = WebhookReceiver::Start(options, *queue_, metrics_);
+    auto receiver = WebhookReceiver::Start(options, *queue_, metrics_, Env::Default());
     ASSERT_TRUE(receiver.ok()) << receiver.status();
     receiver_ = *std::move(receiver);
     MustRun({"git", "init", "-q", "--bare", "-b", "main", (dir_ / "fleet.git").string()});

@@ -155,7 +155,7 @@ class WebhookNotifierTest : public testing::Test {
         format == "json" ? ",secret-file=" + (dir_ / "secret").string() : std::string();
     auto target = ParseNotifyTarget("url=" + url + ",format=" + format + secret);
     EXPECT_TRUE(target.ok()) << target.status();
-    auto notifier = WebhookNotifier::Start({*target}, options_, metrics_);
+    auto notifier = WebhookNotifier::Start({*target}, options_, metrics_, Env::Default());
     EXPECT_TRUE(notifier.ok()) << notifier.status();
     return notifier.ok() ? *std::move(notifier) : nullptr;
   }
@@ -290,7 +290,7 @@ TEST_F(WebhookNotifierTest, SpooledDeliveriesSurviveARestartAndKeepTheirOrder) {
                                   ",format=json,secret-file=" + (dir_ / "secret").string());
   ASSERT_TRUE(target.ok());
   target->origin = up.Url().substr(0, up.Url().rfind('/'));
-  auto restarted = WebhookNotifier::Start({*target}, options_, metrics_);
+  auto restarted = WebhookNotifier::Start({*target}, options_, metrics_, Env::Default());
   ASSERT_TRUE(restarted.ok()) << restarted.status();
   ASSERT_TRUE(WaitUntil([&] { return (*restarted)->Pending() == 0; }));
   const auto got = up.Got();

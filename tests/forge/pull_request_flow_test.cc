@@ -103,7 +103,7 @@ struct Replica {
       : client(UnpacedClient(fake, kToken)),
         api(*client),
         comments(api, std::chrono::milliseconds(0), Env::Default()),
-        flow(git, git, api, comments, Options(branch, reports)),
+        flow(git, git, api, comments, Env::Default(), Options(branch, reports)),
         store(branch, flow) {}
 
   static PullRequestFlowOptions Options(SharedBranch& branch, std::atomic<bool>& reports) {
@@ -330,14 +330,14 @@ class PullRequestPreviewTest : public testing::Test {
     config.remote.url = "file://" + upstream_.bare().string();
     config.remote.limits.operation_timeout = std::chrono::seconds(20);
     config.state_dir = tmp_ / "state";
-    auto source = gitsource::LibGitSource::Open(config);
+    auto source = gitsource::LibGitSource::Open(config, Env::Default());
     EXPECT_TRUE(source.ok()) << source.status();
     if (!source.ok()) return;
     source_ = *std::move(source);
     PullRequestFlowOptions options;
     options.dialect = forge::FindApiDialect("github");
     flow_ = std::make_unique<PullRequestFlow>(*source_, *source_, *client_, comments_,
-                                              std::move(options));
+                                              Env::Default(), std::move(options));
   }
 
   // Publishes a head for pull request kPull: `entries` profiles, every one the same blob of
@@ -488,7 +488,8 @@ TEST_F(PullRequestPreviewTest, ASchematicIsResolvedAtTheWatchedBranchsFactoryNot
   PullRequestFlowOptions options;
   options.dialect = forge::FindApiDialect("github");
   options.installers = &installers;
-  PullRequestFlow flow(*source_, *source_, *client_, comments_, std::move(options));
+  PullRequestFlow flow(*source_, *source_, *client_, comments_, Env::Default(),
+                       std::move(options));
 
   flow.PullRequestChanged(Event(PullRequestAction::kOpened, head));
   ASSERT_TRUE(test_support::WaitUntil([&] { return flow.Idle() && comments_.Idle(); }));

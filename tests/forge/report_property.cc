@@ -29,7 +29,7 @@ struct Reporter {
   Reporter(const FakeForge& fake, NoPreviews& git, SharedBranch& branch)
       : client(UnpacedClient(fake, kToken)),
         comments(*client, std::chrono::milliseconds(0), Env::Default()),
-        flow(git, git, *client, comments, Options()),
+        flow(git, git, *client, comments, Env::Default(), Options()),
         store(branch, flow) {}
 
   static PullRequestFlowOptions Options() {

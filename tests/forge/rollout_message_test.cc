@@ -52,7 +52,8 @@ class RolloutMessageTest : public testing::Test {
     auto target = ParseNotifyTarget(entry);
     EXPECT_TRUE(target.ok()) << target.status();
     if (!target.ok()) return nullptr;
-    auto notifier = WebhookNotifier::Start(*std::move(target), options_, metrics_);
+    auto notifier =
+        WebhookNotifier::Start(*std::move(target), options_, metrics_, Env::Default());
     EXPECT_TRUE(notifier.ok()) << notifier.status();
     return notifier.ok() ? *std::move(notifier) : nullptr;
   }

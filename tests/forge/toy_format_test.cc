@@ -101,7 +101,7 @@ TEST(ToyFormatTest, TheSenderDeliversThroughItsOwnTransport) {
   WebhookNotifierOptions options;
   options.spool_dir = dir / "spool";
   Metrics metrics;
-  auto notifier = WebhookNotifier::Start(*target, options, metrics);
+  auto notifier = WebhookNotifier::Start(*target, options, metrics, Env::Default());
   ASSERT_TRUE(notifier.ok()) << notifier.status();
   Notification n;
   n.event = NotificationEvent::kRolloutStarted;

@@ -39,7 +39,7 @@ class WebhookReceiverTest : public testing::Test {
     options.secret = kSecret;
     options.branch = std::move(branch);
     options.limits.request_deadline = std::chrono::seconds(1);
-    auto receiver = WebhookReceiver::Start(options, *queue_, metrics_);
+    auto receiver = WebhookReceiver::Start(options, *queue_, metrics_, Env::Default());
     ASSERT_TRUE(receiver.ok()) << receiver.status();
     receiver_ = *std::move(receiver);
     base_url_ = "http://127.0.0.1:" + std::to_string(receiver_->port());
@@ -362,7 +362,7 @@ TEST_F(WebhookReceiverTest, IdleAndSlowConnectionsFromOnePeerDoNotDelayASignedDe
   options.secret = kSecret;
   options.branch = "master";
   options.limits.request_deadline = std::chrono::minutes(5);  // nobody is cut during the test
-  auto receiver = WebhookReceiver::Start(options, *queue_, metrics_);
+  auto receiver = WebhookReceiver::Start(options, *queue_, metrics_, Env::Default());
   ASSERT_TRUE(receiver.ok()) << receiver.status();
   receiver_ = *std::move(receiver);
   std::vector<int> attackers;
@@ -403,7 +403,8 @@ TEST_F(WebhookReceiverTest, SilentBodiesFromOneAddressLeaveRoomForSignedDeliveri
   options.listen = "127.0.0.1:0";
   options.secret = kSecret;
   options.branch = "master";
-  auto receiver = WebhookReceiver::Start(options, *queue_, metrics_);  // the defaults
+  auto receiver =
+      WebhookReceiver::Start(options, *queue_, metrics_, Env::Default());  // the defaults
   ASSERT_TRUE(receiver.ok()) << receiver.status();
   receiver_ = *std::move(receiver);
   ASSERT_EQ(options.limits.max_bodies_in_flight_bytes, size_t{16} << 20);
@@ -511,11 +512,11 @@ TEST(WebhookReceiverStartTest, RefusesAnEmptySecretAndABadAddress) {
   WebhookQueue queue(1);
   WebhookReceiverOptions options;
   options.listen = "127.0.0.1:0";
-  EXPECT_EQ(WebhookReceiver::Start(options, queue, metrics).status().code(),
+  EXPECT_EQ(WebhookReceiver::Start(options, queue, metrics, Env::Default()).status().code(),
             absl::StatusCode::kInvalidArgument);
   options.secret = "x";
   options.listen = "127.0.0.1";
-  EXPECT_EQ(WebhookReceiver::Start(options, queue, metrics).status().code(),
+  EXPECT_EQ(WebhookReceiver::Start(options, queue, metrics, Env::Default()).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 

@@ -1,17 +1,21 @@
 // The environment: the one jittered backoff, the spread of periodic work, the real sleep's
-// stop, and the simulated environment tests use.
+// stop, timed waits (real and simulated), and the walls around it: who may name the real one.
 #include "base/env.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "fmt/format.h"
 #include "fmt/ranges.h"
 #include "tests/support/simulated_env.h"
@@ -75,6 +79,57 @@ TEST(EnvTest, SimulatedSleepMovesTheClockAndEndsWithTheBudget) {
   EXPECT_EQ(env.slept, (std::vector<milliseconds>{milliseconds(30), milliseconds(1000)}));
 }
 
+TEST(EnvTest, RealWaitEndsWhenReadyAtTheDeadlineOrWhenStopped) {
+  Env& env = Env::Default();
+  Mutex mu;
+  std::condition_variable_any cv;
+  MutexLock lock(mu);
+  EXPECT_TRUE(env.WaitFor(cv, lock, {}, std::chrono::hours(1), [] { return true; }));
+  EXPECT_FALSE(env.WaitFor(cv, lock, {}, milliseconds(1), [] { return false; }));
+  EXPECT_FALSE(env.WaitFor(cv, lock, {}, -std::chrono::hours(1), [] { return false; }));
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_FALSE(env.Wait(cv, lock, stop.get_token(), Env::kNoDeadline, [] { return false; }));
+}
+
+// A waiter in another thread wakes when the test moves the clock past its deadline, not
+// before, and when its condition comes true; Settle tells when it waits again.
+TEST(EnvTest, SimulatedWaitsEndAsTheTestMovesTime) {
+  SimulatedEnv env;
+  Mutex mu;
+  std::condition_variable_any cv;
+  bool ready = false;
+  std::vector<bool> woke;  // what each wait returned
+  std::jthread waiter([&] {
+    MutexLock lock(mu);
+    woke.push_back(env.WaitFor(cv, lock, {}, std::chrono::seconds(10), [&] { return ready; }));
+    woke.push_back(env.Wait(cv, lock, {}, Env::kNoDeadline, [&] { return ready; }));
+  });
+  ASSERT_TRUE(env.Settle(1));
+  env.Advance(std::chrono::seconds(9));
+  ASSERT_TRUE(env.Settle(1));
+  {
+    MutexLock lock(mu);
+    EXPECT_TRUE(woke.empty());  // a second short of the deadline
+  }
+  env.Advance(std::chrono::seconds(1));
+  ASSERT_TRUE(env.Settle(1));  // the first wait timed out; the second waits for `ready`
+  {
+    MutexLock lock(mu);
+    EXPECT_EQ(woke, std::vector<bool>{false});
+    ready = true;
+    cv.notify_all();
+  }
+  waiter.join();
+  EXPECT_EQ(woke, (std::vector<bool>{false, true}));
+}
+
+TEST(EnvTest, SimulatedSettleTimesOutWhenNobodyWaits) {
+  SimulatedEnv env;
+  EXPECT_TRUE(env.Settle(0, milliseconds(1)));
+  EXPECT_FALSE(env.Settle(1, milliseconds(1)));
+}
+
 // A cheap filter before the patterns below: each of them needs one of these words. std::regex is
 // slow enough (a minute over the tree under ASan) that running it on every line is not worth it.
 bool MayNameAClockSleepOrRandomness(std::string_view code) {
@@ -128,6 +183,57 @@ TEST(EnvTest, NothingOutsideTheEnvironmentReadsAClockSleepsOrDrawsRandomness) {
   }
   EXPECT_GT(files, 200);  // the walk found the tree
   EXPECT_TRUE(offenders.empty()) << "outside the environment:\n"
+                                 << fmt::format("{}", fmt::join(offenders, "\n"));
+}
+
+// Below the composition root every object is handed its Env: only reconciler/app (the daemon,
+// the CLI and its commands, main) names Env::Default(), and base/env.cc defines it. And no code
+// of base, core, gitsource or reconciler waits with a timeout on the real clock: a timed wait
+// for an event is Env::Wait/WaitFor, so it runs in simulated time under a test.
+TEST(EnvTest, OnlyTheCompositionRootNamesTheRealEnvironmentAndNothingWaitsAroundIt) {
+  namespace fs = std::filesystem;
+  const fs::path root = TR_SOURCE_DIR;
+  const std::regex real_env(R"(\bEnv::Default\s*\(\s*\))");
+  const std::regex timed_wait(R"(\b(wait|sleep)_(for|until)\s*\()");
+  const std::set<fs::path> real_env_allowed = {root / "base/env.cc", root / "base/env.h",
+                                               root / "reconciler/app"};
+  std::vector<std::string> offenders;
+  int files = 0;
+  for (const char* top : {"base", "core", "gitsource", "reconciler"}) {
+    for (auto it = fs::recursive_directory_iterator(root / top); it != fs::end(it); ++it) {
+      const std::string ext = it->path().extension().string();
+      if (!it->is_regular_file() || (ext != ".h" && ext != ".cc")) continue;
+      ++files;
+      const fs::path relative = fs::relative(it->path(), root);
+      const bool may_name_default = std::any_of(
+          real_env_allowed.begin(), real_env_allowed.end(), [&](const fs::path& allowed) {
+            const std::string a = allowed.string(), p = it->path().string();
+            return p == a || p.starts_with(a + "/");
+          });
+      const bool may_wait = it->path() == root / "base/env.cc";
+      std::ifstream in(it->path());
+      std::string line;
+      for (int number = 1; std::getline(in, line); ++number) {
+        const std::string code = line.substr(0, line.find("//"));  // comments may name them
+        if (!may_name_default && code.find("Default") != std::string::npos &&
+            std::regex_search(code, real_env)) {
+          offenders.push_back(
+              fmt::format("{}:{}: names Env::Default() below the composition "
+                          "root (take an Env&): {}",
+                          relative.string(), number, line));
+        }
+        if (!may_wait &&
+            (code.find("wait_") != std::string::npos || code.find("sleep_") != std::string::npos) &&
+            std::regex_search(code, timed_wait)) {
+          offenders.push_back(
+              fmt::format("{}:{}: waits on the real clock (Env::Wait/WaitFor/SleepFor): {}",
+                          relative.string(), number, line));
+        }
+      }
+    }
+  }
+  EXPECT_GT(files, 200);  // the walk found the tree
+  EXPECT_TRUE(offenders.empty()) << "around the environment:\n"
                                  << fmt::format("{}", fmt::join(offenders, "\n"));
 }
 

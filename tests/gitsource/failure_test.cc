@@ -165,8 +165,8 @@ TEST_F(FailureTest, MissingCredentialsAreUnauthenticated) {
 }
 
 TEST_F(FailureTest, PasswordInUrlIsRefusedWithoutEchoingIt) {
-  absl::StatusOr<std::unique_ptr<LibGitSource>> source =
-      LibGitSource::Open(Config(fmt::format("https://git:{}@example.com/x.git", kToken)));
+  absl::StatusOr<std::unique_ptr<LibGitSource>> source = LibGitSource::Open(
+      Config(fmt::format("https://git:{}@example.com/x.git", kToken)), Env::Default());
   EXPECT_EQ(source.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(source.status().ToString().find(kToken), std::string::npos);
 }
@@ -219,7 +219,8 @@ TEST_F(SshFailureTest, UnauthorizedKeyIsUnauthenticated) {
 TEST_F(SshFailureTest, SshWithoutKnownHostsIsRejectedAtConfiguration) {
   GitSourceConfig config = SshConfig("");
   config.remote.auth.known_hosts_file.clear();
-  EXPECT_EQ(LibGitSource::Open(config).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LibGitSource::Open(config, Env::Default()).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(FailureTest, FetchLargerThanTheCapIsResourceExhausted) {

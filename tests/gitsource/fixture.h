@@ -59,7 +59,8 @@ class UpstreamTest : public ::testing::Test {
   }
 
   std::unique_ptr<LibGitSource> OpenSource(const GitSourceConfig& config) const {
-    absl::StatusOr<std::unique_ptr<LibGitSource>> source = LibGitSource::Open(config);
+    absl::StatusOr<std::unique_ptr<LibGitSource>> source =
+        LibGitSource::Open(config, Env::Default());
     EXPECT_TRUE(source.ok()) << source.status();
     return source.ok() ? *std::move(source) : nullptr;
   }

@@ -112,7 +112,7 @@ TEST_F(MirrorRepairTest, ALiveOwnerKeepsOthersOut) {
   ASSERT_NE(first, nullptr);
   WriteFile(MirrorPath() / "packed-refs.lock", "");  // a lock a live process may hold
   absl::StatusOr<std::unique_ptr<LibGitSource>> second =
-      LibGitSource::Open(Config(daemon_.Url("profiles")));
+      LibGitSource::Open(Config(daemon_.Url("profiles")), Env::Default());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kFailedPrecondition) << second.status();
   EXPECT_TRUE(fs::exists(MirrorPath() / "packed-refs.lock"));  // not touched
   first.reset();

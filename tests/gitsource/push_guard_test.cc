@@ -21,7 +21,8 @@ class PushGuardTest : public UpstreamTest {
     status_tip_ = upstream_.Commit({{"status/a.yaml", "a\n"}}, "status", kStatus);
     RemoteConfig remote;
     remote.url = daemon_.Url("profiles");
-    absl::StatusOr<std::shared_ptr<Mirror>> mirror = Mirror::Open(tmp_ / "state", remote);
+    absl::StatusOr<std::shared_ptr<Mirror>> mirror =
+        Mirror::Open(tmp_ / "state", remote, Env::Default());
     ASSERT_TRUE(mirror.ok()) << mirror.status();
     mirror_ = *std::move(mirror);
     absl::StatusOr<RepositoryPtr> repo = mirror_->Repository();

@@ -46,7 +46,7 @@ class ConfigShapesTest : public UpgradeFixture {
     std::unique_ptr<kube::KubeClient> kube = Kube();
     std::unique_ptr<talos::TalosClient> client;
     NewClient("prod", &client);
-    KubernetesUpgrade upgrade(*client, *kube, SimUpgradeOptions(to),
+    KubernetesUpgrade upgrade(*client, *kube, Env::Default(), SimUpgradeOptions(to),
                               [&](const UpgradeProgress& p) { lines_.push_back(p.message); });
     return upgrade.Run({});
   }

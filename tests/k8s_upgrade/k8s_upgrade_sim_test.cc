@@ -28,10 +28,11 @@ class KubernetesUpgradeTest : public UpgradeFixture {
     NewClient("prod", &client);
     UpgradeOptions options = SimUpgradeOptions(to);
     options.before_change = fence_;
-    KubernetesUpgrade upgrade(*client, *kube, options, [&](const UpgradeProgress& p) {
-      lines_.push_back(p.message);
-      if (progress) progress(p);
-    });
+    KubernetesUpgrade upgrade(*client, *kube, Env::Default(), options,
+                              [&](const UpgradeProgress& p) {
+                                lines_.push_back(p.message);
+                                if (progress) progress(p);
+                              });
     return upgrade.Run(stop);
   }
 

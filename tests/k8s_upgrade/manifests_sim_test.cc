@@ -31,7 +31,7 @@ class ManifestSyncTest : public UpgradeFixture {
     UpgradeOptions options = SimUpgradeOptions(to);
     options.manifests_timeout = std::chrono::milliseconds(1500);
     if (tweak) tweak(options);
-    KubernetesUpgrade upgrade(*client, *kube, options,
+    KubernetesUpgrade upgrade(*client, *kube, Env::Default(), options,
                               [&](const UpgradeProgress& p) { lines_.push_back(p.message); });
     return upgrade.Run({});
   }

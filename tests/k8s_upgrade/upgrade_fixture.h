@@ -91,7 +91,7 @@ class UpgradeFixture : public talos::SimTest {
     text << in.rdbuf();
     auto credentials = kube::ParseKubeconfig(text.str());
     EXPECT_TRUE(credentials.ok()) << credentials.status();
-    auto kube = kube::NewHttpKubeClient(*credentials);
+    auto kube = kube::NewHttpKubeClient(*credentials, Env::Default());
     EXPECT_TRUE(kube.ok()) << kube.status();
     return kube.ok() ? *std::move(kube) : nullptr;
   }

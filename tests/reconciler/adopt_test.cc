@@ -84,7 +84,7 @@ TEST_F(AdoptTest, AFiveNodeClustersProfileValidatesAndPlansNothing) {
   plan.format = PlanFormat::kJson;
   plan.talosconfig = talosconfig;
   std::ostringstream pout, perr;
-  ASSERT_EQ(RunPlan(plan, pout, perr), kExitOk) << perr.str() << pout.str();
+  ASSERT_EQ(RunPlan(plan, Env::Default(), pout, perr), kExitOk) << perr.str() << pout.str();
   const nlohmann::json report = nlohmann::json::parse(pout.str());
   EXPECT_EQ(report["clusters"][0]["plan"], "up-to-date") << pout.str();
 }

@@ -54,7 +54,7 @@ clusters:
   talos::GrpcTalosClientOptions options;
   options.shutdown = shutdown.get_token();
   // Waits for a kubeconfig as long as it takes: only the factory's locking is on trial.
-  TalosconfigClientFactory factory(dir / "sim", options, 10min);
+  TalosconfigClientFactory factory(dir / "sim", options, Env::Default(), 10min);
   const core::ClusterProfile hanging =
       Profile("hanging", "lab", hole_host + ":" + std::to_string(hole.port()), hole_host);
   auto hanging_clients =

@@ -37,7 +37,7 @@ class NoopReconciler final : public ClusterReconciler {
 struct Replica {
   Replica(const gitsource::GitSourceConfig& git, const std::string& identity)
       : fences(ownership, identity) {
-    auto opened = gitsource::LibGitSource::Open(git);
+    auto opened = gitsource::LibGitSource::Open(git, Env::Default());
     EXPECT_TRUE(opened.ok()) << opened.status();
     source = *std::move(opened);
     gitsource::StatusWriterConfig config;

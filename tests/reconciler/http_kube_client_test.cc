@@ -140,7 +140,8 @@ class HttpKubeClientTest : public ::testing::Test {
     credentials.server = url;
     credentials.ca_pem = cluster_ca_->cert_pem();
     credentials.token = kToken;
-    absl::StatusOr<std::unique_ptr<KubeClient>> client = NewHttpKubeClient(credentials, options);
+    absl::StatusOr<std::unique_ptr<KubeClient>> client =
+        NewHttpKubeClient(credentials, Env::Default(), options);
     EXPECT_TRUE(client.ok()) << client.status();
     return client.ok() ? std::move(*client) : nullptr;
   }
@@ -317,7 +318,8 @@ TEST(HttpKubeClientConfigTest, ACaWithoutACertificateIsInvalid) {
   credentials.server = "https://127.0.0.1:6443";
   credentials.ca_pem = "not a certificate";
   credentials.token = kToken;
-  absl::StatusOr<std::unique_ptr<KubeClient>> client = NewHttpKubeClient(credentials);
+  absl::StatusOr<std::unique_ptr<KubeClient>> client =
+      NewHttpKubeClient(credentials, Env::Default());
   ASSERT_FALSE(client.ok());
   EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
 }

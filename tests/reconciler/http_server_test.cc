@@ -153,7 +153,7 @@ class HttpServerTest : public testing::Test {
       MutexLock lock(mu_);
       refused_[std::string(RefusalReasonName(reason))]++;
     };
-    auto server = HttpServer::Start(std::move(options));
+    auto server = HttpServer::Start(std::move(options), Env::Default());
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
   }
@@ -511,7 +511,8 @@ TEST_F(HttpServerTest, ProbesAreAnsweredWhenKeptAliveConnectionsFillTheCap) {
 // Issue 49, finding 6: a large text (/metrics) read slowly on many connections is held once,
 // shared by every connection writing it, and the write deadline lets it go.
 TEST_F(HttpServerTest, SlowReadersOfALargeTextShareOneCopyUntilTheWriteDeadlineCutsThem) {
-  RenderedText text([] { return std::string(size_t{8} << 20, 'm'); }, std::chrono::minutes(1));
+  RenderedText text([] { return std::string(size_t{8} << 20, 'm'); }, std::chrono::minutes(1),
+                    Env::Default());
   ServerLimits limits = Roomy();
   limits.write_timeout = std::chrono::seconds(3);
   Serve(limits, {{"GET", "/metrics", [&text](const Request&) {
@@ -539,12 +540,14 @@ TEST_F(HttpServerTest, SlowReadersOfALargeTextShareOneCopyUntilTheWriteDeadlineC
 TEST(HttpServerStartTest, RefusesABadAddressAndAPortInUse) {
   ServerOptions options;
   options.listen = "127.0.0.1";
-  EXPECT_EQ(HttpServer::Start(options).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(HttpServer::Start(options, Env::Default()).status().code(),
+            absl::StatusCode::kInvalidArgument);
   options.listen = "127.0.0.1:0";
-  auto first = HttpServer::Start(options);
+  auto first = HttpServer::Start(options, Env::Default());
   ASSERT_TRUE(first.ok());
   options.listen = "127.0.0.1:" + std::to_string((*first)->port());
-  EXPECT_EQ(HttpServer::Start(options).status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(HttpServer::Start(options, Env::Default()).status().code(),
+            absl::StatusCode::kUnavailable);
 }
 
 }  // namespace

@@ -44,7 +44,7 @@ class KubeGateTest : public ::testing::Test {
     text << in.rdbuf();
     absl::StatusOr<kube::KubeCredentials> credentials = kube::ParseKubeconfig(text.str());
     ASSERT_TRUE(credentials.ok()) << credentials.status();
-    auto client = kube::NewHttpKubeClient(*credentials);
+    auto client = kube::NewHttpKubeClient(*credentials, Env::Default());
     ASSERT_TRUE(client.ok()) << client.status();
     kube_ = *std::move(client);
     // The test's own client, standing in for kubectl and the workload controllers.

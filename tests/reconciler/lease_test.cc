@@ -80,7 +80,7 @@ class LeaseTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   Replica& AddReplica(const std::string& identity, int shards = 1) {
-    clients_.push_back(*kube::NewHttpKubeClient(credentials_));
+    clients_.push_back(*kube::NewHttpKubeClient(credentials_, Env::Default()));
     replicas_.push_back(std::make_unique<Replica>(*clients_.back(), identity, shards));
     return *replicas_.back();
   }
@@ -94,7 +94,8 @@ class LeaseTest : public ::testing::Test {
   static std::vector<int> Held(Replica& r) { return r.elector.Held(r.env.Now()); }
 
   kube::KubeClient& kube() {
-    if (clients_.empty()) clients_.push_back(*kube::NewHttpKubeClient(credentials_));
+    if (clients_.empty())
+      clients_.push_back(*kube::NewHttpKubeClient(credentials_, Env::Default()));
     return *clients_.front();
   }
 

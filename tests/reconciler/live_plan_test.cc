@@ -87,7 +87,7 @@ clusters:
                   {"live-w1", Address("live-w1"), "worker"}});
   std::ostringstream out, err;
   PlanOptions options{dir_ / "repo", {}, PlanFormat::kJson, dir_ / "sim", "live-w0", {}, {}, true};
-  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str() << out.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   const auto& cluster = j["clusters"][0];
   EXPECT_EQ(cluster["plan"], "planned");
@@ -120,7 +120,7 @@ clusters:
                  "1.37.0");
   std::ostringstream out, err;
   PlanOptions options{dir_ / "repo", {}, PlanFormat::kText, dir_ / "sim", "", {}, {}, true};
-  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str() << out.str();
   EXPECT_THAT(out.str(), HasSubstr("     Kubernetes settings kept in:\n"
                                    "       documents: new-cp\n"
                                    "       mixed (documents: kubelet; v1alpha1: kube-apiserver, "
@@ -129,7 +129,7 @@ clusters:
 
   std::ostringstream json, json_err;
   options.format = PlanFormat::kJson;
-  EXPECT_EQ(RunPlan(options, json, json_err), kExitOk) << json_err.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), json, json_err), kExitOk) << json_err.str();
   const nlohmann::json step = nlohmann::json::parse(json.str())["clusters"][0]["steps"][0];
   ASSERT_EQ(step["type"], "kubernetes") << json.str();
   ASSERT_EQ(step["kubernetesConfig"].size(), 3u) << json.str();
@@ -148,7 +148,7 @@ clusters:
   };
   const PlanPreview preview = PreviewPlan({{"clusters/new.yaml", profile_at("1.37.0")}},
                                           {{"clusters/new.yaml", profile_at("1.36.3")}},
-                                          {dir_ / "sim", {}}, "");
+                                          {dir_ / "sim", {}}, "", Env::Default());
   EXPECT_THAT(preview.markdown, HasSubstr("Kubernetes settings kept in:\n\n- documents: `new-cp`\n"));
   EXPECT_THAT(preview.markdown, HasSubstr("- v1alpha1: `new-w0`\n"));
 }
@@ -186,7 +186,7 @@ clusters:
       << Profile("solo", "solo", "1.12.0", {{"solo-cp", cp, "controlplane"}});
   std::ostringstream out, err;
   PlanOptions options{dir_ / "repo", {}, PlanFormat::kJson, {}, "", {}, dir_ / "talosconfig", true};
-  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str() << out.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str() << out.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   EXPECT_EQ(j["clusters"][0]["plan"], "planned");
   EXPECT_EQ(j["clusters"][0]["talos"]["from"], "1.11.6");  // solo's node, not other's
@@ -194,7 +194,7 @@ clusters:
   std::ofstream(dir_ / "repo/clusters/solo.yaml")
       << Profile("solo", "gone", "1.12.0", {{"solo-cp", cp, "controlplane"}});
   std::ostringstream out2, err2;
-  EXPECT_EQ(RunPlan(options, out2, err2), kExitBlocked) << err2.str() << out2.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), out2, err2), kExitBlocked) << err2.str() << out2.str();
   EXPECT_THAT(err2.str(), HasSubstr("gone"));
 }
 
@@ -264,7 +264,7 @@ TEST_F(LivePlanTest, BrokenTalosconfigNamesTheFileAndTheField) {
     for (const auto& [field, pem] : c.material) ReplaceMaterial(file, field, pem);
     PlanOptions options{dir_ / "repo", {}, PlanFormat::kText, dir_ / "creds", "", {}, {}, true};
     std::ostringstream out, err;
-    EXPECT_EQ(RunPlan(options, out, err), kExitBlocked) << err.str() << out.str();
+    EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitBlocked) << err.str() << out.str();
     EXPECT_THAT(out.str(), HasSubstr("credentials lab: " + file.string() + ": " + c.expected));
     EXPECT_THAT(out.str(), ::testing::Not(HasSubstr("unreachable")));
   }
@@ -328,38 +328,41 @@ clusters:
   };
   const std::string cp = Address("prev-cp");
   const std::vector<core::SourceFile> trusted{{"clusters/prev.yaml", profile(cp, "1.11.6")}};
-  PlanPreview same = PreviewPlan(trusted, trusted, {dir_ / "sim", {}}, "");
+  PlanPreview same = PreviewPlan(trusted, trusted, {dir_ / "sim", {}}, "", Env::Default());
   EXPECT_TRUE(same.changed.empty());
   EXPECT_TRUE(same.markdown.empty());
 
   const std::vector<core::SourceFile> proposed{
       {"clusters/prev.yaml", profile("127.0.0.99", "1.12.0")}};
-  PlanPreview preview = PreviewPlan(proposed, trusted, {dir_ / "sim", {}}, "");
+  PlanPreview preview = PreviewPlan(proposed, trusted, {dir_ / "sim", {}}, "", Env::Default());
   EXPECT_EQ(preview.changed, std::vector<std::string>{"prev"});
   EXPECT_TRUE(preview.unobserved.empty()) << testing::PrintToString(preview.unobserved);
   EXPECT_EQ(preview.exit_code, kExitOk) << preview.markdown;
   EXPECT_THAT(preview.markdown, HasSubstr("1.12.0"));
 
   const std::vector<core::SourceFile> invalid{{"clusters/prev.yaml", "spec: [unclosed"}};
-  PlanPreview broken = PreviewPlan(invalid, trusted, {dir_ / "sim", {}}, "");
+  PlanPreview broken = PreviewPlan(invalid, trusted, {dir_ / "sim", {}}, "", Env::Default());
   EXPECT_EQ(broken.exit_code, kExitInvalid);
   EXPECT_THAT(broken.markdown, HasSubstr("clusters/prev.yaml"));
 
   // A pin beyond the daemon's shards is invalid in the preview as it will be after the merge.
   const std::vector<core::SourceFile> pinned{
       {"clusters/prev.yaml", profile(cp, "1.12.0") + "  shard: 5\n"}};
-  PlanPreview beyond = PreviewPlan(pinned, trusted, {dir_ / "sim", {}}, "", true, 4);
+  PlanPreview beyond =
+      PreviewPlan(pinned, trusted, {dir_ / "sim", {}}, "", Env::Default(), true, 4);
   EXPECT_EQ(beyond.exit_code, kExitInvalid);
   EXPECT_THAT(beyond.markdown, HasSubstr("spec.shard: must be below the number of shards, 4"));
-  EXPECT_EQ(PreviewPlan(pinned, trusted, {dir_ / "sim", {}}, "", true, 8).exit_code, kExitOk);
+  EXPECT_EQ(PreviewPlan(pinned, trusted, {dir_ / "sim", {}}, "", Env::Default(), true, 8).exit_code,
+            kExitOk);
 
   // A release the daemon's Image Factory marks broken blocks the plan to it, naming it.
   const std::vector<core::SourceFile> to_112{{"clusters/prev.yaml", profile(cp, "1.12.0")}};
-  PlanPreview withdrawn = PreviewPlan(to_112, trusted, {dir_ / "sim", {}}, "", true, 0, nullptr,
-                                      {*core::ParseTalosVersion("1.12.0")});
+  PlanPreview withdrawn = PreviewPlan(to_112, trusted, {dir_ / "sim", {}}, "", Env::Default(), true,
+                                      0, nullptr, {*core::ParseTalosVersion("1.12.0")});
   EXPECT_EQ(withdrawn.exit_code, kExitBlocked);
   EXPECT_THAT(withdrawn.markdown, HasSubstr("Talos 1.12.0 is marked broken by the Image Factory"));
-  EXPECT_EQ(PreviewPlan(to_112, trusted, {dir_ / "sim", {}}, "").exit_code, kExitOk);
+  EXPECT_EQ(PreviewPlan(to_112, trusted, {dir_ / "sim", {}}, "", Env::Default()).exit_code,
+            kExitOk);
 
   // Only the clusters the change touches are observed: another cluster of the watched branch
   // (here one whose credentials do not exist, so observing it is an error) is never asked.
@@ -368,7 +371,7 @@ clusters:
                                                   {{"other-cp", "127.0.0.1", "controlplane"}})});
   std::vector<core::SourceFile> one_changed = fleet;
   one_changed[0] = {"clusters/prev.yaml", profile(cp, "1.12.0")};
-  PlanPreview touched = PreviewPlan(one_changed, fleet, {dir_ / "sim", {}}, "");
+  PlanPreview touched = PreviewPlan(one_changed, fleet, {dir_ / "sim", {}}, "", Env::Default());
   EXPECT_EQ(touched.changed, std::vector<std::string>{"prev"});
   EXPECT_EQ(touched.exit_code, kExitOk) << touched.markdown;
   EXPECT_TRUE(touched.unobserved.empty()) << touched.unobserved.front();

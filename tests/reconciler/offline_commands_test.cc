@@ -175,7 +175,7 @@ TEST(PlanCommandTest, BrokenReconcilerYamlShowsItsError) {
   std::ostringstream out, err;
   EXPECT_EQ(
       RunPlan({repo.dir(), kExamples / "observed.yaml", PlanFormat::kText, {}, {}, {}, {}, true},
-              out, err),
+              Env::Default(), out, err),
       kExitInvalid);
   EXPECT_THAT(err.str(), HasSubstr("reconciler.yaml:1:"));
 }
@@ -189,7 +189,7 @@ TEST(PlanCommandTest, ExamplePlansAsJson) {
   std::ostringstream out, err;
   int code = RunPlan(
       {kExamples / "repo", kExamples / "observed.yaml", PlanFormat::kJson, {}, {}, {}, {}, true},
-      out, err);
+      Env::Default(), out, err);
   EXPECT_EQ(code, kExitOk) << err.str();
   nlohmann::json j = nlohmann::json::parse(out.str());
   ASSERT_EQ(j["clusters"].size(), 3u);
@@ -214,7 +214,7 @@ TEST(PlanCommandTest, ClusterMissingFromObservedFileIsBlocked) {
   std::ostringstream out, err;
   EXPECT_EQ(
       RunPlan({repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}, {}, true},
-              out, err),
+              Env::Default(), out, err),
       kExitBlocked);
   EXPECT_THAT(out.str(), HasSubstr("was not observed"));
 }
@@ -248,11 +248,11 @@ TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
   PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}, {},
                       true};
   std::ostringstream out, err;
-  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str();
   EXPECT_THAT(out.str(), Not(HasSubstr("; last:")));  // no status checkout: no answers
   options.status_dir = repo.dir() / "branch";
   out.str("");
-  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str();
   EXPECT_THAT(out.str(), HasSubstr("health check ingress: GET http://127.0.0.1:9/healthz answers "
                                    "200"));
   EXPECT_THAT(out.str(), HasSubstr("; last: unhealthy \"HTTP 503, expected 200\" at "
@@ -266,14 +266,14 @@ TEST(PlanCommandTest, StatusCheckoutShowsEachHealthCheckLastAnswer) {
   // A status file that cannot be read back is an error, not a plan without answers.
   repo.Write("branch/" + core::ClusterStatusPath("prod-eu-1"), "phase: [\n");
   err.str("");
-  EXPECT_EQ(RunPlan(options, out, err), kExitInvalid);
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitInvalid);
   EXPECT_THAT(err.str(), HasSubstr("status/prod-eu-1.yaml:"));
   // A directory that is no status checkout (a typo, the profile checkout) is refused, not read
   // as "nothing recorded" (issue 47).
   for (const fs::path& wrong : {repo.dir() / "brnach", repo.dir()}) {
     options.status_dir = wrong;
     err.str("");
-    EXPECT_EQ(RunPlan(options, out, err), kExitInvalid) << wrong;
+    EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitInvalid) << wrong;
     EXPECT_THAT(err.str(), HasSubstr("not a checkout of the status branch")) << wrong;
   }
 }
@@ -294,7 +294,7 @@ TEST(PlanCommandTest, MarksStepsTheDaemonWillNotRun) {
   PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kJson, {}, {}, {}, {},
                       false};
   std::ostringstream out, err;
-  ASSERT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  ASSERT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str();
   const nlohmann::json j = nlohmann::json::parse(out.str());
   const nlohmann::json& lab_plan = j["clusters"][0];
   EXPECT_EQ(lab_plan["phase"], "WaitingForPromotion");
@@ -315,13 +315,13 @@ TEST(PlanCommandTest, MarksStepsTheDaemonWillNotRun) {
               HasSubstr("run talos-reconciler upgrade-k8s --cluster staging --to 1.36.3"));
   options.format = PlanFormat::kText;
   out.str("");
-  ASSERT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  ASSERT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str();
   EXPECT_THAT(out.str(), HasSubstr("     daemon waits: paused by policy\n"));
   EXPECT_THAT(out.str(), HasSubstr("     daemon will not run it: this daemon does not run "
                                    "Kubernetes steps (--kubernetes-upgrade-mode off)"));
   options.format = PlanFormat::kMarkdown;
   out.str("");
-  ASSERT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  ASSERT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str();
   EXPECT_THAT(out.str(), HasSubstr("| will not run it: this daemon does not run Kubernetes"));
 
   // A rollout that failed on this target: the daemon runs nothing until talos.version changes.
@@ -336,7 +336,7 @@ TEST(PlanCommandTest, MarksStepsTheDaemonWillNotRun) {
   options.status_dir = repo.dir() / "branch";
   options.format = PlanFormat::kJson;
   out.str("");
-  ASSERT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  ASSERT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str();
   const nlohmann::json halted = nlohmann::json::parse(out.str())["clusters"][1];
   EXPECT_EQ(halted["phase"], "UpgradeFailed");
   for (const nlohmann::json& step : halted["steps"]) {
@@ -359,7 +359,7 @@ TEST(PlanCommandTest, ANodeInFlightThatDoesNotAnswerIsFollowedNotBlocked) {
   PlanOptions options{repo.dir(), repo.dir() / "observed.yaml", PlanFormat::kText, {}, {}, {}, {},
                       true};
   std::ostringstream out, err;
-  EXPECT_EQ(RunPlan(options, out, err), kExitBlocked) << err.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitBlocked) << err.str();
   EXPECT_THAT(out.str(), Not(HasSubstr("next:")));
 
   core::ClusterStatus upgrading;
@@ -370,14 +370,14 @@ TEST(PlanCommandTest, ANodeInFlightThatDoesNotAnswerIsFollowedNotBlocked) {
   repo.Write("branch/" + core::ClusterStatusPath("prod-eu-1"), core::RenderStatusYaml(upgrading));
   options.status_dir = repo.dir() / "branch";
   out.str("");
-  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str();
   EXPECT_THAT(out.str(), HasSubstr("prod-eu-1: blocked\n"));
   EXPECT_THAT(out.str(), HasSubstr("node w-0 is unreachable"));
   EXPECT_THAT(out.str(), HasSubstr("  next: w-0"));
   EXPECT_THAT(out.str(), HasSubstr("(UpgradingTalos)"));
   options.format = PlanFormat::kMarkdown;
   out.str("");
-  EXPECT_EQ(RunPlan(options, out, err), kExitOk) << err.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str();
   EXPECT_THAT(out.str(), HasSubstr("Next: w-0"));
 }
 

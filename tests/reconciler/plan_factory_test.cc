@@ -95,7 +95,7 @@ class PlanFactoryTest : public testing::Test {
     options.image_factory.timeout = std::chrono::seconds(30);
     out_.str("");
     err_.str("");
-    return RunPlan(options, out_, err_);
+    return RunPlan(options, Env::Default(), out_, err_);
   }
   // The ID the factory gives the schematic of `extensions`, asked directly.
   std::string IdOf(std::vector<std::string> extensions) {
@@ -181,7 +181,7 @@ TEST_F(PlanFactoryTest, ANodeInFlightSkipsTheExtensionCheckAsTheDaemonDoes) {
   options.image_factory.origin = factory_->url();
   options.image_factory.timeout = std::chrono::seconds(30);
   out_.str("");
-  EXPECT_EQ(RunPlan(options, out_, err_), kExitOk) << err_.str() << out_.str();
+  EXPECT_EQ(RunPlan(options, Env::Default(), out_, err_), kExitOk) << err_.str() << out_.str();
   EXPECT_THAT(out_.str(), Not(HasSubstr("has no extension")));
   EXPECT_THAT(out_.str(), HasSubstr("schematic: " + IdOf({"siderolabs/drbd"})));
 }
@@ -208,8 +208,9 @@ TEST(BrokenReleasesTest, AReleaseTheFactoryStillListsIsNotBrokenAndAFailureIsNam
   test_support::LoopbackServer old_factory(std::move(server));
   const std::string origin = "http://127.0.0.1:" + std::to_string(old_factory.port());
   core::ReleaseCatalog catalog;
-  EXPECT_THAT(factory::MarkBrokenReleases({.origin = {}, .ca_file = {}}, {origin}, catalog),
-              testing::IsEmpty());
+  EXPECT_THAT(
+      factory::MarkBrokenReleases({.origin = {}, .ca_file = {}}, {origin}, catalog, Env::Default()),
+      testing::IsEmpty());
   EXPECT_THAT(catalog.BrokenTalos(), testing::IsEmpty());
 
   test_support::Blackhole nobody("127.0.0.1");
@@ -217,7 +218,8 @@ TEST(BrokenReleasesTest, AReleaseTheFactoryStillListsIsNotBrokenAndAFailureIsNam
   const std::string silent = "http://127.0.0.1:" + std::to_string(nobody.port());
   factory::ImageFactoryOptions options{.origin = {}, .ca_file = {}};
   options.timeout = std::chrono::milliseconds(200);
-  const std::vector<std::string> errors = factory::MarkBrokenReleases(options, {silent}, catalog);
+  const std::vector<std::string> errors =
+      factory::MarkBrokenReleases(options, {silent}, catalog, Env::Default());
   ASSERT_EQ(errors.size(), 1u);
   EXPECT_THAT(errors[0], HasSubstr("the Image Factory " + silent));
   EXPECT_THAT(catalog.BrokenTalos(), testing::IsEmpty());
@@ -254,7 +256,7 @@ TEST_F(PlanFactoryTest, APullRequestIsResolvedAtTheWatchedBranchsFactoryNeverIts
       "with the daemon's --image-factory");
 
   const PlanPreview preview = PreviewPlan(proposed, trusted, {dir_ / "no-credentials", {}}, "",
-                                          true, 0, &installers);
+                                          Env::Default(), true, 0, &installers);
   EXPECT_EQ(preview.changed, (std::vector<std::string>{"edge", "fresh"}));
   EXPECT_THAT(preview.markdown,
               HasSubstr("Schematic: " +
@@ -265,7 +267,8 @@ TEST_F(PlanFactoryTest, APullRequestIsResolvedAtTheWatchedBranchsFactoryNeverIts
   EXPECT_EQ(theirs.accepted(), 0);
 
   // Without a resolver the schematic is not known, and the plan says so.
-  const PlanPreview unresolved = PreviewPlan(proposed, trusted, {dir_ / "no-credentials", {}}, "");
+  const PlanPreview unresolved =
+      PreviewPlan(proposed, trusted, {dir_ / "no-credentials", {}}, "", Env::Default());
   EXPECT_THAT(unresolved.markdown, HasSubstr("Schematic: ID not known"));
   EXPECT_EQ(theirs.accepted(), 0);
 }
@@ -289,8 +292,9 @@ TEST_F(PlanFactoryTest, APullRequestOverTheFactoryBudgetIsRefusedBeforeAnyReques
   factory::FactoryInstallers installers(
       {.origin = "", .ca_file = {}, .timeout = std::chrono::milliseconds(500)}, dir_ / "ids",
       "with the daemon's --image-factory");
-  const PlanPreview preview = PreviewPlan({{"clusters/edge.yaml", wide}}, trusted,
-                                          {dir_ / "no-credentials", {}}, "", true, 0, &installers);
+  const PlanPreview preview =
+      PreviewPlan({{"clusters/edge.yaml", wide}}, trusted, {dir_ / "no-credentials", {}}, "",
+                  Env::Default(), true, 0, &installers);
   EXPECT_EQ(preview.refused.code(), absl::StatusCode::kResourceExhausted) << preview.refused;
   EXPECT_THAT(preview.markdown,
               HasSubstr("Not planned: the change needs 66 Image Factory requests (66 new "
@@ -312,7 +316,7 @@ TEST_F(PlanFactoryTest, APullRequestsSchematicIdsAreNotKeptByTheDaemon) {
       {.origin = "", .ca_file = {}, .timeout = std::chrono::seconds(30)}, dir_ / "ids",
       "with the daemon's --image-factory");
   const PlanPreview preview = PreviewPlan(proposed, trusted, {dir_ / "no-credentials", {}}, "",
-                                          true, 0, &installers);
+                                          Env::Default(), true, 0, &installers);
   ASSERT_TRUE(preview.refused.ok()) << preview.refused;
   EXPECT_THAT(preview.markdown,
               HasSubstr("Schematic: " + IdOf({"siderolabs/qemu-guest-agent"}) + " ("));

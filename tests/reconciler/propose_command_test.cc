@@ -50,7 +50,9 @@ ProposeOptions Options(const fs::path& dir, ProposeFormat format) {
 TEST(ProposeCommandTest, PrintsTheFirstHopOfAClusterTwoMinorsBehindAndWhyOthersWait) {
   PolicyRepo repo("  talos: minor\n");
   std::ostringstream out, err;
-  ASSERT_EQ(RunPropose(Options(repo.dir(), ProposeFormat::kText), out, err), kExitOk) << err.str();
+  ASSERT_EQ(RunPropose(Options(repo.dir(), ProposeFormat::kText), Env::Default(), out, err),
+            kExitOk)
+      << err.str();
   // edge-lab runs 1.11.6; the catalog has 1.12.0 and 1.13.9: one minor at a time.
   EXPECT_THAT(out.str(), HasSubstr("talos-reconciler/update/edge-lab: Upgrade edge-lab to Talos "
                                    "1.12.0\n  edge-lab (clusters/edge-lab.yaml) Talos 1.11.6 → "
@@ -61,7 +63,9 @@ TEST(ProposeCommandTest, PrintsTheFirstHopOfAClusterTwoMinorsBehindAndWhyOthersW
 TEST(ProposeCommandTest, JsonHasTheDocumentedShape) {
   PolicyRepo repo("  talos: minor\n");
   std::ostringstream out, err;
-  ASSERT_EQ(RunPropose(Options(repo.dir(), ProposeFormat::kJson), out, err), kExitOk) << err.str();
+  ASSERT_EQ(RunPropose(Options(repo.dir(), ProposeFormat::kJson), Env::Default(), out, err),
+            kExitOk)
+      << err.str();
   const nlohmann::json json = nlohmann::json::parse(out.str());
   EXPECT_EQ(json["apiVersion"], "talos-reconciler.dev/v1alpha1");
   EXPECT_EQ(json["kind"], "ProposalReport");
@@ -79,7 +83,8 @@ TEST(ProposeCommandTest, JsonHasTheDocumentedShape) {
 TEST(ProposeCommandTest, AnInvalidPolicyProposesNothing) {
   PolicyRepo repo("  talos: sometimes\n");
   std::ostringstream out, err;
-  EXPECT_EQ(RunPropose(Options(repo.dir(), ProposeFormat::kText), out, err), kExitInvalid);
+  EXPECT_EQ(RunPropose(Options(repo.dir(), ProposeFormat::kText), Env::Default(), out, err),
+            kExitInvalid);
   EXPECT_THAT(err.str(), HasSubstr("updates.talos: must be none, patch or minor"));
   EXPECT_THAT(err.str(), HasSubstr("nothing is proposed while a profile or reconciler.yaml is "
                                    "invalid"));

@@ -60,10 +60,9 @@ class ScriptedSource final : public gitsource::GitSource {
 class SourcePollerTest : public ::testing::Test {
  protected:
   SourcePoller MakePoller(SourcePollerOptions options = {10s, 0.1}) {
-    return SourcePoller(options, {source_, desired_, [this](const std::string& c) {
-                                    enqueued_.push_back(c);
-                                  },
-                                  metrics_, env_});
+    return SourcePoller(
+        options, {source_, desired_, [this](const std::string& c) { enqueued_.push_back(c); },
+                  metrics_, env_, nullptr});
   }
   ScriptedSource source_;
   DesiredState desired_;

@@ -34,7 +34,7 @@ TEST(StatusCommandTest, PrintsWhatTheDaemonRecorded) {
   git.remote.url = "file://" + repo;
   git.state_dir = dir / "daemon";
   ASSERT_TRUE(gitsource::ConfigureLibgit2().ok());
-  auto source = gitsource::LibGitSource::Open(git);
+  auto source = gitsource::LibGitSource::Open(git, Env::Default());
   ASSERT_TRUE(source.ok()) << source.status();
   auto writer = gitsource::GitStatusWriter::Create(**source, {}, Env::Default());
   ASSERT_TRUE(writer.ok()) << writer.status();

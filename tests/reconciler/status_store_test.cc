@@ -46,7 +46,7 @@ class StatusStoreTest : public testing::Test {
 
   // Records the two real clusters, then adds what an attacker pushed on top.
   void RecordThenVandalise() {
-    auto source = gitsource::LibGitSource::Open(git_);
+    auto source = gitsource::LibGitSource::Open(git_, Env::Default());
     ASSERT_TRUE(source.ok()) << source.status();
     auto writer = gitsource::GitStatusWriter::Create(**source, {}, Env::Default());
     ASSERT_TRUE(writer.ok()) << writer.status();
@@ -72,7 +72,7 @@ class StatusStoreTest : public testing::Test {
 TEST_F(StatusStoreTest, FilesThatAreNoClustersStatusAreSkippedAndCounted) {
   RecordThenVandalise();
   git_.state_dir = tmp_ / "restarted";
-  auto source = gitsource::LibGitSource::Open(git_);
+  auto source = gitsource::LibGitSource::Open(git_, Env::Default());
   ASSERT_TRUE(source.ok()) << source.status();
   auto writer = gitsource::GitStatusWriter::Create(**source, {}, Env::Default());
   ASSERT_TRUE(writer.ok()) << writer.status();
@@ -93,7 +93,7 @@ TEST_F(StatusStoreTest, FilesThatAreNoClustersStatusAreSkippedAndCounted) {
 // A planted wide tree is one refused read (one error, one count), nothing is recorded onto it,
 // and once the planted names are removed the real clusters' statuses read back whole.
 TEST_F(StatusStoreTest, AWideTreeIsRefusedWholeAndLosesNothing) {
-  auto source = gitsource::LibGitSource::Open(git_);
+  auto source = gitsource::LibGitSource::Open(git_, Env::Default());
   ASSERT_TRUE(source.ok()) << source.status();
   gitsource::StatusWriterConfig config;
   config.read_limits.max_files = 10;

@@ -109,7 +109,7 @@ class SimTest : public ::testing::Test {
   }
 
   void NewClientFor(const TalosContext& context, std::unique_ptr<TalosClient>* out) {
-    auto client = NewGrpcTalosClient(context, TestClientOptions());
+    auto client = NewGrpcTalosClient(context, Env::Default(), TestClientOptions());
     ASSERT_TRUE(client.ok()) << client.status();
     *out = *std::move(client);
   }

@@ -19,7 +19,7 @@ TEST_F(ClientIdleTest, AnIdleClientClosesItsConnectionsAndReopensThemOnTheNextCa
   ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
   GrpcTalosClientOptions options = TestClientOptions();
   options.idle_timeout = 1s;
-  auto made = NewGrpcTalosClient(context, options);
+  auto made = NewGrpcTalosClient(context, Env::Default(), options);
   ASSERT_TRUE(made.ok()) << made.status();
   auto* grpc_client = dynamic_cast<GrpcTalosClient*>(made->get());
   ASSERT_NE(grpc_client, nullptr);

@@ -191,7 +191,7 @@ TEST_F(ClientReadTest, WrongCertificateAuthorityFailsTheHandshake) {
   GrpcTalosClientOptions options = TestClientOptions();
   options.timeouts.connect = std::chrono::milliseconds(300);
   options.timeouts.read = std::chrono::seconds(2);
-  auto client = NewGrpcTalosClient(context, options);
+  auto client = NewGrpcTalosClient(context, Env::Default(), options);
   ASSERT_TRUE(client.ok());
   auto version = (*client)->Version(Address("w-1"));
   EXPECT_EQ(version.status().code(), absl::StatusCode::kUnavailable);

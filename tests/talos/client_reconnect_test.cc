@@ -59,7 +59,7 @@ TEST_F(ClientReconnectTest, HangingForwardedCallsEndAtTheDeadlineAndTheFollowGet
   ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
   GrpcTalosClientOptions options = TestClientOptions();
   options.timeouts.read = std::chrono::milliseconds(200);
-  auto made = NewGrpcTalosClient(context, options);
+  auto made = NewGrpcTalosClient(context, Env::Default(), options);
   ASSERT_TRUE(made.ok()) << made.status();
   std::unique_ptr<TalosClient> client = *std::move(made);
   const std::string node = Address("w-1");

@@ -95,7 +95,7 @@ class HttpEndpoints {
            return {200, "text/plain; version=0.0.4", "", text->Get()};
          }},
     };
-    auto server = http::HttpServer::Start(std::move(options));
+    auto server = http::HttpServer::Start(std::move(options), env);
     if (!server.ok()) {
       log->error("step=listen address={} error={}", LogValue(config.listen),
                  LogValue(Msg(server.status())));
@@ -212,7 +212,7 @@ class Daemon {
     if (absl::Status s = gitsource::ConfigureLibgit2(Libgit2SettingsOf(config_)); !s.ok()) {
       return s;
     }
-    auto source = gitsource::LibGitSource::Open(config_.git);
+    auto source = gitsource::LibGitSource::Open(config_.git, env_);
     if (!source.ok()) return source.status();
     source_ = *std::move(source);
     for (const std::string& removed : source_->mirror_repairs()) {
@@ -240,7 +240,7 @@ class Daemon {
     writer_ = *std::move(writer);
     git_store_.emplace(*writer_, &metrics_);
     auto notifier = notify::StartNotifier(  // --notify; spooled, never blocking
-        config_.notify, {.spool_dir = config_.state_dir / "notifications"}, metrics_);
+        config_.notify, {.spool_dir = config_.state_dir / "notifications"}, metrics_, env_);
     if (!notifier.ok()) return notifier.status();
     notifier_ = *std::move(notifier);
     notifying_.emplace(*git_store_, *notifier_);
@@ -270,9 +270,8 @@ class Daemon {
     if (!endpoints_.Start(config_, metrics_, env_, log_, election_metrics)) {
       return absl::UnavailableError("cannot listen on --listen " + config_.listen);
     }
-    poll_env_.emplace(env_, poll_now_);
     webhook_queue_.emplace(static_cast<size_t>(config_.webhooks.queue));
-    auto webhooks = StartWebhookListener(config_, *webhook_queue_, metrics_);
+    auto webhooks = StartWebhookListener(config_, *webhook_queue_, metrics_, env_);
     if (!webhooks.ok()) return webhooks.status();
     webhooks_ = *std::move(webhooks);
     webhook_dispatcher_ = std::jthread([this](std::stop_token own) {
@@ -286,7 +285,8 @@ class Daemon {
   absl::Status StartReconciler(std::map<std::string, core::ClusterStatus> statuses) {
     talos::GrpcTalosClientOptions talos_options;
     talos_options.shutdown = signals_.token();
-    clients_.emplace(TalosCredentials{config_.credentials_dir, config_.talosconfig}, talos_options);
+    clients_.emplace(TalosCredentials{config_.credentials_dir, config_.talosconfig}, talos_options,
+                     env_);
     clients_->OnClientCertificate(
         [this](const std::string& cluster, std::chrono::system_clock::time_point not_after) {
           metrics_.client_certificate_expiry.Set(
@@ -344,7 +344,7 @@ class Daemon {
     }
     if (config_.kubernetes_upgrade_mode == "inprocess") {
       kubernetes_upgrades_ =
-          std::make_unique<k8s_upgrade::InProcessUpgradeRunner>(*clients_, options);
+          std::make_unique<k8s_upgrade::InProcessUpgradeRunner>(*clients_, env_, options);
     } else if (config_.kubernetes_upgrade_mode == "job") {
       auto opened = k8s_job::OpenJobUpgrades(config_.upgrade_jobs, config_.kubeconfig,
                                              config_.node_poll_interval, env_, options.may_change,
@@ -383,7 +383,7 @@ class Daemon {
     proposals::PlanMarkdown plan = [this](const std::vector<core::SourceFile>& proposed,
                                           const std::vector<core::SourceFile>& trusted) {
       return PreviewPlan(proposed, trusted, {config_.credentials_dir, config_.talosconfig},
-                         config_.node_name, config_.kubernetes_upgrade_mode == "inprocess",
+                         config_.node_name, env_, config_.kubernetes_upgrade_mode == "inprocess",
                          config_.shards() > 1 ? config_.shards() : 0, &installers_,
                          releases_ ? releases_->Broken() : std::vector<core::Version>{})
           .markdown;
@@ -430,7 +430,7 @@ class Daemon {
     poller_.emplace(SourcePollerOptions{config_.poll_interval, config_.poll_jitter, shards},
                     SourcePollerDeps{*source_, desired_,
                                      [this](const std::string& c) { controller_->Enqueue(c); },
-                                     metrics_, *poll_env_});
+                                     metrics_, env_, &poll_now_});
     if (!election_) return;
     election_->Start([this](int shard) {
       std::shared_ptr<const DesiredSnapshot> now = desired_.Current();
@@ -464,7 +464,8 @@ class Daemon {
                                    grace.count());
                              }
                              spdlog::shutdown();
-                           }}};
+                           }},
+                      env_};
   // Schematic IDs kept in the state directory; every factory asked with the --image-factory-*
   // options. Made first: the reconciler resolves installers with it, and so do the pull request
   // plans of forge_.
@@ -483,8 +484,7 @@ class Daemon {
   StatusStore* store_ = nullptr;  // the outermost of the chain so far
   // StartInbound
   HttpEndpoints endpoints_;
-  webhooks::PollTrigger poll_now_;  // --webhook-listen: a verified push polls at once
-  std::optional<webhooks::TriggeredEnv> poll_env_;
+  PollTrigger poll_now_{env_};  // --webhook-listen: a verified push polls at once
   std::optional<webhooks::WebhookQueue> webhook_queue_;
   std::unique_ptr<webhooks::WebhookReceiver> webhooks_;
   std::jthread webhook_dispatcher_;

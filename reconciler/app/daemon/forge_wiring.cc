@@ -14,14 +14,13 @@ using pull_requests::PullRequestComments;
 using pull_requests::PullRequestFlow;
 using pull_requests::PullRequestFlowOptions;
 using pull_requests::ReportingStatusStore;
-using webhooks::PollTrigger;
 using webhooks::WebhookQueue;
 using webhooks::WebhookReceiver;
 using webhooks::WebhookReceiverOptions;
 
 absl::StatusOr<std::unique_ptr<WebhookReceiver>> StartWebhookListener(const DaemonConfig& config,
                                                                       WebhookQueue& queue,
-                                                                      Metrics& metrics) {
+                                                                      Metrics& metrics, Env& env) {
   if (config.webhooks.listen.empty()) return nullptr;
   absl::StatusOr<std::string> secret =
       ReadSecretFile(config.webhooks.secret_file, kMinWebhookSecretBytes);
@@ -30,7 +29,7 @@ absl::StatusOr<std::unique_ptr<WebhookReceiver>> StartWebhookListener(const Daem
   options.listen = config.webhooks.listen;
   options.secret = *std::move(secret);
   options.branch = config.git.branch;
-  return WebhookReceiver::Start(std::move(options), queue, metrics);
+  return WebhookReceiver::Start(std::move(options), queue, metrics, env);
 }
 
 namespace {
@@ -69,7 +68,7 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
                                                                config.forge.comment_interval, env);
   const bool elected = static_cast<bool>(reports);
   reporting->flow_ = std::make_unique<PullRequestFlow>(
-      source, source, *reporting->client_, *reporting->comments_,
+      source, source, *reporting->client_, *reporting->comments_, env,
       PullRequestFlowOptions{dialect,
                              {config.credentials_dir, config.talosconfig},
                              config.node_name,

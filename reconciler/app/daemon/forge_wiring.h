@@ -13,9 +13,9 @@
 #include "reconciler/app/daemon/daemon_config.h"
 #include "reconciler/clients/factory/factory_installers.h"
 #include "reconciler/features/pull_requests/pull_request_flow.h"
-#include "reconciler/features/webhooks/poll_trigger.h"
 #include "reconciler/features/webhooks/webhook_receiver.h"
 #include "reconciler/loop/desired_state.h"
+#include "reconciler/loop/poll_trigger.h"
 #include "reconciler/runtime/metrics.h"
 
 namespace tr::reconciler {
@@ -23,7 +23,7 @@ namespace tr::reconciler {
 // The listener of `--webhook-listen` feeding `queue`; nullptr when the flag is unset.
 // InvalidArgument or Unavailable as webhooks::WebhookReceiver::Start, or for an unreadable secret.
 absl::StatusOr<std::unique_ptr<webhooks::WebhookReceiver>> StartWebhookListener(
-    const DaemonConfig& config, webhooks::WebhookQueue& queue, Metrics& metrics);
+    const DaemonConfig& config, webhooks::WebhookQueue& queue, Metrics& metrics, Env& env);
 
 // The forge reporting of `--forge`: the API client, the pull request comments and the flow
 // that plans pull requests and reports rollouts, with the status store that feeds it.
@@ -59,7 +59,7 @@ class ForgeReporting {
 // request into it) triggers a poll at once, coalesced by `trigger`; the poll, not the payload,
 // decides what changed. With `flow` (--forge), pull request events also go to the flow, which
 // plans them on the forge; without, they are logged only.
-void DispatchWebhooks(webhooks::WebhookQueue& queue, webhooks::PollTrigger& trigger,
+void DispatchWebhooks(webhooks::WebhookQueue& queue, PollTrigger& trigger,
                       pull_requests::PullRequestFlow* flow, std::stop_token stop);
 
 }  // namespace tr::reconciler

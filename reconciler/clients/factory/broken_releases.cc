@@ -10,14 +10,14 @@ namespace tr::reconciler::factory {
 
 std::vector<std::string> MarkBrokenReleases(const ImageFactoryOptions& options,
                                             const std::set<std::string>& origins,
-                                            core::ReleaseCatalog& catalog) {
+                                            core::ReleaseCatalog& catalog, Env& env) {
   std::vector<std::string> errors;
   for (const std::string& origin : origins) {
     ImageFactoryOptions asked = options;
     asked.origin = origin;
     // One refresh, never the periodic one: the TTL is unused.
     releases::ReleaseCache releases(std::make_unique<FactoryReleaseSource>(asked),
-                                    std::chrono::hours(1), Env::Default());
+                                    std::chrono::hours(1), env);
     if (absl::Status s = releases.Refresh({}); !s.ok()) {
       errors.push_back(fmt::format("cannot read the broken releases of the Image Factory {}: {}",
                                    origin, std::string(s.message())));

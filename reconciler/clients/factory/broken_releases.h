@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/env.h"
 #include "core/support_matrix.h"
 #include "reconciler/clients/factory/image_factory.h"
 
@@ -17,9 +18,9 @@ namespace tr::reconciler::factory {
 
 // Marks in `catalog` every release one of `origins` marks broken, each asked with `options`
 // (its origin replaced). The errors of the factories that could not be asked, one line each
-// naming the factory; their releases are then not marked.
+// naming the factory; their releases are then not marked. `env`: the release lists' clock.
 std::vector<std::string> MarkBrokenReleases(const ImageFactoryOptions& options,
                                             const std::set<std::string>& origins,
-                                            core::ReleaseCatalog& catalog);
+                                            core::ReleaseCatalog& catalog, Env& env);
 
 }  // namespace tr::reconciler::factory

@@ -97,7 +97,11 @@ absl::StatusOr<std::pair<std::string, int>> SplitListenAddress(std::string_view 
 // Members are destroyed in reverse order: the event loop (and with it every connection still
 // open) goes before the counters the connections give back to.
 struct HttpServer::State {
-  explicit State(ServerOptions o) : options(std::move(o)), log(ModuleLogger(options.name)) {}
+  State(ServerOptions o, Env& e)
+      : options(std::move(o)),
+        env(e),
+        log(ModuleLogger(options.name)),
+        refusal_lines(std::chrono::seconds(1), e) {}
 
   // Counts the refusal and logs it, at most one line per reason a second.
   void Refused(RefusalReason reason, std::string_view peer) {
@@ -109,6 +113,7 @@ struct HttpServer::State {
   }
 
   const ServerOptions options;
+  Env& env;
   const std::shared_ptr<spdlog::logger> log;
   LogThrottle refusal_lines;
   // Touched on the loop's thread only.
@@ -184,7 +189,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   const ServerLimits& limits() const { return state_.options.limits; }
 
   void ReadRequest(std::chrono::milliseconds deadline) {
-    request_started_ = Env::Default().Now();
+    request_started_ = state_.env.Now();
     request_deadline_ = deadline;
     // A kept connection waits with no more buffer than the bytes it already sent: the room a
     // large request needed is given back (issue 49, finding 7).
@@ -255,8 +260,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   // What is left of the request's deadline (headers and body share it).
   std::chrono::milliseconds RequestTimeLeft() const {
-    const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-        Env::Default().Now() - request_started_);
+    const auto spent =
+        std::chrono::duration_cast<std::chrono::milliseconds>(state_.env.Now() - request_started_);
     return std::max(request_deadline_ - spent, std::chrono::milliseconds(0));
   }
 
@@ -502,10 +507,10 @@ std::size_t HttpServer::OpenConnections() const {
   return count.get_future().get();
 }
 
-absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(ServerOptions options) {
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(ServerOptions options, Env& env) {
   absl::StatusOr<std::pair<std::string, int>> address = SplitListenAddress(options.listen);
   if (!address.ok()) return address.status();
-  auto state = std::make_unique<State>(std::move(options));
+  auto state = std::make_unique<State>(std::move(options), env);
   if (absl::Status s = Bind(*state, address->first, address->second); !s.ok()) return s;
   Accept(*state);
   State& loop = *state;

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
 
 namespace tr::reconciler::http {
 
@@ -138,9 +139,10 @@ struct ServerOptions {
 
 class HttpServer {
  public:
-  // Binds `options.listen` and serves until destroyed. InvalidArgument for an address that is
-  // not host:port, Unavailable when it cannot be bound.
-  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(ServerOptions options);
+  // Binds `options.listen` and serves until destroyed; `env` times requests and throttles the
+  // refusal lines. InvalidArgument for an address that is not host:port, Unavailable when it
+  // cannot be bound.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(ServerOptions options, Env& env);
   ~HttpServer();  // stops serving, closes every connection, joins the thread
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

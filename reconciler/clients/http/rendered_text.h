@@ -20,8 +20,7 @@ namespace tr::reconciler::http {
 
 class RenderedText {
  public:
-  RenderedText(std::function<std::string()> render, std::chrono::milliseconds max_age,
-               Env& env = Env::Default());
+  RenderedText(std::function<std::string()> render, std::chrono::milliseconds max_age, Env& env);
 
   // The text: the one being read when there is one younger than max_age, else a new one.
   std::shared_ptr<const std::string> Get();

@@ -139,15 +139,16 @@ class ShutdownCanceller {
 class HttpKubeClient final : public KubeClient {
  public:
   HttpKubeClient(std::unique_ptr<httplib::SSLClient> client, std::stop_token shutdown,
-                 size_t max_answer_bytes, std::chrono::milliseconds idle_timeout)
-      : client_(std::move(client)),
+                 size_t max_answer_bytes, std::chrono::milliseconds idle_timeout, Env& env)
+      : env_(env),
+        client_(std::move(client)),
         max_answer_bytes_(max_answer_bytes),
         idle_timeout_(idle_timeout),
         canceller_(*client_, std::move(shutdown)),
-        last_used_(Env::Default().Now()),
-        closer_(IdleCloser::Shared()),
-        closer_id_(closer_->Add(idle_timeout_,
-                                [this](Env::TimePoint now) { return CloseIfIdle(now); })) {
+        last_used_(env_.Now()),
+        closer_(IdleCloser::Shared(env_)),
+        closer_id_(
+            closer_->Add(idle_timeout_, [this](Env::TimePoint now) { return CloseIfIdle(now); })) {
     client_->set_socket_options([this](socket_t fd) { canceller_.Opened(fd); });
   }
   ~HttpKubeClient() override { closer_->Remove(closer_id_); }
@@ -273,7 +274,7 @@ class HttpKubeClient final : public KubeClient {
     canceller_.CallEnded();
     MutexLock lock(idle_mu_);
     --in_flight_;
-    last_used_ = Env::Default().Now();
+    last_used_ = env_.Now();
     return answer;
   }
 
@@ -320,6 +321,7 @@ class HttpKubeClient final : public KubeClient {
     return Text(std::move(res), std::string(what));
   }
 
+  Env& env_;
   // One TLS context and one keep-alive connection for the cluster; httplib serialises the
   // requests made on it from several threads.
   const std::unique_ptr<httplib::SSLClient> client_;
@@ -406,6 +408,7 @@ absl::Status TrustClusterCaOnly(httplib::SSLClient& client, const std::string& c
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredentials& credentials,
+                                                              Env& env,
                                                               HttpKubeClientOptions options) {
   absl::StatusOr<Endpoint> endpoint = ParseServer(credentials.server);
   if (!endpoint.ok()) return endpoint.status();
@@ -421,7 +424,7 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
   SetHttpConnection(**client, options.connect_timeout, options.request_timeout);
   (*client)->set_keep_alive(true);
   return std::make_unique<HttpKubeClient>(std::move(*client), std::move(options.shutdown),
-                                          options.max_answer_bytes, options.idle_timeout);
+                                          options.max_answer_bytes, options.idle_timeout, env);
 }
 
 size_t OpenConnections(const KubeClient& client) {

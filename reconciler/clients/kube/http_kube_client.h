@@ -17,6 +17,7 @@
 #include <memory>
 #include <stop_token>
 
+#include "base/env.h"
 #include "reconciler/clients/kube/kube_client.h"
 #include "reconciler/clients/kube/kubeconfig.h"
 
@@ -28,15 +29,16 @@ struct HttpKubeClientOptions {
   std::stop_token shutdown;  // the process's; none: calls end only by their timeouts
   // A longer answer fails (ResourceExhausted, naming the cap) without being read further.
   size_t max_answer_bytes = size_t{32} << 20;
-  // A connection no request has used for this long is closed (by IdleCloser::Shared()'s one
+  // A connection no request has used for this long is closed (by IdleCloser::Shared's one
   // thread, within half this again), never while a request is on it; the next request opens
   // another, at the cost of one TLS handshake.
   std::chrono::milliseconds idle_timeout{std::chrono::minutes(1)};
 };
 
 // InvalidArgument for a server URL that is not https://host[:port], a kubeconfig CA with no
-// certificate, or unusable client key material.
+// certificate, or unusable client key material. `env` tells when a connection was last used.
 absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredentials& credentials,
+                                                              Env& env,
                                                               HttpKubeClientOptions options = {});
 
 // The connections `client`, made by NewHttpKubeClient, holds open now: 0 or 1 (0 for any other

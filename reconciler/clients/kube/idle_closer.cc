@@ -6,13 +6,13 @@
 
 namespace tr::reconciler::kube {
 
-std::shared_ptr<IdleCloser> IdleCloser::Shared() {
+std::shared_ptr<IdleCloser> IdleCloser::Shared(Env& env) {
   static Mutex mu;
   static std::weak_ptr<IdleCloser> shared;
   MutexLock lock(mu);
   std::shared_ptr<IdleCloser> closer = shared.lock();
   if (!closer) {
-    closer = std::make_shared<IdleCloser>();
+    closer = std::make_shared<IdleCloser>(env);
     shared = closer;
   }
   return closer;
@@ -77,8 +77,8 @@ void IdleCloser::Run(std::stop_token stop) {
     }
     period_ = Period();
     shortened_ = false;
-    wake_.wait_for(lock, stop, period_,
-                   [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return shortened_; });
+    env_.WaitFor(wake_, lock, stop, period_,
+                 [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return shortened_; });
   }
 }
 

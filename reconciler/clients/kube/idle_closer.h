@@ -34,12 +34,12 @@ class IdleCloser {
   // closer's thread with the closer's lock held: it must not call the closer back.
   using CloseIfIdle = std::function<Idle(Env::TimePoint now)>;
 
-  // The process's closer: made for the first client that asks, ended with the last one.
-  static std::shared_ptr<IdleCloser> Shared();
+  // The process's closer: made for the first client that asks, on that client's env (a process
+  // has one), ended with the last one.
+  static std::shared_ptr<IdleCloser> Shared(Env& env);
 
   // `give_back_memory`: what the sweeps that give memory back (above) call.
-  explicit IdleCloser(Env& env = Env::Default(),
-                      std::function<void()> give_back_memory = DefaultGiveBackMemory);
+  explicit IdleCloser(Env& env, std::function<void()> give_back_memory = DefaultGiveBackMemory);
   ~IdleCloser();
   IdleCloser(const IdleCloser&) = delete;
   IdleCloser& operator=(const IdleCloser&) = delete;

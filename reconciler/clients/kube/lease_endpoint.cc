@@ -96,7 +96,7 @@ class ServiceAccountClient final : public kube::KubeClient {
       read_at_ = env_.Now();
       absl::StatusOr<kube::KubeCredentials> now = ServiceAccount(dir_);
       if (now.ok() && (now->token != credentials_.token || now->ca_pem != credentials_.ca_pem)) {
-        auto fresh = kube::NewHttpKubeClient(*now, options_);
+        auto fresh = kube::NewHttpKubeClient(*now, env_, options_);
         if (fresh.ok()) {
           client_ = std::move(*fresh);
           credentials_ = *std::move(now);
@@ -125,7 +125,7 @@ absl::StatusOr<LeaseEndpoint> OpenLeaseEndpoint(const std::filesystem::path& kub
     if (!text.ok()) return text.status();
     absl::StatusOr<kube::KubeCredentials> credentials = kube::ParseKubeconfig(*text);
     if (!credentials.ok()) return credentials.status();
-    auto client = kube::NewHttpKubeClient(*credentials, options);
+    auto client = kube::NewHttpKubeClient(*credentials, env, options);
     if (!client.ok()) return client.status();
     return LeaseEndpoint{*std::move(client), "default"};
   }
@@ -133,7 +133,7 @@ absl::StatusOr<LeaseEndpoint> OpenLeaseEndpoint(const std::filesystem::path& kub
   if (!credentials.ok()) return credentials.status();
   absl::StatusOr<std::string> ns = ReadAll(account_dir / "namespace", "the pod's namespace");
   if (!ns.ok()) return ns.status();
-  auto client = kube::NewHttpKubeClient(*credentials, options);
+  auto client = kube::NewHttpKubeClient(*credentials, env, options);
   if (!client.ok()) return client.status();
   return LeaseEndpoint{std::make_unique<ServiceAccountClient>(account_dir, options, env,
                                                               *credentials, *std::move(client)),

@@ -17,9 +17,6 @@
 namespace tr::reconciler::talos {
 namespace {
 
-// gRPC deadlines are real time: the calls are real IO, so the real environment's clock.
-Env::TimePoint Now() { return Env::Default().Now(); }
-
 // How long one connection wait may block before the stop token is looked at again.
 constexpr auto kConnectSlice = std::chrono::milliseconds(100);
 
@@ -43,6 +40,7 @@ std::string Join(const std::vector<std::string>& parts) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(const TalosContext& context,
+                                                                Env& env,
                                                                 GrpcTalosClientOptions options) {
   if (context.endpoints.empty()) {
     return absl::InvalidArgumentError(
@@ -77,16 +75,17 @@ absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(const TalosConte
     channels.push_back(grpc::CreateCustomChannel(endpoint.Target(), credentials, args));
   }
   return std::make_unique<GrpcTalosClient>(context.endpoints, std::move(channels),
-                                           std::move(options));
+                                           std::move(options), env);
 }
 
 GrpcTalosClient::GrpcTalosClient(std::vector<Endpoint> endpoints,
                                  std::vector<std::shared_ptr<grpc::Channel>> channels,
-                                 GrpcTalosClientOptions options)
+                                 GrpcTalosClientOptions options, Env& env)
     : endpoints_(std::move(endpoints)),
       channels_(std::move(channels)),
       stubs_(channels_.begin(), channels_.end()),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      env_(env) {}
 
 std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node) const {
   const size_t count = endpoints_.size();
@@ -118,7 +117,7 @@ GrpcTalosClient::Connection GrpcTalosClient::Connect(grpc::Channel& channel,
     if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) {
       return Connection::kRefused;
     }
-    const auto slice_end = std::min(deadline, Now() + kConnectSlice);
+    const auto slice_end = std::min(deadline, env_.Now() + kConnectSlice);
     if (!channel.WaitForStateChange(state, slice_end) && slice_end >= deadline) {
       return Connection::kNoAnswer;
     }
@@ -135,7 +134,7 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
   std::stop_callback on_caller(caller_stop, [&either] { either.request_stop(); });
   std::stop_callback on_shutdown(options_.shutdown, [&either] { either.request_stop(); });
   const std::stop_token stop = either.get_token();
-  const auto deadline = Now() + timeout;
+  const auto deadline = env_.Now() + timeout;
   const std::vector<size_t> candidates = Candidates(node);
   std::vector<std::string> failed;
   bool every_refused = true;  // no endpoint tried merely failed to answer
@@ -144,12 +143,12 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
     grpc::Channel& channel = *channels_[index];
     const std::string endpoint = endpoints_[index].Target();
     const Connection connection =
-        Connect(channel, std::min(deadline, Now() + options_.timeouts.connect), stop);
+        Connect(channel, std::min(deadline, env_.Now() + options_.timeouts.connect), stop);
     if (connection != Connection::kReady) {
       if (stop.stop_requested()) break;
       every_refused = every_refused && connection == Connection::kRefused;
       failed.push_back(endpoint);
-      if (Now() >= deadline) break;
+      if (env_.Now() >= deadline) break;
       continue;
     }
     CallAttempt call{{}, channels_[index], CallInfo{method, node, endpoint}, &stubs_[index]};
@@ -174,7 +173,7 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
   const CallInfo info{method, node, ""};
   if (stop.stop_requested()) return CallError(absl::StatusCode::kCancelled, info, "cancelled");
   const auto code =
-      Now() >= deadline ? absl::StatusCode::kDeadlineExceeded : absl::StatusCode::kUnavailable;
+      env_.Now() >= deadline ? absl::StatusCode::kDeadlineExceeded : absl::StatusCode::kUnavailable;
   absl::Status error =
       CallError(code, info, fmt::format("no endpoint reachable (tried {})", Join(failed)));
   if (every_refused && code == absl::StatusCode::kUnavailable) {

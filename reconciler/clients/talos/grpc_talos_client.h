@@ -25,6 +25,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
 #include "reconciler/clients/talos/talos_client.h"
 #include "reconciler/clients/talos/talosconfig.h"
 
@@ -65,8 +66,9 @@ struct GrpcTalosClientOptions {
 };
 
 // A client for the context's endpoints. InvalidArgument when the context has no endpoints or
-// no TLS material.
+// no TLS material. gRPC's deadlines are real time: `env` is the real environment (its clock
+// sets the calls' deadlines).
 absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(
-    const TalosContext& context, GrpcTalosClientOptions options = {});
+    const TalosContext& context, Env& env, GrpcTalosClientOptions options = {});
 
 }  // namespace tr::reconciler::talos

@@ -23,7 +23,7 @@ class GrpcTalosClient final : public TalosClient {
  public:
   GrpcTalosClient(std::vector<Endpoint> endpoints,
                   std::vector<std::shared_ptr<grpc::Channel>> channels,
-                  GrpcTalosClientOptions options);
+                  GrpcTalosClientOptions options, Env& env);
 
   absl::StatusOr<NodeVersion> Version(const std::string& node) override;
   absl::StatusOr<std::string> BootId(const std::string& node) override;
@@ -79,8 +79,8 @@ class GrpcTalosClient final : public TalosClient {
   // Waits for the channel to connect until `deadline` or `stop`; kRefused at once when the
   // connection attempt fails (refused, TLS handshake failure) or recently failed.
   enum class Connection { kReady, kRefused, kNoAnswer };
-  static Connection Connect(grpc::Channel& channel, std::chrono::system_clock::time_point deadline,
-                            const std::stop_token& stop);
+  Connection Connect(grpc::Channel& channel, std::chrono::system_clock::time_point deadline,
+                     const std::stop_token& stop);
   // Reads a stream of common.Data into one string (Read, Kubeconfig, Logs).
   absl::StatusOr<std::string> ReadDataStream(
       const std::string& method, const std::string& node, std::chrono::milliseconds timeout,
@@ -90,6 +90,7 @@ class GrpcTalosClient final : public TalosClient {
   std::vector<std::shared_ptr<grpc::Channel>> channels_;
   std::vector<ChannelStubs> stubs_;  // by channel
   GrpcTalosClientOptions options_;
+  Env& env_;
   std::atomic<size_t> preferred_{0};
 };
 

@@ -31,7 +31,7 @@ void RemoveStaleSpools(const fs::path& spool_dir, const std::set<std::string>& k
 
 absl::StatusOr<std::unique_ptr<Notifier>> StartNotifier(const NotifyFlags& flags,
                                                         const WebhookNotifierOptions& options,
-                                                        Metrics& metrics) {
+                                                        Metrics& metrics, Env& env) {
   if (absl::Status s = MakePrivateDirectory(options.spool_dir); !s.ok()) return s;
   std::set<std::string> keys;
   std::vector<std::unique_ptr<Notifier>> sinks;
@@ -39,7 +39,7 @@ absl::StatusOr<std::unique_ptr<Notifier>> StartNotifier(const NotifyFlags& flags
     absl::StatusOr<NotifyTarget> target = ParseNotifyTarget(entry);
     if (!target.ok()) return target.status();
     keys.insert(target->key);
-    auto sink = WebhookNotifier::Start(*std::move(target), options, metrics);
+    auto sink = WebhookNotifier::Start(*std::move(target), options, metrics, env);
     if (!sink.ok()) return sink.status();
     sinks.push_back(*std::move(sink));
   }

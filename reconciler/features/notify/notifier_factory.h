@@ -16,9 +16,9 @@ namespace tr::reconciler::notify {
 // Starts a sink for every entry of `flags`, each spooling in its own folder under
 // `options.spool_dir`, and deletes the spools of receivers no longer configured (with no entry,
 // every spool; the notifier then drops everything). InvalidArgument for a bad entry or an
-// unusable spool directory.
+// unusable spool directory. `env` as WebhookNotifier::Start's.
 absl::StatusOr<std::unique_ptr<Notifier>> StartNotifier(const NotifyFlags& flags,
                                                         const WebhookNotifierOptions& options,
-                                                        Metrics& metrics);
+                                                        Metrics& metrics, Env& env);
 
 }  // namespace tr::reconciler::notify

@@ -32,11 +32,12 @@ uint64_t Seed(Env& env) {
 
 class WebhookNotifier::Sender {
  public:
-  Sender(NotifyTarget target, const WebhookNotifierOptions& options, Metrics& metrics)
+  Sender(NotifyTarget target, const WebhookNotifierOptions& options, Metrics& metrics, Env& env)
       : target_(std::move(target)),
         options_(options),
         metrics_(metrics),
         dir_(options.spool_dir / target_.key),
+        env_(env),
         ids_(dir_ / "rollout-messages"),
         poster_(target_.format->NewPoster(
             target_, {options.timeout, options.max_answer_bytes, &env_, &ids_})),
@@ -105,7 +106,7 @@ class WebhookNotifier::Sender {
     s.body = reply ? target_.format->RenderReply(n) : target_.format->Render(n, s.delivery);
     s.rollout = rollout;
     s.reply = reply;
-    s.file = dir_ / fmt::format("{:020}-{}.json", ++sequence_ + Epoch(), s.delivery);
+    s.file = dir_ / fmt::format("{:020}-{}.json", ++sequence_ + Epoch(env_), s.delivery);
     if (!SaveSpooled(s)) {
       log_->error("step=spool target={} delivery={} error=\"cannot write the spool\"", Name(), s.delivery);
     }
@@ -130,9 +131,9 @@ class WebhookNotifier::Sender {
   }
 
   // Spool file names sort in creation order across restarts.
-  static uint64_t Epoch() {
-    static const uint64_t start = static_cast<uint64_t>(
-        Env::Default().Now().time_since_epoch() / std::chrono::microseconds(1));
+  static uint64_t Epoch(Env& env) {
+    static const uint64_t start =
+        static_cast<uint64_t>(env.Now().time_since_epoch() / std::chrono::microseconds(1));
     return start;
   }
 
@@ -140,10 +141,10 @@ class WebhookNotifier::Sender {
     while (!stop.stop_requested()) {
       MutexLock lock(mu_);
       const auto pending = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !queue_.empty(); };
-      if (!cv_.wait(lock, stop, pending)) return;
+      if (!env_.Wait(cv_, lock, stop, Env::kNoDeadline, pending)) return;
       const Env::TimePoint due = queue_.front().due, now = env_.Now();
       if (due > now) {
-        cv_.wait_for(lock, stop, due - now, [] { return false; });
+        env_.WaitFor(cv_, lock, stop, due - now, [] { return false; });
         continue;
       }
       if (Superseded(queue_.front())) {
@@ -208,8 +209,8 @@ class WebhookNotifier::Sender {
   const WebhookNotifierOptions options_;
   Metrics& metrics_;
   const fs::path dir_;
-  Env& env_ = Env::Default();  // the IO is real, so is its time
-  MessageIds ids_;             // the sender thread's (and Load's, before it starts)
+  Env& env_;        // times the retries; its waits are the sender thread's
+  MessageIds ids_;  // the sender thread's (and Load's, before it starts)
   std::unique_ptr<Poster> poster_;
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<spdlog::logger> log_;
@@ -225,9 +226,9 @@ WebhookNotifier::WebhookNotifier(std::unique_ptr<Sender> sender) : sender_(std::
 WebhookNotifier::~WebhookNotifier() = default;
 
 absl::StatusOr<std::unique_ptr<WebhookNotifier>> WebhookNotifier::Start(
-    NotifyTarget target, WebhookNotifierOptions options, Metrics& metrics) {
+    NotifyTarget target, WebhookNotifierOptions options, Metrics& metrics, Env& env) {
   if (absl::Status s = MakePrivateDirectory(options.spool_dir); !s.ok()) return s;
-  auto sender = std::make_unique<Sender>(std::move(target), options, metrics);
+  auto sender = std::make_unique<Sender>(std::move(target), options, metrics, env);
   if (absl::Status s = sender->Load(); !s.ok()) return s;
   sender->Start();
   return std::unique_ptr<WebhookNotifier>(new WebhookNotifier(std::move(sender)));

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
 #include "reconciler/features/notify/notifier.h"
 #include "reconciler/features/notify/notify_target.h"
 #include "reconciler/runtime/metrics.h"
@@ -37,9 +38,11 @@ struct WebhookNotifierOptions {
 class WebhookNotifier final : public Notifier {
  public:
   // Loads what the spool holds for `target` (in <spool_dir>/<target.key>) and starts its
-  // sender. InvalidArgument when a spool directory cannot be created.
-  static absl::StatusOr<std::unique_ptr<WebhookNotifier>> Start(
-      NotifyTarget target, WebhookNotifierOptions options, Metrics& metrics);
+  // sender. InvalidArgument when a spool directory cannot be created. The sender waits and
+  // times its retries through `env` (the posters' IO is real; a test's env moves the retries).
+  static absl::StatusOr<std::unique_ptr<WebhookNotifier>> Start(NotifyTarget target,
+                                                                WebhookNotifierOptions options,
+                                                                Metrics& metrics, Env& env);
   ~WebhookNotifier() override;  // stops the sender; what is unsent stays spooled
 
   void Notify(const Notification& notification) override;

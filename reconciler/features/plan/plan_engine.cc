@@ -223,10 +223,10 @@ bool ObservesLive(const PlanOptions& options) {
   return !options.credentials_dir.empty() || !options.talosconfig.empty();
 }
 
-std::unique_ptr<TalosconfigClientFactory> LiveClients(const PlanOptions& options) {
+std::unique_ptr<TalosconfigClientFactory> LiveClients(const PlanOptions& options, Env& env) {
   return std::make_unique<TalosconfigClientFactory>(
       TalosCredentials{options.credentials_dir, options.talosconfig},
-      talos::GrpcTalosClientOptions{});
+      talos::GrpcTalosClientOptions{}, env);
 }
 
 // Observed through `clients` when given, else read from the observed-state file.
@@ -370,15 +370,15 @@ std::optional<core::ProfileSet> LoadCheckout(const std::filesystem::path& dir, i
 }
 
 std::optional<core::ObservedFleet> ObserveFleet(const core::ProfileSet& set,
-                                                const PlanOptions& options,
+                                                const PlanOptions& options, Env& env,
                                                 std::map<std::string, std::string>& unobserved,
                                                 std::ostream& err) {
   std::unique_ptr<TalosconfigClientFactory> clients =
-      ObservesLive(options) ? LiveClients(options) : nullptr;
+      ObservesLive(options) ? LiveClients(options, env) : nullptr;
   return ObserveThrough(clients.get(), set, options, unobserved, err);
 }
 
-int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
+int RunPlan(const PlanOptions& options, Env& env, std::ostream& out, std::ostream& err) {
   std::optional<core::ProfileSet> set = LoadProfiles(options.dir, options.shards, err);
   if (!set) return kExitInvalid;
   for (const core::Diagnostic& d : set->defaults_diagnostics) err << d.ToString() << "\n";
@@ -388,7 +388,7 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
   // The releases the schematic profiles' factories mark broken block as in the daemon.
   for (const std::string& e : factory::MarkBrokenReleases(
            options.image_factory, FactoryOrigins(set->profiles, options.image_factory.origin),
-           set->release_catalog)) {
+           set->release_catalog, env)) {
     err << "warning: " << e << "\n";
   }
   // One run asks each factory once per schematic: the IDs are kept in memory only.
@@ -397,14 +397,13 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
       ResolveSchematics(installers.resolver(), set->profiles, nullptr, *statuses);
   Unobserved unobserved;
   std::unique_ptr<TalosconfigClientFactory> clients =
-      ObservesLive(options) ? LiveClients(options) : nullptr;
+      ObservesLive(options) ? LiveClients(options, env) : nullptr;
   std::optional<core::ObservedFleet> fleet =
       ObserveThrough(clients.get(), *set, options, unobserved, err);
   if (!fleet) return kExitInvalid;
-  const std::vector<core::PlanReportEntry> entries =
-      PlanAll({*set, *fleet, unobserved, unresolved, *statuses, !options.status_dir.empty(),
-               options.kubernetes_upgrades, Env::Default().Now(),
-               clients ? SurveyThrough(*clients, *set) : nullptr});
+  const std::vector<core::PlanReportEntry> entries = PlanAll(
+      {*set, *fleet, unobserved, unresolved, *statuses, !options.status_dir.empty(),
+       options.kubernetes_upgrades, env.Now(), clients ? SurveyThrough(*clients, *set) : nullptr});
   switch (options.format) {
     case PlanFormat::kText:
       out << core::RenderPlanText(entries);
@@ -424,7 +423,7 @@ int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err) {
 
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
-                        const TalosCredentials& credentials, const std::string& self_node,
+                        const TalosCredentials& credentials, const std::string& self_node, Env& env,
                         bool kubernetes_upgrades, int shards,
                         factory::FactoryInstallers* installers,
                         const std::vector<core::Version>& broken) {
@@ -473,7 +472,7 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
   core::ProfileSet observed_set = base;
   std::erase_if(observed_set.profiles,
                 [&](const core::ClusterProfile& p) { return !touched.contains(p.name); });
-  TalosconfigClientFactory clients(credentials, {});
+  TalosconfigClientFactory clients(credentials, {}, env);
   TalosFleetObserver observer(clients, self_node);
   std::stringstream observe_errors;
   Unobserved unobserved;
@@ -483,7 +482,7 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
   // The nodes are asked at the watched branch's endpoints, as they were observed.
   for (core::PlanReportEntry& entry :
        PlanAll({set, fleet, unobserved, unresolved, no_statuses, false, kubernetes_upgrades,
-                Env::Default().Now(), SurveyThrough(clients, base)})) {
+                env.Now(), SurveyThrough(clients, base)})) {
     std::string file = "clusters/" + entry.cluster + ".yaml";
     for (const core::ClusterProfile& profile : set.profiles) {
       if (profile.name == entry.cluster) file = profile.file;

@@ -14,10 +14,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/env.h"
 #include "core/observed_decode.h"
 #include "core/profile_set.h"
-#include "reconciler/clients/factory/image_factory.h"
 #include "reconciler/clients/factory/factory_installers.h"
+#include "reconciler/clients/factory/image_factory.h"
 #include "reconciler/clients/talos_credentials.h"
 
 namespace tr::reconciler {
@@ -55,7 +56,8 @@ struct PlanOptions {
 // is planned or up to date, kExitBlocked when a plan is blocked, kExitInvalid when a profile or the
 // input (a status file included) is invalid. A profile naming a schematic is first resolved at
 // its factory (the IDs kept in memory only); one that cannot be is planned as blocked, why.
-int RunPlan(const PlanOptions& options, std::ostream& out, std::ostream& err);
+// `env`: the time the plan is made at, and the live clients' (the real one: their IO is real).
+int RunPlan(const PlanOptions& options, Env& env, std::ostream& out, std::ostream& err);
 
 // The profiles of the checkout at `dir`, as `plan` and `validate` read them; nullopt after
 // printing why.
@@ -66,7 +68,7 @@ std::optional<core::ProfileSet> LoadCheckout(const std::filesystem::path& dir, i
 // `options.credentials_dir` or `options.talosconfig`. A cluster that cannot be observed live
 // is left out, with why in `unobserved`. nullopt after printing why the file is unreadable.
 std::optional<core::ObservedFleet> ObserveFleet(const core::ProfileSet& set,
-                                                const PlanOptions& options,
+                                                const PlanOptions& options, Env& env,
                                                 std::map<std::string, std::string>& unobserved,
                                                 std::ostream& err);
 
@@ -92,12 +94,12 @@ struct PlanPreview {
 // else its reconciler.yaml's imageFactory, else the daemon's --image-factory), never at one the
 // proposal names, within a budget of factory requests (PreviewInstallers: the IDs the daemon
 // knows cost none, new ones are kept for this preview only); without, a schematic profile is
-// planned as blocked. The Talos releases in
+// planned as blocked. `env` as RunPlan's. The Talos releases in
 // `broken` (the daemon's release list: those its Image Factory marks broken) block a plan to
 // them, as in the daemon.
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
-                        const TalosCredentials& credentials, const std::string& self_node,
+                        const TalosCredentials& credentials, const std::string& self_node, Env& env,
                         bool kubernetes_upgrades = true, int shards = 0,
                         factory::FactoryInstallers* installers = nullptr,
                         const std::vector<core::Version>& broken = {});

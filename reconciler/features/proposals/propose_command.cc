@@ -79,7 +79,7 @@ std::string RenderProposalsJson(const core::ProposalOutcome& outcome) {
          "\n";
 }
 
-int RunPropose(const ProposeOptions& options, std::ostream& out, std::ostream& err) {
+int RunPropose(const ProposeOptions& options, Env& env, std::ostream& out, std::ostream& err) {
   std::optional<core::ProfileSet> set = LoadCheckout(options.input.dir, options.input.shards, err);
   if (!set) return kExitInvalid;
   if (!set->defaults_diagnostics.empty() || !set->invalid.empty()) {
@@ -91,12 +91,13 @@ int RunPropose(const ProposeOptions& options, std::ostream& out, std::ostream& e
     return kExitInvalid;
   }
   std::map<std::string, std::string> unobserved;
-  std::optional<core::ObservedFleet> fleet = ObserveFleet(*set, options.input, unobserved, err);
+  std::optional<core::ObservedFleet> fleet =
+      ObserveFleet(*set, options.input, env, unobserved, err);
   if (!fleet) return kExitInvalid;
   std::map<std::string, core::RunningVersions> running;
   for (const core::ObservedCluster& c : fleet->clusters) running[c.name] = RunningOf(c);
   const core::ProposalOutcome outcome =
-      core::ProposeUpdates(*set, DryRunReleases(*set), running, Env::Default().Now());
+      core::ProposeUpdates(*set, DryRunReleases(*set), running, env.Now());
   out << (options.format == ProposeFormat::kJson ? RenderProposalsJson(outcome)
                                                  : RenderProposalsText(outcome));
   return kExitOk;

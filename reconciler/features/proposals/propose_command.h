@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "base/env.h"
 #include "core/observed_decode.h"
 #include "core/proposals.h"
 #include "reconciler/features/plan/plan_engine.h"
@@ -41,6 +42,6 @@ std::string RenderProposalsJson(const core::ProposalOutcome& outcome);
 // Prints the proposals. kExitOk, or kExitInvalid when a profile, reconciler.yaml or the
 // observed input is invalid (nothing is proposed while any profile is invalid: a group
 // missing a cluster would be proposed without it).
-int RunPropose(const ProposeOptions& options, std::ostream& out, std::ostream& err);
+int RunPropose(const ProposeOptions& options, Env& env, std::ostream& out, std::ostream& err);
 
 }  // namespace tr::reconciler::proposals

@@ -109,9 +109,9 @@ void PullRequestComments::Run(std::stop_token stop) {
       const uint64_t seen = published_;
       auto published = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return published_ != seen; };
       if (wake == Env::TimePoint::max()) {
-        cv_.wait(lock, stop, published);
+        env_.Wait(cv_, lock, stop, Env::kNoDeadline, published);
       } else {
-        cv_.wait_for(lock, stop, wake - now, published);
+        env_.WaitFor(cv_, lock, stop, wake - now, published);
       }
       continue;
     }

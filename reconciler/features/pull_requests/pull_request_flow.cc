@@ -219,12 +219,13 @@ SettledClusters ReadSettled(const std::string& section) {
 }  // namespace
 
 PullRequestFlow::PullRequestFlow(gitsource::GitSource& source, gitsource::PreviewSource& previews,
-                                 ForgeApi& api, PullRequestComments& comments,
+                                 ForgeApi& api, PullRequestComments& comments, Env& env,
                                  PullRequestFlowOptions options)
     : source_(source),
       previews_(previews),
       api_(api),
       comments_(comments),
+      env_(env),
       options_(std::move(options)),
       log_(ModuleLogger("forge")),
       thread_([this](std::stop_token stop) { Run(stop); }) {}
@@ -310,7 +311,7 @@ void PullRequestFlow::Run(std::stop_token stop) {
   reporting_ = !options_.reports;  // a single process reports from the start: nothing to resend
   while (!stop.stop_requested()) {
     busy_ = false;
-    if (!cv_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!env_.Wait(cv_, lock, stop, Env::kNoDeadline, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
           return refresh_ || !events_.empty() || !recorded_.empty() || !loaded_.empty();
         })) {
       return;
@@ -464,11 +465,10 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
     // The head moved since the webhook; the newer webhook plans the newer head.
     log_->info("step=plan-pull-request pull-request={} outcome=head-moved", event.number);
   }
-  const PlanPreview preview =
-      PreviewPlan(proposed->files, trusted->files, options_.credentials, options_.self_node,
-                  options_.kubernetes_upgrades, options_.shards, options_.installers,
-                  options_.broken_releases ? options_.broken_releases()
-                                           : std::vector<core::Version>{});
+  const PlanPreview preview = PreviewPlan(
+      proposed->files, trusted->files, options_.credentials, options_.self_node, env_,
+      options_.kubernetes_upgrades, options_.shards, options_.installers,
+      options_.broken_releases ? options_.broken_releases() : std::vector<core::Version>{});
   if (!preview.refused.ok()) return RefuseOverBudget(event, preview.refused, stop);
   if (preview.changed.empty() && preview.markdown.empty()) {
     log_->info("step=plan-pull-request pull-request={} outcome=no-profile-changed", event.number);

@@ -89,9 +89,10 @@ struct PullRequestFlowOptions {
 
 class PullRequestFlow {
  public:
-  // Every reference must outlive the flow.
+  // Every reference must outlive the flow. The worker waits for work through `env`, which also
+  // times the plans (PreviewPlan's).
   PullRequestFlow(gitsource::GitSource& source, gitsource::PreviewSource& previews,
-                  forge::ForgeApi& api, PullRequestComments& comments,
+                  forge::ForgeApi& api, PullRequestComments& comments, Env& env,
                   PullRequestFlowOptions options);
   ~PullRequestFlow();  // stops the worker; what is queued is dropped
   PullRequestFlow(const PullRequestFlow&) = delete;
@@ -164,6 +165,7 @@ class PullRequestFlow {
   gitsource::PreviewSource& previews_;
   forge::ForgeApi& api_;
   PullRequestComments& comments_;
+  Env& env_;
   const PullRequestFlowOptions options_;
   std::shared_ptr<spdlog::logger> log_;
   // Worker-only state (never touched under mu_ from other threads).

@@ -35,20 +35,21 @@ http::ServerLimits WebhookReceiverOptions::DefaultWebhookLimits() {
 }
 
 WebhookReceiver::WebhookReceiver(WebhookReceiverOptions options, WebhookQueue& queue,
-                                 Metrics& metrics)
+                                 Metrics& metrics, Env& env)
     : options_(std::move(options)),
       queue_(queue),
       metrics_(metrics),
-      deliveries_(options_.remembered_deliveries) {}
+      deliveries_(options_.remembered_deliveries),
+      rejection_lines_(std::chrono::seconds(1), env) {}
 
 absl::StatusOr<std::unique_ptr<WebhookReceiver>> WebhookReceiver::Start(
-    WebhookReceiverOptions options, WebhookQueue& queue, Metrics& metrics) {
+    WebhookReceiverOptions options, WebhookQueue& queue, Metrics& metrics, Env& env) {
   if (options.secret.empty()) return absl::InvalidArgumentError("webhook secret is empty");
   if (auto address = http::SplitListenAddress(options.listen); !address.ok()) {
     return absl::InvalidArgumentError("webhook " + std::string(address.status().message()));
   }
   std::unique_ptr<WebhookReceiver> receiver(
-      new WebhookReceiver(std::move(options), queue, metrics));
+      new WebhookReceiver(std::move(options), queue, metrics, env));
   http::ServerOptions server;
   server.name = "webhook";
   server.listen = receiver->options_.listen;
@@ -57,7 +58,7 @@ absl::StatusOr<std::unique_ptr<WebhookReceiver>> WebhookReceiver::Start(
   server.on_refused = [&metrics](http::RefusalReason reason) {
     metrics.webhook_requests.Inc(http::RefusalReasonName(reason));
   };
-  auto started = http::HttpServer::Start(std::move(server));
+  auto started = http::HttpServer::Start(std::move(server), env);
   if (!started.ok()) return started.status();
   receiver->server_ = *std::move(started);
   receiver->port_ = receiver->server_->port();

@@ -61,7 +61,7 @@ class WebhookReceiver {
   // InvalidArgument for a malformed address or empty secret, Unavailable when it cannot bind.
   static absl::StatusOr<std::unique_ptr<WebhookReceiver>> Start(WebhookReceiverOptions options,
                                                                 WebhookQueue& queue,
-                                                                Metrics& metrics);
+                                                                Metrics& metrics, Env& env);
   ~WebhookReceiver() = default;
   WebhookReceiver(const WebhookReceiver&) = delete;
   WebhookReceiver& operator=(const WebhookReceiver&) = delete;
@@ -69,7 +69,7 @@ class WebhookReceiver {
   int port() const { return port_; }
 
  private:
-  WebhookReceiver(WebhookReceiverOptions options, WebhookQueue& queue, Metrics& metrics);
+  WebhookReceiver(WebhookReceiverOptions options, WebhookQueue& queue, Metrics& metrics, Env& env);
   std::vector<http::Route> Routes();
   // Everything after the body is read: signature, parsing, relevance, replay, queueing.
   http::Response Handle(const forge::ForgeDialect& dialect, const forge::WebhookHeaders& headers,

@@ -42,11 +42,12 @@ std::vector<std::string> KubeletArgs(const std::string& yaml_spec) {
 
 }  // namespace
 
-KubernetesUpgrade::KubernetesUpgrade(talos::TalosClient& talos, kube::KubeClient& kube,
+KubernetesUpgrade::KubernetesUpgrade(talos::TalosClient& talos, kube::KubeClient& kube, Env& env,
                                      UpgradeOptions options,
                                      std::function<void(const UpgradeProgress&)> on_progress)
     : talos_(talos),
       kube_(kube),
+      env_(env),
       options_(std::move(options)),
       on_progress_(std::move(on_progress)) {
   // Control planes first, in the order given: the kubelets are upgraded in this order.

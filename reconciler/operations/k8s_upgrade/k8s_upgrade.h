@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/env.h"
 #include "core/k8s_removals.h"
 #include "core/support_matrix.h"
 #include "core/version.h"
@@ -99,7 +100,9 @@ struct UpgradeOutcome {
 
 class KubernetesUpgrade {
  public:
-  KubernetesUpgrade(talos::TalosClient& talos, kube::KubeClient& kube, UpgradeOptions options,
+  // `env` times the waits between checks (the real one: the checks are real API calls).
+  KubernetesUpgrade(talos::TalosClient& talos, kube::KubeClient& kube, Env& env,
+                    UpgradeOptions options,
                     std::function<void(const UpgradeProgress&)> on_progress);
 
   UpgradeOutcome Run(std::stop_token stop);
@@ -142,6 +145,7 @@ class KubernetesUpgrade {
 
   talos::TalosClient& talos_;
   kube::KubeClient& kube_;
+  Env& env_;
   UpgradeOptions options_;
   std::function<void(const UpgradeProgress&)> on_progress_;
 };

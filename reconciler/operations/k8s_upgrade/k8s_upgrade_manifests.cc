@@ -159,7 +159,7 @@ absl::Status ManifestSync::WaitRolledOut(std::stop_token stop,
                                          const std::vector<const ManifestObject*>& changed) {
   std::string not_ready, error;
   absl::Status waited = PollUntil(
-      stop, options_.poll_interval, options_.rollout_timeout,
+      env_, stop, options_.poll_interval, options_.rollout_timeout,
       [&]() -> absl::StatusOr<bool> {
         for (const ManifestObject* o : changed) {
           auto found = kube_.ListWorkloads(o->kind, o->ns, o->name, "");
@@ -242,7 +242,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::SyncManifests(std::stop_token stop,
   sync.report = [this](int done, int total, const std::string& line) {
     Report(kManifests, done, total, line);
   };
-  ManifestSyncResult result = ManifestSync(kube_, std::move(sync)).Run(stop, *objects);
+  ManifestSyncResult result = ManifestSync(kube_, env_, std::move(sync)).Run(stop, *objects);
   outcome.manifests_applied += result.applied;
   outcome.manifests_pruned += result.pruned;
   if (result.status.ok()) return std::nullopt;

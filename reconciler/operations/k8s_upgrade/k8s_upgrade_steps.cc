@@ -154,7 +154,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::WaitStaticPod(std::stop_token stop,
   std::string target;
   // The component's config resource first: its version is what the new static pod carries.
   absl::Status waited = PollUntil(
-      stop, options_.poll_interval, options_.static_pod_timeout,
+      env_, stop, options_.poll_interval, options_.static_pod_timeout,
       [&]() -> absl::StatusOr<bool> {
         auto r = talos_.CosiGet(node.address, "controlplane", ConfigResourceType(component), name);
         if (!r.ok()) return r.status();
@@ -166,7 +166,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::WaitStaticPod(std::stop_token stop,
       &error);
   if (waited.ok()) {
     waited = PollUntil(
-        stop, options_.poll_interval, options_.static_pod_timeout,
+        env_, stop, options_.poll_interval, options_.static_pod_timeout,
         [&]() -> absl::StatusOr<bool> {
           auto pods = kube_.ListPods("kube-system", "k8s-app=" + name);
           if (!pods.ok()) return pods.status();
@@ -195,7 +195,7 @@ KubernetesUpgrade::Step KubernetesUpgrade::WaitKubelet(std::stop_token stop,
   const std::string want = "v" + options_.target.ToString();
   std::string seen, error;
   absl::Status waited = PollUntil(
-      stop, options_.poll_interval, options_.kubelet_timeout,
+      env_, stop, options_.poll_interval, options_.kubelet_timeout,
       [&]() -> absl::StatusOr<bool> {
         auto nodes = kube_.ListNodes();
         if (!nodes.ok()) return nodes.status();

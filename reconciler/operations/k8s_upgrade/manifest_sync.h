@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/env.h"
 #include "reconciler/clients/kube/kube_client.h"
 #include "reconciler/operations/k8s_upgrade/manifest_objects.h"
 
@@ -55,8 +56,8 @@ struct ManifestSyncResult {
 
 class ManifestSync {
  public:
-  ManifestSync(kube::KubeClient& kube, ManifestSyncOptions options)
-      : kube_(kube), options_(std::move(options)) {}
+  ManifestSync(kube::KubeClient& kube, Env& env, ManifestSyncOptions options)
+      : kube_(kube), env_(env), options_(std::move(options)) {}
 
   ManifestSyncResult Run(std::stop_token stop, const std::vector<ManifestObject>& objects);
 
@@ -85,6 +86,7 @@ class ManifestSync {
   void Report(int done, int total, const std::string& line);
 
   kube::KubeClient& kube_;
+  Env& env_;
   ManifestSyncOptions options_;
   std::string resource_version_;  // the inventory's, for the next write
 };

@@ -98,8 +98,8 @@ int ExitCodeFor(const absl::Status& status) {
   }
 }
 
-int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::ostream& out,
-                  std::ostream& err) {
+int RunUpgradeK8s(const UpgradeK8sOptions& options, Env& env, std::stop_token stop,
+                  std::ostream& out, std::ostream& err) {
   absl::StatusOr<core::Version> target = core::ParseKubernetesVersion(options.to);
   if (!target.ok()) {
     err << ErrorLine("--to: " + std::string(target.status().message()));
@@ -116,7 +116,7 @@ int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::o
     err << ErrorLine(std::string(loaded.status().message()));
     return kUpgradeInvalid;
   }
-  TalosconfigClientFactory factory(options.credentials_dir, {});
+  TalosconfigClientFactory factory(options.credentials_dir, {}, env);
   absl::StatusOr<ClusterClients> clients = factory.ForProfile(loaded->profile);
   if (!clients.ok()) {
     err << ErrorLine(std::string(clients.status().message()));
@@ -127,7 +127,7 @@ int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::o
                      options.cluster);
     return kUpgradeRetry;
   }
-  KubernetesUpgrade upgrade(*clients->talos, *clients->kube,
+  KubernetesUpgrade upgrade(*clients->talos, *clients->kube, env,
                             ToUpgradeOptions(options, *loaded, *target),
                             [&out](const UpgradeProgress& p) { out << p.message << std::endl; });
   UpgradeOutcome outcome = upgrade.Run(stop);
@@ -152,13 +152,13 @@ int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::o
   return ExitCodeFor(outcome.status);
 }
 
-int RunUpgradeK8sUntilSignalled(const UpgradeK8sOptions& options, std::ostream& out,
+int RunUpgradeK8sUntilSignalled(const UpgradeK8sOptions& options, Env& env, std::ostream& out,
                                 std::ostream& err) {
   // A second signal: no more patience.
   SignalStopOptions stopping;
   stopping.exit_code = kUpgradeRetry;
-  SignalStop signals(std::move(stopping));
-  return RunUpgradeK8s(options, signals.token(), out, err);
+  SignalStop signals(std::move(stopping), env);
+  return RunUpgradeK8s(options, env, signals.token(), out, err);
 }
 
 }  // namespace tr::reconciler::k8s_upgrade

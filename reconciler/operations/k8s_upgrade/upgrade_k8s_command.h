@@ -25,6 +25,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "base/env.h"
 
 namespace tr::reconciler::k8s_upgrade {
 
@@ -55,12 +56,13 @@ struct UpgradeK8sOptions {
 };
 
 // One run; it stops (exit code 4) when `stop` is requested.
-int RunUpgradeK8s(const UpgradeK8sOptions& options, std::stop_token stop, std::ostream& out,
-                  std::ostream& err);
+// `env`: the real environment (the calls and the signals are real).
+int RunUpgradeK8s(const UpgradeK8sOptions& options, Env& env, std::stop_token stop,
+                  std::ostream& out, std::ostream& err);
 
 // RunUpgradeK8s stopped by SIGTERM/SIGINT (base/signal_stop.h; a second signal exits
 // at once with exit code 4): what `talos-reconciler upgrade-k8s` runs.
-int RunUpgradeK8sUntilSignalled(const UpgradeK8sOptions& options, std::ostream& out,
+int RunUpgradeK8sUntilSignalled(const UpgradeK8sOptions& options, Env& env, std::ostream& out,
                                 std::ostream& err);
 
 }  // namespace tr::reconciler::k8s_upgrade

@@ -74,7 +74,7 @@ void InProcessUpgradeRunner::Start(Task& task, const core::ClusterProfile& profi
       outcome.status = absl::UnavailableError("no admin kubeconfig from any control plane yet");
     } else {
       KubernetesUpgrade upgrade(
-          *clients->talos, *clients->kube, options, [&](const UpgradeProgress& p) {
+          *clients->talos, *clients->kube, env_, options, [&](const UpgradeProgress& p) {
             log->info("cluster={} phase=\"{}\" {}", profile.name, p.phase, p.message);
             if (p.phase == "apply") return;
             MutexLock lock(mu_);

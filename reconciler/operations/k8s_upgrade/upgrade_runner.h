@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "base/env.h"
 #include "base/mutex.h"
 #include "core/profile.h"
 #include "core/support_matrix.h"
@@ -59,8 +60,8 @@ struct InProcessRunnerOptions {
 
 class InProcessUpgradeRunner final : public KubernetesUpgradeRunner {
  public:
-  InProcessUpgradeRunner(ClusterClientFactory& clients, InProcessRunnerOptions options)
-      : clients_(clients), options_(options) {}
+  InProcessUpgradeRunner(ClusterClientFactory& clients, Env& env, InProcessRunnerOptions options)
+      : clients_(clients), env_(env), options_(options) {}
   ~InProcessUpgradeRunner() override;
 
   UpgradeTaskStatus Ensure(const core::ClusterProfile& profile, const core::Version& target,
@@ -76,6 +77,7 @@ class InProcessUpgradeRunner final : public KubernetesUpgradeRunner {
              const core::SupportMatrix& matrix);
 
   ClusterClientFactory& clients_;
+  Env& env_;
   const InProcessRunnerOptions options_;
   Mutex mu_;
   std::map<std::string, std::shared_ptr<Task>> tasks_ ABSL_GUARDED_BY(mu_);
