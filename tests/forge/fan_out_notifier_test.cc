@@ -14,7 +14,7 @@
 #include "nlohmann/json.hpp"
 #include "reconciler/features/notify/notifier_factory.h"
 #include "tests/forge/notify_receiver.h"
-#include "tests/support/wait.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::notify {
 namespace {
@@ -22,7 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using forge_test::Receiver;
 using ::testing::HasSubstr;
-using test_support::WaitUntil;
 
 Notification Started() {
   Notification n;
@@ -51,8 +50,7 @@ class FanOutNotifierTest : public testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   std::unique_ptr<Notifier> Start(std::vector<std::string> entries) {
-    auto notifier =
-        StartNotifier(NotifyFlags{std::move(entries)}, options_, metrics_, Env::Default());
+    auto notifier = StartNotifier(NotifyFlags{std::move(entries)}, options_, metrics_, env_);
     EXPECT_TRUE(notifier.ok()) << notifier.status();
     return notifier.ok() ? *std::move(notifier) : nullptr;
   }
@@ -71,6 +69,9 @@ class FanOutNotifierTest : public testing::Test {
   fs::path dir_;
   WebhookNotifierOptions options_;
   Metrics metrics_;
+  // Simulated time from the real moment (receivers check the signed timestamps against theirs):
+  // each test moves it to the sender's retries and paces with RunTimersUntil.
+  test_support::SimulatedEnv env_{Env::Default().Now()};
 };
 
 TEST_F(FanOutNotifierTest, OneReceiverDownTheOtherStillGetsItAndTheDownOneOnceBack) {
@@ -79,12 +80,12 @@ TEST_F(FanOutNotifierTest, OneReceiverDownTheOtherStillGetsItAndTheDownOneOnceBa
   Receiver down([&](int) { return back ? 200 : 503; });
   auto notifier = Start({Entry(up), Entry(down)});
   notifier->Notify(Started());
-  ASSERT_TRUE(WaitUntil([&] { return Spooled(up) == 0 && down.Got().size() >= 2; }));
+  ASSERT_TRUE(env_.RunTimersUntil(2, [&] { return Spooled(up) == 0 && down.Got().size() >= 2; }));
   EXPECT_EQ(up.Got().size(), 1u);
   EXPECT_EQ(metrics_.notifications.Value("sent"), 1u);
   EXPECT_EQ(Spooled(down), 1u);  // kept until the receiver takes it
   back = true;
-  ASSERT_TRUE(WaitUntil([&] { return Spooled(down) == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(2, [&] { return Spooled(down) == 0; }));
   EXPECT_EQ(metrics_.notifications.Value("sent"), 2u);
   const auto got = down.Got();
   EXPECT_EQ(got.front().delivery, got.back().delivery);  // one delivery, retried
@@ -101,14 +102,14 @@ TEST_F(FanOutNotifierTest, WhatADownReceiverMissedIsSentAfterARestartAndOnlyToIt
   {
     auto notifier = Start({Entry(up), Entry(down)});
     notifier->Notify(Started());
-    ASSERT_TRUE(WaitUntil([&] { return Spooled(up) == 0 && down.Got().size() == 1; }));
+    ASSERT_TRUE(env_.RunTimersUntil(2, [&] { return Spooled(up) == 0 && down.Got().size() == 1; }));
   }
   back = true;
   options_.first_retry = std::chrono::milliseconds(20);
   auto restarted = Start({Entry(up), Entry(down)});
-  ASSERT_TRUE(WaitUntil([&] { return down.Got().size() == 2; }));
+  ASSERT_TRUE(env_.RunTimersUntil(2, [&] { return down.Got().size() == 2; }));
   EXPECT_EQ(down.Got()[0].delivery, down.Got()[1].delivery);
-  ASSERT_TRUE(WaitUntil([&] { return Spooled(down) == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(2, [&] { return Spooled(down) == 0; }));
   EXPECT_EQ(up.Got().size(), 1u);  // it had its delivery already
 }
 
@@ -119,7 +120,7 @@ TEST_F(FanOutNotifierTest, TheSpoolOfAReceiverNoLongerConfiguredIsDeleted) {
   {
     auto notifier = Start({Entry(kept), Entry(dropped)});
     notifier->Notify(Started());
-    ASSERT_TRUE(WaitUntil([&] { return dropped.Got().size() == 1; }));
+    ASSERT_TRUE(env_.RunTimersUntil(2, [&] { return dropped.Got().size() == 1; }));
   }
   const fs::path spool = options_.spool_dir / ParseNotifyTarget(Entry(dropped))->key;
   ASSERT_TRUE(fs::exists(spool));

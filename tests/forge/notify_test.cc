@@ -21,6 +21,7 @@
 #include "tests/forge/forge_test_support.h"
 #include "tests/forge/notify_receiver.h"
 #include "tests/support/loopback_http.h"
+#include "tests/support/simulated_env.h"
 #include "tests/support/wait.h"
 
 namespace tr::reconciler::notify {
@@ -155,7 +156,7 @@ class WebhookNotifierTest : public testing::Test {
         format == "json" ? ",secret-file=" + (dir_ / "secret").string() : std::string();
     auto target = ParseNotifyTarget("url=" + url + ",format=" + format + secret);
     EXPECT_TRUE(target.ok()) << target.status();
-    auto notifier = WebhookNotifier::Start({*target}, options_, metrics_, Env::Default());
+    auto notifier = WebhookNotifier::Start({*target}, options_, metrics_, env_);
     EXPECT_TRUE(notifier.ok()) << notifier.status();
     return notifier.ok() ? *std::move(notifier) : nullptr;
   }
@@ -185,6 +186,9 @@ class WebhookNotifierTest : public testing::Test {
   fs::path dir_;
   WebhookNotifierOptions options_;
   Metrics metrics_;
+  // Simulated time from the real moment (receivers check the signed timestamps against theirs):
+  // each test moves it to the sender's retries and paces with RunTimersUntil.
+  test_support::SimulatedEnv env_{Env::Default().Now()};
   int bodies_ = 0;
 };
 
@@ -192,7 +196,7 @@ TEST_F(WebhookNotifierTest, JsonIsSignedSoAnIndependentVerifierAcceptsIt) {
   Receiver receiver([](int) { return 204; });
   auto notifier = Start(receiver.Url(), "json");
   notifier->Notify(Started());
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   const auto got = receiver.Got();
   ASSERT_EQ(got.size(), 1u);
   const auto body = nlohmann::json::parse(got[0].body);
@@ -224,7 +228,7 @@ TEST_F(WebhookNotifierTest, JsonCarriesTheClustersLabels) {
   Notification labelled = Started();
   labelled.labels = {{"env", "prod"}, {"team", "storage"}};
   notifier->Notify(labelled);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   const auto got = receiver.Got();
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(nlohmann::json::parse(got[0].body)["labels"],
@@ -236,7 +240,7 @@ TEST_F(WebhookNotifierTest, FailedAttemptsAreRetriedWithTheSameDeliveryIdEachSig
   Receiver receiver([](int attempt) { return attempt <= 2 ? 500 : 200; });
   auto notifier = Start(receiver.Url(), "json");
   notifier->Notify(Started());
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   const auto got = receiver.Got();
   ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0].delivery, got[2].delivery);
@@ -250,7 +254,7 @@ TEST_F(WebhookNotifierTest, SlackGetsOneLineOfTextAndNoSignature) {
   Receiver receiver([](int) { return 200; });
   auto notifier = Start(receiver.Url(), "slack");
   notifier->Notify(Started());
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   const auto got = receiver.Got();
   ASSERT_EQ(got.size(), 1u);
   EXPECT_THAT(nlohmann::json::parse(got[0].body)["text"].get<std::string>(),
@@ -264,7 +268,7 @@ TEST_F(WebhookNotifierTest, GivesUpAfterTheLastAttemptAndEmptiesTheSpool) {
   Receiver receiver([](int) { return 500; });
   auto notifier = Start(receiver.Url(), "json");
   notifier->Notify(Started());
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   EXPECT_EQ(receiver.Got().size(), 3u);
   EXPECT_EQ(metrics_.notifications.Value("dropped"), 1u);
   EXPECT_EQ(metrics_.notifications.Value("sent"), 0u);
@@ -279,7 +283,7 @@ TEST_F(WebhookNotifierTest, SpooledDeliveriesSurviveARestartAndKeepTheirOrder) {
     failed.event = NotificationEvent::kRolloutFailed;
     notifier->Notify(Started());
     notifier->Notify(failed);
-    ASSERT_TRUE(WaitUntil([&] { return !down.Got().empty(); }));
+    ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return !down.Got().empty(); }));
     EXPECT_EQ(notifier->Pending(), 2u);
   }
   const std::string first_delivery = down.Got()[0].delivery;
@@ -290,9 +294,9 @@ TEST_F(WebhookNotifierTest, SpooledDeliveriesSurviveARestartAndKeepTheirOrder) {
                                   ",format=json,secret-file=" + (dir_ / "secret").string());
   ASSERT_TRUE(target.ok());
   target->origin = up.Url().substr(0, up.Url().rfind('/'));
-  auto restarted = WebhookNotifier::Start({*target}, options_, metrics_, Env::Default());
+  auto restarted = WebhookNotifier::Start({*target}, options_, metrics_, env_);
   ASSERT_TRUE(restarted.ok()) << restarted.status();
-  ASSERT_TRUE(WaitUntil([&] { return (*restarted)->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return (*restarted)->Pending() == 0; }));
   const auto got = up.Got();
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].delivery, first_delivery);
@@ -315,12 +319,12 @@ TEST_F(WebhookNotifierTest, EveryPostingFormatsSpoolSurvivesARestart) {
     {
       auto notifier = Start(receiver.Url(), format);
       notifier->Notify(Started());
-      ASSERT_TRUE(WaitUntil([&] { return !receiver.Got().empty(); }));
+      ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return !receiver.Got().empty(); }));
       EXPECT_EQ(notifier->Pending(), 1u);
     }
     options_.first_retry = std::chrono::milliseconds(20);
     auto restarted = Start(receiver.Url(), format);
-    ASSERT_TRUE(WaitUntil([&] { return restarted->Pending() == 0; }));
+    ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return restarted->Pending() == 0; }));
     const auto got = receiver.Got();
     ASSERT_EQ(got.size(), 2u);
     EXPECT_EQ(got[1].body, got[0].body);
@@ -344,7 +348,7 @@ TEST_F(WebhookNotifierTest, NotifyReturnsWhileTheReceiverHangs) {
   EXPECT_EQ(notifier->Pending(), 3u);
   release = true;
   release.notify_all();
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   EXPECT_EQ(slow.Got().size(), 3u);
 }
 
@@ -365,7 +369,7 @@ TEST_F(WebhookNotifierTest, TheSpoolIsReadableByItsOwnerOnly) {
     for (const auto& file : fs::directory_iterator(target)) files.push_back(file.path());
     return files;
   };
-  ASSERT_TRUE(WaitUntil([&] {
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] {
     return metrics_.notifications.Value("retried") == 1 && spooled().size() == 1 &&
            spooled()[0].extension() == ".json";
   }));
@@ -390,7 +394,7 @@ TEST_F(WebhookNotifierTest, AReceiversEndlessAnswerIsNotReadPastTheCap) {
   test_support::LoopbackServer server(std::move(routes));
   auto notifier = Start("http://127.0.0.1:" + std::to_string(server.port()) + "/hook", "json");
   notifier->Notify(Started());
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   // The 200 was enough; reading stopped at the 1 MiB cap, long before the 64 MiB were sent.
   EXPECT_EQ(metrics_.notifications.Value("sent"), 1u);
   EXPECT_EQ(options_.max_answer_bytes, size_t{1} << 20);

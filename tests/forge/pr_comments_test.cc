@@ -7,7 +7,7 @@
 #include <set>
 
 #include "gtest/gtest.h"
-#include "tests/support/wait.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::pull_requests {
 namespace {
@@ -15,7 +15,7 @@ namespace {
 using forge::CommitStatus;
 using forge::ForgeApi;
 using forge::ForgeComment;
-using test_support::WaitUntil;
+using test_support::SimulatedEnv;
 
 // The forge's comments in memory; counts the finds of each pull request, and refuses every
 // write of the pull requests in `down` (a forge that cannot be reached for them).
@@ -102,20 +102,21 @@ constexpr size_t kCap = 4;
 
 TEST(PullRequestCommentsTest, RemembersAtMostTheCapAndAForgottenOneIsFoundAgainNotDuplicated) {
   MemoryForge forge;
-  PullRequestComments comments(forge, std::chrono::milliseconds(0), Env::Default(), kCap);
+  SimulatedEnv clock;
+  PullRequestComments comments(forge, std::chrono::milliseconds(0), clock, kCap);
   for (int64_t number = 1; number <= 10; ++number) {
     comments.Publish(number, "plan " + std::to_string(number));
-    ASSERT_TRUE(WaitUntil([&] { return comments.Idle(); }));
+    ASSERT_TRUE(clock.RunTimersUntil(1, [&] { return comments.Idle(); }));
   }
   EXPECT_EQ(comments.Remembered(), kCap);
   // The newest is remembered: edited in place without looking for it again.
   comments.Publish(10, "rollout of 10");
-  ASSERT_TRUE(WaitUntil([&] { return comments.Idle(); }));
+  ASSERT_TRUE(clock.RunTimersUntil(1, [&] { return comments.Idle(); }));
   EXPECT_EQ(forge.Finds(10), 1);
   EXPECT_EQ(forge.Bodies(10), std::vector<std::string>{Shown("rollout of 10")});
   // The oldest was forgotten: found again by its marker, and still one comment.
   comments.Publish(1, "rollout of 1");
-  ASSERT_TRUE(WaitUntil([&] { return comments.Idle(); }));
+  ASSERT_TRUE(clock.RunTimersUntil(1, [&] { return comments.Idle(); }));
   EXPECT_EQ(forge.Finds(1), 2);
   EXPECT_EQ(forge.Bodies(1), std::vector<std::string>{Shown("rollout of 1")});
   EXPECT_EQ(comments.Remembered(), kCap);
@@ -123,16 +124,17 @@ TEST(PullRequestCommentsTest, RemembersAtMostTheCapAndAForgottenOneIsFoundAgainN
 
 TEST(PullRequestCommentsTest, AnUnwrittenBodyOutlivesNewerWrittenOnes) {
   MemoryForge forge;
-  PullRequestComments comments(forge, std::chrono::milliseconds(1), Env::Default(), kCap);
+  SimulatedEnv clock;
+  PullRequestComments comments(forge, std::chrono::milliseconds(1), clock, kCap);
   forge.SetDown(1, true);
   comments.Publish(1, "plan 1");
   for (int64_t number = 2; number <= 10; ++number) {
     comments.Publish(number, "plan " + std::to_string(number));
-    ASSERT_TRUE(WaitUntil([&] { return !forge.Bodies(number).empty(); }));
+    ASSERT_TRUE(clock.RunTimersUntil(1, [&] { return !forge.Bodies(number).empty(); }));
   }
   EXPECT_EQ(comments.Remembered(), kCap);
   forge.SetDown(1, false);  // back: the body published before all the others still arrives
-  ASSERT_TRUE(WaitUntil([&] { return comments.Idle(); }));
+  ASSERT_TRUE(clock.RunTimersUntil(1, [&] { return comments.Idle(); }));
   EXPECT_EQ(forge.Bodies(1), std::vector<std::string>{Shown("plan 1")});
 }
 

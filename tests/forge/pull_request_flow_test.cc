@@ -21,7 +21,7 @@
 #include "tests/support/loopback_http.h"
 #include "tests/support/process.h"
 #include "tests/support/repos.h"
-#include "tests/support/wait.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::pull_requests {
 namespace {
@@ -99,11 +99,12 @@ class CountingApi final : public ForgeApi {
 
 // One replica's forge reporting: client, comments, flow and the store it records through.
 struct Replica {
-  Replica(const FakeForge& fake, NoPreviews& git, SharedBranch& branch, std::atomic<bool>& reports)
+  Replica(const FakeForge& fake, NoPreviews& git, SharedBranch& branch, std::atomic<bool>& reports,
+          Env& env)
       : client(UnpacedClient(fake, kToken)),
         api(*client),
-        comments(api, std::chrono::milliseconds(0), Env::Default()),
-        flow(git, git, api, comments, Env::Default(), Options(branch, reports)),
+        comments(api, std::chrono::milliseconds(0), env),
+        flow(git, git, api, comments, env, Options(branch, reports)),
         store(branch, flow) {}
 
   static PullRequestFlowOptions Options(SharedBranch& branch, std::atomic<bool>& reports) {
@@ -137,9 +138,10 @@ class PullRequestFlowReplicasTest : public testing::Test {
  protected:
   PullRequestFlowReplicasTest() { fake_.SetMergedPull(kMerge, kPull); }
 
-  // Waits until both replicas have sent everything they were going to.
+  // Waits until both replicas have sent everything they were going to: their four threads (a
+  // flow and a comment writer each) wait again.
   void Settle() {
-    ASSERT_TRUE(test_support::WaitUntil([&] { return first_.Idle() && second_.Idle(); }));
+    ASSERT_TRUE(env_.RunTimersUntil(4, [&] { return first_.Idle() && second_.Idle(); }));
   }
   // What the periodic refresh does: `reporter` re-reads the branch once the records are in.
   void RefreshAfterRecords(Replica& reporter) {
@@ -162,9 +164,10 @@ class PullRequestFlowReplicasTest : public testing::Test {
   FakeForge fake_{"github", "acme/fleet", kToken};
   NoPreviews git_;
   SharedBranch branch_;
+  test_support::SimulatedEnv env_;
   std::atomic<bool> first_reports_ = true, second_reports_ = false;
-  Replica first_{fake_, git_, branch_, first_reports_};
-  Replica second_{fake_, git_, branch_, second_reports_};
+  Replica first_{fake_, git_, branch_, first_reports_, env_};
+  Replica second_{fake_, git_, branch_, second_reports_, env_};
 };
 
 TEST_F(PullRequestFlowReplicasTest, OnlyTheReporterSendsTheRolloutWithEveryReplicasClusters) {
@@ -336,8 +339,8 @@ class PullRequestPreviewTest : public testing::Test {
     source_ = *std::move(source);
     PullRequestFlowOptions options;
     options.dialect = forge::FindApiDialect("github");
-    flow_ = std::make_unique<PullRequestFlow>(*source_, *source_, *client_, comments_,
-                                              Env::Default(), std::move(options));
+    flow_ = std::make_unique<PullRequestFlow>(*source_, *source_, *client_, comments_, env_,
+                                              std::move(options));
   }
 
   // Publishes a head for pull request kPull: `entries` profiles, every one the same blob of
@@ -367,10 +370,11 @@ class PullRequestPreviewTest : public testing::Test {
     return event;
   }
 
-  // Sends `event` and waits until the flow and the comments have done everything for it.
+  // Sends `event` and waits until the flow and the comments have done everything for it (their
+  // two threads wait again).
   void Deliver(const WebhookEvent& event) {
     flow_->PullRequestChanged(event);
-    ASSERT_TRUE(test_support::WaitUntil([&] { return flow_->Idle() && comments_.Idle(); }));
+    ASSERT_TRUE(env_.RunTimersUntil(2, [&] { return flow_->Idle() && comments_.Idle(); }));
   }
 
   bool PreviewRefExists() const {
@@ -393,7 +397,9 @@ class PullRequestPreviewTest : public testing::Test {
   std::unique_ptr<gitsource::LibGitSource> source_;
   FakeForge fake_{"github", "acme/fleet", kToken};
   std::unique_ptr<HttpForgeClient> client_ = UnpacedClient(fake_, kToken);
-  PullRequestComments comments_{*client_, std::chrono::milliseconds(0), Env::Default()};
+  // Simulated time from the real moment: the flow's plans take their time from it.
+  test_support::SimulatedEnv env_{Env::Default().Now()};
+  PullRequestComments comments_{*client_, std::chrono::milliseconds(0), env_};
   std::unique_ptr<PullRequestFlow> flow_;  // last: stops before what it uses goes
 };
 
@@ -488,11 +494,11 @@ TEST_F(PullRequestPreviewTest, ASchematicIsResolvedAtTheWatchedBranchsFactoryNot
   PullRequestFlowOptions options;
   options.dialect = forge::FindApiDialect("github");
   options.installers = &installers;
-  PullRequestFlow flow(*source_, *source_, *client_, comments_, Env::Default(),
-                       std::move(options));
+  PullRequestFlow flow(*source_, *source_, *client_, comments_, env_, std::move(options));
 
   flow.PullRequestChanged(Event(PullRequestAction::kOpened, head));
-  ASSERT_TRUE(test_support::WaitUntil([&] { return flow.Idle() && comments_.Idle(); }));
+  // Three threads: this flow's, flow_'s (idle) and the comment writer's.
+  ASSERT_TRUE(env_.RunTimersUntil(3, [&] { return flow.Idle() && comments_.Idle(); }));
   std::vector<forge_test::FakeComment> comments = fake_.Comments(kPull);
   ASSERT_EQ(comments.size(), 1u);
   EXPECT_THAT(

@@ -17,14 +17,13 @@
 #include "reconciler/runtime/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/support/fake_chat.h"
-#include "tests/support/wait.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::notify {
 namespace {
 
 namespace fs = std::filesystem;
 using fake_chat::ChatMessage;
-using test_support::WaitUntil;
 using fake_chat::FakeChat;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -52,8 +51,7 @@ class RolloutMessageTest : public testing::Test {
     auto target = ParseNotifyTarget(entry);
     EXPECT_TRUE(target.ok()) << target.status();
     if (!target.ok()) return nullptr;
-    auto notifier =
-        WebhookNotifier::Start(*std::move(target), options_, metrics_, Env::Default());
+    auto notifier = WebhookNotifier::Start(*std::move(target), options_, metrics_, env_);
     EXPECT_TRUE(notifier.ok()) << notifier.status();
     return notifier.ok() ? *std::move(notifier) : nullptr;
   }
@@ -99,13 +97,16 @@ class RolloutMessageTest : public testing::Test {
   fs::path dir_;
   WebhookNotifierOptions options_;
   Metrics metrics_;
+  // Simulated time from the real moment (receivers check the signed timestamps against theirs):
+  // each test moves it to the sender's retries and paces with RunTimersUntil.
+  test_support::SimulatedEnv env_{Env::Default().Now()};
 };
 
 TEST_F(RolloutMessageTest, SlackBotPostsOneMessagePerRolloutAndUpdatesIt) {
   FakeChat chat(kToken, kChannel);
   auto notifier = Start(SlackBot(chat));
   for (const Notification& n : Rollout(3)) notifier->Notify(n);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   const auto messages = chat.Messages();
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(chat.Calls("chat.postMessage"), 1);
@@ -118,7 +119,7 @@ TEST_F(RolloutMessageTest, SlackBotPostsOneMessagePerRolloutAndUpdatesIt) {
   for (const std::string& auth : chat.Authorizations()) EXPECT_EQ(auth, std::string("Bearer ") + kToken);
   // A second rollout (another commit) is a second message.
   for (const Notification& n : Rollout(1, "b0b0b0b0")) notifier->Notify(n);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   EXPECT_EQ(TopLevel(chat).size(), 2u);
 }
 
@@ -126,7 +127,7 @@ TEST_F(RolloutMessageTest, ThreadsNodesRepliesPerNodeUnderTheRolloutsMessage) {
   FakeChat chat(kToken, kChannel);
   auto notifier = Start(SlackBot(chat, ",threads=nodes"));
   for (const Notification& n : Rollout(2)) notifier->Notify(n);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   const auto top = TopLevel(chat);
   ASSERT_EQ(top.size(), 1u);
   std::vector<std::string> replies;
@@ -149,12 +150,12 @@ TEST_F(RolloutMessageTest, ARestartUpdatesTheSameMessageInsteadOfPostingASecond)
     auto notifier = Start(SlackBot(chat));
     notifier->Notify(rollout[0]);
     notifier->Notify(rollout[1]);
-    ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+    ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   }
   ASSERT_EQ(chat.Messages().size(), 1u);
   auto restarted = Start(SlackBot(chat));
   for (size_t i = 2; i < rollout.size(); ++i) restarted->Notify(rollout[i]);
-  ASSERT_TRUE(WaitUntil([&] { return restarted->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return restarted->Pending() == 0; }));
   const auto messages = chat.Messages();
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(chat.Calls("chat.postMessage"), 1);
@@ -167,14 +168,14 @@ TEST_F(RolloutMessageTest, SpooledUpdatesSentAfterARestartGoToTheSameMessage) {
   {
     auto notifier = Start(SlackBot(chat));
     notifier->Notify(rollout[0]);
-    ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+    ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
     chat.RateLimitNext(1000, 600);  // everything after waits: still spooled at the restart
     for (size_t i = 1; i < rollout.size(); ++i) notifier->Notify(rollout[i]);
-    ASSERT_TRUE(WaitUntil([&] { return chat.Calls("chat.update") >= 1; }));
+    ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return chat.Calls("chat.update") >= 1; }));
   }
   chat.RateLimitNext(0, 0);
   auto restarted = Start(SlackBot(chat));
-  ASSERT_TRUE(WaitUntil([&] { return restarted->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return restarted->Pending() == 0; }));
   const auto messages = chat.Messages();
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(chat.Calls("chat.postMessage"), 1);
@@ -187,7 +188,7 @@ TEST_F(RolloutMessageTest, RateLimitedCallsWaitAsAskedAndAreNotCountedAsFailures
   chat.RateLimitNext(2, 0.2);
   auto notifier = Start(SlackBot(chat));
   notifier->Notify(Rollout(1)[0]);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   EXPECT_EQ(chat.Calls("chat.postMessage"), 3);
   EXPECT_EQ(chat.Messages().size(), 1u);
   EXPECT_EQ(metrics_.notifications.Value("waited"), 2u);
@@ -199,10 +200,10 @@ TEST_F(RolloutMessageTest, AMessageDeletedBySomeoneIsPostedAnew) {
   const auto rollout = Rollout(1);
   auto notifier = Start(SlackBot(chat));
   notifier->Notify(rollout[0]);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   chat.Delete(chat.Messages().at(0).id);
   notifier->Notify(rollout[1]);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   const auto messages = chat.Messages();
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(chat.Calls("chat.postMessage"), 2);
@@ -219,7 +220,7 @@ TEST_F(RolloutMessageTest, AWrongTokenIsAFailedAttemptAndTheTokenIsNeverLogged) 
     FakeChat chat("xoxb-another-token", kChannel);
     auto notifier = Start(SlackBot(chat));
     notifier->Notify(Rollout(1)[0]);
-    ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+    ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
     EXPECT_THAT(chat.Messages(), IsEmpty());
     EXPECT_EQ(metrics_.notifications.Value("dropped"), 1u);
   }
@@ -249,7 +250,7 @@ TEST_F(RolloutMessageTest, DiscordExecutesWithWaitThenEditsTheSameMessage) {
   FakeChat chat(kToken, kChannel);
   auto notifier = Start("url=" + chat.DiscordUrl() + ",format=discord");
   for (const Notification& n : Rollout(3)) notifier->Notify(n);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   const auto messages = chat.Messages();
   ASSERT_EQ(messages.size(), 1u);
   EXPECT_EQ(chat.Calls("discord.execute"), 1);
@@ -269,7 +270,7 @@ TEST_F(RolloutMessageTest, AUrlFileKeepsTheWebhooksTokenOffTheCommandLine) {
   std::ofstream(dir_ / "discord-url") << chat.DiscordUrl() << "\n";
   auto notifier = Start("url-file=" + (dir_ / "discord-url").string() + ",format=discord");
   notifier->Notify(Rollout(1)[0]);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   EXPECT_EQ(chat.Messages().size(), 1u);
   std::ofstream(dir_ / "bad-url") << "discord-webhook-token-of-the-tests\n";
   const absl::Status bad =
@@ -291,14 +292,14 @@ TEST_F(RolloutMessageTest, DiscordEditsAfterARestartGoToTheSameMessage) {
   {
     auto notifier = Start(entry);
     notifier->Notify(rollout[0]);
-    ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+    ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
     chat.RateLimitNext(1000, 600);  // what follows is still spooled at the restart
     for (size_t i = 1; i < rollout.size(); ++i) notifier->Notify(rollout[i]);
-    ASSERT_TRUE(WaitUntil([&] { return chat.Calls("discord.edit") >= 1; }));
+    ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return chat.Calls("discord.edit") >= 1; }));
   }
   chat.RateLimitNext(0, 0);
   auto restarted = Start(entry);
-  ASSERT_TRUE(WaitUntil([&] { return restarted->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return restarted->Pending() == 0; }));
   ASSERT_EQ(chat.Messages().size(), 1u);
   EXPECT_EQ(chat.Calls("discord.execute"), 1);
   EXPECT_THAT(chat.Messages()[0].content["embeds"][0]["description"].get<std::string>(),
@@ -312,12 +313,12 @@ TEST_F(RolloutMessageTest, DiscordRateLimitsWaitAndADeletedMessageIsPostedAnew) 
   auto notifier = Start("url=" + chat.DiscordUrl() + ",format=discord");
   chat.RateLimitNext(1, 0.1);
   notifier->Notify(rollout[0]);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   ASSERT_EQ(chat.Messages().size(), 1u);
   EXPECT_EQ(chat.Calls("discord.execute"), 2);
   chat.Delete(chat.Messages()[0].id);
   notifier->Notify(rollout[1]);
-  ASSERT_TRUE(WaitUntil([&] { return notifier->Pending() == 0; }));
+  ASSERT_TRUE(env_.RunTimersUntil(1, [&] { return notifier->Pending() == 0; }));
   EXPECT_EQ(chat.Calls("discord.edit"), 1);
   EXPECT_EQ(chat.Calls("discord.execute"), 3);
   ASSERT_EQ(chat.Messages().size(), 1u);

@@ -14,7 +14,7 @@
 #include "reconciler/features/notify/poster.h"
 #include "reconciler/features/notify/webhook_notifier.h"
 #include "tests/forge/notify_receiver.h"
-#include "tests/support/wait.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::notify {
 namespace {
@@ -101,13 +101,14 @@ TEST(ToyFormatTest, TheSenderDeliversThroughItsOwnTransport) {
   WebhookNotifierOptions options;
   options.spool_dir = dir / "spool";
   Metrics metrics;
-  auto notifier = WebhookNotifier::Start(*target, options, metrics, Env::Default());
+  test_support::SimulatedEnv env;
+  auto notifier = WebhookNotifier::Start(*target, options, metrics, env);
   ASSERT_TRUE(notifier.ok()) << notifier.status();
   Notification n;
   n.event = NotificationEvent::kRolloutStarted;
   n.cluster = "prod-eu-1";
   (*notifier)->Notify(n);
-  ASSERT_TRUE(test_support::WaitUntil([&] { return (*notifier)->Pending() == 0; }));
+  ASSERT_TRUE(env.RunTimersUntil(1, [&] { return (*notifier)->Pending() == 0; }));
   const auto got = receiver.Got();
   // The 429 was waited out as the one table says (not a failed attempt), then sent.
   ASSERT_EQ(got.size(), 2u);

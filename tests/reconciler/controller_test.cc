@@ -7,7 +7,6 @@
 #include <thread>
 
 #include "tests/support/simulated_env.h"
-#include "tests/support/wait.h"
 
 namespace tr::reconciler {
 namespace {
@@ -122,7 +121,8 @@ TEST(ControllerTest, ForgetDropsTheCluster) {
   EXPECT_EQ(c.NextDue(), std::nullopt);
 }
 
-// Real threads: many clusters in parallel, never two reconciles of one cluster at once.
+// Real threads in simulated time: many clusters in parallel, never two reconciles of one
+// cluster at once.
 class ConcurrencyProbe final : public ClusterReconciler {
  public:
   ReconcileOutcome Reconcile(const std::string& cluster, std::stop_token) override {
@@ -155,15 +155,18 @@ TEST(ControllerTest, WorkersNeverOverlapOneCluster) {
   ConcurrencyProbe probe;
   ControllerOptions options = Options();
   options.workers = 4;
-  Controller c(options, probe, Env::Default());
+  SimulatedEnv clock;
+  Controller c(options, probe, clock);
   std::stop_source stop;
   std::jthread runner([&] { c.Run(stop.get_token()); });
   for (int round = 0; round < 200; ++round) {
     for (int i = 0; i < 10; ++i) c.Enqueue("c" + std::to_string(i));
   }
-  // Wait until the queue has drained (every trigger coalesced into some reconcile).
-  EXPECT_TRUE(
-      test_support::WaitUntil([&] { return !c.NextDue() && probe.running == 0; }, 60s));
+  // Every worker waits again: the queue has drained (every trigger coalesced into some
+  // reconcile).
+  ASSERT_TRUE(clock.Settle(options.workers));
+  EXPECT_EQ(c.NextDue(), std::nullopt);
+  EXPECT_EQ(probe.running, 0);
   stop.request_stop();
   runner.join();
   EXPECT_FALSE(probe.overlap);

@@ -2,17 +2,20 @@
 
 #include <gtest/gtest.h>
 
-#include <mutex>
+#include <algorithm>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "fmt/format.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler {
 namespace {
 
 using namespace std::chrono_literals;
+using test_support::SimulatedEnv;
 const WorkQueue::TimePoint kT0 = WorkQueue::TimePoint{} + 1000h;
 
 TEST(WorkQueueTest, HandsOutDueKeysEarliestFirst) {
@@ -48,56 +51,81 @@ TEST(WorkQueueTest, KeyInProcessIsNotHandedOutTwiceButNotLost) {
 }
 
 TEST(WorkQueueTest, BlockingTakeWakesOnAddAndStops) {
+  SimulatedEnv env;
   WorkQueue q;
   std::stop_source stop;
   std::optional<std::string> got;
-  std::thread taker([&] { got = q.Take(Env::Default(), stop.get_token()); });
-  q.AddAt("x", Env::Default().Now());
+  std::thread taker([&] { got = q.Take(env, stop.get_token()); });
+  q.AddAt("x", env.Now());
   taker.join();
   EXPECT_EQ(got, "x");
-  std::thread idle([&] { got = q.Take(Env::Default(), stop.get_token()); });
+  std::thread idle([&] { got = q.Take(env, stop.get_token()); });
+  ASSERT_TRUE(env.Settle(1));
   stop.request_stop();
   idle.join();
   EXPECT_EQ(got, std::nullopt);
 }
 
 TEST(WorkQueueTest, BlockingTakeWakesForAnEarlierKey) {
+  SimulatedEnv env;
   WorkQueue q;
-  q.AddAt("late", Env::Default().Now() + 1h);
+  q.AddAt("late", env.Now() + 1h);
   std::stop_source stop;
   std::optional<std::string> got;
-  std::thread taker([&] { got = q.Take(Env::Default(), stop.get_token()); });
-  q.AddAt("now", Env::Default().Now());
+  std::thread taker([&] { got = q.Take(env, stop.get_token()); });
+  ASSERT_TRUE(env.Settle(1));  // waiting for the late key
+  q.AddAt("now", env.Now());
   taker.join();
   EXPECT_EQ(got, "now");
+}
+
+TEST(WorkQueueTest, BlockingTakeWakesWhenTheClockReachesTheDueTime) {
+  SimulatedEnv env;
+  WorkQueue q;
+  q.AddAt("later", env.Now() + 1h);
+  std::optional<std::string> got;
+  std::thread taker([&] { got = q.Take(env, {}); });
+  ASSERT_TRUE(env.Settle(1));
+  env.Advance(59min);
+  ASSERT_TRUE(env.Settle(1));  // not yet
+  env.Advance(1min);
+  taker.join();
+  EXPECT_EQ(got, "later");
 }
 
 TEST(WorkQueueTest, ManyIdleWorkersTakeEveryKeyOnceNowAndWhenDue) {
   // Idle workers wait for the timer post one at a time: a burst of keys due now, then keys
   // that fall due later with no change to wake anyone, must all be taken, each once.
+  SimulatedEnv env;
   WorkQueue q;
   std::stop_source stop;
-  std::mutex mu;
+  Mutex mu;
   std::multiset<std::string> taken;
+  auto count = [&](const std::string& prefix) {
+    MutexLock lock(mu);
+    return std::count_if(taken.begin(), taken.end(),
+                         [&](const std::string& k) { return k.starts_with(prefix); });
+  };
+  constexpr int kWorkers = 8;
   std::vector<std::jthread> workers;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < kWorkers; ++i) {
     workers.emplace_back([&] {
-      while (std::optional<std::string> key = q.Take(Env::Default(), stop.get_token())) {
-        std::lock_guard lock(mu);
+      while (std::optional<std::string> key = q.Take(env, stop.get_token())) {
+        MutexLock lock(mu);
         taken.insert(*key);
       }  // never Done: each key is taken at most once
     });
   }
-  const auto now = Env::Default().Now();
+  const auto now = env.Now();
   for (int i = 0; i < 6; ++i) q.AddAt(fmt::format("now-{}", i), now);
   for (int i = 0; i < 6; ++i) q.AddAt(fmt::format("later-{}", i), now + 50ms * (i + 1));
-  const auto deadline = Env::Default().Now() + 10s;
-  while (Env::Default().Now() < deadline) {
-    {
-      std::lock_guard lock(mu);
-      if (taken.size() == 12) break;
-    }
-    std::this_thread::yield();
+  ASSERT_TRUE(env.Settle(kWorkers));  // every worker idle again: what was due is taken
+  EXPECT_EQ(count("now-"), 6);
+  EXPECT_EQ(count("later-"), 0);
+  for (int i = 1; i <= 6; ++i) {
+    env.Advance(50ms);
+    ASSERT_TRUE(env.Settle(kWorkers));
+    EXPECT_EQ(count("later-"), i) << "after " << 50 * i << " ms";
   }
   stop.request_stop();
   workers.clear();
