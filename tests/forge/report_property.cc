@@ -12,7 +12,7 @@
 #include "reconciler/features/pull_requests/pull_request_flow.h"
 #include "tests/forge/flow_doubles.h"
 #include "tests/support/fake_forge.h"
-#include "tests/support/wait.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::pull_requests::report_property {
 namespace {
@@ -26,10 +26,10 @@ const std::vector<std::string> kClusters = {"alpha", "beta", "gamma"};
 
 // One reporter process: its forge client, comments, flow, and the store it records through.
 struct Reporter {
-  Reporter(const FakeForge& fake, NoPreviews& git, SharedBranch& branch)
+  Reporter(const FakeForge& fake, NoPreviews& git, SharedBranch& branch, Env& env)
       : client(UnpacedClient(fake, kToken)),
-        comments(*client, std::chrono::milliseconds(0), Env::Default()),
-        flow(git, git, *client, comments, Env::Default(), Options()),
+        comments(*client, std::chrono::milliseconds(0), env),
+        flow(git, git, *client, comments, env, Options()),
         store(branch, flow) {}
 
   static PullRequestFlowOptions Options() {
@@ -131,12 +131,13 @@ class Property {
     if (!reporter_->store.Record(Status(name), {}).ok()) Violation("a record failed");
   }
   void StartReporter() {
-    reporter_ = std::make_unique<Reporter>(fake_, git_, branch_);
+    reporter_ = std::make_unique<Reporter>(fake_, git_, branch_, env_);
     (void)reporter_->store.LoadAll({});  // what the daemon does at its start
   }
   bool Settle() {
-    if (test_support::WaitUntil([&] { return reporter_->Idle(); })) return true;
-    Violation("the reporter did not settle within 30 s");
+    // Its two threads (the flow's and the comment writer's) wait again, with nothing left.
+    if (env_.RunTimersUntil(2, [&] { return reporter_->Idle(); })) return true;
+    Violation("the reporter did not settle");
     return false;
   }
   void Violation(const std::string& what) {
@@ -346,6 +347,7 @@ class Property {
   FakeForge fake_{"github", "acme/fleet", kToken};
   NoPreviews git_;
   SharedBranch branch_;
+  test_support::SimulatedEnv env_;
   std::unique_ptr<Reporter> reporter_;
   std::map<std::string, ClusterModel> model_;
   std::vector<Change> changes_;

@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "tests/support/wait.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::kube {
 namespace {
@@ -28,14 +28,15 @@ TEST(IdleCloserTest, GivesMemoryBackAfterClosingOnlyWhenNoRequestIsInFlight) {
   closing.answer = IdleCloser::Idle::kClosed;
   busy.answer = IdleCloser::Idle::kBusy;
   std::atomic<int> given_back{0};
-  IdleCloser closer(Env::Default(), [&] { ++given_back; });
+  test_support::SimulatedEnv env;  // the sweeps come as the test moves the clock
+  IdleCloser closer(env, [&] { ++given_back; });
   // The busy one first: no sweep sees the closing one alone.
   const int b = closer.Add(2ms, [&](Env::TimePoint) { return busy.Ask(); });
   const int a = closer.Add(2ms, [&](Env::TimePoint) { return closing.Ask(); });
-  ASSERT_TRUE(test_support::WaitUntil([&] { return busy.asked >= 3; }, 60s));
+  ASSERT_TRUE(env.RunTimersUntil(1, [&] { return busy.asked >= 3; }));
   EXPECT_EQ(given_back, 0) << "memory given back while a request was in flight";
   busy.answer = IdleCloser::Idle::kIdle;
-  ASSERT_TRUE(test_support::WaitUntil([&] { return given_back >= 1; }, 60s))
+  ASSERT_TRUE(env.RunTimersUntil(1, [&] { return given_back >= 1; }))
       << "never given back once every client was idle";
   closer.Remove(a);
   closer.Remove(b);

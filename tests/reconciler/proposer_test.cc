@@ -8,6 +8,7 @@
 
 #include "core/profile_set.h"
 #include "fmt/format.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::proposals {
 namespace {
@@ -150,7 +151,7 @@ class ProposerTest : public ::testing::Test {
                                                    std::move(proposes),
                                                    {},
                                                    metrics_,
-                                                   Env::Default(),
+                                                   env_,
                                                    &board_},
                                       ProposerOptions{});
   }
@@ -162,6 +163,7 @@ class ProposerTest : public ::testing::Test {
   RunningLab statuses_;
   RecordingPublisher publisher_;
   Metrics metrics_;
+  test_support::SimulatedEnv env_;  // the proposer's clock: a pass is at a fixed moment
   ProposalBoard board_;
 };
 
