@@ -1,5 +1,6 @@
-# Checks the walls of cmake/layers.cmake: every #include "..." of base/, core/, gitsource/ and
-# reconciler/ names a header of the file's own layer or of one its layer MAY include.
+# Checks the walls of cmake/layers.cmake: every #include "..." of base/, core/, gitsource/,
+# reconciler/ and talos-sim (tests/sim/) names a header of the file's own layer or of one its
+# layer MAY include.
 #   cmake -DTR_SOURCE_DIR=<source root> [-DTR_STAMP=<file>] -P cmake/check_layers.cmake
 # Prints each include that runs upward (file:line: what, and the two layers) and fails; touches
 # TR_STAMP when every include is in order (the build's record that the check ran).
@@ -41,7 +42,8 @@ file(GLOB_RECURSE files RELATIVE ${TR_SOURCE_DIR}
   ${TR_SOURCE_DIR}/base/*.h ${TR_SOURCE_DIR}/base/*.cc
   ${TR_SOURCE_DIR}/core/*.h ${TR_SOURCE_DIR}/core/*.cc
   ${TR_SOURCE_DIR}/gitsource/*.h ${TR_SOURCE_DIR}/gitsource/*.cc
-  ${TR_SOURCE_DIR}/reconciler/*.h ${TR_SOURCE_DIR}/reconciler/*.cc)
+  ${TR_SOURCE_DIR}/reconciler/*.h ${TR_SOURCE_DIR}/reconciler/*.cc
+  ${TR_SOURCE_DIR}/tests/sim/*.h ${TR_SOURCE_DIR}/tests/sim/*.cc)
 list(SORT files)
 foreach(file ${files})
   tr_layer_of(${file} layer)
@@ -56,7 +58,7 @@ foreach(file ${files})
   set(number 0)
   foreach(line IN LISTS lines)
     math(EXPR number "${number} + 1")
-    if(NOT line MATCHES "^#include \"((base|core|gitsource|reconciler)/[^\"]+)\"")
+    if(NOT line MATCHES "^#include \"((base|core|gitsource|reconciler|tests/sim)/[^\"]+)\"")
       continue()
     endif()
     set(header ${CMAKE_MATCH_1})

@@ -76,3 +76,16 @@ tr_layer(reconciler_features FILES reconciler/features/*
 tr_layer(reconciler_app FILES reconciler/app/*
   MAY ${tr_below} reconciler_runtime reconciler_clients reconciler_operations reconciler_loop
       reconciler_features)
+
+# talos-sim (tests/sim): a product of its own, five libraries, one a folder
+# (tests/sim/CMakeLists.txt). It may include core, never the reconciler; its tests (and the
+# client they share) may include any layer.
+tr_layer(sim_tests FILES tests/sim/*_test.cc tests/sim/test_client.h
+  MAY base ${tr_core} gitsource reconciler_runtime reconciler_clients reconciler_operations
+      reconciler_loop reconciler_features reconciler_app sim_common sim_catalog sim_node sim_api
+      talos_sim)
+tr_layer(sim_common FILES tests/sim/common/* MAY ${tr_core})
+tr_layer(sim_catalog FILES tests/sim/catalog/* MAY ${tr_core} sim_common)
+tr_layer(sim_node FILES tests/sim/node/* MAY ${tr_core} sim_common sim_catalog)
+tr_layer(sim_api FILES tests/sim/api/* MAY ${tr_core} sim_common sim_catalog sim_node)
+tr_layer(talos_sim FILES tests/sim/* MAY ${tr_core} sim_common sim_catalog sim_node sim_api)

@@ -37,7 +37,7 @@ bool AllStoreDetailsMention(const std::vector<std::string>& details, const std::
 // Upgrades cluster "mem" (a control plane and a worker) from 1.13.2 to 1.13.9 with
 // spec.talos.installerStore `store` (empty: not written), and checks that every pull and install
 // of each node used the simulator's store `sim_store` ("inmem", "cri/system":
-// tests/sim/image_registry.cc).
+// tests/sim/catalog/image_registry.cc).
 void ExpectPullAndInstallIn(E2eWorld& world, const std::string& store,
                             const std::string& sim_store) {
   E2E_ASSERT_OK(world.StartFleet({MakeCluster("mem", 1, 1, "1.13.2", "1.35.0")}));

@@ -23,7 +23,7 @@
 #include "reconciler/clients/kube/kubeconfig.h"
 #include "tests/e2e/e2e_fixture.h"
 #include "tests/e2e/operator_checkout.h"
-#include "tests/sim/kube_jobs.h"
+#include "tests/sim/api/kube_jobs.h"
 
 namespace tr::e2e {
 namespace {

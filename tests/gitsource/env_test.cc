@@ -142,7 +142,7 @@ bool MayNameAClockSleepOrRandomness(std::string_view code) {
 // The one environment holds: outside its implementation, no code of base, core, gitsource,
 // reconciler or the tests reads a clock, sleeps or draws from a random source of its own.
 // Exempt: tests/sim, the simulator, which may use only core and proto and so keeps its own time
-// model (tests/sim/scheduler.h, real or manual), and tests/bench, programs that measure real time.
+// model (tests/sim/common/scheduler.h, real or manual), and tests/bench, programs that measure real time.
 TEST(EnvTest, NothingOutsideTheEnvironmentReadsAClockSleepsOrDrawsRandomness) {
   namespace fs = std::filesystem;
   const fs::path root = TR_SOURCE_DIR;

@@ -90,7 +90,7 @@ class KubernetesUpgradeTest : public UpgradeFixture {
 
 TEST_F(KubernetesUpgradeTest, UpgradesOneMinorNodeByNode) {
   StartFleet(Fleet("v1.12.0", "1.34.1", ""));
-  // The workers' configurations have two documents after v1alpha1 (see tests/sim/config.cc).
+  // The workers' configurations have two documents after v1alpha1 (see tests/sim/node/config.cc).
   const std::string worker_config = ServedConfig("w-1");
   const size_t extra = worker_config.find("--- # kubelet ingress");
   ASSERT_NE(extra, std::string::npos) << "the simulator serves a single document";

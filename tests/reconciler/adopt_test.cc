@@ -18,7 +18,7 @@
 #include "reconciler/features/plan/plan_engine.h"
 #include "reconciler/operations/adoption.h"
 #include "tests/reconciler/sim_fleet_fixture.h"
-#include "tests/sim/schematic_id.h"
+#include "tests/sim/catalog/schematic_id.h"
 
 namespace tr::reconciler {
 namespace {

@@ -19,7 +19,7 @@
 #include <thread>
 
 #include "httplib.h"
-#include "tests/sim/pki.h"
+#include "tests/sim/common/pki.h"
 #include "tests/support/blackhole.h"
 #include "tests/support/wait.h"
 

@@ -14,7 +14,7 @@
 #include "reconciler/clients/kube/kubeconfig.h"
 #include "reconciler/operations/gates/probes.h"
 #include "tests/sim/fleet.h"
-#include "tests/sim/fleet_spec.h"
+#include "tests/sim/catalog/fleet_spec.h"
 
 namespace tr::reconciler::gates {
 namespace {

@@ -18,7 +18,7 @@
 #include "reconciler/features/lease/shard_elector.h"
 #include "tests/reconciler/counting_executor.h"
 #include "tests/sim/fleet.h"
-#include "tests/sim/fleet_spec.h"
+#include "tests/sim/catalog/fleet_spec.h"
 #include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::lease {

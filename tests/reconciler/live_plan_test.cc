@@ -15,7 +15,7 @@
 #include "nlohmann/json.hpp"
 #include "reconciler/features/plan/plan_engine.h"
 #include "tests/reconciler/sim_fleet_fixture.h"
-#include "tests/sim/pki.h"
+#include "tests/sim/common/pki.h"
 #include "tests/support/process.h"
 #include "tests/support/repos.h"
 #include "tests/support/wait.h"

@@ -6,8 +6,8 @@
 
 #include "core/version.h"
 #include "fmt/format.h"
-#include "tests/sim/http_listener.h"
-#include "tests/sim/json_reply.h"
+#include "tests/sim/common/http_listener.h"
+#include "tests/sim/common/json_reply.h"
 
 namespace tr::sim {
 namespace {

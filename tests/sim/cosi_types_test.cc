@@ -1,6 +1,6 @@
-// Which COSI types a node of each Talos minor defines (tests/sim/cosi_types.cc), pinned to what
+// Which COSI types a node of each Talos minor defines (tests/sim/api/cosi_types.cc), pinned to what
 // siderolabs/talos pkg/machinery/resources defines at each release.
-#include "tests/sim/cosi_types.h"
+#include "tests/sim/api/cosi_types.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include "machine/lifecycle.grpc.pb.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
-#include "tests/sim/image_registry.h"
+#include "tests/sim/catalog/image_registry.h"
 #include "tests/sim/test_client.h"
 #include "yaml-cpp/yaml.h"
 

@@ -13,7 +13,7 @@
 #include "machine/lifecycle.grpc.pb.h"
 #include "machine/machine.grpc.pb.h"
 #include "tests/sim/fleet.h"
-#include "tests/sim/image_registry.h"
+#include "tests/sim/catalog/image_registry.h"
 #include "tests/sim/test_client.h"
 
 namespace tr::sim {

@@ -7,10 +7,10 @@
 
 #include "core/support_matrix.h"
 #include "fmt/format.h"
-#include "tests/sim/client_config.h"
+#include "tests/sim/common/client_config.h"
 #include "tests/sim/control_server.h"
-#include "tests/sim/kube_api.h"
-#include "tests/sim/node_listeners.h"
+#include "tests/sim/api/kube_api.h"
+#include "tests/sim/api/node_listeners.h"
 
 namespace tr::sim {
 namespace {

@@ -29,54 +29,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "core/observed.h"
-#include "tests/sim/fleet_spec.h"
-#include "tests/sim/image_factory_server.h"
-#include "tests/sim/journal.h"
-#include "tests/sim/scheduler.h"
+#include "tests/sim/catalog/fleet_spec.h"
+#include "tests/sim/node/node_snapshot.h"
+#include "tests/sim/catalog/image_factory_server.h"
+#include "tests/sim/common/journal.h"
+#include "tests/sim/common/scheduler.h"
 
 namespace tr::sim {
-
-// core's stage, numbered as machine.MachineStatusEvent.MachineStage.
-using MachineStage = core::MachineStage;
-
-// "BOOTING", "RUNNING", ... as in the proto enum.
-std::string_view MachineStageName(MachineStage stage);
-
-// What a node looks like right now (a copy).
-struct NodeSnapshot {
-  std::string cluster;
-  std::string name;
-  std::string address;  // "127.0.42.1" (the API is on port 50000)
-  NodeRole role = NodeRole::kWorker;
-
-  bool up = false;             // machine running and its API serving (false while rebooting)
-  bool api_reachable = false;  // up and no api_unreachable fault
-  MachineStage stage = MachineStage::kUnknown;
-  bool ready = false;                         // MachineStatus ready
-  std::vector<std::string> unmet_conditions;  // "nodeReady", "services", ...
-  std::string sequence;  // running sequence ("upgrade", "reboot", "boot"); empty when idle
-
-  std::string talos_tag;           // Version.tag of the running OS, "v1.11.6"
-  std::string kubernetes_version;  // kubelet version, "1.34.1"
-  std::string boot_id;             // /proc/sys/kernel/random/boot_id (new UUID per boot)
-  int boots = 0;                   // 1 after start, +1 per completed boot
-  char active_slot = 'A';          // A/B boot slot the running OS came from
-  std::string slot_a;              // Talos tag installed in slot A ("" = empty)
-  std::string slot_b;
-  std::string next_boot_slot;  // "B" when an install armed a boot into the other slot
-  std::string fallback_slot;   // "A" while a fatal boot error would revert there ("" = dropped)
-
-  bool kube_ready = false;     // Kubernetes Node Ready condition
-  bool unschedulable = false;  // Kubernetes Node spec.unschedulable (cordoned)
-
-  std::optional<uint64_t> etcd_member_id;  // control planes
-  bool etcd_started = false;
-  bool etcd_healthy = false;
-  bool etcd_leader = false;
-
-  std::vector<Fault> faults;  // active faults with remaining counts
-  int hanging_calls = 0;      // calls other nodes' apid forward here that hang now (apid_hang)
-};
 
 // Where to reach one cluster of the fleet.
 struct ClusterAccess {

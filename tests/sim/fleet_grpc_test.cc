@@ -10,7 +10,7 @@
 #include "machine/machine.grpc.pb.h"
 #include "resource/definitions/runtime/runtime.pb.h"
 #include "tests/sim/fleet.h"
-#include "tests/sim/image_registry.h"
+#include "tests/sim/catalog/image_registry.h"
 #include "tests/sim/test_client.h"
 
 namespace tr::sim {

@@ -1,4 +1,4 @@
-#include "tests/sim/fleet_spec.h"
+#include "tests/sim/catalog/fleet_spec.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "tests/sim/idle_connection_wait.h"
+#include "tests/sim/common/idle_connection_wait.h"
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>

@@ -1,6 +1,6 @@
 // The simulated Image Factory over real HTTP on 127.0.0.1: schematics, versions, official
 // extensions, the factory's error codes, and its faults (500, hang, delay on a manual clock).
-#include "tests/sim/image_factory_server.h"
+#include "tests/sim/catalog/image_factory_server.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <future>
 
 #include "nlohmann/json.hpp"
-#include "tests/sim/image_registry.h"
+#include "tests/sim/catalog/image_registry.h"
 
 namespace tr::sim {
 namespace {

@@ -4,7 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "tests/sim/sim_cluster.h"
+#include "tests/sim/node/sim_cluster.h"
 
 namespace tr::sim {
 namespace {

@@ -1,7 +1,7 @@
-// The ImageVerificationConfig rules of a simulated node (tests/sim/image_verification.h), pinned
+// The ImageVerificationConfig rules of a simulated node (tests/sim/catalog/image_verification.h), pinned
 // to talos v1.14.0-rc.1: first match by rule index, go-glob patterns on the repository, the
 // rule id as "%04d", and the denial's text.
-#include "tests/sim/image_verification.h"
+#include "tests/sim/catalog/image_verification.h"
 
 #include <gtest/gtest.h>
 

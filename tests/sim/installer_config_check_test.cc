@@ -1,6 +1,6 @@
 // The installer's refusal of configuration documents its Talos version does not know
-// (tests/sim/installer_config_check.h), pinned to talos v1.13.9's config loader text.
-#include "tests/sim/installer_config_check.h"
+// (tests/sim/catalog/installer_config_check.h), pinned to talos v1.13.9's config loader text.
+#include "tests/sim/catalog/installer_config_check.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 
 #include "nlohmann/json.hpp"
 #include "tests/sim/fleet.h"
-#include "tests/sim/kube_jobs.h"
+#include "tests/sim/api/kube_jobs.h"
 #include "yaml-cpp/yaml.h"
 
 namespace tr::sim {

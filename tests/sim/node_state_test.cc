@@ -7,7 +7,7 @@
 
 #include "fmt/format.h"
 #include "machine/machine.pb.h"
-#include "tests/sim/sim_cluster.h"
+#include "tests/sim/node/sim_cluster.h"
 
 namespace tr::sim {
 namespace {

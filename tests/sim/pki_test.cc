@@ -1,6 +1,6 @@
 // The simulator's PKI checked with OpenSSL's own verification and the openssl CLI, plus the
 // talosconfig key quirk and an ECDSA interop handshake.
-#include "tests/sim/pki.h"
+#include "tests/sim/common/pki.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include "grpcpp/server_builder.h"
 #include "machine/machine.grpc.pb.h"
 #include "tests/sim/fleet.h"
-#include "tests/sim/node_services.h"
+#include "tests/sim/api/node_services.h"
 #include "tests/sim/test_client.h"
 
 namespace tr::sim {

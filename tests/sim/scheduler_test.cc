@@ -1,4 +1,4 @@
-#include "tests/sim/scheduler.h"
+#include "tests/sim/common/scheduler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,8 +6,8 @@
 #include <future>
 
 #include "nlohmann/json.hpp"
-#include "tests/sim/ids.h"
-#include "tests/sim/journal.h"
+#include "tests/sim/common/ids.h"
+#include "tests/sim/common/journal.h"
 
 namespace tr::sim {
 namespace {

@@ -1,10 +1,10 @@
 // Schematic IDs as the Image Factory computes them (expected IDs are the ones image-factory's own
 // pkg/schematic tests pin).
-#include "tests/sim/schematic_id.h"
+#include "tests/sim/catalog/schematic_id.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/sim/image_registry.h"
+#include "tests/sim/catalog/image_registry.h"
 
 namespace tr::sim {
 namespace {

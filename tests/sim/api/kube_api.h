@@ -1,0 +1,79 @@
+// The fake Kubernetes API server of one simulated cluster: HTTPS (cpp-httplib with OpenSSL) on the
+// first control plane's address, bearer-token authentication, serving what an upgrade
+// orchestrator and kubectl need: /version, discovery, Nodes (list, get, merge / strategic-merge /
+// JSON patch for cordon), Pods (list with label and field selectors, get, delete, the eviction
+// subresource honouring PodDisruptionBudgets), PodDisruptionBudgets, Leases and batch/v1 Jobs
+// with their pods (kube_jobs.h), the bootstrap manifests' workloads and Talos's inventory
+// ConfigMap (kube_api_manifests.h). Objects reflect
+// the simulated machines (SimCluster). Lists answer with a meta.k8s.io/v1 Table when asked, as
+// kubectl does.
+//
+// Thread-safety: the server runs its own threads; Stop may be called from any thread once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "tests/sim/api/kube_api_manifests.h"
+#include "tests/sim/common/pki.h"
+#include "tests/sim/node/sim_cluster.h"
+
+namespace httplib {
+class SSLServer;
+struct Request;
+struct Response;
+}  // namespace httplib
+
+namespace tr::sim {
+
+class JobStore;
+class WorkloadStore;
+
+class KubeApiServer {
+ public:
+  // Binds address:port and starts serving. Unavailable when the address is in use, Internal for
+  // bad TLS material.
+  static absl::StatusOr<std::unique_ptr<KubeApiServer>> Start(SimCluster* cluster,
+                                                              const std::string& address, int port,
+                                                              const CertifiedKey& server_cert,
+                                                              std::string token);
+  ~KubeApiServer();
+  KubeApiServer(const KubeApiServer&) = delete;
+  KubeApiServer& operator=(const KubeApiServer&) = delete;
+
+  void Stop();
+  // "https://127.0.42.1:6443".
+  const std::string& url() const { return url_; }
+
+ private:
+  KubeApiServer() = default;
+  void Routes();
+  void PodRoutes();    // pods, evictions, PodDisruptionBudgets (kube_api_pods.cc)
+  void LeaseRoutes();  // coordination.k8s.io/v1 Leases (kube_api_pods.cc)
+  void RemovedApiRoutes();  // an API a Kubernetes upgrade removes (kube_api_removed.cc)
+
+  // The kube-proxy DaemonSet and CoreDNS Deployment (kube_api_manifests.cc).
+  void BootstrapWorkloadRoutes();
+  // A server-side apply of one of them (`kind` "DaemonSet", `key` "daemonsets/kube-proxy").
+  void ApplyBootstrapWorkload(const std::string& kind, const std::string& key,
+                              const httplib::Request& req, httplib::Response& res);
+  // Talos's inventory ConfigMap kube-system/talos-bootstrap-manifests-inventory
+  // (kube_api_inventory.cc).
+  void InventoryRoutes();
+  // Replaces the inventory's data (creating it); the caller holds cluster_->mu().
+  void WriteInventoryLocked(const nlohmann::json& data);
+
+  SimCluster* cluster_ = nullptr;
+  std::string token_;
+  std::string url_;
+  std::unique_ptr<httplib::SSLServer> server_;
+  std::unique_ptr<WorkloadStore> workloads_;  // Deployments, StatefulSets, DaemonSets
+  std::unique_ptr<JobStore> jobs_;            // Jobs and the pods created for them
+  // The bootstrap manifests' objects beyond their images; guarded by cluster_->mu().
+  std::unique_ptr<BootstrapObjects> bootstrap_ = std::make_unique<BootstrapObjects>();
+  std::thread thread_;
+};
+
+}  // namespace tr::sim

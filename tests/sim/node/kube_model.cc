@@ -1,0 +1,327 @@
+// The Kubernetes objects of a simulated cluster: Nodes that follow the machines (Ready,
+// unschedulable, kubelet version), kube-system static pods and kube-proxy, workload pods from the
+// fleet file, PodDisruptionBudgets, and evictions that honour them (policy/v1 semantics).
+#include <algorithm>
+
+#include "core/version.h"
+#include "fmt/chrono.h"
+#include "fmt/format.h"
+#include "tests/sim/common/ids.h"
+#include "tests/sim/node/sim_cluster.h"
+
+namespace tr::sim {
+namespace {
+
+using nlohmann::json;
+
+std::string Timestamp(WallTime t) {
+  return fmt::format("{:%Y-%m-%dT%H:%M:%S}Z",
+                     std::chrono::time_point_cast<std::chrono::seconds>(t));
+}
+
+bool Matches(const KubePod& pod, const PdbSpec& pdb) {
+  if (pod.ns != pdb.namespace_name) return false;
+  for (const auto& [k, v] : pdb.match_labels) {
+    auto it = pod.labels.find(k);
+    if (it == pod.labels.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+std::string Suffix() { return NewUuid().substr(0, 5); }
+
+}  // namespace
+
+void SimCluster::InitKubeLocked() {
+  const WallTime created = scheduler_->WallNow() - std::chrono::hours(24 * 30);
+  auto add = [&](KubePod pod) {
+    pod.uid = NewUuid();
+    pod.created = created;
+    pod.resource_version = NextResourceVersionLocked();
+    pods_.push_back(std::move(pod));
+  };
+  for (const auto& node : nodes_) {
+    if (node->is_control_plane()) {
+      for (const char* c : {"kube-apiserver", "kube-controller-manager", "kube-scheduler"}) {
+        KubePod pod;
+        pod.ns = "kube-system";
+        pod.name = fmt::format("{}-{}", c, node->spec.name);
+        pod.node = node->spec.name;
+        pod.labels = {{"k8s-app", c}, {"tier", "control-plane"}};
+        pod.annotations = {{"talos.dev/config-version", std::to_string(node->config_version)},
+                           {"kubernetes.io/config.mirror", NewUuid().substr(0, 8)}};
+        pod.owner_kind = "Node";
+        pod.container = c;
+        pod.image = node->images[c];
+        add(std::move(pod));
+      }
+    }
+    KubePod proxy;
+    proxy.ns = "kube-system";
+    proxy.name = "kube-proxy-" + Suffix();
+    proxy.node = node->spec.name;
+    proxy.labels = {{"k8s-app", "kube-proxy"}, {"tier", "node"}};
+    proxy.owner_kind = "DaemonSet";
+    proxy.container = "kube-proxy";
+    proxy.image = node->images["kube-proxy"];
+    add(std::move(proxy));
+  }
+  for (const auto& spec : spec_.pods) {
+    KubePod pod;
+    pod.ns = spec.namespace_name;
+    pod.name = spec.name;
+    pod.node = spec.node;
+    pod.labels.insert(spec.labels.begin(), spec.labels.end());
+    pod.owner_kind = spec.replicated ? "ReplicaSet" : "";
+    pod.container = "app";
+    pod.image = "registry.example/app:1.0";
+    add(std::move(pod));
+  }
+}
+
+std::string SimCluster::KubeApiVersionLocked() const {
+  std::optional<core::Version> lowest;
+  for (const auto& node : nodes_) {
+    auto it = node->images.find("kube-apiserver");
+    if (it == node->images.end()) continue;
+    auto v = core::ParseKubernetesVersion(it->second.substr(it->second.rfind(':') + 1));
+    if (v.ok() && (!lowest || *v < *lowest)) lowest = *v;
+  }
+  return lowest ? "v" + lowest->ToString() : "v" + nodes_.front()->kubelet_version;
+}
+
+json SimCluster::KubeNodeJsonLocked(const SimNode& node) const {
+  json labels = {{"kubernetes.io/hostname", node.spec.name},
+                 {"kubernetes.io/os", "linux"},
+                 {"kubernetes.io/arch", "amd64"},
+                 {"beta.kubernetes.io/os", "linux"},
+                 {"beta.kubernetes.io/arch", "amd64"}};
+  if (node.is_control_plane()) labels["node-role.kubernetes.io/control-plane"] = "";
+  for (const auto& [k, v] : node.kube_labels) labels[k] = v;
+  json meta = {{"name", node.spec.name},
+               {"uid", fmt::format("{:016x}-node", std::hash<std::string>{}(node.spec.name))},
+               {"resourceVersion", std::to_string(node.kube_resource_version)},
+               {"creationTimestamp", Timestamp(node.kube_created)},
+               {"labels", labels}};
+  meta["annotations"] = json::object();
+  for (const auto& [k, v] : node.kube_annotations) meta["annotations"][k] = v;
+  json spec = json::object();
+  if (node.unschedulable) {
+    spec["unschedulable"] = true;
+    spec["taints"] = json::array({{{"key", "node.kubernetes.io/unschedulable"},
+                                   {"effect", "NoSchedule"},
+                                   {"timeAdded", Timestamp(scheduler_->WallNow())}}});
+  }
+  const std::string now = Timestamp(scheduler_->WallNow());
+  json ready = {{"type", "Ready"}, {"lastHeartbeatTime", now}, {"lastTransitionTime", now}};
+  if (node.kube_ready) {
+    ready.update({{"status", "True"},
+                  {"reason", "KubeletReady"},
+                  {"message", "kubelet is posting ready status"}});
+  } else if (node.up) {
+    ready.update({{"status", "False"},
+                  {"reason", "KubeletNotReady"},
+                  {"message", "container runtime network not ready"}});
+  } else {
+    ready.update({{"status", "Unknown"},
+                  {"reason", "NodeStatusUnknown"},
+                  {"message", "Kubelet stopped posting node status."}});
+  }
+  json status = {{"conditions", json::array({ready})},
+                 {"addresses", json::array({{{"type", "InternalIP"}, {"address", node.address}},
+                                            {{"type", "Hostname"}, {"address", node.spec.name}}})},
+                 {"nodeInfo",
+                  {{"kubeletVersion", "v" + node.kubelet_version},
+                   {"kubeProxyVersion", "v" + node.kubelet_version},
+                   {"osImage", fmt::format("Talos ({})", node.tag)},
+                   {"kernelVersion", "6.12.57-talos"},
+                   {"containerRuntimeVersion", "containerd://2.1.5"},
+                   {"operatingSystem", "linux"},
+                   {"architecture", "amd64"},
+                   {"bootID", node.boot_id},
+                   {"machineID", fmt::format("{:032x}", std::hash<std::string>{}(node.spec.name))},
+                   {"systemUUID", node.boot_id}}}};
+  return {{"kind", "Node"},
+          {"apiVersion", "v1"},
+          {"metadata", meta},
+          {"spec", spec},
+          {"status", status}};
+}
+
+json SimCluster::KubePodJsonLocked(const KubePod& pod) const {
+  json meta = {{"name", pod.name},
+               {"namespace", pod.ns},
+               {"uid", pod.uid},
+               {"resourceVersion", std::to_string(pod.resource_version)},
+               {"creationTimestamp", Timestamp(pod.created)},
+               {"labels", pod.labels},
+               {"annotations", pod.annotations}};
+  if (pod.annotations.empty()) meta["annotations"] = json::object();
+  if (!pod.owner_kind.empty()) {
+    meta["ownerReferences"] =
+        json::array({{{"apiVersion", pod.owner_kind == "Node" ? "v1" : "apps/v1"},
+                      {"kind", pod.owner_kind},
+                      {"name", pod.owner_kind == "Node"        ? pod.node
+                               : pod.owner_kind == "DaemonSet" ? pod.container
+                                                               : pod.name + "-rs"},
+                      {"uid", pod.uid + "-owner"},
+                      {"controller", true}}});
+  }
+  const SimNode* node = nullptr;
+  for (const auto& n : nodes_) {
+    if (n->spec.name == pod.node) node = n.get();
+  }
+  const bool ready = pod.ready && node != nullptr && node->kube_ready;
+  json status = {
+      {"phase", node == nullptr ? "Pending" : "Running"},
+      {"conditions", json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})},
+      {"containerStatuses", json::array({{{"name", pod.container},
+                                          {"image", pod.image},
+                                          {"ready", ready},
+                                          {"restartCount", 0}}})}};
+  if (node != nullptr) {
+    status["hostIP"] = node->address;
+    status["podIP"] = node->address;
+  }
+  json spec = {{"containers", json::array({{{"name", pod.container}, {"image", pod.image}}})}};
+  if (!pod.node.empty()) spec["nodeName"] = pod.node;
+  return {{"kind", "Pod"},
+          {"apiVersion", "v1"},
+          {"metadata", meta},
+          {"spec", spec},
+          {"status", status}};
+}
+
+std::pair<int, json> SimCluster::EvictLocked(const std::string& ns, const std::string& name) {
+  auto it = std::find_if(pods_.begin(), pods_.end(),
+                         [&](const KubePod& p) { return p.ns == ns && p.name == name; });
+  if (it == pods_.end()) {
+    return {404,
+            {{"kind", "Status"},
+             {"apiVersion", "v1"},
+             {"metadata", json::object()},
+             {"status", "Failure"},
+             {"message", fmt::format("pods \"{}\" not found", name)},
+             {"reason", "NotFound"},
+             {"details", {{"name", name}, {"kind", "pods"}}},
+             {"code", 404}}};
+  }
+  const bool healthy = KubePodJsonLocked(*it)["status"]["conditions"][0]["status"] == "True";
+  for (const auto& pdb : spec_.pdbs) {
+    if (!Matches(*it, pdb) || !healthy) continue;
+    int expected = 0, current = 0;
+    for (const auto& p : pods_) {
+      if (!Matches(p, pdb)) continue;
+      ++expected;
+      if (KubePodJsonLocked(p)["status"]["conditions"][0]["status"] == "True") ++current;
+    }
+    const int desired =
+        pdb.min_available ? *pdb.min_available : std::max(0, expected - *pdb.max_unavailable);
+    if (current - desired <= 0) {
+      return {
+          429,
+          {{"kind", "Status"},
+           {"apiVersion", "v1"},
+           {"metadata", json::object()},
+           {"status", "Failure"},
+           {"message", "Cannot evict pod as it would violate the pod's disruption budget."},
+           {"reason", "TooManyRequests"},
+           {"details",
+            {{"causes", json::array({{{"reason", "DisruptionBudget"},
+                                      {"message", fmt::format("The disruption budget {} needs {} "
+                                                              "healthy pods and has {} currently",
+                                                              pdb.name, desired, current)}}})}}},
+           {"code", 429}}};
+    }
+  }
+  KubePod evicted = *it;
+  pods_.erase(it);
+  if (SimNode* node = FindNodeLocked(evicted.node)) {
+    JournalStateLocked(*node, "evict", fmt::format("{}/{}", ns, name));
+  }
+  if (evicted.owner_kind == "ReplicaSet") RescheduleLocked(std::move(evicted));
+  return {201,
+          {{"kind", "Status"},
+           {"apiVersion", "v1"},
+           {"metadata", json::object()},
+           {"status", "Success"},
+           {"code", 201}}};
+}
+
+void SimCluster::RescheduleLocked(KubePod pod) {
+  const SimNode* target = nullptr;
+  size_t best = SIZE_MAX;
+  for (const auto& n : nodes_) {
+    if (n->spec.name == pod.node || n->unschedulable || !n->kube_ready) continue;
+    const size_t load = static_cast<size_t>(std::count_if(
+        pods_.begin(), pods_.end(), [&](const KubePod& p) { return p.node == n->spec.name; }));
+    if (load < best) {
+      best = load;
+      target = n.get();
+    }
+  }
+  std::string base = pod.name;
+  if (auto dash = base.rfind('-'); dash != std::string::npos && base.size() - dash == 6) {
+    base.resize(dash);
+  }
+  pod.name = fmt::format("{}-{}", base, Suffix());
+  pod.uid = NewUuid();
+  pod.ready = false;
+  pod.node = target == nullptr ? "" : target->spec.name;
+  pod.created = scheduler_->WallNow();
+  pod.resource_version = NextResourceVersionLocked();
+  const std::string key = pod.ns + "/" + pod.name;
+  pods_.push_back(std::move(pod));
+  scheduler_->After(Scaled(timings_.pod_start), [this, key] {
+    std::lock_guard inner(mu_);
+    for (auto& p : pods_) {
+      if (p.ns + "/" + p.name == key && !p.node.empty()) {
+        p.ready = true;
+        p.resource_version = NextResourceVersionLocked();
+      }
+    }
+    NotifyLocked();
+  });
+}
+
+void SimCluster::CordonLocked(SimNode& node, bool cordon, const std::string& by) {
+  if (node.unschedulable == cordon) return;
+  node.unschedulable = cordon;
+  node.kube_resource_version = NextResourceVersionLocked();
+  JournalStateLocked(node, cordon ? "cordon" : "uncordon", by);
+  NotifyLocked();
+}
+
+void SimCluster::DrainLocked(SimNode& node) {
+  std::vector<std::pair<std::string, std::string>> victims;
+  for (const auto& pod : pods_) {
+    if (pod.node == node.spec.name && pod.owner_kind != "DaemonSet" && pod.owner_kind != "Node") {
+      victims.emplace_back(pod.ns, pod.name);
+    }
+  }
+  for (const auto& [ns, name] : victims) EvictLocked(ns, name);
+}
+
+void SimCluster::PatchNodeLocked(SimNode& node, const json& patch) {
+  auto merge = [](std::map<std::string, std::string>& into, const json& from) {
+    if (!from.is_object()) return;
+    for (const auto& [k, v] : from.items()) {
+      if (v.is_null()) {
+        into.erase(k);
+      } else if (v.is_string()) {
+        into[k] = v.get<std::string>();
+      }
+    }
+  };
+  if (patch.contains("metadata")) {
+    merge(node.kube_labels, patch["metadata"].value("labels", json::object()));
+    merge(node.kube_annotations, patch["metadata"].value("annotations", json::object()));
+  }
+  node.kube_resource_version = NextResourceVersionLocked();
+  if (patch.contains("spec") && patch["spec"].contains("unschedulable")) {
+    const json& u = patch["spec"]["unschedulable"];
+    CordonLocked(node, u.is_boolean() && u.get<bool>(), "kube-api");
+  }
+}
+
+}  // namespace tr::sim
