@@ -10,7 +10,7 @@
 #include "fmt/format.h"
 #include "httplib.h"
 #include "tests/e2e/e2e_fixture.h"
-#include "tests/support/wait.h"
+#include "tests/support/http_listen.h"
 
 namespace tr::e2e {
 namespace {
@@ -28,10 +28,7 @@ class AppHealth {
       r.status = healthy_ ? 200 : 503;
     });
     port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    // stop() is lost on a server that is not running yet: wait until it is.
-    EXPECT_TRUE(
-        test_support::WaitUntil([&] { return server_.is_running(); }, std::chrono::seconds(10)));
+    thread_ = test_support::ListenAfterBind(server_);
   }
   ~AppHealth() {
     server_.stop();

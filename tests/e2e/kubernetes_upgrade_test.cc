@@ -124,7 +124,7 @@ TEST_F(E2eTest, DaemonKilledDuringKubernetesUpgradeResumesWithNothingAppliedTwic
     return applies >= 4;
   })) << world().Diagnostics();
   // The rollout's messages exist before the kill: the restarted daemon must find them again.
-  ASSERT_TRUE(world().WaitUntil(30s, [&] { return chat.Messages().size() == 2; }));
+  ASSERT_TRUE(chat.WaitFor(30s, [&] { return chat.Messages().size() == 2; }));
   world().daemon().Kill();
   E2E_ASSERT_OK(world().daemon().Start());
   E2E_ASSERT_OK(world().WaitForKubernetesReady("k8s", "1.35.0", commit, kTimeout).status());
@@ -140,9 +140,10 @@ TEST_F(E2eTest, DaemonKilledDuringKubernetesUpgradeResumesWithNothingAppliedTwic
     return m.service == "slack" ? m.content.value("text", "")
                                 : m.content["embeds"][0].value("description", "");
   };
-  ASSERT_TRUE(world().WaitUntil(30s, [&] {
+  ASSERT_TRUE(chat.WaitFor(30s, [&] {
     int completed = 0;
-    for (const auto& m : chat.Messages()) completed += text(m).find("completed") != std::string::npos;
+    for (const auto& m : chat.Messages())
+      completed += text(m).find("completed") != std::string::npos;
     return completed == 2;
   })) << chat.Messages().size();
   EXPECT_EQ(chat.Messages().size(), 2u);  // one in Slack, one in Discord, across the restart

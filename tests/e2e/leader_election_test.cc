@@ -473,9 +473,8 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOneAndShar
     for (const forge_test::FakeStatus& s : forge.Statuses(commit)) states.push_back(s.state);
     return !states.empty() && states.back() == "success";
   };
-  ASSERT_TRUE(world().WaitUntil(30s, rollout_states))
-      << testing::PrintToString(states) << "\n"
-      << testing::PrintToString(forge.Requests());
+  ASSERT_TRUE(forge.WaitFor(30s, rollout_states)) << testing::PrintToString(states) << "\n"
+                                                  << testing::PrintToString(forge.Requests());
   const auto success = std::find(states.begin(), states.end(), "success");
   EXPECT_TRUE(std::all_of(success, states.end(), [](const std::string& s) {
     return s == "success";
@@ -483,7 +482,7 @@ TEST_F(LeaderElectionTest, FourShardsOverThreeReplicasSurviveTheLossOfOneAndShar
   // The comment is edited by its own writer, at most once per edit interval, so it may still
   // say "in progress" when the status says success: its final edit follows.
   std::vector<forge_test::FakeComment> comments;
-  EXPECT_TRUE(world().WaitUntil(30s, [&] {
+  EXPECT_TRUE(forge.WaitFor(30s, [&] {
     comments = forge.Comments(7);
     return comments.size() == 1 && comments[0].body.find(": succeeded") != std::string::npos;
   })) << (comments.empty() ? "" : comments[0].body);

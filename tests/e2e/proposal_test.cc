@@ -100,15 +100,13 @@ TEST_F(E2eTest, ReleaseProposalsOpenOnePullRequestPerChainAndItsMergeRollsOut) {
   E2E_ASSERT_OK(world().WaitForReady("old", "1.11.6", "", kProposalTimeout).status());
 
   // Two minors behind the catalog's 1.13.9: the first hop only, 1.12.0.
-  ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
-    return OpenFor(forge, kOldBranch, "1.12.0");
-  })) << world().Diagnostics();
+  ASSERT_TRUE(forge.WaitFor(kProposalTimeout, [&] { return OpenFor(forge, kOldBranch, "1.12.0"); }))
+      << world().Diagnostics();
 
   // 1.12.2 is ignored by the chain: "old" (which ignores nothing) moves to it, the chain never.
   E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.12.2"));
-  ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
-    return OpenFor(forge, kOldBranch, "1.12.2");
-  })) << world().Diagnostics();
+  ASSERT_TRUE(forge.WaitFor(kProposalTimeout, [&] { return OpenFor(forge, kOldBranch, "1.12.2"); }))
+      << world().Diagnostics();
   EXPECT_TRUE(PullsOf(forge, kLabBranch).empty());
   EXPECT_EQ(gitsource::testing::MustRun({"git", "--git-dir", world().repo().bare().string(),
                                          "for-each-ref", std::string("refs/heads/") + kLabBranch}),
@@ -119,12 +117,10 @@ TEST_F(E2eTest, ReleaseProposalsOpenOnePullRequestPerChainAndItsMergeRollsOut) {
   // the earliest (the forge stamps it with the same clock).
   const Env::TimePoint added = Env::Default().Now();
   E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.12.3"));
-  ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
-    return OpenFor(forge, kOldBranch, "1.12.3");
-  })) << world().Diagnostics();
-  ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
-    return OpenFor(forge, kLabBranch, "1.12.3");
-  })) << world().Diagnostics();
+  ASSERT_TRUE(forge.WaitFor(kProposalTimeout, [&] { return OpenFor(forge, kOldBranch, "1.12.3"); }))
+      << world().Diagnostics();
+  ASSERT_TRUE(forge.WaitFor(kProposalTimeout, [&] { return OpenFor(forge, kLabBranch, "1.12.3"); }))
+      << world().Diagnostics();
   EXPECT_THAT(world().daemon().log(), HasSubstr("1.12.3 not proposed yet"));
   FakePull first = PullsOf(forge, kLabBranch).back();
   // GitHub labels a pull request in a call after the one that opens it: read it once the daemon
@@ -160,9 +156,8 @@ TEST_F(E2eTest, ReleaseProposalsOpenOnePullRequestPerChainAndItsMergeRollsOut) {
 
   // A newer release updates the same pull request; none is added.
   E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.12.4"));
-  ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
-    return OpenFor(forge, kLabBranch, "1.12.4");
-  })) << world().Diagnostics();
+  ASSERT_TRUE(forge.WaitFor(kProposalTimeout, [&] { return OpenFor(forge, kLabBranch, "1.12.4"); }))
+      << world().Diagnostics();
   ASSERT_EQ(PullsOf(forge, kLabBranch).size(), 1u);
   EXPECT_GE(PullsOf(forge, kLabBranch).back().edits, 1);
 
@@ -186,9 +181,8 @@ TEST_F(E2eTest, ReleaseProposalsOpenOnePullRequestPerChainAndItsMergeRollsOut) {
 
   // A newer release is proposed afresh; its merge rolls lab out, promotion carries the rest.
   E2E_ASSERT_OK(world().sim().AddFactoryRelease("v1.12.5"));
-  ASSERT_TRUE(world().WaitUntil(kProposalTimeout, [&] {
-    return OpenFor(forge, kLabBranch, "1.12.5");
-  })) << world().Diagnostics();
+  ASSERT_TRUE(forge.WaitFor(kProposalTimeout, [&] { return OpenFor(forge, kLabBranch, "1.12.5"); }))
+      << world().Diagnostics();
   ASSERT_EQ(PullsOf(forge, kLabBranch).size(), 2u);
   // The forge knows of the merge before the daemon reads it from the watched branch (here:
   // before it is pushed): the merged proposal is not opened again meanwhile.

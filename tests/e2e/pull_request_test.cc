@@ -196,12 +196,12 @@ TEST_F(E2eTest, PullRequestIsPlannedInOneCommentAndItsMergeReportsTheRollout) {
   const std::string bad =
       loop.PushHead("pr", ProfileYaml(cluster, AtTalos("1.12.0", {"settle: soon"})));
   EXPECT_EQ(loop.Webhook("opened", bad), 202);
-  ASSERT_TRUE(world().WaitUntil(60s,
-                                [&] {
-                                  return HasState(forge.Statuses(bad), "talos-reconciler/plan",
-                                                  "failure") &&
-                                         forge.Comments(7).size() == 1;
-                                }))
+  ASSERT_TRUE(forge.WaitFor(60s,
+                            [&] {
+                              return HasState(forge.Statuses(bad), "talos-reconciler/plan",
+                                              "failure") &&
+                                     forge.Comments(7).size() == 1;
+                            }))
       << testing::PrintToString(forge.Requests()) << world().Diagnostics();
   EXPECT_THAT(forge.Comments(7)[0].body, testing::HasSubstr("settle"));
 
@@ -211,7 +211,7 @@ TEST_F(E2eTest, PullRequestIsPlannedInOneCommentAndItsMergeReportsTheRollout) {
   const std::string good =
       loop.PushHead("pr", ProfileYaml(cluster, AtTalos("1.12.0", {"settle: 0s"})));
   EXPECT_EQ(loop.Webhook("synchronize", good), 202);
-  ASSERT_TRUE(world().WaitUntil(
+  ASSERT_TRUE(forge.WaitFor(
       60s,
       [&] {
         const auto comments = forge.Comments(7);
@@ -234,7 +234,7 @@ TEST_F(E2eTest, PullRequestIsPlannedInOneCommentAndItsMergeReportsTheRollout) {
   world().daemon().Kill();
   E2E_ASSERT_OK(world().daemon().Start());
   E2E_ASSERT_OK(world().WaitForReady("pr", "1.12.0", merge, 120s).status());
-  ASSERT_TRUE(world().WaitUntil(
+  ASSERT_TRUE(forge.WaitFor(
       60s,
       [&] {
         const auto comments = forge.Comments(7);
@@ -277,7 +277,7 @@ TEST_F(E2eTest, BackToBackMergesEachEndWithTheirOwnFinalReport) {
     const std::string head =
         loop.PushHead("pr", ProfileYaml(cluster, AtTalos(version, {"settle: 0s"})));
     EXPECT_EQ(loop.Webhook("opened", head), 202);
-    EXPECT_TRUE(world().WaitUntil(60s, [&] {
+    EXPECT_TRUE(forge.WaitFor(60s, [&] {
       return HasState(forge.Statuses(head), "talos-reconciler/plan", "success");
     })) << world().Diagnostics();
     const std::string commit = loop.Merge();
@@ -287,7 +287,7 @@ TEST_F(E2eTest, BackToBackMergesEachEndWithTheirOwnFinalReport) {
   };
   auto finished = [&](int number, const std::string& commit, const std::string& version) {
     E2E_ASSERT_OK(world().WaitForReady("pr", version, commit, 120s).status());
-    ASSERT_TRUE(world().WaitUntil(
+    ASSERT_TRUE(forge.WaitFor(
         60s,
         [&] {
           const auto comments = forge.Comments(number);
@@ -328,12 +328,12 @@ TEST_F(E2eTest, AHugePullRequestIsRefusedAtItsBudgetWithinTheDaemonsMemory) {
   ASSERT_TRUE(before.ok()) << before.status();
   while (!head.empty() && head.back() == '\n') head.pop_back();
   EXPECT_EQ(loop.Webhook("opened", head), 202);
-  ASSERT_TRUE(world().WaitUntil(60s,
-                                [&] {
-                                  return HasState(forge.Statuses(head), "talos-reconciler/plan",
-                                                  "failure") &&
-                                         forge.Comments(7).size() == 1;
-                                }))
+  ASSERT_TRUE(forge.WaitFor(60s,
+                            [&] {
+                              return HasState(forge.Statuses(head), "talos-reconciler/plan",
+                                              "failure") &&
+                                     forge.Comments(7).size() == 1;
+                            }))
       << testing::PrintToString(forge.Requests()) << world().Diagnostics();
   EXPECT_THAT(forge.Statuses(head).back().description,
               testing::HasSubstr("pull request limit of 500 files"));
@@ -363,19 +363,19 @@ void PlanAndRolloutThrough(E2eWorld& world, const std::string& forge_name) {
   const std::string head = loop.PushHead(
       "pr", ProfileYaml(world.sim().cluster("pr"), AtTalos("1.12.0", {"settle: 0s"})));
   EXPECT_EQ(loop.Webhook("opened", head), 202);
-  ASSERT_TRUE(world.WaitUntil(60s,
-                              [&] {
-                                return HasState(forge.Statuses(head), "talos-reconciler/plan",
-                                                "success") &&
-                                       forge.Comments(7).size() == 1;
-                              }))
+  ASSERT_TRUE(forge.WaitFor(60s,
+                            [&] {
+                              return HasState(forge.Statuses(head), "talos-reconciler/plan",
+                                              "success") &&
+                                     forge.Comments(7).size() == 1;
+                            }))
       << testing::PrintToString(forge.Requests()) << world.Diagnostics();
   EXPECT_THAT(forge.Comments(7)[0].body, testing::HasSubstr("1.12.0"));
 
   const std::string merge = loop.Merge();
   EXPECT_EQ(loop.Webhook("closed", head, /*merged=*/true, merge), 202);
   E2E_ASSERT_OK(world.WaitForReady("pr", "1.12.0", merge, 120s).status());
-  ASSERT_TRUE(world.WaitUntil(
+  ASSERT_TRUE(forge.WaitFor(
       60s,
       [&] {
         const auto comments = forge.Comments(7);

@@ -14,7 +14,7 @@
 #include "tests/forge/forge_test_support.h"
 #include "tests/support/fake_forge.h"
 #include "tests/support/openapi_check.h"
-#include "tests/support/wait.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::forge {
 namespace {
@@ -90,10 +90,12 @@ TEST_P(ForgeClientTest, PublishedCommentsAreOneCommentEditedAtMostOncePerInterva
   FakeForge fake(GetParam(), "acme/fleet", kToken);
   RecordingTime time;
   auto client = ClientFor(fake, GetParam(), time);
-  PullRequestComments comments(*client, milliseconds(300), Env::Default());
+  test_support::SimulatedEnv env;
+  PullRequestComments comments(*client, milliseconds(300), env);
   comments.Publish(9, "plan 1");
   for (int i = 2; i <= 6; ++i) comments.Publish(9, "plan " + std::to_string(i));
-  ASSERT_TRUE(test_support::WaitUntil([&] { return comments.Idle(); }, seconds(20)));
+  // The writer's one thread, its pacing in simulated time.
+  ASSERT_TRUE(env.RunTimersUntil(1, [&] { return comments.Idle(); }));
   const auto written = fake.Comments(9);
   ASSERT_EQ(written.size(), 1u);
   EXPECT_EQ(written[0].body, std::string(kCommentMarker) + "\nplan 6");

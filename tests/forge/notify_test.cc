@@ -132,7 +132,6 @@ TEST(StandardWebhooksTest, SignsIdTimestampAndBodyAsTheSpecificationsExampleDoes
 
 using forge_test::Received;
 using forge_test::Receiver;
-using test_support::WaitUntil;
 
 class WebhookNotifierTest : public testing::Test {
  protected:
@@ -333,15 +332,15 @@ TEST_F(WebhookNotifierTest, EveryPostingFormatsSpoolSurvivesARestart) {
 
 TEST_F(WebhookNotifierTest, NotifyReturnsWhileTheReceiverHangs) {
   std::atomic<bool> release{false};
-  std::atomic<int> inside{0};
+  test_support::Watched<int> inside;  // deliveries the receiver holds
   Receiver slow([&](int) {
-    ++inside;
+    inside.Change([](int& n) { ++n; });
     release.wait(false);
     return 200;
   });
   auto notifier = Start(slow.Url(), "json");
   notifier->Notify(Started());
-  ASSERT_TRUE(WaitUntil([&] { return inside == 1; }));
+  ASSERT_TRUE(inside.WaitFor([](int n) { return n == 1; }));
   // The receiver holds the first delivery; more notifications are taken at once.
   notifier->Notify(Started());
   notifier->Notify(Started());

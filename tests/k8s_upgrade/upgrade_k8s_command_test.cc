@@ -2,10 +2,13 @@
 // SIGKILL in the middle and run again, it completes with nothing applied twice; a fault gives
 // the documented exit code and a message naming the component and node.
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -75,15 +78,20 @@ class UpgradeK8sCommandTest : public UpgradeFixture {
     return pid;
   }
 
-  // Waits for the process (polling, 60 s deadline); its wait status.
+  // Waits for the process to end (its pidfd turns readable; 60 s deadline); its wait status.
   int Wait(pid_t pid) {
-    int status = 0;
-    if (!test_support::WaitUntil([&] { return waitpid(pid, &status, WNOHANG) != 0; },
-                                 std::chrono::seconds(60))) {
+    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+    pollfd ended{pidfd, POLLIN, 0};
+    int polled = 0;
+    while (pidfd >= 0 && (polled = poll(&ended, 1, 60'000)) < 0 && errno == EINTR) {
+    }
+    if (pidfd >= 0) close(pidfd);
+    if (polled != 1) {
       kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
       ADD_FAILURE() << "upgrade-k8s did not finish";
     }
+    int status = 0;
+    waitpid(pid, &status, 0);
     return status;
   }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <functional>
@@ -24,7 +25,7 @@ class GatedExecutor final : public RolloutExecutor {
   absl::StatusOr<ActionResult> Execute(const core::ClusterProfile&,
                                        const core::RolloutDecision& d,
                                        std::stop_token stop) override {
-    ++started;
+    started.Change([](int& n) { ++n; });
     if (d.kind == core::ActionKind::kCompleteNode) return ActionResult{"", "inline", false};
     std::unique_lock lock(mu);
     // Waits with a deadline so a broken test fails rather than hangs.
@@ -41,7 +42,11 @@ class GatedExecutor final : public RolloutExecutor {
     open = true;
     cv.notify_all();
   }
-  std::atomic<int> started{0};
+  // True once exactly `n` steps have started (30 s at most).
+  bool WaitStarted(int n) const {
+    return started.WaitFor([n](int s) { return s == n; });
+  }
+  test_support::Watched<int> started;
   std::atomic<int> stopped{0};
 
  private:
@@ -58,6 +63,26 @@ core::RolloutDecision Step(core::ActionKind kind, std::string node) {
   return d;
 }
 
+// The clusters woken by finished steps, in order: BackgroundSteps' `on_done`.
+class Woken {
+ public:
+  BackgroundSteps::OnDone Callback() {
+    return [this](const std::string& cluster) {
+      clusters_.Change([&](std::vector<std::string>& c) { c.push_back(cluster); });
+    };
+  }
+  std::vector<std::string> clusters() const { return clusters_.Get(); }
+  // True once `cluster` was woken (30 s at most).
+  bool WaitFor(const std::string& cluster) const {
+    return clusters_.WaitFor([&](const std::vector<std::string>& c) {
+      return std::find(c.begin(), c.end(), cluster) != c.end();
+    });
+  }
+
+ private:
+  test_support::Watched<std::vector<std::string>> clusters_;
+};
+
 core::ClusterProfile Profile() {
   using namespace core::testing_fixtures;
   return MakeProfile(FiveNodes("1.13.9", "1.34.1"), "1.14.2", "1.34.1");
@@ -65,7 +90,8 @@ core::ClusterProfile Profile() {
 
 TEST(BackgroundStepsTest, ALongStepRunsOffTheCallerAndIsCollectedWhenDone) {
   GatedExecutor inner;
-  BackgroundSteps steps(inner);
+  Woken woken;
+  BackgroundSteps steps(inner, woken.Callback());
   const core::ClusterProfile profile = Profile();
   const auto drain = Step(core::ActionKind::kDrainNode, "w-0");
   // The caller gets its thread back at once, while the drain is still blocked.
@@ -76,15 +102,12 @@ TEST(BackgroundStepsTest, ALongStepRunsOffTheCallerAndIsCollectedWhenDone) {
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->in_progress);
   inner.Release();
-  absl::StatusOr<ActionResult> done = ActionResult{"", "", true};
-  (void)test_support::WaitUntil([&] {
-    done = steps.Execute(profile, drain, {});
-    return !done.ok() || !done->in_progress;
-  });  // asserted below
+  ASSERT_TRUE(woken.WaitFor(profile.name)) << "the drain never finished";
+  absl::StatusOr<ActionResult> done = steps.Execute(profile, drain, {});
   ASSERT_TRUE(done.ok()) << done.status();
   EXPECT_FALSE(done->in_progress);
   EXPECT_EQ(done->detail, "drained w-0");
-  EXPECT_EQ(inner.started, 1) << "the step ran more than once";
+  EXPECT_EQ(inner.started.Get(), 1) << "the step ran more than once";
 }
 
 TEST(BackgroundStepsTest, ShortStepsRunInline) {
@@ -96,20 +119,16 @@ TEST(BackgroundStepsTest, ShortStepsRunInline) {
   EXPECT_EQ(r->detail, "inline");
 }
 
-// Polls until `condition` holds, for at most 30 s.
-bool Eventually(const std::function<bool()>& condition) {
-  return test_support::WaitUntil(condition, 30s);
-}
-
 // While a drain of w-0 runs, no other action of the cluster starts — neither another node's
 // install nor an inline uncordon — and none stops it; another cluster's step runs meanwhile.
 TEST(BackgroundStepsTest, NoOtherActionOfTheClusterStartsWhileAStepRuns) {
   GatedExecutor inner;
-  BackgroundSteps steps(inner);
+  Woken woken;
+  BackgroundSteps steps(inner, woken.Callback());
   const core::ClusterProfile profile = Profile();
   const auto drain = Step(core::ActionKind::kDrainNode, "w-0");
   ASSERT_TRUE(steps.Execute(profile, drain, {}).ok());
-  ASSERT_TRUE(Eventually([&] { return inner.started == 1; }));
+  ASSERT_TRUE(inner.WaitStarted(1));
   for (const auto& other :
        {Step(core::ActionKind::kInstallImage, "w-1"), Step(core::ActionKind::kCompleteNode, "w-1"),
         Step(core::ActionKind::kDrainNode, "w-1")}) {
@@ -125,39 +144,31 @@ TEST(BackgroundStepsTest, NoOtherActionOfTheClusterStartsWhileAStepRuns) {
   core::ClusterProfile lab = profile;
   lab.name = "lab";
   ASSERT_TRUE(steps.Execute(lab, drain, {}).ok());  // one step per cluster, not per process
-  ASSERT_TRUE(Eventually([&] { return inner.started == 2; }));
+  ASSERT_TRUE(inner.WaitStarted(2));
   EXPECT_EQ(inner.stopped, 0) << "a step was stopped for another";
 
   inner.Release();
-  ASSERT_TRUE(Eventually([&] { return steps.Outstanding("prod")->done; }));
+  ASSERT_TRUE(woken.WaitFor("prod"));
+  EXPECT_TRUE(steps.Outstanding("prod")->done);
   // Finished but no longer asked for: dropped, and the cluster's next action starts.
   const auto install = Step(core::ActionKind::kInstallImage, "w-1");
   ASSERT_TRUE(steps.Execute(profile, install, {}).ok());
   EXPECT_TRUE(steps.Outstanding("prod")->Is(install));
-  ASSERT_TRUE(Eventually([&] { return inner.started == 3; }));
+  ASSERT_TRUE(inner.WaitStarted(3));
   EXPECT_EQ(inner.stopped, 0);
 }
 
 TEST(BackgroundStepsTest, AFinishedStepWakesItsClusterAndAStoppedOneDoesNot) {
   GatedExecutor inner;
-  std::mutex mu;
-  std::vector<std::string> woken;
-  auto wake = [&](const std::string& cluster) {
-    std::lock_guard lock(mu);
-    woken.push_back(cluster);
-  };
-  auto woken_now = [&] {
-    std::lock_guard lock(mu);
-    return woken;
-  };
+  Woken woken;
   const core::ClusterProfile profile = Profile();
   {
-    BackgroundSteps steps(inner, wake);
+    BackgroundSteps steps(inner, woken.Callback());
     ASSERT_TRUE(steps.Execute(profile, Step(core::ActionKind::kSnapshotEtcd, ""), {}).ok());
-    EXPECT_TRUE(woken_now().empty()) << "woken before the step finished";
+    EXPECT_TRUE(woken.clusters().empty()) << "woken before the step finished";
     inner.Release();
-    ASSERT_TRUE(Eventually([&] { return !woken_now().empty(); })) << "never woken";
-    EXPECT_EQ(woken_now(), std::vector<std::string>{profile.name});
+    ASSERT_TRUE(woken.WaitFor(profile.name)) << "never woken";
+    EXPECT_EQ(woken.clusters(), std::vector<std::string>{profile.name});
     // Woken, the reconcile finds the result there to collect.
     auto collected = steps.Execute(profile, Step(core::ActionKind::kSnapshotEtcd, ""), {});
     ASSERT_TRUE(collected.ok()) << collected.status();
@@ -165,11 +176,11 @@ TEST(BackgroundStepsTest, AFinishedStepWakesItsClusterAndAStoppedOneDoesNot) {
   }
   GatedExecutor blocked;
   {
-    BackgroundSteps steps(blocked, wake);
+    BackgroundSteps steps(blocked, woken.Callback());
     ASSERT_TRUE(steps.Execute(profile, Step(core::ActionKind::kDrainNode, "w-0"), {}).ok());
   }  // stopped, not finished
   EXPECT_EQ(blocked.stopped, 1);
-  EXPECT_EQ(woken_now().size(), 1u) << "a step stopped by the destructor woke its cluster";
+  EXPECT_EQ(woken.clusters().size(), 1u) << "a step stopped by the destructor woke its cluster";
 }
 
 TEST(BackgroundStepsTest, TheDestructorStopsTheStepsStillRunning) {
@@ -178,7 +189,7 @@ TEST(BackgroundStepsTest, TheDestructorStopsTheStepsStillRunning) {
     BackgroundSteps steps(inner);
     ASSERT_TRUE(steps.Execute(Profile(), Step(core::ActionKind::kDrainNode, "w-0"), {}).ok());
   }  // stops the drain and waits for it
-  EXPECT_EQ(inner.started, 1);
+  EXPECT_EQ(inner.started.Get(), 1);
   EXPECT_EQ(inner.stopped, 1);
 }
 

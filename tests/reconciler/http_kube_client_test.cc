@@ -21,6 +21,7 @@
 #include "httplib.h"
 #include "tests/sim/common/pki.h"
 #include "tests/support/blackhole.h"
+#include "tests/support/http_listen.h"
 #include "tests/support/wait.h"
 
 namespace tr::reconciler::kube {
@@ -50,6 +51,7 @@ class NodesServer {
       std::unique_lock lock(mu_);
       ports_.insert(req.remote_port);
       ++requests_;
+      arrived_.notify_all();
       released_.wait_for(lock, 60s, [this] { return !held_; });
       authorized_ = req.get_header_value("Authorization") == std::string("Bearer ") + kToken;
       res.set_content(R"({"items":[{"metadata":{"name":"cp-0"}}]})", "application/json");
@@ -58,12 +60,10 @@ class NodesServer {
     server_->set_keep_alive_timeout(1);
     port_ = port == 0 ? server_->bind_to_any_port("127.0.0.1")
                       : (server_->bind_to_port("127.0.0.1", port) ? port : -1);
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
+    thread_ = test_support::ListenAfterBind(*server_);
   }
   ~NodesServer() {
     Release();
-    // httplib 0.11: stop() before the listen loop started leaves that loop running forever.
-    (void)test_support::WaitUntil([&] { return server_->is_running(); }, 10s);
     server_->stop();
     thread_.join();
   }
@@ -79,6 +79,11 @@ class NodesServer {
   int requests() {
     std::lock_guard lock(mu_);
     return requests_;
+  }
+  // True once `n` requests have come (at most a minute).
+  bool WaitForRequests(int n) {
+    std::unique_lock lock(mu_);
+    return arrived_.wait_for(lock, 60s, [&] { return requests_ >= n; });
   }
   std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
   int port() const { return port_; }
@@ -101,6 +106,7 @@ class NodesServer {
   bool held_ = false;
   int requests_ = 0;
   std::condition_variable released_;
+  std::condition_variable arrived_;  // a request came
 };
 
 class HttpKubeClientTest : public ::testing::Test {
@@ -235,7 +241,7 @@ TEST_F(HttpKubeClientTest, TheIdleCloseNeverCutsACallInFlight) {
   ASSERT_NE(other, nullptr);
   slow_server.Hold();
   auto call = std::async(std::launch::async, [&] { return slow->ListNodes(); });
-  ASSERT_TRUE(Eventually([&] { return slow_server.requests() == 1; })) << "the request never came";
+  ASSERT_TRUE(slow_server.WaitForRequests(1)) << "the request never came";
   ASSERT_TRUE(other->ListNodes().ok());
   ASSERT_TRUE(Eventually([&] { return OpenConnections(*other) == 0; }))
       << "the closer never swept";
@@ -282,7 +288,7 @@ TEST_F(HttpKubeClientTest, ShutdownCancelsACallWaitingForItsAnswer) {
   std::unique_ptr<KubeClient> client = ClientAt(server.url(), Patient(shutdown.get_token()));
   ASSERT_NE(client, nullptr);
   auto call = std::async(std::launch::async, [&] { return client->ListNodes(); });
-  ASSERT_TRUE(Eventually([&] { return server.requests() == 1; })) << "the request never came";
+  ASSERT_TRUE(server.WaitForRequests(1)) << "the request never came";
   shutdown.request_stop();
   ASSERT_EQ(call.wait_for(60s), std::future_status::ready)
       << "the call still waits for its answer after the shutdown";
@@ -305,7 +311,8 @@ TEST_F(HttpKubeClientTest, ShutdownCancelsACallStuckInTheHandshake) {
       ClientAt("https://127.0.0.1:" + std::to_string(hole.port()), Patient(shutdown.get_token()));
   ASSERT_NE(client, nullptr);
   auto call = std::async(std::launch::async, [&] { return client->ListNodes(); });
-  ASSERT_TRUE(Eventually([&] { return hole.accepted() == 1; })) << "the call never connected";
+  ASSERT_TRUE(hole.WaitAccepted(1)) << "the call never connected";
+  EXPECT_EQ(hole.accepted(), 1);
   shutdown.request_stop();
   ASSERT_EQ(call.wait_for(60s), std::future_status::ready)
       << "the call still waits for the handshake after the shutdown";

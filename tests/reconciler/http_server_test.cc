@@ -150,8 +150,9 @@ class HttpServerTest : public testing::Test {
     };
     for (Route& route : more_routes) options.routes.push_back(std::move(route));
     options.on_refused = [this](RefusalReason reason) {
-      MutexLock lock(mu_);
-      refused_[std::string(RefusalReasonName(reason))]++;
+      refused_.Change([reason](std::map<std::string, int>& refused) {
+        ++refused[std::string(RefusalReasonName(reason))];
+      });
     };
     auto server = HttpServer::Start(std::move(options), Env::Default());
     ASSERT_TRUE(server.ok()) << server.status();
@@ -159,8 +160,17 @@ class HttpServerTest : public testing::Test {
   }
 
   int Refused(const std::string& reason) {
-    MutexLock lock(mu_);
-    return refused_[reason];
+    const std::map<std::string, int> refused = refused_.Get();
+    const auto found = refused.find(reason);
+    return found == refused.end() ? 0 : found->second;
+  }
+  // True once `n` refusals for `reason` were counted (the server's loop counts a timeout as it
+  // handles it, which may come just after the close a client sees).
+  bool WaitRefused(const std::string& reason, int n) {
+    return refused_.WaitFor([&](const std::map<std::string, int>& refused) {
+      const auto found = refused.find(reason);
+      return found != refused.end() && found->second >= n;
+    });
   }
 
   // Deadlines far beyond the test, caps far beyond its connections: what holds is the loop.
@@ -175,8 +185,7 @@ class HttpServerTest : public testing::Test {
   int port() const { return server_->port(); }
 
   std::atomic<int> handled_{0};
-  Mutex mu_;
-  std::map<std::string, int> refused_ ABSL_GUARDED_BY(mu_);
+  test_support::Watched<std::map<std::string, int>> refused_;
   std::unique_ptr<HttpServer> server_;
 };
 
@@ -259,8 +268,8 @@ TEST_F(HttpServerTest, ARequestNotCompleteWithinTheDeadlineIsCut) {
   }
   seen = slow.ReadAll();
   EXPECT_EQ(seen, "");
-  // Counted as the loop handles the timeout, which may come just after the close.
-  EXPECT_TRUE(test_support::WaitUntil([&] { return Refused("timeout") == 1; }));
+  EXPECT_TRUE(WaitRefused("timeout", 1));
+  EXPECT_EQ(Refused("timeout"), 1);
 }
 
 TEST_F(HttpServerTest, EndlessHeadersAreCutAtTheLimitWithA431AndMemoryStaysFlat) {
@@ -396,7 +405,8 @@ TEST_F(HttpServerTest, APeerHoldsItsShareOfTheBodyBudgetAndSilentBodiesAreCut) {
   EXPECT_THAT(other.ReadAll(), StartsWith("HTTP/1.1 202"));
   // Closed without an answer once 300 ms pass without a byte of its body, not after 5 min.
   EXPECT_EQ(silent.ReadAll(), "");
-  EXPECT_TRUE(test_support::WaitUntil([&] { return Refused("timeout") == 1; }));
+  EXPECT_TRUE(WaitRefused("timeout", 1));
+  EXPECT_EQ(Refused("timeout"), 1);
   Socket again(port(), "127.0.0.2");
   ASSERT_TRUE(again.Send(Post("/hooks/echo", std::string(1000, 'a'))));
   EXPECT_THAT(again.ReadAll(), StartsWith("HTTP/1.1 202"));
@@ -515,8 +525,11 @@ TEST_F(HttpServerTest, SlowReadersOfALargeTextShareOneCopyUntilTheWriteDeadlineC
                     Env::Default());
   ServerLimits limits = Roomy();
   limits.write_timeout = std::chrono::seconds(3);
-  Serve(limits, {{"GET", "/metrics", [&text](const Request&) {
-                    return Response{200, "text/plain", "", text.Get()};
+  test_support::Watched<int> asked;  // handed the text: a reader until its write ends
+  Serve(limits, {{"GET", "/metrics", [&text, &asked](const Request&) {
+                    Response response{200, "text/plain", "", text.Get()};
+                    asked.Change([](int& n) { ++n; });
+                    return response;
                   }}});
   const long before = test_support::ResidentKib();
   std::vector<std::unique_ptr<Socket>> readers;
@@ -526,15 +539,17 @@ TEST_F(HttpServerTest, SlowReadersOfALargeTextShareOneCopyUntilTheWriteDeadlineC
     ASSERT_TRUE(readers.back()->Send("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
   }
   // Every connection is writing the same rendering.
-  EXPECT_TRUE(test_support::WaitUntil([&] { return text.readers() == 16; }));
+  ASSERT_TRUE(asked.WaitFor([](int n) { return n == 16; }));
+  EXPECT_EQ(text.readers(), 16);
   EXPECT_EQ(text.renders(), 1u);
   EXPECT_LT(test_support::ResidentKib() - before, 48 * 1024);  // one 8 MiB copy, not 16
   Socket health(port());
   ASSERT_TRUE(health.Send(Get("/healthz")));
   EXPECT_THAT(health.ReadAll(), StartsWith("HTTP/1.1 200"));
-  // Nobody reads: the write deadline cuts each, counted, and the text is let go.
-  EXPECT_TRUE(test_support::WaitUntil([&] { return Refused("timeout") == 16; }));
-  EXPECT_TRUE(test_support::WaitUntil([&] { return text.readers() == 0; }));
+  // Nobody reads: the write deadline cuts each, counted once the connection let the text go.
+  EXPECT_TRUE(WaitRefused("timeout", 16));
+  EXPECT_EQ(Refused("timeout"), 16);
+  EXPECT_EQ(text.readers(), 0);
 }
 
 TEST(HttpServerStartTest, RefusesABadAddressAndAPortInUse) {

@@ -2,7 +2,7 @@
 // every connection (the kernel completes the handshake, a thread takes it off the queue) and
 // never sends a byte; connections stay open until the Blackhole is destroyed.
 //
-// Thread-safe: accepted() may be read from any thread.
+// Thread-safe: accepted() and WaitAccepted() may be called from any thread.
 #pragma once
 
 #include <arpa/inet.h>
@@ -10,10 +10,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "tests/support/wait.h"
 
 namespace tr::test_support {
 
@@ -31,8 +33,9 @@ class Blackhole {
     ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
     port_ = ntohs(address.sin_port);
     thread_ = std::thread([this] {
-      for (int client; (client = ::accept(fd_, nullptr, nullptr)) >= 0; ++accepted_) {
+      for (int client; (client = ::accept(fd_, nullptr, nullptr)) >= 0;) {
         clients_.push_back(client);
+        accepted_.Change([](int& n) { ++n; });
       }
     });
   }
@@ -48,13 +51,17 @@ class Blackhole {
   bool ok() const { return ok_; }
   int port() const { return port_; }
   // Connections accepted so far.
-  int accepted() const { return accepted_; }
+  int accepted() const { return accepted_.Get(); }
+  // True once `n` connections were accepted, false when `within` passes first.
+  bool WaitAccepted(int n, std::chrono::milliseconds within = std::chrono::seconds(30)) const {
+    return accepted_.WaitFor([n](int accepted) { return accepted >= n; }, within);
+  }
 
  private:
   int fd_ = -1;
   int port_ = 0;
   bool ok_ = false;
-  std::atomic<int> accepted_{0};
+  Watched<int> accepted_;
   std::vector<int> clients_;  // the accept thread's until it is joined
   std::thread thread_;
 };

@@ -1,9 +1,10 @@
 #include "tests/support/fake_chat.h"
 
+#include <cstdio>
 #include <thread>
 
-#include <cstdio>
 #include "httplib.h"
+#include "tests/support/http_listen.h"
 #include "tests/support/wait.h"
 
 namespace tr::fake_chat {
@@ -81,10 +82,10 @@ class FakeChat::Server {
                   [this](const httplib::Request& req, httplib::Response& res) {
                     Discord(req, res, req.matches[2]);
                   });
+    server_.set_post_routing_handler(
+        [this](const httplib::Request&, httplib::Response&) { answered_.Count(); });
     port_ = server_.bind_to_any_port("127.0.0.1");
-    thread_ = std::thread([this] { server_.listen_after_bind(); });
-    // A stop() before the listen loop runs would not end it.
-    test_support::WaitUntil([this] { return server_.is_running(); }, std::chrono::seconds(10));
+    thread_ = test_support::ListenAfterBind(server_);
   }
   ~Server() {
     server_.stop();
@@ -100,6 +101,7 @@ class FakeChat::Server {
   std::vector<std::string> authorizations_;
   int rate_limited_calls_ = 0;
   double retry_after_ = 0;
+  test_support::Changes answered_;  // a request was answered
 
  private:
   // Answers 429 when told to; true when it did.
@@ -227,6 +229,10 @@ std::string FakeChat::DiscordUrl() const {
 std::vector<ChatMessage> FakeChat::Messages() const {
   std::lock_guard lock(server_->mu_);
   return server_->messages_;
+}
+
+bool FakeChat::WaitFor(std::chrono::milliseconds within, const std::function<bool()>& done) const {
+  return server_->answered_.Await(within, done);
 }
 
 int FakeChat::Calls(const std::string& name) const {

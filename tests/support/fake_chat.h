@@ -12,6 +12,8 @@
 // Thread-safe.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -49,6 +51,9 @@ class FakeChat {
   std::vector<std::string> Problems() const;
   // Every Authorization header Slack was sent.
   std::vector<std::string> Authorizations() const;
+  // True once `done()` (which reads this fake) holds, checked now and after each request
+  // answered; false when `within` passes first. Waits on the requests, not by polling.
+  bool WaitFor(std::chrono::milliseconds within, const std::function<bool()>& done) const;
 
   // The message `id` is deleted (by a person in the channel).
   void Delete(const std::string& id);

@@ -8,8 +8,8 @@
 #include "absl/strings/str_split.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
+#include "tests/support/http_listen.h"
 #include "tests/support/openapi_check.h"
-#include "tests/support/wait.h"
 
 namespace tr::forge_test {
 namespace {
@@ -157,16 +157,20 @@ FakeForge::FakeForge(std::string forge, std::string repository, std::string toke
   server_->Patch(any, handler);
   server_->Put(any, handler);
   server_->Delete(any, handler);
+  server_->set_post_routing_handler(
+      [this](const httplib::Request&, httplib::Response&) { served_.Count(); });
   port_ = server_->bind_to_any_port("127.0.0.1");
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  thread_ = test_support::ListenAfterBind(*server_);
 }
 
 FakeForge::~FakeForge() {
-  // httplib 0.11: stop() before the listen loop started leaves that loop running forever.
-  (void)test_support::WaitUntil([&] { return server_->is_running(); }, std::chrono::seconds(10));
   server_->stop();
   thread_.join();
   for (const std::string& violation : violations_) ADD_FAILURE() << "fake forge: " << violation;
+}
+
+bool FakeForge::WaitFor(std::chrono::milliseconds within, const std::function<bool()>& done) const {
+  return served_.Await(within, done);
 }
 
 std::string FakeForge::api_url() const {

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "base/env.h"
+#include "tests/support/wait.h"
 
 namespace httplib {
 class Server;
@@ -98,6 +100,9 @@ class FakeForge {
   // "POST /repos/o/r/statuses/abc" for every request served or refused, in order.
   std::vector<std::string> Requests() const;
   std::vector<std::string> Violations() const;
+  // True once `done()` (which reads this fake) holds, checked now and after each request
+  // served; false when `within` passes first. Waits on the requests, not by polling.
+  bool WaitFor(std::chrono::milliseconds within, const std::function<bool()>& done) const;
   // How many injected responses are still to be sent.
   size_t InjectedLeft() const;
   // Every raw header value and body it was sent, for leak checks.
@@ -118,6 +123,7 @@ class FakeForge {
   std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
   std::thread thread_;
+  test_support::Changes served_;  // a request was answered
   mutable std::mutex mu_;
   std::vector<FakeComment> comments_;
   std::vector<FakeStatus> statuses_;

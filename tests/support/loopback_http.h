@@ -20,6 +20,7 @@
 #include "gitsource/subprocess.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
+#include "tests/support/http_listen.h"
 #include "tests/support/wait.h"
 
 namespace tr::test_support {
@@ -32,9 +33,7 @@ class LoopbackServer {
                           const std::string& host = "127.0.0.1")
       : server_(std::move(server)) {
     port_ = server_->bind_to_any_port(host);
-    thread_ = std::thread([this] { server_->listen_after_bind(); });
-    // stop() is lost on a server that is not running yet: wait until it is.
-    EXPECT_TRUE(WaitUntil([&] { return server_->is_running(); }, std::chrono::seconds(10)));
+    thread_ = ListenAfterBind(*server_);
   }
   ~LoopbackServer() {
     server_->stop();

@@ -4,31 +4,27 @@
 
 #include <gtest/gtest.h>
 
-#include "base/mutex.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/wait.h"
 
 namespace tr::reconciler::talos {
 namespace {
 
-using test_support::WaitUntil;
-
-// The clusters woken, in order.
+// The clusters woken, in order; a test waits on the wakes themselves.
 class Wakes {
  public:
   void Add(const std::string& cluster) {
-    MutexLock lock(mu_);
-    clusters_.push_back(cluster);
+    clusters_.Change([&](std::vector<std::string>& clusters) { clusters.push_back(cluster); });
   }
-  std::vector<std::string> clusters() const {
-    MutexLock lock(mu_);
-    return clusters_;
-  }
+  std::vector<std::string> clusters() const { return clusters_.Get(); }
   size_t size() const { return clusters().size(); }
+  // True once there were more than `n` wakes (30 s at most).
+  bool WaitMoreThan(size_t n) const {
+    return clusters_.WaitFor([n](const std::vector<std::string>& c) { return c.size() > n; });
+  }
 
  private:
-  mutable Mutex mu_;
-  std::vector<std::string> clusters_ ABSL_GUARDED_BY(mu_);
+  test_support::Watched<std::vector<std::string>> clusters_;
 };
 
 class NodeEventWakeTest : public SimTest {
@@ -62,7 +58,7 @@ TEST_F(NodeEventWakeTest, AFollowedNodeWakesItsClusterAcrossItsRebootAndNothingO
   follower.Follow(profile_, {"w-1"});
   EXPECT_EQ(follower.Following(), 1u);
   // The stream is live: that wakes the cluster once.
-  ASSERT_TRUE(WaitUntil([&] { return wakes.size() >= 1; }));
+  ASSERT_TRUE(wakes.WaitMoreThan(0));
 
   const size_t before = wakes.size();
   absl::StatusOr<FollowResult> upgraded =
@@ -70,13 +66,12 @@ TEST_F(NodeEventWakeTest, AFollowedNodeWakesItsClusterAcrossItsRebootAndNothingO
   ASSERT_TRUE(upgraded.ok()) << upgraded.status();
   // The first stream ended when the node went down; the one opened after the reboot wakes the
   // cluster (once live, and at the node ready if it was not yet).
-  ASSERT_TRUE(WaitUntil([&] { return wakes.size() >= before + 1; })) << "no wake";
+  ASSERT_TRUE(wakes.WaitMoreThan(before)) << "no wake";
   // Any wake from here on needs a stream opened after that reboot.
   const size_t rebooted = wakes.size();
   upgraded = FollowLegacyUpgrade(*talos_, Address("w-1"), "ghcr.io/siderolabs/installer:v1.12.5");
   ASSERT_TRUE(upgraded.ok()) << upgraded.status();
-  ASSERT_TRUE(WaitUntil([&] { return wakes.size() >= rebooted + 1; }))
-      << "no wake after the first reboot";
+  ASSERT_TRUE(wakes.WaitMoreThan(rebooted)) << "no wake after the first reboot";
   for (const std::string& cluster : wakes.clusters()) EXPECT_EQ(cluster, "prod");
 
   follower.Follow(profile_, {});
@@ -96,12 +91,13 @@ TEST_F(NodeEventWakeTest, ANodeIsHeardWhileItsStreamIsLiveAndWhileItIsDown) {
       clients, [&](const std::string& cluster) { wakes.Add(cluster); }, env_, Options());
   EXPECT_FALSE(follower.Hearing("prod", {"w-1"})) << "heard before it was followed";
   follower.Follow(profile_, {"w-1"});
-  ASSERT_TRUE(WaitUntil([&] { return follower.Hearing("prod", {"w-1"}); }));
+  // The hello of the live stream wakes the cluster, once the node is heard.
+  ASSERT_TRUE(wakes.WaitMoreThan(0));
+  EXPECT_TRUE(follower.Hearing("prod", {"w-1"}));
   EXPECT_FALSE(follower.Hearing("prod", {"w-1", "cp-1"})) << "cp-1 is not followed";
   EXPECT_FALSE(follower.Hearing("prod", {}));
   EXPECT_FALSE(follower.Hearing("staging", {"w-1"}));
 
-  ASSERT_TRUE(WaitUntil([&] { return wakes.size() >= 1; }));  // the hello
   const size_t live = wakes.size();
   sim::Fault never_returns;
   never_returns.kind = sim::FaultKind::kNeverReturns;
@@ -109,7 +105,7 @@ TEST_F(NodeEventWakeTest, ANodeIsHeardWhileItsStreamIsLiveAndWhileItIsDown) {
   LegacyUpgradeRequest request;
   request.image = "ghcr.io/siderolabs/installer:v1.12.4";
   ASSERT_TRUE(talos_->Upgrade(Address("w-1"), request).ok());
-  ASSERT_TRUE(WaitUntil([&] { return wakes.size() > live; })) << "the stream's end woke nothing";
+  ASSERT_TRUE(wakes.WaitMoreThan(live)) << "the stream's end woke nothing";
   const auto failed_subscriptions = [&] {
     size_t n = 0;
     for (const sim::JournalEntry& e : fleet_->journal().Entries()) {
@@ -117,7 +113,8 @@ TEST_F(NodeEventWakeTest, ANodeIsHeardWhileItsStreamIsLiveAndWhileItIsDown) {
     }
     return n;
   };
-  ASSERT_TRUE(WaitUntil([&] { return failed_subscriptions() >= 3; }));
+  // The simulator's journal shows the node's refusals: nothing of the test's own does.
+  ASSERT_TRUE(test_support::WaitUntil([&] { return failed_subscriptions() >= 3; }));
   EXPECT_TRUE(follower.Hearing("prod", {"w-1"})) << "a node down and subscribed to is heard";
 
   follower.Forget("prod");

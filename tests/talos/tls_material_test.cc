@@ -33,7 +33,7 @@ TEST_F(TlsMaterialTest, HandshakeDiagnosisEndsWhenStopped) {
   auto diagnosis = std::async(std::launch::async, [&] {
     return DiagnoseHandshake(context, endpoint, std::chrono::minutes(10), stop.get_token());
   });
-  ASSERT_TRUE(test_support::WaitUntil([&] { return hole.accepted() > 0; }));
+  ASSERT_TRUE(hole.WaitAccepted(1));
   stop.request_stop();
   // Far below the ten minutes it would otherwise wait (no claim on how fast).
   ASSERT_EQ(diagnosis.wait_for(std::chrono::seconds(60)), std::future_status::ready);
