@@ -78,9 +78,10 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
       CommitPending(stop);
       continue;
     }
-    if (!flushed_.wait(lock, stop, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return results_.contains(id) || !flushing_;
-        })) {
+    if (!env_.Wait(flushed_, lock, stop, Env::kNoDeadline,
+                   [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+                     return results_.contains(id) || !flushing_;
+                   })) {
       leave();
       return absl::CancelledError("cancelled while waiting for the status commit");
     }
@@ -108,7 +109,7 @@ void GitStatusWriter::CommitPosted(std::stop_token stop) {
     return posted_ && !flushing_;
   };
   // A wait ends true when its predicate holds, even once stopped: the stop is checked apart.
-  while (flushed_.wait(lock, stop, news_waits) && !stop.stop_requested()) {
+  while (env_.Wait(flushed_, lock, stop, Env::kNoDeadline, news_waits) && !stop.stop_requested()) {
     // News alone is held for a window, so that a Write coming meanwhile (the step after a
     // quick one) takes it along in its own push instead of waiting behind the news's.
     if (config_.coalesce_window.count() > 0) {

@@ -333,7 +333,8 @@ TEST_F(StatusWriterTest, UpdatesWithinTheWindowAreOneCommit) {
   // b came right after a commit (the fixed clock has not moved): it waits the whole window.
   EXPECT_EQ(gate.WaitForSleeps(1), std::vector<milliseconds>{milliseconds(800)});
   std::thread tc([&] { c = (*writer)->Write({{{"status/c.yaml", "c\n"}}, "c"}); });
-  ASSERT_TRUE(tr::test_support::WaitUntil([&] { return (*writer)->Queued() >= 2; }));
+  // c waits behind b's commit, the one thread waiting in the environment (b sleeps at the gate).
+  ASSERT_TRUE(gate.Settle(1));
   ASSERT_EQ((*writer)->Queued(), 2u);
   gate.Release();
   tb.join();
@@ -420,7 +421,9 @@ TEST_F(StatusWriterTest, APostReturnsAtOnceAndTheWritersThreadCommitsIt) {
   ASSERT_NE(writer, nullptr);
   EXPECT_EQ(StatusCommits(), 1);
   gate.Release();
-  ASSERT_TRUE(tr::test_support::WaitUntil([&] { return StatusCommits() == 2; }));
+  // The writer's thread commits the news and waits for more.
+  ASSERT_TRUE(gate.Settle(1));
+  EXPECT_EQ(StatusCommits(), 2);
   EXPECT_EQ(Show(StatusTip() + ":status/b.yaml"), "b");
   EXPECT_EQ(upstream_.GitBare({"log", "-1", "--format=%s", StatusTip()}), "b: rebooting");
 }
@@ -432,7 +435,9 @@ TEST_F(StatusWriterTest, APostedUpdateGoesOutWithTheNextWrite) {
   ASSERT_NE(writer, nullptr);
   absl::StatusOr<StatusCommit> c = absl::UnknownError("not run");
   std::thread tc([&] { c = writer->Write({{{"status/c.yaml", "c\n"}}, "c"}); });
-  ASSERT_TRUE(tr::test_support::WaitUntil([&] { return writer->Queued() == 1; }));
+  // c waits behind the news's commit (held at the gate).
+  ASSERT_TRUE(gate.Settle(1));
+  ASSERT_EQ(writer->Queued(), 1u);
   gate.Release();
   tc.join();
   ASSERT_TRUE(c.ok()) << c.status();
@@ -448,7 +453,9 @@ TEST_F(StatusWriterTest, AWriteAfterAPostOfTheSamePathWins) {
   absl::StatusOr<StatusCommit> written =
       writer_->Write({{{"status/prod.yaml", "recorded\n"}}, "operation"});
   ASSERT_TRUE(written.ok()) << written.status();
-  ASSERT_TRUE(tr::test_support::WaitUntil([&] { return writer_->Queued() == 0; }));
+  // The writer's thread has nothing left to commit: it waits for news again.
+  ASSERT_TRUE(env_.Settle(1));
+  EXPECT_EQ(writer_->Queued(), 0u);
   EXPECT_EQ(Show(written->commit + ":status/prod.yaml"), "recorded");
   EXPECT_EQ(Show(StatusTip() + ":status/prod.yaml"), "recorded");
 }
