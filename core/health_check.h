@@ -3,9 +3,10 @@
 // check types, each decoded and described in its own file (http_check.h, prometheus_check.h,
 // kubernetes_check.h). A new type is one such file — a struct with its `kType`, its `kKeys`,
 // `DecodeKeys` and `Describe`, and a CheckEndpoint `endpoint` when it asks over HTTP — and one
-// line: its name in HealthCheckSpec below. Its prober is registered by type in the reconciler
-// (reconciler/operations/gates/probers.h). The rollout's waiting and the gateTimeout are the
-// same for every type (health_gates.h).
+// line: its name in HealthCheckSpec below. The reconciler probes it with its overload of
+// `Probe` (reconciler/operations/gates/probes.h), found through the type for every type of
+// HealthCheckSpec. The rollout's waiting and the gateTimeout are the same for every type
+// (health_gates.h).
 //
 // Values and pure functions; thread-compatible.
 #pragma once

@@ -1,36 +1,34 @@
 #include "reconciler/operations/gates/probers.h"
 
 #include <map>
+#include <variant>
 
 #include "base/mutex.h"
 
 namespace tr::reconciler::gates {
 namespace {
 
-ProbeAnswer ProbeClusterWorkloads(const core::HealthCheck& check, const ProbeScope& scope) {
-  absl::StatusOr<ClusterClients> clients = scope.clients.ForProfile(scope.profile);
-  if (!clients.ok()) return {false, "no answer: " + std::string(clients.status().message())};
-  if (!clients->kube) return {false, "no answer: the cluster's Kubernetes API is not reachable yet"};
-  return ProbeKubernetes(check, *clients->kube);
-}
+using ProberTable = std::map<std::string, Prober, std::less<>>;
 
 struct ProberRegistry {
   Mutex mu;
-  std::map<std::string, Prober, std::less<>> by_type ABSL_GUARDED_BY(mu);
+  ProberTable by_type ABSL_GUARDED_BY(mu);
 };
 
-// Every type's prober, one line each.
+// For every type of a check's sum type, by its kType, the overload of Probe that takes it.
+template <typename... Types>
+ProberTable ProbersByType(const std::variant<Types...>*) {
+  return {{std::string(Types::kType), [](const core::HealthCheck& check, const ProbeScope& scope) {
+             return Probe(std::get<Types>(check.spec), check, scope);
+           }}...};
+}
+
+// Every type of core::HealthCheckSpec with its probe, then what RegisterProber adds.
 ProberRegistry& Registry() {
   static ProberRegistry* registry = [] {
     auto* r = new ProberRegistry;
     MutexLock lock(r->mu);
-    r->by_type = {
-        {std::string(core::HttpCheck::kType),
-         [](const core::HealthCheck& c, const ProbeScope&) { return ProbeHttp(c); }},
-        {std::string(core::PrometheusCheck::kType),
-         [](const core::HealthCheck& c, const ProbeScope&) { return ProbePrometheus(c); }},
-        {std::string(core::KubernetesCheck::kType), ProbeClusterWorkloads},
-    };
+    r->by_type = ProbersByType(static_cast<const core::HealthCheckSpec*>(nullptr));
     return r;
   }();
   return *registry;

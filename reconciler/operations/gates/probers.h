@@ -1,6 +1,7 @@
 // The prober of each type of health check (core/health_check.h), registered by the type's
-// name: the one place that knows which probe answers which type. A new type's prober is a
-// probe (probes.h, or a file of its own) and one line in the table of probers.cc.
+// name. Every type of core::HealthCheckSpec is registered with its overload of Probe
+// (probes.h), found through the type, so a new type needs no line here; RegisterProber adds
+// one for a type outside that list.
 //
 // Thread-safe.
 #pragma once
@@ -11,17 +12,9 @@
 
 #include "absl/status/status.h"
 #include "core/profile.h"
-#include "reconciler/clients/cluster_clients.h"
 #include "reconciler/operations/gates/probes.h"
 
 namespace tr::reconciler::gates {
-
-// What a prober may use besides the check: the profile it guards and the clients of its
-// cluster (a kubernetes check asks the cluster's API).
-struct ProbeScope {
-  const core::ClusterProfile& profile;
-  ClusterClientFactory& clients;
-};
 
 // Answers one check of its type, within the check's timeout.
 using Prober = std::function<ProbeAnswer(const core::HealthCheck& check, const ProbeScope& scope)>;

@@ -171,4 +171,21 @@ ProbeAnswer ProbeKubernetes(const core::HealthCheck& check, kube::KubeClient& ku
   return {false, message};
 }
 
+ProbeAnswer Probe(const core::HttpCheck&, const core::HealthCheck& check, const ProbeScope&) {
+  return ProbeHttp(check);
+}
+
+ProbeAnswer Probe(const core::PrometheusCheck&, const core::HealthCheck& check,
+                  const ProbeScope&) {
+  return ProbePrometheus(check);
+}
+
+ProbeAnswer Probe(const core::KubernetesCheck&, const core::HealthCheck& check,
+                  const ProbeScope& scope) {
+  absl::StatusOr<ClusterClients> clients = scope.clients.ForProfile(scope.profile);
+  if (!clients.ok()) return {false, "no answer: " + std::string(clients.status().message())};
+  if (!clients->kube) return {false, "no answer: the cluster's Kubernetes API is not reachable yet"};
+  return ProbeKubernetes(check, *clients->kube);
+}
+
 }  // namespace tr::reconciler::gates

@@ -16,6 +16,10 @@
 // is unhealthy). The answer message never contains the response body beyond a short,
 // printable excerpt.
 //
+// Each type of check (core::HealthCheckSpec) has its probe here as an overload of `Probe`
+// for the type: probers.cc registers, for every type of HealthCheckSpec, the overload that
+// takes it, so a type without one does not compile.
+//
 // Thread-safe: probes share no state.
 #pragma once
 
@@ -23,6 +27,7 @@
 #include <string>
 
 #include "core/profile.h"
+#include "reconciler/clients/cluster_clients.h"
 #include "reconciler/clients/kube/kube_client.h"
 
 namespace tr::reconciler::gates {
@@ -41,5 +46,20 @@ ProbeAnswer PrometheusVerdict(int http_status, const std::string& body,
                               std::optional<double> max_value);
 
 ProbeAnswer ProbeKubernetes(const core::HealthCheck& check, kube::KubeClient& kube);
+
+// What a probe may use besides the check: the profile it guards and the clients of its
+// cluster (a kubernetes check asks the cluster's API).
+struct ProbeScope {
+  const core::ClusterProfile& profile;
+  ClusterClientFactory& clients;
+};
+
+// The probe of each type, chosen by the type of the first argument, which is `check.spec`'s.
+ProbeAnswer Probe(const core::HttpCheck& spec, const core::HealthCheck& check,
+                  const ProbeScope& scope);
+ProbeAnswer Probe(const core::PrometheusCheck& spec, const core::HealthCheck& check,
+                  const ProbeScope& scope);
+ProbeAnswer Probe(const core::KubernetesCheck& spec, const core::HealthCheck& check,
+                  const ProbeScope& scope);
 
 }  // namespace tr::reconciler::gates
