@@ -20,7 +20,7 @@
 #include "base/mutex.h"
 #include "core/status.h"
 #include "reconciler/clients/factory/installer_resolution.h"
-#include "reconciler/clients/registry/installer_tags.h"
+#include "reconciler/clients/releases/release_cache.h"
 #include "reconciler/loop/controller.h"
 #include "reconciler/loop/desired_state.h"
 #include "reconciler/loop/node_event_wake.h"
@@ -54,7 +54,7 @@ class RolloutReconciler final : public ClusterReconciler {
     StatusStore* peers = nullptr;
     // Releases listed from the installer's registry (--installer-registry), added to the
     // repository's release catalog. None: the catalog alone.
-    const registry::InstallerReleases* installer_releases = nullptr;
+    const releases::ReleaseCache* installer_releases = nullptr;
     // Fills the installer of a profile that names an Image Factory schematic (--image-factory
     // and the profiles' factories). None: such a profile is planned Blocked.
     factory::InstallerResolver* installers = nullptr;

@@ -5,6 +5,7 @@
 // 2.8 ignores `n` and `last` on tag lists; its token auth is tested against the real one in
 // registry_token_auth_test.cc). Plus the parsing of challenges, flags and tags.
 #include "reconciler/clients/registry/installer_tags.h"
+#include "reconciler/clients/releases/release_cache.h"
 
 #include <atomic>
 #include <fstream>
@@ -76,7 +77,7 @@ TEST_F(RealRegistryTest, AFailedRefreshKeepsTheLastKnownReleases) {
   test_support::SimulatedEnv env;
   bool down = false;
   InstallerRegistryOptions options = Options();
-  InstallerReleases releases(
+  releases::ReleaseCache releases(
       std::make_unique<TagListSource>(
           [&](std::stop_token stop) -> absl::StatusOr<std::vector<std::string>> {
             if (down) options.origin = "http://127.0.0.1:1";  // nothing listens on port 1

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/clients/registry/installer_tags.h"
+#include "reconciler/clients/releases/release_cache.h"
 #include "reconciler/runtime/logging.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "tests/reconciler/real_registry.h"
@@ -202,7 +203,7 @@ TEST_F(TokenAuthRegistryTest, AWrongCredentialFailsClearlyAndTheSecretIsNeverLog
   ModuleLogger("registry")->sinks().push_back(sink);
   test_support::SimulatedEnv env;
   InstallerRegistryOptions options = Options("wrong-PASSWORD");
-  InstallerReleases releases(std::make_unique<TagListSource>([&](std::stop_token stop) {
+  releases::ReleaseCache releases(std::make_unique<TagListSource>([&](std::stop_token stop) {
                                return ListRegistryTags(options, stop);
                              }),
                              std::chrono::hours(1), env);

@@ -13,6 +13,7 @@
 
 #include "core/status_yaml.h"
 #include "reconciler/clients/kube/drain.h"
+#include "reconciler/clients/registry/installer_tags.h"
 #include "reconciler/clients/talos/talos_answers.h"
 #include "reconciler/operations/background_steps.h"
 #include "reconciler/runtime/logging.h"
@@ -152,7 +153,7 @@ struct Harness {
   Metrics metrics;
   gates::HealthGateRunner* gates = nullptr;
   StatusStore* peers = nullptr;
-  const registry::InstallerReleases* releases = nullptr;
+  const releases::ReleaseCache* releases = nullptr;
   InFlightFollower* follower = nullptr;
 
   void Publish(const core::ClusterProfile& profile, std::vector<core::InvalidProfile> invalid) {
@@ -289,7 +290,7 @@ TEST(RolloutReconcilerTest, RegistryReleasesAreAvailable) {
   EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
   EXPECT_EQ(h.store.latest.at("prod").talos.available, "1.13.9");
   test_support::SimulatedEnv env;
-  registry::InstallerReleases releases(
+  releases::ReleaseCache releases(
       std::make_unique<registry::TagListSource>(
           [](std::stop_token) -> absl::StatusOr<std::vector<std::string>> {
             return std::vector<std::string>{"v1.12.0", "v1.14.2", "v1.15.0-beta.1", "latest"};

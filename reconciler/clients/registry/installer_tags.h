@@ -19,7 +19,7 @@
 //
 // TagListSource is the release source (reconciler/clients/releases/release_source.h) of a tag
 // listing: the releases among the tags; the daemon keeps its answer in the one release cache,
-// InstallerReleases (release_cache.h).
+// releases::ReleaseCache (release_cache.h).
 //
 // Thread-safety: ListRegistryTags is reentrant; a TagListSource is thread-compatible.
 #pragma once
@@ -36,7 +36,6 @@
 #include "base/env.h"
 #include "base/mutex.h"
 #include "core/version.h"
-#include "reconciler/clients/releases/release_cache.h"
 #include "reconciler/clients/releases/release_source.h"
 
 namespace tr::reconciler::registry {
@@ -103,8 +102,5 @@ class TagListSource final : public releases::ReleaseSource {
  private:
   Lister lister_;
 };
-
-// The daemon's release cache under the name the loop and the proposer know it by.
-using InstallerReleases = releases::ReleaseCache;
 
 }  // namespace tr::reconciler::registry
