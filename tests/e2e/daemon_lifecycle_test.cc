@@ -95,8 +95,7 @@ TEST_F(E2eTest, CredentialsThatCanNeverWorkFailAtStart) {
     options.extra_args = c.extra;
     DaemonProcess daemon(options, dir_ / "config-error.log");
     E2E_ASSERT_OK(daemon.Start());
-    ASSERT_TRUE(world().WaitUntil(30s, [&] { return !daemon.running(); }))
-        << "still running: " << daemon.log();
+    ASSERT_TRUE(daemon.WaitForExit(30s).has_value()) << "still running: " << daemon.log();
     EXPECT_TRUE(ExitedWith(*daemon.exit_status(), 1))
         << gitsource::DescribeWaitStatus(*daemon.exit_status());
     EXPECT_NE(daemon.log().find(c.message), std::string::npos) << daemon.log();

@@ -76,8 +76,7 @@ TEST_F(GitSettingsTest, HttpsServerWithItsOwnCaIsTrustedThroughGitCaFile) {
 
   // Without the CA the certificate is refused, a failure only a person can fix: exit 1.
   DaemonProcess& untrusting = StartDaemon(url, {});
-  ASSERT_TRUE(world().WaitUntil(30s, [&] { return untrusting.exit_status().has_value(); }))
-      << untrusting.log();
+  ASSERT_TRUE(untrusting.WaitForExit(30s).has_value()) << untrusting.log();
   EXPECT_TRUE(WIFEXITED(*untrusting.exit_status()) && WEXITSTATUS(*untrusting.exit_status()) == 1)
       << untrusting.log();
   EXPECT_TRUE(Logged(untrusting, "certificate")) << untrusting.log();

@@ -22,7 +22,7 @@
 #include "tests/sim/common/pki.h"
 #include "tests/support/blackhole.h"
 #include "tests/support/http_listen.h"
-#include "tests/support/wait.h"
+#include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::kube {
 namespace {
@@ -141,13 +141,15 @@ class HttpKubeClientTest : public ::testing::Test {
     return ClientAt(server.url(), options);
   }
 
-  std::unique_ptr<KubeClient> ClientAt(const std::string& url, HttpKubeClientOptions options) {
+  // On `env`, whose clock the idle closer's sweeps follow.
+  std::unique_ptr<KubeClient> ClientAt(const std::string& url, HttpKubeClientOptions options,
+                                       Env& env = Env::Default()) {
     KubeCredentials credentials;
     credentials.server = url;
     credentials.ca_pem = cluster_ca_->cert_pem();
     credentials.token = kToken;
     absl::StatusOr<std::unique_ptr<KubeClient>> client =
-        NewHttpKubeClient(credentials, Env::Default(), options);
+        NewHttpKubeClient(credentials, env, options);
     EXPECT_TRUE(client.ok()) << client.status();
     return client.ok() ? std::move(*client) : nullptr;
   }
@@ -168,11 +170,6 @@ class HttpKubeClientTest : public ::testing::Test {
     options.request_timeout = 60s;
     options.idle_timeout = idle_timeout;
     return options;
-  }
-
-  // Polls `condition` until it holds, for at most a minute.
-  static bool Eventually(const std::function<bool()>& condition) {
-    return test_support::WaitUntil(condition, 60s);
   }
 
   std::optional<sim::CertificateAuthority> cluster_ca_;
@@ -217,11 +214,13 @@ TEST_F(HttpKubeClientTest, ACallOnAConnectionTheServerClosedIsSentAgain) {
 // called meanwhile, and the next call opens another.
 TEST_F(HttpKubeClientTest, ClosesAnIdleConnectionAndOpensAnotherForTheNextCall) {
   NodesServer server(ServerCert(*cluster_ca_, "127.0.0.1"));
-  std::unique_ptr<KubeClient> client = ClientAt(server.url(), Idle(200ms));
+  test_support::SimulatedEnv env;
+  std::unique_ptr<KubeClient> client = ClientAt(server.url(), Idle(200ms), env);
   ASSERT_NE(client, nullptr);
   ASSERT_TRUE(client->ListNodes().ok());
   EXPECT_EQ(OpenConnections(*client), 1u);
-  ASSERT_TRUE(Eventually([&] { return OpenConnections(*client) == 0; }))
+  // The closer's one thread sweeps as simulated time passes.
+  ASSERT_TRUE(env.RunTimersUntil(1, [&] { return OpenConnections(*client) == 0; }))
       << "the idle connection is still open";
   absl::StatusOr<std::vector<KubeNode>> nodes = client->ListNodes();
   ASSERT_TRUE(nodes.ok()) << nodes.status();
@@ -235,15 +234,16 @@ TEST_F(HttpKubeClientTest, TheIdleCloseNeverCutsACallInFlight) {
   const sim::CertifiedKey cert = ServerCert(*cluster_ca_, "127.0.0.1");
   NodesServer slow_server(cert);
   NodesServer other_server(cert);
-  std::unique_ptr<KubeClient> slow = ClientAt(slow_server.url(), Idle(200ms));
-  std::unique_ptr<KubeClient> other = ClientAt(other_server.url(), Idle(200ms));
+  test_support::SimulatedEnv env;
+  std::unique_ptr<KubeClient> slow = ClientAt(slow_server.url(), Idle(200ms), env);
+  std::unique_ptr<KubeClient> other = ClientAt(other_server.url(), Idle(200ms), env);
   ASSERT_NE(slow, nullptr);
   ASSERT_NE(other, nullptr);
   slow_server.Hold();
   auto call = std::async(std::launch::async, [&] { return slow->ListNodes(); });
   ASSERT_TRUE(slow_server.WaitForRequests(1)) << "the request never came";
   ASSERT_TRUE(other->ListNodes().ok());
-  ASSERT_TRUE(Eventually([&] { return OpenConnections(*other) == 0; }))
+  ASSERT_TRUE(env.RunTimersUntil(1, [&] { return OpenConnections(*other) == 0; }))
       << "the closer never swept";
   EXPECT_EQ(OpenConnections(*slow), 1u);
   slow_server.Release();

@@ -3,13 +3,17 @@
 #include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
+#include "base/env.h"
 #include "fmt/format.h"
 #include "gitsource/subprocess.h"
 #include "nlohmann/json.hpp"
@@ -18,7 +22,6 @@
 #include "tests/sim/common/pki.h"
 #include "tests/support/process.h"
 #include "tests/support/repos.h"
-#include "tests/support/wait.h"
 
 namespace tr::reconciler {
 namespace {
@@ -50,6 +53,28 @@ std::string Profile(const std::string& cluster, const std::string& credentials,
 
 // A directory of its own with an empty repo/clusters, and the talos-sim fleet a test starts in
 // it (sim_fleet_fixture.h).
+// Appends what the pipe `fd` yields to `text`, each read waiting on the bytes themselves,
+// until `enough(text)` holds (true), the writers close it (then enough(text)) or `within`
+// passes (false).
+bool ReadPipeUntil(int fd, std::string& text, std::chrono::milliseconds within,
+                   const std::function<bool(const std::string&)>& enough) {
+  Env& env = Env::Default();
+  const Env::Instant deadline = env.Monotonic() + within;
+  char buffer[4096];
+  while (!enough(text)) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - env.Monotonic());
+    pollfd readable{fd, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&readable, 1, static_cast<int>(left.count())) <= 0) {
+      return false;
+    }
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n <= 0) return enough(text);
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  return true;
+}
+
 class LivePlanTest : public SimFleetFixture {
  protected:
   LivePlanTest() : SimFleetFixture("tr-live-plan") {}
@@ -286,24 +311,29 @@ TEST_F(LivePlanTest, TheDaemonNamesAnotherClustersTalosconfigToo) {
   fs::create_directories(file.parent_path());
   fs::copy_file(dir_ / "sim/lab/talosconfig", file);
   ReplaceMaterial(file, "ca", other.ca_pem);
-  const fs::path log = dir_ / "daemon.log";
-  const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int log[2];  // the daemon's stdout and stderr, read here as it writes them
+  ASSERT_EQ(::pipe2(log, O_CLOEXEC), 0);
   absl::StatusOr<gitsource::Subprocess> daemon = gitsource::Subprocess::Spawn(
       {{std::string(TR_BINARY_DIR) + "/reconciler/talos-reconciler", "run", "--repo",
         "file://" + repo.bare().string(), "--credentials-dir", (dir_ / "creds").string(),
         "--state-dir", (dir_ / "state").string(), "--listen", "127.0.0.1:0"},
-       gitsource::testing::HermeticEnvironment(), -1, fd, fd, {}});
-  ::close(fd);
+       gitsource::testing::HermeticEnvironment(), -1, log[1], log[1], {}});
+  ::close(log[1]);
+  if (!daemon.ok()) ::close(log[0]);
   ASSERT_TRUE(daemon.ok()) << daemon.status();
   const std::string blocked = fmt::format(
       "step=record phase=Blocked message=\"cannot observe the nodes: credentials lab: {}: "
       "contexts.lab: ca: the certificate of the node at {}:50000 is not signed by it",
       file.string(), cp);
-  const bool recorded = test_support::WaitUntil(
-      [&] { return gitsource::testing::ReadFile(log).find(blocked) != std::string::npos; });
+  std::string text;
+  const bool recorded = ReadPipeUntil(log[0], text, std::chrono::seconds(30), [&](const auto& t) {
+    return t.find(blocked) != std::string::npos;
+  });
   daemon->Signal(SIGTERM);
+  // The rest, until it exits and the pipe closes.
+  (void)ReadPipeUntil(log[0], text, std::chrono::seconds(30), [](const auto&) { return false; });
+  ::close(log[0]);
   const int status = daemon->Wait();
-  const std::string text = gitsource::testing::ReadFile(log);
   EXPECT_TRUE(recorded) << text;
   EXPECT_THAT(text, ::testing::Not(HasSubstr("unreachable")));
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;

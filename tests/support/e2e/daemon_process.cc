@@ -140,6 +140,11 @@ std::optional<int> DaemonProcess::exit_status() {
   return process_->WaitFor({});
 }
 
+std::optional<int> DaemonProcess::WaitForExit(std::chrono::milliseconds within) {
+  if (!process_.has_value()) return std::nullopt;
+  return process_->WaitFor(within);
+}
+
 absl::StatusOr<HttpReply> DaemonProcess::Get(const std::string& path) const {
   const auto colon = options_.listen.rfind(':');
   httplib::Client client(options_.listen.substr(0, colon),

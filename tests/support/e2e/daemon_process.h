@@ -64,6 +64,9 @@ class DaemonProcess {
   bool running();
   // The wait status once it exited (nullopt while running or never started).
   std::optional<int> exit_status();
+  // Waits at most `within` for it to exit (on its pidfd: the exit itself wakes the wait); its
+  // wait status, nullopt when it still runs or never started.
+  std::optional<int> WaitForExit(std::chrono::milliseconds within);
   pid_t pid() const { return process_ ? process_->pid() : -1; }
   int starts() const { return starts_; }
 
