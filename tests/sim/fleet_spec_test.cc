@@ -62,9 +62,9 @@ TEST(FleetSpecTest, ParsesEveryField) {
   EXPECT_EQ(c.nodes[2].faults[1].delay, std::chrono::seconds(3));
   EXPECT_EQ(c.nodes[2].faults[2].image, "v1.14");
   ASSERT_EQ(c.pods.size(), 1u);
-  EXPECT_TRUE(c.pods[0].replicated);
+  EXPECT_EQ(c.pods[0].owner, PodOwner::kReplicaSet);
   ASSERT_EQ(c.pdbs.size(), 1u);
-  EXPECT_EQ(c.pdbs[0].min_available, 1);
+  EXPECT_EQ(c.pdbs[0].min_available->value, 1);
   EXPECT_EQ(spec->FindNode("w-1")->name, "w-1");
   EXPECT_EQ(spec->FindNode("nope"), nullptr);
 }

@@ -9,6 +9,7 @@
 #include "tests/sim/common/http_listener.h"
 #include "tests/sim/common/json_reply.h"
 #include "tests/sim/api/kube_jobs.h"
+#include "tests/sim/api/kube_paging.h"
 #include "tests/sim/api/kube_tables.h"
 #include "tests/sim/api/kube_workloads.h"
 
@@ -132,7 +133,7 @@ void KubeApiServer::Routes() {
   s.Get("/api/v1", [](const httplib::Request&, httplib::Response& res) {
     SendJson(res, 200, CoreResources());
   });
-  s.Get(R"(/apis/(apps|policy|coordination\.k8s\.io)/v1)",
+  s.Get(R"(/apis/(apps|policy|coordination\.k8s\.io|storage\.k8s\.io)/v1)",
         [](const httplib::Request& req, httplib::Response& res) {
           SendJson(res, 200, GroupResources(req.matches[1]));
         });
@@ -213,9 +214,15 @@ void KubeApiServer::Routes() {
   // Before the workload store: kube-proxy (the DaemonSet kubectl drain looks up) and CoreDNS.
   BootstrapWorkloadRoutes();
   InventoryRoutes();
+  pager_ = std::make_unique<ListPager>();
   PodRoutes();
+  StorageRoutes();
   LeaseRoutes();
   workloads_ = std::make_unique<WorkloadStore>();
+  workloads_->set_fleet_objects([this](const std::string& plural) {
+    std::lock_guard lock(cluster_->mu());
+    return cluster_->OwnerObjectsLocked(plural);
+  });
   workloads_->AddRoutes(s);
   RemovedApiRoutes();
 }

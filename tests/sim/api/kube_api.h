@@ -29,6 +29,7 @@ struct Response;
 namespace tr::sim {
 
 class JobStore;
+class ListPager;
 class WorkloadStore;
 
 class KubeApiServer {
@@ -52,6 +53,11 @@ class KubeApiServer {
   void Routes();
   void PodRoutes();    // pods, evictions, PodDisruptionBudgets (kube_api_pods.cc)
   void LeaseRoutes();  // coordination.k8s.io/v1 Leases (kube_api_pods.cc)
+  // PersistentVolumes, PersistentVolumeClaims, StorageClasses of the fleet file (kube_api_pods.cc).
+  void StorageRoutes();
+  // Answers a list (`kind` "PodDisruptionBudgetList") of `items` at `rv`, paged as asked.
+  void SendList(const httplib::Request& req, httplib::Response& res, const std::string& kind,
+                const std::string& api_version, nlohmann::json items, uint64_t rv);
   void RemovedApiRoutes();  // an API a Kubernetes upgrade removes (kube_api_removed.cc)
 
   // The kube-proxy DaemonSet and CoreDNS Deployment (kube_api_manifests.cc).
@@ -71,6 +77,7 @@ class KubeApiServer {
   std::unique_ptr<httplib::SSLServer> server_;
   std::unique_ptr<WorkloadStore> workloads_;  // Deployments, StatefulSets, DaemonSets
   std::unique_ptr<JobStore> jobs_;            // Jobs and the pods created for them
+  std::unique_ptr<ListPager> pager_;          // snapshots of chunked lists
   // The bootstrap manifests' objects beyond their images; guarded by cluster_->mu().
   std::unique_ptr<BootstrapObjects> bootstrap_ = std::make_unique<BootstrapObjects>();
   std::thread thread_;

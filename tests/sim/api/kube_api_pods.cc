@@ -7,6 +7,7 @@
 #include "tests/sim/common/json_reply.h"
 #include "tests/sim/api/kube_api.h"
 #include "tests/sim/api/kube_jobs.h"
+#include "tests/sim/api/kube_paging.h"
 #include "tests/sim/api/kube_tables.h"
 
 namespace tr::sim {
@@ -23,14 +24,6 @@ json NotFound(const std::string& resource, const std::string& name) {
           {"reason", "NotFound"},
           {"details", {{"name", name}, {"kind", resource}}},
           {"code", 404}};
-}
-
-bool LabelsMatch(const json& pod, const std::vector<std::pair<std::string, std::string>>& sel) {
-  const json& labels = pod["metadata"]["labels"];
-  for (const auto& [k, v] : sel) {
-    if (!labels.contains(k) || labels[k] != v) return false;
-  }
-  return true;
 }
 
 bool PodSelected(const httplib::Request& req, const json& pod) {
@@ -99,14 +92,18 @@ void KubeApiServer::PodRoutes() {
     jobs_->AppendPods(
         ns, [&req](const json& obj) { return PodSelected(req, obj); }, items);
     const uint64_t rv = cluster_->NextResourceVersionLocked();
+    ListPager::Page page = pager_->Take(req, std::move(items), rv);
+    if (page.code != 200) return SendJson(res, page.code, page.items);
     if (req.get_header_value("Accept").find("as=Table") != std::string::npos) {
-      return SendJson(res, 200, PodTable(items, cluster_->scheduler().WallNow(), rv));
+      json table = PodTable(page.items, cluster_->scheduler().WallNow(), rv);
+      table["metadata"] = page.metadata;
+      return SendJson(res, 200, table);
     }
     SendJson(res, 200,
              {{"kind", "PodList"},
               {"apiVersion", "v1"},
-              {"metadata", {{"resourceVersion", std::to_string(rv)}}},
-              {"items", items}});
+              {"metadata", page.metadata},
+              {"items", page.items}});
   };
   s.Get("/api/v1/pods",
         [list](const httplib::Request& req, httplib::Response& res) { list(req, res, ""); });
@@ -160,37 +157,59 @@ void KubeApiServer::PodRoutes() {
     json items = json::array();
     for (const auto& pdb : cluster_->spec().pdbs) {
       if (!ns.empty() && pdb.namespace_name != ns) continue;
-      int expected = 0, healthy = 0;
-      for (const auto& pod : cluster_->pods()) {
-        json obj = cluster_->KubePodJsonLocked(pod);
-        if (pod.ns != pdb.namespace_name || !LabelsMatch(obj, pdb.match_labels)) continue;
-        ++expected;
-        if (obj["status"]["conditions"][0]["status"] == "True") ++healthy;
+      json obj = cluster_->PdbJsonLocked(pdb);
+      if (MatchesSelectors(obj, req.get_param_value("labelSelector"),
+                           req.get_param_value("fieldSelector"))) {
+        items.push_back(std::move(obj));
       }
-      const int desired =
-          pdb.min_available ? *pdb.min_available : std::max(0, expected - *pdb.max_unavailable);
-      json spec = {{"selector", {{"matchLabels", json::object()}}}};
-      for (const auto& [k, v] : pdb.match_labels) spec["selector"]["matchLabels"][k] = v;
-      if (pdb.min_available) spec["minAvailable"] = *pdb.min_available;
-      if (pdb.max_unavailable) spec["maxUnavailable"] = *pdb.max_unavailable;
-      items.push_back({{"kind", "PodDisruptionBudget"},
-                       {"apiVersion", "policy/v1"},
-                       {"metadata", {{"name", pdb.name}, {"namespace", pdb.namespace_name}}},
-                       {"spec", spec},
-                       {"status",
-                        {{"currentHealthy", healthy},
-                         {"desiredHealthy", desired},
-                         {"expectedPods", expected},
-                         {"disruptionsAllowed", std::max(0, healthy - desired)}}}});
     }
-    SendJson(res, 200,
-             {{"kind", "PodDisruptionBudgetList"},
-              {"apiVersion", "policy/v1"},
-              {"metadata", {{"resourceVersion", "1"}}},
-              {"items", items}});
+    SendList(req, res, "PodDisruptionBudgetList", "policy/v1", std::move(items),
+             cluster_->ResourceVersionLocked());
   };
   s.Get("/apis/policy/v1/poddisruptionbudgets", pdbs);
   s.Get("/apis/policy/v1/namespaces/([^/]+)/poddisruptionbudgets", pdbs);
+}
+
+void KubeApiServer::SendList(const httplib::Request& req, httplib::Response& res,
+                             const std::string& kind, const std::string& api_version,
+                             json items, uint64_t rv) {
+  ListPager::Page page = pager_->Take(req, std::move(items), rv);
+  if (page.code != 200) return SendJson(res, page.code, page.items);
+  SendJson(res, 200,
+           {{"kind", kind},
+            {"apiVersion", api_version},
+            {"metadata", page.metadata},
+            {"items", page.items}});
+}
+
+void KubeApiServer::StorageRoutes() {
+  httplib::SSLServer& s = *server_;
+  auto route = [this, &s](const std::string& path, const std::string& kind,
+                          const std::string& api_version,
+                          json (SimCluster::*objects)() const) {
+    s.Get(path, [this, kind, api_version, objects](const httplib::Request& req,
+                                                   httplib::Response& res) {
+      std::lock_guard lock(cluster_->mu());
+      const std::string ns = req.matches.size() > 1 ? req.matches[1].str() : "";
+      json items = json::array();
+      for (auto& obj : (cluster_->*objects)()) {
+        if (!ns.empty() && obj["metadata"].value("namespace", "") != ns) continue;
+        if (MatchesSelectors(obj, req.get_param_value("labelSelector"),
+                             req.get_param_value("fieldSelector"))) {
+          items.push_back(std::move(obj));
+        }
+      }
+      SendList(req, res, kind, api_version, std::move(items), cluster_->ResourceVersionLocked());
+    });
+  };
+  route("/api/v1/persistentvolumes", "PersistentVolumeList", "v1",
+        &SimCluster::PersistentVolumesJsonLocked);
+  route("/api/v1/persistentvolumeclaims", "PersistentVolumeClaimList", "v1",
+        &SimCluster::PersistentVolumeClaimsJsonLocked);
+  route("/api/v1/namespaces/([^/]+)/persistentvolumeclaims", "PersistentVolumeClaimList", "v1",
+        &SimCluster::PersistentVolumeClaimsJsonLocked);
+  route("/apis/storage.k8s.io/v1/storageclasses", "StorageClassList", "storage.k8s.io/v1",
+        &SimCluster::StorageClassesJsonLocked);
 }
 
 void KubeApiServer::LeaseRoutes() {

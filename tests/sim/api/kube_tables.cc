@@ -74,7 +74,8 @@ json ApiGroups() {
   };
   return {{"kind", "APIGroupList"},
           {"apiVersion", "v1"},
-          {"groups", json::array({group("apps"), group("coordination.k8s.io"), group("policy")})}};
+          {"groups", json::array({group("apps"), group("coordination.k8s.io"), group("policy"),
+                                   group("storage.k8s.io")})}};
 }
 
 json CoreResources() {
@@ -83,14 +84,22 @@ json CoreResources() {
           {"resources",
            json::array({Resource("nodes", "Node", false, {"get", "list", "patch"}),
                         Resource("pods", "Pod", true, {"get", "list", "delete"}),
-                        Resource("pods/eviction", "Eviction", true, {"create"}, "policy", "v1")})}};
+                        Resource("pods/eviction", "Eviction", true, {"create"}, "policy", "v1"),
+                        Resource("persistentvolumes", "PersistentVolume", false, {"list"}),
+                        Resource("persistentvolumeclaims", "PersistentVolumeClaim", true,
+                                 {"list"})})}};
 }
 
 json GroupResources(const std::string& group) {
   json resources =
       group == "policy" ? json::array({Resource("poddisruptionbudgets", "PodDisruptionBudget", true,
                                                 {"get", "list"})})
-      : group == "apps" ? json::array({Resource("daemonsets", "DaemonSet", true, {"get"})})
+      : group == "apps"
+          ? json::array({Resource("daemonsets", "DaemonSet", true, {"get"}),
+                         Resource("replicasets", "ReplicaSet", true, {"get", "list"}),
+                         Resource("statefulsets", "StatefulSet", true, {"get", "list"})})
+      : group == "storage.k8s.io"
+          ? json::array({Resource("storageclasses", "StorageClass", false, {"list"})})
                         : json::array({Resource("leases", "Lease", true,
                                                 {"create", "delete", "get", "list", "update"})});
   return {{"kind", "APIResourceList"},

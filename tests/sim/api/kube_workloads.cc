@@ -11,12 +11,13 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kCollection =
-    R"(/apis/apps/v1/namespaces/([^/]+)/(deployments|statefulsets|daemonsets))";
-constexpr const char* kAllNamespaces = R"(/apis/apps/v1/(deployments|statefulsets|daemonsets))";
+    R"(/apis/apps/v1/namespaces/([^/]+)/(deployments|replicasets|statefulsets|daemonsets))";
+constexpr const char* kAllNamespaces = R"(/apis/apps/v1/(deployments|replicasets|statefulsets|daemonsets))";
 
 std::string KindOf(const std::string& plural) {
   if (plural == "deployments") return "Deployment";
   if (plural == "statefulsets") return "StatefulSet";
+  if (plural == "replicasets") return "ReplicaSet";
   return "DaemonSet";
 }
 
@@ -45,12 +46,17 @@ bool LabelsMatch(const std::string& selector, const json& obj) {
 void WorkloadStore::AddRoutes(httplib::Server& s) {
   auto list = [this](const std::string& plural, const std::string& ns, const httplib::Request& req,
                      httplib::Response& res) {
-    std::lock_guard lock(mu_);
     json items = json::array();
+    json fleet = fleet_objects_ ? fleet_objects_(plural) : json::array();
+    std::lock_guard lock(mu_);
     for (const auto& [key, obj] : objects_) {
       if (!key.starts_with(plural + "/")) continue;
       if (!ns.empty() && obj["metadata"]["namespace"] != ns) continue;
       if (LabelsMatch(req.get_param_value("labelSelector"), obj)) items.push_back(obj);
+    }
+    for (auto& obj : fleet) {
+      if (!ns.empty() && obj["metadata"]["namespace"] != ns) continue;
+      if (LabelsMatch(req.get_param_value("labelSelector"), obj)) items.push_back(std::move(obj));
     }
     SendJson(res, 200,
              {{"kind", KindOf(plural) + "List"},
@@ -86,8 +92,15 @@ void WorkloadStore::AddRoutes(httplib::Server& s) {
   auto one = [this](const httplib::Request& req, httplib::Response& res, bool patch) {
     const std::string ns = req.matches[1], plural = req.matches[2], name = req.matches[3];
     const bool status_only = req.matches.size() > 4 && req.matches[4].length() > 0;
+    json fleet = fleet_objects_ && !patch ? fleet_objects_(plural) : json::array();
     std::lock_guard lock(mu_);
     auto it = objects_.find(plural + "/" + ns + "/" + name);
+    for (const auto& obj : fleet) {
+      if (it == objects_.end() && obj["metadata"]["namespace"] == ns &&
+          obj["metadata"]["name"] == name) {
+        return SendJson(res, 200, obj);
+      }
+    }
     if (it == objects_.end()) {
       return SendKubeFailure(res, 404, "NotFound", plural + ".apps \"" + name + "\" not found");
     }

@@ -161,6 +161,9 @@ absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node&
   auto rules = ParseImageVerification(where, YamlChild(y, "image_verification"), *talos);
   if (!rules.ok()) return rules.status();
   node.image_verification = *std::move(rules);
+  for (const auto& kv : YamlChild(y, "labels")) {
+    node.labels.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
+  }
   for (const auto& f : YamlChild(y, "faults")) {
     auto fault = ParseFault(where, f);
     if (!fault.ok()) return fault.status();
@@ -169,40 +172,195 @@ absl::StatusOr<NodeSpec> ParseNode(const std::string& cluster, const YAML::Node&
   return node;
 }
 
-std::vector<std::pair<std::string, std::string>> ParseLabels(const YAML::Node& y) {
-  std::vector<std::pair<std::string, std::string>> out;
+KubeLabels ParseLabels(const YAML::Node& y) {
+  KubeLabels out;
   if (!y.IsMap()) return out;
   for (const auto& kv : y)
     out.emplace_back(kv.first.as<std::string>(), kv.second.as<std::string>());
   return out;
 }
 
-absl::Status ParseWorkloads(const YAML::Node& y, ClusterSpec& cluster) {
-  std::set<std::string> nodes;
-  for (const auto& n : cluster.nodes) nodes.insert(n.name);
-  for (const auto& p : YamlChild(y, "pods")) {
-    PodSpec pod{.name = p["name"].as<std::string>(""),
-                .namespace_name = p["namespace"].as<std::string>("default"),
-                .node = p["node"].as<std::string>(""),
-                .labels = ParseLabels(YamlChild(p, "labels")),
-                .replicated = p["replicated"].as<bool>(true)};
-    if (pod.name.empty() || !nodes.contains(pod.node)) {
-      return Invalid(fmt::format("cluster {} pod {}", cluster.name, pod.name),
-                     "a pod needs a name and the name of a node of its cluster");
+// `owner:` (absent: ReplicaSet, or none for `replicated: false`) and `owner_name:`.
+absl::Status ParsePodOwner(const std::string& where, const YAML::Node& p, PodSpec& pod) {
+  pod.owner = p["replicated"].as<bool>(true) ? PodOwner::kReplicaSet : PodOwner::kNone;
+  if (p["owner"]) {
+    const std::string owner = p["owner"].as<std::string>("");
+    bool known = false;
+    for (PodOwner o : {PodOwner::kReplicaSet, PodOwner::kStatefulSet, PodOwner::kDaemonSet,
+                       PodOwner::kNone}) {
+      if (PodOwnerName(o) == owner) {
+        pod.owner = o;
+        known = true;
+      }
     }
-    cluster.pods.push_back(std::move(pod));
+    if (!known) {
+      return Invalid(where, fmt::format("owner must be ReplicaSet, StatefulSet, DaemonSet or "
+                                        "none, not \"{}\"",
+                                        owner));
+    }
+  }
+  const auto dash = pod.name.rfind('-');
+  pod.owner_name = p["owner_name"].as<std::string>(
+      dash == std::string::npos || dash == 0 ? pod.name : pod.name.substr(0, dash));
+  return absl::OkStatus();
+}
+
+// `volumes:` of a pod: each a name and one of empty_dir, host_path, claim.
+absl::Status ParsePodVolumes(const std::string& where, const YAML::Node& y, PodSpec& pod) {
+  for (const auto& v : y) {
+    PodVolumeSpec volume;
+    volume.name = v["name"].as<std::string>("");
+    volume.empty_dir = v["empty_dir"].as<bool>(false);
+    volume.host_path = v["host_path"].as<std::string>("");
+    volume.claim = v["claim"].as<std::string>("");
+    const int kinds =
+        (volume.empty_dir ? 1 : 0) + (volume.host_path.empty() ? 0 : 1) + (volume.claim.empty() ? 0 : 1);
+    if (volume.name.empty() || kinds != 1) {
+      return Invalid(where, "a volume needs a name and exactly one of empty_dir, host_path, claim");
+    }
+    pod.volumes.push_back(std::move(volume));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PodSpec> ParsePod(const ClusterSpec& cluster, const YAML::Node& p) {
+  PodSpec pod;
+  pod.name = p["name"].as<std::string>("");
+  pod.namespace_name = p["namespace"].as<std::string>("default");
+  pod.node = p["node"].as<std::string>("");
+  pod.labels = ParseLabels(YamlChild(p, "labels"));
+  const std::string where = fmt::format("cluster {} pod {}", cluster.name, pod.name);
+  bool node_known = false;
+  for (const auto& n : cluster.nodes) node_known |= n.name == pod.node;
+  if (pod.name.empty() || !node_known) {
+    return Invalid(where, "a pod needs a name and the name of a node of its cluster");
+  }
+  if (auto st = ParsePodOwner(where, p, pod); !st.ok()) return st;
+  pod.ready = p["ready"].as<bool>(true);
+  pod.node_selector = ParseLabels(YamlChild(p, "node_selector"));
+  pod.anti_affinity = ParseLabels(YamlChild(p, "anti_affinity"));
+  if (const YAML::Node spread = YamlChild(p, "spread"); spread) {
+    TopologySpreadSpec s;
+    s.max_skew = spread["max_skew"].as<int>(1);
+    s.labels = ParseLabels(YamlChild(spread, "labels"));
+    if (s.max_skew < 1 || s.labels.empty()) {
+      return Invalid(where, "spread needs max_skew of at least 1 and labels");
+    }
+    pod.spread = std::move(s);
+  }
+  if (auto st = ParsePodVolumes(where, YamlChild(p, "volumes"), pod); !st.ok()) return st;
+  return pod;
+}
+
+// An int or "50%" (min_available, max_unavailable of a pdb).
+std::optional<IntOrPercent> ParseIntOrPercent(const YAML::Node& y) {
+  if (!y) return std::nullopt;
+  std::string text = y.as<std::string>("");
+  IntOrPercent v;
+  if (text.ends_with('%')) {
+    v.percent = true;
+    text.pop_back();
+  }
+  if (text.empty() || !core::IsDigits(text)) return IntOrPercent{.value = -1, .percent = false};
+  std::from_chars(text.data(), text.data() + text.size(), v.value);
+  return v;
+}
+
+absl::Status ParseStorage(const YAML::Node& y, ClusterSpec& cluster) {
+  for (const auto& c : YamlChild(y, "storage_classes")) {
+    StorageClassSpec sc;
+    sc.name = c["name"].as<std::string>("");
+    sc.provisioner = c["provisioner"].as<std::string>(sc.provisioner);
+    const std::string mode = c["binding_mode"].as<std::string>("Immediate");
+    sc.wait_for_first_consumer = mode == "WaitForFirstConsumer";
+    if (sc.name.empty() || (mode != "Immediate" && !sc.wait_for_first_consumer)) {
+      return Invalid(fmt::format("cluster {} storage class {}", cluster.name, sc.name),
+                     "a storage class needs a name; binding_mode is Immediate or "
+                     "WaitForFirstConsumer");
+    }
+    cluster.storage_classes.push_back(std::move(sc));
+  }
+  for (const auto& v : YamlChild(y, "persistent_volumes")) {
+    PersistentVolumeSpec pv;
+    pv.name = v["name"].as<std::string>("");
+    pv.node = v["node"].as<std::string>("");
+    pv.storage_class = v["storage_class"].as<std::string>("");
+    pv.host_path = v["host_path"].as<std::string>("");
+    const std::string claim = v["claim"].as<std::string>("");
+    const auto slash = claim.find('/');
+    pv.claim_namespace = slash == std::string::npos ? "default" : claim.substr(0, slash);
+    pv.claim_name = slash == std::string::npos ? claim : claim.substr(slash + 1);
+    bool node_known = pv.node.empty();
+    for (const auto& n : cluster.nodes) node_known |= n.name == pv.node;
+    if (pv.name.empty() || pv.claim_name.empty() || !node_known) {
+      return Invalid(fmt::format("cluster {} persistent volume {}", cluster.name, pv.name),
+                     "a persistent volume needs a name, a claim <namespace>/<name> and (if "
+                     "given) a node of its cluster");
+    }
+    cluster.persistent_volumes.push_back(std::move(pv));
+  }
+  return absl::OkStatus();
+}
+
+// `deny_reads: true` (every deniable resource) or a list of resources.
+absl::Status ParseDenyReads(const YAML::Node& y, ClusterSpec& cluster) {
+  if (!y) return absl::OkStatus();
+  if (y.IsScalar()) {
+    if (y.as<bool>(false)) {
+      for (auto r : kDeniableResources) cluster.deny_reads.emplace(r);
+    }
+    return absl::OkStatus();
+  }
+  for (const auto& r : y) {
+    const std::string name = r.as<std::string>("");
+    bool known = false;
+    for (auto d : kDeniableResources) known |= d == name;
+    if (!known) {
+      return Invalid(fmt::format("cluster {} deny_reads", cluster.name),
+                     fmt::format("\"{}\" is not one of pods, poddisruptionbudgets, "
+                                 "persistentvolumes, persistentvolumeclaims, storageclasses, "
+                                 "replicasets, statefulsets",
+                                 name));
+    }
+    cluster.deny_reads.insert(name);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseWorkloads(const YAML::Node& y, ClusterSpec& cluster) {
+  if (auto st = ParseStorage(y, cluster); !st.ok()) return st;
+  if (auto st = ParseDenyReads(YamlChild(y, "deny_reads"), cluster); !st.ok()) return st;
+  for (const auto& p : YamlChild(y, "pods")) {
+    auto pod = ParsePod(cluster, p);
+    if (!pod.ok()) return pod.status();
+    for (const auto& v : pod->volumes) {
+      bool bound = v.claim.empty();
+      for (const auto& pv : cluster.persistent_volumes) {
+        bound |= pv.claim_namespace == pod->namespace_name && pv.claim_name == v.claim;
+      }
+      if (!bound) {
+        return Invalid(fmt::format("cluster {} pod {}", cluster.name, pod->name),
+                       fmt::format("claim {} is not the claim of a persistent_volumes entry in "
+                                   "namespace {}",
+                                   v.claim, pod->namespace_name));
+      }
+    }
+    cluster.pods.push_back(*std::move(pod));
   }
   for (const auto& p : YamlChild(y, "pdbs")) {
-    PdbSpec pdb{.name = p["name"].as<std::string>(""),
-                .namespace_name = p["namespace"].as<std::string>("default"),
-                .match_labels = ParseLabels(YamlChild(p, "selector")),
-                .min_available = std::nullopt,
-                .max_unavailable = std::nullopt};
-    if (p["min_available"]) pdb.min_available = p["min_available"].as<int>();
-    if (p["max_unavailable"]) pdb.max_unavailable = p["max_unavailable"].as<int>();
-    if (pdb.name.empty() || pdb.min_available.has_value() == pdb.max_unavailable.has_value()) {
+    PdbSpec pdb;
+    pdb.name = p["name"].as<std::string>("");
+    pdb.namespace_name = p["namespace"].as<std::string>("default");
+    pdb.match_labels = ParseLabels(YamlChild(p, "selector"));
+    pdb.min_available = ParseIntOrPercent(YamlChild(p, "min_available"));
+    pdb.max_unavailable = ParseIntOrPercent(YamlChild(p, "max_unavailable"));
+    const bool negative = (pdb.min_available && pdb.min_available->value < 0) ||
+                          (pdb.max_unavailable && pdb.max_unavailable->value < 0);
+    if (pdb.name.empty() || pdb.min_available.has_value() == pdb.max_unavailable.has_value() ||
+        negative) {
       return Invalid(fmt::format("cluster {} pdb {}", cluster.name, pdb.name),
-                     "a pdb needs a name and exactly one of min_available, max_unavailable");
+                     "a pdb needs a name and exactly one of min_available, max_unavailable (an "
+                     "int or a percentage such as \"50%\")");
     }
     cluster.pdbs.push_back(std::move(pdb));
   }
@@ -351,6 +509,20 @@ absl::StatusOr<ConfigShape> ParseConfigShape(std::string_view name) {
   }
   return absl::InvalidArgumentError(fmt::format(
       "config must be generated, v1alpha1, migrated or partly_migrated, not \"{}\"", name));
+}
+
+std::string_view PodOwnerName(PodOwner owner) {
+  switch (owner) {
+    case PodOwner::kReplicaSet:
+      return "ReplicaSet";
+    case PodOwner::kStatefulSet:
+      return "StatefulSet";
+    case PodOwner::kDaemonSet:
+      return "DaemonSet";
+    case PodOwner::kNone:
+      return "none";
+  }
+  return "none";
 }
 
 std::string_view NodeRoleName(NodeRole role) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,6 +134,9 @@ struct ImageVerificationRuleSpec {
   bool skip = false;
 };
 
+// Kubernetes labels (or an equality selector's matchLabels) in fleet-file order.
+using KubeLabels = std::vector<std::pair<std::string, std::string>>;
+
 struct NodeSpec {
   std::string name;  // hostname; unique in the whole fleet
   NodeRole role = NodeRole::kWorker;
@@ -144,6 +148,30 @@ struct NodeSpec {
   std::vector<Fault> faults;       // active from the start
   ConfigShape config = ConfigShape::kGenerated;  // fleet file `config:`
   std::vector<ImageVerificationRuleSpec> image_verification;  // rendered into its config
+  KubeLabels labels;  // extra labels of its Kubernetes Node (fleet file `labels:`)
+};
+
+// The controller of a fleet-file pod (fleet file `owner:`): what its ownerReferences name and
+// what an eviction does to it (the ReplicaSet controller replaces it under a new name, the
+// StatefulSet controller under the same name, a DaemonSet's pod is left alone by a drain, a pod
+// without a controller is gone for good).
+enum class PodOwner { kReplicaSet, kStatefulSet, kDaemonSet, kNone };
+
+// "ReplicaSet", "StatefulSet", "DaemonSet", "none" (the fleet-file spelling; also the kind).
+std::string_view PodOwnerName(PodOwner owner);
+
+// One entry of a pod's `volumes:`: exactly one of empty_dir, host_path, claim.
+struct PodVolumeSpec {
+  std::string name;
+  bool empty_dir = false;
+  std::string host_path;  // hostPath.path
+  std::string claim;      // persistentVolumeClaim.claimName (a claim of the pod's namespace)
+};
+
+// A pod's `spread:`: one topologySpreadConstraint over kubernetes.io/hostname, DoNotSchedule.
+struct TopologySpreadSpec {
+  int max_skew = 1;
+  KubeLabels labels;  // its labelSelector's matchLabels
 };
 
 // A workload pod on the simulated Kubernetes API (static pods and kube-proxy are generated).
@@ -151,17 +179,46 @@ struct PodSpec {
   std::string name;
   std::string namespace_name = "default";
   std::string node;  // node name it runs on
-  std::vector<std::pair<std::string, std::string>> labels;
-  bool replicated = true;  // owned by a ReplicaSet: an evicted pod comes back on another node
+  KubeLabels labels;
+  PodOwner owner = PodOwner::kReplicaSet;  // `owner:`; `replicated: false` means kNone
+  std::string owner_name;  // the controller's name; default: `name` without its last -suffix
+  bool ready = true;       // false: never Ready (nor its replacements), unhealthy for budgets
+  KubeLabels node_selector;  // spec.nodeSelector
+  KubeLabels anti_affinity;  // required pod anti-affinity (matchLabels) over kubernetes.io/hostname
+  std::optional<TopologySpreadSpec> spread;
+  std::vector<PodVolumeSpec> volumes;
+};
+
+// An int or a percentage of a PodDisruptionBudget ("50%": value 50, percent).
+struct IntOrPercent {
+  int value = 0;
+  bool percent = false;
 };
 
 // A PodDisruptionBudget (policy/v1) over pods of one namespace, by equality label selector.
 struct PdbSpec {
   std::string name;
   std::string namespace_name = "default";
-  std::vector<std::pair<std::string, std::string>> match_labels;
-  std::optional<int> min_available;
-  std::optional<int> max_unavailable;
+  KubeLabels match_labels;
+  std::optional<IntOrPercent> min_available;
+  std::optional<IntOrPercent> max_unavailable;
+};
+
+// A PersistentVolume bound to a claim (fleet file `persistent_volumes:`); the claim is served as
+// a bound PersistentVolumeClaim.
+struct PersistentVolumeSpec {
+  std::string name;
+  std::string node;  // a local PV on this node (spec.local + nodeAffinity); empty: not local
+  std::string storage_class;
+  std::string claim_namespace = "default";  // `claim: <namespace>/<name>`
+  std::string claim_name;
+  std::string host_path;  // spec.local.path of a local PV, spec.hostPath of another
+};
+
+struct StorageClassSpec {
+  std::string name;
+  std::string provisioner = "kubernetes.io/no-provisioner";
+  bool wait_for_first_consumer = false;  // `binding_mode: WaitForFirstConsumer` (else Immediate)
 };
 
 struct ClusterSpec {
@@ -169,8 +226,18 @@ struct ClusterSpec {
   std::vector<NodeSpec> nodes;
   std::vector<PodSpec> pods;
   std::vector<PdbSpec> pdbs;
+  std::vector<PersistentVolumeSpec> persistent_volumes;
+  std::vector<StorageClassSpec> storage_classes;
+  // Resources whose list endpoints answer 403 Forbidden (`deny_reads: true` = all of
+  // kDeniableResources; or a list of them).
+  std::set<std::string> deny_reads;
   int kube_api_port = 6443;  // the fake Kubernetes API listens on the first control plane's address
 };
+
+// What `deny_reads:` can name: the lists a disruption forecast reads.
+inline constexpr std::string_view kDeniableResources[] = {
+    "pods",        "poddisruptionbudgets", "persistentvolumes", "persistentvolumeclaims",
+    "storageclasses", "replicasets",       "statefulsets"};
 
 struct FleetSpec {
   std::vector<ClusterSpec> clusters;

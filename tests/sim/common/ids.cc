@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 
 #include "fmt/format.h"
 
@@ -20,6 +21,14 @@ std::string NewUuid() {
   for (unsigned char c : b) hex += fmt::format("{:02x}", c);
   return fmt::format("{}-{}-{}-{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(12, 4),
                      hex.substr(16, 4), hex.substr(20));
+}
+
+std::string StableUuid(const std::string& key) {
+  const uint64_t a = std::hash<std::string>{}(key);
+  const uint64_t b = std::hash<std::string>{}(key + "\n");
+  const std::string hex = fmt::format("{:016x}{:016x}", a, b);
+  return fmt::format("{}-{}-4{}-8{}-{}", hex.substr(0, 8), hex.substr(8, 4), hex.substr(13, 3),
+                     hex.substr(17, 3), hex.substr(20));
 }
 
 std::string NewXid(std::chrono::system_clock::time_point time) {

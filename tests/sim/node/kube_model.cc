@@ -7,6 +7,7 @@
 #include "fmt/chrono.h"
 #include "fmt/format.h"
 #include "tests/sim/common/ids.h"
+#include "tests/sim/node/kube_objects.h"
 #include "tests/sim/node/sim_cluster.h"
 
 namespace tr::sim {
@@ -19,8 +20,9 @@ std::string Timestamp(WallTime t) {
                      std::chrono::time_point_cast<std::chrono::seconds>(t));
 }
 
+// A budget with an empty selector selects nothing (eviction.go and disruption.go alike).
 bool Matches(const KubePod& pod, const PdbSpec& pdb) {
-  if (pod.ns != pdb.namespace_name) return false;
+  if (pod.ns != pdb.namespace_name || pdb.match_labels.empty()) return false;
   for (const auto& [k, v] : pdb.match_labels) {
     auto it = pod.labels.find(k);
     if (it == pod.labels.end() || it->second != v) return false;
@@ -72,7 +74,12 @@ void SimCluster::InitKubeLocked() {
     pod.name = spec.name;
     pod.node = spec.node;
     pod.labels.insert(spec.labels.begin(), spec.labels.end());
-    pod.owner_kind = spec.replicated ? "ReplicaSet" : "";
+    pod.owner_kind = spec.owner == PodOwner::kNone ? "" : std::string(PodOwnerName(spec.owner));
+    pod.owner_name = spec.owner_name;
+    if (spec.owner == PodOwner::kStatefulSet) {
+      pod.labels["statefulset.kubernetes.io/pod-name"] = spec.name;
+    }
+    pod.fleet = &spec;
     pod.container = "app";
     pod.image = "registry.example/app:1.0";
     add(std::move(pod));
@@ -158,20 +165,28 @@ json SimCluster::KubePodJsonLocked(const KubePod& pod) const {
                {"annotations", pod.annotations}};
   if (pod.annotations.empty()) meta["annotations"] = json::object();
   if (!pod.owner_kind.empty()) {
-    meta["ownerReferences"] =
-        json::array({{{"apiVersion", pod.owner_kind == "Node" ? "v1" : "apps/v1"},
-                      {"kind", pod.owner_kind},
-                      {"name", pod.owner_kind == "Node"        ? pod.node
-                               : pod.owner_kind == "DaemonSet" ? pod.container
-                                                               : pod.name + "-rs"},
-                      {"uid", pod.uid + "-owner"},
-                      {"controller", true}}});
+    std::string owner = pod.owner_kind == "Node"        ? pod.node
+                        : pod.owner_kind == "DaemonSet" ? pod.container
+                                                        : pod.name + "-rs";
+    std::string uid = pod.uid + "-owner";
+    if (pod.fleet != nullptr) {
+      owner = OwnerObjectName(pod.owner_kind, pod.ns, pod.owner_name);
+      uid = StableUuid(fmt::format("{}/{}/{}", pod.owner_kind, pod.ns, owner));
+    }
+    json ref = {{"apiVersion", pod.owner_kind == "Node" ? "v1" : "apps/v1"},
+                {"kind", pod.owner_kind},
+                {"name", owner},
+                {"uid", uid},
+                {"controller", true}};
+    if (pod.fleet != nullptr) ref["blockOwnerDeletion"] = true;
+    meta["ownerReferences"] = json::array({ref});
   }
   const SimNode* node = nullptr;
   for (const auto& n : nodes_) {
     if (n->spec.name == pod.node) node = n.get();
   }
-  const bool ready = pod.ready && node != nullptr && node->kube_ready;
+  const bool ready =
+      pod.ready && node != nullptr && node->kube_ready && (pod.fleet == nullptr || pod.fleet->ready);
   json status = {
       {"phase", node == nullptr ? "Pending" : "Running"},
       {"conditions", json::array({{{"type", "Ready"}, {"status", ready ? "True" : "False"}}})},
@@ -185,6 +200,7 @@ json SimCluster::KubePodJsonLocked(const KubePod& pod) const {
   }
   json spec = {{"containers", json::array({{{"name", pod.container}, {"image", pod.image}}})}};
   if (!pod.node.empty()) spec["nodeName"] = pod.node;
+  if (pod.fleet != nullptr) FleetPodSpecJson(*pod.fleet, spec);
   return {{"kind", "Pod"},
           {"apiVersion", "v1"},
           {"metadata", meta},
@@ -206,18 +222,30 @@ std::pair<int, json> SimCluster::EvictLocked(const std::string& ns, const std::s
              {"details", {{"name", name}, {"kind", "pods"}}},
              {"code", 404}}};
   }
-  const bool healthy = KubePodJsonLocked(*it)["status"]["conditions"][0]["status"] == "True";
-  for (const auto& pdb : spec_.pdbs) {
-    if (!Matches(*it, pdb) || !healthy) continue;
-    int expected = 0, current = 0;
-    for (const auto& p : pods_) {
-      if (!Matches(p, pdb)) continue;
-      ++expected;
-      if (KubePodJsonLocked(p)["status"]["conditions"][0]["status"] == "True") ++current;
+  // A Pending pod is deleted without looking at budgets (eviction.go canIgnorePDB).
+  std::vector<const PdbSpec*> budgets;
+  if (KubePodJsonLocked(*it)["status"]["phase"] != "Pending") {
+    for (const auto& pdb : spec_.pdbs) {
+      if (Matches(*it, pdb)) budgets.push_back(&pdb);
     }
-    const int desired =
-        pdb.min_available ? *pdb.min_available : std::max(0, expected - *pdb.max_unavailable);
-    if (current - desired <= 0) {
+  }
+  if (budgets.size() > 1) {
+    return {500,
+            {{"kind", "Status"},
+             {"apiVersion", "v1"},
+             {"metadata", json::object()},
+             {"status", "Failure"},
+             {"message", "This pod has more than one PodDisruptionBudget, which the eviction "
+                         "subresource does not support."},
+             {"code", 500}}};
+  }
+  if (budgets.size() == 1) {
+    const PdbStatus st = PdbStatusLocked(*budgets.front());
+    // unhealthyPodEvictionPolicy IfHealthyBudget (the default): a pod that is not Ready goes
+    // without using up the budget while the application is not disrupted.
+    const bool unhealthy_goes = !PodReadyLocked(*it) && st.current_healthy >= st.desired_healthy &&
+                                st.desired_healthy > 0;
+    if (!unhealthy_goes && st.disruptions_allowed == 0) {
       return {
           429,
           {{"kind", "Status"},
@@ -230,7 +258,9 @@ std::pair<int, json> SimCluster::EvictLocked(const std::string& ns, const std::s
             {{"causes", json::array({{{"reason", "DisruptionBudget"},
                                       {"message", fmt::format("The disruption budget {} needs {} "
                                                               "healthy pods and has {} currently",
-                                                              pdb.name, desired, current)}}})}}},
+                                                              budgets.front()->name,
+                                                              st.desired_healthy,
+                                                              st.current_healthy)}}})}}},
            {"code", 429}}};
     }
   }

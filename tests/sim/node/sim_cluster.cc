@@ -42,6 +42,7 @@ SimCluster::SimCluster(ClusterSpec spec, const Timings& timings, double time_sca
   for (const auto& node_spec : spec_.nodes) {
     auto node = std::make_unique<SimNode>();
     node->spec = node_spec;
+    node->kube_labels.insert(node_spec.labels.begin(), node_spec.labels.end());
     node->tag = node_spec.talos_version;
     node->slots[0] = node_spec.talos_version;
     node->image = InitialInstallerImage(node_spec.platform, node_spec.schematic, node->tag);

@@ -82,7 +82,9 @@ struct ServiceRecord {
 struct KubePod {
   std::string ns, name, node, uid;
   std::map<std::string, std::string> labels, annotations;
-  std::string owner_kind;  // "ReplicaSet", "DaemonSet", "Node" (static mirror pod) or ""
+  std::string owner_kind;  // "ReplicaSet", "StatefulSet", "DaemonSet", "Node" (mirror pod) or ""
+  std::string owner_name;  // a fleet-file pod's controller (PodSpec::owner_name)
+  const PodSpec* fleet = nullptr;  // the fleet-file entry it is (or replaces); else nullptr
   std::string container, image;
   bool ready = true;
   uint64_t resource_version = 1;
@@ -291,6 +293,23 @@ class SimCluster {
   nlohmann::json KubePodJsonLocked(const KubePod& pod) const;
   std::vector<KubePod>& pods() { return pods_; }
   std::map<std::string, nlohmann::json>& leases() { return leases_; }
+  // A PodDisruptionBudget's status as the disruption controller computes it (expectedPods from
+  // the controllers' scale for a percentage or maxUnavailable, percentages rounded up).
+  struct PdbStatus {
+    int current_healthy = 0, desired_healthy = 0, expected_pods = 0, disruptions_allowed = 0;
+    std::string sync_error;  // the controller could not count (a DaemonSet's pod): allowed 0
+  };
+  PdbStatus PdbStatusLocked(const PdbSpec& pdb) const;
+  nlohmann::json PdbJsonLocked(const PdbSpec& pdb) const;
+  // Whether the pod is Ready as its JSON says (status.conditions Ready True).
+  bool PodReadyLocked(const KubePod& pod) const;
+  // The controllers of the fleet-file pods as apps/v1 objects (`plural`: "replicasets",
+  // "statefulsets", "daemonsets"); spec.replicas = the fleet file's pods of that owner.
+  nlohmann::json OwnerObjectsLocked(const std::string& plural) const;
+  // PersistentVolumes, bound PersistentVolumeClaims and StorageClasses of the fleet file.
+  nlohmann::json PersistentVolumesJsonLocked() const;
+  nlohmann::json PersistentVolumeClaimsJsonLocked() const;
+  nlohmann::json StorageClassesJsonLocked() const;
   // Evicts a pod honouring PodDisruptionBudgets: 201/404/429 with the Status body.
   std::pair<int, nlohmann::json> EvictLocked(const std::string& ns, const std::string& name);
   // Applies a merge patch to a Node (labels, annotations, spec.unschedulable).
