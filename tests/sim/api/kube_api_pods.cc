@@ -140,7 +140,7 @@ void KubeApiServer::PodRoutes() {
                if (SimNode* node = cluster_->FindNodeLocked(pod.node)) {
                  cluster_->JournalStateLocked(*node, "delete", pod.ns + "/" + pod.name);
                }
-               if (pod.owner_kind == "ReplicaSet") cluster_->RescheduleLocked(std::move(pod));
+               cluster_->RescheduleLocked(std::move(pod));
                return SendJson(res, 200, obj);
              }
              SendJson(res, 404, NotFound("pods", req.matches[2].str()));

@@ -111,8 +111,10 @@ void SimCluster::ReadyLocked(SimNode& node) {
   node.kube_resource_version = NextResourceVersionLocked();
   for (auto& pod : pods_) {
     if (pod.node == node.spec.name) pod.ready = true;
+    if (pod.avoid_node == node.spec.name) pod.avoid_node.clear();
   }
   JournalStateLocked(node, "kube-ready", "Ready=True");
+  SchedulePendingLocked();
   if (node.talos_cordoned) {
     node.talos_cordoned = false;
     CordonLocked(node, false, "talos");

@@ -197,6 +197,11 @@ json SimCluster::KubePodJsonLocked(const KubePod& pod) const {
   if (node != nullptr) {
     status["hostIP"] = node->address;
     status["podIP"] = node->address;
+  } else if (pod.fleet != nullptr) {
+    status["conditions"].push_back({{"type", "PodScheduled"},
+                                    {"status", "False"},
+                                    {"reason", "Unschedulable"},
+                                    {"message", UnschedulableMessageLocked(pod)}});
   }
   json spec = {{"containers", json::array({{{"name", pod.container}, {"image", pod.image}}})}};
   if (!pod.node.empty()) spec["nodeName"] = pod.node;
@@ -269,7 +274,7 @@ std::pair<int, json> SimCluster::EvictLocked(const std::string& ns, const std::s
   if (SimNode* node = FindNodeLocked(evicted.node)) {
     JournalStateLocked(*node, "evict", fmt::format("{}/{}", ns, name));
   }
-  if (evicted.owner_kind == "ReplicaSet") RescheduleLocked(std::move(evicted));
+  RescheduleLocked(std::move(evicted));
   return {201,
           {{"kind", "Status"},
            {"apiVersion", "v1"},
@@ -278,47 +283,17 @@ std::pair<int, json> SimCluster::EvictLocked(const std::string& ns, const std::s
            {"code", 201}}};
 }
 
-void SimCluster::RescheduleLocked(KubePod pod) {
-  const SimNode* target = nullptr;
-  size_t best = SIZE_MAX;
-  for (const auto& n : nodes_) {
-    if (n->spec.name == pod.node || n->unschedulable || !n->kube_ready) continue;
-    const size_t load = static_cast<size_t>(std::count_if(
-        pods_.begin(), pods_.end(), [&](const KubePod& p) { return p.node == n->spec.name; }));
-    if (load < best) {
-      best = load;
-      target = n.get();
-    }
-  }
-  std::string base = pod.name;
-  if (auto dash = base.rfind('-'); dash != std::string::npos && base.size() - dash == 6) {
-    base.resize(dash);
-  }
-  pod.name = fmt::format("{}-{}", base, Suffix());
-  pod.uid = NewUuid();
-  pod.ready = false;
-  pod.node = target == nullptr ? "" : target->spec.name;
-  pod.created = scheduler_->WallNow();
-  pod.resource_version = NextResourceVersionLocked();
-  const std::string key = pod.ns + "/" + pod.name;
-  pods_.push_back(std::move(pod));
-  scheduler_->After(Scaled(timings_.pod_start), [this, key] {
-    std::lock_guard inner(mu_);
-    for (auto& p : pods_) {
-      if (p.ns + "/" + p.name == key && !p.node.empty()) {
-        p.ready = true;
-        p.resource_version = NextResourceVersionLocked();
-      }
-    }
-    NotifyLocked();
-  });
-}
-
 void SimCluster::CordonLocked(SimNode& node, bool cordon, const std::string& by) {
   if (node.unschedulable == cordon) return;
   node.unschedulable = cordon;
   node.kube_resource_version = NextResourceVersionLocked();
   JournalStateLocked(node, cordon ? "cordon" : "uncordon", by);
+  if (!cordon) {
+    for (auto& pod : pods_) {
+      if (pod.avoid_node == node.spec.name) pod.avoid_node.clear();
+    }
+    SchedulePendingLocked();
+  }
   NotifyLocked();
 }
 
@@ -352,6 +327,7 @@ void SimCluster::PatchNodeLocked(SimNode& node, const json& patch) {
     const json& u = patch["spec"]["unschedulable"];
     CordonLocked(node, u.is_boolean() && u.get<bool>(), "kube-api");
   }
+  SchedulePendingLocked();  // new labels may match a pending pod's nodeSelector
 }
 
 }  // namespace tr::sim

@@ -85,6 +85,8 @@ struct KubePod {
   std::string owner_kind;  // "ReplicaSet", "StatefulSet", "DaemonSet", "Node" (mirror pod) or ""
   std::string owner_name;  // a fleet-file pod's controller (PodSpec::owner_name)
   const PodSpec* fleet = nullptr;  // the fleet-file entry it is (or replaces); else nullptr
+  std::string avoid_node;  // a replacement stays off its predecessor's node until that node
+                           // is uncordoned or Ready again
   std::string container, image;
   bool ready = true;
   uint64_t resource_version = 1;
@@ -353,7 +355,18 @@ class SimCluster {
   void InitKubeLocked();
   void CordonLocked(SimNode& node, bool cordon, const std::string& by);
   void DrainLocked(SimNode& node);
+  // The controller's answer to a removed pod (kube_scheduling.cc): a ReplicaSet's pod comes
+  // back under a new name, a StatefulSet's under the same name, both scheduled as the scheduler
+  // would (or Pending); a DaemonSet's pod comes back on its node; a pod without one is gone.
   void RescheduleLocked(KubePod pod);
+  // The pod of that uid becomes Ready after pod_start if it is on a node then (journaled).
+  void PodStartsLocked(const std::string& uid);
+  // Binds every Pending fleet pod a node can now take (Ready after pod_start).
+  void SchedulePendingLocked();
+  // Why `node` cannot take `pod`, in the scheduler's words ("" = it can).
+  std::string UnfitReasonLocked(const KubePod& pod, const SimNode& node) const;
+  // "0/4 nodes are available: ..." for a pod no node can take.
+  std::string UnschedulableMessageLocked(const KubePod& pod) const;
   // --- Images (image_model.cc); callers hold mu() ---
   // The image as the registry serves it: Unknown for an unparsable reference, NotFound "failed
   // to pull image ..." when the registry has no such image (or a bad_installer_image fault).
