@@ -110,6 +110,24 @@ TEST(FleetSpecTest, RejectsInvalidFleets) {
       {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.14.0, kubernetes: "
        "1.34.0, config: yaml}]}]",
        "config must be generated, v1alpha1, migrated or partly_migrated"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0}], pods: [{name: p, node: c, owner: Deployment}]}]",
+       "owner must be ReplicaSet, StatefulSet, DaemonSet or none"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0}], pods: [{name: p, node: c, volumes: [{name: v, claim: nope}]}]}]",
+       "claim nope is not the claim of a persistent_volumes entry"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0}], pods: [{name: p, node: c, volumes: [{name: v, empty_dir: true, host_path: /x}]}]}]",
+       "exactly one of empty_dir, host_path, claim"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0}], pdbs: [{name: p, selector: {a: b}, max_unavailable: half}]}]",
+       "an int or a percentage"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0}], deny_reads: [secrets]}]",
+       "\"secrets\" is not one of pods"},
+      {"clusters: [{name: a, nodes: [{name: c, role: controlplane, talos: v1.11.0, kubernetes: "
+       "1.34.0}], persistent_volumes: [{name: v, node: ghost, claim: default/c}]}]",
+       "a persistent volume needs a name"},
       {"clusters: [ {name: a", "fleet file"},
       {"- just a list", "mapping"},
   };
@@ -119,6 +137,42 @@ TEST(FleetSpecTest, RejectsInvalidFleets) {
     EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << c.yaml;
     EXPECT_THAT(std::string(std::string(spec.status().message())), HasSubstr(c.message)) << c.yaml;
   }
+}
+
+TEST(FleetSpecTest, ParsesWhatADisruptionForecastReads) {
+  auto spec = FleetSpec::Parse(R"(
+clusters:
+  - name: a
+    deny_reads: true
+    nodes:
+      - {name: c, role: controlplane, talos: v1.11.0, kubernetes: 1.34.0, labels: {zone: x}}
+    persistent_volumes: [{name: v, node: c, storage_class: local, claim: data/db}]
+    storage_classes: [{name: local, binding_mode: WaitForFirstConsumer}]
+    pods:
+      - {name: web-7f9c-abcde, node: c}
+      - {name: db-0, namespace: data, node: c, owner: StatefulSet, owner_name: db, ready: false,
+         volumes: [{name: d, claim: db}], spread: {labels: {app: db}}}
+      - {name: solo, node: c, replicated: false}
+    pdbs: [{name: p, selector: {a: b}, min_available: "50%"}]
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const ClusterSpec& c = spec->clusters[0];
+  EXPECT_EQ(c.nodes[0].labels, (KubeLabels{{"zone", "x"}}));
+  EXPECT_EQ(c.pods[0].owner, PodOwner::kReplicaSet);
+  EXPECT_EQ(c.pods[0].owner_name, "web-7f9c");
+  EXPECT_EQ(c.pods[1].owner, PodOwner::kStatefulSet);
+  EXPECT_EQ(c.pods[1].owner_name, "db");
+  EXPECT_FALSE(c.pods[1].ready);
+  ASSERT_TRUE(c.pods[1].spread.has_value());
+  EXPECT_EQ(c.pods[1].spread->max_skew, 1);
+  EXPECT_EQ(c.pods[2].owner, PodOwner::kNone);
+  EXPECT_EQ(c.pods[2].owner_name, "solo");
+  EXPECT_EQ(c.pdbs[0].min_available->value, 50);
+  EXPECT_TRUE(c.pdbs[0].min_available->percent);
+  EXPECT_EQ(c.persistent_volumes[0].claim_namespace, "data");
+  EXPECT_EQ(c.persistent_volumes[0].claim_name, "db");
+  EXPECT_TRUE(c.storage_classes[0].wait_for_first_consumer);
+  EXPECT_EQ(c.deny_reads.size(), std::size(kDeniableResources));
 }
 
 TEST(FleetSpecTest, ParsesTheConfigShape) {

@@ -222,5 +222,42 @@ clusters:
   EXPECT_EQ(kube.Get("/api/v1/pods?limit=10&continue=garbage", 400)["reason"], "BadRequest");
 }
 
+// A cluster whose RBAC does not let the reader list what `deny_reads` names.
+TEST(KubeObjectsTest, DeniedListsAnswerForbiddenAsTheApiServerDoes) {
+  KubeFleet kube(R"(
+time_scale: 0.002
+clusters:
+  - name: locked
+    deny_reads: [pods, poddisruptionbudgets]
+    nodes:
+      - {name: cp-1, role: controlplane, talos: v1.11.6, kubernetes: 1.34.1}
+    pods:
+      - {name: web-a, node: cp-1, labels: {app: web}}
+    pdbs:
+      - {name: web, selector: {app: web}, min_available: 1}
+)");
+  ASSERT_TRUE(kube.status().ok()) << kube.status();
+  json all = kube.Get("/api/v1/pods", 403);
+  EXPECT_EQ(all["reason"], "Forbidden");
+  EXPECT_EQ(all["code"], 403);
+  EXPECT_EQ(all["message"],
+            "pods is forbidden: User \"admin@locked\" cannot list resource \"pods\" in API group "
+            "\"\" at the cluster scope");
+  EXPECT_EQ(all["details"], (json{{"kind", "pods"}}));
+  EXPECT_EQ(kube.Get("/api/v1/namespaces/default/pods?fieldSelector=spec.nodeName%3Dcp-1", 403)
+                ["message"],
+            "pods is forbidden: User \"admin@locked\" cannot list resource \"pods\" in API group "
+            "\"\" in the namespace \"default\"");
+  json pdbs = kube.Get("/apis/policy/v1/poddisruptionbudgets", 403);
+  EXPECT_EQ(pdbs["message"],
+            "poddisruptionbudgets.policy is forbidden: User \"admin@locked\" cannot list resource "
+            "\"poddisruptionbudgets\" in API group \"policy\" at the cluster scope");
+  EXPECT_EQ(pdbs["details"], (json{{"group", "policy"}, {"kind", "poddisruptionbudgets"}}));
+  // What it does not name answers, and so does reading one pod.
+  EXPECT_EQ(kube.Get("/api/v1/nodes")["items"].size(), 1u);
+  EXPECT_EQ(kube.Get("/api/v1/persistentvolumes")["items"].size(), 0u);
+  EXPECT_EQ(kube.Get("/api/v1/namespaces/default/pods/web-a")["metadata"]["name"], "web-a");
+}
+
 }  // namespace
 }  // namespace tr::sim

@@ -3,6 +3,9 @@
 #include <httplib.h>
 #include <openssl/pem.h>
 
+#include <optional>
+#include <regex>
+
 #include "core/text.h"
 #include "fmt/chrono.h"
 #include "fmt/format.h"
@@ -34,6 +37,29 @@ json List(const std::string& kind, const std::string& api_version, json items, u
 bool Selected(const httplib::Request& req, const json& obj) {
   return MatchesSelectors(obj, req.get_param_value("labelSelector"),
                           req.get_param_value("fieldSelector"));
+}
+
+// The 403 of a list the fleet file's `deny_reads` names, as an API server answers a user RBAC
+// does not allow to list it (a Forbidden Status without a name); nullopt for any other request.
+std::optional<json> DeniedList(const httplib::Request& req, const ClusterSpec& spec) {
+  static const std::regex kList(R"(^/(?:api|apis/([^/]+))/v1(?:/namespaces/([^/]+))?/([a-z]+)$)");
+  std::smatch m;
+  if (req.method != "GET" || spec.deny_reads.empty() || !std::regex_match(req.path, m, kList)) {
+    return std::nullopt;
+  }
+  const std::string group = m[1].str(), ns = m[2].str(), resource = m[3].str();
+  if (!spec.deny_reads.contains(resource)) return std::nullopt;
+  const std::string user = "admin@" + spec.name;
+  json details = {{"kind", resource}};
+  if (!group.empty()) details["group"] = group;
+  json status = Status(
+      403, "Forbidden",
+      fmt::format("{}{} is forbidden: User \"{}\" cannot list resource \"{}\" in API group "
+                  "\"{}\" {}",
+                  resource, group.empty() ? "" : "." + group, user, resource, group,
+                  ns.empty() ? "at the cluster scope" : fmt::format("in the namespace \"{}\"", ns)));
+  status["details"] = details;
+  return status;
 }
 
 bool WantsTable(const httplib::Request& req) {
@@ -96,6 +122,10 @@ void KubeApiServer::Routes() {
   httplib::SSLServer& s = *server_;
   s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     if (req.get_header_value("Authorization") == "Bearer " + token_) {
+      if (auto denied = DeniedList(req, cluster_->spec())) {
+        SendJson(res, 403, *denied);
+        return httplib::Server::HandlerResponse::Handled;
+      }
       return httplib::Server::HandlerResponse::Unhandled;
     }
     SendJson(res, 401, Status(401, "Unauthorized", "Unauthorized"));

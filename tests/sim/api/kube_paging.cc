@@ -93,11 +93,7 @@ ListPager::Page ListPager::Take(const httplib::Request& req, json items, uint64_
       page.items = PagingRefusal(
           410, "Expired",
           "The provided continue parameter is too old to display a consistent list result. You "
-          "can start a new list without the continue parameter, or use the continue token in "
-          "this response to retrieve the remainder of the results. Continuing with the "
-          "provided token results in an inconsistent list - objects that were created, "
-          "modified, or deleted between the time the first chunk was returned and now may show "
-          "up in the list.");
+          "can start a new list without the continue parameter.");
       return page;
     }
     rv = decoded->first;

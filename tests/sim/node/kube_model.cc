@@ -20,16 +20,6 @@ std::string Timestamp(WallTime t) {
                      std::chrono::time_point_cast<std::chrono::seconds>(t));
 }
 
-// A budget with an empty selector selects nothing (eviction.go and disruption.go alike).
-bool Matches(const KubePod& pod, const PdbSpec& pdb) {
-  if (pod.ns != pdb.namespace_name || pdb.match_labels.empty()) return false;
-  for (const auto& [k, v] : pdb.match_labels) {
-    auto it = pod.labels.find(k);
-    if (it == pod.labels.end() || it->second != v) return false;
-  }
-  return true;
-}
-
 std::string Suffix() { return NewUuid().substr(0, 5); }
 
 }  // namespace
@@ -231,7 +221,7 @@ std::pair<int, json> SimCluster::EvictLocked(const std::string& ns, const std::s
   std::vector<const PdbSpec*> budgets;
   if (KubePodJsonLocked(*it)["status"]["phase"] != "Pending") {
     for (const auto& pdb : spec_.pdbs) {
-      if (Matches(*it, pdb)) budgets.push_back(&pdb);
+      if (PdbSelects(pdb, *it)) budgets.push_back(&pdb);
     }
   }
   if (budgets.size() > 1) {

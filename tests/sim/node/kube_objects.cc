@@ -29,7 +29,11 @@ json IntOrPercentJson(const IntOrPercent& v) {
   return v.percent ? json(fmt::format("{}%", v.value)) : json(v.value);
 }
 
-bool Selects(const PdbSpec& pdb, const KubePod& pod) {
+constexpr const char* kStorage = "10Gi";
+
+}  // namespace
+
+bool PdbSelects(const PdbSpec& pdb, const KubePod& pod) {
   if (pod.ns != pdb.namespace_name || pdb.match_labels.empty()) return false;
   for (const auto& [k, v] : pdb.match_labels) {
     auto it = pod.labels.find(k);
@@ -37,10 +41,6 @@ bool Selects(const PdbSpec& pdb, const KubePod& pod) {
   }
   return true;
 }
-
-constexpr const char* kStorage = "10Gi";
-
-}  // namespace
 
 std::string OwnerObjectName(const std::string& kind, const std::string& ns,
                             const std::string& owner_name) {
@@ -94,7 +94,7 @@ SimCluster::PdbStatus SimCluster::PdbStatusLocked(const PdbSpec& pdb) const {
   // pods without a controller do not count (disruption.go getExpectedScale).
   std::map<std::string, int> scale;
   for (const auto& pod : pods_) {
-    if (!Selects(pdb, pod)) continue;
+    if (!PdbSelects(pdb, pod)) continue;
     ++pods;
     if (PodReadyLocked(pod)) ++st.current_healthy;
     if (pod.owner_kind.empty()) continue;

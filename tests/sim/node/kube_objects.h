@@ -10,6 +10,12 @@
 
 namespace tr::sim {
 
+struct KubePod;
+
+// Whether the budget selects the pod: its namespace, and every label of a non-empty selector (an
+// empty selector selects nothing, in eviction.go and the disruption controller alike).
+bool PdbSelects(const PdbSpec& pdb, const KubePod& pod);
+
 // The name of a fleet-file pod's controller object: a ReplicaSet is "<owner_name>-<10 hex>"
 // (stable per namespace and owner, as a Deployment's pod-template-hash), a StatefulSet or
 // DaemonSet is "<owner_name>".
