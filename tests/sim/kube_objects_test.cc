@@ -145,6 +145,8 @@ TEST(KubeObjectsTest, BudgetsHaveTheDisruptionControllersStatus) {
   json agent = Item(pdbs, "agent");
   EXPECT_EQ(agent["status"]["disruptionsAllowed"], 0);
   EXPECT_EQ(agent["status"]["conditions"][0]["reason"], "SyncFailed");
+  // Discovery gives the short name kubectl resolves ("kubectl get pdb").
+  EXPECT_EQ(kube.Get("/apis/policy/v1")["resources"][0]["shortNames"], json::array({"pdb"}));
   json api = Item(kube.Get("/apis/policy/v1/namespaces/default/poddisruptionbudgets"), "api");
   EXPECT_EQ(api["status"]["expectedPods"], 2);
   EXPECT_EQ(api["status"]["disruptionsAllowed"], 1);

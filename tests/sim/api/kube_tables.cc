@@ -1,6 +1,7 @@
 #include "tests/sim/api/kube_tables.h"
 
 #include <ctime>
+#include <map>
 
 #include "core/text.h"
 #include "fmt/format.h"
@@ -18,6 +19,15 @@ json Resource(const std::string& name, const std::string& kind, bool namespaced,
             {"namespaced", namespaced},
             {"kind", kind},
             {"verbs", verbs}};
+  // The short names kubectl resolves through discovery ("kubectl get pdb").
+  static const std::map<std::string, std::string> kShortNames = {
+      {"pods", "po"},         {"nodes", "no"},         {"persistentvolumes", "pv"},
+      {"persistentvolumeclaims", "pvc"}, {"poddisruptionbudgets", "pdb"},
+      {"replicasets", "rs"},  {"statefulsets", "sts"}, {"daemonsets", "ds"},
+      {"storageclasses", "sc"}};
+  if (auto it = kShortNames.find(name); it != kShortNames.end()) {
+    r["shortNames"] = json::array({it->second});
+  }
   if (!group.empty()) {
     r["group"] = group;
     r["version"] = version;
