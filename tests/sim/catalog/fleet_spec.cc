@@ -30,6 +30,7 @@ constexpr std::pair<FaultKind, std::string_view> kFaultNames[] = {
     {FaultKind::kRebootAfterPull, "reboot_after_pull"},
     {FaultKind::kEphemeralWiped, "ephemeral_wiped"},
     {FaultKind::kNeverReady, "never_ready"},
+    {FaultKind::kPowerCycle, "power_cycle"},
 };
 
 absl::Status Invalid(std::string_view where, std::string_view what) {

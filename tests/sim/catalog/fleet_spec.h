@@ -50,12 +50,15 @@ enum class FaultKind {
                      // containerd's images are gone too (only the image stores are modelled)
   kNeverReady,       // a boot with the fallback armed reaches RUNNING but never Ready (the
                      // kubelet's Node stays NotReady): no revert, the fallback stays armed
+  kPowerCycle,       // `delay` after it is added the machine loses power and boots again (no API
+                     // call, no reboot sequence), into the slot an install made the next boot;
+                     // `count` times (absent = once), `delay` apart
 };
 
 // The fleet-file spelling: "bad_installer_image", "boot_failure", "never_returns", "slow_reboot",
 // "etcd_unhealthy", "upgrade_lock_held", "api_unreachable", "image_pull_failure",
 // "static_pod_not_ready", "kubelet_not_returning", "removed_api_in_use", "reboot_after_pull",
-// "ephemeral_wiped", "never_ready".
+// "ephemeral_wiped", "never_ready", "power_cycle".
 std::string_view FaultKindName(FaultKind kind);
 absl::StatusOr<FaultKind> ParseFaultKind(std::string_view name);
 
@@ -76,9 +79,11 @@ struct Fault {
   // How many times the fault fires before it is used up; -1 = until cleared. Only the one-shot
   // kinds count down (boot_failure, never_returns, bad_installer_image, upgrade_lock_held: each
   // refused or failed attempt is one; reboot_after_pull: each reboot; ephemeral_wiped,
-  // never_ready: each boot it hits); the others are conditions that hold until cleared.
+  // never_ready: each boot it hits; power_cycle: each power cut, once when absent); the others
+  // are conditions that hold until cleared.
   int count = -1;
-  // slow_reboot: extra time down per reboot, in fleet time (multiplied by the time scale).
+  // slow_reboot: extra time down per reboot; power_cycle: time from being added to the power
+  // cut, and between cuts. Fleet time (multiplied by the time scale).
   std::chrono::milliseconds delay{0};
   // bad_installer_image, reboot_after_pull: only images containing this text; empty = every
   // image.

@@ -173,7 +173,7 @@ absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgr
     return InstallerExitedLocked(node, box, fmt::format("{} refused the configuration", tag),
                                  refusal);
   }
-  const char slot = node.active_slot == 0 ? 'B' : 'A';
+  const char slot = node.default_slot() == 0 ? 'B' : 'A';
   box->Push(ProgressItem::Message(fmt::format("installing {} to boot slot {}", tag, slot)));
   const uint64_t generation = node.generation;
   SimNode* n = &node;
@@ -185,14 +185,8 @@ absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> SimCluster::LifecycleUpgr
       box->Close();
       return;
     }
-    const int inactive = 1 - n->active_slot;
-    n->slots[inactive] = tag;
-    n->slot_images[inactive] = image;
-    n->next_boot_slot = inactive;
-    n->fallback_slot = n->active_slot;
     n->installing = false;
-    JournalStateLocked(*n, "slot",
-                       fmt::format("{} installed in slot {}", tag, inactive == 0 ? 'A' : 'B'));
+    InstallIntoSlotLocked(*n, tag, image);
     box->Push(ProgressItem::Message("upgrade complete; reboot to activate the new version"));
     box->Push(ProgressItem::Exit(0));
     box->Close();

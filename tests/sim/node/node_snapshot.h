@@ -42,7 +42,7 @@ struct NodeSnapshot {
   char active_slot = 'A';          // A/B boot slot the running OS came from
   std::string slot_a;              // Talos tag installed in slot A ("" = empty)
   std::string slot_b;
-  std::string next_boot_slot;  // "B" when an install armed a boot into the other slot
+  std::string next_boot_slot;  // the slot an install or Rollback made the next boot ("" = none)
   std::string fallback_slot;   // "A" while a fatal boot error would revert there ("" = dropped)
 
   bool kube_ready = false;     // Kubernetes Node Ready condition

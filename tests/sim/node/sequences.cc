@@ -186,13 +186,7 @@ std::vector<SimCluster::Phase> SimCluster::LegacyUpgradePhasesLocked(SimNode& no
                                                                      const LegacyUpgradeParams& p,
                                                                      const std::string& tag) {
   auto install = [this, installed = tag, image = p.image](SimNode& m) {
-    const int inactive = 1 - m.active_slot;
-    m.slots[inactive] = installed;
-    m.slot_images[inactive] = image;
-    m.next_boot_slot = inactive;
-    m.fallback_slot = m.active_slot;
-    JournalStateLocked(
-        m, "slot", fmt::format("{} installed in slot {}", installed, inactive == 0 ? 'A' : 'B'));
+    InstallIntoSlotLocked(m, installed, image);
   };
   // A staged upgrade runs the installer early in the next boot; the simulator writes the slot
   // before that reboot, so the node still comes back once, on the new version.
@@ -290,7 +284,9 @@ void SimCluster::StartRebootSequenceLocked(SimNode& node, const std::string& act
 
 absl::Status SimCluster::Rollback(SimNode& node) {
   std::lock_guard lock(mu_);
-  const int other = 1 - node.active_slot;
+  // The bootloader flips its default entry (grub revert.go flip, sd-boot revert): over a pending
+  // install that is the running slot, so a rollback then un-stages.
+  const int other = 1 - node.default_slot();
   if (node.slots[other].empty()) {
     return absl::UnknownError(
         fmt::format("failed to revert bootloader: cannot rollback to \"{}\", label does not exist",
@@ -306,6 +302,37 @@ absl::Status SimCluster::Rollback(SimNode& node) {
     StartRebootSequenceLocked(node, actor, SimRebootMode::kDefault);
   }
   return absl::OkStatus();
+}
+
+void SimCluster::InstallIntoSlotLocked(SimNode& node, const std::string& tag,
+                                       const std::string& image) {
+  // grub's Upgrade flips its default entry and keeps the old default as the fallback; sd-boot
+  // keeps only LoaderEntryDefault's UKI and makes it the fallback (docs/talos-api.md §6.5). Over
+  // a pending install (not booted yet) that overwrites the running slot and makes the pending
+  // one the fallback.
+  const int previous = node.default_slot();
+  const int target = 1 - previous;
+  node.slots[target] = tag;
+  node.slot_images[target] = image;
+  node.next_boot_slot = target;
+  node.fallback_slot = previous;
+  JournalStateLocked(node, "slot",
+                     fmt::format("{} installed in slot {}", tag, target == 0 ? 'A' : 'B'));
+}
+
+void SimCluster::SchedulePowerCycleLocked(SimNode& node, std::chrono::milliseconds delay) {
+  SimNode* n = &node;
+  scheduler_->After(Scaled(delay), [this, n, delay] {
+    std::lock_guard lock(mu_);
+    if (stopping_ || !FireFaultLocked(*n, FaultKind::kPowerCycle, "")) return;
+    if (n->up) {
+      GoDownLocked(*n, false);
+    } else {
+      JournalStateLocked(*n, "fault", "power_cycle: the machine is down already");
+    }
+    if (n->HasFault(FaultKind::kPowerCycle)) SchedulePowerCycleLocked(*n, delay);
+    NotifyLocked();
+  });
 }
 
 void SimCluster::GoDownLocked(SimNode& node, bool kexec) {

@@ -88,6 +88,12 @@ void SimCluster::Boot(const std::vector<std::string>& addresses) {
     // apid has been connected since before the simulation began.
     node.forwardable_from = {};
     node.forward_hangs_until = {};
+    // The fleet file's power cuts count from the start.
+    for (auto& f : node.faults) {
+      if (f.kind != FaultKind::kPowerCycle) continue;
+      if (f.count < 0) f.count = 1;
+      SchedulePowerCycleLocked(node, f.delay);
+    }
   }
   InitKubeLocked();
   ElectLeaderLocked();
@@ -178,10 +184,12 @@ void SimCluster::JournalStateLocked(const SimNode& node, std::string what, std::
 
 absl::Status SimCluster::InjectFault(SimNode& node, Fault fault) {
   std::lock_guard lock(mu_);
+  if (fault.kind == FaultKind::kPowerCycle && fault.count < 0) fault.count = 1;
   JournalStateLocked(node, "fault",
                      fmt::format("+{} count={}", FaultKindName(fault.kind), fault.count));
   node.faults.push_back(fault);
   if (fault.kind == FaultKind::kEtcdUnhealthy) ElectLeaderLocked();
+  if (fault.kind == FaultKind::kPowerCycle) SchedulePowerCycleLocked(node, fault.delay);
   RefreshResourcesLocked(node);
   NotifyLocked();
   return absl::OkStatus();

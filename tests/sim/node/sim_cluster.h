@@ -114,7 +114,10 @@ struct SimNode {
   std::string slots[2];               // Talos tag per slot
   std::string slot_images[2];         // the installer image each slot was written from
   std::string image;                  // the installer image of the running slot
-  std::optional<int> next_boot_slot;  // armed by an install
+  std::optional<int> next_boot_slot;  // armed by an install or Rollback
+  // The slot the bootloader boots next (grub's default entry, sd-boot's LoaderEntryDefault): an
+  // install writes the other one, a Rollback flips to the other one.
+  int default_slot() const { return next_boot_slot.value_or(active_slot); }
   // META "upgrade" tag: the slot a fatal boot error reverts to. The installer sets it; machined
   // drops it once the machine is Running and Ready (talos DropUpgradeFallbackController).
   std::optional<int> fallback_slot;
@@ -343,6 +346,13 @@ class SimCluster {
                            const std::string& actor, int error_code = -1,
                            const std::string& error = {});
   void GoDownLocked(SimNode& node, bool kexec);
+  // A power_cycle fault of the node fires after `delay` (fleet time): the machine goes down at
+  // once and boots; again `delay` later while the fault has firings left.
+  void SchedulePowerCycleLocked(SimNode& node, std::chrono::milliseconds delay);
+  // The installer's write (legacy Upgrade or LifecycleService/Upgrade): `tag` from `image` into
+  // the slot that does not boot next, made the next boot, the fallback armed to the slot that
+  // was to boot next (journaled "slot").
+  void InstallIntoSlotLocked(SimNode& node, const std::string& tag, const std::string& image);
   // instant: the initial boot at fleet start (no delays, no events of a boot sequence).
   void BootUpLocked(SimNode& node, bool instant = false);
   void BootedLocked(SimNode& node);
