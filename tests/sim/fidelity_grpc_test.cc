@@ -45,19 +45,6 @@ class FidelityGrpcTest : public testing::ProdFleetTest {
   // Through cp-1, the first endpoint.
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartProdFleet(kFidelityFleet, "sim-fidelity")); }
 
-  grpc::Status Pull(const std::string& node, const std::string& image, int driver, int ns) {
-    auto images = machine::ImageService::NewStub(channel_);
-    machine::ImageServicePullRequest pull;
-    pull.mutable_containerd()->set_driver(static_cast<common::ContainerDriver>(driver));
-    pull.mutable_containerd()->set_namespace_(static_cast<common::ContainerdNamespace>(ns));
-    pull.set_image_ref(image);
-    auto ctx = Call(Addr(node));
-    auto stream = images->Pull(ctx.get(), pull);
-    machine::ImageServicePullResponse item;
-    while (stream->Read(&item)) {
-    }
-    return stream->Finish();
-  }
   grpc::Status Install(const std::string& node, const std::string& image, int driver, int ns) {
     auto lifecycle = machine::LifecycleService::NewStub(channel_);
     machine::LifecycleServiceUpgradeRequest req;

@@ -47,23 +47,6 @@ class FleetGrpcTest : public testing::ProdFleetTest {
     return machine::MachineService::NewStub(
         Dial(ReadTalosconfig(access_.talosconfig_by_role.at(role)), endpoint));
   }
-  std::string BootId(const std::string& node) {
-    auto ctx = Call(Addr(node));
-    machine::ReadRequest req;
-    req.set_path("/proc/sys/kernel/random/boot_id");
-    auto reader = machine_->Read(ctx.get(), req);
-    common::Data data;
-    std::string out;
-    while (reader->Read(&data)) out += data.bytes();
-    EXPECT_TRUE(reader->Finish().ok());
-    return out;
-  }
-  std::string Tag(const std::string& node) {
-    auto ctx = Call(Addr(node));
-    machine::VersionResponse resp;
-    auto st = machine_->Version(ctx.get(), {}, &resp);
-    return st.ok() ? resp.messages(0).version().tag() : "error: " + st.error_message();
-  }
 };
 
 TEST_F(FleetGrpcTest, TalosconfigHasTalosShape) {

@@ -253,13 +253,32 @@ clusters:
   }
 }
 
+TEST(FleetSpecTest, PowerCycleTakesADelay) {
+  auto spec = FleetSpec::Parse(R"(
+clusters:
+  - name: prod
+    nodes:
+      - name: cp-1
+        role: controlplane
+        talos: v1.13.2
+        kubernetes: 1.34.1
+        faults: [{kind: power_cycle, delay: 90s, count: 2}]
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  const Fault& cut = spec->clusters[0].nodes[0].faults[0];
+  EXPECT_EQ(cut.kind, FaultKind::kPowerCycle);
+  EXPECT_EQ(cut.delay, std::chrono::seconds(90));
+  EXPECT_EQ(cut.count, 2);
+  EXPECT_EQ(FaultKindName(FaultKind::kPowerCycle), "power_cycle");
+}
+
 TEST(FleetSpecTest, FaultKindNamesRoundTrip) {
   for (auto kind :
        {FaultKind::kBadInstallerImage, FaultKind::kBootFailure, FaultKind::kNeverReturns,
         FaultKind::kSlowReboot, FaultKind::kEtcdUnhealthy, FaultKind::kUpgradeLockHeld,
         FaultKind::kApiUnreachable, FaultKind::kImagePullFailure, FaultKind::kStaticPodNotReady,
         FaultKind::kKubeletNotReturning, FaultKind::kRemovedApiInUse, FaultKind::kRebootAfterPull,
-        FaultKind::kEphemeralWiped, FaultKind::kNeverReady}) {
+        FaultKind::kEphemeralWiped, FaultKind::kNeverReady, FaultKind::kPowerCycle}) {
     auto parsed = ParseFaultKind(FaultKindName(kind));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, kind);

@@ -9,7 +9,6 @@
 #include <httplib.h>
 #include <unistd.h>
 
-#include "machine/image.grpc.pb.h"
 #include "machine/lifecycle.grpc.pb.h"
 #include "machine/machine.grpc.pb.h"
 #include "nlohmann/json.hpp"
@@ -55,19 +54,10 @@ class StagedInstallGrpcTest : public testing::ProdFleetTest {
  protected:
   void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartProdFleet(kStagedFleet, "sim-staged")); }
 
-  grpc::Status Pull(const std::string& node, const std::string& image,
-                    common::ContainerDriver driver) {
-    auto images = machine::ImageService::NewStub(channel_);
-    machine::ImageServicePullRequest pull;
-    pull.mutable_containerd()->set_driver(driver);
-    pull.mutable_containerd()->set_namespace_(common::NS_SYSTEM);
-    pull.set_image_ref(image);
-    auto ctx = Call(Addr(node));
-    auto stream = images->Pull(ctx.get(), pull);
-    machine::ImageServicePullResponse item;
-    while (stream->Read(&item)) {
-    }
-    return stream->Finish();
+  // Into the namespace system of the containerd of `driver` (CONTAINERD: talosctl's inmem).
+  grpc::Status PullSystem(const std::string& node, const std::string& image,
+                          common::ContainerDriver driver) {
+    return Pull(node, image, driver, common::NS_SYSTEM);
   }
   // LifecycleService/Upgrade from the store of `driver` (namespace system); the installer's
   // exit code, or -1 when the call failed (`status` says why).
@@ -91,26 +81,9 @@ class StagedInstallGrpcTest : public testing::ProdFleetTest {
   }
   // Pulled into the CRI containerd (kept across reboots) and installed: exit code 0.
   void PullAndInstall(const std::string& node, const std::string& image) {
-    auto pulled = Pull(node, image, common::CRI);
+    auto pulled = PullSystem(node, image, common::CRI);
     ASSERT_TRUE(pulled.ok()) << pulled.error_message();
     ASSERT_EQ(Install(node, image, common::CRI), 0);
-  }
-  std::string Tag(const std::string& node) {
-    auto ctx = Call(Addr(node));
-    machine::VersionResponse resp;
-    auto st = machine_->Version(ctx.get(), {}, &resp);
-    return st.ok() ? resp.messages(0).version().tag() : "error: " + st.error_message();
-  }
-  std::string BootId(const std::string& node) {
-    auto ctx = Call(Addr(node));
-    machine::ReadRequest req;
-    req.set_path("/proc/sys/kernel/random/boot_id");
-    auto reader = machine_->Read(ctx.get(), req);
-    common::Data data;
-    std::string out;
-    while (reader->Read(&data)) out += data.bytes();
-    EXPECT_TRUE(reader->Finish().ok());
-    return out;
   }
   void WaitBooted(const std::string& node, int boots) {
     auto st = fleet_->WaitForNode(
@@ -181,18 +154,31 @@ TEST_F(StagedInstallGrpcTest, APowerCycleFromTheFleetFileFiresAfterItsDelay) {
   EXPECT_TRUE(fleet_->Node("w-3")->faults.empty());
 }
 
+TEST_F(StagedInstallGrpcTest, APowerCycleRepeatsCountTimesDelayApart) {
+  Fault cuts = StagedFault(FaultKind::kPowerCycle, 2);
+  cuts.delay = 100s;  // 0.1 s real: each cut finds the machine back up (reboot + boot: 16 ms)
+  ASSERT_TRUE(fleet_->InjectFault("w-2", cuts).ok());
+  ASSERT_NO_FATAL_FAILURE(WaitBooted("w-2", 3));
+  EXPECT_TRUE(fleet_->Node("w-2")->faults.empty());
+  int fired = 0;
+  for (const auto& e : fleet_->journal().Entries()) {
+    fired += e.node == "w-2" && e.detail == "power_cycle fired" ? 1 : 0;
+  }
+  EXPECT_EQ(fired, 2);
+}
+
 TEST_F(StagedInstallGrpcTest, ACrashBootsTheInstalledSlot) {
   ASSERT_NO_FATAL_FAILURE(PullAndInstall("w-1", kInstaller139));
   // reboot_after_pull: the machine loses power right after answering the next pull.
   ASSERT_TRUE(fleet_->InjectFault("w-1", StagedFault(FaultKind::kRebootAfterPull, 1)).ok());
-  ASSERT_TRUE(Pull("w-1", kInstaller138, common::CRI).ok());
+  ASSERT_TRUE(PullSystem("w-1", kInstaller138, common::CRI).ok());
   ASSERT_NO_FATAL_FAILURE(WaitBooted("w-1", 2));
   EXPECT_EQ(Tag("w-1"), "v1.13.9");
 }
 
 TEST_F(StagedInstallGrpcTest, APullIntoTheInMemoryStoreIsLostAtAReboot) {
-  ASSERT_TRUE(Pull("w-1", kInstaller139, common::CONTAINERD).ok());
-  ASSERT_TRUE(Pull("w-1", kInstaller138, common::CRI).ok());
+  ASSERT_TRUE(PullSystem("w-1", kInstaller139, common::CONTAINERD).ok());
+  ASSERT_TRUE(PullSystem("w-1", kInstaller138, common::CRI).ok());
   PowerCycle("w-1");
   ASSERT_NO_FATAL_FAILURE(WaitBooted("w-1", 2));
   grpc::Status lost;

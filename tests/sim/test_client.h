@@ -15,6 +15,7 @@
 #include "core/base64.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "machine/image.grpc.pb.h"
 #include "machine/machine.grpc.pb.h"
 #include "tests/sim/fleet.h"
 #include "yaml-cpp/yaml.h"
@@ -111,6 +112,39 @@ class ProdFleetTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
   std::string Addr(const std::string& node) { return *fleet_->NodeAddress(node); }
+  // Version.tag of the node, or "error: <message>".
+  std::string Tag(const std::string& node) {
+    auto ctx = Call(Addr(node));
+    machine::VersionResponse resp;
+    auto st = machine_->Version(ctx.get(), {}, &resp);
+    return st.ok() ? resp.messages(0).version().tag() : "error: " + st.error_message();
+  }
+  // The node's /proc/sys/kernel/random/boot_id.
+  std::string BootId(const std::string& node) {
+    auto ctx = Call(Addr(node));
+    machine::ReadRequest req;
+    req.set_path("/proc/sys/kernel/random/boot_id");
+    auto reader = machine_->Read(ctx.get(), req);
+    common::Data data;
+    std::string out;
+    while (reader->Read(&data)) out += data.bytes();
+    EXPECT_TRUE(reader->Finish().ok());
+    return out;
+  }
+  // ImageService/Pull into the containerd instance (common.ContainerDriver, ContainerdNamespace).
+  grpc::Status Pull(const std::string& node, const std::string& image, int driver, int ns) {
+    auto images = machine::ImageService::NewStub(channel_);
+    machine::ImageServicePullRequest pull;
+    pull.mutable_containerd()->set_driver(static_cast<common::ContainerDriver>(driver));
+    pull.mutable_containerd()->set_namespace_(static_cast<common::ContainerdNamespace>(ns));
+    pull.set_image_ref(image);
+    auto ctx = Call(Addr(node));
+    auto stream = images->Pull(ctx.get(), pull);
+    machine::ImageServicePullResponse item;
+    while (stream->Read(&item)) {
+    }
+    return stream->Finish();
+  }
 
   std::filesystem::path dir_;
   std::unique_ptr<Fleet> fleet_;
