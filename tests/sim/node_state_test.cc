@@ -629,6 +629,34 @@ TEST_F(NodeStateTest, LifecycleDowngradeRefusedForDocumentsTheOlderInstallerDoes
   EXPECT_EQ(Snap(2).next_boot_slot, "B");
 }
 
+// The machine loses power while the installer runs: nothing is written, the stream ends
+// Unavailable, and the node comes back on its version with no slot armed.
+TEST_F(NodeStateTest, APowerCycleDuringAnInstallWritesNothing) {
+  StartHa("v1.13.2");
+  const std::string image = "ghcr.io/siderolabs/installer:v1.13.9";
+  cluster_->PullImage(N(3), image);
+  clock_->AdvanceBy(timings_.image_pull);
+  auto box = cluster_->LifecycleUpgrade(N(3), image);
+  ASSERT_TRUE(box.ok()) << box.status();
+  clock_->AdvanceBy(timings_.install / 2);
+  ASSERT_TRUE(cluster_->InjectFault(N(3), Fault{.kind = FaultKind::kPowerCycle,
+                                               .count = -1,
+                                               .delay = {},
+                                               .image = {}})
+                  .ok());
+  clock_->AdvanceBy(timings_.install);
+  ProgressItem last;
+  while (auto item = (*box)->Pop(milliseconds(0))) last = *item;
+  EXPECT_EQ(last.error.code(), absl::StatusCode::kUnavailable);
+  clock_->AdvanceBy(timings_.reboot + timings_.boot);
+  NodeSnapshot back = Snap(3);
+  EXPECT_EQ(back.boots, 2);
+  EXPECT_EQ(back.talos_tag, "v1.13.2");
+  EXPECT_EQ(back.slot_b, "");
+  EXPECT_EQ(back.next_boot_slot, "");
+  EXPECT_EQ(back.fallback_slot, "");
+}
+
 TEST_F(NodeStateTest, LifecycleUpgradeOfANonInstallerImageExitsNonZero) {
   StartHa("v1.13.2");
   const std::string kubelet = "ghcr.io/siderolabs/kubelet:v1.35.0";
