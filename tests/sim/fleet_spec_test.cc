@@ -255,14 +255,8 @@ clusters:
 
 TEST(FleetSpecTest, PowerCycleTakesADelay) {
   auto spec = FleetSpec::Parse(R"(
-clusters:
-  - name: prod
-    nodes:
-      - name: cp-1
-        role: controlplane
-        talos: v1.13.2
-        kubernetes: 1.34.1
-        faults: [{kind: power_cycle, delay: 90s, count: 2}]
+clusters: [{name: prod, nodes: [{name: cp-1, role: controlplane, talos: v1.13.2,
+  kubernetes: 1.34.1, faults: [{kind: power_cycle, delay: 90s, count: 2}]}]}]
 )");
   ASSERT_TRUE(spec.ok()) << spec.status();
   const Fault& cut = spec->clusters[0].nodes[0].faults[0];

@@ -103,6 +103,19 @@ class NodeStateTest : public ::testing::Test {
     }
     return cmd;
   }
+  // Pulls `image` into node i and starts LifecycleService/Upgrade from it (the pull done).
+  absl::StatusOr<std::shared_ptr<Mailbox<ProgressItem>>> PullAndStartInstall(
+      size_t i, const std::string& image) {
+    cluster_->PullImage(N(i), image);
+    clock_->AdvanceBy(timings_.image_pull);
+    return cluster_->LifecycleUpgrade(N(i), image);
+  }
+  // The last item of a finished install's stream.
+  static ProgressItem LastItem(Mailbox<ProgressItem>& box) {
+    ProgressItem last;
+    while (auto item = box.Pop(milliseconds(0))) last = *item;
+    return last;
+  }
   // How long a default reboot sequence stays up: its cleanup and stopServices phases.
   milliseconds RebootStops() const { return 2 * timings_.stop; }
   absl::StatusOr<std::string> Upgrade(size_t i, LegacyUpgradeParams p) {
@@ -633,10 +646,7 @@ TEST_F(NodeStateTest, LifecycleDowngradeRefusedForDocumentsTheOlderInstallerDoes
 // Unavailable, and the node comes back on its version with no slot armed.
 TEST_F(NodeStateTest, APowerCycleDuringAnInstallWritesNothing) {
   StartHa("v1.13.2");
-  const std::string image = "ghcr.io/siderolabs/installer:v1.13.9";
-  cluster_->PullImage(N(3), image);
-  clock_->AdvanceBy(timings_.image_pull);
-  auto box = cluster_->LifecycleUpgrade(N(3), image);
+  auto box = PullAndStartInstall(3, "ghcr.io/siderolabs/installer:v1.13.9");
   ASSERT_TRUE(box.ok()) << box.status();
   clock_->AdvanceBy(timings_.install / 2);
   ASSERT_TRUE(cluster_->InjectFault(N(3), Fault{.kind = FaultKind::kPowerCycle,
@@ -645,9 +655,7 @@ TEST_F(NodeStateTest, APowerCycleDuringAnInstallWritesNothing) {
                                                .image = {}})
                   .ok());
   clock_->AdvanceBy(timings_.install);
-  ProgressItem last;
-  while (auto item = (*box)->Pop(milliseconds(0))) last = *item;
-  EXPECT_EQ(last.error.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(LastItem(**box).error.code(), absl::StatusCode::kUnavailable);
   clock_->AdvanceBy(timings_.reboot + timings_.boot);
   NodeSnapshot back = Snap(3);
   EXPECT_EQ(back.boots, 2);
@@ -659,13 +667,9 @@ TEST_F(NodeStateTest, APowerCycleDuringAnInstallWritesNothing) {
 
 TEST_F(NodeStateTest, LifecycleUpgradeOfANonInstallerImageExitsNonZero) {
   StartHa("v1.13.2");
-  const std::string kubelet = "ghcr.io/siderolabs/kubelet:v1.35.0";
-  cluster_->PullImage(N(3), kubelet);
-  clock_->AdvanceBy(timings_.image_pull);
-  auto box = cluster_->LifecycleUpgrade(N(3), kubelet);
+  auto box = PullAndStartInstall(3, "ghcr.io/siderolabs/kubelet:v1.35.0");
   ASSERT_TRUE(box.ok()) << box.status();
-  ProgressItem last;
-  while (auto item = (*box)->Pop(milliseconds(0))) last = *item;
+  ProgressItem last = LastItem(**box);
   EXPECT_TRUE(last.final);
   EXPECT_EQ(last.exit_code, 1);
   EXPECT_EQ(Snap(3).next_boot_slot, "");
