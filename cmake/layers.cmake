@@ -45,7 +45,7 @@ tr_layer(core_repository FILES core/profile_set.* MAY core_words core_model core
 #                  what a node in flight looks like.
 tr_layer(core_rules
   FILES core/upgrade_path.* core/planner.* core/gates.* core/health_gates.* core/start_checks.*
-        core/rollout_checks.*
+        core/rollout_checks.* core/disruption_forecast.*
   MAY core_words core_model core_decode core_repository)
 #   orchestration: the rollout state machine, its record and outcomes, promotion between
 #                  clusters, proposals, a cluster's status built from a reconcile.
@@ -55,7 +55,7 @@ tr_layer(core_orchestration
   MAY core_words core_model core_decode core_repository core_rules)
 #   report:        what is shown: a rendered plan, the cluster report.
 tr_layer(core_report
-  FILES core/plan_render.* core/cluster_report.*
+  FILES core/plan_render.* core/cluster_report.* core/forecast_render.*
   MAY core_words core_model core_decode core_repository core_rules core_orchestration)
 set(tr_core core_words core_model core_decode core_repository core_rules core_orchestration
             core_report)

@@ -1,6 +1,7 @@
 #include "core/cluster_report.h"
 
 #include "core/api_version.h"
+#include "core/forecast_render.h"
 #include "core/timestamp.h"
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
@@ -118,6 +119,7 @@ Json PlanEntryJson(const PlanReportEntry& e) {
   j["estimateSeconds"] = plan.estimate.count();
   j["diagnostics"] = Json::array();
   j["schematic"] = SchematicJson(e.schematic);
+  if (e.drain_forecast) j["drainForecast"] = ForecastJson(*e.drain_forecast);
   return j;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/duration.h"
+#include "core/forecast_render.h"
 #include "core/gates.h"
 #include "fmt/format.h"
 
@@ -131,6 +132,7 @@ void TextEntry(const PlanReportEntry& e, std::string& out) {
     if (std::string mark = StepMark(e, i); !mark.empty()) out += "     daemon " + mark + "\n";
     if (step.type == StepType::kKubernetes) TextKubernetesConfig(e, out);
   }
+  if (e.drain_forecast) out += ForecastText(*e.drain_forecast, "  ");
   if (!plan.gates.empty()) out += "  gates:\n";
   for (const std::string& gate : plan.gates) out += "    - " + gate + "\n";
   if (plan.status == PlanStatus::kPlanned) {
@@ -175,6 +177,7 @@ void MarkdownEntry(const PlanReportEntry& e, std::string& out) {
     out += "\n";
     if (HasKubernetesStep(plan)) MarkdownKubernetesConfig(e, out);
   }
+  if (e.drain_forecast) out += ForecastMarkdown(*e.drain_forecast);
   if (!plan.gates.empty()) {
     out += "<details><summary>Gates</summary>\n\n";
     for (const std::string& gate : plan.gates) out += "- " + gate + "\n";

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/diagnostic.h"
+#include "core/disruption_types.h"
 #include "core/plan_outlook.h"
 #include "core/planner.h"
 #include "core/status.h"
@@ -41,6 +42,9 @@ struct PlanReportEntry {
   std::optional<PlanSchematic> schematic{};  // unset when the profile names none
   // Per reachable node, when the plan has a Kubernetes step and the nodes were asked.
   std::vector<NodeKubernetesConfig> kubernetes_config{};
+  // What the plan's drains will meet (disruption_forecast.h); unset when not worked out (an
+  // observed-state file, or no step the daemon drains).
+  std::optional<DrainForecast> drain_forecast{};
 };
 
 // True when the plan upgrades Kubernetes.
