@@ -20,6 +20,14 @@ bool Selects(const LabelSet& selector, const LabelSet& labels) {
   });
 }
 
+bool Tolerates(const WorkloadPod& pod, const WorkloadNode& node) {
+  if (pod.tolerates_all) return true;
+  return std::all_of(node.taints.begin(), node.taints.end(), [&](const std::string& taint) {
+    return std::find(pod.tolerations.begin(), pod.tolerations.end(), taint) !=
+           pod.tolerations.end();
+  });
+}
+
 std::string PodName(const WorkloadPod& pod) { return pod.namespace_name + "/" + pod.name; }
 
 int Ceil(int total, int percent) { return (total * percent + 99) / 100; }
@@ -169,7 +177,7 @@ class DrainPlay {
   bool Fits(size_t i, const WorkloadNode& node, const std::string& from) const {
     const WorkloadPod& pod = w_.pods[i];
     if (node.name == from || !node.schedulable || !node.ready) return false;
-    if (!Selects(pod.node_selector, node.labels)) return false;
+    if (!Selects(pod.node_selector, node.labels) || !Tolerates(pod, node)) return false;
     if (!pod.bound_node.empty() && pod.bound_node != node.name) return false;
     auto there = on_node_.find(node.name);
     auto kept = keeping_away_.find(node.name);
@@ -241,6 +249,9 @@ class DrainPlay {
       selectable |= node.name != from && Selects(pod.node_selector, node.labels);
     }
     if (!selectable) return "its node selector matches no other node" + until;
+    bool tolerated = false;
+    for (const WorkloadNode& node : w_.nodes) tolerated |= node.name != from && Tolerates(pod, node);
+    if (!tolerated) return "it tolerates the taints of no other node" + until;
     if (!pod.anti_affinity.empty()) {
       return "its required anti-affinity leaves no other node free" + until;
     }

@@ -51,6 +51,9 @@ struct WorkloadPod {
   // (in this pod's namespace) on one node.
   std::vector<LabelSet> anti_affinity;
   std::vector<HostSpread> spread;
+  // The taint keys it tolerates; `tolerates_all`: a toleration with no key and operator Exists.
+  std::vector<std::string> tolerations{};
+  bool tolerates_all = false;
   bool empty_dir = false;              // an emptyDir volume: its data goes with the pod
   std::vector<std::string> host_paths;  // hostPath volumes: their data stays on the node
   // The node a claimed volume binds the pod to (a local PersistentVolume's node affinity, or a
@@ -76,6 +79,8 @@ struct WorkloadNode {
   bool schedulable = true;
   bool ready = true;
   bool control_plane = false;  // labelled node-role.kubernetes.io/control-plane
+  // The keys of its NoSchedule and NoExecute taints: only pods tolerating each may come.
+  std::vector<std::string> taints{};
 
   bool operator==(const WorkloadNode&) const = default;
 };

@@ -522,7 +522,7 @@ RolloutReconciler::Verdict RolloutReconciler::Act(Pass& pass, std::stop_token st
   if (traits.only_records) return Verdict::Next();
   absl::StatusOr<ActionResult> result = deps_.executor.Execute(profile, decision, stop);
   if (result.ok() && result->in_progress) {
-    decision = core::StillRunning(decision, "", now + options_.node_poll_interval);
+    decision = core::StillRunning(decision, result->detail, now + options_.node_poll_interval);
     return Rest(pass);
   }
   if (result.ok()) {

@@ -25,8 +25,9 @@ std::string StepKey(const core::ClusterProfile& profile, const core::RolloutDeci
   return fmt::format("{}|{}|{}|{}", profile.name, core::ActionKindName(d.kind), d.node, d.image);
 }
 
-ActionResult InProgress() {
+ActionResult InProgress(std::string detail = "") {
   ActionResult r;
+  r.detail = std::move(detail);
   r.in_progress = true;
   return r;
 }
@@ -46,6 +47,10 @@ void BackgroundSteps::RetireLocked(std::shared_ptr<Step> step) {
   std::erase_if(retired_, [](const std::shared_ptr<Step>& s) { return s->Done(); });
   step->thread.request_stop();
   retired_.push_back(std::move(step));
+}
+
+std::string BackgroundSteps::Progress(const std::string& cluster) {
+  return inner_.Progress(cluster);
 }
 
 std::optional<OutstandingStep> BackgroundSteps::Outstanding(const std::string& cluster) {
@@ -83,7 +88,7 @@ absl::StatusOr<ActionResult> BackgroundSteps::Execute(const core::ClusterProfile
   if (it != running_.end()) {  // this very step
     std::shared_ptr<Step> step = it->second;
     MutexLock step_lock(step->mu);
-    if (!step->result) return InProgress();
+    if (!step->result) return InProgress(inner_.Progress(profile.name));
     absl::StatusOr<ActionResult> result = *std::move(step->result);
     retired_.push_back(step);  // joined later; its thread is ending
     running_.erase(it);

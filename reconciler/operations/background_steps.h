@@ -5,7 +5,9 @@
 // `in_progress`; the reconcile requeues on the node poll interval, and a later Execute of the
 // same step (same cluster, action, node and image) returns its result once it is done, and
 // `on_done` (when given) is told the step's cluster as soon as it is, so that the reconcile
-// need not wait out the poll interval to collect it. Other actions run inline.
+// need not wait out the poll interval to collect it. While a step runs, its `in_progress`
+// answer carries what holds it now (the executor's Progress: the pod and budget a drain waits
+// on). Other actions run inline.
 //
 // One action per cluster at a time: while a step of a cluster runs, every other action of that
 // cluster — another node's install, a drain, a reboot, an uncordon — answers `in_progress`
@@ -50,6 +52,8 @@ class BackgroundSteps final : public RolloutExecutor {
                                        std::stop_token stop) override;
 
   std::optional<OutstandingStep> Outstanding(const std::string& cluster) override;
+  // The inner executor's; an `in_progress` answer of a running step carries it as `detail`.
+  std::string Progress(const std::string& cluster) override;
 
  private:
   struct Step;

@@ -160,6 +160,12 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const Call& call) {
   return last;
 }
 
+std::string TalosRolloutExecutor::Progress(const std::string& cluster) {
+  MutexLock lock(held_mu_);
+  auto it = held_.find(cluster);
+  return it == held_.end() ? "" : it->second;
+}
+
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const Call& call) {
   const core::ClusterProfile& profile = call.profile;
   const core::NodeSpec& node = *call.node;
@@ -172,7 +178,15 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const Call& call) {
   kube::DrainOptions options = options_.drain;
   if (profile.policy.drain.timeout) options.timeout = *profile.policy.drain.timeout;
   options.on_timeout = profile.policy.drain.on_timeout;
+  options.on_held = [this, &profile](const std::string& held) {
+    MutexLock lock(held_mu_);
+    held_[profile.name] = held;
+  };
   absl::StatusOr<kube::DrainResult> drained = kube::DrainNode(*kube, name, options, env_, call.stop);
+  {
+    MutexLock lock(held_mu_);
+    held_.erase(profile.name);
+  }
   if (!drained.ok()) return drained.status();
   if (drained->forced.empty()) return ActionResult{"", "drained " + name};
   return ActionResult{

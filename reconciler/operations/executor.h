@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/env.h"
+#include "base/mutex.h"
 #include "core/profile.h"
 #include "core/rollout.h"
 #include "reconciler/clients/cluster_clients.h"
@@ -30,7 +31,8 @@ namespace tr::reconciler {
 struct [[nodiscard]] ActionResult {
   std::string actor_id;  // from Upgrade or Reboot; empty otherwise
   std::string detail;    // one line for the log, e.g. the snapshot file
-  // The step runs on (background_steps.h): nothing to record yet; ask again later.
+  // The step runs on (background_steps.h): nothing to record yet; ask again later. `detail`
+  // then says what holds it, when something does.
   bool in_progress = false;
 };
 
@@ -58,6 +60,12 @@ class RolloutExecutor {
     (void)cluster;
     return std::nullopt;
   }
+  // What holds the cluster's running step now, in one line ("held by default/db-0: ..."); empty
+  // when nothing does or the executor cannot tell.
+  virtual std::string Progress(const std::string& cluster) {
+    (void)cluster;
+    return "";
+  }
 };
 
 struct ExecutorOptions {
@@ -74,6 +82,8 @@ class TalosRolloutExecutor final : public RolloutExecutor {
   absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
                                        const core::RolloutDecision& decision,
                                        std::stop_token stop) override;
+  // What holds the cluster's drain now, while one waits on a disruption budget.
+  std::string Progress(const std::string& cluster) override;
 
  private:
   struct Call;  // one action as each step below is handed it (executor.cc)
@@ -98,6 +108,8 @@ class TalosRolloutExecutor final : public RolloutExecutor {
   ClusterClientFactory& clients_;
   const ExecutorOptions options_;
   Env& env_;
+  Mutex held_mu_;
+  std::map<std::string, std::string> held_ ABSL_GUARDED_BY(held_mu_);  // by cluster
 };
 
 }  // namespace tr::reconciler

@@ -316,6 +316,21 @@ TEST_F(ChartTest, JobModeGrantsJobsPodsAndPodLogsOnlyAndNamesImageAndSecrets) {
   EXPECT_EQ(Strings(rules[2]["resources"]), std::vector<std::string>{"pods/log"});
   EXPECT_EQ(Strings(rules[2]["verbs"]), std::vector<std::string>{"get"});
   EXPECT_FALSE(objects.contains("ClusterRole/r-talos-reconciler"));
+  // The drain forecast's reads, cluster-wide and list only (docs/pull-requests.md).
+  ASSERT_TRUE(objects.contains("ClusterRole/r-talos-reconciler-drain-forecast"));
+  const YAML::Node reads = objects.at("ClusterRole/r-talos-reconciler-drain-forecast")["rules"];
+  ASSERT_EQ(reads.size(), 3u);
+  EXPECT_EQ(Strings(reads[0]["resources"]),
+            (std::vector<std::string>{"nodes", "pods", "persistentvolumes",
+                                      "persistentvolumeclaims"}));
+  EXPECT_EQ(Strings(reads[1]["resources"]), std::vector<std::string>{"poddisruptionbudgets"});
+  EXPECT_EQ(Strings(reads[2]["resources"]), std::vector<std::string>{"storageclasses"});
+  for (const YAML::Node& rule : reads) {
+    EXPECT_EQ(Strings(rule["verbs"]), std::vector<std::string>{"list"});
+  }
+  EXPECT_EQ(objects.at("ClusterRoleBinding/r-talos-reconciler-drain-forecast")["subjects"][0]
+                   ["name"].as<std::string>(),
+            "r-talos-reconciler");
   const YAML::Node pod = objects.at("Deployment/r-talos-reconciler")["spec"]["template"]["spec"];
   EXPECT_EQ(pod["automountServiceAccountToken"].as<bool>(), true);
   const std::vector<std::string> args = Args(pod["containers"][0]);

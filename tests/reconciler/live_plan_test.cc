@@ -178,6 +178,59 @@ clusters:
   EXPECT_THAT(preview.markdown, HasSubstr("- v1alpha1: `new-w0`\n"));
 }
 
+// The drain forecast, read live from the cluster's Kubernetes API (talos-sim's): the pod a
+// budget holds named on its node, an unmanaged pod named as deleted, the other nodes clear;
+// in the plan and in the pull request's comment.
+TEST_F(LivePlanTest, DrainForecastNamesWhatHoldsEachNode) {
+  StartFleet(R"(
+time_scale: 0.001
+address_prefix: auto
+clusters:
+  - name: shop
+    nodes:
+      - {name: shop-cp, role: controlplane, talos: v1.13.2, kubernetes: 1.35.0}
+      - {name: shop-w0, role: worker, talos: v1.13.2, kubernetes: 1.35.0}
+      - {name: shop-w1, role: worker, talos: v1.13.2, kubernetes: 1.35.0}
+    pods:
+      - {name: db-0, namespace: shop, node: shop-w1, labels: {app: db}}
+      - {name: debug, namespace: shop, node: shop-w0, labels: {app: debug}, replicated: false}
+      - {name: web-a, namespace: shop, node: shop-w0, labels: {app: web}}
+      - {name: web-b, namespace: shop, node: shop-w1, labels: {app: web}}
+    pdbs:
+      - {name: db, namespace: shop, selector: {app: db}, min_available: 1}
+      - {name: web, namespace: shop, selector: {app: web}, max_unavailable: 1}
+)");
+  if (HasFatalFailure()) return;
+  auto profile_at = [&](const std::string& talos) {
+    return Profile("shop", "shop", talos,
+                   {{"shop-cp", Address("shop-cp"), "controlplane"},
+                    {"shop-w0", Address("shop-w0"), "worker"},
+                    {"shop-w1", Address("shop-w1"), "worker"}},
+                   "1.35.0");
+  };
+  std::ofstream(dir_ / "repo/clusters/shop.yaml") << profile_at("1.13.9");
+  std::ostringstream out, err;
+  PlanOptions options{dir_ / "repo", {}, PlanFormat::kText, dir_ / "sim", "", {}, {}, true};
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str() << out.str();
+  EXPECT_THAT(out.str(), HasSubstr("  drain forecast (policy.drain.onTimeout: halt):\n"
+                                   "    shop-w0: drains\n"
+                                   "      deleted shop/debug: no controller: the drain deletes it "
+                                   "and nothing recreates it\n"
+                                   "    shop-w1: waits the timeout, then halts before the reboot\n"
+                                   "      blocks shop/db-0: budget shop/db allows no eviction "
+                                   "(needs 1 healthy, has 1); onTimeout halt stops the rollout "
+                                   "here\n"
+                                   "    nothing in the way: shop-cp\n"));
+  const PlanPreview preview =
+      PreviewPlan({{"clusters/shop.yaml", profile_at("1.13.9")}},
+                  {{"clusters/shop.yaml", profile_at("1.13.2")}}, {dir_ / "sim", {}}, "",
+                  Env::Default());
+  EXPECT_THAT(preview.markdown, HasSubstr("#### Drain forecast\n"));
+  EXPECT_THAT(preview.markdown,
+              HasSubstr("| `shop-w1` | **blocks** `shop/db-0`: budget shop/db allows no eviction"));
+  EXPECT_THAT(preview.markdown, HasSubstr("Nothing in the way on `shop-cp`."));
+}
+
 // The context blocks of a talosconfig file (the lines under `contexts:`).
 std::string ContextBlocks(const fs::path& talosconfig) {
   std::ifstream in(talosconfig);

@@ -9,6 +9,7 @@ namespace {
 struct EvictionRound {
   std::vector<KubePod> left;  // every pod still listed, including those evicted and terminating
   std::string last_refusal;   // the message of the last 429, naming its budget
+  std::string refused_pod;    // "<namespace>/<name>" of that 429's pod
 };
 
 absl::StatusOr<EvictionRound> EvictAll(KubeClient& client, const std::string& node) {
@@ -22,6 +23,7 @@ absl::StatusOr<EvictionRound> EvictAll(KubeClient& client, const std::string& no
     if (evicted.ok() || absl::IsNotFound(evicted)) continue;
     if (!absl::IsResourceExhausted(evicted)) return evicted;
     round.last_refusal = std::string(evicted.message());
+    round.refused_pod = pod.namespace_name + "/" + pod.name;
   }
   return round;
 }
@@ -58,6 +60,9 @@ absl::StatusOr<DrainResult> DrainNode(KubeClient& client, const std::string& nod
     absl::StatusOr<EvictionRound> round = EvictAll(client, node);
     if (!round.ok()) return round.status();
     if (round->left.empty()) return DrainResult{};
+    if (options.on_held && !round->refused_pod.empty()) {
+      options.on_held(fmt::format("held by {} ({})", round->refused_pod, round->last_refusal));
+    }
     if (env.Now() >= deadline) {
       if (options.on_timeout == core::DrainTimeoutAction::kForce) {
         return DeleteLeft(client, round->left);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ struct DrainOptions {
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};
   std::chrono::milliseconds retry_interval{std::chrono::seconds(5)};
   core::DrainTimeoutAction on_timeout = core::DrainTimeoutAction::kHalt;
+  // Told after each round of evictions that left pods behind, with what holds the drain:
+  // "held by default/db-0 (Cannot evict pod ...: The disruption budget db needs 1 healthy
+  // pods and has 1 currently)". Called on the drain's thread.
+  std::function<void(const std::string&)> on_held{};
 };
 
 struct DrainResult {

@@ -12,15 +12,6 @@ using json_fields::List;
 using json_fields::Text;
 using nlohmann::json;
 
-// Whether `object`'s conditions hold one of `type` whose status is "True".
-bool ConditionTrue(const json& status, const char* type) {
-  bool is_true = false;
-  for (const json& condition : List(status, "conditions")) {
-    if (Text(condition, "type") == type) is_true = Text(condition, "status") == "True";
-  }
-  return is_true;
-}
-
 KubeNode NodeFromJson(const json& item) {
   KubeNode node;
   const json& meta = Field(item, "metadata");
@@ -74,6 +65,14 @@ std::vector<T> Items(const json& list, Decode decode) {
 }
 
 }  // namespace
+
+bool ConditionTrue(const json& status, const char* type) {
+  bool is_true = false;
+  for (const json& condition : List(status, "conditions")) {
+    if (Text(condition, "type") == type) is_true = Text(condition, "status") == "True";
+  }
+  return is_true;
+}
 
 std::vector<KubeNode> NodesFromList(const json& list) {
   return Items<KubeNode>(list, NodeFromJson);

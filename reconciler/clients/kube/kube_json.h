@@ -25,6 +25,8 @@ std::vector<core::WorkloadStatus> WorkloadsFromList(std::string_view kind,
                                                     const nlohmann::json& list);
 // One Deployment, StatefulSet or DaemonSet (`kind`): its rollout counters.
 core::WorkloadStatus WorkloadFromJson(std::string_view kind, const nlohmann::json& item);
+// Whether an object's `status` lists a condition of `type` whose status is "True".
+bool ConditionTrue(const nlohmann::json& status, const char* type);
 // How many items a list holds; 0 when `items` is missing or not a list.
 size_t ItemCount(const nlohmann::json& list);
 

@@ -89,6 +89,7 @@ class FencedExecutor final : public RolloutExecutor {
   std::optional<OutstandingStep> Outstanding(const std::string& cluster) override {
     return inner_.Outstanding(cluster);
   }
+  std::string Progress(const std::string& cluster) override { return inner_.Progress(cluster); }
 
  private:
   RolloutExecutor& inner_;

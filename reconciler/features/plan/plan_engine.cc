@@ -26,6 +26,7 @@
 #include "reconciler/clients/factory/broken_releases.h"
 #include "reconciler/clients/factory/factory_installers.h"
 #include "reconciler/clients/factory/preview_installers.h"
+#include "reconciler/features/plan/drain_survey.h"
 #include "reconciler/operations/k8s_upgrade/config_survey.h"
 #include "reconciler/operations/observer.h"
 #include "reconciler/runtime/timezones.h"
@@ -297,6 +298,8 @@ struct PlanInputs {
   // Where the nodes of a cluster the plan upgrades Kubernetes on keep its settings; null when
   // the nodes are not asked (an observed-state file).
   ConfigSurvey survey = nullptr;
+  // What the plan's drains will meet; null as `survey`.
+  DrainSurvey drains = nullptr;
 };
 
 core::PlanReportEntry PlanOne(const core::ClusterProfile& profile, const PlanInputs& in) {
@@ -332,6 +335,7 @@ core::PlanReportEntry PlanOne(const core::ClusterProfile& profile, const PlanInp
   if (in.survey && observed && core::HasKubernetesStep(*entry.plan)) {
     entry.kubernetes_config = in.survey(profile.name, *observed);
   }
+  if (in.drains && observed) entry.drain_forecast = in.drains(profile, *entry.plan);
   return entry;
 }
 
@@ -403,7 +407,8 @@ int RunPlan(const PlanOptions& options, Env& env, std::ostream& out, std::ostrea
   if (!fleet) return kExitInvalid;
   const std::vector<core::PlanReportEntry> entries = PlanAll(
       {*set, *fleet, unobserved, unresolved, *statuses, !options.status_dir.empty(),
-       options.kubernetes_upgrades, env.Now(), clients ? SurveyThrough(*clients, *set) : nullptr});
+       options.kubernetes_upgrades, env.Now(), clients ? SurveyThrough(*clients, *set) : nullptr,
+       clients ? DrainSurveyThrough(*clients, *set) : nullptr});
   switch (options.format) {
     case PlanFormat::kText:
       out << core::RenderPlanText(entries);
@@ -482,7 +487,7 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
   // The nodes are asked at the watched branch's endpoints, as they were observed.
   for (core::PlanReportEntry& entry :
        PlanAll({set, fleet, unobserved, unresolved, no_statuses, false, kubernetes_upgrades,
-                env.Now(), SurveyThrough(clients, base)})) {
+                env.Now(), SurveyThrough(clients, base), DrainSurveyThrough(clients, base)})) {
     std::string file = "clusters/" + entry.cluster + ".yaml";
     for (const core::ClusterProfile& profile : set.profiles) {
       if (profile.name == entry.cluster) file = profile.file;
