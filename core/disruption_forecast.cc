@@ -435,6 +435,45 @@ DrainForecast ForecastDrains(const ClusterWorkloads& workloads,
   return forecast;
 }
 
+void AddDurations(DrainForecast& forecast, const ClusterPlan& plan, const ClusterProfile& profile,
+                  const ClusterStatus& status) {
+  using std::chrono::seconds;
+  std::map<bool, std::pair<seconds, seconds>> by_role;  // control plane? → (fewest, most)
+  for (const NodeStatus& node : status.nodes) {
+    if (!node.last_upgrade_duration) continue;
+    const seconds took = *node.last_upgrade_duration;
+    auto [it, first] = by_role.try_emplace(IsControlPlane(profile, node.name), took, took);
+    if (!first) it->second = {std::min(it->second.first, took), std::max(it->second.second, took)};
+  }
+  for (NodeDrainForecast& node : forecast.nodes) {
+    auto range = by_role.find(IsControlPlane(profile, node.node));
+    if (range == by_role.end()) continue;
+    node.duration_low = range->second.first;
+    node.duration_high = range->second.second;
+  }
+  const PlanStep* drained = nullptr;
+  for (const PlanStep& step : plan.steps) {
+    if (step.type == StepType::kTalos && UsesLifecycleApi(step.from) && drained == nullptr) {
+      drained = &step;
+    }
+  }
+  if (drained == nullptr) return;
+  seconds low{0}, high{0};
+  for (const auto& batch : drained->batches) {
+    seconds slowest_low{0}, slowest_high{0};
+    for (const std::string& name : batch) {
+      auto range = by_role.find(IsControlPlane(profile, name));
+      if (range == by_role.end()) return;
+      slowest_low = std::max(slowest_low, range->second.first);
+      slowest_high = std::max(slowest_high, range->second.second);
+    }
+    low += slowest_low + profile.policy.settle;
+    high += slowest_high + profile.policy.settle;
+  }
+  forecast.duration_low = low;
+  forecast.duration_high = high;
+}
+
 DrainForecast ForecastPlanDrains(const ClusterPlan& plan, const ClusterWorkloads& workloads,
                                  bool force) {
   DrainForecast forecast;

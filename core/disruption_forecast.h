@@ -18,6 +18,8 @@
 
 #include "core/disruption_types.h"
 #include "core/plan_types.h"
+#include "core/profile.h"
+#include "core/status_types.h"
 
 namespace tr::core {
 
@@ -34,6 +36,13 @@ DrainForecast ForecastDrains(const ClusterWorkloads& workloads,
 // nodes itself, without the daemon's policy.drain). Empty `nodes` when no step drains.
 DrainForecast ForecastPlanDrains(const ClusterPlan& plan, const ClusterWorkloads& workloads,
                                  bool force);
+
+// Adds how long each node and the whole drained step took in `status`'s last rollouts: per
+// role, the range of its nodes' last upgrade durations (call to healthy); the step's range
+// adds the batches' slowest node and the settle time after each batch. Nothing is added for a
+// node whose role has no recorded duration, nor for the step unless every node has one.
+void AddDurations(DrainForecast& forecast, const ClusterPlan& plan, const ClusterProfile& profile,
+                  const ClusterStatus& status);
 
 // "budget default/web allows no eviction (needs 2 healthy, has 2)": why a budget refuses.
 std::string BudgetRefusal(const DisruptionBudget& budget, int needed, int healthy);

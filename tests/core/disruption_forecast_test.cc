@@ -260,6 +260,53 @@ TEST(DisruptionForecast, PlanForecastListsLegacyStepsAndDrainsTheFirstLifecycleS
       << ForecastMarkdown(f);
 }
 
+TEST(DisruptionForecast, DurationsComeFromTheLastRolloutPerRole) {
+  ClusterWorkloads w = Cluster();
+  WorkloadNode cp;
+  cp.name = "cp-1";
+  cp.control_plane = true;
+  w.nodes.push_back(cp);
+  ClusterPlan plan;
+  PlanStep step;
+  step.from = *ParseTalosVersion("1.13.0");
+  step.to = *ParseTalosVersion("1.13.2");
+  step.batches = {{"w-1", "w-2"}, {"w-3"}, {"cp-1"}};
+  plan.steps = {step};
+  ClusterProfile profile;
+  profile.policy.settle = std::chrono::seconds(10);
+  for (const char* name : {"w-1", "w-2", "w-3", "cp-1"}) {
+    NodeSpec node;
+    node.name = name;
+    node.role = std::string(name) == "cp-1" ? NodeRole::kControlPlane : NodeRole::kWorker;
+    profile.nodes.push_back(node);
+  }
+  ClusterStatus status;
+  auto took = [&](const std::string& node, int seconds) {
+    NodeStatus n;
+    n.name = node;
+    n.last_upgrade_duration = std::chrono::seconds(seconds);
+    status.nodes.push_back(n);
+  };
+  took("w-1", 100);
+  took("w-2", 140);
+  DrainForecast f = ForecastPlanDrains(plan, w, false);
+  AddDurations(f, plan, profile, status);
+  // w-3 has no record of its own: its role's range stands for it. No control plane has one.
+  EXPECT_EQ(NodeOf(f, "w-3").duration_low, std::chrono::seconds(100));
+  EXPECT_EQ(NodeOf(f, "w-3").duration_high, std::chrono::seconds(140));
+  EXPECT_FALSE(NodeOf(f, "cp-1").duration_low.has_value());
+  EXPECT_FALSE(f.duration_low.has_value()) << "not every node has a duration";
+  took("cp-1", 200);
+  f = ForecastPlanDrains(plan, w, false);
+  AddDurations(f, plan, profile, status);
+  // Batches: max(w-1, w-2), w-3, cp-1, each followed by the settle time.
+  EXPECT_EQ(f.duration_low, std::chrono::seconds(100 + 10 + 100 + 10 + 200 + 10));
+  EXPECT_EQ(f.duration_high, std::chrono::seconds(140 + 10 + 140 + 10 + 200 + 10));
+  EXPECT_NE(ForecastText(f, "").find("Duration from earlier rollouts of this cluster: 7m10s–8m30s"),
+            std::string::npos)
+      << ForecastText(f, "");
+}
+
 TEST(DisruptionForecast, ManyPodsPlayInOnePass) {
   ClusterWorkloads w;
   for (int n = 0; n < 40; ++n) w.nodes.push_back({"n-" + std::to_string(n), {}});

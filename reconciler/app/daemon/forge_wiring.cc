@@ -83,7 +83,8 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
                                // Before the first read of the profiles every cluster counts.
                                auto now = desired.Current();
                                return now == nullptr || now->profiles.Knows(cluster);
-                             }});
+                             },
+                             &branch});
   reporting->store_ = std::make_unique<ReportingStatusStore>(inner, *reporting->flow_);
   if (elected) {  // other replicas' records reach the reporter through the branch only
     reporting->refresher_ = std::jthread(

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/env.h"
 #include "core/cluster_report.h"
+#include "core/disruption_forecast.h"
 #include "core/gates.h"
 #include "core/health_gates.h"
 #include "core/observed_decode.h"
@@ -300,6 +301,8 @@ struct PlanInputs {
   ConfigSurvey survey = nullptr;
   // What the plan's drains will meet; null as `survey`.
   DrainSurvey drains = nullptr;
+  // The recorded statuses whose node durations give the forecast its ranges; null: none.
+  const std::map<std::string, core::ClusterStatus>* history = nullptr;
 };
 
 core::PlanReportEntry PlanOne(const core::ClusterProfile& profile, const PlanInputs& in) {
@@ -336,6 +339,12 @@ core::PlanReportEntry PlanOne(const core::ClusterProfile& profile, const PlanInp
     entry.kubernetes_config = in.survey(profile.name, *observed);
   }
   if (in.drains && observed) entry.drain_forecast = in.drains(profile, *entry.plan);
+  if (entry.drain_forecast && in.history != nullptr) {
+    auto recorded = in.history->find(profile.name);
+    if (recorded != in.history->end()) {
+      core::AddDurations(*entry.drain_forecast, *entry.plan, profile, recorded->second);
+    }
+  }
   return entry;
 }
 
@@ -408,7 +417,7 @@ int RunPlan(const PlanOptions& options, Env& env, std::ostream& out, std::ostrea
   const std::vector<core::PlanReportEntry> entries = PlanAll(
       {*set, *fleet, unobserved, unresolved, *statuses, !options.status_dir.empty(),
        options.kubernetes_upgrades, env.Now(), clients ? SurveyThrough(*clients, *set) : nullptr,
-       clients ? DrainSurveyThrough(*clients, *set) : nullptr});
+       clients ? DrainSurveyThrough(*clients, *set) : nullptr, &*statuses});
   switch (options.format) {
     case PlanFormat::kText:
       out << core::RenderPlanText(entries);
@@ -431,7 +440,8 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const TalosCredentials& credentials, const std::string& self_node, Env& env,
                         bool kubernetes_upgrades, int shards,
                         factory::FactoryInstallers* installers,
-                        const std::vector<core::Version>& broken) {
+                        const std::vector<core::Version>& broken,
+                        const std::map<std::string, core::ClusterStatus>* history) {
   PlanPreview preview;
   core::ProfileSet set = DecodeProfiles(proposed, shards);
   for (const core::Version& v : broken) set.release_catalog.MarkTalosBroken(v);
@@ -487,7 +497,8 @@ PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
   // The nodes are asked at the watched branch's endpoints, as they were observed.
   for (core::PlanReportEntry& entry :
        PlanAll({set, fleet, unobserved, unresolved, no_statuses, false, kubernetes_upgrades,
-                env.Now(), SurveyThrough(clients, base), DrainSurveyThrough(clients, base)})) {
+                env.Now(), SurveyThrough(clients, base), DrainSurveyThrough(clients, base),
+                history})) {
     std::string file = "clusters/" + entry.cluster + ".yaml";
     for (const core::ClusterProfile& profile : set.profiles) {
       if (profile.name == entry.cluster) file = profile.file;

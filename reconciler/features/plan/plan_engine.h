@@ -17,6 +17,7 @@
 #include "base/env.h"
 #include "core/observed_decode.h"
 #include "core/profile_set.h"
+#include "core/status_types.h"
 #include "reconciler/clients/factory/factory_installers.h"
 #include "reconciler/clients/factory/image_factory.h"
 #include "reconciler/clients/talos_credentials.h"
@@ -96,12 +97,14 @@ struct PlanPreview {
 // knows cost none, new ones are kept for this preview only); without, a schematic profile is
 // planned as blocked. `env` as RunPlan's. The Talos releases in
 // `broken` (the daemon's release list: those its Image Factory marks broken) block a plan to
-// them, as in the daemon.
+// them, as in the daemon. `history` (the daemon's recorded statuses, null: none) gives the drain
+// forecast the durations of the clusters' earlier rollouts.
 PlanPreview PreviewPlan(const std::vector<core::SourceFile>& proposed,
                         const std::vector<core::SourceFile>& trusted,
                         const TalosCredentials& credentials, const std::string& self_node, Env& env,
                         bool kubernetes_upgrades = true, int shards = 0,
                         factory::FactoryInstallers* installers = nullptr,
-                        const std::vector<core::Version>& broken = {});
+                        const std::vector<core::Version>& broken = {},
+                        const std::map<std::string, core::ClusterStatus>* history = nullptr);
 
 }  // namespace tr::reconciler

@@ -465,10 +465,15 @@ void PullRequestFlow::Plan(const WebhookEvent& event, std::stop_token stop) {
     // The head moved since the webhook; the newer webhook plans the newer head.
     log_->info("step=plan-pull-request pull-request={} outcome=head-moved", event.number);
   }
+  absl::StatusOr<std::map<std::string, core::ClusterStatus>> history =
+      options_.history != nullptr ? options_.history->LoadAll(stop)
+                                  : absl::StatusOr<std::map<std::string, core::ClusterStatus>>(
+                                        absl::NotFoundError("no status history"));
   const PlanPreview preview = PreviewPlan(
       proposed->files, trusted->files, options_.credentials, options_.self_node, env_,
       options_.kubernetes_upgrades, options_.shards, options_.installers,
-      options_.broken_releases ? options_.broken_releases() : std::vector<core::Version>{});
+      options_.broken_releases ? options_.broken_releases() : std::vector<core::Version>{},
+      history.ok() ? &*history : nullptr);
   if (!preview.refused.ok()) return RefuseOverBudget(event, preview.refused, stop);
   if (preview.changed.empty() && preview.markdown.empty()) {
     log_->info("step=plan-pull-request pull-request={} outcome=no-profile-changed", event.number);

@@ -85,6 +85,9 @@ struct PullRequestFlowOptions {
   // has not — a file planted on the status branch — judges no rollout and is not shown. Null:
   // every cluster counts. Must be thread-safe.
   std::function<bool(const std::string& cluster)> knows_cluster = nullptr;
+  // The recorded statuses (the status branch), read for each plan: the drain forecast shows
+  // how long the clusters' earlier rollouts took. Null: no durations shown.
+  StatusStore* history = nullptr;
 };
 
 class PullRequestFlow {
