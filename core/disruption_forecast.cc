@@ -146,12 +146,15 @@ class DrainPlay {
 
   BudgetCount Count(size_t b) const {
     BudgetCount c;
+    const DisruptionBudget& budget = w_.budgets[b];
+    // An int minAvailable expects the pods there are; the rest expect what the controllers
+    // scale to, which a pod without one is not part of.
+    const bool scaled = !budget.min_available || budget.min_available->percent;
     for (size_t i : pods_of_[b]) {
-      if (gone_[i]) continue;
+      if (gone_[i] || (scaled && w_.pods[i].owner_kind.empty())) continue;
       ++c.expected;
       if (Healthy(w_.pods[i])) ++c.healthy;
     }
-    const DisruptionBudget& budget = w_.budgets[b];
     if (budget.min_available) {
       const CountOrPercent& m = *budget.min_available;
       c.needed = m.percent ? Ceil(c.expected, m.value) : m.value;
@@ -165,6 +168,14 @@ class DrainPlay {
   // Why the first budget that refuses pod `i`'s eviction now does; empty when none does.
   std::string Refusal(size_t i) const {
     const bool healthy = Healthy(w_.pods[i]);
+    if (budgets_of_[i].size() > 1) {
+      const DisruptionBudget& a = w_.budgets[budgets_of_[i][0]];
+      const DisruptionBudget& b = w_.budgets[budgets_of_[i][1]];
+      return fmt::format(
+          "budgets {}/{} and {}/{} both select it: the eviction API refuses a pod under more "
+          "than one budget",
+          a.namespace_name, a.name, b.namespace_name, b.name);
+    }
     for (size_t b : budgets_of_[i]) {
       const BudgetCount c = Count(b);
       // An unhealthy pod may go while its budget is healthy (IfHealthyBudget, the default).

@@ -233,6 +233,21 @@ TEST(DisruptionForecast, NamesAnOrderThatLetsEveryDrainFinish) {
       << "maxUnavailable 0 blocks in every order";
 }
 
+TEST(DisruptionForecast, APodUnderTwoBudgetsIsRefusedOutright) {
+  ClusterWorkloads w = Cluster();
+  for (int i = 1; i <= 3; ++i) {
+    w.pods.push_back(Pod("t-" + std::to_string(i), "w-" + std::to_string(i),
+                         {{"app", "t"}, {"tier", "front"}}));
+  }
+  w.budgets.push_back(MaxUnavailable("by-app", {{"app", "t"}}, 1));
+  w.budgets.push_back(MaxUnavailable("by-tier", {{"tier", "front"}}, 1));
+  const DrainForecast f = ForecastDrains(w, kOrder, false);
+  EXPECT_EQ(Hazards(f, "w-1"), Names{"budget default/t-1"});
+  EXPECT_NE(NodeOf(f, "w-1").hazards[0].reason.find(
+                "budgets default/by-app and default/by-tier both select it"),
+            std::string::npos);
+}
+
 TEST(DisruptionForecast, PlanForecastListsLegacyStepsAndDrainsTheFirstLifecycleStep) {
   ClusterWorkloads w = Cluster();
   w.pods.push_back(Pod("db-0", "w-2", {{"app", "db"}}, "StatefulSet"));

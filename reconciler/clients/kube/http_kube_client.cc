@@ -184,7 +184,15 @@ class HttpKubeClient final : public KubeClient {
     const CappedAnswer res =
         Send(MakeRequest("POST", fmt::format("/api/v1/namespaces/{}/pods/{}/eviction", ns, name),
                          {}, eviction.dump(), "application/json"));
-    return Checked(res, fmt::format("evict {}/{}", ns, name));
+    absl::Status evicted = Checked(res, fmt::format("evict {}/{}", ns, name));
+    // The eviction API refuses a pod under two budgets with a 500 however long one waits: as
+    // a budget's 429, the drain waits out its timeout, then halts or forces.
+    if (absl::IsInternal(evicted) && res.result &&
+        ApiErrorFromBody(res.result->body).message.find("more than one PodDisruptionBudget") !=
+            std::string::npos) {
+      return absl::ResourceExhaustedError(evicted.message());
+    }
+    return evicted;
   }
 
   absl::StatusOr<std::vector<KubePodDetail>> ListPods(const std::string& ns,

@@ -2,7 +2,8 @@
 // version, cordon), the pods on a node, and the eviction subresource that honours
 // PodDisruptionBudgets. Errors as absl::Status, chosen by what the caller does next:
 //   Unavailable / DeadlineExceeded  the API server did not answer: retry later
-//   ResourceExhausted               429: an eviction a PodDisruptionBudget forbids now
+//   ResourceExhausted               429: an eviction a PodDisruptionBudget forbids now (and
+//                                   the 500 for a pod under more than one budget)
 //   NotFound                        404
 //   AlreadyExists                   409 AlreadyExists: a create of a name that is taken
 //   Aborted                         409 Conflict: an update on a stale resourceVersion
