@@ -51,6 +51,7 @@ std::string FleetYaml(const std::vector<ClusterDef>& clusters, const FleetOption
       if (!node.faults.empty()) yaml += ", faults: " + node.faults;
       if (!node.address.empty()) yaml += ", address: " + node.address;
       if (!node.config.empty()) yaml += ", config: " + node.config;
+      if (!node.labels.empty()) yaml += ", labels: " + node.labels;
       yaml += "}\n";
     }
     yaml += cluster.extra;

@@ -32,6 +32,7 @@ struct NodeDef {
   // talos-sim's `config:` ("generated", "v1alpha1", "migrated", "partly_migrated"); empty: as
   // `talosctl gen config` of the node's version writes it.
   std::string config;
+  std::string labels;  // its Kubernetes Node's extra labels, a YAML flow mapping; empty: none
 };
 
 struct ClusterDef {
