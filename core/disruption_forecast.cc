@@ -61,7 +61,7 @@ class DrainPlay {
   }
 
   // Cordons the batch and drains each node of it; what each met.
-  std::vector<NodeDrainForecast> DrainBatch(const std::vector<std::string>& batch, bool force) {
+  std::vector<NodeDrainForecast> DrainBatch(const std::vector<std::string>& batch) {
     for (const std::string& name : batch) SetSchedulable(name, false);
     std::vector<NodeDrainForecast> out;
     for (const std::string& name : batch) out.push_back({name, {}, 0, {}, {}});
@@ -70,7 +70,7 @@ class DrainPlay {
       moved = false;
       for (NodeDrainForecast& node : out) moved |= EvictRound(node);
     }
-    for (NodeDrainForecast& node : out) NameBlocked(node, force);
+    for (NodeDrainForecast& node : out) NameBlocked(node);
     return out;
   }
 
@@ -310,7 +310,7 @@ class DrainPlay {
 
   // The pods still on the node are blocked, each naming its budget; then forced away (as the
   // drain would delete them, or as the forecast goes on past a halt).
-  void NameBlocked(NodeDrainForecast& node, bool force) {
+  void NameBlocked(NodeDrainForecast& node) {
     for (size_t i : PodsOn(node.node)) {
       if (!Drains(i)) continue;
       const std::string refusal = Refusal(i);  // empty: what was forced before freed it
@@ -318,11 +318,15 @@ class DrainPlay {
         Evicted(i, node);
         continue;
       }
-      node.hazards.push_back({HazardKind::kBudget, PodName(w_.pods[i]),
-                              refusal + (force ? "; onTimeout force deletes it"
-                                                  : "; onTimeout halt stops the rollout here")});
+      auto moved = forced_from_.find(i);
+      node.hazards.push_back(
+          {HazardKind::kBudget, PodName(w_.pods[i]),
+           moved == forced_from_.end()
+               ? refusal
+               : refusal + " (it came here when " + moved->second + " was forced)"});
       ++node.blocked;
       Evicted(i, node, true);
+      if (!w_.pods[i].node.empty()) forced_from_[i] = node.node;
     }
   }
 
@@ -330,18 +334,18 @@ class DrainPlay {
   std::map<std::string, size_t> node_index_;
   std::map<std::string, std::set<size_t>> on_node_;  // ordered: the drain's order is stable
   std::map<std::string, int> keeping_away_;  // per node, its pods with required anti-affinity
+  std::map<size_t, std::string> forced_from_;  // a blocked pod forced away: the node it left
   std::vector<bool> gone_;
   std::vector<std::vector<size_t>> budgets_of_;  // per pod, the budgets selecting it
   std::vector<std::vector<size_t>> pods_of_;     // per budget, the pods it selects
 };
 
 std::vector<NodeDrainForecast> Play(const ClusterWorkloads& workloads,
-                                    const std::vector<std::vector<std::string>>& batches,
-                                    bool force) {
+                                    const std::vector<std::vector<std::string>>& batches) {
   DrainPlay play(workloads);
   std::vector<NodeDrainForecast> nodes;
   for (const std::vector<std::string>& batch : batches) {
-    for (NodeDrainForecast& n : play.DrainBatch(batch, force)) nodes.push_back(std::move(n));
+    for (NodeDrainForecast& n : play.DrainBatch(batch)) nodes.push_back(std::move(n));
     play.Return(batch);
   }
   return nodes;
@@ -398,7 +402,7 @@ std::string BetterOrder(const ClusterWorkloads& workloads,
       }
       const auto order = Moved(batches, from, to);
       if (SameBatches(order, batches)) continue;  // the nodes of a batch drain at once
-      if (AnyBlocked(Play(workloads, order, false))) continue;
+      if (AnyBlocked(Play(workloads, order))) continue;
       const std::string& other = flat[to];
       return fmt::format("draining {} {} {} lets every drain finish", flat[from],
                          to < from ? "before" : "after", other);
@@ -436,7 +440,7 @@ DrainForecast ForecastDrains(const ClusterWorkloads& workloads,
                              const std::vector<std::vector<std::string>>& batches, bool force) {
   DrainForecast forecast;
   forecast.force = force;
-  forecast.nodes = Play(workloads, batches, force);
+  forecast.nodes = Play(workloads, batches);
   if (!AnyBlocked(forecast.nodes)) return forecast;
   std::set<std::string> control_planes;
   for (const WorkloadNode& node : workloads.nodes) {

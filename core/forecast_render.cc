@@ -1,5 +1,7 @@
 #include "core/forecast_render.h"
 
+#include <algorithm>
+
 #include "core/duration.h"
 #include "fmt/format.h"
 
@@ -48,6 +50,14 @@ std::string Range(const std::optional<std::chrono::seconds>& low,
 // The advice lines: another order, force, the legacy steps, the rollout's duration.
 std::vector<std::string> Notes(const DrainForecast& f) {
   std::vector<std::string> notes;
+  const auto halts = std::find_if(f.nodes.begin(), f.nodes.end(),
+                                  [](const NodeDrainForecast& n) { return n.blocked > 0; });
+  if (!f.force && halts != f.nodes.end() && halts + 1 != f.nodes.end()) {
+    notes.push_back(fmt::format(
+        "With halt the rollout stops at {}; the nodes after it are played as if it had been "
+        "forced, so that every blocker is named.",
+        halts->node));
+  }
   if (!f.better_order.empty()) notes.push_back("In another order: " + f.better_order + ".");
   if (const int blocked = Blocked(f); blocked > 0 && !f.force) {
     notes.push_back(fmt::format(

@@ -46,6 +46,7 @@ class GatedExecutor final : public RolloutExecutor {
   bool WaitStarted(int n) const {
     return started.WaitFor([n](int s) { return s == n; });
   }
+  std::string Progress(const std::string& cluster) override { return "held in " + cluster; }
   test_support::Watched<int> started;
   std::atomic<int> stopped{0};
 
@@ -101,6 +102,8 @@ TEST(BackgroundStepsTest, ALongStepRunsOffTheCallerAndIsCollectedWhenDone) {
   auto again = steps.Execute(profile, drain, {});
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->in_progress);
+  // What holds the running step, as its executor tells it (a drain: the pod and budget).
+  EXPECT_EQ(again->detail, "held in " + profile.name);
   inner.Release();
   ASSERT_TRUE(woken.WaitFor(profile.name)) << "the drain never finished";
   absl::StatusOr<ActionResult> done = steps.Execute(profile, drain, {});

@@ -143,6 +143,22 @@ TEST(DrainTest, TimesOutNamingThePodAndTheBudget) {
   EXPECT_TRUE(kube.cordoned["w-0"]);
 }
 
+TEST(DrainTest, TellsWhatHoldsItWhileItWaits) {
+  FakeKube kube;
+  kube.pods = NodePods();
+  kube.budget_frees_after = 3;
+  SimulatedEnv clock;
+  std::vector<std::string> held;
+  DrainOptions options{std::chrono::minutes(5), std::chrono::seconds(5)};
+  options.on_held = [&](const std::string& why) { held.push_back(why); };
+  ASSERT_TRUE(DrainNode(kube, "w-0", options, clock, {}).ok());
+  // Told after each round the budget refused, naming the pod and the API server's reason.
+  ASSERT_FALSE(held.empty());
+  EXPECT_EQ(held.front(),
+            "held by default/guarded (Cannot evict pod as it would violate the pod's disruption "
+            "budget.)");
+}
+
 TEST(DrainTest, ForceDeletesOnlyThePodsABudgetHeldPastTheTimeout) {
   FakeKube kube;
   kube.pods = NodePods();

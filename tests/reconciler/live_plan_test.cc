@@ -218,8 +218,7 @@ clusters:
                                    "and nothing recreates it\n"
                                    "    shop-w1: waits the timeout, then halts before the reboot\n"
                                    "      blocks shop/db-0: budget shop/db allows no eviction "
-                                   "(needs 1 healthy, has 1); onTimeout halt stops the rollout "
-                                   "here\n"
+                                   "(needs 1 healthy, has 1)\n"
                                    "    nothing in the way: shop-cp\n"));
   const PlanPreview preview =
       PreviewPlan({{"clusters/shop.yaml", profile_at("1.13.9")}},

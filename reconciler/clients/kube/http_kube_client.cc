@@ -186,8 +186,9 @@ class HttpKubeClient final : public KubeClient {
                          {}, eviction.dump(), "application/json"));
     absl::Status evicted = Checked(res, fmt::format("evict {}/{}", ns, name));
     // The eviction API refuses a pod under two budgets with a 500 however long one waits: as
-    // a budget's 429, the drain waits out its timeout, then halts or forces.
-    if (absl::IsInternal(evicted) && res.result &&
+    // a budget's 429 (not as a server that may answer later), the drain waits out its timeout,
+    // then halts or forces.
+    if (!evicted.ok() && res.result &&
         ApiErrorFromBody(res.result->body).message.find("more than one PodDisruptionBudget") !=
             std::string::npos) {
       return absl::ResourceExhaustedError(evicted.message());

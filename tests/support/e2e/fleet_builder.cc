@@ -14,7 +14,8 @@ ClusterDef MakeCluster(const std::string& name, int control_planes, int workers,
                              .kubernetes = kubernetes,
                              .faults = {},
                              .address = {},
-                             .config = {}});
+                             .config = {},
+                             .labels = {}});
   }
   for (int i = 0; i < workers; ++i) {
     cluster.nodes.push_back({.name = fmt::format("{}-w-{}", name, i),
@@ -23,7 +24,8 @@ ClusterDef MakeCluster(const std::string& name, int control_planes, int workers,
                              .kubernetes = kubernetes,
                              .faults = {},
                              .address = {},
-                             .config = {}});
+                             .config = {},
+                             .labels = {}});
   }
   return cluster;
 }
