@@ -131,13 +131,19 @@ TEST(DisruptionForecast, UnmanagedPodIsDeletedAndNotRecreated) {
   EXPECT_EQ(NodeOf(f, "w-1").blocked, 0);
 }
 
-TEST(DisruptionForecast, LocalVolumeKeepsThePodPendingAndItsBudgetBlocksTheNextNode) {
+// pg-0 on a volume of w-1's, pg-1 on w-2, at most one of them away.
+ClusterWorkloads LocalPostgres() {
   ClusterWorkloads w = Cluster();
   WorkloadPod local = Pod("pg-0", "w-1", {{"app", "pg"}}, "StatefulSet");
   local.bound_node = "w-1";
   w.pods.push_back(local);
   w.pods.push_back(Pod("pg-1", "w-2", {{"app", "pg"}}, "StatefulSet"));
   w.budgets.push_back(MaxUnavailable("pg", {{"app", "pg"}}, 1));
+  return w;
+}
+
+TEST(DisruptionForecast, LocalVolumeKeepsThePodPendingAndItsBudgetBlocksTheNextNode) {
+  ClusterWorkloads w = LocalPostgres();
   // Drained together, w-1 and w-2: pg-0 waits for w-1 to come back, so pg-1 may not go.
   const DrainForecast together = ForecastDrains(w, {{"w-1", "w-2"}, {"w-3"}}, false);
   EXPECT_EQ(Hazards(together, "w-1"), Names{"no-room default/pg-0"});
@@ -221,12 +227,7 @@ TEST(DisruptionForecast, AnUnhealthyReplicaElsewhereLeavesTheBudgetNoRoom) {
 }
 
 TEST(DisruptionForecast, NamesAnOrderThatLetsEveryDrainFinish) {
-  ClusterWorkloads w = Cluster();
-  WorkloadPod local = Pod("pg-0", "w-1", {{"app", "pg"}}, "StatefulSet");
-  local.bound_node = "w-1";
-  w.pods.push_back(local);
-  w.pods.push_back(Pod("pg-1", "w-2", {{"app", "pg"}}, "StatefulSet"));
-  w.budgets.push_back(MaxUnavailable("pg", {{"app", "pg"}}, 1));
+  ClusterWorkloads w = LocalPostgres();
   // Two workers at a time: w-1 and w-2 together block pg-1; w-2 after w-3 does not.
   const DrainForecast f = ForecastDrains(w, {{"w-1", "w-2"}, {"w-3"}}, false);
   EXPECT_EQ(NodeOf(f, "w-2").blocked, 1);

@@ -7,6 +7,7 @@
 // tests/reconciler/workload_json_test.cc, LivePlanTest).
 #include <gmock/gmock.h>
 
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_split.h"
@@ -191,6 +192,13 @@ TEST_F(E2eTest, DrainForecastNamesEveryBlockerBeforeTheMergeAndTheRolloutMeetsNo
   EXPECT_EQ(ForcedDeletes(world().Journal(), "shop", since), predicted);
   EXPECT_EQ(predicted.size(), 7u) << "solo-0, shaky-b, frozen-a, dual-0, pin-b, pct-a, pct-b";
   EXPECT_TRUE(ForcedDeletes(world().Journal(), "calm", since).empty());
+  // While a drain waited, the status said which pod and budget held it.
+  absl::StatusOr<std::vector<StatusVersion>> history = world().repo().StatusHistory("shop");
+  ASSERT_TRUE(history.ok()) << history.status();
+  EXPECT_TRUE(std::any_of(history->begin(), history->end(), [](const StatusVersion& v) {
+    return v.status.message.find("draining shop-w-0 before its reboot: held by apps/") !=
+           std::string::npos;
+  }));
 }
 
 #endif  // TR_ASAN

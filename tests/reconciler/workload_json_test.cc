@@ -114,7 +114,9 @@ TEST(WorkloadJson, BudgetsTakeCountsAndPercentsAndNodesTheirTaints) {
      "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "a"}}}},
     {"metadata": {"name": "b", "namespace": "x"},
      "spec": {"maxUnavailable": "25%", "selector": {"matchLabels": {"app": "b"}}}},
-    {"metadata": {"name": "c", "namespace": "x"}, "spec": {"maxUnavailable": "lots"}}]})");
+    {"metadata": {"name": "c", "namespace": "x"},
+     "spec": {"maxUnavailable": "lots", "selector": {}}},
+    {"metadata": {"name": "no-selector", "namespace": "x"}, "spec": {"minAvailable": 1}}]})");
   std::vector<core::DisruptionBudget> out;
   AddBudgets(budgets, out);
   ASSERT_EQ(out.size(), 3u);
@@ -122,6 +124,8 @@ TEST(WorkloadJson, BudgetsTakeCountsAndPercentsAndNodesTheirTaints) {
   EXPECT_EQ(out[0].selector, (core::LabelSet{{"app", "a"}}));
   EXPECT_EQ(out[1].max_unavailable, (core::CountOrPercent{25, true}));
   EXPECT_FALSE(out[2].max_unavailable.has_value()) << "not a count or a percentage";
+  EXPECT_TRUE(out[2].selector.empty()) << "{} selects every pod of its namespace";
+  // "no-selector" is left out: a null selector matches no pod.
 
   const json nodes = json::parse(R"({"items": [
     {"metadata": {"name": "cp-1", "labels": {"node-role.kubernetes.io/control-plane": ""}},

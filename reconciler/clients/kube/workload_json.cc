@@ -170,6 +170,8 @@ void AddBudgets(const json& budget_list, std::vector<core::DisruptionBudget>& in
   for (const json& item : List(budget_list, "items")) {
     const json& meta = Field(item, "metadata");
     const json& spec = Field(item, "spec");
+    // A null selector matches no pod; an empty one ({}) every pod of the namespace.
+    if (!Field(spec, "selector").is_object()) continue;
     into.push_back({Text(meta, "namespace"), Text(meta, "name"),
                     MatchLabels(Field(spec, "selector")),
                     CountOrPercentOf(Field(spec, "minAvailable")),

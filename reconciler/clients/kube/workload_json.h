@@ -33,6 +33,8 @@ void AddClaims(const nlohmann::json& claim_list, const std::map<std::string, std
 
 void AddPods(const nlohmann::json& pod_list, const ClaimNodes& claims,
              std::vector<core::WorkloadPod>& into);
+// A budget without a selector (it matches no pod) is left out; matchExpressions are not read,
+// so a budget that has them is taken to select more pods than it does.
 void AddBudgets(const nlohmann::json& budget_list, std::vector<core::DisruptionBudget>& into);
 void AddNodes(const nlohmann::json& node_list, std::vector<core::WorkloadNode>& into);
 
