@@ -142,7 +142,7 @@ TEST_F(E2eTest, DrainForecastNamesEveryBlockerBeforeTheMergeAndTheRolloutMeetsNo
   const std::string head =
       loop.PushHead("calm", ProfileYaml(world().sim().cluster("calm"), At("1.13.9")));
   EXPECT_EQ(loop.Webhook("opened", head), 202);
-  ASSERT_TRUE(world().WaitUntil(60s, [&] {
+  ASSERT_TRUE(forge.WaitFor(60s, [&] {
     const auto comments = forge.Comments(7);
     return comments.size() == 1 && comments[0].body.find(head.substr(0, 12)) != std::string::npos;
   })) << testing::PrintToString(forge.Requests()) << world().Diagnostics();

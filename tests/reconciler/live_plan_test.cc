@@ -230,6 +230,34 @@ clusters:
   EXPECT_THAT(preview.markdown, HasSubstr("Nothing in the way on `shop-cp`."));
 }
 
+// A cluster whose API refuses the forecast's reads still gets its plan, which says why.
+TEST_F(LivePlanTest, DrainForecastRefusedReadsLeaveThePlanAndSayWhy) {
+  StartFleet(R"(
+time_scale: 0.001
+address_prefix: auto
+clusters:
+  - name: tight
+    nodes:
+      - {name: tight-cp, role: controlplane, talos: v1.13.2, kubernetes: 1.35.0}
+      - {name: tight-w0, role: worker, talos: v1.13.2, kubernetes: 1.35.0}
+    deny_reads: [pods]
+)");
+  if (HasFatalFailure()) return;
+  std::ofstream(dir_ / "repo/clusters/tight.yaml")
+      << Profile("tight", "tight", "1.13.9",
+                 {{"tight-cp", Address("tight-cp"), "controlplane"},
+                  {"tight-w0", Address("tight-w0"), "worker"}},
+                 "1.35.0");
+  std::ostringstream out, err;
+  PlanOptions options{dir_ / "repo", {}, PlanFormat::kText, dir_ / "sim", "", {}, {}, true};
+  EXPECT_EQ(RunPlan(options, Env::Default(), out, err), kExitOk) << err.str() << out.str();
+  EXPECT_THAT(out.str(), HasSubstr("tight: planned\n"));
+  EXPECT_THAT(out.str(), HasSubstr("  drain forecast: none: the Kubernetes API refused the reads "
+                                   "(list pods: "));
+  EXPECT_THAT(out.str(), HasSubstr("cannot list resource \"pods\""));
+  EXPECT_THAT(out.str(), HasSubstr("grant the reconciler the read-only ClusterRole"));
+}
+
 // The context blocks of a talosconfig file (the lines under `contexts:`).
 std::string ContextBlocks(const fs::path& talosconfig) {
   std::ifstream in(talosconfig);
