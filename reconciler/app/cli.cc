@@ -161,8 +161,8 @@ void AddPlan(CLI::App& app, PlanOptions& options, std::function<int()>& run) {
   AddShardsCheck(cmd, options.shards);
   const ObserveFlags observe = AddObserveFlags(cmd, options);
   cmd->add_option("--status", options.status_dir,
-                  "A checkout of the status branch: show the health checks' last answers and "
-                  "where promotion stands");
+                  "A checkout of the status branch: show the health checks' last answers, "
+                  "where promotion stands and the drain forecast's durations");
   auto output = std::make_shared<std::string>("text");
   AddOutputFlag(*cmd, *output, "--format");
   cmd->add_option_function<std::string>(

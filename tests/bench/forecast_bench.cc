@@ -72,7 +72,7 @@ std::pair<double, double> ForecastRange(E2eWorld& world, const std::filesystem::
                                         const std::filesystem::path& status) {
   const std::string out =
       Run({BuiltBinary("reconciler/talos-reconciler").string(), "plan", repo.string(),
-           "--credentials-dir", world.sim().state_dir().string(), "--status-dir",
+           "--credentials-dir", world.sim().state_dir().string(), "--status",
            status.string(), "-o", "json"});
   nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
   if (j.is_discarded()) {
@@ -105,7 +105,7 @@ int DurationAgainstSecondRollout(double scale) {
                                        .files = {{"reconciler.yaml", RepositoryDefaultsYaml("30m")}},
                                        .daemon = [](DaemonOptions& d) {
                                          d.node_poll_interval = "200ms";
-                                         d.poll_interval = "200ms";
+                                         d.poll_interval = "1s";
                                        }});
     if (!at_rest.ok()) return fail(at_rest.status());
     const std::string first = world.PushProfiles({{"fc", At("1.13.5")}}, "Talos 1.13.5");
