@@ -29,6 +29,7 @@
 #include "tests/bench/bench_support.h"
 #include "tests/support/e2e/e2e_world.h"
 #include "tests/support/e2e/journal_checks.h"
+#include "tests/support/process.h"
 
 namespace tr::e2e {
 namespace {
@@ -54,29 +55,18 @@ ProfileDef At(const std::string& talos) {
   return AtTalos(talos, {"settle: 0s", "maxParallelWorkers: 1"});
 }
 
-std::string Run(const std::vector<std::string>& argv) {
-  std::string command;
-  for (const std::string& a : argv) command += "'" + a + "' ";
-  std::string out;
-  FILE* pipe = popen((command + "2>&1").c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  while (size_t n = fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  pclose(pipe);
-  return out;
-}
-
 // The forecast's [low, high] seconds of the drained step, from `plan -o json` of the checkout
 // `repo` with the statuses under `status`; {-1, -1} when there is none.
 std::pair<double, double> ForecastRange(E2eWorld& world, const std::filesystem::path& repo,
                                         const std::filesystem::path& status) {
-  const std::string out =
-      Run({BuiltBinary("reconciler/talos-reconciler").string(), "plan", repo.string(),
-           "--credentials-dir", world.sim().state_dir().string(), "--status",
-           status.string(), "-o", "json"});
+  const gitsource::testing::ProcessResult plan = gitsource::testing::RunCommand(
+      {BuiltBinary("reconciler/talos-reconciler").string(), "plan", repo.string(),
+       "--credentials-dir", world.sim().state_dir().string(), "--status", status.string(), "-o",
+       "json"});
+  const std::string& out = plan.out;
   nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
   if (j.is_discarded()) {
-    std::fprintf(stderr, "plan did not print JSON:\n%s\n", out.c_str());
+    std::fprintf(stderr, "plan did not print JSON:\n%s%s\n", out.c_str(), plan.err.c_str());
     return {-1, -1};
   }
   const nlohmann::json& range = j["clusters"][0]["drainForecast"]["durationSeconds"];

@@ -87,15 +87,14 @@ TEST(WorkloadJson, ClaimsBindToTheirVolumesNodeOrToTheirPodsForALocalClass) {
                               "values": ["w-2"]}]}]}}}},
     {"metadata": {"name": "pv-nfs"}, "spec": {"nfs": {"server": "x"}}}]})");
   std::map<std::string, std::string> pinned;
-  for (const json& v : volumes["items"]) {
-    if (std::string node = PinnedNode(v); !node.empty()) pinned[v["metadata"]["name"]] = node;
-  }
+  AddPinnedVolumes(volumes, pinned);
   EXPECT_EQ(pinned, (std::map<std::string, std::string>{{"pv-local", "w-2"}}));
   const json classes = json::parse(R"({"items": [
     {"metadata": {"name": "local-path"}, "provisioner": "rancher.io/local-path"},
     {"metadata": {"name": "ceph"}, "provisioner": "rook-ceph.rbd.csi.ceph.com"}]})");
-  EXPECT_TRUE(BindsToOneNode(classes["items"][0]));
-  EXPECT_FALSE(BindsToOneNode(classes["items"][1]));
+  std::vector<std::string> local;
+  AddLocalClasses(classes, local);
+  EXPECT_EQ(local, std::vector<std::string>{"local-path"});
   const json claims = json::parse(R"({"items": [
     {"metadata": {"name": "a", "namespace": "db"}, "spec": {"volumeName": "pv-local"}},
     {"metadata": {"name": "b", "namespace": "db"}, "spec": {"volumeName": "pv-nfs"}},

@@ -146,6 +146,19 @@ bool BindsToOneNode(const json& storage_class) {
   return std::find(kLocal.begin(), kLocal.end(), provisioner) != kLocal.end();
 }
 
+void AddLocalClasses(const json& class_list, std::vector<std::string>& into) {
+  for (const json& c : List(class_list, "items")) {
+    if (BindsToOneNode(c)) into.push_back(Text(Field(c, "metadata"), "name"));
+  }
+}
+
+void AddPinnedVolumes(const json& volume_list, std::map<std::string, std::string>& into) {
+  for (const json& v : List(volume_list, "items")) {
+    std::string node = PinnedNode(v);
+    if (!node.empty()) into[Text(Field(v, "metadata"), "name")] = std::move(node);
+  }
+}
+
 void AddClaims(const json& claim_list, const std::map<std::string, std::string>& pinned,
                const std::vector<std::string>& local_classes, ClaimNodes& into) {
   for (const json& claim : List(claim_list, "items")) {

@@ -26,6 +26,10 @@ std::string PinnedNode(const nlohmann::json& volume);
 // Whether a StorageClass's provisioner keeps each volume on one node (local-path, local
 // static provisioners, OpenEBS local, TopoLVM).
 bool BindsToOneNode(const nlohmann::json& storage_class);
+// Adds the names of the list's storage classes that bind to one node.
+void AddLocalClasses(const nlohmann::json& class_list, std::vector<std::string>& into);
+// Adds the list's volumes pinned to a node: name → node.
+void AddPinnedVolumes(const nlohmann::json& volume_list, std::map<std::string, std::string>& into);
 // Adds the list's claims that bind to a node, given the pinned volumes (name → node) and the
 // storage classes that bind to one node.
 void AddClaims(const nlohmann::json& claim_list, const std::map<std::string, std::string>& pinned,

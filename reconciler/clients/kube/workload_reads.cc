@@ -48,23 +48,11 @@ absl::StatusOr<core::ClusterWorkloads> ReadClusterWorkloads(KubeClient& client,
   const size_t many = limits.max_pods;
   std::vector<std::string> local_classes;
   absl::Status s = EachPage(client, "/apis/storage.k8s.io/v1/storageclasses", "storageclasses",
-                            page, many, [&](const json& list) {
-                              for (const json& c : json_fields::List(list, "items")) {
-                                if (!BindsToOneNode(c)) continue;
-                                local_classes.push_back(
-                                    json_fields::Text(json_fields::Field(c, "metadata"), "name"));
-                              }
-                            });
+                            page, many, [&](const json& list) { AddLocalClasses(list, local_classes); });
   if (!s.ok()) return s;
   std::map<std::string, std::string> pinned;  // volume → node
   s = EachPage(client, "/api/v1/persistentvolumes", "persistentvolumes", page, many,
-               [&](const json& list) {
-                 for (const json& v : json_fields::List(list, "items")) {
-                   std::string node = PinnedNode(v);
-                   if (node.empty()) continue;
-                   pinned[json_fields::Text(json_fields::Field(v, "metadata"), "name")] = node;
-                 }
-               });
+               [&](const json& list) { AddPinnedVolumes(list, pinned); });
   if (!s.ok()) return s;
   ClaimNodes claims;
   s = EachPage(client, "/api/v1/persistentvolumeclaims", "persistentvolumeclaims", page, many,
