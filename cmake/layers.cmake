@@ -22,12 +22,13 @@ tr_layer(core_words
         core/timestamp.* core/version.* core/workload_readiness.* core/yaml_text.*
         core/yaml_word.* core/strict_yaml.* core/inert_text.*
   MAY)
-#   model:         the domain's types: profiles and sets of them, observations, policies,
-#                  schematics, plans, rollouts, gates and statuses as records, the support matrix
-#                  and the Kubernetes removals; the reading of YAML into values (yaml_decode),
-#                  which each type of health check uses to decode itself in its own file.
+#   model:         the domain's types: profiles and sets of them, observations (and the
+#                  pending-install mark a Node carries), policies, schematics, plans, rollouts,
+#                  gates and statuses as records, the support matrix and the Kubernetes removals;
+#                  the reading of YAML into values (yaml_decode), which each type of health
+#                  check uses to decode itself in its own file.
 tr_layer(core_model
-  FILES core/*_types.* core/schematic.* core/observed.* core/support_matrix.*
+  FILES core/*_types.* core/schematic.* core/observed.* core/pending_mark.* core/support_matrix.*
         core/update_policy.* core/profile.* core/k8s_removals.* core/k8s_removal_table.*
         core/yaml_decode.* core/*_check.* core/check_endpoint.*
   MAY core_words)

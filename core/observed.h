@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/pending_mark.h"
 #include "core/version.h"
 
 namespace tr::core {
@@ -48,6 +49,9 @@ struct NodeObservation {
   // False when the node's extensions could not be read this time: `schematic` and
   // `extensions` then say nothing (not "none").
   bool extensions_observed = true;
+  // The Node's pending-install annotation (core/pending_mark.h), when it parses: a version
+  // written to the node's inactive slot ahead of its reboot. Read only while the node answers.
+  std::optional<PendingInstallMark> pending_mark;
 };
 
 // The schematic the node runs, an image no factory built (the vanilla installer before 1.14)
