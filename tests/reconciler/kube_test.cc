@@ -61,6 +61,11 @@ class FakeKube final : public KubeClient {
     cordoned[node] = value;
     return absl::OkStatus();
   }
+  absl::Status SetPendingInstall(const std::string& node,
+                                 const std::optional<std::string>& annotation) override {
+    pending_install[node] = annotation;
+    return absl::OkStatus();
+  }
   absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) override {
     std::vector<KubePod> out;
     for (const KubePod& p : pods) {
@@ -90,6 +95,7 @@ class FakeKube final : public KubeClient {
   std::vector<KubePod> pods;
   std::vector<std::string> deleted;
   std::map<std::string, bool> cordoned;
+  std::map<std::string, std::optional<std::string>> pending_install;
   int evictions = 0;
   int budget_frees_after = 0;
 };

@@ -568,6 +568,9 @@ class GuardedPodKube final : public kube::KubeClient {
     return std::vector<kube::KubeNode>{};
   }
   absl::Status SetUnschedulable(const std::string&, bool) override { return absl::OkStatus(); }
+  absl::Status SetPendingInstall(const std::string&, const std::optional<std::string>&) override {
+    return absl::OkStatus();
+  }
   absl::StatusOr<std::vector<kube::KubePod>> ListPodsOnNode(const std::string& node) override {
     return std::vector<kube::KubePod>{
         {"default", "guarded", node, "ReplicaSet", false, false}};

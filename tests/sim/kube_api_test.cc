@@ -136,6 +136,55 @@ TEST_F(KubeApiTest, CordonWithEveryPatchType) {
   EXPECT_EQ(bad->status, 415);
 }
 
+// docs/talos-api.md §13: a merge patch's null deletes a key and the keys it does not name stay;
+// the Node object, not the machine, holds them, so a power cycle keeps them.
+TEST_F(KubeApiTest, NodeLabelsAndAnnotationsFollowMergePatchesAndOutliveAPowerCycle) {
+  auto patch = [&](const json& body) {
+    auto res = client_->Patch("/api/v1/nodes/w-1", body.dump(), "application/merge-patch+json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+  };
+  const json labels_before = Get("/api/v1/nodes/w-1")["metadata"]["labels"];
+  ASSERT_NO_FATAL_FAILURE(patch({{"metadata",
+                                  {{"labels", {{"pending", "true"}}},
+                                   {"annotations", {{"mark", "v1.12.0"}, {"note", "kept"}}}}}}));
+  json w1 = Get("/api/v1/nodes/w-1");
+  EXPECT_EQ(w1["metadata"]["labels"]["pending"], "true");
+  EXPECT_EQ(w1["metadata"]["labels"]["kubernetes.io/hostname"], "w-1");
+  EXPECT_EQ(w1["metadata"]["annotations"], json({{"mark", "v1.12.0"}, {"note", "kept"}}));
+  json selected = Get("/api/v1/nodes?labelSelector=pending%3Dtrue");
+  ASSERT_EQ(selected["items"].size(), 1u);
+  EXPECT_EQ(selected["items"][0]["metadata"]["name"], "w-1");
+
+  const int boots = fleet_->Node("w-1")->boots;
+  ASSERT_TRUE(
+      fleet_
+          ->InjectFault("w-1",
+                        {.kind = FaultKind::kPowerCycle, .count = 1, .delay = {}, .image = {}})
+          .ok());
+  ASSERT_TRUE(fleet_
+                  ->WaitForNode(
+                      "w-1",
+                      [boots](const NodeSnapshot& n) {
+                        return n.boots == boots + 1 && n.stage == MachineStage::kRunning &&
+                               n.ready;
+                      },
+                      20s)
+                  .ok());
+  w1 = Get("/api/v1/nodes/w-1");
+  EXPECT_EQ(w1["metadata"]["labels"]["pending"], "true");
+  EXPECT_EQ(w1["metadata"]["annotations"], json({{"mark", "v1.12.0"}, {"note", "kept"}}));
+
+  // null deletes, also of a key that is not there; the rest stays.
+  ASSERT_NO_FATAL_FAILURE(patch({{"metadata",
+                                  {{"labels", {{"pending", nullptr}}},
+                                   {"annotations", {{"mark", nullptr}, {"absent", nullptr}}}}}}));
+  w1 = Get("/api/v1/nodes/w-1");
+  EXPECT_EQ(w1["metadata"]["labels"], labels_before);
+  EXPECT_EQ(w1["metadata"]["annotations"], json({{"note", "kept"}}));
+  EXPECT_TRUE(Get("/api/v1/nodes?labelSelector=pending%3Dtrue")["items"].empty());
+}
+
 TEST_F(KubeApiTest, EvictionHonoursDisruptionBudgets) {
   json kube_system =
       Get("/api/v1/namespaces/kube-system/pods?labelSelector=k8s-app%3Dkube-apiserver");

@@ -1,20 +1,25 @@
 // Test fixture for the Talos client integration tests: starts a talos-sim fleet in-process on
 // this process's own loopback addresses (tests run as separate processes under ctest -j) and
 // builds real gRPC clients from the talosconfig files the fleet writes (Ed25519 material, key
-// PEM labelled "ED25519 PRIVATE KEY" as Talos writes it).
+// PEM labelled "ED25519 PRIVATE KEY" as Talos writes it), and HTTPS clients of its Kubernetes
+// API from the kubeconfigs.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/env.h"
 #include "fmt/format.h"
 #include "reconciler/clients/cluster_clients.h"
+#include "reconciler/clients/kube/http_kube_client.h"
+#include "reconciler/clients/kube/kubeconfig.h"
 #include "reconciler/clients/talos/events_follower.h"
 #include "reconciler/clients/talos/grpc_talos_client.h"
 #include "reconciler/clients/talos/talosconfig.h"
@@ -110,6 +115,20 @@ class SimTest : public ::testing::Test {
 
   void NewClientFor(const TalosContext& context, std::unique_ptr<TalosClient>* out) {
     auto client = NewGrpcTalosClient(context, Env::Default(), TestClientOptions());
+    ASSERT_TRUE(client.ok()) << client.status();
+    *out = *std::move(client);
+  }
+
+  // An HTTPS client of `cluster`'s Kubernetes API, from the kubeconfig the fleet wrote.
+  void NewKubeClient(const std::string& cluster, std::unique_ptr<kube::KubeClient>* out) {
+    auto access = fleet_->Cluster(cluster);
+    ASSERT_TRUE(access.ok()) << access.status();
+    std::ifstream in(access->kubeconfig);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto credentials = kube::ParseKubeconfig(text.str());
+    ASSERT_TRUE(credentials.ok()) << credentials.status();
+    auto client = kube::NewHttpKubeClient(*credentials, env_);
     ASSERT_TRUE(client.ok()) << client.status();
     *out = *std::move(client);
   }

@@ -28,6 +28,11 @@ class OneNodeKube final : public kube::KubeClient {
     cordoned_ = value;
     return absl::OkStatus();
   }
+  absl::Status SetPendingInstall(const std::string& node,
+                                 const std::optional<std::string>& annotation) override {
+    changes.push_back(node + " pending-install " + annotation.value_or("removed"));
+    return absl::OkStatus();
+  }
   absl::StatusOr<std::vector<kube::KubePod>> ListPodsOnNode(const std::string&) override {
     return std::vector<kube::KubePod>{};
   }

@@ -17,6 +17,7 @@
 #include "base/http_outcome.h"
 #include "base/mutex.h"
 #include "base/percent_encoding.h"
+#include "core/pending_mark.h"
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -165,9 +166,21 @@ class HttpKubeClient final : public KubeClient {
 
   absl::Status SetUnschedulable(const std::string& node, bool unschedulable) override {
     const json patch = {{"spec", {{"unschedulable", unschedulable}}}};
-    const CappedAnswer res = Send(MakeRequest("PATCH", "/api/v1/nodes/" + node, {}, patch.dump(),
-                                              "application/merge-patch+json"));
-    return Checked(res, unschedulable ? "cordon " + node : "uncordon " + node);
+    return PatchNode(node, patch, unschedulable ? "cordon " + node : "uncordon " + node);
+  }
+
+  absl::Status SetPendingInstall(const std::string& node,
+                                 const std::optional<std::string>& annotation) override {
+    // A merge patch's null deletes the key (RFC 7396); the node's other keys stay.
+    json patch;
+    json& meta = patch["metadata"];
+    meta["annotations"][std::string(core::kPendingInstallAnnotation)] =
+        annotation ? json(*annotation) : json(nullptr);
+    meta["labels"][std::string(core::kPendingRebootLabel)] =
+        annotation ? json(std::string(core::kPendingRebootLabelValue)) : json(nullptr);
+    return PatchNode(node, patch,
+                     fmt::format("{} the pending install on {}", annotation ? "set" : "clear",
+                                 node));
   }
 
   absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) override {
@@ -267,6 +280,13 @@ class HttpKubeClient final : public KubeClient {
   }
 
  private:
+  // A JSON merge patch of the Node `node`.
+  absl::Status PatchNode(const std::string& node, const json& patch, std::string_view what) {
+    return Checked(Send(MakeRequest("PATCH", "/api/v1/nodes/" + node, {}, patch.dump(),
+                                    "application/merge-patch+json")),
+                   what);
+  }
+
   absl::StatusOr<std::string> Text(CappedAnswer answer, const std::string& what) const {
     if (absl::Status s = Checked(answer, what); !s.ok()) return s;
     return std::move(answer.result->body);

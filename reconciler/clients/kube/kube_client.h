@@ -1,5 +1,5 @@
 // KubeClient: the few Kubernetes API calls an upgrade needs — nodes (readiness, kubelet
-// version, cordon), the pods on a node, and the eviction subresource that honours
+// version, cordon, the pending-install mark), the pods on a node, and the eviction subresource that honours
 // PodDisruptionBudgets. Errors as absl::Status, chosen by what the caller does next:
 //   Unavailable / DeadlineExceeded  the API server did not answer: retry later
 //   ResourceExhausted               429: an eviction a PodDisruptionBudget forbids now (and
@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,9 @@ struct KubeNode {
   bool ready = false;                  // condition Ready == True
   bool unschedulable = false;          // spec.unschedulable (cordoned)
   std::string kubelet_version;         // status.nodeInfo.kubeletVersion, "v1.34.1"
+  // The annotation core::kPendingInstallAnnotation as written (core::ParsePendingMark reads
+  // it); unset when the Node has none.
+  std::optional<std::string> pending_install;
 };
 
 struct KubePod {
@@ -66,6 +70,12 @@ class KubeClient {
   virtual absl::StatusOr<std::vector<KubeNode>> ListNodes() = 0;
   // Sets spec.unschedulable with a merge patch (cordon / uncordon).
   virtual absl::Status SetUnschedulable(const std::string& node, bool unschedulable) = 0;
+  // With a value: sets the annotation core::kPendingInstallAnnotation to it (the text of
+  // core::EncodePendingMark) and the label core::kPendingRebootLabel to "true"; with nullopt:
+  // removes both (removing what is not there succeeds). One merge patch; the Node's other
+  // labels and annotations are kept. NotFound when there is no Node `node`.
+  virtual absl::Status SetPendingInstall(const std::string& node,
+                                         const std::optional<std::string>& annotation) = 0;
   // Pods with spec.nodeName == node, in every namespace.
   virtual absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) = 0;
   // POST .../pods/<name>/eviction. ResourceExhausted (429) when a disruption budget forbids it.

@@ -1,5 +1,6 @@
 #include "reconciler/clients/kube/kube_json.h"
 
+#include "core/pending_mark.h"
 #include "reconciler/runtime/json_fields.h"
 
 namespace tr::reconciler::kube {
@@ -27,6 +28,9 @@ KubeNode NodeFromJson(const json& item) {
     }
   }
   node.kubelet_version = Text(Field(status, "nodeInfo"), "kubeletVersion");
+  static const std::string kPendingKey(core::kPendingInstallAnnotation);
+  const json& pending = Field(Field(meta, "annotations"), kPendingKey.c_str());
+  if (pending.is_string()) node.pending_install = pending.get<std::string>();
   return node;
 }
 

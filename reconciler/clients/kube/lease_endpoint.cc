@@ -65,6 +65,10 @@ class ServiceAccountClient final : public kube::KubeClient {
   absl::Status SetUnschedulable(const std::string& node, bool unschedulable) override {
     return Current()->SetUnschedulable(node, unschedulable);
   }
+  absl::Status SetPendingInstall(const std::string& node,
+                                 const std::optional<std::string>& annotation) override {
+    return Current()->SetPendingInstall(node, annotation);
+  }
   absl::StatusOr<std::vector<kube::KubePod>> ListPodsOnNode(const std::string& node) override {
     return Current()->ListPodsOnNode(node);
   }

@@ -222,12 +222,12 @@ void KubeApiServer::Routes() {
                                          "application/merge-patch+json, "
                                          "application/strategic-merge-patch+json")));
     }
-    json spec = patched.value("spec", json::object());
-    cluster_->PatchNodeLocked(
-        *node, {{"metadata",
-                 {{"labels", patched["metadata"].value("labels", json::object())},
-                  {"annotations", patched["metadata"].value("annotations", json::object())}}},
-                {"spec", {{"unschedulable", spec.value("unschedulable", false)}}}});
+    if (!patched.is_object()) {
+      return SendJson(res, 422, Status(422, "Invalid", "the patched Node is not an object"));
+    }
+    // As the API server stores the patched object: a label or annotation the patch deleted
+    // (a merge patch's null, a JSON patch's remove) is gone, the others stay.
+    cluster_->UpdateNodeLocked(*node, patched);
     SendJson(res, 200, cluster_->KubeNodeJsonLocked(*node));
   });
   jobs_ = std::make_unique<JobStore>(

@@ -1,7 +1,7 @@
 // The fake Kubernetes API server of one simulated cluster: HTTPS (cpp-httplib with OpenSSL) on the
 // first control plane's address, bearer-token authentication, serving what an upgrade
 // orchestrator and kubectl need: /version, discovery, Nodes (list, get, merge / strategic-merge /
-// JSON patch for cordon), Pods (list with label and field selectors, get, delete, the eviction
+// JSON patch for cordon, labels and annotations), Pods (list with label and field selectors, get, delete, the eviction
 // subresource honouring PodDisruptionBudgets), PodDisruptionBudgets, Leases and batch/v1 Jobs
 // with their pods (kube_jobs.h), the bootstrap manifests' workloads and Talos's inventory
 // ConfigMap (kube_api_manifests.h). Objects reflect

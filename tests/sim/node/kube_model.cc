@@ -297,26 +297,24 @@ void SimCluster::DrainLocked(SimNode& node) {
   for (const auto& [ns, name] : victims) EvictLocked(ns, name);
 }
 
-void SimCluster::PatchNodeLocked(SimNode& node, const json& patch) {
-  auto merge = [](std::map<std::string, std::string>& into, const json& from) {
-    if (!from.is_object()) return;
-    for (const auto& [k, v] : from.items()) {
-      if (v.is_null()) {
-        into.erase(k);
-      } else if (v.is_string()) {
-        into[k] = v.get<std::string>();
-      }
-    }
+void SimCluster::UpdateNodeLocked(SimNode& node, const json& patched) {
+  auto at = [](const json& object, const char* key) {
+    return object.is_object() && object.contains(key) ? object.at(key) : json();
   };
-  if (patch.contains("metadata")) {
-    merge(node.kube_labels, patch["metadata"].value("labels", json::object()));
-    merge(node.kube_annotations, patch["metadata"].value("annotations", json::object()));
-  }
+  auto strings = [](const json& from) {
+    std::map<std::string, std::string> out;
+    if (!from.is_object()) return out;
+    for (const auto& [k, v] : from.items()) {
+      if (v.is_string()) out[k] = v.get<std::string>();
+    }
+    return out;
+  };
+  const json meta = at(patched, "metadata");
+  node.kube_labels = strings(at(meta, "labels"));
+  node.kube_annotations = strings(at(meta, "annotations"));
   node.kube_resource_version = NextResourceVersionLocked();
-  if (patch.contains("spec") && patch["spec"].contains("unschedulable")) {
-    const json& u = patch["spec"]["unschedulable"];
-    CordonLocked(node, u.is_boolean() && u.get<bool>(), "kube-api");
-  }
+  const json unschedulable = at(at(patched, "spec"), "unschedulable");
+  CordonLocked(node, unschedulable.is_boolean() && unschedulable.get<bool>(), "kube-api");
   SchedulePendingLocked();  // new labels may match a pending pod's nodeSelector
 }
 

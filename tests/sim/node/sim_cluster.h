@@ -317,8 +317,11 @@ class SimCluster {
   nlohmann::json StorageClassesJsonLocked() const;
   // Evicts a pod honouring PodDisruptionBudgets: 201/404/429 with the Status body.
   std::pair<int, nlohmann::json> EvictLocked(const std::string& ns, const std::string& name);
-  // Applies a merge patch to a Node (labels, annotations, spec.unschedulable).
-  void PatchNodeLocked(SimNode& node, const nlohmann::json& patch);
+  // Stores a Node as a patch left it (`patched`, KubeNodeJsonLocked with the patch applied):
+  // its metadata.labels and metadata.annotations become the node's whole sets (a key the patch
+  // deleted goes, the others stay), spec.unschedulable its cordon. They belong to the Node
+  // object, not to the machine: no reboot or power cycle changes them.
+  void UpdateNodeLocked(SimNode& node, const nlohmann::json& patched);
   std::string KubeApiVersionLocked() const;
   uint64_t NextResourceVersionLocked() { return ++resource_version_; }
   // The newest resourceVersion given out, as a list answers it (a read does not move it).
