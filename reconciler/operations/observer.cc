@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/pending_mark.h"
 #include "reconciler/clients/talos/talos_answers.h"
 #include "reconciler/operations/error_class.h"
+#include "reconciler/runtime/logging.h"
 
 namespace tr::reconciler {
 namespace {
@@ -38,7 +40,22 @@ class EtcdMembers {
   std::optional<std::vector<talos::EtcdMember>> list_;
 };
 
-// Kubernetes facts: the kubelet version, and Ready / cordoned folded into the node's state.
+// The node's pending-install mark, when its annotation parses; a value that does not is
+// reported (once per look: each node is looked at once) and read as no mark.
+std::optional<core::PendingInstallMark> PendingMarkOfNode(const kube::KubeNode& k,
+                                                          const std::string& node) {
+  if (!k.pending_install) return std::nullopt;
+  std::optional<core::PendingInstallMark> mark = core::ParsePendingMark(*k.pending_install);
+  if (!mark) {
+    ModuleLogger("rollout")->warn(
+        "step=observe node={} annotation={} value={} outcome=malformed-ignored", LogValue(node),
+        core::kPendingInstallAnnotation, LogValue(*k.pending_install));
+  }
+  return mark;
+}
+
+// Kubernetes facts: the kubelet version, Ready / cordoned folded into the node's state, and the
+// pending-install mark.
 void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::NodeSpec& spec,
                  core::NodeObservation& node) {
   const kube::KubeNode* k =
@@ -52,6 +69,7 @@ void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::Node
   }
   node.ready = node.ready && k->ready;
   node.schedulable = !k->unschedulable;
+  node.pending_mark = PendingMarkOfNode(*k, spec.name);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Observation (docs/architecture.md): what a cluster's nodes really run, through the Talos API
 // (version, boot id, machine stage and readiness, etcd membership, health and leadership) and
-// the Kubernetes API (node Ready, cordoned, kubelet version).
+// the Kubernetes API (node Ready, cordoned, kubelet version, the pending-install mark of
+// core/pending_mark.h).
 //
 // Thread-safe when the client factory is.
 #pragma once

@@ -1,9 +1,12 @@
 // TalosFleetObserver against the in-process simulator over mutual TLS: what it asks the nodes,
-// counted in the simulator's journal.
+// counted in the simulator's journal; with the simulator's Kubernetes API, what it reads of the
+// Nodes.
 #include "reconciler/operations/observer.h"
 
 #include <gtest/gtest.h>
 
+#include "core/pending_mark.h"
+#include "core/schematic.h"
 #include "tests/support/sim_fixture.h"
 
 namespace tr::reconciler::talos {
@@ -81,6 +84,35 @@ TEST_F(ObserverTest, FollowingOneNodeAsksOnlyThatNode) {
       EXPECT_EQ(entries[i].node, "w-1") << entries[i].what;
     }
   }
+}
+
+// The pending-install mark outlives the status file on the Node: whatever the status says, the
+// observer reads it there, and a value that does not parse is no mark (and no failed look).
+TEST_F(ObserverTest, ReadsTheNodesPendingInstallMarkAndNoMalformedOne) {
+  std::unique_ptr<kube::KubeClient> client;
+  ASSERT_NO_FATAL_FAILURE(NewKubeClient("prod", &client));
+  std::shared_ptr<kube::KubeClient> kube = std::move(client);
+  const core::PendingInstallMark mark{*core::ParseTalosVersion("1.12.4"),
+                                      std::string(core::kEmptySchematicId), "b-1"};
+  ASSERT_TRUE(kube->SetPendingInstall("w-1", core::EncodePendingMark(mark)).ok());
+  ASSERT_TRUE(kube->SetPendingInstall("cp-2", "v1.12.4 boot=b-1 boot=b-2").ok());
+  FixedClusterClients clients(talos_, kube);
+  TalosFleetObserver observer(clients, "");
+
+  absl::StatusOr<core::ObservedCluster> observed = observer.Observe(profile_);
+  ASSERT_TRUE(observed.ok()) << observed.status();
+  EXPECT_EQ(observed->FindNode("w-1")->pending_mark, mark);
+  EXPECT_EQ(observed->FindNode("cp-1")->pending_mark, std::nullopt);
+  const core::NodeObservation& malformed = *observed->FindNode("cp-2");
+  EXPECT_EQ(malformed.pending_mark, std::nullopt);
+  EXPECT_TRUE(malformed.reachable);
+  EXPECT_TRUE(malformed.ready);
+  EXPECT_TRUE(malformed.etcd_member);
+
+  ASSERT_TRUE(kube->SetPendingInstall("w-1", std::nullopt).ok());
+  absl::StatusOr<core::ObservedCluster> after = observer.ObserveNodes(profile_, {"w-1"});
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_EQ(after->FindNode("w-1")->pending_mark, std::nullopt);
 }
 
 }  // namespace
