@@ -3,8 +3,12 @@
 #
 # Every process the demo starts in the background runs in a process group (and session) of its
 # own, made by setsid, and is stopped with its whole group: git daemon's per-connection children
-# and the log follower's pipeline go with their parent. A Ctrl-C reaches the script alone; its
-# trap stops the groups, waits for them, and removes the working directory.
+# and the log follower's pipeline go with their parent. Part 2 (scripts/demo-fleet.sh) runs in a
+# process group of its own too, with no INT or TERM trap, and scripts/demo only waits for it: a
+# Ctrl-C reaches scripts/demo alone, whose trap kills part 2, stops the groups it started (listed
+# in $work/groups), waits for them, and removes the working directory. A signal trap never runs
+# in the shell that does the work: bash 5.2 can run one in the middle of parsing a command
+# substitution, and then fails with "unexpected EOF while looking for matching `)'" and hangs.
 
 children=()  # the process group ids (= the leaders' pids) of everything started in background
 last_pid=
@@ -17,7 +21,13 @@ spawn() {
   shift
   setsid "$@" >"$log" 2>&1 </dev/null &
   last_pid=$!
+  record_child
+}
+
+# Records $last_pid's group, here and in $work/groups for scripts/demo's trap.
+record_child() {
   children+=("$last_pid")
+  echo "$last_pid" >>"$work/groups"
 }
 
 # Shows the daemon's warnings and errors (log file $1) as they come, until pid $2 exits.
@@ -26,7 +36,7 @@ spawn_tail() {
     grep --line-buffered -E "^[^ ]+ (warning|error|critical) " | sed -u "s/^/   daemon| /"' \
     sh "$1" "$2" </dev/null &
   last_pid=$!
-  children+=("$last_pid")
+  record_child
 }
 
 # The state letter of process $1 (R, S, Z, ...), or nothing when there is no such process.
@@ -67,17 +77,61 @@ stop_children() {
   children=()
 }
 
-# The EXIT trap: stops everything and removes the working directory, keeping the exit status.
+# Runs file $1 (part 2) in a background process group of its own and waits for it; exits with
+# its status. Part 2 stops what it started when it ends by itself, except with --keep, which
+# leaves $work/stop behind and everything running.
+run_fleet_part() {
+  set -m
+  (trap - EXIT INT TERM; source "$1") &
+  fleet_part=$!
+  set +m
+  local status=0
+  wait "$fleet_part" || status=$?
+  fleet_part=
+  if [ "$status" = 0 ] && [ -e "$work/stop" ]; then trap - EXIT INT TERM; fi
+  exit "$status"
+}
+
+# Some process of a group listed in $work/groups has not exited. Part 2's children outlive it
+# when it is killed, so they are not this shell's to wait for: a zombie counts as gone.
+listed_group_alive() {
+  local -A listed=()
+  local pgid stat fields
+  [ -f "$work/groups" ] || return 1
+  while read -r pgid; do listed[$pgid]=1; done <"$work/groups"
+  for stat in /proc/[0-9]*/stat; do
+    { read -r stat <"$stat"; } 2>/dev/null || continue
+    fields=(${stat##*) })  # state ppid pgrp ...
+    [ "${fields[0]}" != Z ] && [ -n "${listed[${fields[2]}]:-}" ] && return 0
+  done
+  return 1
+}
+
+# SIGTERM to every listed group, up to 10 s for them to exit, SIGKILL to what is left.
+stop_listed_groups() {
+  local pgid deadline=$((SECONDS + 10))
+  [ -f "$work/groups" ] || return 0
+  while read -r pgid; do kill -TERM -- "-$pgid" 2>/dev/null || true; done <"$work/groups"
+  while listed_group_alive && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+  while read -r pgid; do kill -KILL -- "-$pgid" 2>/dev/null || true; done <"$work/groups"
+}
+
+# scripts/demo's EXIT trap: kills part 2 if it still runs, stops what it started and removes
+# the working directory, keeping the exit status.
 cleanup() {
   local status=$?
   trap '' INT TERM
   trap - EXIT
-  stop_children
+  if [ -n "${fleet_part:-}" ]; then
+    kill -KILL -- "-$fleet_part" 2>/dev/null || true
+    wait "$fleet_part" 2>/dev/null || true
+  fi
+  stop_listed_groups
   rm -rf "$work"
   exit "$status"
 }
 
-# The INT and TERM trap (Ctrl-C): the EXIT trap does the rest.
+# scripts/demo's INT and TERM trap (Ctrl-C): the EXIT trap does the rest.
 on_signal() {
   echo >&4
   echo "== interrupted: stopping what the demo started" >&4
@@ -389,7 +443,7 @@ hold_until_interrupted() {
   echo "== the fleet keeps running until Ctrl-C (--hold)"
   print_how_to_reach
   echo "   Ctrl-C stops it all and removes $work"
-  # A foreground sleep, not 'wait': the terminal's SIGINT reaches it and the trap runs at once.
+  # scripts/demo's trap kills this loop with the rest of part 2.
   while :; do sleep 1; done
 }
 
