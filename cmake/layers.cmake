@@ -46,7 +46,7 @@ tr_layer(core_repository FILES core/profile_set.* MAY core_words core_model core
 #                  what a node in flight looks like.
 tr_layer(core_rules
   FILES core/upgrade_path.* core/planner.* core/gates.* core/health_gates.* core/start_checks.*
-        core/rollout_checks.* core/disruption_forecast.*
+        core/rollout_checks.* core/disruption_forecast.* core/install_ahead.*
   MAY core_words core_model core_decode core_repository)
 #   orchestration: the rollout state machine, its record and outcomes, promotion between
 #                  clusters, proposals, a cluster's status built from a reconcile.

@@ -50,10 +50,22 @@ std::vector<std::string> PlanGates(const ClusterProfile& profile, const ClusterP
       gates.push_back(std::move(line));
     }
   }
-  if (lifecycle) {
+  const bool ahead = policy.install == InstallTiming::kAhead;
+  if (lifecycle && ahead) {
+    gates.push_back(
+        "install: ahead: a Talos step from 1.13 or later pulls and installs its installer on "
+        "every node of the step first, one node at a time, outside any window, with no cordon, "
+        "drain or reboot; a maintenance window then holds only each node's drain, reboot and "
+        "checks");
+  } else if (lifecycle) {
     gates.push_back(
         "before the first node of a Talos step from 1.13 or later: its installer image pulled "
         "on every node of the step");
+  }
+  if (legacy && ahead) {
+    gates.push_back(
+        "install: ahead does not apply below Talos 1.13: the legacy Upgrade installs and "
+        "reboots in one call, so those steps install inside the window");
   }
   if (lifecycle) gates.push_back(DrainGate(policy.drain));
   if (legacy) {

@@ -164,7 +164,7 @@ PolicyOverrides DecodePolicy(const Field& field, const ValidationOptions& option
   PolicyOverrides p;
   MappingReader m(field, {"maxParallelWorkers", "nodeTimeout", "settle", "windows", "healthChecks",
                           "etcdSnapshot", "onFailure", "paused", "allowDowngrade", "upgradeOrder",
-                          "gateTimeout", "drain"});
+                          "gateTimeout", "drain", "install"});
   if (!m.ok()) return p;
   if (std::optional<int64_t> n = ReadInteger(m.Optional("maxParallelWorkers"), 1, 1000)) {
     p.max_parallel_workers = static_cast<int>(*n);
@@ -189,6 +189,8 @@ PolicyOverrides DecodePolicy(const Field& field, const ValidationOptions& option
                                            {{"talos-first", UpgradeOrder::kTalosFirst},
                                             {"kubernetes-first", UpgradeOrder::kKubernetesFirst}});
   if (const Field f = m.Optional("drain"); f.present()) DecodeDrain(f, p);
+  p.install = ReadEnum<InstallTiming>(
+      m.Optional("install"), {{"inWindow", InstallTiming::kInWindow}, {"ahead", InstallTiming::kAhead}});
   return p;
 }
 

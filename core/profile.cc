@@ -25,6 +25,7 @@ Policy MergePolicy(const Policy& base, const PolicyOverrides& o) {
   if (o.gate_timeout) p.gate_timeout = *o.gate_timeout;
   if (o.drain_timeout) p.drain.timeout = *o.drain_timeout;
   if (o.drain_on_timeout) p.drain.on_timeout = *o.drain_on_timeout;
+  if (o.install) p.install = *o.install;
   return p;
 }
 

@@ -59,6 +59,11 @@ enum class UpgradeOrder { kTalosFirst, kKubernetesFirst };
 // refusing their eviction): halt the rollout before the node reboots, or delete them.
 enum class DrainTimeoutAction { kHalt, kForce };
 
+// `policy.install`: when a Talos 1.13+ step writes the new version to a node's other slot. In the
+// window, node by node before its drain (today's order); or ahead of any window on every node at
+// once, no cordon, no drain, no reboot, so that the window holds only what disrupts.
+enum class InstallTiming { kInWindow, kAhead };
+
 // `policy.drain`: the lifecycle path's cordon and drain (Talos 1.13 and newer).
 struct DrainPolicy {
   std::optional<std::chrono::seconds> timeout;  // unset: the daemon's --drain-timeout (5m)
@@ -78,6 +83,7 @@ struct Policy {
   UpgradeOrder upgrade_order = UpgradeOrder::kTalosFirst;
   std::chrono::seconds gate_timeout{30 * 60};  // a failing health check fails the rollout after
   DrainPolicy drain;
+  InstallTiming install = InstallTiming::kInWindow;
 };
 
 // The policy keys a file actually set, so that defaults merge under a profile key by key.
@@ -95,6 +101,7 @@ struct PolicyOverrides {
   std::optional<std::chrono::seconds> gate_timeout;
   std::optional<std::chrono::seconds> drain_timeout;   // policy.drain.timeout
   std::optional<DrainTimeoutAction> drain_on_timeout;  // policy.drain.onTimeout
+  std::optional<InstallTiming> install;                // policy.install
 };
 
 // `base` with every key that `overrides` sets replaced.

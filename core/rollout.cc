@@ -5,6 +5,7 @@
 #include "core/duration.h"
 #include "core/gates.h"
 #include "core/health_gates.h"
+#include "core/install_ahead.h"
 #include "core/rollout_checks.h"
 #include "core/rollout_record.h"
 #include "core/start_checks.h"
@@ -125,8 +126,16 @@ RolloutDecision StartNode(const RolloutInput& in, const PlanStep& step, const st
   op.boot_id_before = seen.boot_id;
   op.started = in.now;
   op.deadline = in.now + in.profile.policy.node_timeout;
+  // Installed ahead in this boot: the window begins at the cordon and drain.
+  const StagedInstall* staged = PendingInstall(in.memory, node, seen.boot_id);
+  if (op.lifecycle && staged != nullptr && staged->image == op.image) {
+    op.phase = OperationPhase::kInstalled;
+  }
   const std::string what =
-      step.from == step.to
+      op.phase == OperationPhase::kInstalled
+          ? fmt::format("rebooting {} ({}/{}) into its pending Talos {}", node, progress.done + 1,
+                        progress.total, step.to.ToString())
+      : step.from == step.to
           ? fmt::format("reinstalling {} ({}/{}) on Talos {} with schematic {}", node,
                         progress.done + 1, progress.total, step.to.ToString(), op.schematic)
           : fmt::format("upgrading {} ({}/{}) to Talos {}", node, progress.done + 1, progress.total,
@@ -164,9 +173,15 @@ std::optional<RolloutDecision> HeldBy(StartCheck check, const RolloutInput& in,
       const std::string when =
           in.window.next_open ? fmt::format(" (opens {})", FormatTimestamp(*in.window.next_open))
                               : "";
-      RolloutDecision d = Decision(ActionKind::kNone, ClusterPhase::kWaitingForWindow,
-                                   "waiting for the next maintenance window" + when, progress);
+      RolloutDecision d =
+          Decision(ActionKind::kNone, ClusterPhase::kWaitingForWindow,
+                   "waiting for the next maintenance window" + when + PendingNote(mem), progress);
       d.wait_until = in.window.next_open;
+      // Pending nodes are looked at meanwhile: one that reboots by itself is activated early.
+      if (!mem.staged.empty()) {
+        const TimePoint look = in.now + in.poll_interval * kHeardPollFactor;
+        d.wait_until = d.wait_until ? std::min(*d.wait_until, look) : look;
+      }
       return d;
     }
     case StartCheck::kNodesReady:
@@ -190,7 +205,10 @@ std::vector<std::string> NodesThatPrePull(const RolloutInput& in, const PlanStep
   std::vector<std::string> nodes;
   for (const std::string& name : step.Nodes()) {
     const NodeObservation* seen = in.observed.FindNode(name);
-    if (seen != nullptr && seen->talos && UsesLifecycleApi(*seen->talos)) nodes.push_back(name);
+    if (seen == nullptr || !seen->talos || !UsesLifecycleApi(*seen->talos)) continue;
+    // Installed ahead: its install pulled it already.
+    const StagedInstall* staged = PendingInstall(in.memory, name, seen->boot_id);
+    if (staged == nullptr || staged->image != InstallerFor(step, name)) nodes.push_back(name);
   }
   return nodes;
 }
@@ -251,7 +269,10 @@ RolloutDecision StartOrWait(const RolloutInput& in, const PlanStep& step, Progre
   }
   std::optional<std::string> next;
   bool room_checked = false;
+  // Installing ahead needs no window; every other start check holds it as it holds a node.
+  const std::optional<RolloutDecision> ahead = NextInstallAhead(in, step, progress);
   for (StartCheck check : StartChecks(in.profile)) {
+    if (ahead && check == StartCheck::kWindow) continue;
     // While nothing more may start beside the work in flight, the cluster's health does not
     // matter yet (an upgraded control plane rebooting is not an etcd member, and must not
     // read as a quorum problem).
@@ -264,6 +285,7 @@ RolloutDecision StartOrWait(const RolloutInput& in, const PlanStep& step, Progre
     }
     if (std::optional<RolloutDecision> d = HeldBy(check, in, step, progress)) return *d;
   }
+  if (ahead) return *ahead;
   return StartNext(in, step, next.value_or(""), progress);
 }
 
@@ -299,6 +321,7 @@ RolloutDecision DecideNextAction(const RolloutInput& in) {
       return NoteRevert(in, *std::move(d));
     }
   }
+  if (std::optional<RolloutDecision> d = SettleStagedInstalls(in, progress)) return *d;
   if (!mem.in_flight.empty() && plan.status == PlanStatus::kBlocked) {
     return NoteRevert(in, WaitForInFlight(in, progress));
   }

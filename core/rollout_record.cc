@@ -23,6 +23,10 @@ void RememberPull(RolloutMemory& memory, const std::string& image, bool node_ima
   }
 }
 
+void ForgetStaged(RolloutMemory& memory, const std::string& node) {
+  std::erase_if(memory.staged, [&](const StagedInstall& s) { return s.node == node; });
+}
+
 }  // namespace
 
 RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const Policy& policy,
@@ -44,6 +48,7 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
       break;
     case ActionKind::kStartNode:
       if (d.operation && !found) memory.in_flight.push_back(*d.operation);
+      ForgetStaged(memory, d.node);  // the operation carries it now
       break;
     case ActionKind::kCallUpgrade:
       advance(OperationPhase::kUpgradeCalled);
@@ -65,6 +70,16 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
     case ActionKind::kRollbackNode:
       memory.failure = d.failure;
       memory.in_flight.clear();
+      break;
+    case ActionKind::kInstallAhead:
+      if (d.staged) {
+        ForgetStaged(memory, d.node);
+        memory.staged.push_back(*d.staged);
+      }
+      break;
+    case ActionKind::kUnstageNode:
+    case ActionKind::kActivatedEarly:
+      ForgetStaged(memory, d.node);
       break;
     case ActionKind::kNone:
     case ActionKind::kStartKubernetesUpgrade:

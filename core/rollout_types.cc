@@ -98,6 +98,18 @@ ActionTraits Traits(ActionKind kind) {
       t = {.name = "fail-node", .acts = true, .only_records = true, .notable = true,
            .ends_node = "failed"};
       break;
+    case ActionKind::kInstallAhead:
+      t = {.name = "install-ahead", .acts = true, .gated = true, .held_by_running_step = true,
+           .notable = true, .runs_in_background = true};
+      break;
+    case ActionKind::kUnstageNode:
+      t = {.name = "unstage-node", .acts = true, .held_by_running_step = true, .notable = true,
+           .runs_in_background = true};
+      break;
+    case ActionKind::kActivatedEarly:
+      t = {.name = "activated-early", .acts = true, .held_by_running_step = true, .notable = true,
+           .ends_node = "activated_early"};
+      break;
     case ActionKind::kStartKubernetesUpgrade:
       t = {.name = "start-kubernetes-upgrade", .gated = true, .handed_over = true};
       break;

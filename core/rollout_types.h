@@ -57,6 +57,22 @@ struct RolloutFailure {
   bool operator==(const RolloutFailure&) const = default;
 };
 
+// A Talos install written to a node's inactive slot ahead of its reboot (policy.install: ahead).
+// Nothing in the Talos API shows what that slot holds, so this record is how the reconciler knows
+// (docs/talos-api.md, "A staged install").
+struct StagedInstall {
+  std::string node;
+  Version target;
+  std::string image;
+  std::string schematic{};  // the installer's schematic ID; empty when the profile names none
+  // The boot during which it was installed: another boot id means the node rebooted since, and
+  // then it runs the install (activated early) or it lost it.
+  std::string boot_id{};
+  TimePoint installed{};
+
+  bool operator==(const StagedInstall&) const = default;
+};
+
 // What the reconciler remembers about a cluster's rollout between reconciles.
 struct RolloutMemory {
   std::vector<OperationInFlight> in_flight;  // one node, or up to maxParallelWorkers workers
@@ -67,6 +83,7 @@ struct RolloutMemory {
   std::string etcd_snapshot_image;           // the etcd snapshot was taken for this target image
   std::optional<TimePoint> settle_until;
   std::optional<RolloutFailure> failure;  // halts the cluster until the desired Talos or the retry token changes
+  std::vector<StagedInstall> staged{};    // installed ahead, pending their reboot in a window
 
   bool operator==(const RolloutMemory&) const = default;
 };
@@ -116,6 +133,9 @@ enum class ActionKind {
   kCompleteNode,  // `node` verified: uncordon if cordoned, clear it, start the settle time
   kRollbackNode,  // roll `node` back to its other slot, then record `failure`
   kFailNode,      // record `failure`; no further node is touched
+  kInstallAhead,  // policy.install: ahead: pull and install `image` on `node`, no cordon, no reboot
+  kUnstageNode,   // install the running version's `image` over `node`'s pending install
+  kActivatedEarly,  // `node` booted its pending install outside a window and is healthy: done
   kStartKubernetesUpgrade,  // hand the Kubernetes step to the upgrade-k8s job (the last kind)
 };
 const char* ActionKindName(ActionKind kind);
@@ -172,6 +192,7 @@ struct RolloutDecision {
   bool seen_cordoned = true;
   std::optional<OperationInFlight> operation;  // kStartNode
   std::optional<RolloutFailure> failure;       // kFailNode, kRollbackNode
+  std::optional<StagedInstall> staged;         // kInstallAhead: what the node holds once it returns
   std::optional<TimePoint> wait_until;
   Progress progress;
 };

@@ -160,6 +160,18 @@ void RecordFinishedUpgrades(const StatusInput& in, NodeStatus& node, const NodeO
     node.last_operation = fmt::format("upgraded to Talos {} in {} ({})", op.target.ToString(),
                                       FormatDuration(took), FormatTimestamp(in.now));
   }
+  // One that left the pending list by booting its install outside a window (kActivatedEarly).
+  for (const StagedInstall& staged : in.previous->rollout.staged) {
+    const bool still = std::any_of(in.memory.staged.begin(), in.memory.staged.end(),
+                                   [&](const StagedInstall& s) { return s.node == staged.node; });
+    if (staged.node != node.name || still || !seen.talos || *seen.talos != staged.target ||
+        seen.boot_id == staged.boot_id) {
+      continue;
+    }
+    node.last_operation = fmt::format(
+        "activated early on Talos {}: its install of {} booted outside the window ({})",
+        staged.target.ToString(), FormatTimestamp(staged.installed), FormatTimestamp(in.now));
+  }
 }
 
 // The boot the node runs, and since when it has been seen: a new boot id starts the clock, a

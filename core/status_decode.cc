@@ -123,9 +123,25 @@ std::vector<OperationInFlight> ReadInFlight(const Field& f) {
   return out;
 }
 
+std::vector<StagedInstall> ReadStaged(const Field& f) {
+  std::vector<StagedInstall> out;
+  for (const Field& item : ReadList(f)) {
+    MappingReader m(item, {"node", "target", "image", "schematic", "bootId", "installed"});
+    StagedInstall s;
+    s.node = Str(m.Required("node"));
+    s.target = ReadTalosVersion(m.Required("target")).value_or(Version{});
+    s.image = Str(m.Required("image"));
+    s.schematic = Str(m.Optional("schematic"));
+    s.boot_id = Str(m.Optional("bootId"));
+    s.installed = Time(m.Required("installed")).value_or(TimePoint{});
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 void ReadRollout(const Field& f, RolloutMemory& memory) {
-  MappingReader m(
-      f, {"prepulledImage", "prepulledNodeImages", "etcdSnapshotImage", "settleUntil", "failure"});
+  MappingReader m(f, {"prepulledImage", "prepulledNodeImages", "etcdSnapshotImage", "settleUntil",
+                      "staged", "failure"});
   memory.prepulled_image = Str(m.Optional("prepulledImage"));
   for (const Field& image : ReadList(m.Optional("prepulledNodeImages"))) {
     memory.prepulled_node_images.push_back(Str(image));
@@ -133,6 +149,7 @@ void ReadRollout(const Field& f, RolloutMemory& memory) {
   memory.etcd_snapshot_image = Str(m.Optional("etcdSnapshotImage"));
   if (Field settle = m.Optional("settleUntil"); settle.present())
     memory.settle_until = Time(settle);
+  memory.staged = ReadStaged(m.Optional("staged"));
   if (Field failure = m.Optional("failure"); failure.present()) {
     MappingReader fm(failure, {"node", "talosTarget", "message", "at", "schematic", "retry"});
     memory.failure = RolloutFailure{

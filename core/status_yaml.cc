@@ -80,6 +80,20 @@ void EmitRollout(YAML::Emitter& out, const RolloutMemory& m) {
   }
   EmitString(out, "etcdSnapshotImage", m.etcd_snapshot_image);
   if (m.settle_until) EmitString(out, "settleUntil", FormatTimestamp(*m.settle_until));
+  if (!m.staged.empty()) {  // only with policy.install: ahead: other files keep their shape
+    out << YAML::Key << YamlWord{"staged"} << YAML::Value << YAML::BeginSeq;
+    for (const StagedInstall& s : m.staged) {
+      out << YAML::BeginMap;
+      EmitString(out, "node", s.node);
+      EmitString(out, "target", s.target.ToString());
+      EmitString(out, "image", s.image);
+      if (!s.schematic.empty()) EmitString(out, "schematic", s.schematic);
+      EmitString(out, "bootId", s.boot_id);
+      EmitString(out, "installed", FormatTimestamp(s.installed));
+      out << YAML::EndMap;
+    }
+    out << YAML::EndSeq;
+  }
   if (m.failure) {
     out << YAML::Key << YamlWord{"failure"} << YAML::Value << YAML::BeginMap;
     EmitString(out, "node", m.failure->node);

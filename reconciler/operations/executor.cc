@@ -101,6 +101,9 @@ TalosRolloutExecutor::Performers() {
       {ActionKind::kRebootNode, {&E::Reboot, true}},
       {ActionKind::kCompleteNode, {&E::Complete, true}},
       {ActionKind::kRollbackNode, {&E::Rollback, true}},
+      {ActionKind::kInstallAhead, {&E::InstallAhead, true}},
+      {ActionKind::kUnstageNode, {&E::Unstage, true}},
+      {ActionKind::kActivatedEarly, {&E::ActivatedEarly, true}},
   };
   return kPerformers;
 }
@@ -204,18 +207,41 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::CallUpgrade(const Call& call)
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::InstallImage(const Call& call) {
+  return InstallOnNode(call, call.decision.image);
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::InstallOnNode(const Call& call,
+                                                               const std::string& image) {
   // LifecycleService/Upgrade installs only an image already in the store: pull right before
   // (at once when the pre-pull's copy is still there; again after a reboot or a restart in
   // between), as talosctl upgrade does.
   const core::InstallerStore store = call.profile.talos_installer_store;
   const std::string& address = call.node->address;
-  const std::string& image = call.decision.image;
   if (auto pulled = PullOnNode(call.talos(), address, image, store); !pulled.ok()) {
     return pulled.status();
   }
   auto installed = call.talos().LifecycleUpgrade(address, image, store, {});
   if (!installed.ok()) return installed.status();
   return ActionResult{"", "installed " + image};
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::InstallAhead(const Call& call) {
+  absl::StatusOr<ActionResult> installed = InstallOnNode(call, call.decision.image);
+  if (!installed.ok()) return installed;
+  installed->detail += "; pending reboot";
+  return installed;
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::Unstage(const Call& call) {
+  if (call.decision.image.empty()) return ActionResult{"", "nothing pending any more"};
+  absl::StatusOr<ActionResult> installed = InstallOnNode(call, call.decision.image);
+  if (!installed.ok()) return installed;
+  installed->detail = "un-staged: " + installed->detail;
+  return installed;
+}
+
+absl::StatusOr<ActionResult> TalosRolloutExecutor::ActivatedEarly(const Call& call) {
+  return ActionResult{"", call.node->name + " runs its pending install"};
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Reboot(const Call& call) {

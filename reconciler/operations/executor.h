@@ -100,6 +100,10 @@ class TalosRolloutExecutor final : public RolloutExecutor {
   absl::StatusOr<ActionResult> Snapshot(const Call& call);
   absl::StatusOr<ActionResult> CallUpgrade(const Call& call);
   absl::StatusOr<ActionResult> InstallImage(const Call& call);
+  absl::StatusOr<ActionResult> InstallOnNode(const Call& call, const std::string& image);
+  absl::StatusOr<ActionResult> InstallAhead(const Call& call);
+  absl::StatusOr<ActionResult> Unstage(const Call& call);
+  absl::StatusOr<ActionResult> ActivatedEarly(const Call& call);
   absl::StatusOr<ActionResult> Drain(const Call& call);
   absl::StatusOr<ActionResult> Reboot(const Call& call);
   absl::StatusOr<ActionResult> Complete(const Call& call);

@@ -215,7 +215,7 @@ Metrics::Metrics()
                  {"done", "requeue", "transient_error", "stalled", "forget"}),
       node_upgrades_started("node_upgrades_started_total", "Node upgrades started.", "", {}),
       node_upgrades("node_upgrades_total", "Node upgrades by result.", "result",
-                    {"completed", "failed", "rolled_back"}),
+                    {"completed", "failed", "rolled_back", "activated_early"}),
       node_upgrade_duration("node_upgrade_duration_seconds",
                             "Time from recording a node's upgrade to its result.", "result",
                             NodeUpgradeBuckets()),
@@ -249,6 +249,10 @@ Metrics::Metrics()
                                 "When the client certificate of each cluster's talosconfig "
                                 "expires, in seconds since the epoch.",
                                 "cluster"),
+      nodes_pending_reboot("nodes_pending_reboot",
+                           "Nodes installed ahead (policy.install: ahead) that wait for their "
+                           "reboot in a maintenance window, by cluster.",
+                           "cluster"),
       proposals("proposals", "Release proposals by the state of their pull request.", "state") {
   for (std::string_view state : {"open", "merged", "closed"}) proposals.Set(state, 0);
 }
@@ -285,6 +289,7 @@ std::string Metrics::RenderPrometheus() const {
   status_files_skipped.Render(out);
   cluster_phase.Render(out);
   client_certificate_expiry.Render(out);
+  nodes_pending_reboot.Render(out);
   proposals.Render(out);
   Header(out, "ready", "Whether the first poll succeeded.", "gauge");
   out += fmt::format("talos_reconciler_ready {}\n", ready ? 1 : 0);

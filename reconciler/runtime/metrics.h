@@ -110,7 +110,8 @@ struct Metrics {
 
   // Reconciles by how they ended: done, requeue, transient_error, stalled, forget.
   CounterFamily reconciles;
-  // Node upgrades started, and by result (completed, failed, rolled_back) with how long each
+  // Node upgrades started, and by result (completed, failed, rolled_back, activated_early: a node
+  // installed ahead that booted it outside a window) with how long each
   // took from being recorded to that result.
   CounterFamily node_upgrades_started;
   CounterFamily node_upgrades;
@@ -141,6 +142,8 @@ struct Metrics {
   ClusterPhaseGauge cluster_phase;
   // When each cluster's talosconfig client certificate expires, in seconds since the epoch.
   GaugeFamily client_certificate_expiry;
+  // Nodes of each cluster installed ahead and pending their reboot (policy.install: ahead).
+  GaugeFamily nodes_pending_reboot;
   // Release proposals by the state of their newest pull request: open, merged, closed
   // (reconciler/features/proposals/proposer.h).
   GaugeFamily proposals;

@@ -62,6 +62,21 @@ TEST(PolicyDecodeTest, DrainKeysMergeOneByOne) {
   EXPECT_EQ(Policy{}.drain.on_timeout, DrainTimeoutAction::kHalt);
 }
 
+TEST(PolicyDecodeTest, InstallTimingIsInWindowUnlessAheadIsWritten) {
+  EXPECT_EQ(Policy{}.install, InstallTiming::kInWindow);
+  PolicyDecode ahead = DecodeText("policy: {install: ahead}\n");
+  ASSERT_THAT(ahead.diagnostics, IsEmpty());
+  EXPECT_EQ(MergePolicy(Policy{}, ahead.policy).install, InstallTiming::kAhead);
+  // A profile that writes nothing keeps reconciler.yaml's choice.
+  PolicyDecode silent = DecodeText("policy: {paused: false}\n");
+  EXPECT_EQ(MergePolicy(MergePolicy(Policy{}, ahead.policy), silent.policy).install,
+            InstallTiming::kAhead);
+  PolicyDecode wrong = DecodeText("policy: {install: early}\n");
+  ASSERT_EQ(wrong.diagnostics.size(), 1u);
+  EXPECT_NE(wrong.diagnostics[0].find("policy.install"), std::string::npos) << wrong.diagnostics[0];
+  EXPECT_NE(wrong.diagnostics[0].find("ahead"), std::string::npos) << wrong.diagnostics[0];
+}
+
 TEST(PolicyDecodeTest, DecodesEveryKey) {
   PolicyDecode d = DecodeText(R"(policy:
   maxParallelWorkers: 3

@@ -52,6 +52,15 @@ class RolloutWorld {
       case ActionKind::kInstallImage:
         staged_[d.node] = Target(d);
         break;
+      case ActionKind::kInstallAhead:
+        log_.push_back("install " + d.node);
+        ++installs_[d.node];
+        staged_[d.node] = Target(d);
+        break;
+      case ActionKind::kUnstageNode:
+        log_.push_back("unstage " + d.node);
+        if (!d.image.empty()) staged_[d.node] = Target(d);
+        break;
       case ActionKind::kDrainNode:
         n->schedulable = false;
         break;
@@ -68,6 +77,19 @@ class RolloutWorld {
         break;
     }
   }
+
+  // A reboot nobody asked for (a power cut, a panic): the node boots what its slot holds.
+  void PowerCycle(const std::string& node) {
+    log_.push_back("power-cycle " + node);
+    NodeObservation* n = Find(node);
+    n->ready = false;
+    n->stage = MachineStage::kBooting;
+    auto it = staged_.find(node);
+    StartReboot(node, it != staged_.end() ? it->second : Image{*n->talos, n->schematic},
+                /*uncordon=*/false);
+  }
+  // Installs ahead per node (InstallAhead calls), repeats included.
+  const std::map<std::string, int>& installs() const { return installs_; }
 
   void AdvanceTo(TimePoint t) {
     if (t < now_) return;
@@ -127,6 +149,7 @@ class RolloutWorld {
   void Finish(const PendingBoot& boot) {
     NodeObservation* n = Find(boot.node);
     n->boot_id = n->boot_id + "+";
+    staged_.erase(boot.node);  // booted (or, on a failed boot, fallen back from)
     if (!fail_boot[boot.node]) {
       n->talos = boot.image.version;
       n->schematic = boot.image.schematic;
@@ -143,6 +166,7 @@ class RolloutWorld {
   std::vector<PendingBoot> pending_;
   std::map<std::string, Image> staged_;
   std::map<std::string, int> upgrades_;
+  std::map<std::string, int> installs_;
   std::vector<std::string> log_;
   std::map<std::string, std::vector<std::string>> pulled_;
 };
