@@ -115,9 +115,71 @@ std::optional<RolloutDecision> SettleOne(const RolloutInput& in, const StagedIns
                       progress);
 }
 
+// The installer repository of `node` (its own schematic's, else the profile's) with `version`'s
+// tag.
+std::string InstallerAt(const ClusterProfile& profile, const std::string& node,
+                        const Version& version) {
+  for (const NodeSpec& spec : profile.nodes) {
+    if (spec.name == node && !spec.talos_image.empty()) return spec.talos_image + ":" + version.Tag();
+  }
+  return profile.talos_image + ":" + version.Tag();
+}
+
+bool InFlight(const RolloutMemory& memory, const std::string& node) {
+  return std::any_of(memory.in_flight.begin(), memory.in_flight.end(),
+                     [&](const OperationInFlight& op) { return op.node == node; });
+}
+
+// A pending-install mark (pending_mark.h) on a node the status does not remember: an install in
+// this boot is recorded again; a mark from an earlier boot is done with (the node booted it, or
+// lost it).
+std::optional<RolloutDecision> ReadBackMark(const RolloutInput& in, const NodeObservation& seen,
+                                            Progress progress) {
+  const PendingInstallMark& mark = *seen.pending_mark;
+  const bool remembered = std::any_of(in.memory.staged.begin(), in.memory.staged.end(),
+                                      [&](const StagedInstall& s) { return s.node == seen.name; });
+  if (remembered || InFlight(in.memory, seen.name) || !seen.reachable || !seen.talos ||
+      seen.boot_id.empty()) {
+    return std::nullopt;
+  }
+  const StagedInstall staged{.node = seen.name,
+                             .target = mark.target,
+                             .image = InstallerAt(in.profile, seen.name, mark.target),
+                             .schematic = mark.schematic,
+                             .boot_id = mark.boot_id,
+                             .installed = in.now};
+  if (mark.boot_id == seen.boot_id && !RunsStaged(seen, staged)) {
+    RolloutDecision d = NodeDecision(
+        ActionKind::kRecallStaged, seen.name, staged.image,
+        fmt::format("found {}'s pending install of Talos {} in its Kubernetes node's {} "
+                    "annotation: the status had lost it",
+                    seen.name, mark.target.ToString(), kPendingInstallAnnotation),
+        progress);
+    d.staged = staged;
+    return d;
+  }
+  if (RunsStaged(seen, staged) && mark.boot_id != seen.boot_id) {
+    if (!Healthy(in.profile, seen)) return std::nullopt;
+    return NodeDecision(ActionKind::kActivatedEarly, seen.name, staged.image,
+                        fmt::format("{} activated early: it rebooted into its pending Talos {} "
+                                    "(known from its Kubernetes node's mark) and is healthy",
+                                    seen.name, mark.target.ToString()),
+                        progress);
+  }
+  return NodeDecision(ActionKind::kUnstageNode, seen.name, "",
+                      fmt::format("{}'s pending-install mark of Talos {} is out of date; "
+                                  "removing it",
+                                  seen.name, mark.target.ToString()),
+                      progress);
+}
+
 }  // namespace
 
 std::optional<RolloutDecision> SettleStagedInstalls(const RolloutInput& in, Progress progress) {
+  for (const NodeObservation& seen : in.observed.nodes) {
+    if (!seen.pending_mark) continue;
+    if (std::optional<RolloutDecision> d = ReadBackMark(in, seen, progress)) return d;
+  }
   for (const StagedInstall& staged : in.memory.staged) {
     if (std::optional<RolloutDecision> d = SettleOne(in, staged, progress)) return d;
   }

@@ -15,7 +15,10 @@
 
 namespace tr::core {
 
-// What the staged installs have become since they were made, in the profile's node order: a node
+// What the staged installs have become since they were made. First a pending-install mark on a
+// Kubernetes node (pending_mark.h) that the memory does not hold: an install of the node's
+// running boot is recalled (kRecallStaged); a mark of an earlier boot is cleared, or reports the
+// node activated early when it runs the mark's version. Then, in the memory's order: a node
 // that booted its install outside a window and is healthy again is done (activated early; while
 // it is not healthy yet, a wait); one that came back on its old version lost the install, which
 // is made again while the plan still wants it; one whose install the plan no longer wants (the

@@ -72,6 +72,7 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
       memory.in_flight.clear();
       break;
     case ActionKind::kInstallAhead:
+    case ActionKind::kRecallStaged:
       if (d.staged) {
         ForgetStaged(memory, d.node);
         memory.staged.push_back(*d.staged);

@@ -110,6 +110,10 @@ ActionTraits Traits(ActionKind kind) {
       t = {.name = "activated-early", .acts = true, .held_by_running_step = true, .notable = true,
            .ends_node = "activated_early"};
       break;
+    case ActionKind::kRecallStaged:
+      t = {.name = "recall-staged", .acts = true, .only_records = true, .keeps_observation = true,
+           .notable = true};
+      break;
     case ActionKind::kStartKubernetesUpgrade:
       t = {.name = "start-kubernetes-upgrade", .gated = true, .handed_over = true};
       break;

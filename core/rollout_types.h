@@ -136,6 +136,7 @@ enum class ActionKind {
   kInstallAhead,  // policy.install: ahead: pull and install `image` on `node`, no cordon, no reboot
   kUnstageNode,   // install the running version's `image` over `node`'s pending install
   kActivatedEarly,  // `node` booted its pending install outside a window and is healthy: done
+  kRecallStaged,    // record `staged`, read back from the node's pending-install mark
   kStartKubernetesUpgrade,  // hand the Kubernetes step to the upgrade-k8s job (the last kind)
 };
 const char* ActionKindName(ActionKind kind);
@@ -192,7 +193,7 @@ struct RolloutDecision {
   bool seen_cordoned = true;
   std::optional<OperationInFlight> operation;  // kStartNode
   std::optional<RolloutFailure> failure;       // kFailNode, kRollbackNode
-  std::optional<StagedInstall> staged;         // kInstallAhead: what the node holds once it returns
+  std::optional<StagedInstall> staged;  // kInstallAhead, kRecallStaged: what the node holds
   std::optional<TimePoint> wait_until;
   Progress progress;
 };

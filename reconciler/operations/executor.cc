@@ -3,6 +3,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/pending_mark.h"
 #include "core/planner.h"
 #include "core/timestamp.h"
 #include "fmt/format.h"
@@ -67,6 +68,18 @@ absl::StatusOr<bool> PullOnNode(talos::TalosClient& talos, const std::string& ad
                         fmt::format("pulling {}: {}", image, std::string(pulled.message())));
   }
   return true;
+}
+
+// Writes (`mark` set) or removes the pending-install mark on `node`'s Kubernetes node
+// (core/pending_mark.h), which outlives a status file restored from an older commit.
+absl::Status MarkPending(kube::KubeClient* kube, const core::NodeSpec& node,
+                         const std::optional<core::PendingInstallMark>& mark) {
+  if (kube == nullptr) return absl::UnavailableError("the Kubernetes API is not reachable yet");
+  absl::StatusOr<kube::KubeNode> k = KubeNodeOf(*kube, node);
+  if (!k.ok()) return k.status();
+  if (!mark && !k->pending_install) return absl::OkStatus();
+  return kube->SetPendingInstall(
+      k->name, mark ? std::optional<std::string>(core::EncodePendingMark(*mark)) : std::nullopt);
 }
 
 // The etcd upgrade mutex held by another session (talos_answers.h) is not a refusal of the step:
@@ -227,20 +240,36 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::InstallOnNode(const Call& cal
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::InstallAhead(const Call& call) {
   absl::StatusOr<ActionResult> installed = InstallOnNode(call, call.decision.image);
-  if (!installed.ok()) return installed;
-  installed->detail += "; pending reboot";
+  if (!installed.ok() || !call.decision.staged) return installed;
+  const core::StagedInstall& staged = *call.decision.staged;
+  // The status file records the install before the next one; the mark is a second copy, so a
+  // Kubernetes API that refuses it now does not undo the install.
+  const absl::Status marked = MarkPending(
+      call.clients.kube.get(), *call.node,
+      core::PendingInstallMark{staged.target, staged.schematic, staged.boot_id});
+  installed->detail += marked.ok() ? "; pending reboot, marked on its Kubernetes node"
+                                   : "; pending reboot (not marked on its Kubernetes node: " +
+                                         std::string(marked.message()) + ")";
   return installed;
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Unstage(const Call& call) {
-  if (call.decision.image.empty()) return ActionResult{"", "nothing pending any more"};
+  if (call.decision.image.empty()) {  // nothing left on the node: only its mark goes
+    if (absl::Status s = MarkPending(call.clients.kube.get(), *call.node, std::nullopt); !s.ok()) {
+      return s;
+    }
+    return ActionResult{"", "pending-install mark removed"};
+  }
   absl::StatusOr<ActionResult> installed = InstallOnNode(call, call.decision.image);
   if (!installed.ok()) return installed;
   installed->detail = "un-staged: " + installed->detail;
+  // A mark left behind is removed at a later look (it then names an older boot).
+  (void)MarkPending(call.clients.kube.get(), *call.node, std::nullopt);
   return installed;
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::ActivatedEarly(const Call& call) {
+  (void)MarkPending(call.clients.kube.get(), *call.node, std::nullopt);
   return ActionResult{"", call.node->name + " runs its pending install"};
 }
 
@@ -252,6 +281,13 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Reboot(const Call& call) {
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Complete(const Call& call) {
+  // Installed ahead: the mark must go with the node's completion, or a later look would take it
+  // for a node that booted its install by itself.
+  if (call.profile.policy.install == core::InstallTiming::kAhead) {
+    if (absl::Status s = MarkPending(call.clients.kube.get(), *call.node, std::nullopt); !s.ok()) {
+      return s;
+    }
+  }
   return Uncordon(call.clients.kube.get(), *call.node, call.decision.seen_cordoned);
 }
 

@@ -203,6 +203,45 @@ TEST(InstallAheadTest, BelowTalos113TheWindowDoesItAllAsBefore) {
   EXPECT_TRUE(a.Log("install").empty());
 }
 
+TEST(InstallAheadTest, PendingInstallsTheStatusLostAreRecalledFromTheNodesMarks) {
+  AheadWorld a("1.13.9", "1.14.2");
+  a.Run(a.opens - std::chrono::hours(2));
+  const std::vector<StagedInstall> remembered = a.mem.staged;
+  for (const StagedInstall& s : remembered) {
+    for (NodeObservation& n : a.world.observed().nodes) {
+      if (n.name == s.node) n.pending_mark = PendingInstallMark{s.target, s.schematic, s.boot_id};
+    }
+  }
+  a.mem.staged.clear();  // a restart from a status written before the installs
+  const RolloutDecision d = a.Decide();
+  ASSERT_EQ(d.kind, ActionKind::kRecallStaged) << d.message;
+  EXPECT_THAT(d.message, HasSubstr("'s pending install of Talos 1.14.2 in its Kubernetes node's "
+                                   "talos-reconciler.dev/pending-install annotation"));
+  const RolloutDecision rest = a.Run(a.opens - std::chrono::seconds(1));
+  EXPECT_EQ(rest.phase, ClusterPhase::kWaitingForWindow) << rest.message;
+  EXPECT_EQ(a.Log("install").size(), 5u) << "nothing is installed twice";
+  // The same installs, read back in the nodes' order rather than the installs'.
+  auto by_node = [](std::vector<StagedInstall> v) {
+    for (StagedInstall& s : v) s.installed = {};
+    std::sort(v.begin(), v.end(),
+              [](const StagedInstall& x, const StagedInstall& y) { return x.node < y.node; });
+    return v;
+  };
+  EXPECT_EQ(by_node(a.mem.staged), by_node(remembered));
+}
+
+TEST(InstallAheadTest, AMarkOfAnEarlierBootIsClearedOrCountsTheNodeActivated) {
+  AheadWorld a("1.13.9", "1.14.2");
+  NodeObservation& w0 = a.world.observed().nodes[0];
+  w0.pending_mark = PendingInstallMark{V("1.14.2"), "", "an-earlier-boot"};
+  RolloutDecision d = a.Decide();
+  EXPECT_EQ(d.kind, ActionKind::kUnstageNode) << d.message;
+  EXPECT_EQ(d.image, "") << "only the mark goes: the node holds nothing";
+  w0.talos = V("1.14.2");
+  d = a.Decide();
+  EXPECT_EQ(d.kind, ActionKind::kActivatedEarly) << d.message;
+}
+
 TEST(InstallAheadTest, PendingInstallsSurviveTheStatusFile) {
   AheadWorld a("1.13.9", "1.14.2");
   a.Run(a.opens - std::chrono::hours(2));

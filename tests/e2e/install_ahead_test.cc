@@ -9,6 +9,7 @@
 #include "base/env.h"
 #include "fmt/format.h"
 #include "tests/e2e/e2e_fixture.h"
+#include "tests/support/process.h"
 
 namespace tr::e2e {
 namespace {
@@ -120,6 +121,58 @@ TEST_F(E2eTest, InstallAheadRebootsNothingOutsideTheWindowAndReportsAPowerCutAsA
   EXPECT_EQ(NodeOf(after, "edge-w-1")->talos, "1.13.2") << "a node booted the broken release";
   EXPECT_EQ(NodeOf(after, "edge-cp-0")->talos, "1.13.2");
   EXPECT_EQ(CountCalls(world().Journal(), "edge", "MachineService/Reboot", "", since), 0);
+}
+
+bool InHistory(const ClusterStatus& s, const std::string& text) {
+  for (const core::HistoryEntry& h : s.history) {
+    if (h.event.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The daemon killed (-9) once every node is installed, and started again from a status branch
+// put back to before the installs, with no state of its own: the pending installs are read back
+// from the Kubernetes nodes' marks, none is installed again and nothing reboots.
+TEST_F(E2eTest, PendingInstallsLostFromTheStatusAreReadBackFromTheNodes) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("edge", 1, 2, "1.13.2", "1.35.0")}));
+  const std::vector<std::string> policy = {FarWindow(), "install: ahead"};
+  world().PushProfiles({{"edge", AtTalos("1.13.2", policy, "1.35.0")}}, "initial profile");
+  E2E_ASSERT_OK(world().StartDaemon());
+  E2E_ASSERT_OK(world().WaitForReady("edge", "1.13.2", "", kAheadTimeout).status());
+  const std::string before_installs = world().repo().StatusTip();
+  const uint64_t since = LastSeq(world().Journal());
+
+  world().PushProfiles({{"edge", AtTalos("1.13.9", policy, "1.35.0")}}, "edge: Talos 1.13.9");
+  E2E_ASSERT_OK(world()
+                    .WaitForStatus(
+                        "edge",
+                        [](const ClusterStatus& s) {
+                          return s.phase == core::ClusterPhase::kWaitingForWindow &&
+                                 s.rollout.staged.size() == 3;
+                        },
+                        kAheadTimeout)
+                    .status());
+  world().daemon().Kill();
+  gitsource::testing::MustRun({"git", "--git-dir", world().repo().bare().string(), "update-ref",
+                               std::string("refs/heads/") + kStatusBranch, before_installs});
+  std::filesystem::remove_all(world().dir() / "daemon-state");
+  E2E_ASSERT_OK(world().daemon().Start());
+
+  ClusterStatus recalled;
+  E2E_ASSERT_OK_AND_ASSIGN(
+      recalled, world().WaitForStatus(
+                    "edge",
+                    [](const ClusterStatus& s) {
+                      return s.phase == core::ClusterPhase::kWaitingForWindow &&
+                             s.rollout.staged.size() == 3;
+                    },
+                    kAheadTimeout));
+  EXPECT_TRUE(InHistory(recalled, "found edge-w-0's pending install of Talos 1.13.9"))
+      << recalled.message;
+  const auto journal = world().Journal();
+  EXPECT_EQ(CountCalls(journal, "edge", "LifecycleService/Upgrade", "", since), 3)
+      << "a node was installed again";
+  EXPECT_EQ(CountCalls(journal, "edge", "MachineService/Reboot", "", since), 0);
 }
 
 }  // namespace
