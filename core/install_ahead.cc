@@ -99,19 +99,27 @@ std::optional<RolloutDecision> SettleOne(const RolloutInput& in, const StagedIns
                         progress);
   }
   // Still in the boot it was installed in. Another wanted installer is written over it by
-  // NextInstallAhead; none at all (the desired version went back, a broken release blocks the
-  // plan) is un-staged, so that no reboot, ours or not, boots it.
+  // NextInstallAhead; none at all (the desired version is the one the node runs, or the plan is
+  // blocked by the very release installed) is un-staged, so that no reboot, ours or not, boots
+  // it. A plan blocked for any other reason (a node down for its reboot, an unsupported
+  // target while the release stands) keeps the install: it is wanted again once that passes.
   if (!wanted.empty()) return std::nullopt;
+  const bool blocked = in.plan.status == PlanStatus::kBlocked;
+  if (blocked && in.plan.broken_release != staged.target) return std::nullopt;
   const std::string running = RunningInstaller(*seen, staged);
   if (running.empty()) return std::nullopt;
-  const std::string why = in.plan.status == PlanStatus::kBlocked
-                              ? in.plan.message
-                              : "the desired version is the one it runs";
+  const std::string why = blocked ? in.plan.message : "the desired version is the one it runs";
+  // Recorded first: from then on a restart un-stages again rather than reboot into it.
+  if (!staged.withdrawn) {
+    return NodeDecision(ActionKind::kWithdrawStaged, staged.node, staged.image,
+                        fmt::format("{}'s pending Talos {} is no longer wanted ({}); un-staging it",
+                                    staged.node, staged.target.ToString(), why),
+                        progress);
+  }
   return NodeDecision(ActionKind::kUnstageNode, staged.node, running,
-                      fmt::format("un-staging {}: its pending Talos {} is no longer wanted ({}); "
-                                  "installing the Talos {} it runs again",
-                                  staged.node, staged.target.ToString(), why,
-                                  seen->talos->ToString()),
+                      fmt::format("un-staging {}: installing the Talos {} it runs over its "
+                                  "pending Talos {}",
+                                  staged.node, seen->talos->ToString(), staged.target.ToString()),
                       progress);
 }
 
@@ -226,15 +234,17 @@ std::optional<RolloutDecision> NextInstallAhead(const RolloutInput& in, const Pl
 const StagedInstall* PendingInstall(const RolloutMemory& memory, std::string_view node,
                                     std::string_view boot_id) {
   for (const StagedInstall& staged : memory.staged) {
-    if (staged.node == node && staged.boot_id == boot_id) return &staged;
+    if (staged.node == node && staged.boot_id == boot_id && !staged.withdrawn) return &staged;
   }
   return nullptr;
 }
 
 std::string PendingNote(const RolloutMemory& memory) {
-  if (memory.staged.empty()) return "";
   std::vector<std::string> nodes;
-  for (const StagedInstall& staged : memory.staged) nodes.push_back(staged.node);
+  for (const StagedInstall& staged : memory.staged) {
+    if (!staged.withdrawn) nodes.push_back(staged.node);
+  }
+  if (nodes.empty()) return "";
   return fmt::format("; {} {} installed, pending reboot: {}", nodes.size(),
                      nodes.size() == 1 ? "node" : "nodes", fmt::join(nodes, ", "));
 }

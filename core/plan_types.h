@@ -60,6 +60,8 @@ struct ClusterPlan {
   std::vector<PlanStep> steps;
   std::vector<std::string> gates;  // checks that hold the rollout between and before nodes
   std::chrono::seconds estimate{0};
+  // Blocked by a Talos release the Image Factory marks broken: that release.
+  std::optional<Version> broken_release{};
 };
 
 // The installer image and schematic ID `node` gets in `step`: its own, else the step's.

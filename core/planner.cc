@@ -321,19 +321,20 @@ std::string BrokenMessage(const Version& release) {
 // node runs another version (checked before the installer, which a factory no longer builds
 // for it), or a hop on the way. A cluster whose nodes all run it already is not blocked; one
 // half-way stops before its next node.
-std::string BrokenReleaseProblem(const ClusterProfile& profile, const Version& talos_low,
-                                 const Version& talos_high, const std::vector<PlanStep>& steps,
-                                 const ReleaseCatalog& catalog) {
+std::optional<Version> BrokenRelease(const ClusterProfile& profile, const Version& talos_low,
+                                     const Version& talos_high, const std::vector<PlanStep>& steps,
+                                     const ReleaseCatalog& catalog) {
   const bool all_on_target = talos_low == profile.talos_version && talos_high == talos_low;
-  if (!all_on_target && catalog.IsTalosBroken(profile.talos_version)) {
-    return BrokenMessage(profile.talos_version);
-  }
+  if (!all_on_target && catalog.IsTalosBroken(profile.talos_version)) return profile.talos_version;
   for (const PlanStep& step : steps) {
-    if (step.type == StepType::kTalos && catalog.IsTalosBroken(step.to)) {
-      return BrokenMessage(step.to);
-    }
+    if (step.type == StepType::kTalos && catalog.IsTalosBroken(step.to)) return step.to;
   }
-  return "";
+  return std::nullopt;
+}
+
+ClusterPlan BlockedByBroken(ClusterPlan plan, const Version& release) {
+  plan.broken_release = release;
+  return Blocked(std::move(plan), BrokenMessage(release));
 }
 
 }  // namespace
@@ -350,7 +351,8 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
                    .kubernetes_target = profile.kubernetes_version,
                    .steps = {},
                    .gates = {},
-                   .estimate = std::chrono::seconds{0}};
+                   .estimate = std::chrono::seconds{0},
+                   .broken_release = std::nullopt};
   if (std::string problem = ObservationProblem(profile, observed); !problem.empty()) {
     return Blocked(std::move(plan), problem);
   }
@@ -368,9 +370,8 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
       !problem.empty()) {
     return Blocked(std::move(plan), problem);
   }
-  if (std::string problem = BrokenReleaseProblem(profile, talos_low, talos_high, {}, catalog);
-      !problem.empty()) {
-    return Blocked(std::move(plan), problem);
+  if (auto broken = BrokenRelease(profile, talos_low, talos_high, {}, catalog)) {
+    return BlockedByBroken(std::move(plan), *broken);
   }
   if (std::string problem = InstallerProblem(profile, observed); !problem.empty()) {
     return Blocked(std::move(plan), problem);
@@ -387,10 +388,8 @@ ClusterPlan PlanCluster(const ClusterProfile& profile, const ObservedCluster& ob
   if (!hops.ok()) return Blocked(std::move(plan), std::string(hops.status().message()));
 
   plan.steps = BuildSteps(profile, observed, WithReinstalls(profile, observed, *hops));
-  if (std::string problem =
-          BrokenReleaseProblem(profile, talos_low, talos_high, plan.steps, catalog);
-      !problem.empty()) {
-    return Blocked(std::move(plan), problem);
+  if (auto broken = BrokenRelease(profile, talos_low, talos_high, plan.steps, catalog)) {
+    return BlockedByBroken(std::move(plan), *broken);
   }
   if (plan.steps.empty()) {
     plan.message =

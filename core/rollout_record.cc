@@ -78,6 +78,11 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
         memory.staged.push_back(*d.staged);
       }
       break;
+    case ActionKind::kWithdrawStaged:
+      for (StagedInstall& s : memory.staged) {
+        if (s.node == d.node) s.withdrawn = true;
+      }
+      break;
     case ActionKind::kUnstageNode:
     case ActionKind::kActivatedEarly:
       ForgetStaged(memory, d.node);

@@ -114,6 +114,10 @@ ActionTraits Traits(ActionKind kind) {
       t = {.name = "recall-staged", .acts = true, .only_records = true, .keeps_observation = true,
            .notable = true};
       break;
+    case ActionKind::kWithdrawStaged:
+      t = {.name = "withdraw-staged", .acts = true, .only_records = true,
+           .keeps_observation = true, .notable = true};
+      break;
     case ActionKind::kStartKubernetesUpgrade:
       t = {.name = "start-kubernetes-upgrade", .gated = true, .handed_over = true};
       break;

@@ -69,6 +69,9 @@ struct StagedInstall {
   // then it runs the install (activated early) or it lost it.
   std::string boot_id{};
   TimePoint installed{};
+  // No longer wanted: recorded before the running version is installed over it (kUnstageNode),
+  // so that a restart in between never reboots the node expecting this install.
+  bool withdrawn = false;
 
   bool operator==(const StagedInstall&) const = default;
 };
@@ -137,6 +140,7 @@ enum class ActionKind {
   kUnstageNode,   // install the running version's `image` over `node`'s pending install
   kActivatedEarly,  // `node` booted its pending install outside a window and is healthy: done
   kRecallStaged,    // record `staged`, read back from the node's pending-install mark
+  kWithdrawStaged,  // record `node`'s pending install as no longer wanted, before kUnstageNode
   kStartKubernetesUpgrade,  // hand the Kubernetes step to the upgrade-k8s job (the last kind)
 };
 const char* ActionKindName(ActionKind kind);

@@ -126,7 +126,8 @@ std::vector<OperationInFlight> ReadInFlight(const Field& f) {
 std::vector<StagedInstall> ReadStaged(const Field& f) {
   std::vector<StagedInstall> out;
   for (const Field& item : ReadList(f)) {
-    MappingReader m(item, {"node", "target", "image", "schematic", "bootId", "installed"});
+    MappingReader m(item,
+                    {"node", "target", "image", "schematic", "bootId", "installed", "withdrawn"});
     StagedInstall s;
     s.node = Str(m.Required("node"));
     s.target = ReadTalosVersion(m.Required("target")).value_or(Version{});
@@ -134,6 +135,7 @@ std::vector<StagedInstall> ReadStaged(const Field& f) {
     s.schematic = Str(m.Optional("schematic"));
     s.boot_id = Str(m.Optional("bootId"));
     s.installed = Time(m.Required("installed")).value_or(TimePoint{});
+    s.withdrawn = ReadBool(m.Optional("withdrawn")).value_or(false);
     out.push_back(std::move(s));
   }
   return out;

@@ -90,6 +90,7 @@ void EmitRollout(YAML::Emitter& out, const RolloutMemory& m) {
       if (!s.schematic.empty()) EmitString(out, "schematic", s.schematic);
       EmitString(out, "bootId", s.boot_id);
       EmitString(out, "installed", FormatTimestamp(s.installed));
+      if (s.withdrawn) out << YAML::Key << YamlWord{"withdrawn"} << YAML::Value << true;
       out << YAML::EndMap;
     }
     out << YAML::EndSeq;

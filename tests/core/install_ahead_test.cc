@@ -151,12 +151,21 @@ TEST(InstallAheadTest, ADesiredVersionBackToTheRunningOneUnstagesEveryPendingNod
   AheadWorld a("1.13.9", "1.14.2");
   a.Run(a.opens - std::chrono::hours(2));
   a.world.profile().talos_version = V("1.13.9");
+  // Withdrawn first, so that a restart before the un-stage is recorded never reboots into it.
+  const RolloutDecision withdraw = a.Decide();
+  ASSERT_EQ(withdraw.kind, ActionKind::kWithdrawStaged) << withdraw.message;
+  Record(withdraw, a.mem, a.world.profile().policy, a.world.now());
   const RolloutDecision d = a.Decide();
   ASSERT_EQ(d.kind, ActionKind::kUnstageNode) << d.message;
+  EXPECT_EQ(d.node, withdraw.node);
   EXPECT_EQ(d.image, "factory.talos.dev/metal-installer/abc:v1.13.9");
+  a.world.Apply(d);  // its record lost: the next look un-stages again, and reboots nothing
+  const RolloutDecision again = a.Decide();
+  EXPECT_EQ(again.kind, ActionKind::kUnstageNode) << again.message;
+  EXPECT_EQ(again.node, d.node);
   const RolloutDecision rest = a.Run(a.opens - std::chrono::seconds(1));
   EXPECT_EQ(rest.phase, ClusterPhase::kReady) << rest.message;
-  EXPECT_EQ(a.Log("unstage").size(), 5u);
+  EXPECT_EQ(a.Log("unstage").size(), 6u) << "each node once, and the one whose record was lost twice";
   EXPECT_TRUE(a.mem.staged.empty());
   EXPECT_TRUE(a.Log("reboot").empty());
 }
@@ -166,8 +175,8 @@ TEST(InstallAheadTest, AReleaseMarkedBrokenBeforeTheWindowIsUnstagedAndNeverBoot
   a.Run(a.opens - std::chrono::hours(2));
   a.catalog.MarkTalosBroken(V("1.14.2"));
   const RolloutDecision d = a.Decide();
-  ASSERT_EQ(d.kind, ActionKind::kUnstageNode) << d.message;
-  EXPECT_THAT(d.message, HasSubstr("1.14.2"));
+  ASSERT_EQ(d.kind, ActionKind::kWithdrawStaged) << d.message;
+  EXPECT_THAT(d.message, HasSubstr("Talos 1.14.2 is marked broken"));
   a.Run(a.opens - std::chrono::seconds(1));
   a.world.AdvanceTo(a.opens);
   const RolloutDecision rest = a.Run(a.opens + std::chrono::hours(2));
@@ -242,17 +251,28 @@ TEST(InstallAheadTest, AMarkOfAnEarlierBootIsClearedOrCountsTheNodeActivated) {
   EXPECT_EQ(d.kind, ActionKind::kActivatedEarly) << d.message;
 }
 
+TEST(InstallAheadTest, ABlockedPlanForAnotherReasonKeepsThePendingInstalls) {
+  AheadWorld a("1.13.9", "1.14.2");
+  a.Run(a.opens - std::chrono::hours(2));
+  a.world.observed().nodes[1].reachable = false;  // as while a node reboots in the window
+  const RolloutDecision d = a.Decide();
+  EXPECT_NE(d.kind, ActionKind::kWithdrawStaged) << d.message;
+  EXPECT_NE(d.kind, ActionKind::kUnstageNode) << d.message;
+  EXPECT_EQ(a.mem.staged.size(), 5u);
+}
+
 TEST(InstallAheadTest, PendingInstallsSurviveTheStatusFile) {
   AheadWorld a("1.13.9", "1.14.2");
   a.Run(a.opens - std::chrono::hours(2));
   ClusterStatus status;
   status.cluster = "c";
   status.rollout = a.mem;
+  status.rollout.staged[1].withdrawn = true;
   const std::string yaml = RenderStatusYaml(status);
   EXPECT_THAT(yaml, HasSubstr("staged:"));
   Decoded<ClusterStatus> back = DecodeClusterStatus("status/c.yaml", yaml);
   ASSERT_TRUE(back.ok()) << back.diagnostics.front().ToString();
-  EXPECT_EQ(back.value->rollout.staged, a.mem.staged);
+  EXPECT_EQ(back.value->rollout.staged, status.rollout.staged);
   EXPECT_FALSE(StatusChanged(*back.value, status));
 }
 

@@ -269,5 +269,48 @@ TEST_F(CrashTest, KillAtEveryJournalEventOfBothUpgradePaths) {
   }
 }
 
+// policy.install: ahead, killed at each step of both of its phases: while the nodes are
+// installed ahead (no window set, so the reboots follow the installs at once) and while each
+// is drained and rebooted. Every node reboots once, onto the target, and the window phase never
+// installs again; an install is repeated only when a kill fell between its answer and its record.
+TEST_F(CrashTest, KillDuringBothPhasesOfAnInstallAheadRebootsEachNodeOnce) {
+  E2E_ASSERT_OK(world().StartFleet({MakeCluster("ahead", 1, 2, "1.13.9", "1.34.1")},
+                                   {.time_scale = 0.1}));
+  world().PushProfiles({{"ahead", AtTalos("1.13.9", {"install: ahead"})}}, "initial profile");
+  E2E_ASSERT_OK(world().StartDaemon());
+  E2E_ASSERT_OK(world().WaitForReady("ahead", "1.13.9", "", 60s).status());
+  const uint64_t since = LastSeq(world().Journal());
+  const Round round{"1.13.9", "1.14.0", true};
+  const std::string commit =
+      world().PushProfiles({{"ahead", AtTalos("1.14.0", {"install: ahead"})}}, "ahead: 1.14.0");
+  for (const char* name : {"install-start", "installed", "cordon", "reboot-call", "down", "up"}) {
+    const KillPoint* point = nullptr;
+    for (const KillPoint& p : JournalKillPoints()) {
+      if (std::string(p.name) == name) point = &p;
+    }
+    ASSERT_NE(point, nullptr) << name;
+    EXPECT_TRUE(KillAt("ahead", point, {}, false, 30s)) << "no " << name << " came";
+  }
+  ASSERT_NO_FATAL_FAILURE(ExpectReady("ahead", round, commit, 90s));
+  const auto journal = world().Journal();
+  const auto spans = UpgradeSpans(journal, "ahead", since);
+  SCOPED_TRACE(fmt::format("kills {}:{}\njournal spans:\n{}", kills_, kill_log_, Describe(spans)));
+  ASSERT_EQ(spans.size(), 3u);
+  uint64_t last_install = 0, first_reboot = UINT64_MAX;
+  for (const JournalLine& line : journal) {
+    if (line.seq <= since || line.cluster != "ahead") continue;
+    if (line.what.ends_with("LifecycleService/Upgrade")) last_install = line.seq;
+    if (line.what == "/machine.MachineService/Reboot") first_reboot = std::min(first_reboot, line.seq);
+  }
+  EXPECT_LT(last_install, first_reboot) << "an install came after the first reboot";
+  for (const auto& span : spans) {
+    SCOPED_TRACE(span.node);
+    EXPECT_EQ(span.reboot_calls_ok, 1);
+    EXPECT_EQ(span.version_changes, std::vector<std::string>{"v1.13.9 -> v1.14.0"});
+    EXPECT_GE(span.upgrade_calls_ok + span.upgrade_calls_cancelled, 1);
+    EXPECT_LE(span.upgrade_calls_ok, 2);
+  }
+}
+
 }  // namespace
 }  // namespace tr::e2e
