@@ -209,6 +209,55 @@ TEST_F(LeaderElectionTest, KillingTheLeaderMidRolloutHandsItOverAndNoNodeUpgrade
   EXPECT_NE(Replica(1).log().find("step=released"), std::string::npos) << Logs();
 }
 
+#ifndef TR_ASAN  // plain pass only, for the time budget: the crash test covers both phases there
+// policy.install: ahead with two replicas: the leader is killed at its first install, the
+// standby takes over and installs the rest; the killed one comes back as the standby, and the
+// new leader is killed at its first reboot. Every node is rebooted once onto the target, and
+// nothing is installed after the first reboot.
+TEST_F(LeaderElectionTest, KillingTheLeaderInEachPhaseOfAnInstallAheadRebootsEachNodeOnce) {
+  E2E_ASSERT_OK(world().StartFleet(
+      {MakeCluster("ha", 1, 2, "1.13.9", "1.34.1"), MakeCluster("home", 1, 0, "1.11.6")},
+      {.time_scale = 0.05}));
+  const std::vector<std::string> ahead = {"install: ahead"};
+  world().PushProfiles({{"ha", AtTalos("1.13.9", ahead)}}, "initial profile");
+  E2E_ASSERT_OK(StartReplicas(1, 1));
+  E2E_ASSERT_OK(world().WaitForReady("ha", "1.13.9", "", 60s).status());
+  E2E_ASSERT_OK(AddReplica(1));
+  ASSERT_TRUE(world().WaitUntil(10s, [&] { return Replica(1).Get("/readyz").ok(); }));
+
+  const uint64_t since = LastSeq(world().Journal());
+  const std::string commit = world().PushProfiles({{"ha", AtTalos("1.14.0", ahead)}}, "ha: 1.14.0");
+  auto first_after = [&](uint64_t after, const std::function<bool(const JournalLine&)>& is) {
+    return world().WaitUntil(60s, [&] {
+      for (const auto& line : world().Journal()) {
+        if (line.seq > after && line.cluster == "ha" && is(line)) return true;
+      }
+      return false;
+    });
+  };
+  ASSERT_TRUE(first_after(since, IsUpgradeCall));
+  world().daemon().Kill();
+  EXPECT_TRUE(world().WaitUntil(10s, [&] { return OwnedShards(1, 1) == "0"; })) << Logs();
+  E2E_ASSERT_OK(world().daemon().Start());  // back, as the standby
+  const uint64_t handed = LastSeq(world().Journal());
+  ASSERT_TRUE(first_after(handed, [](const JournalLine& l) {
+    return l.what == "/machine.MachineService/Reboot";
+  })) << Logs();
+  Replica(1).Kill();
+  auto ready = world().WaitForStatus(
+      "ha",
+      [&](const core::ClusterStatus& s) {
+        return s.phase == core::ClusterPhase::kUpgradeFailed ||
+               (s.phase == core::ClusterPhase::kReady && s.talos.current == "1.14.0" &&
+                s.desired_commit_applied == commit);
+      },
+      90s, /*allow_daemon_down=*/true);
+  ASSERT_TRUE(ready.ok()) << ready.status() << "\n" << Logs();
+  EXPECT_EQ(PhaseName(*ready), "Ready") << Summary(*ready);
+  EXPECT_EQ(InstallAheadProblem(world().Journal(), "ha", since, 3, "1.13.9", "1.14.0"), "");
+}
+#endif  // TR_ASAN
+
 // A replica frozen (SIGSTOP: a GC-like pause, a VM stall, a partition from the API server)
 // while it acts, for longer than its lease: the standby takes the shard over, claims the cluster
 // and finishes the rollout; the woken replica lands no status record after the new holder's

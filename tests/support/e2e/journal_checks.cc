@@ -1,6 +1,7 @@
 #include "tests/support/e2e/journal_checks.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "fmt/format.h"
@@ -108,6 +109,35 @@ std::string OverlapProblem(const std::vector<NodeUpgradeSpan>& spans) {
       return fmt::format("{} was touched (journal #{}) before {} was back (journal #{})",
                          spans[i].node, spans[i].first_seq, spans[i - 1].node,
                          spans[i - 1].last_seq);
+    }
+  }
+  return "";
+}
+
+std::string InstallAheadProblem(const std::vector<JournalLine>& journal, const std::string& cluster,
+                                uint64_t since_seq, size_t nodes, const std::string& from,
+                                const std::string& to) {
+  const auto spans = UpgradeSpans(journal, cluster, since_seq);
+  if (spans.size() != nodes) {
+    return fmt::format("{} nodes touched, not {}:\n{}", spans.size(), nodes, Describe(spans));
+  }
+  uint64_t last_install = 0, first_reboot = UINT64_MAX;
+  for (const JournalLine& line : journal) {
+    if (line.seq <= since_seq || line.cluster != cluster) continue;
+    if (line.what.ends_with("LifecycleService/Upgrade")) last_install = line.seq;
+    if (line.what == "/machine.MachineService/Reboot") first_reboot = std::min(first_reboot, line.seq);
+  }
+  if (last_install > first_reboot) {
+    return fmt::format("an install (#{}) came after the first reboot (#{})", last_install,
+                       first_reboot);
+  }
+  const std::vector<std::string> once{fmt::format("v{} -> v{}", from, to)};
+  for (const NodeUpgradeSpan& span : spans) {
+    const int installs = span.upgrade_calls_ok + span.upgrade_calls_cancelled;
+    if (span.reboot_calls_ok != 1 || span.version_changes != once || installs < 1 ||
+        span.upgrade_calls_ok > 2) {
+      return fmt::format("{} was not installed once (or twice) and rebooted once onto {}:\n{}",
+                         span.node, to, Describe(spans));
     }
   }
   return "";

@@ -58,6 +58,14 @@ std::vector<std::string> TouchedNodes(const std::vector<JournalLine>& journal,
 // one's begins); otherwise a description of the first overlap.
 std::string OverlapProblem(const std::vector<NodeUpgradeSpan>& spans);
 
+// An install-ahead rollout of `cluster` after `since_seq` (policy.install: ahead): `nodes` nodes,
+// each rebooted by exactly one Reboot call and changing version once, from `from` to `to`; each
+// installed at least once and at most twice (a kill between an install's answer and its record
+// repeats it); no install after the first reboot. "" when so, else the first problem.
+std::string InstallAheadProblem(const std::vector<JournalLine>& journal, const std::string& cluster,
+                                uint64_t since_seq, size_t nodes, const std::string& from,
+                                const std::string& to);
+
 // The spans, one per line, for failure messages.
 std::string Describe(const std::vector<NodeUpgradeSpan>& spans);
 
