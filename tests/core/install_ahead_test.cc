@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "core/plan_outlook.h"
 #include "core/planner.h"
 #include "core/status_decode.h"
 #include "core/status_yaml.h"
@@ -259,6 +260,32 @@ TEST(InstallAheadTest, ABlockedPlanForAnotherReasonKeepsThePendingInstalls) {
   EXPECT_NE(d.kind, ActionKind::kWithdrawStaged) << d.message;
   EXPECT_NE(d.kind, ActionKind::kUnstageNode) << d.message;
   EXPECT_EQ(a.mem.staged.size(), 5u);
+}
+
+// `plan --status` (and a pull request's plan) read the memory from the status: the pending nodes
+// and the window are named where the plan says what comes next.
+TEST(InstallAheadTest, APlanWithTheStatusNamesThePendingNodesAndTheWindow) {
+  AheadWorld a("1.13.9", "1.14.2");
+  a.Run(a.opens - std::chrono::hours(2));
+  const ClusterPlan plan =
+      PlanCluster(a.world.profile(), a.world.observed(), SupportMatrix::BuiltIn(), a.catalog);
+  const PlanOutlook outlook = OutlookOf({.profile = a.world.profile(),
+                                         .plan = plan,
+                                         .observed = a.world.observed(),
+                                         .memory = a.mem,
+                                         .window = {false, a.opens},
+                                         .gates = {},
+                                         .promotion = std::nullopt,
+                                         .kubernetes_upgrades = true,
+                                         .kubernetes_step_started = false,
+                                         .now = a.world.now()});
+  EXPECT_EQ(outlook.phase, ClusterPhase::kWaitingForWindow);
+  EXPECT_THAT(outlook.next, HasSubstr("(opens " + FormatTimestamp(a.opens) + "); 5 nodes installed, "
+                                      "pending reboot: w-0, w-1, cp-0, cp-2, cp-1"));
+  ASSERT_FALSE(outlook.steps.empty());
+  EXPECT_EQ(outlook.steps.front().run, StepRun::kWaits);
+  // The plan's gates say what ahead does.
+  EXPECT_THAT(plan.gates, ::testing::Contains(HasSubstr("install: ahead: a Talos step from 1.13")));
 }
 
 TEST(InstallAheadTest, PendingInstallsSurviveTheStatusFile) {
