@@ -139,6 +139,10 @@ ModeResult Measure(const std::vector<JournalLine>& journal, const std::string& c
   r.in_window = UpgradeSpans(journal, cluster, before_window);
   const auto first_actions = FirstActions(journal, cluster, before_window);
   WallClock::time_point first = WallClock::time_point::max(), last{};
+  std::erase_if(r.in_window, [](const NodeUpgradeSpan& span) {
+    return span.version_changes.empty() ||
+           !span.version_changes.back().ends_with(std::string("v") + kTo);
+  });
   for (const auto& span : r.in_window) {
     const auto found = first_actions.find(span.node);
     const auto began = found != first_actions.end() ? found->second : span.first_time;
@@ -180,6 +184,34 @@ ModeResult Measure(const std::vector<JournalLine>& journal, const std::string& c
     }
   }
   return r;
+}
+
+// Waits until every cluster is Ready on `talos` with `commit` applied or has failed; returns
+// the failed ones' status messages ("<cluster>: <message>"), empty when all are Ready.
+absl::StatusOr<std::string> WaitReadyOrFailed(E2eWorld& world,
+                                              const std::vector<std::string>& names,
+                                              const std::string& talos, const std::string& commit) {
+  std::string checked_tip, failed;
+  const bool done = world.WaitUntil(std::chrono::minutes(30), [&] {
+    const std::string tip = world.repo().StatusTip();
+    if (tip.empty() || tip == checked_tip) return false;
+    checked_tip = tip;
+    auto all = world.repo().StatusAll(names);
+    if (!all.ok()) return false;
+    size_t ended = 0;
+    failed.clear();
+    for (const auto& [name, s] : *all) {
+      if (s.phase == core::ClusterPhase::kUpgradeFailed) {
+        failed += (failed.empty() ? "" : "; ") + name + ": " + s.message;
+        ++ended;
+      }
+      ended += s.phase == core::ClusterPhase::kReady && s.talos.current == talos &&
+               s.desired_commit_applied == commit;
+    }
+    return ended == names.size();
+  });
+  if (!done) return absl::DeadlineExceededError("the rollout did not end within 30 minutes");
+  return failed;
 }
 
 int Run(const Options& options) {
@@ -234,8 +266,14 @@ int Run(const Options& options) {
     std::printf("pushed; the window (%s) opens in %.1f s\n", window.policy_line.c_str(),
                 Seconds(window.opens - pushed));
     std::fflush(stdout);
-    if (auto st = WaitAllReady(world, names, kTo, commit, std::chrono::minutes(30)); !st.ok()) {
-      return fail("the rollout", st);
+    absl::StatusOr<std::string> failed = WaitReadyOrFailed(world, names, kTo, commit);
+    if (!failed.ok()) return fail("the rollout", failed.status());
+    if (!failed->empty()) {
+      std::printf(
+          "the rollout FAILED, %s; the figures below are of the nodes that were back on "
+          "%s in the window\n",
+          failed->c_str(), kTo);
+      rc = 1;
     }
 
     const auto& journal = world.Journal();
@@ -279,18 +317,27 @@ int Run(const Options& options) {
                       r.max_s, r.max_s / scale, r.use_s, r.use_s / scale, kNodes, scale));
       results[m.install] = std::move(r);
     }
+    if (rc != 0) {
+      std::printf("install: ahead's partial figures: %zu of %d nodes measured\n",
+                  results["ahead"].in_window.size(), kNodes);
+    }
     const double reduction = 1 - results["ahead"].mean_s / results["inWindow"].mean_s;
     const double use_reduction = 1 - results["ahead"].use_s / results["inWindow"].use_s;
+    // A failed rollout ends early: its window's use says nothing.
+    const std::string use = rc == 0 ? fmt::format("{:.1f} % lower", 100 * use_reduction)
+                                    : std::string("not compared (a failed run)");
     std::printf(
-        "install: ahead lowers the mean window occupancy per node by %.1f %% (goal >= 40 %%) "
-        "and the window's use by %.1f %%\n",
-        100 * reduction, 100 * use_reduction);
-    PrintBenchRow("window occupancy per node, ahead vs inWindow (mean)", "≥ 40 % lower",
-                  fmt::format("{:.1f} % lower", 100 * reduction), reduction >= 0.40,
-                  fmt::format("window's use {:.1f} % lower; pull {} s, install {} s, reboot {} s, "
-                              "boot {} s fleet time, scale {}",
-                              100 * use_reduction, options.pull_s, options.install_s,
-                              options.reboot_s, options.boot_s, scale));
+        "install: ahead lowers the mean window occupancy per node by %.1f %% (goal >= 40 %%); "
+        "the window's use: %s\n",
+        100 * reduction, use.c_str());
+    PrintBenchRow(
+        "window occupancy per node, ahead vs inWindow (mean)", "≥ 40 % lower",
+        fmt::format("{:.1f} % lower{}", 100 * reduction, rc == 0 ? "" : " (a failed run)"),
+        rc == 0 && reduction >= 0.40,
+        fmt::format("window's use {}; pull {} s, install {} s, reboot {} s, boot {} s fleet "
+                    "time, scale {}",
+                    use, options.pull_s, options.install_s, options.reboot_s, options.boot_s,
+                    scale));
   }
   if (rc == 0) std::filesystem::remove_all(dir);
   return rc;
