@@ -23,7 +23,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -73,14 +72,7 @@ struct Window {
 
 Window WindowAfter(std::chrono::seconds lead) {
   const auto opens = std::chrono::ceil<std::chrono::minutes>(WallClock::now() + lead);
-  const time_t t = WallClock::to_time_t(opens);
-  tm utc{};
-  gmtime_r(&t, &utc);
-  static constexpr const char* kWeekdays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  return {.opens = opens,
-          .policy_line = fmt::format(
-              "windows: [{{days: [{}], start: \"{:02}:{:02}\", duration: 30m, timezone: UTC}}]",
-              kWeekdays[utc.tm_wday], utc.tm_hour, utc.tm_min)};
+  return {.opens = opens, .policy_line = WindowPolicyLine(opens)};
 }
 
 std::map<std::string, ProfileDef> ProfilesAt(const std::string& talos,

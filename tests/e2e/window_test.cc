@@ -1,10 +1,7 @@
 // A maintenance window that is closed when the change arrives: the daemon waits, then rolls out
 // once the window opens (a window computed from the current UTC time, opening within about a
 // minute, so the test's wall time stays bounded).
-#include <time.h>
-
 #include "base/env.h"
-#include "fmt/format.h"
 #include "tests/e2e/e2e_fixture.h"
 
 namespace tr::e2e {
@@ -25,14 +22,7 @@ struct Window {
 // A 30-minute window in UTC that opens at the next whole minute at least `lead` from now.
 Window NextWindow(std::chrono::seconds lead) {
   const auto opens = std::chrono::ceil<std::chrono::minutes>(Env::Default().Now() + lead);
-  const time_t t = Clock::to_time_t(opens);
-  tm utc{};
-  gmtime_r(&t, &utc);
-  static constexpr const char* kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  return {.opens = opens,
-          .policy_line = fmt::format(
-              "windows: [{{days: [{}], start: \"{:02}:{:02}\", duration: 30m, timezone: UTC}}]",
-              kDays[utc.tm_wday], utc.tm_hour, utc.tm_min)};
+  return {.opens = opens, .policy_line = WindowPolicyLine(opens)};
 }
 
 TEST_F(E2eTest, ClosedMaintenanceWindowWaitsThenProceeds) {
@@ -58,7 +48,8 @@ TEST_F(E2eTest, ClosedMaintenanceWindowWaitsThenProceeds) {
                                                  s.phase == ClusterPhase::kWaitingForWindow;
                                         },
                                         60s));
-  ASSERT_LT(Env::Default().Now(), window.opens) << "the window opened before the daemon saw the change";
+  ASSERT_LT(Env::Default().Now(), window.opens)
+      << "the window opened before the daemon saw the change";
   EXPECT_TRUE(TouchedNodes(world().Journal(), "night", since).empty());
   EXPECT_EQ(waiting.talos.target, "1.12.0");
 

@@ -1,5 +1,7 @@
 #include "tests/support/e2e/fleet_builder.h"
 
+#include <time.h>
+
 #include "fmt/format.h"
 
 namespace tr::e2e {
@@ -112,6 +114,16 @@ std::string RepositoryDefaultsYaml(const std::string& node_timeout,
       node_timeout);
   for (const auto& line : extra_policy) yaml += "  " + line + "\n";
   return yaml;
+}
+
+std::string WindowPolicyLine(std::chrono::system_clock::time_point opens) {
+  const time_t t = std::chrono::system_clock::to_time_t(opens);
+  tm utc{};
+  gmtime_r(&t, &utc);
+  static constexpr const char* kWeekdays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
+  return fmt::format(
+      "windows: [{{days: [{}], start: \"{:02}:{:02}\", duration: 30m, timezone: UTC}}]",
+      kWeekdays[utc.tm_wday], utc.tm_hour, utc.tm_min);
 }
 
 std::string ProfilePath(const std::string& cluster) {

@@ -6,6 +6,7 @@
 // Values and pure functions; thread-safe.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -82,6 +83,10 @@ std::string ProfileYaml(const SimClusterInfo& cluster, const ProfileDef& profile
 // and `extra` lines under policy.
 std::string RepositoryDefaultsYaml(const std::string& node_timeout = "1m",
                                    const std::vector<std::string>& extra_policy = {});
+
+// A profile's policy line for a 30-minute window in UTC that opens at `opens` (a whole minute):
+// "windows: [{days: [Tue], start: \"14:03\", duration: 30m, timezone: UTC}]".
+std::string WindowPolicyLine(std::chrono::system_clock::time_point opens);
 
 // The profile file's path in the repository: "clusters/<name>.yaml".
 std::string ProfilePath(const std::string& cluster);
