@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -81,6 +82,14 @@ inline std::filesystem::path BenchDirectory(const std::string& name) {
   std::string pattern = "/tmp/tr-bench-" + name + "-XXXXXX";
   if (mkdtemp(pattern.data()) == nullptr) return {};
   return pattern;
+}
+
+// Prints why a benchmark run failed and the end of the world's logs; returns a failed run's exit
+// status.
+inline int RunFailed(const E2eWorld& world, const absl::Status& status) {
+  std::fprintf(stderr, "%s\n%s\n", std::string(status.message()).c_str(),
+               world.Diagnostics().c_str());
+  return 1;
 }
 
 // A world at rest, before the benchmark changes anything.

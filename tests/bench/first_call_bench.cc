@@ -98,11 +98,7 @@ int Run(int rounds) {
                              {"lifecycle", "1.35.0", {"1.13.2", "1.13.9"}, 0, {}}};
   {
     E2eWorld world(dir);
-    auto fail = [&](const absl::Status& st) {
-      std::fprintf(stderr, "%s\n%s\n", std::string(st.message()).c_str(),
-                   world.Diagnostics().c_str());
-      return 1;
-    };
+    auto fail = [&](const absl::Status& st) { return RunFailed(world, st); };
     std::vector<ClusterDef> fleet;
     for (const Path& p : paths) {
       fleet.push_back(MakeCluster(p.cluster, 1, 1, p.versions[0], p.kubernetes));

@@ -83,11 +83,7 @@ int DurationAgainstSecondRollout(double scale) {
   int rc = 0;
   {
     E2eWorld world(dir);
-    auto fail = [&](const absl::Status& st) {
-      std::fprintf(stderr, "%s\n%s\n", std::string(st.message()).c_str(),
-                   world.Diagnostics().c_str());
-      return 1;
-    };
+    auto fail = [&](const absl::Status& st) { return RunFailed(world, st); };
     auto at_rest = StartAtRest(world, {.fleet = {Cluster()},
                                        .sim = {.time_scale = scale},
                                        .talos = "1.13.2",

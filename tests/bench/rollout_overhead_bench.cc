@@ -86,11 +86,7 @@ int Run(const Options& options) {
   int rc = 0;
   {
     E2eWorld world(dir);
-    auto fail = [&](const absl::Status& st) {
-      std::fprintf(stderr, "%s\n%s\n", std::string(st.message()).c_str(),
-                   world.Diagnostics().c_str());
-      return 1;
-    };
+    auto fail = [&](const absl::Status& st) { return RunFailed(world, st); };
     std::optional<PushWebhook> hook;
     auto at_rest = StartAtRest(
         world, {.fleet = {MakeCluster("bench", 3, 2, "1.11.6")},

@@ -46,11 +46,7 @@ int Run(int rounds) {
   int rc = 0;
   {
     E2eWorld world(dir);
-    auto fail = [&](const absl::Status& st) {
-      std::fprintf(stderr, "%s\n%s\n", std::string(st.message()).c_str(),
-                   world.Diagnostics().c_str());
-      return 1;
-    };
+    auto fail = [&](const absl::Status& st) { return RunFailed(world, st); };
     PushWebhook hook;  // beside the fleet's nodes, known once the simulator runs
     auto at_rest = StartAtRest(
         world, {.fleet = {MakeCluster("hooked", 1, 1, "1.11.6")},
