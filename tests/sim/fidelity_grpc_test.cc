@@ -1,5 +1,6 @@
 // Where talos-sim fails as real Talos fails, over the wire: containerd instances, registry
-// catalogue, Read of a missing file, COSI type and namespace checks and watch options, etcd
+// catalogue, Read of a missing file, COSI type and namespace checks and watch options (aggregated,
+// tail events, the end of the bootstrapped list), etcd
 // legacy_members, the sequence a RebootRequest.mode runs, and apid's reconnect backoff (refused,
 // then hanging calls) towards a node that rebooted.
 #include <gmock/gmock.h>
@@ -164,6 +165,55 @@ TEST_F(FidelityGrpcTest, CosiRefusesUnknownTypesAndUnsupportedWatchOptions) {
   }
   EXPECT_EQ(kind->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_EQ(created, 1);
+}
+
+// inmem/collection.go WatchAll: the list ends with BOOTSTRAPPED carrying a tombstone of the kind;
+// `aggregated` puts the list and its marker in one response; `tail_events` replays the last
+// changes instead of the list and cannot go with bootstrap contents.
+TEST_F(FidelityGrpcTest, CosiWatchAggregatesTailsAndMarksTheEndOfTheList) {
+  auto cosi = cosi::resource::State::NewStub(channel_);
+  cosi::resource::WatchRequest watch;
+  watch.set_namespace_("runtime");
+  watch.set_type("MachineStatuses.runtime.talos.dev");
+  watch.mutable_options()->set_bootstrap_contents(true);
+  watch.mutable_options()->set_aggregated(true);
+  watch.set_api_version(1);
+  auto ctx = Call(Addr("w-1"), 5s);
+  auto aggregated = cosi->Watch(ctx.get(), watch);
+  cosi::resource::WatchResponse resp;
+  ASSERT_TRUE(aggregated->Read(&resp));
+  EXPECT_EQ(resp.event_size(), 0);  // the watch is established
+  ASSERT_TRUE(aggregated->Read(&resp));
+  ASSERT_EQ(resp.event_size(), 2);
+  EXPECT_EQ(resp.event(0).event_type(), cosi::resource::CREATED);
+  EXPECT_EQ(resp.event(0).resource().metadata().id(), "machine");
+  EXPECT_EQ(resp.event(1).event_type(), cosi::resource::BOOTSTRAPPED);
+  EXPECT_EQ(resp.event(1).resource().metadata().type(), "MachineStatuses.runtime.talos.dev");
+  EXPECT_EQ(resp.event(1).resource().metadata().id(), "");
+  EXPECT_EQ(resp.event(1).resource().metadata().version(), "undefined");
+  ctx->TryCancel();
+  EXPECT_EQ(aggregated->Finish().error_code(), grpc::StatusCode::CANCELLED);
+
+  watch.mutable_options()->set_tail_events(1);
+  ctx = Call(Addr("w-1"), 5s);
+  auto both = cosi->Watch(ctx.get(), watch);
+  EXPECT_FALSE(both->Read(&resp));
+  grpc::Status refused = both->Finish();
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::UNKNOWN);
+  EXPECT_EQ(refused.error_message(),
+            "cannot use BootstrapContents with TailEvents and StartFromBookmark options");
+
+  // Only the last change of the kind is replayed, not the list.
+  watch.mutable_options()->set_bootstrap_contents(false);
+  watch.mutable_options()->set_aggregated(false);
+  ctx = Call(Addr("w-1"), 300ms);
+  auto tail = cosi->Watch(ctx.get(), watch);
+  std::vector<cosi::resource::Event> events;
+  while (tail->Read(&resp)) events.insert(events.end(), resp.event().begin(), resp.event().end());
+  EXPECT_EQ(tail->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].resource().metadata().id(), "machine");
+  EXPECT_NE(events[0].event_type(), cosi::resource::BOOTSTRAPPED);
 }
 
 // The access policy checks the namespace after the type, against the namespaces the node's

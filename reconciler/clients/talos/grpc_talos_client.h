@@ -8,9 +8,12 @@
 // handshake (or did so within the last reconnect backoff), or that does not connect within
 // `timeouts.connect`, is skipped for the next; read-only calls (Version, ServiceList, Etcd*,
 // COSI Get/List, Read, Kubeconfig) also move on when a call through an endpoint ends in
-// Unavailable. Calls that change the node (Upgrade, Reboot, ApplyConfiguration, ...) and
-// long-lived streams (Events, Watch) are sent once: they fail over only when no connection was
-// made, so a request is never delivered twice.
+// Unavailable. Calls that change the node (Upgrade, Reboot, ApplyConfiguration, ...) and the
+// long-lived Events stream are sent once: they fail over only when no connection was made, so a
+// request is never delivered twice. A COSI watch (StartWatch) moves on as a read-only call until
+// the node's first message establishes it; then it ends with its stream. A watch has no deadline
+// (it lasts until cancelled or broken) and holds no thread; destroy every watch's handle before
+// the client.
 //
 // TLS: the server name checked is the endpoint host (apid's certificate has the node's IPs as
 // SANs), as talosctl does; set `tls_server_name` when the endpoints are names or VIPs outside the

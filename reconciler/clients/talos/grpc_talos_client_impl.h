@@ -1,6 +1,6 @@
 // GrpcTalosClient, the class behind NewGrpcTalosClient (grpc_talos_client.h). Internal: its
-// methods are split over grpc_talos_client.cc (routing, unary calls) and grpc_talos_streams.cc
-// (server-streaming calls).
+// methods are split over grpc_talos_client.cc (routing, unary calls), grpc_talos_streams.cc
+// (server-streaming calls) and grpc_talos_watch.cc (watches, on gRPC's callback API).
 //
 // Thread-safety: safe from several threads; the only mutable state is the preferred endpoint.
 #pragma once
@@ -50,6 +50,8 @@ class GrpcTalosClient final : public TalosClient {
   absl::StatusOr<std::vector<CosiResource>> CosiList(const std::string& node,
                                                      const std::string& namespace_name,
                                                      const std::string& type) override;
+  std::unique_ptr<CosiWatch> StartWatch(const std::string& node, const CosiWatchRequest& request,
+                                        WatchCallbacks callbacks) override;
   absl::Status Events(const std::string& node, const EventsRequest& request,
                       std::chrono::milliseconds timeout, std::stop_token stop,
                       const std::function<bool(const MachineEvent&)>& on_event) override;
@@ -85,6 +87,9 @@ class GrpcTalosClient final : public TalosClient {
   absl::StatusOr<std::string> ReadDataStream(
       const std::string& method, const std::string& node, std::chrono::milliseconds timeout,
       const std::function<std::unique_ptr<grpc::ClientReader<common::Data>>(CallAttempt&)>& open);
+
+  class WatchAttempt;
+  friend class WatchAttempt;
 
   std::vector<Endpoint> endpoints_;
   std::vector<std::shared_ptr<grpc::Channel>> channels_;

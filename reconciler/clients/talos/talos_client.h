@@ -7,19 +7,22 @@
 //   Unimplemented      the node's Talos version has no such method (LifecycleService < 1.13)
 //   Unknown / FailedPrecondition / InvalidArgument   the node's own refusal, with its text
 //                      (etcd checks, "error validating installer image", container mode, ...)
-//   Cancelled          the caller's stop_token was triggered
+//   Cancelled          the caller's stop_token was triggered (a watch: its handle cancelled it)
+//   Aborted            a watch fell behind the node's history (an ERRORED event): list again
 // Every message names the call and the node ("talos Upgrade on node 10.0.0.12 via 10.0.0.11:
 // ..."). No protobuf or gRPC type appears here; see grpc_talos_client.h for the implementation.
 //
 // Thread-safety: implementations are safe to call from several threads at once. Streaming calls
 // block the calling thread until the stream ends, the callback returns false, the timeout passes
-// or the stop_token is triggered.
+// or the stop_token is triggered; a watch (StartWatch) blocks no thread: its callbacks run on
+// the client's own threads.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -30,6 +33,28 @@
 #include "reconciler/clients/talos/talos_types.h"
 
 namespace tr::reconciler::talos {
+
+// What a watch calls. Both run on the client's threads, one call at a time per watch and never
+// after `on_done`; they must not block, and must not destroy the watch's handle. `on_done` may
+// run on the caller's thread before StartWatch returns (a watch that cannot start): do not call
+// StartWatch holding a lock the callbacks take.
+struct WatchCallbacks {
+  // Every event, in the node's order.
+  std::function<void(const CosiEvent&)> on_event;
+  // Once, last: why the watch ended (never OK). Unavailable when the node or its endpoint went
+  // down or the stream broke; Cancelled after Cancel() or the process's shutdown; the other
+  // codes as above, before any event (PermissionDenied for an unknown type or namespace).
+  std::function<void(const absl::Status&)> on_done;
+};
+
+// A watch in progress. Destroying it cancels the watch and waits until `on_done` has run, so
+// what the callbacks use may be released right after.
+class CosiWatch {
+ public:
+  virtual ~CosiWatch() = default;
+  // Ends the watch soon (on_done: Cancelled unless it had already ended); returns at once.
+  virtual void Cancel() = 0;
+};
 
 class TalosClient {
  public:
@@ -105,6 +130,14 @@ class TalosClient {
   virtual absl::StatusOr<std::vector<CosiResource>> CosiList(const std::string& node,
                                                              const std::string& namespace_name,
                                                              const std::string& type) = 0;
+
+  // cosi.resource.State/Watch, as `talosctl get --watch` does (bootstrap contents, one event per
+  // message): returns at once; the events and the end arrive through `callbacks`. It holds no
+  // thread while it waits. This default, for clients without streams, ends it at once with
+  // Unimplemented.
+  virtual std::unique_ptr<CosiWatch> StartWatch(const std::string& node,
+                                                const CosiWatchRequest& request,
+                                                WatchCallbacks callbacks);
 
   // MachineService/Events. Calls `on_event` for every event, the hello message included, until
   // it returns false (then OK). When the node ends the stream (shutdown, reboot): Unavailable.

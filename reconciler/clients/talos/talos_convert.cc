@@ -157,6 +157,29 @@ CosiResource ToCosiResource(const cosi::resource::Resource& resource) {
   return out;
 }
 
+std::optional<CosiEvent> ToCosiEvent(const cosi::resource::Event& event) {
+  CosiEvent out;
+  switch (event.event_type()) {
+    case cosi::resource::CREATED:
+      out.type = CosiEventType::kCreated;
+      break;
+    case cosi::resource::UPDATED:
+      out.type = CosiEventType::kUpdated;
+      break;
+    case cosi::resource::DESTROYED:
+      out.type = CosiEventType::kDestroyed;
+      break;
+    case cosi::resource::BOOTSTRAPPED:
+      out.type = CosiEventType::kBootstrapped;
+      break;
+    default:
+      return std::nullopt;
+  }
+  out.resource = ToCosiResource(event.resource());
+  if (event.has_old()) out.old = ToCosiResource(event.old());
+  return out;
+}
+
 absl::StatusOr<MachineEvent> ToMachineEvent(const machine::Event& event) {
   auto payload = DecodePayload(event.data());
   if (!payload.ok()) return payload.status();

@@ -5,6 +5,7 @@
 // Pure functions; thread-compatible.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,11 @@ ServiceState ToServiceState(const machine::ServiceInfo& info);
 EtcdMember ToEtcdMember(const machine::EtcdMember& member);
 EtcdMemberStatus ToEtcdMemberStatus(const machine::EtcdMemberStatus& status);
 CosiResource ToCosiResource(const cosi::resource::Resource& resource);
+
+// A watch event of a kind the client passes on (CREATED, UPDATED, DESTROYED, BOOTSTRAPPED);
+// nullopt for the others (ERRORED, which the watch handles itself, NOOP bookmarks, and kinds a
+// later server may add).
+std::optional<CosiEvent> ToCosiEvent(const cosi::resource::Event& event);
 
 // Decodes an Events message by its payload type URL. An empty type URL is the hello message;
 // unknown type URLs become OtherEvent. InvalidArgument when a known payload does not parse.

@@ -136,6 +136,26 @@ struct CosiResource {
   std::string yaml_spec;
 };
 
+// ---- Watches (cosi.resource.State/Watch)
+
+// What to watch: every resource of a kind (namespace and type), or the one resource `id`.
+struct CosiWatchRequest {
+  std::string namespace_name;
+  std::string type;
+  std::optional<std::string> id;
+};
+
+// The cosi EventType numbers. A kind watch starts with every resource as kCreated, then one
+// kBootstrapped (its resource carries only the namespace and type); a single-resource watch starts
+// with kCreated, or kDestroyed when the resource does not exist. Then each change.
+enum class CosiEventType { kCreated = 0, kUpdated = 1, kDestroyed = 2, kBootstrapped = 3 };
+
+struct CosiEvent {
+  CosiEventType type = CosiEventType::kCreated;
+  CosiResource resource;  // for kDestroyed: the resource as it was (or a tombstone)
+  std::optional<CosiResource> old;  // kUpdated: the resource before the change
+};
+
 // ---- Events (MachineService/Events)
 
 struct EventsRequest {

@@ -1,8 +1,12 @@
 // cosi.resource.State (Get, List, Watch) of a simulated node (facts §5). Unknown types and
 // namespaces are refused; sensitive resources (MachineConfig) need os:admin. Watch first sends an
 // empty response (the watch is established), then the initial state (one resource: its current
-// state; a kind with bootstrap_contents: every resource then BOOTSTRAPPED), then changes until the
-// node goes down.
+// state, or a DESTROYED tombstone; a kind with bootstrap_contents: every resource by id, then
+// BOOTSTRAPPED carrying a tombstone of the kind), or with tail_events the last changes instead,
+// then changes until the node or the endpoint forwarding the stream goes down (UNAVAILABLE).
+// One event per response, or batches with `aggregated`.
+#include <algorithm>
+
 #include "fmt/format.h"
 #include "tests/sim/api/cosi_types.h"
 #include "tests/sim/api/node_services.h"
@@ -10,7 +14,10 @@
 namespace tr::sim {
 namespace {
 
-constexpr auto kWatchPoll = std::chrono::milliseconds(50);
+// A watch waits for its cluster's notification; the timeout only bounds how late it notices that
+// its caller cancelled (as events_stream.cc: a fleet's worth of watches woken often costs the
+// simulator more than anything they serve).
+constexpr auto kWatchPoll = std::chrono::milliseconds(250);
 namespace cr = cosi::resource;
 
 void SetTime(google::protobuf::Timestamp* ts, WallTime t) {
@@ -103,54 +110,84 @@ grpc::Status CosiStateImpl::Watch(grpc::ServerContext* ctx, const cr::WatchReque
     const std::string& ns = request->namespace_();
     const std::string& type = request->type();
     const bool single = request->has_id();
-    // cosi-project/runtime server.go: a single-resource watch has no bootstrap contents, and
-    // clients before api_version 1 never get BOOTSTRAPPED markers.
-    if (single && request->options().bootstrap_contents()) {
+    const auto& options = request->options();
+    const int tail = std::max(0, options.tail_events());
+    // cosi-project/runtime server.go: a single-resource watch has no bootstrap contents;
+    // inmem/collection.go: a kind watch cannot have both bootstrap contents and tail events
+    // (a plain error: Unknown on the wire).
+    if (single && options.bootstrap_contents()) {
       return grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
                           "bootstrap contents is not implemented for resource watch");
+    }
+    if (!single && options.bootstrap_contents() && tail > 0) {
+      return grpc::Status(grpc::StatusCode::UNKNOWN,
+                          "cannot use BootstrapContents with TailEvents and StartFromBookmark "
+                          "options");
     }
     auto matches = [&](const CosiResource& res) {
       return res.ns == ns && res.type == type && (!single || res.id == request->id());
     };
-    std::vector<cr::WatchResponse> initial(1);  // the empty "watch established" response
+    // Without `aggregated` every event is a response of its own; with it, the bootstrapped
+    // list (and its marker) is one response and each batch of changes another.
+    const bool aggregated = !single && options.aggregated();
+    std::vector<cr::WatchResponse> pending(1);  // the empty "watch established" response
+    auto add_event = [&](cr::EventType event_type) {
+      if (!aggregated || pending.empty() || pending.back().event_size() == 0) {
+        pending.emplace_back();
+      }
+      auto* ev = pending.back().add_event();
+      ev->set_event_type(event_type);
+      return ev;
+    };
+    auto tombstone = [&](cr::Event* ev, const std::string& id) {
+      auto* m = ev->mutable_resource()->mutable_metadata();
+      m->set_namespace_(ns);
+      m->set_type(type);
+      m->set_id(id);
+      m->set_version("undefined");
+      m->set_phase("running");
+    };
     std::unique_lock lock(r.cluster->mu());
     const uint64_t generation = r.target->generation;
+    const uint64_t endpoint_generation = r.endpoint->generation;
     uint64_t cursor = r.target->next_cosi_seq;
-    if (single) {
-      auto* ev = initial.emplace_back().add_event();
+    if (tail > 0) {
+      // The last `tail` changes of the kind (of the one resource for a single watch), replayed
+      // instead of the initial state (inmem/collection.go Watch, WatchAll).
+      int found = 0;
+      const auto& log = r.target->cosi_log;
+      for (auto it = log.rbegin(); it != log.rend() && found < tail; ++it) {
+        if (!matches(it->resource)) continue;
+        ++found;
+        cursor = it->seq;
+      }
+    } else if (single) {
       auto it = r.target->resources.find(fmt::format("{}/{}/{}", ns, type, request->id()));
       if (it != r.target->resources.end()) {
-        ev->set_event_type(cr::CREATED);
-        ToProto(it->second, ev->mutable_resource());
+        ToProto(it->second, add_event(cr::CREATED)->mutable_resource());
       } else {
-        ev->set_event_type(cr::DESTROYED);
-        auto* m = ev->mutable_resource()->mutable_metadata();
-        m->set_namespace_(ns);
-        m->set_type(type);
-        m->set_id(request->id());
+        tombstone(add_event(cr::DESTROYED), request->id());
       }
-    } else if (request->options().bootstrap_contents()) {
+    } else if (options.bootstrap_contents()) {
       for (const auto& [key, res] : r.target->resources) {
-        if (!matches(res)) continue;
-        auto* ev = initial.emplace_back().add_event();
-        ev->set_event_type(cr::CREATED);
-        ToProto(res, ev->mutable_resource());
+        if (matches(res)) ToProto(res, add_event(cr::CREATED)->mutable_resource());
       }
-      if (request->api_version() >= 1) {
-        initial.emplace_back().add_event()->set_event_type(cr::BOOTSTRAPPED);
-      }
+      // The end of the list: a tombstone of the kind (id ""), for api_version 1 clients only.
+      if (request->api_version() >= 1) tombstone(add_event(cr::BOOTSTRAPPED), "");
     }
     while (true) {
       lock.unlock();
-      for (const auto& resp : initial) {
+      for (const auto& resp : pending) {
         if (!writer->Write(resp)) return grpc::Status::CANCELLED;
       }
-      initial.clear();
+      pending.clear();
       lock.lock();
-      while (initial.empty()) {
+      while (pending.empty()) {
         if (CallAbandoned(ctx, *r.cluster)) return grpc::Status::CANCELLED;
         const bool went_down = r.target->generation != generation;
-        const bool gone = went_down || !r.target->api_reachable();
+        // The node, or the apid endpoint forwarding the stream, going down ends it.
+        const bool gone = went_down || r.endpoint->generation != endpoint_generation ||
+                          !r.target->api_reachable() || !r.endpoint->api_reachable();
         // Changes made before the node went down are still delivered, then the stream ends.
         static const std::deque<CosiChange> kNone;
         const std::deque<CosiChange>* log = &r.target->cosi_log;
@@ -162,19 +199,18 @@ grpc::Status CosiStateImpl::Watch(grpc::ServerContext* ctx, const cr::WatchReque
           if (change.seq < cursor) continue;
           cursor = change.seq + 1;
           if (!matches(change.resource)) continue;
-          auto* ev = initial.emplace_back().add_event();
-          ev->set_event_type(static_cast<cr::EventType>(change.type));
+          auto* ev = add_event(static_cast<cr::EventType>(change.type));
           ToProto(change.resource, ev->mutable_resource());
           if (change.old) ToProto(*change.old, ev->mutable_old());
         }
         if (gone) {
           lock.unlock();
-          for (const auto& resp : initial) {
+          for (const auto& resp : pending) {
             if (!writer->Write(resp)) return grpc::Status::CANCELLED;
           }
           return grpc::Status(grpc::StatusCode::UNAVAILABLE, "error reading from server: EOF");
         }
-        if (initial.empty()) r.cluster->cv().wait_for(lock, kWatchPoll);
+        if (pending.empty()) r.cluster->cv().wait_for(lock, kWatchPoll);
       }
     }
   });
