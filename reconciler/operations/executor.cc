@@ -1,5 +1,6 @@
 #include "reconciler/operations/executor.h"
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -84,6 +85,27 @@ absl::Status MarkPending(kube::KubeClient* kube, const core::NodeSpec& node,
 
 // The etcd upgrade mutex held by another session (talos_answers.h) is not a refusal of the step:
 // its lease expires within 60 s, so retry.
+// Before a control plane reboots, the etcd leadership it holds moves to another member, so
+// etcd does not sit out an election timeout without a leader while the node goes down (what
+// `talosctl etcd forfeit-leadership` is for). Best effort: the start checks found every member
+// healthy, so a refused hand-off costs one election, as a crash would; the reboot goes on and
+// the returned note says why it was not handed off. Empty when there is nothing to say.
+std::string HandOffEtcdLeadership(talos::TalosClient& talos, const core::ClusterProfile& profile,
+                                  const core::NodeSpec& node) {
+  if (node.role != core::NodeRole::kControlPlane) return "";
+  const auto control_planes = std::count_if(
+      profile.nodes.begin(), profile.nodes.end(),
+      [](const core::NodeSpec& n) { return n.role == core::NodeRole::kControlPlane; });
+  if (control_planes < 2) return "";
+  absl::StatusOr<std::string> new_leader = talos.EtcdForfeitLeadership(node.address);
+  if (!new_leader.ok()) {
+    return "etcd leadership not handed off (" + std::string(new_leader.status().message()) +
+           "); ";
+  }
+  if (new_leader->empty()) return "";
+  return "etcd leadership handed to " + *new_leader + "; ";
+}
+
 absl::Status RetryableUpgradeRefusal(const absl::Status& status) {
   if (talos::UpgradeMutexHeld(status)) return absl::UnavailableError(status.message());
   return status;
@@ -213,10 +235,11 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Drain(const Call& call) {
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::CallUpgrade(const Call& call) {
+  const std::string handed_off = HandOffEtcdLeadership(call.talos(), call.profile, *call.node);
   absl::StatusOr<talos::UpgradeAck> ack = call.talos().Upgrade(
       call.node->address, {call.decision.image, /*preserve=*/true, false, false, false});
   if (!ack.ok()) return RetryableUpgradeRefusal(ack.status());
-  return ActionResult{ack->actor_id, ack->ack};
+  return ActionResult{ack->actor_id, handed_off + ack->ack};
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::InstallImage(const Call& call) {
@@ -274,10 +297,11 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::ActivatedEarly(const Call& ca
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Reboot(const Call& call) {
+  const std::string handed_off = HandOffEtcdLeadership(call.talos(), call.profile, *call.node);
   absl::StatusOr<std::string> actor =
       call.talos().Reboot(call.node->address, talos::RebootMode::kDefault);
   if (!actor.ok()) return actor.status();
-  return ActionResult{*actor, "reboot requested"};
+  return ActionResult{*actor, handed_off + "reboot requested"};
 }
 
 absl::StatusOr<ActionResult> TalosRolloutExecutor::Complete(const Call& call) {

@@ -119,6 +119,10 @@ TEST_F(E2eTest, ThreeControlPlanesAndTwoWorkersUpgradeWorkersFirstOneAtATime) {
   const uint64_t snapshot = FirstOkCall(journal, "prod", "", "MachineService/EtcdSnapshot", since);
   EXPECT_NE(snapshot, 0u);
   EXPECT_LT(snapshot, spans[2].first_seq);
+  // Each control plane that led etcd handed leadership over before it went down: etcd was
+  // never left to elect a leader after losing one.
+  EXPECT_EQ(CountStates(journal, "prod", "etcd-leader-lost", "", since), 0);
+  EXPECT_GE(CountStates(journal, "prod", "etcd-leader", "handed over by", since), 1);
 
   // The status branch tells the story: Ready on 1.11.6, UpgradingTalos with progress and each
   // node recorded in flight before it was touched (in the journal's order), Ready on 1.12.0.

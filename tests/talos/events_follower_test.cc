@@ -68,6 +68,7 @@ class ScriptedClient final : public TalosClient {
   TR_UNIMPLEMENTED(absl::Status PullImageLegacy(const std::string&, ContainerdNamespace,
                                                 const std::string&))
   TR_UNIMPLEMENTED(absl::StatusOr<std::string> Reboot(const std::string&, RebootMode))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::string> EtcdForfeitLeadership(const std::string&))
   TR_UNIMPLEMENTED(absl::Status Rollback(const std::string&))
   TR_UNIMPLEMENTED(absl::StatusOr<ApplyConfigurationResult> ApplyConfiguration(
       const std::string&, const ApplyConfigurationRequest&))

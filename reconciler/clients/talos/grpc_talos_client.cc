@@ -327,6 +327,25 @@ absl::StatusOr<std::string> GrpcTalosClient::Reboot(const std::string& node, Reb
   return actor_id;
 }
 
+absl::StatusOr<std::string> GrpcTalosClient::EtcdForfeitLeadership(const std::string& node) {
+  std::string new_leader;
+  absl::Status status = Call(
+      "EtcdForfeitLeadership", node, options_.timeouts.mutate, Failover::kConnectOnly,
+      [&](CallAttempt& a) {
+        machine::EtcdForfeitLeadershipResponse reply;
+        auto& stub = a.stubs->machine;
+        if (auto s = a.Check(stub->EtcdForfeitLeadership(&a.context, {}, &reply)); !s.ok()) {
+          return s;
+        }
+        auto message = a.Single(reply);
+        if (!message.ok()) return message.status();
+        new_leader = (*message)->member();
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  return new_leader;
+}
+
 absl::Status GrpcTalosClient::Rollback(const std::string& node) {
   return Call("Rollback", node, options_.timeouts.mutate, Failover::kConnectOnly,
               [&](CallAttempt& a) {

@@ -41,6 +41,7 @@ class GrpcTalosClient final : public TalosClient {
   absl::Status PullImageLegacy(const std::string& node, ContainerdNamespace ns,
                                const std::string& image) override;
   absl::StatusOr<std::string> Reboot(const std::string& node, RebootMode mode) override;
+  absl::StatusOr<std::string> EtcdForfeitLeadership(const std::string& node) override;
   absl::Status Rollback(const std::string& node) override;
   absl::StatusOr<ApplyConfigurationResult> ApplyConfiguration(
       const std::string& node, const ApplyConfigurationRequest& request) override;

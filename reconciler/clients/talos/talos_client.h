@@ -110,6 +110,12 @@ class TalosClient {
   // MachineService/Reboot; returns the actor id of the reboot sequence.
   virtual absl::StatusOr<std::string> Reboot(const std::string& node, RebootMode mode) = 0;
 
+  // MachineService/EtcdForfeitLeadership (control planes): when the node's etcd member leads,
+  // leadership moves to another member (upstream picks the first other one of the member list).
+  // Returns that member's name, or "" when the node did not lead. Unimplemented on a worker;
+  // Unknown "cannot forfeit leadership, only one member" for a cluster of one member.
+  virtual absl::StatusOr<std::string> EtcdForfeitLeadership(const std::string& node) = 0;
+
   // MachineService/Rollback: boot the other A/B slot (the node reboots by itself).
   virtual absl::Status Rollback(const std::string& node) = 0;
 

@@ -202,6 +202,20 @@ grpc::Status MachineServiceImpl::EtcdStatus(grpc::ServerContext* ctx,
   });
 }
 
+grpc::Status MachineServiceImpl::EtcdForfeitLeadership(
+    grpc::ServerContext* ctx, const machine::EtcdForfeitLeadershipRequest*,
+    machine::EtcdForfeitLeadershipResponse* response) {
+  const char* method = "/machine.MachineService/EtcdForfeitLeadership";
+  return HandleCall(router_, ctx, method, [&](const Route& r) {
+    if (auto st = ControlPlaneOnly(*r.target, "etcd forfeit leadership"); !st.ok()) return st;
+    std::lock_guard lock(r.cluster->mu());
+    absl::StatusOr<std::string> leader = r.cluster->ForfeitEtcdLeadershipLocked(*r.target);
+    if (!leader.ok()) return ToGrpc(leader.status());
+    response->add_messages()->set_member(*leader);
+    return grpc::Status::OK;
+  });
+}
+
 grpc::Status MachineServiceImpl::EtcdSnapshot(grpc::ServerContext* ctx,
                                               const machine::EtcdSnapshotRequest*,
                                               grpc::ServerWriter<common::Data>* writer) {

@@ -54,6 +54,9 @@ class MachineServiceImpl final : public machine::MachineService::Service {
                               machine::EtcdMemberListResponse*) override;
   grpc::Status EtcdStatus(grpc::ServerContext*, const google::protobuf::Empty*,
                           machine::EtcdStatusResponse*) override;
+  grpc::Status EtcdForfeitLeadership(grpc::ServerContext*,
+                                     const machine::EtcdForfeitLeadershipRequest*,
+                                     machine::EtcdForfeitLeadershipResponse*) override;
   grpc::Status EtcdSnapshot(grpc::ServerContext*, const machine::EtcdSnapshotRequest*,
                             grpc::ServerWriter<common::Data>*) override;
   grpc::Status Events(grpc::ServerContext*, const machine::EventsRequest*,

@@ -1,6 +1,9 @@
 // etcd as the control-plane nodes of a simulated cluster see it: membership (every control
-// plane), started/healthy per node state and faults, a leader that exists only with quorum and
-// moves when the leader goes down, and the pre-upgrade checks with Talos' wording (facts §6.1).
+// plane), started/healthy per node state and faults, a leader that exists only with quorum,
+// moves when the leader goes down (an election, journaled "etcd-leader-lost") or is handed over
+// by EtcdForfeitLeadership, and the pre-upgrade checks with Talos' wording (facts §6.1).
+#include <algorithm>
+
 #include "core/version.h"
 #include "fmt/format.h"
 #include "tests/sim/node/sim_cluster.h"
@@ -40,6 +43,13 @@ void SimCluster::ElectLeaderLocked() {
     }
   }
   if (leader == etcd_leader_) return;
+  for (const SimNode* m : members) {
+    // Leadership lost by going away (reboot, crash, fault), not handed over: an election.
+    if (etcd_leader_ != 0 && m->etcd_member_id == etcd_leader_) {
+      JournalStateLocked(*m, "etcd-leader-lost", fmt::format("{:016x} term {}", etcd_leader_,
+                                                             raft_term_));
+    }
+  }
   etcd_leader_ = leader;
   if (leader != 0) ++raft_term_;
   raft_index_ += 7;
@@ -50,6 +60,46 @@ void SimCluster::ElectLeaderLocked() {
     }
   }
   JournalStateLocked(*members.front(), "etcd-leader", "none (no quorum)");
+}
+
+absl::StatusOr<std::string> SimCluster::ForfeitEtcdLeadershipLocked(const SimNode& node) {
+  // v1.13.9 v1alpha1_server.go EtcdForfeitLeadership -> internal/pkg/etcd/etcd.go
+  // ForfeitLeadership: list the members (needs a leader), refuse a cluster of one, return ""
+  // when the node does not lead, else MoveLeader to the first other member of the list (etcd
+  // lists members by ID) and return its name. Errors are wrapped "failed to forfeit leadership: ".
+  const std::string prefix = "failed to forfeit leadership: ";
+  if (etcd_leader_ == 0) {
+    return absl::UnavailableError(prefix + "failed to list etcd members: etcdserver: no leader");
+  }
+  std::vector<const SimNode*> members = EtcdMembersLocked();
+  if (members.size() == 1) {
+    return absl::UnknownError(prefix + "cannot forfeit leadership, only one member");
+  }
+  if (!EtcdStartedLocked(node)) return absl::UnknownError(prefix + "context deadline exceeded");
+  if (etcd_leader_ != node.etcd_member_id) return std::string();
+  std::sort(members.begin(), members.end(), [](const SimNode* a, const SimNode* b) {
+    return a->etcd_member_id < b->etcd_member_id;
+  });
+  const SimNode* to = nullptr;
+  for (const SimNode* m : members) {
+    if (m != &node) {
+      to = m;
+      break;
+    }
+  }
+  // etcd's MoveLeader waits for the transferee to catch up and take over; one that is down
+  // or unhealthy never does (etcd server/etcdserver/errors.go ErrTimeoutLeaderTransfer).
+  if (!EtcdHealthyLocked(*to)) {
+    return absl::UnknownError(prefix +
+                              "etcdserver: request timed out, leader transfer took too long");
+  }
+  etcd_leader_ = to->etcd_member_id;
+  ++raft_term_;
+  raft_index_ += 3;
+  JournalStateLocked(*to, "etcd-leader",
+                     fmt::format("{:016x} term {} (handed over by {})", etcd_leader_, raft_term_,
+                                 node.spec.name));
+  return to->spec.name;
 }
 
 bool PreserveSkipsEtcdChecks(const core::Version& version) {

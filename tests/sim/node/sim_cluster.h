@@ -289,6 +289,9 @@ class SimCluster {
   bool EtcdHealthyLocked(const SimNode& node) const;
   uint64_t EtcdLeaderLocked() const { return etcd_leader_; }
   void ElectLeaderLocked();
+  // EtcdForfeitLeadership on `node` (etcd_model.cc): the new leader's name, "" when `node` did
+  // not lead; the refusals as Talos words them.
+  absl::StatusOr<std::string> ForfeitEtcdLeadershipLocked(const SimNode& node);
   // The checks of a control-plane Upgrade (mutex, ValidateForUpgrade), as Talos words them.
   absl::Status ValidateEtcdForUpgradeLocked(SimNode& node, const LegacyUpgradeParams& p);
   uint64_t EtcdRaftIndexLocked() const { return raft_index_; }

@@ -96,6 +96,14 @@ int CountCalls(const std::vector<JournalLine>& journal, const std::string& clust
   }));
 }
 
+int CountStates(const std::vector<JournalLine>& journal, const std::string& cluster,
+                const std::string& what, const std::string& detail_part, uint64_t since_seq) {
+  return static_cast<int>(std::count_if(journal.begin(), journal.end(), [&](const auto& line) {
+    return line.seq > since_seq && !line.call && line.cluster == cluster && line.what == what &&
+           line.detail.find(detail_part) != std::string::npos;
+  }));
+}
+
 std::vector<std::string> TouchedNodes(const std::vector<JournalLine>& journal,
                                       const std::string& cluster, uint64_t since_seq) {
   std::vector<std::string> nodes;

@@ -50,6 +50,12 @@ std::vector<NodeUpgradeSpan> UpgradeSpans(const std::vector<JournalLine>& journa
 int CountCalls(const std::vector<JournalLine>& journal, const std::string& cluster,
                const std::string& suffix, const std::string& code = "", uint64_t since_seq = 0);
 
+// State entries of `cluster` after `since_seq` named `what` (e.g. "etcd-leader") whose detail
+// contains `detail_part` (any detail when empty).
+int CountStates(const std::vector<JournalLine>& journal, const std::string& cluster,
+                const std::string& what, const std::string& detail_part = "",
+                uint64_t since_seq = 0);
+
 // The nodes of `cluster` touched after `since_seq`, in order of their first touch.
 std::vector<std::string> TouchedNodes(const std::vector<JournalLine>& journal,
                                       const std::string& cluster, uint64_t since_seq = 0);
