@@ -35,16 +35,20 @@ inline void RaiseFileLimit() {
   }
 }
 
-// Clusters c-000 … of 3 control planes and 2 workers on `talos`, with explicit addresses
-// 127.A.B.C, 50 clusters (250 nodes) per /24, so a fleet larger than one /24 fits.
-inline std::vector<ClusterDef> LargeFleet(int clusters, const std::string& talos) {
+// Clusters c-000 … of `control_planes` control planes and `workers` workers (3 and 2 unless
+// said) on `talos`, with explicit addresses 127.A.B.C, as many whole clusters per /24 as fit in
+// 250 addresses (50 of 5 nodes), so a fleet larger than one /24 fits.
+inline std::vector<ClusterDef> LargeFleet(int clusters, const std::string& talos,
+                                          int control_planes = 3, int workers = 2) {
   const int a = 100 + static_cast<int>(getpid() % 100);
+  const int size = control_planes + workers;
+  const int per_net = 250 / size;
   std::vector<ClusterDef> fleet;
   for (int c = 0; c < clusters; ++c) {
-    ClusterDef cluster = MakeCluster(fmt::format("c-{:03}", c), 3, 2, talos);
+    ClusterDef cluster = MakeCluster(fmt::format("c-{:03}", c), control_planes, workers, talos);
     for (size_t n = 0; n < cluster.nodes.size(); ++n) {
-      cluster.nodes[n].address =
-          fmt::format("127.{}.{}.{}", a, 200 + c / 50, (c % 50) * 5 + static_cast<int>(n) + 1);
+      cluster.nodes[n].address = fmt::format("127.{}.{}.{}", a, 200 + c / per_net,
+                                             (c % per_net) * size + static_cast<int>(n) + 1);
     }
     fleet.push_back(std::move(cluster));
   }
