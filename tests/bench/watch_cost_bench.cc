@@ -108,7 +108,8 @@ int PollOnce(const std::vector<std::unique_ptr<talos::TalosClient>>& clients,
   for (size_t c = 0; c < clusters.size(); ++c) {
     for (const auto& node : clusters[c].nodes) {
       failed += !clients[c]->GetMachineStatus(node.address).ok();
-      failed += !clients[c]->CosiList(node.address, "runtime", "ExtensionStatuses.runtime.talos.dev")
+      failed += !clients[c]
+                     ->CosiList(node.address, "runtime", "ExtensionStatuses.runtime.talos.dev")
                      .ok();
     }
   }
@@ -197,25 +198,27 @@ int RunFleet(int clusters, const Options& options) {
                  failed, watches.bootstrapped.Get(), total, ended_while_idle);
     return 1;
   }
-  std::printf("%d clusters of %d nodes, %d watches (%d per node); all bootstrapped in %.0f ms, "
-              "%ld events\n",
-              clusters, kNodesPerCluster, total, kWatchesPerNode, setup_ms, watches.events.load());
+  std::printf(
+      "%d clusters of %d nodes, %d watches (%d per node); all bootstrapped in %.0f ms, "
+      "%ld events\n",
+      clusters, kNodesPerCluster, total, kWatchesPerNode, setup_ms, watches.events.load());
   std::printf("%-10s %8s %12s %8s %8s\n", "state", "threads", "anon MiB", "fds", "tcp");
   std::printf("%s\n%s\n%s\n%s\n", Line("clients", *base).c_str(), Line("polled", *polled).c_str(),
               Line("watched", *watched).c_str(), Line("cancelled", *cancelled).c_str());
-  const double anon_per_cluster = static_cast<double>(watched->anon_kib - polled->anon_kib) / clusters;
+  const double anon_per_cluster =
+      static_cast<double>(watched->anon_kib - polled->anon_kib) / clusters;
   const double tcp_per_cluster = static_cast<double>(watched->tcp - polled->tcp) / clusters;
-  std::printf("watched - polled: %+d threads, %.1f KiB anonymous per cluster (%.2f per watch), "
-              "%+.2f fds and %+.2f TCP connections per cluster\n",
-              watched->threads - polled->threads, anon_per_cluster,
-              anon_per_cluster * clusters / total,
-              static_cast<double>(watched->fds - polled->fds) / clusters, tcp_per_cluster);
+  std::printf(
+      "watched - polled: %+d threads, %.1f KiB anonymous per cluster (%.2f per watch), "
+      "%+.2f fds and %+.2f TCP connections per cluster\n",
+      watched->threads - polled->threads, anon_per_cluster, anon_per_cluster * clusters / total,
+      static_cast<double>(watched->fds - polled->fds) / clusters, tcp_per_cluster);
   const double window = options.window_seconds;
-  std::printf("idle CPU over %d s: this process %.3f ms/s polled, %.3f ms/s watched; the "
-              "simulator %.1f ms/s polled, %.1f ms/s watched\n",
-              options.window_seconds, polled_cpu->first * 1000 / window,
-              watched_cpu->first * 1000 / window, polled_cpu->second * 1000 / window,
-              watched_cpu->second * 1000 / window);
+  std::printf(
+      "idle CPU over %d s: this process %.3f ms/s polled, %.3f ms/s watched; the "
+      "simulator %.1f ms/s polled, %.1f ms/s watched\n",
+      options.window_seconds, polled_cpu->first * 1000 / window, watched_cpu->first * 1000 / window,
+      polled_cpu->second * 1000 / window, watched_cpu->second * 1000 / window);
   const std::string fleet_name = fmt::format("{} clusters of 3 nodes, 6 watches each", clusters);
   PrintBenchRow(fmt::format("threads added by {} watches ({})", total, fleet_name),
                 "none per watch", fmt::format("{:+d}", watched->threads - polled->threads),

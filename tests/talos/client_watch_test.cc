@@ -23,9 +23,8 @@ struct Seen {
   bool event_after_done = false;
 
   bool Bootstrapped() const {
-    return std::any_of(events.begin(), events.end(), [](const CosiEvent& e) {
-      return e.type == CosiEventType::kBootstrapped;
-    });
+    return std::any_of(events.begin(), events.end(),
+                       [](const CosiEvent& e) { return e.type == CosiEventType::kBootstrapped; });
   }
 };
 
@@ -36,8 +35,9 @@ class ClientWatchTest : public SimTest {
     ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client_));
   }
 
-  // Starts a watch whose callbacks record into `seen_`.
-  std::unique_ptr<CosiWatch> Watch(const std::string& node, CosiWatchRequest request) {
+  // Starts a watch of `client` (client_ when null) whose callbacks record into `seen_`.
+  std::unique_ptr<CosiWatch> Watch(const std::string& node, CosiWatchRequest request,
+                                   TalosClient* client = nullptr) {
     WatchCallbacks callbacks;
     callbacks.on_event = [this](const CosiEvent& event) {
       seen_.Change([&](Seen& s) {
@@ -51,7 +51,7 @@ class ClientWatchTest : public SimTest {
         ++s.done_calls;
       });
     };
-    return client_->StartWatch(node, request, std::move(callbacks));
+    return (client ? client : client_.get())->StartWatch(node, request, std::move(callbacks));
   }
 
   static MachineStatus StatusOf(const CosiEvent& event) {
@@ -100,7 +100,8 @@ TEST_F(ClientWatchTest, BootstrappedListThenTheChangeThenUnavailableWhenTheNodeG
 
 TEST_F(ClientWatchTest, OneResourceStartsWithItsStateOrATombstone) {
   const std::string node = Address("cp-2");
-  auto watch = Watch(node, {.namespace_name = "runtime", .type = kMachineStatuses, .id = "machine"});
+  auto watch =
+      Watch(node, {.namespace_name = "runtime", .type = kMachineStatuses, .id = "machine"});
   ASSERT_TRUE(seen_.WaitFor([](const Seen& s) { return !s.events.empty() || s.done; }));
   Seen first = seen_.Get();
   ASSERT_EQ(first.events.size(), 1u);
@@ -120,9 +121,8 @@ TEST_F(ClientWatchTest, OneResourceStartsWithItsStateOrATombstone) {
 TEST_F(ClientWatchTest, AnUnknownTypeIsRefusedWithTheNodesWords) {
   const std::string node = Address("w-1");
   // Singular: no such type.
-  auto watch = Watch(node, {.namespace_name = "runtime",
-                            .type = "MachineStatus.runtime.talos.dev",
-                            .id = {}});
+  auto watch = Watch(
+      node, {.namespace_name = "runtime", .type = "MachineStatus.runtime.talos.dev", .id = {}});
   ASSERT_TRUE(seen_.WaitFor([](const Seen& s) { return s.done.has_value(); }));
   const Seen seen = seen_.Get();
   EXPECT_TRUE(seen.events.empty());
@@ -151,6 +151,60 @@ TEST_F(ClientWatchTest, CancelEndsTheWatchAndTheHandleWaitsForTheEnd) {
   ASSERT_TRUE(after.done.has_value());
   EXPECT_EQ(after.done->code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(after.done_calls, 1);
+}
+
+TEST_F(ClientWatchTest, AnEndpointThatCannotServeItIsPassedOverUntilTheWatchIsEstablished) {
+  sim::Fault fault;
+  fault.kind = sim::FaultKind::kApiUnreachable;
+  ASSERT_TRUE(fleet_->InjectFault("cp-1", fault).ok());
+  TalosContext context;
+  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+  context.endpoints = {Endpoint{Address("cp-1"), kApidPort}, Endpoint{Address("cp-2"), kApidPort}};
+  std::unique_ptr<TalosClient> client;
+  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &client));
+  auto watch =
+      Watch(Address("w-1"), {.namespace_name = "runtime", .type = kMachineStatuses, .id = {}},
+            client.get());
+  ASSERT_TRUE(seen_.WaitFor([](const Seen& s) { return s.Bootstrapped() || s.done; }));
+  ASSERT_FALSE(seen_.Get().done.has_value()) << *seen_.Get().done;
+  // cp-1, tried first, turned it down (the simulator journals a refusal under the endpoint).
+  const auto refused = Calls("cp-1", "/cosi.resource.State/Watch");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0].code, "UNAVAILABLE");
+  watch.reset();
+  // The end names the endpoint that served the watch.
+  const Seen seen = seen_.Get();
+  EXPECT_EQ(seen.done->code(), absl::StatusCode::kCancelled);
+  EXPECT_THAT(std::string(seen.done->message()),
+              HasSubstr(fmt::format("via {}:", Address("cp-2"))));
+}
+
+TEST_F(ClientWatchTest, TheProcessShutdownEndsEveryWatch) {
+  TalosContext context;
+  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+  std::stop_source shutdown;
+  GrpcTalosClientOptions options = TestClientOptions();
+  options.shutdown = shutdown.get_token();
+  auto client = NewGrpcTalosClient(context, Env::Default(), options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto watch =
+      Watch(Address("w-1"), {.namespace_name = "runtime", .type = kMachineStatuses, .id = {}},
+            client->get());
+  ASSERT_TRUE(seen_.WaitFor([](const Seen& s) { return s.Bootstrapped() || s.done; }));
+  ASSERT_FALSE(seen_.Get().done.has_value()) << *seen_.Get().done;
+  shutdown.request_stop();
+  ASSERT_TRUE(seen_.WaitFor([](const Seen& s) { return s.done.has_value(); }));
+  EXPECT_EQ(seen_.Get().done->code(), absl::StatusCode::kCancelled);
+
+  // After the shutdown a watch ends before it starts.
+  seen_.Change([](Seen& s) { s = Seen{}; });
+  auto late =
+      Watch(Address("w-1"), {.namespace_name = "runtime", .type = kMachineStatuses, .id = {}},
+            client->get());
+  const Seen seen = seen_.Get();
+  ASSERT_TRUE(seen.done.has_value());
+  EXPECT_EQ(seen.done->code(), absl::StatusCode::kCancelled);
+  EXPECT_TRUE(seen.events.empty());
 }
 
 }  // namespace
