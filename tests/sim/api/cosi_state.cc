@@ -14,10 +14,12 @@
 namespace tr::sim {
 namespace {
 
-// A watch waits for its cluster's notification; the timeout only bounds how late it notices that
-// its caller cancelled (as events_stream.cc: a fleet's worth of watches woken often costs the
-// simulator more than anything they serve).
-constexpr auto kWatchPoll = std::chrono::milliseconds(250);
+// A watch waits for its cluster's notification (a change, a node going down, the fleet
+// stopping); the timeout only bounds how late it notices that its caller cancelled, and so how
+// long a cancelled watch's thread lingers. Each wake costs the simulator: with 250 ms (as
+// events_stream.cc), 1,200 idle watches took a third of a core (docs/benchmarks.md, "Watches:
+// what they cost"), and the observer may hold ten of them per cluster.
+constexpr auto kWatchPoll = std::chrono::seconds(1);
 namespace cr = cosi::resource;
 
 void SetTime(google::protobuf::Timestamp* ts, WallTime t) {
