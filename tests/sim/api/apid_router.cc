@@ -67,7 +67,7 @@ std::string Unreachable(const std::string& address) {
 
 }  // namespace
 
-absl::Status ApidRouter::HangWhileConnecting(const grpc::ServerContext& context,
+absl::Status ApidRouter::HangWhileConnecting(const grpc::ServerContextBase& context,
                                              std::unique_lock<std::mutex>& lock,
                                              const SimNode& node) const {
   // apid's connection attempt to the node has not timed out yet (the node's address does not
@@ -90,8 +90,7 @@ bool AddressContainsPort(std::string_view target) {
   // ("fd00::1", two or more colons) or "[fd00::1]" has no port.
   if (target.starts_with("[")) {
     const size_t close = target.find(']');
-    return close != std::string_view::npos && close + 1 < target.size() &&
-           target[close + 1] == ':';
+    return close != std::string_view::npos && close + 1 < target.size() && target[close + 1] == ':';
   }
   return std::count(target.begin(), target.end(), ':') == 1;
 }
@@ -147,7 +146,7 @@ bool Authorized(const std::set<std::string>& roles, std::string_view method) {
   return false;
 }
 
-absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContext& context,
+absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContextBase& context,
                                           std::string_view method) const {
   Route route;
   route.cluster = cluster_;

@@ -50,7 +50,8 @@ class ApidRouter {
   // endpoint or the target is not reachable (after hanging through the target's apid_hang
   // window), PermissionDenied ("not authorized", "no request forwarding"), InvalidArgument for
   // bad `node` metadata. Journals refusals. May block while a forwarded call hangs.
-  absl::StatusOr<Route> Resolve(const grpc::ServerContext& context, std::string_view method) const;
+  absl::StatusOr<Route> Resolve(const grpc::ServerContextBase& context,
+                                std::string_view method) const;
 
   SimCluster* cluster() const { return cluster_; }
   SimNode* endpoint() const { return endpoint_; }
@@ -59,7 +60,7 @@ class ApidRouter {
   // Waits (the lock released meanwhile) until the node's forward_hangs_until, then answers what
   // apid does when its connection attempt times out: Unavailable `i/o timeout`. Cancelled when
   // the caller gives up first or the fleet stops.
-  absl::Status HangWhileConnecting(const grpc::ServerContext& context,
+  absl::Status HangWhileConnecting(const grpc::ServerContextBase& context,
                                    std::unique_lock<std::mutex>& lock, const SimNode& node) const;
 
   SimCluster* cluster_;

@@ -6,6 +6,7 @@
 // Thread-safety: handlers run on gRPC's threads; all state access goes through the cluster lock.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "cosi/resource/state.grpc.pb.h"
@@ -96,18 +97,27 @@ class ImageServiceImpl final : public machine::ImageService::Service {
   ApidRouter router_;
 };
 
-class CosiStateImpl final : public cosi::resource::State::Service {
+class WatchPump;
+
+// Get and List are synchronous; Watch is on gRPC's callback API: an open watch holds no thread,
+// and one pump thread per node server (started by its first watch) hands every watch what
+// changed at each of the cluster's notifications (cosi_state.cc).
+class CosiStateImpl final
+    : public cosi::resource::State::WithCallbackMethod_Watch<cosi::resource::State::Service> {
  public:
-  explicit CosiStateImpl(ApidRouter router) : router_(std::move(router)) {}
+  explicit CosiStateImpl(ApidRouter router);
+  // Stops the pump; the server has ended every watch before (Server::Wait).
+  ~CosiStateImpl() override;
   grpc::Status Get(grpc::ServerContext*, const cosi::resource::GetRequest*,
                    cosi::resource::GetResponse*) override;
   grpc::Status List(grpc::ServerContext*, const cosi::resource::ListRequest*,
                     grpc::ServerWriter<cosi::resource::ListResponse>*) override;
-  grpc::Status Watch(grpc::ServerContext*, const cosi::resource::WatchRequest*,
-                     grpc::ServerWriter<cosi::resource::WatchResponse>*) override;
+  grpc::ServerWriteReactor<cosi::resource::WatchResponse>* Watch(
+      grpc::CallbackServerContext*, const cosi::resource::WatchRequest*) override;
 
  private:
   ApidRouter router_;
+  std::unique_ptr<WatchPump> pump_;
 };
 
 }  // namespace tr::sim
