@@ -39,12 +39,18 @@ class KubeFleet {
     fleet_ = std::move(*fleet);
     access_ = *fleet_->Cluster(fleet_->ClusterNames().front());
     YAML::Node kubeconfig = YAML::LoadFile(access_.kubeconfig.string());
-    const std::string token = kubeconfig["users"][0]["user"]["token"].as<std::string>();
+    token_ = kubeconfig["users"][0]["user"]["token"].as<std::string>();
     std::ofstream(dir_ / "kube-ca.pem") << access_.kube_ca_pem;
-    client_ = std::make_unique<httplib::SSLClient>(access_.control_plane_addresses.front(), 6443);
-    client_->set_ca_cert_path((dir_ / "kube-ca.pem").c_str());
-    client_->enable_server_certificate_verification(true);
-    client_->set_bearer_token_auth(token.c_str());
+    client_ = NewClient();
+  }
+  // A client of the API with its own connection (a watch holds one).
+  std::unique_ptr<httplib::SSLClient> NewClient() const {
+    auto client =
+        std::make_unique<httplib::SSLClient>(access_.control_plane_addresses.front(), 6443);
+    client->set_ca_cert_path((dir_ / "kube-ca.pem").c_str());
+    client->enable_server_certificate_verification(true);
+    client->set_bearer_token_auth(token_.c_str());
+    return client;
   }
   ~KubeFleet() {
     fleet_.reset();
@@ -76,13 +82,16 @@ class KubeFleet {
     if (!res) return {0, {}};
     return {res->status, nlohmann::json::parse(res->body, nullptr, false)};
   }
-  // Cordons (or uncordons) a node with a merge patch, as kubectl does.
-  void Cordon(const std::string& node, bool cordon) {
-    auto res = client_->Patch(("/api/v1/nodes/" + node).c_str(),
-                              nlohmann::json{{"spec", {{"unschedulable", cordon}}}}.dump(),
+  // A merge patch of the Node `node`.
+  void PatchNode(const std::string& node, const nlohmann::json& patch) {
+    auto res = client_->Patch(("/api/v1/nodes/" + node).c_str(), patch.dump(),
                               "application/merge-patch+json");
     ASSERT_TRUE(res);
     EXPECT_EQ(res->status, 200) << res->body;
+  }
+  // Cordons (or uncordons) a node with a merge patch, as kubectl does.
+  void Cordon(const std::string& node, bool cordon) {
+    PatchNode(node, nlohmann::json{{"spec", {{"unschedulable", cordon}}}});
   }
 
  private:
@@ -90,6 +99,7 @@ class KubeFleet {
   std::filesystem::path dir_;
   std::unique_ptr<Fleet> fleet_;
   ClusterAccess access_;
+  std::string token_;
   std::unique_ptr<httplib::SSLClient> client_;
 };
 

@@ -3,8 +3,12 @@
 #include <httplib.h>
 #include <openssl/pem.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include "core/text.h"
 #include "fmt/chrono.h"
@@ -66,6 +70,23 @@ bool WantsTable(const httplib::Request& req) {
   return req.get_header_value("Accept").find("as=Table") != std::string::npos;
 }
 
+// What one watch of Nodes has sent and still owes.
+struct NodeWatch {
+  bool list_first = false;  // no resourceVersion (or "0"): every Node as ADDED first
+  uint64_t after = 0;       // then the events after this resourceVersion
+  bool bookmarks = false;   // allowWatchBookmarks=true
+  bool table = false;       // each object as a one-row Table (kubectl get -w)
+  std::string label_selector;
+  std::string field_selector;
+  std::set<std::string> selected;  // the Nodes the selectors took in, as last sent
+  Scheduler::TimePoint deadline;
+  Scheduler::TimePoint next_bookmark;
+};
+
+std::string WatchLine(const std::string& type, const json& object) {
+  return json{{"type", type}, {"object", object}}.dump() + "\n";
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<KubeApiServer>> KubeApiServer::Start(SimCluster* cluster,
@@ -114,6 +135,7 @@ absl::StatusOr<std::unique_ptr<KubeApiServer>> KubeApiServer::Start(SimCluster* 
 KubeApiServer::~KubeApiServer() { Stop(); }
 
 void KubeApiServer::Stop() {
+  stopping_ = true;
   if (server_) server_->stop();
   if (thread_.joinable()) thread_.join();
 }
@@ -168,7 +190,10 @@ void KubeApiServer::Routes() {
           SendJson(res, 200, GroupResources(req.matches[1]));
         });
   s.Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
+    const std::string watch = req.get_param_value("watch");
+    if (watch == "1" || watch == "true") return WatchNodes(req, res);
     std::lock_guard lock(cluster_->mu());
+    cluster_->SettleKubeNodesLocked();
     json items = json::array();
     for (const auto& node : cluster_->nodes()) {
       json obj = cluster_->KubeNodeJsonLocked(*node);
@@ -181,6 +206,7 @@ void KubeApiServer::Routes() {
   });
   s.Get("/api/v1/nodes/([^/]+)", [this](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(cluster_->mu());
+    cluster_->SettleKubeNodesLocked();
     SimNode* node = cluster_->FindNodeLocked(req.matches[1].str());
     if (node == nullptr || node->spec.name != req.matches[1].str()) {
       return SendJson(
@@ -227,7 +253,11 @@ void KubeApiServer::Routes() {
     }
     // As the API server stores the patched object: a label or annotation the patch deleted
     // (a merge patch's null, a JSON patch's remove) is gone, the others stay.
+    // The machine's own changes first, then the write: each its own watch event.
+    cluster_->SettleKubeNodesLocked();
     cluster_->UpdateNodeLocked(*node, patched);
+    cluster_->SettleKubeNodesLocked();
+    cluster_->cv().notify_all();  // the watches
     SendJson(res, 200, cluster_->KubeNodeJsonLocked(*node));
   });
   jobs_ = std::make_unique<JobStore>(
@@ -255,6 +285,106 @@ void KubeApiServer::Routes() {
   });
   workloads_->AddRoutes(s);
   RemovedApiRoutes();
+}
+
+// As kube-apiserver serves a watch (apimachinery's watch protocol, the watch cache): 200, then
+// a JSON object a line, `{"type": ..., "object": ...}`. Without a resourceVersion (or "0") every
+// Node first as ADDED; from a resourceVersion the changes after it, or one ERROR event of a 410
+// Expired Status when the history no longer reaches back to it; a Node entering or leaving the
+// selectors' set as ADDED or DELETED; BOOKMARKs carrying the newest resourceVersion when asked
+// for (every minute of fleet time); the stream ends after timeoutSeconds (1800 by default, the
+// apiserver's --min-request-timeout) or when the server stops.
+void KubeApiServer::WatchNodes(const httplib::Request& req, httplib::Response& res) {
+  auto watch = std::make_shared<NodeWatch>();
+  const std::string from = req.get_param_value("resourceVersion");
+  watch->list_first = from.empty() || from == "0";
+  if (!watch->list_first) {
+    const auto [end, error] = std::from_chars(from.data(), from.data() + from.size(), watch->after);
+    if (error != std::errc() || end != from.data() + from.size()) {
+      return SendJson(res, 400,
+                      Status(400, "BadRequest",
+                             fmt::format("invalid value for resourceVersion: \"{}\"", from)));
+    }
+  }
+  int timeout_s = 1800;
+  if (req.has_param("timeoutSeconds")) {
+    timeout_s = std::atoi(req.get_param_value("timeoutSeconds").c_str());
+  }
+  watch->bookmarks = req.get_param_value("allowWatchBookmarks") == "true";
+  watch->table = WantsTable(req);
+  watch->label_selector = req.get_param_value("labelSelector");
+  watch->field_selector = req.get_param_value("fieldSelector");
+  {
+    std::lock_guard lock(cluster_->mu());
+    const auto now = cluster_->scheduler().Now();
+    watch->deadline = now + std::chrono::seconds(std::max(timeout_s, 0));
+    watch->next_bookmark = now + cluster_->Scaled(std::chrono::minutes(1));
+    if (!watch->list_first) {
+      cluster_->SettleKubeNodesLocked();
+      for (const auto& node : cluster_->nodes()) {
+        const json object = cluster_->KubeNodeJsonLocked(*node);
+        if (MatchesSelectors(object, watch->label_selector, watch->field_selector)) {
+          watch->selected.insert(node->spec.name);
+        }
+      }
+    }
+  }
+  res.set_chunked_content_provider("application/json", [this, watch](size_t,
+                                                                     httplib::DataSink& sink) {
+    std::string out;
+    bool end = false;
+    {
+      std::unique_lock lock(cluster_->mu());
+      cluster_->SettleKubeNodesLocked();
+      const auto now_wall = cluster_->scheduler().WallNow();
+      const auto shape = [&](const json& object) {
+        return watch->table ? NodeTable(json::array({object}), now_wall, 0) : object;
+      };
+      std::vector<SimCluster::KubeNodeEvent> events;
+      if (watch->list_first) {
+        watch->list_first = false;
+        for (const auto& node : cluster_->nodes()) {
+          events.push_back({0, "ADDED", cluster_->KubeNodeJsonLocked(*node)});
+        }
+        watch->after = cluster_->ResourceVersionLocked();
+      } else if (auto after = cluster_->KubeNodeEventsAfterLocked(watch->after)) {
+        events = *std::move(after);
+      } else {
+        out = WatchLine("ERROR", Status(410, "Expired",
+                                        fmt::format("too old resource version: {} ({})",
+                                                    watch->after,
+                                                    cluster_->KubeNodeHistoryStartLocked())));
+        end = true;
+      }
+      for (const auto& event : events) {
+        watch->after = std::max(watch->after, event.resource_version);
+        const std::string name = event.object["metadata"]["name"];
+        const bool in = MatchesSelectors(event.object, watch->label_selector,
+                                         watch->field_selector);
+        const bool was_in = watch->selected.contains(name);
+        if (in) {
+          out += WatchLine(was_in ? event.type : "ADDED", shape(event.object));
+          watch->selected.insert(name);
+        } else if (was_in) {
+          out += WatchLine("DELETED", shape(event.object));
+          watch->selected.erase(name);
+        }
+      }
+      const auto now = cluster_->scheduler().Now();
+      if (watch->bookmarks && now >= watch->next_bookmark) {
+        json mark = {{"kind", "Node"},
+                     {"apiVersion", "v1"},
+                     {"metadata", {{"resourceVersion", std::to_string(watch->after)}}}};
+        out += WatchLine("BOOKMARK", mark);
+        watch->next_bookmark = now + cluster_->Scaled(std::chrono::minutes(1));
+      }
+      end = end || now >= watch->deadline || stopping_ || cluster_->stopping();
+      if (out.empty() && !end) cluster_->cv().wait_for(lock, std::chrono::milliseconds(250));
+    }
+    if (!out.empty() && !sink.write(out.data(), out.size())) return false;
+    if (end) sink.done();
+    return true;
+  });
 }
 
 }  // namespace tr::sim

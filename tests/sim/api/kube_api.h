@@ -11,6 +11,7 @@
 // Thread-safety: the server runs its own threads; Stop may be called from any thread once.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -59,6 +60,8 @@ class KubeApiServer {
   void SendList(const httplib::Request& req, httplib::Response& res, const std::string& kind,
                 const std::string& api_version, nlohmann::json items, uint64_t rv);
   void RemovedApiRoutes();  // an API a Kubernetes upgrade removes (kube_api_removed.cc)
+  // GET /api/v1/nodes?watch=1: a stream of watch events, one JSON object a line.
+  void WatchNodes(const httplib::Request& req, httplib::Response& res);
 
   // The kube-proxy DaemonSet and CoreDNS Deployment (kube_api_manifests.cc).
   void BootstrapWorkloadRoutes();
@@ -81,6 +84,7 @@ class KubeApiServer {
   // The bootstrap manifests' objects beyond their images; guarded by cluster_->mu().
   std::unique_ptr<BootstrapObjects> bootstrap_ = std::make_unique<BootstrapObjects>();
   std::thread thread_;
+  std::atomic<bool> stopping_{false};  // ends the watches being served
 };
 
 }  // namespace tr::sim

@@ -330,6 +330,27 @@ class SimCluster {
   // The newest resourceVersion given out, as a list answers it (a read does not move it).
   uint64_t ResourceVersionLocked() const { return resource_version_; }
 
+  // --- The Node watch (kube_node_watch.cc); callers hold mu() ---
+  // One change of a Node as a watch sends it: "ADDED" or "MODIFIED" and the object then.
+  struct KubeNodeEvent {
+    uint64_t resource_version = 0;
+    std::string type;
+    nlohmann::json object;
+  };
+  // The apiserver's watch cache keeps this many events per resource type (its default
+  // --default-watch-cache-size); a watch from before them is 410 Expired.
+  static constexpr size_t kNodeWatchHistory = 100;
+  // Brings the Node objects up to the machines: a Node whose object (its times aside) changed
+  // since the last settle without a write giving it a resourceVersion gets one, and every
+  // changed Node an event in the history. Lists, gets and watches of Nodes settle first.
+  void SettleKubeNodesLocked();
+  // The events after `resource_version`, oldest first; nullopt when the history no longer
+  // reaches back that far (410 Expired).
+  std::optional<std::vector<KubeNodeEvent>> KubeNodeEventsAfterLocked(
+      uint64_t resource_version) const;
+  // The oldest resourceVersion a watch may start from (the history reaches back to it).
+  uint64_t KubeNodeHistoryStartLocked() const { return node_history_start_; }
+
   // --- COSI resources (cosi_model.cc); callers hold mu() ---
   // Recomputes the node's resources from its state and logs the differences.
   void RefreshResourcesLocked(SimNode& node);
@@ -453,6 +474,10 @@ class SimCluster {
   uint64_t resource_version_ = 1000;
   std::vector<KubePod> pods_;
   std::map<std::string, nlohmann::json> leases_;  // "<ns>/<name>" -> object
+  std::deque<KubeNodeEvent> node_events_;           // the Node watch history, oldest first
+  // Each Node as last settled: its resourceVersion and its object without times.
+  std::map<std::string, std::pair<uint64_t, nlohmann::json>> node_settled_;
+  uint64_t node_history_start_ = 0;                  // 0: not settled yet
   // Images of the bootstrap workloads set by a server-side apply (BootstrapWorkloadImageLocked).
   std::map<std::string, std::string> bootstrap_images_;
   std::string kubeconfig_;
