@@ -41,6 +41,8 @@ struct HttpOutcome {
   bool Ok200() const { return status == 200; }
   bool Redirected() const { return status >= 300 && status < 400; }  // any 3xx
   bool RateLimited() const { return status == 429; }                // Too Many Requests
+  // 410 Gone: Kubernetes' Expired (a watch, or a list's continue token, too old to go on).
+  bool Gone() const { return status == 410; }
   bool ServerTrouble() const { return status >= 500 && status < 600; }
 
   // What the answer means to the caller: OK for 2xx; Unauthenticated 401, PermissionDenied

@@ -1,5 +1,5 @@
 // What the Kubernetes API and Prometheus answer, as the reconciler decodes it: node, pod and
-// workload lists, an error's Status, an upgrade Job with its pods, a Lease, a Prometheus
+// workload lists, an error's Status, a line of a watch of Nodes, an upgrade Job with its pods, a Lease, a Prometheus
 // query result. None of them may throw, whatever the shape.
 #include "nlohmann/json.hpp"
 #include "reconciler/clients/kube/kube_json.h"
@@ -17,6 +17,7 @@ void DecodeList(unsigned choice, std::string_view text) {
   switch (choice) {
     case 0:
       (void)kube::NodesFromList(list);
+      (void)kube::ListVersion(list);
       break;
     case 1:
       (void)kube::PodsFromList(list);
@@ -40,8 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const tr::fuzz::Selected selected = tr::fuzz::Select(data, size, 9);
   const std::string_view text = selected.rest;
   switch (selected.choice) {
-    case 5:
+    case 5:  // an error's body, or a line of a watch
       (void)kube::ApiErrorFromBody(text);
+      (void)kube::NodeWatchLineFromJson(text);
       break;
     case 6: {  // the Job, a NUL, then its pods
       const size_t nul = text.find('\0');

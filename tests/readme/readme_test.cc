@@ -59,6 +59,7 @@ const std::vector<std::string> kCommands = {"",       "validate",    "plan",    
 const std::set<std::string> kOtherTools = {
     "--cloud-config", "--pod-infra-container-image",  // kube-apiserver and kubelet flags
     "--enable-admission-plugins", "--disable-admission-plugins", "--keep-terminated-pod-volumes",
+    "--default-watch-cache-size", "--min-request-timeout",  // kube-apiserver (talos-api.md §14)
     "--namespace",                                     // talosctl image pull
     "--keep", "--hold",                                // scripts/demo
     "--time-scale", "--address-prefix",                // talos-sim

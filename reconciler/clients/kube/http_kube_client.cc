@@ -23,6 +23,7 @@
 #include "nlohmann/json.hpp"
 #include "reconciler/clients/kube/idle_closer.h"
 #include "reconciler/clients/kube/kube_json.h"
+#include "reconciler/clients/kube/node_watch_reader.h"
 #include "reconciler/runtime/capped_request.h"
 
 namespace tr::reconciler::kube {
@@ -137,11 +138,18 @@ class ShutdownCanceller {
   std::stop_callback<std::function<void()>> on_shutdown_;
 };
 
+// A new client of the same server, with the same trust and credentials: a watch's (it holds
+// its connection for as long as it runs).
+using SslClientMaker = std::function<absl::StatusOr<std::unique_ptr<httplib::SSLClient>>()>;
+
 class HttpKubeClient final : public KubeClient {
  public:
-  HttpKubeClient(std::unique_ptr<httplib::SSLClient> client, std::stop_token shutdown,
-                 size_t max_answer_bytes, std::chrono::milliseconds idle_timeout, Env& env)
+  HttpKubeClient(std::unique_ptr<httplib::SSLClient> client, SslClientMaker new_watch_client,
+                 std::stop_token shutdown, size_t max_answer_bytes,
+                 std::chrono::milliseconds idle_timeout, Env& env)
       : env_(env),
+        new_watch_client_(std::move(new_watch_client)),
+        shutdown_(shutdown),
         client_(std::move(client)),
         max_answer_bytes_(max_answer_bytes),
         idle_timeout_(idle_timeout),
@@ -162,6 +170,25 @@ class HttpKubeClient final : public KubeClient {
     absl::StatusOr<json> body = Get("/api/v1/nodes", "list nodes");
     if (!body.ok()) return body.status();
     return NodesFromList(*body);
+  }
+
+  absl::StatusOr<VersionedNodes> ListNodesVersioned() override {
+    absl::StatusOr<json> body = Get("/api/v1/nodes", "list nodes");
+    if (!body.ok()) return body.status();
+    return VersionedNodes{NodesFromList(*body), ListVersion(*body)};
+  }
+
+  absl::Status WatchNodes(const std::string& resource_version, std::chrono::seconds timeout,
+                          std::stop_token stop,
+                          const std::function<bool(const NodeWatchEvent&)>& on_event) override {
+    if (shutdown_.stop_requested()) {
+      return absl::CancelledError("kubernetes watch nodes: shutting down");
+    }
+    absl::StatusOr<std::unique_ptr<httplib::SSLClient>> client = new_watch_client_();
+    if (!client.ok()) return client.status();
+    return ReadNodeWatch(**client,
+                         {resource_version, timeout, std::move(stop), shutdown_, max_answer_bytes_},
+                         on_event);
   }
 
   absl::Status SetUnschedulable(const std::string& node, bool unschedulable) override {
@@ -351,6 +378,8 @@ class HttpKubeClient final : public KubeClient {
   }
 
   Env& env_;
+  const SslClientMaker new_watch_client_;
+  const std::stop_token shutdown_;
   // One TLS context and one keep-alive connection for the cluster; httplib serialises the
   // requests made on it from several threads.
   const std::unique_ptr<httplib::SSLClient> client_;
@@ -452,8 +481,21 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
   }
   SetHttpConnection(**client, options.connect_timeout, options.request_timeout);
   (*client)->set_keep_alive(true);
-  return std::make_unique<HttpKubeClient>(std::move(*client), std::move(options.shutdown),
-                                          options.max_answer_bytes, options.idle_timeout, env);
+  SslClientMaker new_watch_client = [credentials, endpoint = *endpoint,
+                                     connect = options.connect_timeout,
+                                     io = options.request_timeout]()
+      -> absl::StatusOr<std::unique_ptr<httplib::SSLClient>> {
+    absl::StatusOr<std::unique_ptr<httplib::SSLClient>> made = NewSslClient(credentials, endpoint);
+    if (!made.ok()) return made.status();
+    if (absl::Status s = TrustClusterCaOnly(**made, credentials.ca_pem, endpoint.host); !s.ok()) {
+      return s;
+    }
+    SetHttpConnection(**made, connect, io);
+    return made;
+  };
+  return std::make_unique<HttpKubeClient>(std::move(*client), std::move(new_watch_client),
+                                          std::move(options.shutdown), options.max_answer_bytes,
+                                          options.idle_timeout, env);
 }
 
 size_t OpenConnections(const KubeClient& client) {

@@ -5,6 +5,7 @@
 //   ResourceExhausted               429: an eviction a PodDisruptionBudget forbids now (and
 //                                   the 500 for a pod under more than one budget)
 //   NotFound                        404
+//   OutOfRange                      410 Expired of a watch: list again
 //   AlreadyExists                   409 AlreadyExists: a create of a name that is taken
 //   Aborted                         409 Conflict: an update on a stale resourceVersion
 //   PermissionDenied / Unauthenticated  403 / 401
@@ -15,8 +16,10 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +61,20 @@ struct KubePodDetail {
   std::string config_version;  // annotation talos.dev/config-version (Talos static pods)
 };
 
+// The Nodes and the resourceVersion of the list, where a watch takes over from it.
+struct VersionedNodes {
+  std::vector<KubeNode> nodes;
+  std::string resource_version;
+};
+
+// One event of a watch of Nodes.
+struct NodeWatchEvent {
+  enum class Type { kAdded, kModified, kDeleted, kBookmark };
+  Type type = Type::kBookmark;
+  KubeNode node;                 // empty for a bookmark
+  std::string resource_version;  // the object's metadata.resourceVersion (the bookmark's)
+};
+
 // The Kubernetes node of a profile node: the one named `name`, else the one that has `address`
 // among its addresses (a node registered under another name); nullptr when none. Points into
 // `nodes`.
@@ -88,6 +105,22 @@ class KubeClient {
       const std::string& label_selector) {
     (void)kind, (void)namespace_name, (void)name, (void)label_selector;
     return absl::UnimplementedError("this Kubernetes client cannot list workloads");
+  }
+  // GET /api/v1/nodes with the list's resourceVersion.
+  virtual absl::StatusOr<VersionedNodes> ListNodesVersioned() {
+    return absl::UnimplementedError("this Kubernetes client cannot list nodes with a version");
+  }
+  // A watch of Nodes from `resource_version` (a list's, or the last event's): calls `on_event`
+  // for each event, bookmarks included, until it returns false or the server ends the watch
+  // (both OK: watch again from the last resourceVersion), `timeout` passes (the server is asked
+  // to end it then), `stop` is requested (Cancelled) or it fails. OutOfRange when the server no
+  // longer has the events after `resource_version` (410 Expired): list again, then watch.
+  // The watch holds a connection of its own, and the calling thread, until it ends.
+  virtual absl::Status WatchNodes(const std::string& resource_version,
+                                  std::chrono::seconds timeout, std::stop_token stop,
+                                  const std::function<bool(const NodeWatchEvent&)>& on_event) {
+    (void)resource_version, (void)timeout, (void)stop, (void)on_event;
+    return absl::UnimplementedError("this Kubernetes client cannot watch nodes");
   }
   // Pods of a namespace matching an equality label selector ("k8s-app=kube-apiserver").
   virtual absl::StatusOr<std::vector<KubePodDetail>> ListPods(const std::string& namespace_name,

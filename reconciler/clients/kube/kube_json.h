@@ -7,6 +7,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +30,19 @@ core::WorkloadStatus WorkloadFromJson(std::string_view kind, const nlohmann::jso
 bool ConditionTrue(const nlohmann::json& status, const char* type);
 // How many items a list holds; 0 when `items` is missing or not a list.
 size_t ItemCount(const nlohmann::json& list);
+
+// A list's metadata.resourceVersion ("" when it has none).
+std::string ListVersion(const nlohmann::json& list);
+
+// One line of a watch of Nodes: the event, or, for an ERROR event (or a line that is no
+// event), no event and the error: the Status's code (0 when it has none), reason and message.
+struct NodeWatchLine {
+  std::optional<NodeWatchEvent> event;
+  int error_code = 0;
+  std::string error_reason;
+  std::string error_message;
+};
+NodeWatchLine NodeWatchLineFromJson(std::string_view line);
 
 // The `message` and `reason` of a `Status` answer (an error's body), the message followed by
 // the messages of details.causes in parentheses when there are some; empty when the body is
