@@ -1,0 +1,104 @@
+#include "reconciler/clients/kube/node_informer.h"
+
+#include <utility>
+
+namespace tr::reconciler::kube {
+
+NodeInformer::NodeInformer(std::shared_ptr<KubeClient> kube, Env& env,
+                           NodeInformerOptions options)
+    : kube_(std::move(kube)),
+      env_(env),
+      options_(options),
+      thread_([this](std::stop_token stop) { Run(std::move(stop)); }) {}
+
+NodeInformer::~NodeInformer() {
+  thread_.request_stop();
+  thread_.join();
+}
+
+std::optional<std::vector<KubeNode>> NodeInformer::Nodes() const {
+  MutexLock lock(mu_);
+  return NodesLocked();
+}
+
+std::optional<std::vector<KubeNode>> NodeInformer::NodesLocked() const {
+  if (!current_) return std::nullopt;
+  std::vector<KubeNode> nodes;
+  nodes.reserve(nodes_.size());
+  for (const auto& [name, node] : nodes_) nodes.push_back(node);
+  return nodes;
+}
+
+NodeInformer::Counts NodeInformer::counts() const {
+  MutexLock lock(mu_);
+  return counts_;
+}
+
+bool NodeInformer::WaitUntil(const Condition& ready, std::chrono::milliseconds within) const {
+  MutexLock lock(mu_);
+  return env_.WaitFor(changed_, lock, {}, within, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return ready(counts_, NodesLocked());
+  });
+}
+
+void NodeInformer::Run(std::stop_token stop) {
+  int failures_in_a_row = 0;
+  while (!stop.stop_requested()) {
+    bool listed = false;
+    const absl::Status broke = ListAndWatch(stop, listed);
+    if (listed) failures_in_a_row = 0;
+    {
+      MutexLock lock(mu_);
+      current_ = false;
+      if (!broke.ok()) ++counts_.failures;
+      changed_.notify_all();
+    }
+    if (stop.stop_requested()) return;
+    // 410 Expired asks for a new list at once; anything else waits, longer each time.
+    if (absl::IsOutOfRange(broke)) continue;
+    ++failures_in_a_row;
+    if (!env_.SleepFor(JitteredBackoff(options_.retry, failures_in_a_row, env_), stop)) return;
+  }
+}
+
+absl::Status NodeInformer::ListAndWatch(std::stop_token stop, bool& listed) {
+  absl::StatusOr<VersionedNodes> list = kube_->ListNodesVersioned();
+  {
+    MutexLock lock(mu_);
+    ++counts_.lists;
+    changed_.notify_all();
+  }
+  if (!list.ok()) return list.status();
+  listed = true;
+  std::string version = list->resource_version;
+  {
+    MutexLock lock(mu_);
+    nodes_.clear();
+    for (KubeNode& node : list->nodes) nodes_[node.name] = std::move(node);
+    current_ = true;
+    changed_.notify_all();
+  }
+  while (!stop.stop_requested()) {
+    {
+      MutexLock lock(mu_);
+      ++counts_.watches;
+      changed_.notify_all();
+    }
+    absl::Status ended =
+        kube_->WatchNodes(version, options_.watch_timeout, stop, [&](const NodeWatchEvent& e) {
+          MutexLock lock(mu_);
+          using Type = NodeWatchEvent::Type;
+          if (e.type == Type::kAdded || e.type == Type::kModified) nodes_[e.node.name] = e.node;
+          if (e.type == Type::kDeleted) nodes_.erase(e.node.name);
+          if (!e.resource_version.empty()) version = e.resource_version;
+          ++counts_.events;
+          changed_.notify_all();
+          return true;
+        });
+    // Ended by the server (its timeout): the cache is still current; watch on from `version`.
+    if (!ended.ok()) return stop.stop_requested() ? absl::OkStatus() : ended;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tr::reconciler::kube
