@@ -27,106 +27,196 @@ bool WakesCluster(const talos::MachineEvent& event) {
   return false;
 }
 
+struct NodeEventWake::Followed {
+  std::string cluster;
+  std::string address;
+  std::shared_ptr<talos::TalosClient> talos;  // the client the follow started with
+  std::atomic<bool> hearing = false;
+  std::atomic<bool> stopped = false;  // set under mu
+  // Used by one stream's callbacks, then by the subscribing thread before the next stream.
+  int retry = 1;
+  bool live = false;  // the stream in progress said hello
+  Mutex mu;
+  std::unique_ptr<talos::TalosStream> stream ABSL_GUARDED_BY(mu);
+};
+
 NodeEventWake::NodeEventWake(ClusterClientFactory& clients, Wake wake, Env& env,
                              NodeEventWakeOptions options)
-    : clients_(clients), wake_(std::move(wake)), env_(env), options_(options) {}
+    : clients_(clients),
+      wake_(std::move(wake)),
+      env_(env),
+      options_(options),
+      subscriber_([this](const std::stop_token& stop) { Run(stop); }) {}
 
 NodeEventWake::~NodeEventWake() {
-  std::map<std::string, std::map<std::string, Followed>> stopping;
+  subscriber_.request_stop();
+  subscriber_.join();  // no stream starts from here on
+  Follows stopping;
   {
     MutexLock lock(mu_);
-    stopping.swap(threads_);
-    count_ = 0;
+    for (auto& [cluster, nodes] : followed_) {
+      for (auto& [node, follow] : nodes) stopping.push_back(follow);
+    }
+    followed_.clear();
   }
-  // Joined here, outside the lock: a thread may be waking a cluster.
+  Stop(stopping);  // outside the lock: an ending stream may be scheduling its next one
+  MutexLock lock(mu_);
+  due_.clear();
 }
 
 void NodeEventWake::Follow(const core::ClusterProfile& profile,
                            const std::vector<std::string>& nodes) {
-  std::vector<Followed> stopping;  // joined after the lock
-  MutexLock lock(mu_);
-  std::map<std::string, Followed>& followed = threads_[profile.name];
-  for (auto it = followed.begin(); it != followed.end();) {
-    if (std::find(nodes.begin(), nodes.end(), it->first) != nodes.end()) {
-      ++it;
-      continue;
+  Follows stopping;
+  std::vector<std::pair<std::string, std::string>> starting;  // node, address
+  {
+    MutexLock lock(mu_);
+    auto followed = followed_.find(profile.name);
+    if (followed != followed_.end()) {
+      for (auto it = followed->second.begin(); it != followed->second.end();) {
+        if (std::find(nodes.begin(), nodes.end(), it->first) != nodes.end()) {
+          ++it;
+          continue;
+        }
+        stopping.push_back(std::move(it->second));
+        it = followed->second.erase(it);
+      }
+      if (followed->second.empty()) followed_.erase(followed);
     }
-    stopping.push_back(std::move(it->second));
-    it = followed.erase(it);
-    --count_;
+    for (const std::string& node : nodes) {
+      const std::string address = AddressOf(profile, node);
+      const bool known = followed_.contains(profile.name) && followed_[profile.name].contains(node);
+      if (!known && !address.empty()) starting.emplace_back(node, address);
+    }
   }
-  for (const std::string& node : nodes) {
-    const std::string address = AddressOf(profile, node);
-    if (followed.contains(node) || address.empty() || count_ >= options_.max_nodes) continue;
-    Followed follow;
-    follow.thread = std::jthread(
-        [this, profile, address, hearing = follow.hearing.get()](std::stop_token stop) {
-          FollowNode(profile, address, *hearing, stop);
-        });
-    followed.emplace(node, std::move(follow));
-    ++count_;
+  Stop(stopping);
+  if (starting.empty()) return;
+  // One client for each follow: asking the factory again with this copy of the profile later
+  // could replace the client a newer profile of the cluster made.
+  absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
+  if (!clients.ok() || !clients->talos) return;  // the poll alone
+  const Env::Instant now = env_.Monotonic();
+  MutexLock lock(mu_);
+  std::map<std::string, std::shared_ptr<Followed>>& followed = followed_[profile.name];
+  for (const auto& [node, address] : starting) {
+    if (followed.contains(node)) continue;  // a Follow of the same cluster in between
+    auto follow = std::make_shared<Followed>();
+    follow->cluster = profile.name;
+    follow->address = address;
+    follow->talos = clients->talos;
+    followed.emplace(node, follow);
+    due_.emplace(now, std::move(follow));
   }
-  if (followed.empty()) threads_.erase(profile.name);
+  ++scheduled_;
+  due_changed_.notify_all();
 }
 
 void NodeEventWake::Forget(const std::string& cluster) {
-  std::map<std::string, Followed> stopping;  // joined after the lock
-  MutexLock lock(mu_);
-  auto it = threads_.find(cluster);
-  if (it == threads_.end()) return;
-  count_ -= it->second.size();
-  stopping.swap(it->second);
-  threads_.erase(it);
+  Follows stopping;
+  {
+    MutexLock lock(mu_);
+    auto it = followed_.find(cluster);
+    if (it == followed_.end()) return;
+    for (auto& [node, follow] : it->second) stopping.push_back(std::move(follow));
+    followed_.erase(it);
+  }
+  Stop(stopping);
 }
 
 bool NodeEventWake::Hearing(const std::string& cluster,
                             const std::vector<std::string>& nodes) const {
   MutexLock lock(mu_);
-  auto followed = threads_.find(cluster);
-  if (nodes.empty() || followed == threads_.end()) return false;
+  auto followed = followed_.find(cluster);
+  if (nodes.empty() || followed == followed_.end()) return false;
   return std::all_of(nodes.begin(), nodes.end(), [&](const std::string& node) {
     auto it = followed->second.find(node);
-    return it != followed->second.end() && it->second.hearing->load();
+    return it != followed->second.end() && it->second->hearing.load();
   });
 }
 
 size_t NodeEventWake::Following() const {
   MutexLock lock(mu_);
-  return count_;
+  size_t count = 0;
+  for (const auto& [cluster, nodes] : followed_) count += nodes.size();
+  return count;
 }
 
-void NodeEventWake::FollowNode(const core::ClusterProfile& profile, const std::string& address,
-                               std::atomic<bool>& hearing, std::stop_token stop) {
-  // One client for the whole follow: asking the factory again with this copy of the profile
-  // could replace the client a newer profile of the cluster made.
-  absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
-  if (!clients.ok() || !clients->talos) return;  // the poll alone
-  const std::shared_ptr<talos::TalosClient> talos = clients->talos;
-  const BackoffPolicy backoff{options_.initial_backoff, options_.max_backoff, 0};
-  int retry = 1;
-  while (!stop.stop_requested()) {
-    bool live = false;
-    const absl::Status ended = talos->Events(
-        address, talos::EventsRequest{}, options_.stream_timeout, stop,
-        [&](const talos::MachineEvent& event) {
-          if (std::holds_alternative<talos::HelloEvent>(event.payload)) {
-            retry = 1;
-            live = true;
-            hearing = true;
-          }
-          if (WakesCluster(event)) wake_(profile.name);
-          return !stop.stop_requested();
-        });
-    // Down (Unavailable at once: the endpoint cannot reach it): subscribing again below, no
-    // slower than the poll (NodeEventWakeOptions), is what brings the node back to its
-    // cluster, with the hello of the stream it opens. Any other end (no answer within the
-    // deadline, refused, not allowed) leaves the node to the poll.
-    hearing = absl::IsUnavailable(ended);
-    // A live stream that broke: the node may be going down, which its status should say.
-    if (live && !stop.stop_requested()) wake_(profile.name);
-    if (!env_.SleepFor(JitteredBackoff(backoff, retry++, env_), stop)) return;
+void NodeEventWake::Stop(const Follows& follows) {
+  for (const std::shared_ptr<Followed>& follow : follows) {
+    std::unique_ptr<talos::TalosStream> stream;
+    {
+      MutexLock lock(follow->mu);
+      follow->stopped = true;
+      stream = std::move(follow->stream);
+    }
+    stream.reset();  // cancels it and waits for its end
+    follow->hearing = false;
   }
-  hearing = false;
+}
+
+void NodeEventWake::Subscribe(const std::shared_ptr<Followed>& follow) {
+  Followed* const f = follow.get();  // outlives the stream: Stop waits for its end
+  f->live = false;
+  talos::EventsCallbacks callbacks;
+  callbacks.on_event = [this, f](const talos::MachineEvent& event) {
+    if (std::holds_alternative<talos::HelloEvent>(event.payload)) {
+      f->retry = 1;
+      f->live = true;
+      f->hearing = true;
+    }
+    if (WakesCluster(event) && !f->stopped) wake_(f->cluster);
+  };
+  callbacks.on_done = [this, weak = std::weak_ptr<Followed>(follow)](const absl::Status& ended) {
+    if (std::shared_ptr<Followed> alive = weak.lock()) Ended(alive, ended);
+  };
+  std::unique_ptr<talos::TalosStream> previous;  // ended: released after the lock
+  MutexLock lock(f->mu);
+  if (f->stopped) return;
+  previous = std::move(f->stream);
+  // Its on_done may run before it returns: Ended takes mu_, never f->mu.
+  f->stream = f->talos->StartEvents(f->address, talos::EventsRequest{}, std::move(callbacks));
+}
+
+void NodeEventWake::Ended(const std::shared_ptr<Followed>& follow, const absl::Status& status) {
+  if (follow->stopped) return;
+  // Down (Unavailable at once: the endpoint cannot reach it): subscribing again, no slower than
+  // the poll (NodeEventWakeOptions), is what brings the node back to its cluster, with the
+  // hello of the stream it opens. Any other end (refused, not allowed) leaves the node to the
+  // poll, subscribed to again on the same backoff.
+  follow->hearing = absl::IsUnavailable(status);
+  // A live stream that broke: the node may be going down, which its status should say.
+  if (follow->live) wake_(follow->cluster);
+  const BackoffPolicy backoff{options_.initial_backoff, options_.max_backoff, 0};
+  SubscribeAt(follow, env_.Monotonic() + JitteredBackoff(backoff, follow->retry++, env_));
+}
+
+void NodeEventWake::SubscribeAt(std::shared_ptr<Followed> follow, Env::Instant due) {
+  MutexLock lock(mu_);
+  due_.emplace(due, std::move(follow));
+  ++scheduled_;
+  due_changed_.notify_all();
+}
+
+void NodeEventWake::Run(const std::stop_token& stop) {
+  while (!stop.stop_requested()) {
+    Follows ready;
+    {
+      MutexLock lock(mu_);
+      const uint64_t seen = scheduled_;
+      const Env::Instant next = due_.empty() ? Env::kNoDeadline : due_.begin()->first;
+      if (next > env_.Monotonic()) {
+        env_.Wait(due_changed_, lock, stop, next,
+                  [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return scheduled_ != seen; });
+      }
+      const Env::Instant now = env_.Monotonic();
+      while (!due_.empty() && due_.begin()->first <= now) {
+        ready.push_back(std::move(due_.begin()->second));
+        due_.erase(due_.begin());
+      }
+    }
+    for (const std::shared_ptr<Followed>& follow : ready) {
+      if (!stop.stop_requested()) Subscribe(follow);
+    }
+  }
 }
 
 }  // namespace tr::reconciler

@@ -5,22 +5,27 @@
 // opened costs one poll interval, a wake lost at most five. A follow keeps the Talos client it
 // started with.
 //
-// One thread per followed node, at most `max_nodes` in the process (a node beyond them is left
-// to the poll). The thread subscribes to the node's events (only new ones, tail_events 0) and
-// calls `wake(cluster)` when the node reports itself RUNNING and ready (a MachineStatusEvent:
-// the end of a node's wait; Talos' readiness includes the Kubernetes node's) or a sequence
-// failed, once each stream is live (what happened before it is not known), and when a live
-// stream breaks (the node goes down, which its status should say). The stages on
-// the way wake nothing: they only change what the status says, which the poll brings. When the
-// stream breaks (the node reboots) it subscribes again after a backoff, as
-// `talosctl upgrade --wait` does. `Hearing` tells the reconciler which nodes it hears (stream
-// live, or down and subscribed to again), so that it can look at them less often.
+// A followed node holds no thread: its events arrive through a stream of the Talos client's own
+// (TalosClient::StartEvents, on gRPC's callback API), and one thread of this object subscribes
+// again the nodes whose stream ended, each when its backoff is due. Every node in flight is
+// followed: there is no cap (what one costs: docs/architecture.md, Threads). A stream subscribes
+// to the node's events (only new ones, tail_events 0) and calls `wake(cluster)` when the node
+// reports itself RUNNING and ready (a MachineStatusEvent: the end of a node's wait; Talos'
+// readiness includes the Kubernetes node's) or a sequence failed, once each stream is live (what
+// happened before it is not known), and when a live stream breaks (the node goes down, which
+// its status should say). The stages on the way wake nothing: they only change what the status
+// says, which the poll brings. When the stream breaks (the node reboots) it subscribes again
+// after a backoff, as `talosctl upgrade --wait` does. `Hearing` tells the reconciler which nodes
+// it hears (stream live, or down and subscribed to again), so that it can look at them less
+// often. `wake` runs on the client's threads: it must not block.
 //
-// Time, sleeping and the backoff's jitter come from the injected Env. Thread-safe.
+// Time, the waits of the backoff and its jitter come from the injected Env. Thread-safe.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -41,14 +46,10 @@ namespace tr::reconciler {
 bool WakesCluster(const talos::MachineEvent& event);
 
 struct NodeEventWakeOptions {
-  size_t max_nodes = 64;
   // Between two subscriptions while a node is down. A node counts as heard (`Hearing`) then
   // too, and its cluster polls it less often: keep the maximum at most the node poll interval.
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{std::chrono::seconds(2)};
-  // How long one Events call may last before it is made again (a node's stream never ends on
-  // its own while the node runs).
-  std::chrono::milliseconds stream_timeout{std::chrono::minutes(10)};
 };
 
 // What follows the nodes a cluster has in flight (the rollout reconciler tells it after each
@@ -77,11 +78,11 @@ class NodeEventWake final : public InFlightFollower {
 
   NodeEventWake(ClusterClientFactory& clients, Wake wake, Env& env,
                 NodeEventWakeOptions options = {});
-  ~NodeEventWake() override;  // stops and joins every thread
+  ~NodeEventWake() override;  // ends every stream and the thread
   NodeEventWake(const NodeEventWake&) = delete;
   NodeEventWake& operator=(const NodeEventWake&) = delete;
 
-  // Starts the threads of the nodes not followed yet, stops those of the cluster's others.
+  // Subscribes to the nodes not followed yet, ends the streams of the cluster's others.
   void Follow(const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
   void Forget(const std::string& cluster) override;
   bool Hearing(const std::string& cluster, const std::vector<std::string>& nodes) const override;
@@ -89,24 +90,34 @@ class NodeEventWake final : public InFlightFollower {
   size_t Following() const;
 
  private:
-  // One node's follow. The flag is declared first so that it outlives the thread, which is
-  // joined first.
-  struct Followed {
-    std::unique_ptr<std::atomic<bool>> hearing = std::make_unique<std::atomic<bool>>(false);
-    std::jthread thread;
-  };
+  // One node's follow: its stream, or its wait to subscribe again (node_event_wake.cc).
+  struct Followed;
+  using Follows = std::vector<std::shared_ptr<Followed>>;
 
-  void FollowNode(const core::ClusterProfile& profile, const std::string& address,
-                  std::atomic<bool>& hearing, std::stop_token stop);
+  // Starts the node's stream unless its follow was stopped; on the subscribing thread.
+  void Subscribe(const std::shared_ptr<Followed>& follow);
+  // The stream's end (its on_done): wakes the cluster when a live stream broke, and subscribes
+  // again after the backoff.
+  void Ended(const std::shared_ptr<Followed>& follow, const absl::Status& status);
+  void SubscribeAt(std::shared_ptr<Followed> follow, Env::Instant due);
+  // Ends the streams of `follows` and waits for their ends; called without mu_ held.
+  static void Stop(const Follows& follows);
+  // The subscribing thread: starts each stream when it is due.
+  void Run(const std::stop_token& stop);
 
   ClusterClientFactory& clients_;
   const Wake wake_;
   Env& env_;
   const NodeEventWakeOptions options_;
   mutable Mutex mu_;
-  // By cluster, then node name. Stopped and joined outside the lock.
-  std::map<std::string, std::map<std::string, Followed>> threads_ ABSL_GUARDED_BY(mu_);
-  size_t count_ ABSL_GUARDED_BY(mu_) = 0;
+  // By cluster, then node name.
+  std::map<std::string, std::map<std::string, std::shared_ptr<Followed>>> followed_
+      ABSL_GUARDED_BY(mu_);
+  // The subscriptions to make, by when (Env::Monotonic); `due_changed_` is notified with each.
+  std::multimap<Env::Instant, std::shared_ptr<Followed>> due_ ABSL_GUARDED_BY(mu_);
+  uint64_t scheduled_ ABSL_GUARDED_BY(mu_) = 0;  // subscriptions asked for so far
+  std::condition_variable_any due_changed_;
+  std::jthread subscriber_;  // last: it uses all of the above
 };
 
 }  // namespace tr::reconciler

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <optional>
 
 #include "tests/support/simulated_env.h"
 
@@ -261,6 +262,23 @@ TEST_F(EventsFollowerTest, StopCancels) {
   FollowOptions options = Options();
   options.on_event = [&](const MachineEvent&) { stop.request_stop(); };
   EXPECT_EQ(Follow(options, stop.get_token()).status().code(), absl::StatusCode::kCancelled);
+}
+
+// A client without started streams (the default StartEvents) ends one at once: a caller falls
+// back to what it does without events.
+TEST(StartEventsDefaultTest, AClientWithoutStartedStreamsEndsOneAtOnceUnimplemented) {
+  ScriptedClient client;
+  std::optional<absl::Status> done;
+  int events = 0;
+  EventsCallbacks callbacks;
+  callbacks.on_event = [&](const MachineEvent&) { ++events; };
+  callbacks.on_done = [&](const absl::Status& status) { done = status; };
+  auto stream = client.StartEvents("10.0.0.1", EventsRequest{}, std::move(callbacks));
+  ASSERT_TRUE(done.has_value());
+  EXPECT_EQ(done->code(), absl::StatusCode::kUnimplemented) << *done;
+  EXPECT_THAT(std::string(done->message()), HasSubstr("talos Events on node 10.0.0.1"));
+  EXPECT_EQ(events, 0);
+  stream.reset();  // a handle of an ended stream is released at once
 }
 
 }  // namespace

@@ -140,18 +140,19 @@ TEST(NodeEventWakeEventsTest, OnlyTheEndOfAWaitAFailureOrANewStreamWakesTheClust
   EXPECT_FALSE(WakesCluster(event(PhaseEvent{"install", PhaseAction::kStart})));
 }
 
-TEST_F(NodeEventWakeTest, FollowsNoMoreNodesThanItsLimitAndForgetsACluster) {
+TEST_F(NodeEventWakeTest, FollowsTheNodesOfTheProfileAndForgetsACluster) {
   FixedClusterClients clients(talos_);
   Wakes wakes;
-  NodeEventWakeOptions options = Options();
-  options.max_nodes = 1;
   NodeEventWake follower(
-      clients, [&](const std::string& cluster) { wakes.Add(cluster); }, env_, options);
+      clients, [&](const std::string& cluster) { wakes.Add(cluster); }, env_, Options());
   follower.Follow(profile_, {"cp-1", "w-1", "not-a-node"});
+  EXPECT_EQ(follower.Following(), 2u) << "a name the profile does not have is not followed";
+  follower.Follow(profile_, {"w-1"});
   EXPECT_EQ(follower.Following(), 1u);
   follower.Forget("prod");
   EXPECT_EQ(follower.Following(), 0u);
-  follower.Follow(profile_, {"w-1"});  // room again
+  EXPECT_FALSE(follower.Hearing("prod", {"w-1"}));
+  follower.Follow(profile_, {"w-1"});
   EXPECT_EQ(follower.Following(), 1u);
 }
 

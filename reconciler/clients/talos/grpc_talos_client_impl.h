@@ -1,6 +1,7 @@
 // GrpcTalosClient, the class behind NewGrpcTalosClient (grpc_talos_client.h). Internal: its
 // methods are split over grpc_talos_client.cc (routing, unary calls), grpc_talos_streams.cc
-// (server-streaming calls) and grpc_talos_watch.cc (watches, on gRPC's callback API).
+// (server-streaming calls) and grpc_talos_watch.cc (started streams: watches and
+// events, on gRPC's callback API).
 //
 // Thread-safety: safe from several threads; the only mutable state is the preferred endpoint.
 #pragma once
@@ -56,6 +57,8 @@ class GrpcTalosClient final : public TalosClient {
   absl::Status Events(const std::string& node, const EventsRequest& request,
                       std::chrono::milliseconds timeout, std::stop_token stop,
                       const std::function<bool(const MachineEvent&)>& on_event) override;
+  std::unique_ptr<TalosStream> StartEvents(const std::string& node, const EventsRequest& request,
+                                           EventsCallbacks callbacks) override;
   absl::StatusOr<uint64_t> EtcdSnapshot(const std::string& node,
                                         const std::filesystem::path& path) override;
 
@@ -89,8 +92,9 @@ class GrpcTalosClient final : public TalosClient {
       const std::string& method, const std::string& node, std::chrono::milliseconds timeout,
       const std::function<std::unique_ptr<grpc::ClientReader<common::Data>>(CallAttempt&)>& open);
 
-  class WatchAttempt;
-  friend class WatchAttempt;
+  // One attempt of a started stream of a kind (grpc_talos_watch.cc).
+  template <typename Kind>
+  class StreamAttempt;
 
   std::vector<Endpoint> endpoints_;
   std::vector<std::shared_ptr<grpc::Channel>> channels_;

@@ -1,10 +1,12 @@
-// The watches of GrpcTalosClient (see grpc_talos_client_impl.h), on gRPC's callback API: a
-// watch is a chain of attempts, one per endpoint tried, each a ClientReadReactor that gRPC calls
-// back when a message or the end arrives. No thread waits for a watch.
+// The started streams of GrpcTalosClient (see grpc_talos_client_impl.h), on gRPC's callback API:
+// COSI watches and MachineService/Events. A stream is a chain of attempts, one per endpoint
+// tried, each a ClientReadReactor that gRPC calls back when a message or the end arrives. No
+// thread waits for a stream.
 //
-// Routing: as a read-only call until the watch is established (the node's first, empty
-// message): an attempt that ends Unavailable before it moves on to the next endpoint. Once
-// established, the watch ends with the stream and the caller starts a new one.
+// Routing: as a read-only call until the stream is established (the node's first message: a
+// watch's empty one, the hello of Events): an attempt that ends Unavailable before it moves on to
+// the next endpoint. Once established, the stream ends with the call and the caller starts a new
+// one.
 #include <condition_variable>
 #include <optional>
 
@@ -16,32 +18,33 @@
 namespace tr::reconciler::talos {
 namespace grpc_watch {
 
-// What a watch's handle, its attempts and the process's shutdown share.
-class WatchShared {
+// What a stream's handle, its attempts and the process's shutdown share.
+template <typename Event>
+class StreamShared {
  public:
-  WatchShared(WatchCallbacks callbacks, std::vector<size_t> endpoints)
+  StreamShared(StreamCallbacks<Event> callbacks, std::vector<size_t> endpoints)
       : candidates(std::move(endpoints)), callbacks_(std::move(callbacks)) {}
 
-  // Cancels the attempt in flight, and the watch before any later attempt starts.
+  // Cancels the attempt in flight, and the stream before any later attempt starts.
   void Cancel() {
     MutexLock lock(mu_);
     cancelled_ = true;
     if (context_ != nullptr) context_->TryCancel();
   }
-  // Registers the attempt about to start; false when the watch was cancelled first.
+  // Registers the attempt about to start; false when the stream was cancelled first.
   bool Begin(grpc::ClientContext* context) {
     MutexLock lock(mu_);
     if (cancelled_) return false;
     context_ = context;
     return true;
   }
-  // The attempt in flight has ended; true when the watch was cancelled.
+  // The attempt in flight has ended; true when the stream was cancelled.
   bool End() {
     MutexLock lock(mu_);
     context_ = nullptr;
     return cancelled_;
   }
-  void Deliver(const CosiEvent& event) const {
+  void Deliver(const Event& event) const {
     if (callbacks_.on_event) callbacks_.on_event(event);
   }
   // Reports the end, then releases whoever waits in WaitDone.
@@ -55,7 +58,7 @@ class WatchShared {
     MutexLock lock(mu_);
     done_changed_.wait(lock, [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return done_; });
   }
-  // Cancels the watch when the process shuts down.
+  // Cancels the stream when the process shuts down.
   void CancelOn(const std::stop_token& shutdown) {
     on_shutdown_.emplace(shutdown, [this] { Cancel(); });
   }
@@ -63,7 +66,7 @@ class WatchShared {
   const std::vector<size_t> candidates;  // endpoint indices, in the order to try them
 
  private:
-  WatchCallbacks callbacks_;
+  StreamCallbacks<Event> callbacks_;
   Mutex mu_;
   std::condition_variable_any done_changed_;
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
@@ -73,39 +76,102 @@ class WatchShared {
 };
 
 // The handle: cancels on destruction and waits for the end.
-class GrpcCosiWatch final : public CosiWatch {
+template <typename Event>
+class StreamHandle final : public TalosStream {
  public:
-  explicit GrpcCosiWatch(std::shared_ptr<WatchShared> shared) : shared_(std::move(shared)) {}
-  ~GrpcCosiWatch() override {
+  explicit StreamHandle(std::shared_ptr<StreamShared<Event>> shared) : shared_(std::move(shared)) {}
+  ~StreamHandle() override {
     shared_->Cancel();
     shared_->WaitDone();
   }
   void Cancel() override { shared_->Cancel(); }
 
  private:
-  std::shared_ptr<WatchShared> shared_;
+  std::shared_ptr<StreamShared<Event>> shared_;
+};
+
+// cosi.resource.State/Watch: a message carries events; an ERRORED one ends the watch.
+struct CosiWatchStream {
+  using Request = cosi::resource::WatchRequest;
+  using Response = cosi::resource::WatchResponse;
+  using Event = CosiEvent;
+  static constexpr char kMethod[] = "cosi.State/Watch";
+
+  static void Open(const ChannelStubs& stubs, grpc::ClientContext* context,
+                   const Request* request, grpc::ClientReadReactor<Response>* reactor) {
+    stubs.cosi->async()->Watch(context, request, reactor);
+  }
+  // Delivers the message's events; not OK ends the stream with that status.
+  static absl::Status Deliver(const Response& response, const CallInfo& info,
+                              const StreamShared<Event>& shared) {
+    for (const auto& message : response.event()) {
+      if (message.event_type() == cosi::resource::ERRORED) {
+        // The node's watch fell behind its history ("buffer overrun"); nothing more is sent.
+        const std::string why = message.has_error() ? message.error() : "watch errored";
+        return CallError(absl::StatusCode::kAborted, info, why);
+      }
+      if (std::optional<CosiEvent> event = ToCosiEvent(message)) shared.Deliver(*event);
+    }
+    return absl::OkStatus();
+  }
+};
+
+// MachineService/Events: one event a message, the hello first.
+struct MachineEventsStream {
+  using Request = machine::EventsRequest;
+  using Response = machine::Event;
+  using Event = MachineEvent;
+  static constexpr char kMethod[] = "Events";
+
+  static void Open(const ChannelStubs& stubs, grpc::ClientContext* context,
+                   const Request* request, grpc::ClientReadReactor<Response>* reactor) {
+    stubs.machine->async()->Events(context, request, reactor);
+  }
+  static absl::Status Deliver(const Response& response, const CallInfo& info,
+                              const StreamShared<Event>& shared) {
+    absl::StatusOr<MachineEvent> event = ToMachineEvent(response);
+    if (!event.ok()) {
+      return CallError(absl::StatusCode::kInternal, info, std::string(event.status().message()));
+    }
+    shared.Deliver(*event);
+    return absl::OkStatus();
+  }
 };
 
 }  // namespace grpc_watch
 
-using grpc_watch::GrpcCosiWatch;
-using grpc_watch::WatchShared;
+using grpc_watch::StreamHandle;
+using grpc_watch::StreamShared;
 
 // One attempt through one endpoint; deletes itself when gRPC reports its end.
-class GrpcTalosClient::WatchAttempt final
-    : public grpc::ClientReadReactor<cosi::resource::WatchResponse> {
+template <typename Kind>
+class GrpcTalosClient::StreamAttempt final
+    : public grpc::ClientReadReactor<typename Kind::Response> {
  public:
-  WatchAttempt(GrpcTalosClient& client, std::shared_ptr<WatchShared> shared,
-               std::shared_ptr<const cosi::resource::WatchRequest> request, std::string node,
-               size_t position)
+  using Shared = StreamShared<typename Kind::Event>;
+
+  StreamAttempt(GrpcTalosClient& client, std::shared_ptr<Shared> shared,
+                std::shared_ptr<const typename Kind::Request> request, std::string node,
+                size_t position)
       : client_(client),
         shared_(std::move(shared)),
         request_(std::move(request)),
         position_(position),
         index_(shared_->candidates[position]),
-        info_{"cosi.State/Watch", std::move(node), client_.endpoints_[index_].Target()} {}
+        info_{Kind::kMethod, std::move(node), client_.endpoints_[index_].Target()} {}
 
-  // Starts the call, or reports Cancelled when the watch was cancelled before.
+  // Starts a stream of `Kind` to `node` and returns its handle.
+  static std::unique_ptr<TalosStream> Launch(GrpcTalosClient& client, const std::string& node,
+                                             std::shared_ptr<const typename Kind::Request> request,
+                                             StreamCallbacks<typename Kind::Event> callbacks) {
+    auto shared = std::make_shared<Shared>(std::move(callbacks), client.Candidates(node));
+    shared->CancelOn(client.options_.shutdown);
+    auto handle = std::make_unique<StreamHandle<typename Kind::Event>>(shared);
+    (new StreamAttempt(client, std::move(shared), std::move(request), node, 0))->Start();
+    return handle;
+  }
+
+  // Starts the call, or reports Cancelled when the stream was cancelled before.
   void Start() {
     context_.AddMetadata("node", info_.node);
     if (!shared_->Begin(&context_)) {
@@ -113,9 +179,9 @@ class GrpcTalosClient::WatchAttempt final
       delete this;
       return;
     }
-    client_.stubs_[index_].cosi->async()->Watch(&context_, request_.get(), this);
-    StartRead(&response_);
-    StartCall();
+    Kind::Open(client_.stubs_[index_], &context_, request_.get(), this);
+    this->StartRead(&response_);
+    this->StartCall();
   }
 
   void OnReadDone(bool ok) override {
@@ -124,17 +190,12 @@ class GrpcTalosClient::WatchAttempt final
       established_ = true;
       client_.preferred_.store(index_);
     }
-    for (const auto& message : response_.event()) {
-      if (message.event_type() == cosi::resource::ERRORED) {
-        // The node's watch fell behind its history ("buffer overrun"); nothing more is sent.
-        const std::string why = message.has_error() ? message.error() : "watch errored";
-        ended_ = CallError(absl::StatusCode::kAborted, info_, why);
-        context_.TryCancel();
-        return;
-      }
-      if (std::optional<CosiEvent> event = ToCosiEvent(message)) shared_->Deliver(*event);
+    ended_ = Kind::Deliver(response_, info_, *shared_);
+    if (!ended_.ok()) {
+      context_.TryCancel();
+      return;
     }
-    StartRead(&response_);
+    this->StartRead(&response_);
   }
 
   void OnDone(const grpc::Status& status) override {
@@ -150,7 +211,7 @@ class GrpcTalosClient::WatchAttempt final
     // Not established and Unavailable: this endpoint could not serve it, the next may.
     if (!established_ && !cancelled && absl::IsUnavailable(result) &&
         position_ + 1 < shared_->candidates.size()) {
-      (new WatchAttempt(client_, shared_, request_, info_.node, position_ + 1))->Start();
+      (new StreamAttempt(client_, shared_, request_, info_.node, position_ + 1))->Start();
     } else {
       shared_->Finish(result);
     }
@@ -159,13 +220,13 @@ class GrpcTalosClient::WatchAttempt final
 
  private:
   GrpcTalosClient& client_;
-  std::shared_ptr<WatchShared> shared_;
-  std::shared_ptr<const cosi::resource::WatchRequest> request_;
+  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<const typename Kind::Request> request_;
   const size_t position_;  // in shared_->candidates
   const size_t index_;     // of the endpoint
   const CallInfo info_;
   grpc::ClientContext context_;
-  cosi::resource::WatchResponse response_;
+  typename Kind::Response response_;
   bool established_ = false;
   absl::Status ended_;  // set when the client ends the stream itself
 };
@@ -182,11 +243,19 @@ std::unique_ptr<CosiWatch> GrpcTalosClient::StartWatch(const std::string& node,
     proto->mutable_options()->set_bootstrap_contents(true);
   }
   proto->set_api_version(1);  // BOOTSTRAPPED and ERRORED events, as the Go client asks
-  auto shared = std::make_shared<WatchShared>(std::move(callbacks), Candidates(node));
-  shared->CancelOn(options_.shutdown);
-  auto handle = std::make_unique<GrpcCosiWatch>(shared);
-  (new WatchAttempt(*this, std::move(shared), std::move(proto), node, 0))->Start();
-  return handle;
+  return StreamAttempt<grpc_watch::CosiWatchStream>::Launch(*this, node, std::move(proto),
+                                                            std::move(callbacks));
+}
+
+std::unique_ptr<TalosStream> GrpcTalosClient::StartEvents(const std::string& node,
+                                                          const EventsRequest& request,
+                                                          EventsCallbacks callbacks) {
+  auto proto = std::make_shared<machine::EventsRequest>();
+  proto->set_tail_events(request.tail_events);
+  proto->set_tail_id(request.tail_id);
+  proto->set_with_actor_id(request.with_actor_id);
+  return StreamAttempt<grpc_watch::MachineEventsStream>::Launch(*this, node, std::move(proto),
+                                                                std::move(callbacks));
 }
 
 }  // namespace tr::reconciler::talos

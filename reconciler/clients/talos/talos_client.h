@@ -7,14 +7,15 @@
 //   Unimplemented      the node's Talos version has no such method (LifecycleService < 1.13)
 //   Unknown / FailedPrecondition / InvalidArgument   the node's own refusal, with its text
 //                      (etcd checks, "error validating installer image", container mode, ...)
-//   Cancelled          the caller's stop_token was triggered (a watch: its handle cancelled it)
+//   Cancelled          the caller's stop_token was triggered (a started stream: its handle
+//                      cancelled it)
 //   Aborted            a watch fell behind the node's history (an ERRORED event): list again
 // Every message names the call and the node ("talos Upgrade on node 10.0.0.12 via 10.0.0.11:
 // ..."). No protobuf or gRPC type appears here; see grpc_talos_client.h for the implementation.
 //
 // Thread-safety: implementations are safe to call from several threads at once. Streaming calls
 // block the calling thread until the stream ends, the callback returns false, the timeout passes
-// or the stop_token is triggered; a watch (StartWatch) blocks no thread: its callbacks run on
+// or the stop_token is triggered; a stream started by StartWatch or StartEvents blocks no thread: its callbacks run on
 // the client's own threads.
 #pragma once
 
@@ -34,27 +35,32 @@
 
 namespace tr::reconciler::talos {
 
-// What a watch calls. Both run on the client's threads, one call at a time per watch and never
-// after `on_done`; they must not block, and must not destroy the watch's handle. `on_done` may
-// run on the caller's thread before StartWatch returns (a watch that cannot start): do not call
-// StartWatch holding a lock the callbacks take.
-struct WatchCallbacks {
+// What a stream started by StartWatch or StartEvents calls. Both run on the client's threads,
+// one call at a time per stream and never after `on_done`; they must not block, and must not
+// destroy the stream's handle. `on_done` may run on the caller's thread before StartWatch or
+// StartEvents returns (a stream that cannot start): do not start one holding a lock the
+// callbacks take.
+template <typename Event>
+struct StreamCallbacks {
   // Every event, in the node's order.
-  std::function<void(const CosiEvent&)> on_event;
-  // Once, last: why the watch ended (never OK). Unavailable when the node or its endpoint went
+  std::function<void(const Event&)> on_event;
+  // Once, last: why the stream ended (never OK). Unavailable when the node or its endpoint went
   // down or the stream broke; Cancelled after Cancel() or the process's shutdown; the other
   // codes as above, before any event (PermissionDenied for an unknown type or namespace).
   std::function<void(const absl::Status&)> on_done;
 };
+using WatchCallbacks = StreamCallbacks<CosiEvent>;
+using EventsCallbacks = StreamCallbacks<MachineEvent>;
 
-// A watch in progress. Destroying it cancels the watch and waits until `on_done` has run, so
+// A stream in progress. Destroying it cancels the stream and waits until `on_done` has run, so
 // what the callbacks use may be released right after.
-class CosiWatch {
+class TalosStream {
  public:
-  virtual ~CosiWatch() = default;
-  // Ends the watch soon (on_done: Cancelled unless it had already ended); returns at once.
+  virtual ~TalosStream() = default;
+  // Ends the stream soon (on_done: Cancelled unless it had already ended); returns at once.
   virtual void Cancel() = 0;
 };
+using CosiWatch = TalosStream;
 
 class TalosClient {
  public:
@@ -147,9 +153,17 @@ class TalosClient {
 
   // MachineService/Events. Calls `on_event` for every event, the hello message included, until
   // it returns false (then OK). When the node ends the stream (shutdown, reboot): Unavailable.
+  // Holds the calling thread while the stream lasts; StartEvents holds none.
   virtual absl::Status Events(const std::string& node, const EventsRequest& request,
                               std::chrono::milliseconds timeout, std::stop_token stop,
                               const std::function<bool(const MachineEvent&)>& on_event) = 0;
+  // MachineService/Events on the client's own threads, as StartWatch: returns at once; every
+  // event, the hello message first, and the end arrive through `callbacks` (Unavailable when
+  // the node ends the stream: shutdown, reboot; Internal for an event that cannot be read).
+  // This default, for clients without streams, ends it at once with Unimplemented.
+  virtual std::unique_ptr<TalosStream> StartEvents(const std::string& node,
+                                                   const EventsRequest& request,
+                                                   EventsCallbacks callbacks);
 
   // MachineService/EtcdSnapshot streamed into `path` (written to a temporary file beside it,
   // renamed when complete). Returns the number of bytes written.
