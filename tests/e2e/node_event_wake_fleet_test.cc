@@ -157,10 +157,11 @@ TEST(NodeEventWakeFleetTest, TwoHundredFiftySixNodesInFlightAreAllFollowedWithou
               threads_one, threads_all, threads_rebooted, (anon_all - anon_one) / 1024.0,
               static_cast<double>(anon_all - anon_one) / 255);
   ASSERT_GT(threads_one, 0);
-  // gRPC's callback threads are a few, whatever the streams (10 -> 10 -> 12 in the runs of
-  // docs/benchmarks.md); a thread a node would have added 255.
+  // gRPC's callback threads are a few, whatever the streams: 10 or 11 with 1 node and with 256,
+  // 12 to 15 after the reboots (gRPC's reconnections) in the runs of docs/benchmarks.md; a
+  // thread a node would have added 255.
   EXPECT_LE(threads_all, threads_one + 8);
-  EXPECT_LE(threads_rebooted, threads_one + 8);
+  EXPECT_LE(threads_rebooted, threads_one + 16);
 
   for (const core::ClusterProfile& profile : profiles) follower.Forget(profile.name);
   EXPECT_EQ(follower.Following(), 0u);
