@@ -83,8 +83,6 @@ absl::Status MarkPending(kube::KubeClient* kube, const core::NodeSpec& node,
       k->name, mark ? std::optional<std::string>(core::EncodePendingMark(*mark)) : std::nullopt);
 }
 
-// The etcd upgrade mutex held by another session (talos_answers.h) is not a refusal of the step:
-// its lease expires within 60 s, so retry.
 // Before a control plane reboots, the etcd leadership it holds moves to another member, so
 // etcd does not sit out an election timeout without a leader while the node goes down (what
 // `talosctl etcd forfeit-leadership` is for). Best effort: the start checks found every member
@@ -106,6 +104,8 @@ std::string HandOffEtcdLeadership(talos::TalosClient& talos, const core::Cluster
   return "etcd leadership handed to " + *new_leader + "; ";
 }
 
+// The etcd upgrade mutex held by another session (talos_answers.h) is not a refusal of the step:
+// its lease expires within 60 s, so retry.
 absl::Status RetryableUpgradeRefusal(const absl::Status& status) {
   if (talos::UpgradeMutexHeld(status)) return absl::UnavailableError(status.message());
   return status;

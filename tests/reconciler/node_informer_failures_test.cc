@@ -2,13 +2,12 @@
 // does not answer is tried again after a backoff; a watch whose version the API no longer has
 // (410 Expired, OutOfRange) lists again at once; while it is not listed again Nodes() answers
 // nothing rather than what it had.
-#include "reconciler/clients/kube/node_informer.h"
-
 #include <gtest/gtest.h>
 
 #include <deque>
 
 #include "base/mutex.h"
+#include "reconciler/clients/kube/node_informer.h"
 #include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::kube {

@@ -21,12 +21,12 @@ TEST(NodeWatchLineTest, EventsCarryTheNodeAndItsVersion) {
   EXPECT_TRUE(line.event->node.ready);
   EXPECT_EQ(line.event->resource_version, "1042");
 
-  for (const auto& [text, type] : {std::pair{"ADDED", Type::kAdded},
-                                   std::pair{"DELETED", Type::kDeleted},
-                                   std::pair{"BOOKMARK", Type::kBookmark}}) {
-    const NodeWatchLine other = NodeWatchLineFromJson(
-        std::string(R"({"type":")") + text +
-        R"(","object":{"kind":"Node","metadata":{"resourceVersion":"7"}}})");
+  for (const auto& [text, type] :
+       {std::pair{"ADDED", Type::kAdded}, std::pair{"DELETED", Type::kDeleted},
+        std::pair{"BOOKMARK", Type::kBookmark}}) {
+    const NodeWatchLine other =
+        NodeWatchLineFromJson(std::string(R"({"type":")") + text +
+                              R"(","object":{"kind":"Node","metadata":{"resourceVersion":"7"}}})");
     ASSERT_TRUE(other.event.has_value()) << text;
     EXPECT_EQ(other.event->type, type) << text;
     EXPECT_EQ(other.event->resource_version, "7") << text;

@@ -134,10 +134,10 @@ TEST_F(KubeWatchTest, AWatchFromAListSeesWritesAndWhatTheMachinesDoInOrder) {
 
   // A power cut has no write of its own: the Node still changes, as the node controller and
   // then the kubelet write it.
-  ASSERT_TRUE(
-      kube_.fleet()
-          .InjectFault("w-2", {.kind = FaultKind::kPowerCycle, .count = 1, .delay = {}, .image = {}})
-          .ok());
+  ASSERT_TRUE(kube_.fleet()
+                  .InjectFault(
+                      "w-2", {.kind = FaultKind::kPowerCycle, .count = 1, .delay = {}, .image = {}})
+                  .ok());
   const json down = watch.Next(at, [](const json& e) {
     return EventOf("MODIFIED", "w-2")(e) && ReadyOf(e["object"]) != "True";
   });
@@ -191,8 +191,10 @@ TEST_F(KubeWatchTest, AResourceVersionFromBeforeTheHistoryIsExpired) {
 
 TEST_F(KubeWatchTest, BookmarksCarryTheNewestVersionAndTimeoutSecondsEndsTheStream) {
   const std::string listed = ListVersion();
-  WatchReader watch(kube_, "/api/v1/nodes?watch=1&allowWatchBookmarks=true&timeoutSeconds=2"
-                           "&resourceVersion=" + listed);
+  WatchReader watch(kube_,
+                    "/api/v1/nodes?watch=1&allowWatchBookmarks=true&timeoutSeconds=2"
+                    "&resourceVersion=" +
+                        listed);
   kube_.Cordon("w-1", true);
   size_t at = 0;
   const json modified = watch.Next(at, EventOf("MODIFIED", "w-1"));
@@ -209,8 +211,8 @@ TEST_F(KubeWatchTest, BookmarksCarryTheNewestVersionAndTimeoutSecondsEndsTheStre
 
 TEST_F(KubeWatchTest, ALabelSelectorTurnsEnteringAndLeavingIntoAddedAndDeleted) {
   const std::string listed = ListVersion();
-  WatchReader watch(kube_, "/api/v1/nodes?watch=1&labelSelector=pending%3Dtrue&resourceVersion=" +
-                               listed);
+  WatchReader watch(kube_,
+                    "/api/v1/nodes?watch=1&labelSelector=pending%3Dtrue&resourceVersion=" + listed);
   kube_.PatchNode("w-2", {{"metadata", {{"annotations", {{"note", "not selected"}}}}}});
   kube_.PatchNode("w-1", {{"metadata", {{"labels", {{"pending", "true"}}}}}});
   kube_.PatchNode("w-1", {{"metadata", {{"labels", {{"pending", nullptr}}}}}});

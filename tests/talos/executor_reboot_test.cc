@@ -115,8 +115,8 @@ TEST_F(ExecutorRebootTest, ARefusedHandOffIsSaidAndTheRebootGoesOn) {
   const std::string leader = Leader();
   std::string successor;  // the first other member by etcd member ID
   for (const std::string& cp : kRebootedControlPlanes) {
-    if (cp != leader && (successor.empty() || *Snapshot(cp).etcd_member_id <
-                                                  *Snapshot(successor).etcd_member_id)) {
+    if (cp != leader &&
+        (successor.empty() || *Snapshot(cp).etcd_member_id < *Snapshot(successor).etcd_member_id)) {
       successor = cp;
     }
   }

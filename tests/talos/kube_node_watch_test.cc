@@ -11,8 +11,8 @@
 namespace tr::reconciler::talos {
 namespace {
 
-using ::testing::HasSubstr;
 using kube::NodeWatchEvent;
+using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
 // The events a watch running on its own thread has handed on, and how it ended.
@@ -69,8 +69,7 @@ class WatchRun {
   std::jthread thread_;  // last: joined before the rest goes
 };
 
-std::function<bool(const NodeWatchEvent&)> Modified(const std::string& node,
-                                                    bool unschedulable) {
+std::function<bool(const NodeWatchEvent&)> Modified(const std::string& node, bool unschedulable) {
   return [=](const NodeWatchEvent& e) {
     return e.type == NodeWatchEvent::Type::kModified && e.node.name == node &&
            e.node.unschedulable == unschedulable;

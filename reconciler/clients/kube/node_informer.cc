@@ -4,8 +4,7 @@
 
 namespace tr::reconciler::kube {
 
-NodeInformer::NodeInformer(std::shared_ptr<KubeClient> kube, Env& env,
-                           NodeInformerOptions options)
+NodeInformer::NodeInformer(std::shared_ptr<KubeClient> kube, Env& env, NodeInformerOptions options)
     : kube_(std::move(kube)),
       env_(env),
       options_(options),

@@ -17,8 +17,8 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <string>
 #include <stop_token>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -54,8 +54,7 @@ class NodeInformer {
   Counts counts() const;
   // Waits (at most `within`) until `ready` holds for the counts and what Nodes() would answer;
   // for tests and benchmarks.
-  using Condition =
-      std::function<bool(const Counts&, const std::optional<std::vector<KubeNode>>&)>;
+  using Condition = std::function<bool(const Counts&, const std::optional<std::vector<KubeNode>>&)>;
   bool WaitUntil(const Condition& ready, std::chrono::milliseconds within) const;
 
  private:

@@ -14,8 +14,9 @@ constexpr char kWhat[] = "kubernetes watch nodes";
 // An ERROR event (or a line that is no event) as the status KubeClient::WatchNodes returns.
 absl::Status WatchLineError(const NodeWatchLine& line) {
   const HttpOutcome outcome = HttpOutcome::Of(line.error_code);
-  const std::string text = fmt::format("{}: {}{}", kWhat, line.error_message,
-                                       line.error_reason.empty() ? "" : " (" + line.error_reason + ")");
+  const std::string text =
+      fmt::format("{}: {}{}", kWhat, line.error_message,
+                  line.error_reason.empty() ? "" : " (" + line.error_reason + ")");
   if (outcome.Gone()) return absl::OutOfRangeError(text + ": list the nodes again");
   if (line.error_code == 0) return absl::InternalError(text);
   return outcome.Error(text);
@@ -61,8 +62,8 @@ absl::Status ReadNodeWatch(httplib::SSLClient& client, const NodeWatchRequest& r
       }
     }
     if (pending.size() > request.max_line_bytes) {
-      verdict = absl::ResourceExhaustedError(fmt::format(
-          "{}: an event longer than {} bytes", kWhat, request.max_line_bytes));
+      verdict = absl::ResourceExhaustedError(
+          fmt::format("{}: an event longer than {} bytes", kWhat, request.max_line_bytes));
       return false;
     }
     return true;

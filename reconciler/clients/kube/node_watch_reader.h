@@ -22,8 +22,8 @@ namespace tr::reconciler::kube {
 struct NodeWatchRequest {
   std::string resource_version;
   std::chrono::seconds timeout{300};
-  std::stop_token stop;      // the caller's: Cancelled
-  std::stop_token shutdown;  // the process's: Cancelled
+  std::stop_token stop;                     // the caller's: Cancelled
+  std::stop_token shutdown;                 // the process's: Cancelled
   size_t max_line_bytes = size_t{4} << 20;  // one event longer than this: ResourceExhausted
 };
 

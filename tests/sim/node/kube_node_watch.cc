@@ -51,9 +51,8 @@ void SimCluster::SettleKubeNodesLocked() {
     changes.push_back({version, "MODIFIED", KubeNodeJsonLocked(*node)});
   }
   // A write's resourceVersion is older than one given here: the history stays in order.
-  std::sort(changes.begin(), changes.end(), [](const auto& a, const auto& b) {
-    return a.resource_version < b.resource_version;
-  });
+  std::sort(changes.begin(), changes.end(),
+            [](const auto& a, const auto& b) { return a.resource_version < b.resource_version; });
   for (KubeNodeEvent& change : changes) node_events_.push_back(std::move(change));
   // As the watch cache: a watch may start one before the oldest event kept (cacher's
   // watch_cache.go, `resourceVersion < oldest-1` is 410 Expired).
