@@ -23,6 +23,16 @@ class ScriptedNodesClient final : public KubeClient {
   std::deque<absl::Status> watches ABSL_GUARDED_BY(mu);
   std::vector<std::string> watched_from ABSL_GUARDED_BY(mu);
   Mutex mu;
+  std::condition_variable_any watch_started;  // notified with each entry of watched_from
+
+  // Waits until `n` watches have started (the informer counts one just before it starts it).
+  bool WaitForWatches(size_t n) {
+    MutexLock lock(mu);
+    return watch_started.wait_for(lock, std::chrono::seconds(20),
+                                  [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                                    return watched_from.size() >= n;
+                                  });
+  }
 
   absl::StatusOr<VersionedNodes> ListNodesVersioned() override {
     MutexLock lock(mu);
@@ -38,6 +48,7 @@ class ScriptedNodesClient final : public KubeClient {
     {
       MutexLock lock(mu);
       watched_from.push_back(resource_version);
+      watch_started.notify_all();
       if (!watches.empty()) {
         next = watches.front();
         watches.pop_front();
@@ -95,6 +106,7 @@ TEST(NodeInformerFailuresTest, AnUnansweredListBacksOffAndAnExpiredWatchListsAga
   const NodeInformer::Counts counts = informer.counts();
   EXPECT_EQ(counts.lists, 3);
   EXPECT_EQ(counts.failures, 2);
+  ASSERT_TRUE(kube->WaitForWatches(2));
   MutexLock lock(kube->mu);
   EXPECT_EQ(kube->watched_from, (std::vector<std::string>{"10", "20"}));
   // One backoff, after the unanswered list; none after the 410.
