@@ -74,13 +74,27 @@ void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::Node
 
 }  // namespace
 
+absl::StatusOr<std::string> TalosFleetObserver::BootId(
+    talos::TalosClient& talos, const std::string& cluster, const std::string& address,
+    std::optional<MachineWatches::Known>& watch) {
+  if (watch && !watch->boot_id.empty()) return watch->boot_id;
+  absl::StatusOr<std::string> boot = talos.BootId(address);
+  // Read while the watch was live: true for as long as the watch lasts (one boot).
+  if (watch && boot.ok()) watches_->RecordBootId(cluster, address, watch->watch, *boot);
+  return boot;
+}
+
 // Talos facts of one node: the boot id first, and the version only when the boot is new to
 // this process (a version changes only across a reboot). Returns an error only for what
 // unreachability does not explain.
-absl::Status TalosFleetObserver::ObserveTalos(talos::TalosClient& talos, const std::string& cluster,
-                                              const core::NodeSpec& spec,
+absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::TalosClient>& client,
+                                              const std::string& cluster,
+                                              const core::NodeSpec& spec, bool watched,
                                               core::NodeObservation& node, bool& refused) {
-  absl::StatusOr<std::string> boot = talos.BootId(spec.address);
+  talos::TalosClient& talos = *client;
+  std::optional<MachineWatches::Known> watch;
+  if (watched) watch = watches_->Find(cluster, spec.address, client.get());
+  absl::StatusOr<std::string> boot = BootId(talos, cluster, spec.address, watch);
   if (!boot.ok() && Unreachable(boot.status())) {
     node.reachable = false;
     node.ready = false;
@@ -112,9 +126,16 @@ absl::Status TalosFleetObserver::ObserveTalos(talos::TalosClient& talos, const s
     }
   }
   ObserveExtensions(talos, key, spec, node);
-  absl::StatusOr<talos::MachineStatus> machine = talos.GetMachineStatus(spec.address);
-  node.stage = machine.ok() ? machine->stage : core::MachineStage::kUnknown;
-  node.ready = machine.ok() && machine->ready;
+  if (watch) {
+    node.stage = watch->machine.stage;
+    node.ready = watch->machine.ready;
+  } else {
+    absl::StatusOr<talos::MachineStatus> machine = talos.GetMachineStatus(spec.address);
+    node.stage = machine.ok() ? machine->stage : core::MachineStage::kUnknown;
+    node.ready = machine.ok() && machine->ready;
+  }
+  // The node answered: watched from now on, read from the watch once it sent the status.
+  if (watched) watches_->Ensure(cluster, spec.address, client);
   return absl::OkStatus();
 }
 
@@ -161,6 +182,12 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
     }
     return kube_nodes ? &*kube_nodes : nullptr;
   };
+  const bool watched = watches_ && watches_->Looked(profile.name);
+  if (watched && only == nullptr) {
+    std::vector<std::string> addresses;
+    for (const core::NodeSpec& spec : profile.nodes) addresses.push_back(spec.address);
+    watches_->KeepOnly(profile.name, addresses);
+  }
   core::ObservedCluster observed;
   observed.name = profile.name;
   EtcdMembers members;
@@ -169,7 +196,7 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
     if (only && std::find(only->begin(), only->end(), spec.name) == only->end()) continue;
     core::NodeObservation node;
     node.name = spec.name;
-    if (absl::Status s = ObserveTalos(*clients->talos, profile.name, spec, node, refused);
+    if (absl::Status s = ObserveTalos(clients->talos, profile.name, spec, watched, node, refused);
         !s.ok()) {
       return s;
     }

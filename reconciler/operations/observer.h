@@ -6,17 +6,21 @@
 // Thread-safe when the client factory is.
 #pragma once
 
+#include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/env.h"
 #include "base/mutex.h"
 #include "core/observed.h"
 #include "core/profile.h"
 #include "reconciler/clients/cluster_clients.h"
 #include "reconciler/clients/talos/extensions.h"
+#include "reconciler/operations/machine_watches.h"
 
 namespace tr::reconciler {
 
@@ -39,12 +43,22 @@ class FleetObserver {
 
 class TalosFleetObserver final : public FleetObserver {
  public:
-  // `self_node` is the name of the node this process runs on ("" when none).
+  // `self_node` is the name of the node this process runs on ("" when none). Every look asks
+  // the nodes.
   TalosFleetObserver(ClusterClientFactory& clients, std::string self_node)
       : clients_(clients), self_node_(std::move(self_node)) {}
+  // The same, and the nodes of a cluster looked at often are watched (machine_watches.h): a
+  // look then reads their stage, readiness and boot id from the watches.
+  TalosFleetObserver(ClusterClientFactory& clients, std::string self_node, Env& env,
+                     std::chrono::milliseconds watch_idle = std::chrono::minutes(1))
+      : clients_(clients),
+        self_node_(std::move(self_node)),
+        watches_(std::make_unique<MachineWatches>(env, watch_idle)) {}
   absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) override;
   absl::StatusOr<core::ObservedCluster> ObserveNodes(
       const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
+  // How many nodes' watches are live (0 without watching); for tests and benchmarks.
+  int WatchedNodes() const { return watches_ ? watches_->Live() : 0; }
 
   // What cannot change within one boot of a node: its Talos version and the extensions of the
   // image it booted. Kept by cluster and node address with the boot id, so a node is asked
@@ -59,8 +73,15 @@ class TalosFleetObserver final : public FleetObserver {
   absl::StatusOr<core::ObservedCluster> ObserveSome(const core::ClusterProfile& profile,
                                                     const std::vector<std::string>* nodes);
   // Sets `refused` when the node is unreachable because every endpoint turned it down at once.
-  absl::Status ObserveTalos(talos::TalosClient& talos, const std::string& cluster,
-                            const core::NodeSpec& spec, core::NodeObservation& node, bool& refused);
+  // `watched`: the cluster's nodes are watched (MachineWatches::Looked).
+  absl::Status ObserveTalos(const std::shared_ptr<talos::TalosClient>& talos,
+                            const std::string& cluster, const core::NodeSpec& spec, bool watched,
+                            core::NodeObservation& node, bool& refused);
+  // The node's boot id, from its watch when that knows it; `watch` is set when the node has a
+  // live watch.
+  absl::StatusOr<std::string> BootId(talos::TalosClient& talos, const std::string& cluster,
+                                     const std::string& address,
+                                     std::optional<MachineWatches::Known>& watch);
   // The node's schematic and extensions, listed once per boot.
   void ObserveExtensions(talos::TalosClient& talos, const std::string& key,
                          const core::NodeSpec& spec, core::NodeObservation& node);
@@ -69,6 +90,7 @@ class TalosFleetObserver final : public FleetObserver {
   const std::string self_node_;
   Mutex mu_;
   std::map<std::string, BootFacts> boots_ ABSL_GUARDED_BY(mu_);  // by "<cluster>/<address>"
+  const std::unique_ptr<MachineWatches> watches_;                 // null: every look asks
 };
 
 }  // namespace tr::reconciler

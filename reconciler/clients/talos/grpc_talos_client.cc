@@ -20,10 +20,6 @@ namespace {
 // How long one connection wait may block before the stop token is looked at again.
 constexpr auto kConnectSlice = std::chrono::milliseconds(100);
 
-constexpr std::string_view kMachineStatusNamespace = "runtime";
-constexpr std::string_view kMachineStatusType = "MachineStatuses.runtime.talos.dev";
-constexpr std::string_view kMachineStatusId = "machine";
-
 std::string Trim(std::string text) {
   const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
   while (!text.empty() && space(text.back())) text.pop_back();
@@ -208,8 +204,7 @@ absl::StatusOr<std::string> GrpcTalosClient::BootId(const std::string& node) {
 }
 
 absl::StatusOr<MachineStatus> GrpcTalosClient::GetMachineStatus(const std::string& node) {
-  auto resource = CosiGet(node, std::string(kMachineStatusNamespace),
-                          std::string(kMachineStatusType), std::string(kMachineStatusId));
+  auto resource = CosiGet(node, kMachineStatusNamespace, kMachineStatusType, kMachineStatusId);
   if (!resource.ok()) return resource.status();
   auto status = MachineStatusFromSpec(resource->proto_spec);
   if (!status.ok()) {

@@ -1,5 +1,7 @@
 #include "reconciler/clients/talos/talos_client.h"
 
+#include "reconciler/clients/talos/talos_convert.h"
+
 namespace tr::reconciler::talos {
 namespace {
 
@@ -24,6 +26,29 @@ std::unique_ptr<CosiWatch> TalosClient::StartWatch(const std::string& node,
   return EndedAtOnce(callbacks.on_done,
                      absl::UnimplementedError("talos cosi.State/Watch on node " + node + ": " +
                                               request.type + " cannot be watched by this client"));
+}
+
+std::unique_ptr<TalosStream> TalosClient::StartMachineStatusWatch(
+    const std::string& node, StreamCallbacks<absl::StatusOr<MachineStatus>> callbacks) {
+  WatchCallbacks decoded;
+  decoded.on_event = [on_event = std::move(callbacks.on_event), node](const CosiEvent& event) {
+    if (event.type == CosiEventType::kBootstrapped) return;  // a kind watch's marker only
+    if (event.type == CosiEventType::kDestroyed) {
+      on_event(absl::NotFoundError("talos MachineStatus on node " + node + ": destroyed"));
+      return;
+    }
+    absl::StatusOr<MachineStatus> status = MachineStatusFromSpec(event.resource.proto_spec);
+    if (!status.ok()) {
+      on_event(absl::InvalidArgumentError("talos MachineStatus on node " + node + ": " +
+                                          std::string(status.status().message())));
+      return;
+    }
+    on_event(*std::move(status));
+  };
+  decoded.on_done = std::move(callbacks.on_done);
+  return StartWatch(node, CosiWatchRequest{kMachineStatusNamespace, kMachineStatusType,
+                                           std::string(kMachineStatusId)},
+                    std::move(decoded));
 }
 
 std::unique_ptr<TalosStream> TalosClient::StartEvents(const std::string& node,

@@ -151,6 +151,14 @@ class TalosClient {
                                                 const CosiWatchRequest& request,
                                                 WatchCallbacks callbacks);
 
+  // StartWatch of the node's MachineStatus (kMachineStatusType/kMachineStatusId), each event
+  // decoded: the status when the watch starts, then every change. An event that is not a
+  // status arrives as an error: NotFound when the resource was destroyed (or did not exist),
+  // InvalidArgument when its spec does not decode. Built on StartWatch, so a client without
+  // streams ends it at once with Unimplemented.
+  std::unique_ptr<TalosStream> StartMachineStatusWatch(
+      const std::string& node, StreamCallbacks<absl::StatusOr<MachineStatus>> callbacks);
+
   // MachineService/Events. Calls `on_event` for every event, the hello message included, until
   // it returns false (then OK). When the node ends the stream (shutdown, reboot): Unavailable.
   // Holds the calling thread while the stream lasts; StartEvents holds none.

@@ -33,7 +33,12 @@ struct UnmetCondition {
   std::string reason;
 };
 
-// The MachineStatus resource or a MachineStatusEvent.
+// The MachineStatus resource (runtime/MachineStatuses.runtime.talos.dev/machine) or a
+// MachineStatusEvent.
+inline constexpr char kMachineStatusNamespace[] = "runtime";
+inline constexpr char kMachineStatusType[] = "MachineStatuses.runtime.talos.dev";
+inline constexpr char kMachineStatusId[] = "machine";
+
 struct MachineStatus {
   core::MachineStage stage = core::MachineStage::kUnknown;
   bool ready = false;

@@ -1,0 +1,169 @@
+#include "reconciler/operations/machine_watches.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace tr::reconciler {
+
+// What a watch's callbacks have seen. Written on the client's threads, read by looks.
+struct MachineWatches::Feed {
+  Mutex mu;
+  bool live ABSL_GUARDED_BY(mu) = false;     // sent a status, not ended
+  bool ended ABSL_GUARDED_BY(mu) = false;    // on_done ran, or an event was not a status
+  bool refused ABSL_GUARDED_BY(mu) = false;  // not to be started again on this client
+  talos::MachineStatus machine ABSL_GUARDED_BY(mu);
+  std::string boot_id ABSL_GUARDED_BY(mu);
+};
+
+namespace {
+
+// A node that refuses the watch refuses it again: its role, its version or the type.
+bool RefusedForGood(const absl::Status& why) {
+  return absl::IsPermissionDenied(why) || absl::IsUnimplemented(why) ||
+         absl::IsInvalidArgument(why) || absl::IsNotFound(why);
+}
+
+}  // namespace
+
+MachineWatches::MachineWatches(Env& env, std::chrono::milliseconds idle)
+    : env_(env),
+      idle_(idle),
+      closer_(kube::IdleCloser::Shared(env)),
+      closer_id_(closer_->Add(idle, [this](Env::TimePoint now) { return SweepIdle(now); })) {}
+
+MachineWatches::~MachineWatches() {
+  closer_->Remove(closer_id_);  // the sweep is not running once this returns
+  std::map<std::string, Cluster> ending;
+  {
+    MutexLock lock(mu_);
+    ending.swap(clusters_);
+  }
+  // `ending` is destroyed here, outside the lock: each stream waits for its on_done.
+}
+
+bool MachineWatches::Looked(const std::string& cluster) {
+  const Env::TimePoint now = env_.Now();
+  MutexLock lock(mu_);
+  Cluster& c = clusters_[cluster];
+  const bool watched = c.last_look != Env::TimePoint{} && now - c.last_look < idle_;
+  c.last_look = now;
+  return watched;
+}
+
+std::optional<MachineWatches::Known> MachineWatches::Find(const std::string& cluster,
+                                                          const std::string& address,
+                                                          const talos::TalosClient* client) {
+  MutexLock lock(mu_);
+  auto c = clusters_.find(cluster);
+  if (c == clusters_.end()) return std::nullopt;
+  auto w = c->second.nodes.find(address);
+  if (w == c->second.nodes.end() || w->second.client.get() != client) return std::nullopt;
+  Feed& feed = *w->second.feed;
+  MutexLock feed_lock(feed.mu);
+  if (!feed.live) return std::nullopt;
+  return Known{w->second.id, feed.boot_id, feed.machine};
+}
+
+MachineWatches::Watch MachineWatches::Start(const std::shared_ptr<talos::TalosClient>& client,
+                                            const std::string& address) {
+  Watch watch;
+  watch.id = next_id_++;
+  watch.client = client;
+  watch.feed = std::make_shared<Feed>();
+  talos::StreamCallbacks<absl::StatusOr<talos::MachineStatus>> callbacks;
+  callbacks.on_event = [feed = watch.feed](const absl::StatusOr<talos::MachineStatus>& status) {
+    MutexLock lock(feed->mu);
+    if (feed->ended) return;
+    if (!status.ok()) {
+      // Not a status to go by: the node is asked again, and not watched on this client.
+      feed->live = false;
+      feed->ended = true;
+      feed->refused = RefusedForGood(status.status());
+      return;
+    }
+    feed->machine = *status;
+    feed->live = true;
+  };
+  callbacks.on_done = [feed = watch.feed](const absl::Status& why) {
+    MutexLock lock(feed->mu);
+    feed->live = false;
+    feed->refused = feed->refused || (!feed->ended && RefusedForGood(why));
+    feed->ended = true;
+  };
+  // on_done may run before StartMachineStatusWatch returns; it takes only the feed's lock.
+  watch.stream = client->StartMachineStatusWatch(address, std::move(callbacks));
+  return watch;
+}
+
+void MachineWatches::Ensure(const std::string& cluster, const std::string& address,
+                            const std::shared_ptr<talos::TalosClient>& client) {
+  Watch replaced;  // destroyed after the lock is released
+  MutexLock lock(mu_);
+  Cluster& c = clusters_[cluster];
+  auto w = c.nodes.find(address);
+  if (w != c.nodes.end() && w->second.client == client) {
+    MutexLock feed_lock(w->second.feed->mu);
+    if (!w->second.feed->ended || w->second.feed->refused) return;
+  }
+  if (w != c.nodes.end()) replaced = std::exchange(w->second, Watch{});
+  c.nodes[address] = Start(client, address);
+}
+
+void MachineWatches::RecordBootId(const std::string& cluster, const std::string& address,
+                                  uint64_t watch, const std::string& boot_id) {
+  MutexLock lock(mu_);
+  auto c = clusters_.find(cluster);
+  if (c == clusters_.end()) return;
+  auto w = c->second.nodes.find(address);
+  if (w == c->second.nodes.end() || w->second.id != watch) return;
+  Feed& feed = *w->second.feed;
+  MutexLock feed_lock(feed.mu);
+  // A watch that ended since may have outlived the boot the id was read in.
+  if (feed.live) feed.boot_id = boot_id;
+}
+
+void MachineWatches::KeepOnly(const std::string& cluster,
+                              const std::vector<std::string>& addresses) {
+  std::vector<Watch> ending;  // destroyed after the lock is released: each stream waits
+  MutexLock lock(mu_);
+  auto c = clusters_.find(cluster);
+  if (c == clusters_.end()) return;
+  for (auto w = c->second.nodes.begin(); w != c->second.nodes.end();) {
+    if (std::find(addresses.begin(), addresses.end(), w->first) != addresses.end()) {
+      ++w;
+      continue;
+    }
+    ending.push_back(std::move(w->second));
+    w = c->second.nodes.erase(w);
+  }
+}
+
+int MachineWatches::Live() const {
+  MutexLock lock(mu_);
+  int live = 0;
+  for (const auto& [name, cluster] : clusters_) {
+    for (const auto& [address, watch] : cluster.nodes) {
+      MutexLock feed_lock(watch.feed->mu);
+      live += watch.feed->live ? 1 : 0;
+    }
+  }
+  return live;
+}
+
+kube::IdleCloser::Idle MachineWatches::SweepIdle(Env::TimePoint now) {
+  std::vector<Watch> ending;
+  {
+    MutexLock lock(mu_);
+    for (auto c = clusters_.begin(); c != clusters_.end();) {
+      if (now - c->second.last_look < idle_) {
+        ++c;
+        continue;
+      }
+      for (auto& [address, watch] : c->second.nodes) ending.push_back(std::move(watch));
+      c = clusters_.erase(c);
+    }
+  }
+  return ending.empty() ? kube::IdleCloser::Idle::kIdle : kube::IdleCloser::Idle::kClosed;
+}
+
+}  // namespace tr::reconciler

@@ -1,0 +1,97 @@
+// MachineWatches: the MachineStatus of the nodes of clusters looked at often, kept current by a
+// COSI watch per node (issue 53: observe by watching, not by asking), so that a look reads
+// the stage and readiness, and the boot id, instead of asking each node for them.
+//
+// - A cluster is watched from its second look within `idle` (one minute: the connections' own
+//   idle timeout): a cluster looked at only at its resync keeps closing its connections, as
+//   before there were watches (docs/benchmarks.md, "Watches: what they cost").
+// - A node's watch is started after a look found the node reachable, and read only once it has
+//   sent the node's status. A watch ends when its node, or the endpoint forwarding it, goes
+//   down (docs/talos-api.md §5): so one live watch is one boot, and the boot id read while it is
+//   live stays true until it ends. Then the node is asked again, and watched again once it
+//   answers.
+// - A watch the node refuses (PermissionDenied, Unimplemented, an event that is not a status)
+//   is not started again with the same client: that node is asked at every look, as before.
+// - A cluster not looked at for `idle` has its watches cancelled (one sweep of the process's
+//   IdleCloser), and its connections then close by their own idle timeout.
+//
+// Thread-safe. The callbacks of the watches run on the Talos client's threads and only take
+// the lock of their own node's feed.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/env.h"
+#include "base/mutex.h"
+#include "reconciler/clients/kube/idle_closer.h"
+#include "reconciler/clients/talos/talos_client.h"
+
+namespace tr::reconciler {
+
+class MachineWatches {
+ public:
+  explicit MachineWatches(Env& env, std::chrono::milliseconds idle = std::chrono::minutes(1));
+  ~MachineWatches();
+  MachineWatches(const MachineWatches&) = delete;
+  MachineWatches& operator=(const MachineWatches&) = delete;
+
+  // A look at `cluster` begins. True when its nodes are to be watched: the look before was
+  // less than `idle` ago.
+  bool Looked(const std::string& cluster);
+
+  // What a node's live watch knows.
+  struct Known {
+    uint64_t watch = 0;            // which watch: RecordBootId names it
+    std::string boot_id;           // "" until recorded while this watch was live
+    talos::MachineStatus machine;  // the last status it sent
+  };
+  // What the node's watch on `client` knows; nullopt when it has none live (not started, not
+  // sent the status yet, ended, refused, or started on another client).
+  std::optional<Known> Find(const std::string& cluster, const std::string& address,
+                            const talos::TalosClient* client);
+  // Starts the node's watch on `client`, unless one is live or starting there, or `client`
+  // refused it.
+  void Ensure(const std::string& cluster, const std::string& address,
+              const std::shared_ptr<talos::TalosClient>& client);
+  // `boot_id`, read while `watch` was live, is the node's boot for as long as that watch lasts.
+  void RecordBootId(const std::string& cluster, const std::string& address, uint64_t watch,
+                    const std::string& boot_id);
+  // Ends the watches of `cluster`'s nodes whose address is not in `addresses`.
+  void KeepOnly(const std::string& cluster, const std::vector<std::string>& addresses);
+
+  // How many watches are live (sent their status and not ended); for tests and benchmarks.
+  int Live() const;
+
+ private:
+  struct Feed;
+  struct Watch {
+    uint64_t id = 0;
+    std::shared_ptr<talos::TalosClient> client;
+    std::shared_ptr<Feed> feed;                 // what the callbacks write
+    std::unique_ptr<talos::TalosStream> stream;  // destroyed first: it waits for on_done
+  };
+  struct Cluster {
+    Env::TimePoint last_look{};
+    std::map<std::string, Watch> nodes;  // by address
+  };
+  Watch Start(const std::shared_ptr<talos::TalosClient>& client, const std::string& address)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Cancels the watches of clusters not looked at for `idle_` (the IdleCloser's sweep).
+  kube::IdleCloser::Idle SweepIdle(Env::TimePoint now);
+
+  Env& env_;
+  const std::chrono::milliseconds idle_;
+  mutable Mutex mu_;  // never held while a stream is destroyed
+  std::map<std::string, Cluster> clusters_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::shared_ptr<kube::IdleCloser> closer_;
+  int closer_id_ = -1;  // last: registered once everything SweepIdle uses exists
+};
+
+}  // namespace tr::reconciler

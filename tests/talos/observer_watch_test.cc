@@ -1,0 +1,149 @@
+// TalosFleetObserver watching the nodes of a cluster looked at often (machine_watches.h), against
+// the in-process simulator over mutual TLS: what a look still asks, counted in the simulator's
+// journal, and that what it reads from the watches is what asking would have answered.
+#include <gtest/gtest.h>
+
+#include "reconciler/operations/observer.h"
+#include "tests/support/sim_fixture.h"
+#include "tests/support/wait.h"
+
+namespace tr::reconciler::talos {
+namespace {
+
+using test_support::WaitUntil;
+
+constexpr char kRead[] = "/machine.MachineService/Read";  // the boot id
+constexpr char kGet[] = "/cosi.resource.State/Get";       // MachineStatus
+constexpr char kVersion[] = "/machine.MachineService/Version";
+
+class ObserverWatchTest : public SimTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet("1.11.6", "1.11.6")));
+    std::unique_ptr<TalosClient> client;
+    ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client));
+    talos_ = std::move(client);
+    profile_.name = "prod";
+    for (const char* cp : {"cp-1", "cp-2", "cp-3"}) {
+      profile_.nodes.push_back({cp, Address(cp), core::NodeRole::kControlPlane});
+    }
+    profile_.nodes.push_back({"w-1", Address("w-1"), core::NodeRole::kWorker});
+  }
+
+  size_t CallsTo(const std::string& method) {
+    size_t n = 0;
+    for (const char* node : {"cp-1", "cp-2", "cp-3", "w-1"}) n += Calls(node, method).size();
+    return n;
+  }
+
+  core::ObservedCluster Look(TalosFleetObserver& observer) {
+    absl::StatusOr<core::ObservedCluster> observed = observer.Observe(profile_);
+    EXPECT_TRUE(observed.ok()) << observed.status();
+    return observed.ok() ? *std::move(observed) : core::ObservedCluster{};
+  }
+
+  // Looks until every node's watch is live and knows its boot.
+  void LookUntilWatched(TalosFleetObserver& observer) {
+    Look(observer);  // the first look: asked, and the cluster not watched yet
+    EXPECT_EQ(observer.WatchedNodes(), 0);
+    Look(observer);  // the second within the minute starts the watches
+    ASSERT_TRUE(WaitUntil([&] { return observer.WatchedNodes() == 4; }));
+    Look(observer);  // reads each boot id once while its watch is live
+  }
+
+  std::shared_ptr<TalosClient> talos_;
+  core::ClusterProfile profile_;
+};
+
+TEST_F(ObserverWatchTest, ALookAtAWatchedClusterAsksOnlyEtcdAndSeesWhatAskingWouldSee) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "", env_);
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  const size_t reads = CallsTo(kRead);
+  const size_t gets = CallsTo(kGet);
+  EXPECT_EQ(reads, 12u);  // three asking looks of four nodes
+  EXPECT_EQ(gets, 8u);    // the two looks before the watches were live
+
+  const size_t before = fleet_->journal().Entries().size();
+  const core::ObservedCluster watched = Look(observer);
+  const std::vector<sim::JournalEntry> entries = fleet_->journal().Entries();
+  size_t asked = 0;
+  for (size_t i = before; i < entries.size(); ++i) {
+    if (entries[i].kind != sim::JournalEntry::Kind::kCall) continue;
+    ++asked;
+    EXPECT_TRUE(entries[i].what == "/machine.MachineService/EtcdStatus" ||
+                entries[i].what == "/machine.MachineService/EtcdMemberList")
+        << entries[i].node << " " << entries[i].what;
+  }
+  EXPECT_EQ(asked, 4u);  // each control plane's member status, and the member list once
+  EXPECT_EQ(CallsTo(kRead), reads);
+  EXPECT_EQ(CallsTo(kGet), gets);
+
+  TalosFleetObserver asking(clients, "");
+  const core::ObservedCluster polled = Look(asking);
+  ASSERT_EQ(watched.nodes.size(), 4u);
+  ASSERT_EQ(polled.nodes.size(), 4u);
+  for (size_t i = 0; i < polled.nodes.size(); ++i) {
+    const core::NodeObservation& w = watched.nodes[i];
+    const core::NodeObservation& p = polled.nodes[i];
+    EXPECT_EQ(w.name, p.name);
+    EXPECT_EQ(w.boot_id, p.boot_id) << p.name;
+    EXPECT_EQ(w.talos, p.talos) << p.name;
+    EXPECT_EQ(w.stage, p.stage) << p.name;
+    EXPECT_EQ(w.ready, p.ready) << p.name;
+    EXPECT_EQ(w.stage, core::MachineStage::kRunning) << p.name;
+    EXPECT_EQ(w.reachable, p.reachable) << p.name;
+    EXPECT_EQ(w.etcd_member, p.etcd_member) << p.name;
+  }
+}
+
+// A reboot ends the node's watch, so the boot id it knew is not used past the boot it was read
+// in: the next look asks, and the node is watched again.
+TEST_F(ObserverWatchTest, ARebootEndsTheWatchAndTheNextLookAsksTheNodeAgain) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "", env_);
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  const std::string old_boot = Look(observer).FindNode("w-1")->boot_id;
+  const size_t reads = Calls("w-1", kRead).size();
+  const size_t versions = Calls("w-1", kVersion).size();
+
+  absl::StatusOr<FollowResult> upgraded =
+      FollowLegacyUpgrade(*talos_, Address("w-1"), "ghcr.io/siderolabs/installer:v1.12.4");
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status();
+  ASSERT_TRUE(WaitUntil([&] { return observer.WatchedNodes() == 3; }));
+
+  const core::ObservedCluster after = Look(observer);
+  const core::NodeObservation& w1 = *after.FindNode("w-1");
+  EXPECT_NE(w1.boot_id, old_boot);
+  EXPECT_EQ(w1.boot_id, *talos_->BootId(Address("w-1")));
+  ASSERT_TRUE(w1.talos.has_value());
+  EXPECT_EQ(w1.talos->ToString(), "1.12.4");
+  EXPECT_EQ(w1.stage, core::MachineStage::kRunning);
+  EXPECT_EQ(Calls("w-1", kVersion).size(), versions + 1);
+  EXPECT_GT(Calls("w-1", kRead).size(), reads);
+  ASSERT_TRUE(WaitUntil([&] { return observer.WatchedNodes() == 4; }));
+}
+
+// A cluster nobody looks at for the idle time is not watched any more: its connections may
+// close.
+TEST_F(ObserverWatchTest, WatchesOfAClusterNotLookedAtEnd) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "", env_, std::chrono::seconds(2));
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  ASSERT_TRUE(WaitUntil([&] { return observer.WatchedNodes() == 0; }));
+  // Each ended once, as the server saw (it journals a watch when its end reaches it).
+  EXPECT_TRUE(WaitUntil([&] { return CallsTo("/cosi.resource.State/Watch") == 4u; }));
+}
+
+TEST_F(ObserverWatchTest, AnObserverWithoutWatchingAsksAtEveryLook) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "");
+  for (int look = 0; look < 4; ++look) Look(observer);
+  EXPECT_EQ(observer.WatchedNodes(), 0);
+  EXPECT_EQ(CallsTo(kRead), 16u);
+  EXPECT_EQ(CallsTo(kGet), 16u);
+  EXPECT_EQ(CallsTo("/cosi.resource.State/Watch"), 0u);
+}
+
+}  // namespace
+}  // namespace tr::reconciler::talos
