@@ -25,8 +25,9 @@ bool RefusedForGood(const absl::Status& why) {
 
 }  // namespace
 
-MachineWatches::MachineWatches(Env& env, std::chrono::milliseconds idle)
+MachineWatches::MachineWatches(Env& env, Wake wake, std::chrono::milliseconds idle)
     : env_(env),
+      wake_(std::move(wake)),
       idle_(idle),
       closer_(kube::IdleCloser::Shared(env)),
       closer_id_(closer_->Add(idle, [this](Env::TimePoint now) { return SweepIdle(now); })) {}
@@ -64,25 +65,34 @@ std::optional<MachineWatches::Known> MachineWatches::Find(const std::string& clu
   return Known{w->second.id, feed.boot_id, feed.machine};
 }
 
-MachineWatches::Watch MachineWatches::Start(const std::shared_ptr<talos::TalosClient>& client,
-                                            const std::string& address) {
+MachineWatches::Watch MachineWatches::Start(const std::string& cluster,
+                                            const std::shared_ptr<talos::TalosClient>& client,
+                                            const std::string& address,
+                                            const talos::MachineStatus& seen) {
   Watch watch;
   watch.id = next_id_++;
   watch.client = client;
   watch.feed = std::make_shared<Feed>();
+  watch.feed->machine = seen;  // what the last look saw; not live until the watch says
   talos::StreamCallbacks<absl::StatusOr<talos::MachineStatus>> callbacks;
-  callbacks.on_event = [feed = watch.feed](const absl::StatusOr<talos::MachineStatus>& status) {
-    MutexLock lock(feed->mu);
-    if (feed->ended) return;
-    if (!status.ok()) {
-      // Not a status to go by: the node is asked again, and not watched on this client.
-      feed->live = false;
-      feed->ended = true;
-      feed->refused = RefusedForGood(status.status());
-      return;
+  callbacks.on_event = [feed = watch.feed, wake = wake_,
+                        cluster](const absl::StatusOr<talos::MachineStatus>& status) {
+    bool changed = false;
+    {
+      MutexLock lock(feed->mu);
+      if (feed->ended) return;
+      if (!status.ok()) {
+        // Not a status to go by: the node is asked again, and not watched on this client.
+        feed->live = false;
+        feed->ended = true;
+        feed->refused = RefusedForGood(status.status());
+        return;
+      }
+      changed = status->stage != feed->machine.stage || status->ready != feed->machine.ready;
+      feed->machine = *status;
+      feed->live = true;
     }
-    feed->machine = *status;
-    feed->live = true;
+    if (changed && wake) wake(cluster);
   };
   callbacks.on_done = [feed = watch.feed](const absl::Status& why) {
     MutexLock lock(feed->mu);
@@ -96,7 +106,8 @@ MachineWatches::Watch MachineWatches::Start(const std::shared_ptr<talos::TalosCl
 }
 
 void MachineWatches::Ensure(const std::string& cluster, const std::string& address,
-                            const std::shared_ptr<talos::TalosClient>& client) {
+                            const std::shared_ptr<talos::TalosClient>& client,
+                            const talos::MachineStatus& seen) {
   Watch replaced;  // destroyed after the lock is released
   MutexLock lock(mu_);
   Cluster& c = clusters_[cluster];
@@ -106,7 +117,7 @@ void MachineWatches::Ensure(const std::string& cluster, const std::string& addre
     if (!w->second.feed->ended || w->second.feed->refused) return;
   }
   if (w != c.nodes.end()) replaced = std::exchange(w->second, Watch{});
-  c.nodes[address] = Start(client, address);
+  c.nodes[address] = Start(cluster, client, address, seen);
 }
 
 void MachineWatches::RecordBootId(const std::string& cluster, const std::string& address,

@@ -12,6 +12,9 @@
 //   answers.
 // - A watch the node refuses (PermissionDenied, Unimplemented, an event that is not a status)
 //   is not started again with the same client: that node is asked at every look, as before.
+// - A change of a node's stage or readiness that the last look did not see wakes its cluster
+//   (`wake`), as a node's events do: a look that read the watch just before the change came
+//   would otherwise wait for the next poll.
 // - A cluster not looked at for `idle` has its watches cancelled (one sweep of the process's
 //   IdleCloser), and its connections then close by their own idle timeout.
 //
@@ -21,6 +24,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,7 +40,9 @@ namespace tr::reconciler {
 
 class MachineWatches {
  public:
-  explicit MachineWatches(Env& env, std::chrono::milliseconds idle = std::chrono::minutes(1));
+  // `wake(cluster)` runs on the Talos client's threads: it must not block.
+  using Wake = std::function<void(const std::string& cluster)>;
+  MachineWatches(Env& env, Wake wake, std::chrono::milliseconds idle = std::chrono::minutes(1));
   ~MachineWatches();
   MachineWatches(const MachineWatches&) = delete;
   MachineWatches& operator=(const MachineWatches&) = delete;
@@ -56,9 +62,10 @@ class MachineWatches {
   std::optional<Known> Find(const std::string& cluster, const std::string& address,
                             const talos::TalosClient* client);
   // Starts the node's watch on `client`, unless one is live or starting there, or `client`
-  // refused it.
+  // refused it. `seen`: the node's stage and readiness as the look saw them; a watch whose
+  // first status differs wakes the cluster.
   void Ensure(const std::string& cluster, const std::string& address,
-              const std::shared_ptr<talos::TalosClient>& client);
+              const std::shared_ptr<talos::TalosClient>& client, const talos::MachineStatus& seen);
   // `boot_id`, read while `watch` was live, is the node's boot for as long as that watch lasts.
   void RecordBootId(const std::string& cluster, const std::string& address, uint64_t watch,
                     const std::string& boot_id);
@@ -80,12 +87,14 @@ class MachineWatches {
     Env::TimePoint last_look{};
     std::map<std::string, Watch> nodes;  // by address
   };
-  Watch Start(const std::shared_ptr<talos::TalosClient>& client, const std::string& address)
+  Watch Start(const std::string& cluster, const std::shared_ptr<talos::TalosClient>& client,
+              const std::string& address, const talos::MachineStatus& seen)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Cancels the watches of clusters not looked at for `idle_` (the IdleCloser's sweep).
   kube::IdleCloser::Idle SweepIdle(Env::TimePoint now);
 
   Env& env_;
+  const Wake wake_;
   const std::chrono::milliseconds idle_;
   mutable Mutex mu_;  // never held while a stream is destroyed
   std::map<std::string, Cluster> clusters_ ABSL_GUARDED_BY(mu_);

@@ -126,16 +126,17 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
     }
   }
   ObserveExtensions(talos, key, spec, node);
+  talos::MachineStatus machine;
   if (watch) {
-    node.stage = watch->machine.stage;
-    node.ready = watch->machine.ready;
-  } else {
-    absl::StatusOr<talos::MachineStatus> machine = talos.GetMachineStatus(spec.address);
-    node.stage = machine.ok() ? machine->stage : core::MachineStage::kUnknown;
-    node.ready = machine.ok() && machine->ready;
+    machine = watch->machine;
+  } else if (absl::StatusOr<talos::MachineStatus> asked = talos.GetMachineStatus(spec.address);
+             asked.ok()) {
+    machine = *std::move(asked);
   }
+  node.stage = machine.stage;
+  node.ready = machine.ready;
   // The node answered: watched from now on, read from the watch once it sent the status.
-  if (watched) watches_->Ensure(cluster, spec.address, client);
+  if (watched) watches_->Ensure(cluster, spec.address, client, machine);
   return absl::OkStatus();
 }
 

@@ -48,12 +48,14 @@ class TalosFleetObserver final : public FleetObserver {
   TalosFleetObserver(ClusterClientFactory& clients, std::string self_node)
       : clients_(clients), self_node_(std::move(self_node)) {}
   // The same, and the nodes of a cluster looked at often are watched (machine_watches.h): a
-  // look then reads their stage, readiness and boot id from the watches.
+  // look then reads their stage, readiness and boot id from the watches, and a change of a
+  // node's stage or readiness calls `wake(cluster)` (on the Talos client's threads).
   TalosFleetObserver(ClusterClientFactory& clients, std::string self_node, Env& env,
+                     MachineWatches::Wake wake,
                      std::chrono::milliseconds watch_idle = std::chrono::minutes(1))
       : clients_(clients),
         self_node_(std::move(self_node)),
-        watches_(std::make_unique<MachineWatches>(env, watch_idle)) {}
+        watches_(std::make_unique<MachineWatches>(env, std::move(wake), watch_idle)) {}
   absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) override;
   absl::StatusOr<core::ObservedCluster> ObserveNodes(
       const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;

@@ -95,7 +95,7 @@ TEST_F(E2eTest, DrainHeldByABudgetHaltsBeforeTheRebootNamingNodePodsAndBudget) {
     const auto& journal = world().Journal();
     return std::count_if(journal.begin(), journal.end(), [&](const JournalLine& line) {
              return line.seq > halted && line.call && line.cluster == "hold";
-           }) >= 20;
+           }) >= 10;
   }));
   const auto& journal = world().Journal();
   const auto spans = UpgradeSpans(journal, "hold", since);

@@ -60,7 +60,7 @@ void ExpectHaltedOnFirstNode(E2eWorld& world, const std::string& cluster, uint64
   EXPECT_TRUE(Names(failed.message, node)) << failed.message;
   EXPECT_TRUE(Names(failed.talos.message, node)) << failed.talos.message;
 
-  EXPECT_TRUE(WaitForMoreCalls(world, cluster, LastSeq(world.Journal()), 20))
+  EXPECT_TRUE(WaitForMoreCalls(world, cluster, LastSeq(world.Journal()), 10))
       << "the daemon stopped reconciling " << cluster;
   EXPECT_EQ(TouchedNodes(world.Journal(), cluster, since), std::vector<std::string>{node})
       << Describe(UpgradeSpans(world.Journal(), cluster, since));
@@ -125,7 +125,7 @@ TEST_F(E2eTest, BootFailureBackOnTheOldVersionFailsTheRollout) {
   const std::string node = failed.rollout.failure->node;
   world().daemon().Kill();
   E2E_ASSERT_OK(world().daemon().Start());
-  EXPECT_TRUE(WaitForMoreCalls(world(), "fallback", LastSeq(world().Journal()), 30))
+  EXPECT_TRUE(WaitForMoreCalls(world(), "fallback", LastSeq(world().Journal()), 12))
       << "the restarted daemon did not reconcile fallback";
   const auto& journal = world().Journal();
   EXPECT_EQ(CountCalls(journal, "fallback", "MachineService/Upgrade", "", since), 1);
@@ -177,7 +177,7 @@ TEST_F(E2eTest, RevertedBumpFinishesTheNodeInFlightThenBlocksNamingIt) {
                                          " (1.12.0) runs Talos newer than the desired 1.11.6"))
       << blocked.message;
 
-  EXPECT_TRUE(WaitForMoreCalls(world(), "revert", LastSeq(world().Journal()), 20));
+  EXPECT_TRUE(WaitForMoreCalls(world(), "revert", LastSeq(world().Journal()), 10));
   const auto& journal = world().Journal();
   const auto spans = UpgradeSpans(journal, "revert", since);
   ASSERT_EQ(spans.size(), 1u) << Describe(spans);
@@ -205,7 +205,7 @@ TEST_F(E2eTest, UnhealthyEtcdBlocksTheRolloutBeforeAnyUpgradeCall) {
                            WaitForPhase(world(), "quorum", ClusterPhase::kBlocked, commit));
   EXPECT_EQ(blocked.talos.state, core::ComponentState::kBlocked);
   EXPECT_TRUE(Names(blocked.message, "etcd")) << blocked.message;
-  EXPECT_TRUE(WaitForMoreCalls(world(), "quorum", LastSeq(world().Journal()), 20));
+  EXPECT_TRUE(WaitForMoreCalls(world(), "quorum", LastSeq(world().Journal()), 10));
   const auto& journal = world().Journal();
   EXPECT_EQ(CountCalls(journal, "quorum", "MachineService/Upgrade"), 0);
   EXPECT_EQ(CountCalls(journal, "quorum", "LifecycleService/Upgrade"), 0);

@@ -62,7 +62,7 @@ TEST_F(E2eTest, FailedKubernetesUpgradeStartsAgainAfterOneRetry) {
   // The cause gone is not enough: the daemon keeps looking, and the failure stays.
   const uint64_t cleared = LastSeq(world().Journal());
   ASSERT_TRUE(world().WaitUntil(60s, [&] {
-    return CountCalls(world().Journal(), "kretry", "", "", cleared) >= 20;
+    return CountCalls(world().Journal(), "kretry", "", "", cleared) >= 10;
   }));
   auto still = world().repo().Status("kretry");
   ASSERT_TRUE(still.ok()) << still.status();

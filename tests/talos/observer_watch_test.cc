@@ -3,6 +3,8 @@
 // journal, and that what it reads from the watches is what asking would have answered.
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "reconciler/operations/observer.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/wait.h"
@@ -19,7 +21,7 @@ constexpr char kVersion[] = "/machine.MachineService/Version";
 class ObserverWatchTest : public SimTest {
  protected:
   void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet("1.11.6", "1.11.6")));
+    ASSERT_NO_FATAL_FAILURE(StartFleet(ThreeNodeFleet("1.11.6", "1.11.6", Timings())));
     std::unique_ptr<TalosClient> client;
     ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client));
     talos_ = std::move(client);
@@ -29,6 +31,9 @@ class ObserverWatchTest : public SimTest {
     }
     profile_.nodes.push_back({"w-1", Address("w-1"), core::NodeRole::kWorker});
   }
+
+  // The simulator's timings (ThreeNodeFleet), "" for its defaults.
+  virtual std::string Timings() const { return ""; }
 
   size_t CallsTo(const std::string& method) {
     size_t n = 0;
@@ -51,13 +56,21 @@ class ObserverWatchTest : public SimTest {
     Look(observer);  // reads each boot id once while its watch is live
   }
 
+  // What the observer's watches call: counts the wakes of "prod".
+  MachineWatches::Wake Waker() {
+    return [this](const std::string& cluster) {
+      if (cluster == "prod") wakes_.fetch_add(1);
+    };
+  }
+
   std::shared_ptr<TalosClient> talos_;
   core::ClusterProfile profile_;
+  std::atomic<int> wakes_{0};
 };
 
 TEST_F(ObserverWatchTest, ALookAtAWatchedClusterAsksOnlyEtcdAndSeesWhatAskingWouldSee) {
   FixedClusterClients clients(talos_);
-  TalosFleetObserver observer(clients, "", env_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
   ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
   const size_t reads = CallsTo(kRead);
   const size_t gets = CallsTo(kGet);
@@ -101,7 +114,7 @@ TEST_F(ObserverWatchTest, ALookAtAWatchedClusterAsksOnlyEtcdAndSeesWhatAskingWou
 // in: the next look asks, and the node is watched again.
 TEST_F(ObserverWatchTest, ARebootEndsTheWatchAndTheNextLookAsksTheNodeAgain) {
   FixedClusterClients clients(talos_);
-  TalosFleetObserver observer(clients, "", env_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
   ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
   const std::string old_boot = Look(observer).FindNode("w-1")->boot_id;
   const size_t reads = Calls("w-1", kRead).size();
@@ -128,7 +141,7 @@ TEST_F(ObserverWatchTest, ARebootEndsTheWatchAndTheNextLookAsksTheNodeAgain) {
 // close.
 TEST_F(ObserverWatchTest, WatchesOfAClusterNotLookedAtEnd) {
   FixedClusterClients clients(talos_);
-  TalosFleetObserver observer(clients, "", env_, std::chrono::seconds(2));
+  TalosFleetObserver observer(clients, "", env_, Waker(), std::chrono::seconds(2));
   ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
   ASSERT_TRUE(WaitUntil([&] { return observer.WatchedNodes() == 0; }));
   // Each ended once, as the server saw (it journals a watch when its end reaches it).
@@ -143,6 +156,34 @@ TEST_F(ObserverWatchTest, AnObserverWithoutWatchingAsksAtEveryLook) {
   EXPECT_EQ(CallsTo(kRead), 16u);
   EXPECT_EQ(CallsTo(kGet), 16u);
   EXPECT_EQ(CallsTo("/cosi.resource.State/Watch"), 0u);
+}
+
+// Boots that last two seconds, so that a look finds a node still booting.
+class ObserverWatchBootTest : public ObserverWatchTest {
+ protected:
+  std::string Timings() const override { return "{boot: 2000s}"; }
+};
+
+// A watch started while the node boots (after a look found it up again) follows it to Running:
+// the look reads the change from the watch, without asking.
+TEST_F(ObserverWatchBootTest, AWatchStartedWhileTheNodeBootsFollowsItToRunning) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
+  ASSERT_TRUE(WaitUntil([&] {
+    return Look(observer).FindNode("w-1")->stage == core::MachineStage::kRunning &&
+           observer.WatchedNodes() == 4;
+  }));
+  ASSERT_TRUE(talos_->Reboot(Address("w-1"), RebootMode::kDefault).ok());
+  ASSERT_TRUE(WaitUntil([&] {
+    const core::NodeObservation& w1 = *Look(observer).FindNode("w-1");
+    return w1.reachable && w1.stage == core::MachineStage::kBooting && observer.WatchedNodes() == 4;
+  }));
+  const size_t gets = Calls("w-1", kGet).size();
+  const int wakes = wakes_.load();
+  // The change to Running wakes the cluster: no look has to come by chance to see it.
+  ASSERT_TRUE(WaitUntil([&] { return wakes_.load() > wakes; }));
+  EXPECT_EQ(Look(observer).FindNode("w-1")->stage, core::MachineStage::kRunning);
+  EXPECT_EQ(Calls("w-1", kGet).size(), gets);
 }
 
 }  // namespace

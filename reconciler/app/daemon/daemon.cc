@@ -292,7 +292,9 @@ class Daemon {
           metrics_.client_certificate_expiry.Set(
               cluster, std::chrono::duration<double>(not_after.time_since_epoch()).count());
         });
-    observer_.emplace(*clients_, config_.node_name, env_);
+    // A watched node's change of stage or readiness wakes its cluster, as its events do.
+    observer_.emplace(*clients_, config_.node_name, env_,
+                      [this](const std::string& c) { controller_->Enqueue(c); });
     executor_.emplace(*clients_,
                       ExecutorOptions{config_.state_dir / "etcd-snapshots",
                                       {config_.drain_timeout, std::chrono::seconds(2)},
