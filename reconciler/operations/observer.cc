@@ -76,7 +76,7 @@ void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::Node
 
 absl::StatusOr<std::string> TalosFleetObserver::BootId(
     talos::TalosClient& talos, const std::string& cluster, const std::string& address,
-    std::optional<MachineWatches::Known>& watch) {
+    std::optional<NodeWatches::Known>& watch) {
   if (watch && !watch->boot_id.empty()) return watch->boot_id;
   absl::StatusOr<std::string> boot = talos.BootId(address);
   // Read while the watch was live: true for as long as the watch lasts (one boot).
@@ -92,7 +92,7 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
                                               const core::NodeSpec& spec, bool watched,
                                               core::NodeObservation& node, bool& refused) {
   talos::TalosClient& talos = *client;
-  std::optional<MachineWatches::Known> watch;
+  std::optional<NodeWatches::Known> watch;
   if (watched) watch = watches_->Find(cluster, spec.address, client.get());
   absl::StatusOr<std::string> boot = BootId(talos, cluster, spec.address, watch);
   if (!boot.ok() && Unreachable(boot.status())) {
@@ -176,14 +176,17 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
   // that is down (most of an upgrade) asks Talos only.
   std::optional<std::vector<kube::KubeNode>> kube_nodes;
   bool kube_asked = false;
+  const bool watched = watches_ && watches_->Looked(profile.name);
   auto kube_list = [&]() -> const std::vector<kube::KubeNode>* {
     if (!kube_asked && clients->kube) {
       kube_asked = true;
-      if (auto listed = clients->kube->ListNodes(); listed.ok()) kube_nodes = *std::move(listed);
+      if (watched) kube_nodes = watches_->KubeNodes(profile.name, clients->kube);
+      if (!kube_nodes) {
+        if (auto listed = clients->kube->ListNodes(); listed.ok()) kube_nodes = *std::move(listed);
+      }
     }
     return kube_nodes ? &*kube_nodes : nullptr;
   };
-  const bool watched = watches_ && watches_->Looked(profile.name);
   if (watched && only == nullptr) {
     std::vector<std::string> addresses;
     for (const core::NodeSpec& spec : profile.nodes) addresses.push_back(spec.address);

@@ -20,7 +20,7 @@
 #include "core/profile.h"
 #include "reconciler/clients/cluster_clients.h"
 #include "reconciler/clients/talos/extensions.h"
-#include "reconciler/operations/machine_watches.h"
+#include "reconciler/operations/node_watches.h"
 
 namespace tr::reconciler {
 
@@ -47,15 +47,15 @@ class TalosFleetObserver final : public FleetObserver {
   // the nodes.
   TalosFleetObserver(ClusterClientFactory& clients, std::string self_node)
       : clients_(clients), self_node_(std::move(self_node)) {}
-  // The same, and the nodes of a cluster looked at often are watched (machine_watches.h): a
+  // The same, and the nodes of a cluster looked at often are watched (node_watches.h): a
   // look then reads their stage, readiness and boot id from the watches, and a change of a
   // node's stage or readiness calls `wake(cluster)` (on the Talos client's threads).
   TalosFleetObserver(ClusterClientFactory& clients, std::string self_node, Env& env,
-                     MachineWatches::Wake wake,
+                     NodeWatches::Wake wake,
                      std::chrono::milliseconds watch_idle = std::chrono::minutes(1))
       : clients_(clients),
         self_node_(std::move(self_node)),
-        watches_(std::make_unique<MachineWatches>(env, std::move(wake), watch_idle)) {}
+        watches_(std::make_unique<NodeWatches>(env, std::move(wake), watch_idle)) {}
   absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) override;
   absl::StatusOr<core::ObservedCluster> ObserveNodes(
       const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
@@ -75,7 +75,7 @@ class TalosFleetObserver final : public FleetObserver {
   absl::StatusOr<core::ObservedCluster> ObserveSome(const core::ClusterProfile& profile,
                                                     const std::vector<std::string>* nodes);
   // Sets `refused` when the node is unreachable because every endpoint turned it down at once.
-  // `watched`: the cluster's nodes are watched (MachineWatches::Looked).
+  // `watched`: the cluster's nodes are watched (NodeWatches::Looked).
   absl::Status ObserveTalos(const std::shared_ptr<talos::TalosClient>& talos,
                             const std::string& cluster, const core::NodeSpec& spec, bool watched,
                             core::NodeObservation& node, bool& refused);
@@ -83,7 +83,7 @@ class TalosFleetObserver final : public FleetObserver {
   // live watch.
   absl::StatusOr<std::string> BootId(talos::TalosClient& talos, const std::string& cluster,
                                      const std::string& address,
-                                     std::optional<MachineWatches::Known>& watch);
+                                     std::optional<NodeWatches::Known>& watch);
   // The node's schematic and extensions, listed once per boot.
   void ObserveExtensions(talos::TalosClient& talos, const std::string& key,
                          const core::NodeSpec& spec, core::NodeObservation& node);
@@ -92,7 +92,7 @@ class TalosFleetObserver final : public FleetObserver {
   const std::string self_node_;
   Mutex mu_;
   std::map<std::string, BootFacts> boots_ ABSL_GUARDED_BY(mu_);  // by "<cluster>/<address>"
-  const std::unique_ptr<MachineWatches> watches_;                 // null: every look asks
+  const std::unique_ptr<NodeWatches> watches_;                 // null: every look asks
 };
 
 }  // namespace tr::reconciler

@@ -5,7 +5,11 @@
 
 #include <gmock/gmock.h>
 
+#include <atomic>
+#include <string>
+
 #include "tests/support/sim_fixture.h"
+#include "tests/support/wait.h"
 
 namespace tr::reconciler::talos {
 namespace {
@@ -47,6 +51,35 @@ class NodeInformerTest : public SimTest {
   std::shared_ptr<kube::KubeClient> watching_, writing_;
   std::unique_ptr<NodeInformer> informer_;
 };
+
+// A cache behind the writer's own write answers nothing for it; once the watch brought the
+// write it does, and every change a look reads was told (on_change), bookmarks not.
+TEST_F(NodeInformerTest, NodesSinceAWriteWaitForItAndChangesAreTold) {
+  std::atomic<int> told{0};
+  kube::NodeInformerOptions options;
+  options.on_change = [&told] { told.fetch_add(1); };
+  informer_ = std::make_unique<NodeInformer>(watching_, env_, options);
+  ASSERT_TRUE(informer_->WaitUntil(
+      [](const NodeInformer::Counts& c, const Nodes& nodes) { return c.watches == 1 && nodes; },
+      20s));
+  EXPECT_EQ(told.load(), 1);  // the list
+  EXPECT_TRUE(informer_->NodesSince("").has_value());
+  EXPECT_FALSE(informer_->NodesSince("not-a-number").has_value());
+  EXPECT_EQ(writing_->LastNodeWriteVersion(), "");
+
+  ASSERT_TRUE(writing_->SetUnschedulable("w-1", true).ok());
+  const std::string written = writing_->LastNodeWriteVersion();
+  ASSERT_FALSE(written.empty());
+  EXPECT_FALSE(informer_->NodesSince(std::to_string(std::stoull(written) + 1000)).has_value());
+  ASSERT_TRUE(test_support::WaitUntil([&] { return informer_->NodesSince(written).has_value(); }));
+  EXPECT_TRUE(Named(informer_->NodesSince(written), "w-1")->unschedulable);
+  ASSERT_TRUE(test_support::WaitUntil([&] { return told.load() == 2; }));  // the cordon
+  // Writing what the Node already holds changes nothing a look reads.
+  ASSERT_TRUE(writing_->SetUnschedulable("w-1", true).ok());
+  const std::string again = writing_->LastNodeWriteVersion();
+  ASSERT_TRUE(test_support::WaitUntil([&] { return informer_->NodesSince(again).has_value(); }));
+  EXPECT_EQ(told.load(), 2);
+}
 
 TEST_F(NodeInformerTest, OneListThenTheWatchKeepsTheNodesCurrent) {
   Start(300s);

@@ -1,8 +1,9 @@
-// TalosFleetObserver watching the nodes of a cluster looked at often (machine_watches.h), against
+// TalosFleetObserver watching the nodes of a cluster looked at often (node_watches.h), against
 // the in-process simulator over mutual TLS: what a look still asks, counted in the simulator's
 // journal, and that what it reads from the watches is what asking would have answered.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "reconciler/operations/observer.h"
@@ -57,7 +58,7 @@ class ObserverWatchTest : public SimTest {
   }
 
   // What the observer's watches call: counts the wakes of "prod".
-  MachineWatches::Wake Waker() {
+  NodeWatches::Wake Waker() {
     return [this](const std::string& cluster) {
       if (cluster == "prod") wakes_.fetch_add(1);
     };
@@ -156,6 +157,80 @@ TEST_F(ObserverWatchTest, AnObserverWithoutWatchingAsksAtEveryLook) {
   EXPECT_EQ(CallsTo(kRead), 16u);
   EXPECT_EQ(CallsTo(kGet), 16u);
   EXPECT_EQ(CallsTo("/cosi.resource.State/Watch"), 0u);
+}
+
+// What a look lists of the Kubernetes Nodes, as the simulator's API server journals it (a
+// list, or a watch when it ends: the informer's watch lasts longer than these tests).
+size_t NodeListsIn(const std::vector<sim::JournalEntry>& entries) {
+  return std::count_if(entries.begin(), entries.end(), [](const sim::JournalEntry& e) {
+    return e.kind == sim::JournalEntry::Kind::kCall && e.what == "kube:GET /api/v1/nodes";
+  });
+}
+
+class ObserverKubeWatchTest : public ObserverWatchTest {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(ObserverWatchTest::SetUp());
+    std::unique_ptr<kube::KubeClient> client;
+    ASSERT_NO_FATAL_FAILURE(NewKubeClient("prod", &client));
+    kube_ = std::move(client);
+  }
+
+  void TearDown() override {
+    kube_.reset();  // its kept-alive connection would hold the server's stop
+    ObserverWatchTest::TearDown();
+  }
+
+  size_t NodeLists() { return NodeListsIn(fleet_->journal().Entries()); }
+
+  // Looks until a look reads the Nodes from the informer: it lists nothing.
+  bool LookUntilInformed(TalosFleetObserver& observer) {
+    return WaitUntil([&] {
+      const size_t before = NodeLists();
+      Look(observer);
+      return NodeLists() == before;
+    });
+  }
+
+  std::shared_ptr<kube::KubeClient> kube_;
+};
+
+TEST_F(ObserverKubeWatchTest, AWatchedLookReadsTheNodesFromTheInformerAndItsOwnCordonAtOnce) {
+  FixedClusterClients clients(talos_, kube_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  ASSERT_TRUE(LookUntilInformed(observer));
+  const core::ObservedCluster informed = Look(observer);
+  EXPECT_TRUE(informed.FindNode("w-1")->ready);
+  EXPECT_TRUE(informed.FindNode("w-1")->schedulable);
+  EXPECT_EQ(informed.FindNode("w-1")->kubelet->ToString(), "1.34.1");
+
+  // The look right after this client's own write sees it, whether the informer has the
+  // write's version yet or the look lists the Nodes for it.
+  for (const bool cordoned : {true, false, true}) {
+    ASSERT_TRUE(kube_->SetUnschedulable("w-1", cordoned).ok());
+    EXPECT_EQ(Look(observer).FindNode("w-1")->schedulable, !cordoned);
+  }
+  // And once the informer holds it, from the informer.
+  ASSERT_TRUE(LookUntilInformed(observer));
+  EXPECT_FALSE(Look(observer).FindNode("w-1")->schedulable);
+}
+
+// Another actor's change of a Node (here a cordon through another client) reaches the cache
+// through the watch and wakes the cluster.
+TEST_F(ObserverKubeWatchTest, AnotherActorsCordonWakesTheClusterAndTheNextLookSeesIt) {
+  FixedClusterClients clients(talos_, kube_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  ASSERT_TRUE(LookUntilInformed(observer));
+  std::unique_ptr<kube::KubeClient> other;
+  ASSERT_NO_FATAL_FAILURE(NewKubeClient("prod", &other));
+  const int wakes = wakes_.load();
+  ASSERT_TRUE(other->SetUnschedulable("cp-2", true).ok());
+  ASSERT_TRUE(WaitUntil([&] { return wakes_.load() > wakes; }));
+  const size_t before = NodeLists();
+  EXPECT_FALSE(Look(observer).FindNode("cp-2")->schedulable);
+  EXPECT_EQ(NodeLists(), before);
 }
 
 // Boots that last two seconds, so that a look finds a node still booting.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cctype>
 #include <functional>
 #include <stop_token>
@@ -18,6 +19,7 @@
 #include "base/mutex.h"
 #include "base/percent_encoding.h"
 #include "core/pending_mark.h"
+#include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
@@ -309,9 +311,29 @@ class HttpKubeClient final : public KubeClient {
  private:
   // A JSON merge patch of the Node `node`.
   absl::Status PatchNode(const std::string& node, const json& patch, std::string_view what) {
-    return Checked(Send(MakeRequest("PATCH", "/api/v1/nodes/" + node, {}, patch.dump(),
-                                    "application/merge-patch+json")),
-                   what);
+    absl::StatusOr<std::string> written =
+        Text(Send(MakeRequest("PATCH", "/api/v1/nodes/" + node, {}, patch.dump(),
+                              "application/merge-patch+json")),
+             std::string(what));
+    if (!written.ok()) return written.status();
+    NoteNodeWrite(*written);
+    return absl::OkStatus();
+  }
+
+  std::string LastNodeWriteVersion() const override {
+    MutexLock lock(write_mu_);
+    return last_node_write_ == 0 ? std::string() : std::to_string(last_node_write_);
+  }
+
+  // Keeps the resourceVersion of the Node a write got back, the newest of them.
+  void NoteNodeWrite(const std::string& answer) {
+    const json node = json::parse(answer, nullptr, false);
+    if (!node.is_object() || !node.contains("metadata")) return;
+    const json& version = node["metadata"].value("resourceVersion", json());
+    uint64_t parsed = 0;
+    if (!version.is_string() || !absl::SimpleAtoi(version.get<std::string>(), &parsed)) return;
+    MutexLock lock(write_mu_);
+    last_node_write_ = std::max(last_node_write_, parsed);
   }
 
   absl::StatusOr<std::string> Text(CappedAnswer answer, const std::string& what) const {
@@ -386,6 +408,8 @@ class HttpKubeClient final : public KubeClient {
   const size_t max_answer_bytes_;
   const std::chrono::milliseconds idle_timeout_;
   ShutdownCanceller canceller_;  // after client_: made after it, gone before it
+  mutable Mutex write_mu_;
+  uint64_t last_node_write_ ABSL_GUARDED_BY(write_mu_) = 0;  // 0: none yet
   Mutex idle_mu_;  // never held across a request
   int in_flight_ ABSL_GUARDED_BY(idle_mu_) = 0;
   Env::TimePoint last_used_ ABSL_GUARDED_BY(idle_mu_);  // the end of the last request

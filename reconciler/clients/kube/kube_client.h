@@ -93,6 +93,10 @@ class KubeClient {
   // labels and annotations are kept. NotFound when there is no Node `node`.
   virtual absl::Status SetPendingInstall(const std::string& node,
                                          const std::optional<std::string>& annotation) = 0;
+  // The newest resourceVersion a Node write of this client (the two above) got back; "" before
+  // any, and from clients that do not tell. A cache of the Nodes is current for this client's
+  // own writes once it holds that version (NodeInformer::NodesSince).
+  virtual std::string LastNodeWriteVersion() const { return ""; }
   // Pods with spec.nodeName == node, in every namespace.
   virtual absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string& node) = 0;
   // POST .../pods/<name>/eviction. ResourceExhausted (429) when a disruption budget forbids it.

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/strings/numbers.h"
+
 namespace tr::reconciler::kube {
 
 NodeInformer::NodeInformer(std::shared_ptr<KubeClient> kube, Env& env, NodeInformerOptions options)
@@ -17,6 +19,30 @@ NodeInformer::~NodeInformer() {
 
 std::optional<std::vector<KubeNode>> NodeInformer::Nodes() const {
   MutexLock lock(mu_);
+  return NodesLocked();
+}
+
+namespace {
+
+// What a look reads of a Node differs between `a` and `b`.
+bool LookDiffers(const KubeNode& a, const KubeNode& b) {
+  return a.ready != b.ready || a.unschedulable != b.unschedulable ||
+         a.kubelet_version != b.kubelet_version || a.pending_install != b.pending_install ||
+         a.addresses != b.addresses;
+}
+
+}  // namespace
+
+std::optional<std::vector<KubeNode>> NodeInformer::NodesSince(const std::string& at_least) const {
+  MutexLock lock(mu_);
+  if (!at_least.empty()) {
+    uint64_t wanted = 0;
+    uint64_t held = 0;
+    if (!absl::SimpleAtoi(at_least, &wanted) || !absl::SimpleAtoi(version_, &held) ||
+        held < wanted) {
+      return std::nullopt;
+    }
+  }
   return NodesLocked();
 }
 
@@ -75,8 +101,10 @@ absl::Status NodeInformer::ListAndWatch(std::stop_token stop, bool& listed) {
     nodes_.clear();
     for (KubeNode& node : list->nodes) nodes_[node.name] = std::move(node);
     current_ = true;
+    version_ = version;
     changed_.notify_all();
   }
+  if (options_.on_change) options_.on_change();  // what a look asked meanwhile may be older
   while (!stop.stop_requested()) {
     {
       MutexLock lock(mu_);
@@ -85,19 +113,30 @@ absl::Status NodeInformer::ListAndWatch(std::stop_token stop, bool& listed) {
     }
     absl::Status ended =
         kube_->WatchNodes(version, options_.watch_timeout, stop, [&](const NodeWatchEvent& e) {
-          MutexLock lock(mu_);
-          using Type = NodeWatchEvent::Type;
-          if (e.type == Type::kAdded || e.type == Type::kModified) nodes_[e.node.name] = e.node;
-          if (e.type == Type::kDeleted) nodes_.erase(e.node.name);
+          if (Apply(e) && options_.on_change) options_.on_change();
           if (!e.resource_version.empty()) version = e.resource_version;
-          ++counts_.events;
-          changed_.notify_all();
           return true;
         });
     // Ended by the server (its timeout): the cache is still current; watch on from `version`.
     if (!ended.ok()) return stop.stop_requested() ? absl::OkStatus() : ended;
   }
   return absl::OkStatus();
+}
+
+bool NodeInformer::Apply(const NodeWatchEvent& e) {
+  MutexLock lock(mu_);
+  using Type = NodeWatchEvent::Type;
+  bool changed = false;
+  if (e.type == Type::kAdded || e.type == Type::kModified) {
+    auto it = nodes_.find(e.node.name);
+    changed = it == nodes_.end() || LookDiffers(it->second, e.node);
+    nodes_[e.node.name] = e.node;
+  }
+  if (e.type == Type::kDeleted) changed = nodes_.erase(e.node.name) > 0;
+  if (!e.resource_version.empty()) version_ = e.resource_version;
+  ++counts_.events;
+  changed_.notify_all();
+  return changed;
 }
 
 }  // namespace tr::reconciler::kube

@@ -31,6 +31,10 @@ namespace tr::reconciler::kube {
 struct NodeInformerOptions {
   std::chrono::seconds watch_timeout{300};  // the server ends each watch then; watched again
   BackoffPolicy retry{std::chrono::milliseconds(500), std::chrono::seconds(30), 0};
+  // Called on the informer's thread, after the cache took an event that changed what a look
+  // reads of a Node (added, deleted, Ready, cordoned, kubelet version, pending-install mark;
+  // not a bookmark, not a change of other fields). Must not block. May be empty.
+  std::function<void()> on_change;
 };
 
 class NodeInformer {
@@ -43,6 +47,11 @@ class NodeInformer {
   // The Nodes as the API holds them now, in name order; nullopt while not current (not yet
   // listed, or the watch broke and the list is not made again yet).
   std::optional<std::vector<KubeNode>> Nodes() const;
+  // As Nodes(), and only once the cache holds resourceVersion `at_least` (the one a write of
+  // this process got back): a cache behind its own writes answers nullopt, as client-go's
+  // mutation cache would have it. resourceVersions are compared as numbers, as that cache
+  // does; one that is not a number answers nullopt. "" holds at once.
+  std::optional<std::vector<KubeNode>> NodesSince(const std::string& at_least) const;
 
   // What the informer has asked the API so far, and how often its cache changed.
   struct Counts {
@@ -63,6 +72,8 @@ class NodeInformer {
   // whether the list went through.
   absl::Status ListAndWatch(std::stop_token stop, bool& listed);
   std::optional<std::vector<KubeNode>> NodesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Applies a watch event to the cache; true when it changed what a look reads.
+  bool Apply(const NodeWatchEvent& e);
 
   const std::shared_ptr<KubeClient> kube_;
   Env& env_;
@@ -71,6 +82,7 @@ class NodeInformer {
   mutable std::condition_variable_any changed_;
   std::map<std::string, KubeNode> nodes_ ABSL_GUARDED_BY(mu_);
   bool current_ ABSL_GUARDED_BY(mu_) = false;
+  std::string version_ ABSL_GUARDED_BY(mu_);  // the newest resourceVersion the cache holds
   Counts counts_ ABSL_GUARDED_BY(mu_);
   std::jthread thread_;  // last: started once everything it uses exists, joined first
 };

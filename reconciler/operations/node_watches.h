@@ -1,6 +1,8 @@
-// MachineWatches: the MachineStatus of the nodes of clusters looked at often, kept current by a
-// COSI watch per node (issue 53: observe by watching, not by asking), so that a look reads
-// the stage and readiness, and the boot id, instead of asking each node for them.
+// NodeWatches: what a look reads of the nodes of clusters looked at often, kept current by
+// watches (issue 53: observe by watching, not by asking), so that a look reads it instead of
+// asking each node: each node's MachineStatus (a COSI watch per node: stage, readiness, and the
+// boot id read once per watch) and the cluster's Kubernetes Nodes (a NodeInformer: a list,
+// then a watch).
 //
 // - A cluster is watched from its second look within `idle` (one minute: the connections' own
 //   idle timeout): a cluster looked at only at its resync keeps closing its connections, as
@@ -12,9 +14,13 @@
 //   answers.
 // - A watch the node refuses (PermissionDenied, Unimplemented, an event that is not a status)
 //   is not started again with the same client: that node is asked at every look, as before.
-// - A change of a node's stage or readiness that the last look did not see wakes its cluster
-//   (`wake`), as a node's events do: a look that read the watch just before the change came
-//   would otherwise wait for the next poll.
+// - The Nodes are read from the informer only while it is current and holds the newest Node
+//   write of the cluster's Kubernetes client (KubeClient::LastNodeWriteVersion): a look just
+//   after a cordon never reads the Node from before it. Otherwise the look lists them.
+// - A change the last look did not see — a node's stage or readiness, a Node's Ready, cordon,
+//   kubelet version or pending-install mark — wakes its cluster (`wake`), as a node's events
+//   do: a look that read the cache just before the change came would otherwise wait for the
+//   next poll.
 // - A cluster not looked at for `idle` has its watches cancelled (one sweep of the process's
 //   IdleCloser), and its connections then close by their own idle timeout.
 //
@@ -34,18 +40,20 @@
 #include "base/env.h"
 #include "base/mutex.h"
 #include "reconciler/clients/kube/idle_closer.h"
+#include "reconciler/clients/kube/kube_client.h"
+#include "reconciler/clients/kube/node_informer.h"
 #include "reconciler/clients/talos/talos_client.h"
 
 namespace tr::reconciler {
 
-class MachineWatches {
+class NodeWatches {
  public:
   // `wake(cluster)` runs on the Talos client's threads: it must not block.
   using Wake = std::function<void(const std::string& cluster)>;
-  MachineWatches(Env& env, Wake wake, std::chrono::milliseconds idle = std::chrono::minutes(1));
-  ~MachineWatches();
-  MachineWatches(const MachineWatches&) = delete;
-  MachineWatches& operator=(const MachineWatches&) = delete;
+  NodeWatches(Env& env, Wake wake, std::chrono::milliseconds idle = std::chrono::minutes(1));
+  ~NodeWatches();
+  NodeWatches(const NodeWatches&) = delete;
+  NodeWatches& operator=(const NodeWatches&) = delete;
 
   // A look at `cluster` begins. True when its nodes are to be watched: the look before was
   // less than `idle` ago.
@@ -69,6 +77,11 @@ class MachineWatches {
   // `boot_id`, read while `watch` was live, is the node's boot for as long as that watch lasts.
   void RecordBootId(const std::string& cluster, const std::string& address, uint64_t watch,
                     const std::string& boot_id);
+  // The cluster's Nodes from its informer on `kube`, when it is current and holds `kube`'s
+  // newest Node write; nullopt otherwise (then the look lists them). Starts the informer on
+  // `kube` when it has none there.
+  std::optional<std::vector<kube::KubeNode>> KubeNodes(
+      const std::string& cluster, const std::shared_ptr<kube::KubeClient>& kube);
   // Ends the watches of `cluster`'s nodes whose address is not in `addresses`.
   void KeepOnly(const std::string& cluster, const std::vector<std::string>& addresses);
 
@@ -83,9 +96,14 @@ class MachineWatches {
     std::shared_ptr<Feed> feed;                 // what the callbacks write
     std::unique_ptr<talos::TalosStream> stream;  // destroyed first: it waits for on_done
   };
+  struct Informer {
+    std::shared_ptr<kube::KubeClient> kube;
+    std::unique_ptr<kube::NodeInformer> nodes;  // destroyed first: it joins its thread
+  };
   struct Cluster {
     Env::TimePoint last_look{};
     std::map<std::string, Watch> nodes;  // by address
+    Informer informer;
   };
   Watch Start(const std::string& cluster, const std::shared_ptr<talos::TalosClient>& client,
               const std::string& address, const talos::MachineStatus& seen)

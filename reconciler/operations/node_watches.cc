@@ -1,4 +1,4 @@
-#include "reconciler/operations/machine_watches.h"
+#include "reconciler/operations/node_watches.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,7 +6,7 @@
 namespace tr::reconciler {
 
 // What a watch's callbacks have seen. Written on the client's threads, read by looks.
-struct MachineWatches::Feed {
+struct NodeWatches::Feed {
   Mutex mu;
   bool live ABSL_GUARDED_BY(mu) = false;     // sent a status, not ended
   bool ended ABSL_GUARDED_BY(mu) = false;    // on_done ran, or an event was not a status
@@ -25,14 +25,14 @@ bool RefusedForGood(const absl::Status& why) {
 
 }  // namespace
 
-MachineWatches::MachineWatches(Env& env, Wake wake, std::chrono::milliseconds idle)
+NodeWatches::NodeWatches(Env& env, Wake wake, std::chrono::milliseconds idle)
     : env_(env),
       wake_(std::move(wake)),
       idle_(idle),
       closer_(kube::IdleCloser::Shared(env)),
       closer_id_(closer_->Add(idle, [this](Env::TimePoint now) { return SweepIdle(now); })) {}
 
-MachineWatches::~MachineWatches() {
+NodeWatches::~NodeWatches() {
   closer_->Remove(closer_id_);  // the sweep is not running once this returns
   std::map<std::string, Cluster> ending;
   {
@@ -42,7 +42,7 @@ MachineWatches::~MachineWatches() {
   // `ending` is destroyed here, outside the lock: each stream waits for its on_done.
 }
 
-bool MachineWatches::Looked(const std::string& cluster) {
+bool NodeWatches::Looked(const std::string& cluster) {
   const Env::TimePoint now = env_.Now();
   MutexLock lock(mu_);
   Cluster& c = clusters_[cluster];
@@ -51,7 +51,7 @@ bool MachineWatches::Looked(const std::string& cluster) {
   return watched;
 }
 
-std::optional<MachineWatches::Known> MachineWatches::Find(const std::string& cluster,
+std::optional<NodeWatches::Known> NodeWatches::Find(const std::string& cluster,
                                                           const std::string& address,
                                                           const talos::TalosClient* client) {
   MutexLock lock(mu_);
@@ -65,7 +65,7 @@ std::optional<MachineWatches::Known> MachineWatches::Find(const std::string& clu
   return Known{w->second.id, feed.boot_id, feed.machine};
 }
 
-MachineWatches::Watch MachineWatches::Start(const std::string& cluster,
+NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
                                             const std::shared_ptr<talos::TalosClient>& client,
                                             const std::string& address,
                                             const talos::MachineStatus& seen) {
@@ -105,7 +105,7 @@ MachineWatches::Watch MachineWatches::Start(const std::string& cluster,
   return watch;
 }
 
-void MachineWatches::Ensure(const std::string& cluster, const std::string& address,
+void NodeWatches::Ensure(const std::string& cluster, const std::string& address,
                             const std::shared_ptr<talos::TalosClient>& client,
                             const talos::MachineStatus& seen) {
   Watch replaced;  // destroyed after the lock is released
@@ -120,7 +120,23 @@ void MachineWatches::Ensure(const std::string& cluster, const std::string& addre
   c.nodes[address] = Start(cluster, client, address, seen);
 }
 
-void MachineWatches::RecordBootId(const std::string& cluster, const std::string& address,
+std::optional<std::vector<kube::KubeNode>> NodeWatches::KubeNodes(
+    const std::string& cluster, const std::shared_ptr<kube::KubeClient>& kube) {
+  Informer replaced;  // destroyed after the lock is released: it joins its thread
+  MutexLock lock(mu_);
+  Informer& informer = clusters_[cluster].informer;
+  if (informer.nodes && informer.kube == kube) {
+    return informer.nodes->NodesSince(kube->LastNodeWriteVersion());
+  }
+  replaced = std::move(informer);
+  kube::NodeInformerOptions options;
+  if (wake_) options.on_change = [wake = wake_, cluster] { wake(cluster); };
+  informer.kube = kube;
+  informer.nodes = std::make_unique<kube::NodeInformer>(kube, env_, std::move(options));
+  return std::nullopt;
+}
+
+void NodeWatches::RecordBootId(const std::string& cluster, const std::string& address,
                                   uint64_t watch, const std::string& boot_id) {
   MutexLock lock(mu_);
   auto c = clusters_.find(cluster);
@@ -133,7 +149,7 @@ void MachineWatches::RecordBootId(const std::string& cluster, const std::string&
   if (feed.live) feed.boot_id = boot_id;
 }
 
-void MachineWatches::KeepOnly(const std::string& cluster,
+void NodeWatches::KeepOnly(const std::string& cluster,
                               const std::vector<std::string>& addresses) {
   std::vector<Watch> ending;  // destroyed after the lock is released: each stream waits
   MutexLock lock(mu_);
@@ -149,7 +165,7 @@ void MachineWatches::KeepOnly(const std::string& cluster,
   }
 }
 
-int MachineWatches::Live() const {
+int NodeWatches::Live() const {
   MutexLock lock(mu_);
   int live = 0;
   for (const auto& [name, cluster] : clusters_) {
@@ -161,8 +177,9 @@ int MachineWatches::Live() const {
   return live;
 }
 
-kube::IdleCloser::Idle MachineWatches::SweepIdle(Env::TimePoint now) {
+kube::IdleCloser::Idle NodeWatches::SweepIdle(Env::TimePoint now) {
   std::vector<Watch> ending;
+  std::vector<Informer> informers;
   {
     MutexLock lock(mu_);
     for (auto c = clusters_.begin(); c != clusters_.end();) {
@@ -171,10 +188,12 @@ kube::IdleCloser::Idle MachineWatches::SweepIdle(Env::TimePoint now) {
         continue;
       }
       for (auto& [address, watch] : c->second.nodes) ending.push_back(std::move(watch));
+      informers.push_back(std::move(c->second.informer));
       c = clusters_.erase(c);
     }
   }
-  return ending.empty() ? kube::IdleCloser::Idle::kIdle : kube::IdleCloser::Idle::kClosed;
+  const bool closed = !ending.empty() || !informers.empty();
+  return closed ? kube::IdleCloser::Idle::kClosed : kube::IdleCloser::Idle::kIdle;
 }
 
 }  // namespace tr::reconciler
