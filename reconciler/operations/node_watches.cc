@@ -52,8 +52,8 @@ bool NodeWatches::Looked(const std::string& cluster) {
 }
 
 std::optional<NodeWatches::Known> NodeWatches::Find(const std::string& cluster,
-                                                          const std::string& address,
-                                                          const talos::TalosClient* client) {
+                                                    const std::string& address,
+                                                    const talos::TalosClient* client) {
   MutexLock lock(mu_);
   auto c = clusters_.find(cluster);
   if (c == clusters_.end()) return std::nullopt;
@@ -66,9 +66,9 @@ std::optional<NodeWatches::Known> NodeWatches::Find(const std::string& cluster,
 }
 
 NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
-                                            const std::shared_ptr<talos::TalosClient>& client,
-                                            const std::string& address,
-                                            const talos::MachineStatus& seen) {
+                                      const std::shared_ptr<talos::TalosClient>& client,
+                                      const std::string& address,
+                                      const talos::MachineStatus& seen) {
   Watch watch;
   watch.id = next_id_++;
   watch.client = client;
@@ -88,7 +88,9 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
         feed->refused = RefusedForGood(status.status());
         return;
       }
-      changed = status->stage != feed->machine.stage || status->ready != feed->machine.ready;
+      // Readiness is what ends a wait; the stages on the way only change what the status
+      // says, and waking at each costs a look (fleet_scale_bench, docs/benchmarks.md).
+      changed = status->ready != feed->machine.ready;
       feed->machine = *status;
       feed->live = true;
     }
@@ -106,8 +108,8 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
 }
 
 void NodeWatches::Ensure(const std::string& cluster, const std::string& address,
-                            const std::shared_ptr<talos::TalosClient>& client,
-                            const talos::MachineStatus& seen) {
+                         const std::shared_ptr<talos::TalosClient>& client,
+                         const talos::MachineStatus& seen) {
   Watch replaced;  // destroyed after the lock is released
   MutexLock lock(mu_);
   Cluster& c = clusters_[cluster];
@@ -137,7 +139,7 @@ std::optional<std::vector<kube::KubeNode>> NodeWatches::KubeNodes(
 }
 
 void NodeWatches::RecordBootId(const std::string& cluster, const std::string& address,
-                                  uint64_t watch, const std::string& boot_id) {
+                               uint64_t watch, const std::string& boot_id) {
   MutexLock lock(mu_);
   auto c = clusters_.find(cluster);
   if (c == clusters_.end()) return;
@@ -149,8 +151,7 @@ void NodeWatches::RecordBootId(const std::string& cluster, const std::string& ad
   if (feed.live) feed.boot_id = boot_id;
 }
 
-void NodeWatches::KeepOnly(const std::string& cluster,
-                              const std::vector<std::string>& addresses) {
+void NodeWatches::KeepOnly(const std::string& cluster, const std::vector<std::string>& addresses) {
   std::vector<Watch> ending;  // destroyed after the lock is released: each stream waits
   MutexLock lock(mu_);
   auto c = clusters_.find(cluster);

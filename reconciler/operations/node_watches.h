@@ -17,10 +17,10 @@
 // - The Nodes are read from the informer only while it is current and holds the newest Node
 //   write of the cluster's Kubernetes client (KubeClient::LastNodeWriteVersion): a look just
 //   after a cordon never reads the Node from before it. Otherwise the look lists them.
-// - A change the last look did not see — a node's stage or readiness, a Node's Ready, cordon,
-//   kubelet version or pending-install mark — wakes its cluster (`wake`), as a node's events
+// - A change of readiness the last look did not see — a node's MachineStatus ready, a Node's
+//   Ready condition, a Node added or deleted — wakes its cluster (`wake`), as a node's events
 //   do: a look that read the cache just before the change came would otherwise wait for the
-//   next poll.
+//   next poll. The stages on the way, cordons and marks wake nothing.
 // - A cluster not looked at for `idle` has its watches cancelled (one sweep of the process's
 //   IdleCloser), and its connections then close by their own idle timeout.
 //
@@ -70,8 +70,8 @@ class NodeWatches {
   std::optional<Known> Find(const std::string& cluster, const std::string& address,
                             const talos::TalosClient* client);
   // Starts the node's watch on `client`, unless one is live or starting there, or `client`
-  // refused it. `seen`: the node's stage and readiness as the look saw them; a watch whose
-  // first status differs wakes the cluster.
+  // refused it. `seen`: the node's status as the look saw it; a watch whose first status
+  // differs in readiness wakes the cluster.
   void Ensure(const std::string& cluster, const std::string& address,
               const std::shared_ptr<talos::TalosClient>& client, const talos::MachineStatus& seen);
   // `boot_id`, read while `watch` was live, is the node's boot for as long as that watch lasts.
@@ -93,7 +93,7 @@ class NodeWatches {
   struct Watch {
     uint64_t id = 0;
     std::shared_ptr<talos::TalosClient> client;
-    std::shared_ptr<Feed> feed;                 // what the callbacks write
+    std::shared_ptr<Feed> feed;                  // what the callbacks write
     std::unique_ptr<talos::TalosStream> stream;  // destroyed first: it waits for on_done
   };
   struct Informer {

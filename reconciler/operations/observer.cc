@@ -74,9 +74,10 @@ void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::Node
 
 }  // namespace
 
-absl::StatusOr<std::string> TalosFleetObserver::BootId(
-    talos::TalosClient& talos, const std::string& cluster, const std::string& address,
-    std::optional<NodeWatches::Known>& watch) {
+absl::StatusOr<std::string> TalosFleetObserver::BootId(talos::TalosClient& talos,
+                                                       const std::string& cluster,
+                                                       const std::string& address,
+                                                       std::optional<NodeWatches::Known>& watch) {
   if (watch && !watch->boot_id.empty()) return watch->boot_id;
   absl::StatusOr<std::string> boot = talos.BootId(address);
   // Read while the watch was live: true for as long as the watch lasts (one boot).

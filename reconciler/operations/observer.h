@@ -49,7 +49,7 @@ class TalosFleetObserver final : public FleetObserver {
       : clients_(clients), self_node_(std::move(self_node)) {}
   // The same, and the nodes of a cluster looked at often are watched (node_watches.h): a
   // look then reads their stage, readiness and boot id from the watches, and a change of a
-  // node's stage or readiness calls `wake(cluster)` (on the Talos client's threads).
+  // node's readiness calls `wake(cluster)` (on the Talos client's threads).
   TalosFleetObserver(ClusterClientFactory& clients, std::string self_node, Env& env,
                      NodeWatches::Wake wake,
                      std::chrono::milliseconds watch_idle = std::chrono::minutes(1))
@@ -92,7 +92,7 @@ class TalosFleetObserver final : public FleetObserver {
   const std::string self_node_;
   Mutex mu_;
   std::map<std::string, BootFacts> boots_ ABSL_GUARDED_BY(mu_);  // by "<cluster>/<address>"
-  const std::unique_ptr<NodeWatches> watches_;                 // null: every look asks
+  const std::unique_ptr<NodeWatches> watches_;                   // null: every look asks
 };
 
 }  // namespace tr::reconciler

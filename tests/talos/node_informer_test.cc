@@ -52,9 +52,9 @@ class NodeInformerTest : public SimTest {
   std::unique_ptr<NodeInformer> informer_;
 };
 
-// A cache behind the writer's own write answers nothing for it; once the watch brought the
-// write it does, and every change a look reads was told (on_change), bookmarks not.
-TEST_F(NodeInformerTest, NodesSinceAWriteWaitForItAndChangesAreTold) {
+// A cache behind the writer's own write answers nothing for it, and once the watch brought
+// the write it does. A list and a Node's Ready changing are told (on_change), a cordon not.
+TEST_F(NodeInformerTest, NodesSinceAWriteWaitForItAndReadinessIsTold) {
   std::atomic<int> told{0};
   kube::NodeInformerOptions options;
   options.on_change = [&told] { told.fetch_add(1); };
@@ -73,12 +73,14 @@ TEST_F(NodeInformerTest, NodesSinceAWriteWaitForItAndChangesAreTold) {
   EXPECT_FALSE(informer_->NodesSince(std::to_string(std::stoull(written) + 1000)).has_value());
   ASSERT_TRUE(test_support::WaitUntil([&] { return informer_->NodesSince(written).has_value(); }));
   EXPECT_TRUE(Named(informer_->NodesSince(written), "w-1")->unschedulable);
-  ASSERT_TRUE(test_support::WaitUntil([&] { return told.load() == 2; }));  // the cordon
-  // Writing what the Node already holds changes nothing a look reads.
-  ASSERT_TRUE(writing_->SetUnschedulable("w-1", true).ok());
-  const std::string again = writing_->LastNodeWriteVersion();
-  ASSERT_TRUE(test_support::WaitUntil([&] { return informer_->NodesSince(again).has_value(); }));
-  EXPECT_EQ(told.load(), 2);
+
+  sim::Fault cut;
+  cut.kind = sim::FaultKind::kPowerCycle;
+  cut.count = 1;
+  ASSERT_TRUE(fleet_->InjectFault("w-1", cut).ok());
+  ASSERT_TRUE(test_support::WaitUntil([&] { return told.load() >= 2; }));  // NotReady
+  EXPECT_FALSE(Named(informer_->Nodes(), "w-1")->ready);
+  EXPECT_TRUE(Named(informer_->Nodes(), "w-1")->unschedulable);
 }
 
 TEST_F(NodeInformerTest, OneListThenTheWatchKeepsTheNodesCurrent) {

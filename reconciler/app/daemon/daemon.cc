@@ -292,7 +292,7 @@ class Daemon {
           metrics_.client_certificate_expiry.Set(
               cluster, std::chrono::duration<double>(not_after.time_since_epoch()).count());
         });
-    // A watched node's change of stage or readiness wakes its cluster, as its events do.
+    // A watched node's change of readiness wakes its cluster, as its events do.
     observer_.emplace(*clients_, config_.node_name, env_,
                       [this](const std::string& c) { controller_->Enqueue(c); });
     executor_.emplace(*clients_,

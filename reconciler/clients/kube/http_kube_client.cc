@@ -7,19 +7,19 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cctype>
+#include <cstdint>
 #include <functional>
 #include <stop_token>
 #include <thread>
 
+#include "absl/strings/numbers.h"
 #include "base/env.h"
 #include "base/http_client.h"
 #include "base/http_outcome.h"
 #include "base/mutex.h"
 #include "base/percent_encoding.h"
 #include "core/pending_mark.h"
-#include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"

@@ -24,12 +24,9 @@ std::optional<std::vector<KubeNode>> NodeInformer::Nodes() const {
 
 namespace {
 
-// What a look reads of a Node differs between `a` and `b`.
-bool LookDiffers(const KubeNode& a, const KubeNode& b) {
-  return a.ready != b.ready || a.unschedulable != b.unschedulable ||
-         a.kubelet_version != b.kubelet_version || a.pending_install != b.pending_install ||
-         a.addresses != b.addresses;
-}
+// Whether going from `a` to `b` is worth a look now: a wait ends with the Node Ready, and
+// cordons and marks are mostly this process's own writes.
+bool WorthALook(const KubeNode& a, const KubeNode& b) { return a.ready != b.ready; }
 
 }  // namespace
 
@@ -129,7 +126,7 @@ bool NodeInformer::Apply(const NodeWatchEvent& e) {
   bool changed = false;
   if (e.type == Type::kAdded || e.type == Type::kModified) {
     auto it = nodes_.find(e.node.name);
-    changed = it == nodes_.end() || LookDiffers(it->second, e.node);
+    changed = it == nodes_.end() || WorthALook(it->second, e.node);
     nodes_[e.node.name] = e.node;
   }
   if (e.type == Type::kDeleted) changed = nodes_.erase(e.node.name) > 0;

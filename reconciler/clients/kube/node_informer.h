@@ -31,9 +31,9 @@ namespace tr::reconciler::kube {
 struct NodeInformerOptions {
   std::chrono::seconds watch_timeout{300};  // the server ends each watch then; watched again
   BackoffPolicy retry{std::chrono::milliseconds(500), std::chrono::seconds(30), 0};
-  // Called on the informer's thread, after the cache took an event that changed what a look
-  // reads of a Node (added, deleted, Ready, cordoned, kubelet version, pending-install mark;
-  // not a bookmark, not a change of other fields). Must not block. May be empty.
+  // Called on the informer's thread after each list, and after the cache took an event that
+  // added or deleted a Node or changed its Ready condition (what ends a wait; not a cordon, a
+  // label or a bookmark). Must not block. May be empty.
   std::function<void()> on_change;
 };
 
@@ -72,7 +72,7 @@ class NodeInformer {
   // whether the list went through.
   absl::Status ListAndWatch(std::stop_token stop, bool& listed);
   std::optional<std::vector<KubeNode>> NodesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Applies a watch event to the cache; true when it changed what a look reads.
+  // Applies a watch event to the cache; true when it is one on_change is told of.
   bool Apply(const NodeWatchEvent& e);
 
   const std::shared_ptr<KubeClient> kube_;
