@@ -34,17 +34,24 @@ NodeWatches::NodeWatches(Env& env, Wake wake, std::chrono::milliseconds idle)
 
 NodeWatches::~NodeWatches() {
   closer_->Remove(closer_id_);  // the sweep is not running once this returns
+  Stop();
+}
+
+void NodeWatches::Stop() {
   std::map<std::string, Cluster> ending;
   {
     MutexLock lock(mu_);
+    stopped_ = true;
     ending.swap(clusters_);
   }
-  // `ending` is destroyed here, outside the lock: each stream waits for its on_done.
+  // `ending` is destroyed here, outside the lock: each stream waits for its on_done, each
+  // informer for its thread.
 }
 
 bool NodeWatches::Looked(const std::string& cluster) {
   const Env::TimePoint now = env_.Now();
   MutexLock lock(mu_);
+  if (stopped_) return false;
   Cluster& c = clusters_[cluster];
   const bool watched = c.last_look != Env::TimePoint{} && now - c.last_look < idle_;
   c.last_look = now;
@@ -112,6 +119,7 @@ void NodeWatches::Ensure(const std::string& cluster, const std::string& address,
                          const talos::MachineStatus& seen) {
   Watch replaced;  // destroyed after the lock is released
   MutexLock lock(mu_);
+  if (stopped_) return;
   Cluster& c = clusters_[cluster];
   auto w = c.nodes.find(address);
   if (w != c.nodes.end() && w->second.client == client) {
@@ -126,6 +134,7 @@ std::optional<std::vector<kube::KubeNode>> NodeWatches::KubeNodes(
     const std::string& cluster, const std::shared_ptr<kube::KubeClient>& kube) {
   Informer replaced;  // destroyed after the lock is released: it joins its thread
   MutexLock lock(mu_);
+  if (stopped_) return std::nullopt;
   Informer& informer = clusters_[cluster].informer;
   if (informer.nodes && informer.kube == kube) {
     return informer.nodes->NodesSince(kube->LastNodeWriteVersion());

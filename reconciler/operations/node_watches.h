@@ -85,6 +85,9 @@ class NodeWatches {
   // Ends the watches of `cluster`'s nodes whose address is not in `addresses`.
   void KeepOnly(const std::string& cluster, const std::vector<std::string>& addresses);
 
+  // Ends every watch, and starts none after: what `wake` calls may go away once it returns.
+  void Stop();
+
   // How many watches are live (sent their status and not ended); for tests and benchmarks.
   int Live() const;
 
@@ -117,6 +120,7 @@ class NodeWatches {
   mutable Mutex mu_;  // never held while a stream is destroyed
   std::map<std::string, Cluster> clusters_ ABSL_GUARDED_BY(mu_);
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::shared_ptr<kube::IdleCloser> closer_;
   int closer_id_ = -1;  // last: registered once everything SweepIdle uses exists
 };

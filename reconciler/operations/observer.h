@@ -59,6 +59,11 @@ class TalosFleetObserver final : public FleetObserver {
   absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) override;
   absl::StatusOr<core::ObservedCluster> ObserveNodes(
       const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
+  // Ends the watches, and starts none after (looks ask): what `wake` calls may go away once
+  // it returns.
+  void StopWatching() {
+    if (watches_) watches_->Stop();
+  }
   // How many nodes' watches are live (0 without watching); for tests and benchmarks.
   int WatchedNodes() const { return watches_ ? watches_->Live() : 0; }
 

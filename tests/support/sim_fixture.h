@@ -139,6 +139,17 @@ class SimTest : public ::testing::Test {
     return address.ok() ? *address : std::string();
   }
 
+  // The profile of ThreeNodeFleet's cluster "prod": its three control planes and its worker.
+  core::ClusterProfile ThreeNodeProfile() {
+    core::ClusterProfile profile;
+    profile.name = "prod";
+    for (const char* cp : {"cp-1", "cp-2", "cp-3"}) {
+      profile.nodes.push_back({cp, Address(cp), core::NodeRole::kControlPlane});
+    }
+    profile.nodes.push_back({"w-1", Address("w-1"), core::NodeRole::kWorker});
+    return profile;
+  }
+
   sim::NodeSnapshot Snapshot(const std::string& node) {
     auto snapshot = fleet_->Node(node);
     EXPECT_TRUE(snapshot.ok()) << snapshot.status();

@@ -19,11 +19,7 @@ class ObserverTest : public SimTest {
     std::unique_ptr<TalosClient> client;
     ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client));
     talos_ = std::move(client);
-    profile_.name = "prod";
-    for (const char* cp : {"cp-1", "cp-2", "cp-3"}) {
-      profile_.nodes.push_back({cp, Address(cp), core::NodeRole::kControlPlane});
-    }
-    profile_.nodes.push_back({"w-1", Address("w-1"), core::NodeRole::kWorker});
+    profile_ = ThreeNodeProfile();
   }
 
   size_t CallsTo(const std::string& method) {

@@ -26,11 +26,7 @@ class ObserverWatchTest : public SimTest {
     std::unique_ptr<TalosClient> client;
     ASSERT_NO_FATAL_FAILURE(NewClient("prod", &client));
     talos_ = std::move(client);
-    profile_.name = "prod";
-    for (const char* cp : {"cp-1", "cp-2", "cp-3"}) {
-      profile_.nodes.push_back({cp, Address(cp), core::NodeRole::kControlPlane});
-    }
-    profile_.nodes.push_back({"w-1", Address("w-1"), core::NodeRole::kWorker});
+    profile_ = ThreeNodeProfile();
   }
 
   // The simulator's timings (ThreeNodeFleet), "" for its defaults.
@@ -147,6 +143,23 @@ TEST_F(ObserverWatchTest, WatchesOfAClusterNotLookedAtEnd) {
   ASSERT_TRUE(WaitUntil([&] { return observer.WatchedNodes() == 0; }));
   // Each ended once, as the server saw (it journals a watch when its end reaches it).
   EXPECT_TRUE(WaitUntil([&] { return CallsTo("/cosi.resource.State/Watch") == 4u; }));
+}
+
+// What the daemon does before its controller goes: no watch is left to wake it, and looks
+// ask again.
+TEST_F(ObserverWatchTest, AfterStopWatchingNothingIsWatchedAndLooksAsk) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  observer.StopWatching();
+  EXPECT_EQ(observer.WatchedNodes(), 0);
+  const size_t reads = CallsTo(kRead);
+  const size_t gets = CallsTo(kGet);
+  Look(observer);
+  Look(observer);
+  EXPECT_EQ(CallsTo(kRead), reads + 8);
+  EXPECT_EQ(CallsTo(kGet), gets + 8);
+  EXPECT_EQ(observer.WatchedNodes(), 0);
 }
 
 TEST_F(ObserverWatchTest, AnObserverWithoutWatchingAsksAtEveryLook) {

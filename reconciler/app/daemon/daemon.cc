@@ -200,6 +200,7 @@ class Daemon {
       });
       controller_->Run(signals_.token());
     }
+    observer_->StopWatching();  // its watches wake clusters through controller_
     if (election_) election_->Stop();  // nothing acts any more: give the Leases back
     log_->info("step=stop");
     return 0;
