@@ -80,7 +80,10 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
   watch.id = next_id_++;
   watch.client = client;
   watch.feed = std::make_shared<Feed>();
-  watch.feed->machine = seen;  // what the last look saw; not live until the watch says
+  {
+    MutexLock feed_lock(watch.feed->mu);
+    watch.feed->machine = seen;  // what the last look saw; not live until the watch says
+  }
   talos::StreamCallbacks<absl::StatusOr<talos::MachineStatus>> callbacks;
   callbacks.on_event = [feed = watch.feed, wake = wake_,
                         cluster](const absl::StatusOr<talos::MachineStatus>& status) {

@@ -48,7 +48,8 @@ namespace tr::reconciler {
 
 class NodeWatches {
  public:
-  // `wake(cluster)` runs on the Talos client's threads: it must not block.
+  // `wake(cluster)` runs on the Talos client's threads and on the informers': it must not
+  // block.
   using Wake = std::function<void(const std::string& cluster)>;
   NodeWatches(Env& env, Wake wake, std::chrono::milliseconds idle = std::chrono::minutes(1));
   ~NodeWatches();

@@ -32,7 +32,8 @@ std::unique_ptr<TalosStream> TalosClient::StartMachineStatusWatch(
     const std::string& node, StreamCallbacks<absl::StatusOr<MachineStatus>> callbacks) {
   WatchCallbacks decoded;
   decoded.on_event = [on_event = std::move(callbacks.on_event), node](const CosiEvent& event) {
-    if (event.type == CosiEventType::kBootstrapped) return;  // a kind watch's marker only
+    // BOOTSTRAPPED: a kind watch's marker only.
+    if (!on_event || event.type == CosiEventType::kBootstrapped) return;
     if (event.type == CosiEventType::kDestroyed) {
       on_event(absl::NotFoundError("talos MachineStatus on node " + node + ": destroyed"));
       return;
