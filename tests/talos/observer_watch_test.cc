@@ -262,7 +262,7 @@ TEST_F(ObserverWatchBootTest, AWatchStartedWhileTheNodeBootsFollowsItToRunning) 
   }));
   ASSERT_TRUE(talos_->Reboot(Address("w-1"), RebootMode::kDefault).ok());
   ASSERT_TRUE(WaitUntil([&] {
-    const core::NodeObservation& w1 = *Look(observer).FindNode("w-1");
+    const core::NodeObservation w1 = *Look(observer).FindNode("w-1");
     return w1.reachable && w1.stage == core::MachineStage::kBooting && observer.WatchedNodes() == 4;
   }));
   const size_t gets = Calls("w-1", kGet).size();
