@@ -8,7 +8,7 @@
 
 #include <algorithm>
 #include <condition_variable>
-#include <latch>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -294,25 +294,37 @@ TEST_F(StatusWriterTest, CancelledWhileBackingOff) {
 }
 
 TEST_F(StatusWriterTest, ConcurrentWritesCoalesce) {
+  // The first writer's push is held in the server's hook until every other writer waits
+  // behind it, so what is shown does not depend on how fast this machine is.
+  const std::filesystem::path pushing = tmp_ / "pushing";
+  const std::filesystem::path go = tmp_ / "go";
+  InstallPreReceiveHook(fmt::format("touch '{}'\nwhile [ ! -f '{}' ]; do sleep 0.01; done\n",
+                                    pushing.string(), go.string()));
   constexpr int kWriters = 8;
-  std::latch start(kWriters);
   std::vector<absl::StatusOr<StatusCommit>> results(kWriters, absl::UnknownError("not run"));
   std::vector<std::thread> threads;
-  for (int i = 0; i < kWriters; ++i) {
-    threads.emplace_back([&, i] {
-      start.arrive_and_wait();
-      results[i] = writer_->Write(
-          {{{fmt::format("status/c{}.yaml", i), fmt::format("{}\n", i)}}, fmt::format("c{}", i)});
-    });
-  }
+  auto write = [&](int i) {
+    results[i] = writer_->Write(
+        {{{fmt::format("status/c{}.yaml", i), fmt::format("{}\n", i)}}, fmt::format("c{}", i)});
+  };
+  threads.emplace_back(write, 0);
+  const bool first_pushing =
+      tr::test_support::WaitUntil([&] { return std::filesystem::exists(pushing); });
+  for (int i = 1; first_pushing && i < kWriters; ++i) threads.emplace_back(write, i);
+  const bool all_queued = first_pushing && tr::test_support::WaitUntil([&] {
+    return writer_->Queued() == static_cast<std::size_t>(kWriters - 1);
+  });
+  WriteFile(go, "");
   for (std::thread& t : threads) t.join();
+  ASSERT_TRUE(first_pushing) << "the first push never reached the server";
+  ASSERT_TRUE(all_queued) << "queued: " << writer_->Queued();
   for (int i = 0; i < kWriters; ++i) {
     ASSERT_TRUE(results[i].ok()) << results[i].status();
     EXPECT_EQ(Show(fmt::format("{}:status/c{}.yaml", results[i]->commit, i)), std::to_string(i));
   }
-  // Writers that arrive while a commit is being pushed share the next one: typically the
-  // first writer's commit and one for everyone queued behind it.
-  EXPECT_LT(StatusCommits(), kWriters);
+  // The seven that waited behind the first commit share the next one.
+  for (int i = 2; i < kWriters; ++i) EXPECT_EQ(results[i]->commit, results[1]->commit);
+  EXPECT_NE(results[1]->commit, results[0]->commit);
   const std::string files = upstream_.GitBare({"ls-tree", "--name-only", "-r", StatusTip()});
   EXPECT_EQ(std::count(files.begin(), files.end(), '\n') + 1, kWriters) << files;
 }
