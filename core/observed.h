@@ -7,6 +7,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/pending_mark.h"
@@ -69,8 +70,14 @@ struct ObservedCluster {
   std::string name;
   std::vector<NodeObservation> nodes;
   std::string self_node;  // the node the reconciler runs on; empty when none of these
+  // False when the look left etcd out (FleetObserver::ObserveWithoutEtcd): the control
+  // planes' etcd_member, etcd_healthy and etcd_leader then say nothing.
+  bool etcd_observed = true;
 
   const NodeObservation* FindNode(std::string_view node_name) const;
+  NodeObservation* FindNode(std::string_view node_name) {
+    return const_cast<NodeObservation*>(std::as_const(*this).FindNode(node_name));
+  }
 };
 
 }  // namespace tr::core

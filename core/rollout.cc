@@ -338,4 +338,9 @@ RolloutDecision DecideNextAction(const RolloutInput& in) {
   return StartOrWait(in, plan.steps.front(), progress);
 }
 
+bool DecisionReadsEtcd(const ClusterPlan& plan, const RolloutMemory& memory) {
+  return plan.status != PlanStatus::kUpToDate || !memory.in_flight.empty() ||
+         !memory.staged.empty();
+}
+
 }  // namespace tr::core

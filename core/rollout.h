@@ -18,4 +18,9 @@ namespace tr::core {
 // `plan` prints) must pass, in that list's order; the first that fails is the decision.
 RolloutDecision DecideNextAction(const RolloutInput& input);
 
+// Whether DecideNextAction may read the control planes' etcd (membership, health, leadership)
+// for `plan` and `memory`: not when nothing is in flight or staged and the plan is up to date,
+// the steady state of most clusters, whose look then asks etcd nothing.
+bool DecisionReadsEtcd(const ClusterPlan& plan, const RolloutMemory& memory);
+
 }  // namespace tr::core

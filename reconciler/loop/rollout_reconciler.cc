@@ -639,6 +639,21 @@ void RolloutReconciler::Count(const core::RolloutDecision& decision,
   }
 }
 
+absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveWhole(const Pass& pass) {
+  const core::ClusterProfile& profile = *pass.profile;
+  if (!pass.memory.in_flight.empty() || !pass.memory.staged.empty()) {
+    return deps_.observer.Observe(profile);
+  }
+  // Most looks find nothing to do: etcd is asked only when the decision may read it.
+  absl::StatusOr<core::ObservedCluster> observed = deps_.observer.ObserveWithoutEtcd(profile);
+  if (!observed.ok()) return observed;
+  const core::ClusterPlan plan = core::PlanCluster(
+      profile, *observed, pass.desired->profiles.support_matrix, pass.catalog);
+  if (!core::DecisionReadsEtcd(plan, pass.memory)) return observed;
+  if (absl::Status s = deps_.observer.ObserveEtcd(profile, *observed); !s.ok()) return s;
+  return observed;
+}
+
 absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveNodes(const Pass& pass,
                                                                      bool follow_in_flight) {
   const core::ClusterProfile& profile = *pass.profile;
@@ -647,14 +662,14 @@ absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveNodes(const Pass
     MutexLock lock(mu_);
     if (auto it = last_observed_.find(profile.name); it != last_observed_.end()) last = it->second;
   }
-  // A profile whose nodes changed since that look is looked at whole.
-  if (last && (last->nodes.size() != profile.nodes.size() ||
+  // A profile whose nodes changed since that look, or a look without etcd, is looked at whole.
+  if (last && (!last->etcd_observed || last->nodes.size() != profile.nodes.size() ||
                !std::all_of(profile.nodes.begin(), profile.nodes.end(),
                             [&](const core::NodeSpec& n) { return last->FindNode(n.name); }))) {
     last.reset();
   }
   if (!last) {
-    absl::StatusOr<core::ObservedCluster> full = deps_.observer.Observe(profile);
+    absl::StatusOr<core::ObservedCluster> full = ObserveWhole(pass);
     if (full.ok()) {
       MutexLock lock(mu_);
       last_observed_[profile.name] = *full;

@@ -163,6 +163,8 @@ class RolloutReconciler final : public ClusterReconciler {
   // The cluster's nodes now: every node, or with `follow_in_flight` only the nodes in flight
   // (merged into the last full observation of the cluster, when there is one).
   absl::StatusOr<core::ObservedCluster> ObserveNodes(const Pass& pass, bool follow_in_flight);
+  // Every node of the pass's cluster; etcd only when the decision may read it.
+  absl::StatusOr<core::ObservedCluster> ObserveWhole(const Pass& pass);
   Verdict ObservationFailed(Pass& pass, const absl::Status& error);
   core::RolloutDecision DecideNow(const Pass& pass) const;
   // The first step is Kubernetes and the runner already started its task.

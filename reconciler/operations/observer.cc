@@ -40,6 +40,19 @@ class EtcdMembers {
   std::optional<std::vector<talos::EtcdMember>> list_;
 };
 
+// A control plane's etcd member: healthy, leading, voting.
+void ObserveEtcdMember(talos::TalosClient& talos, const core::NodeSpec& spec,
+                       EtcdMembers& members, core::NodeObservation& node) {
+  absl::StatusOr<talos::EtcdMemberStatus> etcd = talos.EtcdStatus(spec.address);
+  node.etcd_healthy = etcd.ok() && etcd->errors.empty();
+  node.etcd_member = false;
+  node.etcd_leader = false;
+  if (etcd.ok()) {
+    node.etcd_leader = etcd->leader != 0 && etcd->leader == etcd->member_id;
+    node.etcd_member = members.Voting(talos, spec.address, etcd->member_id);
+  }
+}
+
 // The node's pending-install mark, when its annotation parses; a value that does not is
 // reported (once per look: each node is looked at once) and read as no mark.
 std::optional<core::PendingInstallMark> PendingMarkOfNode(const kube::KubeNode& k,
@@ -170,7 +183,7 @@ void TalosFleetObserver::ObserveExtensions(talos::TalosClient& talos, const std:
 }
 
 absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
-    const core::ClusterProfile& profile, const std::vector<std::string>* only) {
+    const core::ClusterProfile& profile, const std::vector<std::string>* only, bool etcd) {
   absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
   if (!clients.ok()) return clients.status();
   // The node list is asked once, when the first reachable node needs it: following a node
@@ -195,6 +208,7 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
   }
   core::ObservedCluster observed;
   observed.name = profile.name;
+  observed.etcd_observed = etcd;
   EtcdMembers members;
   bool refused = false;  // an endpoint refused the connection or failed the TLS handshake
   for (const core::NodeSpec& spec : profile.nodes) {
@@ -205,14 +219,8 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
         !s.ok()) {
       return s;
     }
-    if (node.reachable && spec.role == core::NodeRole::kControlPlane) {
-      absl::StatusOr<talos::EtcdMemberStatus> etcd = clients->talos->EtcdStatus(spec.address);
-      node.etcd_healthy = etcd.ok() && etcd->errors.empty();
-      node.etcd_member = false;
-      if (etcd.ok()) {
-        node.etcd_leader = etcd->leader != 0 && etcd->leader == etcd->member_id;
-        node.etcd_member = members.Voting(*clients->talos, spec.address, etcd->member_id);
-      }
+    if (etcd && node.reachable && spec.role == core::NodeRole::kControlPlane) {
+      ObserveEtcdMember(*clients->talos, spec, members, node);
     }
     if (node.reachable) ObserveKube(kube_list(), spec, node);
     if (spec.name == self_node_) observed.self_node = spec.name;
@@ -233,12 +241,33 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
 
 absl::StatusOr<core::ObservedCluster> TalosFleetObserver::Observe(
     const core::ClusterProfile& profile) {
-  return ObserveSome(profile, nullptr);
+  return ObserveSome(profile, nullptr, /*etcd=*/true);
 }
 
 absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveNodes(
     const core::ClusterProfile& profile, const std::vector<std::string>& nodes) {
-  return ObserveSome(profile, &nodes);
+  return ObserveSome(profile, &nodes, /*etcd=*/true);
+}
+
+absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveWithoutEtcd(
+    const core::ClusterProfile& profile) {
+  return ObserveSome(profile, nullptr, /*etcd=*/false);
+}
+
+absl::Status TalosFleetObserver::ObserveEtcd(const core::ClusterProfile& profile,
+                                             core::ObservedCluster& observed) {
+  if (observed.etcd_observed) return absl::OkStatus();
+  absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
+  if (!clients.ok()) return clients.status();
+  EtcdMembers members;
+  for (const core::NodeSpec& spec : profile.nodes) {
+    core::NodeObservation* node = observed.FindNode(spec.name);
+    if (node && node->reachable && spec.role == core::NodeRole::kControlPlane) {
+      ObserveEtcdMember(*clients->talos, spec, members, *node);
+    }
+  }
+  observed.etcd_observed = true;
+  return absl::OkStatus();
 }
 
 }  // namespace tr::reconciler

@@ -39,6 +39,20 @@ class FleetObserver {
     (void)nodes;
     return Observe(profile);
   }
+  // As Observe, without asking etcd (ObservedCluster::etcd_observed false): for a look whose
+  // decision will not read it (core::DecisionReadsEtcd). The default observes everything.
+  virtual absl::StatusOr<core::ObservedCluster> ObserveWithoutEtcd(
+      const core::ClusterProfile& profile) {
+    return Observe(profile);
+  }
+  // Adds etcd to a look ObserveWithoutEtcd returned (every control plane that answered);
+  // nothing when it has it. Errors as Observe's.
+  virtual absl::Status ObserveEtcd(const core::ClusterProfile& profile,
+                                   core::ObservedCluster& observed) {
+    (void)profile;
+    (void)observed;
+    return absl::OkStatus();
+  }
 };
 
 class TalosFleetObserver final : public FleetObserver {
@@ -59,6 +73,10 @@ class TalosFleetObserver final : public FleetObserver {
   absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) override;
   absl::StatusOr<core::ObservedCluster> ObserveNodes(
       const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
+  absl::StatusOr<core::ObservedCluster> ObserveWithoutEtcd(
+      const core::ClusterProfile& profile) override;
+  absl::Status ObserveEtcd(const core::ClusterProfile& profile,
+                           core::ObservedCluster& observed) override;
   // Ends the watches, and starts none after (looks ask): what `wake` calls may go away once
   // it returns.
   void StopWatching() {
@@ -78,7 +96,8 @@ class TalosFleetObserver final : public FleetObserver {
 
  private:
   absl::StatusOr<core::ObservedCluster> ObserveSome(const core::ClusterProfile& profile,
-                                                    const std::vector<std::string>* nodes);
+                                                    const std::vector<std::string>* nodes,
+                                                    bool etcd);
   // Sets `refused` when the node is unreachable because every endpoint turned it down at once.
   // `watched`: the cluster's nodes are watched (NodeWatches::Looked).
   absl::Status ObserveTalos(const std::shared_ptr<talos::TalosClient>& talos,

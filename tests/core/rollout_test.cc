@@ -81,6 +81,67 @@ RolloutDecision FirstDecision(RolloutWorld& world) {
   return DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
 }
 
+// The look left etcd out, as the reconciler's is when DecisionReadsEtcd says no.
+ObservedCluster WithoutEtcd(ObservedCluster observed) {
+  for (NodeObservation& node : observed.nodes) {
+    node.etcd_member = node.etcd_healthy = node.etcd_leader = false;
+  }
+  observed.etcd_observed = false;
+  return observed;
+}
+
+// Wherever DecisionReadsEtcd says no, along a whole rollout and after it, the decision is the
+// same with or without etcd; it says yes until the cluster is up to date.
+TEST(RolloutTest, ADecisionThatReadsNoEtcdIsTheSameWithoutIt) {
+  RolloutWorld world = FiveNodeWorld("1.11.6", "1.12.0");
+  RolloutMemory mem;
+  int without = 0;
+  int with = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const ClusterPlan plan = PlanCluster(world.profile(), world.observed(),
+                                         SupportMatrix::BuiltIn(), ReleaseCatalog::BuiltIn());
+    const RolloutDecision d =
+        DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+    if (DecisionReadsEtcd(plan, mem)) {
+      ++with;
+    } else {
+      ++without;
+      const ObservedCluster blind = WithoutEtcd(world.observed());
+      const ClusterPlan blind_plan = PlanCluster(world.profile(), blind, SupportMatrix::BuiltIn(),
+                                                 ReleaseCatalog::BuiltIn());
+      EXPECT_EQ(blind_plan.status, plan.status);
+      const RolloutDecision b =
+          DecideNextAction({world.profile(), blind_plan, blind, mem, {}, {}, world.now()});
+      EXPECT_EQ(b.kind, d.kind) << d.message;
+      EXPECT_EQ(b.phase, d.phase) << d.message;
+      EXPECT_EQ(b.message, d.message);
+    }
+    if (d.kind == ActionKind::kNone && !d.wait_until) break;
+    if (d.kind == ActionKind::kNone) {
+      world.AdvanceTo(*d.wait_until);
+      continue;
+    }
+    world.Apply(d);
+    Record(d, mem, world.profile().policy, world.now());
+  }
+  EXPECT_EQ(world.log().size(), 5u);
+  EXPECT_GT(with, 10);
+  EXPECT_EQ(without, 1);  // the last decision: Ready
+
+  // An unhealthy member of a cluster with nothing to do changes nothing that is decided.
+  world.observed().FindNode("cp-0")->etcd_healthy = false;
+  const ClusterPlan done = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                       ReleaseCatalog::BuiltIn());
+  EXPECT_FALSE(DecisionReadsEtcd(done, mem));
+  // Anything in flight or installed ahead is read with etcd.
+  RolloutMemory busy = mem;
+  busy.in_flight.push_back(OperationInFlight{});
+  EXPECT_TRUE(DecisionReadsEtcd(done, busy));
+  busy = mem;
+  busy.staged.push_back(StagedInstall{});
+  EXPECT_TRUE(DecisionReadsEtcd(done, busy));
+}
+
 TEST(RolloutTest, OnlyAStepFrom113StartsWithAPrePullOfEveryNode) {
   RolloutWorld legacy = FiveNodeWorld("1.11.6", "1.12.0");
   const RolloutDecision first_legacy = FirstDecision(legacy);
@@ -306,7 +367,7 @@ TEST(RolloutTest, RollbackPolicyRollsBackAHealthyLookingFailure) {
   mem.in_flight.push_back(op);
   world.observed().nodes[0].talos = V("1.12.0");
   world.observed().nodes[0].boot_id = "new";
-  world.observed().nodes[0].etcd_healthy = false;
+  world.observed().FindNode("cp-0")->etcd_healthy = false;
   RolloutInput in{
       world.profile(), plan, world.observed(), mem, {}, {}, world.now() + std::chrono::minutes(31)};
   RolloutDecision d = DecideNextAction(in);

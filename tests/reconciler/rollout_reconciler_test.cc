@@ -59,8 +59,35 @@ class WorldObserver final : public FleetObserver {
     });
     return some;
   }
+  // As the Talos observer: the control planes' etcd fields say nothing until ObserveEtcd.
+  absl::StatusOr<core::ObservedCluster> ObserveWithoutEtcd(
+      const core::ClusterProfile& profile) override {
+    absl::StatusOr<core::ObservedCluster> seen = Observe(profile);
+    if (!seen.ok()) return seen;
+    ++looks_without_etcd;
+    for (core::NodeObservation& node : seen->nodes) {
+      node.etcd_member = node.etcd_healthy = node.etcd_leader = false;
+    }
+    seen->etcd_observed = false;
+    return seen;
+  }
+  absl::Status ObserveEtcd(const core::ClusterProfile&, core::ObservedCluster& observed) override {
+    ++etcd_looks;
+    const core::ObservedCluster now = world_.observed();
+    for (core::NodeObservation& node : observed.nodes) {
+      if (const core::NodeObservation* seen = now.FindNode(node.name)) {
+        node.etcd_member = seen->etcd_member;
+        node.etcd_healthy = seen->etcd_healthy;
+        node.etcd_leader = seen->etcd_leader;
+      }
+    }
+    observed.etcd_observed = true;
+    return absl::OkStatus();
+  }
   absl::Status error;
-  int full_looks = 0;
+  int full_looks = 0;          // Observe, with or without etcd
+  int looks_without_etcd = 0;  // of them
+  int etcd_looks = 0;          // ObserveEtcd
   std::vector<std::string> followed;  // every node a partial look asked for
 
  private:
@@ -264,6 +291,29 @@ TEST(RolloutReconcilerTest, RollsOutRecordingEachOperationBeforeTheCall) {
   EXPECT_EQ(h.metrics.cluster_phase.PhaseOf("prod"), "Ready");
   EXPECT_GE(h.metrics.reconciles.Value("done"), 1u);
   EXPECT_EQ(h.store.latest.at("prod").desired_commit_applied, "c0ffee");
+}
+
+// A cluster with nothing to do is looked at without etcd; once its profile asks for an upgrade,
+// etcd is asked before the decision reads it (the leader goes last, as before), and every
+// look while a node is in flight has it.
+TEST(RolloutReconcilerTest, EtcdIsAskedOnlyWhenTheDecisionMayReadIt) {
+  Harness h("1.11.6", "1.11.6");
+  auto r = h.Make();
+  EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  EXPECT_EQ(h.observer.looks_without_etcd, 1);
+  EXPECT_EQ(h.observer.etcd_looks, 0);
+
+  h.world.profile().talos_version = *core::ParseTalosVersion("1.12.0");
+  h.Publish(h.world.profile(), {});
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.world.log(), (std::vector<std::string>{"upgrade w-0", "upgrade w-1", "upgrade cp-0",
+                                                     "upgrade cp-2", "upgrade cp-1"}));
+  EXPECT_GE(h.observer.etcd_looks, 1);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  const int etcd_looks = h.observer.etcd_looks;
+  EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.observer.etcd_looks, etcd_looks);
 }
 
 // A status file read at start makes no phase series by itself: a planted one of a cluster

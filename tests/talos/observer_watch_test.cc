@@ -107,6 +107,51 @@ TEST_F(ObserverWatchTest, ALookAtAWatchedClusterAsksOnlyEtcdAndSeesWhatAskingWou
   }
 }
 
+// A look without etcd at a watched cluster (a no-op reconcile's) makes no call at all; etcd
+// added after it is what a whole look sees.
+TEST_F(ObserverWatchTest, ALookWithoutEtcdAtAWatchedClusterAsksNothing) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  const core::ObservedCluster whole = Look(observer);
+
+  // The calls the simulator served after its journal's first `from` entries.
+  auto calls_since = [&](size_t from) {
+    std::vector<std::string> asked;
+    const std::vector<sim::JournalEntry> entries = fleet_->journal().Entries();
+    for (size_t i = from; i < entries.size(); ++i) {
+      if (entries[i].kind == sim::JournalEntry::Kind::kCall) {
+        asked.push_back(entries[i].node + " " + entries[i].what);
+      }
+    }
+    return asked;
+  };
+  size_t before = fleet_->journal().Entries().size();
+  absl::StatusOr<core::ObservedCluster> light = observer.ObserveWithoutEtcd(profile_);
+  ASSERT_TRUE(light.ok()) << light.status();
+  const std::vector<std::string> asked = calls_since(before);
+  EXPECT_TRUE(asked.empty()) << asked.front();
+  EXPECT_FALSE(light->etcd_observed);
+  ASSERT_EQ(light->nodes.size(), 4u);
+  EXPECT_FALSE(light->FindNode("cp-1")->etcd_member);
+
+  before = fleet_->journal().Entries().size();
+  ASSERT_TRUE(observer.ObserveEtcd(profile_, *light).ok());
+  EXPECT_TRUE(light->etcd_observed);
+  EXPECT_EQ(calls_since(before).size(), 4u);  // as a whole look asks
+  int leaders = 0;
+  for (const core::NodeObservation& w : whole.nodes) {
+    const core::NodeObservation* l = light->FindNode(w.name);
+    ASSERT_NE(l, nullptr) << w.name;
+    EXPECT_EQ(l->etcd_member, w.etcd_member) << w.name;
+    EXPECT_EQ(l->etcd_healthy, w.etcd_healthy) << w.name;
+    EXPECT_EQ(l->etcd_leader, w.etcd_leader) << w.name;
+    leaders += l->etcd_leader;
+  }
+  EXPECT_TRUE(whole.FindNode("cp-1")->etcd_member);
+  EXPECT_EQ(leaders, 1);
+}
+
 // A reboot ends the node's watch, so the boot id it knew is not used past the boot it was read
 // in: the next look asks, and the node is watched again.
 TEST_F(ObserverWatchTest, ARebootEndsTheWatchAndTheNextLookAsksTheNodeAgain) {
