@@ -6,17 +6,16 @@
 // then changes until the node or the endpoint forwarding the stream goes down (UNAVAILABLE).
 // One event per response, or batches with `aggregated`.
 //
-// Watch runs on gRPC's callback API, so an open watch holds no thread: its WatchFeed keeps what
-// it still has to send and its place in the node's change log, and the node server's WatchPump,
-// one thread woken by the cluster's notifications (never by a timer), hands each feed what
-// changed. A watch's caller cancelling reaches it through OnCancel.
+// Watch runs on gRPC's callback API, so an open watch holds no thread: its WatchFeed keeps its
+// place in the node's change log, and its cluster's StreamPump hands it what changed
+// (stream_pump.h).
 #include <algorithm>
 #include <deque>
-#include <thread>
 
 #include "fmt/format.h"
 #include "tests/sim/api/cosi_types.h"
 #include "tests/sim/api/node_services.h"
+#include "tests/sim/api/stream_pump.h"
 
 namespace tr::sim {
 namespace {
@@ -107,15 +106,14 @@ grpc::Status CosiStateImpl::List(grpc::ServerContext* ctx, const cr::ListRequest
 }
 
 namespace {
-constexpr char kWatchMethod[] = "/cosi.resource.State/Watch";
-}  // namespace
 
-// One open watch: what it asks for, its place in the node's change log (both read and moved
-// under the cluster lock), and what it still has to write (under its own lock).
-class WatchFeed {
+constexpr char kWatchMethod[] = "/cosi.resource.State/Watch";
+
+// One open watch: what it asks for and its place in the node's change log.
+class WatchFeed final : public StreamFeed<cr::WatchResponse> {
  public:
   WatchFeed(const cr::WatchRequest& request, Route resolved)
-      : route(std::move(resolved)),
+      : StreamFeed(std::move(resolved)),
         ns_(request.namespace_()),
         type_(request.type()),
         id_(request.has_id() ? std::optional<std::string>(request.id()) : std::nullopt),
@@ -142,57 +140,25 @@ class WatchFeed {
   }
 
   // With the cluster lock held: the changes of `log` from the cursor on, appended to `out`.
-  void AppendLocked(const std::deque<CosiChange>& log, std::vector<cr::WatchResponse>& out);
-  // With the cluster lock held: the responses for the changes since the last call, and the end
-  // when the node or the endpoint went down (after the changes made before it went down) or the
-  // fleet stops. False when there is nothing new.
-  bool CollectLocked(const SimCluster& cluster, std::vector<cr::WatchResponse>& out,
-                     std::optional<grpc::Status>& end);
-  // Queues responses and the end, then writes (without the cluster lock: a write's completion
-  // may run at once).
-  void Push(std::vector<cr::WatchResponse> items, std::optional<grpc::Status> end);
-  // Only queues (with the cluster lock held).
-  void Enqueue(std::vector<cr::WatchResponse> items) {
-    std::lock_guard lock(mu_);
-    for (auto& item : items) queue_.push_back(std::move(item));
-  }
-  void WriteDone(bool ok);
-  void Cancel();
-  grpc::Status final_status() {
-    std::lock_guard lock(mu_);
-    return final_;
-  }
+  void AppendLogLocked(const std::deque<CosiChange>& log, std::vector<cr::WatchResponse>& out);
 
-  const Route route;
-  grpc::ServerWriteReactor<cr::WatchResponse>* reactor = nullptr;  // set before any write
-  // Under the cluster lock.
-  uint64_t cursor = 0;
-  uint64_t generation = 0;
-  uint64_t endpoint_generation = 0;
-  bool collecting = true;
+  uint64_t cursor = 0;  // under the cluster lock
 
  private:
-  enum class Step { kNone, kWrite, kFinish };
-  // Under mu_: what to do next; at most one write in flight, Finish once and after it.
-  Step NextLocked();
-  void Perform(Step step, const grpc::Status& status);
+  void AppendLocked(const SimNode& target, NodeLife life,
+                    std::vector<cr::WatchResponse>& out) override {
+    if (life == NodeLife::kGone) return;
+    AppendLogLocked(life == NodeLife::kSame ? target.cosi_log : target.last_life_cosi_log, out);
+  }
 
   const std::string ns_;
   const std::string type_;
   const std::optional<std::string> id_;
   const bool aggregated_;
-  std::mutex mu_;
-  std::deque<cr::WatchResponse> queue_;
-  cr::WatchResponse current_;  // the write in flight
-  std::optional<grpc::Status> end_;
-  grpc::Status final_;
-  bool writing_ = false;
-  bool finished_ = false;
-  bool cancelled_ = false;
 };
 
-void WatchFeed::AppendLocked(const std::deque<CosiChange>& log,
-                             std::vector<cr::WatchResponse>& out) {
+void WatchFeed::AppendLogLocked(const std::deque<CosiChange>& log,
+                                std::vector<cr::WatchResponse>& out) {
   for (const auto& change : log) {
     if (change.seq < cursor) continue;
     cursor = change.seq + 1;
@@ -201,196 +167,6 @@ void WatchFeed::AppendLocked(const std::deque<CosiChange>& log,
     ToProto(change.resource, ev->mutable_resource());
     if (change.old) ToProto(*change.old, ev->mutable_old());
   }
-}
-
-bool WatchFeed::CollectLocked(const SimCluster& cluster, std::vector<cr::WatchResponse>& out,
-                              std::optional<grpc::Status>& end) {
-  if (!collecting) return false;
-  const SimNode& target = *route.target;
-  if (cluster.stopping()) {
-    end = grpc::Status::CANCELLED;
-    collecting = false;
-    return true;
-  }
-  const bool went_down = target.generation != generation;
-  const bool gone = went_down || route.endpoint->generation != endpoint_generation ||
-                    !target.api_reachable() || !route.endpoint->api_reachable();
-  static const std::deque<CosiChange> kNone;
-  const std::deque<CosiChange>* log = &target.cosi_log;
-  if (went_down) {
-    log = target.last_life_generation == generation ? &target.last_life_cosi_log : &kNone;
-  }
-  AppendLocked(*log, out);
-  if (gone) {
-    end = grpc::Status(grpc::StatusCode::UNAVAILABLE, "error reading from server: EOF");
-    collecting = false;
-  }
-  return !out.empty() || end.has_value();
-}
-
-WatchFeed::Step WatchFeed::NextLocked() {
-  if (finished_ || writing_) return Step::kNone;
-  if (cancelled_) {
-    finished_ = true;
-    final_ = grpc::Status::CANCELLED;
-    return Step::kFinish;
-  }
-  if (!queue_.empty()) {
-    current_ = std::move(queue_.front());
-    queue_.pop_front();
-    writing_ = true;
-    return Step::kWrite;
-  }
-  if (end_) {
-    finished_ = true;
-    final_ = *end_;
-    return Step::kFinish;
-  }
-  return Step::kNone;
-}
-
-// Outside mu_: a write's completion may run at once on this thread and take it.
-void WatchFeed::Perform(Step step, const grpc::Status& status) {
-  if (step == Step::kWrite) reactor->StartWrite(&current_);
-  if (step == Step::kFinish) reactor->Finish(status);
-}
-
-void WatchFeed::Push(std::vector<cr::WatchResponse> items, std::optional<grpc::Status> end) {
-  Step step;
-  grpc::Status status;
-  {
-    std::lock_guard lock(mu_);
-    for (auto& item : items) queue_.push_back(std::move(item));
-    if (end && !end_) end_ = std::move(end);
-    step = NextLocked();
-    status = final_;
-  }
-  Perform(step, status);
-}
-
-void WatchFeed::WriteDone(bool ok) {
-  Step step;
-  grpc::Status status;
-  {
-    std::lock_guard lock(mu_);
-    writing_ = false;
-    cancelled_ = cancelled_ || !ok;
-    step = NextLocked();
-    status = final_;
-  }
-  Perform(step, status);
-}
-
-void WatchFeed::Cancel() {
-  Step step;
-  grpc::Status status;
-  {
-    std::lock_guard lock(mu_);
-    cancelled_ = true;
-    step = NextLocked();
-    status = final_;
-  }
-  Perform(step, status);
-}
-
-namespace {
-
-// The stream gRPC drives; it journals the call and lets the pump forget the feed at the end.
-class WatchStream final : public grpc::ServerWriteReactor<cr::WatchResponse> {
- public:
-  WatchStream(std::shared_ptr<WatchFeed> feed, WatchPump& pump)
-      : feed_(std::move(feed)), pump_(pump) {}
-  void OnWriteDone(bool ok) override {
-    auto feed = feed_;  // the end may run at once and delete this stream
-    feed->WriteDone(ok);
-  }
-  void OnCancel() override {
-    auto feed = feed_;
-    feed->Cancel();
-  }
-  void OnDone() override;
-
- private:
-  std::shared_ptr<WatchFeed> feed_;
-  WatchPump& pump_;
-};
-
-// A watch refused before it starts.
-class RefusedWatch final : public grpc::ServerWriteReactor<cr::WatchResponse> {
- public:
-  explicit RefusedWatch(const grpc::Status& status) { Finish(status); }
-  void OnDone() override { delete this; }
-};
-
-}  // namespace
-
-// One thread per node server, started by its first watch: at each notification of the cluster
-// it collects every feed's news under the cluster lock, then pushes them without it.
-class WatchPump {
- public:
-  explicit WatchPump(SimCluster& cluster) : cluster_(cluster) {}
-  ~WatchPump() {
-    {
-      std::lock_guard lock(cluster_.mu());
-      stop_ = true;
-    }
-    cluster_.cv().notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
-  // With the cluster lock held, so that no change made after the feed's start is missed.
-  void AddLocked(std::shared_ptr<WatchFeed> feed) {
-    {
-      std::lock_guard lock(mu_);
-      feeds_.push_back(std::move(feed));
-    }
-    if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
-  }
-  void Remove(const WatchFeed* feed) {
-    std::lock_guard lock(mu_);
-    std::erase_if(feeds_, [feed](const auto& f) { return f.get() == feed; });
-  }
-
- private:
-  struct News {
-    std::shared_ptr<WatchFeed> feed;
-    std::vector<cr::WatchResponse> items;
-    std::optional<grpc::Status> end;
-  };
-  void Run() {
-    std::unique_lock lock(cluster_.mu());
-    while (!stop_) {
-      std::vector<News> news;
-      {
-        std::lock_guard feeds(mu_);
-        for (const auto& feed : feeds_) {
-          News n{feed, {}, std::nullopt};
-          if (feed->CollectLocked(cluster_, n.items, n.end)) news.push_back(std::move(n));
-        }
-      }
-      if (news.empty()) {
-        cluster_.cv().wait(lock);
-        continue;
-      }
-      lock.unlock();
-      for (auto& n : news) n.feed->Push(std::move(n.items), std::move(n.end));
-      news.clear();
-      lock.lock();
-    }
-  }
-
-  SimCluster& cluster_;
-  std::mutex mu_;  // feeds_; taken after the cluster lock when both are
-  std::vector<std::shared_ptr<WatchFeed>> feeds_;
-  bool stop_ = false;  // under the cluster lock
-  std::thread thread_;
-};
-
-namespace {
-
-void WatchStream::OnDone() {
-  pump_.Remove(feed_.get());
-  JournalCall(feed_->route, kWatchMethod, feed_->final_status());
-  delete this;
 }
 
 // The options a node refuses, as cosi-project/runtime server.go and inmem/collection.go do.
@@ -414,8 +190,6 @@ grpc::Status CheckWatchOptions(const cr::WatchRequest& request) {
 // then the initial state or the tailed changes) and its place in the change log.
 std::vector<cr::WatchResponse> StartFeedLocked(WatchFeed& feed, const cr::WatchRequest& request) {
   const SimNode& target = *feed.route.target;
-  feed.generation = target.generation;
-  feed.endpoint_generation = feed.route.endpoint->generation;
   feed.cursor = target.next_cosi_seq;
   std::vector<cr::WatchResponse> out(1);
   const int tail = std::max(0, request.options().tail_events());
@@ -428,7 +202,7 @@ std::vector<cr::WatchResponse> StartFeedLocked(WatchFeed& feed, const cr::WatchR
       ++found;
       feed.cursor = it->seq;
     }
-    feed.AppendLocked(target.cosi_log, out);
+    feed.AppendLogLocked(target.cosi_log, out);
   } else if (request.has_id()) {
     auto it = target.resources.find(
         fmt::format("{}/{}/{}", request.namespace_(), request.type(), request.id()));
@@ -449,32 +223,23 @@ std::vector<cr::WatchResponse> StartFeedLocked(WatchFeed& feed, const cr::WatchR
 
 }  // namespace
 
-CosiStateImpl::CosiStateImpl(ApidRouter router)
-    : router_(std::move(router)), pump_(std::make_unique<WatchPump>(*router_.cluster())) {}
-
-CosiStateImpl::~CosiStateImpl() = default;
+CosiStateImpl::CosiStateImpl(ApidRouter router, std::shared_ptr<StreamPump> pump)
+    : router_(std::move(router)),
+      pump_(pump ? std::move(pump) : std::make_shared<StreamPump>(*router_.cluster())) {}
 
 grpc::ServerWriteReactor<cr::WatchResponse>* CosiStateImpl::Watch(grpc::CallbackServerContext* ctx,
                                                                   const cr::WatchRequest* request) {
   auto route = router_.Resolve(*ctx, kWatchMethod);
-  if (!route.ok()) return new RefusedWatch(ToGrpc(route.status()));
+  if (!route.ok()) return new RefusedStream<cr::WatchResponse>(ToGrpc(route.status()));
   grpc::Status refused = CheckAccess(*route, request->namespace_(), request->type());
   if (refused.ok()) refused = CheckWatchOptions(*request);
   if (!refused.ok()) {
     JournalCall(*route, kWatchMethod, refused);
-    return new RefusedWatch(refused);
+    return new RefusedStream<cr::WatchResponse>(refused);
   }
   auto feed = std::make_shared<WatchFeed>(*request, *route);
-  auto* stream = new WatchStream(feed, *pump_);
-  feed->reactor = stream;
-  {
-    std::lock_guard lock(route->cluster->mu());
-    // Queued before the pump knows the feed, so its first responses go out first.
-    feed->Enqueue(StartFeedLocked(*feed, *request));
-    pump_->AddLocked(feed);
-  }
-  feed->Push({}, std::nullopt);  // starts the first write
-  return stream;
+  return WatchFeed::Open(feed, *pump_, kWatchMethod,
+                         [&] { return StartFeedLocked(*feed, *request); });
 }
 
 }  // namespace tr::sim

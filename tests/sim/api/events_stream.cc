@@ -2,20 +2,21 @@
 // events per tail_events / tail_id / tail_seconds, then new ones as they happen, filtered by
 // with_actor_id. The stream ends with UNAVAILABLE when the node (or the apid endpoint that
 // forwards it) goes down, as a real node's connection drops on reboot.
+//
+// Events runs on gRPC's callback API, so an open stream holds no thread: its EventsFeed keeps its
+// place in the node's events, and its cluster's StreamPump hands it what was published
+// (stream_pump.h), as a real node's stream costs nothing between events.
 #include <algorithm>
 #include <deque>
 
 #include "tests/sim/common/ids.h"
 #include "tests/sim/api/node_services.h"
+#include "tests/sim/api/stream_pump.h"
 
 namespace tr::sim {
 namespace {
 
-// A stream waits for its cluster's notification (every state change, a node going down, the
-// fleet stopping); the timeout only bounds how late it notices that its caller cancelled.
-// A real node's stream costs nothing between events: each wake here costs the simulator, and
-// a fleet's worth of open streams woken every 50 ms saturated it.
-constexpr auto kEventsPoll = std::chrono::milliseconds(250);
+constexpr char kEventsMethod[] = "/machine.MachineService/Events";
 
 // The events of `events` from sequence number `cursor` on (they are in sequence order).
 std::deque<NodeEvent>::const_iterator FirstFrom(const std::deque<NodeEvent>& events,
@@ -57,61 +58,52 @@ machine::Event ToProto(const NodeEvent& ev) {
   return out;
 }
 
+// One open stream: its filter and its place in the node's events.
+class EventsFeed final : public StreamFeed<machine::Event> {
+ public:
+  EventsFeed(const machine::EventsRequest& request, Route resolved)
+      : StreamFeed(std::move(resolved)), actor_id_(request.with_actor_id()) {}
+
+  // With the cluster lock held: the hello event, then the buffered events the request asks for.
+  std::vector<machine::Event> StartLocked(const machine::EventsRequest& request) {
+    const WallTime now = route.cluster->scheduler().WallNow();
+    // The hello event is a real event without payload: it has an id (runtime.NewEvent).
+    std::vector<machine::Event> out(1);
+    out[0].mutable_data();
+    out[0].set_id(NewXid(now));
+    out[0].set_actor_id(actor_id_);
+    cursor_ = StartCursor(*route.target, request, now);
+    AppendLocked(*route.target, NodeLife::kSame, out);
+    return out;
+  }
+
+ private:
+  void AppendLocked(const SimNode& target, NodeLife life,
+                    std::vector<machine::Event>& out) override {
+    if (life == NodeLife::kGone) return;
+    const auto& events = life == NodeLife::kSame ? target.events : target.last_life_events;
+    for (auto it = FirstFrom(events, cursor_); it != events.end(); ++it) {
+      cursor_ = it->seq + 1;
+      if (actor_id_.empty() || it->actor_id == actor_id_) out.push_back(ToProto(*it));
+    }
+  }
+
+  const std::string actor_id_;
+  uint64_t cursor_ = 0;  // under the cluster lock
+};
+
 }  // namespace
 
-grpc::Status MachineServiceImpl::Events(grpc::ServerContext* ctx,
-                                        const machine::EventsRequest* request,
-                                        grpc::ServerWriter<machine::Event>* writer) {
-  return HandleCall(router_, ctx, "/machine.MachineService/Events", [&](const Route& r) {
-    SimCluster& cluster = *r.cluster;
-    std::unique_lock lock(cluster.mu());
-    const uint64_t generation = r.target->generation;
-    const uint64_t endpoint_generation = r.endpoint->generation;
-    uint64_t cursor = StartCursor(*r.target, *request, cluster.scheduler().WallNow());
-    lock.unlock();
-    // The hello event is a real event without payload: it has an id (runtime.NewEvent).
-    machine::Event hello;
-    hello.mutable_data();
-    hello.set_id(NewXid(cluster.scheduler().WallNow()));
-    hello.set_actor_id(request->with_actor_id());
-    if (!writer->Write(hello)) return grpc::Status::CANCELLED;
-    lock.lock();
-    while (true) {
-      if (CallAbandoned(ctx, cluster)) return grpc::Status::CANCELLED;
-      const bool target_went_down = r.target->generation != generation;
-      const bool gone = target_went_down || r.endpoint->generation != endpoint_generation ||
-                        !r.target->api_reachable() || !r.endpoint->api_reachable();
-      // Events published up to the moment the node went down still reach the client; after a
-      // later reboot they are gone, like the connection that would have carried them.
-      static const std::deque<NodeEvent> kNone;
-      const std::deque<NodeEvent>* source = &r.target->events;
-      if (target_went_down) {
-        source =
-            r.target->last_life_generation == generation ? &r.target->last_life_events : &kNone;
-      }
-      std::vector<machine::Event> batch;
-      for (auto it = FirstFrom(*source, cursor); it != source->end(); ++it) {
-        const NodeEvent& ev = *it;
-        cursor = ev.seq + 1;
-        if (!request->with_actor_id().empty() && ev.actor_id != request->with_actor_id()) {
-          continue;
-        }
-        batch.push_back(ToProto(ev));
-      }
-      if (batch.empty() && !gone) {
-        cluster.cv().wait_for(lock, kEventsPoll);
-        continue;
-      }
-      lock.unlock();
-      for (const auto& ev : batch) {
-        if (!writer->Write(ev)) return grpc::Status::CANCELLED;
-      }
-      if (gone) {
-        return grpc::Status(grpc::StatusCode::UNAVAILABLE, "error reading from server: EOF");
-      }
-      lock.lock();
-    }
-  });
+MachineServiceImpl::MachineServiceImpl(ApidRouter router, std::shared_ptr<StreamPump> pump)
+    : router_(std::move(router)),
+      pump_(pump ? std::move(pump) : std::make_shared<StreamPump>(*router_.cluster())) {}
+
+grpc::ServerWriteReactor<machine::Event>* MachineServiceImpl::Events(
+    grpc::CallbackServerContext* ctx, const machine::EventsRequest* request) {
+  auto route = router_.Resolve(*ctx, kEventsMethod);
+  if (!route.ok()) return new RefusedStream<machine::Event>(ToGrpc(route.status()));
+  auto feed = std::make_shared<EventsFeed>(*request, *route);
+  return EventsFeed::Open(feed, *pump_, kEventsMethod, [&] { return feed->StartLocked(*request); });
 }
 
 }  // namespace tr::sim

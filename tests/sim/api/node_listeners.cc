@@ -8,7 +8,10 @@ absl::Status NodeListeners::Add(SimCluster* cluster, SimNode* node, CertifiedKey
                                 std::string ca_pem) {
   auto listener = std::make_unique<Listener>(
       Listener{cluster, node, std::move(cert), std::move(ca_pem), nullptr});
-  auto server = NodeServer::Start(cluster, node, directory_, listener->cert, listener->ca_pem);
+  auto& pump = pumps_[cluster];
+  if (!pump) pump = std::make_shared<StreamPump>(*cluster);
+  auto server =
+      NodeServer::Start(cluster, node, directory_, listener->cert, listener->ca_pem, pump);
   if (!server.ok()) return server.status();
   listener->server = std::move(*server);
   listeners_.push_back(std::move(listener));
@@ -45,7 +48,8 @@ void NodeListeners::SuperviseCluster(SimCluster* cluster) {
         l->server.reset();
         continue;
       }
-      auto server = NodeServer::Start(cluster, l->node, directory_, l->cert, l->ca_pem);
+      auto server =
+          NodeServer::Start(cluster, l->node, directory_, l->cert, l->ca_pem, pumps_.at(cluster));
       if (server.ok()) l->server = std::move(*server);  // else retried on the next round
     }
   }
@@ -61,6 +65,7 @@ void NodeListeners::Stop() {
     if (l->server) l->server->Shutdown();
   }
   listeners_.clear();
+  pumps_.clear();  // after the servers: their streams have ended
 }
 
 }  // namespace tr::sim

@@ -8,12 +8,14 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "tests/sim/api/node_server.h"
+#include "tests/sim/api/stream_pump.h"
 
 namespace tr::sim {
 
@@ -42,6 +44,9 @@ class NodeListeners {
 
   NodeDirectory directory_;
   bool refuse_while_down_;
+  // One per cluster, shared by its node servers: a thread per cluster with an open stream
+  // rather than one per node. Filled by Add, only read after.
+  std::map<SimCluster*, std::shared_ptr<StreamPump>> pumps_;
   std::vector<std::unique_ptr<Listener>> listeners_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{false};

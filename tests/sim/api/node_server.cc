@@ -9,9 +9,11 @@ namespace tr::sim {
 absl::StatusOr<std::unique_ptr<NodeServer>> NodeServer::Start(SimCluster* cluster, SimNode* node,
                                                               NodeDirectory directory,
                                                               const CertifiedKey& server_cert,
-                                                              const std::string& ca_pem, int port) {
+                                                              const std::string& ca_pem,
+                                                              std::shared_ptr<StreamPump> pump,
+                                                              int port) {
   std::unique_ptr<NodeServer> server(
-      new NodeServer(ApidRouter(cluster, node, std::move(directory))));
+      new NodeServer(ApidRouter(cluster, node, std::move(directory)), pump));
   grpc::SslServerCredentialsOptions tls(GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
   tls.pem_root_certs = ca_pem;
   tls.pem_key_cert_pairs.push_back({server_cert.key_pem, server_cert.cert_pem});

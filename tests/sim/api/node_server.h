@@ -18,19 +18,21 @@ namespace tr::sim {
 
 class NodeServer {
  public:
-  // Unavailable when the address cannot be bound.
+  // Unavailable when the address cannot be bound. `pump` serves the server's Events streams and
+  // COSI watches: its cluster's, shared by the cluster's node servers (stream_pump.h).
   static absl::StatusOr<std::unique_ptr<NodeServer>> Start(SimCluster* cluster, SimNode* node,
                                                            NodeDirectory directory,
                                                            const CertifiedKey& server_cert,
                                                            const std::string& ca_pem,
+                                                           std::shared_ptr<StreamPump> pump,
                                                            int port = 50000);
   ~NodeServer();
   // Cancels open calls after a short grace period and stops the server.
   void Shutdown();
 
  private:
-  explicit NodeServer(ApidRouter router)
-      : machine_(router), lifecycle_(router), image_(router), cosi_(router) {}
+  NodeServer(ApidRouter router, const std::shared_ptr<StreamPump>& pump)
+      : machine_(router, pump), lifecycle_(router), image_(router), cosi_(router, pump) {}
 
   MachineServiceImpl machine_;
   LifecycleServiceImpl lifecycle_;

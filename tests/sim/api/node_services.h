@@ -33,9 +33,15 @@ grpc::Status HandleCall(const ApidRouter& router, grpc::ServerContext* context, 
   return status;
 }
 
-class MachineServiceImpl final : public machine::MachineService::Service {
+class StreamPump;
+
+// Events is on gRPC's callback API: an open stream holds no thread (events_stream.cc); the rest
+// is synchronous. `pump` is the cluster's, shared by its node servers' MachineServiceImpl and
+// CosiStateImpl (stream_pump.h); without one the service has its own.
+class MachineServiceImpl final
+    : public machine::MachineService::WithCallbackMethod_Events<machine::MachineService::Service> {
  public:
-  explicit MachineServiceImpl(ApidRouter router) : router_(std::move(router)) {}
+  explicit MachineServiceImpl(ApidRouter router, std::shared_ptr<StreamPump> pump = nullptr);
 
   grpc::Status Version(grpc::ServerContext*, const google::protobuf::Empty*,
                        machine::VersionResponse*) override;
@@ -60,8 +66,8 @@ class MachineServiceImpl final : public machine::MachineService::Service {
                                      machine::EtcdForfeitLeadershipResponse*) override;
   grpc::Status EtcdSnapshot(grpc::ServerContext*, const machine::EtcdSnapshotRequest*,
                             grpc::ServerWriter<common::Data>*) override;
-  grpc::Status Events(grpc::ServerContext*, const machine::EventsRequest*,
-                      grpc::ServerWriter<machine::Event>*) override;
+  grpc::ServerWriteReactor<machine::Event>* Events(grpc::CallbackServerContext*,
+                                                   const machine::EventsRequest*) override;
   grpc::Status Logs(grpc::ServerContext*, const machine::LogsRequest*,
                     grpc::ServerWriter<common::Data>*) override;
   grpc::Status Read(grpc::ServerContext*, const machine::ReadRequest*,
@@ -73,6 +79,7 @@ class MachineServiceImpl final : public machine::MachineService::Service {
 
  private:
   ApidRouter router_;
+  std::shared_ptr<StreamPump> pump_;
 };
 
 class LifecycleServiceImpl final : public machine::LifecycleService::Service {
@@ -97,17 +104,13 @@ class ImageServiceImpl final : public machine::ImageService::Service {
   ApidRouter router_;
 };
 
-class WatchPump;
-
 // Get and List are synchronous; Watch is on gRPC's callback API: an open watch holds no thread,
-// and one pump thread per node server (started by its first watch) hands every watch what
-// changed at each of the cluster's notifications (cosi_state.cc).
+// and the cluster's pump (started by its first stream) hands every watch what changed at each
+// of the cluster's notifications (cosi_state.cc). `pump` as for MachineServiceImpl.
 class CosiStateImpl final
     : public cosi::resource::State::WithCallbackMethod_Watch<cosi::resource::State::Service> {
  public:
-  explicit CosiStateImpl(ApidRouter router);
-  // Stops the pump; the server has ended every watch before (Server::Wait).
-  ~CosiStateImpl() override;
+  explicit CosiStateImpl(ApidRouter router, std::shared_ptr<StreamPump> pump = nullptr);
   grpc::Status Get(grpc::ServerContext*, const cosi::resource::GetRequest*,
                    cosi::resource::GetResponse*) override;
   grpc::Status List(grpc::ServerContext*, const cosi::resource::ListRequest*,
@@ -117,7 +120,7 @@ class CosiStateImpl final
 
  private:
   ApidRouter router_;
-  std::unique_ptr<WatchPump> pump_;
+  std::shared_ptr<StreamPump> pump_;
 };
 
 }  // namespace tr::sim
