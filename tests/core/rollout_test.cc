@@ -81,6 +81,19 @@ RolloutDecision FirstDecision(RolloutWorld& world) {
   return DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
 }
 
+// Carries out decision `d`: waits until its time or acts and records; false once the rollout
+// rests.
+bool Carry(RolloutWorld& world, RolloutMemory& mem, const RolloutDecision& d) {
+  if (d.kind == ActionKind::kNone && !d.wait_until) return false;
+  if (d.kind == ActionKind::kNone) {
+    world.AdvanceTo(*d.wait_until);
+    return true;
+  }
+  world.Apply(d);
+  Record(d, mem, world.profile().policy, world.now());
+  return true;
+}
+
 // The look left etcd out, as the reconciler's is when DecisionReadsEtcd says no.
 ObservedCluster WithoutEtcd(ObservedCluster observed) {
   for (NodeObservation& node : observed.nodes) {
@@ -116,13 +129,7 @@ TEST(RolloutTest, ADecisionThatReadsNoEtcdIsTheSameWithoutIt) {
       EXPECT_EQ(b.phase, d.phase) << d.message;
       EXPECT_EQ(b.message, d.message);
     }
-    if (d.kind == ActionKind::kNone && !d.wait_until) break;
-    if (d.kind == ActionKind::kNone) {
-      world.AdvanceTo(*d.wait_until);
-      continue;
-    }
-    world.Apply(d);
-    Record(d, mem, world.profile().policy, world.now());
+    if (!Carry(world, mem, d)) break;
   }
   EXPECT_EQ(world.log().size(), 5u);
   EXPECT_GT(with, 10);
@@ -483,13 +490,7 @@ TEST(RolloutTest, ParallelWorkersUpToPolicy) {
                                    ReleaseCatalog::BuiltIn());
     RolloutDecision d =
         DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
-    if (d.kind == ActionKind::kNone && !d.wait_until) break;
-    if (d.kind == ActionKind::kNone) {
-      world.AdvanceTo(*d.wait_until);
-      continue;
-    }
-    world.Apply(d);
-    Record(d, mem, world.profile().policy, world.now());
+    if (!Carry(world, mem, d)) break;
     max_in_flight = std::max(max_in_flight, static_cast<int>(mem.in_flight.size()));
     for (const OperationInFlight& op : mem.in_flight) {
       if (op.node == "cp-0") {
