@@ -9,6 +9,7 @@
 // Usage: fleet_scale_bench [--clusters N (repeat for several fleets; default 200, then 1000)]
 //        [--time-scale X (default 0.1: 3 s per node)]
 //        [--workers N (the daemon's --workers, default: one per cluster, at most 256)]
+//        [--node-watches on|off (off: the daemon's --no-node-watches; default on)]
 #include <stdlib.h>
 
 #include <algorithm>
@@ -40,6 +41,7 @@ struct Options {
   int clusters = 200;
   double time_scale = 0.1;
   int workers = 0;  // 0: one per cluster, at most 256
+  bool node_watches = true;
 };
 
 // The daemon's --workers for a fleet of `clusters`.
@@ -104,6 +106,7 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
               .daemon =
                   [&](DaemonOptions& d) {
                     d.workers = options.workers;
+                    if (!options.node_watches) d.extra_args.push_back("--no-node-watches");
                     d.node_poll_interval = "200ms";
                     d.resync = "1m";
                   },
@@ -181,8 +184,9 @@ int Run(Options options) {
   if (dir.empty()) return 1;
   std::printf(
       "every cluster: 3 control planes + 2 workers, Talos 1.11.6 -> 1.12.0, time scale %g "
-      "(%.1f s per node), daemon --workers %d\n",
-      options.time_scale, 30 * options.time_scale, options.workers);
+      "(%.1f s per node), daemon --workers %d%s\n",
+      options.time_scale, 30 * options.time_scale, options.workers,
+      options.node_watches ? "" : " --no-node-watches");
   auto one = RunFleet(dir / "one", 1, options);
   if (!one.ok()) {
     std::fprintf(stderr, "one cluster: %s\n", std::string(one.status().message()).c_str());
@@ -244,6 +248,9 @@ int main(int argc, char** argv) {
       options.time_scale = std::atof(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--workers") == 0) {
       options.workers = std::atoi(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--node-watches") == 0 &&
+               (std::strcmp(argv[i + 1], "on") == 0 || std::strcmp(argv[i + 1], "off") == 0)) {
+      options.node_watches = std::strcmp(argv[i + 1], "on") == 0;
     } else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;

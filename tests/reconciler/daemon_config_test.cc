@@ -421,6 +421,10 @@ TEST_F(DaemonConfigTest, KubernetesUpgradeJobModeNeedsAnImageAndACredentialsDire
     args.push_back("--kubernetes-manifests-no-prune");
     ASSERT_EQ(Parse(args, config), "");
     EXPECT_TRUE(config.kubernetes_manifests_no_prune);
+    EXPECT_FALSE(config.no_node_watches);
+    args.push_back("--no-node-watches");
+    ASSERT_EQ(Parse(args, config), "");
+    EXPECT_TRUE(config.no_node_watches);
   }
   std::vector<std::string> one_file = {"--repo", "file:///r.git", "--state-dir",
                                        (dir_ / "state").string(), "--talosconfig",

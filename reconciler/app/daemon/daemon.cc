@@ -294,8 +294,12 @@ class Daemon {
               cluster, std::chrono::duration<double>(not_after.time_since_epoch()).count());
         });
     // A watched node's change of readiness wakes its cluster, as its events do.
-    observer_.emplace(*clients_, config_.node_name, env_,
-                      [this](const std::string& c) { controller_->Enqueue(c); });
+    if (config_.no_node_watches) {
+      observer_.emplace(*clients_, config_.node_name);
+    } else {
+      observer_.emplace(*clients_, config_.node_name, env_,
+                        [this](const std::string& c) { controller_->Enqueue(c); });
+    }
     executor_.emplace(*clients_,
                       ExecutorOptions{config_.state_dir / "etcd-snapshots",
                                       {config_.drain_timeout, std::chrono::seconds(2)},

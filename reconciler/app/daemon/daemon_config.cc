@@ -69,6 +69,9 @@ void AddDaemonFlags(CLI::App& cmd, DaemonConfig& c) {
   Flag(cmd, "etcd-snapshots-keep", c.etcd_snapshots_keep,
        "etcd snapshots kept per cluster under <state-dir>/etcd-snapshots; older are deleted");
   flags::Switch(cmd, "dry-run", c.dry_run, "Plan and report; never upgrade");
+  flags::Switch(cmd, "no-node-watches", c.no_node_watches,
+                "Look at nodes by asking them every time: no MachineStatus or Node watches of "
+                "the clusters looked at often");
   Flag(cmd, "workers", c.workers, "Clusters reconciled at once");
   Flag(cmd, "kubernetes-upgrade-mode", c.kubernetes_upgrade_mode,
        "inprocess: run Kubernetes upgrades as daemon tasks; job: as Kubernetes Jobs; off: "

@@ -54,6 +54,8 @@ struct DaemonConfig : GitFlags {
   std::string node_name;                  // the node this process runs on, if any
   int etcd_snapshots_keep = 3;            // per cluster, under <state-dir>/etcd-snapshots
   bool dry_run = false;                   // plan and report, never call Upgrade
+  // Looks always ask the nodes: no COSI or Kubernetes watches (docs/running.md).
+  bool no_node_watches = false;
   // "inprocess": Kubernetes steps run as supervised tasks of the daemon; "job": as Kubernetes
   // Jobs in the reconciler's namespace (reconciler/features/k8s_job); "off": reported Blocked.
   std::string kubernetes_upgrade_mode = "inprocess";
