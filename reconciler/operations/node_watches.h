@@ -4,9 +4,11 @@
 // boot id read once per watch) and the cluster's Kubernetes Nodes (a NodeInformer: a list,
 // then a watch).
 //
-// - A cluster is watched from its second look within `idle` (one minute: the connections' own
-//   idle timeout): a cluster looked at only at its resync keeps closing its connections, as
-//   before there were watches (docs/benchmarks.md, "Watches: what they cost").
+// - A cluster is watched from a look that comes less than `idle` / 2 after the one before
+//   (`idle`: one minute, the connections' own idle timeout), and stays watched while its looks
+//   come less than `idle` apart: a cluster looked at only at its resync keeps closing its
+//   connections, as before there were watches (docs/benchmarks.md, "Watches: what they cost"),
+//   and one at a resync near `idle` does not start watches that are swept before its next look.
 // - A node's watch is started after a look found the node reachable, and read only once it has
 //   sent the node's status. A watch ends when its node, or the endpoint forwarding it, goes
 //   down (docs/talos-api.md §5): so one live watch is one boot, and the boot id read while it is
@@ -57,7 +59,7 @@ class NodeWatches {
   NodeWatches& operator=(const NodeWatches&) = delete;
 
   // A look at `cluster` begins. True when its nodes are to be watched: the look before was
-  // less than `idle` ago.
+  // less than `idle` / 2 ago, or less than `idle` ago and the cluster was watched then.
   bool Looked(const std::string& cluster);
 
   // What a node's live watch knows.
@@ -106,6 +108,7 @@ class NodeWatches {
   };
   struct Cluster {
     Env::TimePoint last_look{};
+    bool watched = false;  // what the last look was told
     std::map<std::string, Watch> nodes;  // by address
     Informer informer;
   };
