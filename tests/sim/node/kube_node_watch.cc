@@ -28,27 +28,44 @@ json WithoutTimes(json node) {
 
 }  // namespace
 
+SimCluster::KubeNodeInputs SimCluster::KubeNodeInputsOf(const SimNode& node) {
+  return {.labels = node.kube_labels,
+          .annotations = node.kube_annotations,
+          .created = node.kube_created,
+          .tag = node.tag,
+          .kubelet_version = node.kubelet_version,
+          .boot_id = node.boot_id,
+          .address = node.address,
+          .unschedulable = node.unschedulable,
+          .kube_ready = node.kube_ready,
+          .up = node.up};
+}
+
 void SimCluster::SettleKubeNodesLocked() {
   if (node_history_start_ == 0) node_history_start_ = resource_version_;
   std::vector<KubeNodeEvent> changes;
   for (auto& node : nodes_) {
-    json now = WithoutTimes(KubeNodeJsonLocked(*node));
+    KubeNodeInputs inputs = KubeNodeInputsOf(*node);
     auto settled = node_settled_.find(node->spec.name);
     if (settled == node_settled_.end()) {
       // There from the start: a watch from a resourceVersion sees it only when it changes.
       node_settled_.emplace(node->spec.name,
-                            std::make_pair(node->kube_resource_version, std::move(now)));
+                            SettledNode{node->kube_resource_version, std::move(inputs),
+                                        WithoutTimes(KubeNodeJsonLocked(*node))});
       continue;
     }
-    auto& [version, object] = settled->second;
-    if (object == now && version == node->kube_resource_version) continue;
+    SettledNode& last = settled->second;
+    if (last.inputs == inputs && last.resource_version == node->kube_resource_version) continue;
+    json now = WithoutTimes(KubeNodeJsonLocked(*node));
+    last.inputs = std::move(inputs);
+    if (last.object == now && last.resource_version == node->kube_resource_version) continue;
     // Changed by its machine alone: the update a controller would have written.
-    if (version == node->kube_resource_version) {
+    if (last.resource_version == node->kube_resource_version) {
       node->kube_resource_version = NextResourceVersionLocked();
     }
-    version = node->kube_resource_version;
-    object = std::move(now);
-    changes.push_back({version, "MODIFIED", KubeNodeJsonLocked(*node)});
+    last.resource_version = node->kube_resource_version;
+    last.object = std::move(now);
+    changes.push_back({last.resource_version, "MODIFIED", KubeNodeJsonLocked(*node)});
   }
   // A write's resourceVersion is older than one given here: the history stays in order.
   std::sort(changes.begin(), changes.end(),
