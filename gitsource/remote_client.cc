@@ -9,6 +9,7 @@
 #include "fmt/format.h"
 #include "gitsource/libgit2_util.h"
 #include "gitsource/network_operation.h"
+#include "gitsource/push_pack.h"
 #include "gitsource/ssh_transport.h"
 #include "gitsource/status_refspec.h"
 
@@ -275,6 +276,7 @@ absl::StatusOr<PushOutcome> RemoteClient::Push(git_repository* repo, const PushR
                                      request.desired_branch, request.proposal_status_branch)
           : CheckStatusPushRefspec(request.refspec, request.status_branch, request.desired_branch);
   if (!refspec_ok.ok()) return refspec_ok;
+  if (absl::Status s = PackWithoutDeltas(repo); !s.ok()) return s;
   NetworkOperation op(config_.limits.operation_timeout, std::move(stop), *env_);
   CallbackContext ctx;
   InitContext(ctx, config_, url_, op);
