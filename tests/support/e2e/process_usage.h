@@ -14,7 +14,7 @@ struct ProcessUsage {
   long peak_rss_kib = 0;   // VmHWM
   long rss_kib = 0;        // VmRSS
   long rss_anon_kib = 0;   // RssAnon: the part of VmRSS that is not file-backed (code, libraries)
-  double cpu_seconds = 0;  // user + system
+  double cpu_seconds = 0;  // user + system, to the nanosecond (the process's CPU clock)
   int threads = 0;
 };
 
