@@ -51,10 +51,19 @@ TEST_F(E2eTest, ASchematicProfileUpgradesThroughTheFactoryBlockedWhileItFails) {
   E2E_ASSERT_OK(world().StartDaemon([&](DaemonOptions& o) {
     o.extra_args = {"--image-factory", factory, "--image-factory-timeout", "500ms"};
   }));
-  E2E_ASSERT_OK_AND_ASSIGN(const core::ClusterStatus before,
-                           world().WaitForReady("edge", "1.12.0", "", kFactoryReadyTimeout));
-  // The newest release is the factory's (the built-in catalog stops at 1.13).
-  EXPECT_EQ(before.talos.available, "1.14.0");
+  E2E_ASSERT_OK(world().WaitForReady("edge", "1.12.0", "", kFactoryReadyTimeout).status());
+  // The newest release is the factory's (the built-in catalog stops at 1.13). The daemon lists
+  // the factory's releases beside its first reconcile, which may write Ready first: learning
+  // them reconciles the cluster again.
+  E2E_ASSERT_OK(world()
+                    .WaitForStatus(
+                        "edge",
+                        [](const core::ClusterStatus& s) {
+                          return s.phase == core::ClusterPhase::kReady &&
+                                 s.talos.available == "1.14.0";
+                        },
+                        60s)
+                    .status());
   const uint64_t since = LastSeq(world().Journal());
 
   // The factory answers 500: Blocked, naming it, and no node touched.

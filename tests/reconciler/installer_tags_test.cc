@@ -88,7 +88,7 @@ TEST_F(RealRegistryTest, AFailedRefreshKeepsTheLastKnownReleases) {
   ASSERT_TRUE(releases.Refresh({}).ok());
   ASSERT_EQ(releases.Known().size(), 3u);
   down = true;
-  EXPECT_EQ(releases.Refresh({}).code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(releases.Refresh({}).status().code(), absl::StatusCode::kUnavailable);
   ASSERT_EQ(releases.Known().size(), 3u);
   EXPECT_EQ(releases.Known().back().ToString(), "1.12.1");
 }

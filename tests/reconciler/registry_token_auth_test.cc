@@ -207,7 +207,7 @@ TEST_F(TokenAuthRegistryTest, AWrongCredentialFailsClearlyAndTheSecretIsNeverLog
                                return ListRegistryTags(options, stop);
                              }),
                              std::chrono::hours(1), env);
-  const absl::Status refused = releases.Refresh({});
+  const absl::Status refused = releases.Refresh({}).status();
   auto& sinks = ModuleLogger("registry")->sinks();
   sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
   EXPECT_EQ(refused.code(), absl::StatusCode::kUnauthenticated);

@@ -192,8 +192,8 @@ class Daemon {
     StartProposer();
     {
       std::jthread polling([this] { poller_->Run(signals_.token()); });
-      std::jthread listing_releases([this] {
-        if (releases_) releases_->Run(signals_.token());  // never holds up a reconcile
+      std::jthread listing_releases([this] {  // never holds up a reconcile
+        if (releases_) releases_->Run(signals_.token(), [this] { EnqueueEveryCluster(); });
       });
       std::jthread proposing([this] {
         if (proposer_) proposer_->Run(signals_.token());  // never acts, never holds up
@@ -361,6 +361,14 @@ class Daemon {
     }
     if (kubernetes_upgrades_) reconciler_->SetKubernetesUpgrades(kubernetes_upgrades_.get());
     return absl::OkStatus();
+  }
+
+  // A release learned or marked broken shows in every status (and stops a rollout before its
+  // next node) now, not at the resync.
+  void EnqueueEveryCluster() {
+    std::shared_ptr<const DesiredSnapshot> now = desired_.Current();
+    if (!now) return;
+    for (const core::ClusterProfile& p : now->profiles.profiles) controller_->Enqueue(p.name);
   }
 
   // True while a cluster of `shard` has a node mid-operation: the shard is not given back then.

@@ -18,9 +18,9 @@ std::vector<std::string> MarkBrokenReleases(const ImageFactoryOptions& options,
     // One refresh, never the periodic one: the TTL is unused.
     releases::ReleaseCache releases(std::make_unique<FactoryReleaseSource>(asked),
                                     std::chrono::hours(1), env);
-    if (absl::Status s = releases.Refresh({}); !s.ok()) {
+    if (absl::StatusOr<bool> refreshed = releases.Refresh({}); !refreshed.ok()) {
       errors.push_back(fmt::format("cannot read the broken releases of the Image Factory {}: {}",
-                                   origin, std::string(s.message())));
+                                   origin, std::string(refreshed.status().message())));
       continue;
     }
     for (const core::Version& v : releases.Broken()) catalog.MarkTalosBroken(v);

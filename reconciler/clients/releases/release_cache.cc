@@ -1,5 +1,7 @@
 #include "reconciler/clients/releases/release_cache.h"
 
+#include <algorithm>
+
 #include "reconciler/runtime/logging.h"
 
 namespace tr::reconciler::releases {
@@ -8,7 +10,7 @@ ReleaseCache::ReleaseCache(std::unique_ptr<ReleaseSource> source, std::chrono::m
                            Env& env)
     : source_(std::move(source)), ttl_(ttl), env_(env) {}
 
-absl::Status ReleaseCache::Refresh(std::stop_token stop) {
+absl::StatusOr<bool> ReleaseCache::Refresh(std::stop_token stop) {
   absl::StatusOr<ReleaseList> list = source_->List(stop);
   auto log = ModuleLogger("registry");
   if (!list.ok()) {
@@ -21,15 +23,25 @@ absl::Status ReleaseCache::Refresh(std::stop_token stop) {
             list->releases.empty() ? "none" : list->releases.back().ToString(),
             list->broken.size());
   MutexLock lock(mu_);
+  const bool changed = known_ != list->releases || broken_ != list->broken;
   known_ = std::move(list->releases);
   broken_ = std::move(list->broken);
-  return absl::OkStatus();
+  return changed;
 }
 
-void ReleaseCache::Run(std::stop_token stop) {
+void ReleaseCache::Run(std::stop_token stop, const std::function<void()>& changed) {
+  std::chrono::milliseconds retry = std::min(kFirstRetry, ttl_);
   while (!stop.stop_requested()) {
-    (void)Refresh(stop);  // logged; the last known list stays
-    if (!env_.SleepFor(ttl_, stop)) break;
+    absl::StatusOr<bool> refreshed = Refresh(stop);  // a failure is logged; the list stays
+    std::chrono::milliseconds wait = ttl_;
+    if (refreshed.ok()) {
+      retry = std::min(kFirstRetry, ttl_);
+      if (*refreshed && changed) changed();
+    } else {  // a source that failed (at start, say) is asked again well before the TTL
+      wait = retry;
+      retry = std::min(retry * 2, ttl_);
+    }
+    if (!env_.SleepFor(wait, stop)) break;
   }
 }
 
