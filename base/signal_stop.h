@@ -40,6 +40,7 @@ class SignalStop {
  private:
   const SignalStopOptions options_;
   std::stop_source stop_;
+  const int wake_;        // an eventfd: the destructor wakes the watcher through it
   std::jthread watcher_;  // last: started once the rest exists
 };
 

@@ -81,5 +81,30 @@ TEST(SignalStopTest, TheGracePeriodOverExitsAndSaysSo) {
   close(child.from_child);
 }
 
+// Its thread sleeps until a signal comes; the destructor wakes it, so a command that ends
+// without a signal (upgrade-k8s done) does not hang on it, and nothing exits the process.
+TEST(SignalStopTest, DestroyedWithoutASignalItEndsAndTheProcessGoesOn) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    {
+      SignalStopOptions options;
+      options.exit_code = 7;
+      SignalStop stop(std::move(options), Env::Default());
+      Say(fds[1], stop.token().stop_requested() ? 's' : 'r');
+    }
+    Say(fds[1], 'd');
+    std::_Exit(0);
+  }
+  ASSERT_GT(pid, 0);
+  close(fds[1]);
+  EXPECT_EQ(Hear(fds[0]), 'r');
+  EXPECT_EQ(Hear(fds[0]), 'd');
+  EXPECT_EQ(ExitCode(pid), 0);
+  close(fds[0]);
+}
+
 }  // namespace
 }  // namespace tr
