@@ -4,7 +4,9 @@
 #include "gitsource/status_writer.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -295,11 +297,14 @@ TEST_F(StatusWriterTest, CancelledWhileBackingOff) {
 
 TEST_F(StatusWriterTest, ConcurrentWritesCoalesce) {
   // The first writer's push is held in the server's hook until every other writer waits
-  // behind it, so what is shown does not depend on how fast this machine is.
+  // behind it, so what is shown does not depend on how fast this machine is. The first push's
+  // hook blocks reading a FIFO until the test writes a line into it; later pushes pass.
   const std::filesystem::path pushing = tmp_ / "pushing";
   const std::filesystem::path go = tmp_ / "go";
-  InstallPreReceiveHook(fmt::format("touch '{}'\nwhile [ ! -f '{}' ]; do sleep 0.01; done\n",
-                                    pushing.string(), go.string()));
+  ASSERT_EQ(mkfifo(go.c_str(), 0600), 0);
+  InstallPreReceiveHook(fmt::format(
+      "if [ ! -e '{0}' ]; then touch '{0}'; read line < '{1}'; fi\nexit 0\n", pushing.string(),
+      go.string()));
   constexpr int kWriters = 8;
   std::vector<absl::StatusOr<StatusCommit>> results(kWriters, absl::UnknownError("not run"));
   std::vector<std::thread> threads;
@@ -314,8 +319,13 @@ TEST_F(StatusWriterTest, ConcurrentWritesCoalesce) {
   const bool all_queued = first_pushing && tr::test_support::WaitUntil([&] {
     return writer_->Queued() == static_cast<std::size_t>(kWriters - 1);
   });
-  WriteFile(go, "");
+  // Read and write, so that opening never blocks; open until the pushes are done, so that the
+  // line waits in the FIFO for a hook that opens it late.
+  const int release = open(go.c_str(), O_RDWR | O_CLOEXEC);
+  const bool released = release >= 0 && ::write(release, "\n", 1) == 1;
   for (std::thread& t : threads) t.join();
+  if (release >= 0) close(release);
+  ASSERT_TRUE(released) << "cannot write to " << go;
   ASSERT_TRUE(first_pushing) << "the first push never reached the server";
   ASSERT_TRUE(all_queued) << "queued: " << writer_->Queued();
   for (int i = 0; i < kWriters; ++i) {

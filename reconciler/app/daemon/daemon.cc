@@ -193,7 +193,8 @@ class Daemon {
     {
       std::jthread polling([this] { poller_->Run(signals_.token()); });
       std::jthread listing_releases([this] {  // never holds up a reconcile
-        if (releases_) releases_->Run(signals_.token(), [this] { EnqueueEveryCluster(); });
+        if (!releases_) return;
+        releases_->Run(signals_.token(), [this] { EnqueueClusters([](const auto&) { return true; }); });
       });
       std::jthread proposing([this] {
         if (proposer_) proposer_->Run(signals_.token());  // never acts, never holds up
@@ -363,12 +364,15 @@ class Daemon {
     return absl::OkStatus();
   }
 
-  // A release learned or marked broken shows in every status (and stops a rollout before its
-  // next node) now, not at the resync.
-  void EnqueueEveryCluster() {
+  // Reconciles now the clusters of the desired profiles that `which` picks: every one when a
+  // release is learned or marked broken (it shows in every status, and stops a rollout before
+  // its next node, without waiting for the resync), a shard's when it is taken.
+  void EnqueueClusters(const std::function<bool(const core::ClusterProfile&)>& which) {
     std::shared_ptr<const DesiredSnapshot> now = desired_.Current();
     if (!now) return;
-    for (const core::ClusterProfile& p : now->profiles.profiles) controller_->Enqueue(p.name);
+    for (const core::ClusterProfile& p : now->profiles.profiles) {
+      if (which(p)) controller_->Enqueue(p.name);
+    }
   }
 
   // True while a cluster of `shard` has a node mid-operation: the shard is not given back then.
@@ -448,11 +452,9 @@ class Daemon {
                                      metrics_, env_, &poll_now_});
     if (!election_) return;
     election_->Start([this](int shard) {
-      std::shared_ptr<const DesiredSnapshot> now = desired_.Current();
-      if (!now) return;
-      for (const core::ClusterProfile& p : now->profiles.profiles) {
-        if (core::ShardOf(p.name, p.shard, config_.shards()) == shard) controller_->Enqueue(p.name);
-      }
+      EnqueueClusters([&](const core::ClusterProfile& p) {
+        return core::ShardOf(p.name, p.shard, config_.shards()) == shard;
+      });
     });
   }
 
