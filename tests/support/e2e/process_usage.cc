@@ -66,19 +66,28 @@ absl::StatusOr<int> CountOpenConnections(pid_t pid) {
     const std::string target = std::filesystem::read_symlink(fd.path(), gone).string();
     if (target.starts_with("socket:[")) inodes.insert(target.substr(8, target.size() - 9));
   }
-  int open = 0;
-  for (const char* table : {"tcp", "tcp6"}) {
-    std::ifstream in(fmt::format("/proc/{}/net/{}", pid, table));
-    std::string line;
-    std::getline(in, line);  // the header
-    while (std::getline(in, line)) {
-      std::istringstream fields(line);
-      std::vector<std::string> columns;
-      for (std::string column; fields >> column && columns.size() < 10;) columns.push_back(column);
-      if (columns.size() == 10 && columns[3] != "0A" && inodes.contains(columns[9])) ++open;
+  // The tables are read in page-sized pieces, each resumed by position: while other processes
+  // open and close sockets a line can come twice or be passed over. So count each socket once,
+  // over two readings.
+  std::set<std::string> connected;
+  for (int reading = 0; reading < 2; ++reading) {
+    for (const char* table : {"tcp", "tcp6"}) {
+      std::ifstream in(fmt::format("/proc/{}/net/{}", pid, table));
+      std::string line;
+      std::getline(in, line);  // the header
+      while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::vector<std::string> columns;
+        for (std::string column; fields >> column && columns.size() < 10;) {
+          columns.push_back(column);
+        }
+        if (columns.size() == 10 && columns[3] != "0A" && inodes.contains(columns[9])) {
+          connected.insert(columns[9]);
+        }
+      }
     }
   }
-  return open;
+  return static_cast<int>(connected.size());
 }
 
 }  // namespace tr::e2e
