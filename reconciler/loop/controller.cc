@@ -46,7 +46,6 @@ void Controller::Process(const std::string& cluster, std::stop_token stop) {
     }
   }
   if (next) queue_.AddAt(cluster, *next);
-  queue_.Done(cluster);
 }
 
 int Controller::RunDue(std::stop_token stop) {
@@ -55,6 +54,7 @@ int Controller::RunDue(std::stop_token stop) {
     std::optional<std::string> cluster = queue_.TryTake(env_.Now());
     if (!cluster) break;
     Process(*cluster, stop);
+    queue_.Done(*cluster);
     ++ran;
   }
   return ran;
@@ -64,7 +64,11 @@ void Controller::Run(std::stop_token stop) {
   std::vector<std::jthread> workers;
   for (int i = 0; i < std::max(1, options_.workers); ++i) {
     workers.emplace_back([this, stop] {
-      while (std::optional<std::string> cluster = queue_.Take(env_, stop)) Process(*cluster, stop);
+      std::optional<std::string> cluster = queue_.Take(env_, stop);
+      while (cluster) {
+        Process(*cluster, stop);
+        cluster = queue_.DoneAndTake(*cluster, env_, stop);
+      }
     });
   }
 }

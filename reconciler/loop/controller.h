@@ -80,6 +80,7 @@ class Controller {
   std::chrono::milliseconds Backoff(int failures) const;
 
  private:
+  // Reconciles `cluster` and queues its next reconcile; the caller then ends the key.
   void Process(const std::string& cluster, std::stop_token stop);
 
   const ControllerOptions options_;

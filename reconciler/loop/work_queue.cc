@@ -12,21 +12,26 @@ void WorkQueue::QueueLocked(const std::string& key, TimePoint when) {
   due_order_.emplace(when, key);
 }
 
-void WorkQueue::ChangedLocked() {
-  ++generation_;
-  timer_.notify_one();
-  if (!timer_kept_) idle_.notify_one();
+void WorkQueue::WakeForLocked(TimePoint when, bool wake_a_worker) {
+  if (timer_kept_) {
+    if (when >= keeper_wakes_at_) return;
+    ++generation_;
+    timer_.notify_one();
+  } else if (wake_a_worker) {
+    idle_.notify_one();
+  }
 }
 
 void WorkQueue::AddAt(const std::string& key, TimePoint when) {
   MutexLock lock(mu_);
   if (processing_.contains(key)) {
+    // Nobody may take it before Done, which wakes whom it needs.
     auto [it, inserted] = due_after_done_.try_emplace(key, when);
     if (!inserted && when < it->second) it->second = when;
-  } else {
-    QueueLocked(key, when);
+    return;
   }
-  ChangedLocked();
+  QueueLocked(key, when);
+  WakeForLocked(when, /*wake_a_worker=*/true);
 }
 
 std::optional<std::string> WorkQueue::TryTake(TimePoint now) {
@@ -45,27 +50,37 @@ std::optional<std::string> WorkQueue::TakeLocked(TimePoint now) {
 
 std::optional<std::string> WorkQueue::Take(Env& env, std::stop_token stop) {
   MutexLock lock(mu_);
+  return WaitAndTakeLocked(lock, env, stop);
+}
+
+std::optional<std::string> WorkQueue::WaitAndTakeLocked(MutexLock& lock, Env& env,
+                                                        std::stop_token stop) {
   bool keeper = false;  // this worker keeps the timer
   while (!stop.stop_requested()) {
     const TimePoint now = env.Now();
     if (auto key = TakeLocked(now)) {
-      // Leaving: the post goes to another idle worker (another key may be due already).
+      // Leaving: the post goes to another idle worker while another key is queued (it may be
+      // due already). With none it stays free: the next AddAt wakes a worker, and a worker
+      // back from its key takes it.
       if (keeper) timer_kept_ = false;
-      if (!timer_kept_) idle_.notify_one();
+      if (!timer_kept_ && !due_order_.empty()) idle_.notify_one();
       return key;
     }
     if (!keeper && timer_kept_) {
-      env.Wait(idle_, lock, stop, Env::kNoDeadline,
-               [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !timer_kept_; });
+      env.Wait(idle_, lock, stop, Env::kNoDeadline, [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !timer_kept_ && !due_order_.empty();
+      });
       continue;
     }
     keeper = timer_kept_ = true;
-    // Wake when the earliest key falls due or the queue changes.
+    // Wake when the earliest key falls due or an earlier one is queued.
     const uint64_t seen = generation_;
     auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return generation_ != seen; };
     if (std::optional<TimePoint> next = NextDueLocked()) {
+      keeper_wakes_at_ = *next;
       env.WaitFor(timer_, lock, stop, *next - now, changed);
     } else {
+      keeper_wakes_at_ = TimePoint::max();
       env.Wait(timer_, lock, stop, Env::kNoDeadline, changed);
     }
   }
@@ -78,12 +93,24 @@ std::optional<std::string> WorkQueue::Take(Env& env, std::stop_token stop) {
 
 void WorkQueue::Done(const std::string& key) {
   MutexLock lock(mu_);
+  DoneLocked(key, /*wake_a_worker=*/true);
+}
+
+std::optional<std::string> WorkQueue::DoneAndTake(const std::string& key, Env& env,
+                                                  std::stop_token stop) {
+  MutexLock lock(mu_);
+  DoneLocked(key, /*wake_a_worker=*/false);
+  return WaitAndTakeLocked(lock, env, stop);
+}
+
+void WorkQueue::DoneLocked(const std::string& key, bool wake_a_worker) {
   processing_.erase(key);
   if (auto it = due_after_done_.find(key); it != due_after_done_.end()) {
-    QueueLocked(key, it->second);
+    const TimePoint when = it->second;
     due_after_done_.erase(it);
+    QueueLocked(key, when);
+    WakeForLocked(when, wake_a_worker);
   }
-  ChangedLocked();
 }
 
 std::optional<WorkQueue::TimePoint> WorkQueue::NextDue() const {

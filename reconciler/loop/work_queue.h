@@ -6,8 +6,11 @@
 //
 // Many workers (hundreds, for a large fleet rolling out at once) wait in Take without a
 // thundering herd: one idle worker at a time keeps the timer (waits for the earliest due key
-// or a change), the others sleep until it leaves that post; a change wakes only the timer
-// keeper, and a keeper that takes a key hands the post to one other idle worker.
+// or a change), the others sleep until that post is free and a key is queued. A key wakes the
+// timer keeper only when it is due before the keeper would wake anyway; a keeper that takes a
+// key hands the post to another idle worker only while another key is queued; a worker that
+// ends its key with DoneAndTake takes the post itself if it is free. So one cluster resynced
+// alone wakes one thread per reconcile, not four.
 //
 // Thread-safe. Time is passed in; Take reads it from an Env and waits through it, so its timer
 // runs in simulated time under a test.
@@ -45,23 +48,33 @@ class WorkQueue {
   // Ends processing of `key`; a trigger that came meanwhile is queued again.
   void Done(const std::string& key);
 
+  // Done, then Take, holding the lock between them: what a worker does between two keys.
+  std::optional<std::string> DoneAndTake(const std::string& key, Env& env, std::stop_token stop);
+
   // The earliest due time of a key not in process; nullopt when there is none.
   std::optional<TimePoint> NextDue() const;
 
  private:
   std::optional<std::string> TakeLocked(TimePoint now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::optional<std::string> WaitAndTakeLocked(MutexLock& lock, Env& env, std::stop_token stop)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `wake_a_worker`: false when the caller Takes right after, and so keeps a free post itself.
+  void DoneLocked(const std::string& key, bool wake_a_worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::optional<TimePoint> NextDueLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void QueueLocked(const std::string& key, TimePoint when) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Marks a change and wakes the timer keeper (only it: the others wait for the post).
-  void ChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A key was queued due at `when`: wakes the timer keeper if it would wake later than that
+  // (only it: the others wait for the post), or, when the post is free, one idle worker if
+  // `wake_a_worker`.
+  void WakeForLocked(TimePoint when, bool wake_a_worker) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable Mutex mu_;
   std::condition_variable_any timer_;  // the timer keeper waits here
   std::condition_variable_any idle_;   // other idle workers wait here for the post
   bool timer_kept_ ABSL_GUARDED_BY(mu_) = false;
+  TimePoint keeper_wakes_at_ ABSL_GUARDED_BY(mu_) = TimePoint::max();
   // Queued keys and when they are due (by key, and in due order); keys handed out, not yet
-  // Done; triggers that came while their key was processed; a generation bumped on every
-  // change, which wakes the timer keeper.
+  // Done; triggers that came while their key was processed; a generation bumped to wake the
+  // timer keeper.
   std::map<std::string, TimePoint> due_ ABSL_GUARDED_BY(mu_);
   std::set<std::pair<TimePoint, std::string>> due_order_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> processing_ ABSL_GUARDED_BY(mu_);
