@@ -6,8 +6,9 @@
 // started with.
 //
 // A followed node holds no thread: its events arrive through a stream of the Talos client's own
-// (TalosClient::StartEvents, on gRPC's callback API), and one thread of this object subscribes
-// again the nodes whose stream ended, each when its backoff is due. Every node in flight is
+// (TalosClient::StartEvents: an asynchronous reader on the process's stream queue), and one
+// thread of this object subscribes again the nodes whose stream ended, each when its backoff
+// is due. Every node in flight is
 // followed: there is no cap (what one costs: docs/architecture.md, Threads). A stream subscribes
 // to the node's events (only new ones, tail_events 0) and calls `wake(cluster)` when the node
 // reports itself RUNNING and ready (a MachineStatusEvent: the end of a node's wait; Talos'

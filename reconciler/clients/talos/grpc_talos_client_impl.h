@@ -1,7 +1,7 @@
 // GrpcTalosClient, the class behind NewGrpcTalosClient (grpc_talos_client.h). Internal: its
 // methods are split over grpc_talos_client.cc (routing, unary calls), grpc_talos_streams.cc
 // (server-streaming calls) and grpc_talos_watch.cc (started streams: watches and
-// events, on gRPC's callback API).
+// events, asynchronous readers on the process's one stream queue).
 //
 // Thread-safety: safe from several threads; the only mutable state is the preferred endpoint.
 #pragma once

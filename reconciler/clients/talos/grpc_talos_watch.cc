@@ -1,14 +1,21 @@
-// The started streams of GrpcTalosClient (see grpc_talos_client_impl.h), on gRPC's callback API:
-// COSI watches and MachineService/Events. A stream is a chain of attempts, one per endpoint
-// tried, each a ClientReadReactor that gRPC calls back when a message or the end arrives. No
-// thread waits for a stream.
+// The started streams of GrpcTalosClient (see grpc_talos_client_impl.h): COSI watches and
+// MachineService/Events. A stream is a chain of attempts, one per endpoint tried, each an
+// asynchronous reader on the process's one stream queue: a completion queue drained by one
+// thread that blocks without a timeout and hands each finished operation (the call started, a
+// message read, the end) to its attempt. No thread waits for a stream, and none wakes while
+// the streams are quiet: gRPC's callback API, used before, polls its completion queue on two
+// threads of its own, a 1 s timeout and a 100 ms sleep each (docs/benchmarks.md).
+//
+// The callbacks run on that thread, one at a time: they must not block.
 //
 // Routing: as a read-only call until the stream is established (the node's first message: a
 // watch's empty one, the hello of Events): an attempt that ends Unavailable before it moves on to
 // the next endpoint. Once established, the stream ends with the call and the caller starts a new
 // one.
 #include <condition_variable>
+#include <functional>
 #include <optional>
+#include <thread>
 
 #include "base/mutex.h"
 #include "cosi/resource/state.grpc.pb.h"
@@ -17,6 +24,32 @@
 
 namespace tr::reconciler::talos {
 namespace grpc_watch {
+
+// An operation started on the stream queue; its tag. Completed runs on the queue's thread.
+struct QueuedOperation {
+  std::function<void(bool ok)> completed;
+};
+
+// The process's stream queue: started on first use, never stopped (it lives until the process
+// ends, as the streams of a client that a static owns may).
+class StreamQueue {
+ public:
+  static grpc::CompletionQueue* Get() {
+    static StreamQueue* const queue = new StreamQueue;
+    return &queue->cq_;
+  }
+
+ private:
+  StreamQueue() : thread_([this] { Drain(); }) {}
+  void Drain() {
+    void* tag = nullptr;
+    bool ok = false;
+    while (cq_.Next(&tag, &ok)) static_cast<QueuedOperation*>(tag)->completed(ok);
+  }
+
+  grpc::CompletionQueue cq_;
+  std::jthread thread_;
+};
 
 // What a stream's handle, its attempts and the process's shutdown share.
 template <typename Event>
@@ -97,9 +130,10 @@ struct CosiWatchStream {
   using Event = CosiEvent;
   static constexpr char kMethod[] = "cosi.State/Watch";
 
-  static void Open(const ChannelStubs& stubs, grpc::ClientContext* context,
-                   const Request* request, grpc::ClientReadReactor<Response>* reactor) {
-    stubs.cosi->async()->Watch(context, request, reactor);
+  static std::unique_ptr<grpc::ClientAsyncReader<Response>> Prepare(
+      const ChannelStubs& stubs, grpc::ClientContext* context, const Request& request,
+      grpc::CompletionQueue* queue) {
+    return stubs.cosi->PrepareAsyncWatch(context, request, queue);
   }
   // Delivers the message's events; not OK ends the stream with that status.
   static absl::Status Deliver(const Response& response, const CallInfo& info,
@@ -123,9 +157,10 @@ struct MachineEventsStream {
   using Event = MachineEvent;
   static constexpr char kMethod[] = "Events";
 
-  static void Open(const ChannelStubs& stubs, grpc::ClientContext* context,
-                   const Request* request, grpc::ClientReadReactor<Response>* reactor) {
-    stubs.machine->async()->Events(context, request, reactor);
+  static std::unique_ptr<grpc::ClientAsyncReader<Response>> Prepare(
+      const ChannelStubs& stubs, grpc::ClientContext* context, const Request& request,
+      grpc::CompletionQueue* queue) {
+    return stubs.machine->PrepareAsyncEvents(context, request, queue);
   }
   static absl::Status Deliver(const Response& response, const CallInfo& info,
                               const StreamShared<Event>& shared) {
@@ -141,12 +176,12 @@ struct MachineEventsStream {
 }  // namespace grpc_watch
 
 using grpc_watch::StreamHandle;
+using grpc_watch::StreamQueue;
 using grpc_watch::StreamShared;
 
-// One attempt through one endpoint; deletes itself when gRPC reports its end.
+// One attempt through one endpoint; deletes itself when the stream queue reports its end.
 template <typename Kind>
-class GrpcTalosClient::StreamAttempt final
-    : public grpc::ClientReadReactor<typename Kind::Response> {
+class GrpcTalosClient::StreamAttempt final {
  public:
   using Shared = StreamShared<typename Kind::Event>;
 
@@ -179,26 +214,41 @@ class GrpcTalosClient::StreamAttempt final
       delete this;
       return;
     }
-    Kind::Open(client_.stubs_[index_], &context_, request_.get(), this);
-    this->StartRead(&response_);
-    this->StartCall();
+    reader_ = Kind::Prepare(client_.stubs_[index_], &context_, *request_, StreamQueue::Get());
+    reader_->StartCall(&started_);
   }
 
-  void OnReadDone(bool ok) override {
-    if (!ok) return;  // the end: OnDone follows
+ private:
+  void OnStarted(bool ok) {
+    if (!ok) {
+      reader_->Finish(&status_, &finished_);
+      return;
+    }
+    reader_->Read(&response_, &read_);
+  }
+
+  void OnRead(bool ok) {
+    if (!ok) {  // the end
+      reader_->Finish(&status_, &finished_);
+      return;
+    }
     if (!established_) {
       established_ = true;
       client_.preferred_.store(index_);
     }
-    ended_ = Kind::Deliver(response_, info_, *shared_);
-    if (!ended_.ok()) {
-      context_.TryCancel();
-      return;
+    if (ended_.ok()) {
+      ended_ = Kind::Deliver(response_, info_, *shared_);
+      if (!ended_.ok()) context_.TryCancel();  // the next read then fails
     }
-    this->StartRead(&response_);
+    reader_->Read(&response_, &read_);
   }
 
-  void OnDone(const grpc::Status& status) override {
+  void OnFinished() {
+    OnDone(status_);
+    delete this;
+  }
+
+  void OnDone(const grpc::Status& status) {
     const bool cancelled = shared_->End();
     absl::Status result = ended_;
     if (result.ok() && cancelled) {
@@ -215,10 +265,8 @@ class GrpcTalosClient::StreamAttempt final
     } else {
       shared_->Finish(result);
     }
-    delete this;
   }
 
- private:
   GrpcTalosClient& client_;
   std::shared_ptr<Shared> shared_;
   std::shared_ptr<const typename Kind::Request> request_;
@@ -226,9 +274,15 @@ class GrpcTalosClient::StreamAttempt final
   const size_t index_;     // of the endpoint
   const CallInfo info_;
   grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientAsyncReader<typename Kind::Response>> reader_;
   typename Kind::Response response_;
+  grpc::Status status_;  // the call's, once finished
   bool established_ = false;
   absl::Status ended_;  // set when the client ends the stream itself
+  // The tags of its operations: one of each is in flight at a time.
+  grpc_watch::QueuedOperation started_{[this](bool ok) { OnStarted(ok); }};
+  grpc_watch::QueuedOperation read_{[this](bool ok) { OnRead(ok); }};
+  grpc_watch::QueuedOperation finished_{[this](bool) { OnFinished(); }};
 };
 
 std::unique_ptr<CosiWatch> GrpcTalosClient::StartWatch(const std::string& node,
