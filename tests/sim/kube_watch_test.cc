@@ -224,5 +224,25 @@ TEST_F(KubeWatchTest, ALabelSelectorTurnsEnteringAndLeavingIntoAddedAndDeleted) 
   }
 }
 
+// A watch from a resourceVersion replays the history as it happened, whenever it arrives: here
+// w-1 is already selected when the watch opens, yet it entered the set after `listed`. (The test
+// above raced with this: the watch used to judge entering by the Nodes selected at its start.)
+TEST_F(KubeWatchTest, AWatchOpenedAfterANodeEnteredTheSelectionStillSeesItAdded) {
+  const std::string listed = ListVersion();
+  kube_.PatchNode("w-1", {{"metadata", {{"labels", {{"pending", "true"}}}}}});
+  WatchReader watch(kube_,
+                    "/api/v1/nodes?watch=1&labelSelector=pending%3Dtrue&resourceVersion=" + listed);
+  size_t at = 0;
+  const json added = watch.Next(at, [](const json&) { return true; });
+  ASSERT_FALSE(added.is_null());
+  EXPECT_EQ(added["type"], "ADDED");
+  kube_.PatchNode("w-1", {{"metadata", {{"labels", {{"pending", nullptr}}}}}});
+  const json deleted = watch.Next(at, EventOf("DELETED", "w-1"));
+  ASSERT_FALSE(deleted.is_null());
+  // As the cacher sends it: the object as it last matched, at the deleting event's version.
+  EXPECT_EQ(deleted["object"]["metadata"]["labels"]["pending"], "true");
+  EXPECT_GT(VersionOf(deleted["object"]), VersionOf(added["object"]));
+}
+
 }  // namespace
 }  // namespace tr::sim

@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <optional>
 #include <regex>
-#include <set>
 
 #include "core/text.h"
 #include "fmt/chrono.h"
@@ -78,7 +77,6 @@ struct NodeWatch {
   bool table = false;       // each object as a one-row Table (kubectl get -w)
   std::string label_selector;
   std::string field_selector;
-  std::set<std::string> selected;  // the Nodes the selectors took in, as last sent
   Scheduler::TimePoint deadline;
   Scheduler::TimePoint next_bookmark;
 };
@@ -319,15 +317,6 @@ void KubeApiServer::WatchNodes(const httplib::Request& req, httplib::Response& r
     const auto now = cluster_->scheduler().Now();
     watch->deadline = now + std::chrono::seconds(std::max(timeout_s, 0));
     watch->next_bookmark = now + cluster_->Scaled(std::chrono::minutes(1));
-    if (!watch->list_first) {
-      cluster_->SettleKubeNodesLocked();
-      for (const auto& node : cluster_->nodes()) {
-        const json object = cluster_->KubeNodeJsonLocked(*node);
-        if (MatchesSelectors(object, watch->label_selector, watch->field_selector)) {
-          watch->selected.insert(node->spec.name);
-        }
-      }
-    }
   }
   res.set_chunked_content_provider("application/json", [this, watch](size_t,
                                                                      httplib::DataSink& sink) {
@@ -344,7 +333,7 @@ void KubeApiServer::WatchNodes(const httplib::Request& req, httplib::Response& r
       if (watch->list_first) {
         watch->list_first = false;
         for (const auto& node : cluster_->nodes()) {
-          events.push_back({0, "ADDED", cluster_->KubeNodeJsonLocked(*node)});
+          events.push_back({0, "ADDED", cluster_->KubeNodeJsonLocked(*node), nullptr});
         }
         watch->after = cluster_->ResourceVersionLocked();
       } else if (auto after = cluster_->KubeNodeEventsAfterLocked(watch->after)) {
@@ -358,16 +347,22 @@ void KubeApiServer::WatchNodes(const httplib::Request& req, httplib::Response& r
       }
       for (const auto& event : events) {
         watch->after = std::max(watch->after, event.resource_version);
-        const std::string name = event.object["metadata"]["name"];
-        const bool in = MatchesSelectors(event.object, watch->label_selector,
-                                         watch->field_selector);
-        const bool was_in = watch->selected.contains(name);
+        // As the cacher decides (cache_watcher.go): from the object before the event and
+        // after it, not from what this watch sent, so a replay from a resourceVersion gives
+        // the same events whenever the watch arrived.
+        const auto fits = [&](const json& object) {
+          return !object.is_null() &&
+                 MatchesSelectors(object, watch->label_selector, watch->field_selector);
+        };
+        const bool in = fits(event.object);
+        const bool was_in = fits(event.previous);
         if (in) {
           out += WatchLine(was_in ? event.type : "ADDED", shape(event.object));
-          watch->selected.insert(name);
         } else if (was_in) {
-          out += WatchLine("DELETED", shape(event.object));
-          watch->selected.erase(name);
+          // The object as it was when it still matched, at the event's resourceVersion.
+          json gone = event.previous;
+          gone["metadata"]["resourceVersion"] = std::to_string(event.resource_version);
+          out += WatchLine("DELETED", shape(gone));
         }
       }
       const auto now = cluster_->scheduler().Now();

@@ -6,6 +6,7 @@
 // taint's timeAdded) are left out of the comparison: a real kubelet's heartbeat goes to its
 // Lease, and its status only every nodeStatusReportFrequency (5 min) or on a change.
 #include <algorithm>
+#include <utility>
 
 #include "tests/sim/node/sim_cluster.h"
 
@@ -49,9 +50,10 @@ void SimCluster::SettleKubeNodesLocked() {
     auto settled = node_settled_.find(node->spec.name);
     if (settled == node_settled_.end()) {
       // There from the start: a watch from a resourceVersion sees it only when it changes.
+      json stored = KubeNodeJsonLocked(*node);
       node_settled_.emplace(node->spec.name,
                             SettledNode{node->kube_resource_version, std::move(inputs),
-                                        WithoutTimes(KubeNodeJsonLocked(*node))});
+                                        WithoutTimes(stored), stored});
       continue;
     }
     SettledNode& last = settled->second;
@@ -65,7 +67,8 @@ void SimCluster::SettleKubeNodesLocked() {
     }
     last.resource_version = node->kube_resource_version;
     last.object = std::move(now);
-    changes.push_back({last.resource_version, "MODIFIED", KubeNodeJsonLocked(*node)});
+    json previous = std::exchange(last.stored, KubeNodeJsonLocked(*node));
+    changes.push_back({last.resource_version, "MODIFIED", last.stored, std::move(previous)});
   }
   // A write's resourceVersion is older than one given here: the history stays in order.
   std::sort(changes.begin(), changes.end(),

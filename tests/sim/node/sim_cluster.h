@@ -336,6 +336,9 @@ class SimCluster {
     uint64_t resource_version = 0;
     std::string type;
     nlohmann::json object;
+    // The object this event replaced: a watch with a selector sends ADDED or DELETED when the
+    // Node enters or leaves the selected set with this event (the cacher's prevObject).
+    nlohmann::json previous;
   };
   // The apiserver's watch cache keeps this many events per resource type (its default
   // --default-watch-cache-size); a watch from before them is 410 Expired.
@@ -491,7 +494,8 @@ class SimCluster {
   struct SettledNode {
     uint64_t resource_version = 0;
     KubeNodeInputs inputs;
-    nlohmann::json object;
+    nlohmann::json object;  // times left out: what a change is compared on
+    nlohmann::json stored;  // as stored, times and all: a later event's previous object
   };
   std::map<std::string, SettledNode> node_settled_;
   uint64_t node_history_start_ = 0;                  // 0: not settled yet
