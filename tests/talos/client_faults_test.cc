@@ -200,6 +200,26 @@ TEST_P(ClientFaultTest, ApiUnreachableNodeAndEndpointFailover) {
   EXPECT_EQ(calls[0].endpoint, "cp-2");
 }
 
+TEST_P(ClientFaultTest, ANodeTheEndpointCannotDialIsNotAskedAgainThroughTheNext) {
+  ASSERT_NO_FATAL_FAILURE(Inject("w-1", sim::FaultKind::kApiUnreachable));
+  TalosContext context;
+  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+  context.endpoints = {Endpoint{Address("cp-1"), kApidPort}, Endpoint{Address("cp-2"), kApidPort}};
+  std::unique_ptr<TalosClient> client;
+  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &client));
+  // cp-1 answers that it could not dial w-1: cp-2 would dial the same node, so it is not asked.
+  auto first = client->Version(Address("w-1"));
+  EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(HostApidCouldNotDial(first.status()), Address("w-1")) << first.status();
+  EXPECT_EQ(Calls("cp-1", "/machine.MachineService/Version").size(), 1u);
+  EXPECT_EQ(Calls("cp-2", "/machine.MachineService/Version").size(), 0u);
+  // The next call starts at the next endpoint, whose own connection to the node may be up.
+  auto second = client->Version(Address("w-1"));
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(Calls("cp-1", "/machine.MachineService/Version").size(), 1u);
+  EXPECT_EQ(Calls("cp-2", "/machine.MachineService/Version").size(), 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(DownNodes, ClientFaultTest, ::testing::Bool(),
                          [](const auto& p) { return p.param ? "Refusing" : "Unavailable"; });
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "reconciler/clients/talos/talos_answers.h"
 #include "reconciler/clients/talos/talos_convert.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/wait.h"
@@ -177,6 +178,29 @@ TEST_F(ClientWatchTest, AnEndpointThatCannotServeItIsPassedOverUntilTheWatchIsEs
   EXPECT_EQ(seen.done->code(), absl::StatusCode::kCancelled);
   EXPECT_THAT(std::string(seen.done->message()),
               HasSubstr(fmt::format("via {}:", Address("cp-2"))));
+}
+
+TEST_F(ClientWatchTest, AWatchOfANodeTheEndpointCannotDialEndsThereAndTheNextStartsAtTheNext) {
+  sim::Fault fault;
+  fault.kind = sim::FaultKind::kApiUnreachable;
+  ASSERT_TRUE(fleet_->InjectFault("w-1", fault).ok());
+  TalosContext context;
+  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+  context.endpoints = {Endpoint{Address("cp-1"), kApidPort}, Endpoint{Address("cp-2"), kApidPort}};
+  std::unique_ptr<TalosClient> client;
+  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &client));
+  const CosiWatchRequest request{.namespace_name = "runtime", .type = kMachineStatuses, .id = {}};
+  auto watch = Watch(Address("w-1"), request, client.get());
+  ASSERT_TRUE(seen_.WaitFor([](const Seen& s) { return s.done.has_value(); }));
+  EXPECT_EQ(HostApidCouldNotDial(*seen_.Get().done), Address("w-1")) << *seen_.Get().done;
+  EXPECT_EQ(Calls("cp-1", "/cosi.resource.State/Watch").size(), 1u);
+  EXPECT_EQ(Calls("cp-2", "/cosi.resource.State/Watch").size(), 0u);
+  watch.reset();
+  seen_.Change([](Seen& s) { s = Seen{}; });
+  auto again = Watch(Address("w-1"), request, client.get());
+  ASSERT_TRUE(seen_.WaitFor([](const Seen& s) { return s.done.has_value(); }));
+  EXPECT_EQ(Calls("cp-1", "/cosi.resource.State/Watch").size(), 1u);
+  EXPECT_EQ(Calls("cp-2", "/cosi.resource.State/Watch").size(), 1u);
 }
 
 TEST_F(ClientWatchTest, TheProcessShutdownEndsEveryWatch) {

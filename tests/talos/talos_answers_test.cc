@@ -37,6 +37,31 @@ TEST(TalosAnswersTest, TheWordsMeanNothingUnderAnotherCode) {
   EXPECT_EQ(other, absl::UnknownError("installer exited"));
 }
 
+TEST(TalosAnswersTest, TheHostApidCouldNotDialIsReadFromItsUnavailable) {
+  const std::string words =
+      "connection error: desc = \"transport: Error while dialing: dial tcp 10.5.0.3:50000: "
+      "connect: connection refused\"";
+  const absl::Status answer = RecognizeTalosAnswer(absl::UnavailableError(words));
+  EXPECT_EQ(HostApidCouldNotDial(answer), "10.5.0.3");
+  EXPECT_EQ(answer.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(answer.message(), words);
+  EXPECT_EQ(HostApidCouldNotDial(RecognizeTalosAnswer(absl::UnavailableError(
+                "talos Read on node fd00::3 via [fd00::1]:50000: connection error: desc = "
+                "\"transport: Error while dialing: dial tcp [fd00::3]:50000: i/o timeout\""))),
+            "fd00::3");
+  EXPECT_EQ(HostApidCouldNotDial(RecognizeTalosAnswer(absl::UnknownError(words))), std::nullopt);
+  // apid's own node is dialed over a unix socket; the client's own gRPC words a connection it
+  // could not make otherwise: neither names a host.
+  EXPECT_EQ(HostApidCouldNotDial(RecognizeTalosAnswer(absl::UnavailableError(
+                "connection error: desc = \"transport: Error while dialing: dial unix "
+                "/system/run/machined/machine.sock: connect: no such file or directory\""))),
+            std::nullopt);
+  EXPECT_EQ(HostApidCouldNotDial(RecognizeTalosAnswer(absl::UnavailableError(
+                "failed to connect to all addresses; last error: UNAVAILABLE: "
+                "ipv4:127.0.0.1:50000: Connection refused"))),
+            std::nullopt);
+}
+
 TEST(TalosAnswersTest, EveryEndpointRefusedIsAMarkNotAMessage) {
   const absl::Status unmarked = absl::UnavailableError("no endpoint reachable (tried a, b)");
   EXPECT_FALSE(EveryEndpointRefused(unmarked));

@@ -95,6 +95,15 @@ std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node) const {
   return others.empty() ? self : others;
 }
 
+bool GrpcTalosClient::NodeBehindUnreachable(const absl::Status& status, size_t endpoint) const {
+  const std::optional<std::string> host = HostApidCouldNotDial(status);
+  return host && *host != endpoints_[endpoint].host;
+}
+
+void GrpcTalosClient::RotatePreferred(const std::vector<size_t>& candidates, size_t position) {
+  preferred_.store(candidates[(position + 1) % candidates.size()]);
+}
+
 size_t GrpcTalosClient::ConnectedEndpoints() const {
   return static_cast<size_t>(std::count_if(channels_.begin(), channels_.end(), [](const auto& c) {
     return c->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
@@ -154,6 +163,13 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
     absl::Status status = attempt(call);
     if (status.ok()) {
       preferred_.store(index);
+      return status;
+    }
+    // The endpoint could not dial the node behind it (down, coming up): every endpoint would
+    // say so. The next call starts at the next endpoint, whose own connection to the node (and
+    // its reconnect backoff, backend/apid.go) may differ.
+    if (NodeBehindUnreachable(status, index)) {
+      RotatePreferred(candidates, n);
       return status;
     }
     // Unavailable may be the endpoint's own apid (restarting, going down) rather than the node

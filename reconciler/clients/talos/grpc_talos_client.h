@@ -11,7 +11,10 @@
 // Unavailable. Calls that change the node (Upgrade, Reboot, ApplyConfiguration, ...) and the
 // long-lived Events stream are sent once: they fail over only when no connection was made, so a
 // request is never delivered twice. A COSI watch (StartWatch) moves on as a read-only call until
-// the node's first message establishes it; then it ends with its stream. A watch has no deadline
+// the node's first message establishes it; then it ends with its stream. No call moves on when
+// the endpoint answers that it could not dial the node (apid's "Error while dialing": the node is
+// down or coming up, and every endpoint would say the same); the next call starts at the next
+// endpoint instead, whose own connection to the node may be up sooner. A watch has no deadline
 // (it lasts until cancelled or broken) and holds no thread; destroy every watch's handle before
 // the client.
 //

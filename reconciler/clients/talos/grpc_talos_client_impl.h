@@ -82,6 +82,11 @@ class GrpcTalosClient final : public TalosClient {
   // Endpoint indices for a call to `node`: endpoints other than the node first (preferred one
   // first), the node itself only when it is the only endpoint.
   std::vector<size_t> Candidates(const std::string& node) const;
+  // Whether `status`, from a call through `endpoint`, says that its apid could not dial the node
+  // behind it (another host than its own; talos_answers.h).
+  bool NodeBehindUnreachable(const absl::Status& status, size_t endpoint) const;
+  // Makes the candidate after `candidates[position]` the one tried first by the next call.
+  void RotatePreferred(const std::vector<size_t>& candidates, size_t position);
   // Waits for the channel to connect until `deadline` or `stop`; kRefused at once when the
   // connection attempt fails (refused, TLS handshake failure) or recently failed.
   enum class Connection { kReady, kRefused, kNoAnswer };

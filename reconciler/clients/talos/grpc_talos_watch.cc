@@ -20,6 +20,7 @@
 #include "base/mutex.h"
 #include "cosi/resource/state.grpc.pb.h"
 #include "reconciler/clients/talos/grpc_talos_client_impl.h"
+#include "reconciler/clients/talos/talos_answers.h"
 #include "reconciler/clients/talos/talos_convert.h"
 
 namespace tr::reconciler::talos {
@@ -257,6 +258,13 @@ class GrpcTalosClient::StreamAttempt final {
       result = CallError(absl::StatusCode::kUnavailable, info_, "stream ended by the node");
     } else if (result.ok()) {
       result = FromGrpcStatus(status, info_);
+    }
+    // The endpoint could not dial the node behind it: so would it be through the others; the
+    // next stream starts at the next endpoint (as a unary call, grpc_talos_client.cc).
+    if (client_.NodeBehindUnreachable(result, index_)) {
+      client_.RotatePreferred(shared_->candidates, position_);
+      shared_->Finish(result);
+      return;
     }
     // Not established and Unavailable: this endpoint could not serve it, the next may.
     if (!established_ && !cancelled && absl::IsUnavailable(result) &&

@@ -12,10 +12,27 @@ namespace {
 constexpr char kInstallInProgress[] = "talos-reconciler/talos-install-in-progress";
 constexpr char kUpgradeMutexHeld[] = "talos-reconciler/talos-upgrade-mutex-held";
 constexpr char kEveryEndpointRefused[] = "talos-reconciler/every-endpoint-refused";
+constexpr char kApidCouldNotDial[] = "talos-reconciler/apid-could-not-dial";  // the host
 
 bool TalosSays(const absl::Status& status, std::string_view words) {
   return std::string_view(status.message().data(), status.message().size()).find(words) !=
          std::string_view::npos;
+}
+
+// "... Error while dialing: dial tcp HOST:PORT: ..." (HOST bracketed when IPv6), Unavailable.
+std::optional<std::string> DialedHost(const absl::Status& status) {
+  constexpr std::string_view kDial = "transport: Error while dialing: dial tcp ";
+  const std::string_view message(status.message().data(), status.message().size());
+  const size_t at = message.find(kDial);
+  if (!absl::IsUnavailable(status) || at == std::string_view::npos) return std::nullopt;
+  std::string_view address = message.substr(at + kDial.size());
+  address = address.substr(0, address.find_first_of(" \"\\"));
+  if (address.ends_with(':')) address.remove_suffix(1);  // "...:50000: connect: ..."
+  const size_t port = address.rfind(':');
+  if (port == std::string_view::npos || port == 0) return std::nullopt;
+  std::string_view host = address.substr(0, port);
+  if (host.starts_with('[') && host.ends_with(']')) host = host.substr(1, host.size() - 2);
+  return std::string(host);
 }
 
 absl::Status WithTalosPayload(absl::Status status, const char* payload) {
@@ -33,6 +50,9 @@ absl::Status RecognizeTalosAnswer(absl::Status answer) {
   if (absl::IsUnknown(answer) && TalosSays(answer, "failed to acquire upgrade mutex")) {
     return WithTalosPayload(std::move(answer), kUpgradeMutexHeld);
   }
+  if (std::optional<std::string> host = DialedHost(answer)) {
+    answer.SetPayload(kApidCouldNotDial, absl::Cord(*host));
+  }
   return answer;
 }
 
@@ -42,6 +62,12 @@ bool InstallInProgress(const absl::Status& status) {
 
 bool UpgradeMutexHeld(const absl::Status& status) {
   return status.GetPayload(kUpgradeMutexHeld).has_value();
+}
+
+std::optional<std::string> HostApidCouldNotDial(const absl::Status& status) {
+  const auto host = status.GetPayload(kApidCouldNotDial);
+  if (!host) return std::nullopt;
+  return std::string(*host);
 }
 
 bool EveryEndpointRefused(const absl::Status& status) {

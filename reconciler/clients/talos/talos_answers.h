@@ -6,6 +6,9 @@
 // Pure; thread-safe.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "absl/status/status.h"
 
 namespace tr::reconciler::talos {
@@ -23,6 +26,13 @@ bool InstallInProgress(const absl::Status& status);
 // Upgrade takes the etcd upgrade mutex even with preserve, and another session holds it; its
 // lease expires within 60 s.
 bool UpgradeMutexHeld(const absl::Status& status);
+
+// Unavailable "connection error: desc = \"transport: Error while dialing: dial tcp HOST:50000:
+// ...\"": apid's words (grpc-go's) when its proxy could not dial the node at HOST, down or still
+// coming up (backend/apid.go). The dialed host when `status` says so, else nothing. apid dials its
+// own node over a unix socket, so a HOST other than the endpoint's is the node behind it, which
+// any other endpoint would dial too. (The client's own gRPC never words a failure so.)
+std::optional<std::string> HostApidCouldNotDial(const absl::Status& status);
 
 // Whether `status`, a call's Unavailable, says that every endpoint tried refused the connection
 // or failed the TLS handshake, none merely not answering in time. Then the talosconfig may be
