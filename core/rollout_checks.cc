@@ -42,6 +42,12 @@ bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
   return true;
 }
 
+bool EtcdReadInFlight(const NodeObservation& seen, const OperationInFlight& op) {
+  const bool told_to_go_down =
+      op.phase == OperationPhase::kUpgradeCalled || op.phase == OperationPhase::kRebootCalled;
+  return !told_to_go_down || NewBoot(seen, op);
+}
+
 std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlight& op) {
   // Once a lifecycle install is recorded the new slot is armed, so any new boot should be on
   // the target (the reboot may have been sent just before a restart, unrecorded).

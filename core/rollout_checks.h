@@ -24,6 +24,12 @@ bool RunsTarget(const NodeObservation& seen, const OperationInFlight& op);
 bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
                   const OperationInFlight& op);
 
+// Whether a look at the node of `op`, `seen` without its etcd facts yet, must ask etcd: not
+// between the call that takes it down (Upgrade, Reboot) and its next boot, when nothing decided
+// reads its member (NodeVerified waits for a new boot first) and its facts of the boot before
+// still stand. Always when the boot before is unknown.
+bool EtcdReadInFlight(const NodeObservation& seen, const OperationInFlight& op);
+
 // After the node was asked to upgrade (or, on the lifecycle path, once the new image was
 // installed): a new boot on a version or schematic other than the target (the A/B fallback
 // after a failed boot). Returns the failure message, or "" when not so (or the new boot's

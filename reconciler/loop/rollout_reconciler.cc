@@ -678,8 +678,10 @@ absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveNodes(const Pass
   }
   std::vector<std::string> nodes;
   for (const core::OperationInFlight& op : pass.memory.in_flight) nodes.push_back(op.node);
-  absl::StatusOr<core::ObservedCluster> some = deps_.observer.ObserveNodes(profile, nodes);
+  absl::StatusOr<core::ObservedCluster> some =
+      deps_.observer.ObserveNodesWithoutEtcd(profile, nodes);
   if (!some.ok()) return some;
+  if (absl::Status s = ObserveEtcdInFlight(pass, *last, *some); !s.ok()) return s;
   // The nodes in flight as they are now; every other node as the last full look saw it.
   for (core::NodeObservation& node : last->nodes) {
     if (const core::NodeObservation* seen = some->FindNode(node.name);
@@ -688,6 +690,37 @@ absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveNodes(const Pass
     }
   }
   return *std::move(last);
+}
+
+absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
+                                                   const core::ObservedCluster& last,
+                                                   core::ObservedCluster& some) {
+  if (some.etcd_observed) return absl::OkStatus();
+  // etcd of the control planes in flight whose member a decision may read; the others (told to
+  // go down, not rebooted yet) keep their facts of this boot from the last look that asked.
+  core::ObservedCluster asked;
+  asked.name = some.name;
+  asked.etcd_observed = false;
+  for (const core::OperationInFlight& op : pass.memory.in_flight) {
+    const core::NodeObservation* seen = some.FindNode(op.node);
+    if (seen == nullptr || !seen->reachable || !core::IsControlPlane(*pass.profile, op.node)) {
+      continue;
+    }
+    if (core::EtcdReadInFlight(*seen, op)) {
+      asked.nodes.push_back(*seen);
+    } else if (const core::NodeObservation* before = last.FindNode(op.node)) {
+      core::NodeObservation& node = *some.FindNode(op.node);
+      node.etcd_member = before->etcd_member;
+      node.etcd_healthy = before->etcd_healthy;
+      node.etcd_leader = before->etcd_leader;
+    }
+  }
+  if (!asked.nodes.empty()) {
+    if (absl::Status s = deps_.observer.ObserveEtcd(*pass.profile, asked); !s.ok()) return s;
+    for (const core::NodeObservation& node : asked.nodes) *some.FindNode(node.name) = node;
+  }
+  some.etcd_observed = true;
+  return absl::OkStatus();
 }
 
 }  // namespace tr::reconciler

@@ -249,6 +249,11 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveNodes(
   return ObserveSome(profile, &nodes, /*etcd=*/true);
 }
 
+absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveNodesWithoutEtcd(
+    const core::ClusterProfile& profile, const std::vector<std::string>& nodes) {
+  return ObserveSome(profile, &nodes, /*etcd=*/false);
+}
+
 absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveWithoutEtcd(
     const core::ClusterProfile& profile) {
   return ObserveSome(profile, nullptr, /*etcd=*/false);

@@ -39,6 +39,11 @@ class FleetObserver {
     (void)nodes;
     return Observe(profile);
   }
+  // As ObserveNodes, without asking etcd (as ObserveWithoutEtcd). The default asks it.
+  virtual absl::StatusOr<core::ObservedCluster> ObserveNodesWithoutEtcd(
+      const core::ClusterProfile& profile, const std::vector<std::string>& nodes) {
+    return ObserveNodes(profile, nodes);
+  }
   // As Observe, without asking etcd (ObservedCluster::etcd_observed false): for a look whose
   // decision will not read it (core::DecisionReadsEtcd). The default observes everything.
   virtual absl::StatusOr<core::ObservedCluster> ObserveWithoutEtcd(
@@ -72,6 +77,8 @@ class TalosFleetObserver final : public FleetObserver {
         watches_(std::make_unique<NodeWatches>(env, std::move(wake), watch_idle)) {}
   absl::StatusOr<core::ObservedCluster> Observe(const core::ClusterProfile& profile) override;
   absl::StatusOr<core::ObservedCluster> ObserveNodes(
+      const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
+  absl::StatusOr<core::ObservedCluster> ObserveNodesWithoutEtcd(
       const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
   absl::StatusOr<core::ObservedCluster> ObserveWithoutEtcd(
       const core::ClusterProfile& profile) override;

@@ -59,6 +59,16 @@ class WorldObserver final : public FleetObserver {
     });
     return some;
   }
+  absl::StatusOr<core::ObservedCluster> ObserveNodesWithoutEtcd(
+      const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override {
+    absl::StatusOr<core::ObservedCluster> some = ObserveNodes(profile, nodes);
+    if (!some.ok()) return some;
+    for (core::NodeObservation& node : some->nodes) {
+      node.etcd_member = node.etcd_healthy = node.etcd_leader = false;
+    }
+    some->etcd_observed = false;
+    return some;
+  }
   // As the Talos observer: the control planes' etcd fields say nothing until ObserveEtcd.
   absl::StatusOr<core::ObservedCluster> ObserveWithoutEtcd(
       const core::ClusterProfile& profile) override {
@@ -71,10 +81,20 @@ class WorldObserver final : public FleetObserver {
     seen->etcd_observed = false;
     return seen;
   }
-  absl::Status ObserveEtcd(const core::ClusterProfile&, core::ObservedCluster& observed) override {
+  absl::Status ObserveEtcd(const core::ClusterProfile& profile,
+                           core::ObservedCluster& observed) override {
+    if (observed.etcd_observed) return absl::OkStatus();  // as the Talos observer
     ++etcd_looks;
     const core::ObservedCluster now = world_.observed();
     for (core::NodeObservation& node : observed.nodes) {
+      if (observed.nodes.size() < profile.nodes.size()) {
+        const auto told = world_.reboots_into_upgrade().find(node.name);
+        etcd_followed.push_back({node.name, told == world_.reboots_into_upgrade().end()
+                                                ? 0
+                                                : told->second,
+                                 static_cast<int>(std::count(node.boot_id.begin(),
+                                                             node.boot_id.end(), '+'))});
+      }
       if (const core::NodeObservation* seen = now.FindNode(node.name)) {
         node.etcd_member = seen->etcd_member;
         node.etcd_healthy = seen->etcd_healthy;
@@ -89,6 +109,14 @@ class WorldObserver final : public FleetObserver {
   int looks_without_etcd = 0;  // of them
   int etcd_looks = 0;          // ObserveEtcd
   std::vector<std::string> followed;  // every node a partial look asked for
+  // Each node a partial look asked etcd of: how often it had been told to upgrade by then, and
+  // how often it had rebooted.
+  struct EtcdFollowed {
+    std::string node;
+    int told = 0;
+    int booted = 0;
+  };
+  std::vector<EtcdFollowed> etcd_followed;
 
  private:
   RolloutWorld& world_;
@@ -314,6 +342,25 @@ TEST(RolloutReconcilerTest, EtcdIsAskedOnlyWhenTheDecisionMayReadIt) {
   const int etcd_looks = h.observer.etcd_looks;
   EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kDone);
   EXPECT_EQ(h.observer.etcd_looks, etcd_looks);
+}
+
+// While a control plane in flight is going down (told to upgrade, not rebooted yet) no decision
+// reads its etcd member: it is not asked; before the call (the leader hand-over) and after the
+// new boot (the node verified) it is.
+TEST(RolloutReconcilerTest, EtcdOfANodeInFlightIsNotAskedBetweenItsUpgradeCallAndItsReboot) {
+  Harness h("1.11.6", "1.12.0");
+  auto r = h.Make();
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  std::set<std::string> after_boot;
+  for (const auto& asked : h.observer.etcd_followed) {
+    EXPECT_FALSE(asked.told > asked.booted)
+        << asked.node << " asked while going down (told " << asked.told << ", booted "
+        << asked.booted << ")";
+    if (asked.told >= 1 && asked.booted == asked.told) after_boot.insert(asked.node);
+  }
+  EXPECT_EQ(after_boot, (std::set<std::string>{"cp-0", "cp-1", "cp-2"}))
+      << "each control plane is verified after its new boot";
 }
 
 // A status file read at start makes no phase series by itself: a planted one of a cluster
