@@ -49,6 +49,14 @@ TEST(TalosAnswersTest, TheHostApidCouldNotDialIsReadFromItsUnavailable) {
                 "talos Read on node fd00::3 via [fd00::1]:50000: connection error: desc = "
                 "\"transport: Error while dialing: dial tcp [fd00::3]:50000: i/o timeout\""))),
             "fd00::3");
+  EXPECT_EQ(HostApidCouldNotDial(RecognizeTalosAnswer(absl::UnavailableError(
+                "connection error: desc = \"transport: Error while dialing dial tcp "
+                "10.5.0.4:50000: connect: connection refused\""))),
+            "10.5.0.4");  // older grpc-go
+  EXPECT_EQ(HostApidCouldNotDial(RecognizeTalosAnswer(absl::UnavailableError(
+                "connection error: desc = \"transport: Error while dialing: dial tcp: lookup "
+                "node-3: no such host\""))),
+            std::nullopt);
   EXPECT_EQ(HostApidCouldNotDial(RecognizeTalosAnswer(absl::UnknownError(words))), std::nullopt);
   // apid's own node is dialed over a unix socket; the client's own gRPC words a connection it
   // could not make otherwise: neither names a host.

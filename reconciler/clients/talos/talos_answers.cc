@@ -19,13 +19,19 @@ bool TalosSays(const absl::Status& status, std::string_view words) {
          std::string_view::npos;
 }
 
-// "... Error while dialing: dial tcp HOST:PORT: ..." (HOST bracketed when IPv6), Unavailable.
+// "... transport: Error while dialing: dial tcp HOST:PORT: ..." (HOST bracketed when IPv6; older
+// grpc-go wrote no colon after "dialing"), Unavailable.
 std::optional<std::string> DialedHost(const absl::Status& status) {
-  constexpr std::string_view kDial = "transport: Error while dialing: dial tcp ";
+  constexpr std::string_view kDialing = "transport: Error while dialing";
+  constexpr std::string_view kTcp = "dial tcp ";
   const std::string_view message(status.message().data(), status.message().size());
-  const size_t at = message.find(kDial);
+  const size_t at = message.find(kDialing);
   if (!absl::IsUnavailable(status) || at == std::string_view::npos) return std::nullopt;
-  std::string_view address = message.substr(at + kDial.size());
+  std::string_view address = message.substr(at + kDialing.size());
+  if (address.starts_with(':')) address.remove_prefix(1);
+  if (address.starts_with(' ')) address.remove_prefix(1);
+  if (!address.starts_with(kTcp)) return std::nullopt;
+  address.remove_prefix(kTcp.size());
   address = address.substr(0, address.find_first_of(" \"\\"));
   if (address.ends_with(':')) address.remove_suffix(1);  // "...:50000: connect: ..."
   const size_t port = address.rfind(':');
