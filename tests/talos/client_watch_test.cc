@@ -55,6 +55,18 @@ class ClientWatchTest : public SimTest {
     return (client ? client : client_.get())->StartWatch(node, request, std::move(callbacks));
   }
 
+  // A client whose endpoints are cp-1 then cp-2, with `node`'s API made unreachable.
+  void ClientThroughTwoEndpoints(const std::string& node, std::unique_ptr<TalosClient>* client) {
+    sim::Fault fault;
+    fault.kind = sim::FaultKind::kApiUnreachable;
+    ASSERT_TRUE(fleet_->InjectFault(node, fault).ok());
+    TalosContext context;
+    ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+    context.endpoints = {Endpoint{Address("cp-1"), kApidPort},
+                         Endpoint{Address("cp-2"), kApidPort}};
+    ASSERT_NO_FATAL_FAILURE(NewClientFor(context, client));
+  }
+
   static MachineStatus StatusOf(const CosiEvent& event) {
     auto status = MachineStatusFromSpec(event.resource.proto_spec);
     EXPECT_TRUE(status.ok()) << status.status();
@@ -155,14 +167,8 @@ TEST_F(ClientWatchTest, CancelEndsTheWatchAndTheHandleWaitsForTheEnd) {
 }
 
 TEST_F(ClientWatchTest, AnEndpointThatCannotServeItIsPassedOverUntilTheWatchIsEstablished) {
-  sim::Fault fault;
-  fault.kind = sim::FaultKind::kApiUnreachable;
-  ASSERT_TRUE(fleet_->InjectFault("cp-1", fault).ok());
-  TalosContext context;
-  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
-  context.endpoints = {Endpoint{Address("cp-1"), kApidPort}, Endpoint{Address("cp-2"), kApidPort}};
   std::unique_ptr<TalosClient> client;
-  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &client));
+  ASSERT_NO_FATAL_FAILURE(ClientThroughTwoEndpoints("cp-1", &client));
   auto watch =
       Watch(Address("w-1"), {.namespace_name = "runtime", .type = kMachineStatuses, .id = {}},
             client.get());
@@ -181,14 +187,8 @@ TEST_F(ClientWatchTest, AnEndpointThatCannotServeItIsPassedOverUntilTheWatchIsEs
 }
 
 TEST_F(ClientWatchTest, AWatchOfANodeTheEndpointCannotDialEndsThereAndTheNextStartsAtTheNext) {
-  sim::Fault fault;
-  fault.kind = sim::FaultKind::kApiUnreachable;
-  ASSERT_TRUE(fleet_->InjectFault("w-1", fault).ok());
-  TalosContext context;
-  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
-  context.endpoints = {Endpoint{Address("cp-1"), kApidPort}, Endpoint{Address("cp-2"), kApidPort}};
   std::unique_ptr<TalosClient> client;
-  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &client));
+  ASSERT_NO_FATAL_FAILURE(ClientThroughTwoEndpoints("w-1", &client));
   const CosiWatchRequest request{.namespace_name = "runtime", .type = kMachineStatuses, .id = {}};
   auto watch = Watch(Address("w-1"), request, client.get());
   ASSERT_TRUE(seen_.WaitFor([](const Seen& s) { return s.done.has_value(); }));
