@@ -702,17 +702,16 @@ absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
   asked.name = some.name;
   asked.etcd_observed = false;
   for (const core::OperationInFlight& op : pass.memory.in_flight) {
-    const core::NodeObservation* seen = some.FindNode(op.node);
+    core::NodeObservation* seen = some.FindNode(op.node);
     if (seen == nullptr || !seen->reachable || !core::IsControlPlane(*pass.profile, op.node)) {
       continue;
     }
     if (core::EtcdReadInFlight(*seen, op)) {
       asked.nodes.push_back(*seen);
     } else if (const core::NodeObservation* before = last.FindNode(op.node)) {
-      core::NodeObservation& node = *some.FindNode(op.node);
-      node.etcd_member = before->etcd_member;
-      node.etcd_healthy = before->etcd_healthy;
-      node.etcd_leader = before->etcd_leader;
+      seen->etcd_member = before->etcd_member;
+      seen->etcd_healthy = before->etcd_healthy;
+      seen->etcd_leader = before->etcd_leader;
     }
   }
   if (!asked.nodes.empty()) {

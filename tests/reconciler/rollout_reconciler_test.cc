@@ -86,14 +86,14 @@ class WorldObserver final : public FleetObserver {
     if (observed.etcd_observed) return absl::OkStatus();  // as the Talos observer
     ++etcd_looks;
     const core::ObservedCluster now = world_.observed();
+    const bool partial = observed.nodes.size() < profile.nodes.size();
+    const auto& told = world_.reboots_into_upgrade();
     for (core::NodeObservation& node : observed.nodes) {
-      if (observed.nodes.size() < profile.nodes.size()) {
-        const auto told = world_.reboots_into_upgrade().find(node.name);
-        etcd_followed.push_back({node.name, told == world_.reboots_into_upgrade().end()
-                                                ? 0
-                                                : told->second,
-                                 static_cast<int>(std::count(node.boot_id.begin(),
-                                                             node.boot_id.end(), '+'))});
+      if (partial) {
+        const auto upgrades = told.find(node.name);
+        etcd_followed.push_back(
+            {node.name, upgrades == told.end() ? 0 : upgrades->second,
+             static_cast<int>(std::count(node.boot_id.begin(), node.boot_id.end(), '+'))});
       }
       if (const core::NodeObservation* seen = now.FindNode(node.name)) {
         node.etcd_member = seen->etcd_member;

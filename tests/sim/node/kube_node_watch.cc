@@ -50,23 +50,24 @@ void SimCluster::SettleKubeNodesLocked() {
     auto settled = node_settled_.find(node->spec.name);
     if (settled == node_settled_.end()) {
       // There from the start: a watch from a resourceVersion sees it only when it changes.
-      json stored = KubeNodeJsonLocked(*node);
       node_settled_.emplace(node->spec.name,
                             SettledNode{node->kube_resource_version, std::move(inputs),
-                                        WithoutTimes(stored), stored});
+                                        KubeNodeJsonLocked(*node)});
       continue;
     }
     SettledNode& last = settled->second;
     if (last.inputs == inputs && last.resource_version == node->kube_resource_version) continue;
     json now = WithoutTimes(KubeNodeJsonLocked(*node));
     last.inputs = std::move(inputs);
-    if (last.object == now && last.resource_version == node->kube_resource_version) continue;
+    if (WithoutTimes(last.stored) == now &&
+        last.resource_version == node->kube_resource_version) {
+      continue;
+    }
     // Changed by its machine alone: the update a controller would have written.
     if (last.resource_version == node->kube_resource_version) {
       node->kube_resource_version = NextResourceVersionLocked();
     }
     last.resource_version = node->kube_resource_version;
-    last.object = std::move(now);
     json previous = std::exchange(last.stored, KubeNodeJsonLocked(*node));
     changes.push_back({last.resource_version, "MODIFIED", last.stored, std::move(previous)});
   }

@@ -494,8 +494,7 @@ class SimCluster {
   struct SettledNode {
     uint64_t resource_version = 0;
     KubeNodeInputs inputs;
-    nlohmann::json object;  // times left out: what a change is compared on
-    nlohmann::json stored;  // as stored, times and all: a later event's previous object
+    nlohmann::json stored;  // as stored: a later event's previous object
   };
   std::map<std::string, SettledNode> node_settled_;
   uint64_t node_history_start_ = 0;                  // 0: not settled yet
