@@ -122,7 +122,7 @@ absl::StatusOr<RepositoryPtr> Mirror::Repository() const {
   return RepositoryPtr(raw);
 }
 
-absl::Status Mirror::CompactIfNeeded(std::size_t max_packs) const {
+absl::Status Mirror::CompactIfNeeded(std::size_t max_packs, std::size_t whole_growth) const {
   std::lock_guard one_at_a_time(compact_mu_);
   std::vector<PackFile> rolled;
   std::vector<LooseObject> loose;
@@ -135,11 +135,17 @@ absl::Status Mirror::CompactIfNeeded(std::size_t max_packs) const {
     loose = ListLooseObjects(path_);
     if (packs.size() <= max_packs && loose.size() <= kMaxLooseObjects) return absl::OkStatus();
     rolled = PacksToRollUp(packs, loose.size());
+    const bool whole = !rolled.empty() && rolled.size() == packs.size() &&
+                       WholeRewriteDue(packs, loose.size(), whole_growth);
+    if (!whole && !rolled.empty() && rolled.size() == packs.size()) {
+      rolled.erase(rolled.begin());  // the largest, kept until a whole rewrite is due
+      if (rolled.size() < 2 && loose.empty()) return absl::OkStatus();  // one pack: as it is
+    }
     if (rolled.empty() && loose.empty()) return absl::OkStatus();
     absl::StatusOr<RepositoryPtr> repo = Repository();
     if (!repo.ok()) return repo.status();
     absl::StatusOr<std::string> written;
-    if (!rolled.empty() && rolled.size() == packs.size()) {
+    if (whole) {
       // Every pack would be rewritten anyway: pack what the refs reach (reachable_pack.h).
       absl::StatusOr<std::map<std::string, git_oid>> refs = RefTargets(repo->get());
       if (!refs.ok()) return refs.status();
@@ -168,8 +174,7 @@ absl::Status Mirror::CompactIfNeeded(std::size_t max_packs) const {
     if (!in_kept.ok()) return in_kept.status();
     absl::StatusOr<RepositoryPtr> repo = Repository();
     if (!repo.ok()) return repo.status();
-    absl::StatusOr<std::vector<git_oid>> outside =
-        ReachableOutside(repo->get(), *in_kept, *walked);
+    absl::StatusOr<std::vector<git_oid>> outside = ReachableOutside(repo->get(), *in_kept, *walked);
     if (!outside.ok()) return outside.status();
     needed = *std::move(outside);
   }

@@ -74,12 +74,18 @@ class Mirror {
   // Loose objects past which the mirror is compacted, however few its packs.
   static constexpr std::size_t kMaxLooseObjects = 4096;
 
+  // A whole rewrite once the mirror holds this many times the objects of its largest pack.
+  static constexpr std::size_t kWholeRewriteGrowth = 4;
+
   // When there are more than `max_packs` packs or kMaxLooseObjects loose objects: writes the
   // packs outside the geometric progression and the loose objects into one pack, then deletes
-  // them (pack_rollup.h); when that would rewrite every pack, writes what the refs reach
-  // instead, so that what nothing reaches goes (reachable_pack.h). Takes the lock shared, then
-  // exclusively to delete; call it without holding it. Compactions run one at a time.
-  absl::Status CompactIfNeeded(std::size_t max_packs = 24) const;
+  // them (pack_rollup.h). When that would roll every pack up, it keeps the largest instead,
+  // until the mirror holds `whole_growth` times its objects (WholeRewriteDue); then it writes
+  // what the refs reach, so that what nothing reaches goes (reachable_pack.h). Takes the lock
+  // shared, then exclusively to delete; call it without holding it. Compactions run one at a
+  // time.
+  absl::Status CompactIfNeeded(std::size_t max_packs = 24,
+                               std::size_t whole_growth = kWholeRewriteGrowth) const;
   // CompactIfNeeded(max_packs) on the mirror's own thread (started by the first request,
   // stopped and joined with the mirror), so that nobody waits for it; requests that come
   // while one runs make one compaction more, with the smallest `max_packs` asked.

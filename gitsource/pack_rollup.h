@@ -51,8 +51,17 @@ absl::StatusOr<std::vector<PackIndexEntry>> PackIndexEntries(const std::filesyst
 absl::StatusOr<std::vector<git_oid>> PackIndexIds(const std::filesystem::path& idx);
 
 // The packs to roll up with `loose` loose objects: sorted by size, every pack from the first
-// that holds fewer than twice the objects of all smaller ones and the loose ones together.
-// Empty when the packs already form that progression.
+// that holds fewer than twice the objects of all smaller ones and the loose ones together
+// (the largest first). Empty when the packs already form that progression.
 std::vector<PackFile> PacksToRollUp(std::vector<PackFile> packs, std::size_t loose);
+
+// Whether a compaction that would roll every pack up should rewrite the whole mirror instead
+// (reachable_pack.h): once it holds `growth` times the objects of its largest pack, the last
+// whole rewrite's. Until then the largest is kept and the rest rolled up as they are. A whole
+// rewrite is libgit2's pack builder searching a delta for every object, where a roll-up copies
+// bytes: rewriting whenever every pack rolls (growth 1.5) searched each object's delta about
+// three times in the mirror's life; growth 4 does it 4/3 times, at the price of the objects
+// written since the last rewrite being kept without deltas (docs/benchmarks.md).
+bool WholeRewriteDue(const std::vector<PackFile>& packs, std::size_t loose, std::size_t growth);
 
 }  // namespace tr::gitsource

@@ -60,7 +60,18 @@ struct Result {
   int talos_calls = 0;            // answered by talos-sim during the rollout (its journal)
   int kube_calls = 0;             // of its Kubernetes API, the same
   std::map<std::string, int> calls_by_method;  // both kinds, by method ("kube:GET" for kube)
+  double mirror_mib = 0;  // the daemon's mirror on disk at the end (its packs and loose objects)
 };
+
+// Bytes of the regular files under `dir`.
+double MiBUnder(const std::filesystem::path& dir) {
+  std::uintmax_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    if (entry.is_regular_file(ec)) bytes += entry.file_size(ec);
+  }
+  return static_cast<double>(bytes) / (1 << 20);
+}
 
 // Commits in (from, to] on the status branch; with `path`, only those that changed it.
 int CommitsBetween(const ProfileRepo& repo, const std::string& from, const std::string& to,
@@ -134,6 +145,7 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
                         std::max(1.0, machine_after.second - machine_before.second);
   if (auto usage = ReadProcessUsage(world.daemon().pid()); usage.ok()) result.daemon_after = *usage;
   if (auto usage = ReadProcessUsage(world.sim().pid()); usage.ok()) result.sim_after = *usage;
+  result.mirror_mib = MiBUnder(world.dir() / "daemon-state" / "mirror.git" / "objects");
   const std::string status_after = world.repo().StatusTip();
   result.status_commits = CommitsBetween(world.repo(), status_before, status_after);
   result.first_cluster_records = CommitsBetween(world.repo(), status_before, status_after,
@@ -158,14 +170,15 @@ void Print(const char* label, int clusters, const Result& r) {
       "%-22s %4d clusters, %5d nodes: wall %7.2f s; daemon %6.2f CPU s (rollout), "
       "%6.2f CPU s (all), peak RSS %6.1f MiB, %d threads; talos-sim %6.2f CPU s (rollout), "
       "%6.2f CPU s (all), RSS %6.1f MiB; machine %3.0f%% busy during the rollout; %d status "
-      "commits, %d of them recording the first cluster; %.1f Talos and %.1f Kubernetes calls "
-      "per node upgrade\n",
+      "commits, %d of them recording the first cluster, mirror %.1f MiB; %.1f Talos and %.1f "
+      "Kubernetes calls per node upgrade\n",
       label, clusters, clusters * 5, r.wall_seconds,
       r.daemon_after.cpu_seconds - r.daemon_before.cpu_seconds, r.daemon_after.cpu_seconds,
       static_cast<double>(r.daemon_after.peak_rss_kib) / 1024, r.daemon_after.threads,
       r.sim_after.cpu_seconds - r.sim_before.cpu_seconds, r.sim_after.cpu_seconds,
       static_cast<double>(r.sim_after.rss_kib) / 1024, 100 * r.machine_busy, r.status_commits,
-      r.first_cluster_records, r.talos_calls / (5.0 * clusters), r.kube_calls / (5.0 * clusters));
+      r.first_cluster_records, r.mirror_mib, r.talos_calls / (5.0 * clusters),
+      r.kube_calls / (5.0 * clusters));
   std::vector<std::pair<int, std::string>> methods;
   for (const auto& [method, count] : r.calls_by_method) methods.emplace_back(count, method);
   std::sort(methods.rbegin(), methods.rend());

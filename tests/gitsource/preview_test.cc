@@ -2,6 +2,8 @@
 // without touching the desired-state branch, and kept through compaction by a preview ref.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <shared_mutex>
 #include <thread>
 
@@ -64,8 +66,9 @@ TEST_F(PreviewTest, PreviewsAreReadWithStricterLimitsThanTheBranch) {
   auto source = OpenSource(Config("file://" + upstream_.bare().string()));
   ASSERT_NE(source, nullptr);
   std::string many = "blob\nmark :1\ndata 8\nkind: x\n\n";
-  many += "commit refs/pull/7/head\ncommitter T <t@example.com> 1700000000 +0000\n"
-          "data 4\nmany\nfrom refs/heads/main\n";
+  many +=
+      "commit refs/pull/7/head\ncommitter T <t@example.com> 1700000000 +0000\n"
+      "data 4\nmany\nfrom refs/heads/main\n";
   for (int i = 0; i < 600; ++i) many += "M 100644 :1 clusters/c" + std::to_string(i) + ".yaml\n";
   upstream_.FastImport(many + "\n");
   const std::string head = upstream_.GitBare({"rev-parse", "refs/pull/7/head"});
@@ -121,10 +124,10 @@ TEST_F(PreviewTest, AHeadThatBringsMoreThanTwiceThePreviewBudgetIsNotFetched) {
       << preview.status();
   const std::string mirror = (tmp_ / "state" / "mirror.git").string();
   EXPECT_NE(RunCommand({"git", "-C", mirror, "cat-file", "-e", head}).exit_code, 0);
-  EXPECT_NE(RunCommand({"git", "-C", mirror, "rev-parse", "-q", "--verify",
-                        "refs/previews/pull/7/head"})
-                .exit_code,
-            0);
+  EXPECT_NE(
+      RunCommand({"git", "-C", mirror, "rev-parse", "-q", "--verify", "refs/previews/pull/7/head"})
+          .exit_code,
+      0);
   // Within twice the budget the same head is fetched.
   config.preview_limits.max_total_bytes = 256 * 1024;
   config.state_dir = tmp_ / "state-2";
@@ -141,8 +144,8 @@ TEST_F(PreviewTest, DropPreviewDeletesTheKeptRef) {
   ASSERT_TRUE(source->FetchPreview("refs/pull/7/head", {}).ok());
   const std::string mirror = (tmp_ / "state" / "mirror.git").string();
   auto kept = [&] {
-    return RunCommand({"git", "-C", mirror, "rev-parse", "-q", "--verify",
-                       "refs/previews/pull/7/head"})
+    return RunCommand(
+               {"git", "-C", mirror, "rev-parse", "-q", "--verify", "refs/previews/pull/7/head"})
                .exit_code == 0;
   };
   EXPECT_TRUE(kept());
@@ -170,12 +173,57 @@ TEST_F(PreviewTest, ADroppedPreviewsObjectsGoAtTheNextWholeCompaction) {
   };
   ASSERT_TRUE(present(dropped + ":clusters/staging.yaml"));
   // Three packs (the clone and two previews), none twice as large as the rest: all rewritten.
-  ASSERT_TRUE(source->mirror()->CompactIfNeeded(0).ok());
+  ASSERT_TRUE(source->mirror()->CompactIfNeeded(0, /*whole_growth=*/1).ok());
   EXPECT_FALSE(present(dropped));
   EXPECT_FALSE(present(dropped + ":clusters/staging.yaml"));
   EXPECT_TRUE(present(kept + ":clusters/staging.yaml"));
   EXPECT_TRUE(source->Snapshot(desired_tip_).ok());
   EXPECT_EQ(ListPacks(mirror).size(), 1u);
+  MustRun({"git", "-C", mirror, "fsck", "--strict", "--no-dangling"});
+}
+
+// A compaction that would roll every pack up keeps the largest (the last whole rewrite's) and
+// rolls the rest up as they are, while the mirror holds less than kWholeRewriteGrowth times its
+// objects: no delta is searched, and what nothing reaches stays. Past that, the whole mirror is
+// rewritten and a dropped preview's objects go.
+TEST_F(PreviewTest, TheLargestPackIsKeptUntilTheMirrorHasGrownPastItsWholeRewriteGrowth) {
+  auto source = OpenSource(Config("file://" + upstream_.bare().string()));
+  ASSERT_NE(source, nullptr);
+  ASSERT_TRUE(source->Poll().ok());
+  const std::string mirror = (tmp_ / "state" / "mirror.git").string();
+  const std::string dropped = PublishHead("refs/pull/7/head", "kind: dropped\n");
+  ASSERT_TRUE(source->FetchPreview("refs/pull/7/head", {}).ok());
+  ASSERT_TRUE(source->DropPreview("refs/pull/7/head").ok());
+  CommitDesired({{"clusters/prod.yaml", "1"}}, "x");
+  ASSERT_TRUE(source->Poll().ok());
+  auto present = [&](const std::string& object) {
+    return RunCommand({"git", "-C", mirror, "cat-file", "-e", object}).exit_code == 0;
+  };
+  auto largest = [&] {
+    std::vector<PackFile> packs = ListPacks(mirror);
+    return *std::max_element(packs.begin(), packs.end(), [](const PackFile& a, const PackFile& b) {
+      return a.objects < b.objects;
+    });
+  };
+  const PackFile clone = largest();
+  // Every pack would roll, but the mirror is not yet four times its largest pack.
+  ASSERT_EQ(PacksToRollUp(ListPacks(mirror), 0).size(), 3u);
+  ASSERT_FALSE(WholeRewriteDue(ListPacks(mirror), 0, Mirror::kWholeRewriteGrowth));
+  ASSERT_TRUE(source->mirror()->CompactIfNeeded(0).ok());
+  EXPECT_EQ(ListPacks(mirror).size(), 2u);
+  EXPECT_TRUE(std::filesystem::exists(clone.pack)) << "the largest pack was rewritten";
+  EXPECT_TRUE(present(dropped)) << "a roll-up dropped an object";
+  // Grown past four times the largest pack: the next compaction rewrites the whole mirror.
+  for (int i = 2; !WholeRewriteDue(ListPacks(mirror), 0, Mirror::kWholeRewriteGrowth); ++i) {
+    ASSERT_LT(i, 100);
+    CommitDesired({{"clusters/prod.yaml", std::to_string(i)}}, "x");
+    ASSERT_TRUE(source->Poll().ok());
+  }
+  ASSERT_TRUE(source->mirror()->CompactIfNeeded(0).ok());
+  EXPECT_EQ(ListPacks(mirror).size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(clone.pack));
+  EXPECT_FALSE(present(dropped));
+  EXPECT_TRUE(source->Snapshot(desired_tip_).ok());
   MustRun({"git", "-C", mirror, "fsck", "--strict", "--no-dangling"});
 }
 
@@ -198,15 +246,15 @@ TEST_F(PreviewTest, AnObjectARefComesToReachWhileTheCompactionWritesIsKept) {
     ASSERT_TRUE(source->Poll().ok());
   }
   const std::size_t packs_before = ListPacks(mirror).size();
-  ASSERT_EQ(PacksToRollUp(ListPacks(mirror), ListLooseObjects(mirror).size()).size(),
-            packs_before);
+  ASSERT_EQ(PacksToRollUp(ListPacks(mirror), ListLooseObjects(mirror).size()).size(), packs_before);
   absl::Status compacted = absl::UnknownError("not run");
   std::thread compaction;
   {
     // Held shared, the mirror cannot be taken for the deletes: the compaction waits there once
     // its pack is written.
     std::shared_lock hold(source->mirror()->lock());
-    compaction = std::thread([&] { compacted = source->mirror()->CompactIfNeeded(0); });
+    compaction =
+        std::thread([&] { compacted = source->mirror()->CompactIfNeeded(0, /*whole_growth=*/1); });
     if (!tr::test_support::WaitUntil(
             [&] { return ListPacks(mirror).size() == packs_before + 1; })) {
       hold.unlock();
@@ -241,10 +289,10 @@ TEST_F(PreviewTest, KeepsAtMostMaxKeptPreviewsDroppingTheLowestNumbers) {
     ASSERT_TRUE(preview.ok()) << preview.status();
   }
   const std::string mirror = (tmp_ / "state" / "mirror.git").string();
-  EXPECT_EQ(RunCommand({"git", "-C", mirror, "for-each-ref", "--format=%(refname)",
-                        "refs/previews/"})
-                .out,
-            "refs/previews/pull/1/head\nrefs/previews/pull/5/head\n");
+  EXPECT_EQ(
+      RunCommand({"git", "-C", mirror, "for-each-ref", "--format=%(refname)", "refs/previews/"})
+          .out,
+      "refs/previews/pull/1/head\nrefs/previews/pull/5/head\n");
 }
 
 }  // namespace

@@ -583,7 +583,7 @@ TEST_F(StatusWriterTest, AStatusCommitMadeWhileTheCompactionWritesLosesNothing) 
   std::thread compaction;
   {
     std::shared_lock hold(mirror->lock());
-    compaction = std::thread([&] { compacted = mirror->CompactIfNeeded(0); });
+    compaction = std::thread([&] { compacted = mirror->CompactIfNeeded(0, /*whole_growth=*/1); });
     if (!tr::test_support::WaitUntil(
             [&] { return ListPacks(mirror->path()).size() == packs_before + 1; })) {
       hold.unlock();
