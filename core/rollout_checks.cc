@@ -42,9 +42,11 @@ bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
   return true;
 }
 
-bool EtcdReadInFlight(const NodeObservation& seen, const OperationInFlight& op) {
-  const bool told_to_go_down =
-      op.phase == OperationPhase::kUpgradeCalled || op.phase == OperationPhase::kRebootCalled;
+bool EtcdReadInFlight(const NodeObservation& seen, const OperationInFlight& op,
+                      bool down_call_outstanding) {
+  const bool told_to_go_down = down_call_outstanding ||
+                               op.phase == OperationPhase::kUpgradeCalled ||
+                               op.phase == OperationPhase::kRebootCalled;
   return !told_to_go_down || NewBoot(seen, op);
 }
 

@@ -27,8 +27,11 @@ bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
 // Whether a look at the node of `op`, `seen` without its etcd facts yet, must ask etcd: not
 // between the call that takes it down (Upgrade, Reboot) and its next boot, when nothing decided
 // reads its member (NodeVerified waits for a new boot first) and its facts of the boot before
-// still stand. Always when the boot before is unknown.
-bool EtcdReadInFlight(const NodeObservation& seen, const OperationInFlight& op);
+// still stand. `down_call_outstanding`: that call is being made in the background (sent, or
+// about to be), so that only collecting its result is left to decide. Always when the boot
+// before is unknown.
+bool EtcdReadInFlight(const NodeObservation& seen, const OperationInFlight& op,
+                      bool down_call_outstanding = false);
 
 // After the node was asked to upgrade (or, on the lifecycle path, once the new image was
 // installed): a new boot on a version or schematic other than the target (the A/B fallback

@@ -697,7 +697,9 @@ absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
                                                    core::ObservedCluster& some) {
   if (some.etcd_observed) return absl::OkStatus();
   // etcd of the control planes in flight whose member a decision may read; the others (told to
-  // go down, not rebooted yet) keep their facts of this boot from the last look that asked.
+  // go down or being told in the background, not rebooted yet) keep their facts of this boot
+  // from the last look that asked.
+  const std::optional<OutstandingStep> outstanding = deps_.executor.Outstanding(some.name);
   core::ObservedCluster asked;
   asked.name = some.name;
   asked.etcd_observed = false;
@@ -706,7 +708,11 @@ absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
     if (seen == nullptr || !seen->reachable || !core::IsControlPlane(*pass.profile, op.node)) {
       continue;
     }
-    if (core::EtcdReadInFlight(*seen, op)) {
+    const bool down_call_outstanding =
+        outstanding && outstanding->node == op.node &&
+        (outstanding->kind == core::ActionKind::kCallUpgrade ||
+         outstanding->kind == core::ActionKind::kRebootNode);
+    if (core::EtcdReadInFlight(*seen, op, down_call_outstanding)) {
       asked.nodes.push_back(*seen);
     } else if (const core::NodeObservation* before = last.FindNode(op.node)) {
       seen->etcd_member = before->etcd_member;
