@@ -42,12 +42,15 @@ bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
   return true;
 }
 
-bool EtcdReadInFlight(const NodeObservation& seen, const OperationInFlight& op,
-                      bool down_call_outstanding) {
+InFlightEtcd EtcdOfNodeInFlight(const NodeObservation& seen, const OperationInFlight& op,
+                                bool down_call_outstanding) {
   const bool told_to_go_down = down_call_outstanding ||
                                op.phase == OperationPhase::kUpgradeCalled ||
                                op.phase == OperationPhase::kRebootCalled;
-  return !told_to_go_down || NewBoot(seen, op);
+  if (!told_to_go_down) return InFlightEtcd::kAsk;
+  if (!NewBoot(seen, op)) return InFlightEtcd::kKeep;
+  return seen.stage == MachineStage::kRunning && seen.ready ? InFlightEtcd::kAsk
+                                                            : InFlightEtcd::kUnknown;
 }
 
 std::string NodeCameBackWrong(const NodeObservation& seen, const OperationInFlight& op) {

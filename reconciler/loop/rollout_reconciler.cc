@@ -696,9 +696,7 @@ absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
                                                    const core::ObservedCluster& last,
                                                    core::ObservedCluster& some) {
   if (some.etcd_observed) return absl::OkStatus();
-  // etcd of the control planes in flight whose member a decision may read; the others (told to
-  // go down or being told in the background, not rebooted yet) keep their facts of this boot
-  // from the last look that asked.
+  // etcd of the control planes in flight whose member a decision may read (EtcdOfNodeInFlight).
   const std::optional<OutstandingStep> outstanding = deps_.executor.Outstanding(some.name);
   core::ObservedCluster asked;
   asked.name = some.name;
@@ -712,12 +710,19 @@ absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
         outstanding && outstanding->node == op.node &&
         (outstanding->kind == core::ActionKind::kCallUpgrade ||
          outstanding->kind == core::ActionKind::kRebootNode);
-    if (core::EtcdReadInFlight(*seen, op, down_call_outstanding)) {
-      asked.nodes.push_back(*seen);
-    } else if (const core::NodeObservation* before = last.FindNode(op.node)) {
-      seen->etcd_member = before->etcd_member;
-      seen->etcd_healthy = before->etcd_healthy;
-      seen->etcd_leader = before->etcd_leader;
+    switch (core::EtcdOfNodeInFlight(*seen, op, down_call_outstanding)) {
+      case core::InFlightEtcd::kAsk:
+        asked.nodes.push_back(*seen);
+        break;
+      case core::InFlightEtcd::kKeep:
+        if (const core::NodeObservation* before = last.FindNode(op.node)) {
+          seen->etcd_member = before->etcd_member;
+          seen->etcd_healthy = before->etcd_healthy;
+          seen->etcd_leader = before->etcd_leader;
+        }
+        break;
+      case core::InFlightEtcd::kUnknown:
+        break;  // left as the look without etcd left them: not a member, not healthy
     }
   }
   if (!asked.nodes.empty()) {

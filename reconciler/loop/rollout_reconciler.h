@@ -164,7 +164,7 @@ class RolloutReconciler final : public ClusterReconciler {
   // (merged into the last full observation of the cluster, when there is one).
   absl::StatusOr<core::ObservedCluster> ObserveNodes(const Pass& pass, bool follow_in_flight);
   // Adds etcd to `some`, a look at the nodes in flight without it, where a decision may read it
-  // (core::EtcdReadInFlight); `last` is the last whole look.
+  // (core::EtcdOfNodeInFlight); `last` is the last whole look.
   absl::Status ObserveEtcdInFlight(const Pass& pass, const core::ObservedCluster& last,
                                    core::ObservedCluster& some);
   // Every node of the pass's cluster; etcd only when the decision may read it.
