@@ -174,7 +174,8 @@ absl::Status Mirror::CompactIfNeeded(std::size_t max_packs, std::size_t whole_gr
     if (!in_kept.ok()) return in_kept.status();
     absl::StatusOr<RepositoryPtr> repo = Repository();
     if (!repo.ok()) return repo.status();
-    absl::StatusOr<std::vector<git_oid>> outside = ReachableOutside(repo->get(), *in_kept, *walked);
+    absl::StatusOr<std::vector<git_oid>> outside =
+        ReachableOutside(repo->get(), *in_kept, *walked);
     if (!outside.ok()) return outside.status();
     needed = *std::move(outside);
   }

@@ -47,8 +47,9 @@ std::string ReadPrefix(const fs::path& path, std::size_t bytes) {
 }
 
 bool IsHex(const std::string& s) {
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+  });
 }
 
 }  // namespace
@@ -90,8 +91,7 @@ absl::StatusOr<std::vector<PackIndexEntry>> PackIndexEntries(const fs::path& idx
   if (ec) return absl::InvalidArgumentError(fmt::format("read {}: {}", idx.string(), ec.message()));
   const std::string data = ReadPrefix(idx, static_cast<std::size_t>(size));
   const std::optional<std::uint32_t> count = IndexObjectCount(data);
-  if (!count)
-    return absl::InvalidArgumentError(fmt::format("{} is no pack index v2", idx.string()));
+  if (!count) return absl::InvalidArgumentError(fmt::format("{} is no pack index v2", idx.string()));
   if (data.size() < kFanoutEnd + std::size_t{*count} * kBytesPerObject + kChecksums) {
     return absl::InvalidArgumentError(
         fmt::format("{} is shorter than its {} objects need", idx.string(), *count));
@@ -133,9 +133,9 @@ absl::StatusOr<std::vector<git_oid>> PackIndexIds(const fs::path& idx) {
 std::vector<PackFile> PacksToRollUp(std::vector<PackFile> packs, std::size_t loose) {
   std::sort(packs.begin(), packs.end(),
             [](const PackFile& a, const PackFile& b) { return a.objects > b.objects; });
-  std::uint64_t smaller =
-      std::accumulate(packs.begin(), packs.end(), std::uint64_t{loose},
-                      [](std::uint64_t sum, const PackFile& p) { return sum + p.objects; });
+  std::uint64_t smaller = std::accumulate(
+      packs.begin(), packs.end(), std::uint64_t{loose},
+      [](std::uint64_t sum, const PackFile& p) { return sum + p.objects; });
   for (std::size_t i = 0; i < packs.size(); ++i) {
     smaller -= packs[i].objects;
     if (packs[i].objects < 2 * smaller) return {packs.begin() + static_cast<long>(i), packs.end()};

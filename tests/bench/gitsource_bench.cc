@@ -203,7 +203,9 @@ StatusCommitCost MeasureStatusCommits(const LibGitSource& source, const Options&
   cost.packs_before = ListPacks(mirror).size();
   const double final_before = CpuMillis(RUSAGE_THREAD);
   cost.compaction_wall_ms =
-      Time([&] { Require(source.mirror()->CompactIfNeeded(0, /*whole_growth=*/1).ok(), "compaction"); });
+      Time([&] {
+        Require(source.mirror()->CompactIfNeeded(0, /*whole_growth=*/1).ok(), "compaction");
+      });
   cost.compaction_cpu_ms =
       ThreadCpuMillis(Mirror::kCompactorThreadName) - compactor_before +
       CpuMillis(RUSAGE_THREAD) - final_before;

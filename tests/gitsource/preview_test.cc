@@ -66,9 +66,8 @@ TEST_F(PreviewTest, PreviewsAreReadWithStricterLimitsThanTheBranch) {
   auto source = OpenSource(Config("file://" + upstream_.bare().string()));
   ASSERT_NE(source, nullptr);
   std::string many = "blob\nmark :1\ndata 8\nkind: x\n\n";
-  many +=
-      "commit refs/pull/7/head\ncommitter T <t@example.com> 1700000000 +0000\n"
-      "data 4\nmany\nfrom refs/heads/main\n";
+  many += "commit refs/pull/7/head\ncommitter T <t@example.com> 1700000000 +0000\n"
+          "data 4\nmany\nfrom refs/heads/main\n";
   for (int i = 0; i < 600; ++i) many += "M 100644 :1 clusters/c" + std::to_string(i) + ".yaml\n";
   upstream_.FastImport(many + "\n");
   const std::string head = upstream_.GitBare({"rev-parse", "refs/pull/7/head"});
@@ -124,10 +123,10 @@ TEST_F(PreviewTest, AHeadThatBringsMoreThanTwiceThePreviewBudgetIsNotFetched) {
       << preview.status();
   const std::string mirror = (tmp_ / "state" / "mirror.git").string();
   EXPECT_NE(RunCommand({"git", "-C", mirror, "cat-file", "-e", head}).exit_code, 0);
-  EXPECT_NE(
-      RunCommand({"git", "-C", mirror, "rev-parse", "-q", "--verify", "refs/previews/pull/7/head"})
-          .exit_code,
-      0);
+  EXPECT_NE(RunCommand({"git", "-C", mirror, "rev-parse", "-q", "--verify",
+                        "refs/previews/pull/7/head"})
+                .exit_code,
+            0);
   // Within twice the budget the same head is fetched.
   config.preview_limits.max_total_bytes = 256 * 1024;
   config.state_dir = tmp_ / "state-2";
@@ -144,8 +143,8 @@ TEST_F(PreviewTest, DropPreviewDeletesTheKeptRef) {
   ASSERT_TRUE(source->FetchPreview("refs/pull/7/head", {}).ok());
   const std::string mirror = (tmp_ / "state" / "mirror.git").string();
   auto kept = [&] {
-    return RunCommand(
-               {"git", "-C", mirror, "rev-parse", "-q", "--verify", "refs/previews/pull/7/head"})
+    return RunCommand({"git", "-C", mirror, "rev-parse", "-q", "--verify",
+                       "refs/previews/pull/7/head"})
                .exit_code == 0;
   };
   EXPECT_TRUE(kept());
@@ -246,15 +245,16 @@ TEST_F(PreviewTest, AnObjectARefComesToReachWhileTheCompactionWritesIsKept) {
     ASSERT_TRUE(source->Poll().ok());
   }
   const std::size_t packs_before = ListPacks(mirror).size();
-  ASSERT_EQ(PacksToRollUp(ListPacks(mirror), ListLooseObjects(mirror).size()).size(), packs_before);
+  ASSERT_EQ(PacksToRollUp(ListPacks(mirror), ListLooseObjects(mirror).size()).size(),
+            packs_before);
   absl::Status compacted = absl::UnknownError("not run");
   std::thread compaction;
   {
     // Held shared, the mirror cannot be taken for the deletes: the compaction waits there once
     // its pack is written.
     std::shared_lock hold(source->mirror()->lock());
-    compaction =
-        std::thread([&] { compacted = source->mirror()->CompactIfNeeded(0, /*whole_growth=*/1); });
+    compaction = std::thread(
+        [&] { compacted = source->mirror()->CompactIfNeeded(0, /*whole_growth=*/1); });
     if (!tr::test_support::WaitUntil(
             [&] { return ListPacks(mirror).size() == packs_before + 1; })) {
       hold.unlock();
@@ -289,10 +289,10 @@ TEST_F(PreviewTest, KeepsAtMostMaxKeptPreviewsDroppingTheLowestNumbers) {
     ASSERT_TRUE(preview.ok()) << preview.status();
   }
   const std::string mirror = (tmp_ / "state" / "mirror.git").string();
-  EXPECT_EQ(
-      RunCommand({"git", "-C", mirror, "for-each-ref", "--format=%(refname)", "refs/previews/"})
-          .out,
-      "refs/previews/pull/1/head\nrefs/previews/pull/5/head\n");
+  EXPECT_EQ(RunCommand({"git", "-C", mirror, "for-each-ref", "--format=%(refname)",
+                        "refs/previews/"})
+                .out,
+            "refs/previews/pull/1/head\nrefs/previews/pull/5/head\n");
 }
 
 }  // namespace
