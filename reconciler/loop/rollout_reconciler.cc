@@ -721,8 +721,9 @@ absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
           seen->etcd_leader = before->etcd_leader;
         }
         break;
-      case core::InFlightEtcd::kUnknown:
-        break;  // left as the look without etcd left them: not a member, not healthy
+      case core::InFlightEtcd::kUnknown:  // as its refused read would say
+        seen->etcd_member = seen->etcd_healthy = seen->etcd_leader = false;
+        break;
     }
   }
   if (!asked.nodes.empty()) {
