@@ -42,11 +42,9 @@ bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
   return true;
 }
 
-InFlightEtcd EtcdOfNodeInFlight(const NodeObservation& seen, const OperationInFlight& op,
-                                bool down_call_outstanding) {
-  const bool told_to_go_down = down_call_outstanding ||
-                               op.phase == OperationPhase::kUpgradeCalled ||
-                               op.phase == OperationPhase::kRebootCalled;
+InFlightEtcd EtcdOfNodeInFlight(const NodeObservation& seen, const OperationInFlight& op) {
+  const bool told_to_go_down =
+      op.phase == OperationPhase::kUpgradeCalled || op.phase == OperationPhase::kRebootCalled;
   if (!told_to_go_down) return InFlightEtcd::kAsk;
   if (!NewBoot(seen, op)) return InFlightEtcd::kKeep;
   return seen.stage == MachineStage::kRunning && seen.ready ? InFlightEtcd::kAsk

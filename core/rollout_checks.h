@@ -26,14 +26,12 @@ bool NodeVerified(const ClusterProfile& profile, const NodeObservation& seen,
 
 // What a look at the control plane of `op`, `seen` without its etcd facts yet, does about
 // its etcd: asks it (kAsk); keeps this boot's facts from the last look (kKeep), between the
-// call that takes it down (Upgrade, Reboot; `down_call_outstanding`: that call is being made in
-// the background, so that only collecting its result is left to decide) and its next boot,
-// when no decision reads its member; or leaves them unknown (kUnknown) on a new boot until the
-// node is running and ready, since NodeVerified reads its member only then (etcd of a booting
-// node answers "connection refused" meanwhile). A new boot when the boot before is unknown.
+// call that takes it down (Upgrade, Reboot) and its next boot, when no decision reads its
+// member; or leaves them unknown (kUnknown) on a new boot until the node is running and ready,
+// since NodeVerified reads its member only then (etcd of a booting node answers "connection
+// refused" meanwhile). A new boot when the boot before is unknown.
 enum class InFlightEtcd { kAsk, kKeep, kUnknown };
-InFlightEtcd EtcdOfNodeInFlight(const NodeObservation& seen, const OperationInFlight& op,
-                                bool down_call_outstanding = false);
+InFlightEtcd EtcdOfNodeInFlight(const NodeObservation& seen, const OperationInFlight& op);
 
 // After the node was asked to upgrade (or, on the lifecycle path, once the new image was
 // installed): a new boot on a version or schematic other than the target (the A/B fallback

@@ -697,7 +697,6 @@ absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
                                                    core::ObservedCluster& some) {
   if (some.etcd_observed) return absl::OkStatus();
   // etcd of the control planes in flight whose member a decision may read (EtcdOfNodeInFlight).
-  const std::optional<OutstandingStep> outstanding = deps_.executor.Outstanding(some.name);
   core::ObservedCluster asked;
   asked.name = some.name;
   asked.etcd_observed = false;
@@ -706,11 +705,7 @@ absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
     if (seen == nullptr || !seen->reachable || !core::IsControlPlane(*pass.profile, op.node)) {
       continue;
     }
-    const bool down_call_outstanding =
-        outstanding && outstanding->node == op.node &&
-        (outstanding->kind == core::ActionKind::kCallUpgrade ||
-         outstanding->kind == core::ActionKind::kRebootNode);
-    switch (core::EtcdOfNodeInFlight(*seen, op, down_call_outstanding)) {
+    switch (core::EtcdOfNodeInFlight(*seen, op)) {
       case core::InFlightEtcd::kAsk:
         asked.nodes.push_back(*seen);
         break;

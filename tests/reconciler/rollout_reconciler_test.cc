@@ -381,56 +381,6 @@ TEST(RolloutReconcilerTest, EtcdOfANodeBackOnANewBootIsNotAskedBeforeItIsReady) 
   EXPECT_EQ(rebooted, 3) << "the two workers and one control plane rebooted into the upgrade";
 }
 
-// The daemon makes the Upgrade call in the background (BackgroundSteps): the looks while it is
-// outstanding only collect it, and ask no etcd of the node it takes down. Here each control
-// plane's call stays outstanding for three reconciles before it is made.
-class OutstandingUpgradeCalls final : public RolloutExecutor {
- public:
-  explicit OutstandingUpgradeCalls(WorldExecutor& inner) : inner_(inner) {}
-  absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
-                                       const core::RolloutDecision& d,
-                                       std::stop_token stop) override {
-    if (d.kind != core::ActionKind::kCallUpgrade || !d.node.starts_with("cp-")) {
-      return inner_.Execute(profile, d, stop);
-    }
-    if (!step_) step_ = OutstandingStep{d.kind, d.node, d.image, false};
-    if (++collects_ < 3) return ActionResult{"", "", /*in_progress=*/true};
-    step_.reset();
-    collects_ = 0;
-    return inner_.Execute(profile, d, stop);
-  }
-  std::optional<OutstandingStep> Outstanding(const std::string&) override { return step_; }
-
- private:
-  WorldExecutor& inner_;
-  std::optional<OutstandingStep> step_;
-  int collects_ = 0;
-};
-
-TEST(RolloutReconcilerTest, EtcdOfANodeIsNotAskedWhileItsUpgradeCallIsOutstanding) {
-  Harness h("1.11.6", "1.12.0");
-  OutstandingUpgradeCalls executor(h.executor);
-  RolloutReconciler r({h.desired, h.observer, executor, h.store, h.clock, h.metrics},
-                      {std::chrono::milliseconds(1000), false, 32}, h.store.latest);
-  std::map<std::string, int> asked_outstanding;  // etcd asks of a node whose call is outstanding
-  ReconcileOutcome outcome;
-  for (int i = 0; i < 5000; ++i) {
-    const std::size_t asked_before = h.observer.etcd_followed.size();
-    const std::optional<OutstandingStep> step = executor.Outstanding("prod");
-    outcome = r.Reconcile("prod", {});
-    for (std::size_t a = asked_before; a < h.observer.etcd_followed.size(); ++a) {
-      const std::string& node = h.observer.etcd_followed[a].node;
-      if (step && step->node == node) ++asked_outstanding[node];
-    }
-    if (outcome.kind != ReconcileOutcome::Kind::kRequeueAfter) break;
-    h.world.AdvanceTo(h.world.now() + std::max(outcome.after, std::chrono::milliseconds(1)));
-  }
-  EXPECT_EQ(outcome.kind, ReconcileOutcome::Kind::kDone);
-  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
-  EXPECT_THAT(asked_outstanding, ::testing::IsEmpty());
-  for (const auto& [node, count] : h.world.reboots_into_upgrade()) EXPECT_EQ(count, 1) << node;
-}
-
 // A status file read at start makes no phase series by itself: a planted one of a cluster
 // without a profile never does, a real cluster's appears with its first reconcile.
 TEST(RolloutReconcilerTest, APhaseSeriesComesFromAReconcileNotFromAStatusFile) {
