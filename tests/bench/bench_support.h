@@ -10,12 +10,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "fmt/format.h"
@@ -25,6 +27,17 @@
 namespace tr::e2e {
 
 using bench::PrintBenchRow;
+
+// Bytes of the regular files under `dir` (0 for one that does not exist).
+inline std::uintmax_t DirectoryBytes(const std::filesystem::path& dir) {
+  std::uintmax_t bytes = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+       !ec && it != std::filesystem::end(it); it.increment(ec)) {
+    if (it->is_regular_file(ec)) bytes += it->file_size(ec);
+  }
+  return bytes;
+}
 
 // A thousand node listeners and their connections need more than the usual 1024 descriptors.
 inline void RaiseFileLimit() {

@@ -63,15 +63,6 @@ struct Result {
   double mirror_mib = 0;  // the daemon's mirror on disk at the end (its packs and loose objects)
 };
 
-// Bytes of the regular files under `dir`.
-double MiBUnder(const std::filesystem::path& dir) {
-  std::uintmax_t bytes = 0;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec)) bytes += entry.file_size(ec);
-  }
-  return static_cast<double>(bytes) / (1 << 20);
-}
 
 // Commits in (from, to] on the status branch; with `path`, only those that changed it.
 int CommitsBetween(const ProfileRepo& repo, const std::string& from, const std::string& to,
@@ -145,7 +136,9 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
                         std::max(1.0, machine_after.second - machine_before.second);
   if (auto usage = ReadProcessUsage(world.daemon().pid()); usage.ok()) result.daemon_after = *usage;
   if (auto usage = ReadProcessUsage(world.sim().pid()); usage.ok()) result.sim_after = *usage;
-  result.mirror_mib = MiBUnder(world.dir() / "daemon-state" / "mirror.git" / "objects");
+  result.mirror_mib =
+      static_cast<double>(DirectoryBytes(world.dir() / "daemon-state" / "mirror.git" / "objects")) /
+      (1 << 20);
   const std::string status_after = world.repo().StatusTip();
   result.status_commits = CommitsBetween(world.repo(), status_before, status_after);
   result.first_cluster_records = CommitsBetween(world.repo(), status_before, status_after,

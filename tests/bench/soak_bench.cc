@@ -77,16 +77,6 @@ struct Sample {
   uintmax_t state_bytes = 0;
 };
 
-uintmax_t DirectoryBytes(const fs::path& dir) {
-  uintmax_t bytes = 0;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
-       it.increment(ec)) {
-    if (it->is_regular_file(ec)) bytes += it->file_size(ec);
-  }
-  return bytes;
-}
-
 int OpenDescriptors(pid_t pid) {
   std::error_code ec;
   int fds = 0;
