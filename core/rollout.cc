@@ -111,6 +111,7 @@ std::optional<RolloutDecision> AdvanceOperation(const RolloutInput& in, const Op
                fmt::format("upgrading {}: {}", label, ActionKindName(next)), progress);
   d.node = op.node;
   d.image = op.image;
+  d.boot_id = seen->boot_id;
   return d;
 }
 

@@ -38,6 +38,7 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
     if (!found) return;
     op->phase = phase;
     if (!actor_id.empty()) op->actor_id = actor_id;
+    if (op->boot_id_before.empty()) op->boot_id_before = d.boot_id;
   };
   switch (d.kind) {
     case ActionKind::kPrePullImage:
@@ -90,6 +91,13 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
     case ActionKind::kNone:
     case ActionKind::kStartKubernetesUpgrade:
       break;
+  }
+  return memory;
+}
+
+RolloutMemory AfterCallNeverReceived(RolloutMemory memory, const std::string& node) {
+  for (OperationInFlight& op : memory.in_flight) {
+    if (op.node == node && op.phase == OperationPhase::kRecorded) op.boot_id_before.clear();
   }
   return memory;
 }

@@ -12,10 +12,19 @@ namespace tr::core {
 
 // The memory after `decision`'s action succeeded at `now`: the operation recorded or moved to
 // its next phase (with `actor_id` when the call returned one), a completed node cleared with
-// the settle time started, a failure recorded (clearing the nodes in flight), the pre-pull or
-// snapshot remembered. Decisions that act on nothing return `memory` unchanged.
+// the settle time started, the boot of the node's first call kept when the operation had none, a
+// failure recorded (clearing the nodes in flight), the pre-pull or snapshot remembered. Decisions
+// that act on nothing return `memory` unchanged.
 RolloutMemory RecordAction(const RolloutDecision& decision, RolloutMemory memory,
                            const Policy& policy, TimePoint now, const std::string& actor_id = "");
+
+// The memory after the call that asks `node` to install or upgrade failed without reaching it
+// (a failed pull before it, a connection that never carried it). While the node's operation
+// is only recorded, the boot it was recorded on stops guarding it: a node that rebooted by
+// itself meanwhile is asked on its new boot, not waited on until its deadline. The next call
+// that moves the operation on records the boot it was made on (RecordAction). Unchanged when
+// the operation is past kRecorded: the node may have been asked before.
+RolloutMemory AfterCallNeverReceived(RolloutMemory memory, const std::string& node);
 
 // A failure halts only the Talos target it happened on: true while `memory` holds a failure
 // recorded for `target` and `schematic` (the profile's resolved schematic ID, empty when it

@@ -196,6 +196,9 @@ struct RolloutDecision {
   // could not tell). Talos uncordons a node itself after a legacy upgrade.
   bool seen_cordoned = true;
   std::optional<OperationInFlight> operation;  // kStartNode
+  // A call to the node in flight: the boot it is made on, which guards the operation's next
+  // phases when it was recorded without one (core::AfterCallNeverReceived).
+  std::string boot_id;
   std::optional<RolloutFailure> failure;       // kFailNode, kRollbackNode
   std::optional<StagedInstall> staged;  // kInstallAhead, kRecallStaged: what the node holds
   std::optional<TimePoint> wait_until;

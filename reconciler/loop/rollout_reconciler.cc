@@ -234,7 +234,8 @@ ReconcileOutcome RolloutReconciler::Run(Pass& pass, std::stop_token stop) {
       &RolloutReconciler::Load,          &RolloutReconciler::ResolveInstaller,
       &RolloutReconciler::ForgetLiftedFailure,
       &RolloutReconciler::Observe,       &RolloutReconciler::Plan,
-      &RolloutReconciler::Decide,        &RolloutReconciler::WaitForRunningStep,
+      &RolloutReconciler::Decide,        &RolloutReconciler::TakeStrayStep,
+      &RolloutReconciler::WaitForRunningStep,
       &RolloutReconciler::ConsultGates,  &RolloutReconciler::HandOver,
       &RolloutReconciler::RestUnlessActing, &RolloutReconciler::Act,
       &RolloutReconciler::Remember};
@@ -434,6 +435,45 @@ core::RolloutDecision RolloutReconciler::DecideNow(const Pass& pass) const {
   return core::DecideNextAction(input);
 }
 
+RolloutReconciler::Verdict RolloutReconciler::TakeStrayStep(Pass& pass, std::stop_token) {
+  const std::string& cluster = pass.profile->name;
+  const std::optional<OutstandingStep> step = deps_.executor.Outstanding(cluster);
+  if (options_.dry_run || !step || !step->done || step->Is(pass.decision)) return Verdict::Next();
+  // Only a call to a node whose operation is still only recorded: any other finished step
+  // (a pre-pull) waits to be collected by its own decision, as before.
+  const bool recorded_only =
+      std::any_of(pass.memory.in_flight.begin(), pass.memory.in_flight.end(),
+                  [&](const core::OperationInFlight& op) {
+                    return op.node == step->node && op.phase == core::OperationPhase::kRecorded;
+                  });
+  if (!recorded_only) return Verdict::Next();
+  std::optional<absl::StatusOr<ActionResult>> result = deps_.executor.TakeFinished(cluster);
+  if (!result) return Verdict::Next();
+  const char* action = core::ActionKindName(step->kind);
+  if (result->ok()) {
+    pass.log->info("action={} node={} result={} (after the rollout moved on)", action,
+                   LogValue(step->node), LogValue((*result)->detail));
+    return Verdict::Next();
+  }
+  pass.log->warn("action={} node={} error={} (after the rollout moved on)", action,
+                 LogValue(step->node), LogValue(Text(result->status())));
+  if (CallNeverReceived(pass, step->node, result->status())) pass.decision = DecideNow(pass);
+  return Verdict::Next();
+}
+
+bool RolloutReconciler::CallNeverReceived(Pass& pass, const std::string& node,
+                                          const absl::Status& error) {
+  if (!AskedNodeNothing(error)) return false;
+  core::RolloutMemory memory = core::AfterCallNeverReceived(pass.memory, node);
+  if (memory == pass.memory) return false;
+  pass.memory = std::move(memory);
+  pass.log->info("node={} step=forget-boot reason={}", LogValue(node),
+                 LogValue("the call never reached the node; it is asked on the boot it is on"));
+  pass.due =
+      Pass::Due{pass.Status(&pass.look.plan, &pass.look.observed, &pass.decision, pass.look.now)};
+  return true;
+}
+
 RolloutReconciler::Verdict RolloutReconciler::WaitForRunningStep(Pass& pass, std::stop_token) {
   core::RolloutDecision& decision = pass.decision;
   // A dry run starts nothing in the background; recording a failure does not act, and halts
@@ -542,6 +582,8 @@ RolloutReconciler::Verdict RolloutReconciler::Act(Pass& pass, std::stop_token st
   pass.log->log(error_class == ErrorClass::kHalt ? spdlog::level::err : spdlog::level::warn,
                 "action={} node={} class={} error={}", traits.name, LogValue(decision.node),
                 ErrorClassName(error_class), LogValue(Text(result.status())));
+  // Whatever comes of the error, a node the call never reached may be asked again.
+  static_cast<void>(CallNeverReceived(pass, decision.node, result.status()));
   switch (error_class) {
     case ErrorClass::kBusy:
       decision = core::StillRunning(decision, "the node reports one already in progress",

@@ -138,6 +138,10 @@ class RolloutReconciler final : public ClusterReconciler {
   // The plan from what was seen, and the upstream clusters' status when a promotion needs it.
   Verdict Plan(Pass& pass, std::stop_token stop);
   Verdict Decide(Pass& pass, std::stop_token stop);
+  // Takes the result of a node's install or upgrade that finished in the background after
+  // the rollout moved past it (its node went down meanwhile), which no action would collect:
+  // one that never reached the node lets it be asked again (CallNeverReceived).
+  Verdict TakeStrayStep(Pass& pass, std::stop_token stop);
   // While another step of the cluster runs in the background, turns an acting decision into a
   // wait for it on the node poll interval, and rests. One action per cluster at a time.
   Verdict WaitForRunningStep(Pass& pass, std::stop_token stop);
@@ -170,6 +174,10 @@ class RolloutReconciler final : public ClusterReconciler {
   // Every node of the pass's cluster; etcd only when the decision may read it.
   absl::StatusOr<core::ObservedCluster> ObserveWhole(const Pass& pass);
   Verdict ObservationFailed(Pass& pass, const absl::Status& error);
+  // After `node`'s call failed with `error`: when the call never reached the node and its
+  // operation is only recorded, the operation stops waiting for the boot it was recorded on
+  // (core::AfterCallNeverReceived) and that is due to be recorded. True when it changed.
+  bool CallNeverReceived(Pass& pass, const std::string& node, const absl::Status& error);
   core::RolloutDecision DecideNow(const Pass& pass) const;
   // The first step is Kubernetes and the runner already started its task.
   bool KubernetesStepStarted(const std::string& cluster, const core::ClusterPlan& plan) const;

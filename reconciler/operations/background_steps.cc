@@ -62,6 +62,28 @@ std::optional<OutstandingStep> BackgroundSteps::Outstanding(const std::string& c
   return what;
 }
 
+std::optional<absl::StatusOr<ActionResult>> BackgroundSteps::TakeFinished(
+    const std::string& cluster) {
+  MutexLock lock(mu_);
+  return TakeIfDoneLocked(cluster);
+}
+
+std::optional<absl::StatusOr<ActionResult>> BackgroundSteps::TakeIfDoneLocked(
+    const std::string& cluster) {
+  auto it = running_.find(cluster);
+  if (it == running_.end()) return std::nullopt;
+  std::shared_ptr<Step> step = it->second;
+  std::optional<absl::StatusOr<ActionResult>> result;
+  {
+    MutexLock step_lock(step->mu);
+    if (!step->result) return std::nullopt;
+    result = *std::move(step->result);  // the step stays Done()
+  }
+  retired_.push_back(std::move(step));  // joined later; its thread is ending
+  running_.erase(it);
+  return result;
+}
+
 bool BackgroundSteps::OtherStepRunningLocked(const std::string& cluster, const std::string& key) {
   auto it = running_.find(cluster);
   if (it == running_.end() || it->second->key == key) return false;
@@ -86,13 +108,8 @@ absl::StatusOr<ActionResult> BackgroundSteps::Execute(const core::ClusterProfile
   if (OtherStepRunningLocked(profile.name, key)) return InProgress();
   auto it = running_.find(profile.name);
   if (it != running_.end()) {  // this very step
-    std::shared_ptr<Step> step = it->second;
-    MutexLock step_lock(step->mu);
-    if (!step->result) return InProgress(inner_.Progress(profile.name));
-    absl::StatusOr<ActionResult> result = *std::move(step->result);
-    retired_.push_back(step);  // joined later; its thread is ending
-    running_.erase(it);
-    return result;
+    if (auto result = TakeIfDoneLocked(profile.name)) return *std::move(result);
+    return InProgress(inner_.Progress(profile.name));
   }
   auto step = std::make_shared<Step>();
   step->key = key;

@@ -13,10 +13,10 @@
 // cluster — another node's install, a drain, a reboot, an uncordon — answers `in_progress`
 // and is not started; the reconcile waits (RolloutReconciler holds even the decisions that
 // only record, such as starting a node). A step that finished but is no longer asked for is
-// dropped when the cluster's next action comes. Nothing is kept across a restart: the rollout
-// state machine decides the step again from what it recorded, and each of these steps is safe
-// to repeat (a pull or drain is idempotent; a second install either waits for the first,
-// which Talos reports as already in progress, or rewrites the same slot).
+// dropped when the cluster's next action comes, unless TakeFinished takes it first. Nothing is kept
+// across a restart: the rollout state machine decides the step again from what it recorded, and
+// each of these steps is safe to repeat (a pull or drain is idempotent; a second install either
+// waits for the first, which Talos reports as already in progress, or rewrites the same slot).
 //
 // Thread-safe. The destructor asks every step to stop and waits for them.
 #pragma once
@@ -54,10 +54,14 @@ class BackgroundSteps final : public RolloutExecutor {
   std::optional<OutstandingStep> Outstanding(const std::string& cluster) override;
   // The inner executor's; an `in_progress` answer of a running step carries it as `detail`.
   std::string Progress(const std::string& cluster) override;
+  std::optional<absl::StatusOr<ActionResult>> TakeFinished(const std::string& cluster) override;
 
  private:
   struct Step;
   void RetireLocked(std::shared_ptr<Step> step) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The result of the cluster's step when it is done, which leaves running_.
+  std::optional<absl::StatusOr<ActionResult>> TakeIfDoneLocked(const std::string& cluster)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // True while a step of `cluster` other than `key` runs; a finished one is dropped.
   bool OtherStepRunningLocked(const std::string& cluster, const std::string& key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

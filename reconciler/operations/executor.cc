@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "core/pending_mark.h"
 #include "core/planner.h"
 #include "core/timestamp.h"
@@ -71,6 +72,14 @@ absl::StatusOr<bool> PullOnNode(talos::TalosClient& talos, const std::string& ad
   return true;
 }
 
+constexpr char kNodeNotAsked[] = "talos-reconciler/node-not-asked";
+
+// A step's failure before its call that changes the node was made (AskedNodeNothing).
+absl::Status BeforeAskingTheNode(absl::Status status) {
+  status.SetPayload(kNodeNotAsked, absl::Cord("1"));
+  return status;
+}
+
 // Writes (`mark` set) or removes the pending-install mark on `node`'s Kubernetes node
 // (core/pending_mark.h), which outlives a status file restored from an older commit.
 absl::Status MarkPending(kube::KubeClient* kube, const core::NodeSpec& node,
@@ -112,6 +121,11 @@ absl::Status RetryableUpgradeRefusal(const absl::Status& status) {
 }
 
 }  // namespace
+
+bool AskedNodeNothing(const absl::Status& status) {
+  return status.GetPayload(kNodeNotAsked).has_value() ||
+         talos::HostApidCouldNotDial(status).has_value() || talos::EveryEndpointRefused(status);
+}
 
 struct TalosRolloutExecutor::Call {
   const core::ClusterProfile& profile;
@@ -254,7 +268,7 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::InstallOnNode(const Call& cal
   const core::InstallerStore store = call.profile.talos_installer_store;
   const std::string& address = call.node->address;
   if (auto pulled = PullOnNode(call.talos(), address, image, store); !pulled.ok()) {
-    return pulled.status();
+    return BeforeAskingTheNode(pulled.status());
   }
   auto installed = call.talos().LifecycleUpgrade(address, image, store, {});
   if (!installed.ok()) return installed.status();

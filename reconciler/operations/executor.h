@@ -66,7 +66,19 @@ class RolloutExecutor {
     (void)cluster;
     return "";
   }
+  // The result of the cluster's step that finished in the background, taken (Outstanding no
+  // longer names it); nullopt while it runs or when there is none. For a step the rollout has
+  // moved past, which no Execute of the same step will collect.
+  virtual std::optional<absl::StatusOr<ActionResult>> TakeFinished(const std::string& cluster) {
+    (void)cluster;
+    return std::nullopt;
+  }
 };
+
+// True when a failed install or upgrade never reached its node: the pull before the install
+// failed, or no connection carried the call to the node (apid could not dial it, or no
+// endpoint answered). The node was then not asked to change, whatever it does next.
+bool AskedNodeNothing(const absl::Status& status);
 
 struct ExecutorOptions {
   std::filesystem::path snapshot_dir;  // etcd snapshots: <dir>/<cluster>-<time>.snapshot

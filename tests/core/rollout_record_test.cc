@@ -112,6 +112,34 @@ TEST(RolloutRecordTest, BeforeTheFirstControlPlaneTheSnapshotIsPushedWithItsStar
   EXPECT_EQ(run.pushes.front().prepulled_image, "");
 }
 
+// The install never reached w-0 and w-0 rebooted by itself: while the operation is only
+// recorded, its boot stops guarding it, and the call on the new boot records that boot. An
+// operation past kRecorded (the node may have been asked) keeps its boot.
+TEST(RolloutRecordTest, ACallThatNeverReachedItsNodeLetsItBeAskedOnItsNewBoot) {
+  RolloutWorld world = ReadyWorldMovedTo(FiveNodes("1.13.9", "1.34.1"), "1.14.2");
+  const BeforeFirstCall run = RecordsBeforeFirstCall(world);
+  ASSERT_EQ(run.call.kind, ActionKind::kInstallImage);
+  ASSERT_EQ(run.pushes.size(), 1u);
+  NodeObservation* w0 = world.observed().FindNode("w-0");
+  w0->boot_id = "boot-w-0-again";
+  const auto decide = [&](const RolloutMemory& mem) {
+    ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                   ReleaseCatalog::BuiltIn());
+    return DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+  };
+  EXPECT_EQ(decide(run.pushes.front()).kind, ActionKind::kNone) << "asked on another boot";
+
+  RolloutMemory mem = AfterCallNeverReceived(run.pushes.front(), "w-0");
+  EXPECT_EQ(mem.in_flight.front().boot_id_before, "");
+  const RolloutDecision call = decide(mem);
+  EXPECT_EQ(call.kind, ActionKind::kInstallImage);
+  EXPECT_EQ(call.boot_id, "boot-w-0-again");
+  Record(call, mem, world.profile().policy, world.now());
+  EXPECT_EQ(mem.in_flight.front().phase, OperationPhase::kInstalled);
+  EXPECT_EQ(mem.in_flight.front().boot_id_before, "boot-w-0-again");
+  EXPECT_EQ(AfterCallNeverReceived(mem, "w-0"), mem);
+}
+
 // Only a result whose loss repeats a harmless step waits; anything a restart resumes a node
 // from is pushed before the next call.
 TEST(RolloutRecordTest, OnlyRepeatableStepsWaitForTheNextRecord) {

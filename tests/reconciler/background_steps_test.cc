@@ -113,6 +113,30 @@ TEST(BackgroundStepsTest, ALongStepRunsOffTheCallerAndIsCollectedWhenDone) {
   EXPECT_EQ(inner.started.Get(), 1) << "the step ran more than once";
 }
 
+// A step the rollout moved past is taken once it is done, and then no longer outstanding: the
+// same step asked again starts afresh rather than answering the old result.
+TEST(BackgroundStepsTest, AFinishedStepIsTakenOnceAndNotAnsweredAgain) {
+  GatedExecutor inner;
+  Woken woken;
+  BackgroundSteps steps(inner, woken.Callback());
+  const core::ClusterProfile profile = Profile();
+  const auto drain = Step(core::ActionKind::kDrainNode, "w-0");
+  ASSERT_TRUE(steps.Execute(profile, drain, {}).ok());
+  EXPECT_FALSE(steps.TakeFinished(profile.name)) << "taken while it runs";
+  inner.Release();
+  ASSERT_TRUE(woken.WaitFor(profile.name)) << "the drain never finished";
+  std::optional<absl::StatusOr<ActionResult>> taken = steps.TakeFinished(profile.name);
+  ASSERT_TRUE(taken.has_value());
+  ASSERT_TRUE(taken->ok()) << taken->status();
+  EXPECT_EQ((*taken)->detail, "drained w-0");
+  EXPECT_FALSE(steps.Outstanding(profile.name));
+  EXPECT_FALSE(steps.TakeFinished(profile.name));
+  auto again = steps.Execute(profile, drain, {});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->in_progress) << "answered the step taken already";
+  EXPECT_TRUE(inner.WaitStarted(2));
+}
+
 TEST(BackgroundStepsTest, ShortStepsRunInline) {
   GatedExecutor inner;
   BackgroundSteps steps(inner);

@@ -734,6 +734,7 @@ class HeldInstalls final : public RolloutExecutor {
         ++stopped_;
         return absl::CancelledError("install stopped");
       }
+      if (fail_next_) return *std::exchange(fail_next_, std::nullopt);
     }
     std::lock_guard world(world_mu_);
     return inner_.Execute(profile, d, stop);
@@ -742,6 +743,11 @@ class HeldInstalls final : public RolloutExecutor {
     std::lock_guard lock(mu_);
     open_ = true;
     released_.notify_all();
+  }
+  // The next install, once released, fails with `error` instead.
+  void FailNext(absl::Status error) {
+    std::lock_guard lock(mu_);
+    fail_next_ = std::move(error);
   }
   std::vector<std::string> installs() {
     std::lock_guard lock(mu_);
@@ -758,6 +764,7 @@ class HeldInstalls final : public RolloutExecutor {
   std::mutex mu_;
   std::condition_variable_any released_;
   bool open_ = false;
+  std::optional<absl::Status> fail_next_;
   std::vector<std::string> installs_;
   int stopped_ = 0;
 };
@@ -861,6 +868,42 @@ TEST(RolloutReconcilerTest, NoOtherActionStartsWhileABackgroundStepRuns) {
   for (const std::string& node : b.held.installs()) ++installs[node];
   EXPECT_EQ(installs.size(), 5u);
   for (const auto& [node, count] : installs) EXPECT_EQ(count, 1) << node;
+}
+
+// w-0 loses power the moment its install starts, and the install fails without reaching it
+// (apid cannot dial it). w-0 comes back on a new boot still on its old Talos: it was never
+// asked, so it is asked on that boot rather than waited on until its deadline (the operation
+// was recorded on the boot before); it is installed and rebooted once.
+TEST(RolloutReconcilerTest, ANodeItsInstallNeverReachedIsAskedAgainOnItsNewBoot) {
+  BackgroundHarness b;
+  b.RunToFirstInstall();
+  ASSERT_EQ(b.held.installs(), std::vector<std::string>{"w-0"});
+  std::string boot_before;
+  {
+    std::lock_guard lock(b.world_mu);
+    boot_before = b.h.world.observed().FindNode("w-0")->boot_id;
+    b.h.world.PowerCycle("w-0");
+  }
+  b.held.FailNext(talos::RecognizeTalosAnswer(absl::UnavailableError(
+      "connection error: desc = \"transport: Error while dialing: dial tcp 10.0.0.4:50000: "
+      "connect: connection refused\"")));
+  EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
+  const core::ClusterStatus& done = b.h.store.latest.at("prod");
+  EXPECT_EQ(done.phase, core::ClusterPhase::kReady) << done.message;
+  const std::vector<std::string> installs = b.held.installs();
+  EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-0"), 2);
+  EXPECT_EQ(std::count(b.h.world.log().begin(), b.h.world.log().end(), "reboot w-0"), 1);
+  // The install that went through was recorded on the boot it was made on.
+  bool recorded_on_new_boot = false;
+  for (const core::ClusterStatus& s : b.h.store.history) {
+    for (const core::OperationInFlight& op : s.rollout.in_flight) {
+      if (op.node != "w-0" || op.phase != core::OperationPhase::kInstalled) continue;
+      EXPECT_NE(op.boot_id_before, boot_before);
+      EXPECT_FALSE(op.boot_id_before.empty());
+      recorded_on_new_boot = true;
+    }
+  }
+  EXPECT_TRUE(recorded_on_new_boot);
 }
 
 // In the daemon's arrangement the pre-pull runs in the background: its first look is posted as

@@ -108,6 +108,7 @@ TEST_F(ImageVerificationTest, TheInstallStepHaltsNamingTheNodeAndTheImage) {
   EXPECT_THAT(Message(done.status()), HasSubstr(Address("w-2")));
   EXPECT_THAT(Message(done.status()), EndsWith(kDenied));
   EXPECT_EQ(ClassifyError(done.status(), ErrorSource::kAct), ErrorClass::kHalt);
+  EXPECT_TRUE(AskedNodeNothing(done.status())) << "the pull failed before the install was asked";
   EXPECT_EQ(Snapshot("w-2").next_boot_slot, "");
 }
 

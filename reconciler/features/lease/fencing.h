@@ -90,6 +90,9 @@ class FencedExecutor final : public RolloutExecutor {
     return inner_.Outstanding(cluster);
   }
   std::string Progress(const std::string& cluster) override { return inner_.Progress(cluster); }
+  std::optional<absl::StatusOr<ActionResult>> TakeFinished(const std::string& cluster) override {
+    return inner_.TakeFinished(cluster);
+  }
 
  private:
   RolloutExecutor& inner_;
