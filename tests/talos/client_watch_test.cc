@@ -203,6 +203,35 @@ TEST_F(ClientWatchTest, AWatchOfANodeTheEndpointCannotDialEndsThereAndTheNextSta
   EXPECT_EQ(Calls("cp-2", "/cosi.resource.State/Watch").size(), 1u);
 }
 
+// A control plane's watch goes through its own apid: the reboot of the control plane that
+// forwards the other calls does not end it. (Through cp-1 it would end with cp-1's reboot.)
+TEST_F(ClientWatchTest, AControlPlanesWatchGoesThroughItselfAndOutlivesAnothersReboot) {
+  TalosContext context;
+  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+  context.endpoints = {Endpoint{Address("cp-1"), kApidPort}, Endpoint{Address("cp-2"), kApidPort}};
+  std::unique_ptr<TalosClient> client;
+  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &client));
+  auto watch =
+      Watch(Address("cp-2"), {.namespace_name = "runtime", .type = kMachineStatuses, .id = {}},
+            client.get());
+  ASSERT_TRUE(seen_.WaitFor([](const Seen& s) { return s.Bootstrapped() || s.done; }));
+  ASSERT_FALSE(seen_.Get().done.has_value()) << *seen_.Get().done;
+  ASSERT_TRUE(client->Reboot(Address("cp-1"), RebootMode::kDefault).ok());
+  ASSERT_TRUE(test_support::WaitUntil([&] { return Snapshot("cp-1").boots == 2; }));
+  EXPECT_FALSE(seen_.Get().done.has_value()) << "ended by cp-1's reboot: " << *seen_.Get().done;
+  watch.reset();
+  EXPECT_EQ(seen_.Get().done->code(), absl::StatusCode::kCancelled);
+  // The simulator journals a watch once it has seen it end: one, cp-2 serving it itself.
+  std::vector<sim::JournalEntry> served;
+  ASSERT_TRUE(test_support::WaitUntil([&] {
+    served = Calls("cp-2", "/cosi.resource.State/Watch");
+    return !served.empty();
+  }));
+  ASSERT_EQ(served.size(), 1u);
+  EXPECT_EQ(served[0].endpoint, "") << "forwarded, not served by cp-2 itself";
+  EXPECT_EQ(served[0].code, "CANCELLED");
+}
+
 TEST_F(ClientWatchTest, TheProcessShutdownEndsEveryWatch) {
   TalosContext context;
   ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));

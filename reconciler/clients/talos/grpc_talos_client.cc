@@ -83,7 +83,7 @@ GrpcTalosClient::GrpcTalosClient(std::vector<Endpoint> endpoints,
       options_(std::move(options)),
       env_(env) {}
 
-std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node) const {
+std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node, bool node_first) const {
   const size_t count = endpoints_.size();
   const size_t first = preferred_.load() % count;
   std::vector<size_t> others;
@@ -92,7 +92,9 @@ std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node) const {
     const size_t index = (first + i) % count;
     (endpoints_[index].host == node ? self : others).push_back(index);
   }
-  return others.empty() ? self : others;
+  if (!node_first) return others.empty() ? self : others;
+  self.insert(self.end(), others.begin(), others.end());
+  return self;
 }
 
 bool GrpcTalosClient::NodeBehindUnreachable(const absl::Status& status, size_t endpoint) const {

@@ -3,7 +3,10 @@
 // endpoints.
 //
 // Routing: a call for node X dials one of the endpoints other than X when there is one, so a
-// node that is being upgraded or rebooted is never the proxy for its own calls. The endpoint
+// node that is being upgraded or rebooted is never the proxy for its own calls. A COSI watch
+// of X is the exception: it goes through X itself when X is an endpoint (then the others), as
+// it ends when X goes down wherever it goes through, and so another control plane's reboot does
+// not end it. The endpoint
 // that last answered is tried first. An endpoint whose connection is refused or fails the TLS
 // handshake (or did so within the last reconnect backoff), or that does not connect within
 // `timeouts.connect`, is skipped for the next; read-only calls (Version, ServiceList, Etcd*,

@@ -80,8 +80,9 @@ class GrpcTalosClient final : public TalosClient {
                     std::chrono::milliseconds timeout, Failover failover, const Attempt& attempt,
                     std::stop_token stop = {});
   // Endpoint indices for a call to `node`: endpoints other than the node first (preferred one
-  // first), the node itself only when it is the only endpoint.
-  std::vector<size_t> Candidates(const std::string& node) const;
+  // first), the node itself only when it is the only endpoint. With `node_first` (a COSI watch),
+  // the node itself first when it is an endpoint, then the others.
+  std::vector<size_t> Candidates(const std::string& node, bool node_first = false) const;
   // Whether `status`, from a call through `endpoint`, says that its apid could not dial the node
   // behind it (another host than its own; talos_answers.h).
   bool NodeBehindUnreachable(const absl::Status& status, size_t endpoint) const;

@@ -130,6 +130,9 @@ struct CosiWatchStream {
   using Response = cosi::resource::WatchResponse;
   using Event = CosiEvent;
   static constexpr char kMethod[] = "cosi.State/Watch";
+  // Through the node's own apid when it is an endpoint: a watch ends when its node goes down
+  // anyway, and so no other control plane's reboot ends it (grpc_talos_client.h, Routing).
+  static constexpr bool kNodeFirst = true;
 
   static std::unique_ptr<grpc::ClientAsyncReader<Response>> Prepare(
       const ChannelStubs& stubs, grpc::ClientContext* context, const Request& request,
@@ -157,6 +160,8 @@ struct MachineEventsStream {
   using Response = machine::Event;
   using Event = MachineEvent;
   static constexpr char kMethod[] = "Events";
+  // Through another endpoint: it follows its node down and back (the follower's wake).
+  static constexpr bool kNodeFirst = false;
 
   static std::unique_ptr<grpc::ClientAsyncReader<Response>> Prepare(
       const ChannelStubs& stubs, grpc::ClientContext* context, const Request& request,
@@ -200,7 +205,8 @@ class GrpcTalosClient::StreamAttempt final {
   static std::unique_ptr<TalosStream> Launch(GrpcTalosClient& client, const std::string& node,
                                              std::shared_ptr<const typename Kind::Request> request,
                                              StreamCallbacks<typename Kind::Event> callbacks) {
-    auto shared = std::make_shared<Shared>(std::move(callbacks), client.Candidates(node));
+    auto shared =
+        std::make_shared<Shared>(std::move(callbacks), client.Candidates(node, Kind::kNodeFirst));
     shared->CancelOn(client.options_.shutdown);
     auto handle = std::make_unique<StreamHandle<typename Kind::Event>>(shared);
     (new StreamAttempt(client, std::move(shared), std::move(request), node, 0))->Start();
@@ -235,7 +241,8 @@ class GrpcTalosClient::StreamAttempt final {
     }
     if (!established_) {
       established_ = true;
-      client_.preferred_.store(index_);
+      // A node serving its own watch says nothing of it as a proxy for the others.
+      if (client_.endpoints_[index_].host != info_.node) client_.preferred_.store(index_);
     }
     if (ended_.ok()) {
       ended_ = Kind::Deliver(response_, info_, *shared_);
