@@ -438,9 +438,12 @@ core::RolloutDecision RolloutReconciler::DecideNow(const Pass& pass) const {
 RolloutReconciler::Verdict RolloutReconciler::TakeStrayStep(Pass& pass, std::stop_token) {
   const std::string& cluster = pass.profile->name;
   const std::optional<OutstandingStep> step = deps_.executor.Outstanding(cluster);
-  if (options_.dry_run || !step || !step->done || step->Is(pass.decision)) return Verdict::Next();
-  // Only a call to a node whose operation is still only recorded: any other finished step
-  // (a pre-pull) waits to be collected by its own decision, as before.
+  if (options_.dry_run || !step || !step->failed || step->Is(pass.decision)) {
+    return Verdict::Next();
+  }
+  // Only a failed call to a node whose operation is still only recorded: a step that succeeded
+  // (an install while its node still reports the install) or any other step (a pre-pull) waits
+  // for its own decision to collect it, as before.
   const bool recorded_only =
       std::any_of(pass.memory.in_flight.begin(), pass.memory.in_flight.end(),
                   [&](const core::OperationInFlight& op) {
@@ -450,11 +453,7 @@ RolloutReconciler::Verdict RolloutReconciler::TakeStrayStep(Pass& pass, std::sto
   std::optional<absl::StatusOr<ActionResult>> result = deps_.executor.TakeFinished(cluster);
   if (!result) return Verdict::Next();
   const char* action = core::ActionKindName(step->kind);
-  if (result->ok()) {
-    pass.log->info("action={} node={} result={} (after the rollout moved on)", action,
-                   LogValue(step->node), LogValue((*result)->detail));
-    return Verdict::Next();
-  }
+  if (result->ok()) return Verdict::Next();  // cannot be: it failed
   pass.log->warn("action={} node={} error={} (after the rollout moved on)", action,
                  LogValue(step->node), LogValue(Text(result->status())));
   if (CallNeverReceived(pass, step->node, result->status())) pass.decision = DecideNow(pass);

@@ -138,9 +138,9 @@ class RolloutReconciler final : public ClusterReconciler {
   // The plan from what was seen, and the upstream clusters' status when a promotion needs it.
   Verdict Plan(Pass& pass, std::stop_token stop);
   Verdict Decide(Pass& pass, std::stop_token stop);
-  // Takes the result of a node's install or upgrade that finished in the background after
-  // the rollout moved past it (its node went down meanwhile), which no action would collect:
-  // one that never reached the node lets it be asked again (CallNeverReceived).
+  // Takes the error of a node's install or upgrade that failed in the background after the
+  // rollout moved past it (its node went down meanwhile), which no action would collect: one
+  // that never reached the node lets it be asked again (CallNeverReceived).
   Verdict TakeStrayStep(Pass& pass, std::stop_token stop);
   // While another step of the cluster runs in the background, turns an acting decision into a
   // wait for it on the node poll interval, and rests. One action per cluster at a time.

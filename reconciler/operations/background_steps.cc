@@ -17,6 +17,10 @@ struct BackgroundSteps::Step {
     MutexLock lock(mu);
     return result.has_value();
   }
+  bool Failed() {
+    MutexLock lock(mu);
+    return result.has_value() && !result->ok();
+  }
 };
 
 namespace {
@@ -59,6 +63,7 @@ std::optional<OutstandingStep> BackgroundSteps::Outstanding(const std::string& c
   if (it == running_.end()) return std::nullopt;
   OutstandingStep what = it->second->what;
   what.done = it->second->Done();
+  what.failed = it->second->Failed();
   return what;
 }
 

@@ -42,6 +42,7 @@ struct OutstandingStep {
   std::string node;  // empty for a step of the whole cluster (pre-pull, etcd snapshot)
   std::string image;
   bool done = false;  // finished; the Execute of the same step collects its result
+  bool failed = false;  // finished with an error
 
   bool Is(const core::RolloutDecision& d) const {
     return kind == d.kind && node == d.node && image == d.image;

@@ -125,6 +125,9 @@ TEST(BackgroundStepsTest, AFinishedStepIsTakenOnceAndNotAnsweredAgain) {
   EXPECT_FALSE(steps.TakeFinished(profile.name)) << "taken while it runs";
   inner.Release();
   ASSERT_TRUE(woken.WaitFor(profile.name)) << "the drain never finished";
+  ASSERT_TRUE(steps.Outstanding(profile.name).has_value());
+  EXPECT_TRUE(steps.Outstanding(profile.name)->done);
+  EXPECT_FALSE(steps.Outstanding(profile.name)->failed);
   std::optional<absl::StatusOr<ActionResult>> taken = steps.TakeFinished(profile.name);
   ASSERT_TRUE(taken.has_value());
   ASSERT_TRUE(taken->ok()) << taken->status();

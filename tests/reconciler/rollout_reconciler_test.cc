@@ -906,6 +906,30 @@ TEST(RolloutReconcilerTest, ANodeItsInstallNeverReachedIsAskedAgainOnItsNewBoot)
   EXPECT_TRUE(recorded_on_new_boot);
 }
 
+// w-0's install succeeds while w-0 still reports itself upgrading (one worker at a time: the
+// rollout only waits on it meanwhile): the result waits for the decision that collects it, and
+// w-0 is installed once.
+TEST(RolloutReconcilerTest, AnInstallThatSucceededWhileItsNodeLookedBusyIsCollectedNotRepeated) {
+  BackgroundHarness b;
+  b.h.world.profile().policy.max_parallel_workers = 1;
+  b.h.Publish(b.h.world.profile(), {});
+  b.RunToFirstInstall();
+  ASSERT_EQ(b.held.installs(), std::vector<std::string>{"w-0"});
+  b.SetStage("w-0", core::MachineStage::kUpgrading);
+  b.held.Release();
+  b.installs_held = false;
+  b.Settle();
+  ASSERT_TRUE(b.steps.Outstanding("prod").has_value());
+  EXPECT_TRUE(b.steps.Outstanding("prod")->done);
+  for (int i = 0; i < 5; ++i) static_cast<void>(b.ReconcileAndAdvance());
+  b.SetStage("w-0", core::MachineStage::kRunning);
+  EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(b.h.store.latest.at("prod").phase, core::ClusterPhase::kReady)
+      << b.h.store.latest.at("prod").message;
+  const std::vector<std::string> installs = b.held.installs();
+  EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-0"), 1);
+}
+
 // In the daemon's arrangement the pre-pull runs in the background: its first look is posted as
 // news (the rollout starts, saying what it pulls; a restart pulls again, so nothing resumes
 // from it), and its result goes out with the first node's start, the one push before the
