@@ -451,11 +451,10 @@ RolloutReconciler::Verdict RolloutReconciler::TakeStrayStep(Pass& pass, std::sto
                   });
   if (!recorded_only) return Verdict::Next();
   std::optional<absl::StatusOr<ActionResult>> result = deps_.executor.TakeFinished(cluster);
-  if (!result) return Verdict::Next();
-  const char* action = core::ActionKindName(step->kind);
-  if (result->ok()) return Verdict::Next();  // cannot be: it failed
-  pass.log->warn("action={} node={} error={} (after the rollout moved on)", action,
-                 LogValue(step->node), LogValue(Text(result->status())));
+  if (!result || result->ok()) return Verdict::Next();
+  pass.log->warn("action={} node={} error={} (after the rollout moved on)",
+                 core::ActionKindName(step->kind), LogValue(step->node),
+                 LogValue(Text(result->status())));
   if (CallNeverReceived(pass, step->node, result->status())) pass.decision = DecideNow(pass);
   return Verdict::Next();
 }

@@ -2,24 +2,22 @@
 // `node` metadata value per call, a deadline on every call, and failover across the context's
 // endpoints.
 //
-// Routing: a call for node X dials one of the endpoints other than X when there is one, so a
-// node that is being upgraded or rebooted is never the proxy for its own calls. A COSI watch
-// of X is the exception: it goes through X itself when X is an endpoint (then the others), as
-// it ends when X goes down wherever it goes through, and so another control plane's reboot does
-// not end it. The endpoint
-// that last answered is tried first. An endpoint whose connection is refused or fails the TLS
-// handshake (or did so within the last reconnect backoff), or that does not connect within
-// `timeouts.connect`, is skipped for the next; read-only calls (Version, ServiceList, Etcd*,
-// COSI Get/List, Read, Kubeconfig) also move on when a call through an endpoint ends in
-// Unavailable. Calls that change the node (Upgrade, Reboot, ApplyConfiguration, ...) and the
-// long-lived Events stream are sent once: they fail over only when no connection was made, so a
-// request is never delivered twice. A COSI watch (StartWatch) moves on as a read-only call until
-// the node's first message establishes it; then it ends with its stream. No call moves on when
-// the endpoint answers that it could not dial the node (apid's "Error while dialing": the node is
-// down or coming up, and every endpoint would say the same); the next call starts at the next
-// endpoint instead, whose own connection to the node may be up sooner. A watch has no deadline
-// (it lasts until cancelled or broken) and holds no thread; destroy every watch's handle before
-// the client.
+// Routing: a call for node X dials one of the endpoints other than X when there is one, so a node
+// that is being upgraded or rebooted is never the proxy for its own calls. A COSI watch of X is the
+// exception: it goes through X itself when X is an endpoint (then the others), as it ends when X
+// goes down wherever it goes through, and so another control plane's reboot does not end it. The
+// endpoint that last answered is tried first. An endpoint whose connection is refused or fails the
+// TLS handshake (or did so within the last reconnect backoff), or that does not connect within
+// `timeouts.connect`, is skipped for the next; read-only calls (Version, ServiceList, Etcd*, COSI
+// Get/List, Read, Kubeconfig) also move on when a call through an endpoint ends in Unavailable.
+// Calls that change the node (Upgrade, Reboot, ApplyConfiguration, ...) and the long-lived Events
+// stream are sent once: they fail over only when no connection was made, so a request is never
+// delivered twice. A COSI watch (StartWatch) moves on as a read-only call until the node's first
+// message establishes it; then it ends with its stream. No call moves on when the endpoint answers
+// that it could not dial the node (apid's "Error while dialing": the node is down or coming up, and
+// every endpoint would say the same); the next call starts at the next endpoint instead, whose own
+// connection to the node may be up sooner. A watch has no deadline (it lasts until cancelled or
+// broken) and holds no thread; destroy every watch's handle before the client.
 //
 // TLS: the server name checked is the endpoint host (apid's certificate has the node's IPs as
 // SANs), as talosctl does; set `tls_server_name` when the endpoints are names or VIPs outside the
