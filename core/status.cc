@@ -303,13 +303,24 @@ ClusterStatus BuildClusterStatus(const StatusInput& in) {
   return s;
 }
 
+namespace {
+
+// What a restarted reconciler resumes from, but the commit the status was derived from.
+bool SameResumeStateButCommit(const ClusterStatus& a, const ClusterStatus& b) {
+  return a.cluster == b.cluster && a.labels == b.labels && a.phase == b.phase &&
+         a.rollout == b.rollout && a.gates == b.gates && a.history == b.history;
+}
+
+}  // namespace
+
 bool OnlyReportDiffers(const ClusterStatus& recorded, const ClusterStatus& next) {
-  return recorded.cluster == next.cluster && recorded.labels == next.labels &&
-         recorded.phase == next.phase &&
+  return SameResumeStateButCommit(recorded, next) &&
          recorded.desired_commit_attempted == next.desired_commit_attempted &&
-         recorded.desired_commit_applied == next.desired_commit_applied &&
-         recorded.rollout == next.rollout && recorded.gates == next.gates &&
-         recorded.history == next.history;
+         recorded.desired_commit_applied == next.desired_commit_applied;
+}
+
+bool OnlyCommitOfReadyClusterDiffers(const ClusterStatus& recorded, const ClusterStatus& next) {
+  return recorded.phase == ClusterPhase::kReady && SameResumeStateButCommit(recorded, next);
 }
 
 }  // namespace tr::core

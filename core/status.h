@@ -58,4 +58,12 @@ ClusterStatus BuildClusterStatus(const StatusInput& input);
 // Such a status may be recorded without waiting for it to be durable.
 bool OnlyReportDiffers(const ClusterStatus& recorded, const ClusterStatus& next);
 
+// True when both are Ready and `next` differs from `recorded` only in what it reports and in the
+// commit it was derived from (desiredCommit, attempted and applied): a profile commit that asks
+// nothing of this cluster. A restarted reconciler derives that commit again from the repository
+// and records it, so such a status may be recorded without waiting for it either; a merge then
+// moves the other clusters' statuses along with the write-ahead record of the one it changes, in
+// one push, instead of in a push of their own ahead of it.
+bool OnlyCommitOfReadyClusterDiffers(const ClusterStatus& recorded, const ClusterStatus& next);
+
 }  // namespace tr::core

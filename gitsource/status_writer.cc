@@ -58,7 +58,10 @@ absl::StatusOr<StatusCommit> GitStatusWriter::Write(StatusUpdate update, std::st
     if (absl::Status s = ValidateStatusPath(path); !s.ok()) return s;
   }
   MutexLock lock(mu_);
-  for (auto& [path, content] : update.files) pending_.files[path] = std::move(content);
+  for (auto& [path, content] : update.files) {
+    pending_.files[path] = std::move(content);
+    pending_.posted.erase(path);
+  }
   pending_.messages.push_back(std::move(update.message));
   const std::uint64_t id = pending_id_;
   ++waiters_[id];
@@ -96,7 +99,10 @@ absl::Status GitStatusWriter::Post(StatusUpdate update) {
     if (absl::Status s = ValidateStatusPath(path); !s.ok()) return s;
   }
   MutexLock lock(mu_);
-  for (auto& [path, content] : update.files) pending_.files[path] = std::move(content);
+  for (auto& [path, content] : update.files) {
+    pending_.files[path] = std::move(content);
+    pending_.posted.insert(path);
+  }
   pending_.messages.push_back(std::move(update.message));
   posted_ = true;
   if (!poster_.joinable()) {
@@ -141,10 +147,19 @@ void GitStatusWriter::CommitPending(std::stop_token stop) {
   absl::StatusOr<StatusCommit> result = Flush(batch, stop);
   mu_.lock();
   last_flush_end_ = env_.Now();
+  if (!result.ok()) KeepPostedOf(batch);
   // Only Writes collect results; a batch of posted updates alone has nobody waiting.
   if (waiters_.contains(id)) results_.emplace(id, std::move(result));
   flushing_ = false;
   flushed_.notify_all();
+}
+
+void GitStatusWriter::KeepPostedOf(Batch& failed) {
+  for (const std::string& path : failed.posted) {
+    if (pending_.files.contains(path)) continue;  // a later update of the path
+    pending_.files[path] = std::move(failed.files[path]);
+    pending_.posted.insert(path);
+  }
 }
 
 void GitStatusWriter::WaitForWindow(std::stop_token stop) {

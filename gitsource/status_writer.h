@@ -17,9 +17,11 @@
 // with the next commit — the one a Write makes, or, when no Write comes, one the writer's own
 // thread makes (started by the first Post, stopped and joined by the destructor) once the news
 // has waited a `coalesce_window` for a Write to take it along (a quick step's news then shares
-// the next step's push instead of delaying it). A posted update that a later update of its
-// path replaces, a push that fails or a process that ends first loses it; ordering is kept: a
-// Write after a Post of the same path wins.
+// the next step's push instead of delaying it). A later update of its path replaces a posted
+// update; one whose push failed waits in the batch for the next commit (a Write's, or the one a
+// later Post makes: it is not retried on its own, so a Git server that is down is not asked
+// again every window); a process that ends first loses it. Ordering is kept: a Write after a
+// Post of the same path wins.
 //
 // Coalescing: one Write carries any number of files; concurrent Writes (one per cluster
 // worker) join the batch waiting behind the commit in progress and go out together as the
@@ -59,6 +61,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -186,6 +189,7 @@ class GitStatusWriter final : public StatusWriter {
   struct Batch {
     std::map<std::string, std::optional<std::string>> files;
     std::vector<std::string> messages;
+    std::set<std::string> posted;  // the paths whose update is a Post's
   };
 
   // One fetch-build-push round: the commit, or the reason the push was rejected.
@@ -224,6 +228,8 @@ class GitStatusWriter final : public StatusWriter {
   void CommitPending(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The posting thread: commits a batch of posted updates when no Write is about to.
   void CommitPosted(std::stop_token stop);
+  // Puts back the posted updates of a batch whose push failed that no later update replaced.
+  void KeepPostedOf(Batch& failed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits out the rest of the coalescing window after the last commit (mu_ released).
   // Releases mu_ while it waits; holds it again on return.
   void WaitForWindow(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -178,11 +178,14 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
     }
   }
   // News alone (a node rebooting, back, its progress) does not wait for its push: nothing a
-  // restart resumes from changed, and between two nodes it was a push on the critical path.
-  const bool news_only =
-      news == News::kYes || (last && core::OnlyReportDiffers(*last, status)) ||
-      (news == News::kIfMemoryUnchanged &&
-       status.rollout == (last ? last->rollout : core::RolloutMemory{}));
+  // restart resumes from changed, and between two nodes it was a push on the critical path. Nor
+  // does a Ready cluster moved to a commit that asks nothing of it: it rides along with the
+  // write-ahead record of the cluster the commit changed, instead of a push ahead of it.
+  const bool news_only = news == News::kYes ||
+                         (last && (core::OnlyReportDiffers(*last, status) ||
+                                   core::OnlyCommitOfReadyClusterDiffers(*last, status))) ||
+                         (news == News::kIfMemoryUnchanged &&
+                          status.rollout == (last ? last->rollout : core::RolloutMemory{}));
   if (absl::Status s =
           news_only ? deps_.store.RecordSoon(status, stop) : deps_.store.Record(status, stop);
       !s.ok()) {

@@ -277,6 +277,35 @@ TEST(StatusTest, OnlyReportDiffersTellsNewsFromWhatARestartResumesFrom) {
   EXPECT_FALSE(OnlyReportDiffers(recorded, labelled));
 }
 
+// A Ready cluster moved to a commit that asks nothing of it differs only in that commit: its
+// record need not wait. Any other change, or any phase but Ready, still does.
+TEST(StatusTest, OnlyTheCommitOfAReadyClusterMovingIsToldApart) {
+  Scene scene;
+  scene.observed = MakeObserved(FiveNodes("1.12.0", "1.34.1"));
+  const ClusterStatus recorded = scene.Build(nullptr, {}, kT0);
+  ASSERT_EQ(recorded.phase, ClusterPhase::kReady) << recorded.message;
+  ClusterStatus moved = scene.Build(&recorded, {}, kT0 + std::chrono::seconds(3));
+  moved.desired_commit_attempted = "d00d";
+  moved.desired_commit_applied = "d00d";
+  EXPECT_FALSE(OnlyReportDiffers(recorded, moved));
+  EXPECT_TRUE(OnlyCommitOfReadyClusterDiffers(recorded, moved));
+
+  ClusterStatus remembered = moved;
+  remembered.rollout.prepulled_image = "installer:v1.12.0";
+  EXPECT_FALSE(OnlyCommitOfReadyClusterDiffers(recorded, remembered));
+  ClusterStatus labelled = moved;
+  labelled.labels = {{"env", "prod"}};
+  EXPECT_FALSE(OnlyCommitOfReadyClusterDiffers(recorded, labelled));
+  ClusterStatus upgrading = moved;
+  upgrading.phase = ClusterPhase::kUpgradingTalos;
+  EXPECT_FALSE(OnlyCommitOfReadyClusterDiffers(recorded, upgrading));
+  ClusterStatus was_upgrading = recorded;
+  was_upgrading.phase = ClusterPhase::kUpgradingTalos;
+  ClusterStatus still_upgrading = moved;
+  still_upgrading.phase = ClusterPhase::kUpgradingTalos;
+  EXPECT_FALSE(OnlyCommitOfReadyClusterDiffers(was_upgrading, still_upgrading));
+}
+
 // A status with every part of the rollout's memory set: an operation in flight, a pre-pull, a
 // snapshot, a settle time and a failure (its message `failure`).
 ClusterStatus EveryFieldSet(const std::string& failure) {

@@ -469,6 +469,29 @@ TEST_F(StatusWriterTest, APostedUpdateGoesOutWithTheNextWrite) {
   EXPECT_EQ(Show(c->commit + ":status/c.yaml"), "c");
 }
 
+// A posted update whose push failed is not lost: it waits for the next commit, here a Write's.
+TEST_F(StatusWriterTest, APostedUpdateWhosePushFailedGoesOutWithTheNextCommit) {
+  GateEnv gate;
+  StatusWriterConfig config = config_;
+  config.backoff.max_attempts = 1;
+  auto writer = WriterWithNewsHeldBack(*source_, config, gate);
+  ASSERT_NE(writer, nullptr);
+  InstallPreReceiveHook("echo 'not now' >&2\nexit 1\n");
+  gate.Release();  // the news's commit is pushed, and refused
+  ASSERT_TRUE(gate.Settle(1));
+  EXPECT_EQ(StatusCommits(), 1);
+  InstallPreReceiveHook("exit 0\n");
+  absl::StatusOr<StatusCommit> c = absl::UnknownError("not run");
+  std::thread tc([&] { c = writer->Write({{{"status/c.yaml", "c\n"}}, "c"}); });
+  ASSERT_EQ(gate.WaitForSleeps(3).size(), 3u) << "the Write's window";
+  gate.Release();
+  tc.join();
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(StatusCommits(), 2);
+  EXPECT_EQ(Show(c->commit + ":status/b.yaml"), "b");
+  EXPECT_EQ(Show(c->commit + ":status/c.yaml"), "c");
+}
+
 // Order holds: what a later Write says about a path replaces what was posted before it.
 TEST_F(StatusWriterTest, AWriteAfterAPostOfTheSamePathWins) {
   ASSERT_TRUE(writer_->Post({{{"status/prod.yaml", "rebooting\n"}}, "news"}).ok());

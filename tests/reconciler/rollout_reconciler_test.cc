@@ -211,9 +211,10 @@ struct Harness {
   const releases::ReleaseCache* releases = nullptr;
   InFlightFollower* follower = nullptr;
 
-  void Publish(const core::ClusterProfile& profile, std::vector<core::InvalidProfile> invalid) {
+  void Publish(const core::ClusterProfile& profile, std::vector<core::InvalidProfile> invalid,
+               const std::string& commit = "c0ffee") {
     auto snapshot = std::make_shared<DesiredSnapshot>();
-    snapshot->commit = "c0ffee";
+    snapshot->commit = commit;
     snapshot->profiles.profiles = {profile};
     snapshot->profiles.support_matrix = core::SupportMatrix::BuiltIn();
     snapshot->profiles.release_catalog = core::ReleaseCatalog::BuiltIn();
@@ -503,6 +504,31 @@ TEST(RolloutReconcilerTest, NewsIsRecordedWithoutWaitingAndOperationsWait) {
   }
   EXPECT_GE(news, 5);  // at least one per node
   EXPECT_TRUE(h.store.waited.back());
+}
+
+// A commit that asks nothing of a Ready cluster moves its status without a push of its own (it
+// goes out with the next one); lost with a crash, the restarted reconciler records it again.
+TEST(RolloutReconcilerTest, AReadyClusterMovedToACommitThatAsksNothingOfItIsNotWaitedFor) {
+  Harness h("1.12.0", "1.12.0");
+  auto r = h.Make();
+  ASSERT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  ASSERT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  const size_t records = h.store.history.size();
+  h.store.lose_news = true;
+  h.Publish(h.world.profile(), {}, "d00d");
+  ASSERT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  ASSERT_EQ(h.store.history.size(), records + 1);
+  EXPECT_FALSE(h.store.waited.back());
+  EXPECT_EQ(h.store.history.back().desired_commit_applied, "d00d");
+  EXPECT_EQ(h.store.latest.at("prod").desired_commit_applied, "c0ffee") << "lost";
+  EXPECT_TRUE(h.executor.calls.empty());
+
+  h.store.lose_news = false;
+  auto restarted = h.Make();
+  ASSERT_EQ(h.RunToRest(*restarted).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(h.store.latest.at("prod").desired_commit_applied, "d00d");
+  EXPECT_EQ(h.store.latest.at("prod").phase, core::ClusterPhase::kReady);
+  EXPECT_TRUE(h.executor.calls.empty());
 }
 
 // Losing every news-only record (a crash before their pushes) loses nothing a restart needs:
