@@ -7,6 +7,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -50,6 +51,9 @@ class KubeFleet {
     client->set_ca_cert_path((dir_ / "kube-ca.pem").c_str());
     client->enable_server_certificate_verification(true);
     client->set_bearer_token_auth(token_.c_str());
+    // Not httplib's 5 s: an unpaged list of thousands of pods from the sanitizer build, with the
+    // other tests running beside it, took longer (KubeObjectsTest.ThousandsOfPodsAreReadInChunks).
+    client->set_read_timeout(std::chrono::seconds(60));
     return client;
   }
   ~KubeFleet() {
