@@ -441,7 +441,17 @@ core::RolloutDecision RolloutReconciler::DecideNow(const Pass& pass) const {
 RolloutReconciler::Verdict RolloutReconciler::TakeStrayStep(Pass& pass, std::stop_token) {
   const std::string& cluster = pass.profile->name;
   const std::optional<OutstandingStep> step = deps_.executor.Outstanding(cluster);
-  if (options_.dry_run || !step || !step->failed || step->Is(pass.decision)) {
+  if (options_.dry_run || !step || !step->done || step->Is(pass.decision)) return Verdict::Next();
+  if (!step->failed) {
+    // A node's step that succeeded holds the other nodes until its own decision collects it
+    // (WaitForRunningStep); once that node's rollout acts otherwise, nothing will: dropped.
+    if (!step->node.empty() && step->node == pass.decision.node &&
+        core::TraitsOf(pass.decision.kind).acts) {
+      static_cast<void>(deps_.executor.TakeFinished(cluster));
+      pass.log->debug("action={} node={} result=dropped reason={}",
+                      core::ActionKindName(step->kind), LogValue(step->node),
+                      LogValue("the node's rollout went on without it"));
+    }
     return Verdict::Next();
   }
   // Only a failed call to a node whose operation is still only recorded: a step that succeeded
@@ -483,7 +493,13 @@ RolloutReconciler::Verdict RolloutReconciler::WaitForRunningStep(Pass& pass, std
     return Verdict::Next();
   }
   const std::optional<OutstandingStep> step = deps_.executor.Outstanding(pass.profile->name);
-  if (!step || step->done || step->Is(decision)) return Verdict::Next();
+  if (!step || step->Is(decision)) return Verdict::Next();
+  // A node's step that succeeded still holds the others until its node's next decision takes
+  // its result: another node's background step would drop it, and the node would be asked
+  // again (a second install). Its own node is not held, so the result is always collected.
+  const bool awaits_collection =
+      step->done && !step->failed && !step->node.empty() && step->node != decision.node;
+  if (step->done && !awaits_collection) return Verdict::Next();
   decision = core::HeldByRunningStep(decision, step->kind, step->node,
                                      pass.look.now + options_.node_poll_interval);
   return Rest(pass);

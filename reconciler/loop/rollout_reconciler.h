@@ -140,10 +140,12 @@ class RolloutReconciler final : public ClusterReconciler {
   Verdict Decide(Pass& pass, std::stop_token stop);
   // Takes the error of a node's install or upgrade that failed in the background after the
   // rollout moved past it (its node went down meanwhile), which no action would collect: one
-  // that never reached the node lets it be asked again (CallNeverReceived).
+  // that never reached the node lets it be asked again (CallNeverReceived). Drops a node's
+  // step that succeeded once that node's decision is another action.
   Verdict TakeStrayStep(Pass& pass, std::stop_token stop);
-  // While another step of the cluster runs in the background, turns an acting decision into a
-  // wait for it on the node poll interval, and rests. One action per cluster at a time.
+  // While another step of the cluster runs in the background, or a node's step succeeded and
+  // waits for its node's decision to collect it, turns an acting decision of another node into
+  // a wait for it on the node poll interval, and rests. One action per cluster at a time.
   Verdict WaitForRunningStep(Pass& pass, std::stop_token stop);
   // Runs the health checks when the decision would start something (Pass::CheckGates), and
   // decides again with their answers.

@@ -932,12 +932,15 @@ TEST(RolloutReconcilerTest, ANodeItsInstallNeverReachedIsAskedAgainOnItsNewBoot)
   EXPECT_TRUE(recorded_on_new_boot);
 }
 
-// w-0's install succeeds while w-0 still reports itself upgrading (one worker at a time: the
-// rollout only waits on it meanwhile): the result waits for the decision that collects it, and
-// w-0 is installed once.
-TEST(RolloutReconcilerTest, AnInstallThatSucceededWhileItsNodeLookedBusyIsCollectedNotRepeated) {
+// w-0's install succeeds while w-0 still reports itself upgrading: the result waits for the
+// decision that collects it, and w-0 is installed once. With one worker at a time the rollout
+// only waits on w-0 meanwhile; with two it would start w-1, whose install must not drop w-0's
+// result on its way.
+class InstallCollectedTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(InstallCollectedTest, AnInstallThatSucceededWhileItsNodeLookedBusyIsCollectedNotRepeated) {
   BackgroundHarness b;
-  b.h.world.profile().policy.max_parallel_workers = 1;
+  b.h.world.profile().policy.max_parallel_workers = GetParam();
   b.h.Publish(b.h.world.profile(), {});
   b.RunToFirstInstall();
   ASSERT_EQ(b.held.installs(), std::vector<std::string>{"w-0"});
@@ -954,6 +957,25 @@ TEST(RolloutReconcilerTest, AnInstallThatSucceededWhileItsNodeLookedBusyIsCollec
       << b.h.store.latest.at("prod").message;
   const std::vector<std::string> installs = b.held.installs();
   EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-0"), 1);
+  EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-1"), 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Workers, InstallCollectedTest, ::testing::Values(1, 2));
+
+// w-0's install succeeds, but w-0 reports itself upgrading until its deadline: w-1 waits for
+// the result to be collected, w-0 fails at its deadline, and the result that nothing will
+// collect now is dropped rather than left to hold the cluster or answer a later install.
+TEST(RolloutReconcilerTest, ASucceededStepItsNodeWentOnWithoutIsDropped) {
+  BackgroundHarness b;
+  b.RunToFirstInstall();
+  ASSERT_EQ(b.held.installs(), std::vector<std::string>{"w-0"});
+  b.SetStage("w-0", core::MachineStage::kUpgrading);
+  static_cast<void>(b.ReleaseAndRunToRest());
+  const core::ClusterStatus& status = b.h.store.latest.at("prod");
+  EXPECT_EQ(status.phase, core::ClusterPhase::kUpgradeFailed) << status.message;
+  EXPECT_THAT(status.message, HasSubstr("w-0"));
+  EXPECT_FALSE(b.steps.Outstanding("prod").has_value()) << "the install's result was kept";
+  EXPECT_EQ(b.held.installs(), std::vector<std::string>{"w-0"}) << "w-1 was not held";
 }
 
 // In the daemon's arrangement the pre-pull runs in the background: its first look is posted as
