@@ -22,6 +22,15 @@ namespace {
 
 std::string Text(const absl::Status& s) { return std::string(s.message()); }
 
+// The node is the profile's and has an operation in flight: its rollout will decide again.
+bool NodeInFlight(const core::ClusterProfile& profile, const core::RolloutMemory& memory,
+                  const std::string& node) {
+  return std::any_of(profile.nodes.begin(), profile.nodes.end(),
+                     [&](const core::NodeSpec& n) { return n.name == node; }) &&
+         std::any_of(memory.in_flight.begin(), memory.in_flight.end(),
+                     [&](const core::OperationInFlight& op) { return op.node == node; });
+}
+
 }  // namespace
 
 struct RolloutReconciler::Pass {
@@ -494,11 +503,14 @@ RolloutReconciler::Verdict RolloutReconciler::WaitForRunningStep(Pass& pass, std
   }
   const std::optional<OutstandingStep> step = deps_.executor.Outstanding(pass.profile->name);
   if (!step || step->Is(decision)) return Verdict::Next();
-  // A node's step that succeeded still holds the others until its node's next decision takes
-  // its result: another node's background step would drop it, and the node would be asked
-  // again (a second install). Its own node is not held, so the result is always collected.
-  const bool awaits_collection =
-      step->done && !step->failed && !step->node.empty() && step->node != decision.node;
+  // A node's step that succeeded still holds the others while its node's operation is in
+  // flight, until that node's next decision takes its result: another node's background step
+  // would drop it, and the node would be asked again (a second install). Its own node is not
+  // held, so the result is collected, or dropped by TakeStrayStep; a node with nothing in
+  // flight, or taken out of the profile meanwhile, holds nothing: no cluster waits for ever.
+  const bool awaits_collection = step->done && !step->failed && !step->node.empty() &&
+                                 step->node != decision.node &&
+                                 NodeInFlight(*pass.profile, pass.memory, step->node);
   if (step->done && !awaits_collection) return Verdict::Next();
   decision = core::HeldByRunningStep(decision, step->kind, step->node,
                                      pass.look.now + options_.node_poll_interval);

@@ -978,6 +978,32 @@ TEST(RolloutReconcilerTest, ASucceededStepItsNodeWentOnWithoutIsDropped) {
   EXPECT_EQ(b.held.installs(), std::vector<std::string>{"w-0"}) << "w-1 was not held";
 }
 
+// w-0's install succeeds while w-0 reports itself upgrading, and w-0 is then taken out of the
+// profile: no decision of w-0 will come to collect the result, so it holds nobody and the
+// rollout goes on with w-1 (held for ever under a rule without that exception).
+TEST(RolloutReconcilerTest, ASucceededStepOfANodeTakenOutOfTheProfileHoldsNobody) {
+  BackgroundHarness b;
+  b.RunToFirstInstall();
+  ASSERT_EQ(b.held.installs(), std::vector<std::string>{"w-0"});
+  b.SetStage("w-0", core::MachineStage::kUpgrading);
+  b.held.Release();
+  b.installs_held = false;
+  b.Settle();
+  ASSERT_TRUE(b.steps.Outstanding("prod").has_value());
+  ASSERT_TRUE(b.steps.Outstanding("prod")->done);
+  core::ClusterProfile without_w0 = b.h.world.profile();
+  std::erase_if(without_w0.nodes, [](const core::NodeSpec& n) { return n.name == "w-0"; });
+  b.h.Publish(without_w0, {}, "d00d");
+  for (int i = 0; i < 20; ++i) {
+    static_cast<void>(b.ReconcileAndAdvance());
+    b.Settle();
+  }
+  const std::vector<std::string> installs = b.held.installs();
+  EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-1"), 1)
+      << b.h.store.latest.at("prod").message;
+  EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-0"), 1);
+}
+
 // In the daemon's arrangement the pre-pull runs in the background: its first look is posted as
 // news (the rollout starts, saying what it pulls; a restart pulls again, so nothing resumes
 // from it), and its result goes out with the first node's start, the one push before the
