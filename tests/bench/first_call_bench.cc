@@ -16,7 +16,7 @@
 // Upgrade's line (journaled when it answers, at once without a pull) and the lifecycle install's
 // "start" line.
 //
-// Prints p50, p99 and max per path (goal p99 <= 0.5 s).
+// Prints p50, p99 and max per path (goal p99 <= 100 ms; it was 0.5 s before watches).
 //
 // Usage: first_call_bench [--rounds N (per path; default 50)]
 
@@ -85,10 +85,10 @@ void Report(const Path& p) {
   std::printf("%-9s %s <-> %s: p50 %6.0f ms  p99 %6.0f ms  max %6.0f ms  (%zu rounds)\n",
               p.cluster.c_str(), p.versions[0].c_str(), p.versions[1].c_str(), p50, p99, max,
               p.latencies_ms.size());
-  PrintBenchRow(fmt::format("push webhook → first node's upgrade call, {} path, p99", p.cluster),
-                "≤ 500 ms", fmt::format("{:.0f} ms", p99), p99 <= 500,
-                fmt::format("p50 {:.0f} ms, max {:.0f} ms, {} rounds", p50, max,
-                            p.latencies_ms.size()));
+  PrintBenchRow(
+      fmt::format("push webhook → first node's upgrade call, {} path, p99", p.cluster), "≤ 100 ms",
+      fmt::format("{:.0f} ms", p99), p99 <= 100,
+      fmt::format("p50 {:.0f} ms, max {:.0f} ms, {} rounds", p50, max, p.latencies_ms.size()));
 }
 
 int Run(int rounds) {

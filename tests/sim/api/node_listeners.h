@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/sim/api/grpc_poller.h"
 #include "tests/sim/api/node_server.h"
 #include "tests/sim/api/stream_pump.h"
 
@@ -42,6 +43,7 @@ class NodeListeners {
   };
   void SuperviseCluster(SimCluster* cluster);
 
+  GrpcPoller poller_;  // first: it outlives the servers
   NodeDirectory directory_;
   bool refuse_while_down_;
   // One per cluster, shared by its node servers: a thread per cluster with an open stream
