@@ -6,8 +6,8 @@
 // (src/cpp/common/completion_queue_cc.cc @ v1.51.1, Debian bookworm's gRPC). Both asleep, a
 // unary call to any node waited up to 100 ms to be read (docs/benchmarks.md). This thread
 // waits on a polling queue of its own that never gets an event: with the Linux poller (epoll1,
-// one epoll set for the whole process) a thread waiting there polls every socket of the
-// process whenever no other thread does, and sleeps in epoll_wait otherwise.
+// one epoll set for the whole process) a thread waiting there is handed the polling of every
+// socket of the process when the thread that polled leaves, so some thread always polls.
 //
 // Thread-safety: made and destroyed on one thread.
 #pragma once
