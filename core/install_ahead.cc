@@ -133,11 +133,6 @@ std::string InstallerAt(const ClusterProfile& profile, const std::string& node,
   return profile.talos_image + ":" + version.Tag();
 }
 
-bool InFlight(const RolloutMemory& memory, const std::string& node) {
-  return std::any_of(memory.in_flight.begin(), memory.in_flight.end(),
-                     [&](const OperationInFlight& op) { return op.node == node; });
-}
-
 // A pending-install mark (pending_mark.h) on a node the status does not remember: an install in
 // this boot is recorded again; a mark from an earlier boot is done with (the node booted it, or
 // lost it).
@@ -146,7 +141,7 @@ std::optional<RolloutDecision> ReadBackMark(const RolloutInput& in, const NodeOb
   const PendingInstallMark& mark = *seen.pending_mark;
   const bool remembered = std::any_of(in.memory.staged.begin(), in.memory.staged.end(),
                                       [&](const StagedInstall& s) { return s.node == seen.name; });
-  if (remembered || InFlight(in.memory, seen.name) || !seen.reachable || !seen.talos ||
+  if (remembered || in.memory.InFlight(seen.name) || !seen.reachable || !seen.talos ||
       seen.boot_id.empty()) {
     return std::nullopt;
   }

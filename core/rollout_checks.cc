@@ -7,11 +7,6 @@
 namespace tr::core {
 namespace {
 
-bool InFlight(const RolloutMemory& memory, const std::string& node) {
-  return std::any_of(memory.in_flight.begin(), memory.in_flight.end(),
-                     [&](const OperationInFlight& op) { return op.node == node; });
-}
-
 bool NewBoot(const NodeObservation& seen, const OperationInFlight& op) {
   return op.boot_id_before.empty() || (!seen.boot_id.empty() && seen.boot_id != op.boot_id_before);
 }
@@ -125,7 +120,7 @@ std::string DescribeInFlight(const OperationInFlight& op, const NodeObservation*
 std::string NodesNotReadyProblem(const ClusterProfile& profile, const ObservedCluster& observed,
                                  const RolloutMemory& memory) {
   for (const NodeSpec& node : profile.nodes) {
-    if (InFlight(memory, node.name)) continue;
+    if (memory.InFlight(node.name)) continue;
     const NodeObservation* seen = observed.FindNode(node.name);
     if (!seen || !seen->reachable) return fmt::format("node {} is unreachable", node.name);
     if (seen->stage != MachineStage::kRunning || !seen->ready) {
@@ -143,7 +138,7 @@ std::string EtcdQuorumProblem(const ClusterProfile& profile, const ObservedClust
     ++control_planes;
     const NodeObservation* seen = observed.FindNode(node.name);
     if (seen && seen->etcd_member) ++members;
-    if (InFlight(memory, node.name)) continue;
+    if (memory.InFlight(node.name)) continue;
     if (!seen || !seen->etcd_member) {
       return fmt::format("etcd member on {} is not started", node.name);
     }
@@ -162,7 +157,7 @@ std::optional<std::string> NextStartableNode(const ClusterProfile& profile, cons
                                              const RolloutMemory& memory) {
   std::optional<std::string> next;
   for (const std::string& node : step.Nodes()) {
-    if (!InFlight(memory, node)) {
+    if (!memory.InFlight(node)) {
       next = node;
       break;
     }

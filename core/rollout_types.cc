@@ -1,5 +1,6 @@
 #include "core/rollout_types.h"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 
@@ -142,5 +143,10 @@ const ActionTraits& TraitsOf(ActionKind kind) {
 const char* ActionKindName(ActionKind kind) { return TraitsOf(kind).name; }
 
 std::string Progress::ToString() const { return fmt::format("{}/{}", done, total); }
+
+bool RolloutMemory::InFlight(std::string_view node) const {
+  return std::any_of(in_flight.begin(), in_flight.end(),
+                     [&](const OperationInFlight& op) { return op.node == node; });
+}
 
 }  // namespace tr::core

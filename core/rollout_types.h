@@ -9,6 +9,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/observed.h"
@@ -87,6 +88,9 @@ struct RolloutMemory {
   std::optional<TimePoint> settle_until;
   std::optional<RolloutFailure> failure;  // halts the cluster until the desired Talos or the retry token changes
   std::vector<StagedInstall> staged{};    // installed ahead, pending their reboot in a window
+
+  // An operation of `node` is in flight.
+  bool InFlight(std::string_view node) const;
 
   bool operator==(const RolloutMemory&) const = default;
 };

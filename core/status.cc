@@ -152,8 +152,7 @@ const NodeStatus* PreviousNode(const ClusterStatus* previous, const std::string&
 void RecordFinishedUpgrades(const StatusInput& in, NodeStatus& node, const NodeObservation& seen) {
   if (!in.previous) return;
   for (const OperationInFlight& op : in.previous->rollout.in_flight) {
-    const bool still = std::any_of(in.memory.in_flight.begin(), in.memory.in_flight.end(),
-                                   [&](const OperationInFlight& o) { return o.node == op.node; });
+    const bool still = in.memory.InFlight(op.node);
     if (op.node != node.name || still || !seen.talos || *seen.talos != op.target) continue;
     const auto took = std::chrono::duration_cast<std::chrono::seconds>(in.now - op.started);
     node.last_upgrade_duration = took;

@@ -27,8 +27,7 @@ bool NodeInFlight(const core::ClusterProfile& profile, const core::RolloutMemory
                   const std::string& node) {
   return std::any_of(profile.nodes.begin(), profile.nodes.end(),
                      [&](const core::NodeSpec& n) { return n.name == node; }) &&
-         std::any_of(memory.in_flight.begin(), memory.in_flight.end(),
-                     [&](const core::OperationInFlight& op) { return op.node == node; });
+         memory.InFlight(node);
 }
 
 }  // namespace
