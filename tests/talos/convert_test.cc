@@ -154,5 +154,18 @@ TEST(ConvertTest, MachineStatusSpecAndServices) {
   EXPECT_FALSE(ToServiceState(info).Healthy());
 }
 
+TEST(ConvertTest, ABootIdIsTakenFromAChunkOnlyWhenTheChunkIsTheWholeLine) {
+  const std::string id = "2c5b3c2e-6f1d-4b51-9a57-8e0c8f0c1d2e";
+  EXPECT_EQ(WholeBootIdLine(id + "\n"), id);
+  // A part of the file: no newline yet, or more after it.
+  EXPECT_EQ(WholeBootIdLine(id.substr(0, 20)), std::nullopt);
+  EXPECT_EQ(WholeBootIdLine(id), std::nullopt);
+  EXPECT_EQ(WholeBootIdLine(id.substr(0, 20) + "\n" + id.substr(20)), std::nullopt);
+  // Not one word: read whole and trimmed by the caller instead.
+  EXPECT_EQ(WholeBootIdLine("\n"), std::nullopt);
+  EXPECT_EQ(WholeBootIdLine(" " + id + "\n"), std::nullopt);
+  EXPECT_EQ(WholeBootIdLine(""), std::nullopt);
+}
+
 }  // namespace
 }  // namespace tr::reconciler::talos

@@ -216,7 +216,19 @@ absl::StatusOr<NodeVersion> GrpcTalosClient::Version(const std::string& node) {
 }
 
 absl::StatusOr<std::string> GrpcTalosClient::BootId(const std::string& node) {
-  auto content = ReadFile(node, "/proc/sys/kernel/random/boot_id");
+  constexpr char kBootIdFile[] = "/proc/sys/kernel/random/boot_id";
+  if (!boot_id_as_stream_.load()) {
+    absl::StatusOr<std::string> first = ReadFirstChunk(node, kBootIdFile);
+    // A node that sends the file in more than one message times the read out (or a node that
+    // hangs does): this call is not repeated, which would double a hanging node's wait, but the
+    // next ones read the stream.
+    if (absl::IsDeadlineExceeded(first.status())) boot_id_as_stream_.store(true);
+    if (!first.ok()) return first.status();
+    if (std::optional<std::string> whole = WholeBootIdLine(*first)) return *std::move(whole);
+  }
+  // Not the whole file in one message (Talos sends it so; pkg/chunker/stream/stream.go @
+  // v1.14.0-rc.1 sends 1 KiB chunks): the whole stream.
+  auto content = ReadFile(node, kBootIdFile);
   if (!content.ok()) return content.status();
   return Trim(*std::move(content));
 }

@@ -69,6 +69,11 @@ class GrpcTalosClient final : public TalosClient {
  private:
   // MachineService/Read: a whole file from the node (BootId reads one). Needs os:admin.
   absl::StatusOr<std::string> ReadFile(const std::string& node, const std::string& path);
+  // The first message of a Read of `path`, asked as a unary call: one batch (request, half-close,
+  // one message, status) where the stream waits four times. Talos sends a file in 1 KiB
+  // chunks, so a shorter file is its only message. A reply of more messages is not read: gRPC
+  // 1.51 then ends the call DeadlineExceeded (its status waits for the unread messages).
+  absl::StatusOr<std::string> ReadFirstChunk(const std::string& node, const std::string& path);
   // Whether a call may be sent again through another endpoint after the endpoint's connection
   // broke during the call (read-only calls), or only when no connection could be made.
   enum class Failover { kConnectOnly, kReadOnly };
@@ -108,6 +113,8 @@ class GrpcTalosClient final : public TalosClient {
   GrpcTalosClientOptions options_;
   Env& env_;
   std::atomic<size_t> preferred_{0};
+  // Set once a boot id read as one message timed out: from then on it is read as a stream.
+  std::atomic<bool> boot_id_as_stream_{false};
 };
 
 }  // namespace tr::reconciler::talos

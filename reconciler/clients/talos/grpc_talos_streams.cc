@@ -1,4 +1,7 @@
 // The server-streaming calls of GrpcTalosClient (see grpc_talos_client_impl.h).
+#include <grpcpp/impl/client_unary_call.h>
+#include <grpcpp/impl/rpc_method.h>
+
 #include <fstream>
 #include <system_error>
 
@@ -70,6 +73,32 @@ absl::StatusOr<std::string> GrpcTalosClient::ReadFile(const std::string& node,
   return ReadDataStream("Read", node, options_.timeouts.read, [&](CallAttempt& a) {
     return a.stubs->machine->Read(&a.context, request);
   });
+}
+
+absl::StatusOr<std::string> GrpcTalosClient::ReadFirstChunk(const std::string& node,
+                                                            const std::string& path) {
+  // The generated stub offers Read only as a stream; a unary call is the same on the wire (one
+  // request, then messages and a status), and gRPC's own stubs make unary calls this way.
+  static const grpc::internal::RpcMethod kReadOnce("/machine.MachineService/Read",
+                                                   grpc::internal::RpcMethod::NORMAL_RPC);
+  machine::ReadRequest request;
+  request.set_path(path);
+  std::string content;
+  absl::Status status =
+      Call("Read", node, options_.timeouts.read, Failover::kReadOnly, [&](CallAttempt& a) {
+        common::Data chunk;
+        const grpc::Status done =
+            grpc::internal::BlockingUnaryCall<machine::ReadRequest, common::Data>(
+                a.channel.get(), kReadOnce, &a.context, request, &chunk);
+        if (absl::Status s = a.Check(done); !s.ok()) return s;
+        if (absl::Status s = CheckReplyMetadata(chunk.metadata(), a.info); !s.ok()) {
+          return s;
+        }
+        content = std::move(*chunk.mutable_bytes());
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  return content;
 }
 
 absl::StatusOr<std::string> GrpcTalosClient::Kubeconfig(const std::string& node) {

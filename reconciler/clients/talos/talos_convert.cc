@@ -1,5 +1,8 @@
 #include "reconciler/clients/talos/talos_convert.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "fmt/format.h"
 #include "resource/definitions/runtime/runtime.pb.h"
 
@@ -184,6 +187,15 @@ absl::StatusOr<MachineEvent> ToMachineEvent(const machine::Event& event) {
   auto payload = DecodePayload(event.data());
   if (!payload.ok()) return payload.status();
   return MachineEvent{event.id(), event.actor_id(), *std::move(payload)};
+}
+
+std::optional<std::string> WholeBootIdLine(std::string_view chunk) {
+  const size_t newline = chunk.find('\n');
+  if (newline == std::string_view::npos || newline + 1 != chunk.size()) return std::nullopt;
+  const std::string_view id = chunk.substr(0, newline);
+  const auto space = [](unsigned char c) { return std::isspace(c) != 0; };
+  if (id.empty() || std::any_of(id.begin(), id.end(), space)) return std::nullopt;
+  return std::string(id);
 }
 
 }  // namespace tr::reconciler::talos

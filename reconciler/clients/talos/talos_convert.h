@@ -43,4 +43,9 @@ std::optional<CosiEvent> ToCosiEvent(const cosi::resource::Event& event);
 // unknown type URLs become OtherEvent. InvalidArgument when a known payload does not parse.
 absl::StatusOr<MachineEvent> ToMachineEvent(const machine::Event& event);
 
+// The boot id in `chunk`, a message of a Read of /proc/sys/kernel/random/boot_id, when the
+// chunk is the whole file: one line, newline included. nullopt when it may be a part of it, or
+// is not one word (then the caller reads the whole file and trims it).
+std::optional<std::string> WholeBootIdLine(std::string_view chunk);
+
 }  // namespace tr::reconciler::talos
