@@ -13,6 +13,10 @@ struct NodeWatches::Feed {
   bool refused ABSL_GUARDED_BY(mu) = false;  // not to be started again on this client
   talos::MachineStatus machine ABSL_GUARDED_BY(mu);
   std::string boot_id ABSL_GUARDED_BY(mu);
+  // A boot id read before the watch started and after a status whose `created` is this:
+  // the watch's boot once the watch sends a status with the same `created`.
+  std::string read_after_created ABSL_GUARDED_BY(mu);
+  std::string read_boot_id ABSL_GUARDED_BY(mu);
 };
 
 namespace {
@@ -79,8 +83,8 @@ std::optional<NodeWatches::Known> NodeWatches::Find(const std::string& cluster,
 
 NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
                                       const std::shared_ptr<talos::TalosClient>& client,
-                                      const std::string& address,
-                                      const talos::MachineStatus& seen) {
+                                      const std::string& address, const talos::MachineStatus& seen,
+                                      const std::string& boot_id_read_after) {
   Watch watch;
   watch.id = next_id_++;
   watch.client = client;
@@ -88,6 +92,10 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
   {
     MutexLock feed_lock(watch.feed->mu);
     watch.feed->machine = seen;  // what the last look saw; not live until the watch says
+    if (!boot_id_read_after.empty() && !seen.created.empty()) {
+      watch.feed->read_after_created = seen.created;
+      watch.feed->read_boot_id = boot_id_read_after;
+    }
   }
   talos::StreamCallbacks<absl::StatusOr<talos::MachineStatus>> callbacks;
   callbacks.on_event = [feed = watch.feed, wake = wake_,
@@ -108,6 +116,12 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
       changed = status->ready != feed->machine.ready;
       feed->machine = *status;
       feed->live = true;
+      // The status was asked before the boot id was read, this one is sent after (the watch
+      // started after the read): one instance of it means no boot in between.
+      if (feed->boot_id.empty() && !status->created.empty() &&
+          status->created == feed->read_after_created) {
+        feed->boot_id = feed->read_boot_id;
+      }
     }
     if (changed && wake) wake(cluster);
   };
@@ -124,7 +138,7 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
 
 void NodeWatches::Ensure(const std::string& cluster, const std::string& address,
                          const std::shared_ptr<talos::TalosClient>& client,
-                         const talos::MachineStatus& seen) {
+                         const talos::MachineStatus& seen, const std::string& boot_id_read_after) {
   Watch replaced;  // destroyed after the lock is released
   MutexLock lock(mu_);
   if (stopped_) return;
@@ -135,7 +149,7 @@ void NodeWatches::Ensure(const std::string& cluster, const std::string& address,
     if (!w->second.feed->ended || w->second.feed->refused) return;
   }
   if (w != c.nodes.end()) replaced = std::exchange(w->second, Watch{});
-  c.nodes[address] = Start(cluster, client, address, seen);
+  c.nodes[address] = Start(cluster, client, address, seen, boot_id_read_after);
 }
 
 std::optional<std::vector<kube::KubeNode>> NodeWatches::KubeNodes(

@@ -74,9 +74,13 @@ class NodeWatches {
                             const talos::TalosClient* client);
   // Starts the node's watch on `client`, unless one is live or starting there, or `client`
   // refused it. `seen`: the node's status as the look saw it; a watch whose first status
-  // differs in readiness wakes the cluster.
+  // differs in readiness wakes the cluster. `boot_id_read_after`: the boot id the look read
+  // after it asked for `seen` ("" for none); a watch started here whose statuses are the same
+  // instance as `seen` (MachineStatus::created, one per boot) knows it as its boot's, so the
+  // next look does not read it again.
   void Ensure(const std::string& cluster, const std::string& address,
-              const std::shared_ptr<talos::TalosClient>& client, const talos::MachineStatus& seen);
+              const std::shared_ptr<talos::TalosClient>& client, const talos::MachineStatus& seen,
+              const std::string& boot_id_read_after = "");
   // `boot_id`, read while `watch` was live, is the node's boot for as long as that watch lasts.
   void RecordBootId(const std::string& cluster, const std::string& address, uint64_t watch,
                     const std::string& boot_id);
@@ -113,8 +117,8 @@ class NodeWatches {
     Informer informer;
   };
   Watch Start(const std::string& cluster, const std::shared_ptr<talos::TalosClient>& client,
-              const std::string& address, const talos::MachineStatus& seen)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+              const std::string& address, const talos::MachineStatus& seen,
+              const std::string& boot_id_read_after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Cancels the watches of clusters not looked at for `idle_` (the IdleCloser's sweep).
   kube::IdleCloser::Idle SweepIdle(Env::TimePoint now);
 

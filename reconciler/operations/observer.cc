@@ -98,9 +98,10 @@ absl::StatusOr<std::string> TalosFleetObserver::BootId(talos::TalosClient& talos
   return boot;
 }
 
-// Talos facts of one node: the boot id first, and the version only when the boot is new to
-// this process (a version changes only across a reboot). Returns an error only for what
-// unreachability does not explain.
+// Talos facts of one node: the boot id first (the status before it when no watch holds it,
+// which ties the boot id to the watch started after), and the version only when the boot is
+// new to this process (a version changes only across a reboot). Returns an error only for
+// what unreachability does not explain.
 absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::TalosClient>& client,
                                               const std::string& cluster,
                                               const core::NodeSpec& spec, bool watched,
@@ -108,11 +109,24 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
   talos::TalosClient& talos = *client;
   std::optional<NodeWatches::Known> watch;
   if (watched) watch = watches_->Find(cluster, spec.address, client.get());
-  absl::StatusOr<std::string> boot = BootId(talos, cluster, spec.address, watch);
-  if (!boot.ok() && Unreachable(boot.status())) {
+  const auto unreachable = [&](const absl::Status& why) {
     node.reachable = false;
     node.ready = false;
-    refused = refused || talos::EveryEndpointRefused(boot.status());
+    refused = refused || talos::EveryEndpointRefused(why);
+  };
+  talos::MachineStatus machine;
+  if (watch) {
+    machine = watch->machine;
+  } else if (absl::StatusOr<talos::MachineStatus> asked = talos.GetMachineStatus(spec.address);
+             asked.ok()) {
+    machine = *std::move(asked);
+  } else if (Unreachable(asked.status())) {
+    unreachable(asked.status());
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> boot = BootId(talos, cluster, spec.address, watch);
+  if (!boot.ok() && Unreachable(boot.status())) {
+    unreachable(boot.status());
     return absl::OkStatus();
   }
   const std::string key = cluster + "/" + spec.address;
@@ -127,9 +141,7 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
     absl::StatusOr<talos::NodeVersion> version = talos.Version(spec.address);
     if (!version.ok()) {
       if (!Unreachable(version.status())) return version.status();
-      refused = refused || talos::EveryEndpointRefused(version.status());
-      node.reachable = false;
-      node.ready = false;
+      unreachable(version.status());
       return absl::OkStatus();
     }
     node.talos = version->version;
@@ -140,17 +152,13 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
     }
   }
   ObserveExtensions(talos, key, spec, node);
-  talos::MachineStatus machine;
-  if (watch) {
-    machine = watch->machine;
-  } else if (absl::StatusOr<talos::MachineStatus> asked = talos.GetMachineStatus(spec.address);
-             asked.ok()) {
-    machine = *std::move(asked);
-  }
   node.stage = machine.stage;
   node.ready = machine.ready;
   // The node answered: watched from now on, read from the watch once it sent the status.
-  if (watched) watches_->Ensure(cluster, spec.address, client, machine);
+  if (watched) {
+    watches_->Ensure(cluster, spec.address, client, machine,
+                     !watch && boot.ok() ? *boot : std::string());
+  }
   return absl::OkStatus();
 }
 

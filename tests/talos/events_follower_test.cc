@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "tests/support/simulated_env.h"
+#include "tests/talos/scripted_client.h"
 
 namespace tr::reconciler::talos {
 namespace {
@@ -15,78 +16,9 @@ using std::chrono::milliseconds;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// One scripted Events call: the events it delivers, then how it ends.
-struct Subscription {
-  std::vector<MachineEvent> events;
-  absl::Status end = absl::UnavailableError("stream ended by the node");
-};
-
-// A TalosClient whose Events calls play a script; everything else is Unimplemented.
-class ScriptedClient final : public TalosClient {
- public:
-  std::deque<Subscription> script;
-  std::deque<absl::StatusOr<std::string>> boot_ids;
-  std::vector<int32_t> tail_events;
-  bool hello_delivered = false;
-
-  absl::Status Events(const std::string&, const EventsRequest& request, milliseconds timeout,
-                      std::stop_token stop,
-                      const std::function<bool(const MachineEvent&)>& on_event) override {
-    tail_events.push_back(request.tail_events);
-    EXPECT_GT(timeout.count(), 0);
-    if (script.empty()) return absl::DeadlineExceededError("script exhausted");
-    Subscription sub = script.front();
-    script.pop_front();
-    for (const auto& event : sub.events) {
-      if (std::holds_alternative<HelloEvent>(event.payload)) hello_delivered = true;
-      if (!on_event(event)) return absl::OkStatus();
-      if (stop.stop_requested()) return absl::CancelledError("cancelled");
-    }
-    return sub.end;
-  }
-  absl::StatusOr<std::string> BootId(const std::string&) override {
-    if (boot_ids.empty()) return absl::UnavailableError("no boot id scripted");
-    auto id = boot_ids.front();
-    boot_ids.pop_front();
-    return id;
-  }
-
-#define TR_UNIMPLEMENTED(signature) \
-  signature override { return absl::UnimplementedError("not scripted"); }
-  TR_UNIMPLEMENTED(absl::StatusOr<NodeVersion> Version(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<MachineStatus> GetMachineStatus(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<std::vector<ServiceState>> ServiceList(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<std::vector<EtcdMember>> EtcdMemberList(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<EtcdMemberStatus> EtcdStatus(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<UpgradeAck> Upgrade(const std::string&,
-                                                      const LegacyUpgradeRequest&))
-  TR_UNIMPLEMENTED(absl::StatusOr<LifecycleUpgradeResult> LifecycleUpgrade(
-      const std::string&, const std::string&, core::InstallerStore,
-      const std::function<void(const std::string&)>&))
-  TR_UNIMPLEMENTED(absl::StatusOr<ImagePullResult> PullImage(const std::string&,
-                                                             core::InstallerStore,
-                                                             const std::string&))
-  TR_UNIMPLEMENTED(absl::Status PullImageLegacy(const std::string&, ContainerdNamespace,
-                                                const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<std::string> Reboot(const std::string&, RebootMode))
-  TR_UNIMPLEMENTED(absl::StatusOr<std::string> EtcdForfeitLeadership(const std::string&))
-  TR_UNIMPLEMENTED(absl::Status Rollback(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<ApplyConfigurationResult> ApplyConfiguration(
-      const std::string&, const ApplyConfigurationRequest&))
-  TR_UNIMPLEMENTED(absl::StatusOr<std::string> Kubeconfig(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<CosiResource> CosiGet(const std::string&, const std::string&,
-                                                        const std::string&, const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<std::vector<CosiResource>> CosiList(const std::string&,
-                                                                      const std::string&,
-                                                                      const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<uint64_t> EtcdSnapshot(const std::string&,
-                                                         const std::filesystem::path&))
-#undef TR_UNIMPLEMENTED
-};
-
 MachineEvent Hello() { return {"", "", HelloEvent{}}; }
 MachineEvent Status(core::MachineStage stage, bool ready, std::string actor = "") {
-  return {"id", std::move(actor), MachineStatusEvent{{stage, ready, {}}}};
+  return {"id", std::move(actor), MachineStatusEvent{{stage, ready, {}, ""}}};
 }
 MachineEvent Sequence(std::string name, SequenceAction action, std::string actor,
                       std::optional<ErrorCode> error = std::nullopt) {

@@ -241,6 +241,7 @@ absl::StatusOr<MachineStatus> GrpcTalosClient::GetMachineStatus(const std::strin
     return CallError(absl::StatusCode::kInternal, CallInfo{"MachineStatus", node, ""},
                      std::string(status.status().message()));
   }
+  status->created = resource->created;
   return status;
 }
 

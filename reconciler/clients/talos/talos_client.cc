@@ -44,6 +44,7 @@ std::unique_ptr<TalosStream> TalosClient::StartMachineStatusWatch(
                                           std::string(status.status().message())));
       return;
     }
+    status->created = event.resource.created;
     on_event(*std::move(status));
   };
   decoded.on_done = std::move(callbacks.on_done);

@@ -153,6 +153,9 @@ CosiResource ToCosiResource(const cosi::resource::Resource& resource) {
   out.version = md.version();
   out.owner = md.owner();
   out.phase = md.phase();
+  if (md.has_created()) {
+    out.created = fmt::format("{}.{:09d}", md.created().seconds(), md.created().nanos());
+  }
   out.labels.insert(md.labels().begin(), md.labels().end());
   out.annotations.insert(md.annotations().begin(), md.annotations().end());
   out.proto_spec = resource.spec().proto_spec();

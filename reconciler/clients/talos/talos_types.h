@@ -43,6 +43,10 @@ struct MachineStatus {
   core::MachineStage stage = core::MachineStage::kUnknown;
   bool ready = false;
   std::vector<UnmetCondition> unmet_conditions;
+  // The resource's metadata.created ("<seconds>.<nanos>"), "" when unknown. Talos keeps its
+  // resources in memory and makes this one at every boot, so two statuses with the same
+  // `created` come from one boot (docs/talos-api.md).
+  std::string created;
 
   bool RunningAndReady() const { return stage == core::MachineStage::kRunning && ready; }
 };
@@ -135,6 +139,7 @@ struct CosiResource {
   std::string version;  // increments on every change
   std::string owner;
   std::string phase;
+  std::string created;  // metadata.created, "<seconds>.<nanos>"; "" when unset
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
   std::string proto_spec;  // the spec message, protobuf-encoded

@@ -1,0 +1,110 @@
+// A scripted TalosClient for unit tests of what is built on the client (the events follower,
+// the node watches): no network, no threads.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "reconciler/clients/talos/talos_client.h"
+
+namespace tr::reconciler::talos {
+
+// A watch handle whose end (Cancelled) is reported when it is destroyed, as a client's is.
+class EndsWhenDestroyed final : public CosiWatch {
+ public:
+  explicit EndsWhenDestroyed(std::function<void(const absl::Status&)> on_done)
+      : on_done_(std::move(on_done)) {}
+  ~EndsWhenDestroyed() override {
+    if (on_done_) on_done_(absl::CancelledError("cancelled"));
+  }
+  void Cancel() override {}
+
+ private:
+  std::function<void(const absl::Status&)> on_done_;
+};
+
+// One scripted Events call: the events it delivers, then how it ends.
+struct Subscription {
+  std::vector<MachineEvent> events;
+  absl::Status end = absl::UnavailableError("stream ended by the node");
+};
+
+// A TalosClient whose Events calls play a script, and whose watches deliver what a test
+// hands them (Deliver); everything else is Unimplemented.
+class ScriptedClient final : public TalosClient {
+ public:
+  std::deque<Subscription> script;
+  std::deque<absl::StatusOr<std::string>> boot_ids;
+  std::vector<int32_t> tail_events;
+  bool hello_delivered = false;
+
+  absl::Status Events(const std::string&, const EventsRequest& request,
+                      std::chrono::milliseconds timeout, std::stop_token stop,
+                      const std::function<bool(const MachineEvent&)>& on_event) override {
+    tail_events.push_back(request.tail_events);
+    EXPECT_GT(timeout.count(), 0);
+    if (script.empty()) return absl::DeadlineExceededError("script exhausted");
+    Subscription sub = script.front();
+    script.pop_front();
+    for (const auto& event : sub.events) {
+      if (std::holds_alternative<HelloEvent>(event.payload)) hello_delivered = true;
+      if (!on_event(event)) return absl::OkStatus();
+      if (stop.stop_requested()) return absl::CancelledError("cancelled");
+    }
+    return sub.end;
+  }
+  absl::StatusOr<std::string> BootId(const std::string&) override {
+    if (boot_ids.empty()) return absl::UnavailableError("no boot id scripted");
+    auto id = boot_ids.front();
+    boot_ids.pop_front();
+    return id;
+  }
+
+  // The watches started, in order; a test delivers their events with Deliver.
+  std::vector<WatchCallbacks> watches;
+  std::unique_ptr<CosiWatch> StartWatch(const std::string&, const CosiWatchRequest&,
+                                        WatchCallbacks callbacks) override {
+    watches.push_back(std::move(callbacks));
+    return std::make_unique<EndsWhenDestroyed>(watches.back().on_done);
+  }
+  void Deliver(size_t watch, const CosiEvent& event) { watches.at(watch).on_event(event); }
+
+#define TR_UNIMPLEMENTED(signature) \
+  signature override { return absl::UnimplementedError("not scripted"); }
+  TR_UNIMPLEMENTED(absl::StatusOr<NodeVersion> Version(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<MachineStatus> GetMachineStatus(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::vector<ServiceState>> ServiceList(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::vector<EtcdMember>> EtcdMemberList(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<EtcdMemberStatus> EtcdStatus(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<UpgradeAck> Upgrade(const std::string&,
+                                                      const LegacyUpgradeRequest&))
+  TR_UNIMPLEMENTED(absl::StatusOr<LifecycleUpgradeResult> LifecycleUpgrade(
+      const std::string&, const std::string&, core::InstallerStore,
+      const std::function<void(const std::string&)>&))
+  TR_UNIMPLEMENTED(absl::StatusOr<ImagePullResult> PullImage(const std::string&,
+                                                             core::InstallerStore,
+                                                             const std::string&))
+  TR_UNIMPLEMENTED(absl::Status PullImageLegacy(const std::string&, ContainerdNamespace,
+                                                const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::string> Reboot(const std::string&, RebootMode))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::string> EtcdForfeitLeadership(const std::string&))
+  TR_UNIMPLEMENTED(absl::Status Rollback(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<ApplyConfigurationResult> ApplyConfiguration(
+      const std::string&, const ApplyConfigurationRequest&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::string> Kubeconfig(const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<CosiResource> CosiGet(const std::string&, const std::string&,
+                                                        const std::string&, const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<std::vector<CosiResource>> CosiList(const std::string&,
+                                                                      const std::string&,
+                                                                      const std::string&))
+  TR_UNIMPLEMENTED(absl::StatusOr<uint64_t> EtcdSnapshot(const std::string&,
+                                                         const std::filesystem::path&))
+#undef TR_UNIMPLEMENTED
+};
+
+}  // namespace tr::reconciler::talos
