@@ -33,6 +33,8 @@ class NodeWatchesBootTest : public ::testing::Test {
   std::optional<NodeWatches::Known> StartAfterLook(const std::string& asked_created,
                                                    const std::string& boot_id,
                                                    const std::string& watch_created) {
+    // A look begins: a cluster never looked at is one the idle sweep may end at any time.
+    watches_.Looked("prod");
     talos::MachineStatus asked;
     asked.stage = core::MachineStage::kRunning;
     asked.ready = true;
