@@ -78,7 +78,7 @@ TEST_F(NodeWatchesBootTest, WithoutTheCreationTimeNothingIsTied) {
 // A boot id tied to a watch ends with it: the next watch, of a later boot, starts without it.
 TEST_F(NodeWatchesBootTest, TheNextWatchOfTheNodeStartsWithoutTheBootId) {
   ASSERT_TRUE(StartAfterLook("1764806400.000000123", "boot-a", "1764806400.000000123"));
-  client_->watches.at(0).on_done(absl::UnavailableError("the node went down"));
+  client_->End(0, absl::UnavailableError("the node went down"));
   EXPECT_FALSE(watches_.Find("prod", kNode, client_.get()).has_value());
   talos::MachineStatus asked;
   watches_.Ensure("prod", kNode, client_, asked);

@@ -14,18 +14,26 @@
 
 namespace tr::reconciler::talos {
 
-// A watch handle whose end (Cancelled) is reported when it is destroyed, as a client's is.
+// A scripted watch: its callbacks, and whether it has ended. It ends once, as a client's does:
+// by ScriptedClient::End, or Cancelled when its handle is destroyed.
+struct ScriptedWatch {
+  WatchCallbacks callbacks;
+  bool ended = false;
+  void End(const absl::Status& why) {
+    if (ended) return;
+    ended = true;
+    if (callbacks.on_done) callbacks.on_done(why);
+  }
+};
+
 class EndsWhenDestroyed final : public CosiWatch {
  public:
-  explicit EndsWhenDestroyed(std::function<void(const absl::Status&)> on_done)
-      : on_done_(std::move(on_done)) {}
-  ~EndsWhenDestroyed() override {
-    if (on_done_) on_done_(absl::CancelledError("cancelled"));
-  }
+  explicit EndsWhenDestroyed(std::shared_ptr<ScriptedWatch> watch) : watch_(std::move(watch)) {}
+  ~EndsWhenDestroyed() override { watch_->End(absl::CancelledError("cancelled")); }
   void Cancel() override {}
 
  private:
-  std::function<void(const absl::Status&)> on_done_;
+  std::shared_ptr<ScriptedWatch> watch_;
 };
 
 // One scripted Events call: the events it delivers, then how it ends.
@@ -65,14 +73,19 @@ class ScriptedClient final : public TalosClient {
     return id;
   }
 
-  // The watches started, in order; a test delivers their events with Deliver.
-  std::vector<WatchCallbacks> watches;
+  // The watches started, in order; a test delivers their events with Deliver and ends them
+  // with End.
+  std::vector<std::shared_ptr<ScriptedWatch>> watches;
   std::unique_ptr<CosiWatch> StartWatch(const std::string&, const CosiWatchRequest&,
                                         WatchCallbacks callbacks) override {
-    watches.push_back(std::move(callbacks));
-    return std::make_unique<EndsWhenDestroyed>(watches.back().on_done);
+    watches.push_back(std::make_shared<ScriptedWatch>(ScriptedWatch{std::move(callbacks)}));
+    return std::make_unique<EndsWhenDestroyed>(watches.back());
   }
-  void Deliver(size_t watch, const CosiEvent& event) { watches.at(watch).on_event(event); }
+  void Deliver(size_t watch, const CosiEvent& event) {
+    const ScriptedWatch& w = *watches.at(watch);
+    if (!w.ended && w.callbacks.on_event) w.callbacks.on_event(event);
+  }
+  void End(size_t watch, const absl::Status& why) { watches.at(watch)->End(why); }
 
 #define TR_UNIMPLEMENTED(signature) \
   signature override { return absl::UnimplementedError("not scripted"); }
