@@ -108,7 +108,8 @@ absl::Status GitStatusWriter::Post(StatusUpdate update) {
   if (!poster_.joinable()) {
     poster_ = std::jthread([this](std::stop_token stop) { CommitPosted(stop); });
   }
-  flushed_.notify_all();
+  // The posting thread alone: what the Writes wait for did not change.
+  news_.notify_one();
   return absl::OkStatus();
 }
 
@@ -118,7 +119,7 @@ void GitStatusWriter::CommitPosted(std::stop_token stop) {
     return posted_ && !flushing_;
   };
   // A wait ends true when its predicate holds, even once stopped: the stop is checked apart.
-  while (env_.Wait(flushed_, lock, stop, Env::kNoDeadline, news_waits) && !stop.stop_requested()) {
+  while (env_.Wait(news_, lock, stop, Env::kNoDeadline, news_waits) && !stop.stop_requested()) {
     // News alone is held for a window, so that a Write coming meanwhile (the step after a
     // quick one) takes it along in its own push instead of waiting behind the news's.
     if (config_.coalesce_window.count() > 0) {
@@ -136,8 +137,7 @@ void GitStatusWriter::CommitPending(std::stop_token stop) {
   WaitForWindow(stop);
   if (stop.stop_requested() && !waiters_.contains(pending_id_)) {
     // The posting thread stopping (the writer goes) with news alone pending: left unsent.
-    flushing_ = false;
-    flushed_.notify_all();
+    EndFlushing();
     return;
   }
   Batch batch = std::exchange(pending_, Batch{});
@@ -150,8 +150,13 @@ void GitStatusWriter::CommitPending(std::stop_token stop) {
   if (!result.ok()) KeepPostedOf(batch);
   // Only Writes collect results; a batch of posted updates alone has nobody waiting.
   if (waiters_.contains(id)) results_.emplace(id, std::move(result));
+  EndFlushing();
+}
+
+void GitStatusWriter::EndFlushing() {
   flushing_ = false;
   flushed_.notify_all();
+  if (posted_) news_.notify_one();
 }
 
 void GitStatusWriter::KeepPostedOf(Batch& failed) {

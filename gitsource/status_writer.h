@@ -230,6 +230,9 @@ class GitStatusWriter final : public StatusWriter {
   void CommitPosted(std::stop_token stop);
   // Puts back the posted updates of a batch whose push failed that no later update replaced.
   void KeepPostedOf(Batch& failed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // No commit runs any more: wakes the Writes and, with posted updates pending, the posting
+  // thread.
+  void EndFlushing() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits out the rest of the coalescing window after the last commit (mu_ released).
   // Releases mu_ while it waits; holds it again on return.
   void WaitForWindow(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -242,7 +245,9 @@ class GitStatusWriter final : public StatusWriter {
   Env& env_;
 
   Mutex mu_;
-  std::condition_variable_any flushed_;
+  std::condition_variable_any flushed_;  // the Writes wait on it
+  // The posting thread waits on it alone: a Post (several in each node upgrade) wakes no Write.
+  std::condition_variable_any news_;
   bool flushing_ ABSL_GUARDED_BY(mu_) = false;
   Batch pending_ ABSL_GUARDED_BY(mu_);
   bool posted_ ABSL_GUARDED_BY(mu_) = false;  // the pending batch holds posted updates
