@@ -20,7 +20,7 @@ tr_layer(core_words
   FILES core/api_version.* core/base64.* core/decoded.* core/diagnostic.* core/duration.*
         core/fence.* core/names.* core/schematic_yaml_scalar.* core/shards.* core/text.*
         core/timestamp.* core/version.* core/workload_readiness.* core/yaml_text.*
-        core/yaml_word.* core/strict_yaml.* core/inert_text.*
+        core/yaml_writer.* core/strict_yaml.* core/inert_text.*
   MAY)
 #   model:         the domain's types: profiles and sets of them, observations (and the
 #                  pending-install mark a Node carries), policies, schematics, plans, rollouts,

@@ -1,213 +1,196 @@
 #include "core/status_yaml.h"
 
-#include "core/profile_decode.h"
-#include "core/strict_yaml.h"
-#include "core/yaml_decode.h"
-#include "core/yaml_word.h"
+#include "core/api_version.h"
+#include "core/timestamp.h"
+#include "core/yaml_writer.h"
 #include "fmt/format.h"
-#include "yaml-cpp/yaml.h"
 
 namespace tr::core {
 namespace {
 
-void EmitString(YAML::Emitter& out, const char* key, const std::string& value) {
-  out << YAML::Key << YamlWord{key} << YAML::Value << YAML::DoubleQuoted << value;
-}
-
-void EmitComponent(YAML::Emitter& out, const char* key, const ComponentStatus& c) {
-  out << YAML::Key << YamlWord{key} << YAML::Value << YAML::BeginMap;
-  out << YAML::Key << YamlWord{"current"} << YAML::Value << YAML::DoubleQuoted << c.current;
-  out << YAML::Key << YamlWord{"target"} << YAML::Value << YAML::DoubleQuoted << c.target;
-  out << YAML::Key << YamlWord{"available"} << YAML::Value << YAML::DoubleQuoted << c.available;
-  out << YAML::Key << YamlWord{"status"} << YAML::Value << YamlWord{ComponentStateName(c.state)};
-  out << YAML::Key << YamlWord{"message"} << YAML::Value << YAML::DoubleQuoted << c.message;
-  out << YAML::Key << YamlWord{"progress"} << YAML::Value << YAML::DoubleQuoted << c.progress;
+void WriteComponent(YamlWriter& out, const char* key, const ComponentStatus& c) {
+  out.BeginMap(key);
+  out.String("current", c.current);
+  out.String("target", c.target);
+  out.String("available", c.available);
+  out.Plain("status", ComponentStateName(c.state));
+  out.String("message", c.message);
+  out.String("progress", c.progress);
   // Only for a profile with a schematic, so other files keep their shape.
   if (!c.schematic_target.empty()) {
-    out << YAML::Key << YamlWord{"schematic"} << YAML::Value << YAML::BeginMap;
-    EmitString(out, "current", c.schematic_current);
-    EmitString(out, "target", c.schematic_target);
-    out << YAML::EndMap;
+    out.BeginMap("schematic");
+    out.String("current", c.schematic_current);
+    out.String("target", c.schematic_target);
+    out.EndMap();
   }
-  out << YAML::EndMap;
+  out.EndMap();
 }
 
-// Written only when there are labels, so a cluster without any keeps the file's earlier shape.
-void EmitLabels(YAML::Emitter& out, const std::map<std::string, std::string>& labels) {
-  if (labels.empty()) return;
-  out << YAML::Key << YamlWord{"labels"} << YAML::Value << YAML::BeginMap;
-  for (const auto& [key, value] : labels) EmitString(out, key.c_str(), value);
-  out << YAML::EndMap;
-}
-
-// Written only with leader election (a record without a fence keeps the file's earlier shape).
-void EmitFence(YAML::Emitter& out, const std::optional<Fence>& fence) {
-  if (!fence) return;
-  out << YAML::Key << YamlWord{"fence"} << YAML::Value << YAML::Flow << YAML::BeginMap;
-  out << YAML::Key << YamlWord{"generation"} << YAML::Value << fence->generation;
-  EmitString(out, "holder", fence->holder);
-  out << YAML::EndMap;
-}
-
-void EmitInFlight(YAML::Emitter& out, const std::vector<OperationInFlight>& ops) {
-  out << YAML::Key << YamlWord{"inFlight"} << YAML::Value << YAML::BeginSeq;
+void WriteInFlight(YamlWriter& out, const std::vector<OperationInFlight>& ops) {
+  out.BeginSeq("inFlight", ops.empty());
   for (const OperationInFlight& op : ops) {
-    out << YAML::BeginMap;
-    EmitString(out, "node", op.node);
-    EmitString(out, "target", op.target.ToString());
-    EmitString(out, "image", op.image);
+    out.BeginItem();
+    out.String("node", op.node);
+    out.String("target", op.target.ToString());
+    out.String("image", op.image);
     // Only for a profile with a schematic, so other files keep their shape.
-    if (!op.schematic.empty()) EmitString(out, "schematic", op.schematic);
-    out << YAML::Key << YamlWord{"path"} << YAML::Value
-        << YamlWord{op.lifecycle ? "lifecycle" : "legacy"};
-    EmitString(out, "bootIdBefore", op.boot_id_before);
-    EmitString(out, "actorId", op.actor_id);
-    out << YAML::Key << YamlWord{"phase"} << YAML::Value << YamlWord{OperationPhaseName(op.phase)};
-    EmitString(out, "started", FormatTimestamp(op.started));
-    EmitString(out, "deadline", FormatTimestamp(op.deadline));
-    out << YAML::EndMap;
+    if (!op.schematic.empty()) out.String("schematic", op.schematic);
+    out.Plain("path", op.lifecycle ? "lifecycle" : "legacy");
+    out.String("bootIdBefore", op.boot_id_before);
+    out.String("actorId", op.actor_id);
+    out.Plain("phase", OperationPhaseName(op.phase));
+    out.String("started", FormatTimestamp(op.started));
+    out.String("deadline", FormatTimestamp(op.deadline));
+    out.EndItem();
   }
-  out << YAML::EndSeq;
+  out.EndSeq();
 }
 
-void EmitRollout(YAML::Emitter& out, const RolloutMemory& m) {
-  out << YAML::Key << YamlWord{"rollout"} << YAML::Value << YAML::BeginMap;
-  EmitString(out, "prepulledImage", m.prepulled_image);
+void WriteStaged(YamlWriter& out, const std::vector<StagedInstall>& staged) {
+  out.BeginSeq("staged", false);
+  for (const StagedInstall& s : staged) {
+    out.BeginItem();
+    out.String("node", s.node);
+    out.String("target", s.target.ToString());
+    out.String("image", s.image);
+    if (!s.schematic.empty()) out.String("schematic", s.schematic);
+    out.String("bootId", s.boot_id);
+    out.String("installed", FormatTimestamp(s.installed));
+    if (s.withdrawn) out.Bool("withdrawn", true);
+    out.EndItem();
+  }
+  out.EndSeq();
+}
+
+void WriteRollout(YamlWriter& out, const RolloutMemory& m) {
+  out.BeginMap("rollout");
+  out.String("prepulledImage", m.prepulled_image);
   if (!m.prepulled_node_images.empty()) {  // only with per-node schematics: others keep their shape
-    out << YAML::Key << YamlWord{"prepulledNodeImages"} << YAML::Value << YAML::BeginSeq;
-    for (const std::string& image : m.prepulled_node_images) out << YAML::DoubleQuoted << image;
-    out << YAML::EndSeq;
+    out.BeginSeq("prepulledNodeImages", false);
+    for (const std::string& image : m.prepulled_node_images) out.StringItem(image);
+    out.EndSeq();
   }
-  EmitString(out, "etcdSnapshotImage", m.etcd_snapshot_image);
-  if (m.settle_until) EmitString(out, "settleUntil", FormatTimestamp(*m.settle_until));
-  if (!m.staged.empty()) {  // only with policy.install: ahead: other files keep their shape
-    out << YAML::Key << YamlWord{"staged"} << YAML::Value << YAML::BeginSeq;
-    for (const StagedInstall& s : m.staged) {
-      out << YAML::BeginMap;
-      EmitString(out, "node", s.node);
-      EmitString(out, "target", s.target.ToString());
-      EmitString(out, "image", s.image);
-      if (!s.schematic.empty()) EmitString(out, "schematic", s.schematic);
-      EmitString(out, "bootId", s.boot_id);
-      EmitString(out, "installed", FormatTimestamp(s.installed));
-      if (s.withdrawn) out << YAML::Key << YamlWord{"withdrawn"} << YAML::Value << true;
-      out << YAML::EndMap;
-    }
-    out << YAML::EndSeq;
-  }
+  out.String("etcdSnapshotImage", m.etcd_snapshot_image);
+  if (m.settle_until) out.String("settleUntil", FormatTimestamp(*m.settle_until));
+  // Only with policy.install: ahead: other files keep their shape.
+  if (!m.staged.empty()) WriteStaged(out, m.staged);
   if (m.failure) {
-    out << YAML::Key << YamlWord{"failure"} << YAML::Value << YAML::BeginMap;
-    EmitString(out, "node", m.failure->node);
-    EmitString(out, "talosTarget", m.failure->talos_target.ToString());
-    EmitString(out, "message", m.failure->message);
-    EmitString(out, "at", FormatTimestamp(m.failure->at));
-    if (!m.failure->schematic.empty()) EmitString(out, "schematic", m.failure->schematic);
-    if (!m.failure->retry.empty()) EmitString(out, "retry", m.failure->retry);
-    out << YAML::EndMap;
+    out.BeginMap("failure");
+    out.String("node", m.failure->node);
+    out.String("talosTarget", m.failure->talos_target.ToString());
+    out.String("message", m.failure->message);
+    out.String("at", FormatTimestamp(m.failure->at));
+    if (!m.failure->schematic.empty()) out.String("schematic", m.failure->schematic);
+    if (!m.failure->retry.empty()) out.String("retry", m.failure->retry);
+    out.EndMap();
   }
-  out << YAML::EndMap;
+  out.EndMap();
 }
 
-void EmitGates(YAML::Emitter& out, const GateState& g) {
-  out << YAML::Key << YamlWord{"gates"} << YAML::Value << YAML::BeginMap;
-  if (g.failing_since) EmitString(out, "failingSince", FormatTimestamp(*g.failing_since));
-  out << YAML::Key << YamlWord{"results"} << YAML::Value << YAML::BeginSeq;
+void WriteGates(YamlWriter& out, const GateState& g) {
+  out.BeginMap("gates");
+  if (g.failing_since) out.String("failingSince", FormatTimestamp(*g.failing_since));
+  out.BeginSeq("results", g.results.empty());
   for (const GateResult& r : g.results) {
-    out << YAML::BeginMap;
-    EmitString(out, "name", r.name);
-    out << YAML::Key << YamlWord{"healthy"} << YAML::Value << r.healthy;
-    EmitString(out, "message", r.message);
-    EmitString(out, "checked", FormatTimestamp(r.checked));
-    out << YAML::EndMap;
+    out.BeginItem();
+    out.String("name", r.name);
+    out.Bool("healthy", r.healthy);
+    out.String("message", r.message);
+    out.String("checked", FormatTimestamp(r.checked));
+    out.EndItem();
   }
-  out << YAML::EndSeq << YAML::EndMap;
+  out.EndSeq();
+  out.EndMap();
 }
 
-void EmitNodes(YAML::Emitter& out, const std::vector<NodeStatus>& nodes) {
-  out << YAML::Key << YamlWord{"nodes"} << YAML::Value << YAML::BeginSeq;
+void WriteNodes(YamlWriter& out, const std::vector<NodeStatus>& nodes) {
+  out.BeginSeq("nodes", nodes.empty());
   for (const NodeStatus& n : nodes) {
-    out << YAML::BeginMap;
-    EmitString(out, "name", n.name);
-    out << YAML::Key << YamlWord{"role"} << YAML::Value << YamlWord{n.role};
-    EmitString(out, "talos", n.talos);
-    EmitString(out, "kubelet", n.kubelet);
-    if (!n.schematic.empty()) EmitString(out, "schematic", n.schematic);
-    if (!n.boot_id.empty()) EmitString(out, "bootId", n.boot_id);
-    if (n.boot_seen) EmitString(out, "bootSeen", FormatTimestamp(*n.boot_seen));
-    out << YAML::Key << YamlWord{"ready"} << YAML::Value << n.ready;
+    out.BeginItem();
+    out.String("name", n.name);
+    out.Word("role", n.role);
+    out.String("talos", n.talos);
+    out.String("kubelet", n.kubelet);
+    if (!n.schematic.empty()) out.String("schematic", n.schematic);
+    if (!n.boot_id.empty()) out.String("bootId", n.boot_id);
+    if (n.boot_seen) out.String("bootSeen", FormatTimestamp(*n.boot_seen));
+    out.Bool("ready", n.ready);
     if (!n.reachable) {
-      out << YAML::Key << YamlWord{"reachable"} << YAML::Value << false;
-      if (n.last_seen) EmitString(out, "lastSeen", FormatTimestamp(*n.last_seen));
+      out.Bool("reachable", false);
+      if (n.last_seen) out.String("lastSeen", FormatTimestamp(*n.last_seen));
     }
-    EmitString(out, "lastOperation", n.last_operation);
+    out.String("lastOperation", n.last_operation);
     if (n.last_upgrade_duration) {
-      out << YAML::Key << YamlWord{"lastUpgradeSeconds"} << YAML::Value
-          << n.last_upgrade_duration->count();
+      out.Number("lastUpgradeSeconds", static_cast<int64_t>(n.last_upgrade_duration->count()));
     }
-    out << YAML::EndMap;
+    out.EndItem();
   }
-  out << YAML::EndSeq;
+  out.EndSeq();
 }
 
-void EmitConditionsAndHistory(YAML::Emitter& out, const ClusterStatus& s) {
-  out << YAML::Key << YamlWord{"conditions"} << YAML::Value << YAML::BeginSeq;
+void WriteConditionsAndHistory(YamlWriter& out, const ClusterStatus& s) {
+  out.BeginSeq("conditions", s.conditions.empty());
   for (const Condition& c : s.conditions) {
-    out << YAML::BeginMap;
-    out << YAML::Key << YamlWord{"type"} << YAML::Value << YamlWord{c.type};
-    EmitString(out, "status", c.status ? "True" : "False");
-    out << YAML::Key << YamlWord{"reason"} << YAML::Value << YamlWord{c.reason};
-    EmitString(out, "message", c.message);
-    EmitString(out, "lastTransitionTime", FormatTimestamp(c.last_transition));
-    out << YAML::EndMap;
+    out.BeginItem();
+    out.Word("type", c.type);
+    out.String("status", c.status ? "True" : "False");
+    out.Word("reason", c.reason);
+    out.String("message", c.message);
+    out.String("lastTransitionTime", FormatTimestamp(c.last_transition));
+    out.EndItem();
   }
-  out << YAML::EndSeq;
-  out << YAML::Key << YamlWord{"history"} << YAML::Value << YAML::BeginSeq;
+  out.EndSeq();
+  out.BeginSeq("history", s.history.empty());
   for (const HistoryEntry& h : s.history) {
-    out << YAML::Flow << YAML::BeginMap;
-    EmitString(out, "at", FormatTimestamp(h.at));
-    EmitString(out, "event", h.event);
-    out << YAML::EndMap;
+    out.FlowItem(FlowMap().String("at", FormatTimestamp(h.at)).String("event", h.event).Take());
   }
-  out << YAML::EndSeq;
+  out.EndSeq();
 }
 
 }  // namespace
 
 std::string RenderStatusYaml(const ClusterStatus& s) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  out << YAML::Key << YamlWord{"apiVersion"} << YAML::Value << std::string(kApiVersion);
-  out << YAML::Key << YamlWord{"kind"} << YAML::Value << YamlWord{"ClusterStatus"};
-  EmitString(out, "cluster", s.cluster);
-  EmitFence(out, s.fence);
-  EmitLabels(out, s.labels);
-  out << YAML::Key << YamlWord{"phase"} << YAML::Value << YamlWord{ClusterPhaseName(s.phase)};
-  EmitString(out, "message", s.message);
-  EmitString(out, "updated", FormatTimestamp(s.updated));
-  out << YAML::Key << YamlWord{"desiredCommit"} << YAML::Value << YAML::BeginMap;
-  EmitString(out, "attempted", s.desired_commit_attempted);
-  EmitString(out, "applied", s.desired_commit_applied);
-  out << YAML::EndMap;
-  EmitComponent(out, "talos", s.talos);
-  EmitComponent(out, "kubernetes", s.kubernetes);
-  EmitConditionsAndHistory(out, s);
-  EmitNodes(out, s.nodes);
-  EmitInFlight(out, s.rollout.in_flight);
-  EmitRollout(out, s.rollout);
-  if (!s.gates.results.empty()) EmitGates(out, s.gates);
-  if (s.proposal) {  // only with one, so other files keep their shape
-    out << YAML::Key << YamlWord{"proposal"} << YAML::Value << YAML::BeginMap;
-    EmitString(out, "branch", s.proposal->branch);
-    if (!s.proposal->talos.empty()) EmitString(out, "talos", s.proposal->talos);
-    if (!s.proposal->kubernetes.empty()) EmitString(out, "kubernetes", s.proposal->kubernetes);
-    if (s.proposal->pull_request > 0) {
-      out << YAML::Key << YamlWord{"pullRequest"} << YAML::Value << s.proposal->pull_request;
-    }
-    if (!s.proposal->url.empty()) EmitString(out, "url", s.proposal->url);
-    out << YAML::EndMap;
+  YamlWriter out;
+  out.Plain("apiVersion", kApiVersion);
+  out.Plain("kind", "ClusterStatus");
+  out.String("cluster", s.cluster);
+  // Written only with leader election (a record without a fence keeps the file's earlier shape).
+  if (s.fence) {
+    out.Flow("fence", FlowMap()
+                          .Number("generation", s.fence->generation)
+                          .String("holder", s.fence->holder)
+                          .Take());
   }
-  out << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+  // Written only when there are labels, so a cluster without any keeps the file's earlier shape.
+  if (!s.labels.empty()) {
+    out.BeginMap("labels");
+    for (const auto& [key, value] : s.labels) out.String(key, value);
+    out.EndMap();
+  }
+  out.Plain("phase", ClusterPhaseName(s.phase));
+  out.String("message", s.message);
+  out.String("updated", FormatTimestamp(s.updated));
+  out.BeginMap("desiredCommit");
+  out.String("attempted", s.desired_commit_attempted);
+  out.String("applied", s.desired_commit_applied);
+  out.EndMap();
+  WriteComponent(out, "talos", s.talos);
+  WriteComponent(out, "kubernetes", s.kubernetes);
+  WriteConditionsAndHistory(out, s);
+  WriteNodes(out, s.nodes);
+  WriteInFlight(out, s.rollout.in_flight);
+  WriteRollout(out, s.rollout);
+  if (!s.gates.results.empty()) WriteGates(out, s.gates);
+  if (s.proposal) {  // only with one, so other files keep their shape
+    out.BeginMap("proposal");
+    out.String("branch", s.proposal->branch);
+    if (!s.proposal->talos.empty()) out.String("talos", s.proposal->talos);
+    if (!s.proposal->kubernetes.empty()) out.String("kubernetes", s.proposal->kubernetes);
+    if (s.proposal->pull_request > 0) out.Number("pullRequest", s.proposal->pull_request);
+    if (!s.proposal->url.empty()) out.String("url", s.proposal->url);
+    out.EndMap();
+  }
+  return out.Take();
 }
 
 std::string StatusContentYaml(const ClusterStatus& status) {
