@@ -27,6 +27,13 @@ bool WakesCluster(const talos::MachineEvent& event) {
   return false;
 }
 
+NodeEventWakeOptions NodeEventWakeOptionsFor(std::chrono::milliseconds node_poll) {
+  NodeEventWakeOptions options;
+  options.max_backoff = std::min(options.max_backoff, node_poll * core::kHeardPollFactor);
+  options.initial_backoff = std::min(options.initial_backoff, options.max_backoff);
+  return options;
+}
+
 struct NodeEventWake::Followed {
   std::string cluster;
   std::string address;

@@ -37,6 +37,7 @@
 #include "base/env.h"
 #include "base/mutex.h"
 #include "core/profile.h"
+#include "core/rollout_types.h"
 #include "reconciler/clients/cluster_clients.h"
 #include "reconciler/clients/talos/talos_types.h"
 
@@ -48,10 +49,18 @@ bool WakesCluster(const talos::MachineEvent& event);
 
 struct NodeEventWakeOptions {
   // Between two subscriptions while a node is down. A node counts as heard (`Hearing`) then
-  // too, and its cluster polls it less often: keep the maximum at most the node poll interval.
+  // too, and its cluster polls it kHeardPollFactor times less often: keep the maximum at most
+  // that poll's interval, so the node's return is seen within it.
   std::chrono::milliseconds initial_backoff{200};
   std::chrono::milliseconds max_backoff{std::chrono::seconds(2)};
 };
+
+// The options for a daemon that polls a node in flight every `node_poll`: the defaults, the
+// maximum at most the poll of a node it hears (kHeardPollFactor node polls). A node answers again
+// well before it is ready (apid starts early in the boot), so the event that ends its wait finds
+// the stream open; probing a node that is down once a node poll was most of the events calls of
+// a rollout (docs/benchmarks.md).
+NodeEventWakeOptions NodeEventWakeOptionsFor(std::chrono::milliseconds node_poll);
 
 // What follows the nodes a cluster has in flight (the rollout reconciler tells it after each
 // reconcile).

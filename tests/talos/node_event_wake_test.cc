@@ -156,5 +156,22 @@ TEST_F(NodeEventWakeTest, FollowsTheNodesOfTheProfileAndForgetsACluster) {
   EXPECT_EQ(follower.Following(), 1u);
 }
 
+// A node that is down is probed at least as often as the poll of a node it hears would look
+// (five node polls), and never more often than the defaults: with the daemon's default poll the
+// defaults hold.
+TEST(NodeEventWakeOptionsTest, ANodeDownIsProbedWithinTheHeardPollAndNoMoreOftenThanTheDefaults) {
+  using std::chrono::milliseconds;
+  const NodeEventWakeOptions defaults;
+  const NodeEventWakeOptions slow = NodeEventWakeOptionsFor(milliseconds(5000));
+  EXPECT_EQ(slow.max_backoff, defaults.max_backoff);
+  EXPECT_EQ(slow.initial_backoff, defaults.initial_backoff);
+  const NodeEventWakeOptions fast = NodeEventWakeOptionsFor(milliseconds(200));
+  EXPECT_EQ(fast.max_backoff, milliseconds(200) * core::kHeardPollFactor);
+  EXPECT_EQ(fast.initial_backoff, defaults.initial_backoff);
+  const NodeEventWakeOptions tiny = NodeEventWakeOptionsFor(milliseconds(10));
+  EXPECT_EQ(tiny.max_backoff, milliseconds(10) * core::kHeardPollFactor);
+  EXPECT_EQ(tiny.initial_backoff, tiny.max_backoff);
+}
+
 }  // namespace
 }  // namespace tr::reconciler::talos

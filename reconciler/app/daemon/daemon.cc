@@ -322,10 +322,8 @@ class Daemon {
     if (releases_) releases_ready_.store(&*releases_);
     // The events of a node in flight wake its cluster before the node poll. A node it hears
     // is polled less often, also while it is down: it subscribes again at least as often as
-    // the poll would look.
-    NodeEventWakeOptions events;
-    events.max_backoff = std::min(events.max_backoff, config_.node_poll_interval);
-    events.initial_backoff = std::min(events.initial_backoff, events.max_backoff);
+    // that poll would look.
+    const NodeEventWakeOptions events = NodeEventWakeOptionsFor(config_.node_poll_interval);
     node_events_.emplace(*clients_, [this](const std::string& c) { controller_->Enqueue(c); },
                          env_, events);
     // Promotion reads the upstream clusters from the branch itself (the plain store: no
