@@ -4,9 +4,9 @@
 // rendered with yaml-cpp cost about a tenth of the daemon's CPU in a fleet rollout, most of it the
 // emitter's state machine and its check of every scalar.
 //
-// Keys are written as given: callers pass words ("nodes", "lastSeen") or keys they checked
-// (PlainKey). Strings are double-quoted as yaml-cpp's DoubleQuoted writes them
-// (AppendDoubleQuoted).
+// A key is written as it is when IsPlainKey holds (every key of a status file but a label's
+// odd one), double-quoted otherwise. Strings are double-quoted as yaml-cpp's DoubleQuoted writes
+// them (AppendDoubleQuoted).
 //
 // Pure; thread-compatible.
 #pragma once
