@@ -90,12 +90,29 @@ void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::Node
 absl::StatusOr<std::string> TalosFleetObserver::BootId(talos::TalosClient& talos,
                                                        const std::string& cluster,
                                                        const std::string& address,
+                                                       const talos::MachineStatus& status,
                                                        std::optional<NodeWatches::Known>& watch) {
   if (watch && !watch->boot_id.empty()) return watch->boot_id;
-  absl::StatusOr<std::string> boot = talos.BootId(address);
-  // Read while the watch was live: true for as long as the watch lasts (one boot).
+  std::optional<std::string> known = KnownBootOf(cluster + "/" + address, status);
+  absl::StatusOr<std::string> boot = known ? *std::move(known) : talos.BootId(address);
+  // Read while the watch was live, or known for the status it holds: true for as long as the
+  // watch lasts (one boot).
   if (watch && boot.ok()) watches_->RecordBootId(cluster, address, watch->watch, *boot);
   return boot;
+}
+
+std::optional<std::string> TalosFleetObserver::KnownBootOf(const std::string& key,
+                                                           const talos::MachineStatus& status) {
+  // A status a look had before it read the boot id is that boot's: machined makes its
+  // MachineStatus anew at every boot (docs/talos-api.md).
+  if (!status.created.empty()) {
+    MutexLock lock(mu_);
+    auto it = boots_.find(key);
+    if (it != boots_.end() && it->second.status_created == status.created) {
+      return it->second.boot_id;
+    }
+  }
+  return std::nullopt;
 }
 
 // Talos facts of one node: the boot id first (the status before it when no watch holds it,
@@ -124,7 +141,7 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
     unreachable(asked.status());
     return absl::OkStatus();
   }
-  absl::StatusOr<std::string> boot = BootId(talos, cluster, spec.address, watch);
+  absl::StatusOr<std::string> boot = BootId(talos, cluster, spec.address, machine, watch);
   if (!boot.ok() && Unreachable(boot.status())) {
     unreachable(boot.status());
     return absl::OkStatus();
@@ -135,6 +152,7 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
     MutexLock lock(mu_);
     if (auto it = boots_.find(key); it != boots_.end() && it->second.boot_id == *boot) {
       node.talos = it->second.talos;
+      if (!machine.created.empty()) it->second.status_created = machine.created;
     }
   }
   if (!node.talos) {
@@ -148,7 +166,7 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
     // Without os:admin there is no boot id to key the version by: asked every time.
     if (!node.boot_id.empty()) {
       MutexLock lock(mu_);
-      boots_[key] = BootFacts{node.boot_id, version->version, std::nullopt};
+      boots_[key] = BootFacts{node.boot_id, version->version, std::nullopt, machine.created};
     }
   }
   ObserveExtensions(talos, key, spec, node);

@@ -99,6 +99,9 @@ class TalosFleetObserver final : public FleetObserver {
     std::string boot_id;
     core::Version talos;
     std::optional<talos::NodeExtensions> extensions;  // unset until listed once
+    // The `created` of a MachineStatus had no later than `boot_id` was read ("" when none): a
+    // status with this `created` is that boot's, so its boot id need not be read again.
+    std::string status_created;
   };
 
  private:
@@ -110,11 +113,16 @@ class TalosFleetObserver final : public FleetObserver {
   absl::Status ObserveTalos(const std::shared_ptr<talos::TalosClient>& talos,
                             const std::string& cluster, const core::NodeSpec& spec, bool watched,
                             core::NodeObservation& node, bool& refused);
-  // The node's boot id, from its watch when that knows it; `watch` is set when the node has a
+  // The node's boot id, from its watch when that knows it, or from the boot whose status
+  // `status` is (BootFacts::status_created), else read; `watch` is set when the node has a
   // live watch.
   absl::StatusOr<std::string> BootId(talos::TalosClient& talos, const std::string& cluster,
-                                     const std::string& address,
+                                     const std::string& address, const talos::MachineStatus& status,
                                      std::optional<NodeWatches::Known>& watch);
+  // The boot id kept for the node `key` ("<cluster>/<address>") whose status is `status`;
+  // none when that status is not one a look had before it read the boot id.
+  std::optional<std::string> KnownBootOf(const std::string& key,
+                                         const talos::MachineStatus& status);
   // The node's schematic and extensions, listed once per boot.
   void ObserveExtensions(talos::TalosClient& talos, const std::string& key,
                          const core::NodeSpec& spec, core::NodeObservation& node);

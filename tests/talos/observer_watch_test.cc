@@ -71,9 +71,10 @@ TEST_F(ObserverWatchTest, ALookAtAWatchedClusterAsksOnlyEtcdAndSeesWhatAskingWou
   ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
   const size_t reads = CallsTo(kRead);
   const size_t gets = CallsTo(kGet);
-  // The two looks before the watches were live; the second asked each node's status before
-  // its boot id, and the watch it started sent that status: the id is the watch's boot's.
-  EXPECT_EQ(reads, 8u);
+  // The two looks before the watches were live asked each node's status; the first read each
+  // boot id after it, the second found the status the first had (the same `created`: the same
+  // boot) and read none. The watch it started sent that status: the id is the watch's boot's.
+  EXPECT_EQ(reads, 4u);
   EXPECT_EQ(gets, 8u);
 
   const size_t before = fleet_->journal().Entries().size();
@@ -204,19 +205,48 @@ TEST_F(ObserverWatchTest, AfterStopWatchingNothingIsWatchedAndLooksAsk) {
   const size_t gets = CallsTo(kGet);
   Look(observer);
   Look(observer);
-  EXPECT_EQ(CallsTo(kRead), reads + 8);
   EXPECT_EQ(CallsTo(kGet), gets + 8);
+  EXPECT_EQ(CallsTo(kRead), reads);  // each status the one of a boot already read
   EXPECT_EQ(observer.WatchedNodes(), 0);
 }
 
+// Unwatched, every look asks each node's status; the boot id is read once a boot, for the
+// first status of it a look had.
 TEST_F(ObserverWatchTest, AnObserverWithoutWatchingAsksAtEveryLook) {
   FixedClusterClients clients(talos_);
   TalosFleetObserver observer(clients, "");
   for (int look = 0; look < 4; ++look) Look(observer);
   EXPECT_EQ(observer.WatchedNodes(), 0);
-  EXPECT_EQ(CallsTo(kRead), 16u);
   EXPECT_EQ(CallsTo(kGet), 16u);
+  EXPECT_EQ(CallsTo(kRead), 4u);
+  EXPECT_EQ(CallsTo(kVersion), 4u);
   EXPECT_EQ(CallsTo("/cosi.resource.State/Watch"), 0u);
+}
+
+// What lets a look go without reading the boot id is the status being the same instance; a
+// reboot makes a new one, so the look after it reads the new boot's id and asks its version.
+TEST_F(ObserverWatchTest, UnwatchedALookAfterARebootReadsTheNewBoot) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "");
+  const std::string old_boot = Look(observer).FindNode("w-1")->boot_id;
+  ASSERT_FALSE(old_boot.empty());
+  absl::StatusOr<FollowResult> upgraded =
+      FollowLegacyUpgrade(*talos_, Address("w-1"), "ghcr.io/siderolabs/installer:v1.12.4");
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status();
+  const size_t reads = Calls("w-1", kRead).size();
+  const size_t versions = Calls("w-1", kVersion).size();
+
+  const core::ObservedCluster after = Look(observer);
+  const core::NodeObservation& w1 = *after.FindNode("w-1");
+  EXPECT_EQ(Calls("w-1", kRead).size(), reads + 1);
+  EXPECT_EQ(Calls("w-1", kVersion).size(), versions + 1);
+  EXPECT_NE(w1.boot_id, old_boot);
+  ASSERT_TRUE(w1.talos.has_value());
+  EXPECT_EQ(w1.talos->ToString(), "1.12.4");
+  EXPECT_EQ(w1.boot_id, *talos_->BootId(Address("w-1")));
+
+  Look(observer);                                    // the new boot's status again: nothing read
+  EXPECT_EQ(Calls("w-1", kRead).size(), reads + 2);  // + the test's own read above
 }
 
 // What a look lists of the Kubernetes Nodes, as the simulator's API server journals it (a
