@@ -9,7 +9,8 @@
 //                          flight, each completion starting the next on gRPC's own thread (a
 //                          reconcile written as completions: no thread waits for a reply);
 //   batch of B, T threads: T threads, each starting B calls through the callback API and waiting
-//                          once for all B (a look that asks its nodes at once);
+//                          once for all B (B = 5: a look that asks its nodes at once; B = 1: a
+//                          blocking call whose reply another thread receives);
 //   blocking stub, T threads: gRPC's synchronous stub, without the client's routing (its floor).
 //
 // For each it prints this process's CPU time, voluntary and involuntary context switches per
@@ -271,9 +272,11 @@ int Run(const Options& options) {
     ok &= Measure(fmt::format("callback, {} in flight", in_flight), calls,
                   [&] { return CallbackCalls(clusters, in_flight, calls); });
   }
-  for (int threads : {16, 256}) {
-    ok &= Measure(fmt::format("batch of 5, {} threads", threads), calls,
-                  [&] { return BatchCalls(clusters, threads, 5, calls); });
+  for (int batch : {1, 5}) {
+    for (int threads : {16, 256}) {
+      ok &= Measure(fmt::format("batch of {}, {} threads", batch, threads), calls,
+                    [&] { return BatchCalls(clusters, threads, batch, calls); });
+    }
   }
   clusters.clear();
   if (absl::Status st = (*sim)->Stop(); !st.ok()) return 1;
