@@ -20,6 +20,7 @@
 #include <system_error>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "tests/bench/bench_row.h"
 #include "tests/support/e2e/e2e_world.h"
@@ -37,6 +38,29 @@ inline std::uintmax_t DirectoryBytes(const std::filesystem::path& dir) {
     if (it->is_regular_file(ec)) bytes += it->file_size(ec);
   }
   return bytes;
+}
+
+// Reads the command line as "--name N" pairs of positive numbers, handing each to
+// `set(name, value)`, which returns false for a name it does not take. False, with a message
+// (`usage` for an unknown name), on anything else.
+inline bool ReadPositiveFlags(int argc, char** argv, const char* usage,
+                              const std::function<bool(const std::string&, int)>& set) {
+  if (argc % 2 == 0) {
+    std::fprintf(stderr, "%s\n", usage);
+    return false;
+  }
+  for (int i = 1; i + 1 < argc; i += 2) {
+    int value = 0;
+    if (!absl::SimpleAtoi(argv[i + 1], &value) || value <= 0) {
+      std::fprintf(stderr, "%s needs a positive number\n", argv[i]);
+      return false;
+    }
+    if (!set(argv[i], value)) {
+      std::fprintf(stderr, "%s\n", usage);
+      return false;
+    }
+  }
+  return true;
 }
 
 // A thousand node listeners and their connections need more than the usual 1024 descriptors.

@@ -25,7 +25,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -34,7 +33,6 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "base/env.h"
 #include "fmt/format.h"
 #include "machine/machine.grpc.pb.h"
@@ -290,21 +288,19 @@ int Run(const Options& options) {
 
 int main(int argc, char** argv) {
   tr::e2e::Options options;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    int value = 0;
-    if (!absl::SimpleAtoi(argv[i + 1], &value) || value <= 0) {
-      std::fprintf(stderr, "%s needs a positive number\n", argv[i]);
-      return 2;
-    }
-    if (std::strcmp(argv[i], "--clusters") == 0) {
-      options.clusters = value;
-    } else if (std::strcmp(argv[i], "--calls") == 0) {
-      options.calls = value;
-    } else {
-      std::fprintf(stderr, "usage: call_cost_bench [--clusters N] [--calls N]\n");
-      return 2;
-    }
-  }
+  const bool read =
+      tr::e2e::ReadPositiveFlags(argc, argv, "usage: call_cost_bench [--clusters N] [--calls N]",
+                                 [&options](const std::string& name, int value) {
+                                   if (name == "--clusters") {
+                                     options.clusters = value;
+                                   } else if (name == "--calls") {
+                                     options.calls = value;
+                                   } else {
+                                     return false;
+                                   }
+                                   return true;
+                                 });
+  if (!read) return 2;
   tr::e2e::RaiseFileLimit();
   return tr::e2e::Run(options);
 }

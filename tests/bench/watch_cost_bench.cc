@@ -24,14 +24,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "fmt/format.h"
 #include "reconciler/clients/talos/grpc_talos_client.h"
 #include "reconciler/clients/talos/talosconfig.h"
@@ -244,21 +242,19 @@ int RunFleet(int clusters, const Options& options) {
 
 int main(int argc, char** argv) {
   tr::e2e::Options options;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    int value = 0;
-    if (!absl::SimpleAtoi(argv[i + 1], &value) || value <= 0) {
-      std::fprintf(stderr, "%s needs a positive number\n", argv[i]);
-      return 2;
-    }
-    if (std::strcmp(argv[i], "--clusters") == 0) {
-      options.fleets = {value};
-    } else if (std::strcmp(argv[i], "--window") == 0) {
-      options.window_seconds = value;
-    } else {
-      std::fprintf(stderr, "usage: watch_cost_bench [--clusters N] [--window S]\n");
-      return 2;
-    }
-  }
+  const bool read =
+      tr::e2e::ReadPositiveFlags(argc, argv, "usage: watch_cost_bench [--clusters N] [--window S]",
+                                 [&options](const std::string& name, int value) {
+                                   if (name == "--clusters") {
+                                     options.fleets = {value};
+                                   } else if (name == "--window") {
+                                     options.window_seconds = value;
+                                   } else {
+                                     return false;
+                                   }
+                                   return true;
+                                 });
+  if (!read) return 2;
   tr::e2e::RaiseFileLimit();
   int status = 0;
   for (int clusters : options.fleets) status |= tr::e2e::RunFleet(clusters, options);
