@@ -90,10 +90,11 @@ void ObserveKube(const std::vector<kube::KubeNode>* kube_nodes, const core::Node
 absl::StatusOr<std::string> TalosFleetObserver::BootId(talos::TalosClient& talos,
                                                        const std::string& cluster,
                                                        const std::string& address,
+                                                       const std::string& key,
                                                        const talos::MachineStatus& status,
                                                        std::optional<NodeWatches::Known>& watch) {
   if (watch && !watch->boot_id.empty()) return watch->boot_id;
-  std::optional<std::string> known = KnownBootOf(cluster + "/" + address, status);
+  std::optional<std::string> known = KnownBootOf(key, status);
   absl::StatusOr<std::string> boot = known ? *std::move(known) : talos.BootId(address);
   // Read while the watch was live, or known for the status it holds: true for as long as the
   // watch lasts (one boot).
@@ -141,12 +142,12 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
     unreachable(asked.status());
     return absl::OkStatus();
   }
-  absl::StatusOr<std::string> boot = BootId(talos, cluster, spec.address, machine, watch);
+  const std::string key = cluster + "/" + spec.address;
+  absl::StatusOr<std::string> boot = BootId(talos, cluster, spec.address, key, machine, watch);
   if (!boot.ok() && Unreachable(boot.status())) {
     unreachable(boot.status());
     return absl::OkStatus();
   }
-  const std::string key = cluster + "/" + spec.address;
   if (boot.ok()) {
     node.boot_id = *boot;
     MutexLock lock(mu_);

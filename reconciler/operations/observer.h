@@ -114,10 +114,11 @@ class TalosFleetObserver final : public FleetObserver {
                             const std::string& cluster, const core::NodeSpec& spec, bool watched,
                             core::NodeObservation& node, bool& refused);
   // The node's boot id, from its watch when that knows it, or from the boot whose status
-  // `status` is (BootFacts::status_created), else read; `watch` is set when the node has a
-  // live watch.
+  // `status` is (BootFacts::status_created), else read; `key` is the node's in boots_
+  // ("<cluster>/<address>"), `watch` is set when the node has a live watch.
   absl::StatusOr<std::string> BootId(talos::TalosClient& talos, const std::string& cluster,
-                                     const std::string& address, const talos::MachineStatus& status,
+                                     const std::string& address, const std::string& key,
+                                     const talos::MachineStatus& status,
                                      std::optional<NodeWatches::Known>& watch);
   // The boot id kept for the node `key` ("<cluster>/<address>") whose status is `status`;
   // none when that status is not one a look had before it read the boot id.
