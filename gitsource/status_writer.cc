@@ -120,6 +120,14 @@ void GitStatusWriter::CommitPosted(std::stop_token stop) {
   };
   // A wait ends true when its predicate holds, even once stopped: the stop is checked apart.
   while (env_.Wait(news_, lock, stop, Env::kNoDeadline, news_waits) && !stop.stop_requested()) {
+    if (posted_retry_at_ && *posted_retry_at_ > env_.Now()) {
+      const auto wait =
+          std::chrono::ceil<std::chrono::milliseconds>(*posted_retry_at_ - env_.Now());
+      mu_.unlock();
+      (void)env_.SleepFor(wait, stop);
+      mu_.lock();
+      continue;  // a Write may have taken the news along meanwhile
+    }
     // News alone is held for a window, so that a Write coming meanwhile (the step after a
     // quick one) takes it along in its own push instead of waiting behind the news's.
     if (config_.coalesce_window.count() > 0) {
@@ -148,6 +156,7 @@ void GitStatusWriter::CommitPending(std::stop_token stop) {
   mu_.lock();
   last_flush_end_ = env_.Now();
   if (!result.ok()) KeepPostedOf(batch);
+  if (result.ok()) posted_retry_at_.reset();
   // Only Writes collect results; a batch of posted updates alone has nobody waiting.
   if (waiters_.contains(id)) results_.emplace(id, std::move(result));
   EndFlushing();
@@ -160,11 +169,22 @@ void GitStatusWriter::EndFlushing() {
 }
 
 void GitStatusWriter::KeepPostedOf(Batch& failed) {
+  bool kept = false;
   for (const std::string& path : failed.posted) {
     if (pending_.files.contains(path)) continue;  // a later update of the path
     pending_.files[path] = std::move(failed.files[path]);
     pending_.posted.insert(path);
+    kept = true;
   }
+  if (!kept) return;
+  // News alone keeps its lines for the commit that takes it next.
+  if (failed.posted.size() == failed.files.size()) {
+    pending_.messages.insert(pending_.messages.begin(), failed.messages.begin(),
+                             failed.messages.end());
+  }
+  posted_ = true;
+  posted_retry_at_ =
+      env_.Now() + JitteredBackoff(config_.backoff, config_.backoff.max_attempts, env_);
 }
 
 void GitStatusWriter::WaitForWindow(std::stop_token stop) {

@@ -228,7 +228,10 @@ class GitStatusWriter final : public StatusWriter {
   void CommitPending(std::stop_token stop) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The posting thread: commits a batch of posted updates when no Write is about to.
   void CommitPosted(std::stop_token stop);
-  // Puts back the posted updates of a batch whose push failed that no later update replaced.
+  // Puts back the posted updates of a batch whose push failed that no later update replaced,
+  // and has the posting thread try them again after the longest backoff step: nobody else
+  // may commit for a long time, and at once would only fail again against a remote that is
+  // down.
   void KeepPostedOf(Batch& failed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // No commit runs any more: wakes the Writes and, with posted updates pending, the posting
   // thread.
@@ -251,6 +254,8 @@ class GitStatusWriter final : public StatusWriter {
   bool flushing_ ABSL_GUARDED_BY(mu_) = false;
   Batch pending_ ABSL_GUARDED_BY(mu_);
   bool posted_ ABSL_GUARDED_BY(mu_) = false;  // the pending batch holds posted updates
+  // Set while posted updates put back after a failed push wait for their next try.
+  std::optional<std::chrono::system_clock::time_point> posted_retry_at_ ABSL_GUARDED_BY(mu_);
   std::uint64_t pending_id_ ABSL_GUARDED_BY(mu_) = 0;  // the id the pending batch will get
   // Callers waiting for each batch's result, and the results they wait for.
   std::map<std::uint64_t, int> waiters_ ABSL_GUARDED_BY(mu_);

@@ -469,7 +469,8 @@ TEST_F(StatusWriterTest, APostedUpdateGoesOutWithTheNextWrite) {
   EXPECT_EQ(Show(c->commit + ":status/c.yaml"), "c");
 }
 
-// A posted update whose push failed is not lost: it waits for the next commit, here a Write's.
+// A posted update whose push failed is not lost: a Write that comes before its next try takes
+// it along.
 TEST_F(StatusWriterTest, APostedUpdateWhosePushFailedGoesOutWithTheNextCommit) {
   GateEnv gate;
   StatusWriterConfig config = config_;
@@ -478,18 +479,46 @@ TEST_F(StatusWriterTest, APostedUpdateWhosePushFailedGoesOutWithTheNextCommit) {
   ASSERT_NE(writer, nullptr);
   InstallPreReceiveHook("echo 'not now' >&2\nexit 1\n");
   gate.Release();  // the news's commit is pushed, and refused
-  ASSERT_TRUE(gate.Settle(1));
+  ASSERT_EQ(gate.WaitForSleeps(3).size(), 3u) << "the news's wait for its next try";
   EXPECT_EQ(StatusCommits(), 1);
   InstallPreReceiveHook("exit 0\n");
   absl::StatusOr<StatusCommit> c = absl::UnknownError("not run");
   std::thread tc([&] { c = writer->Write({{{"status/c.yaml", "c\n"}}, "c"}); });
-  ASSERT_EQ(gate.WaitForSleeps(3).size(), 3u) << "the Write's window";
+  ASSERT_EQ(gate.WaitForSleeps(4).size(), 4u) << "the Write's window";
+  // Both sleeps end, in whichever order: the posting thread finds the news gone or the commit
+  // running, and waits again.
+  gate.Release();
   gate.Release();
   tc.join();
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(StatusCommits(), 2);
   EXPECT_EQ(Show(c->commit + ":status/b.yaml"), "b");
   EXPECT_EQ(Show(c->commit + ":status/c.yaml"), "c");
+}
+
+// A posted update whose push failed is tried again by the posting thread itself after the
+// longest backoff step, with its own commit message, when no Write comes to take it along.
+TEST_F(StatusWriterTest, APostedUpdateWhosePushFailedIsTriedAgainAfterABackoff) {
+  GateEnv gate;
+  StatusWriterConfig config = config_;
+  config.backoff.max_attempts = 1;  // its one step: 200 ms, jittered to 150 (uniform 0.5)
+  auto writer = WriterWithNewsHeldBack(*source_, config, gate);
+  ASSERT_NE(writer, nullptr);
+  InstallPreReceiveHook("echo 'not now' >&2\nexit 1\n");
+  gate.Release();  // the news's commit is pushed, and refused
+  ASSERT_EQ(gate.WaitForSleeps(3).back(), milliseconds(150)) << "the wait for the next try";
+  EXPECT_EQ(StatusCommits(), 1);
+  InstallPreReceiveHook("exit 0\n");
+  gate.Advance(milliseconds(150));
+  gate.Release();
+  ASSERT_EQ(gate.WaitForSleeps(4).back(), milliseconds(800)) << "the news's hold for a Write";
+  gate.Release();
+  ASSERT_EQ(gate.WaitForSleeps(5).back(), milliseconds(650)) << "the rest of the commit's window";
+  gate.Release();
+  ASSERT_TRUE(gate.Settle(1));
+  EXPECT_EQ(StatusCommits(), 2);
+  EXPECT_EQ(Show(StatusTip() + ":status/b.yaml"), "b");
+  EXPECT_EQ(upstream_.GitBare({"log", "-1", "--format=%s", StatusTip()}), "b: rebooting");
 }
 
 // Order holds: what a later Write says about a path replaces what was posted before it.
