@@ -134,8 +134,9 @@ absl::StatusOr<RemoteHead> LibGitSource::PollOnce(std::stop_token stop) {
   // On the mirror's own thread: the commit fetched is not held up by it. It waits for a poll
   // that brought nothing new, so that it competes with no rollout for the CPU; a poll that
   // brings a commit asks for one only past twice as many packs.
-  mirror_->RequestCompaction(sync->fetched ? 2 * config_.max_mirror_packs
-                                           : config_.max_mirror_packs);
+  mirror_->RequestCompaction(
+      sync->fetched ? 2 * config_.max_mirror_packs : config_.max_mirror_packs,
+      sync->fetched ? Mirror::Pace::kBusy : Mirror::Pace::kQuiet);
   return RemoteHead{OidHex(*sync->remote_tip), sync->fetched, sync->received_bytes};
 }
 

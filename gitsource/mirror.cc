@@ -197,8 +197,16 @@ absl::Status Mirror::CompactIfNeeded(std::size_t max_packs, std::size_t whole_gr
   return absl::OkStatus();
 }
 
-void Mirror::RequestCompaction(std::size_t max_packs) const {
+std::size_t Mirror::WholeRewritePace::GrowthFor(Pace pace) {
+  const bool quiet = pace == Pace::kQuiet && !busy_since_quiet_;
+  busy_since_quiet_ = pace == Pace::kBusy;
+  return quiet ? kWholeRewriteGrowth : kBusyWholeRewriteGrowth;
+}
+
+void Mirror::RequestCompaction(std::size_t max_packs, Pace pace) const {
   MutexLock lock(request_mu_);
+  const std::size_t growth = pace_.GrowthFor(pace);
+  requested_growth_ = requested_ ? std::min(requested_growth_, growth) : growth;
   requested_ = std::min(requested_.value_or(max_packs), max_packs);
   if (!compactor_.joinable()) {
     compactor_ = std::jthread([this](std::stop_token stop) {
@@ -215,8 +223,9 @@ void Mirror::CompactOnRequest(std::stop_token stop) const {
     return requested_.has_value();
   }) && !stop.stop_requested()) {
     const std::size_t max_packs = *std::exchange(requested_, std::nullopt);
+    const std::size_t growth = requested_growth_;
     lock.unlock();
-    (void)CompactIfNeeded(max_packs);  // best effort: a mirror with many packs still works
+    (void)CompactIfNeeded(max_packs, growth);  // best effort: many packs still work
     lock.lock();
     ++compactions_;
     requested_cv_.notify_all();

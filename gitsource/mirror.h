@@ -76,6 +76,23 @@ class Mirror {
 
   // A whole rewrite once the mirror holds this many times the objects of its largest pack.
   static constexpr std::size_t kWholeRewriteGrowth = 4;
+  // The same while the mirror is busy: a whole rewrite searches deltas across every object it
+  // reaches, which in a rollout costs about a tenth of the daemon's CPU, so it waits for the
+  // rollout's end unless the mirror grows this much first.
+  static constexpr std::size_t kBusyWholeRewriteGrowth = 16;
+
+  // Who asks for a compaction: a status commit or a poll that fetched a commit (a rollout is
+  // likely under way), or a poll that fetched nothing.
+  enum class Pace { kQuiet, kBusy };
+  // The growth a requested compaction rewrites the whole mirror at: kBusyWholeRewriteGrowth
+  // from a busy request until a quiet request follows a quiet one, kWholeRewriteGrowth then.
+  class WholeRewritePace {
+   public:
+    std::size_t GrowthFor(Pace pace);
+
+   private:
+    bool busy_since_quiet_ = false;
+  };
 
   // When there are more than `max_packs` packs or kMaxLooseObjects loose objects: writes the
   // packs outside the geometric progression and the loose objects into one pack, then deletes
@@ -86,10 +103,12 @@ class Mirror {
   // time.
   absl::Status CompactIfNeeded(std::size_t max_packs = 24,
                                std::size_t whole_growth = kWholeRewriteGrowth) const;
-  // CompactIfNeeded(max_packs) on the mirror's own thread (started by the first request,
-  // stopped and joined with the mirror), so that nobody waits for it; requests that come
-  // while one runs make one compaction more, with the smallest `max_packs` asked.
-  void RequestCompaction(std::size_t max_packs) const;
+  // CompactIfNeeded(max_packs, growth) on the mirror's own thread (started by the first
+  // request, stopped and joined with the mirror), so that nobody waits for it; requests that
+  // come while one runs make one compaction more, with the smallest `max_packs` and growth
+  // asked. The growth is kWholeRewriteGrowth when the mirror is quiet (`pace` and the request
+  // before), kBusyWholeRewriteGrowth otherwise.
+  void RequestCompaction(std::size_t max_packs, Pace pace) const;
   // How many requested compactions have run to their end (for tests).
   std::uint64_t CompactionsDone() const;
 
@@ -119,6 +138,8 @@ class Mirror {
   mutable Mutex request_mu_;
   mutable std::condition_variable_any requested_cv_;
   mutable std::optional<std::size_t> requested_ ABSL_GUARDED_BY(request_mu_);
+  mutable std::size_t requested_growth_ ABSL_GUARDED_BY(request_mu_) = kBusyWholeRewriteGrowth;
+  mutable WholeRewritePace pace_ ABSL_GUARDED_BY(request_mu_);
   mutable std::uint64_t compactions_ ABSL_GUARDED_BY(request_mu_) = 0;
   // Last, so that it is stopped and joined before anything it uses goes.
   mutable std::jthread compactor_ ABSL_GUARDED_BY(request_mu_);

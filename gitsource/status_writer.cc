@@ -317,7 +317,7 @@ absl::StatusOr<std::optional<GitStatusWriter::Attempt>> GitStatusWriter::BuildAn
   SetKnownTip(**commit);
   // Each commit is a pack: past twice the threshold (as after a fetching poll, since a
   // rollout is likely under way) the mirror's thread rolls the small ones up.
-  mirror_->RequestCompaction(2 * max_mirror_packs_);
+  mirror_->RequestCompaction(2 * max_mirror_packs_, Mirror::Pace::kBusy);
   // Best effort: the next fetch refreshes it anyway.
   (void)mirror_->SetRef(repo, Mirror::TrackingRef(config_.branch), **commit);
   return Attempt{StatusCommit{OidHex(**commit), true, {}}, {}};

@@ -181,49 +181,101 @@ TEST_F(PreviewTest, ADroppedPreviewsObjectsGoAtTheNextWholeCompaction) {
   MustRun({"git", "-C", mirror, "fsck", "--strict", "--no-dangling"});
 }
 
+// A mirror whose largest pack is a clone's, with a dropped preview's objects outside it that
+// nothing reaches, and commits fetched since.
+class GrownMirrorTest : public PreviewTest {
+ protected:
+  void SetUp() override {
+    PreviewTest::SetUp();
+    source_ = OpenSource(Config("file://" + upstream_.bare().string()));
+    ASSERT_NE(source_, nullptr);
+    ASSERT_TRUE(source_->Poll().ok());
+    dropped_ = PublishHead("refs/pull/7/head", "kind: dropped\n");
+    ASSERT_TRUE(source_->FetchPreview("refs/pull/7/head", {}).ok());
+    ASSERT_TRUE(source_->DropPreview("refs/pull/7/head").ok());
+    CommitDesired({{"clusters/prod.yaml", "1"}}, "x");
+    ASSERT_TRUE(source_->Poll().ok());
+  }
+
+  bool Present(const std::string& object) const {
+    return RunCommand({"git", "-C", mirror_, "cat-file", "-e", object}).exit_code == 0;
+  }
+  PackFile Largest() const {
+    std::vector<PackFile> packs = ListPacks(mirror_);
+    return *std::max_element(packs.begin(), packs.end(), [](const PackFile& a, const PackFile& b) {
+      return a.objects < b.objects;
+    });
+  }
+  // Commits fetched until the mirror holds `growth` times its largest pack.
+  void GrowTo(std::size_t growth) {
+    for (int i = 2; !WholeRewriteDue(ListPacks(mirror_), 0, growth); ++i) {
+      ASSERT_LT(i, 100);
+      CommitDesired({{"clusters/prod.yaml", std::to_string(i)}}, "x");
+      ASSERT_TRUE(source_->Poll().ok());
+    }
+  }
+
+  const std::string mirror_ = (tmp_ / "state" / "mirror.git").string();
+  std::unique_ptr<LibGitSource> source_;
+  std::string dropped_;
+};
+
 // A compaction that would roll every pack up keeps the largest (the last whole rewrite's) and
 // rolls the rest up as they are, while the mirror holds less than kWholeRewriteGrowth times its
 // objects: no delta is searched, and what nothing reaches stays. Past that, the whole mirror is
 // rewritten and a dropped preview's objects go.
-TEST_F(PreviewTest, TheLargestPackIsKeptUntilTheMirrorHasGrownPastItsWholeRewriteGrowth) {
-  auto source = OpenSource(Config("file://" + upstream_.bare().string()));
-  ASSERT_NE(source, nullptr);
-  ASSERT_TRUE(source->Poll().ok());
-  const std::string mirror = (tmp_ / "state" / "mirror.git").string();
-  const std::string dropped = PublishHead("refs/pull/7/head", "kind: dropped\n");
-  ASSERT_TRUE(source->FetchPreview("refs/pull/7/head", {}).ok());
-  ASSERT_TRUE(source->DropPreview("refs/pull/7/head").ok());
-  CommitDesired({{"clusters/prod.yaml", "1"}}, "x");
-  ASSERT_TRUE(source->Poll().ok());
-  auto present = [&](const std::string& object) {
-    return RunCommand({"git", "-C", mirror, "cat-file", "-e", object}).exit_code == 0;
-  };
-  auto largest = [&] {
-    std::vector<PackFile> packs = ListPacks(mirror);
-    return *std::max_element(packs.begin(), packs.end(), [](const PackFile& a, const PackFile& b) {
-      return a.objects < b.objects;
-    });
-  };
-  const PackFile clone = largest();
+TEST_F(GrownMirrorTest, TheLargestPackIsKeptUntilTheMirrorHasGrownPastItsWholeRewriteGrowth) {
+  const PackFile clone = Largest();
   // Every pack would roll, but the mirror is not yet four times its largest pack.
-  ASSERT_EQ(PacksToRollUp(ListPacks(mirror), 0).size(), 3u);
-  ASSERT_FALSE(WholeRewriteDue(ListPacks(mirror), 0, Mirror::kWholeRewriteGrowth));
-  ASSERT_TRUE(source->mirror()->CompactIfNeeded(0).ok());
-  EXPECT_EQ(ListPacks(mirror).size(), 2u);
+  ASSERT_EQ(PacksToRollUp(ListPacks(mirror_), 0).size(), 3u);
+  ASSERT_FALSE(WholeRewriteDue(ListPacks(mirror_), 0, Mirror::kWholeRewriteGrowth));
+  ASSERT_TRUE(source_->mirror()->CompactIfNeeded(0).ok());
+  EXPECT_EQ(ListPacks(mirror_).size(), 2u);
   EXPECT_TRUE(std::filesystem::exists(clone.pack)) << "the largest pack was rewritten";
-  EXPECT_TRUE(present(dropped)) << "a roll-up dropped an object";
+  EXPECT_TRUE(Present(dropped_)) << "a roll-up dropped an object";
   // Grown past four times the largest pack: the next compaction rewrites the whole mirror.
-  for (int i = 2; !WholeRewriteDue(ListPacks(mirror), 0, Mirror::kWholeRewriteGrowth); ++i) {
-    ASSERT_LT(i, 100);
-    CommitDesired({{"clusters/prod.yaml", std::to_string(i)}}, "x");
-    ASSERT_TRUE(source->Poll().ok());
-  }
-  ASSERT_TRUE(source->mirror()->CompactIfNeeded(0).ok());
-  EXPECT_EQ(ListPacks(mirror).size(), 1u);
+  GrowTo(Mirror::kWholeRewriteGrowth);
+  ASSERT_TRUE(source_->mirror()->CompactIfNeeded(0).ok());
+  EXPECT_EQ(ListPacks(mirror_).size(), 1u);
   EXPECT_FALSE(std::filesystem::exists(clone.pack));
-  EXPECT_FALSE(present(dropped));
-  EXPECT_TRUE(source->Snapshot(desired_tip_).ok());
-  MustRun({"git", "-C", mirror, "fsck", "--strict", "--no-dangling"});
+  EXPECT_FALSE(Present(dropped_));
+  EXPECT_TRUE(source_->Snapshot(desired_tip_).ok());
+  MustRun({"git", "-C", mirror_, "fsck", "--strict", "--no-dangling"});
+}
+
+// While status commits come (a rollout), a compaction rewrites the whole mirror only past
+// kBusyWholeRewriteGrowth: short of it, the largest pack is kept and the rest rolled up as they
+// are, and what nothing reaches stays.
+TEST_F(GrownMirrorTest, AtTheBusyGrowthTheLargestPackIsKeptPastTheQuietOne) {
+  GrowTo(Mirror::kWholeRewriteGrowth);
+  ASSERT_FALSE(WholeRewriteDue(ListPacks(mirror_), 0, Mirror::kBusyWholeRewriteGrowth));
+  const PackFile clone = Largest();
+  ASSERT_TRUE(source_->mirror()->CompactIfNeeded(0, Mirror::kBusyWholeRewriteGrowth).ok());
+  EXPECT_EQ(ListPacks(mirror_).size(), 2u) << "the packs but the largest, rolled up";
+  EXPECT_TRUE(std::filesystem::exists(clone.pack)) << "rewritten while busy";
+  EXPECT_TRUE(Present(dropped_));
+  GrowTo(Mirror::kBusyWholeRewriteGrowth);
+  ASSERT_TRUE(source_->mirror()->CompactIfNeeded(0, Mirror::kBusyWholeRewriteGrowth).ok());
+  EXPECT_EQ(ListPacks(mirror_).size(), 1u);
+  EXPECT_FALSE(Present(dropped_));
+  MustRun({"git", "-C", mirror_, "fsck", "--strict", "--no-dangling"});
+}
+
+// The mirror is busy from a status commit or a fetched commit until a quiet poll follows a
+// quiet poll: the four-fold whole rewrite waits for the second.
+TEST(WholeRewritePaceTest, BusyUntilAQuietRequestFollowsAQuietOne) {
+  using Pace = Mirror::Pace;
+  Mirror::WholeRewritePace pace;
+  EXPECT_EQ(pace.GrowthFor(Pace::kQuiet), Mirror::kWholeRewriteGrowth) << "a mirror just opened";
+  EXPECT_EQ(pace.GrowthFor(Pace::kBusy), Mirror::kBusyWholeRewriteGrowth);
+  EXPECT_EQ(pace.GrowthFor(Pace::kBusy), Mirror::kBusyWholeRewriteGrowth);
+  EXPECT_EQ(pace.GrowthFor(Pace::kQuiet), Mirror::kBusyWholeRewriteGrowth) << "right after one";
+  EXPECT_EQ(pace.GrowthFor(Pace::kQuiet), Mirror::kWholeRewriteGrowth);
+  EXPECT_EQ(pace.GrowthFor(Pace::kQuiet), Mirror::kWholeRewriteGrowth);
+  EXPECT_EQ(pace.GrowthFor(Pace::kBusy), Mirror::kBusyWholeRewriteGrowth);
+  EXPECT_EQ(pace.GrowthFor(Pace::kQuiet), Mirror::kBusyWholeRewriteGrowth);
+  EXPECT_EQ(pace.GrowthFor(Pace::kBusy), Mirror::kBusyWholeRewriteGrowth) << "busy again";
+  EXPECT_EQ(pace.GrowthFor(Pace::kQuiet), Mirror::kBusyWholeRewriteGrowth);
 }
 
 // The whole compaction writes its pack while other operations go on. A ref that comes, in the
