@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "base/env.h"
+#include "base/thread_name.h"
 
 namespace tr {
 
@@ -38,6 +39,7 @@ SignalStop::SignalStop(SignalStopOptions options, Env& env)
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   watcher_ = std::jthread([this, set, &env](std::stop_token own) {
+    NameThisThread("signals");
     // Asleep until a signal, the grace's end or the destructor: an idle daemon's thread does
     // not wake five times a second. Without the descriptors it looks every 200 ms instead.
     const int signals = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);

@@ -1,7 +1,6 @@
 #include "gitsource/mirror.h"
 
 #include <malloc.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <map>
@@ -10,6 +9,7 @@
 #include <system_error>
 #include <vector>
 
+#include "base/thread_name.h"
 #include "fmt/format.h"
 #include "gitsource/object_pack.h"
 #include "gitsource/pack_rollup.h"
@@ -210,7 +210,7 @@ void Mirror::RequestCompaction(std::size_t max_packs, Pace pace) const {
   requested_ = std::min(requested_.value_or(max_packs), max_packs);
   if (!compactor_.joinable()) {
     compactor_ = std::jthread([this](std::stop_token stop) {
-      pthread_setname_np(pthread_self(), kCompactorThreadName);  // for ps, top and benchmarks
+      NameThisThread(kCompactorThreadName);
       CompactOnRequest(stop);
     });
   }

@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/thread_name.h"
 #include "fmt/format.h"
 #include "gitsource/network_operation.h"
 
@@ -59,6 +60,7 @@ AddrInfoPtr Resolve(const std::string& host, const std::string& port, NetworkOpe
     return nullptr;
   }
   std::thread([lookup, host, port] {
+    NameThisThread("dns-lookup");
     addrinfo by_name{};
     by_name.ai_socktype = SOCK_STREAM;
     by_name.ai_flags = AI_ADDRCONFIG;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/thread_name.h"
 #include "fmt/format.h"
 #include "gitsource/git_source.h"
 #include "gitsource/mirror.h"
@@ -106,7 +107,10 @@ absl::Status GitStatusWriter::Post(StatusUpdate update) {
   pending_.messages.push_back(std::move(update.message));
   posted_ = true;
   if (!poster_.joinable()) {
-    poster_ = std::jthread([this](std::stop_token stop) { CommitPosted(stop); });
+    poster_ = std::jthread([this](std::stop_token stop) {
+      NameThisThread(kPosterThreadName);
+      CommitPosted(stop);
+    });
   }
   // The posting thread alone: what the Writes wait for did not change.
   news_.notify_one();

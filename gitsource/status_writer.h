@@ -177,6 +177,8 @@ class GitStatusWriter final : public StatusWriter {
 
   absl::StatusOr<StatusCommit> Write(StatusUpdate update, std::stop_token stop = {}) override;
   absl::Status Post(StatusUpdate update) override;
+  // The name of the thread that commits posted updates (started by the first Post).
+  static constexpr char kPosterThreadName[] = "status-post";
   absl::StatusOr<StatusFiles> ReadLatest(std::stop_token stop = {}) override;
   // As ReadLatest, but nullopt when the branch does not exist (rather than no files).
   absl::StatusOr<std::optional<StatusFiles>> ReadLatestIfBranchExists(

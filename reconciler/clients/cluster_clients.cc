@@ -1,5 +1,6 @@
 #include "reconciler/clients/cluster_clients.h"
 
+#include "base/thread_name.h"
 #include "fmt/format.h"
 #include "reconciler/clients/kube/http_kube_client.h"
 #include "reconciler/clients/kube/kubeconfig.h"
@@ -141,6 +142,7 @@ void TalosconfigClientFactory::StartKubeFetch(const core::ClusterProfile& profil
   auto done = std::make_shared<std::atomic<bool>>(false);
   fetches_.push_back({done, std::jthread([profile, entry = std::move(entry), done,
                                           shutdown = options_.shutdown, &env = env_] {
+                        NameThisThread("kube-fetch");
                         std::shared_ptr<kube::KubeClient> kube =
                             FetchKube(profile, *entry->talos, shutdown, env);
                         {

@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/thread_name.h"
 #include "reconciler/runtime/logging.h"
 
 namespace tr::reconciler {
@@ -64,6 +65,7 @@ void Controller::Run(std::stop_token stop) {
   std::vector<std::jthread> workers;
   for (int i = 0; i < std::max(1, options_.workers); ++i) {
     workers.emplace_back([this, stop] {
+      NameThisThread("reconcile");
       std::optional<std::string> cluster = queue_.Take(env_, stop);
       while (cluster) {
         Process(*cluster, stop);

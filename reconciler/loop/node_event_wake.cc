@@ -4,6 +4,8 @@
 #include <utility>
 #include <variant>
 
+#include "base/thread_name.h"
+
 namespace tr::reconciler {
 namespace {
 
@@ -53,7 +55,10 @@ NodeEventWake::NodeEventWake(ClusterClientFactory& clients, Wake wake, Env& env,
       wake_(std::move(wake)),
       env_(env),
       options_(options),
-      subscriber_([this](const std::stop_token& stop) { Run(stop); }) {}
+      subscriber_([this](const std::stop_token& stop) {
+        NameThisThread("node-events");
+        Run(stop);
+      }) {}
 
 NodeEventWake::~NodeEventWake() {
   subscriber_.request_stop();

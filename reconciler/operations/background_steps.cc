@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "base/thread_name.h"
 #include "fmt/format.h"
 
 namespace tr::reconciler {
@@ -121,6 +122,7 @@ absl::StatusOr<ActionResult> BackgroundSteps::Execute(const core::ClusterProfile
   step->what = {decision.kind, decision.node, decision.image, false};
   Step* raw = step.get();
   step->thread = std::jthread([this, raw, profile, decision](std::stop_token step_stop) {
+    NameThisThread("background-step");
     absl::StatusOr<ActionResult> result = inner_.Execute(profile, decision, step_stop);
     {
       MutexLock step_lock(raw->mu);

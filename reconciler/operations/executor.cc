@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/cord.h"
+#include "base/thread_name.h"
 #include "core/pending_mark.h"
 #include "core/planner.h"
 #include "core/timestamp.h"
@@ -170,6 +171,7 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::PrePull(const Call& call) {
       if (node == nullptr) continue;
       pulls.emplace_back([&talos, &decision, &results, i, address = node->address,
                           store = profile.talos_installer_store] {
+        NameThisThread("pre-pull");
         results[i] = PullOnNode(talos, address, decision.image, store, /*only_if_kept=*/true);
       });
     }

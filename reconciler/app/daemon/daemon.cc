@@ -10,6 +10,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "base/signal_stop.h"
+#include "base/thread_name.h"
 #include "core/shards.h"
 #include "gitsource/git_source.h"
 #include "gitsource/proposal_branch.h"
@@ -277,6 +278,7 @@ class Daemon {
     if (!webhooks.ok()) return webhooks.status();
     webhooks_ = *std::move(webhooks);
     webhook_dispatcher_ = std::jthread([this](std::stop_token own) {
+      NameThisThread("webhook-queue");
       DispatchWebhooks(*webhook_queue_, poll_now_, forge_ ? &forge_->flow() : nullptr, own);
     });
     return absl::OkStatus();

@@ -1,6 +1,7 @@
 #include "reconciler/app/daemon/forge_wiring.h"
 
 #include "base/secret_file.h"
+#include "base/thread_name.h"
 #include "reconciler/runtime/logging.h"
 
 namespace tr::reconciler {
@@ -89,6 +90,7 @@ absl::StatusOr<std::unique_ptr<ForgeReporting>> ForgeReporting::Start(
   if (elected) {  // other replicas' records reach the reporter through the branch only
     reporting->refresher_ = std::jthread(
         [flow = reporting->flow_.get(), &env, every = config.poll_interval](std::stop_token stop) {
+          NameThisThread("forge-refresh");
           while (env.SleepFor(every, stop)) flow->Refresh();
         });
   }

@@ -1,18 +1,19 @@
 #include "reconciler/clients/http/http_server.h"
 
+#include <algorithm>
+#include <array>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <algorithm>
-#include <array>
 #include <cctype>
 #include <charconv>
-#include <map>
 #include <future>
+#include <map>
 #include <optional>
 #include <thread>
 
 #include "base/env.h"
+#include "base/thread_name.h"
 #include "reconciler/runtime/logging.h"
 
 namespace tr::reconciler::http {
@@ -514,7 +515,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(ServerOptions opti
   if (absl::Status s = Bind(*state, address->first, address->second); !s.ok()) return s;
   Accept(*state);
   State& loop = *state;
-  state->thread = std::thread([&loop] { loop.io.run(); });
+  state->thread = std::thread([&loop] {
+    NameThisThread("http-server");
+    loop.io.run();
+  });
   state->log->info("step=listen address={}:{}", address->first, state->port);
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(state)));
 }

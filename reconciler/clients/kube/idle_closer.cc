@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "base/thread_name.h"
+
 namespace tr::reconciler::kube {
 
 std::shared_ptr<IdleCloser> IdleCloser::Shared(Env& env) {
@@ -23,7 +25,10 @@ void IdleCloser::DefaultGiveBackMemory() { malloc_trim(0); }
 IdleCloser::IdleCloser(Env& env, std::function<void()> give_back_memory)
     : env_(env),
       give_back_memory_(std::move(give_back_memory)),
-      thread_([this](std::stop_token stop) { Run(std::move(stop)); }) {}
+      thread_([this](std::stop_token stop) {
+        NameThisThread("kube-idle");
+        Run(std::move(stop));
+      }) {}
 
 // The clients hold the closer, never the other way round: it is never destroyed on its thread.
 IdleCloser::~IdleCloser() {

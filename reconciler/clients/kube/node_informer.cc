@@ -3,14 +3,15 @@
 #include <utility>
 
 #include "absl/strings/numbers.h"
+#include "base/thread_name.h"
 
 namespace tr::reconciler::kube {
 
 NodeInformer::NodeInformer(std::shared_ptr<KubeClient> kube, Env& env, NodeInformerOptions options)
-    : kube_(std::move(kube)),
-      env_(env),
-      options_(options),
-      thread_([this](std::stop_token stop) { Run(std::move(stop)); }) {}
+    : kube_(std::move(kube)), env_(env), options_(options), thread_([this](std::stop_token stop) {
+        NameThisThread("node-informer");
+        Run(std::move(stop));
+      }) {}
 
 NodeInformer::~NodeInformer() {
   thread_.request_stop();

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "base/mutex.h"
+#include "base/thread_name.h"
 #include "cosi/resource/state.grpc.pb.h"
 #include "reconciler/clients/talos/grpc_talos_client_impl.h"
 #include "reconciler/clients/talos/talos_answers.h"
@@ -43,6 +44,7 @@ class StreamQueue {
  private:
   StreamQueue() : thread_([this] { Drain(); }) {}
   void Drain() {
+    NameThisThread("talos-streams");
     void* tag = nullptr;
     bool ok = false;
     while (cq_.Next(&tag, &ok)) static_cast<QueuedOperation*>(tag)->completed(ok);

@@ -1,5 +1,6 @@
 #include "reconciler/features/lease/election.h"
 
+#include "base/thread_name.h"
 #include "fmt/format.h"
 #include "reconciler/runtime/logging.h"
 
@@ -37,7 +38,10 @@ void Election::Start(std::function<void(int shard)> on_acquired) {
                               LogValue(leases_->namespace_name()),
                               LogValue(elector_->options().lease_name),
                               LogValue(elector_->options().identity), elector_->shards());
-  thread_ = std::jthread([this](std::stop_token stop) { elector_->Run(stop); });
+  thread_ = std::jthread([this](std::stop_token stop) {
+    NameThisThread("lease");
+    elector_->Run(stop);
+  });
 }
 
 void Election::Stop() {

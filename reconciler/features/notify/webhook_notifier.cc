@@ -10,6 +10,7 @@
 #include "base/env.h"
 #include "base/http_client.h"
 #include "base/mutex.h"
+#include "base/thread_name.h"
 #include "fmt/format.h"
 #include "reconciler/features/notify/message_ids.h"
 #include "reconciler/features/notify/poster.h"
@@ -72,7 +73,10 @@ class WebhookNotifier::Sender {
   }
 
   void Start() {
-    thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+    thread_ = std::jthread([this](std::stop_token stop) {
+      NameThisThread("notify");
+      Run(stop);
+    });
   }
 
   void Enqueue(const Notification& n) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/thread_name.h"
 #include "reconciler/runtime/logging.h"
 
 namespace tr::reconciler::pull_requests {
@@ -15,7 +16,10 @@ PullRequestComments::PullRequestComments(ForgeApi& api, std::chrono::millisecond
       min_edit_interval_(min_edit_interval),
       env_(env),
       max_comments_(std::max<size_t>(max_comments, 1)),
-      thread_([this](std::stop_token stop) { Run(stop); }) {}
+      thread_([this](std::stop_token stop) {
+        NameThisThread("pr-comments");
+        Run(stop);
+      }) {}
 
 PullRequestComments::~PullRequestComments() {
   thread_.request_stop();

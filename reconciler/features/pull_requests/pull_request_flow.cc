@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/thread_name.h"
 #include "core/inert_text.h"
 #include "core/names.h"
 #include "core/status_yaml.h"
@@ -228,7 +229,10 @@ PullRequestFlow::PullRequestFlow(gitsource::GitSource& source, gitsource::Previe
       env_(env),
       options_(std::move(options)),
       log_(ModuleLogger("forge")),
-      thread_([this](std::stop_token stop) { Run(stop); }) {}
+      thread_([this](std::stop_token stop) {
+        NameThisThread("pull-requests");
+        Run(stop);
+      }) {}
 
 PullRequestFlow::~PullRequestFlow() {
   thread_.request_stop();

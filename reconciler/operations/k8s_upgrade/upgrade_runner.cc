@@ -1,5 +1,6 @@
 #include "reconciler/operations/k8s_upgrade/upgrade_runner.h"
 
+#include "base/thread_name.h"
 #include "fmt/format.h"
 #include "reconciler/operations/k8s_upgrade/upgrade_k8s_command.h"
 #include "reconciler/runtime/logging.h"
@@ -65,6 +66,7 @@ void InProcessUpgradeRunner::Start(Task& task, const core::ClusterProfile& profi
   }
   Task* t = &task;
   task.thread = std::jthread([this, t, profile, options](std::stop_token stop) {
+    NameThisThread("k8s-upgrade");
     auto log = ModuleLogger("k8s-upgrade");
     UpgradeOutcome outcome;
     absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
