@@ -2,9 +2,9 @@
 // clusters of 5 nodes (3 control planes, 2 workers; Talos 1.11.6 -> 1.12.0, legacy path); the
 // real talos-reconciler daemon rolls them all out against one talos-sim process. Prints the wall
 // time from the push until every cluster is Ready on the status branch, relative to one cluster
-// alone (measured first, the same way), and the daemon's CPU seconds and peak RSS (from /proc),
-// beside the simulator's, and how busy the whole machine was meanwhile (from /proc/stat: the
-// git server and anything else running count too).
+// alone (measured first, the same way), and the daemon's CPU seconds (in all and by thread
+// name) and peak RSS (from /proc), beside the simulator's, and how busy the whole machine was
+// meanwhile (from /proc/stat: the git server and anything else running count too).
 //
 // Usage: fleet_scale_bench [--clusters N (repeat for several fleets; default 200, then 1000)]
 //        [--time-scale X (default 0.1: 3 s per node)]
@@ -61,6 +61,9 @@ struct Result {
   int kube_calls = 0;             // of its Kubernetes API, the same
   std::map<std::string, int> calls_by_method;  // both kinds, by method ("kube:GET" for kube)
   double mirror_mib = 0;  // the daemon's mirror on disk at the end (its packs and loose objects)
+  // The daemon's threads' CPU by name (base/thread_name.h) at the push and at the end.
+  std::map<std::string, double> daemon_threads_before;
+  std::map<std::string, double> daemon_threads_after;
 };
 
 
@@ -126,6 +129,9 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
     result.daemon_before = *usage;
   }
   if (auto usage = ReadProcessUsage(world.sim().pid()); usage.ok()) result.sim_before = *usage;
+  if (auto threads = ReadThreadCpuByName(world.daemon().pid()); threads.ok()) {
+    result.daemon_threads_before = *std::move(threads);
+  }
   if (auto st = WaitAllReady(world, *names, "1.12.0", commit, std::chrono::minutes(60)); !st.ok()) {
     return absl::DeadlineExceededError(
         fmt::format("the rollout: {}\n{}", std::string(st.message()), world.Diagnostics()));
@@ -135,6 +141,9 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
   result.machine_busy = (machine_after.first - machine_before.first) /
                         std::max(1.0, machine_after.second - machine_before.second);
   if (auto usage = ReadProcessUsage(world.daemon().pid()); usage.ok()) result.daemon_after = *usage;
+  if (auto threads = ReadThreadCpuByName(world.daemon().pid()); threads.ok()) {
+    result.daemon_threads_after = *std::move(threads);
+  }
   if (auto usage = ReadProcessUsage(world.sim().pid()); usage.ok()) result.sim_after = *usage;
   result.mirror_mib =
       static_cast<double>(DirectoryBytes(world.dir() / "daemon-state" / "mirror.git" / "objects")) /
@@ -158,6 +167,24 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
   return result;
 }
 
+// The daemon's CPU in the rollout by thread name, most first; what is left (threads that ended,
+// the ticks' rounding) as "other".
+void PrintThreadCpu(const Result& r) {
+  std::vector<std::pair<double, std::string>> spent;
+  double named = 0;
+  for (const auto& [name, after] : r.daemon_threads_after) {
+    const auto before = r.daemon_threads_before.find(name);
+    const double seconds = after - (before == r.daemon_threads_before.end() ? 0 : before->second);
+    if (seconds <= 0) continue;
+    spent.emplace_back(seconds, name);
+    named += seconds;
+  }
+  std::sort(spent.rbegin(), spent.rend());
+  std::printf("  daemon CPU s in the rollout by thread:");
+  for (const auto& [seconds, name] : spent) std::printf(" %s %.2f;", name.c_str(), seconds);
+  std::printf(" other %.2f\n", r.daemon_after.cpu_seconds - r.daemon_before.cpu_seconds - named);
+}
+
 void Print(const char* label, int clusters, const Result& r) {
   std::printf(
       "%-22s %4d clusters, %5d nodes: wall %7.2f s; daemon %6.2f CPU s (rollout), "
@@ -172,6 +199,7 @@ void Print(const char* label, int clusters, const Result& r) {
       static_cast<double>(r.sim_after.rss_kib) / 1024, 100 * r.machine_busy, r.status_commits,
       r.first_cluster_records, r.mirror_mib, r.talos_calls / (5.0 * clusters),
       r.kube_calls / (5.0 * clusters));
+  PrintThreadCpu(r);
   std::vector<std::pair<int, std::string>> methods;
   for (const auto& [method, count] : r.calls_by_method) methods.emplace_back(count, method);
   std::sort(methods.rbegin(), methods.rend());

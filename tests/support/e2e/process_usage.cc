@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -14,6 +15,41 @@
 #include "fmt/format.h"
 
 namespace tr::e2e {
+
+namespace {
+
+// utime + stime of a /proc stat line ("pid (comm) state ...": fields 14 and 15; comm may hold
+// spaces, so they are counted from the closing parenthesis), in seconds.
+std::optional<double> StatCpuSeconds(const std::string& text) {
+  const std::size_t close = text.rfind(')');
+  if (close == std::string::npos || close + 2 > text.size()) return std::nullopt;
+  std::istringstream rest(text.substr(close + 2));
+  std::vector<std::string> fields;
+  std::string field;
+  while (rest >> field) fields.push_back(field);
+  if (fields.size() < 13) return std::nullopt;
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  return (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, double>> ReadThreadCpuByName(pid_t pid) {
+  std::error_code ec;
+  std::filesystem::directory_iterator tasks(fmt::format("/proc/{}/task", pid), ec);
+  if (ec) return absl::NotFoundError(fmt::format("no process {}", pid));
+  std::map<std::string, double> by_name;
+  for (const auto& task : tasks) {
+    std::ifstream comm(task.path() / "comm");
+    std::ifstream stat(task.path() / "stat");
+    std::string name;
+    if (!std::getline(comm, name) || !stat) continue;  // ended meanwhile
+    const std::string text((std::istreambuf_iterator<char>(stat)),
+                           std::istreambuf_iterator<char>());
+    if (const std::optional<double> seconds = StatCpuSeconds(text)) by_name[name] += *seconds;
+  }
+  return by_name;
+}
 
 absl::StatusOr<ProcessUsage> ReadProcessUsage(pid_t pid) {
   ProcessUsage usage;
@@ -31,16 +67,10 @@ absl::StatusOr<ProcessUsage> ReadProcessUsage(pid_t pid) {
     if (key == "RssAnon:") usage.rss_anon_kib = value;
     if (key == "Threads:") usage.threads = static_cast<int>(value);
   }
-  // /proc/<pid>/stat: "pid (comm) state ..." — utime and stime are fields 14 and 15; comm may
-  // hold spaces, so count from the closing parenthesis.
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  std::istringstream rest(text.substr(text.rfind(')') + 2));
-  std::vector<std::string> fields;
-  std::string field;
-  while (rest >> field) fields.push_back(field);
-  if (fields.size() < 13) return absl::InternalError("unreadable /proc stat");
-  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
-  usage.cpu_seconds = (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
+  const std::optional<double> ticked = StatCpuSeconds(text);
+  if (!ticked) return absl::InternalError("unreadable /proc stat");
+  usage.cpu_seconds = *ticked;
   // utime and stime count clock ticks (10 ms here): over a 20 s window of one reconcile a
   // second that is 0.5 ms per reconcile. The process's CPU clock counts nanoseconds, the
   // threads that ended included.
