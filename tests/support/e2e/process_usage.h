@@ -25,8 +25,9 @@ struct ProcessUsage {
 absl::StatusOr<ProcessUsage> ReadProcessUsage(pid_t pid);
 
 // The CPU seconds each group of the process's threads used so far, by thread name (their
-// /proc comm: base/thread_name.h), at clock-tick resolution (10 ms). A thread that ended is in
-// no group (its CPU stays in ProcessUsage::cpu_seconds). NotFound when the process is gone.
+// /proc comm: base/thread_name.h), to the nanosecond (/proc schedstat; clock ticks of 10 ms
+// where the kernel keeps none). A thread that ended is in no group (its CPU stays in
+// ProcessUsage::cpu_seconds). NotFound when the process is gone.
 absl::StatusOr<std::map<std::string, double>> ReadThreadCpuByName(pid_t pid);
 
 // How many TCP connections the process holds open: its sockets (IPv4 and IPv6) in any state but
