@@ -77,8 +77,8 @@ class Mirror {
   // A whole rewrite once the mirror holds this many times the objects of its largest pack.
   static constexpr std::size_t kWholeRewriteGrowth = 4;
   // The same while the mirror is busy: a whole rewrite searches deltas across every object it
-  // reaches, which in a rollout costs about a tenth of the daemon's CPU, so it waits for the
-  // rollout's end unless the mirror grows this much first.
+  // reaches (in a 300-cluster rollout about 0.6 CPU s, 3–4% of the daemon's), so it waits for
+  // the rollout's end unless the mirror grows this much first.
   static constexpr std::size_t kBusyWholeRewriteGrowth = 16;
 
   // Who asks for a compaction: a status commit or a poll that fetched a commit (a rollout is
