@@ -20,24 +20,24 @@ std::string OwnName() {
   return name;
 }
 
-TEST(ThreadNameTest, NamesTheCallingThreadOnly) {
-  const std::string before = OwnName();
+// The name a new thread has after naming itself `name`.
+std::string NamedOnAThread(const char* name) {
   std::string named;
   std::thread([&] {
-    NameThisThread("reconcile");
+    NameThisThread(name);
     named = OwnName();
   }).join();
-  EXPECT_EQ(named, "reconcile");
+  return named;
+}
+
+TEST(ThreadNameTest, NamesTheCallingThreadOnly) {
+  const std::string before = OwnName();
+  EXPECT_EQ(NamedOnAThread("reconcile"), "reconcile");
   EXPECT_EQ(OwnName(), before);
 }
 
 TEST(ThreadNameTest, ALongNameKeepsItsFirstFifteenCharacters) {
-  std::string named;
-  std::thread([&] {
-    NameThisThread("background-step-of-a-cluster");
-    named = OwnName();
-  }).join();
-  EXPECT_EQ(named, "background-step");
+  EXPECT_EQ(NamedOnAThread("background-step-of-a-cluster"), "background-step");
 }
 
 }  // namespace
