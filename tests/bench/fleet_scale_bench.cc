@@ -167,8 +167,8 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
   return result;
 }
 
-// The daemon's CPU in the rollout by thread name, most first; what is left (threads that ended,
-// the ticks' rounding) as "other".
+// The daemon's CPU in the rollout by thread name, most first; what is left (threads that ended)
+// as "other".
 void PrintThreadCpu(const Result& r) {
   std::vector<std::pair<double, std::string>> spent;
   double named = 0;

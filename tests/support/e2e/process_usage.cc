@@ -42,9 +42,16 @@ absl::StatusOr<std::map<std::string, double>> ReadThreadCpuByName(pid_t pid) {
   std::map<std::string, double> by_name;
   for (const auto& task : tasks) {
     std::ifstream comm(task.path() / "comm");
-    std::ifstream stat(task.path() / "stat");
     std::string name;
-    if (!std::getline(comm, name) || !stat) continue;  // ended meanwhile
+    if (!std::getline(comm, name)) continue;  // ended meanwhile
+    // schedstat's first field: the nanoseconds the thread ran. Clock ticks (stat) would round
+    // each of hundreds of short-lived threads down by up to 10 ms.
+    std::ifstream schedstat(task.path() / "schedstat");
+    if (std::uint64_t ran_ns = 0; schedstat >> ran_ns) {
+      by_name[name] += static_cast<double>(ran_ns) / 1e9;
+      continue;
+    }
+    std::ifstream stat(task.path() / "stat");
     const std::string text((std::istreambuf_iterator<char>(stat)),
                            std::istreambuf_iterator<char>());
     if (const std::optional<double> seconds = StatCpuSeconds(text)) by_name[name] += *seconds;
