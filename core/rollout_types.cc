@@ -60,17 +60,35 @@ ActionTraits Traits(ActionKind kind) {
       t.name = "none";
       break;
     case ActionKind::kPrePullImage:
-      t = {.name = "pre-pull-image", .acts = true, .gated = true, .held_by_running_step = true,
-           .keeps_observation = true, .runs_in_background = true, .record_may_wait = true};
+      t = {.name = "pre-pull-image",
+           .acts = true,
+           .gated = true,
+           .held_by_running_step = true,
+           .keeps_observation = true,
+           .keeps_etcd = true,
+           .runs_in_background = true,
+           .record_may_wait = true};
       break;
     case ActionKind::kSnapshotEtcd:
-      t = {.name = "snapshot-etcd", .acts = true, .gated = true, .held_by_running_step = true,
-           .keeps_observation = true, .notable = true, .runs_in_background = true,
+      t = {.name = "snapshot-etcd",
+           .acts = true,
+           .gated = true,
+           .held_by_running_step = true,
+           .keeps_observation = true,
+           .keeps_etcd = true,
+           .notable = true,
+           .runs_in_background = true,
            .record_may_wait = true};
       break;
     case ActionKind::kStartNode:
-      t = {.name = "start-node", .acts = true, .only_records = true, .gated = true,
-           .held_by_running_step = true, .keeps_observation = true, .notable = true,
+      t = {.name = "start-node",
+           .acts = true,
+           .only_records = true,
+           .gated = true,
+           .held_by_running_step = true,
+           .keeps_observation = true,
+           .keeps_etcd = true,
+           .notable = true,
            .starts_node = true};
       break;
     case ActionKind::kCallUpgrade:
@@ -88,15 +106,26 @@ ActionTraits Traits(ActionKind kind) {
       t = {.name = "reboot-node", .acts = true, .held_by_running_step = true};
       break;
     case ActionKind::kCompleteNode:
-      t = {.name = "complete-node", .acts = true, .held_by_running_step = true, .notable = true,
-           .record_may_wait = true, .ends_node = "completed", .completes_node = true};
+      // Uncordons the node (Kubernetes), which leaves etcd as it was.
+      t = {.name = "complete-node",
+           .acts = true,
+           .held_by_running_step = true,
+           .keeps_etcd = true,
+           .notable = true,
+           .record_may_wait = true,
+           .ends_node = "completed",
+           .completes_node = true};
       break;
     case ActionKind::kRollbackNode:
       t = {.name = "rollback-node", .acts = true, .held_by_running_step = true, .notable = true,
            .ends_node = "rolled_back"};
       break;
     case ActionKind::kFailNode:
-      t = {.name = "fail-node", .acts = true, .only_records = true, .notable = true,
+      t = {.name = "fail-node",
+           .acts = true,
+           .only_records = true,
+           .keeps_etcd = true,
+           .notable = true,
            .ends_node = "failed"};
       break;
     case ActionKind::kInstallAhead:
@@ -112,12 +141,20 @@ ActionTraits Traits(ActionKind kind) {
            .ends_node = "activated_early"};
       break;
     case ActionKind::kRecallStaged:
-      t = {.name = "recall-staged", .acts = true, .only_records = true, .keeps_observation = true,
+      t = {.name = "recall-staged",
+           .acts = true,
+           .only_records = true,
+           .keeps_observation = true,
+           .keeps_etcd = true,
            .notable = true};
       break;
     case ActionKind::kWithdrawStaged:
-      t = {.name = "withdraw-staged", .acts = true, .only_records = true,
-           .keeps_observation = true, .notable = true};
+      t = {.name = "withdraw-staged",
+           .acts = true,
+           .only_records = true,
+           .keeps_observation = true,
+           .keeps_etcd = true,
+           .notable = true};
       break;
     case ActionKind::kStartKubernetesUpgrade:
       t = {.name = "start-kubernetes-upgrade", .gated = true, .handed_over = true};

@@ -164,6 +164,9 @@ struct ActionTraits {
   bool held_by_running_step = false;
   // It changes no node, so the look that decided it holds for the next decision.
   bool keeps_observation = false;
+  // It changes no etcd member (health, membership, leadership): what the reconcile read of
+  // etcd before it holds for the reconcile's next look.
+  bool keeps_etcd = false;
   // Worth a line in the status history.
   bool notable = false;
   // Performed on a thread of its own (reconciler/operations/background_steps.h).

@@ -72,6 +72,10 @@ struct RolloutReconciler::Pass {
   std::string actor_id;
   // An observation no action since has changed, reused by the next turn.
   std::optional<core::ObservedCluster> kept;
+  // What this pass read of etcd since its last action that may change it (ActionTraits::
+  // keeps_etcd): a control plane read in flight is not asked again by the look after its
+  // completion, nor the member list.
+  EtcdReadings etcd_read;
 
   // A result whose record waits for the next one (core::RecordMayWaitForNext): a pre-pull, an
   // etcd snapshot or a completed node goes out with the next node's start (or the wait), in
@@ -593,6 +597,7 @@ RolloutReconciler::Verdict RolloutReconciler::Act(Pass& pass, std::stop_token st
                 core::ClusterPhaseName(decision.phase), traits.name, LogValue(decision.node),
                 LogValue(decision.progress.ToString()), LogValue(decision.message));
   if (traits.only_records) return Verdict::Next();
+  if (!traits.keeps_etcd) pass.etcd_read = {};
   absl::StatusOr<ActionResult> result = deps_.executor.Execute(profile, decision, stop);
   if (result.ok() && result->in_progress) {
     decision = core::StillRunning(decision, result->detail, now + options_.node_poll_interval);
@@ -709,7 +714,7 @@ void RolloutReconciler::Count(const core::RolloutDecision& decision,
   }
 }
 
-absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveWhole(const Pass& pass) {
+absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveWhole(Pass& pass) {
   const core::ClusterProfile& profile = *pass.profile;
   if (!pass.memory.in_flight.empty() || !pass.memory.staged.empty()) {
     return deps_.observer.Observe(profile);
@@ -720,12 +725,15 @@ absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveWhole(const Pass
   const core::ClusterPlan plan = core::PlanCluster(
       profile, *observed, pass.desired->profiles.support_matrix, pass.catalog);
   if (!core::DecisionReadsEtcd(plan, pass.memory)) return observed;
-  if (absl::Status s = deps_.observer.ObserveEtcd(profile, *observed); !s.ok()) return s;
+  if (absl::Status s = deps_.observer.ObserveEtcdReusing(profile, *observed, pass.etcd_read);
+      !s.ok()) {
+    return s;
+  }
   return observed;
 }
 
-absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveNodes(const Pass& pass,
-                                                                     bool follow_in_flight) {
+absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveNodes(Pass& pass,
+                                                                      bool follow_in_flight) {
   const core::ClusterProfile& profile = *pass.profile;
   std::optional<core::ObservedCluster> last;
   if (follow_in_flight) {
@@ -762,9 +770,8 @@ absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveNodes(const Pass
   return *std::move(last);
 }
 
-absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
-                                                   const core::ObservedCluster& last,
-                                                   core::ObservedCluster& some) {
+absl::Status RolloutReconciler::ObserveEtcdInFlight(Pass& pass, const core::ObservedCluster& last,
+                                                    core::ObservedCluster& some) {
   if (some.etcd_observed) return absl::OkStatus();
   // etcd of the control planes in flight whose member a decision may read (EtcdOfNodeInFlight).
   core::ObservedCluster asked;
@@ -792,7 +799,10 @@ absl::Status RolloutReconciler::ObserveEtcdInFlight(const Pass& pass,
     }
   }
   if (!asked.nodes.empty()) {
-    if (absl::Status s = deps_.observer.ObserveEtcd(*pass.profile, asked); !s.ok()) return s;
+    if (absl::Status s = deps_.observer.ObserveEtcdReusing(*pass.profile, asked, pass.etcd_read);
+        !s.ok()) {
+      return s;
+    }
     for (const core::NodeObservation& node : asked.nodes) *some.FindNode(node.name) = node;
   }
   some.etcd_observed = true;

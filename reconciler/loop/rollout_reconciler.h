@@ -168,13 +168,13 @@ class RolloutReconciler final : public ClusterReconciler {
 
   // The cluster's nodes now: every node, or with `follow_in_flight` only the nodes in flight
   // (merged into the last full observation of the cluster, when there is one).
-  absl::StatusOr<core::ObservedCluster> ObserveNodes(const Pass& pass, bool follow_in_flight);
+  absl::StatusOr<core::ObservedCluster> ObserveNodes(Pass& pass, bool follow_in_flight);
   // Adds etcd to `some`, a look at the nodes in flight without it, where a decision may read it
   // (core::EtcdOfNodeInFlight); `last` is the last whole look.
-  absl::Status ObserveEtcdInFlight(const Pass& pass, const core::ObservedCluster& last,
+  absl::Status ObserveEtcdInFlight(Pass& pass, const core::ObservedCluster& last,
                                    core::ObservedCluster& some);
   // Every node of the pass's cluster; etcd only when the decision may read it.
-  absl::StatusOr<core::ObservedCluster> ObserveWhole(const Pass& pass);
+  absl::StatusOr<core::ObservedCluster> ObserveWhole(Pass& pass);
   Verdict ObservationFailed(Pass& pass, const absl::Status& error);
   // After `node`'s call failed with `error`: when the call never reached the node and its
   // operation is only recorded, the operation stops waiting for the boot it was recorded on

@@ -16,10 +16,12 @@ bool Unreachable(const absl::Status& s) {
   return ClassifyError(s, ErrorSource::kObserve) == ErrorClass::kRetry;
 }
 
-// The etcd member list is the cluster's, not a node's: asked once per observation, of the
-// first control plane that answers, and again of a node whose member it does not list.
+// The etcd member list is the cluster's, not a node's: asked once per observation (or per pass,
+// EtcdReadings), of the first control plane that answers, and again of a node whose member it
+// does not list.
 class EtcdMembers {
  public:
+  explicit EtcdMembers(std::optional<std::vector<talos::EtcdMember>>& list) : list_(list) {}
   // Whether `member_id` is a voting member, as `node`'s cluster sees it.
   bool Voting(talos::TalosClient& talos, const std::string& node, uint64_t member_id) {
     if (!list_ || !Listed(*list_, member_id)) {
@@ -37,7 +39,7 @@ class EtcdMembers {
   static bool Listed(const std::vector<talos::EtcdMember>& list, uint64_t id) {
     return std::any_of(list.begin(), list.end(), [&](const auto& m) { return m.id == id; });
   }
-  std::optional<std::vector<talos::EtcdMember>> list_;
+  std::optional<std::vector<talos::EtcdMember>>& list_;
 };
 
 // A control plane's etcd member: healthy, leading, voting.
@@ -236,7 +238,8 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
   core::ObservedCluster observed;
   observed.name = profile.name;
   observed.etcd_observed = etcd;
-  EtcdMembers members;
+  std::optional<std::vector<talos::EtcdMember>> member_list;
+  EtcdMembers members(member_list);
   bool refused = false;  // an endpoint refused the connection or failed the TLS handshake
   for (const core::NodeSpec& spec : profile.nodes) {
     if (only && std::find(only->begin(), only->end(), spec.name) == only->end()) continue;
@@ -288,15 +291,28 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveWithoutEtcd(
 
 absl::Status TalosFleetObserver::ObserveEtcd(const core::ClusterProfile& profile,
                                              core::ObservedCluster& observed) {
+  EtcdReadings none;
+  return ObserveEtcdReusing(profile, observed, none);
+}
+
+absl::Status TalosFleetObserver::ObserveEtcdReusing(const core::ClusterProfile& profile,
+                                                    core::ObservedCluster& observed,
+                                                    EtcdReadings& pass) {
   if (observed.etcd_observed) return absl::OkStatus();
   absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
   if (!clients.ok()) return clients.status();
-  EtcdMembers members;
+  EtcdMembers members(pass.members);
   for (const core::NodeSpec& spec : profile.nodes) {
     core::NodeObservation* node = observed.FindNode(spec.name);
-    if (node && node->reachable && spec.role == core::NodeRole::kControlPlane) {
-      ObserveEtcdMember(*clients->talos, spec, members, *node);
+    if (!node || !node->reachable || spec.role != core::NodeRole::kControlPlane) continue;
+    if (auto read = pass.nodes.find(spec.name); read != pass.nodes.end()) {
+      node->etcd_healthy = read->second.healthy;
+      node->etcd_member = read->second.member;
+      node->etcd_leader = read->second.leader;
+      continue;
     }
+    ObserveEtcdMember(*clients->talos, spec, members, *node);
+    pass.nodes[spec.name] = {node->etcd_healthy, node->etcd_member, node->etcd_leader};
   }
   observed.etcd_observed = true;
   return absl::OkStatus();

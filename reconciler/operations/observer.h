@@ -20,10 +20,26 @@
 #include "core/profile.h"
 #include "reconciler/clients/cluster_clients.h"
 #include "reconciler/clients/talos/extensions.h"
+#include "reconciler/clients/talos/talos_types.h"
 #include "reconciler/operations/node_watches.h"
 
 namespace tr::reconciler {
 
+// What one reconcile pass has read of a cluster's etcd, for the pass's later looks
+// (FleetObserver::ObserveEtcdReusing): each control plane's member fields, by node name, and the
+// cluster's member list. It holds while nothing the pass did since can have changed etcd
+// (core::ActionTraits::keeps_etcd). A member list read earlier errs only towards "not voting":
+// etcd promotes a learner but never demotes a voter, and a member the list does not hold has
+// the list asked again.
+struct EtcdReadings {
+  struct Member {
+    bool healthy = false;
+    bool member = false;
+    bool leader = false;
+  };
+  std::map<std::string, Member> nodes;
+  std::optional<std::vector<talos::EtcdMember>> members;
+};
 class FleetObserver {
  public:
   virtual ~FleetObserver() = default;
@@ -58,6 +74,13 @@ class FleetObserver {
     (void)observed;
     return absl::OkStatus();
   }
+  // As ObserveEtcd, taking from `pass` the control planes it holds and the member list, and
+  // adding to it what it asks. The default asks as ObserveEtcd.
+  virtual absl::Status ObserveEtcdReusing(const core::ClusterProfile& profile,
+                                          core::ObservedCluster& observed, EtcdReadings& pass) {
+    (void)pass;
+    return ObserveEtcd(profile, observed);
+  }
 };
 
 class TalosFleetObserver final : public FleetObserver {
@@ -84,6 +107,8 @@ class TalosFleetObserver final : public FleetObserver {
       const core::ClusterProfile& profile) override;
   absl::Status ObserveEtcd(const core::ClusterProfile& profile,
                            core::ObservedCluster& observed) override;
+  absl::Status ObserveEtcdReusing(const core::ClusterProfile& profile,
+                                  core::ObservedCluster& observed, EtcdReadings& pass) override;
   // Ends the watches, and starts none after (looks ask): what `wake` calls may go away once
   // it returns.
   void StopWatching() {

@@ -17,11 +17,23 @@ namespace {
 
 using namespace testing_fixtures;
 
-constexpr ActionKind kEveryKind[] = {
-    ActionKind::kNone,        ActionKind::kPrePullImage, ActionKind::kSnapshotEtcd,
-    ActionKind::kStartNode,   ActionKind::kCallUpgrade,  ActionKind::kInstallImage,
-    ActionKind::kDrainNode,   ActionKind::kRebootNode,   ActionKind::kCompleteNode,
-    ActionKind::kRollbackNode, ActionKind::kFailNode,    ActionKind::kStartKubernetesUpgrade};
+constexpr ActionKind kEveryKind[] = {ActionKind::kNone,
+                                     ActionKind::kPrePullImage,
+                                     ActionKind::kSnapshotEtcd,
+                                     ActionKind::kStartNode,
+                                     ActionKind::kCallUpgrade,
+                                     ActionKind::kInstallImage,
+                                     ActionKind::kDrainNode,
+                                     ActionKind::kRebootNode,
+                                     ActionKind::kCompleteNode,
+                                     ActionKind::kRollbackNode,
+                                     ActionKind::kFailNode,
+                                     ActionKind::kInstallAhead,
+                                     ActionKind::kUnstageNode,
+                                     ActionKind::kActivatedEarly,
+                                     ActionKind::kRecallStaged,
+                                     ActionKind::kWithdrawStaged,
+                                     ActionKind::kStartKubernetesUpgrade};
 
 const TimePoint kNow = *ParseTimestamp("2026-12-02T10:00:00Z");
 
@@ -69,15 +81,29 @@ TEST(ActionTraitsTest, TheTableHoldsTogether) {
     } else {
       EXPECT_EQ(RecordMayWaitForNext(kind), false);
     }
-    // A step that changes a node cannot keep the look that decided it.
+    // A step that changes a node cannot keep the look that decided it, nor its etcd.
     if (t.keeps_observation) {
-      EXPECT_TRUE(kind == ActionKind::kStartNode || kind == ActionKind::kPrePullImage ||
+      EXPECT_TRUE(t.only_records || kind == ActionKind::kPrePullImage ||
                   kind == ActionKind::kSnapshotEtcd);
+      EXPECT_TRUE(t.keeps_etcd);
     }
     if (t.completes_node) {
       EXPECT_STREQ(t.ends_node, "completed");
     }
   }
+}
+
+// What reconciles read of etcd outlives only the steps that leave every member's health,
+// membership and leadership alone: no upgrade call (it hands leadership over), no reboot.
+TEST(ActionTraitsTest, OnlyStepsThatLeaveEtcdAloneKeepWhatWasReadOfIt) {
+  std::set<ActionKind> keep;
+  for (ActionKind kind : kEveryKind) {
+    if (TraitsOf(kind).keeps_etcd) keep.insert(kind);
+  }
+  EXPECT_EQ(keep, (std::set<ActionKind>{ActionKind::kPrePullImage, ActionKind::kSnapshotEtcd,
+                                        ActionKind::kStartNode, ActionKind::kCompleteNode,
+                                        ActionKind::kFailNode, ActionKind::kRecallStaged,
+                                        ActionKind::kWithdrawStaged}));
 }
 
 TEST(ActionTraitsTest, AFailureIsNotHeldByAStepRunningAndStartsNothing) {

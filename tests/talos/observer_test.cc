@@ -82,6 +82,47 @@ TEST_F(ObserverTest, FollowingOneNodeAsksOnlyThatNode) {
   }
 }
 
+// A pass that read a control plane in flight (and so the member list) asks the look after it
+// only the other control planes, and what it reports is what asking everything reports.
+TEST_F(ObserverTest, APassesEtcdReadingsSpareTheControlPlanesReadAndTheMemberList) {
+  constexpr char kStatus[] = "/machine.MachineService/EtcdStatus";
+  constexpr char kList[] = "/machine.MachineService/EtcdMemberList";
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "");
+  EtcdReadings pass;
+  absl::StatusOr<core::ObservedCluster> one = observer.ObserveNodesWithoutEtcd(profile_, {"cp-2"});
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_TRUE(observer.ObserveEtcdReusing(profile_, *one, pass).ok());
+  EXPECT_TRUE(one->FindNode("cp-2")->etcd_member);
+  EXPECT_EQ(CallsTo(kStatus), 1u);
+  EXPECT_EQ(CallsTo(kList), 1u);
+
+  absl::StatusOr<core::ObservedCluster> whole = observer.ObserveWithoutEtcd(profile_);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_TRUE(observer.ObserveEtcdReusing(profile_, *whole, pass).ok());
+  EXPECT_EQ(Calls("cp-2", kStatus).size(), 1u);
+  EXPECT_EQ(CallsTo(kStatus), 3u);
+  EXPECT_EQ(CallsTo(kList), 1u);
+  EXPECT_EQ(pass.nodes.size(), 3u);
+
+  // Without the pass's readings every control plane and the list are asked: the same answers.
+  absl::StatusOr<core::ObservedCluster> asked = observer.Observe(profile_);
+  ASSERT_TRUE(asked.ok()) << asked.status();
+  EXPECT_EQ(CallsTo(kStatus), 6u);
+  EXPECT_EQ(CallsTo(kList), 2u);
+  int leaders = 0;
+  for (const char* cp : {"cp-1", "cp-2", "cp-3"}) {
+    const core::NodeObservation& reused = *whole->FindNode(cp);
+    const core::NodeObservation& fresh = *asked->FindNode(cp);
+    EXPECT_TRUE(reused.etcd_member && reused.etcd_healthy) << cp;
+    EXPECT_EQ(reused.etcd_member, fresh.etcd_member) << cp;
+    EXPECT_EQ(reused.etcd_healthy, fresh.etcd_healthy) << cp;
+    EXPECT_EQ(reused.etcd_leader, fresh.etcd_leader) << cp;
+    leaders += reused.etcd_leader ? 1 : 0;
+  }
+  EXPECT_EQ(leaders, 1);
+}
+
 // The pending-install mark outlives the status file on the Node: whatever the status says, the
 // observer reads it there, and a value that does not parse is no mark (and no failed look).
 TEST_F(ObserverTest, ReadsTheNodesPendingInstallMarkAndNoMalformedOne) {
