@@ -15,11 +15,15 @@ Controller::Controller(ControllerOptions options, ClusterReconciler& reconciler,
 
 void Controller::Enqueue(const std::string& cluster) { queue_.AddAt(cluster, env_.Now()); }
 
+void Controller::EnqueueChange(const std::string& cluster) {
+  queue_.AddChange(cluster, env_.Now(), env_.Monotonic());
+}
+
 std::chrono::milliseconds Controller::Backoff(int failures) const {
   return JitteredBackoff({options_.backoff_initial, options_.backoff_max, 0}, failures, env_);
 }
 
-void Controller::Process(const std::string& cluster, std::stop_token stop) {
+std::optional<Env::Instant> Controller::Process(const std::string& cluster, std::stop_token stop) {
   const ReconcileOutcome outcome = [&] {
     ReconcileLogScope scope(cluster, NewReconcileId(env_));  // this reconcile's log lines
     return reconciler_.Reconcile(cluster, stop);
@@ -47,6 +51,7 @@ void Controller::Process(const std::string& cluster, std::stop_token stop) {
     }
   }
   if (next) queue_.AddAt(cluster, *next);
+  return outcome.looked_at;
 }
 
 int Controller::RunDue(std::stop_token stop) {
@@ -54,8 +59,8 @@ int Controller::RunDue(std::stop_token stop) {
   while (!stop.stop_requested()) {
     std::optional<std::string> cluster = queue_.TryTake(env_.Now());
     if (!cluster) break;
-    Process(*cluster, stop);
-    queue_.Done(*cluster);
+    const std::optional<Env::Instant> looked_at = Process(*cluster, stop);
+    queue_.Done(*cluster, looked_at);
     ++ran;
   }
   return ran;
@@ -68,8 +73,8 @@ void Controller::Run(std::stop_token stop) {
       NameThisThread("reconcile");
       std::optional<std::string> cluster = queue_.Take(env_, stop);
       while (cluster) {
-        Process(*cluster, stop);
-        cluster = queue_.DoneAndTake(*cluster, env_, stop);
+        const std::optional<Env::Instant> looked_at = Process(*cluster, stop);
+        cluster = queue_.DoneAndTake(*cluster, looked_at, env_, stop);
       }
     });
   }

@@ -29,16 +29,21 @@ struct [[nodiscard]] ReconcileOutcome {
   Kind kind = Kind::kDone;
   std::chrono::milliseconds after{0};  // kRequeueAfter
   std::string message;
+  // When the reconcile's last look at the cluster's nodes began (Env::Monotonic); none when it
+  // looked at none. A change enqueued before it is one the reconcile saw (WorkQueue::AddChange).
+  std::optional<Env::Instant> looked_at;
 
-  static ReconcileOutcome Done() { return {Kind::kDone, {}, ""}; }
+  static ReconcileOutcome Done() { return {Kind::kDone, {}, "", {}}; }
   static ReconcileOutcome RequeueAfter(std::chrono::milliseconds d) {
-    return {Kind::kRequeueAfter, d, ""};
+    return {Kind::kRequeueAfter, d, "", {}};
   }
   static ReconcileOutcome TransientError(std::string why) {
-    return {Kind::kTransientError, {}, std::move(why)};
+    return {Kind::kTransientError, {}, std::move(why), {}};
   }
-  static ReconcileOutcome Stalled(std::string why) { return {Kind::kStalled, {}, std::move(why)}; }
-  static ReconcileOutcome Forget() { return {Kind::kForget, {}, ""}; }
+  static ReconcileOutcome Stalled(std::string why) {
+    return {Kind::kStalled, {}, std::move(why), {}};
+  }
+  static ReconcileOutcome Forget() { return {Kind::kForget, {}, "", {}}; }
 };
 
 class ClusterReconciler {
@@ -65,6 +70,11 @@ class Controller {
   // Queues `cluster` to be reconciled now (coalesced with any pending trigger).
   void Enqueue(const std::string& cluster);
 
+  // As Enqueue, for a change of what a reconcile looks at (a node's stage, readiness, events):
+  // one that comes during a reconcile of the cluster whose last look began after it runs none
+  // again (WorkQueue::AddChange).
+  void EnqueueChange(const std::string& cluster);
+
   // Reconciles every cluster due at the env's now, on the calling thread, one after another;
   // returns how many reconciles ran. Used by tests with a simulated clock.
   int RunDue(std::stop_token stop = {});
@@ -80,8 +90,9 @@ class Controller {
   std::chrono::milliseconds Backoff(int failures) const;
 
  private:
-  // Reconciles `cluster` and queues its next reconcile; the caller then ends the key.
-  void Process(const std::string& cluster, std::stop_token stop);
+  // Reconciles `cluster` and queues its next reconcile; the caller then ends the key with the
+  // look's time this returns (ReconcileOutcome::looked_at).
+  std::optional<Env::Instant> Process(const std::string& cluster, std::stop_token stop);
 
   const ControllerOptions options_;
   ClusterReconciler& reconciler_;

@@ -72,6 +72,8 @@ struct RolloutReconciler::Pass {
   std::string actor_id;
   // An observation no action since has changed, reused by the next turn.
   std::optional<core::ObservedCluster> kept;
+  // When the look the last turn decided on began (Env::Monotonic; ReconcileOutcome::looked_at).
+  std::optional<Env::Instant> looked_at;
   // What this pass read of etcd since its last action that may change it (ActionTraits::
   // keeps_etcd): a control plane read in flight is not asked again by the look after its
   // completion, nor the member list.
@@ -225,6 +227,7 @@ ReconcileOutcome RolloutReconciler::Reconcile(const std::string& cluster, std::s
   pass.cluster = cluster;
   pass.log = ModuleLogger("rollout");
   ReconcileOutcome outcome = Run(pass, stop);
+  outcome.looked_at = pass.looked_at;
   using Kind = ReconcileOutcome::Kind;
   static const std::map<Kind, const char*> kNames = {{Kind::kDone, "done"},
                                                      {Kind::kRequeueAfter, "requeue"},
@@ -383,10 +386,15 @@ RolloutReconciler::Verdict RolloutReconciler::ForgetLiftedFailure(Pass& pass, st
 RolloutReconciler::Verdict RolloutReconciler::Observe(Pass& pass, std::stop_token) {
   // While no other node may start, only the nodes in flight can change what is decided:
   // follow them, not the whole cluster.
+  // A kept look keeps its time.
+  if (!pass.kept) pass.looked_at = deps_.env.Monotonic();
   absl::StatusOr<core::ObservedCluster> observed =
       pass.kept ? *std::exchange(pass.kept, std::nullopt)
                 : ObserveNodes(pass, !core::RoomBesideInFlight(*pass.profile, pass.memory));
-  if (!observed.ok()) return ObservationFailed(pass, observed.status());
+  if (!observed.ok()) {
+    pass.looked_at.reset();  // saw nothing
+    return ObservationFailed(pass, observed.status());
+  }
   // Nodes that do not answer keep their last recorded versions in status and progress.
   pass.look = Pass::Look{
       core::WithLastKnownVersions(*std::move(observed), pass.previous ? &*pass.previous : nullptr),

@@ -1,5 +1,7 @@
 #include "reconciler/loop/work_queue.h"
 
+#include <algorithm>
+
 namespace tr::reconciler {
 
 void WorkQueue::QueueLocked(const std::string& key, TimePoint when) {
@@ -26,12 +28,30 @@ void WorkQueue::AddAt(const std::string& key, TimePoint when) {
   MutexLock lock(mu_);
   if (processing_.contains(key)) {
     // Nobody may take it before Done, which wakes whom it needs.
-    auto [it, inserted] = due_after_done_.try_emplace(key, when);
-    if (!inserted && when < it->second) it->second = when;
+    DueAfterDoneLocked(key, when);
     return;
   }
   QueueLocked(key, when);
   WakeForLocked(when, /*wake_a_worker=*/true);
+}
+
+void WorkQueue::AddChange(const std::string& key, TimePoint when, Env::Instant at) {
+  MutexLock lock(mu_);
+  if (processing_.contains(key)) {
+    auto [it, inserted] = changes_after_done_.try_emplace(key, Change{when, at});
+    if (!inserted) {
+      it->second.when = std::min(it->second.when, when);
+      it->second.at = std::max(it->second.at, at);
+    }
+    return;
+  }
+  QueueLocked(key, when);
+  WakeForLocked(when, /*wake_a_worker=*/true);
+}
+
+void WorkQueue::DueAfterDoneLocked(const std::string& key, TimePoint when) {
+  auto [it, inserted] = due_after_done_.try_emplace(key, when);
+  if (!inserted && when < it->second) it->second = when;
 }
 
 std::optional<std::string> WorkQueue::TryTake(TimePoint now) {
@@ -91,20 +111,26 @@ std::optional<std::string> WorkQueue::WaitAndTakeLocked(MutexLock& lock, Env& en
   return std::nullopt;
 }
 
-void WorkQueue::Done(const std::string& key) {
+void WorkQueue::Done(const std::string& key, std::optional<Env::Instant> looked_at) {
   MutexLock lock(mu_);
-  DoneLocked(key, /*wake_a_worker=*/true);
+  DoneLocked(key, looked_at, /*wake_a_worker=*/true);
 }
 
-std::optional<std::string> WorkQueue::DoneAndTake(const std::string& key, Env& env,
+std::optional<std::string> WorkQueue::DoneAndTake(const std::string& key,
+                                                  std::optional<Env::Instant> looked_at, Env& env,
                                                   std::stop_token stop) {
   MutexLock lock(mu_);
-  DoneLocked(key, /*wake_a_worker=*/false);
+  DoneLocked(key, looked_at, /*wake_a_worker=*/false);
   return WaitAndTakeLocked(lock, env, stop);
 }
 
-void WorkQueue::DoneLocked(const std::string& key, bool wake_a_worker) {
+void WorkQueue::DoneLocked(const std::string& key, std::optional<Env::Instant> looked_at,
+                           bool wake_a_worker) {
   processing_.erase(key);
+  if (auto it = changes_after_done_.find(key); it != changes_after_done_.end()) {
+    if (!looked_at || it->second.at >= *looked_at) DueAfterDoneLocked(key, it->second.when);
+    changes_after_done_.erase(it);
+  }
   if (auto it = due_after_done_.find(key); it != due_after_done_.end()) {
     const TimePoint when = it->second;
     due_after_done_.erase(it);

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -28,6 +29,24 @@
 namespace tr::e2e {
 
 using bench::PrintBenchRow;
+
+// talos_reconciler_reconciles_total from the daemon's /metrics, summed over its outcomes; -1
+// when it cannot be read.
+inline long DaemonReconciles(E2eWorld& world) {
+  auto reply = world.daemon().Get("/metrics");
+  if (!reply.ok()) return -1;
+  const std::string key = "\ntalos_reconciler_reconciles_total";
+  long total = -1;
+  for (size_t at = reply->body.find(key); at != std::string::npos;
+       at = reply->body.find(key, at + 1)) {
+    const size_t end = reply->body.find('\n', at + 1);
+    const std::string line = reply->body.substr(at + 1, end - at - 1);
+    long n = 0;
+    if (!absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &n)) return -1;
+    total = std::max(total, 0L) + n;
+  }
+  return total;
+}
 
 // Bytes of the regular files under `dir` (0 for one that does not exist).
 inline std::uintmax_t DirectoryBytes(const std::filesystem::path& dir) {

@@ -60,6 +60,7 @@ struct Result {
   int talos_calls = 0;            // answered by talos-sim during the rollout (its journal)
   int kube_calls = 0;             // of its Kubernetes API, the same
   std::map<std::string, int> calls_by_method;  // both kinds, by method ("kube:GET" for kube)
+  long reconciles = -1;   // the daemon's during the rollout (its /metrics); -1: not read
   double mirror_mib = 0;  // the daemon's mirror on disk at the end (its packs and loose objects)
   // The daemon's threads' CPU by name (base/thread_name.h) at the push and at the end.
   std::map<std::string, double> daemon_threads_before;
@@ -132,6 +133,7 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
   if (auto threads = ReadThreadCpuByName(world.daemon().pid()); threads.ok()) {
     result.daemon_threads_before = *std::move(threads);
   }
+  const long reconciles_before = DaemonReconciles(world);
   if (auto st = WaitAllReady(world, *names, "1.12.0", commit, std::chrono::minutes(60)); !st.ok()) {
     return absl::DeadlineExceededError(
         fmt::format("the rollout: {}\n{}", std::string(st.message()), world.Diagnostics()));
@@ -145,6 +147,9 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
     result.daemon_threads_after = *std::move(threads);
   }
   if (auto usage = ReadProcessUsage(world.sim().pid()); usage.ok()) result.sim_after = *usage;
+  if (const long reconciles = DaemonReconciles(world); reconciles_before >= 0 && reconciles >= 0) {
+    result.reconciles = reconciles - reconciles_before;
+  }
   result.mirror_mib =
       static_cast<double>(DirectoryBytes(world.dir() / "daemon-state" / "mirror.git" / "objects")) /
       (1 << 20);
@@ -208,6 +213,10 @@ void Print(const char* label, int clusters, const Result& r) {
     std::printf(" %s %.1f;", method.c_str(), count / (5.0 * clusters));
   }
   std::printf("\n");
+  if (r.reconciles >= 0) {
+    std::printf("  reconciles per node upgrade: %.1f\n",
+                static_cast<double>(r.reconciles) / (5.0 * clusters));
+  }
   std::fflush(stdout);
 }
 

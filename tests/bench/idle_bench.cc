@@ -58,24 +58,6 @@ struct Result {
   double idle_rss_anon_mib = 0;
 };
 
-// talos_reconciler_reconciles_total from /metrics, summed over its outcomes; -1 when it cannot
-// be read.
-long Reconciles(E2eWorld& world) {
-  auto reply = world.daemon().Get("/metrics");
-  if (!reply.ok()) return -1;
-  const std::string key = "\ntalos_reconciler_reconciles_total";
-  long total = -1;
-  for (size_t at = reply->body.find(key); at != std::string::npos;
-       at = reply->body.find(key, at + 1)) {
-    const size_t end = reply->body.find('\n', at + 1);
-    const std::string line = reply->body.substr(at + 1, end - at - 1);
-    long n = 0;
-    if (!absl::SimpleAtoi(line.substr(line.rfind(' ') + 1), &n)) return -1;
-    total = std::max(total, 0L) + n;
-  }
-  return total;
-}
-
 // The calls the simulator served so far, by method ("kube:GET /api/v1/nodes" for its
 // Kubernetes API, without the query).
 std::map<std::string, size_t> CallsByMethod(E2eWorld& world) {
@@ -118,19 +100,19 @@ absl::Status MeasureBusy(const std::filesystem::path& dir, const Options& option
   // call (or after two minutes, and the calls then show in the figures).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   for (bool quiet = false; !quiet && std::chrono::steady_clock::now() < deadline;) {
-    const long before = Reconciles(world);
+    const long before = DaemonReconciles(world);
     const size_t calls_before = CallCount(world);
     world.WaitUntil(std::chrono::minutes(2),
-                    [&] { return Reconciles(world) >= before + r.clusters; });
+                    [&] { return DaemonReconciles(world) >= before + r.clusters; });
     quiet = before >= 0 && CallCount(world) == calls_before;
   }
-  const long r0 = Reconciles(world);
+  const long r0 = DaemonReconciles(world);
   const std::map<std::string, size_t> calls0 = CallsByMethod(world);
   auto d0 = ReadProcessUsage(world.daemon().pid());
   auto s0 = ReadProcessUsage(world.sim().pid());
   // A window of time, not a poll of /metrics: answering it would count as the daemon's CPU.
   std::this_thread::sleep_for(std::chrono::seconds(options.window_seconds));
-  const long r1 = Reconciles(world);
+  const long r1 = DaemonReconciles(world);
   auto d1 = ReadProcessUsage(world.daemon().pid());
   auto s1 = ReadProcessUsage(world.sim().pid());
   if (!d0.ok() || !d1.ok() || !s0.ok() || !s1.ok() || r0 < 0 || r1 <= r0) {
@@ -156,7 +138,7 @@ absl::Status MeasureBusy(const std::filesystem::path& dir, const Options& option
 absl::Status MeasureIdle(const std::filesystem::path& dir, const Options& options, Result& r) {
   E2eWorld world(dir);
   if (absl::Status st = StartFleetAtRest(world, r.clusters, "10m"); !st.ok()) return st;
-  world.WaitUntil(std::chrono::minutes(5), [&] { return Reconciles(world) >= r.clusters; });
+  world.WaitUntil(std::chrono::minutes(5), [&] { return DaemonReconciles(world) >= r.clusters; });
   // Idle connections close one to two minutes after their last call (the Talos channels' and the
   // Kubernetes clients' idle timeouts, reconciler/clients/talos/grpc_talos_client.h and
   // reconciler/clients/kube/idle_closer.h).

@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <thread>
+#include <utility>
 
 #include "tests/support/simulated_env.h"
 
@@ -44,6 +46,50 @@ ControllerOptions Options() {
   o.backoff_initial = 1s;
   o.backoff_max = 8s;
   return o;
+}
+
+// Looks at its cluster a millisecond into each reconcile, and says when; `before_look` and
+// `after_look` run once, around the look.
+class LookingReconciler final : public ClusterReconciler {
+ public:
+  explicit LookingReconciler(SimulatedEnv& env) : env_(env) {}
+  ReconcileOutcome Reconcile(const std::string&, std::stop_token) override {
+    ++reconciles;
+    if (before_look) std::exchange(before_look, nullptr)();
+    env_.Advance(1ms);
+    ReconcileOutcome outcome = ReconcileOutcome::Done();
+    outcome.looked_at = env_.Monotonic();
+    env_.Advance(1ms);
+    if (after_look) std::exchange(after_look, nullptr)();
+    return outcome;
+  }
+  std::function<void()> before_look;
+  std::function<void()> after_look;
+  int reconciles = 0;
+
+ private:
+  SimulatedEnv& env_;
+};
+
+// A change enqueued during a reconcile runs the cluster again only when it came after the
+// reconcile's look began; any other trigger always does.
+TEST(ControllerTest, AChangeTheReconcilesLookSawDoesNotRunItAgain) {
+  SimulatedEnv clock = MiddleEnv();
+  LookingReconciler r(clock);
+  Controller c(Options(), r, clock);
+  r.before_look = [&] { c.EnqueueChange("a"); };
+  c.Enqueue("a");
+  EXPECT_EQ(c.RunDue(), 1);
+  EXPECT_EQ(c.NextDue(), clock.Now() + 5min);
+
+  r.after_look = [&] { c.EnqueueChange("a"); };
+  c.Enqueue("a");
+  EXPECT_EQ(c.RunDue(), 2);
+
+  r.before_look = [&] { c.Enqueue("a"); };  // a webhook: not a change a look reads
+  c.Enqueue("a");
+  EXPECT_EQ(c.RunDue(), 2);
+  EXPECT_EQ(r.reconciles, 5);
 }
 
 TEST(ControllerTest, DoneRequeuesAtTheResyncInterval) {

@@ -385,6 +385,20 @@ TEST(RolloutReconcilerTest, EtcdOfANodeInFlightIsNotAskedBetweenItsUpgradeCallAn
       << "each control plane is verified after its new boot";
 }
 
+// The outcome says when the pass's last look began, which a change enqueued before it needs no
+// reconcile of its own (WorkQueue::AddChange); a pass whose look failed saw nothing.
+TEST(RolloutReconcilerTest, TheOutcomeSaysWhenTheLastLookBeganAndNoneWhenItFailed) {
+  Harness h("1.11.6", "1.11.6");
+  auto r = h.Make();
+  const Env::Instant before = h.clock.Monotonic();
+  const ReconcileOutcome looked = r->Reconcile("prod", {});
+  ASSERT_TRUE(looked.looked_at.has_value());
+  EXPECT_GE(*looked.looked_at, before);
+  EXPECT_LE(*looked.looked_at, h.clock.Monotonic());
+  h.observer.error = absl::UnavailableError("down");
+  EXPECT_EQ(r->Reconcile("prod", {}).looked_at, std::nullopt);
+}
+
 // The look after a control plane completes takes that node's etcd from the look that saw it
 // complete (the same pass; completing changes no etcd member). The last control plane (cp-1,
 // the leader) ends the rollout: no look after it reads etcd.

@@ -55,6 +55,40 @@ TEST(WorkQueueTest, KeyInProcessIsNotHandedOutTwiceButNotLost) {
   EXPECT_EQ(q.TryTake(kT0), "a");
 }
 
+// A change that came while its key was processed runs it again only when it came after the
+// processing's last look began; an AddAt (a webhook, a requeue) always does.
+TEST(WorkQueueTest, AChangeTheLastLookSawRunsNothingAgain) {
+  const Env::Instant look = Env::Instant{} + 100s;
+  WorkQueue q;
+  q.AddAt("a", kT0);
+  ASSERT_EQ(q.TryTake(kT0), "a");
+  q.AddChange("a", kT0, look - 5ms);  // before the look began: it saw it
+  q.AddChange("a", kT0, look - 1ms);
+  q.Done("a", look);
+  EXPECT_EQ(q.TryTake(kT0), std::nullopt);
+  EXPECT_EQ(q.NextDue(), std::nullopt);
+
+  ASSERT_EQ((q.AddAt("a", kT0), q.TryTake(kT0)), "a");
+  q.AddChange("a", kT0, look - 1ms);
+  q.AddChange("a", kT0 + 1s, look);  // as the look began: it may not have seen it
+  q.Done("a", look);
+  EXPECT_EQ(q.TryTake(kT0), "a") << "due at the earliest change's time";
+
+  q.AddChange("a", kT0, look - 1ms);  // the key is processed: after Done
+  q.Done("a");                        // no look: whatever changed is looked at
+  EXPECT_EQ(q.TryTake(kT0), "a");
+
+  q.AddChange("a", kT0, look - 1ms);
+  q.AddAt("a", kT0 + 2s);  // the reconcile's requeue
+  q.Done("a", look);
+  EXPECT_EQ(q.TryTake(kT0), std::nullopt);
+  EXPECT_EQ(q.TryTake(kT0 + 2s), "a");
+
+  q.Done("a", look);
+  q.AddChange("a", kT0, look - 1ms);  // not processed: queued as AddAt
+  EXPECT_EQ(q.TryTake(kT0), "a");
+}
+
 TEST(WorkQueueTest, BlockingTakeWakesOnAddAndStops) {
   SimulatedEnv env;
   WorkQueue q;
@@ -160,7 +194,7 @@ TEST(WorkQueueTest, AWorkerBackFromItsKeyKeepsTheTimerSoOneClusterWakesOneWorker
           ++takes_by_worker[std::this_thread::get_id()];
         }
         q.AddAt(*key, env.Now() + 1s);
-        key = q.DoneAndTake(*key, env, stop.get_token());
+        key = q.DoneAndTake(*key, std::nullopt, env, stop.get_token());
       }
     });
   }

@@ -296,12 +296,13 @@ class Daemon {
           metrics_.client_certificate_expiry.Set(
               cluster, std::chrono::duration<double>(not_after.time_since_epoch()).count());
         });
-    // A watched node's change of readiness wakes its cluster, as its events do.
+    // A watched node's change of readiness wakes its cluster, as its events do: changes the
+    // next look reads (Controller::EnqueueChange).
     if (config_.no_node_watches) {
       observer_.emplace(*clients_, config_.node_name);
     } else {
       observer_.emplace(*clients_, config_.node_name, env_,
-                        [this](const std::string& c) { controller_->Enqueue(c); });
+                        [this](const std::string& c) { controller_->EnqueueChange(c); });
     }
     executor_.emplace(*clients_,
                       ExecutorOptions{config_.state_dir / "etcd-snapshots",
@@ -326,8 +327,8 @@ class Daemon {
     // is polled less often, also while it is down: it subscribes again at least as often as
     // that poll would look.
     const NodeEventWakeOptions events = NodeEventWakeOptionsFor(config_.node_poll_interval);
-    node_events_.emplace(*clients_, [this](const std::string& c) { controller_->Enqueue(c); },
-                         env_, events);
+    node_events_.emplace(
+        *clients_, [this](const std::string& c) { controller_->EnqueueChange(c); }, env_, events);
     // Promotion reads the upstream clusters from the branch itself (the plain store: no
     // notifications), so a cluster another replica reconciles counts too.
     reconciler_.emplace(
