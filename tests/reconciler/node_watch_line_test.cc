@@ -33,6 +33,36 @@ TEST(NodeWatchLineTest, EventsCarryTheNodeAndItsVersion) {
   }
 }
 
+// A kubelet's Node as a real API server sends it: the fields read come out the same with its
+// other conditions, images, volumes and field owners around them.
+TEST(NodeWatchLineTest, AKubeletsWholeNodeReadsAsItsFields) {
+  std::string images;  // a kubelet reports up to 50
+  for (int i = 0; i < 50; ++i) {
+    images += (i ? "," : "") + std::string(R"({"names":["registry.k8s.io/app-)") +
+              std::to_string(i) + R"(@sha256:0123","registry.k8s.io/app:v1"],"sizeBytes":1234})";
+  }
+  const NodeWatchLine line = NodeWatchLineFromJson(
+      R"({"type":"MODIFIED","object":{"kind":"Node","metadata":{"name":"w-1",)"
+      R"("resourceVersion":"1043","labels":{"node-role.kubernetes.io/control-plane":""},)"
+      R"("annotations":{"talos.dev/owned-labels":"[]"},)"
+      R"("managedFields":[{"manager":"kubelet","operation":"Update","fieldsType":"FieldsV1",)"
+      R"("fieldsV1":{"f:status":{"f:images":{}}}}]},"spec":{"unschedulable":false},)"
+      R"("status":{"conditions":[{"type":"MemoryPressure","status":"False"},)"
+      R"({"type":"Ready","status":"True"}],"addresses":[{"type":"InternalIP",)"
+      R"("address":"10.5.0.3"}],"nodeInfo":{"kubeletVersion":"v1.34.1"},)"
+      R"("volumesInUse":["kubernetes.io/csi/x"],"volumesAttached":[{"name":"x","devicePath":""}],)"
+      R"("images":[)" + images + R"(]}}})");
+  ASSERT_TRUE(line.event.has_value());
+  const KubeNode& node = line.event->node;
+  EXPECT_EQ(node.name, "w-1");
+  EXPECT_TRUE(node.control_plane);
+  EXPECT_FALSE(node.unschedulable);
+  EXPECT_TRUE(node.ready);
+  EXPECT_EQ(node.internal_ip, "10.5.0.3");
+  EXPECT_EQ(node.kubelet_version, "v1.34.1");
+  EXPECT_EQ(line.event->resource_version, "1043");
+}
+
 TEST(NodeWatchLineTest, AnErrorEventIsItsStatus) {
   const NodeWatchLine line = NodeWatchLineFromJson(
       R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},)"
