@@ -384,10 +384,9 @@ RolloutReconciler::Verdict RolloutReconciler::ForgetLiftedFailure(Pass& pass, st
 }
 
 RolloutReconciler::Verdict RolloutReconciler::Observe(Pass& pass, std::stop_token) {
+  if (!pass.kept) pass.looked_at = deps_.env.Monotonic();  // a kept look keeps its time
   // While no other node may start, only the nodes in flight can change what is decided:
   // follow them, not the whole cluster.
-  // A kept look keeps its time.
-  if (!pass.kept) pass.looked_at = deps_.env.Monotonic();
   absl::StatusOr<core::ObservedCluster> observed =
       pass.kept ? *std::exchange(pass.kept, std::nullopt)
                 : ObserveNodes(pass, !core::RoomBesideInFlight(*pass.profile, pass.memory));
