@@ -86,7 +86,17 @@ absl::StatusOr<core::ClusterStatus> ProfileRepo::Status(const std::string& clust
 
 absl::StatusOr<std::map<std::string, core::ClusterStatus>> ProfileRepo::StatusAll(
     const std::vector<std::string>& clusters) const {
+  auto read = StatusChanged(clusters, {});
+  if (!read.ok()) return read.status();
   std::map<std::string, core::ClusterStatus> statuses;
+  for (auto& [cluster, file] : *read) statuses.emplace(cluster, std::move(file.status));
+  return statuses;
+}
+
+absl::StatusOr<std::map<std::string, StatusRead>> ProfileRepo::StatusChanged(
+    const std::vector<std::string>& clusters,
+    const std::map<std::string, std::string>& known) const {
+  std::map<std::string, StatusRead> statuses;
   const std::string tip = StatusTip();
   if (tip.empty()) return statuses;
   gitsource::testing::RunOptions options;
@@ -103,9 +113,13 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> ProfileRepo::StatusAl
     at = eol + 1;
     if (header.ends_with(" missing")) continue;
     const size_t size = std::stoul(header.substr(header.rfind(' ') + 1));
-    auto status = Decode(cluster, batch.out.substr(at, size));
-    if (!status.ok()) return status.status();
-    statuses.emplace(cluster, *std::move(status));
+    const std::string blob = header.substr(0, header.find(' '));
+    const auto seen = known.find(cluster);
+    if (seen == known.end() || seen->second != blob) {
+      auto status = Decode(cluster, batch.out.substr(at, size));
+      if (!status.ok()) return status.status();
+      statuses.emplace(cluster, StatusRead{blob, *std::move(status)});
+    }
     at += size + 1;
   }
   return statuses;

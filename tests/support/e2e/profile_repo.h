@@ -29,6 +29,12 @@ struct StatusVersion {
   core::ClusterStatus status;
 };
 
+// A status file at the tip: its blob id and what it decodes to.
+struct StatusRead {
+  std::string blob;
+  core::ClusterStatus status;
+};
+
 class ProfileRepo {
  public:
   // Creates <dir>/fleet.git and <dir>/fleet-work and serves <dir> with git daemon.
@@ -57,6 +63,11 @@ class ProfileRepo {
   // cluster without a file is left out). Internal when one does not decode.
   absl::StatusOr<std::map<std::string, core::ClusterStatus>> StatusAll(
       const std::vector<std::string>& clusters) const;
+  // As StatusAll, with each file's blob id, leaving out (not decoding) a cluster whose file is
+  // still the blob `known` holds for it: a waiter over many clusters decodes only what changed.
+  absl::StatusOr<std::map<std::string, StatusRead>> StatusChanged(
+      const std::vector<std::string>& clusters,
+      const std::map<std::string, std::string>& known) const;
   // Every commit of the status branch that changed status/<cluster>.yaml, oldest first.
   absl::StatusOr<std::vector<StatusVersion>> StatusHistory(const std::string& cluster) const;
 
