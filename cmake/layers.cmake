@@ -89,4 +89,7 @@ tr_layer(sim_common FILES tests/sim/common/* MAY ${tr_core})
 tr_layer(sim_catalog FILES tests/sim/catalog/* MAY ${tr_core} sim_common)
 tr_layer(sim_node FILES tests/sim/node/* MAY ${tr_core} sim_common sim_catalog)
 tr_layer(sim_api FILES tests/sim/api/* MAY ${tr_core} sim_common sim_catalog sim_node)
+# The binary's main alone may also set up its process with base (the futex hash, base/futex_hash.h).
+tr_layer(sim_binary FILES tests/sim/main.cc
+  MAY base ${tr_core} sim_common sim_catalog sim_node sim_api talos_sim)
 tr_layer(talos_sim FILES tests/sim/* MAY ${tr_core} sim_common sim_catalog sim_node sim_api)

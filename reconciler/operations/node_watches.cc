@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/futex_hash.h"
+
 namespace tr::reconciler {
 
 // What a watch's callbacks have seen. Written on the client's threads, read by looks.
@@ -166,6 +168,8 @@ std::optional<std::vector<kube::KubeNode>> NodeWatches::KubeNodes(
   if (wake_) options.on_change = [wake = wake_, cluster] { wake(cluster); };
   informer.kube = kube;
   informer.nodes = std::make_unique<kube::NodeInformer>(kube, env_, std::move(options));
+  // Each informer holds a thread: the futex hash keeps four buckets a thread (base/futex_hash.h).
+  (void)GrowFutexHash();
   return std::nullopt;
 }
 

@@ -7,6 +7,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/synchronization/mutex.h"
+#include "base/futex_hash.h"
 #include "tests/sim/control_server.h"
 #include "tests/sim/fleet.h"
 
@@ -48,6 +49,10 @@ int main(int argc, char** argv) {
     std::cerr << "talos-sim: " << fleet.status().message() << "\n";
     return 1;
   }
+  // A fleet is thousands of threads (every node's gRPC server, every Kubernetes API server's
+  // pool), all started by now; docs/benchmarks.md has the simulator's CPU with and without.
+  // A kernel without a private hash uses its system-wide one: nothing to do then.
+  (void)tr::GrowFutexHash();
   for (const auto& name : (*fleet)->ClusterNames()) {
     auto access = (*fleet)->Cluster(name);
     std::cout << "cluster " << name << ": talosconfig " << access->talosconfig.string()

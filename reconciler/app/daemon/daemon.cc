@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "base/futex_hash.h"
 #include "base/signal_stop.h"
 #include "base/thread_name.h"
 #include "core/shards.h"
@@ -137,8 +138,12 @@ int FailStart(const Log& log, const absl::Status& status) {
   return 1;
 }
 
-// Settings of the whole process for a long-running daemon.
-void TuneProcess() {
+// The daemon's threads that are not reconcile workers nor gRPC's, about: listeners, pollers,
+// the stream queues, timers, log and status writers.
+constexpr int kThreadsBesideWorkers = 64;
+
+// Settings of the whole process for a long-running daemon of `workers` reconcile workers.
+void TuneProcess(int workers) {
   // The listeners hold up to 1,170 connections each (http::ConnectionCapFor; --listen 8 more
   // for probes) besides Git, gRPC and HTTP clients: the soft descriptor limit (1,024 on many
   // hosts) goes up to the hard one.
@@ -153,6 +158,10 @@ void TuneProcess() {
   // tests check; debug builds keep the check.
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 #endif
+  // Every worker and about as many threads of gRPC's, the listeners' and the streams' wait on
+  // futexes: a hash sized for them (each Nodes watch started later grows it; NodeWatches).
+  // Without a private hash (Linux before 6.16) the system-wide one serves: nothing to do.
+  (void)GrowFutexHash(2 * workers + kThreadsBesideWorkers);
 }
 
 // One run of `talos-reconciler run`. Start-up has four named parts, each building on the
@@ -537,7 +546,7 @@ class Daemon {
 }  // namespace
 
 int RunDaemon(const DaemonConfig& config) {
-  TuneProcess();
+  TuneProcess(config.workers);
   ConfigureLogging(config.log_level, config.log_format);
   return Daemon(config).Run();
 }
