@@ -33,24 +33,29 @@ void ExpectNoPrivateHash(const absl::Status& status) {
 }
 
 TEST(FutexHashTest, GrowsToFourBucketsAThreadAndNeverShrinks) {
-  WithWaitingThreads(20, [] {
+  WithWaitingThreads(300, [] {
     const int before = BucketsNow();
-    absl::StatusOr<int> grown = GrowFutexHash(1000);
+    // The threads counted now: 301 or more (this one, the 300 waiting, gtest's).
+    absl::StatusOr<int> grown = GrowFutexHash();
     if (!grown.ok()) return ExpectNoPrivateHash(grown.status());
-    // 21 threads or more (this one, the 20 waiting, gtest's) and 1,000 to come.
-    if (before < 4 * 1021) {
-      EXPECT_GE(*grown, 4 * 1021);
-      EXPECT_LE(*grown, 2 * 4 * 1100);
+    if (before < 4 * 301) {
+      EXPECT_GE(*grown, 4 * 301);
+      EXPECT_LE(*grown, 2 * 4 * 400);
     } else {
       EXPECT_EQ(*grown, before);  // already larger (another test of this process grew it)
     }
     EXPECT_TRUE(std::has_single_bit(static_cast<unsigned>(*grown))) << *grown;
     EXPECT_EQ(BucketsNow(), *grown);
-    // Fewer threads to come than it was sized for: left as it is.
-    absl::StatusOr<int> again = GrowFutexHash(0);
+    // And 4,000 threads to come.
+    absl::StatusOr<int> ahead = GrowFutexHash(4000);
+    ASSERT_TRUE(ahead.ok()) << ahead.status();
+    EXPECT_GE(*ahead, 4 * 4301);
+    EXPECT_EQ(BucketsNow(), *ahead);
+    // Fewer threads than it is sized for: left as it is.
+    absl::StatusOr<int> again = GrowFutexHash();
     ASSERT_TRUE(again.ok()) << again.status();
-    EXPECT_EQ(*again, *grown);
-    EXPECT_EQ(BucketsNow(), *grown);
+    EXPECT_EQ(*again, *ahead);
+    EXPECT_EQ(BucketsNow(), *ahead);
   });
 }
 
