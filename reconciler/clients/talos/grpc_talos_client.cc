@@ -35,6 +35,30 @@ std::string Join(const std::vector<std::string>& parts) {
 
 }  // namespace
 
+grpc::ChannelArguments TalosChannelArguments(const GrpcTalosClientOptions& options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  const int backoff_ms = static_cast<int>(options.max_reconnect_backoff.count());
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, backoff_ms);
+  // gRPC takes this one as the minimum time a connection attempt (TCP and TLS handshake) may
+  // last, not as a backoff: keep it at the connect timeout, or a slow handshake fails every
+  // attempt ("connection attempt timed out before receiving SETTINGS frame").
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(std::min<int64_t>(options.timeouts.connect.count(), INT32_MAX)));
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(backoff_ms, 1000));
+  args.SetInt(GRPC_ARG_CLIENT_IDLE_TIMEOUT_MS,
+              static_cast<int>(std::clamp<int64_t>(options.idle_timeout.count(), 1000, INT32_MAX)));
+  // gRPC's BDP probe sends a PING after data arrives on a connection, to size its receive
+  // window: with answers of a few hundred bytes on thousands of connections that is a PING and
+  // its ack every few calls (about 5% of the daemon's CPU in a fleet rollout; docs/benchmarks.md).
+  // A fixed window of 4 MiB keeps a large answer (an etcd snapshot) from waiting for window
+  // updates over a slow link, as 64 KiB would.
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, kStreamWindowBytes);
+  if (!options.tls_server_name.empty()) args.SetSslTargetNameOverride(options.tls_server_name);
+  return args;
+}
+
 absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(const TalosContext& context,
                                                                 Env& env,
                                                                 GrpcTalosClientOptions options) {
@@ -52,20 +76,7 @@ absl::StatusOr<std::unique_ptr<TalosClient>> NewGrpcTalosClient(const TalosConte
   tls.pem_private_key = NormalizeKeyPem(context.key_pem);
   const auto credentials = grpc::SslCredentials(tls);
 
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
-  const int backoff_ms = static_cast<int>(options.max_reconnect_backoff.count());
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, backoff_ms);
-  // gRPC takes this one as the minimum time a connection attempt (TCP and TLS handshake) may
-  // last, not as a backoff: keep it at the connect timeout, or a slow handshake fails every
-  // attempt ("connection attempt timed out before receiving SETTINGS frame").
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
-              static_cast<int>(std::min<int64_t>(options.timeouts.connect.count(), INT32_MAX)));
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(backoff_ms, 1000));
-  args.SetInt(GRPC_ARG_CLIENT_IDLE_TIMEOUT_MS,
-              static_cast<int>(std::clamp<int64_t>(options.idle_timeout.count(), 1000, INT32_MAX)));
-  if (!options.tls_server_name.empty()) args.SetSslTargetNameOverride(options.tls_server_name);
-
+  const grpc::ChannelArguments args = TalosChannelArguments(options);
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (const auto& endpoint : context.endpoints) {
     channels.push_back(grpc::CreateCustomChannel(endpoint.Target(), credentials, args));

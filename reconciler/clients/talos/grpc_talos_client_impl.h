@@ -20,6 +20,12 @@
 
 namespace tr::reconciler::talos {
 
+// The arguments of every channel to an endpoint: the message size, reconnect backoff and idle
+// timeout of `options`, and a fixed receive window of kStreamWindowBytes instead of gRPC's BDP
+// probe (grpc_talos_client.cc says why).
+inline constexpr int kStreamWindowBytes = 4 << 20;
+grpc::ChannelArguments TalosChannelArguments(const GrpcTalosClientOptions& options);
+
 class GrpcTalosClient final : public TalosClient {
  public:
   GrpcTalosClient(std::vector<Endpoint> endpoints,
