@@ -19,6 +19,7 @@
 #include <map>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -141,6 +142,20 @@ inline absl::Status WaitAllReady(E2eWorld& world, const std::vector<std::string>
   if (done) return absl::OkStatus();
   return absl::DeadlineExceededError(fmt::format(
       "{} of {} clusters Ready on {}", names.size() - pending.size(), names.size(), talos));
+}
+
+// The CPU seconds each group of a process's threads spent between two readings of
+// ReadThreadCpuByName, most first; groups that spent none are left out.
+inline std::vector<std::pair<double, std::string>> ThreadCpuSpent(
+    const std::map<std::string, double>& before, const std::map<std::string, double>& after) {
+  std::vector<std::pair<double, std::string>> spent;
+  for (const auto& [name, seconds_after] : after) {
+    const auto found = before.find(name);
+    const double seconds = seconds_after - (found == before.end() ? 0 : found->second);
+    if (seconds > 0) spent.emplace_back(seconds, name);
+  }
+  std::sort(spent.rbegin(), spent.rend());
+  return spent;
 }
 
 // A new directory /tmp/tr-bench-<name>-XXXXXX for one benchmark run; empty when none could be

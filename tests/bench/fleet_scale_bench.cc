@@ -175,16 +175,9 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
 // The daemon's CPU in the rollout by thread name, most first; what is left (threads that ended)
 // as "other".
 void PrintThreadCpu(const Result& r) {
-  std::vector<std::pair<double, std::string>> spent;
+  const auto spent = ThreadCpuSpent(r.daemon_threads_before, r.daemon_threads_after);
   double named = 0;
-  for (const auto& [name, after] : r.daemon_threads_after) {
-    const auto before = r.daemon_threads_before.find(name);
-    const double seconds = after - (before == r.daemon_threads_before.end() ? 0 : before->second);
-    if (seconds <= 0) continue;
-    spent.emplace_back(seconds, name);
-    named += seconds;
-  }
-  std::sort(spent.rbegin(), spent.rend());
+  for (const auto& [seconds, name] : spent) named += seconds;
   std::printf("  daemon CPU s in the rollout by thread:");
   for (const auto& [seconds, name] : spent) std::printf(" %s %.2f;", name.c_str(), seconds);
   std::printf(" other %.2f\n", r.daemon_after.cpu_seconds - r.daemon_before.cpu_seconds - named);

@@ -9,7 +9,8 @@
 //                                     repository is polled only once a minute so that polls do
 //                                     not count
 //           Talos and Kubernetes calls per reconcile, by method (from the simulator's journal),
-//           and the simulator's CPU;
+//           the simulator's CPU, and the daemon's CPU per reconcile by thread (what the
+//           reconciles cost, and what the process's own housekeeping adds to them);
 //   idle: a resync of 10 minutes, so that once each cluster's first reconcile is done nothing
 //         runs; once the daemon holds no connection (idle ones close within two minutes), and
 //         after the window (at least 30 s, a sweep that gives freed memory back):
@@ -53,6 +54,7 @@ struct Result {
   double calls_per_reconcile = 0;       // Talos
   double kube_calls_per_reconcile = 0;  // Kubernetes
   std::string calls_by_method;          // per reconcile
+  std::string cpu_by_thread;            // the daemon's, ms per reconcile
   long reconciles = 0;
   double idle_rss_mib = 0;
   double idle_rss_anon_mib = 0;
@@ -110,18 +112,29 @@ absl::Status MeasureBusy(const std::filesystem::path& dir, const Options& option
   const std::map<std::string, size_t> calls0 = CallsByMethod(world);
   auto d0 = ReadProcessUsage(world.daemon().pid());
   auto s0 = ReadProcessUsage(world.sim().pid());
+  auto t0 = ReadThreadCpuByName(world.daemon().pid());
   // A window of time, not a poll of /metrics: answering it would count as the daemon's CPU.
   std::this_thread::sleep_for(std::chrono::seconds(options.window_seconds));
   const long r1 = DaemonReconciles(world);
   auto d1 = ReadProcessUsage(world.daemon().pid());
   auto s1 = ReadProcessUsage(world.sim().pid());
-  if (!d0.ok() || !d1.ok() || !s0.ok() || !s1.ok() || r0 < 0 || r1 <= r0) {
+  auto t1 = ReadThreadCpuByName(world.daemon().pid());
+  if (!d0.ok() || !d1.ok() || !s0.ok() || !s1.ok() || !t0.ok() || !t1.ok() || r0 < 0 || r1 <= r0) {
     return absl::InternalError("cannot read the processes' usage");
   }
   r.reconciles = r1 - r0;
   const double n = static_cast<double>(r.reconciles);
   r.cpu_ms_per_reconcile = (d1->cpu_seconds - d0->cpu_seconds) * 1000 / n;
   r.sim_cpu_ms_per_reconcile = (s1->cpu_seconds - s0->cpu_seconds) * 1000 / n;
+  // Which threads the figure is made of: the reconciles' own, or the process's housekeeping
+  // (the repository's poll, the log, timers) shared out over them.
+  double named = 0;
+  for (const auto& [seconds, name] : ThreadCpuSpent(*t0, *t1)) {
+    named += seconds;
+    r.cpu_by_thread += fmt::format("{} {:.3f}; ", name, seconds * 1000 / n);
+  }
+  r.cpu_by_thread +=
+      fmt::format("other {:.3f}", (d1->cpu_seconds - d0->cpu_seconds - named) * 1000 / n);
   for (const auto& [method, count] : CallsByMethod(world)) {
     auto before = calls0.find(method);
     const double per = static_cast<double>(count - (before == calls0.end() ? 0 : before->second)) / n;
@@ -176,6 +189,7 @@ void Print(const Result& r) {
       r.clusters, r.reconciles, r.cpu_ms_per_reconcile, r.calls_per_reconcile,
       r.kube_calls_per_reconcile, r.calls_by_method.c_str(), r.sim_cpu_ms_per_reconcile,
       r.idle_rss_mib, r.idle_rss_anon_mib);
+  std::printf("  daemon CPU ms per no-op reconcile by thread: %s\n", r.cpu_by_thread.c_str());
   std::fflush(stdout);
 }
 
