@@ -118,4 +118,11 @@ bool ProfileSet::Knows(std::string_view cluster) const {
                      [&](const InvalidProfile& p) { return p.cluster == cluster; });
 }
 
+const ClusterProfile* ProfileSet::Find(std::string_view cluster) const {
+  auto it = std::lower_bound(
+      profiles.begin(), profiles.end(), cluster,
+      [](const ClusterProfile& p, std::string_view name) { return p.name < name; });
+  return it != profiles.end() && it->name == cluster ? &*it : nullptr;
+}
+
 }  // namespace tr::core

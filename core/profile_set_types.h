@@ -47,6 +47,9 @@ struct ProfileSet {
 
   // Whether a profile, valid or not, names `cluster` (defined beside DecodeProfileSet).
   bool Knows(std::string_view cluster) const;
+  // The valid profile named `cluster`, or null: a binary search, as a reconcile asks it of
+  // every cluster of the fleet.
+  const ClusterProfile* Find(std::string_view cluster) const;
 };
 
 }  // namespace tr::core

@@ -11,10 +11,6 @@
 namespace tr::reconciler {
 namespace {
 
-std::string CacheKey(const core::ClusterProfile& profile) {
-  return profile.credentials + "|" + fmt::format("{}", fmt::join(profile.endpoints, ","));
-}
-
 // The file a profile's credentials are in, and the context there that is the cluster's.
 struct Credential {
   std::filesystem::path file;
@@ -116,21 +112,21 @@ TalosconfigClientFactory::~TalosconfigClientFactory() {
 
 absl::StatusOr<std::shared_ptr<TalosconfigClientFactory::Entry>> TalosconfigClientFactory::EntryFor(
     const core::ClusterProfile& profile) {
-  const std::string key = CacheKey(profile);
   {
     MutexLock lock(mu_);
     auto found = by_cluster_.find(profile.name);
-    if (found != by_cluster_.end() && found->second->key == key) return found->second;
+    if (found != by_cluster_.end() && found->second->MadeFor(profile)) return found->second;
   }
   // Reads the talosconfig; no lock held.
   absl::StatusOr<std::unique_ptr<talos::TalosClient>> talos =
       MakeTalosClient(credentials_, profile, options_, env_, on_certificate_);
   if (!talos.ok()) return talos.status();
-  auto fresh = std::make_shared<Entry>(key, std::shared_ptr<talos::TalosClient>(std::move(*talos)));
+  auto fresh =
+      std::make_shared<Entry>(profile, std::shared_ptr<talos::TalosClient>(std::move(*talos)));
   std::shared_ptr<Entry> replaced;  // released after the lock
   MutexLock lock(mu_);
   std::shared_ptr<Entry>& slot = by_cluster_[profile.name];
-  if (slot && slot->key == key) return slot;  // another caller made it meanwhile
+  if (slot && slot->MadeFor(profile)) return slot;  // another caller made it meanwhile
   replaced = std::exchange(slot, fresh);
   return fresh;
 }

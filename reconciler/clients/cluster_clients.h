@@ -25,6 +25,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -87,9 +88,15 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
 
  private:
   struct Entry {
-    Entry(std::string k, std::shared_ptr<talos::TalosClient> t)
-        : key(std::move(k)), talos(std::move(t)) {}
-    const std::string key;  // credentials + endpoints the clients were made for
+    Entry(const core::ClusterProfile& profile, std::shared_ptr<talos::TalosClient> t)
+        : credentials(profile.credentials), endpoints(profile.endpoints), talos(std::move(t)) {}
+    // Whether the clients were made for `profile`'s credentials and endpoints: compared, not
+    // keyed by a string built at every look.
+    bool MadeFor(const core::ClusterProfile& profile) const {
+      return credentials == profile.credentials && endpoints == profile.endpoints;
+    }
+    const std::string credentials;
+    const std::vector<std::string> endpoints;
     const std::shared_ptr<talos::TalosClient> talos;
     Mutex mu;
     std::condition_variable_any fetched;
@@ -105,7 +112,7 @@ class TalosconfigClientFactory final : public ClusterClientFactory {
   const std::chrono::milliseconds kube_wait_;
   CertificateSeen on_certificate_;
   Mutex mu_;  // never held across IO
-  std::map<std::string, std::shared_ptr<Entry>> by_cluster_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::shared_ptr<Entry>> by_cluster_ ABSL_GUARDED_BY(mu_);
   struct Fetch {
     std::shared_ptr<std::atomic<bool>> done;
     std::jthread thread;

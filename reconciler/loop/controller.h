@@ -17,6 +17,7 @@
 #include <optional>
 #include <stop_token>
 #include <string>
+#include <unordered_map>
 
 #include "base/env.h"
 #include "base/mutex.h"
@@ -99,7 +100,8 @@ class Controller {
   Env& env_;
   WorkQueue queue_;
   Mutex mu_;
-  std::map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);  // consecutive transient errors
+  std::unordered_map<std::string, int> failures_
+      ABSL_GUARDED_BY(mu_);  // consecutive transient errors
 };
 
 }  // namespace tr::reconciler

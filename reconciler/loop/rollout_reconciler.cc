@@ -50,11 +50,14 @@ struct RolloutReconciler::Pass {
 
   std::string cluster;
   std::shared_ptr<const DesiredSnapshot> desired;
-  core::ReleaseCatalog catalog;  // the desired state's, with the registry's releases added
+  // The desired state's catalog, or `extended_catalog` when the registry knows releases: most
+  // reconciles copy none.
+  const core::ReleaseCatalog* catalog = nullptr;
+  std::optional<core::ReleaseCatalog> extended_catalog;  // with the registry's releases added
   const core::ClusterProfile* profile = nullptr;
   // The profile with its Image Factory installer filled in, when it names a schematic.
   std::optional<core::ClusterProfile> resolved;
-  std::optional<core::ClusterStatus> previous;
+  std::shared_ptr<const core::ClusterStatus> previous;
   core::RolloutMemory memory;
   std::vector<std::string> events;
   std::shared_ptr<spdlog::logger> log;
@@ -72,6 +75,9 @@ struct RolloutReconciler::Pass {
   std::string actor_id;
   // An observation no action since has changed, reused by the next turn.
   std::optional<core::ObservedCluster> kept;
+  // The plan ObserveWhole made of the look it returned (to tell whether etcd matters), taken
+  // by Plan while the look holds nothing else: not made twice.
+  std::optional<core::ClusterPlan> plan_ahead;
   // When the look the last turn decided on began (Env::Monotonic; ReconcileOutcome::looked_at).
   std::optional<Env::Instant> looked_at;
   // What this pass read of etcd since its last action that may change it (ActionTraits::
@@ -109,14 +115,14 @@ struct RolloutReconciler::Pass {
                              const core::RolloutDecision* decided, core::TimePoint now) const {
     core::StatusInput in;
     in.cluster = profile->name;
-    in.previous = previous ? &*previous : nullptr;
+    in.previous = previous.get();
     in.profile = profile;
     in.plan = plan;
     in.observed = observed;
     in.decision = decided;
     in.memory = memory;
     in.gates = gates;
-    in.catalog = &catalog;
+    in.catalog = catalog;
     in.desired_commit = desired->commit;
     in.events = events;
     in.now = now;
@@ -127,23 +133,27 @@ struct RolloutReconciler::Pass {
 
 RolloutReconciler::RolloutReconciler(Deps deps, RolloutReconcilerOptions options,
                                      std::map<std::string, core::ClusterStatus> recorded)
-    : deps_(deps), options_(options), recorded_(std::move(recorded)) {
+    : deps_(deps), options_(options) {
+  for (auto& [cluster, status] : recorded) {
+    recorded_.emplace(cluster, std::make_shared<const core::ClusterStatus>(std::move(status)));
+  }
   // No phase series yet: a status file is read before the profiles, and one of a cluster that
   // has none (planted on the status branch) must not become a series. A cluster's first
   // reconcile records, which sets its phase.
 }
 
-std::optional<core::ClusterStatus> RolloutReconciler::LastStatus(const std::string& c) const {
+std::shared_ptr<const core::ClusterStatus> RolloutReconciler::LastStatus(
+    const std::string& c) const {
   MutexLock lock(mu_);
   auto it = recorded_.find(c);
-  if (it == recorded_.end()) return std::nullopt;
+  if (it == recorded_.end()) return nullptr;
   return it->second;
 }
 
 bool RolloutReconciler::OperationInFlight(const std::string& cluster) const {
   MutexLock lock(mu_);
   auto it = recorded_.find(cluster);
-  return it != recorded_.end() && !it->second.rollout.in_flight.empty();
+  return it != recorded_.end() && !it->second->rollout.in_flight.empty();
 }
 
 void RolloutReconciler::Adopt(const std::string& cluster,
@@ -154,7 +164,7 @@ void RolloutReconciler::Adopt(const std::string& cluster,
   // the next look is a full one, so no record reports a node as that old look saw it.
   last_observed_.erase(cluster);
   if (recorded) {
-    recorded_[cluster] = *std::move(recorded);
+    recorded_[cluster] = std::make_shared<const core::ClusterStatus>(*std::move(recorded));
   } else {
     recorded_.erase(cluster);
   }
@@ -172,12 +182,12 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
   {
     MutexLock lock(mu_);
     auto found = recorded_.find(status.cluster);
-    if (found != recorded_.end() && core::SameContent(found->second, status)) {
+    if (found != recorded_.end() && core::SameContent(*found->second, status)) {
       return absl::OkStatus();
     }
   }
   std::string content = core::StatusContentYaml(status);
-  std::optional<core::ClusterStatus> last;
+  std::shared_ptr<const core::ClusterStatus> last;
   {
     MutexLock lock(mu_);
     auto found = recorded_.find(status.cluster);
@@ -185,8 +195,8 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
       last = found->second;
       auto text = recorded_content_.find(status.cluster);
       if (text == recorded_content_.end()) {  // recorded by another process or replica
-        text =
-            recorded_content_.emplace(status.cluster, core::StatusContentYaml(found->second)).first;
+        text = recorded_content_.emplace(status.cluster, core::StatusContentYaml(*found->second))
+                   .first;
       }
       if (text->second == content) return absl::OkStatus();
     }
@@ -217,7 +227,7 @@ absl::Status RolloutReconciler::Record(const core::ClusterStatus& status, std::s
                                   core::ClusterPhaseName(status.phase), LogValue(status.message));
   }
   MutexLock lock(mu_);
-  recorded_[status.cluster] = status;
+  recorded_[status.cluster] = std::make_shared<const core::ClusterStatus>(status);
   recorded_content_[status.cluster] = std::move(content);
   return absl::OkStatus();
 }
@@ -318,13 +328,17 @@ RolloutReconciler::Verdict RolloutReconciler::Load(Pass& pass, std::stop_token) 
   const std::string& cluster = pass.cluster;
   pass.desired = deps_.desired.Current();
   if (!pass.desired) return Verdict::Retry("no desired state read yet");
-  pass.catalog = pass.desired->profiles.release_catalog;
+  pass.catalog = &pass.desired->profiles.release_catalog;
   if (deps_.proposal_of) pass.proposal = deps_.proposal_of(cluster);
   if (deps_.installer_releases != nullptr) {
-    for (const core::Version& v : deps_.installer_releases->Known()) pass.catalog.AddTalos(v);
-    // A release marked broken blocks the plan before the next node that would get it.
-    for (const core::Version& v : deps_.installer_releases->Broken()) {
-      pass.catalog.MarkTalosBroken(v);
+    const std::vector<core::Version> known = deps_.installer_releases->Known();
+    const std::vector<core::Version> broken = deps_.installer_releases->Broken();
+    if (!known.empty() || !broken.empty()) {
+      core::ReleaseCatalog& extended = pass.extended_catalog.emplace(*pass.catalog);
+      for (const core::Version& v : known) extended.AddTalos(v);
+      // A release marked broken blocks the plan before the next node that would get it.
+      for (const core::Version& v : broken) extended.MarkTalosBroken(v);
+      pass.catalog = &extended;
     }
   }
   pass.previous = LastStatus(cluster);
@@ -341,7 +355,7 @@ RolloutReconciler::Verdict RolloutReconciler::Load(Pass& pass, std::stop_token) 
   if (invalid != nullptr) {
     core::StatusInput in;
     in.cluster = cluster;
-    in.previous = pass.previous ? &*pass.previous : nullptr;
+    in.previous = pass.previous.get();
     in.invalid = invalid;
     in.desired_commit = pass.desired->commit;
     in.now = deps_.env.Now();
@@ -350,9 +364,7 @@ RolloutReconciler::Verdict RolloutReconciler::Load(Pass& pass, std::stop_token) 
                    LogValue(pass.due->status.message));
     return Verdict::Stalled(pass.due->status.message);
   }
-  for (const core::ClusterProfile& profile : pass.desired->profiles.profiles) {
-    if (profile.name == cluster) pass.profile = &profile;
-  }
+  pass.profile = pass.desired->profiles.Find(cluster);
   if (pass.profile == nullptr) return Verdict::Forget();
   if (pass.previous) pass.memory = pass.previous->rollout;
   if (pass.previous) pass.gates = pass.previous->gates;
@@ -385,6 +397,7 @@ RolloutReconciler::Verdict RolloutReconciler::ForgetLiftedFailure(Pass& pass, st
 
 RolloutReconciler::Verdict RolloutReconciler::Observe(Pass& pass, std::stop_token) {
   if (!pass.kept) pass.looked_at = deps_.env.Monotonic();  // a kept look keeps its time
+  pass.plan_ahead.reset();
   // While no other node may start, only the nodes in flight can change what is decided:
   // follow them, not the whole cluster.
   absl::StatusOr<core::ObservedCluster> observed =
@@ -394,11 +407,15 @@ RolloutReconciler::Verdict RolloutReconciler::Observe(Pass& pass, std::stop_toke
     pass.looked_at.reset();  // saw nothing
     return ObservationFailed(pass, observed.status());
   }
-  // Nodes that do not answer keep their last recorded versions in status and progress.
+  // Nodes that do not answer keep their last recorded versions in status and progress, which
+  // the plan made while looking did not see.
+  if (!std::all_of(
+          observed->nodes.begin(), observed->nodes.end(),
+          [](const core::NodeObservation& n) { return n.reachable && n.extensions_observed; })) {
+    pass.plan_ahead.reset();
+  }
   pass.look = Pass::Look{
-      core::WithLastKnownVersions(*std::move(observed), pass.previous ? &*pass.previous : nullptr),
-      {},
-      deps_.env.Now()};
+      core::WithLastKnownVersions(*std::move(observed), pass.previous.get()), {}, deps_.env.Now()};
   pass.decision = {};
   pass.actor_id.clear();
   return Verdict::Next();
@@ -419,8 +436,10 @@ RolloutReconciler::Verdict RolloutReconciler::ObservationFailed(Pass& pass,
 
 RolloutReconciler::Verdict RolloutReconciler::Plan(Pass& pass, std::stop_token stop) {
   const core::ClusterProfile& profile = *pass.profile;
-  pass.look.plan = core::PlanCluster(profile, pass.look.observed,
-                                     pass.desired->profiles.support_matrix, pass.catalog);
+  pass.look.plan = pass.plan_ahead
+                       ? *std::exchange(pass.plan_ahead, std::nullopt)
+                       : core::PlanCluster(profile, pass.look.observed,
+                                           pass.desired->profiles.support_matrix, *pass.catalog);
   if (profile.promotion && !pass.upstream && pass.look.plan.status == core::PlanStatus::kPlanned) {
     pass.upstream = UpstreamStatus(profile, stop);
   }
@@ -648,7 +667,8 @@ RolloutReconciler::Verdict RolloutReconciler::Remember(Pass& pass, std::stop_tok
       core::RecordAction(decision, pass.memory, pass.profile->policy, look.now, pass.actor_id);
   if (traits.completes_node) pass.gates_fresh = false;
   if (traits.notable) pass.events.push_back(decision.message);
-  pass.previous = pass.Status(&look.plan, &look.observed, &decision, look.now);
+  pass.previous = std::make_shared<const core::ClusterStatus>(
+      pass.Status(&look.plan, &look.observed, &decision, look.now));
   // The history now holds them: a later status builds on it, recorded or not.
   pass.events.clear();
   if (traits.keeps_observation) pass.kept = std::move(pass.look.observed);
@@ -675,12 +695,12 @@ std::map<std::string, core::ClusterStatus> RolloutReconciler::UpstreamStatus(
   }
   std::map<std::string, core::ClusterStatus> upstream;
   for (const core::Promotion::After& a : profile.promotion->after) {
-    std::optional<core::ClusterStatus> mine = LastStatus(a.cluster);
+    std::shared_ptr<const core::ClusterStatus> mine = LastStatus(a.cluster);
     auto it = branch.find(a.cluster);
     if (it != branch.end() && (!mine || it->second.updated >= mine->updated)) {
       upstream.emplace(a.cluster, std::move(it->second));
     } else if (mine) {
-      upstream.emplace(a.cluster, *std::move(mine));
+      upstream.emplace(a.cluster, *mine);
     }
   }
   return upstream;
@@ -729,9 +749,12 @@ absl::StatusOr<core::ObservedCluster> RolloutReconciler::ObserveWhole(Pass& pass
   // Most looks find nothing to do: etcd is asked only when the decision may read it.
   absl::StatusOr<core::ObservedCluster> observed = deps_.observer.ObserveWithoutEtcd(profile);
   if (!observed.ok()) return observed;
-  const core::ClusterPlan plan = core::PlanCluster(
-      profile, *observed, pass.desired->profiles.support_matrix, pass.catalog);
-  if (!core::DecisionReadsEtcd(plan, pass.memory)) return observed;
+  core::ClusterPlan plan =
+      core::PlanCluster(profile, *observed, pass.desired->profiles.support_matrix, *pass.catalog);
+  if (!core::DecisionReadsEtcd(plan, pass.memory)) {
+    pass.plan_ahead = std::move(plan);
+    return observed;
+  }
   if (absl::Status s = deps_.observer.ObserveEtcdReusing(profile, *observed, pass.etcd_read);
       !s.ok()) {
     return s;

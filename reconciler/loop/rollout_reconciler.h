@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "base/env.h"
 #include "base/mutex.h"
@@ -72,8 +73,9 @@ class RolloutReconciler final : public ClusterReconciler {
 
   ReconcileOutcome Reconcile(const std::string& cluster, std::stop_token stop) override;
 
-  // The last recorded status of `cluster`, if any.
-  std::optional<core::ClusterStatus> LastStatus(const std::string& cluster) const;
+  // The last recorded status of `cluster`, or null. Shared, not copied: every reconcile starts
+  // from it.
+  std::shared_ptr<const core::ClusterStatus> LastStatus(const std::string& cluster) const;
   // True when the last recorded status of `cluster` has a node operation in flight (begun, not
   // yet completed or failed).
   bool OperationInFlight(const std::string& cluster) const;
@@ -206,12 +208,14 @@ class RolloutReconciler final : public ClusterReconciler {
   Deps deps_;
   const RolloutReconcilerOptions options_;
   mutable Mutex mu_;
-  std::map<std::string, core::ClusterStatus> recorded_ ABSL_GUARDED_BY(mu_);
+  // By cluster, hashed like the maps below: every reconcile finds its cluster in them.
+  std::unordered_map<std::string, std::shared_ptr<const core::ClusterStatus>> recorded_
+      ABSL_GUARDED_BY(mu_);
   // core::StatusContentYaml of each status this process recorded, so that telling whether a
   // new status changes anything renders only the new one (once per look at a cluster).
-  std::map<std::string, std::string> recorded_content_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, std::string> recorded_content_ ABSL_GUARDED_BY(mu_);
   // Each cluster's last observation of every node, for following the nodes in flight.
-  std::map<std::string, core::ObservedCluster> last_observed_ ABSL_GUARDED_BY(mu_);
+  std::unordered_map<std::string, core::ObservedCluster> last_observed_ ABSL_GUARDED_BY(mu_);
   k8s_upgrade::KubernetesUpgradeRunner* kubernetes_upgrades_ = nullptr;
 };
 

@@ -44,7 +44,7 @@ NodeWatches::~NodeWatches() {
 }
 
 void NodeWatches::Stop() {
-  std::map<std::string, Cluster> ending;
+  std::unordered_map<std::string, Cluster> ending;
   {
     MutexLock lock(mu_);
     stopped_ = true;

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -156,7 +157,8 @@ class TalosFleetObserver final : public FleetObserver {
   ClusterClientFactory& clients_;
   const std::string self_node_;
   Mutex mu_;
-  std::map<std::string, BootFacts> boots_ ABSL_GUARDED_BY(mu_);  // by "<cluster>/<address>"
+  // By "<cluster>/<address>"; hashed, as a look finds each of its nodes here two or three times.
+  std::unordered_map<std::string, BootFacts> boots_ ABSL_GUARDED_BY(mu_);
   const std::unique_ptr<NodeWatches> watches_;                   // null: every look asks
 };
 

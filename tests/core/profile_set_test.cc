@@ -93,6 +93,27 @@ TEST(ProfileSetTest, ABrokenProfileNeverStopsTheOthers) {
               ElementsAre("clusters/empty.yaml:1:1: file is empty"));
 }
 
+TEST(ProfileSetTest, FindsAValidProfileByNameAndNoInvalidOne) {
+  ProfileSet set = DecodeProfileSet({
+      File("clusters/mid.yaml", Profile("mid")),
+      File("clusters/zeta.yaml", Profile("zeta")),
+      File("clusters/alpha.yaml", Profile("alpha")),
+      File("clusters/bad.yaml", Profile("wrong-name")),
+  });
+  ASSERT_EQ(set.profiles.size(), 3u);
+  for (const std::string name : {"alpha", "mid", "zeta"}) {
+    const ClusterProfile* found = set.Find(name);
+    ASSERT_NE(found, nullptr) << name;
+    EXPECT_EQ(found->name, name);
+  }
+  EXPECT_EQ(set.Find("bad"), nullptr);  // invalid: known, but not a profile to act on
+  EXPECT_TRUE(set.Knows("bad"));
+  EXPECT_EQ(set.Find("beta"), nullptr);  // between two names
+  EXPECT_EQ(set.Find("zzz"), nullptr);   // after the last
+  EXPECT_EQ(set.Find(""), nullptr);      // before the first
+  EXPECT_EQ(set.Find("alph"), nullptr);  // a prefix of one
+}
+
 TEST(ProfileSetTest, ABrokenReconcilerYamlMakesEveryProfileInvalid) {
   ProfileSet set = DecodeProfileSet({
       File("reconciler.yaml",
