@@ -69,21 +69,27 @@ std::optional<std::string> WorkQueue::TakeLocked(TimePoint now) {
 }
 
 std::optional<std::string> WorkQueue::Take(Env& env, std::stop_token stop) {
-  MutexLock lock(mu_);
-  return WaitAndTakeLocked(lock, env, stop);
+  bool hand_off = false;
+  std::optional<std::string> key;
+  {
+    MutexLock lock(mu_);
+    key = WaitAndTakeLocked(lock, env, stop, hand_off);
+  }
+  if (hand_off) idle_.notify_one();
+  return key;
 }
 
 std::optional<std::string> WorkQueue::WaitAndTakeLocked(MutexLock& lock, Env& env,
-                                                        std::stop_token stop) {
+                                                        std::stop_token stop, bool& hand_off) {
   bool keeper = false;  // this worker keeps the timer
   while (!stop.stop_requested()) {
     const TimePoint now = env.Now();
     if (auto key = TakeLocked(now)) {
       // Leaving: the post goes to another idle worker while another key is queued (it may be
-      // due already). With none it stays free: the next AddAt wakes a worker, and a worker
-      // back from its key takes it.
+      // due already), woken by the caller once the lock is free. With none it stays free: the
+      // next AddAt wakes a worker, and a worker back from its key takes it.
       if (keeper) timer_kept_ = false;
-      if (!timer_kept_ && !due_order_.empty()) idle_.notify_one();
+      hand_off = !timer_kept_ && !due_order_.empty();
       return key;
     }
     if (!keeper && timer_kept_) {
@@ -119,9 +125,15 @@ void WorkQueue::Done(const std::string& key, std::optional<Env::Instant> looked_
 std::optional<std::string> WorkQueue::DoneAndTake(const std::string& key,
                                                   std::optional<Env::Instant> looked_at, Env& env,
                                                   std::stop_token stop) {
-  MutexLock lock(mu_);
-  DoneLocked(key, looked_at, /*wake_a_worker=*/false);
-  return WaitAndTakeLocked(lock, env, stop);
+  bool hand_off = false;
+  std::optional<std::string> next;
+  {
+    MutexLock lock(mu_);
+    DoneLocked(key, looked_at, /*wake_a_worker=*/false);
+    next = WaitAndTakeLocked(lock, env, stop, hand_off);
+  }
+  if (hand_off) idle_.notify_one();
+  return next;
 }
 
 void WorkQueue::DoneLocked(const std::string& key, std::optional<Env::Instant> looked_at,

@@ -68,8 +68,10 @@ class WorkQueue {
 
  private:
   std::optional<std::string> TakeLocked(TimePoint now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::optional<std::string> WaitAndTakeLocked(MutexLock& lock, Env& env, std::stop_token stop)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `hand_off` is set when the caller is to wake an idle worker for the timer post once it
+  // released the lock: woken under it, that worker would only sleep again on the lock.
+  std::optional<std::string> WaitAndTakeLocked(MutexLock& lock, Env& env, std::stop_token stop,
+                                               bool& hand_off) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `wake_a_worker`: false when the caller Takes right after, and so keeps a free post itself.
   void DoneLocked(const std::string& key, std::optional<Env::Instant> looked_at, bool wake_a_worker)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
