@@ -19,6 +19,7 @@
 #include <map>
 #include <string>
 #include <system_error>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -26,6 +27,7 @@
 #include "fmt/format.h"
 #include "tests/bench/bench_row.h"
 #include "tests/support/e2e/e2e_world.h"
+#include "tests/support/e2e/process_usage.h"
 
 namespace tr::e2e {
 
@@ -156,6 +158,22 @@ inline std::vector<std::pair<double, std::string>> ThreadCpuSpent(
   }
   std::sort(spent.rbegin(), spent.rend());
   return spent;
+}
+
+// Sleeps through `window` in sleeps of one second, as a daemon resynced each second does between
+// reconciles, and returns the CPU time this machine charged the sleeping thread per wake, in
+// microseconds (its /proc schedstat): what a wake costs here before any work. 0 when unreadable.
+inline double SleepMeasuringWakeCost(std::chrono::seconds window) {
+  const absl::StatusOr<ThreadRuns> before = ReadThisThreadRuns();
+  const auto end = std::chrono::steady_clock::now() + window;
+  while (std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        std::chrono::seconds(1), end - std::chrono::steady_clock::now()));
+  }
+  const absl::StatusOr<ThreadRuns> after = ReadThisThreadRuns();
+  if (!before.ok() || !after.ok() || after->runs <= before->runs) return 0;
+  return (after->cpu_seconds - before->cpu_seconds) * 1e6 /
+         static_cast<double>(after->runs - before->runs);
 }
 
 // A new directory /tmp/tr-bench-<name>-XXXXXX for one benchmark run; empty when none could be

@@ -10,7 +10,10 @@
 //                                     not count
 //           Talos and Kubernetes calls per reconcile, by method (from the simulator's journal),
 //           the simulator's CPU, and the daemon's CPU per reconcile by thread (what the
-//           reconciles cost, and what the process's own housekeeping adds to them);
+//           reconciles cost, and what the process's own housekeeping adds to them), with
+//           the times each thread woke per reconcile and what one wake alone costs on this
+//           machine (the benchmark's own thread, sleeping through the window a second at a
+//           time);
 //   idle: a resync of 10 minutes, so that once each cluster's first reconcile is done nothing
 //         runs; once the daemon holds no connection (idle ones close within two minutes), and
 //         after the window (at least 30 s, a sweep that gives freed memory back):
@@ -20,7 +23,8 @@
 //                      the pages of its code and libraries, file-backed and shared).
 //
 // Usage: idle_bench [--clusters N (the large fleet, default 1000)] [--window S (each
-//        measurement window, default 30 s)]
+//        measurement window, default 30 s)] [--busy-only 1 (the CPU figures alone, without the
+//        idle runs' minutes of waiting for connections to close: for comparing two builds)]
 #include <stdlib.h>
 
 #include <algorithm>
@@ -45,6 +49,7 @@ namespace {
 struct Options {
   int clusters = 1000;
   int window_seconds = 30;
+  bool busy_only = false;
 };
 
 struct Result {
@@ -55,6 +60,9 @@ struct Result {
   double kube_calls_per_reconcile = 0;  // Kubernetes
   std::string calls_by_method;          // per reconcile
   std::string cpu_by_thread;            // the daemon's, ms per reconcile
+  std::string wakes_by_thread;          // the daemon's runs on a CPU per reconcile
+  double wakes_per_reconcile = 0;
+  double wake_cost_us = 0;  // this machine's CPU per wake of a thread idle 1 s
   long reconciles = 0;
   double idle_rss_mib = 0;
   double idle_rss_anon_mib = 0;
@@ -113,13 +121,17 @@ absl::Status MeasureBusy(const std::filesystem::path& dir, const Options& option
   auto d0 = ReadProcessUsage(world.daemon().pid());
   auto s0 = ReadProcessUsage(world.sim().pid());
   auto t0 = ReadThreadCpuByName(world.daemon().pid());
+  auto w0 = ReadThreadRunsByName(world.daemon().pid());
   // A window of time, not a poll of /metrics: answering it would count as the daemon's CPU.
-  std::this_thread::sleep_for(std::chrono::seconds(options.window_seconds));
+  // Slept in sleeps of a second, which tell what a wake alone costs on this machine.
+  r.wake_cost_us = SleepMeasuringWakeCost(std::chrono::seconds(options.window_seconds));
   const long r1 = DaemonReconciles(world);
   auto d1 = ReadProcessUsage(world.daemon().pid());
   auto s1 = ReadProcessUsage(world.sim().pid());
   auto t1 = ReadThreadCpuByName(world.daemon().pid());
-  if (!d0.ok() || !d1.ok() || !s0.ok() || !s1.ok() || !t0.ok() || !t1.ok() || r0 < 0 || r1 <= r0) {
+  auto w1 = ReadThreadRunsByName(world.daemon().pid());
+  if (!d0.ok() || !d1.ok() || !s0.ok() || !s1.ok() || !t0.ok() || !t1.ok() || !w0.ok() ||
+      !w1.ok() || r0 < 0 || r1 <= r0) {
     return absl::InternalError("cannot read the processes' usage");
   }
   r.reconciles = r1 - r0;
@@ -135,6 +147,12 @@ absl::Status MeasureBusy(const std::filesystem::path& dir, const Options& option
   }
   r.cpu_by_thread +=
       fmt::format("other {:.3f}", (d1->cpu_seconds - d0->cpu_seconds - named) * 1000 / n);
+  // How often each thread woke: on a machine where a wake costs tens of microseconds before any
+  // work, a thread that wakes on a timer costs that whatever it does.
+  for (const auto& [runs, name] : ThreadCpuSpent(*w0, *w1)) {
+    r.wakes_per_reconcile += runs / n;
+    if (runs / n >= 0.05) r.wakes_by_thread += fmt::format("{} {:.2f}; ", name, runs / n);
+  }
   for (const auto& [method, count] : CallsByMethod(world)) {
     auto before = calls0.find(method);
     const double per = static_cast<double>(count - (before == calls0.end() ? 0 : before->second)) / n;
@@ -177,19 +195,27 @@ absl::StatusOr<Result> Measure(const std::filesystem::path& dir, int clusters,
   Result r;
   r.clusters = clusters;
   if (absl::Status st = MeasureBusy(dir / "busy", options, r); !st.ok()) return st;
+  if (options.busy_only) return r;
   if (absl::Status st = MeasureIdle(dir / "idle", options, r); !st.ok()) return st;
   return r;
 }
 
 void Print(const Result& r) {
+  const std::string idle = r.idle_rss_mib == 0
+                               ? std::string("idle RSS not measured (--busy-only)")
+                               : fmt::format("idle RSS {:.1f} MiB ({:.1f} MiB anonymous)",
+                                             r.idle_rss_mib, r.idle_rss_anon_mib);
   std::printf(
       "%4d clusters: %ld no-op reconciles; daemon %.2f CPU ms each; %.1f Talos and %.1f "
-      "Kubernetes calls each (%s); talos-sim %.2f CPU ms each; idle RSS %.1f MiB (%.1f MiB "
-      "anonymous)\n",
+      "Kubernetes calls each (%s); talos-sim %.2f CPU ms each; %s\n",
       r.clusters, r.reconciles, r.cpu_ms_per_reconcile, r.calls_per_reconcile,
       r.kube_calls_per_reconcile, r.calls_by_method.c_str(), r.sim_cpu_ms_per_reconcile,
-      r.idle_rss_mib, r.idle_rss_anon_mib);
+      idle.c_str());
   std::printf("  daemon CPU ms per no-op reconcile by thread: %s\n", r.cpu_by_thread.c_str());
+  std::printf(
+      "  daemon threads woken per no-op reconcile: %.2f (%sthe rest fewer than 0.05 each); a "
+      "wake of a thread idle 1 s costs %.0f µs of CPU on this machine (the benchmark's own)\n",
+      r.wakes_per_reconcile, r.wakes_by_thread.c_str(), r.wake_cost_us);
   std::fflush(stdout);
 }
 
@@ -218,6 +244,7 @@ int Run(const Options& options) {
                             "calls each",
                             many->cpu_ms_per_reconcile, many->clusters, one->calls_per_reconcile,
                             one->kube_calls_per_reconcile));
+  if (options.busy_only) return 0;
   PrintBenchRow(
       "idle RSS, 1 cluster", "≤ 20 MiB", fmt::format("{:.1f} MiB", one->idle_rss_mib),
       one->idle_rss_mib <= 20,
@@ -240,6 +267,8 @@ int main(int argc, char** argv) {
       options.clusters = std::atoi(argv[i + 1]);
     } else if (std::strcmp(argv[i], "--window") == 0) {
       options.window_seconds = std::atoi(argv[i + 1]);
+    } else if (std::strcmp(argv[i], "--busy-only") == 0) {
+      options.busy_only = std::strcmp(argv[i + 1], "0") != 0;
     } else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -33,30 +34,62 @@ std::optional<double> StatCpuSeconds(const std::string& text) {
   return (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
 }
 
-}  // namespace
-
-absl::StatusOr<std::map<std::string, double>> ReadThreadCpuByName(pid_t pid) {
+// Calls `each(name, task directory)` for every thread of `pid`; NotFound when it is gone.
+absl::Status ForEachThread(
+    pid_t pid, const std::function<void(const std::string&, const std::filesystem::path&)>& each) {
   std::error_code ec;
   std::filesystem::directory_iterator tasks(fmt::format("/proc/{}/task", pid), ec);
   if (ec) return absl::NotFoundError(fmt::format("no process {}", pid));
-  std::map<std::string, double> by_name;
   for (const auto& task : tasks) {
     std::ifstream comm(task.path() / "comm");
     std::string name;
     if (!std::getline(comm, name)) continue;  // ended meanwhile
+    each(name, task.path());
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::map<std::string, double>> ReadThreadCpuByName(pid_t pid) {
+  std::map<std::string, double> by_name;
+  absl::Status read = ForEachThread(pid, [&](const std::string& name,
+                                             const std::filesystem::path& task) {
     // schedstat's first field: the nanoseconds the thread ran. Clock ticks (stat) would round
     // each of hundreds of short-lived threads down by up to 10 ms.
-    std::ifstream schedstat(task.path() / "schedstat");
+    std::ifstream schedstat(task / "schedstat");
     if (std::uint64_t ran_ns = 0; schedstat >> ran_ns) {
       by_name[name] += static_cast<double>(ran_ns) / 1e9;
-      continue;
+      return;
     }
-    std::ifstream stat(task.path() / "stat");
+    std::ifstream stat(task / "stat");
     const std::string text((std::istreambuf_iterator<char>(stat)),
                            std::istreambuf_iterator<char>());
     if (const std::optional<double> seconds = StatCpuSeconds(text)) by_name[name] += *seconds;
-  }
+  });
+  if (!read.ok()) return read;
   return by_name;
+}
+
+absl::StatusOr<std::map<std::string, double>> ReadThreadRunsByName(pid_t pid) {
+  std::map<std::string, double> by_name;
+  absl::Status read =
+      ForEachThread(pid, [&](const std::string& name, const std::filesystem::path& task) {
+        std::ifstream schedstat(task / "schedstat");
+        std::uint64_t ran_ns = 0, waited_ns = 0, runs = 0;
+        if (schedstat >> ran_ns >> waited_ns >> runs) by_name[name] += static_cast<double>(runs);
+      });
+  if (!read.ok()) return read;
+  return by_name;
+}
+
+absl::StatusOr<ThreadRuns> ReadThisThreadRuns() {
+  std::ifstream schedstat("/proc/thread-self/schedstat");
+  std::uint64_t ran_ns = 0, waited_ns = 0, runs = 0;
+  if (!(schedstat >> ran_ns >> waited_ns >> runs)) {
+    return absl::UnavailableError("no /proc/thread-self/schedstat");
+  }
+  return ThreadRuns{static_cast<double>(ran_ns) / 1e9, runs};
 }
 
 absl::StatusOr<ProcessUsage> ReadProcessUsage(pid_t pid) {

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -29,6 +30,18 @@ absl::StatusOr<ProcessUsage> ReadProcessUsage(pid_t pid);
 // where the kernel keeps none). A thread that ended is in no group (its CPU stays in
 // ProcessUsage::cpu_seconds). NotFound when the process is gone.
 absl::StatusOr<std::map<std::string, double>> ReadThreadCpuByName(pid_t pid);
+
+// How many times each group of the process's threads was put on a CPU so far (/proc schedstat's
+// third field), by thread name: a thread that sleeps and wakes counts one run a wake.
+// NotFound when the process is gone.
+absl::StatusOr<std::map<std::string, double>> ReadThreadRunsByName(pid_t pid);
+
+// The calling thread's CPU time and runs so far (/proc/thread-self/schedstat).
+struct ThreadRuns {
+  double cpu_seconds = 0;
+  uint64_t runs = 0;
+};
+absl::StatusOr<ThreadRuns> ReadThisThreadRuns();
 
 // How many TCP connections the process holds open: its sockets (IPv4 and IPv6) in any state but
 // LISTEN, established or closing. NotFound when the process is gone.
