@@ -100,8 +100,8 @@ class Controller {
   Env& env_;
   WorkQueue queue_;
   Mutex mu_;
-  std::unordered_map<std::string, int> failures_
-      ABSL_GUARDED_BY(mu_);  // consecutive transient errors
+  // Consecutive transient errors, by cluster.
+  std::unordered_map<std::string, int> failures_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace tr::reconciler
