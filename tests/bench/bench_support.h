@@ -146,9 +146,10 @@ inline absl::Status WaitAllReady(E2eWorld& world, const std::vector<std::string>
       "{} of {} clusters Ready on {}", names.size() - pending.size(), names.size(), talos));
 }
 
-// The CPU seconds each group of a process's threads spent between two readings of
-// ReadThreadCpuByName, most first; groups that spent none are left out.
-inline std::vector<std::pair<double, std::string>> ThreadCpuSpent(
+// What each group of a process's threads added between two readings by thread name
+// (ReadThreadCpuByName's CPU seconds, ReadThreadRunsByName's runs), most first; groups that
+// added nothing are left out.
+inline std::vector<std::pair<double, std::string>> ThreadGrowth(
     const std::map<std::string, double>& before, const std::map<std::string, double>& after) {
   std::vector<std::pair<double, std::string>> spent;
   for (const auto& [name, seconds_after] : after) {

@@ -175,7 +175,7 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
 // The daemon's CPU in the rollout by thread name, most first; what is left (threads that ended)
 // as "other".
 void PrintThreadCpu(const Result& r) {
-  const auto spent = ThreadCpuSpent(r.daemon_threads_before, r.daemon_threads_after);
+  const auto spent = ThreadGrowth(r.daemon_threads_before, r.daemon_threads_after);
   double named = 0;
   for (const auto& [seconds, name] : spent) named += seconds;
   std::printf("  daemon CPU s in the rollout by thread:");

@@ -141,7 +141,7 @@ absl::Status MeasureBusy(const std::filesystem::path& dir, const Options& option
   // Which threads the figure is made of: the reconciles' own, or the process's housekeeping
   // (the repository's poll, the log, timers) shared out over them.
   double named = 0;
-  for (const auto& [seconds, name] : ThreadCpuSpent(*t0, *t1)) {
+  for (const auto& [seconds, name] : ThreadGrowth(*t0, *t1)) {
     named += seconds;
     r.cpu_by_thread += fmt::format("{} {:.3f}; ", name, seconds * 1000 / n);
   }
@@ -149,7 +149,7 @@ absl::Status MeasureBusy(const std::filesystem::path& dir, const Options& option
       fmt::format("other {:.3f}", (d1->cpu_seconds - d0->cpu_seconds - named) * 1000 / n);
   // How often each thread woke: on a machine where a wake costs tens of microseconds before any
   // work, a thread that wakes on a timer costs that whatever it does.
-  for (const auto& [runs, name] : ThreadCpuSpent(*w0, *w1)) {
+  for (const auto& [runs, name] : ThreadGrowth(*w0, *w1)) {
     r.wakes_per_reconcile += runs / n;
     if (runs / n >= 0.05) r.wakes_by_thread += fmt::format("{} {:.2f}; ", name, runs / n);
   }

@@ -34,6 +34,19 @@ std::optional<double> StatCpuSeconds(const std::string& text) {
   return (std::stod(fields[11]) + std::stod(fields[12])) / ticks;
 }
 
+// A thread's /proc schedstat: the nanoseconds it ran and the times it was put on a CPU
+// (between them, the nanoseconds it waited to run); nullopt when the kernel keeps none.
+struct Schedstat {
+  std::uint64_t ran_ns = 0;
+  std::uint64_t runs = 0;
+};
+std::optional<Schedstat> ReadSchedstat(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  std::uint64_t ran_ns = 0, waited_ns = 0, runs = 0;
+  if (!(file >> ran_ns >> waited_ns >> runs)) return std::nullopt;
+  return Schedstat{ran_ns, runs};
+}
+
 // Calls `each(name, task directory)` for every thread of `pid`; NotFound when it is gone.
 absl::Status ForEachThread(
     pid_t pid, const std::function<void(const std::string&, const std::filesystem::path&)>& each) {
@@ -57,9 +70,8 @@ absl::StatusOr<std::map<std::string, double>> ReadThreadCpuByName(pid_t pid) {
                                              const std::filesystem::path& task) {
     // schedstat's first field: the nanoseconds the thread ran. Clock ticks (stat) would round
     // each of hundreds of short-lived threads down by up to 10 ms.
-    std::ifstream schedstat(task / "schedstat");
-    if (std::uint64_t ran_ns = 0; schedstat >> ran_ns) {
-      by_name[name] += static_cast<double>(ran_ns) / 1e9;
+    if (const std::optional<Schedstat> sched = ReadSchedstat(task / "schedstat")) {
+      by_name[name] += static_cast<double>(sched->ran_ns) / 1e9;
       return;
     }
     std::ifstream stat(task / "stat");
@@ -75,21 +87,18 @@ absl::StatusOr<std::map<std::string, double>> ReadThreadRunsByName(pid_t pid) {
   std::map<std::string, double> by_name;
   absl::Status read =
       ForEachThread(pid, [&](const std::string& name, const std::filesystem::path& task) {
-        std::ifstream schedstat(task / "schedstat");
-        std::uint64_t ran_ns = 0, waited_ns = 0, runs = 0;
-        if (schedstat >> ran_ns >> waited_ns >> runs) by_name[name] += static_cast<double>(runs);
+        if (const std::optional<Schedstat> sched = ReadSchedstat(task / "schedstat")) {
+          by_name[name] += static_cast<double>(sched->runs);
+        }
       });
   if (!read.ok()) return read;
   return by_name;
 }
 
 absl::StatusOr<ThreadRuns> ReadThisThreadRuns() {
-  std::ifstream schedstat("/proc/thread-self/schedstat");
-  std::uint64_t ran_ns = 0, waited_ns = 0, runs = 0;
-  if (!(schedstat >> ran_ns >> waited_ns >> runs)) {
-    return absl::UnavailableError("no /proc/thread-self/schedstat");
-  }
-  return ThreadRuns{static_cast<double>(ran_ns) / 1e9, runs};
+  const std::optional<Schedstat> sched = ReadSchedstat("/proc/thread-self/schedstat");
+  if (!sched) return absl::UnavailableError("no /proc/thread-self/schedstat");
+  return ThreadRuns{static_cast<double>(sched->ran_ns) / 1e9, sched->runs};
 }
 
 absl::StatusOr<ProcessUsage> ReadProcessUsage(pid_t pid) {
