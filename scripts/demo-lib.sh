@@ -188,9 +188,11 @@ leftover_hint() {
   } >&4
 }
 
-# talos-sim wrote ready.json; exits the demo with the simulator's log if it stopped instead.
+# talos-sim printed its last line, "ready <path>"; exits the demo with the simulator's log if it
+# stopped instead. Not ready.json: Fleet::Start writes it before main prints where the nodes
+# listen, and the demo reads those lines next.
 sim_ready() {
-  [ ! -f "$work/sim/ready.json" ] || return 0
+  ! grep -q '^ready ' "$work/sim.log" || return 0
   running "$sim_pid" && return 1
   local code=0
   wait "$sim_pid" || code=$?

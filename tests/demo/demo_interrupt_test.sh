@@ -57,7 +57,11 @@ follow() {
 # match; the follower ends with the demo or at the deadline).
 wait_for_output() {
   grep -qE -m1 "$1" < <(follow "$2" "$tmp/demo.log" "$demo_pid") && return 0
-  running "$demo_pid" || fail "the demo ended before printing '$1'"
+  if ! running "$demo_pid"; then
+    local status=0
+    wait "$demo_pid" || status=$?
+    fail "the demo ended (status $status) before printing '$1'"
+  fi
   fail "no '$1' within $2 s"
 }
 
