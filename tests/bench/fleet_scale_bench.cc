@@ -11,6 +11,7 @@
 //        [--workers N (the daemon's --workers, default: one per cluster, at most 256)]
 //        [--node-watches on|off (off: the daemon's --no-node-watches; default on)]
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -54,6 +55,7 @@ struct Result {
   ProcessUsage sim_before;
   ProcessUsage sim_after;
   double machine_busy = 0;        // share of all cores' time busy during the rollout
+  double machine_busy_seconds = 0;  // all cores' busy time during the rollout, CPU seconds
   int not_once = 0;               // nodes not upgraded exactly once
   int status_commits = 0;         // on the status branch during the rollout
   int first_cluster_records = 0;  // of those, the ones that changed the first cluster's file
@@ -142,6 +144,8 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
   const auto machine_after = MachineTicks();
   result.machine_busy = (machine_after.first - machine_before.first) /
                         std::max(1.0, machine_after.second - machine_before.second);
+  result.machine_busy_seconds = (machine_after.first - machine_before.first) /
+                                static_cast<double>(sysconf(_SC_CLK_TCK));
   if (auto usage = ReadProcessUsage(world.daemon().pid()); usage.ok()) result.daemon_after = *usage;
   if (auto threads = ReadThreadCpuByName(world.daemon().pid()); threads.ok()) {
     result.daemon_threads_after = *std::move(threads);
@@ -197,6 +201,11 @@ void Print(const char* label, int clusters, const Result& r) {
       static_cast<double>(r.sim_after.rss_kib) / 1024, 100 * r.machine_busy, r.status_commits,
       r.first_cluster_records, r.mirror_mib, r.talos_calls / (5.0 * clusters),
       r.kube_calls / (5.0 * clusters));
+  // What neither the daemon nor the simulator took: the bench itself (its reads of the status
+  // branch), the git server it runs, the kernel's own threads.
+  std::printf("  the rest of the machine in the rollout: %.2f CPU s\n",
+              r.machine_busy_seconds - (r.daemon_after.cpu_seconds - r.daemon_before.cpu_seconds) -
+                  (r.sim_after.cpu_seconds - r.sim_before.cpu_seconds));
   PrintThreadCpu(r);
   std::vector<std::pair<int, std::string>> methods;
   for (const auto& [method, count] : r.calls_by_method) methods.emplace_back(count, method);
