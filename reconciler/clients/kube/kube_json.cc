@@ -1,7 +1,5 @@
 #include "reconciler/clients/kube/kube_json.h"
 
-#include <map>
-
 #include "core/pending_mark.h"
 #include "reconciler/runtime/json_fields.h"
 
@@ -119,34 +117,6 @@ size_t ItemCount(const json& list) { return List(list, "items").size(); }
 
 std::string ListVersion(const json& list) {
   return Text(Field(list, "metadata"), "resourceVersion");
-}
-
-NodeWatchLine NodeWatchLineFromJson(std::string_view line) {
-  const json parsed = json::parse(line, nullptr, /*allow_exceptions=*/false);
-  const std::string type = Text(parsed, "type");
-  const json& object = Field(parsed, "object");
-  NodeWatchLine out;
-  using Type = NodeWatchEvent::Type;
-  static const std::map<std::string, Type, std::less<>> kTypes = {
-      {"ADDED", Type::kAdded},
-      {"MODIFIED", Type::kModified},
-      {"DELETED", Type::kDeleted},
-      {"BOOKMARK", Type::kBookmark}};
-  if (auto it = kTypes.find(type); it != kTypes.end()) {
-    NodeWatchEvent event;
-    event.type = it->second;
-    if (event.type != Type::kBookmark) event.node = NodeFromJson(object);
-    event.resource_version = Text(Field(object, "metadata"), "resourceVersion");
-    out.event = std::move(event);
-    return out;
-  }
-  out.error_code = static_cast<int>(Integer(object, "code", 0));
-  out.error_reason = Text(object, "reason");
-  out.error_message = Text(object, "message");
-  if (type != "ERROR" && out.error_message.empty()) {
-    out.error_message = "not a watch event: " + std::string(line.substr(0, 120));
-  }
-  return out;
 }
 
 ApiError ApiErrorFromBody(std::string_view body) {

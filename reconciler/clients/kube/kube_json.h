@@ -42,6 +42,8 @@ struct NodeWatchLine {
   std::string error_reason;
   std::string error_message;
 };
+// Read without building the line as a document (node_watch_line.cc): what a Node line holds
+// beyond the fields of a KubeNode is skipped as it is parsed.
 NodeWatchLine NodeWatchLineFromJson(std::string_view line);
 
 // The `message` and `reason` of a `Status` answer (an error's body), the message followed by
