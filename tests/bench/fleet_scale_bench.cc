@@ -144,8 +144,8 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
   const auto machine_after = MachineTicks();
   result.machine_busy = (machine_after.first - machine_before.first) /
                         std::max(1.0, machine_after.second - machine_before.second);
-  result.machine_busy_seconds = (machine_after.first - machine_before.first) /
-                                static_cast<double>(sysconf(_SC_CLK_TCK));
+  result.machine_busy_seconds =
+      (machine_after.first - machine_before.first) / static_cast<double>(sysconf(_SC_CLK_TCK));
   if (auto usage = ReadProcessUsage(world.daemon().pid()); usage.ok()) result.daemon_after = *usage;
   if (auto threads = ReadThreadCpuByName(world.daemon().pid()); threads.ok()) {
     result.daemon_threads_after = *std::move(threads);
