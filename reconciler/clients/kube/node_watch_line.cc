@@ -106,7 +106,6 @@ bool IsObject(At at) {
 // What the line says, as far as it was read. The SAX interface nlohmann::json::sax_parse calls.
 class LineReader {
  public:
-  bool failed() const { return failed_; }
   std::string type;
   std::string version;
   KubeNode node;
@@ -175,8 +174,8 @@ class LineReader {
     stack_.pop_back();
     return true;
   }
+  // Ends the parse: sax_parse then returns false, as it does for nothing else here.
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
-    failed_ = true;
     return false;
   }
 
@@ -238,8 +237,6 @@ class LineReader {
   void Clear(At at) {
     if (std::string* text = TextAt(at)) text->clear();
     switch (at) {
-      case At::kType:
-        break;
       case At::kObject:
         node = {};
         version.clear();
@@ -295,15 +292,13 @@ class LineReader {
   At key_ = At::kSkipped;
   std::pair<std::string, std::string> condition_;  // type, status
   std::pair<std::string, std::string> address_;    // address, type
-  bool failed_ = false;
 };
 
 }  // namespace
 
 NodeWatchLine NodeWatchLineFromJson(std::string_view line) {
   LineReader read;
-  const bool parsed = json::sax_parse(line, &read) && !read.failed();
-  if (!parsed) read = LineReader();  // a line that is no JSON says nothing
+  if (!json::sax_parse(line, &read)) read = LineReader();  // a line that is no JSON says nothing
   NodeWatchLine out;
   using Type = NodeWatchEvent::Type;
   static constexpr std::pair<std::string_view, Type> kTypes[] = {{"ADDED", Type::kAdded},
