@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/planner.h"
 #include "fmt/format.h"
 
 namespace tr::core {
