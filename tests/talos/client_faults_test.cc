@@ -220,6 +220,35 @@ TEST_P(ClientFaultTest, ANodeTheEndpointCannotDialIsNotAskedAgainThroughTheNext)
   EXPECT_EQ(Calls("cp-2", "/machine.MachineService/Version").size(), 1u);
 }
 
+TEST_P(ClientFaultTest, ANodeTheEndpointCannotDialMovesOnlyItsOwnCalls) {
+  ASSERT_NO_FATAL_FAILURE(Inject("w-1", sim::FaultKind::kApiUnreachable));
+  TalosContext context;
+  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+  context.endpoints = {Endpoint{Address("cp-1"), kApidPort}, Endpoint{Address("cp-2"), kApidPort},
+                       Endpoint{Address("cp-3"), kApidPort}};
+  std::unique_ptr<TalosClient> client;
+  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &client));
+  const auto via = [&](const std::string& node) {
+    const auto calls = Calls(node, "/machine.MachineService/Version");
+    return calls.empty() ? std::string("none") : calls.back().endpoint;
+  };
+  // Every call goes through cp-2 first (the endpoint that answered last).
+  ASSERT_TRUE(client->Version(Address("cp-1")).ok());
+  EXPECT_EQ(via("cp-1"), "cp-2");
+  // cp-2 cannot dial w-1: w-1's next call starts at cp-3, the other nodes' stay on cp-2.
+  EXPECT_EQ(client->Version(Address("w-1")).status().code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(client->Version(Address("cp-1")).ok());
+  EXPECT_EQ(via("cp-1"), "cp-2");
+  // w-1 comes back and answers through cp-3; its calls then start where everyone's do.
+  ASSERT_TRUE(fleet_->ClearFaults("w-1").ok());
+  ASSERT_TRUE(client->Version(Address("w-1")).ok());
+  EXPECT_EQ(via("w-1"), "cp-3");
+  ASSERT_TRUE(client->Version(Address("w-1")).ok());
+  EXPECT_EQ(via("w-1"), "cp-2");
+  ASSERT_TRUE(client->Version(Address("cp-1")).ok());
+  EXPECT_EQ(via("cp-1"), "cp-2");
+}
+
 INSTANTIATE_TEST_SUITE_P(DownNodes, ClientFaultTest, ::testing::Bool(),
                          [](const auto& p) { return p.param ? "Refusing" : "Unavailable"; });
 

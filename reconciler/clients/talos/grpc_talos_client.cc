@@ -96,7 +96,12 @@ GrpcTalosClient::GrpcTalosClient(std::vector<Endpoint> endpoints,
 
 std::vector<size_t> GrpcTalosClient::Candidates(const std::string& node, bool node_first) const {
   const size_t count = endpoints_.size();
-  const size_t first = preferred_.load() % count;
+  size_t first = preferred_.load();
+  {
+    MutexLock lock(moved_mu_);
+    if (auto it = moved_.find(node); it != moved_.end()) first = it->second;
+  }
+  first %= count;
   std::vector<size_t> others;
   std::vector<size_t> self;
   for (size_t i = 0; i < count; ++i) {
@@ -113,8 +118,18 @@ bool GrpcTalosClient::NodeBehindUnreachable(const absl::Status& status, size_t e
   return host && *host != endpoints_[endpoint].host;
 }
 
-void GrpcTalosClient::RotatePreferred(const std::vector<size_t>& candidates, size_t position) {
-  preferred_.store(candidates[(position + 1) % candidates.size()]);
+void GrpcTalosClient::StartNextAt(const std::string& node, const std::vector<size_t>& candidates,
+                                  size_t position) {
+  MutexLock lock(moved_mu_);
+  moved_[node] = candidates[(position + 1) % candidates.size()];
+}
+
+void GrpcTalosClient::Answered(const std::string& node, size_t endpoint) {
+  {
+    MutexLock lock(moved_mu_);
+    if (moved_.erase(node) > 0) return;
+  }
+  preferred_.store(endpoint);
 }
 
 size_t GrpcTalosClient::ConnectedEndpoints() const {
@@ -175,14 +190,14 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
     std::stop_callback cancel(stop, [&call] { call.context.TryCancel(); });
     absl::Status status = attempt(call);
     if (status.ok()) {
-      preferred_.store(index);
+      Answered(node, index);
       return status;
     }
     // The endpoint could not dial the node behind it (down, coming up): every endpoint would
-    // say so. The next call starts at the next endpoint, whose own connection to the node (and
-    // its reconnect backoff, backend/apid.go) may differ.
+    // say so. The node's next call starts at the next endpoint, whose own connection to the
+    // node (and its reconnect backoff, backend/apid.go) may differ.
     if (NodeBehindUnreachable(status, index)) {
-      RotatePreferred(candidates, n);
+      StartNextAt(node, candidates, n);
       return status;
     }
     // Unavailable may be the endpoint's own apid (restarting, going down) rather than the node

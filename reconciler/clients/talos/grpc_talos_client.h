@@ -15,9 +15,10 @@
 // delivered twice. A COSI watch (StartWatch) moves on as a read-only call until the node's first
 // message establishes it; then it ends with its stream. No call moves on when the endpoint answers
 // that it could not dial the node (apid's "Error while dialing": the node is down or coming up, and
-// every endpoint would say the same); the next call starts at the next endpoint instead, whose own
-// connection to the node may be up sooner. A watch has no deadline (it lasts until cancelled or
-// broken) and holds no thread; destroy every watch's handle before the client.
+// every endpoint would say the same); that node's next call starts at the next endpoint instead,
+// whose own connection to the node may be up sooner (the other nodes' calls stay where they are).
+// A watch has no deadline (it lasts until cancelled or broken) and holds no thread; destroy every
+// watch's handle before the client.
 //
 // TLS: the server name checked is the endpoint host (apid's certificate has the node's IPs as
 // SANs), as talosctl does; set `tls_server_name` when the endpoints are names or VIPs outside the

@@ -3,18 +3,21 @@
 // (server-streaming calls) and grpc_talos_watch.cc (started streams: watches and
 // events, asynchronous readers on the process's one stream queue).
 //
-// Thread-safety: safe from several threads; the only mutable state is the preferred endpoint.
+// Thread-safety: safe from several threads; the only mutable state is where calls start (the
+// preferred endpoint, and the next endpoint of each node the last one could not dial).
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "reconciler/clients/talos/grpc_call.h"
 #include "reconciler/clients/talos/grpc_talos_client.h"
 
@@ -90,15 +93,20 @@ class GrpcTalosClient final : public TalosClient {
   absl::Status Call(const std::string& method, const std::string& node,
                     std::chrono::milliseconds timeout, Failover failover, const Attempt& attempt,
                     std::stop_token stop = {});
-  // Endpoint indices for a call to `node`: endpoints other than the node first (preferred one
-  // first), the node itself only when it is the only endpoint. With `node_first` (a COSI watch),
-  // the node itself first when it is an endpoint, then the others.
+  // Endpoint indices for a call to `node`: endpoints other than the node first (the node's own
+  // start when an endpoint could not dial it, else the preferred one, first), the node itself
+  // only when it is the only endpoint. With `node_first` (a COSI watch), the node itself first
+  // when it is an endpoint, then the others.
   std::vector<size_t> Candidates(const std::string& node, bool node_first = false) const;
   // Whether `status`, from a call through `endpoint`, says that its apid could not dial the node
   // behind it (another host than its own; talos_answers.h).
   bool NodeBehindUnreachable(const absl::Status& status, size_t endpoint) const;
-  // Makes the candidate after `candidates[position]` the one tried first by the next call.
-  void RotatePreferred(const std::vector<size_t>& candidates, size_t position);
+  // Makes the candidate after `candidates[position]` the one tried first by the next call for
+  // `node` (its endpoint could not dial it). Calls for the other nodes keep their endpoint.
+  void StartNextAt(const std::string& node, const std::vector<size_t>& candidates, size_t position);
+  // A call for `node` through `endpoint` was answered: the node's calls start at the preferred
+  // endpoint again when they had moved (StartNextAt); else `endpoint` becomes the preferred one.
+  void Answered(const std::string& node, size_t endpoint);
   // Waits for the channel to connect until `deadline` or `stop`; kRefused at once when the
   // connection attempt fails (refused, TLS handshake failure) or recently failed.
   enum class Connection { kReady, kRefused, kNoAnswer };
@@ -119,6 +127,11 @@ class GrpcTalosClient final : public TalosClient {
   GrpcTalosClientOptions options_;
   Env& env_;
   std::atomic<size_t> preferred_{0};
+  // Where the next call for a node starts after an endpoint could not dial it (the node is down
+  // or coming up): per node, so that a node's reboot does not move every other node's calls and
+  // watches to an endpoint that may be the next to reboot. Erased at the node's first answer.
+  mutable Mutex moved_mu_;
+  std::map<std::string, size_t> moved_ ABSL_GUARDED_BY(moved_mu_);
   // Set once a boot id read as one message timed out: from then on it is read as a stream.
   std::atomic<bool> boot_id_as_stream_{false};
 };

@@ -244,7 +244,7 @@ class GrpcTalosClient::StreamAttempt final {
     if (!established_) {
       established_ = true;
       // A node serving its own watch says nothing of it as a proxy for the others.
-      if (client_.endpoints_[index_].host != info_.node) client_.preferred_.store(index_);
+      if (client_.endpoints_[index_].host != info_.node) client_.Answered(info_.node, index_);
     }
     if (ended_.ok()) {
       ended_ = Kind::Deliver(response_, info_, *shared_);
@@ -269,9 +269,9 @@ class GrpcTalosClient::StreamAttempt final {
       result = FromGrpcStatus(status, info_);
     }
     // The endpoint could not dial the node behind it: so would it be through the others; the
-    // next stream starts at the next endpoint (as a unary call, grpc_talos_client.cc).
+    // node's next stream starts at the next endpoint (as a unary call, grpc_talos_client.cc).
     if (client_.NodeBehindUnreachable(result, index_)) {
-      client_.RotatePreferred(shared_->candidates, position_);
+      client_.StartNextAt(info_.node, shared_->candidates, position_);
       shared_->Finish(result);
       return;
     }
