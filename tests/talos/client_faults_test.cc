@@ -31,6 +31,15 @@ class ClientFaultTest : public SimTest, public ::testing::WithParamInterface<boo
     ASSERT_TRUE(fleet_->InjectFault(node, fault).ok());
   }
 
+  // A client of "prod" whose endpoints are `nodes`, in that order.
+  void ClientThrough(const std::vector<std::string>& nodes, std::unique_ptr<TalosClient>* client) {
+    TalosContext context;
+    ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
+    context.endpoints.clear();
+    for (const std::string& node : nodes) context.endpoints.push_back({Address(node), kApidPort});
+    ASSERT_NO_FATAL_FAILURE(NewClientFor(context, client));
+  }
+
   absl::StatusOr<UpgradeAck> Upgrade(const std::string& node) {
     LegacyUpgradeRequest request;
     request.image = kTarget;
@@ -183,11 +192,8 @@ TEST_P(ClientFaultTest, ApiUnreachableNodeAndEndpointFailover) {
   auto version = client_->Version(Address("cp-1"));
   EXPECT_EQ(version.status().code(), absl::StatusCode::kUnavailable);
   // As an endpoint: read-only calls fail over to the next endpoint.
-  TalosContext context;
-  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
-  context.endpoints = {Endpoint{Address("cp-1"), kApidPort}, Endpoint{Address("cp-2"), kApidPort}};
   std::unique_ptr<TalosClient> client;
-  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &client));
+  ASSERT_NO_FATAL_FAILURE(ClientThrough({"cp-1", "cp-2"}, &client));
   NodeVersion worker;
   TR_ASSERT_OK_AND_ASSIGN(worker, client->Version(Address("w-1")));
   EXPECT_EQ(worker.tag, "v1.13.0");
@@ -202,11 +208,8 @@ TEST_P(ClientFaultTest, ApiUnreachableNodeAndEndpointFailover) {
 
 TEST_P(ClientFaultTest, ANodeTheEndpointCannotDialIsNotAskedAgainThroughTheNext) {
   ASSERT_NO_FATAL_FAILURE(Inject("w-1", sim::FaultKind::kApiUnreachable));
-  TalosContext context;
-  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
-  context.endpoints = {Endpoint{Address("cp-1"), kApidPort}, Endpoint{Address("cp-2"), kApidPort}};
   std::unique_ptr<TalosClient> client;
-  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &client));
+  ASSERT_NO_FATAL_FAILURE(ClientThrough({"cp-1", "cp-2"}, &client));
   // cp-1 answers that it could not dial w-1: cp-2 would dial the same node, so it is not asked.
   auto first = client->Version(Address("w-1"));
   EXPECT_EQ(first.status().code(), absl::StatusCode::kUnavailable);
@@ -222,12 +225,8 @@ TEST_P(ClientFaultTest, ANodeTheEndpointCannotDialIsNotAskedAgainThroughTheNext)
 
 TEST_P(ClientFaultTest, ANodeTheEndpointCannotDialMovesOnlyItsOwnCalls) {
   ASSERT_NO_FATAL_FAILURE(Inject("w-1", sim::FaultKind::kApiUnreachable));
-  TalosContext context;
-  ASSERT_NO_FATAL_FAILURE(LoadContext("prod", "os:admin", &context));
-  context.endpoints = {Endpoint{Address("cp-1"), kApidPort}, Endpoint{Address("cp-2"), kApidPort},
-                       Endpoint{Address("cp-3"), kApidPort}};
   std::unique_ptr<TalosClient> client;
-  ASSERT_NO_FATAL_FAILURE(NewClientFor(context, &client));
+  ASSERT_NO_FATAL_FAILURE(ClientThrough({"cp-1", "cp-2", "cp-3"}, &client));
   const auto via = [&](const std::string& node) {
     const auto calls = Calls(node, "/machine.MachineService/Version");
     return calls.empty() ? std::string("none") : calls.back().endpoint;
