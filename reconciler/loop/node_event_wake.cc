@@ -16,6 +16,10 @@ std::string AddressOf(const core::ClusterProfile& profile, const std::string& no
   return "";
 }
 
+bool GoingDown(core::MachineStage stage) {
+  return stage == core::MachineStage::kRebooting || stage == core::MachineStage::kShuttingDown;
+}
+
 }  // namespace
 
 bool WakesCluster(const talos::MachineEvent& event) {
@@ -45,6 +49,9 @@ struct NodeEventWake::Followed {
   // Used by one stream's callbacks, then by the subscribing thread before the next stream.
   int retry = 1;
   bool live = false;  // the stream in progress said hello
+  // The node said it is going down (its stage REBOOTING or SHUTTING_DOWN) since it last
+  // answered a subscription: a break is its reboot, not a blip.
+  bool going_down = false;
   Mutex mu;
   std::unique_ptr<talos::TalosStream> stream ABSL_GUARDED_BY(mu);
 };
@@ -82,18 +89,7 @@ void NodeEventWake::Follow(const core::ClusterProfile& profile,
   std::vector<std::pair<std::string, std::string>> starting;  // node, address
   {
     MutexLock lock(mu_);
-    auto followed = followed_.find(profile.name);
-    if (followed != followed_.end()) {
-      for (auto it = followed->second.begin(); it != followed->second.end();) {
-        if (std::find(nodes.begin(), nodes.end(), it->first) != nodes.end()) {
-          ++it;
-          continue;
-        }
-        stopping.push_back(std::move(it->second));
-        it = followed->second.erase(it);
-      }
-      if (followed->second.empty()) followed_.erase(followed);
-    }
+    stopping = TakeAllBut(profile.name, nodes);
     for (const std::string& node : nodes) {
       const std::string address = AddressOf(profile, node);
       const bool known = followed_.contains(profile.name) && followed_[profile.name].contains(node);
@@ -122,17 +118,33 @@ void NodeEventWake::Follow(const core::ClusterProfile& profile,
   due_changed_.notify_all();
 }
 
-void NodeEventWake::Forget(const std::string& cluster) {
+NodeEventWake::Follows NodeEventWake::TakeAllBut(const std::string& cluster,
+                                                 const std::vector<std::string>& nodes) {
+  Follows taken;
+  auto followed = followed_.find(cluster);
+  if (followed == followed_.end()) return taken;
+  for (auto it = followed->second.begin(); it != followed->second.end();) {
+    if (std::find(nodes.begin(), nodes.end(), it->first) != nodes.end()) {
+      ++it;
+      continue;
+    }
+    taken.push_back(std::move(it->second));
+    it = followed->second.erase(it);
+  }
+  if (followed->second.empty()) followed_.erase(followed);
+  return taken;
+}
+
+void NodeEventWake::Keep(const std::string& cluster, const std::vector<std::string>& nodes) {
   Follows stopping;
   {
     MutexLock lock(mu_);
-    auto it = followed_.find(cluster);
-    if (it == followed_.end()) return;
-    for (auto& [node, follow] : it->second) stopping.push_back(std::move(follow));
-    followed_.erase(it);
+    stopping = TakeAllBut(cluster, nodes);
   }
   Stop(stopping);
 }
+
+void NodeEventWake::Forget(const std::string& cluster) { Keep(cluster, {}); }
 
 bool NodeEventWake::Hearing(const std::string& cluster,
                             const std::vector<std::string>& nodes) const {
@@ -174,6 +186,10 @@ void NodeEventWake::Subscribe(const std::shared_ptr<Followed>& follow) {
       f->retry = 1;
       f->live = true;
       f->hearing = true;
+      f->going_down = false;
+    }
+    if (const auto* machine = std::get_if<talos::MachineStatusEvent>(&event.payload)) {
+      f->going_down = GoingDown(machine->status.stage);
     }
     if (WakesCluster(event) && !f->stopped) wake_(f->cluster);
   };
@@ -197,7 +213,11 @@ void NodeEventWake::Ended(const std::shared_ptr<Followed>& follow, const absl::S
   follow->hearing = absl::IsUnavailable(status);
   // A live stream that broke: the node may be going down, which its status should say.
   if (follow->live) wake_(follow->cluster);
-  const BackoffPolicy backoff{options_.initial_backoff, options_.max_backoff, 0};
+  // A node that said it is going down is not back within a few hundred milliseconds (a reboot
+  // stops every service, then boots): probing it before the longest wait only fails.
+  const std::chrono::milliseconds first =
+      follow->going_down ? options_.max_backoff : options_.initial_backoff;
+  const BackoffPolicy backoff{first, options_.max_backoff, 0};
   SubscribeAt(follow, env_.Monotonic() + JitteredBackoff(backoff, follow->retry++, env_));
 }
 

@@ -16,9 +16,11 @@
 // happened before it is not known), and when a live stream breaks (the node goes down, which
 // its status should say). The stages on the way wake nothing: they only change what the status
 // says, which the poll brings. When the stream breaks (the node reboots) it subscribes again
-// after a backoff, as `talosctl upgrade --wait` does. `Hearing` tells the reconciler which nodes
-// it hears (stream live, or down and subscribed to again), so that it can look at them less
-// often. `wake` runs on the client's threads: it must not block.
+// after a backoff, as `talosctl upgrade --wait` does; after a node that said it is going down
+// (stage REBOOTING or SHUTTING_DOWN, which Talos sets before the reboot) the first wait is
+// already the longest, since a node is never back within the shorter ones. `Hearing` tells the
+// reconciler which nodes it hears (stream live, or down and subscribed to again), so that it can
+// look at them less often. `wake` runs on the client's threads: it must not block.
 //
 // Time, the waits of the backoff and its jitter come from the injected Env. Thread-safe.
 #pragma once
@@ -62,14 +64,16 @@ struct NodeEventWakeOptions {
 // a rollout (docs/benchmarks.md).
 NodeEventWakeOptions NodeEventWakeOptionsFor(std::chrono::milliseconds node_poll);
 
-// What follows the nodes a cluster has in flight (the rollout reconciler tells it after each
-// reconcile).
+// What follows the nodes a cluster has in flight (the rollout reconciler tells it at the end of
+// each reconcile, and which nodes it keeps after each action).
 class InFlightFollower {
  public:
   virtual ~InFlightFollower() = default;
   // From now on follows exactly `nodes` (names of `profile`'s nodes) of the profile's cluster.
   virtual void Follow(const core::ClusterProfile& profile,
                       const std::vector<std::string>& nodes) = 0;
+  // Stops following the nodes of `cluster` not in `nodes`; starts following none.
+  virtual void Keep(const std::string& cluster, const std::vector<std::string>& nodes) = 0;
   // Stops following every node of `cluster`.
   virtual void Forget(const std::string& cluster) = 0;
   // Whether each of `nodes` of `cluster` is heard: its event stream is open, so that what ends
@@ -94,6 +98,7 @@ class NodeEventWake final : public InFlightFollower {
 
   // Subscribes to the nodes not followed yet, ends the streams of the cluster's others.
   void Follow(const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override;
+  void Keep(const std::string& cluster, const std::vector<std::string>& nodes) override;
   void Forget(const std::string& cluster) override;
   bool Hearing(const std::string& cluster, const std::vector<std::string>& nodes) const override;
   // How many nodes are followed now.
@@ -104,6 +109,9 @@ class NodeEventWake final : public InFlightFollower {
   struct Followed;
   using Follows = std::vector<std::shared_ptr<Followed>>;
 
+  // Takes the follows of `cluster`'s nodes not in `nodes` out of followed_, to be stopped.
+  Follows TakeAllBut(const std::string& cluster, const std::vector<std::string>& nodes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Starts the node's stream unless its follow was stopped; on the subscribing thread.
   void Subscribe(const std::shared_ptr<Followed>& follow);
   // The stream's end (its on_done): wakes the cluster when a live stream broke, and subscribes

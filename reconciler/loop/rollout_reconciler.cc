@@ -271,6 +271,12 @@ ReconcileOutcome RolloutReconciler::Run(Pass& pass, std::stop_token stop) {
   int turns = 0;
   for (size_t next = 0;; ++next) {
     if (next == std::size(kSteps)) {  // an action done and remembered
+      // A node completed stops being followed now, not after the pass's next actions (the next
+      // node's upgrade call can take the image's pull, while a probe of the node just done
+      // would only open a stream to end it). A node started is followed from the pass's end,
+      // as before: a stream opened before its upgrade call would carry every event of the
+      // install, which wakes nothing.
+      FollowInFlight(pass, /*start=*/false);
       if (absl::Status s = RecordDue(pass, /*finishing=*/false, stop); !s.ok()) {
         return ReconcileOutcome::TransientError(Text(s));
       }
@@ -300,14 +306,21 @@ absl::Status RolloutReconciler::RecordDue(Pass& pass, bool finishing, std::stop_
   return Record(due.status, stop, due.news);
 }
 
+void RolloutReconciler::FollowInFlight(const Pass& pass, bool start) {
+  if (deps_.in_flight_follower == nullptr) return;
+  std::vector<std::string> nodes;
+  for (const core::OperationInFlight& op : pass.memory.in_flight) nodes.push_back(op.node);
+  if (start) {
+    deps_.in_flight_follower->Follow(*pass.profile, nodes);
+  } else {
+    deps_.in_flight_follower->Keep(pass.profile->name, nodes);
+  }
+}
+
 ReconcileOutcome RolloutReconciler::Finish(Pass& pass, const Verdict& verdict,
                                            std::stop_token stop) {
   const absl::Status recorded = RecordDue(pass, /*finishing=*/true, stop);
-  if (pass.turned && deps_.in_flight_follower != nullptr) {
-    std::vector<std::string> nodes;
-    for (const core::OperationInFlight& op : pass.memory.in_flight) nodes.push_back(op.node);
-    deps_.in_flight_follower->Follow(*pass.profile, nodes);
-  }
+  if (pass.turned) FollowInFlight(pass, /*start=*/true);
   if (!recorded.ok()) return ReconcileOutcome::TransientError(Text(recorded));
   switch (verdict.kind) {
     case Verdict::Kind::kNext:  // every step went on: look again on the node poll

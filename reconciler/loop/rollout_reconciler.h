@@ -122,6 +122,9 @@ class RolloutReconciler final : public ClusterReconciler {
   // The one way out: records what the pass holds (RecordDue), tells the in-flight follower,
   // and turns the verdict into the controller's outcome.
   ReconcileOutcome Finish(Pass& pass, const Verdict& verdict, std::stop_token stop);
+  // Tells the in-flight follower the nodes the pass has in flight now: after every action
+  // remembered only to stop following the others (`start` false), at the end to follow them.
+  void FollowInFlight(const Pass& pass, bool start);
   // The one place a status is recorded: the status due, and with `finishing` also a result
   // that waited for the next record (core::RecordMayWaitForNext).
   absl::Status RecordDue(Pass& pass, bool finishing, std::stop_token stop);

@@ -173,6 +173,7 @@ class WorldExecutor final : public RolloutExecutor {
   absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
                                        const core::RolloutDecision& d, std::stop_token) override {
     calls.push_back(std::string(core::ActionKindName(d.kind)) + " " + d.node);
+    if (on_execute) on_execute(d);
     if (runs_inline &&
         (d.kind == core::ActionKind::kCallUpgrade || d.kind == core::ActionKind::kInstallImage)) {
       // The operation must already be on the status branch when the node is called, naming
@@ -207,6 +208,7 @@ class WorldExecutor final : public RolloutExecutor {
   absl::Status refusal;
   int busy_installs = 0;
   std::function<absl::Status()> drain;  // the drain's result, when set
+  std::function<void(const core::RolloutDecision&)> on_execute;  // sees each action first
 
  private:
   RolloutWorld& world_;
@@ -268,6 +270,12 @@ class RecordingFollower final : public InFlightFollower {
   void Follow(const core::ClusterProfile& profile, const std::vector<std::string>& nodes) override {
     if (told.empty() || told.back() != nodes) told.push_back(nodes);
     clusters.insert(profile.name);
+    followed = std::set<std::string>(nodes.begin(), nodes.end());
+  }
+  void Keep(const std::string&, const std::vector<std::string>& nodes) override {
+    std::erase_if(followed, [&](const std::string& node) {
+      return std::find(nodes.begin(), nodes.end(), node) == nodes.end();
+    });
   }
   void Forget(const std::string& cluster) override { forgotten.push_back(cluster); }
   bool Hearing(const std::string&, const std::vector<std::string>& nodes) const override {
@@ -276,6 +284,7 @@ class RecordingFollower final : public InFlightFollower {
 
   bool hears = false;                          // what Hearing answers for nodes in flight
   std::vector<std::vector<std::string>> told;  // each change of the nodes in flight
+  std::set<std::string> followed;              // what Follow and Keep leave followed
   std::set<std::string> clusters;
   std::vector<std::string> forgotten;
 };
@@ -302,6 +311,28 @@ TEST(RolloutReconcilerTest, TellsItsFollowerTheNodesInFlightAndForgetsAClusterGo
   h.Publish(other, {});
   EXPECT_EQ(r->Reconcile("prod", {}).kind, ReconcileOutcome::Kind::kForget);
   EXPECT_EQ(follower.forgotten, std::vector<std::string>{"prod"});
+}
+
+// A node completed is no longer followed from the action that completes it, not from the end
+// of that reconcile: the next node's upgrade call, which can take the image's pull, finds no
+// other node followed.
+TEST(RolloutReconcilerTest, ANodeCompletedIsNotFollowedDuringTheNextUpgradeCall) {
+  Harness h;
+  h.world.profile().policy.settle = std::chrono::seconds(0);  // the next node in the same pass
+  h.Publish(h.world.profile(), {});
+  RecordingFollower follower;
+  h.follower = &follower;
+  std::vector<std::string> upgraded;
+  h.executor.on_execute = [&](const core::RolloutDecision& d) {
+    if (d.kind != core::ActionKind::kCallUpgrade) return;
+    upgraded.push_back(d.node);
+    for (const std::string& node : follower.followed) {
+      EXPECT_EQ(node, d.node) << "still followed at the upgrade call of " << d.node;
+    }
+  };
+  auto r = h.Make();
+  EXPECT_EQ(h.RunToRest(*r).kind, ReconcileOutcome::Kind::kDone);
+  EXPECT_EQ(upgraded.size(), 5u);
 }
 
 // A node in flight whose events are heard is looked at five times less often: what ends its

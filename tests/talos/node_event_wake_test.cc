@@ -46,6 +46,16 @@ class NodeEventWakeTest : public SimTest {
     return options;
   }
 
+  // Upgrades `node`, which goes down for its reboot and never comes back.
+  void UpgradeIntoARebootWithNoReturn(const std::string& node) {
+    sim::Fault never_returns;
+    never_returns.kind = sim::FaultKind::kNeverReturns;
+    ASSERT_TRUE(fleet_->InjectFault(node, never_returns).ok());
+    LegacyUpgradeRequest request;
+    request.image = "ghcr.io/siderolabs/installer:v1.12.4";
+    ASSERT_TRUE(talos_->Upgrade(Address(node), request).ok());
+  }
+
   std::shared_ptr<TalosClient> talos_;
   core::ClusterProfile profile_;
 };
@@ -99,12 +109,7 @@ TEST_F(NodeEventWakeTest, ANodeIsHeardWhileItsStreamIsLiveAndWhileItIsDown) {
   EXPECT_FALSE(follower.Hearing("staging", {"w-1"}));
 
   const size_t live = wakes.size();
-  sim::Fault never_returns;
-  never_returns.kind = sim::FaultKind::kNeverReturns;
-  ASSERT_TRUE(fleet_->InjectFault("w-1", never_returns).ok());
-  LegacyUpgradeRequest request;
-  request.image = "ghcr.io/siderolabs/installer:v1.12.4";
-  ASSERT_TRUE(talos_->Upgrade(Address("w-1"), request).ok());
+  ASSERT_NO_FATAL_FAILURE(UpgradeIntoARebootWithNoReturn("w-1"));
   ASSERT_TRUE(wakes.WaitMoreThan(live)) << "the stream's end woke nothing";
   const auto failed_subscriptions = [&] {
     size_t n = 0;
@@ -119,6 +124,41 @@ TEST_F(NodeEventWakeTest, ANodeIsHeardWhileItsStreamIsLiveAndWhileItIsDown) {
 
   follower.Forget("prod");
   EXPECT_FALSE(follower.Hearing("prod", {"w-1"}));
+}
+
+// A node that said it is going down (REBOOTING, before its kexec) is not probed on the short
+// waits: every subscription while it is down waits at least half the longest (its jitter).
+TEST_F(NodeEventWakeTest, ANodeThatSaidItIsGoingDownIsProbedOnlyAfterTheLongestWait) {
+  FixedClusterClients clients(talos_);
+  Wakes wakes;
+  NodeEventWakeOptions options = Options();
+  options.max_backoff = std::chrono::milliseconds(400);
+  NodeEventWake follower(
+      clients, [&](const std::string& cluster) { wakes.Add(cluster); }, env_, options);
+  follower.Follow(profile_, {"w-1"});
+  ASSERT_TRUE(wakes.WaitMoreThan(0));
+
+  ASSERT_NO_FATAL_FAILURE(UpgradeIntoARebootWithNoReturn("w-1"));
+  // When the node went down, then each subscription refused after it.
+  const auto times = [&] {
+    std::vector<std::chrono::system_clock::time_point> t;
+    for (const sim::JournalEntry& e : fleet_->journal().Entries()) {
+      const bool down =
+          e.kind == sim::JournalEntry::Kind::kState && e.node == "w-1" && e.what == "down";
+      // Answered by the endpoint, which cannot dial the node (the stream the reboot broke is
+      // the node's own answer).
+      const bool refused =
+          e.what == "/machine.MachineService/Events" && e.code == "UNAVAILABLE" && e.node != "w-1";
+      if ((down && t.empty()) || (refused && !t.empty())) t.push_back(e.time);
+    }
+    return t;
+  };
+  ASSERT_TRUE(test_support::WaitUntil([&] { return times().size() >= 3; }));
+  const auto t = times();
+  for (size_t i = 1; i < t.size(); ++i) {
+    EXPECT_GE(t[i] - t[i - 1], std::chrono::milliseconds(200)) << "subscription " << i;
+  }
+  follower.Forget("prod");
 }
 
 TEST(NodeEventWakeEventsTest, OnlyTheEndOfAWaitAFailureOrANewStreamWakesTheCluster) {
