@@ -64,6 +64,7 @@ struct Result {
   double wakes_per_reconcile = 0;
   double wake_cost_us = 0;  // this machine's CPU per wake of a thread idle 1 s
   long reconciles = 0;
+  bool idle_measured = false;  // false with --busy-only
   double idle_rss_mib = 0;
   double idle_rss_anon_mib = 0;
 };
@@ -187,6 +188,7 @@ absl::Status MeasureIdle(const std::filesystem::path& dir, const Options& option
   if (!usage.ok()) return usage.status();
   r.idle_rss_mib = static_cast<double>(usage->rss_kib) / 1024;
   r.idle_rss_anon_mib = static_cast<double>(usage->rss_anon_kib) / 1024;
+  r.idle_measured = true;
   return absl::OkStatus();
 }
 
@@ -201,7 +203,7 @@ absl::StatusOr<Result> Measure(const std::filesystem::path& dir, int clusters,
 }
 
 void Print(const Result& r) {
-  const std::string idle = r.idle_rss_mib == 0
+  const std::string idle = !r.idle_measured
                                ? std::string("idle RSS not measured (--busy-only)")
                                : fmt::format("idle RSS {:.1f} MiB ({:.1f} MiB anonymous)",
                                              r.idle_rss_mib, r.idle_rss_anon_mib);
