@@ -53,6 +53,9 @@ struct NodeObservation {
   // The Node's pending-install annotation (core/pending_mark.h), when it parses: a version
   // written to the node's inactive slot ahead of its reboot. Read only while the node answers.
   std::optional<PendingInstallMark> pending_mark;
+  // Read from a live MachineStatus watch rather than asked: the watch's end (the node going
+  // down) and a change of its readiness wake the cluster, as a node's events do.
+  bool watched = false;
 };
 
 // The schematic the node runs, an image no factory built (the vanilla installer before 1.14)

@@ -52,6 +52,7 @@ struct NodeEventWake::Followed {
   // The node said it is going down (its stage REBOOTING or SHUTTING_DOWN) since it last
   // answered a subscription: a break is its reboot, not a blip.
   bool going_down = false;
+  bool answered = false;  // a stream of this follow said hello
   Mutex mu;
   std::unique_ptr<talos::TalosStream> stream ABSL_GUARDED_BY(mu);
 };
@@ -187,6 +188,7 @@ void NodeEventWake::Subscribe(const std::shared_ptr<Followed>& follow) {
       f->live = true;
       f->hearing = true;
       f->going_down = false;
+      f->answered = true;
     }
     if (const auto* machine = std::get_if<talos::MachineStatusEvent>(&event.payload)) {
       f->going_down = GoingDown(machine->status.stage);
@@ -214,9 +216,11 @@ void NodeEventWake::Ended(const std::shared_ptr<Followed>& follow, const absl::S
   // A live stream that broke: the node may be going down, which its status should say.
   if (follow->live) wake_(follow->cluster);
   // A node that said it is going down is not back within a few hundred milliseconds (a reboot
-  // stops every service, then boots): probing it before the longest wait only fails.
+  // stops every service, then boots): probing it before the longest wait only fails. So is one
+  // down from its follow's start: a node read from its watch is handed over once it fell.
+  const bool down_from_start = !follow->answered && absl::IsUnavailable(status);
   const std::chrono::milliseconds first =
-      follow->going_down ? options_.max_backoff : options_.initial_backoff;
+      follow->going_down || down_from_start ? options_.max_backoff : options_.initial_backoff;
   const BackoffPolicy backoff{first, options_.max_backoff, 0};
   SubscribeAt(follow, env_.Monotonic() + JitteredBackoff(backoff, follow->retry++, env_));
 }

@@ -18,7 +18,9 @@
 // says, which the poll brings. When the stream breaks (the node reboots) it subscribes again
 // after a backoff, as `talosctl upgrade --wait` does; after a node that said it is going down
 // (stage REBOOTING or SHUTTING_DOWN, which Talos sets before the reboot) the first wait is
-// already the longest, since a node is never back within the shorter ones. `Hearing` tells the
+// already the longest, since a node is never back within the shorter ones; so it is for a
+// follow whose first subscription finds the node down (the rollout hands a node read from its
+// live watch over only once it fell: RolloutReconciler::FollowInFlight). `Hearing` tells the
 // reconciler which nodes it hears (stream live, or down and subscribed to again), so that it can
 // look at them less often. `wake` runs on the client's threads: it must not block.
 //

@@ -75,6 +75,9 @@ struct RolloutReconciler::Pass {
   std::string actor_id;
   // An observation no action since has changed, reused by the next turn.
   std::optional<core::ObservedCluster> kept;
+  // The nodes the turn's look read from a live MachineStatus watch (NodeObservation::watched):
+  // their watch's end and their readiness wake the cluster, so the follower leaves them out.
+  std::vector<std::string> watched;
   // The plan ObserveWhole made of the look it returned (to tell whether etcd matters), taken
   // by Plan while the look holds nothing else: not made twice.
   std::optional<core::ClusterPlan> plan_ahead;
@@ -306,10 +309,22 @@ absl::Status RolloutReconciler::RecordDue(Pass& pass, bool finishing, std::stop_
   return Record(due.status, stop, due.news);
 }
 
+std::vector<std::string> RolloutReconciler::InFlightNotWatched(const Pass& pass) {
+  std::vector<std::string> nodes;
+  for (const core::OperationInFlight& op : pass.memory.in_flight) {
+    if (std::find(pass.watched.begin(), pass.watched.end(), op.node) == pass.watched.end()) {
+      nodes.push_back(op.node);
+    }
+  }
+  return nodes;
+}
+
 void RolloutReconciler::FollowInFlight(const Pass& pass, bool start) {
   if (deps_.in_flight_follower == nullptr) return;
-  std::vector<std::string> nodes;
-  for (const core::OperationInFlight& op : pass.memory.in_flight) nodes.push_back(op.node);
+  // A node the look read from its live watch is followed by the watch until it goes down: its
+  // events would carry the whole install's task and phase events, which wake nothing
+  // (docs/benchmarks.md). The look after its fall hands it to the follower.
+  const std::vector<std::string> nodes = InFlightNotWatched(pass);
   if (start) {
     deps_.in_flight_follower->Follow(*pass.profile, nodes);
   } else {
@@ -426,6 +441,10 @@ RolloutReconciler::Verdict RolloutReconciler::Observe(Pass& pass, std::stop_toke
           observed->nodes.begin(), observed->nodes.end(),
           [](const core::NodeObservation& n) { return n.reachable && n.extensions_observed; })) {
     pass.plan_ahead.reset();
+  }
+  pass.watched.clear();
+  for (const core::NodeObservation& node : observed->nodes) {
+    if (node.watched) pass.watched.push_back(node.name);
   }
   pass.look = Pass::Look{
       core::WithLastKnownVersions(*std::move(observed), pass.previous.get()), {}, deps_.env.Now()};
@@ -727,8 +746,9 @@ bool RolloutReconciler::KubernetesStepStarted(const std::string& cluster,
 }
 
 bool RolloutReconciler::InFlightHeard(const Pass& pass) const {
-  std::vector<std::string> nodes;
-  for (const core::OperationInFlight& op : pass.memory.in_flight) nodes.push_back(op.node);
+  if (pass.memory.in_flight.empty()) return false;
+  const std::vector<std::string> nodes = InFlightNotWatched(pass);
+  if (nodes.empty()) return true;  // every one watched
   return deps_.in_flight_follower != nullptr &&
          deps_.in_flight_follower->Hearing(pass.profile->name, nodes);
 }

@@ -122,9 +122,12 @@ class RolloutReconciler final : public ClusterReconciler {
   // The one way out: records what the pass holds (RecordDue), tells the in-flight follower,
   // and turns the verdict into the controller's outcome.
   ReconcileOutcome Finish(Pass& pass, const Verdict& verdict, std::stop_token stop);
-  // Tells the in-flight follower the nodes the pass has in flight now: after every action
-  // remembered only to stop following the others (`start` false), at the end to follow them.
+  // Tells the in-flight follower the nodes the pass has in flight now and did not read from a
+  // live watch: after every action remembered only to stop following the others (`start`
+  // false), at the end to follow them.
   void FollowInFlight(const Pass& pass, bool start);
+  // The nodes in flight the pass's look did not read from a live watch.
+  static std::vector<std::string> InFlightNotWatched(const Pass& pass);
   // The one place a status is recorded: the status due, and with `finishing` also a result
   // that waited for the next record (core::RecordMayWaitForNext).
   absl::Status RecordDue(Pass& pass, bool finishing, std::stop_token stop);
@@ -192,7 +195,8 @@ class RolloutReconciler final : public ClusterReconciler {
   // from `Deps::peers` and this process's own record.
   std::map<std::string, core::ClusterStatus> UpstreamStatus(const core::ClusterProfile& profile,
                                                             std::stop_token stop);
-  // Whether the follower hears every node in flight (node_event_wake.h).
+  // Whether every node in flight is heard: read from a live watch by the pass's look, or heard
+  // by the follower (node_event_wake.h).
   bool InFlightHeard(const Pass& pass) const;
   // How soon the nodes in flight are looked at again.
   std::chrono::milliseconds NodePoll(const Pass& pass) const;

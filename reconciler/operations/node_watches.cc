@@ -127,11 +127,19 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
     }
     if (changed && wake) wake(cluster);
   };
-  callbacks.on_done = [feed = watch.feed](const absl::Status& why) {
-    MutexLock lock(feed->mu);
-    feed->live = false;
-    feed->refused = feed->refused || (!feed->ended && RefusedForGood(why));
-    feed->ended = true;
+  callbacks.on_done = [feed = watch.feed, wake = wake_, cluster](const absl::Status& why) {
+    bool fell = false;
+    {
+      MutexLock lock(feed->mu);
+      // A live watch that ends, not cancelled here, is its node (or the endpoint forwarding it)
+      // going down: a node in flight read from it is followed by nothing else until a look
+      // sees it so (RolloutReconciler::FollowInFlight).
+      fell = feed->live && !absl::IsCancelled(why);
+      feed->live = false;
+      feed->refused = feed->refused || (!feed->ended && RefusedForGood(why));
+      feed->ended = true;
+    }
+    if (fell && wake) wake(cluster);
   };
   // on_done may run before StartMachineStatusWatch returns; it takes only the feed's lock.
   watch.stream = client->StartMachineStatusWatch(address, std::move(callbacks));

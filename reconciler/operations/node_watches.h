@@ -22,7 +22,10 @@
 // - A change of readiness the last look did not see — a node's MachineStatus ready, a Node's
 //   Ready condition, a Node added or deleted — wakes its cluster (`wake`), as a node's events
 //   do: a look that read the cache just before the change came would otherwise wait for the
-//   next poll. The stages on the way, cordons and marks wake nothing.
+//   next poll. So does a live watch that ends other than by its cancelling here (its node, or
+//   the endpoint forwarding it, went down): a node in flight read from its watch is followed by
+//   that watch alone until then (core::NodeObservation::watched). The stages on the way,
+//   cordons and marks wake nothing.
 // - A cluster not looked at for `idle` has its watches cancelled (one sweep of the process's
 //   IdleCloser), and its connections then close by their own idle timeout.
 //

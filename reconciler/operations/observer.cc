@@ -175,6 +175,7 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
   ObserveExtensions(talos, key, spec, node);
   node.stage = machine.stage;
   node.ready = machine.ready;
+  node.watched = watch.has_value();
   // The node answered: watched from now on, read from the watch once it sent the status.
   if (watched) {
     watches_->Ensure(cluster, spec.address, client, machine,

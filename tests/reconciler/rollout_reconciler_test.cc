@@ -353,6 +353,29 @@ TEST(RolloutReconcilerTest, ANodeInFlightThatIsHeardIsPolledLessOften) {
   }
 }
 
+// A node in flight the look read from its live watch is not handed to the follower (its
+// events would carry the whole install, which wakes nothing): the watch's end and its readiness
+// wake the cluster, so it counts as heard. A node no longer read so (it went down) is handed
+// over.
+TEST(RolloutReconcilerTest, ANodeInFlightReadFromItsWatchIsHeardWithoutTheFollower) {
+  Harness h;
+  for (core::NodeObservation& node : h.world.observed().nodes) node.watched = true;
+  RecordingFollower follower;  // hears nothing
+  h.follower = &follower;
+  auto r = h.Make();
+  ReconcileOutcome outcome = r->Reconcile("prod", {});
+  ASSERT_EQ(outcome.kind, ReconcileOutcome::Kind::kRequeueAfter);
+  ASSERT_EQ(h.world.log(), std::vector<std::string>{"upgrade w-0"});
+  EXPECT_TRUE(follower.followed.empty()) << *follower.followed.begin();
+  EXPECT_EQ(outcome.after, std::chrono::milliseconds(5000)) << "w-0 polled as not heard";
+
+  for (core::NodeObservation& node : h.world.observed().nodes) node.watched = false;
+  outcome = r->Reconcile("prod", {});
+  ASSERT_EQ(outcome.kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(follower.followed, std::set<std::string>{"w-0"});
+  EXPECT_EQ(outcome.after, std::chrono::milliseconds(1000)) << "the follower hears nothing";
+}
+
 TEST(RolloutReconcilerTest, RollsOutRecordingEachOperationBeforeTheCall) {
   Harness h;
   h.world.profile().policy.settle = std::chrono::seconds(5);

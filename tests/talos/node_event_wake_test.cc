@@ -56,9 +56,33 @@ class NodeEventWakeTest : public SimTest {
     ASSERT_TRUE(talos_->Upgrade(Address(node), request).ok());
   }
 
+  // A follower whose longest wait (400 ms) is far from its shortest (5 ms), and its wakes.
+  struct SlowToProbe {
+    SlowToProbe(std::shared_ptr<TalosClient> talos, Env& env, NodeEventWakeOptions options)
+        : clients(std::move(talos)),
+          follower(
+              clients, [this](const std::string& cluster) { wakes.Add(cluster); }, env, options) {}
+    FixedClusterClients clients;
+    Wakes wakes;
+    NodeEventWake follower;  // last: it wakes through the others
+  };
+  std::unique_ptr<SlowToProbe> FollowSlowToProbe() {
+    NodeEventWakeOptions options = Options();
+    options.max_backoff = std::chrono::milliseconds(400);
+    return std::make_unique<SlowToProbe>(talos_, env_, options);
+  }
+
   std::shared_ptr<TalosClient> talos_;
   core::ClusterProfile profile_;
 };
+
+// Every probe after the first waited at least half the longest wait (its jitter).
+void ExpectEachProbeAfterHalfTheLongestWait(
+    const std::vector<std::chrono::system_clock::time_point>& t) {
+  for (size_t i = 1; i < t.size(); ++i) {
+    EXPECT_GE(t[i] - t[i - 1], std::chrono::milliseconds(200)) << "subscription " << i;
+  }
+}
 
 TEST_F(NodeEventWakeTest, AFollowedNodeWakesItsClusterAcrossItsRebootAndNothingOnceDropped) {
   FixedClusterClients clients(talos_);
@@ -129,14 +153,9 @@ TEST_F(NodeEventWakeTest, ANodeIsHeardWhileItsStreamIsLiveAndWhileItIsDown) {
 // A node that said it is going down (REBOOTING, before its kexec) is not probed on the short
 // waits: every subscription while it is down waits at least half the longest (its jitter).
 TEST_F(NodeEventWakeTest, ANodeThatSaidItIsGoingDownIsProbedOnlyAfterTheLongestWait) {
-  FixedClusterClients clients(talos_);
-  Wakes wakes;
-  NodeEventWakeOptions options = Options();
-  options.max_backoff = std::chrono::milliseconds(400);
-  NodeEventWake follower(
-      clients, [&](const std::string& cluster) { wakes.Add(cluster); }, env_, options);
-  follower.Follow(profile_, {"w-1"});
-  ASSERT_TRUE(wakes.WaitMoreThan(0));
+  std::unique_ptr<SlowToProbe> slow = FollowSlowToProbe();
+  slow->follower.Follow(profile_, {"w-1"});
+  ASSERT_TRUE(slow->wakes.WaitMoreThan(0));
 
   ASSERT_NO_FATAL_FAILURE(UpgradeIntoARebootWithNoReturn("w-1"));
   // When the node went down, then each subscription refused after it.
@@ -154,11 +173,43 @@ TEST_F(NodeEventWakeTest, ANodeThatSaidItIsGoingDownIsProbedOnlyAfterTheLongestW
     return t;
   };
   ASSERT_TRUE(test_support::WaitUntil([&] { return times().size() >= 3; }));
-  const auto t = times();
-  for (size_t i = 1; i < t.size(); ++i) {
-    EXPECT_GE(t[i] - t[i - 1], std::chrono::milliseconds(200)) << "subscription " << i;
-  }
-  follower.Forget("prod");
+  ExpectEachProbeAfterHalfTheLongestWait(times());
+  slow->follower.Forget("prod");
+}
+
+// A node already down when its follow starts (the rollout hands over a node read from its
+// watch once it fell) is not probed on the short waits either.
+TEST_F(NodeEventWakeTest, ANodeDownFromItsFollowsStartIsProbedOnlyAfterTheLongestWait) {
+  ASSERT_NO_FATAL_FAILURE(UpgradeIntoARebootWithNoReturn("w-1"));
+  const auto went_down = [&] {
+    for (const sim::JournalEntry& e : fleet_->journal().Entries()) {
+      if (e.kind == sim::JournalEntry::Kind::kState && e.node == "w-1" && e.what == "down") {
+        return true;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(test_support::WaitUntil(went_down));
+  const size_t before = fleet_->journal().Entries().size();
+
+  std::unique_ptr<SlowToProbe> slow = FollowSlowToProbe();
+  slow->follower.Follow(profile_, {"w-1"});
+  // Each subscription the endpoint refused, since the follow started.
+  const auto refused = [&] {
+    std::vector<std::chrono::system_clock::time_point> t;
+    const std::vector<sim::JournalEntry> entries = fleet_->journal().Entries();
+    for (size_t i = before; i < entries.size(); ++i) {
+      if (entries[i].what == "/machine.MachineService/Events" && entries[i].code == "UNAVAILABLE") {
+        t.push_back(entries[i].time);
+      }
+    }
+    return t;
+  };
+  ASSERT_TRUE(test_support::WaitUntil([&] { return refused().size() >= 3; }));
+  EXPECT_TRUE(slow->follower.Hearing("prod", {"w-1"})) << "a node down and subscribed to is heard";
+  ExpectEachProbeAfterHalfTheLongestWait(refused());
+  EXPECT_EQ(slow->wakes.size(), 0u) << "a stream never live woke its cluster";
+  slow->follower.Forget("prod");
 }
 
 TEST(NodeEventWakeEventsTest, OnlyTheEndOfAWaitAFailureOrANewStreamWakesTheCluster) {

@@ -107,6 +107,8 @@ TEST_F(ObserverWatchTest, ALookAtAWatchedClusterAsksOnlyEtcdAndSeesWhatAskingWou
     EXPECT_EQ(w.stage, core::MachineStage::kRunning) << p.name;
     EXPECT_EQ(w.reachable, p.reachable) << p.name;
     EXPECT_EQ(w.etcd_member, p.etcd_member) << p.name;
+    EXPECT_TRUE(w.watched) << p.name << ": read from its live watch";
+    EXPECT_FALSE(p.watched) << p.name << ": asked";
   }
 }
 
@@ -191,6 +193,26 @@ TEST_F(ObserverWatchTest, WatchesOfAClusterNotLookedAtEnd) {
   ASSERT_TRUE(WaitUntil([&] { return observer.WatchedNodes() == 0; }));
   // Each ended once, as the server saw (it journals a watch when its end reaches it).
   EXPECT_TRUE(WaitUntil([&] { return CallsTo("/cosi.resource.State/Watch") == 4u; }));
+  EXPECT_EQ(wakes_.load(), 0) << "a watch ended here woke its cluster";
+}
+
+// A node that loses power says nothing first (no reboot sequence, no change of readiness): the
+// end of its live watch is what wakes its cluster, so a node in flight read from that watch is
+// not left to the next poll. The next look asks it, and does not read it from a watch.
+TEST_F(ObserverWatchTest, TheEndOfALiveWatchWakesItsCluster) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  EXPECT_TRUE(Look(observer).FindNode("w-1")->watched);
+  ASSERT_EQ(wakes_.load(), 0);
+
+  sim::Fault cut;
+  cut.kind = sim::FaultKind::kPowerCycle;
+  cut.count = 1;
+  ASSERT_TRUE(fleet_->InjectFault("w-1", cut).ok());
+  ASSERT_TRUE(WaitUntil([&] { return wakes_.load() > 0; })) << "the watch's end woke nothing";
+  EXPECT_EQ(observer.WatchedNodes(), 3);
+  EXPECT_FALSE(Look(observer).FindNode("w-1")->watched);
 }
 
 // What the daemon does before its controller goes: no watch is left to wake it, and looks
