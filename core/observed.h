@@ -54,7 +54,7 @@ struct NodeObservation {
   // written to the node's inactive slot ahead of its reboot. Read only while the node answers.
   std::optional<PendingInstallMark> pending_mark;
   // Read from a live MachineStatus watch rather than asked: the watch's end (the node going
-  // down) and a change of its readiness wake the cluster, as a node's events do.
+  // down) and the node turning ready wake the cluster, as a node's events do.
   bool watched = false;
 };
 

@@ -29,6 +29,13 @@ bool RefusedForGood(const absl::Status& why) {
          absl::IsInvalidArgument(why) || absl::IsNotFound(why);
 }
 
+// The stages of a sequence that ends in the node's fall (Talos computes no readiness in them:
+// docs/talos-api.md §6.3): the fall, the watch's end, is what wakes.
+bool Falling(core::MachineStage stage) {
+  return stage == core::MachineStage::kUpgrading || stage == core::MachineStage::kRebooting ||
+         stage == core::MachineStage::kShuttingDown;
+}
+
 }  // namespace
 
 NodeWatches::NodeWatches(Env& env, Wake wake, std::chrono::milliseconds idle)
@@ -114,8 +121,9 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
         return;
       }
       // Readiness is what ends a wait; the stages on the way only change what the status
-      // says, and waking at each costs a look (fleet_scale_bench, docs/benchmarks.md).
-      changed = status->ready != feed->machine.ready;
+      // says, and waking at each costs a look (fleet_scale_bench, docs/benchmarks.md). So does
+      // the readiness a node loses as its upgrade or reboot begins: its fall follows.
+      changed = status->ready != feed->machine.ready && !Falling(status->stage);
       feed->machine = *status;
       feed->live = true;
       // The status was asked before the boot id was read, this one is sent after (the watch

@@ -25,7 +25,8 @@
 //   next poll. So does a live watch that ends other than by its cancelling here (its node, or
 //   the endpoint forwarding it, went down): a node in flight read from its watch is followed by
 //   that watch alone until then (core::NodeObservation::watched). The stages on the way,
-//   cordons and marks wake nothing.
+//   cordons and marks wake nothing, nor does the readiness a node loses as it begins an
+//   upgrade, a reboot or a shutdown (its fall wakes).
 // - A cluster not looked at for `idle` has its watches cancelled (one sweep of the process's
 //   IdleCloser), and its connections then close by their own idle timeout.
 //

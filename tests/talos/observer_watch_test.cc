@@ -184,6 +184,21 @@ TEST_F(ObserverWatchTest, ARebootEndsTheWatchAndTheNextLookAsksTheNodeAgain) {
   ASSERT_TRUE(WaitUntil([&] { return observer.WatchedNodes() == 4; }));
 }
 
+// A node whose upgrade begins loses its readiness (UPGRADING), which wakes nothing: its fall,
+// the end of its watch, is the one wake of the whole upgrade while no look starts a new watch.
+TEST_F(ObserverWatchTest, AnUpgradeWakesItsClusterOnceAtTheFall) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  ASSERT_EQ(wakes_.load(), 0);
+  absl::StatusOr<FollowResult> upgraded =
+      FollowLegacyUpgrade(*talos_, Address("w-1"), "ghcr.io/siderolabs/installer:v1.12.4");
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status();
+  // The watch's callbacks run in order: once the end's wake is in, every status's is.
+  ASSERT_TRUE(WaitUntil([&] { return wakes_.load() > 0; }));
+  EXPECT_EQ(wakes_.load(), 1);
+}
+
 // A cluster nobody looks at for the idle time is not watched any more: its connections may
 // close.
 TEST_F(ObserverWatchTest, WatchesOfAClusterNotLookedAtEnd) {
