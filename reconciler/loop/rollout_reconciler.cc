@@ -426,6 +426,7 @@ RolloutReconciler::Verdict RolloutReconciler::ForgetLiftedFailure(Pass& pass, st
 RolloutReconciler::Verdict RolloutReconciler::Observe(Pass& pass, std::stop_token) {
   if (!pass.kept) pass.looked_at = deps_.env.Monotonic();  // a kept look keeps its time
   pass.plan_ahead.reset();
+  pass.watched.clear();  // a look that fails read no node from a watch
   // While no other node may start, only the nodes in flight can change what is decided:
   // follow them, not the whole cluster.
   absl::StatusOr<core::ObservedCluster> observed =
@@ -442,7 +443,6 @@ RolloutReconciler::Verdict RolloutReconciler::Observe(Pass& pass, std::stop_toke
           [](const core::NodeObservation& n) { return n.reachable && n.extensions_observed; })) {
     pass.plan_ahead.reset();
   }
-  pass.watched.clear();
   for (const core::NodeObservation& node : observed->nodes) {
     if (node.watched) pass.watched.push_back(node.name);
   }
