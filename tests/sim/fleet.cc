@@ -2,15 +2,18 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <fstream>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "core/support_matrix.h"
 #include "fmt/format.h"
-#include "tests/sim/common/client_config.h"
-#include "tests/sim/control_server.h"
 #include "tests/sim/api/kube_api.h"
 #include "tests/sim/api/node_listeners.h"
+#include "tests/sim/common/client_config.h"
+#include "tests/sim/control_server.h"
 
 namespace tr::sim {
 namespace {
@@ -74,9 +77,15 @@ class Fleet::Impl {
   std::mutex stop_mu;
   bool stopped = false;
 
+  // Every call a listener takes looks its node up here: by the index once the fleet is bound
+  // (a scan of 5,000 nodes was a fifth of the simulator's CPU at 1,000 clusters), by a scan
+  // while it is being bound. Names and addresses do not change once bound, so no lock is
+  // needed (callers may hold their own cluster's lock).
   std::pair<SimCluster*, SimNode*> Find(std::string_view target) {
-    // Names and addresses do not change once bound, so no lock is needed (callers may hold
-    // their own cluster's lock).
+    if (indexed.load(std::memory_order_acquire)) {
+      auto it = index.find(target);
+      return it == index.end() ? std::pair<SimCluster*, SimNode*>{} : it->second;
+    }
     for (auto& c : clusters) {
       for (auto& n : c.sim->nodes()) {
         if (n->address == target || n->spec.name == target) return {c.sim.get(), n.get()};
@@ -84,6 +93,19 @@ class Fleet::Impl {
     }
     return {nullptr, nullptr};
   }
+  // The scan's answers, as a map: the first node in its order wins a name that repeats.
+  void Index() {
+    index.clear();
+    for (auto& c : clusters) {
+      for (auto& n : c.sim->nodes()) {
+        index.try_emplace(n->address, c.sim.get(), n.get());
+        index.try_emplace(n->spec.name, c.sim.get(), n.get());
+      }
+    }
+    indexed.store(true, std::memory_order_release);
+  }
+  std::unordered_map<std::string_view, std::pair<SimCluster*, SimNode*>> index;  // into nodes
+  std::atomic<bool> indexed{false};
 
   absl::Status CreateAuthorities();
   absl::Status StartFactory();
@@ -197,6 +219,7 @@ absl::Status Fleet::Impl::Bind(const std::string& prefix) {
 }
 
 void Fleet::Impl::Unbind() {
+  indexed.store(false, std::memory_order_release);
   for (auto& rt : clusters) {
     if (rt.sim) rt.sim->Stop();
   }
@@ -311,6 +334,7 @@ absl::StatusOr<std::unique_ptr<Fleet>> Fleet::Start(FleetSpec spec, std::filesys
     }
     return bound;
   }
+  impl->Index();
   for (auto& rt : impl->clusters) {
     std::vector<std::string> addresses;
     for (const auto& node : rt.sim->nodes()) addresses.push_back(node->address);
