@@ -157,6 +157,11 @@ TEST_F(NodeStateTest, LegacyUpgradeRunsTheSequenceAndRebootsIntoTheNewVersion) {
   ASSERT_TRUE(actor.ok()) << actor.status();
   EXPECT_EQ(actor->size(), 36u);
   EXPECT_EQ(Snap(1).stage, MachineStage::kUpgrading);
+  // Talos checks no readiness in UPGRADING: its status says ready, nothing unmet.
+  ASSERT_FALSE(Stages(1).empty());
+  EXPECT_EQ(Stages(1).back().stage(), machine::MachineStatusEvent::UPGRADING);
+  EXPECT_TRUE(Stages(1).back().status().ready());
+  EXPECT_EQ(Stages(1).back().status().unmet_conditions_size(), 0);
   EXPECT_TRUE(Snap(1).unschedulable);  // the drain phase cordons
   clock_->AdvanceBy(timings_.drain + timings_.install);
   // Down: RestartEvent published, streams' generation moved on.

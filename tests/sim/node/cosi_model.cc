@@ -25,7 +25,8 @@ void AddMachineStatus(const SimNode& node, std::vector<Desired>& out) {
   rt::MachineStatusSpec spec;
   spec.set_stage(static_cast<talos::resource::definitions::enums::RuntimeMachineStage>(
       static_cast<int>(node.stage)));
-  spec.mutable_status()->set_ready(node.ready);
+  const bool ready = ReportedReady(node.stage, node.ready);
+  spec.mutable_status()->set_ready(ready);
   std::string yaml = fmt::format(
       "stage: {}\nstatus:\n  ready: {}\n",
       [&] {
@@ -33,7 +34,7 @@ void AddMachineStatus(const SimNode& node, std::vector<Desired>& out) {
         for (auto& c : s) c = static_cast<char>(std::tolower(c));
         return s;
       }(),
-      Bool(node.ready));
+      Bool(ready));
   if (!node.unmet.empty()) yaml += "  unmetConditions:\n";
   for (const auto& name : node.unmet) {
     auto* c = spec.mutable_status()->add_unmet_conditions();

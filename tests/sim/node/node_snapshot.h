@@ -21,6 +21,12 @@ using MachineStage = core::MachineStage;
 // "BOOTING", "RUNNING", ... as in the proto enum.
 std::string_view MachineStageName(MachineStage stage);
 
+// The readiness a node's MachineStatus says in `stage`, where the simulator's own is `ready`:
+// Talos checks readiness in BOOTING and RUNNING only, and in any other stage no check is unmet,
+// so it says ready (getReadinessChecks in machine_status.go, docs/talos-api.md §6.3). The
+// simulator keeps its own, and its snapshots show it, so "ready" there still means back.
+bool ReportedReady(MachineStage stage, bool ready);
+
 // What a node looks like right now (a copy).
 struct NodeSnapshot {
   std::string cluster;

@@ -26,6 +26,10 @@ std::string_view MachineStageName(MachineStage stage) {
       static_cast<machine::MachineStatusEvent::MachineStage>(stage));
 }
 
+bool ReportedReady(MachineStage stage, bool ready) {
+  return stage == MachineStage::kBooting || stage == MachineStage::kRunning ? ready : true;
+}
+
 SimCluster::SimCluster(ClusterSpec spec, const Timings& timings, double time_scale,
                        std::shared_ptr<Scheduler> scheduler, Journal* journal)
     : spec_(std::move(spec)),
@@ -242,7 +246,7 @@ void SimCluster::SetStageLocked(SimNode& node, MachineStage stage, bool ready,
   node.unmet = std::move(unmet);
   machine::MachineStatusEvent ev;
   ev.set_stage(static_cast<machine::MachineStatusEvent::MachineStage>(stage));
-  ev.mutable_status()->set_ready(ready);
+  ev.mutable_status()->set_ready(ReportedReady(stage, ready));
   for (const auto& name : node.unmet) {
     auto* c = ev.mutable_status()->add_unmet_conditions();
     c->set_name(name);
