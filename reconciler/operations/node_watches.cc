@@ -13,6 +13,7 @@ struct NodeWatches::Feed {
   bool live ABSL_GUARDED_BY(mu) = false;     // sent a status, not ended
   bool ended ABSL_GUARDED_BY(mu) = false;    // on_done ran, or an event was not a status
   bool refused ABSL_GUARDED_BY(mu) = false;  // not to be started again on this client
+  bool fell ABSL_GUARDED_BY(mu) = false;     // ended live, not cancelled here: it woke
   talos::MachineStatus machine ABSL_GUARDED_BY(mu);
   std::string boot_id ABSL_GUARDED_BY(mu);
   // A boot id read before the watch started and after a status whose `created` is this:
@@ -122,7 +123,8 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
       }
       // Readiness is what ends a wait; the stages on the way only change what the status
       // says, and waking at each costs a look (fleet_scale_bench, docs/benchmarks.md). So does
-      // the readiness a node loses as its upgrade or reboot begins: its fall follows.
+      // a change of readiness as a node's upgrade or reboot begins (Talos checks none in those
+      // stages, so a node not ready turns ready): its fall follows.
       changed = status->ready != feed->machine.ready && !Falling(status->stage);
       feed->machine = *status;
       feed->live = true;
@@ -143,6 +145,7 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
       // going down: a node in flight read from it is followed by nothing else until a look
       // sees it so (RolloutReconciler::FollowInFlight).
       fell = feed->live && !absl::IsCancelled(why);
+      feed->fell = fell;
       feed->live = false;
       feed->refused = feed->refused || (!feed->ended && RefusedForGood(why));
       feed->ended = true;
@@ -181,12 +184,34 @@ std::optional<std::vector<kube::KubeNode>> NodeWatches::KubeNodes(
   }
   replaced = std::move(informer);
   kube::NodeInformerOptions options;
-  if (wake_) options.on_change = [wake = wake_, cluster] { wake(cluster); };
+  if (wake_) {
+    options.on_change = [this, cluster](const kube::NodeWatchEvent* event) {
+      if (event == nullptr || !MachineSpeaksForNode(cluster, *event)) wake_(cluster);
+    };
+  }
   informer.kube = kube;
   informer.nodes = std::make_unique<kube::NodeInformer>(kube, env_, std::move(options));
   // Each informer holds a thread: the futex hash keeps four buckets a thread (base/futex_hash.h).
   (void)GrowFutexHash();
   return std::nullopt;
+}
+
+bool NodeWatches::MachineSpeaksForNode(const std::string& cluster,
+                                       const kube::NodeWatchEvent& event) {
+  if (event.type == kube::NodeWatchEvent::Type::kDeleted) return false;
+  MutexLock lock(mu_);
+  auto c = clusters_.find(cluster);
+  if (c == clusters_.end()) return false;
+  for (const std::string& address : event.node.addresses) {
+    auto w = c->second.nodes.find(address);
+    if (w == c->second.nodes.end()) continue;
+    Feed& feed = *w->second.feed;
+    MutexLock feed_lock(feed.mu);
+    const bool falling = feed.live && Falling(feed.machine.stage);
+    if (feed.live && !feed.machine.ready && !falling) return true;
+    if (!event.node.ready && (feed.fell || falling)) return true;
+  }
+  return false;
 }
 
 void NodeWatches::RecordBootId(const std::string& cluster, const std::string& address,

@@ -25,13 +25,19 @@
 //   next poll. So does a live watch that ends other than by its cancelling here (its node, or
 //   the endpoint forwarding it, went down): a node in flight read from its watch is followed by
 //   that watch alone until then (core::NodeObservation::watched). The stages on the way,
-//   cordons and marks wake nothing, nor does the readiness a node loses as it begins an
-//   upgrade, a reboot or a shutdown (its fall wakes).
+//   cordons and marks wake nothing, nor does a change of readiness as a node enters an
+//   upgrade, a reboot or a shutdown (Talos checks no readiness there; its fall wakes), nor a
+//   Node's change of Ready that its
+//   machine's watch speaks for: a loss once the machine went down or is going down
+//   (Kubernetes sees a machine down only later, after the node lifecycle controller's grace
+//   period), and any change while the machine's watch says not ready (its own ready, which
+//   waits for the Node's, wakes).
 // - A cluster not looked at for `idle` has its watches cancelled (one sweep of the process's
 //   IdleCloser), and its connections then close by their own idle timeout.
 //
 // Thread-safe. The callbacks of the watches run on the Talos client's threads and only take
-// the lock of their own node's feed.
+// the lock of their own node's feed; the informers' take `mu_`, which is never held while an
+// informer is destroyed (that joins its thread).
 #pragma once
 
 #include <chrono>
@@ -124,6 +130,14 @@ class NodeWatches {
   Watch Start(const std::string& cluster, const std::shared_ptr<talos::TalosClient>& client,
               const std::string& address, const talos::MachineStatus& seen,
               const std::string& boot_id_read_after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether `event`, a Node's change of Ready, leaves alone what a look reads, and its
+  // machine's watch wakes for what comes next; then it wakes nothing. A look reads a node ready
+  // when its machine and its Node both are (observer.cc), so the Node's change is moot while
+  // the machine's live watch says not ready: Talos counts the Node's Ready among its own
+  // conditions (`nodeReady`), and the machine's ready, which wakes, follows. A loss is moot
+  // too once the machine went down (its watch's end woke) or is going down. A Node is its
+  // machine's when one of its addresses is the machine's.
+  bool MachineSpeaksForNode(const std::string& cluster, const kube::NodeWatchEvent& event);
   // Cancels the watches of clusters not looked at for `idle_` (the IdleCloser's sweep).
   kube::IdleCloser::Idle SweepIdle(Env::TimePoint now);
 

@@ -8,6 +8,7 @@
 
 #include "base/mutex.h"
 #include "reconciler/clients/kube/node_informer.h"
+#include "tests/support/node_watch_only_kube.h"
 #include "tests/support/simulated_env.h"
 
 namespace tr::reconciler::kube {
@@ -15,7 +16,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class ScriptedNodesClient final : public KubeClient {
+class ScriptedNodesClient final : public test_support::NodeWatchOnlyKube {
  public:
   // Each list takes the next answer; each watch the next, and one without an answer waits
   // for its stop (a live watch with nothing to say).
@@ -60,21 +61,6 @@ class ScriptedNodesClient final : public KubeClient {
     std::unique_lock lock(m);
     cv.wait(lock, stop, [] { return false; });
     return absl::CancelledError("stopped");
-  }
-  absl::StatusOr<std::vector<KubeNode>> ListNodes() override {
-    return absl::UnimplementedError("ListNodes");
-  }
-  absl::Status SetUnschedulable(const std::string&, bool) override {
-    return absl::UnimplementedError("SetUnschedulable");
-  }
-  absl::Status SetPendingInstall(const std::string&, const std::optional<std::string>&) override {
-    return absl::UnimplementedError("SetPendingInstall");
-  }
-  absl::StatusOr<std::vector<KubePod>> ListPodsOnNode(const std::string&) override {
-    return absl::UnimplementedError("ListPodsOnNode");
-  }
-  absl::Status EvictPod(const std::string&, const std::string&) override {
-    return absl::UnimplementedError("EvictPod");
   }
 };
 

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <string>
 
+#include "base/mutex.h"
 #include "tests/support/sim_fixture.h"
 #include "tests/support/wait.h"
 
@@ -56,13 +57,25 @@ class NodeInformerTest : public SimTest {
 // the write it does. A list and a Node's Ready changing are told (on_change), a cordon not.
 TEST_F(NodeInformerTest, NodesSinceAWriteWaitForItAndReadinessIsTold) {
   std::atomic<int> told{0};
+  std::atomic<int> lists_told{0};
+  Mutex told_mu;
+  std::vector<kube::NodeWatchEvent> events_told;
   kube::NodeInformerOptions options;
-  options.on_change = [&told] { told.fetch_add(1); };
+  options.on_change = [&](const kube::NodeWatchEvent* event) {
+    if (event == nullptr) {
+      lists_told.fetch_add(1);
+    } else {
+      MutexLock lock(told_mu);
+      events_told.push_back(*event);
+    }
+    told.fetch_add(1);
+  };
   informer_ = std::make_unique<NodeInformer>(watching_, env_, options);
   ASSERT_TRUE(informer_->WaitUntil(
       [](const NodeInformer::Counts& c, const Nodes& nodes) { return c.watches == 1 && nodes; },
       20s));
   EXPECT_EQ(told.load(), 1);  // the list
+  EXPECT_EQ(lists_told.load(), 1);
   EXPECT_TRUE(informer_->NodesSince("").has_value());
   EXPECT_FALSE(informer_->NodesSince("not-a-number").has_value());
   EXPECT_EQ(writing_->LastNodeWriteVersion(), "");
@@ -80,6 +93,14 @@ TEST_F(NodeInformerTest, NodesSinceAWriteWaitForItAndReadinessIsTold) {
   ASSERT_TRUE(fleet_->InjectFault("w-1", cut).ok());
   ASSERT_TRUE(test_support::WaitUntil([&] { return told.load() >= 2; }));  // NotReady
   EXPECT_FALSE(Named(informer_->Nodes(), "w-1")->ready);
+  {
+    MutexLock lock(told_mu);  // the event told carries the Node as it is now
+    ASSERT_FALSE(events_told.empty());
+    EXPECT_EQ(events_told.front().type, kube::NodeWatchEvent::Type::kModified);
+    EXPECT_EQ(events_told.front().node.name, "w-1");
+    EXPECT_FALSE(events_told.front().node.ready);
+  }
+  EXPECT_EQ(lists_told.load(), 1);
   EXPECT_TRUE(Named(informer_->Nodes(), "w-1")->unschedulable);
 }
 

@@ -184,8 +184,9 @@ TEST_F(ObserverWatchTest, ARebootEndsTheWatchAndTheNextLookAsksTheNodeAgain) {
   ASSERT_TRUE(WaitUntil([&] { return observer.WatchedNodes() == 4; }));
 }
 
-// A node whose upgrade begins loses its readiness (UPGRADING), which wakes nothing: its fall,
-// the end of its watch, is the one wake of the whole upgrade while no look starts a new watch.
+// A node whose upgrade begins enters UPGRADING (no readiness is checked there), which wakes
+// nothing: its fall, the end of its watch, is the one wake of the whole upgrade while no look
+// starts a new watch.
 TEST_F(ObserverWatchTest, AnUpgradeWakesItsClusterOnceAtTheFall) {
   FixedClusterClients clients(talos_);
   TalosFleetObserver observer(clients, "", env_, Waker());
@@ -357,6 +358,27 @@ TEST_F(ObserverKubeWatchTest, AnotherActorsCordonReachesTheLookThroughTheWatch) 
   ASSERT_TRUE(WaitUntil([&] { return !Look(observer).FindNode("cp-2")->schedulable; }));
   EXPECT_EQ(NodeLists(), before);
   other.reset();  // its kept-alive connection would hold the server's stop
+}
+
+// Kubernetes marks a Node not Ready after its machine went down (in a real cluster only after
+// the node lifecycle controller's grace period): the machine's watch told the fall already, so
+// that loss wakes nothing. The Node's Ready on its return does.
+TEST_F(ObserverKubeWatchTest, ANodesLossOfReadyAfterItsMachinesFallWakesNothing) {
+  FixedClusterClients clients(talos_, kube_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  ASSERT_TRUE(LookUntilInformed(observer));
+  ASSERT_TRUE(WaitUntil([&] { return wakes_.load() >= 1; }));  // the informer's list
+  const int before = wakes_.load();
+  absl::StatusOr<FollowResult> upgraded =
+      FollowLegacyUpgrade(*talos_, Address("w-1"), "ghcr.io/siderolabs/installer:v1.12.4");
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status();
+  // Back, ready in Talos and in Kubernetes at once (the simulator's boot): a look reads the
+  // Node's Ready once the informer has it, and sees no readiness its new watch could change.
+  ASSERT_TRUE(WaitUntil([&] { return Look(observer).FindNode("w-1")->ready; }));
+  // The informer calls back in the order of its events: the Ready's wake comes after the loss's.
+  ASSERT_TRUE(WaitUntil([&] { return wakes_.load() >= before + 2; }));
+  EXPECT_EQ(wakes_.load(), before + 2) << "the fall and the Node's Ready wake; not its loss";
 }
 
 // Boots that last two seconds, so that a look finds a node still booting.

@@ -102,7 +102,7 @@ absl::Status NodeInformer::ListAndWatch(std::stop_token stop, bool& listed) {
     version_ = version;
     changed_.notify_all();
   }
-  if (options_.on_change) options_.on_change();  // what a look asked meanwhile may be older
+  if (options_.on_change) options_.on_change(nullptr);  // what a look asked meanwhile may be older
   while (!stop.stop_requested()) {
     {
       MutexLock lock(mu_);
@@ -111,7 +111,7 @@ absl::Status NodeInformer::ListAndWatch(std::stop_token stop, bool& listed) {
     }
     absl::Status ended =
         kube_->WatchNodes(version, options_.watch_timeout, stop, [&](const NodeWatchEvent& e) {
-          if (Apply(e) && options_.on_change) options_.on_change();
+          if (Apply(e) && options_.on_change) options_.on_change(&e);
           if (!e.resource_version.empty()) version = e.resource_version;
           return true;
         });

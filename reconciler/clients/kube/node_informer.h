@@ -31,10 +31,11 @@ namespace tr::reconciler::kube {
 struct NodeInformerOptions {
   std::chrono::seconds watch_timeout{300};  // the server ends each watch then; watched again
   BackoffPolicy retry{std::chrono::milliseconds(500), std::chrono::seconds(30), 0};
-  // Called on the informer's thread after each list, and after the cache took an event that
-  // added or deleted a Node or changed its Ready condition (what ends a wait; not a cordon, a
-  // label or a bookmark). Must not block. May be empty.
-  std::function<void()> on_change;
+  // Called on the informer's thread after each list (with nullptr: anything may have changed),
+  // and after the cache took an event that added or deleted a Node or changed its Ready
+  // condition (with that event; not a cordon, a label or a bookmark): what ends a wait. Must
+  // not block. May be empty.
+  std::function<void(const NodeWatchEvent* event)> on_change;
 };
 
 class NodeInformer {
