@@ -210,6 +210,9 @@ bool NodeWatches::MachineSpeaksForNode(const std::string& cluster,
     const bool falling = feed.live && Falling(feed.machine.stage);
     if (feed.live && !feed.machine.ready && !falling) return true;
     if (!event.node.ready && (feed.fell || falling)) return true;
+    // Ready again after the fall the watch told, with no watch since: the machine is back, and
+    // a loss from now on is news.
+    if (event.node.ready) feed.fell = false;
   }
   return false;
 }

@@ -27,11 +27,10 @@
 //   that watch alone until then (core::NodeObservation::watched). The stages on the way,
 //   cordons and marks wake nothing, nor does a change of readiness as a node enters an
 //   upgrade, a reboot or a shutdown (Talos checks no readiness there; its fall wakes), nor a
-//   Node's change of Ready that its
-//   machine's watch speaks for: a loss once the machine went down or is going down
-//   (Kubernetes sees a machine down only later, after the node lifecycle controller's grace
-//   period), and any change while the machine's watch says not ready (its own ready, which
-//   waits for the Node's, wakes).
+//   Node's change of Ready that its machine's watch speaks for: a loss once the machine went
+//   down (until the Node is Ready again) or while it is going down (Kubernetes sees a machine
+//   down only later, after the node lifecycle controller's grace period), and any change while
+//   the machine's watch says not ready (its own ready, which waits for the Node's, wakes).
 // - A cluster not looked at for `idle` has its watches cancelled (one sweep of the process's
 //   IdleCloser), and its connections then close by their own idle timeout.
 //
@@ -135,8 +134,8 @@ class NodeWatches {
   // when its machine and its Node both are (observer.cc), so the Node's change is moot while
   // the machine's live watch says not ready: Talos counts the Node's Ready among its own
   // conditions (`nodeReady`), and the machine's ready, which wakes, follows. A loss is moot
-  // too once the machine went down (its watch's end woke) or is going down. A Node is its
-  // machine's when one of its addresses is the machine's.
+  // too once the machine went down (its watch's end woke; until the Node is Ready again) or
+  // is going down. A Node is its machine's when one of its addresses is the machine's.
   bool MachineSpeaksForNode(const std::string& cluster, const kube::NodeWatchEvent& event);
   // Cancels the watches of clusters not looked at for `idle_` (the IdleCloser's sweep).
   kube::IdleCloser::Idle SweepIdle(Env::TimePoint now);

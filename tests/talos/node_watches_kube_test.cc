@@ -144,7 +144,8 @@ TEST_F(NodeWatchesKubeTest, ANodesLossWhileItsMachineIsReadyWakes) {
 }
 
 // The machine went down, and its watch's end woke: the Node's loss later is that fall again.
-// Its Ready, once the machine is back and no watch follows it yet, wakes.
+// Its Ready, once the machine is back and no watch follows it yet, wakes, and so does a loss
+// after that: a new fall no watch told.
 TEST_F(NodeWatchesKubeTest, AfterTheMachinesFallTheNodesLossWakesNothingAndItsReadyWakes) {
   ASSERT_NO_FATAL_FAILURE(Start(Stage::MACHINE_STAGE_RUNNING, true, true));
   const int before = wakes_.load();
@@ -152,6 +153,7 @@ TEST_F(NodeWatchesKubeTest, AfterTheMachinesFallTheNodesLossWakesNothingAndItsRe
   EXPECT_EQ(wakes_.load(), before + 1);
   EXPECT_EQ(WakesOf(NodeWatchEvent::Type::kModified, Node("w-1", false)), 0);
   EXPECT_EQ(WakesOf(NodeWatchEvent::Type::kModified, Node("w-1", true)), 1);
+  EXPECT_EQ(WakesOf(NodeWatchEvent::Type::kModified, Node("w-1", false)), 1);
 }
 
 // A machine going down (its upgrade began): its fall, the watch's end, wakes; the Node's loss
