@@ -156,12 +156,12 @@ TEST_F(NodeWatchesKubeTest, AfterTheMachinesFallTheNodesLossWakesNothingAndItsRe
   EXPECT_EQ(WakesOf(NodeWatchEvent::Type::kModified, Node("w-1", false)), 1);
 }
 
-// A machine going down (its upgrade began): its fall, the watch's end, wakes; the Node's loss
-// before it does not.
+// A machine going down (its upgrade began; Talos checks no readiness in UPGRADING, so it
+// stays ready): its fall, the watch's end, wakes; the Node's loss before it does not.
 TEST_F(NodeWatchesKubeTest, TheNodesLossWhileItsMachineGoesDownWakesNothing) {
   ASSERT_NO_FATAL_FAILURE(Start(Stage::MACHINE_STAGE_RUNNING, true, true));
   const int before = wakes_.load();
-  talos_->Deliver(0, StatusEvent(Stage::MACHINE_STAGE_UPGRADING, false));
+  talos_->Deliver(0, StatusEvent(Stage::MACHINE_STAGE_UPGRADING, true));
   EXPECT_EQ(wakes_.load(), before);
   EXPECT_EQ(WakesOf(NodeWatchEvent::Type::kModified, Node("w-1", false)), 0);
 }
