@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "core/rollout_checks.h"
+
 namespace tr::core {
 namespace {
 
@@ -98,6 +100,21 @@ RolloutMemory RecordAction(const RolloutDecision& d, RolloutMemory memory, const
 RolloutMemory AfterCallNeverReceived(RolloutMemory memory, const std::string& node) {
   for (OperationInFlight& op : memory.in_flight) {
     if (op.node == node && op.phase == OperationPhase::kRecorded) op.boot_id_before.clear();
+  }
+  return memory;
+}
+
+RolloutMemory AfterInstallOnAnotherBoot(RolloutMemory memory, const NodeObservation& seen,
+                                        const std::string& image) {
+  for (OperationInFlight& op : memory.in_flight) {
+    if (op.node != seen.name || op.phase != OperationPhase::kRecorded || !op.lifecycle ||
+        op.image != image || op.boot_id_before.empty() || seen.boot_id.empty() ||
+        seen.boot_id == op.boot_id_before) {
+      continue;
+    }
+    OperationInFlight unguarded = op;
+    unguarded.boot_id_before.clear();
+    if (NodeUntouched(seen, unguarded)) op.boot_id_before.clear();
   }
   return memory;
 }

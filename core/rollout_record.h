@@ -26,6 +26,17 @@ RolloutMemory RecordAction(const RolloutDecision& decision, RolloutMemory memory
 // the operation is past kRecorded: the node may have been asked before.
 RolloutMemory AfterCallNeverReceived(RolloutMemory memory, const std::string& node);
 
+// The memory after a lifecycle install of `image` went through while `seen`, its node, still
+// only recorded, runs its old Talos on a boot other than the one recorded: the node rebooted by
+// itself around the call (a power cut a look had not seen yet), and the install is on the boot
+// it came back on (one before it would have booted the target). As after a call that never
+// reached the node, that boot stops guarding the operation: the install's decision is taken
+// again, collects the install, and records the boot its drain and reboot go by. Unchanged
+// otherwise (the node on its recorded boot, booting, on the target, or the operation past
+// kRecorded).
+RolloutMemory AfterInstallOnAnotherBoot(RolloutMemory memory, const NodeObservation& seen,
+                                        const std::string& image);
+
 // A failure halts only the Talos target it happened on: true while `memory` holds a failure
 // recorded for `target` and `schematic` (the profile's resolved schematic ID, empty when it
 // names none) under `retry_token`. Once the desired version or schematic changes, or someone

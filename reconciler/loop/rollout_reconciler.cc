@@ -513,6 +513,7 @@ RolloutReconciler::Verdict RolloutReconciler::TakeStrayStep(Pass& pass, std::sto
   const std::optional<OutstandingStep> step = deps_.executor.Outstanding(cluster);
   if (options_.dry_run || !step || !step->done || step->Is(pass.decision)) return Verdict::Next();
   if (!step->failed) {
+    if (InstallOnAnotherBoot(pass, *step)) return Verdict::Next();
     // A node's step that succeeded holds the other nodes until its own decision collects it
     // (WaitForRunningStep); once that node's rollout acts otherwise, nothing will: dropped.
     if (!step->node.empty() && step->node == pass.decision.node &&
@@ -545,11 +546,27 @@ RolloutReconciler::Verdict RolloutReconciler::TakeStrayStep(Pass& pass, std::sto
 bool RolloutReconciler::CallNeverReceived(Pass& pass, const std::string& node,
                                           const absl::Status& error) {
   if (!AskedNodeNothing(error)) return false;
-  core::RolloutMemory memory = core::AfterCallNeverReceived(pass.memory, node);
+  return ForgetBoot(pass, node, core::AfterCallNeverReceived(pass.memory, node),
+                    "the call never reached the node; it is asked on the boot it is on");
+}
+
+bool RolloutReconciler::InstallOnAnotherBoot(Pass& pass, const OutstandingStep& step) {
+  if (step.kind != core::ActionKind::kInstallImage) return false;
+  const core::NodeObservation* seen = pass.look.observed.FindNode(step.node);
+  if (seen == nullptr) return false;
+  if (!ForgetBoot(pass, step.node, core::AfterInstallOnAnotherBoot(pass.memory, *seen, step.image),
+                  "its install went through on the boot it came back on")) {
+    return false;
+  }
+  pass.decision = DecideNow(pass);
+  return true;
+}
+
+bool RolloutReconciler::ForgetBoot(Pass& pass, const std::string& node, core::RolloutMemory memory,
+                                   std::string_view reason) {
   if (memory == pass.memory) return false;
   pass.memory = std::move(memory);
-  pass.log->info("node={} step=forget-boot reason={}", LogValue(node),
-                 LogValue("the call never reached the node; it is asked on the boot it is on"));
+  pass.log->info("node={} step=forget-boot reason={}", LogValue(node), LogValue(reason));
   pass.due =
       Pass::Due{pass.Status(&pass.look.plan, &pass.look.observed, &pass.decision, pass.look.now)};
   return true;

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "base/env.h"
@@ -148,8 +149,10 @@ class RolloutReconciler final : public ClusterReconciler {
   Verdict Decide(Pass& pass, std::stop_token stop);
   // Takes the error of a node's install or upgrade that failed in the background after the
   // rollout moved past it (its node went down meanwhile), which no action would collect: one
-  // that never reached the node lets it be asked again (CallNeverReceived). Drops a node's
-  // step that succeeded once that node's decision is another action.
+  // that never reached the node lets it be asked again (CallNeverReceived). A node's install
+  // that succeeded while its node came back on another boot is collected there
+  // (InstallOnAnotherBoot). Drops a node's step that succeeded once that node's decision is
+  // another action.
   Verdict TakeStrayStep(Pass& pass, std::stop_token stop);
   // While another step of the cluster runs in the background, or a node's step succeeded and
   // waits for its node's decision to collect it, turns an acting decision of another node into
@@ -188,6 +191,15 @@ class RolloutReconciler final : public ClusterReconciler {
   // operation is only recorded, the operation stops waiting for the boot it was recorded on
   // (core::AfterCallNeverReceived) and that is due to be recorded. True when it changed.
   bool CallNeverReceived(Pass& pass, const std::string& node, const absl::Status& error);
+  // After `step`, a node's install, succeeded: when the look shows the node, still only
+  // recorded, on its old Talos on another boot, the operation stops waiting for the boot it
+  // was recorded on (core::AfterInstallOnAnotherBoot) and the decision is taken again, to
+  // collect the install. True when it changed.
+  bool InstallOnAnotherBoot(Pass& pass, const OutstandingStep& step);
+  // `memory`, when it differs from the pass's, replaces it and is due to be recorded: `node`'s
+  // operation forgot its boot for `reason`. True when it changed.
+  bool ForgetBoot(Pass& pass, const std::string& node, core::RolloutMemory memory,
+                  std::string_view reason);
   core::RolloutDecision DecideNow(const Pass& pass) const;
   // The first step is Kubernetes and the runner already started its task.
   bool KubernetesStepStarted(const std::string& cluster, const core::ClusterPlan& plan) const;

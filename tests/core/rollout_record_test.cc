@@ -140,6 +140,47 @@ TEST(RolloutRecordTest, ACallThatNeverReachedItsNodeLetsItBeAskedOnItsNewBoot) {
   EXPECT_EQ(AfterCallNeverReceived(mem, "w-0"), mem);
 }
 
+// w-0's install went through, but w-0 is back on its old Talos on another boot than the one
+// recorded: the boot stops guarding the operation only then, and the install's decision,
+// taken again, records the boot it came back on.
+TEST(RolloutRecordTest, AnInstallThatWentThroughOnAnotherBootIsRecordedOnThatBoot) {
+  RolloutWorld world = ReadyWorldMovedTo(FiveNodes("1.13.9", "1.34.1"), "1.14.2");
+  const BeforeFirstCall run = RecordsBeforeFirstCall(world);
+  ASSERT_EQ(run.call.kind, ActionKind::kInstallImage);
+  ASSERT_EQ(run.pushes.size(), 1u);
+  const RolloutMemory& recorded = run.pushes.front();
+  const std::string image = run.call.image;
+  NodeObservation w0 = *world.observed().FindNode("w-0");
+  // On the recorded boot the install is collected as it is.
+  EXPECT_EQ(AfterInstallOnAnotherBoot(recorded, w0, image), recorded);
+  w0.boot_id = "boot-w-0-again";
+  {
+    NodeObservation booting = w0;
+    booting.stage = MachineStage::kBooting;
+    EXPECT_EQ(AfterInstallOnAnotherBoot(recorded, booting, image), recorded) << "not back yet";
+    NodeObservation on_target = w0;
+    on_target.talos = V("1.14.2");
+    EXPECT_EQ(AfterInstallOnAnotherBoot(recorded, on_target, image), recorded) << "booted it";
+    EXPECT_EQ(AfterInstallOnAnotherBoot(recorded, w0, image + "-other"), recorded);
+    RolloutMemory installed = recorded;
+    installed.in_flight.front().phase = OperationPhase::kInstalled;
+    EXPECT_EQ(AfterInstallOnAnotherBoot(installed, w0, image), installed) << "past kRecorded";
+  }
+
+  RolloutMemory mem = AfterInstallOnAnotherBoot(recorded, w0, image);
+  ASSERT_EQ(mem.in_flight.front().boot_id_before, "");
+  *world.observed().FindNode("w-0") = w0;
+  ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                 ReleaseCatalog::BuiltIn());
+  const RolloutDecision collect =
+      DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+  EXPECT_EQ(collect.kind, ActionKind::kInstallImage);
+  EXPECT_EQ(collect.image, image);
+  Record(collect, mem, world.profile().policy, world.now());
+  EXPECT_EQ(mem.in_flight.front().phase, OperationPhase::kInstalled);
+  EXPECT_EQ(mem.in_flight.front().boot_id_before, "boot-w-0-again");
+}
+
 // Only a result whose loss repeats a harmless step waits; anything a restart resumes a node
 // from is pushed before the next call.
 TEST(RolloutRecordTest, OnlyRepeatableStepsWaitForTheNextRecord) {

@@ -967,6 +967,28 @@ struct BackgroundHarness {
     ASSERT_TRUE(steps.Outstanding("prod").has_value());
     ASSERT_TRUE(steps.Outstanding("prod")->done);
   }
+  // w-0's install is started and held, then w-0 loses power. The boot it had.
+  std::string PowerCycleW0DuringItsInstall() {
+    RunToFirstInstall();
+    EXPECT_EQ(held.installs(), std::vector<std::string>{"w-0"});
+    std::lock_guard lock(world_mu);
+    const std::string before = h.world.observed().FindNode("w-0")->boot_id;
+    h.world.PowerCycle("w-0");
+    return before;
+  }
+  // w-0's install was recorded, and on a boot (not `before`, not none).
+  void ExpectW0InstalledOnABootOtherThan(const std::string& before) {
+    bool recorded = false;
+    for (const core::ClusterStatus& s : h.store.history) {
+      for (const core::OperationInFlight& op : s.rollout.in_flight) {
+        if (op.node != "w-0" || op.phase != core::OperationPhase::kInstalled) continue;
+        EXPECT_NE(op.boot_id_before, before);
+        EXPECT_FALSE(op.boot_id_before.empty());
+        recorded = true;
+      }
+    }
+    EXPECT_TRUE(recorded);
+  }
   ReconcileOutcome ReleaseAndRunToRest() {
     held.Release();
     installs_held = false;
@@ -1014,14 +1036,7 @@ TEST(RolloutReconcilerTest, NoOtherActionStartsWhileABackgroundStepRuns) {
 // was recorded on the boot before); it is installed and rebooted once.
 TEST(RolloutReconcilerTest, ANodeItsInstallNeverReachedIsAskedAgainOnItsNewBoot) {
   BackgroundHarness b;
-  b.RunToFirstInstall();
-  ASSERT_EQ(b.held.installs(), std::vector<std::string>{"w-0"});
-  std::string boot_before;
-  {
-    std::lock_guard lock(b.world_mu);
-    boot_before = b.h.world.observed().FindNode("w-0")->boot_id;
-    b.h.world.PowerCycle("w-0");
-  }
+  const std::string boot_before = b.PowerCycleW0DuringItsInstall();
   b.held.FailNext(talos::RecognizeTalosAnswer(absl::UnavailableError(
       "connection error: desc = \"transport: Error while dialing: dial tcp 10.0.0.4:50000: "
       "connect: connection refused\"")));
@@ -1032,16 +1047,34 @@ TEST(RolloutReconcilerTest, ANodeItsInstallNeverReachedIsAskedAgainOnItsNewBoot)
   EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-0"), 2);
   EXPECT_EQ(std::count(b.h.world.log().begin(), b.h.world.log().end(), "reboot w-0"), 1);
   // The install that went through was recorded on the boot it was made on.
-  bool recorded_on_new_boot = false;
-  for (const core::ClusterStatus& s : b.h.store.history) {
-    for (const core::OperationInFlight& op : s.rollout.in_flight) {
-      if (op.node != "w-0" || op.phase != core::OperationPhase::kInstalled) continue;
-      EXPECT_NE(op.boot_id_before, boot_before);
-      EXPECT_FALSE(op.boot_id_before.empty());
-      recorded_on_new_boot = true;
-    }
+  b.ExpectW0InstalledOnABootOtherThan(boot_before);
+}
+
+// w-0 loses power while its install's call is on its way, comes back on a new boot still on its
+// old Talos, and the install then goes through on that boot (a look read w-0 from its watch just
+// before the power cut, so the operation was recorded on the boot before). The install is
+// collected and w-0 drained and rebooted on the boot it is on, rather than waited on until its
+// deadline: one install, one reboot.
+TEST(RolloutReconcilerTest, AnInstallThatWentThroughOnANewBootIsCollectedAndTheNodeRebootedOnce) {
+  BackgroundHarness b;
+  const std::string boot_before = b.PowerCycleW0DuringItsInstall();
+  // Looks see w-0 booting, then back on its old Talos, while the install still runs.
+  for (int i = 0; i < 10; ++i) static_cast<void>(b.ReconcileAndAdvance());
+  {
+    std::lock_guard lock(b.world_mu);
+    b.h.world.AdvanceTo(b.h.world.now() + b.h.world.reboot_time);
+    const core::NodeObservation& back = *b.h.world.observed().FindNode("w-0");
+    ASSERT_NE(back.boot_id, boot_before);
+    ASSERT_EQ(back.stage, core::MachineStage::kRunning);
   }
-  EXPECT_TRUE(recorded_on_new_boot);
+  static_cast<void>(b.ReconcileAndAdvance());
+  EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
+  const core::ClusterStatus& done = b.h.store.latest.at("prod");
+  EXPECT_EQ(done.phase, core::ClusterPhase::kReady) << done.message;
+  const std::vector<std::string> installs = b.held.installs();
+  EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-0"), 1);
+  EXPECT_EQ(std::count(b.h.world.log().begin(), b.h.world.log().end(), "reboot w-0"), 1);
+  b.ExpectW0InstalledOnABootOtherThan(boot_before);
 }
 
 // w-0's install succeeds while w-0 still reports itself upgrading: the result waits for the
