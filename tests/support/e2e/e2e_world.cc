@@ -1,5 +1,7 @@
 #include "tests/support/e2e/e2e_world.h"
 
+#include <fstream>
+
 #include "core/rollout.h"
 #include "fmt/format.h"
 
@@ -12,6 +14,17 @@ std::string Tail(const std::string& text, size_t max_bytes) {
   if (text.size() <= max_bytes) return text;
   const auto cut = text.find('\n', text.size() - max_bytes);
   return "...\n" + text.substr(cut == std::string::npos ? text.size() - max_bytes : cut + 1);
+}
+
+// The simulator's state changes (boots, stages, faults, pulls, installs) from its journal, the
+// last `max_bytes` of them: what the nodes did, beside what the daemon says it saw.
+std::string StateChanges(const std::filesystem::path& journal, size_t max_bytes) {
+  std::ifstream in(journal, std::ios::binary);
+  std::string kept;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("\"kind\":\"state\"") != std::string::npos) kept += line + "\n";
+  }
+  return Tail(kept, max_bytes);
 }
 
 }  // namespace
@@ -136,7 +149,11 @@ std::string E2eWorld::Diagnostics(size_t max_bytes) const {
   if (daemon_)
     text += "--- daemon log (" + daemon_->log_file().string() + "):\n" +
             Tail(daemon_->log(), max_bytes);
-  if (sim_) text += "--- talos-sim log:\n" + Tail(sim_->log(), max_bytes / 4);
+  if (sim_) {
+    text += "--- talos-sim log:\n" + Tail(sim_->log(), max_bytes / 4);
+    text += "--- talos-sim journal, state changes:\n" +
+            StateChanges(sim_->state_dir() / "journal.jsonl", max_bytes / 2);
+  }
   return text;
 }
 
