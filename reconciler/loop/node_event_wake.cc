@@ -53,6 +53,8 @@ struct NodeEventWake::Followed {
   // answered a subscription: a break is its reboot, not a blip.
   bool going_down = false;
   bool answered = false;  // a stream of this follow said hello
+  // A stream of this follow ended: the next one replays the node's buffer (tail_events -1).
+  bool resumed = false;
   Mutex mu;
   std::unique_ptr<talos::TalosStream> stream ABSL_GUARDED_BY(mu);
 };
@@ -181,9 +183,16 @@ void NodeEventWake::Stop(const Follows& follows) {
 void NodeEventWake::Subscribe(const std::shared_ptr<Followed>& follow) {
   Followed* const f = follow.get();  // outlives the stream: Stop waits for its end
   f->live = false;
+  // A stream opened again replays what the node buffered, as talosctl resubscribes after a
+  // break: a node that came back and turned ready before it opened is told so by the replay,
+  // so its hello alone decides nothing (the look it woke found the node booting).
+  const bool replaying = f->resumed;
+  talos::EventsRequest request;
+  if (replaying) request.tail_events = -1;
   talos::EventsCallbacks callbacks;
-  callbacks.on_event = [this, f](const talos::MachineEvent& event) {
-    if (std::holds_alternative<talos::HelloEvent>(event.payload)) {
+  callbacks.on_event = [this, f, replaying](const talos::MachineEvent& event) {
+    const bool hello = std::holds_alternative<talos::HelloEvent>(event.payload);
+    if (hello) {
       f->retry = 1;
       f->live = true;
       f->hearing = true;
@@ -193,7 +202,7 @@ void NodeEventWake::Subscribe(const std::shared_ptr<Followed>& follow) {
     if (const auto* machine = std::get_if<talos::MachineStatusEvent>(&event.payload)) {
       f->going_down = GoingDown(machine->status.stage);
     }
-    if (WakesCluster(event) && !f->stopped) wake_(f->cluster);
+    if (WakesCluster(event) && !(hello && replaying) && !f->stopped) wake_(f->cluster);
   };
   callbacks.on_done = [this, weak = std::weak_ptr<Followed>(follow)](const absl::Status& ended) {
     if (std::shared_ptr<Followed> alive = weak.lock()) Ended(alive, ended);
@@ -203,7 +212,7 @@ void NodeEventWake::Subscribe(const std::shared_ptr<Followed>& follow) {
   if (f->stopped) return;
   previous = std::move(f->stream);
   // Its on_done may run before it returns: Ended takes mu_, never f->mu.
-  f->stream = f->talos->StartEvents(f->address, talos::EventsRequest{}, std::move(callbacks));
+  f->stream = f->talos->StartEvents(f->address, request, std::move(callbacks));
 }
 
 void NodeEventWake::Ended(const std::shared_ptr<Followed>& follow, const absl::Status& status) {
@@ -213,6 +222,7 @@ void NodeEventWake::Ended(const std::shared_ptr<Followed>& follow, const absl::S
   // hello of the stream it opens. Any other end (refused, not allowed) leaves the node to the
   // poll, subscribed to again on the same backoff.
   follow->hearing = absl::IsUnavailable(status);
+  follow->resumed = true;
   // A live stream that broke: the node may be going down, which its status should say.
   if (follow->live) wake_(follow->cluster);
   // A node that said it is going down is not back within a few hundred milliseconds (a reboot

@@ -9,14 +9,17 @@
 // (TalosClient::StartEvents: an asynchronous reader on the process's stream queue), and one
 // thread of this object subscribes again the nodes whose stream ended, each when its backoff
 // is due. Every node in flight is
-// followed: there is no cap (what one costs: docs/architecture.md, Threads). A stream subscribes
-// to the node's events (only new ones, tail_events 0) and calls `wake(cluster)` when the node
-// reports itself RUNNING and ready (a MachineStatusEvent: the end of a node's wait; Talos'
-// readiness includes the Kubernetes node's) or a sequence failed, once each stream is live (what
+// followed: there is no cap (what one costs: docs/architecture.md, Threads). A follow's first
+// stream subscribes to the node's new events (tail_events 0) and calls `wake(cluster)` when the
+// node reports itself RUNNING and ready (a MachineStatusEvent: the end of a node's wait; Talos'
+// readiness includes the Kubernetes node's) or a sequence failed, once it is live (what
 // happened before it is not known), and when a live stream breaks (the node goes down, which
 // its status should say). The stages on the way wake nothing: they only change what the status
 // says, which the poll brings. When the stream breaks (the node reboots) it subscribes again
-// after a backoff, as `talosctl upgrade --wait` does; after a node that said it is going down
+// after a backoff, as `talosctl upgrade --wait` does, replaying what the node buffered
+// (tail_events -1, as talosctl does): a node ready before the stream opened is told by the
+// replay, so the hello of a stream opened again wakes nothing (a look then found the node
+// booting, the status it writes one step more); after a node that said it is going down
 // (stage REBOOTING or SHUTTING_DOWN, which Talos sets before the reboot) the first wait is
 // already the longest, since a node is never back within the shorter ones; so it is for a
 // follow whose first subscription finds the node down (the rollout hands a node read from its

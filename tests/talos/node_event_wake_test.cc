@@ -1,11 +1,15 @@
-// NodeEventWake against the in-process simulator over mutual TLS: a followed node's events wake
+// NodeEventWake against the in-process simulator over mutual TLS (and a scripted client, for
+// which stream says what): a followed node's events wake
 // its cluster, across the node's reboot, and a node no longer followed wakes nothing.
 #include "reconciler/loop/node_event_wake.h"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "tests/support/sim_fixture.h"
 #include "tests/support/wait.h"
+#include "tests/talos/scripted_client.h"
 
 namespace tr::reconciler::talos {
 namespace {
@@ -229,6 +233,51 @@ TEST(NodeEventWakeEventsTest, OnlyTheEndOfAWaitAFailureOrANewStreamWakesTheClust
   EXPECT_TRUE(WakesCluster(event(failed)));
   EXPECT_FALSE(WakesCluster(event(SequenceEvent{"upgrade", SequenceAction::kStart, {}, ""})));
   EXPECT_FALSE(WakesCluster(event(PhaseEvent{"install", PhaseAction::kStart})));
+}
+
+// A follow's first stream asks for the node's new events and its hello wakes the cluster; a
+// stream opened again after a break replays what the node buffered (tail_events -1, as talosctl
+// resubscribes), so its hello wakes nothing and a replayed RUNNING and ready does. Played by a
+// scripted client: which stream says what, and when, is the test's.
+TEST(NodeEventWakeReplayTest, AStreamOpenedAgainReplaysTheNodesBufferAndItsHelloWakesNothing) {
+  using core::MachineStage;
+  auto client = std::make_shared<ScriptedClient>();
+  FixedClusterClients clients(client);
+  std::atomic<int> wakes = 0;
+  NodeEventWake follower(
+      clients, [&](const std::string&) { ++wakes; }, Env::Default(),
+      NodeEventWakeOptions{std::chrono::milliseconds(5), std::chrono::milliseconds(20)});
+  core::ClusterProfile profile;
+  profile.name = "prod";
+  profile.nodes.push_back({"w-1", "10.5.0.3", core::NodeRole::kWorker});
+  auto event = [](EventPayload payload) { return MachineEvent{"id", "", std::move(payload)}; };
+  auto status = [&](MachineStage stage, bool ready) {
+    MachineStatus s;
+    s.stage = stage;
+    s.ready = ready;
+    return event(MachineStatusEvent{s});
+  };
+  follower.Follow(profile, {"w-1"});
+
+  auto [first_request, first] = client->EventStream(0);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first_request.tail_events, 0);
+  first->Deliver(event(HelloEvent{}));
+  EXPECT_EQ(wakes, 1) << "the first stream's hello";
+  first->Deliver(status(MachineStage::kRebooting, true));
+  first->End(absl::UnavailableError("the node went down"));
+  EXPECT_EQ(wakes, 2) << "the live stream's break";
+
+  auto [again_request, again] = client->EventStream(1);
+  ASSERT_NE(again, nullptr);
+  EXPECT_EQ(again_request.tail_events, -1);
+  again->Deliver(event(HelloEvent{}));
+  again->Deliver(status(MachineStage::kBooting, false));
+  again->Deliver(status(MachineStage::kRunning, false));
+  EXPECT_EQ(wakes, 2) << "the hello or the stages of a stream opened again";
+  again->Deliver(status(MachineStage::kRunning, true));
+  EXPECT_EQ(wakes, 3) << "the node ready, replayed or new";
+  follower.Forget("prod");
 }
 
 TEST_F(NodeEventWakeTest, FollowsTheNodesOfTheProfileAndForgetsACluster) {

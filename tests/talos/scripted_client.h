@@ -1,39 +1,49 @@
 // A scripted TalosClient for unit tests of what is built on the client (the events follower,
-// the node watches): no network, no threads.
+// the node watches): no network, no threads of its own.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "reconciler/clients/talos/talos_client.h"
 
 namespace tr::reconciler::talos {
 
-// A scripted watch: its callbacks, and whether it has ended. It ends once, as a client's does:
-// by ScriptedClient::End, or Cancelled when its handle is destroyed.
-struct ScriptedWatch {
-  WatchCallbacks callbacks;
+// A scripted stream (a watch, an Events call): its callbacks, and whether it has ended. It ends
+// once, as a client's does: by the test, or Cancelled when its handle is destroyed.
+template <typename Event>
+struct ScriptedStream {
+  StreamCallbacks<Event> callbacks;
   bool ended = false;
   void End(const absl::Status& why) {
     if (ended) return;
     ended = true;
     if (callbacks.on_done) callbacks.on_done(why);
   }
+  void Deliver(const Event& event) {
+    if (!ended && callbacks.on_event) callbacks.on_event(event);
+  }
 };
+using ScriptedWatch = ScriptedStream<CosiEvent>;
 
-class EndsWhenDestroyed final : public CosiWatch {
+template <typename Event>
+class EndsWhenDestroyed final : public TalosStream {
  public:
-  explicit EndsWhenDestroyed(std::shared_ptr<ScriptedWatch> watch) : watch_(std::move(watch)) {}
-  ~EndsWhenDestroyed() override { watch_->End(absl::CancelledError("cancelled")); }
+  explicit EndsWhenDestroyed(std::shared_ptr<ScriptedStream<Event>> stream)
+      : stream_(std::move(stream)) {}
+  ~EndsWhenDestroyed() override { stream_->End(absl::CancelledError("cancelled")); }
   void Cancel() override {}
 
  private:
-  std::shared_ptr<ScriptedWatch> watch_;
+  std::shared_ptr<ScriptedStream<Event>> stream_;
 };
 
 // One scripted Events call: the events it delivers, then how it ends.
@@ -79,13 +89,34 @@ class ScriptedClient final : public TalosClient {
   std::unique_ptr<CosiWatch> StartWatch(const std::string&, const CosiWatchRequest&,
                                         WatchCallbacks callbacks) override {
     watches.push_back(std::make_shared<ScriptedWatch>(ScriptedWatch{std::move(callbacks)}));
-    return std::make_unique<EndsWhenDestroyed>(watches.back());
+    return std::make_unique<EndsWhenDestroyed<CosiEvent>>(watches.back());
   }
-  void Deliver(size_t watch, const CosiEvent& event) {
-    const ScriptedWatch& w = *watches.at(watch);
-    if (!w.ended && w.callbacks.on_event) w.callbacks.on_event(event);
-  }
+  void Deliver(size_t watch, const CosiEvent& event) { watches.at(watch)->Deliver(event); }
   void End(size_t watch, const absl::Status& why) { watches.at(watch)->End(why); }
+
+  // The Events streams started with StartEvents, which may come from another thread (the
+  // events follower subscribes from its own): a test waits for the n-th, then plays it.
+  std::unique_ptr<TalosStream> StartEvents(const std::string&, const EventsRequest& request,
+                                           EventsCallbacks callbacks) override {
+    auto stream = std::make_shared<ScriptedStream<MachineEvent>>();
+    stream->callbacks = std::move(callbacks);
+    {
+      std::lock_guard lock(events_mu_);
+      event_streams_.push_back({request, stream});
+    }
+    events_started_.notify_all();
+    return std::make_unique<EndsWhenDestroyed<MachineEvent>>(stream);
+  }
+  // The request of the `n`-th Events stream (from 0) and the stream, once it started (20 s at
+  // most; nullptr then).
+  std::pair<EventsRequest, std::shared_ptr<ScriptedStream<MachineEvent>>> EventStream(size_t n) {
+    std::unique_lock lock(events_mu_);
+    if (!events_started_.wait_for(lock, std::chrono::seconds(20),
+                                  [&] { return event_streams_.size() > n; })) {
+      return {};
+    }
+    return event_streams_[n];
+  }
 
 #define TR_UNIMPLEMENTED(signature) \
   signature override { return absl::UnimplementedError("not scripted"); }
@@ -118,6 +149,12 @@ class ScriptedClient final : public TalosClient {
   TR_UNIMPLEMENTED(absl::StatusOr<uint64_t> EtcdSnapshot(const std::string&,
                                                          const std::filesystem::path&))
 #undef TR_UNIMPLEMENTED
+
+ private:
+  std::mutex events_mu_;
+  std::condition_variable events_started_;
+  std::vector<std::pair<EventsRequest, std::shared_ptr<ScriptedStream<MachineEvent>>>>
+      event_streams_;
 };
 
 }  // namespace tr::reconciler::talos
