@@ -218,9 +218,9 @@ void NodeEventWake::Subscribe(const std::shared_ptr<Followed>& follow) {
 void NodeEventWake::Ended(const std::shared_ptr<Followed>& follow, const absl::Status& status) {
   if (follow->stopped) return;
   // Down (Unavailable at once: the endpoint cannot reach it): subscribing again, no slower than
-  // the poll (NodeEventWakeOptions), is what brings the node back to its cluster, with the
-  // hello of the stream it opens. Any other end (refused, not allowed) leaves the node to the
-  // poll, subscribed to again on the same backoff.
+  // the poll (NodeEventWakeOptions), is what brings the node back to its cluster: the stream it
+  // opens replays, then tells, the node's ready. Any other end (refused, not allowed) leaves
+  // the node to the poll, subscribed to again on the same backoff.
   follow->hearing = absl::IsUnavailable(status);
   follow->resumed = true;
   // A live stream that broke: the node may be going down, which its status should say.
