@@ -18,8 +18,8 @@
 // says, which the poll brings. When the stream breaks (the node reboots) it subscribes again
 // after a backoff, as `talosctl upgrade --wait` does, replaying what the node buffered
 // (tail_events -1, as talosctl does): a node ready before the stream opened is told by the
-// replay, so the hello of a stream opened again wakes nothing (a look then found the node
-// booting, the status it writes one step more); after a node that said it is going down
+// replay, so the hello of a stream opened again wakes nothing (the look it woke found the node
+// booting and decided nothing); after a node that said it is going down
 // (stage REBOOTING or SHUTTING_DOWN, which Talos sets before the reboot) the first wait is
 // already the longest, since a node is never back within the shorter ones; so it is for a
 // follow whose first subscription finds the node down (the rollout hands a node read from its
