@@ -976,8 +976,15 @@ struct BackgroundHarness {
     h.world.PowerCycle("w-0");
     return before;
   }
-  // w-0's install was recorded, and on a boot (not `before`, not none).
-  void ExpectW0InstalledOnABootOtherThan(const std::string& before) {
+  // Released and run to rest: Ready, w-0 installed `w0_installs` times and rebooted once, and
+  // its install recorded on a boot (not `before`, not none).
+  void ReleaseAndExpectReadyOnANewBootOfW0(int w0_installs, const std::string& before) {
+    EXPECT_EQ(ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
+    const core::ClusterStatus& done = h.store.latest.at("prod");
+    EXPECT_EQ(done.phase, core::ClusterPhase::kReady) << done.message;
+    const std::vector<std::string> installs = held.installs();
+    EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-0"), w0_installs);
+    EXPECT_EQ(std::count(h.world.log().begin(), h.world.log().end(), "reboot w-0"), 1);
     bool recorded = false;
     for (const core::ClusterStatus& s : h.store.history) {
       for (const core::OperationInFlight& op : s.rollout.in_flight) {
@@ -1040,14 +1047,8 @@ TEST(RolloutReconcilerTest, ANodeItsInstallNeverReachedIsAskedAgainOnItsNewBoot)
   b.held.FailNext(talos::RecognizeTalosAnswer(absl::UnavailableError(
       "connection error: desc = \"transport: Error while dialing: dial tcp 10.0.0.4:50000: "
       "connect: connection refused\"")));
-  EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
-  const core::ClusterStatus& done = b.h.store.latest.at("prod");
-  EXPECT_EQ(done.phase, core::ClusterPhase::kReady) << done.message;
-  const std::vector<std::string> installs = b.held.installs();
-  EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-0"), 2);
-  EXPECT_EQ(std::count(b.h.world.log().begin(), b.h.world.log().end(), "reboot w-0"), 1);
   // The install that went through was recorded on the boot it was made on.
-  b.ExpectW0InstalledOnABootOtherThan(boot_before);
+  b.ReleaseAndExpectReadyOnANewBootOfW0(/*w0_installs=*/2, boot_before);
 }
 
 // w-0 loses power while its install's call is on its way, comes back on a new boot still on its
@@ -1068,13 +1069,7 @@ TEST(RolloutReconcilerTest, AnInstallThatWentThroughOnANewBootIsCollectedAndTheN
     ASSERT_EQ(back.stage, core::MachineStage::kRunning);
   }
   static_cast<void>(b.ReconcileAndAdvance());
-  EXPECT_EQ(b.ReleaseAndRunToRest().kind, ReconcileOutcome::Kind::kDone);
-  const core::ClusterStatus& done = b.h.store.latest.at("prod");
-  EXPECT_EQ(done.phase, core::ClusterPhase::kReady) << done.message;
-  const std::vector<std::string> installs = b.held.installs();
-  EXPECT_EQ(std::count(installs.begin(), installs.end(), "w-0"), 1);
-  EXPECT_EQ(std::count(b.h.world.log().begin(), b.h.world.log().end(), "reboot w-0"), 1);
-  b.ExpectW0InstalledOnABootOtherThan(boot_before);
+  b.ReleaseAndExpectReadyOnANewBootOfW0(/*w0_installs=*/1, boot_before);
 }
 
 // w-0's install succeeds while w-0 still reports itself upgrading: the result waits for the
