@@ -10,6 +10,8 @@
 //        [--time-scale X (default 0.1: 3 s per node)]
 //        [--workers N (the daemon's --workers, default: one per cluster, at most 256)]
 //        [--node-watches on|off (off: the daemon's --no-node-watches; default on)]
+// On stderr it says when each rollout was pushed and when every node was ready, for a profiler
+// to record the rollout alone; TR_E2E_KEEP set keeps its directory (the simulator's journal).
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -136,11 +138,14 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
     result.daemon_threads_before = *std::move(threads);
   }
   const long reconciles_before = DaemonReconciles(world);
+  // On stderr, for a profiler to record the rollout alone (docs/benchmarks.md).
+  std::fprintf(stderr, "rollout of %d clusters: pushed\n", clusters);
   if (auto st = WaitAllReady(world, *names, "1.12.0", commit, std::chrono::minutes(60)); !st.ok()) {
     return absl::DeadlineExceededError(
         fmt::format("the rollout: {}\n{}", std::string(st.message()), world.Diagnostics()));
   }
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - pushed).count();
+  std::fprintf(stderr, "rollout of %d clusters: every node ready\n", clusters);
   const auto machine_after = MachineTicks();
   result.machine_busy = (machine_after.first - machine_before.first) /
                         std::max(1.0, machine_after.second - machine_before.second);
@@ -271,7 +276,12 @@ int Run(Options options) {
                   goal ? std::optional<bool>(ms <= 5) : std::nullopt,
                   fmt::format("{} node upgrades, time scale {}", 5 * clusters, options.time_scale));
   }
-  std::filesystem::remove_all(dir);
+  // Kept, with the simulator's journal, when TR_E2E_KEEP is set (as the end-to-end tests do).
+  if (std::getenv("TR_E2E_KEEP") == nullptr) {
+    std::filesystem::remove_all(dir);
+  } else {
+    std::fprintf(stderr, "kept %s\n", dir.c_str());
+  }
   if (one->not_once + many->not_once > 0) {
     std::fprintf(stderr, "%d nodes were not upgraded exactly once\n",
                  one->not_once + many->not_once);
