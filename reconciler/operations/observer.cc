@@ -18,16 +18,21 @@ bool Unreachable(const absl::Status& s) {
 
 // The etcd member list is the cluster's, not a node's: asked once per observation (or per pass,
 // EtcdReadings), of the first control plane that answers, and again of a node whose member it
-// does not list.
+// does not list; and not at all for a member the cluster's last list held as a voter
+// (EtcdVoters).
 class EtcdMembers {
  public:
-  explicit EtcdMembers(std::optional<std::vector<talos::EtcdMember>>& list) : list_(list) {}
+  EtcdMembers(std::optional<std::vector<talos::EtcdMember>>& list, EtcdVoters& voters,
+              const std::string& cluster)
+      : list_(list), voters_(voters), cluster_(cluster) {}
   // Whether `member_id` is a voting member, as `node`'s cluster sees it.
   bool Voting(talos::TalosClient& talos, const std::string& node, uint64_t member_id) {
+    if (!list_ && voters_.Known(cluster_, member_id)) return true;
     if (!list_ || !Listed(*list_, member_id)) {
       absl::StatusOr<std::vector<talos::EtcdMember>> members = talos.EtcdMemberList(node);
       if (!members.ok()) return false;
       list_ = *std::move(members);
+      voters_.Replace(cluster_, *list_);
     }
     for (const talos::EtcdMember& m : *list_) {
       if (m.id == member_id && !m.is_learner) return true;
@@ -40,6 +45,8 @@ class EtcdMembers {
     return std::any_of(list.begin(), list.end(), [&](const auto& m) { return m.id == id; });
   }
   std::optional<std::vector<talos::EtcdMember>>& list_;
+  EtcdVoters& voters_;
+  const std::string& cluster_;
 };
 
 // A control plane's etcd member: healthy, leading, voting.
@@ -240,7 +247,7 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
   observed.name = profile.name;
   observed.etcd_observed = etcd;
   std::optional<std::vector<talos::EtcdMember>> member_list;
-  EtcdMembers members(member_list);
+  EtcdMembers members(member_list, voters_, profile.name);
   bool refused = false;  // an endpoint refused the connection or failed the TLS handshake
   for (const core::NodeSpec& spec : profile.nodes) {
     if (only && std::find(only->begin(), only->end(), spec.name) == only->end()) continue;
@@ -302,7 +309,7 @@ absl::Status TalosFleetObserver::ObserveEtcdReusing(const core::ClusterProfile& 
   if (observed.etcd_observed) return absl::OkStatus();
   absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
   if (!clients.ok()) return clients.status();
-  EtcdMembers members(pass.members);
+  EtcdMembers members(pass.members, voters_, profile.name);
   for (const core::NodeSpec& spec : profile.nodes) {
     core::NodeObservation* node = observed.FindNode(spec.name);
     if (!node || !node->reachable || spec.role != core::NodeRole::kControlPlane) continue;

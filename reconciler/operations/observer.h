@@ -22,6 +22,7 @@
 #include "reconciler/clients/cluster_clients.h"
 #include "reconciler/clients/talos/extensions.h"
 #include "reconciler/clients/talos/talos_types.h"
+#include "reconciler/operations/etcd_voters.h"
 #include "reconciler/operations/node_watches.h"
 
 namespace tr::reconciler {
@@ -159,6 +160,7 @@ class TalosFleetObserver final : public FleetObserver {
   Mutex mu_;
   // By "<cluster>/<address>"; hashed, as a look finds each of its nodes here two or three times.
   std::unordered_map<std::string, BootFacts> boots_ ABSL_GUARDED_BY(mu_);
+  EtcdVoters voters_;  // by cluster: a member known as a voter is not looked up again
   const std::unique_ptr<NodeWatches> watches_;                   // null: every look asks
 };
 

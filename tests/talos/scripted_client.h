@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -52,8 +53,8 @@ struct Subscription {
   absl::Status end = absl::UnavailableError("stream ended by the node");
 };
 
-// A TalosClient whose Events calls play a script, and whose watches deliver what a test
-// hands them (Deliver); everything else is Unimplemented.
+// A TalosClient whose Events calls play a script, whose watches deliver what a test hands them
+// (Deliver), and whose etcd calls answer what a test sets; everything else is Unimplemented.
 class ScriptedClient final : public TalosClient {
  public:
   std::deque<Subscription> script;
@@ -118,13 +119,26 @@ class ScriptedClient final : public TalosClient {
     return event_streams_[n];
   }
 
+  // Etcd, as a test sets it: each node's member status (NotFound for a node without one) and
+  // the cluster's member list, whose calls are counted.
+  std::map<std::string, EtcdMemberStatus> etcd_status;
+  std::vector<EtcdMember> etcd_members;
+  int member_list_calls = 0;
+  absl::StatusOr<EtcdMemberStatus> EtcdStatus(const std::string& node) override {
+    auto it = etcd_status.find(node);
+    if (it == etcd_status.end()) return absl::NotFoundError("no etcd member scripted");
+    return it->second;
+  }
+  absl::StatusOr<std::vector<EtcdMember>> EtcdMemberList(const std::string&) override {
+    ++member_list_calls;
+    return etcd_members;
+  }
+
 #define TR_UNIMPLEMENTED(signature) \
   signature override { return absl::UnimplementedError("not scripted"); }
   TR_UNIMPLEMENTED(absl::StatusOr<NodeVersion> Version(const std::string&))
   TR_UNIMPLEMENTED(absl::StatusOr<MachineStatus> GetMachineStatus(const std::string&))
   TR_UNIMPLEMENTED(absl::StatusOr<std::vector<ServiceState>> ServiceList(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<std::vector<EtcdMember>> EtcdMemberList(const std::string&))
-  TR_UNIMPLEMENTED(absl::StatusOr<EtcdMemberStatus> EtcdStatus(const std::string&))
   TR_UNIMPLEMENTED(absl::StatusOr<UpgradeAck> Upgrade(const std::string&,
                                                       const LegacyUpgradeRequest&))
   TR_UNIMPLEMENTED(absl::StatusOr<LifecycleUpgradeResult> LifecycleUpgrade(
