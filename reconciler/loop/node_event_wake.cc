@@ -160,6 +160,12 @@ bool NodeEventWake::Hearing(const std::string& cluster,
   });
 }
 
+bool NodeEventWake::IsFollowing(const std::string& cluster, const std::string& node) const {
+  MutexLock lock(mu_);
+  auto followed = followed_.find(cluster);
+  return followed != followed_.end() && followed->second.contains(node);
+}
+
 size_t NodeEventWake::Following() const {
   MutexLock lock(mu_);
   size_t count = 0;

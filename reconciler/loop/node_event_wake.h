@@ -89,6 +89,8 @@ class InFlightFollower {
     (void)nodes;
     return false;
   }
+  // Whether `node` of `cluster` is followed (Follow started it; heard or not).
+  virtual bool IsFollowing(const std::string& cluster, const std::string& node) const = 0;
 };
 
 class NodeEventWake final : public InFlightFollower {
@@ -106,6 +108,7 @@ class NodeEventWake final : public InFlightFollower {
   void Keep(const std::string& cluster, const std::vector<std::string>& nodes) override;
   void Forget(const std::string& cluster) override;
   bool Hearing(const std::string& cluster, const std::vector<std::string>& nodes) const override;
+  bool IsFollowing(const std::string& cluster, const std::string& node) const override;
   // How many nodes are followed now.
   size_t Following() const;
 

@@ -764,10 +764,22 @@ bool RolloutReconciler::KubernetesStepStarted(const std::string& cluster,
 
 bool RolloutReconciler::InFlightHeard(const Pass& pass) const {
   if (pass.memory.in_flight.empty()) return false;
-  const std::vector<std::string> nodes = InFlightNotWatched(pass);
-  if (nodes.empty()) return true;  // every one watched
-  return deps_.in_flight_follower != nullptr &&
-         deps_.in_flight_follower->Hearing(pass.profile->name, nodes);
+  std::vector<std::string> nodes = InFlightNotWatched(pass);
+  InFlightFollower* const follower = deps_.in_flight_follower;
+  if (follower != nullptr) {
+    // A node this look found down and not followed yet is followed from the end of this
+    // reconcile (FollowInFlight), and its follow, finding it down, subscribes to it again on
+    // its backoff a few milliseconds from now: heard then, as the follower will say. Counted so
+    // already, the look after a node's fall is not followed one node poll later by a look that
+    // only finds it still down.
+    std::erase_if(nodes, [&](const std::string& node) {
+      const core::NodeObservation* seen = pass.look.observed.FindNode(node);
+      return seen != nullptr && !seen->reachable &&
+             !follower->IsFollowing(pass.profile->name, node);
+    });
+  }
+  if (nodes.empty()) return true;  // every one watched, or about to be followed while down
+  return follower != nullptr && follower->Hearing(pass.profile->name, nodes);
 }
 
 std::chrono::milliseconds RolloutReconciler::NodePoll(const Pass& pass) const {

@@ -207,8 +207,8 @@ class RolloutReconciler final : public ClusterReconciler {
   // from `Deps::peers` and this process's own record.
   std::map<std::string, core::ClusterStatus> UpstreamStatus(const core::ClusterProfile& profile,
                                                             std::stop_token stop);
-  // Whether every node in flight is heard: read from a live watch by the pass's look, or heard
-  // by the follower (node_event_wake.h).
+  // Whether every node in flight is heard: read from a live watch by the pass's look, heard by
+  // the follower (node_event_wake.h), or found down by the look and followed from its end.
   bool InFlightHeard(const Pass& pass) const;
   // How soon the nodes in flight are looked at again.
   std::chrono::milliseconds NodePoll(const Pass& pass) const;

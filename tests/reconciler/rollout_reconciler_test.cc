@@ -281,6 +281,9 @@ class RecordingFollower final : public InFlightFollower {
   bool Hearing(const std::string&, const std::vector<std::string>& nodes) const override {
     return hears && !nodes.empty();
   }
+  bool IsFollowing(const std::string&, const std::string& node) const override {
+    return followed.contains(node);
+  }
 
   bool hears = false;                          // what Hearing answers for nodes in flight
   std::vector<std::vector<std::string>> told;  // each change of the nodes in flight
@@ -374,6 +377,32 @@ TEST(RolloutReconcilerTest, ANodeInFlightReadFromItsWatchIsHeardWithoutTheFollow
   ASSERT_EQ(outcome.kind, ReconcileOutcome::Kind::kRequeueAfter);
   EXPECT_EQ(follower.followed, std::set<std::string>{"w-0"});
   EXPECT_EQ(outcome.after, std::chrono::milliseconds(1000)) << "the follower hears nothing";
+}
+
+// The look that finds a node in flight down, and hands it to the follower, polls it as heard:
+// the follow it starts subscribes to the node again on its backoff (NodeEventWake), so a look
+// one node poll later would only find it down again. A node followed already that the follower
+// does not hear is polled at the node poll.
+TEST(RolloutReconcilerTest, ANodeFoundDownAndHandedToTheFollowerIsPolledAsHeard) {
+  Harness h;
+  for (core::NodeObservation& node : h.world.observed().nodes) node.watched = true;
+  RecordingFollower follower;  // hears nothing
+  h.follower = &follower;
+  auto r = h.Make();
+  ReconcileOutcome outcome = r->Reconcile("prod", {});
+  ASSERT_EQ(h.world.log(), std::vector<std::string>{"upgrade w-0"});
+  ASSERT_TRUE(follower.followed.empty());
+
+  for (core::NodeObservation& node : h.world.observed().nodes) node.watched = false;
+  h.world.observed().FindNode("w-0")->reachable = false;  // its watch ended: it fell
+  outcome = r->Reconcile("prod", {});
+  ASSERT_EQ(outcome.kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(follower.followed, std::set<std::string>{"w-0"});
+  EXPECT_EQ(outcome.after, std::chrono::milliseconds(5000)) << "found down, followed from now";
+
+  outcome = r->Reconcile("prod", {});
+  ASSERT_EQ(outcome.kind, ReconcileOutcome::Kind::kRequeueAfter);
+  EXPECT_EQ(outcome.after, std::chrono::milliseconds(1000)) << "followed, and not heard";
 }
 
 TEST(RolloutReconcilerTest, RollsOutRecordingEachOperationBeforeTheCall) {

@@ -289,9 +289,13 @@ TEST_F(NodeEventWakeTest, FollowsTheNodesOfTheProfileAndForgetsACluster) {
   EXPECT_EQ(follower.Following(), 2u) << "a name the profile does not have is not followed";
   follower.Follow(profile_, {"w-1"});
   EXPECT_EQ(follower.Following(), 1u);
+  EXPECT_TRUE(follower.IsFollowing("prod", "w-1"));
+  EXPECT_FALSE(follower.IsFollowing("prod", "cp-1"));
+  EXPECT_FALSE(follower.IsFollowing("staging", "w-1"));
   follower.Forget("prod");
   EXPECT_EQ(follower.Following(), 0u);
   EXPECT_FALSE(follower.Hearing("prod", {"w-1"}));
+  EXPECT_FALSE(follower.IsFollowing("prod", "w-1"));
   follower.Follow(profile_, {"w-1"});
   EXPECT_EQ(follower.Following(), 1u);
 }
