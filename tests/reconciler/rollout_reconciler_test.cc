@@ -360,15 +360,25 @@ TEST(RolloutReconcilerTest, ANodeInFlightThatIsHeardIsPolledLessOften) {
 // events would carry the whole install, which wakes nothing): the watch's end and its readiness
 // wake the cluster, so it counts as heard. A node no longer read so (it went down) is handed
 // over.
+// The reconciler of `h`, with `follower`, after the reconcile that upgraded w-0 while every node
+// was read from its live watch (`outcome`: that reconcile's).
+std::unique_ptr<RolloutReconciler> UpgradeW0ReadFromItsWatch(Harness& h,
+                                                             RecordingFollower& follower,
+                                                             ReconcileOutcome& outcome) {
+  for (core::NodeObservation& node : h.world.observed().nodes) node.watched = true;
+  h.follower = &follower;
+  std::unique_ptr<RolloutReconciler> r = h.Make();
+  outcome = r->Reconcile("prod", {});
+  EXPECT_EQ(h.world.log(), std::vector<std::string>{"upgrade w-0"});
+  return r;
+}
+
 TEST(RolloutReconcilerTest, ANodeInFlightReadFromItsWatchIsHeardWithoutTheFollower) {
   Harness h;
-  for (core::NodeObservation& node : h.world.observed().nodes) node.watched = true;
   RecordingFollower follower;  // hears nothing
-  h.follower = &follower;
-  auto r = h.Make();
-  ReconcileOutcome outcome = r->Reconcile("prod", {});
+  ReconcileOutcome outcome;
+  auto r = UpgradeW0ReadFromItsWatch(h, follower, outcome);
   ASSERT_EQ(outcome.kind, ReconcileOutcome::Kind::kRequeueAfter);
-  ASSERT_EQ(h.world.log(), std::vector<std::string>{"upgrade w-0"});
   EXPECT_TRUE(follower.followed.empty()) << *follower.followed.begin();
   EXPECT_EQ(outcome.after, std::chrono::milliseconds(5000)) << "w-0 polled as not heard";
 
@@ -385,12 +395,9 @@ TEST(RolloutReconcilerTest, ANodeInFlightReadFromItsWatchIsHeardWithoutTheFollow
 // does not hear is polled at the node poll.
 TEST(RolloutReconcilerTest, ANodeFoundDownAndHandedToTheFollowerIsPolledAsHeard) {
   Harness h;
-  for (core::NodeObservation& node : h.world.observed().nodes) node.watched = true;
   RecordingFollower follower;  // hears nothing
-  h.follower = &follower;
-  auto r = h.Make();
-  ReconcileOutcome outcome = r->Reconcile("prod", {});
-  ASSERT_EQ(h.world.log(), std::vector<std::string>{"upgrade w-0"});
+  ReconcileOutcome outcome;
+  auto r = UpgradeW0ReadFromItsWatch(h, follower, outcome);
   ASSERT_TRUE(follower.followed.empty());
 
   for (core::NodeObservation& node : h.world.observed().nodes) node.watched = false;
