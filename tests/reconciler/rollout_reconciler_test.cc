@@ -356,10 +356,6 @@ TEST(RolloutReconcilerTest, ANodeInFlightThatIsHeardIsPolledLessOften) {
   }
 }
 
-// A node in flight the look read from its live watch is not handed to the follower (its
-// events would carry the whole install, which wakes nothing): the watch's end and its readiness
-// wake the cluster, so it counts as heard. A node no longer read so (it went down) is handed
-// over.
 // The reconciler of `h`, with `follower`, after the reconcile that upgraded w-0 while every node
 // was read from its live watch (`outcome`: that reconcile's).
 std::unique_ptr<RolloutReconciler> UpgradeW0ReadFromItsWatch(Harness& h,
@@ -373,6 +369,10 @@ std::unique_ptr<RolloutReconciler> UpgradeW0ReadFromItsWatch(Harness& h,
   return r;
 }
 
+// A node in flight the look read from its live watch is not handed to the follower (its
+// events would carry the whole install, which wakes nothing): the watch's end and its readiness
+// wake the cluster, so it counts as heard. A node no longer read so (it went down) is handed
+// over.
 TEST(RolloutReconcilerTest, ANodeInFlightReadFromItsWatchIsHeardWithoutTheFollower) {
   Harness h;
   RecordingFollower follower;  // hears nothing
