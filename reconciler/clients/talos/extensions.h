@@ -22,8 +22,9 @@ struct NodeExtensions {
   std::vector<std::string> extensions;   // "name version", sorted; the schematic left out
 };
 
-// Reads each resource's YAML spec (`metadata: {name, version}`); a spec that does not parse,
-// or names nothing, is left out, and a `schematic` version that is not an ID is not one.
+// Reads each resource's spec (`metadata: {name, version}`) from its protobuf, or from its YAML
+// when it has no protobuf; a spec that does not parse, or names nothing, is left out, and a
+// `schematic` version that is not an ID is not one.
 NodeExtensions ReadNodeExtensions(const std::vector<CosiResource>& resources);
 
 }  // namespace tr::reconciler::talos
