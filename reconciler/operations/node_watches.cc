@@ -14,6 +14,7 @@ struct NodeWatches::Feed {
   bool ended ABSL_GUARDED_BY(mu) = false;    // on_done ran, or an event was not a status
   bool refused ABSL_GUARDED_BY(mu) = false;  // not to be started again on this client
   bool fell ABSL_GUARDED_BY(mu) = false;     // ended live, not cancelled here: it woke
+  bool fall_taken ABSL_GUARDED_BY(mu) = false;  // a look read the fall (TakeFall)
   talos::MachineStatus machine ABSL_GUARDED_BY(mu);
   std::string boot_id ABSL_GUARDED_BY(mu);
   // A boot id read before the watch started and after a status whose `created` is this:
@@ -77,18 +78,37 @@ bool NodeWatches::Looked(const std::string& cluster) {
   return c.watched;
 }
 
+NodeWatches::Watch* NodeWatches::WatchLocked(const std::string& cluster, const std::string& address,
+                                             const talos::TalosClient* client) {
+  auto c = clusters_.find(cluster);
+  if (c == clusters_.end()) return nullptr;
+  auto w = c->second.nodes.find(address);
+  if (w == c->second.nodes.end() || w->second.client.get() != client) return nullptr;
+  return &w->second;
+}
+
 std::optional<NodeWatches::Known> NodeWatches::Find(const std::string& cluster,
                                                     const std::string& address,
                                                     const talos::TalosClient* client) {
   MutexLock lock(mu_);
-  auto c = clusters_.find(cluster);
-  if (c == clusters_.end()) return std::nullopt;
-  auto w = c->second.nodes.find(address);
-  if (w == c->second.nodes.end() || w->second.client.get() != client) return std::nullopt;
-  Feed& feed = *w->second.feed;
+  const Watch* watch = WatchLocked(cluster, address, client);
+  if (watch == nullptr) return std::nullopt;
+  Feed& feed = *watch->feed;
   MutexLock feed_lock(feed.mu);
   if (!feed.live) return std::nullopt;
-  return Known{w->second.id, feed.boot_id, feed.machine};
+  return Known{watch->id, feed.boot_id, feed.machine};
+}
+
+bool NodeWatches::TakeFall(const std::string& cluster, const std::string& address,
+                           const talos::TalosClient* client) {
+  MutexLock lock(mu_);
+  const Watch* watch = WatchLocked(cluster, address, client);
+  if (watch == nullptr) return false;
+  Feed& feed = *watch->feed;
+  MutexLock feed_lock(feed.mu);
+  if (!feed.fell || feed.fall_taken) return false;
+  feed.fall_taken = true;
+  return true;
 }
 
 NodeWatches::Watch NodeWatches::Start(const std::string& cluster,

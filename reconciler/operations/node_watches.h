@@ -82,6 +82,12 @@ class NodeWatches {
   // sent the status yet, ended, refused, or started on another client).
   std::optional<Known> Find(const std::string& cluster, const std::string& address,
                             const talos::TalosClient* client);
+  // True once for the node's watch on `client` after it fell (ended live, not cancelled here:
+  // the node, or the endpoint forwarding it, went down); false after that, and for a watch
+  // that did not fall. What a look at a node in flight reads instead of asking it
+  // (TalosFleetObserver::ObserveTalos).
+  bool TakeFall(const std::string& cluster, const std::string& address,
+                const talos::TalosClient* client);
   // Starts the node's watch on `client`, unless one is live or starting there, or `client`
   // refused it. `seen`: the node's status as the look saw it; a watch whose first status
   // differs in readiness wakes the cluster. `boot_id_read_after`: the boot id the look read
@@ -126,6 +132,9 @@ class NodeWatches {
     std::map<std::string, Watch> nodes;  // by address
     Informer informer;
   };
+  // The node's watch on `client`; null when it has none there.
+  Watch* WatchLocked(const std::string& cluster, const std::string& address,
+                     const talos::TalosClient* client) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Watch Start(const std::string& cluster, const std::shared_ptr<talos::TalosClient>& client,
               const std::string& address, const talos::MachineStatus& seen,
               const std::string& boot_id_read_after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -132,7 +132,8 @@ std::optional<std::string> TalosFleetObserver::KnownBootOf(const std::string& ke
 absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::TalosClient>& client,
                                               const std::string& cluster,
                                               const core::NodeSpec& spec, bool watched,
-                                              core::NodeObservation& node, bool& refused) {
+                                              bool in_flight, core::NodeObservation& node,
+                                              bool& refused) {
   talos::TalosClient& talos = *client;
   std::optional<NodeWatches::Known> watch;
   if (watched) watch = watches_->Find(cluster, spec.address, client.get());
@@ -141,6 +142,15 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
     node.ready = false;
     refused = refused || talos::EveryEndpointRefused(why);
   };
+  // A node in flight whose watch fell went down with it: the look its fall woke takes it as
+  // down, where asking cost a call through an endpoint to a node that was rebooting. Once
+  // only: the looks after ask, so a watch that broke while its node stayed up costs that node
+  // one look read as down, and the next reads it up.
+  if (watched && !watch && in_flight && watches_->TakeFall(cluster, spec.address, client.get())) {
+    node.reachable = false;
+    node.ready = false;
+    return absl::OkStatus();
+  }
   talos::MachineStatus machine;
   if (watch) {
     machine = watch->machine;
@@ -253,7 +263,9 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
     if (only && std::find(only->begin(), only->end(), spec.name) == only->end()) continue;
     core::NodeObservation node;
     node.name = spec.name;
-    if (absl::Status s = ObserveTalos(clients->talos, profile.name, spec, watched, node, refused);
+    // The nodes a look is told to look at alone are those in flight (FleetObserver).
+    if (absl::Status s = ObserveTalos(clients->talos, profile.name, spec, watched,
+                                      /*in_flight=*/only != nullptr, node, refused);
         !s.ok()) {
       return s;
     }

@@ -136,10 +136,11 @@ class TalosFleetObserver final : public FleetObserver {
                                                     const std::vector<std::string>* nodes,
                                                     bool etcd);
   // Sets `refused` when the node is unreachable because every endpoint turned it down at once.
-  // `watched`: the cluster's nodes are watched (NodeWatches::Looked).
+  // `watched`: the cluster's nodes are watched (NodeWatches::Looked); `in_flight`: the node is
+  // being upgraded (a look that follows the nodes in flight).
   absl::Status ObserveTalos(const std::shared_ptr<talos::TalosClient>& talos,
                             const std::string& cluster, const core::NodeSpec& spec, bool watched,
-                            core::NodeObservation& node, bool& refused);
+                            bool in_flight, core::NodeObservation& node, bool& refused);
   // The node's boot id, from its watch when that knows it, or from the boot whose status
   // `status` is (BootFacts::status_created), else read; `key` is the node's in boots_
   // ("<cluster>/<address>"), `watch` is set when the node has a live watch.

@@ -233,6 +233,36 @@ TEST_F(ObserverWatchTest, TheEndOfALiveWatchWakesItsCluster) {
   EXPECT_FALSE(Look(observer).FindNode("w-1")->watched);
 }
 
+// The look that a node in flight's fall wakes takes it as down without asking it (at a reboot
+// that call went through an endpoint to a node that was down); the looks after ask. Here the
+// node's API stops answering while its machine runs on, which ends its watch as a reboot does:
+// one look reads it down unasked, the next asks, and once the API is back a look reads it up.
+TEST_F(ObserverWatchTest, TheLookAfterItsFallTakesANodeInFlightAsDownOnceWithoutAskingIt) {
+  FixedClusterClients clients(talos_);
+  TalosFleetObserver observer(clients, "", env_, Waker());
+  ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
+  sim::Fault mute;
+  mute.kind = sim::FaultKind::kApiUnreachable;
+  mute.count = -1;
+  ASSERT_TRUE(fleet_->InjectFault("w-1", mute).ok());
+  ASSERT_TRUE(WaitUntil([&] { return wakes_.load() > 0; })) << "the watch's end woke nothing";
+  const std::vector<std::string> in_flight = {"w-1"};
+  const auto look_in_flight = [&] {
+    absl::StatusOr<core::ObservedCluster> observed =
+        observer.ObserveNodesWithoutEtcd(profile_, in_flight);
+    EXPECT_TRUE(observed.ok()) << observed.status();
+    return observed.ok() && observed->FindNode("w-1")->reachable;
+  };
+  const size_t gets = CallsTo(kGet);
+  EXPECT_FALSE(look_in_flight());
+  EXPECT_EQ(CallsTo(kGet), gets) << "the node was asked at the look its fall woke";
+  EXPECT_FALSE(look_in_flight());
+  EXPECT_EQ(CallsTo(kGet), gets + 1) << "the look after did not ask the node";
+  ASSERT_TRUE(fleet_->ClearFaults("w-1").ok());
+  EXPECT_TRUE(look_in_flight());
+  EXPECT_EQ(CallsTo(kGet), gets + 2);
+}
+
 // What the daemon does before its controller goes: no watch is left to wake it, and looks
 // ask again.
 TEST_F(ObserverWatchTest, AfterStopWatchingNothingIsWatchedAndLooksAsk) {
