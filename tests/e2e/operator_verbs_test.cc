@@ -2,6 +2,8 @@
 // checkout of the profile repository, and each leaves a commit saying who (the person's Git
 // identity) and why (--reason); the daemon holds a new version while paused and rolls it out
 // once resumed, and a rollout halted by a failure goes on after a retry.
+#include <gmock/gmock.h>
+
 #include <fstream>
 #include <sstream>
 
