@@ -204,7 +204,8 @@ absl::StatusOr<ActionResult> TalosRolloutExecutor::Snapshot(const Call& call) {
       continue;
     }
     // The new snapshot is safe on disk: older ones beyond the newest few only fill it.
-    auto pruned = PruneEtcdSnapshots(options_.snapshot_dir, profile.name, options_.keep_snapshots);
+    snapshots_.Added(profile.name, file);
+    auto pruned = snapshots_.Prune(profile.name, options_.keep_snapshots);
     return ActionResult{
         "",
         fmt::format("etcd snapshot of {} bytes from {} in {}; {}", *bytes, node.name, file.string(),

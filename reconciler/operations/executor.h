@@ -25,6 +25,7 @@
 #include "core/rollout.h"
 #include "reconciler/clients/cluster_clients.h"
 #include "reconciler/clients/kube/drain.h"
+#include "reconciler/operations/etcd_snapshots.h"
 
 namespace tr::reconciler {
 
@@ -90,7 +91,10 @@ struct ExecutorOptions {
 class TalosRolloutExecutor final : public RolloutExecutor {
  public:
   TalosRolloutExecutor(ClusterClientFactory& clients, ExecutorOptions options, Env& env)
-      : clients_(clients), options_(std::move(options)), env_(env) {}
+      : clients_(clients),
+        options_(std::move(options)),
+        env_(env),
+        snapshots_(options_.snapshot_dir) {}
 
   absl::StatusOr<ActionResult> Execute(const core::ClusterProfile& profile,
                                        const core::RolloutDecision& decision,
@@ -125,6 +129,7 @@ class TalosRolloutExecutor final : public RolloutExecutor {
   ClusterClientFactory& clients_;
   const ExecutorOptions options_;
   Env& env_;
+  EtcdSnapshotIndex snapshots_;  // of options_.snapshot_dir
   Mutex held_mu_;
   std::map<std::string, std::string> held_ ABSL_GUARDED_BY(held_mu_);  // by cluster
 };

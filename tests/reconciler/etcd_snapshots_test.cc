@@ -71,6 +71,35 @@ TEST_F(EtcdSnapshotsTest, KeepsTheNewestOfOneClusterOnly) {
   EXPECT_TRUE(again->empty());
 }
 
+// The executor's index: the directory is listed once, at the first prune (which finds what an
+// earlier process left), and what this process writes after is pruned from the index.
+TEST_F(EtcdSnapshotsTest, AnIndexListsTheDirectoryOnceAndPrunesWhatItIsTold) {
+  const fs::path left = Take("prod", 0);  // by an earlier process
+  Take("prod-eu", 0);
+  EtcdSnapshotIndex index(dir_);
+  std::vector<fs::path> written;
+  for (int at : {60, 120, 180}) {
+    written.push_back(Take("prod", at));
+    index.Added("prod", written.back());
+    ASSERT_TRUE(index.Prune("prod", 2).ok());
+  }
+  EXPECT_FALSE(fs::exists(left));
+  EXPECT_THAT(Names(), ElementsAre("prod-2026-11-22T00-02-00Z.snapshot",
+                                   "prod-2026-11-22T00-03-00Z.snapshot",
+                                   "prod-eu-2026-11-22T00-00-00Z.snapshot"));
+  // One deleted by hand meanwhile is no error.
+  fs::remove(written[1]);
+  written.push_back(Take("prod", 240));
+  index.Added("prod", written.back());
+  const auto pruned = index.Prune("prod", 2);
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  EXPECT_THAT(*pruned, ElementsAre(written[1]));
+  EXPECT_THAT(Names(), ElementsAre("prod-2026-11-22T00-03-00Z.snapshot",
+                                   "prod-2026-11-22T00-04-00Z.snapshot",
+                                   "prod-eu-2026-11-22T00-00-00Z.snapshot"));
+  EXPECT_EQ(index.listings(), 1);
+}
+
 TEST_F(EtcdSnapshotsTest, DirectoryAndFilesAreTheOwnersOnly) {
   const fs::path file = Take("prod", 0);
   EXPECT_EQ(fs::status(dir_).permissions() & fs::perms::all, fs::perms::owner_all);
