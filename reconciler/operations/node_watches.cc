@@ -99,6 +99,19 @@ std::optional<NodeWatches::Known> NodeWatches::Find(const std::string& cluster,
   return Known{watch->id, feed.boot_id, feed.machine};
 }
 
+std::optional<talos::MachineStatus> NodeWatches::SeenAtStart(const std::string& cluster,
+                                                             const std::string& address,
+                                                             const talos::TalosClient* client,
+                                                             std::chrono::milliseconds fresh) {
+  MutexLock lock(mu_);
+  const Watch* watch = WatchLocked(cluster, address, client);
+  if (watch == nullptr || env_.Monotonic() - watch->started >= fresh) return std::nullopt;
+  Feed& feed = *watch->feed;
+  MutexLock feed_lock(feed.mu);
+  if (feed.live || feed.ended) return std::nullopt;
+  return feed.machine;  // `seen` until the watch sends a status
+}
+
 bool NodeWatches::TakeFall(const std::string& cluster, const std::string& address,
                            const talos::TalosClient* client) {
   MutexLock lock(mu_);
@@ -118,6 +131,7 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
   Watch watch;
   watch.id = next_id_++;
   watch.client = client;
+  watch.started = env_.Monotonic();
   watch.feed = std::make_shared<Feed>();
   {
     MutexLock feed_lock(watch.feed->mu);

@@ -82,6 +82,15 @@ class NodeWatches {
   // sent the status yet, ended, refused, or started on another client).
   std::optional<Known> Find(const std::string& cluster, const std::string& address,
                             const talos::TalosClient* client);
+  // While the node's watch on `client` has sent no status yet (started, not ended) and began
+  // less than `fresh` ago: the status the look that started it saw. A look moments after that
+  // one (the same reconcile's next turn) reads it instead of asking again, as a look that came
+  // that much earlier would have; the watch wakes the cluster if its first status differs in
+  // readiness. nullopt otherwise.
+  std::optional<talos::MachineStatus> SeenAtStart(const std::string& cluster,
+                                                  const std::string& address,
+                                                  const talos::TalosClient* client,
+                                                  std::chrono::milliseconds fresh);
   // True once for the node's watch on `client` after it fell (ended live, not cancelled here:
   // the node, or the endpoint forwarding it, went down); false after that, and for a watch
   // that did not fall. What a look at a node in flight reads instead of asking it
@@ -121,6 +130,7 @@ class NodeWatches {
     std::shared_ptr<talos::TalosClient> client;
     std::shared_ptr<Feed> feed;                  // what the callbacks write
     std::unique_ptr<talos::TalosStream> stream;  // destroyed first: it waits for on_done
+    Env::Instant started{};
   };
   struct Informer {
     std::shared_ptr<kube::KubeClient> kube;

@@ -11,6 +11,11 @@
 namespace tr::reconciler {
 namespace {
 
+// How long the status a look saw stands for a look after it, while the watch that look
+// started has sent nothing (NodeWatches::SeenAtStart): a turn of the same reconcile, not a
+// later poll.
+constexpr std::chrono::milliseconds kSeenAtStartFresh{1000};
+
 // A node whose Version call fails in a way a retry can fix is reported unreachable.
 bool Unreachable(const absl::Status& s) {
   return ClassifyError(s, ErrorSource::kObserve) == ErrorClass::kRetry;
@@ -151,9 +156,18 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
     node.ready = false;
     return absl::OkStatus();
   }
+  // A watch the look a moment ago started (the same reconcile's last turn, typically, which
+  // found the node back from its reboot) has not sent its first status yet: what that look saw
+  // stands, as if this look had come then.
+  std::optional<talos::MachineStatus> seen_at_start;
+  if (watched && !watch) {
+    seen_at_start = watches_->SeenAtStart(cluster, spec.address, client.get(), kSeenAtStartFresh);
+  }
   talos::MachineStatus machine;
   if (watch) {
     machine = watch->machine;
+  } else if (seen_at_start) {
+    machine = *std::move(seen_at_start);
   } else if (absl::StatusOr<talos::MachineStatus> asked = talos.GetMachineStatus(spec.address);
              asked.ok()) {
     machine = *std::move(asked);

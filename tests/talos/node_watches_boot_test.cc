@@ -89,5 +89,29 @@ TEST_F(NodeWatchesBootTest, TheNextWatchOfTheNodeStartsWithoutTheBootId) {
   EXPECT_EQ(known->boot_id, "");
 }
 
+// A watch that has sent no status yet gives the status the look that started it saw, while it
+// is fresh; once it sent one (or ended) it is read as any watch is.
+TEST_F(NodeWatchesBootTest, AStartingWatchGivesTheStatusItsLookSawWhileFresh) {
+  watches_.Looked("prod");
+  talos::MachineStatus asked;
+  asked.stage = core::MachineStage::kRunning;
+  asked.ready = true;
+  asked.created = "1764806400.000000123";
+  watches_.Ensure("prod", kNode, client_, asked, "boot-a");
+  ASSERT_EQ(client_->watches.size(), 1u);
+  EXPECT_FALSE(watches_.Find("prod", kNode, client_.get()).has_value());
+  std::optional<talos::MachineStatus> seen = watches_.SeenAtStart("prod", kNode, client_.get(), 1s);
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->created, asked.created);
+  EXPECT_TRUE(seen->RunningAndReady());
+  EXPECT_FALSE(watches_.SeenAtStart("prod", "10.5.0.3", client_.get(), 1s).has_value());
+  env_.Advance(1s);
+  EXPECT_FALSE(watches_.SeenAtStart("prod", kNode, client_.get(), 1s).has_value()) << "stale";
+  EXPECT_TRUE(watches_.SeenAtStart("prod", kNode, client_.get(), 2s).has_value());
+  client_->Deliver(0, StatusMadeAt(asked.created));
+  EXPECT_FALSE(watches_.SeenAtStart("prod", kNode, client_.get(), 2s).has_value()) << "live";
+  EXPECT_TRUE(watches_.Find("prod", kNode, client_.get()).has_value());
+}
+
 }  // namespace
 }  // namespace tr::reconciler
