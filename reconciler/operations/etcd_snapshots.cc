@@ -87,9 +87,4 @@ int EtcdSnapshotIndex::listings() const {
   return listings_;
 }
 
-absl::StatusOr<std::vector<std::filesystem::path>> PruneEtcdSnapshots(
-    const std::filesystem::path& dir, const std::string& cluster, int keep) {
-  return EtcdSnapshotIndex(dir).Prune(cluster, keep);
-}
-
 }  // namespace tr::reconciler

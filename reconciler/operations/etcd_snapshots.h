@@ -49,8 +49,4 @@ class EtcdSnapshotIndex {
   std::map<std::string, std::vector<std::filesystem::path>> files_ ABSL_GUARDED_BY(mu_);
 };
 
-// A prune by an index of its own (it lists the directory): for one prune in a process.
-absl::StatusOr<std::vector<std::filesystem::path>> PruneEtcdSnapshots(
-    const std::filesystem::path& dir, const std::string& cluster, int keep);
-
 }  // namespace tr::reconciler

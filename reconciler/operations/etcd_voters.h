@@ -5,9 +5,9 @@
 // and a member id is never given again (etcd draws a new one at every add); a member removed
 // since stops serving when it applies its removal, so its `EtcdStatus` fails and no look reads
 // it as a voter again (only in the moment before it applies it could a look read as voting a
-// member a fresh list no longer holds). A member the last list did not hold as a voter (added since, re-added
-// under a new id, or a learner then) has the list asked again, and that list replaces the
-// cluster's: a learner is read as voting once a list says it was promoted.
+// member a fresh list no longer holds). A member the last list did not hold as a voter (added
+// since, re-added under a new id, or a learner then) has the list asked again, and that list
+// replaces the cluster's: a learner is read as voting once a list says it was promoted.
 //
 // Thread-safe.
 #pragma once

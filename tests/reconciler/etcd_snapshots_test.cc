@@ -59,14 +59,15 @@ TEST_F(EtcdSnapshotsTest, KeepsTheNewestOfOneClusterOnly) {
   Take("prod", 86400);
   Take("prod-eu", 0);  // another cluster whose name starts with "prod-"
   std::ofstream(dir_ / "prod-notes.txt") << "kept\n";
-  const auto pruned = PruneEtcdSnapshots(dir_, "prod", 3);
+  EtcdSnapshotIndex index(dir_);
+  const auto pruned = index.Prune("prod", 3);
   ASSERT_TRUE(pruned.ok()) << pruned.status();
   EXPECT_THAT(*pruned, ElementsAre(oldest, older));
   EXPECT_THAT(Names(), ElementsAre("prod-2026-11-22T01-00-00Z.snapshot",
                                    "prod-2026-11-22T02-00-00Z.snapshot",
                                    "prod-2026-11-23T00-00-00Z.snapshot",
                                    "prod-eu-2026-11-22T00-00-00Z.snapshot", "prod-notes.txt"));
-  const auto again = PruneEtcdSnapshots(dir_, "prod", 3);
+  const auto again = index.Prune("prod", 3);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->empty());
 }
