@@ -16,7 +16,9 @@
 #include <future>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "httplib.h"
 #include "tests/sim/common/pki.h"
@@ -31,13 +33,14 @@ constexpr char kToken[] = "cluster-token";
 
 using namespace std::chrono_literals;
 
-// An API server that answers GET /api/v1/nodes and notes the client ports it was asked from.
-// Held, it keeps every request waiting until released (at most a minute, so that a broken
-// test ends).
+// An API server that answers GET /api/v1/nodes (a watch of them: one event, then the end) and
+// notes the client ports it was asked from. Held, it keeps every request waiting until
+// released (at most a minute, so that a broken test ends).
 class NodesServer {
  public:
-  // `port` 0: any free port.
-  explicit NodesServer(const sim::CertifiedKey& tls, int port = 0) {
+  // `port` 0: any free port. `tickets` false: it sends no session tickets, so no connection
+  // resumes a session.
+  explicit NodesServer(const sim::CertifiedKey& tls, int port = 0, bool tickets = true) {
     std::unique_ptr<BIO, decltype(&BIO_free)> cb(
         BIO_new_mem_buf(tls.cert_pem.data(), static_cast<int>(tls.cert_pem.size())), BIO_free);
     std::unique_ptr<BIO, decltype(&BIO_free)> kb(
@@ -47,6 +50,7 @@ class NodesServer {
     server_ = std::make_unique<httplib::SSLServer>(cert, key);
     X509_free(cert);
     EVP_PKEY_free(key);
+    if (!tickets) SSL_CTX_set_num_tickets(server_->ssl_context(), 0);
     server_->Get("/api/v1/nodes", [this](const httplib::Request& req, httplib::Response& res) {
       std::unique_lock lock(mu_);
       ports_.insert(req.remote_port);
@@ -54,6 +58,13 @@ class NodesServer {
       arrived_.notify_all();
       released_.wait_for(lock, 60s, [this] { return !held_; });
       authorized_ = req.get_header_value("Authorization") == std::string("Bearer ") + kToken;
+      if (req.has_param("watch")) {
+        res.set_content(
+            R"({"type":"ADDED","object":{"metadata":{"name":"cp-0","resourceVersion":"7"}}})"
+            "\n",
+            "application/json");
+        return;
+      }
       res.set_content(R"({"items":[{"metadata":{"name":"cp-0"}}]})", "application/json");
     });
     // An idle kept-alive connection is closed after a second (a real server's is after a while).
@@ -208,6 +219,9 @@ TEST_F(HttpKubeClientTest, ACallOnAConnectionTheServerClosedIsSentAgain) {
   ASSERT_TRUE(nodes.ok()) << nodes.status();
   EXPECT_EQ(nodes->size(), 1u);
   EXPECT_EQ(second.requests(), 1);
+  // The first server's ticket was offered to the second, which cannot read it.
+  EXPECT_EQ(TlsHandshakes(*client).full, 2u);
+  EXPECT_EQ(TlsHandshakes(*client).resumed, 0u);
 }
 
 // A connection no request has used for the idle timeout is closed by the client, with nothing
@@ -225,6 +239,61 @@ TEST_F(HttpKubeClientTest, ClosesAnIdleConnectionAndOpensAnotherForTheNextCall) 
   absl::StatusOr<std::vector<KubeNode>> nodes = client->ListNodes();
   ASSERT_TRUE(nodes.ok()) << nodes.status();
   EXPECT_EQ(server.ports().size(), 2u) << "the second call came on a new connection";
+}
+
+// Each connection after the first resumes a TLS session the server gave an earlier one.
+TEST_F(HttpKubeClientTest, AConnectionAfterTheFirstResumesATlsSession) {
+  NodesServer server(ServerCert(*cluster_ca_, "127.0.0.1"));
+  test_support::SimulatedEnv env;
+  std::unique_ptr<KubeClient> client = ClientAt(server.url(), Idle(200ms), env);
+  ASSERT_NE(client, nullptr);
+  for (int connection = 1; connection <= 3; ++connection) {
+    absl::StatusOr<std::vector<KubeNode>> nodes = client->ListNodes();
+    ASSERT_TRUE(nodes.ok()) << nodes.status();
+    EXPECT_EQ(nodes->size(), 1u);
+    ASSERT_TRUE(env.RunTimersUntil(1, [&] { return OpenConnections(*client) == 0; }))
+        << "the idle connection is still open";
+  }
+  EXPECT_EQ(server.ports().size(), 3u) << "three connections";
+  EXPECT_EQ(TlsHandshakes(*client).full, 1u);
+  EXPECT_EQ(TlsHandshakes(*client).resumed, 2u);
+  EXPECT_TRUE(server.authorized());
+}
+
+// A watch holds a connection of its own: it resumes the session of the kept-alive one, and
+// the next watch too.
+TEST_F(HttpKubeClientTest, AWatchResumesTheSessionOfTheKeptConnection) {
+  NodesServer server(ServerCert(*cluster_ca_, "127.0.0.1"));
+  std::unique_ptr<KubeClient> client = ClientFor(server);
+  ASSERT_NE(client, nullptr);
+  ASSERT_TRUE(client->ListNodes().ok());
+  for (int watch = 1; watch <= 2; ++watch) {
+    std::vector<std::string> seen;
+    const absl::Status ended = client->WatchNodes("1", 30s, {}, [&](const NodeWatchEvent& e) {
+      seen.push_back(e.node.name + "@" + e.resource_version);
+      return true;
+    });
+    EXPECT_TRUE(ended.ok()) << ended;
+    EXPECT_THAT(seen, ::testing::ElementsAre("cp-0@7"));
+  }
+  EXPECT_EQ(server.ports().size(), 3u) << "the kept connection and one a watch";
+  EXPECT_EQ(TlsHandshakes(*client).full, 1u);
+  EXPECT_EQ(TlsHandshakes(*client).resumed, 2u);
+}
+
+// A server that sends no tickets gets a full handshake at every connection, and the calls work.
+TEST_F(HttpKubeClientTest, AServerWithoutTicketsGetsAFullHandshakeEachTime) {
+  NodesServer server(ServerCert(*cluster_ca_, "127.0.0.1"), 0, /*tickets=*/false);
+  test_support::SimulatedEnv env;
+  std::unique_ptr<KubeClient> client = ClientAt(server.url(), Idle(200ms), env);
+  ASSERT_NE(client, nullptr);
+  for (int connection = 1; connection <= 2; ++connection) {
+    ASSERT_TRUE(client->ListNodes().ok());
+    ASSERT_TRUE(env.RunTimersUntil(1, [&] { return OpenConnections(*client) == 0; }))
+        << "the idle connection is still open";
+  }
+  EXPECT_EQ(TlsHandshakes(*client).full, 2u);
+  EXPECT_EQ(TlsHandshakes(*client).resumed, 0u);
 }
 
 // A call waits for its answer longer than the idle timeout: the closer leaves its connection

@@ -26,6 +26,7 @@
 #include "reconciler/clients/kube/idle_closer.h"
 #include "reconciler/clients/kube/kube_json.h"
 #include "reconciler/clients/kube/node_watch_reader.h"
+#include "reconciler/clients/kube/tls_tickets.h"
 #include "reconciler/runtime/capped_request.h"
 
 namespace tr::reconciler::kube {
@@ -146,10 +147,11 @@ using SslClientMaker = std::function<absl::StatusOr<std::unique_ptr<httplib::SSL
 
 class HttpKubeClient final : public KubeClient {
  public:
-  HttpKubeClient(std::unique_ptr<httplib::SSLClient> client, SslClientMaker new_watch_client,
-                 std::stop_token shutdown, size_t max_answer_bytes,
+  HttpKubeClient(std::shared_ptr<TlsTickets> tickets, std::unique_ptr<httplib::SSLClient> client,
+                 SslClientMaker new_watch_client, std::stop_token shutdown, size_t max_answer_bytes,
                  std::chrono::milliseconds idle_timeout, Env& env)
       : env_(env),
+        tickets_(std::move(tickets)),
         new_watch_client_(std::move(new_watch_client)),
         shutdown_(shutdown),
         client_(std::move(client)),
@@ -167,6 +169,7 @@ class HttpKubeClient final : public KubeClient {
   HttpKubeClient& operator=(const HttpKubeClient&) = delete;
 
   size_t OpenConnections() const { return client_->is_socket_open(); }
+  TlsTickets::Handshakes Handshakes() const { return tickets_->handshakes(); }
 
   absl::StatusOr<std::vector<KubeNode>> ListNodes() override {
     absl::StatusOr<json> body = Get("/api/v1/nodes", "list nodes");
@@ -186,11 +189,13 @@ class HttpKubeClient final : public KubeClient {
     if (shutdown_.stop_requested()) {
       return absl::CancelledError("kubernetes watch nodes: shutting down");
     }
-    absl::StatusOr<std::unique_ptr<httplib::SSLClient>> client = new_watch_client_();
+    absl::StatusOr<std::unique_ptr<httplib::SSLClient>> client = TakeWatchClient();
     if (!client.ok()) return client.status();
-    return ReadNodeWatch(**client,
-                         {resource_version, timeout, std::move(stop), shutdown_, max_answer_bytes_},
-                         on_event);
+    absl::Status ended = ReadNodeWatch(
+        **client, {resource_version, timeout, std::move(stop), shutdown_, max_answer_bytes_},
+        on_event);
+    ReturnWatchClient(std::move(*client));
+    return ended;
   }
 
   absl::Status SetUnschedulable(const std::string& node, bool unschedulable) override {
@@ -399,8 +404,26 @@ class HttpKubeClient final : public KubeClient {
     return Text(std::move(res), std::string(what));
   }
 
+  // The client a watch ended with (its credentials parsed and its TLS context made), for the
+  // next; a new one when another watch holds it.
+  absl::StatusOr<std::unique_ptr<httplib::SSLClient>> TakeWatchClient() {
+    {
+      MutexLock lock(watch_mu_);
+      if (spare_watch_client_ != nullptr) return std::move(spare_watch_client_);
+    }
+    return new_watch_client_();
+  }
+  void ReturnWatchClient(std::unique_ptr<httplib::SSLClient> client) {
+    MutexLock lock(watch_mu_);
+    if (spare_watch_client_ == nullptr) spare_watch_client_ = std::move(client);
+  }
+
   Env& env_;
+  // First: every TLS context of this client points to it, so it goes after them.
+  const std::shared_ptr<TlsTickets> tickets_;
   const SslClientMaker new_watch_client_;
+  Mutex watch_mu_;
+  std::unique_ptr<httplib::SSLClient> spare_watch_client_ ABSL_GUARDED_BY(watch_mu_);
   const std::stop_token shutdown_;
   // One TLS context and one keep-alive connection for the cluster; httplib serialises the
   // requests made on it from several threads.
@@ -505,26 +528,34 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
   }
   SetHttpConnection(**client, options.connect_timeout, options.request_timeout);
   (*client)->set_keep_alive(true);
-  SslClientMaker new_watch_client = [credentials, endpoint = *endpoint,
-                                     connect = options.connect_timeout,
-                                     io = options.request_timeout]()
-      -> absl::StatusOr<std::unique_ptr<httplib::SSLClient>> {
+  auto tickets = std::make_shared<TlsTickets>();
+  tickets->Attach((*client)->ssl_context());
+  // The tickets live as long as the lambda, which the client holds, so they outlive each watch.
+  SslClientMaker new_watch_client =
+      [credentials, endpoint = *endpoint, tickets, connect = options.connect_timeout,
+       io = options.request_timeout]() -> absl::StatusOr<std::unique_ptr<httplib::SSLClient>> {
     absl::StatusOr<std::unique_ptr<httplib::SSLClient>> made = NewSslClient(credentials, endpoint);
     if (!made.ok()) return made.status();
     if (absl::Status s = TrustClusterCaOnly(**made, credentials.ca_pem, endpoint.host); !s.ok()) {
       return s;
     }
     SetHttpConnection(**made, connect, io);
+    tickets->Attach((*made)->ssl_context());
     return made;
   };
-  return std::make_unique<HttpKubeClient>(std::move(*client), std::move(new_watch_client),
-                                          std::move(options.shutdown), options.max_answer_bytes,
-                                          options.idle_timeout, env);
+  return std::make_unique<HttpKubeClient>(std::move(tickets), std::move(*client),
+                                          std::move(new_watch_client), std::move(options.shutdown),
+                                          options.max_answer_bytes, options.idle_timeout, env);
 }
 
 size_t OpenConnections(const KubeClient& client) {
   const auto* http = dynamic_cast<const HttpKubeClient*>(&client);
   return http == nullptr ? 0 : http->OpenConnections();
+}
+
+TlsTickets::Handshakes TlsHandshakes(const KubeClient& client) {
+  const auto* http = dynamic_cast<const HttpKubeClient*>(&client);
+  return http == nullptr ? TlsTickets::Handshakes{} : http->Handshakes();
 }
 
 }  // namespace tr::reconciler::kube

@@ -9,6 +9,10 @@
 // in its TLS handshake or waiting for the answer; calls made after it fail the same way without
 // touching the network.
 //
+// Its connections share the TLS session tickets the server sends (TlsTickets): a connection opened
+// after another resumes a session instead of a full handshake; a watch's client is kept for the
+// next watch.
+//
 // Thread-safety: safe from several threads; their requests take turns on the one connection.
 #pragma once
 
@@ -20,6 +24,7 @@
 #include "base/env.h"
 #include "reconciler/clients/kube/kube_client.h"
 #include "reconciler/clients/kube/kubeconfig.h"
+#include "reconciler/clients/kube/tls_tickets.h"
 
 namespace tr::reconciler::kube {
 
@@ -44,5 +49,8 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
 // The connections `client`, made by NewHttpKubeClient, holds open now: 0 or 1 (0 for any other
 // client).
 size_t OpenConnections(const KubeClient& client);
+
+// The TLS handshakes of `client`, made by NewHttpKubeClient, so far (none for any other client).
+TlsTickets::Handshakes TlsHandshakes(const KubeClient& client);
 
 }  // namespace tr::reconciler::kube
