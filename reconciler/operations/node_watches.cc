@@ -1,6 +1,7 @@
 #include "reconciler/operations/node_watches.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <utility>
 
 #include "base/futex_hash.h"
@@ -15,6 +16,9 @@ struct NodeWatches::Feed {
   bool refused ABSL_GUARDED_BY(mu) = false;  // not to be started again on this client
   bool fell ABSL_GUARDED_BY(mu) = false;     // ended live, not cancelled here: it woke
   bool fall_taken ABSL_GUARDED_BY(mu) = false;  // a look read the fall (TakeFall)
+  bool awaited ABSL_GUARDED_BY(mu) = false;     // a look waits for the first status
+  absl::Status end ABSL_GUARDED_BY(mu);         // why it ended
+  std::condition_variable_any changed;          // live or ended, for StartAndAwait
   talos::MachineStatus machine ABSL_GUARDED_BY(mu);
   std::string boot_id ABSL_GUARDED_BY(mu);
   // A boot id read before the watch started and after a status whose `created` is this:
@@ -153,15 +157,18 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
         feed->live = false;
         feed->ended = true;
         feed->refused = RefusedForGood(status.status());
+        feed->end = status.status();
+        feed->changed.notify_all();
         return;
       }
       // Readiness is what ends a wait; the stages on the way only change what the status
       // says, and waking at each costs a look (fleet_scale_bench, docs/benchmarks.md). So does
       // a change of readiness as a node's upgrade or reboot begins (Talos checks none in those
       // stages, so a node not ready turns ready): its fall follows.
-      changed = status->ready != feed->machine.ready && !Falling(status->stage);
+      changed = !feed->awaited && status->ready != feed->machine.ready && !Falling(status->stage);
       feed->machine = *status;
       feed->live = true;
+      feed->changed.notify_all();
       // The status was asked before the boot id was read, this one is sent after (the watch
       // started after the read): one instance of it means no boot in between.
       if (feed->boot_id.empty() && !status->created.empty() &&
@@ -182,7 +189,9 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
       feed->fell = fell;
       feed->live = false;
       feed->refused = feed->refused || (!feed->ended && RefusedForGood(why));
+      if (!feed->ended) feed->end = why;
       feed->ended = true;
+      feed->changed.notify_all();
     }
     if (fell && wake) wake(cluster);
   };
@@ -205,6 +214,50 @@ void NodeWatches::Ensure(const std::string& cluster, const std::string& address,
   }
   if (w != c.nodes.end()) replaced = std::exchange(w->second, Watch{});
   c.nodes[address] = Start(cluster, client, address, seen, boot_id_read_after);
+}
+
+absl::StatusOr<NodeWatches::Known> NodeWatches::StartAndAwait(
+    const std::string& cluster, const std::string& address,
+    const std::shared_ptr<talos::TalosClient>& client, std::chrono::milliseconds within) {
+  std::shared_ptr<Feed> feed;
+  uint64_t id = 0;
+  {
+    Watch replaced;  // destroyed after the lock is released
+    MutexLock lock(mu_);
+    if (stopped_) return absl::CancelledError("node watches: stopped");
+    Cluster& c = clusters_[cluster];
+    auto w = c.nodes.find(address);
+    bool starting = false;
+    if (w != c.nodes.end() && w->second.client == client) {
+      MutexLock feed_lock(w->second.feed->mu);
+      if (w->second.feed->refused) {
+        return absl::FailedPreconditionError("the node refused its watch on this client");
+      }
+      starting = !w->second.feed->ended;
+    }
+    if (!starting) {
+      if (w != c.nodes.end()) replaced = std::exchange(w->second, Watch{});
+      // Not ready until the watch says: a first status that comes after the wait, ready,
+      // wakes the cluster.
+      Watch& started = c.nodes[address] = Start(cluster, client, address, {}, "");
+      feed = started.feed;
+      id = started.id;
+    } else {
+      feed = w->second.feed;
+      id = w->second.id;
+    }
+    MutexLock feed_lock(feed->mu);
+    feed->awaited = true;
+  }
+  MutexLock feed_lock(feed->mu);
+  env_.WaitFor(feed->changed, feed_lock, {}, within,
+               [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(feed->mu) { return feed->live || feed->ended; });
+  feed->awaited = false;
+  if (feed->live) return Known{id, feed->boot_id, feed->machine};
+  if (feed->ended) {
+    return feed->end.ok() ? absl::UnavailableError("the node's watch ended") : feed->end;
+  }
+  return absl::DeadlineExceededError("the node's watch sent no status in time");
 }
 
 std::optional<std::vector<kube::KubeNode>> NodeWatches::KubeNodes(

@@ -9,11 +9,12 @@
 //   come less than `idle` apart: a cluster looked at only at its resync keeps closing its
 //   connections, as before there were watches (docs/benchmarks.md, "Watches: what they cost"),
 //   and one at a resync near `idle` does not start watches that are swept before its next look.
-// - A node's watch is started after a look found the node reachable, and read only once it has
-//   sent the node's status. A watch ends when its node, or the endpoint forwarding it, goes
-//   down (docs/talos-api.md §5): so one live watch is one boot, and the boot id read while it is
-//   live stays true until it ends. Then the node is asked again, and watched again once it
-//   answers.
+// - A look at a node with no live watch starts the node's watch and reads its first status
+//   (StartAndAwait), where it asked the node for it before and started the watch after; a
+//   watch is read only once it has sent the node's status. A watch ends when its node, or the
+//   endpoint forwarding it, goes down (docs/talos-api.md §5): so one live watch is one boot,
+//   and the boot id read while it is live stays true until it ends. Then the next look starts
+//   it again, which fails while the node is down, as asking would.
 // - A watch the node refuses (PermissionDenied, Unimplemented, an event that is not a status)
 //   is not started again with the same client: that node is asked at every look, as before.
 // - The Nodes are read from the informer only while it is current and holds the newest Node
@@ -97,6 +98,18 @@ class NodeWatches {
   // (TalosFleetObserver::ObserveTalos).
   bool TakeFall(const std::string& cluster, const std::string& address,
                 const talos::TalosClient* client);
+  // A look at a node with no live watch, in a watched cluster: starts the node's watch on
+  // `client` (unless one is starting there) and waits up to `within` for its first status,
+  // which the look reads instead of asking the node for it: the watch would be started once the
+  // node answered, and its first status is that answer (`talosctl get --watch` sends the
+  // resource first). The look's own wait; the status wakes nothing. Live: what the watch knows,
+  // as Find. Otherwise the status it ended with (the node is down: Unavailable; the watch
+  // refused: PermissionDenied, Unimplemented, …, or refused before on this client:
+  // FailedPrecondition), DeadlineExceeded when it sent nothing within `within`, Cancelled
+  // after Stop.
+  absl::StatusOr<Known> StartAndAwait(const std::string& cluster, const std::string& address,
+                                      const std::shared_ptr<talos::TalosClient>& client,
+                                      std::chrono::milliseconds within);
   // Starts the node's watch on `client`, unless one is live or starting there, or `client`
   // refused it. `seen`: the node's status as the look saw it; a watch whose first status
   // differs in readiness wakes the cluster. `boot_id_read_after`: the boot id the look read

@@ -16,6 +16,10 @@ namespace {
 // later poll.
 constexpr std::chrono::milliseconds kSeenAtStartFresh{1000};
 
+// How long a look waits for the first status of the watch it started instead of asking the
+// node: as long as it would wait for the answer (TalosCallTimeouts::read).
+constexpr std::chrono::milliseconds kFirstStatusWait{std::chrono::seconds(30)};
+
 // A node whose Version call fails in a way a retry can fix is reported unreachable.
 bool Unreachable(const absl::Status& s) {
   return ClassifyError(s, ErrorSource::kObserve) == ErrorClass::kRetry;
@@ -162,6 +166,19 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
   std::optional<talos::MachineStatus> seen_at_start;
   if (watched && !watch) {
     seen_at_start = watches_->SeenAtStart(cluster, spec.address, client.get(), kSeenAtStartFresh);
+  }
+  // In a watched cluster the node's status comes from the watch the look would start once the
+  // node answered: its first status is that answer, and the call that asked for it is spared.
+  if (watched && !watch && !seen_at_start) {
+    absl::StatusOr<NodeWatches::Known> started =
+        watches_->StartAndAwait(cluster, spec.address, client, kFirstStatusWait);
+    if (started.ok()) {
+      watch = *std::move(started);
+    } else if (Unreachable(started.status())) {
+      unreachable(started.status());
+      return absl::OkStatus();
+    }
+    // Refused (the node's role, version or type), or stopping: asked as without a watch.
   }
   talos::MachineStatus machine;
   if (watch) {

@@ -18,6 +18,7 @@ using test_support::WaitUntil;
 constexpr char kRead[] = "/machine.MachineService/Read";  // the boot id
 constexpr char kGet[] = "/cosi.resource.State/Get";       // MachineStatus
 constexpr char kVersion[] = "/machine.MachineService/Version";
+constexpr char kWatch[] = "/cosi.resource.State/Watch";
 
 class ObserverWatchTest : public SimTest {
  protected:
@@ -71,11 +72,11 @@ TEST_F(ObserverWatchTest, ALookAtAWatchedClusterAsksOnlyEtcdAndSeesWhatAskingWou
   ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
   const size_t reads = CallsTo(kRead);
   const size_t gets = CallsTo(kGet);
-  // The two looks before the watches were live asked each node's status; the first read each
-  // boot id after it, the second found the status the first had (the same `created`: the same
-  // boot) and read none. The watch it started sent that status: the id is the watch's boot's.
+  // The first look asked each node's status and read each boot id after it; the second
+  // started the watches and read their first statuses instead of asking, the same ones the
+  // first had (the same `created`: the same boot), so it read no boot id.
   EXPECT_EQ(reads, 4u);
-  EXPECT_EQ(gets, 8u);
+  EXPECT_EQ(gets, 4u);
 
   const size_t before = fleet_->journal().Entries().size();
   const core::ObservedCluster watched = Look(observer);
@@ -210,7 +211,7 @@ TEST_F(ObserverWatchTest, WatchesOfAClusterNotLookedAtEnd) {
   ASSERT_NO_FATAL_FAILURE(LookUntilWatched(observer));
   ASSERT_TRUE(WaitUntil([&] { return observer.WatchedNodes() == 0; }));
   // Each ended once, as the server saw (it journals a watch when its end reaches it).
-  EXPECT_TRUE(WaitUntil([&] { return CallsTo("/cosi.resource.State/Watch") == 4u; }));
+  EXPECT_TRUE(WaitUntil([&] { return CallsTo(kWatch) == 4u; }));
   EXPECT_EQ(wakes_.load(), 0) << "a watch ended here woke its cluster";
 }
 
@@ -234,9 +235,10 @@ TEST_F(ObserverWatchTest, TheEndOfALiveWatchWakesItsCluster) {
 }
 
 // The look that a node in flight's fall wakes takes it as down without asking it (at a reboot
-// that call went through an endpoint to a node that was down); the looks after ask. Here the
-// node's API stops answering while its machine runs on, which ends its watch as a reboot does:
-// one look reads it down unasked, the next asks, and once the API is back a look reads it up.
+// that call went through an endpoint to a node that was down); the looks after ask, by starting
+// its watch again. Here the node's API stops answering while its machine runs on, which ends
+// its watch as a reboot does: one look reads it down unasked, the next asks (the watch is
+// refused), and once the API is back a look reads it up from its new watch's first status.
 TEST_F(ObserverWatchTest, TheLookAfterItsFallTakesANodeInFlightAsDownOnceWithoutAskingIt) {
   FixedClusterClients clients(talos_);
   TalosFleetObserver observer(clients, "", env_, Waker());
@@ -253,14 +255,18 @@ TEST_F(ObserverWatchTest, TheLookAfterItsFallTakesANodeInFlightAsDownOnceWithout
     EXPECT_TRUE(observed.ok()) << observed.status();
     return observed.ok() && observed->FindNode("w-1")->reachable;
   };
+  // The simulator journals a watch when it ends: one refused at once, or the one the fall
+  // ended.
   const size_t gets = CallsTo(kGet);
+  const size_t watches = CallsTo(kWatch);
   EXPECT_FALSE(look_in_flight());
-  EXPECT_EQ(CallsTo(kGet), gets) << "the node was asked at the look its fall woke";
+  EXPECT_EQ(CallsTo(kWatch), watches) << "the node was asked at the look its fall woke";
   EXPECT_FALSE(look_in_flight());
-  EXPECT_EQ(CallsTo(kGet), gets + 1) << "the look after did not ask the node";
+  EXPECT_EQ(CallsTo(kWatch), watches + 1) << "the look after did not ask the node";
   ASSERT_TRUE(fleet_->ClearFaults("w-1").ok());
   EXPECT_TRUE(look_in_flight());
-  EXPECT_EQ(CallsTo(kGet), gets + 2);
+  EXPECT_EQ(observer.WatchedNodes(), 4) << "the look read the node from no watch";
+  EXPECT_EQ(CallsTo(kGet), gets) << "a look asked for the status its watch sends";
 }
 
 // What the daemon does before its controller goes: no watch is left to wake it, and looks
@@ -290,7 +296,7 @@ TEST_F(ObserverWatchTest, AnObserverWithoutWatchingAsksAtEveryLook) {
   EXPECT_EQ(CallsTo(kGet), 16u);
   EXPECT_EQ(CallsTo(kRead), 4u);
   EXPECT_EQ(CallsTo(kVersion), 4u);
-  EXPECT_EQ(CallsTo("/cosi.resource.State/Watch"), 0u);
+  EXPECT_EQ(CallsTo(kWatch), 0u);
 }
 
 // What lets a look go without reading the boot id is the status being the same instance; a
