@@ -131,7 +131,7 @@ bool NodeWatches::TakeFall(const std::string& cluster, const std::string& addres
 NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
                                       const std::shared_ptr<talos::TalosClient>& client,
                                       const std::string& address, const talos::MachineStatus& seen,
-                                      const std::string& boot_id_read_after) {
+                                      const std::string& boot_id_read_after, bool awaited) {
   Watch watch;
   watch.id = next_id_++;
   watch.client = client;
@@ -140,6 +140,7 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
   {
     MutexLock feed_lock(watch.feed->mu);
     watch.feed->machine = seen;  // what the last look saw; not live until the watch says
+    watch.feed->awaited = awaited;
     if (!boot_id_read_after.empty() && !seen.created.empty()) {
       watch.feed->read_after_created = seen.created;
       watch.feed->read_boot_id = boot_id_read_after;
@@ -239,7 +240,7 @@ absl::StatusOr<NodeWatches::Known> NodeWatches::StartAndAwait(
       if (w != c.nodes.end()) replaced = std::exchange(w->second, Watch{});
       // Not ready until the watch says: a first status that comes after the wait, ready,
       // wakes the cluster.
-      Watch& started = c.nodes[address] = Start(cluster, client, address, {}, "");
+      Watch& started = c.nodes[address] = Start(cluster, client, address, {}, "", true);
       feed = started.feed;
       id = started.id;
     } else {

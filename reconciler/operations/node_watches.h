@@ -14,7 +14,7 @@
 //   watch is read only once it has sent the node's status. A watch ends when its node, or the
 //   endpoint forwarding it, goes down (docs/talos-api.md §5): so one live watch is one boot,
 //   and the boot id read while it is live stays true until it ends. Then the next look starts
-//   it again, which fails while the node is down, as asking would.
+//   it again (and asks the node when it does not go live).
 // - A watch the node refuses (PermissionDenied, Unimplemented, an event that is not a status)
 //   is not started again with the same client: that node is asked at every look, as before.
 // - The Nodes are read from the informer only while it is current and holds the newest Node
@@ -158,9 +158,12 @@ class NodeWatches {
   // The node's watch on `client`; null when it has none there.
   Watch* WatchLocked(const std::string& cluster, const std::string& address,
                      const talos::TalosClient* client) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `awaited`: a look waits for its first status (StartAndAwait), set before the stream starts,
+  // whose first status may come at once.
   Watch Start(const std::string& cluster, const std::shared_ptr<talos::TalosClient>& client,
               const std::string& address, const talos::MachineStatus& seen,
-              const std::string& boot_id_read_after) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+              const std::string& boot_id_read_after, bool awaited = false)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether `event`, a Node's change of Ready, leaves alone what a look reads, and its
   // machine's watch wakes for what comes next; then it wakes nothing. A look reads a node ready
   // when its machine and its Node both are (observer.cc), so the Node's change is moot while

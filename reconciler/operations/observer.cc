@@ -17,8 +17,8 @@ namespace {
 constexpr std::chrono::milliseconds kSeenAtStartFresh{1000};
 
 // How long a look waits for the first status of the watch it started instead of asking the
-// node: as long as it would wait for the answer (TalosCallTimeouts::read).
-constexpr std::chrono::milliseconds kFirstStatusWait{std::chrono::seconds(30)};
+// node. A node that answers sends it at once; past this the look asks the node after all.
+constexpr std::chrono::milliseconds kFirstStatusWait{std::chrono::seconds(5)};
 
 // A node whose Version call fails in a way a retry can fix is reported unreachable.
 bool Unreachable(const absl::Status& s) {
@@ -169,16 +169,13 @@ absl::Status TalosFleetObserver::ObserveTalos(const std::shared_ptr<talos::Talos
   }
   // In a watched cluster the node's status comes from the watch the look would start once the
   // node answered: its first status is that answer, and the call that asked for it is spared.
+  // A watch that does not go live is no answer: the node is asked as before, whose call tries
+  // each endpoint with its connect timeout and says why none answered (EveryEndpointRefused),
+  // which a stream does not. So a node that is down is asked twice by such a look.
   if (watched && !watch && !seen_at_start) {
     absl::StatusOr<NodeWatches::Known> started =
         watches_->StartAndAwait(cluster, spec.address, client, kFirstStatusWait);
-    if (started.ok()) {
-      watch = *std::move(started);
-    } else if (Unreachable(started.status())) {
-      unreachable(started.status());
-      return absl::OkStatus();
-    }
-    // Refused (the node's role, version or type), or stopping: asked as without a watch.
+    if (started.ok()) watch = *std::move(started);
   }
   talos::MachineStatus machine;
   if (watch) {

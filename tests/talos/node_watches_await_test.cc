@@ -8,7 +8,6 @@
 #include <future>
 
 #include "reconciler/operations/node_watches.h"
-#include "resource/definitions/runtime/runtime.pb.h"
 #include "tests/support/simulated_env.h"
 #include "tests/talos/scripted_client.h"
 
@@ -19,16 +18,7 @@ using namespace std::chrono_literals;
 
 constexpr char kAwaitedNode[] = "10.5.0.2";
 
-talos::CosiEvent ReadyStatusEvent() {
-  ::talos::resource::definitions::runtime::MachineStatusSpec spec;
-  spec.set_stage(::talos::resource::definitions::enums::MACHINE_STAGE_RUNNING);
-  spec.mutable_status()->set_ready(true);
-  talos::CosiEvent event;
-  event.type = talos::CosiEventType::kCreated;
-  event.resource.proto_spec = spec.SerializeAsString();
-  event.resource.created = "1764806400.000000123";
-  return event;
-}
+talos::CosiEvent ReadyStatusEvent() { return talos::ReadyStatusMadeAt("1764806400.000000123"); }
 
 class NodeWatchesAwaitTest : public ::testing::Test {
  protected:

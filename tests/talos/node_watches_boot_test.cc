@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "reconciler/operations/node_watches.h"
-#include "resource/definitions/runtime/runtime.pb.h"
 #include "tests/support/simulated_env.h"
 #include "tests/talos/scripted_client.h"
 
@@ -14,18 +13,6 @@ namespace {
 using namespace std::chrono_literals;
 
 constexpr char kNode[] = "10.5.0.2";
-
-// The watch event of a running, ready MachineStatus made at `created`.
-talos::CosiEvent StatusMadeAt(const std::string& created) {
-  ::talos::resource::definitions::runtime::MachineStatusSpec spec;
-  spec.set_stage(::talos::resource::definitions::enums::MACHINE_STAGE_RUNNING);
-  spec.mutable_status()->set_ready(true);
-  talos::CosiEvent event;
-  event.type = talos::CosiEventType::kCreated;
-  event.resource.proto_spec = spec.SerializeAsString();
-  event.resource.created = created;
-  return event;
-}
 
 class NodeWatchesBootTest : public ::testing::Test {
  protected:
@@ -42,7 +29,7 @@ class NodeWatchesBootTest : public ::testing::Test {
     watches_.Ensure("prod", kNode, client_, asked, boot_id);
     EXPECT_EQ(client_->watches.size(), 1u);
     if (client_->watches.empty()) return std::nullopt;
-    client_->Deliver(0, StatusMadeAt(watch_created));
+    client_->Deliver(0, talos::ReadyStatusMadeAt(watch_created));
     return watches_.Find("prod", kNode, client_.get());
   }
 
@@ -83,7 +70,7 @@ TEST_F(NodeWatchesBootTest, TheNextWatchOfTheNodeStartsWithoutTheBootId) {
   talos::MachineStatus asked;
   watches_.Ensure("prod", kNode, client_, asked);
   ASSERT_EQ(client_->watches.size(), 2u);
-  client_->Deliver(1, StatusMadeAt("1764806460.000000456"));
+  client_->Deliver(1, talos::ReadyStatusMadeAt("1764806460.000000456"));
   std::optional<NodeWatches::Known> known = watches_.Find("prod", kNode, client_.get());
   ASSERT_TRUE(known.has_value());
   EXPECT_EQ(known->boot_id, "");
@@ -108,7 +95,7 @@ TEST_F(NodeWatchesBootTest, AStartingWatchGivesTheStatusItsLookSawWhileFresh) {
   env_.Advance(1s);
   EXPECT_FALSE(watches_.SeenAtStart("prod", kNode, client_.get(), 1s).has_value()) << "stale";
   EXPECT_TRUE(watches_.SeenAtStart("prod", kNode, client_.get(), 2s).has_value());
-  client_->Deliver(0, StatusMadeAt(asked.created));
+  client_->Deliver(0, talos::ReadyStatusMadeAt(asked.created));
   EXPECT_FALSE(watches_.SeenAtStart("prod", kNode, client_.get(), 2s).has_value()) << "live";
   EXPECT_TRUE(watches_.Find("prod", kNode, client_.get()).has_value());
 }

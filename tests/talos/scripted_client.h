@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "reconciler/clients/talos/talos_client.h"
+#include "resource/definitions/runtime/runtime.pb.h"
 
 namespace tr::reconciler::talos {
 
@@ -170,5 +171,17 @@ class ScriptedClient final : public TalosClient {
   std::vector<std::pair<EventsRequest, std::shared_ptr<ScriptedStream<MachineEvent>>>>
       event_streams_;
 };
+
+// A watch event of a RUNNING, ready MachineStatus made at `created`, as Talos sends it.
+inline CosiEvent ReadyStatusMadeAt(const std::string& created) {
+  ::talos::resource::definitions::runtime::MachineStatusSpec spec;
+  spec.set_stage(::talos::resource::definitions::enums::MACHINE_STAGE_RUNNING);
+  spec.mutable_status()->set_ready(true);
+  CosiEvent event;
+  event.type = CosiEventType::kCreated;
+  event.resource.proto_spec = spec.SerializeAsString();
+  event.resource.created = created;
+  return event;
+}
 
 }  // namespace tr::reconciler::talos
