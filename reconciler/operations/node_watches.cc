@@ -169,6 +169,7 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
       changed = !feed->awaited && status->ready != feed->machine.ready && !Falling(status->stage);
       feed->machine = *status;
       feed->live = true;
+      feed->fell = false;  // back: a fall carried over (StartAndAwait) is over
       feed->changed.notify_all();
       // The status was asked before the boot id was read, this one is sent after (the watch
       // started after the read): one instance of it means no boot in between.
@@ -187,7 +188,7 @@ NodeWatches::Watch NodeWatches::Start(const std::string& cluster,
       // going down: a node in flight read from it is followed by nothing else until a look
       // sees it so (RolloutReconciler::FollowInFlight).
       fell = feed->live && !absl::IsCancelled(why);
-      feed->fell = fell;
+      feed->fell = feed->fell || fell;  // a fall StartAndAwait carried over stays
       feed->live = false;
       feed->refused = feed->refused || (!feed->ended && RefusedForGood(why));
       if (!feed->ended) feed->end = why;
@@ -229,12 +230,16 @@ absl::StatusOr<NodeWatches::Known> NodeWatches::StartAndAwait(
     Cluster& c = clusters_[cluster];
     auto w = c.nodes.find(address);
     bool starting = false;
+    bool fell = false;
+    bool fall_taken = false;
     if (w != c.nodes.end() && w->second.client == client) {
       MutexLock feed_lock(w->second.feed->mu);
       if (w->second.feed->refused) {
         return absl::FailedPreconditionError("the node refused its watch on this client");
       }
       starting = !w->second.feed->ended;
+      fell = w->second.feed->fell;
+      fall_taken = w->second.feed->fall_taken;
     }
     if (!starting) {
       if (w != c.nodes.end()) replaced = std::exchange(w->second, Watch{});
@@ -243,6 +248,13 @@ absl::StatusOr<NodeWatches::Known> NodeWatches::StartAndAwait(
       Watch& started = c.nodes[address] = Start(cluster, client, address, {}, "", true);
       feed = started.feed;
       id = started.id;
+      // The machine is down until this watch says otherwise: what its fall told still holds
+      // (TakeFall, MachineSpeaksForNode), as it did while the fallen watch was the node's.
+      MutexLock feed_lock(feed->mu);
+      if (!feed->live) {
+        feed->fell = fell;
+        feed->fall_taken = fall_taken;
+      }
     } else {
       feed = w->second.feed;
       id = w->second.id;

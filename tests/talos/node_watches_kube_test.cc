@@ -156,6 +156,30 @@ TEST_F(NodeWatchesKubeTest, AfterTheMachinesFallTheNodesLossWakesNothingAndItsRe
   EXPECT_EQ(WakesOf(NodeWatchEvent::Type::kModified, Node("w-1", false)), 1);
 }
 
+// A look while the machine is down starts its watch again (StartAndAwait), which fails: what
+// the fall told holds for the new watch, the Node's loss wakes nothing and the look after it
+// still reads the fall once; the watch that comes live once the machine is back ends that.
+TEST_F(NodeWatchesKubeTest, AWatchStartedAgainWhileTheMachineIsDownKeepsItsFall) {
+  ASSERT_NO_FATAL_FAILURE(Start(Stage::MACHINE_STAGE_RUNNING, true, true));
+  talos_->End(0, absl::UnavailableError("the node went down"));
+  // No wait: the test ends the watch itself.
+  EXPECT_TRUE(
+      absl::IsDeadlineExceeded(watches_.StartAndAwait("prod", kAddress, talos_, 0ms).status()));
+  ASSERT_EQ(talos_->watches.size(), 2u);
+  talos_->End(1, absl::UnavailableError("connection refused"));
+  EXPECT_EQ(WakesOf(NodeWatchEvent::Type::kModified, Node("w-1", false)), 0);
+  EXPECT_TRUE(watches_.TakeFall("prod", kAddress, talos_.get()));
+  EXPECT_FALSE(watches_.TakeFall("prod", kAddress, talos_.get()));
+
+  EXPECT_FALSE(watches_.StartAndAwait("prod", kAddress, talos_, 0ms).ok());
+  ASSERT_EQ(talos_->watches.size(), 3u);
+  const int before = wakes_.load();
+  talos_->Deliver(2, StatusEvent(Stage::MACHINE_STAGE_RUNNING, true));
+  EXPECT_EQ(wakes_.load(), before + 1) << "its ready, which no look waited for, woke nothing";
+  EXPECT_EQ(WakesOf(NodeWatchEvent::Type::kModified, Node("w-1", true)), 1);
+  EXPECT_EQ(WakesOf(NodeWatchEvent::Type::kModified, Node("w-1", false)), 1) << "a new fall";
+}
+
 // A machine going down (its upgrade began; Talos checks no readiness in UPGRADING, so it
 // stays ready): its fall, the watch's end, wakes; the Node's loss before it does not.
 TEST_F(NodeWatchesKubeTest, TheNodesLossWhileItsMachineGoesDownWakesNothing) {
