@@ -61,7 +61,7 @@ struct Result {
   int not_once = 0;               // nodes not upgraded exactly once
   int status_commits = 0;         // on the status branch during the rollout
   int first_cluster_records = 0;  // of those, the ones that changed the first cluster's file
-  int talos_calls = 0;            // answered by talos-sim during the rollout (its journal)
+  int talos_calls = 0;  // the daemon's, answered by talos-sim during the rollout (its journal)
   int kube_calls = 0;             // of its Kubernetes API, the same
   std::map<std::string, int> calls_by_method;  // both kinds, by method ("kube:GET" for kube)
   long reconciles = -1;   // the daemon's during the rollout (its /metrics); -1: not read
@@ -168,7 +168,7 @@ absl::StatusOr<Result> RunFleet(const std::filesystem::path& dir, int clusters,
                                                 core::ClusterStatusPath(names->front()));
   const auto& journal = world.Journal();
   for (const auto& line : journal) {
-    if (line.seq <= since || !line.call) continue;
+    if (line.seq <= since || !IsClientCall(line)) continue;
     const bool kube = line.what.starts_with("kube:");
     ++(kube ? result.kube_calls : result.talos_calls);
     ++result.calls_by_method[kube ? KubeCallKind(line.what) : line.what];

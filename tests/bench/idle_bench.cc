@@ -74,7 +74,7 @@ struct Result {
 std::map<std::string, size_t> CallsByMethod(E2eWorld& world) {
   std::map<std::string, size_t> calls;
   for (const auto& line : world.Journal()) {
-    if (line.call) ++calls[line.what.substr(0, line.what.find('?'))];
+    if (IsClientCall(line)) ++calls[line.what.substr(0, line.what.find('?'))];
   }
   return calls;
 }

@@ -9,8 +9,9 @@
 #include "machine/lifecycle.grpc.pb.h"
 #include "machine/machine.grpc.pb.h"
 #include "resource/definitions/runtime/runtime.pb.h"
-#include "tests/sim/fleet.h"
+#include "tests/sim/api/apid_router.h"
 #include "tests/sim/catalog/image_registry.h"
+#include "tests/sim/fleet.h"
 #include "tests/sim/test_client.h"
 
 namespace tr::sim {
@@ -421,6 +422,78 @@ TEST_F(FleetGrpcTest, EtcdAndServices) {
     EXPECT_TRUE(s.health().healthy());
   }
   EXPECT_TRUE(ids.contains("etcd") && ids.contains("kubelet") && ids.contains("apid"));
+}
+
+// apid proxies a call with `nodes` metadata to each node named and answers their messages
+// merged, each with its node's metadata.hostname; a node it cannot dial, or whose machined
+// fails, is a message carrying only the error; the call itself succeeds (director.go,
+// backend/apid.go AppendInfo/BuildError @ v1.13.9; grpc-proxy handler_one2many.go).
+TEST_F(FleetGrpcTest, EtcdStatusOneToManyMergesEachNodesMessage) {
+  ASSERT_TRUE(
+      fleet_
+          ->InjectFault("cp-3",
+                        {.kind = FaultKind::kApiUnreachable, .count = -1, .delay = {}, .image = {}})
+          .ok());
+  auto ctx = Call();
+  for (const char* node : {"cp-1", "cp-2", "cp-3", "w-1"}) ctx->AddMetadata("nodes", Addr(node));
+  machine::EtcdStatusResponse status;
+  auto st = machine_->EtcdStatus(ctx.get(), {}, &status);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  ASSERT_EQ(status.messages_size(), 4);
+  for (int i : {0, 1}) {
+    EXPECT_EQ(status.messages(i).metadata().hostname(), Addr(i == 0 ? "cp-1" : "cp-2"));
+    EXPECT_EQ(status.messages(i).metadata().error(), "");
+    EXPECT_NE(status.messages(i).member_status().member_id(), 0u);
+  }
+  EXPECT_NE(status.messages(0).member_status().member_id(),
+            status.messages(1).member_status().member_id());
+  const common::Metadata& down = status.messages(2).metadata();
+  EXPECT_EQ(down.hostname(), Addr("cp-3"));
+  EXPECT_THAT(down.error(), StartsWith("rpc error: code = Unavailable desc = "));
+  EXPECT_EQ(down.status().code(), static_cast<int>(grpc::StatusCode::UNAVAILABLE));
+  EXPECT_FALSE(status.messages(2).has_member_status());
+  EXPECT_EQ(status.messages(3).metadata().error(),
+            "rpc error: code = Unimplemented desc = etcd status is only available on control "
+            "plane nodes");
+  // The journal holds the client's one call on the endpoint and each part marked as such.
+  int calls = 0, parts = 0;
+  for (const JournalEntry& e : fleet_->journal().Entries()) {
+    if (e.kind != JournalEntry::Kind::kCall || e.what != "/machine.MachineService/EtcdStatus") {
+      continue;
+    }
+    (e.detail.starts_with(kFanoutPart) ? parts : calls) += 1;
+  }
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(parts, 4);
+
+  // A worker forwards nothing; its own name alone is served there, one-to-one.
+  auto worker = Stub("os:admin", Addr("w-1"));
+  ctx = Call();
+  ctx->AddMetadata("nodes", Addr("cp-1"));
+  st = worker->EtcdStatus(ctx.get(), {}, &status);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(st.error_message(), "no request forwarding");
+  ctx = Call();
+  ctx->AddMetadata("nodes", Addr("w-1"));
+  EXPECT_EQ(worker->EtcdStatus(ctx.get(), {}, &status).error_code(),
+            grpc::StatusCode::UNIMPLEMENTED);
+  // A method talos-sim does not proxy one-to-many says so.
+  ctx = Call();
+  ctx->AddMetadata("nodes", Addr("cp-2"));
+  machine::VersionResponse version;
+  st = machine_->Version(ctx.get(), {}, &version);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  EXPECT_THAT(st.error_message(), HasSubstr("EtcdStatus only"));
+  // A service apid never proxies so is refused by its director.
+  auto cosi = cosi::resource::State::NewStub(channel_);
+  ctx = Call();
+  ctx->AddMetadata("nodes", Addr("cp-2"));
+  cosi::resource::GetRequest get;
+  cosi::resource::GetResponse got;
+  st = cosi->Get(ctx.get(), get, &got);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(st.error_message(),
+            "one-2-many proxying is not supported for method /cosi.resource.State/Get");
 }
 
 TEST_F(FleetGrpcTest, CosiWatchSeesMachineStatusChange) {

@@ -23,6 +23,7 @@
 #include "reconciler/clients/talos/events_follower.h"
 #include "reconciler/clients/talos/grpc_talos_client.h"
 #include "reconciler/clients/talos/talosconfig.h"
+#include "tests/sim/api/apid_router.h"
 #include "tests/sim/fleet.h"
 
 #define TR_CONCAT_INNER(a, b) a##b
@@ -189,12 +190,13 @@ class SimTest : public ::testing::Test {
     return follower.FollowUntilReady(node, options, {});
   }
 
-  // Journal calls of `method` ("/machine.MachineService/Upgrade") served for `node` (by name).
+  // Journal calls of `method` ("/machine.MachineService/Upgrade") served for `node` (by name):
+  // of a one-to-many call, the node's part.
   std::vector<sim::JournalEntry> Calls(const std::string& node, const std::string& method) {
     std::vector<sim::JournalEntry> out;
     for (auto& entry : fleet_->journal().Entries()) {
       if (entry.kind == sim::JournalEntry::Kind::kCall && entry.node == node &&
-          entry.what == method) {
+          entry.what == method && !entry.detail.starts_with(sim::kFanoutCall)) {
         out.push_back(std::move(entry));
       }
     }

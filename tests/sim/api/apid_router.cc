@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "fmt/format.h"
+#include "fmt/ranges.h"
 
 namespace tr::sim {
 namespace {
@@ -49,6 +50,16 @@ const std::map<std::string, std::set<std::string>, std::less<>>& RoleTable() {
       {"/machine.MachineService/EtcdMemberList", etcd_read},
   };
   return table;
+}
+
+// The services apid proxies one-to-many (director.go Director).
+bool OneToManyProxied(std::string_view method) {
+  for (std::string_view service :
+       {"/machine.MachineService/", "/cluster.ClusterService/", "/inspect.InspectService/",
+        "/storage.StorageService/", "/time.TimeService/"}) {
+    if (method.starts_with(service)) return true;
+  }
+  return false;
 }
 
 std::string Strongest(const std::set<std::string>& roles) {
@@ -146,8 +157,7 @@ bool Authorized(const std::set<std::string>& roles, std::string_view method) {
   return false;
 }
 
-absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContextBase& context,
-                                          std::string_view method) const {
+Route ApidRouter::EntryRoute(const grpc::ServerContextBase& context) const {
   Route route;
   route.cluster = cluster_;
   route.endpoint = endpoint_;
@@ -159,12 +169,58 @@ absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContextBase& context
     }
   }
   route.role = Strongest(route.roles);
+  return route;
+}
+
+absl::Status ApidRouter::EntryRefusal(const Route& route, std::string_view method) const {
+  if (!endpoint_->api_reachable() || cluster_->stopping()) {
+    return absl::UnavailableError(Unreachable(endpoint_->address));
+  }
+  if (!Authorized(route.roles, method)) return absl::PermissionDeniedError("not authorized");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Route> ApidRouter::ResolveTarget(const grpc::ServerContextBase& context,
+                                                std::unique_lock<std::mutex>& lock, Route route,
+                                                const std::string& target) const {
+  if (target.empty() || AddressContainsPort(target)) {
+    return absl::InternalError(fmt::format("invalid target \"{}\"", target));
+  }
+  auto [cluster, node] = directory_(target);
+  if (node == nullptr) return absl::UnavailableError(Unreachable(target));
+  if (cluster != cluster_) {
+    return absl::UnavailableError(
+        "connection error: desc = \"transport: authentication handshake failed: remote error: "
+        "tls: bad certificate\"");
+  }
+  if (!node->api_reachable()) return absl::UnavailableError(Unreachable(node->address));
+  if (node != endpoint_ && cluster_->scheduler().Now() < node->forward_hangs_until) {
+    ++node->hanging_calls;
+    cluster_->NotifyLocked();
+    absl::Status hung = HangWhileConnecting(context, lock, *node);
+    --node->hanging_calls;
+    cluster_->NotifyLocked();
+    return hung;
+  }
+  // This apid's connection to a node that rebooted is still in reconnect backoff
+  // (backend/apid.go: up to 15 s, 20 s minimum connect timeout): calls fail as the dial did.
+  if (node != endpoint_ && cluster_->scheduler().Now() < node->forwardable_from) {
+    return absl::UnavailableError(Unreachable(node->address));
+  }
+  route.target = node;
+  route.forwarded = node != endpoint_;
+  return route;
+}
+
+absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContextBase& context,
+                                          std::string_view method) const {
+  Route route = EntryRoute(context);
   const auto& md = context.client_metadata();
   std::vector<std::string> targets;
   for (auto [it, end] = md.equal_range("node"); it != end; ++it) {
     targets.emplace_back(it->second.data(), it->second.size());
   }
-  const bool one_to_many = md.find("nodes") != md.end();
+  const bool one_to_many = OneToMany(context);
   const bool proxied = md.find("proxyfrom") != md.end();
   std::unique_lock lock(cluster_->mu());
   auto refuse = [&](absl::Status status) -> absl::StatusOr<Route> {
@@ -173,15 +229,17 @@ absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContextBase& context
                                 std::string(status.message()));
     return status;
   };
-  if (!endpoint_->api_reachable() || cluster_->stopping()) {
-    return refuse(absl::UnavailableError(Unreachable(endpoint_->address)));
-  }
-  if (!Authorized(route.roles, method))
-    return refuse(absl::PermissionDeniedError("not authorized"));
+  if (absl::Status entry = EntryRefusal(route, method); !entry.ok()) return refuse(entry);
   if (proxied) return route;
+  if (one_to_many && !OneToManyProxied(method)) {
+    return refuse(absl::InvalidArgumentError(
+        fmt::format("one-2-many proxying is not supported for method {}", method)));
+  }
   if (one_to_many) {
-    return refuse(absl::UnimplementedError(
-        "talos-sim does not simulate one-to-many proxying (nodes metadata); send one node value"));
+    return refuse(absl::UnimplementedError(fmt::format(
+        "talos-sim simulates one-to-many proxying (nodes metadata) for {} only; send one node "
+        "value",
+        fmt::join(kOneToManyMethods, ", "))));
   }
   if (targets.empty()) return route;
   if (targets.size() > 1) {
@@ -194,33 +252,61 @@ absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContextBase& context
     if (target == endpoint_->address || target == endpoint_->spec.name) return route;
     return refuse(absl::PermissionDeniedError("no request forwarding"));
   }
-  if (target.empty() || AddressContainsPort(target)) {
-    return refuse(absl::InternalError(fmt::format("invalid target \"{}\"", target)));
+  absl::StatusOr<Route> resolved = ResolveTarget(context, lock, route, target);
+  if (!resolved.ok()) return refuse(resolved.status());
+  return resolved;
+}
+
+bool ApidRouter::OneToMany(const grpc::ServerContextBase& context) {
+  return context.client_metadata().find("nodes") != context.client_metadata().end();
+}
+
+absl::StatusOr<Fanout> ApidRouter::ResolveMany(const grpc::ServerContextBase& context,
+                                               std::string_view method) const {
+  Route route = EntryRoute(context);
+  const auto& md = context.client_metadata();
+  std::vector<std::string> targets;
+  for (auto [it, end] = md.equal_range("nodes"); it != end; ++it) {
+    targets.emplace_back(it->second.data(), it->second.size());
   }
-  auto [cluster, node] = directory_(target);
-  if (node == nullptr) return refuse(absl::UnavailableError(Unreachable(target)));
-  if (cluster != cluster_) {
-    return refuse(absl::UnavailableError(
-        "connection error: desc = \"transport: authentication handshake failed: remote error: "
-        "tls: bad certificate\""));
+  std::unique_lock lock(cluster_->mu());
+  auto refuse = [&](absl::Status status) -> absl::StatusOr<Fanout> {
+    cluster_->JournalCallLocked(*endpoint_, std::string(method), route.role,
+                                std::string(absl::StatusCodeToString(status.code())), "",
+                                std::string(status.message()));
+    return status;
+  };
+  if (absl::Status entry = EntryRefusal(route, method); !entry.ok()) return refuse(entry);
+  if (md.count("node") > 1) {
+    return refuse(absl::InvalidArgumentError("node metadata must be single-valued"));
   }
-  if (!node->api_reachable()) return refuse(absl::UnavailableError(Unreachable(node->address)));
-  if (node != endpoint_ && cluster_->scheduler().Now() < node->forward_hangs_until) {
-    ++node->hanging_calls;
-    cluster_->NotifyLocked();
-    absl::Status hung = HangWhileConnecting(context, lock, *node);
-    --node->hanging_calls;
-    cluster_->NotifyLocked();
-    return refuse(std::move(hung));
+  const auto is_local = [&](const std::string& target) {
+    return target == endpoint_->address || target == endpoint_->spec.name;
+  };
+  Fanout fanout;
+  fanout.role = route.role;
+  // A worker has no backend factory: one `nodes` value that is the worker itself is served
+  // there as a one-to-one call, anything else is refused (director.go Director,
+  // aggregateDirector).
+  if (!endpoint_->is_control_plane()) {
+    if (targets.size() == 1 && is_local(targets.front())) {
+      fanout.aggregate = false;
+      fanout.targets.push_back({targets.front(), route});
+      return fanout;
+    }
+    return refuse(absl::PermissionDeniedError("no request forwarding"));
   }
-  // This apid's connection to a node that rebooted is still in reconnect backoff
-  // (backend/apid.go: up to 15 s, 20 s minimum connect timeout): calls fail as the dial did.
-  if (node != endpoint_ && cluster_->scheduler().Now() < node->forwardable_from) {
-    return refuse(absl::UnavailableError(Unreachable(node->address)));
+  // The backends are made before any is called: a target no backend can be made for fails the
+  // whole call (aggregateDirector); one that cannot be dialled answers an error message.
+  for (const std::string& target : targets) {
+    if (target.empty() || AddressContainsPort(target)) {
+      return refuse(absl::InternalError(fmt::format("invalid target \"{}\"", target)));
+    }
   }
-  route.target = node;
-  route.forwarded = node != endpoint_;
-  return route;
+  for (const std::string& target : targets) {
+    fanout.targets.push_back({target, ResolveTarget(context, lock, route, target)});
+  }
+  return fanout;
 }
 
 grpc::Status ToGrpc(const absl::Status& status) {
@@ -251,6 +337,46 @@ void JournalCall(const Route& route, std::string_view method, const grpc::Status
                                    code >= 0 && code <= 16 ? kNames[code] : "UNKNOWN",
                                    route.forwarded ? route.endpoint->spec.name : "",
                                    status.error_message());
+}
+
+std::string GoStatusText(const grpc::Status& status) {
+  // grpc-go's codes.Code names (codes/code_string.go), by number.
+  static const char* kGoNames[] = {
+      "OK",       "Canceled",       "Unknown",          "InvalidArgument",   "DeadlineExceeded",
+      "NotFound", "AlreadyExists",  "PermissionDenied", "ResourceExhausted", "FailedPrecondition",
+      "Aborted",  "OutOfRange",     "Unimplemented",    "Internal",          "Unavailable",
+      "DataLoss", "Unauthenticated"};
+  const int code = static_cast<int>(status.error_code());
+  return fmt::format("rpc error: code = {} desc = {}",
+                     code >= 0 && code <= 16 ? kGoNames[code] : "Unknown", status.error_message());
+}
+
+void JournalFanoutPart(const ApidRouter& router, const Fanout& fanout, const FanoutTarget& target,
+                       std::string_view method, const grpc::Status& status) {
+  const std::string& fanout_role = fanout.role;
+  SimCluster& cluster = *router.cluster();
+  std::lock_guard lock(cluster.mu());
+  const std::string code =
+      absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
+  if (target.route.ok()) {
+    cluster.JournalCallLocked(*target.route->target, std::string(method), target.route->role, code,
+                              router.endpoint()->spec.name,
+                              std::string(kFanoutPart) + status.error_message());
+    return;
+  }
+  // Not dialled: apid's own node says so, as a refused forwarded call is journaled.
+  cluster.JournalCallLocked(
+      *router.endpoint(), std::string(method), fanout_role, code, "",
+      fmt::format("{}{}: {}", kFanoutPart, target.target, status.error_message()));
+}
+
+void JournalFanout(const ApidRouter& router, std::string_view method, const Fanout& fanout) {
+  std::vector<std::string> targets;
+  for (const FanoutTarget& t : fanout.targets) targets.push_back(t.target);
+  SimCluster& cluster = *router.cluster();
+  std::lock_guard lock(cluster.mu());
+  cluster.JournalCallLocked(*router.endpoint(), std::string(method), fanout.role, "OK", "",
+                            fmt::format("{}{}", kFanoutCall, fmt::join(targets, ",")));
 }
 
 }  // namespace tr::sim

@@ -26,6 +26,30 @@ grpc::Status Gone() {
   return grpc::Status(grpc::StatusCode::UNAVAILABLE, "error reading from server: EOF");
 }
 
+// The target's etcd member status, as its machined answers.
+grpc::Status ServeEtcdStatus(const Route& r, machine::EtcdStatusResponse* response) {
+  if (auto st = ControlPlaneOnly(*r.target, "etcd status"); !st.ok()) return st;
+  std::lock_guard lock(r.cluster->mu());
+  if (!r.cluster->EtcdStartedLocked(*r.target)) {
+    return grpc::Status(grpc::StatusCode::UNKNOWN,
+                        "failed to get etcd status: context deadline exceeded");
+  }
+  auto* s = response->add_messages()->mutable_member_status();
+  s->set_protocol_version("3.5.0");
+  s->set_db_size(20'971'520);
+  s->set_db_size_in_use(12'582'912);
+  s->set_leader(r.cluster->EtcdLeaderLocked());
+  s->set_raft_index(r.cluster->EtcdRaftIndexLocked());
+  s->set_raft_term(r.cluster->raft_term());
+  s->set_raft_applied_index(r.cluster->EtcdRaftIndexLocked());
+  s->set_member_id(r.target->etcd_member_id);
+  s->set_is_learner(false);
+  if (TalosMinor(*r.target) >= 11) s->set_storage_version("3.5.0");
+  if (!r.cluster->EtcdHealthyLocked(*r.target)) s->add_errors("etcdserver: request timed out");
+  if (r.cluster->EtcdLeaderLocked() == 0) s->add_errors("etcdserver: no leader");
+  return grpc::Status::OK;
+}
+
 }  // namespace
 
 bool CallAbandoned(grpc::ServerContext* context, const SimCluster& cluster) {
@@ -178,28 +202,12 @@ grpc::Status MachineServiceImpl::EtcdMemberList(grpc::ServerContext* ctx,
 grpc::Status MachineServiceImpl::EtcdStatus(grpc::ServerContext* ctx,
                                             const google::protobuf::Empty*,
                                             machine::EtcdStatusResponse* response) {
-  return HandleCall(router_, ctx, "/machine.MachineService/EtcdStatus", [&](const Route& r) {
-    if (auto st = ControlPlaneOnly(*r.target, "etcd status"); !st.ok()) return st;
-    std::lock_guard lock(r.cluster->mu());
-    if (!r.cluster->EtcdStartedLocked(*r.target)) {
-      return grpc::Status(grpc::StatusCode::UNKNOWN,
-                          "failed to get etcd status: context deadline exceeded");
-    }
-    auto* s = response->add_messages()->mutable_member_status();
-    s->set_protocol_version("3.5.0");
-    s->set_db_size(20'971'520);
-    s->set_db_size_in_use(12'582'912);
-    s->set_leader(r.cluster->EtcdLeaderLocked());
-    s->set_raft_index(r.cluster->EtcdRaftIndexLocked());
-    s->set_raft_term(r.cluster->raft_term());
-    s->set_raft_applied_index(r.cluster->EtcdRaftIndexLocked());
-    s->set_member_id(r.target->etcd_member_id);
-    s->set_is_learner(false);
-    if (TalosMinor(*r.target) >= 11) s->set_storage_version("3.5.0");
-    if (!r.cluster->EtcdHealthyLocked(*r.target)) s->add_errors("etcdserver: request timed out");
-    if (r.cluster->EtcdLeaderLocked() == 0) s->add_errors("etcdserver: no leader");
-    return grpc::Status::OK;
-  });
+  const char* method = "/machine.MachineService/EtcdStatus";
+  if (ApidRouter::OneToMany(*ctx)) {
+    return HandleOneToMany(router_, ctx, method, response, ServeEtcdStatus);
+  }
+  return HandleCall(router_, ctx, method,
+                    [&](const Route& r) { return ServeEtcdStatus(r, response); });
 }
 
 grpc::Status MachineServiceImpl::EtcdForfeitLeadership(

@@ -33,6 +33,45 @@ grpc::Status HandleCall(const ApidRouter& router, grpc::ServerContext* context, 
   return status;
 }
 
+// A one-to-many call (`nodes` metadata) as apid proxies it: `serve(route, part)` for each
+// target, their messages merged into `response` in the targets' order, each with its target's
+// metadata.hostname (backend/apid.go AppendInfo), and a target that could not be dialled or
+// failed as one message carrying only metadata.hostname, .error and .status (BuildError); the
+// call itself succeeds (grpc-proxy handler_one2many.go). Refusals of the whole call are the
+// router's.
+template <typename Response, typename Serve>
+grpc::Status HandleOneToMany(const ApidRouter& router, grpc::ServerContext* context,
+                             const char* method, Response* response, Serve&& serve) {
+  absl::StatusOr<Fanout> fanout = router.ResolveMany(*context, method);
+  if (!fanout.ok()) return ToGrpc(fanout.status());
+  if (!fanout->aggregate) {
+    const Route& local = *fanout->targets.front().route;
+    grpc::Status status = serve(local, response);
+    JournalCall(local, method, status);
+    return status;
+  }
+  JournalFanout(router, method, *fanout);
+  for (const FanoutTarget& target : fanout->targets) {
+    Response part;
+    const grpc::Status status =
+        target.route.ok() ? serve(*target.route, &part) : ToGrpc(target.route.status());
+    JournalFanoutPart(router, *fanout, target, method, status);
+    if (!status.ok()) {
+      common::Metadata* metadata = response->add_messages()->mutable_metadata();
+      metadata->set_hostname(target.target);
+      metadata->set_error(GoStatusText(status));
+      metadata->mutable_status()->set_code(static_cast<int>(status.error_code()));
+      metadata->mutable_status()->set_message(status.error_message());
+      continue;
+    }
+    for (auto& message : *part.mutable_messages()) {
+      message.mutable_metadata()->set_hostname(target.target);
+      response->add_messages()->Swap(&message);
+    }
+  }
+  return grpc::Status::OK;
+}
+
 class StreamPump;
 
 // Events is on gRPC's callback API: an open stream holds no thread (events_stream.cc); the rest

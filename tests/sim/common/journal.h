@@ -21,6 +21,13 @@
 
 namespace tr::sim {
 
+// What a kCall entry's detail begins with for a one-to-many call (apid's `nodes` metadata):
+// the call a client made (on the endpoint it dialled, naming the nodes), and each of its parts
+// (on the node that served it, or on the endpoint when it could not dial the node). A client's
+// calls are the entries that are not parts.
+inline constexpr char kFanoutCall[] = "one-to-many: ";
+inline constexpr char kFanoutPart[] = "part of one-to-many: ";
+
 struct JournalEntry {
   enum class Kind { kCall, kState };
 

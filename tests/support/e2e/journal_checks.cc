@@ -5,6 +5,7 @@
 #include <map>
 
 #include "fmt/format.h"
+#include "tests/sim/common/journal.h"
 
 namespace tr::e2e {
 
@@ -29,6 +30,10 @@ bool EndsUpgrade(const JournalLine& line) {
 
 std::chrono::microseconds NodeUpgradeSpan::busy() const {
   return std::chrono::duration_cast<std::chrono::microseconds>(last_time - first_time);
+}
+
+bool IsClientCall(const JournalLine& line) {
+  return line.call && !line.detail.starts_with(sim::kFanoutPart);
 }
 
 bool IsUpgradeCall(const JournalLine& line) {

@@ -36,6 +36,10 @@ struct NodeUpgradeSpan {
   std::chrono::microseconds busy() const;  // last_time - first_time
 };
 
+// True for a call a client made: every call entry but the parts of a one-to-many call (each
+// node's share of it, journaled on that node; tests/sim/common/journal.h).
+bool IsClientCall(const JournalLine& line);
+
 // True for MachineService/Upgrade and LifecycleService/Upgrade calls (any answer).
 bool IsUpgradeCall(const JournalLine& line);
 // True when the entry touches its node (see above).
