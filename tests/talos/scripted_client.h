@@ -125,10 +125,29 @@ class ScriptedClient final : public TalosClient {
   std::map<std::string, EtcdMemberStatus> etcd_status;
   std::vector<EtcdMember> etcd_members;
   int member_list_calls = 0;
+  int etcd_status_calls = 0;
   absl::StatusOr<EtcdMemberStatus> EtcdStatus(const std::string& node) override {
+    ++etcd_status_calls;
     auto it = etcd_status.find(node);
     if (it == etcd_status.end()) return absl::NotFoundError("no etcd member scripted");
     return it->second;
+  }
+  // One call for several nodes (counted), answering each as EtcdStatus would, or failing as a
+  // whole with `etcd_statuses_refused` when a test sets it.
+  int etcd_statuses_calls = 0;
+  absl::Status etcd_statuses_refused;
+  absl::StatusOr<EtcdStatusOfEach> EtcdStatuses(const std::vector<std::string>& nodes) override {
+    ++etcd_statuses_calls;
+    if (!etcd_statuses_refused.ok()) return etcd_statuses_refused;
+    EtcdStatusOfEach each;
+    for (const std::string& node : nodes) {
+      auto it = etcd_status.find(node);
+      each.emplace(node, it == etcd_status.end()
+                             ? absl::StatusOr<EtcdMemberStatus>(
+                                   absl::UnavailableError("the node was not reached"))
+                             : absl::StatusOr<EtcdMemberStatus>(it->second));
+    }
+    return each;
   }
   absl::StatusOr<std::vector<EtcdMember>> EtcdMemberList(const std::string&) override {
     ++member_list_calls;

@@ -124,6 +124,12 @@ void GrpcTalosClient::StartNextAt(const std::string& node, const std::vector<siz
   moved_[node] = candidates[(position + 1) % candidates.size()];
 }
 
+void GrpcTalosClient::PreferLeader(const std::string& leader) {
+  for (size_t i = 0; i < endpoints_.size(); ++i) {
+    if (!leader.empty() && endpoints_[i].host == leader) preferred_.store(i);
+  }
+}
+
 void GrpcTalosClient::Answered(const std::string& node, size_t endpoint) {
   {
     MutexLock lock(moved_mu_);
@@ -161,7 +167,8 @@ GrpcTalosClient::Connection GrpcTalosClient::Connect(grpc::Channel& channel,
 
 absl::Status GrpcTalosClient::Call(const std::string& method, const std::string& node,
                                    std::chrono::milliseconds timeout, Failover failover,
-                                   const Attempt& attempt, std::stop_token caller_stop) {
+                                   const Attempt& attempt, std::stop_token caller_stop,
+                                   const std::vector<std::string>& fanout) {
   // The caller's token or the process's shutdown, whichever comes first.
   std::stop_source either;
   std::stop_callback on_caller(caller_stop, [&either] { either.request_stop(); });
@@ -186,11 +193,18 @@ absl::Status GrpcTalosClient::Call(const std::string& method, const std::string&
     }
     CallAttempt call{{}, channels_[index], CallInfo{method, node, endpoint}, &stubs_[index]};
     call.context.set_deadline(deadline);
-    call.context.AddMetadata("node", node);
+    if (fanout.empty()) {
+      call.context.AddMetadata("node", node);
+    } else {
+      for (const std::string& target : fanout) call.context.AddMetadata("nodes", target);
+    }
     std::stop_callback cancel(stop, [&call] { call.context.TryCancel(); });
     absl::Status status = attempt(call);
     if (status.ok()) {
-      Answered(node, index);
+      // A call to several nodes leaves the endpoint the nodes' own calls prefer as it was: it
+      // goes through any endpoint, which may be the control plane upgraded next, and would
+      // take the workers' watches started after it there (cut by its reboot).
+      if (fanout.empty()) Answered(node, index);
       return status;
     }
     // The endpoint could not dial the node behind it (down, coming up): every endpoint would
@@ -319,6 +333,47 @@ absl::StatusOr<EtcdMemberStatus> GrpcTalosClient::EtcdStatus(const std::string& 
       });
   if (!status.ok()) return status;
   return result;
+}
+
+absl::StatusOr<TalosClient::EtcdStatusOfEach> GrpcTalosClient::EtcdStatuses(
+    const std::vector<std::string>& nodes) {
+  if (nodes.size() < 2) return TalosClient::EtcdStatuses(nodes);
+  EtcdStatusOfEach each;
+  std::string leader;  // the node whose member leads, as the reply says
+  const auto read = [&](CallAttempt& a) {
+    machine::EtcdStatusResponse reply;
+    if (auto s = a.Check(a.stubs->machine->EtcdStatus(&a.context, {}, &reply)); !s.ok()) return s;
+    each.clear();
+    // apid names each message's node as the call named it (metadata.hostname).
+    for (const auto& message : reply.messages()) {
+      const std::string& node = message.metadata().hostname();
+      if (std::find(nodes.begin(), nodes.end(), node) == nodes.end()) continue;
+      const CallInfo info{a.info.method, node, a.info.endpoint};
+      absl::Status error = CheckReplyMetadata(message.metadata(), info);
+      if (error.ok() && !message.has_member_status()) {
+        error = CallError(absl::StatusCode::kInternal, info, "reply holds no member status");
+      }
+      each.insert_or_assign(node, error.ok() ? absl::StatusOr<EtcdMemberStatus>(
+                                                   ToEtcdMemberStatus(message.member_status()))
+                                             : absl::StatusOr<EtcdMemberStatus>(error));
+      const auto& member = message.member_status();
+      if (error.ok() && member.member_id() != 0 && member.leader() == member.member_id()) {
+        leader = node;
+      }
+    }
+    for (const std::string& node : nodes) {
+      each.try_emplace(node, CallError(absl::StatusCode::kInternal,
+                                       CallInfo{a.info.method, node, a.info.endpoint},
+                                       "the reply holds no message for the node"));
+    }
+    return absl::OkStatus();
+  };
+  // Named by all its nodes: the call's own errors say which, and no node's endpoint is avoided.
+  absl::Status status =
+      Call("EtcdStatus", Join(nodes), options_.timeouts.read, Failover::kReadOnly, read, {}, nodes);
+  if (!status.ok()) return status;
+  PreferLeader(leader);
+  return each;
 }
 
 absl::StatusOr<UpgradeAck> GrpcTalosClient::Upgrade(const std::string& node,

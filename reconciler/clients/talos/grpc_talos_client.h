@@ -17,6 +17,9 @@
 // that it could not dial the node (apid's "Error while dialing": the node is down or coming up, and
 // every endpoint would say the same); that node's next call starts at the next endpoint instead,
 // whose own connection to the node may be up sooner (the other nodes' calls stay where they are).
+// EtcdStatuses asks several nodes in one call that the endpoint's apid proxies to each (`nodes`
+// metadata), through the endpoint that answered last; a node it could not reach is that node's
+// error, not the call's.
 // A watch has no deadline (it lasts until cancelled or broken) and holds no thread; destroy every
 // watch's handle before the client.
 //

@@ -41,6 +41,7 @@ class GrpcTalosClient final : public TalosClient {
   absl::StatusOr<std::vector<ServiceState>> ServiceList(const std::string& node) override;
   absl::StatusOr<std::vector<EtcdMember>> EtcdMemberList(const std::string& node) override;
   absl::StatusOr<EtcdMemberStatus> EtcdStatus(const std::string& node) override;
+  absl::StatusOr<EtcdStatusOfEach> EtcdStatuses(const std::vector<std::string>& nodes) override;
   absl::StatusOr<UpgradeAck> Upgrade(const std::string& node,
                                      const LegacyUpgradeRequest& request) override;
   absl::StatusOr<LifecycleUpgradeResult> LifecycleUpgrade(
@@ -90,9 +91,11 @@ class GrpcTalosClient final : public TalosClient {
 
   // Runs `attempt` through the endpoints for `node` (see grpc_talos_client.h, Routing) within
   // `timeout`; returns its status, or Unavailable / DeadlineExceeded when no endpoint connects.
+  // With `fanout`, the call is proxied to each of those nodes (`nodes` metadata), and `node`
+  // only names the call (its errors, the endpoint it prefers).
   absl::Status Call(const std::string& method, const std::string& node,
                     std::chrono::milliseconds timeout, Failover failover, const Attempt& attempt,
-                    std::stop_token stop = {});
+                    std::stop_token stop = {}, const std::vector<std::string>& fanout = {});
   // Endpoint indices for a call to `node`: endpoints other than the node first (the node's own
   // start when an endpoint could not dial it, else the preferred one, first), the node itself
   // only when it is the only endpoint. With `node_first` (a COSI watch), the node itself first
@@ -107,6 +110,11 @@ class GrpcTalosClient final : public TalosClient {
   // A call for `node` through `endpoint` was answered: the node's calls start at the preferred
   // endpoint again when they had moved (StartNextAt); else `endpoint` becomes the preferred one.
   void Answered(const std::string& node, size_t endpoint);
+  // Makes the endpoint of `leader`, the node whose etcd member leads, the preferred one when it
+  // is an endpoint: a rollout reboots the leader last (control planes one at a time, the leader
+  // last), so calls and the watches of nodes that are not endpoints started through it last
+  // through every other control plane's reboot. Nothing for "" or a node that is no endpoint.
+  void PreferLeader(const std::string& leader);
   // Waits for the channel to connect until `deadline` or `stop`; kRefused at once when the
   // connection attempt fails (refused, TLS handshake failure) or recently failed.
   enum class Connection { kReady, kRefused, kNoAnswer };

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stop_token>
 #include <string>
@@ -83,6 +84,18 @@ class TalosClient {
 
   // MachineService/EtcdStatus of the node's member (control planes).
   virtual absl::StatusOr<EtcdMemberStatus> EtcdStatus(const std::string& node) = 0;
+
+  // MachineService/EtcdStatus of each of `nodes`' members: by node, its status or why there is
+  // none. The gRPC client asks them all in one call through one endpoint (apid's one-to-many
+  // proxying, `nodes` metadata: docs/talos-api.md), which fails as a whole only when no
+  // endpoint answers it or apid refuses it; a node apid could not reach, or whose member did
+  // not answer, is that node's error. By default, one EtcdStatus call a node.
+  using EtcdStatusOfEach = std::map<std::string, absl::StatusOr<EtcdMemberStatus>>;
+  virtual absl::StatusOr<EtcdStatusOfEach> EtcdStatuses(const std::vector<std::string>& nodes) {
+    EtcdStatusOfEach each;
+    for (const std::string& node : nodes) each.emplace(node, EtcdStatus(node));
+    return each;
+  }
 
   // Legacy MachineService/Upgrade: validates the image and starts the upgrade sequence; the
   // node drains and reboots by itself. Returns the ack and the actor id of the sequence.
