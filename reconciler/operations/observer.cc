@@ -1,6 +1,7 @@
 #include "reconciler/operations/observer.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "core/pending_mark.h"
@@ -58,16 +59,42 @@ class EtcdMembers {
   const std::string& cluster_;
 };
 
-// A control plane's etcd member: healthy, leading, voting.
+// A control plane's etcd member from its status: healthy, leading, voting.
 void ObserveEtcdMember(talos::TalosClient& talos, const core::NodeSpec& spec,
-                       EtcdMembers& members, core::NodeObservation& node) {
-  absl::StatusOr<talos::EtcdMemberStatus> etcd = talos.EtcdStatus(spec.address);
+                       const absl::StatusOr<talos::EtcdMemberStatus>& etcd, EtcdMembers& members,
+                       core::NodeObservation& node) {
   node.etcd_healthy = etcd.ok() && etcd->errors.empty();
   node.etcd_member = false;
   node.etcd_leader = false;
   if (etcd.ok()) {
     node.etcd_leader = etcd->leader != 0 && etcd->leader == etcd->member_id;
     node.etcd_member = members.Voting(talos, spec.address, etcd->member_id);
+  }
+}
+
+// The etcd members of the control planes `asked` (node name → its observation), their statuses
+// asked in one call where apid proxies it to each (TalosClient::EtcdStatuses); one call a node
+// where it refuses to (Unimplemented, InvalidArgument). A node the call did not reach, or the
+// call as a whole when no endpoint answered it, reads as a status that failed.
+void ObserveEtcdMembers(talos::TalosClient& talos, const core::ClusterProfile& profile,
+                        const std::map<std::string, core::NodeObservation*>& asked,
+                        EtcdMembers& members) {
+  std::vector<std::string> addresses;
+  for (const core::NodeSpec& spec : profile.nodes) {
+    if (asked.contains(spec.name)) addresses.push_back(spec.address);
+  }
+  absl::StatusOr<talos::TalosClient::EtcdStatusOfEach> each = talos.EtcdStatuses(addresses);
+  if (absl::IsUnimplemented(each.status()) || absl::IsInvalidArgument(each.status())) {
+    each = talos.TalosClient::EtcdStatuses(addresses);
+  }
+  for (const core::NodeSpec& spec : profile.nodes) {
+    auto node = asked.find(spec.name);
+    if (node == asked.end()) continue;
+    if (!each.ok()) {
+      ObserveEtcdMember(talos, spec, each.status(), members, *node->second);
+    } else if (auto found = each->find(spec.address); found != each->end()) {
+      ObserveEtcdMember(talos, spec, found->second, members, *node->second);
+    }
   }
 }
 
@@ -287,6 +314,7 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
   std::optional<std::vector<talos::EtcdMember>> member_list;
   EtcdMembers members(member_list, voters_, profile.name);
   bool refused = false;  // an endpoint refused the connection or failed the TLS handshake
+  std::vector<std::string> etcd_asked;  // the reachable control planes, when etcd is looked at
   for (const core::NodeSpec& spec : profile.nodes) {
     if (only && std::find(only->begin(), only->end(), spec.name) == only->end()) continue;
     core::NodeObservation node;
@@ -298,11 +326,16 @@ absl::StatusOr<core::ObservedCluster> TalosFleetObserver::ObserveSome(
       return s;
     }
     if (etcd && node.reachable && spec.role == core::NodeRole::kControlPlane) {
-      ObserveEtcdMember(*clients->talos, spec, members, node);
+      etcd_asked.push_back(spec.name);
     }
     if (node.reachable) ObserveKube(kube_list(), spec, node);
     if (spec.name == self_node_) observed.self_node = spec.name;
     observed.nodes.push_back(std::move(node));
+  }
+  if (!etcd_asked.empty()) {
+    std::map<std::string, core::NodeObservation*> asked;
+    for (const std::string& name : etcd_asked) asked[name] = observed.FindNode(name);
+    ObserveEtcdMembers(*clients->talos, profile, asked, members);
   }
   // No node answers and the endpoints turn the connection down at once: another cluster's
   // talosconfig reads exactly so, and the handshake says which half of it does not fit. A node
@@ -350,6 +383,7 @@ absl::Status TalosFleetObserver::ObserveEtcdReusing(const core::ClusterProfile& 
   absl::StatusOr<ClusterClients> clients = clients_.ForProfile(profile);
   if (!clients.ok()) return clients.status();
   EtcdMembers members(pass.members, voters_, profile.name);
+  std::map<std::string, core::NodeObservation*> asked;
   for (const core::NodeSpec& spec : profile.nodes) {
     core::NodeObservation* node = observed.FindNode(spec.name);
     if (!node || !node->reachable || spec.role != core::NodeRole::kControlPlane) continue;
@@ -359,8 +393,11 @@ absl::Status TalosFleetObserver::ObserveEtcdReusing(const core::ClusterProfile& 
       node->etcd_leader = read->second.leader;
       continue;
     }
-    ObserveEtcdMember(*clients->talos, spec, members, *node);
-    pass.nodes[spec.name] = {node->etcd_healthy, node->etcd_member, node->etcd_leader};
+    asked[spec.name] = node;
+  }
+  if (!asked.empty()) ObserveEtcdMembers(*clients->talos, profile, asked, members);
+  for (const auto& [name, node] : asked) {
+    pass.nodes[name] = {node->etcd_healthy, node->etcd_member, node->etcd_leader};
   }
   observed.etcd_observed = true;
   return absl::OkStatus();

@@ -68,8 +68,9 @@ class FleetObserver {
       const core::ClusterProfile& profile) {
     return Observe(profile);
   }
-  // Adds etcd to a look ObserveWithoutEtcd returned (every control plane that answered);
-  // nothing when it has it. Errors as Observe's.
+  // Adds etcd to a look ObserveWithoutEtcd returned (every control plane that answered, their
+  // statuses asked in one call: TalosClient::EtcdStatuses); nothing when it has it. Errors as
+  // Observe's.
   virtual absl::Status ObserveEtcd(const core::ClusterProfile& profile,
                                    core::ObservedCluster& observed) {
     (void)profile;

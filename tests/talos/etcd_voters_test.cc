@@ -127,5 +127,38 @@ TEST(EtcdVotersAlone, EachClusterKeepsItsOwnVoters) {
   EXPECT_TRUE(voters.Known("a", 8));
 }
 
+// The round of a look is one call for every control plane (TalosClient::EtcdStatuses); a node it
+// did not reach reads as a status that failed, the others as they answered.
+TEST_F(EtcdVotersTest, TheRoundIsOneCallAndANodeItDidNotReachReadsAsFailed) {
+  EXPECT_EQ(Look(), kAllVoting);
+  EXPECT_EQ(client_->etcd_statuses_calls, 1);
+  EXPECT_EQ(client_->etcd_status_calls, 0);
+  client_->etcd_status.erase("cp-2");
+  core::ObservedCluster observed;
+  observed.name = profile_.name;
+  observed.etcd_observed = false;
+  for (const core::NodeSpec& spec : profile_.nodes) {
+    core::NodeObservation node;
+    node.name = spec.name;
+    observed.nodes.push_back(node);
+  }
+  ASSERT_TRUE(observer_.ObserveEtcd(profile_, observed).ok());
+  EXPECT_EQ(client_->etcd_statuses_calls, 2);
+  EXPECT_FALSE(observed.FindNode("cp-2")->etcd_healthy);
+  EXPECT_FALSE(observed.FindNode("cp-2")->etcd_member);
+  EXPECT_TRUE(observed.FindNode("cp-1")->etcd_healthy);
+  EXPECT_TRUE(observed.FindNode("cp-3")->etcd_member);
+}
+
+// An apid that will not proxy the round to every node (Unimplemented, InvalidArgument) has it
+// asked one node at a time, with the same answers.
+TEST_F(EtcdVotersTest, AnApidThatRefusesTheOneCallIsAskedNodeByNode) {
+  client_->etcd_statuses_refused =
+      absl::InvalidArgumentError("one-2-many proxying is not supported");
+  EXPECT_EQ(Look(), kAllVoting);
+  EXPECT_EQ(client_->etcd_statuses_calls, 1);
+  EXPECT_EQ(client_->etcd_status_calls, 3);
+}
+
 }  // namespace
 }  // namespace tr::reconciler
