@@ -360,7 +360,7 @@ void JournalFanoutPart(const ApidRouter& router, const Fanout& fanout, const Fan
       absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code()));
   if (target.route.ok()) {
     cluster.JournalCallLocked(*target.route->target, std::string(method), target.route->role, code,
-                              router.endpoint()->spec.name,
+                              target.route->forwarded ? router.endpoint()->spec.name : "",
                               std::string(kFanoutPart) + status.error_message());
     return;
   }
