@@ -47,8 +47,8 @@ class EtcdVotersTest : public ::testing::Test {
     client_->etcd_members.push_back({id, node, {}, {}, learner});
   }
 
-  // A look at etcd of every control plane, each reachable; `voting` by node.
-  std::map<std::string, bool> Look() {
+  // Every control plane, each reachable, its etcd not observed yet.
+  core::ObservedCluster Reachable() const {
     core::ObservedCluster observed;
     observed.name = profile_.name;
     observed.etcd_observed = false;
@@ -58,6 +58,12 @@ class EtcdVotersTest : public ::testing::Test {
       node.reachable = true;
       observed.nodes.push_back(node);
     }
+    return observed;
+  }
+
+  // A look at etcd of every control plane, each reachable; `voting` by node.
+  std::map<std::string, bool> Look() {
+    core::ObservedCluster observed = Reachable();
     EXPECT_TRUE(observer_.ObserveEtcd(profile_, observed).ok());
     std::map<std::string, bool> voting;
     for (const core::NodeObservation& node : observed.nodes) {
@@ -134,14 +140,7 @@ TEST_F(EtcdVotersTest, TheRoundIsOneCallAndANodeItDidNotReachReadsAsFailed) {
   EXPECT_EQ(client_->etcd_statuses_calls, 1);
   EXPECT_EQ(client_->etcd_status_calls, 0);
   client_->etcd_status.erase("cp-2");
-  core::ObservedCluster observed;
-  observed.name = profile_.name;
-  observed.etcd_observed = false;
-  for (const core::NodeSpec& spec : profile_.nodes) {
-    core::NodeObservation node;
-    node.name = spec.name;
-    observed.nodes.push_back(node);
-  }
+  core::ObservedCluster observed = Reachable();
   ASSERT_TRUE(observer_.ObserveEtcd(profile_, observed).ok());
   EXPECT_EQ(client_->etcd_statuses_calls, 2);
   EXPECT_FALSE(observed.FindNode("cp-2")->etcd_healthy);

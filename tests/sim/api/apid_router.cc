@@ -157,6 +157,24 @@ bool Authorized(const std::set<std::string>& roles, std::string_view method) {
   return false;
 }
 
+std::vector<std::string> ApidRouter::MetadataValues(const grpc::ServerContextBase& context,
+                                                    std::string_view key) {
+  std::vector<std::string> values;
+  for (auto [it, end] =
+           context.client_metadata().equal_range(grpc::string_ref(key.data(), key.size()));
+       it != end; ++it) {
+    values.emplace_back(it->second.data(), it->second.size());
+  }
+  return values;
+}
+
+void ApidRouter::JournalRefusalLocked(std::string_view method, const std::string& role,
+                                      const absl::Status& status) const {
+  cluster_->JournalCallLocked(*endpoint_, std::string(method), role,
+                              std::string(absl::StatusCodeToString(status.code())), "",
+                              std::string(status.message()));
+}
+
 Route ApidRouter::EntryRoute(const grpc::ServerContextBase& context) const {
   Route route;
   route.cluster = cluster_;
@@ -216,17 +234,12 @@ absl::StatusOr<Route> ApidRouter::Resolve(const grpc::ServerContextBase& context
                                           std::string_view method) const {
   Route route = EntryRoute(context);
   const auto& md = context.client_metadata();
-  std::vector<std::string> targets;
-  for (auto [it, end] = md.equal_range("node"); it != end; ++it) {
-    targets.emplace_back(it->second.data(), it->second.size());
-  }
+  const std::vector<std::string> targets = MetadataValues(context, "node");
   const bool one_to_many = OneToMany(context);
   const bool proxied = md.find("proxyfrom") != md.end();
   std::unique_lock lock(cluster_->mu());
   auto refuse = [&](absl::Status status) -> absl::StatusOr<Route> {
-    cluster_->JournalCallLocked(*endpoint_, std::string(method), route.role,
-                                std::string(absl::StatusCodeToString(status.code())), "",
-                                std::string(status.message()));
+    JournalRefusalLocked(method, route.role, status);
     return status;
   };
   if (absl::Status entry = EntryRefusal(route, method); !entry.ok()) return refuse(entry);
@@ -265,15 +278,10 @@ absl::StatusOr<Fanout> ApidRouter::ResolveMany(const grpc::ServerContextBase& co
                                                std::string_view method) const {
   Route route = EntryRoute(context);
   const auto& md = context.client_metadata();
-  std::vector<std::string> targets;
-  for (auto [it, end] = md.equal_range("nodes"); it != end; ++it) {
-    targets.emplace_back(it->second.data(), it->second.size());
-  }
+  const std::vector<std::string> targets = MetadataValues(context, "nodes");
   std::unique_lock lock(cluster_->mu());
   auto refuse = [&](absl::Status status) -> absl::StatusOr<Fanout> {
-    cluster_->JournalCallLocked(*endpoint_, std::string(method), route.role,
-                                std::string(absl::StatusCodeToString(status.code())), "",
-                                std::string(status.message()));
+    JournalRefusalLocked(method, route.role, status);
     return status;
   };
   if (absl::Status entry = EntryRefusal(route, method); !entry.ok()) return refuse(entry);

@@ -91,6 +91,12 @@ class ApidRouter {
   // Waits (the lock released meanwhile) until the node's forward_hangs_until, then answers what
   // apid does when its connection attempt times out: Unavailable `i/o timeout`. Cancelled when
   // the caller gives up first or the fleet stops.
+  // Every value of the call's `key` metadata, in order.
+  static std::vector<std::string> MetadataValues(const grpc::ServerContextBase& context,
+                                                 std::string_view key);
+  // Journals a call this endpoint's apid refused with `status`; the cluster lock is held.
+  void JournalRefusalLocked(std::string_view method, const std::string& role,
+                            const absl::Status& status) const;
   // The route of a call as it enters this endpoint's apid, served here.
   Route EntryRoute(const grpc::ServerContextBase& context) const;
   // What this endpoint's apid refuses every call with (unreachable, not authorized); OK
