@@ -255,12 +255,12 @@ absl::StatusOr<NodeWatches::Known> NodeWatches::StartAndAwait(
         feed->fell = fell;
         feed->fall_taken = fall_taken;
       }
-    } else {
+    } else {  // started by another look, its first status not here yet: awaited here too
       feed = w->second.feed;
       id = w->second.id;
+      MutexLock feed_lock(feed->mu);
+      feed->awaited = true;
     }
-    MutexLock feed_lock(feed->mu);
-    feed->awaited = true;
   }
   MutexLock feed_lock(feed->mu);
   env_.WaitFor(feed->changed, feed_lock, {}, within,
