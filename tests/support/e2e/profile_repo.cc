@@ -24,7 +24,10 @@ std::string Trimmed(std::string text) {
   return text;
 }
 
-absl::StatusOr<core::ClusterStatus> Decode(const std::string& cluster, const std::string& text) {
+}  // namespace
+
+absl::StatusOr<core::ClusterStatus> DecodeStatusFile(const std::string& cluster,
+                                                     const std::string& text) {
   auto decoded = core::DecodeClusterStatus(core::ClusterStatusPath(cluster), text);
   if (decoded.ok()) {
     // Every record a test reads must agree with its own node rows.
@@ -39,8 +42,6 @@ absl::StatusOr<core::ClusterStatus> Decode(const std::string& cluster, const std
   return absl::InternalError(fmt::format("{} does not decode:\n{}---\n{}",
                                          core::ClusterStatusPath(cluster), problems, text));
 }
-
-}  // namespace
 
 ProfileRepo::ProfileRepo(const fs::path& dir) : upstream_(dir, "fleet"), daemon_(dir) {}
 
@@ -82,7 +83,7 @@ absl::StatusOr<core::ClusterStatus> ProfileRepo::Status(const std::string& clust
   if (shown.exit_code != 0) {
     return absl::NotFoundError(fmt::format("no {} at {}", core::ClusterStatusPath(cluster), tip));
   }
-  auto status = Decode(cluster, shown.out);
+  auto status = DecodeStatusFile(cluster, shown.out);
   if (status.ok()) cache_[cluster] = {tip, *status};
   return status;
 }
@@ -99,7 +100,21 @@ absl::StatusOr<std::map<std::string, core::ClusterStatus>> ProfileRepo::StatusAl
 absl::StatusOr<std::map<std::string, StatusRead>> ProfileRepo::StatusChanged(
     const std::vector<std::string>& clusters,
     const std::map<std::string, std::string>& known) const {
+  auto blobs = StatusBlobsChanged(clusters, known);
+  if (!blobs.ok()) return blobs.status();
   std::map<std::string, StatusRead> statuses;
+  for (auto& [cluster, file] : *blobs) {
+    auto status = DecodeStatusFile(cluster, file.text);
+    if (!status.ok()) return status.status();
+    statuses.emplace(cluster, StatusRead{std::move(file.blob), *std::move(status)});
+  }
+  return statuses;
+}
+
+absl::StatusOr<std::map<std::string, StatusBlob>> ProfileRepo::StatusBlobsChanged(
+    const std::vector<std::string>& clusters,
+    const std::map<std::string, std::string>& known) const {
+  std::map<std::string, StatusBlob> statuses;
   const std::string tip = StatusTip();
   if (tip.empty()) return statuses;
   // The blob ids from one read of the status directory's tree, then the contents of the blobs
@@ -140,9 +155,7 @@ absl::StatusOr<std::map<std::string, StatusRead>> ProfileRepo::StatusChanged(
       return absl::InternalError("git cat-file: unexpected " + header);
     }
     const size_t size = std::stoul(header.substr(header.rfind(' ') + 1));
-    auto status = Decode(cluster, batch.out.substr(at, size));
-    if (!status.ok()) return status.status();
-    statuses.emplace(cluster, StatusRead{blob, *std::move(status)});
+    statuses.emplace(cluster, StatusBlob{blob, batch.out.substr(at, size)});
     at += size + 1;
   }
   return statuses;
@@ -163,7 +176,7 @@ absl::StatusOr<std::vector<StatusVersion>> ProfileRepo::StatusHistory(
     auto shown = RunCommand({"git", "-C", bare().string(), "show",
                              fmt::format("{}:{}", commit, core::ClusterStatusPath(cluster))});
     if (shown.exit_code != 0) continue;  // the commit deleted the file
-    auto status = Decode(cluster, shown.out);
+    auto status = DecodeStatusFile(cluster, shown.out);
     if (!status.ok()) return status.status();
     versions.push_back({.commit = Trimmed(commit), .status = *std::move(status)});
   }
