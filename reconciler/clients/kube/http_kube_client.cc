@@ -1,8 +1,6 @@
 #include "reconciler/clients/kube/http_kube_client.h"
 
 #include <fcntl.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,6 +22,7 @@
 #include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "reconciler/clients/kube/idle_closer.h"
+#include "reconciler/clients/kube/kube_tls.h"
 #include "reconciler/clients/kube/kube_json.h"
 #include "reconciler/clients/kube/node_watch_reader.h"
 #include "reconciler/clients/kube/tls_tickets.h"
@@ -62,7 +61,7 @@ absl::StatusOr<Endpoint> ParseServer(const std::string& url) {
 // Maps an HTTP answer to a status whose code tells the caller what to do.
 absl::Status FromResponse(const httplib::Result& res, std::string_view what) {
   if (!res) {
-    // A refused certificate fails the handshake itself (see TrustClusterCaOnly).
+    // A refused certificate fails the handshake itself (see kube_tls.cc).
     const std::string_view hint = res.error() == httplib::Error::SSLConnection
                                       ? " (is the server certificate signed by the kubeconfig's "
                                         "CA, for this host?)"
@@ -441,75 +440,6 @@ class HttpKubeClient final : public KubeClient {
   const int closer_id_;
 };
 
-struct BioFree {
-  void operator()(BIO* b) const { BIO_free(b); }
-};
-struct X509Free {
-  void operator()(X509* c) const { X509_free(c); }
-};
-struct PkeyFree {
-  void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
-};
-using BioPtr = std::unique_ptr<BIO, BioFree>;
-
-BioPtr MemBio(const std::string& pem) {
-  return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-}
-
-// Every certificate of `pem` in a new store; nullptr when there is none.
-X509_STORE* StoreFromPem(const std::string& pem) {
-  BioPtr bio = MemBio(pem);
-  X509_STORE* store = X509_STORE_new();
-  int added = 0;
-  while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    added += X509_STORE_add_cert(store, cert);
-    X509_free(cert);
-  }
-  if (added == 0) {
-    X509_STORE_free(store);
-    return nullptr;
-  }
-  return store;
-}
-
-absl::StatusOr<std::unique_ptr<httplib::SSLClient>> NewSslClient(
-    const KubeCredentials& credentials, const Endpoint& endpoint) {
-  if (credentials.client_cert_pem.empty()) {
-    auto client = std::make_unique<httplib::SSLClient>(endpoint.host, endpoint.port);
-    client->set_bearer_token_auth(credentials.token.c_str());
-    return client;
-  }
-  std::unique_ptr<X509, X509Free> cert(
-      PEM_read_bio_X509(MemBio(credentials.client_cert_pem).get(), nullptr, nullptr, nullptr));
-  std::unique_ptr<EVP_PKEY, PkeyFree> key(PEM_read_bio_PrivateKey(
-      MemBio(credentials.client_key_pem).get(), nullptr, nullptr, nullptr));
-  if (cert == nullptr || key == nullptr) {
-    return absl::InvalidArgumentError("kubeconfig: unusable client certificate or key");
-  }
-  return std::make_unique<httplib::SSLClient>(endpoint.host, endpoint.port, cert.get(), key.get());
-}
-
-// Makes the kubeconfig's CA the only trust anchor of the client's TLS context. httplib's own
-// verification is left off on purpose: before each handshake it calls
-// SSL_CTX_set_default_verify_paths, which adds the system CA bundle to the store, so any public
-// CA could then vouch for a cluster's API server (and parsing the bundle cost most of our CPU).
-// OpenSSL verifies the chain and the host name during the handshake instead.
-absl::Status TrustClusterCaOnly(httplib::SSLClient& client, const std::string& ca_pem,
-                                const std::string& host) {
-  X509_STORE* store = StoreFromPem(ca_pem);
-  if (store == nullptr) return absl::InvalidArgumentError("kubeconfig: no usable CA certificate");
-  client.set_ca_cert_store(store);  // the TLS context owns it from here
-  client.enable_server_certificate_verification(false);
-  SSL_CTX* ctx = client.ssl_context();
-  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-  X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx);
-  X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
-  const bool pinned = X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str()) == 1 ||
-                      X509_VERIFY_PARAM_set1_host(param, host.c_str(), host.size()) == 1;
-  if (!pinned) return absl::InvalidArgumentError("kubernetes server: unusable host name");
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredentials& credentials,
@@ -517,28 +447,22 @@ absl::StatusOr<std::unique_ptr<KubeClient>> NewHttpKubeClient(const KubeCredenti
                                                               HttpKubeClientOptions options) {
   absl::StatusOr<Endpoint> endpoint = ParseServer(credentials.server);
   if (!endpoint.ok()) return endpoint.status();
+  absl::StatusOr<KubeTls> tls = KubeTls::Parse(credentials);
+  if (!tls.ok()) return tls.status();
   absl::StatusOr<std::unique_ptr<httplib::SSLClient>> client =
-      NewSslClient(credentials, *endpoint);
+      tls->NewClient(endpoint->host, endpoint->port);
   if (!client.ok()) return client.status();
-  if (!(*client)->is_valid()) {
-    return absl::InvalidArgumentError("kubeconfig: client certificate and key do not match");
-  }
-  if (absl::Status s = TrustClusterCaOnly(**client, credentials.ca_pem, endpoint->host); !s.ok()) {
-    return s;
-  }
   SetHttpConnection(**client, options.connect_timeout, options.request_timeout);
   (*client)->set_keep_alive(true);
   auto tickets = std::make_shared<TlsTickets>();
   tickets->Attach((*client)->ssl_context());
   // The tickets live as long as the lambda, which the client holds, so they outlive each watch.
   SslClientMaker new_watch_client =
-      [credentials, endpoint = *endpoint, tickets, connect = options.connect_timeout,
+      [tls = *std::move(tls), endpoint = *endpoint, tickets, connect = options.connect_timeout,
        io = options.request_timeout]() -> absl::StatusOr<std::unique_ptr<httplib::SSLClient>> {
-    absl::StatusOr<std::unique_ptr<httplib::SSLClient>> made = NewSslClient(credentials, endpoint);
+    absl::StatusOr<std::unique_ptr<httplib::SSLClient>> made =
+        tls.NewClient(endpoint.host, endpoint.port);
     if (!made.ok()) return made.status();
-    if (absl::Status s = TrustClusterCaOnly(**made, credentials.ca_pem, endpoint.host); !s.ok()) {
-      return s;
-    }
     SetHttpConnection(**made, connect, io);
     tickets->Attach((*made)->ssl_context());
     return made;
