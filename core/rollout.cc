@@ -31,17 +31,41 @@ RolloutDecision Wait(ClusterPhase phase, std::string message, TimePoint until, P
   return d;
 }
 
+// What each node in flight is doing, with the rollout's progress; `instead` (when set) in place
+// of the operation of its node.
+std::string DescribeEveryInFlight(const RolloutInput& in, Progress progress,
+                                  const OperationInFlight* instead = nullptr) {
+  std::string doing;
+  for (const OperationInFlight& op : in.memory.in_flight) {
+    const OperationInFlight& shown = instead != nullptr && instead->node == op.node ? *instead : op;
+    doing += (doing.empty() ? "" : "; ") + DescribeInFlight(shown, in.observed.FindNode(op.node));
+  }
+  return fmt::format("{} ({})", doing, progress.ToString());
+}
+
 // Look again at the nodes in flight after the poll interval (longer while they are heard), or
 // at the first deadline; the message says what each is doing.
 RolloutDecision WaitForInFlight(const RolloutInput& in, Progress progress) {
   TimePoint until = in.now + in.poll_interval * (in.in_flight_heard ? kHeardPollFactor : 1);
-  std::string doing;
-  for (const OperationInFlight& op : in.memory.in_flight) {
-    until = std::min(until, op.deadline);
-    doing += (doing.empty() ? "" : "; ") + DescribeInFlight(op, in.observed.FindNode(op.node));
+  for (const OperationInFlight& op : in.memory.in_flight) until = std::min(until, op.deadline);
+  return Wait(ClusterPhase::kUpgradingTalos, DescribeEveryInFlight(in, progress), until, progress);
+}
+
+// What the status says while `next` runs on `op`'s node. The Upgrade and reboot calls say what
+// the looks after them say (the operation in the phase their record gives it): the status the
+// look after the call makes is then the one recorded before it, and is not written again, one
+// status file less a node (docs/benchmarks.md).
+std::string ActionMessage(const RolloutInput& in, const OperationInFlight& op, ActionKind next,
+                          const std::string& label, Progress progress) {
+  OperationInFlight called = op;
+  if (next == ActionKind::kCallUpgrade) {
+    called.phase = OperationPhase::kUpgradeCalled;
+  } else if (next == ActionKind::kRebootNode) {
+    called.phase = OperationPhase::kRebootCalled;
+  } else {
+    return fmt::format("upgrading {}: {}", label, ActionKindName(next));
   }
-  return Wait(ClusterPhase::kUpgradingTalos, fmt::format("{} ({})", doing, progress.ToString()),
-              until, progress);
+  return DescribeEveryInFlight(in, progress, &called);
 }
 
 RolloutDecision Failure(const RolloutInput& in, const OperationInFlight& op, std::string why,
@@ -106,9 +130,8 @@ std::optional<RolloutDecision> AdvanceOperation(const RolloutInput& in, const Op
       break;
   }
   if (next == ActionKind::kNone) return std::nullopt;
-  RolloutDecision d =
-      Decision(next, ClusterPhase::kUpgradingTalos,
-               fmt::format("upgrading {}: {}", label, ActionKindName(next)), progress);
+  RolloutDecision d = Decision(next, ClusterPhase::kUpgradingTalos,
+                               ActionMessage(in, op, next, label, progress), progress);
   d.node = op.node;
   d.image = op.image;
   d.boot_id = seen->boot_id;

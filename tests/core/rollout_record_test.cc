@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "core/planner.h"
 #include "tests/support/rollout_world.h"
 
@@ -179,6 +181,77 @@ TEST(RolloutRecordTest, AnInstallThatWentThroughOnAnotherBootIsRecordedOnThatBoo
   Record(collect, mem, world.profile().policy, world.now());
   EXPECT_EQ(mem.in_flight.front().phase, OperationPhase::kInstalled);
   EXPECT_EQ(mem.in_flight.front().boot_id_before, "boot-w-0-again");
+}
+
+// Decides, applies and records each step through the first of `kind`; returns those decisions
+// and the one after it.
+std::vector<RolloutDecision> DecisionsThrough(RolloutWorld& world, ActionKind kind) {
+  std::vector<RolloutDecision> decided;
+  RolloutMemory mem;
+  const auto decide = [&] {
+    ClusterPlan plan = PlanCluster(world.profile(), world.observed(), SupportMatrix::BuiltIn(),
+                                   ReleaseCatalog::BuiltIn());
+    return DecideNextAction({world.profile(), plan, world.observed(), mem, {}, {}, world.now()});
+  };
+  for (int i = 0; i < 50; ++i) {
+    decided.push_back(decide());
+    const RolloutDecision& d = decided.back();
+    if (d.kind == ActionKind::kNone) {
+      ADD_FAILURE() << "waited before " << ActionKindName(kind) << ": " << d.message;
+      return decided;
+    }
+    world.Apply(d);
+    Record(d, mem, world.profile().policy, world.now());
+    if (d.kind == kind) {
+      decided.push_back(decide());
+      return decided;
+    }
+  }
+  ADD_FAILURE() << "no " << ActionKindName(kind) << " after 50 decisions";
+  return decided;
+}
+
+const RolloutDecision* FindDecision(const std::vector<RolloutDecision>& decided,
+                                    ActionKind kind) {
+  for (const RolloutDecision& d : decided) {
+    if (d.kind == kind) return &d;
+  }
+  return nullptr;
+}
+
+// The record made before the Upgrade call says what the look after the call says of the node:
+// that look's status is then the one recorded, and no status file is written for it.
+TEST(RolloutRecordTest, TheUpgradeCallsRecordSaysWhatTheLookAfterItSays) {
+  RolloutWorld world = ReadyWorldMovedTo(FiveNodes("1.11.6", "1.34.1"), "1.12.0");
+  const std::vector<RolloutDecision> decided = DecisionsThrough(world, ActionKind::kCallUpgrade);
+  ASSERT_GE(decided.size(), 2u);
+  const RolloutDecision& call = decided[decided.size() - 2];
+  const RolloutDecision& after = decided.back();
+  ASSERT_EQ(call.kind, ActionKind::kCallUpgrade);
+  EXPECT_EQ(world.observed().FindNode("w-0")->stage, MachineStage::kUpgrading);
+  EXPECT_EQ(after.kind, ActionKind::kNone);
+  EXPECT_EQ(call.message, "w-0 upgrading to 1.12.0 (0/5)");
+  EXPECT_EQ(after.message, call.message);
+}
+
+// So does the reboot call's on the lifecycle path; the install and the drain before it name
+// their step, since what a look says after them depends on how they went.
+TEST(RolloutRecordTest, TheRebootCallsRecordSaysWhatTheLookAfterItSays) {
+  RolloutWorld world = ReadyWorldMovedTo(FiveNodes("1.13.9", "1.34.1"), "1.14.2");
+  const std::vector<RolloutDecision> decided = DecisionsThrough(world, ActionKind::kRebootNode);
+  ASSERT_GE(decided.size(), 2u);
+  const RolloutDecision& reboot = decided[decided.size() - 2];
+  const RolloutDecision& after = decided.back();
+  ASSERT_EQ(reboot.kind, ActionKind::kRebootNode);
+  EXPECT_EQ(after.kind, ActionKind::kNone);
+  EXPECT_EQ(reboot.message, "w-0 rebooting into 1.14.2 (0/5)");
+  EXPECT_EQ(after.message, reboot.message);
+  const RolloutDecision* install = FindDecision(decided, ActionKind::kInstallImage);
+  const RolloutDecision* drain = FindDecision(decided, ActionKind::kDrainNode);
+  ASSERT_NE(install, nullptr);
+  ASSERT_NE(drain, nullptr);
+  EXPECT_EQ(install->message, "upgrading w-0 (0/5): install-image");
+  EXPECT_EQ(drain->message, "upgrading w-0 (0/5): drain-node");
 }
 
 // Only a result whose loss repeats a harmless step waits; anything a restart resumes a node

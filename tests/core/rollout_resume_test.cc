@@ -95,7 +95,8 @@ TEST(RolloutResumeTest, EverySituationAKillLeavesResumesWithoutRepeatingAStep) {
        BackOn("1.14.2", true, false), kCompleteNode, "healthy on Talos 1.14.2"},
       {"installed; drain not started or cut short", true, kInstalled, Untouched, kDrainNode,
        "drain-node"},
-      {"drained; reboot not sent", true, kDrained, Untouched, kRebootNode, "reboot-node"},
+      {"drained; reboot not sent", true, kDrained, Untouched, kRebootNode,
+       "w-0 rebooting into 1.14.2"},
       {"drained; reboot sent, record lost: down", true, kDrained, Down, kNone,
        "w-0 rebooting into 1.14.2"},
       {"drained; reboot sent, record lost: back on the target", true, kDrained,
@@ -105,7 +106,7 @@ TEST(RolloutResumeTest, EverySituationAKillLeavesResumesWithoutRepeatingAStep) {
       {"reboot sent: booting the new version", true, kRebootCalled,
        BackOn("1.14.2", false, false), kNone, "w-0 back on 1.14.2, waiting"},
       // Legacy (below 1.13): one Upgrade call; the node drains and reboots itself.
-      {"upgrade not called", false, kRecorded, Untouched, kCallUpgrade, "call-upgrade"},
+      {"upgrade not called", false, kRecorded, Untouched, kCallUpgrade, "w-0 upgrading to 1.12.0"},
       {"upgrade called, record lost: upgrading", false, kRecorded, Upgrading, kNone,
        "w-0 upgrading to 1.12.0"},
       {"upgrade called: down", false, kUpgradeCalled, Down, kNone, "w-0 rebooting into 1.12.0"},
