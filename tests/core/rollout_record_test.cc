@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "core/planner.h"
@@ -219,19 +220,27 @@ const RolloutDecision* FindDecision(const std::vector<RolloutDecision>& decided,
   return nullptr;
 }
 
+// The decision of `kind` in `decided` (DecisionsThrough's last but one) says `message`, and so
+// does the wait decided after it.
+void ExpectTheWaitAfterSaysWhatTheCallSaid(const std::vector<RolloutDecision>& decided,
+                                           ActionKind kind, const std::string& message) {
+  ASSERT_GE(decided.size(), 2u);
+  const RolloutDecision& call = decided[decided.size() - 2];
+  const RolloutDecision& after = decided.back();
+  ASSERT_EQ(call.kind, kind);
+  EXPECT_EQ(call.message, message);
+  EXPECT_EQ(after.kind, ActionKind::kNone);
+  EXPECT_EQ(after.message, call.message);
+}
+
 // The record made before the Upgrade call says what the look after the call says of the node:
 // that look's status is then the one recorded, and no status file is written for it.
 TEST(RolloutRecordTest, TheUpgradeCallsRecordSaysWhatTheLookAfterItSays) {
   RolloutWorld world = ReadyWorldMovedTo(FiveNodes("1.11.6", "1.34.1"), "1.12.0");
   const std::vector<RolloutDecision> decided = DecisionsThrough(world, ActionKind::kCallUpgrade);
-  ASSERT_GE(decided.size(), 2u);
-  const RolloutDecision& call = decided[decided.size() - 2];
-  const RolloutDecision& after = decided.back();
-  ASSERT_EQ(call.kind, ActionKind::kCallUpgrade);
   EXPECT_EQ(world.observed().FindNode("w-0")->stage, MachineStage::kUpgrading);
-  EXPECT_EQ(after.kind, ActionKind::kNone);
-  EXPECT_EQ(call.message, "w-0 upgrading to 1.12.0 (0/5)");
-  EXPECT_EQ(after.message, call.message);
+  ExpectTheWaitAfterSaysWhatTheCallSaid(decided, ActionKind::kCallUpgrade,
+                                        "w-0 upgrading to 1.12.0 (0/5)");
 }
 
 // So does the reboot call's on the lifecycle path; the install and the drain before it name
@@ -239,13 +248,8 @@ TEST(RolloutRecordTest, TheUpgradeCallsRecordSaysWhatTheLookAfterItSays) {
 TEST(RolloutRecordTest, TheRebootCallsRecordSaysWhatTheLookAfterItSays) {
   RolloutWorld world = ReadyWorldMovedTo(FiveNodes("1.13.9", "1.34.1"), "1.14.2");
   const std::vector<RolloutDecision> decided = DecisionsThrough(world, ActionKind::kRebootNode);
-  ASSERT_GE(decided.size(), 2u);
-  const RolloutDecision& reboot = decided[decided.size() - 2];
-  const RolloutDecision& after = decided.back();
-  ASSERT_EQ(reboot.kind, ActionKind::kRebootNode);
-  EXPECT_EQ(after.kind, ActionKind::kNone);
-  EXPECT_EQ(reboot.message, "w-0 rebooting into 1.14.2 (0/5)");
-  EXPECT_EQ(after.message, reboot.message);
+  ExpectTheWaitAfterSaysWhatTheCallSaid(decided, ActionKind::kRebootNode,
+                                        "w-0 rebooting into 1.14.2 (0/5)");
   const RolloutDecision* install = FindDecision(decided, ActionKind::kInstallImage);
   const RolloutDecision* drain = FindDecision(decided, ActionKind::kDrainNode);
   ASSERT_NE(install, nullptr);
