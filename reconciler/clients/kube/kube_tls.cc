@@ -58,8 +58,9 @@ struct KubeTls::Parsed {
 absl::StatusOr<KubeTls> KubeTls::Parse(const KubeCredentials& credentials) {
   auto parsed = std::make_shared<Parsed>();
   parsed->ca = StoreFromPem(credentials.ca_pem);
-  if (parsed->ca == nullptr)
+  if (parsed->ca == nullptr) {
     return absl::InvalidArgumentError("kubeconfig: no usable CA certificate");
+  }
   if (credentials.client_cert_pem.empty()) {
     parsed->token = credentials.token;
     return KubeTls(std::move(parsed));
